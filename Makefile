@@ -1,0 +1,40 @@
+# agentwork: make demo, make test (the README's two set-up commands).
+GO        ?= go
+PKGS      := ./...
+FUZZTIME  ?= 20s
+
+.PHONY: demo test lint vet fmt-check bench fuzz integration tidy-check dashboards
+
+demo:
+	$(GO) run ./examples/research $(ARGS)
+
+test: fmt-check vet
+	$(GO) test -race -count=1 $(PKGS)
+	cd dashboards && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: fmt-check vet tidy-check
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseDuration -fuzztime $(FUZZTIME) ./work
+
+tidy-check:
+	@cp go.mod /tmp/agentwork.go.mod.bak; cp go.sum /tmp/agentwork.go.sum.bak; \
+	$(GO) mod tidy; \
+	if ! cmp -s go.mod /tmp/agentwork.go.mod.bak || ! cmp -s go.sum /tmp/agentwork.go.sum.bak; then \
+		cp /tmp/agentwork.go.mod.bak go.mod; cp /tmp/agentwork.go.sum.bak go.sum; \
+		echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; fi
+
+dashboards:
+	cd dashboards && $(GO) run ./cmd/gen
+
+integration:
+	./.ci/integration

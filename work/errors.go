@@ -1,0 +1,71 @@
+package work
+
+import "fmt"
+
+// Error is every error the Supervisor returns. Code is stable and
+// machine-readable; the message never contains child output, failure text,
+// guidance text or any other caller-supplied content.
+type Error struct {
+	Code  string
+	Class string // for ErrChildFailed: the failure class (a Class constant)
+	msg   string
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// Is matches any *Error with the same Code, so errors.Is(err, ErrNotFound)
+// works for wrapped and detailed errors alike.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+func newError(code, msg string) *Error { return &Error{Code: code, msg: msg} }
+
+func errorf(base *Error, format string, args ...any) *Error {
+	return &Error{Code: base.Code, msg: base.msg + ": " + fmt.Sprintf(format, args...)}
+}
+
+// The errors of the engine, by Code.
+var (
+	// ErrNotFound: the id is unknown, belongs to another owner, or was
+	// detached. The three cases are indistinguishable on purpose.
+	ErrNotFound = newError("not_found", "work not found")
+	// ErrInvalidOwner: the owner is the zero Owner.
+	ErrInvalidOwner = newError("invalid_owner", "owner must be non-empty")
+	// ErrInvalidSpec: a Spec has no Run function, an empty target label or
+	// an unknown target kind.
+	ErrInvalidSpec = newError("invalid_spec", "invalid work spec")
+	// ErrInvalidTimeout: a negative timeout.
+	ErrInvalidTimeout = newError("invalid_timeout", "timeout must not be negative")
+	// ErrInvalidDuration: a duration string that does not parse.
+	ErrInvalidDuration = newError("invalid_duration", "invalid duration")
+	// ErrEmptyMessage: guidance with no text.
+	ErrEmptyMessage = newError("empty_message", "guidance message must be non-empty")
+	// ErrNotAgent: guidance sent to a function child.
+	ErrNotAgent = newError("not_agent", "guidance is accepted only by agent children")
+	// ErrTerminal: guidance sent to terminal work.
+	ErrTerminal = newError("terminal", "work is already terminal")
+	// ErrConflict: a command identity reused with different content.
+	ErrConflict = newError("conflict", "command id was already used with a different message")
+	// ErrLimit: a start refused by a limit; the message names the limit.
+	ErrLimit = newError("limit_exceeded", "limit exceeded")
+	// ErrClosed: the Supervisor is closed and admits no more work.
+	ErrClosed = newError("closed", "supervisor is closed")
+	// ErrChildFailed: a foreground child failed; Class says how.
+	ErrChildFailed = newError("child_failed", "child failed")
+	// ErrCancelled: a foreground call's context ended before the child
+	// returned.
+	ErrCancelled = newError("cancelled", "call cancelled")
+)
+
+func childFailed(class string) *Error {
+	return &Error{Code: ErrChildFailed.Code, Class: class, msg: "child failed (class " + class + ")"}
+}
+
+// Limit names, as they appear in an ErrLimit message and in Observer refusals.
+const (
+	LimitOutstanding = "outstanding"
+	LimitStarts      = "starts"
+	LimitDepth       = "depth"
+)

@@ -1,0 +1,121 @@
+package work
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+type execKey struct{}
+
+// Execution is a running child's handle on its own Work, found in the
+// child's context with ExecutionFrom. Its methods are safe for concurrent
+// use.
+type Execution struct {
+	s     *Supervisor
+	it    *item // nil for a foreground call
+	scope Owner
+}
+
+// ExecutionFrom returns the Execution of the child whose context ctx is (or
+// derives from), and whether there is one.
+func ExecutionFrom(ctx context.Context) (*Execution, bool) {
+	e, ok := ctx.Value(execKey{}).(*Execution)
+	return e, ok
+}
+
+// WorkID returns the Work's id, or "" for a foreground call.
+func (e *Execution) WorkID() string {
+	if e.it == nil {
+		return ""
+	}
+	return e.it.ref.ID
+}
+
+// Scope returns the child's own owner scope, one level deeper than its
+// owner: background Work the child starts belongs to it, and is cancelled
+// and forgotten when the child ends.
+func (e *Execution) Scope() Owner { return e.scope }
+
+// Guidance drains the child's mailbox: it returns the guidance accepted
+// since the last call, in order, and the engine keeps no copy. A child calls
+// it at each model-request boundary. It returns nil for a foreground call
+// and when there is none.
+func (e *Execution) Guidance() []string {
+	if e.it == nil {
+		return nil
+	}
+	var em emission
+	e.s.mu.Lock()
+	msgs := e.it.guidance
+	e.it.guidance = nil
+	if len(msgs) > 0 {
+		em.add(e.it, Event{Type: EventGuidanceDelivered, Time: e.s.cfg.clock.Now(), Count: len(msgs)})
+	}
+	e.s.unlockAndEmit(&em)
+	return msgs
+}
+
+// Call runs a child in the foreground, on the calling goroutine, and returns
+// its exact output. The child gets a fresh context that carries only what
+// the Observer binds and its Execution (no value of ctx), is cancelled when
+// ctx is, and is bounded by spec.MaxDuration (or the Supervisor's default).
+// Its own scope is released when it returns. The output size is not
+// limited.
+//
+// A child that panics, fails or overruns its deadline yields ErrChildFailed
+// with Class set; when ctx ends first it yields ErrCancelled. Bad specs,
+// a closed Supervisor and the depth limit fail as for Start.
+func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
+	if spec.Owner.IsZero() {
+		return "", ErrInvalidOwner
+	}
+	if err := validTarget(spec.Target); err != nil {
+		return "", err
+	}
+	if spec.Run == nil {
+		return "", errorf(ErrInvalidSpec, "run function is nil")
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return "", ErrClosed
+	}
+	if spec.Owner.depth >= s.cfg.maxDepth {
+		return "", s.limitError(LimitDepth)
+	}
+	ev := Event{Type: EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
+	exec, cancel := context.WithCancelCause(s.cfg.observer.Bind(ctx, context.Background(), ev))
+	defer cancel(nil)
+	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stopParent()
+	if d := cmp(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
+		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
+		defer stop()
+	}
+	scope := Owner{id: spec.Owner.id + "/" + newID(), depth: spec.Owner.depth + 1}
+	defer s.Release(scope)
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope})
+	out, err, panicked := invoke(exec, spec.Run)
+	switch {
+	case panicked:
+		return "", childFailed(ClassPanic)
+	case errors.Is(context.Cause(exec), errDeadline):
+		return "", childFailed(ClassDeadline)
+	case ctx.Err() != nil:
+		return "", ErrCancelled
+	case err != nil:
+		return "", childFailed(ClassError)
+	}
+	return out, nil
+}
+
+// cmp returns override when it is positive, else def.
+func cmp(override, def time.Duration) time.Duration {
+	if override > 0 {
+		return override
+	}
+	return def
+}

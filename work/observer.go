@@ -1,0 +1,121 @@
+package work
+
+import (
+	"context"
+	"time"
+)
+
+// EventType names one lifecycle event of a Work.
+type EventType string
+
+// The lifecycle events. The first six are state transitions (Event.To says
+// which); the rest leave the state unchanged.
+const (
+	EventQueued            EventType = "queued"
+	EventRunning           EventType = "running"
+	EventCancelRequested   EventType = "cancel-requested"
+	EventCompleted         EventType = "completed"
+	EventFailed            EventType = "failed"
+	EventCancelled         EventType = "cancelled"
+	EventDetached          EventType = "detached"
+	EventGuidanceAccepted  EventType = "guidance-accepted"
+	EventGuidanceDelivered EventType = "guidance-delivered"
+	EventGuidanceDropped   EventType = "guidance-dropped"
+	EventResultRead        EventType = "result-read"
+	// EventRefused reports a refused start: it has no WorkID, ErrorClass is
+	// the reason ("closed" or a Limit name), and its context is the caller's.
+	EventRefused EventType = "refused"
+	// EventForeground is never delivered to Event: it is the type of the
+	// Event passed to Bind for a foreground call (WorkID empty).
+	EventForeground EventType = "foreground"
+)
+
+// Event is a content-free record of one lifecycle event. It has no field
+// that could carry output, prompts, guidance or error text.
+type Event struct {
+	Type       EventType
+	WorkID     string
+	Owner      string // the owner's id
+	Depth      int    // the owner's nesting depth (0 for a top-level owner)
+	Target     string // the target label
+	Kind       Kind
+	From, To   State // for transitions; both empty otherwise
+	Time       time.Time
+	QueueWait  time.Duration // set on EventRunning: created -> started
+	Duration   time.Duration // set on terminal events: started (or created) -> finished
+	Bytes      int           // output size in bytes, set on EventCompleted and result_too_large failures
+	ErrorClass string        // set on EventFailed: one of the Class constants
+	Count      int           // guidance messages, on guidance events
+}
+
+// CallKind says what a model-facing call is.
+type CallKind uint8
+
+const (
+	// CallLaunch is a backgroundable child called with run_in_background.
+	CallLaunch CallKind = iota + 1
+	// CallForeground is a child called in the foreground.
+	CallForeground
+	// CallAction is one action of the work tool.
+	CallAction
+)
+
+// Call describes one model-facing tool call as it begins.
+type Call struct {
+	Kind   CallKind
+	Tool   string // the tool's label ("work" for actions)
+	Action string // the work tool's action, for CallAction
+	WorkID string // the work id the action names, when it has one
+	CallID string // the model's tool-call identity, when known
+	Owner  string
+}
+
+// CallEnd describes how a call ended.
+type CallEnd struct {
+	WorkID     string // the launched work's id, for a successful CallLaunch
+	Outcome    string // ok, not_found, rejected, invalid, timeout, or failed
+	ErrorClass string // a stable error code or class; empty when Outcome is ok
+}
+
+// Observer receives every lifecycle event and every model-facing call. It is
+// the engine's only telemetry seam. Implementations must be safe for
+// concurrent use, must not block, and must not call back into the
+// Supervisor. Events of one Work arrive in order.
+type Observer interface {
+	// Begin is called as a model-facing call starts, with the caller's
+	// context. It returns the context the call continues in (for example
+	// one carrying a span) and a function that must be called once when the
+	// call ends.
+	Begin(ctx context.Context, c Call) (context.Context, func(CallEnd))
+	// Bind is called once for each accepted Work, on the starting
+	// goroutine, before EventQueued. caller is the starting context; exec
+	// is a fresh context derived from context.Background that the child
+	// will run in. Bind returns exec or a context derived from exec (for
+	// example one carrying the execution span); it must not copy any other
+	// value of caller into it.
+	Bind(caller, exec context.Context, e Event) context.Context
+	// Event is called for each lifecycle event with the context Bind
+	// returned for that Work.
+	Event(ctx context.Context, e Event)
+}
+
+// Watcher is implemented by an Observer that reads the Supervisor's live
+// counts when it collects (for gauges). New calls Watch once; Close calls
+// the returned function.
+type Watcher interface {
+	Watch(s *Supervisor) (unwatch func())
+}
+
+// NopObserver ignores everything.
+type NopObserver struct{}
+
+// Begin returns ctx and a no-op end function.
+func (NopObserver) Begin(ctx context.Context, _ Call) (context.Context, func(CallEnd)) {
+	return ctx, func(CallEnd) {}
+}
+
+// Bind returns exec.
+func (NopObserver) Bind(_, exec context.Context, _ Event) context.Context { return exec }
+
+// Event does nothing.
+func (NopObserver) Event(context.Context, Event) {}

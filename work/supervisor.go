@@ -1,0 +1,853 @@
+package work
+
+import (
+	"container/list"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Owner is an agent instance that owns Work. Only its owner can see, await,
+// cancel, detach or steer a Work. The zero Owner is invalid.
+//
+// A top-level owner has depth 0. A running child's own scope
+// (Execution.Scope) is an Owner one level deeper than the child's owner; the
+// depth limit applies to it.
+type Owner struct {
+	id    string
+	depth int
+}
+
+// NewOwner returns the top-level owner named id. Two Owners with the same id
+// are the same owner.
+func NewOwner(id string) Owner { return Owner{id: id} }
+
+// ID returns the owner's id.
+func (o Owner) ID() string { return o.id }
+
+// Depth returns the owner's nesting depth: 0 for a top-level owner.
+func (o Owner) Depth() int { return o.depth }
+
+// IsZero reports whether o is the zero (invalid) Owner.
+func (o Owner) IsZero() bool { return o.id == "" }
+
+// Target describes the child a Work runs.
+type Target struct {
+	Label string // the authored tool-map key; required
+	ID    string // the child's own id, reported as Ref.TargetID; defaults to Label
+	Kind  Kind   // KindAgent or KindFunction; required
+}
+
+func (t Target) id() string {
+	if t.ID != "" {
+		return t.ID
+	}
+	return t.Label
+}
+
+// RunFunc is a child's body. It runs on its own goroutine with a context
+// that carries only what the Observer bound (for example a span) and the
+// Execution; it must return when ctx is done (cancellation is cooperative).
+type RunFunc func(ctx context.Context) (string, error)
+
+// Spec describes Work to start.
+type Spec struct {
+	Owner  Owner
+	Target Target
+	Run    RunFunc
+	// MaxDuration overrides the Supervisor's per-Work deadline when > 0.
+	MaxDuration time.Duration
+	// MaxResultBytes overrides the Supervisor's output limit when > 0.
+	MaxResultBytes int
+}
+
+var (
+	errCancelRequested = errors.New("work: cancel requested")
+	errClosed          = errors.New("work: supervisor closed")
+	errDeadline        = fmt.Errorf("work: maximum duration reached: %w", context.DeadlineExceeded)
+)
+
+// Supervisor is the process-local registry and runner of Work. Create one
+// with New; it is safe for concurrent use. Every owner operation costs
+// O(that owner's items), never a scan of the registry.
+type Supervisor struct {
+	cfg     config
+	unwatch func()
+
+	mu      sync.Mutex
+	closed  bool
+	owners  map[string]*ownerState
+	ready   list.List // *ownerState with queued Work, round-robin
+	running map[*item]struct{}
+	seq     uint64
+	counts  map[string]*[len(States)]int // target label -> live count per state
+	wg      sync.WaitGroup
+}
+
+type ownerState struct {
+	id       string
+	depth    int
+	items    map[string]*item // visible Work
+	active   int              // queued + running, visible or not
+	starts   int
+	queue    list.List // *item, FIFO
+	ring     *list.Element
+	terminal list.List // visible terminal *item, oldest finished first
+}
+
+type item struct {
+	ref       Ref
+	owner     *ownerState
+	target    Target
+	seq       uint64
+	state     State
+	created   time.Time
+	started   time.Time
+	finished  time.Time
+	output    string
+	hasOutput bool
+	read      bool
+	detached  bool
+	done      chan struct{}
+	ctx       context.Context // from Observer.Bind; events use it
+	run       RunFunc         // nil once running
+	cancel    context.CancelCauseFunc
+	stopTimer func() bool
+	maxDur    time.Duration
+	maxBytes  int
+	queueElem *list.Element
+	termElem  *list.Element
+	guidance  []string
+	cursor    int
+	commands  map[string]command
+	scope     string // the id of this Work's own owner scope
+	emitMu    sync.Mutex
+}
+
+type command struct {
+	digest  [sha256.Size]byte
+	receipt SendReceipt
+}
+
+// New returns a Supervisor configured by opts. If the Observer is a Watcher,
+// New calls its Watch method.
+func New(opts ...Option) *Supervisor {
+	s := &Supervisor{
+		cfg:     newConfig(opts),
+		owners:  make(map[string]*ownerState),
+		running: make(map[*item]struct{}),
+		counts:  make(map[string]*[len(States)]int),
+	}
+	if w, ok := s.cfg.observer.(Watcher); ok {
+		s.unwatch = w.Watch(s)
+	}
+	return s
+}
+
+// Limits returns the effective limits.
+func (s *Supervisor) Limits() Limits {
+	c := s.cfg
+	return Limits{c.maxRunning, c.maxOutstanding, c.maxStarts, c.maxDepth,
+		c.maxDuration, c.maxResultBytes, c.retainTerminal, c.retainAge}
+}
+
+// Census calls fn once for every known target label and state with the
+// number of Works in the registry in that state (visible or detached, zero
+// included). It holds the Supervisor's lock while it runs: fn must be quick
+// and must not call the Supervisor.
+func (s *Supervisor) Census(fn func(target string, state State, n int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for label, c := range s.counts {
+		for i, st := range States {
+			fn(label, st, c[i])
+		}
+	}
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// emission is a batch of events gathered under s.mu and delivered after it
+// is released, in order, holding each Work's emit lock so that events of one
+// Work never interleave or reorder.
+type emission struct {
+	its []*item
+	evs []Event
+}
+
+func (e *emission) add(it *item, ev Event) {
+	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
+	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	e.its = append(e.its, it)
+	e.evs = append(e.evs, ev)
+}
+
+// unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
+func (s *Supervisor) unlockAndEmit(e *emission) {
+	locked := make([]*item, 0, 2)
+	for _, it := range e.its {
+		if !containsItem(locked, it) {
+			it.emitMu.Lock()
+			locked = append(locked, it)
+		}
+	}
+	s.mu.Unlock()
+	for i, ev := range e.evs {
+		s.cfg.observer.Event(e.its[i].ctx, ev)
+	}
+	for _, it := range locked {
+		it.emitMu.Unlock()
+	}
+}
+
+func containsItem(its []*item, it *item) bool {
+	for _, x := range its {
+		if x == it {
+			return true
+		}
+	}
+	return false
+}
+
+// transition is the only place a Work's state changes. It refuses any edge
+// CanTransition does not allow, keeps the census and records the event.
+func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool {
+	if !CanTransition(it.state, to) {
+		return false
+	}
+	c := s.counts[it.target.Label]
+	c[it.state.index()]--
+	c[to.index()]++
+	ev.Type, ev.From, ev.To = EventType(to), it.state, to
+	it.state = to
+	e.add(it, ev)
+	return true
+}
+
+// Start accepts Work for spec.Owner and returns its Ref at once; the child
+// runs later on its own goroutine. ctx is the caller's context: it is
+// handed to Observer.Bind (to link the execution to the launch) and is not
+// otherwise used; none of its values or its cancellation reach the child.
+//
+// Start fails with ErrInvalidOwner, ErrInvalidSpec, ErrClosed or ErrLimit
+// (outstanding, starts or depth); on failure nothing is registered.
+func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
+	if spec.Owner.IsZero() {
+		return Ref{}, ErrInvalidOwner
+	}
+	if err := validTarget(spec.Target); err != nil {
+		return Ref{}, err
+	}
+	if spec.Run == nil {
+		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
+	}
+	var e emission
+	s.mu.Lock()
+	now := s.cfg.clock.Now()
+	if reason := s.admitLocked(spec.Owner); reason != "" {
+		s.mu.Unlock()
+		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
+		if reason == "closed" {
+			return Ref{}, ErrClosed
+		}
+		return Ref{}, s.limitError(reason)
+	}
+	os := s.ownerLocked(spec.Owner)
+	s.seq++
+	id := newID()
+	it := &item{
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
+		owner:    os,
+		target:   spec.Target,
+		seq:      s.seq,
+		state:    StateQueued,
+		created:  now,
+		done:     make(chan struct{}),
+		run:      spec.Run,
+		maxDur:   s.cfg.maxDuration,
+		maxBytes: s.cfg.maxResultBytes,
+	}
+	if spec.MaxDuration > 0 {
+		it.maxDur = spec.MaxDuration
+	}
+	if spec.MaxResultBytes > 0 {
+		it.maxBytes = spec.MaxResultBytes
+	}
+	ev := Event{Type: EventQueued, To: StateQueued, Time: now}
+	e.add(it, ev)
+	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
+	os.items[id] = it
+	os.starts++
+	os.active++
+	c := s.counts[spec.Target.Label]
+	if c == nil {
+		c = new([len(States)]int)
+		s.counts[spec.Target.Label] = c
+	}
+	c[StateQueued.index()]++
+	it.queueElem = os.queue.PushBack(it)
+	if os.ring == nil {
+		os.ring = s.ready.PushBack(os)
+	}
+	s.dispatchLocked(&e)
+	ref := it.ref
+	s.unlockAndEmit(&e)
+	return ref, nil
+}
+
+func validTarget(t Target) error {
+	if t.Label == "" {
+		return errorf(ErrInvalidSpec, "target label is empty")
+	}
+	if t.Kind != KindAgent && t.Kind != KindFunction {
+		return errorf(ErrInvalidSpec, "unknown target kind %d", t.Kind)
+	}
+	return nil
+}
+
+// admitLocked returns "" when o may start one more Work, else the refusal
+// reason: "closed" or a Limit name.
+func (s *Supervisor) admitLocked(o Owner) string {
+	if s.closed {
+		return "closed"
+	}
+	if o.depth >= s.cfg.maxDepth {
+		return LimitDepth
+	}
+	os := s.owners[o.id]
+	if os == nil {
+		return ""
+	}
+	s.evictLocked(os)
+	if os.active >= s.cfg.maxOutstanding {
+		return LimitOutstanding
+	}
+	if s.cfg.maxStarts > 0 && os.starts >= s.cfg.maxStarts {
+		return LimitStarts
+	}
+	return ""
+}
+
+func (s *Supervisor) limitError(reason string) error {
+	switch reason {
+	case LimitDepth:
+		return errorf(ErrLimit, "nesting depth limit %d reached", s.cfg.maxDepth)
+	case LimitOutstanding:
+		return errorf(ErrLimit, "outstanding limit %d reached for this owner", s.cfg.maxOutstanding)
+	default:
+		return errorf(ErrLimit, "starts limit %d reached for this owner", s.cfg.maxStarts)
+	}
+}
+
+func (s *Supervisor) ownerLocked(o Owner) *ownerState {
+	os := s.owners[o.id]
+	if os == nil {
+		os = &ownerState{id: o.id, depth: o.depth, items: make(map[string]*item)}
+		s.owners[o.id] = os
+	}
+	return os
+}
+
+// dispatchLocked starts queued Work while running slots are free, taking
+// one Work per owner in turn (FIFO within an owner, round-robin across
+// owners).
+func (s *Supervisor) dispatchLocked(e *emission) {
+	for len(s.running) < s.cfg.maxRunning && s.ready.Len() > 0 {
+		front := s.ready.Front()
+		os := front.Value.(*ownerState)
+		it := os.queue.Remove(os.queue.Front()).(*item)
+		it.queueElem = nil
+		s.ready.Remove(front)
+		os.ring = nil
+		if os.queue.Len() > 0 {
+			os.ring = s.ready.PushBack(os)
+		}
+		now := s.cfg.clock.Now()
+		it.started = now
+		s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
+		s.running[it] = struct{}{}
+		ctx, cancel := context.WithCancelCause(it.ctx)
+		it.cancel = cancel
+		it.scope = it.owner.id + "/" + it.ref.ID
+		scope := Owner{id: it.scope, depth: it.owner.depth + 1}
+		ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope})
+		if it.maxDur > 0 {
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+		}
+		run := it.run
+		it.run = nil
+		s.wg.Add(1)
+		go s.execute(it, ctx, run)
+	}
+}
+
+func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
+	defer s.wg.Done()
+	out, err, panicked := invoke(ctx, run)
+	s.settle(it, ctx, out, err, panicked)
+}
+
+func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err, panicked = "", nil, true
+		}
+	}()
+	out, err = run(ctx)
+	return out, err, false
+}
+
+// settle records how a running Work ended and frees its slot.
+func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked bool) {
+	var e emission
+	s.mu.Lock()
+	now := s.cfg.clock.Now()
+	cause := context.Cause(ctx)
+	ev := Event{Time: now, Duration: now.Sub(it.started)}
+	to := StateCompleted
+	switch {
+	case panicked:
+		to, ev.ErrorClass = StateFailed, ClassPanic
+	case errors.Is(cause, errDeadline):
+		to, ev.ErrorClass = StateFailed, ClassDeadline
+	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
+		to = StateCancelled
+	case err != nil:
+		to, ev.ErrorClass = StateFailed, ClassError
+	case it.maxBytes > 0 && len(out) > it.maxBytes:
+		to, ev.ErrorClass, ev.Bytes = StateFailed, ClassResultTooLarge, len(out)
+	default:
+		ev.Bytes = len(out)
+		it.output, it.hasOutput = out, true
+	}
+	delete(s.running, it)
+	if it.stopTimer != nil {
+		it.stopTimer()
+		it.stopTimer = nil
+	}
+	it.cancel(nil)
+	it.cancel = nil
+	s.transition(it, to, &e, ev)
+	s.finishLocked(it, now, &e)
+	if os := s.owners[it.scope]; os != nil {
+		s.releaseLocked(os, &e)
+	}
+	s.dispatchLocked(&e)
+	s.unlockAndEmit(&e)
+}
+
+// finishLocked does the bookkeeping common to every terminal transition.
+func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
+	it.finished = now
+	it.owner.active--
+	if n := len(it.guidance); n > 0 {
+		it.guidance = nil
+		e.add(it, Event{Type: EventGuidanceDropped, Time: now, Count: n})
+	}
+	close(it.done)
+	if it.detached {
+		s.forgetItemLocked(it)
+		return
+	}
+	it.termElem = it.owner.terminal.PushBack(it)
+	s.evictLocked(it.owner)
+}
+
+// forgetItemLocked removes a terminal Work from the census; nothing refers
+// to it afterwards.
+func (s *Supervisor) forgetItemLocked(it *item) {
+	s.counts[it.target.Label][it.state.index()]--
+	it.output, it.commands = "", nil
+}
+
+// evictLocked drops the owner's oldest terminal Work beyond the retention
+// bounds.
+func (s *Supervisor) evictLocked(os *ownerState) {
+	now := s.cfg.clock.Now()
+	for f := os.terminal.Front(); f != nil; f = os.terminal.Front() {
+		it := f.Value.(*item)
+		tooMany := os.terminal.Len() > s.cfg.retainTerminal
+		tooOld := s.cfg.retainAge > 0 && now.Sub(it.finished) > s.cfg.retainAge
+		if !tooMany && !tooOld {
+			return
+		}
+		os.terminal.Remove(f)
+		it.termElem = nil
+		delete(os.items, it.ref.ID)
+		s.forgetItemLocked(it)
+	}
+}
+
+// lookupLocked finds a Work visible to o, evicting expired Work first.
+func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
+	if o.IsZero() {
+		return nil, ErrInvalidOwner
+	}
+	os := s.owners[o.id]
+	if os == nil {
+		return nil, ErrNotFound
+	}
+	s.evictLocked(os)
+	it := os.items[id]
+	if it == nil {
+		return nil, ErrNotFound
+	}
+	return it, nil
+}
+
+func (it *item) status() Status {
+	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
+		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
+		ResultAvailable: it.hasOutput}
+}
+
+// Status returns the projection of one Work visible to o, or ErrNotFound.
+func (s *Supervisor) Status(o Owner, id string) (Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil {
+		return Status{}, err
+	}
+	return it.status(), nil
+}
+
+// List returns at most 50 Works visible to o: unfinished first, then
+// finished; within each group newest first (by start order). It returns an
+// empty slice for an owner with none.
+func (s *Supervisor) List(o Owner) ([]Status, error) {
+	if o.IsZero() {
+		return nil, ErrInvalidOwner
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.owners[o.id]
+	if os == nil {
+		return []Status{}, nil
+	}
+	s.evictLocked(os)
+	top := topK(os.items, MaxListed, func(a, b *item) bool {
+		if at, bt := a.state.Terminal(), b.state.Terminal(); at != bt {
+			return !at
+		}
+		return a.seq > b.seq
+	})
+	out := make([]Status, len(top))
+	for i, it := range top {
+		out[i] = it.status()
+	}
+	return out, nil
+}
+
+// Rows returns the boundary status rows for o: at most 12 Works chosen by
+// priority, and how many visible Works were left out. The priority is:
+// results available and not yet read; failed; running and
+// cancel-requested; queued; the rest (results already read, cancelled).
+// Within a priority, newest first. Elapsed is measured from start (or
+// creation while queued) to now, or to the finish for terminal Work.
+// Selection costs O(n log 12) for n visible Works: it does not sort them.
+func (s *Supervisor) Rows(o Owner) (rows []Row, more int) {
+	if o.IsZero() {
+		return nil, 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.owners[o.id]
+	if os == nil {
+		return nil, 0
+	}
+	s.evictLocked(os)
+	top := topK(os.items, MaxRows, func(a, b *item) bool {
+		if pa, pb := a.priority(), b.priority(); pa != pb {
+			return pa < pb
+		}
+		return a.seq > b.seq
+	})
+	now := s.cfg.clock.Now()
+	rows = make([]Row, len(top))
+	for i, it := range top {
+		rows[i] = Row{ID: it.ref.ID, TargetLabel: it.target.Label, State: it.state,
+			Elapsed: it.elapsed(now), ResultAvailable: it.hasOutput}
+	}
+	return rows, len(os.items) - len(rows)
+}
+
+func (it *item) priority() int {
+	switch it.state {
+	case StateCompleted:
+		if it.hasOutput && !it.read {
+			return 0
+		}
+		return 4
+	case StateFailed:
+		return 1
+	case StateRunning, StateCancelRequested:
+		return 2
+	case StateQueued:
+		return 3
+	}
+	return 4
+}
+
+func (it *item) elapsed(now time.Time) time.Duration {
+	from := it.started
+	if from.IsZero() {
+		from = it.created
+	}
+	if !it.finished.IsZero() {
+		now = it.finished
+	}
+	if d := now.Sub(from); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// Result returns the exact output of a completed Work. For failed or
+// cancelled Work it returns the Status at once (failure is visible only as
+// state). Otherwise it waits until the Work settles, timeout passes (capped
+// at 30 s; 0 does not wait) or ctx is done, and returns the Status then, with
+// the output if it completed meanwhile. The output is meaningful only when
+// the returned Status is completed (an empty output is a valid result). The
+// wait is woken by settlement, not by polling. A negative timeout is
+// ErrInvalidTimeout.
+func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
+	if timeout < 0 {
+		return Status{}, "", ErrInvalidTimeout
+	}
+	timeout = min(timeout, MaxResultWait)
+	s.mu.Lock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil || it.state.Terminal() || timeout == 0 {
+		return s.readLocked(it, err)
+	}
+	done := it.done
+	s.mu.Unlock()
+
+	expired := make(chan struct{})
+	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
+	select {
+	case <-done:
+	case <-expired:
+	case <-ctx.Done():
+	}
+	stop()
+	s.mu.Lock()
+	return s.readLocked(s.lookupLocked(o, id))
+}
+
+// readLocked answers Result and releases s.mu.
+func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
+	if err != nil {
+		s.mu.Unlock()
+		return Status{}, "", err
+	}
+	st := it.status()
+	if !it.hasOutput {
+		s.mu.Unlock()
+		return st, "", nil
+	}
+	out := it.output
+	var e emission
+	if !it.read {
+		it.read = true
+		e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: len(out)})
+	}
+	s.unlockAndEmit(&e)
+	return st, out, nil
+}
+
+// Cancel asks for a Work to stop. Queued Work is cancelled before it runs;
+// running Work becomes cancel-requested and its context is cancelled (the
+// child stops cooperatively; completion or an unrelated failure may still
+// win); a repeated request is accepted again with no change; terminal Work
+// is not accepted.
+func (s *Supervisor) Cancel(o Owner, id string) (CancelReceipt, error) {
+	var e emission
+	s.mu.Lock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil {
+		s.mu.Unlock()
+		return CancelReceipt{}, err
+	}
+	now := s.cfg.clock.Now()
+	accepted := s.cancelLocked(it, now, errCancelRequested, &e)
+	r := CancelReceipt{WorkID: id, Accepted: accepted, State: it.state, AcceptedAt: now}
+	s.unlockAndEmit(&e)
+	return r, nil
+}
+
+func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emission) bool {
+	switch it.state {
+	case StateQueued:
+		os := it.owner
+		os.queue.Remove(it.queueElem)
+		it.queueElem = nil
+		if os.queue.Len() == 0 && os.ring != nil {
+			s.ready.Remove(os.ring)
+			os.ring = nil
+		}
+		it.run = nil
+		s.transition(it, StateCancelled, e, Event{Time: now, Duration: now.Sub(it.created)})
+		s.finishLocked(it, now, e)
+		return true
+	case StateRunning:
+		s.transition(it, StateCancelRequested, e, Event{Time: now})
+		it.cancel(cause)
+		return true
+	case StateCancelRequested:
+		return true
+	}
+	return false
+}
+
+// Detach removes a Work from o's view without cancelling it: afterwards o
+// gets ErrNotFound for it, and its execution continues. Detached Work is
+// forgotten entirely once it is terminal.
+func (s *Supervisor) Detach(o Owner, id string) (DetachReceipt, error) {
+	var e emission
+	s.mu.Lock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil {
+		s.mu.Unlock()
+		return DetachReceipt{}, err
+	}
+	s.detachLocked(it, &e)
+	s.unlockAndEmit(&e)
+	return DetachReceipt{ID: id}, nil
+}
+
+func (s *Supervisor) detachLocked(it *item, e *emission) {
+	delete(it.owner.items, it.ref.ID)
+	it.detached = true
+	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
+	if it.termElem != nil {
+		it.owner.terminal.Remove(it.termElem)
+		it.termElem = nil
+		s.forgetItemLocked(it)
+	}
+}
+
+// Release cancels o's unfinished Work, detaches all of it and forgets o
+// (including its starts budget). Call it when the agent instance that o
+// stands for is done. A child's own scope is released when the child ends.
+func (s *Supervisor) Release(o Owner) {
+	var e emission
+	s.mu.Lock()
+	if os := s.owners[o.id]; os != nil {
+		s.releaseLocked(os, &e)
+	}
+	s.unlockAndEmit(&e)
+}
+
+func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
+	now := s.cfg.clock.Now()
+	for _, it := range os.items {
+		s.cancelLocked(it, now, errCancelRequested, e)
+		s.detachLocked(it, e)
+	}
+	delete(s.owners, os.id)
+}
+
+// Send queues guidance for a non-terminal agent child visible to o. The
+// text waits in the Work's FIFO mailbox until the child drains it at its
+// next model-request boundary (Execution.Guidance); the engine then holds no
+// copy. commandID is the caller's command identity (the model's tool-call
+// id): the same commandID with the same text returns the first receipt and
+// queues nothing; with other text it is ErrConflict. Only a SHA-256 digest
+// of the text is kept for this. An empty commandID is never deduplicated.
+//
+// Send fails with ErrEmptyMessage, ErrNotFound, ErrNotAgent, ErrTerminal or
+// ErrConflict, checked in that order.
+func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, error) {
+	if strings.TrimSpace(message) == "" {
+		return SendReceipt{}, ErrEmptyMessage
+	}
+	var e emission
+	s.mu.Lock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil {
+		s.mu.Unlock()
+		return SendReceipt{}, err
+	}
+	if it.target.Kind != KindAgent {
+		s.mu.Unlock()
+		return SendReceipt{}, ErrNotAgent
+	}
+	digest := sha256.Sum256([]byte(message))
+	if c, ok := it.commands[commandID]; ok && commandID != "" {
+		s.mu.Unlock()
+		if c.digest != digest {
+			return SendReceipt{}, ErrConflict
+		}
+		return c.receipt, nil
+	}
+	if it.state.Terminal() {
+		s.mu.Unlock()
+		return SendReceipt{}, ErrTerminal
+	}
+	now := s.cfg.clock.Now()
+	it.cursor++
+	cursor := strconv.Itoa(it.cursor)
+	r := SendReceipt{WorkID: id, ID: id + "." + cursor, Cursor: cursor, AcceptedAt: now}
+	it.guidance = append(it.guidance, message)
+	if commandID != "" {
+		if it.commands == nil {
+			it.commands = make(map[string]command)
+		}
+		it.commands[commandID] = command{digest: digest, receipt: r}
+	}
+	e.add(it, Event{Type: EventGuidanceAccepted, Time: now, Count: 1})
+	s.unlockAndEmit(&e)
+	return r, nil
+}
+
+// Close stops admitting Work (later starts fail with ErrClosed), cancels
+// every queued and running Work, and waits until every child goroutine has
+// returned or ctx is done, whichever comes first; in the latter case it
+// returns ctx's error and the remaining goroutines exit when their children
+// return. Owner operations keep working on what is left. Close is
+// idempotent.
+func (s *Supervisor) Close(ctx context.Context) error {
+	var e emission
+	s.mu.Lock()
+	first := !s.closed
+	s.closed = true
+	now := s.cfg.clock.Now()
+	for f := s.ready.Front(); f != nil; f = s.ready.Front() {
+		os := f.Value.(*ownerState)
+		for q := os.queue.Front(); q != nil; q = os.queue.Front() {
+			s.cancelLocked(q.Value.(*item), now, errClosed, &e)
+		}
+	}
+	for it := range s.running {
+		s.cancelLocked(it, now, errClosed, &e)
+	}
+	s.unlockAndEmit(&e)
+	if first && s.unwatch != nil {
+		s.unwatch()
+	}
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

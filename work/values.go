@@ -1,0 +1,148 @@
+package work
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// TimeFormat is the ISO-8601 UTC form of every timestamp in the
+// model-facing values, with millisecond precision (as JavaScript's
+// Date.prototype.toISOString writes it).
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+func isoTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// Ref identifies one Work. It is an immutable value: its kind and
+// guarantees are constants, and its JSON encoding is exactly
+//
+//	{"kind":"work.ref","id":"...","targetId":"...",
+//	 "guarantees":{"execution":"process-local","rejoin":"process-local"}}
+type Ref struct {
+	ID       string // 128-bit random id, 32 lowercase hex digits
+	TargetID string // the target's id (Target.ID, or its label when unset)
+}
+
+// Guarantees is the fixed guarantee pair of every Ref.
+type Guarantees struct {
+	Execution string `json:"execution"`
+	Rejoin    string `json:"rejoin"`
+}
+
+// Kind returns "work.ref".
+func (Ref) Kind() string { return "work.ref" }
+
+// Guarantees returns {process-local, process-local}: execution and rejoin are
+// both bound to this process.
+func (Ref) Guarantees() Guarantees {
+	return Guarantees{Execution: "process-local", Rejoin: "process-local"}
+}
+
+// MarshalJSON encodes the exact Ref contract.
+func (r Ref) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Kind       string     `json:"kind"`
+		ID         string     `json:"id"`
+		TargetID   string     `json:"targetId"`
+		Guarantees Guarantees `json:"guarantees"`
+	}{r.Kind(), r.ID, r.TargetID, r.Guarantees()})
+}
+
+// Status is the result-free projection of one Work, as list and status
+// return it. It never carries a result or failure payload. Zero StartedAt
+// and FinishedAt mean "does not apply" and are omitted from the JSON.
+type Status struct {
+	Work            Ref
+	TargetLabel     string // the authored tool-map key
+	State           State
+	CreatedAt       time.Time
+	StartedAt       time.Time // zero until running
+	FinishedAt      time.Time // zero until terminal
+	ResultAvailable bool      // completed, with its output held
+}
+
+// MarshalJSON encodes the exact WorkStatus contract: attachment is always
+// "attached" and attempt always 1; timestamps are ISO-8601 UTC and appear
+// only when they apply.
+func (s Status) MarshalJSON() ([]byte, error) {
+	type status struct {
+		Work            Ref    `json:"work"`
+		TargetLabel     string `json:"targetLabel"`
+		State           State  `json:"state"`
+		Attachment      string `json:"attachment"`
+		Attempt         int    `json:"attempt"`
+		CreatedAt       string `json:"createdAt"`
+		StartedAt       string `json:"startedAt,omitempty"`
+		FinishedAt      string `json:"finishedAt,omitempty"`
+		ResultAvailable bool   `json:"resultAvailable"`
+	}
+	v := status{Work: s.Work, TargetLabel: s.TargetLabel, State: s.State,
+		Attachment: "attached", Attempt: 1, CreatedAt: isoTime(s.CreatedAt),
+		ResultAvailable: s.ResultAvailable}
+	if !s.StartedAt.IsZero() {
+		v.StartedAt = isoTime(s.StartedAt)
+	}
+	if !s.FinishedAt.IsZero() {
+		v.FinishedAt = isoTime(s.FinishedAt)
+	}
+	return json.Marshal(v)
+}
+
+// CancelReceipt answers a cancel request. Accepted is false only for Work
+// that was already terminal; State is the state after the request.
+type CancelReceipt struct {
+	WorkID     string
+	Accepted   bool
+	State      State
+	AcceptedAt time.Time
+}
+
+// MarshalJSON encodes {workId, accepted, state, acceptedAt}.
+func (c CancelReceipt) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		WorkID     string `json:"workId"`
+		Accepted   bool   `json:"accepted"`
+		State      State  `json:"state"`
+		AcceptedAt string `json:"acceptedAt"`
+	}{c.WorkID, c.Accepted, c.State, isoTime(c.AcceptedAt)})
+}
+
+// SendReceipt answers an accepted guidance message. ID names the message,
+// Cursor is its 1-based position in the Work's guidance sequence.
+type SendReceipt struct {
+	WorkID     string
+	ID         string
+	Cursor     string
+	AcceptedAt time.Time
+}
+
+// MarshalJSON encodes {workId, id, cursor, acceptedAt, outcome:"accepted"}.
+func (r SendReceipt) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		WorkID     string `json:"workId"`
+		ID         string `json:"id"`
+		Cursor     string `json:"cursor"`
+		AcceptedAt string `json:"acceptedAt"`
+		Outcome    string `json:"outcome"`
+	}{r.WorkID, r.ID, r.Cursor, isoTime(r.AcceptedAt), "accepted"})
+}
+
+// DetachReceipt answers a detach: {id, detached:true}.
+type DetachReceipt struct{ ID string }
+
+// MarshalJSON encodes {id, detached:true}.
+func (d DetachReceipt) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		ID       string `json:"id"`
+		Detached bool   `json:"detached"`
+	}{d.ID, true})
+}
+
+// Row is one line of an owner's boundary status block: id, target label,
+// state, elapsed time and result availability, nothing else.
+type Row struct {
+	ID              string
+	TargetLabel     string
+	State           State
+	Elapsed         time.Duration
+	ResultAvailable bool
+}
