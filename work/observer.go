@@ -25,6 +25,10 @@ const (
 	// EventRefused reports a refused start: it has no WorkID, ErrorClass is
 	// the reason ("closed" or a Limit name), and its context is the caller's.
 	EventRefused EventType = "refused"
+	// EventStatusBlock reports one rendered boundary status block: it has
+	// no WorkID, Count is the number of rows, and its context is the
+	// caller's. The middleware emits it.
+	EventStatusBlock EventType = "status-block"
 	// EventForeground is never delivered to Event: it is the type of the
 	// Event passed to Bind for a foreground call (WorkID empty).
 	EventForeground EventType = "foreground"

@@ -151,6 +151,10 @@ func New(opts ...Option) *Supervisor {
 	return s
 }
 
+// Observer returns the configured Observer (NopObserver when none was
+// set), so that layers above the engine report through the same seam.
+func (s *Supervisor) Observer() Observer { return s.cfg.observer }
+
 // Limits returns the effective limits.
 func (s *Supervisor) Limits() Limits {
 	c := s.cfg
