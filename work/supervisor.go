@@ -155,6 +155,9 @@ func New(opts ...Option) *Supervisor {
 // set), so that layers above the engine report through the same seam.
 func (s *Supervisor) Observer() Observer { return s.cfg.observer }
 
+// Now returns the Supervisor's clock's current time.
+func (s *Supervisor) Now() time.Time { return s.cfg.clock.Now() }
+
 // Limits returns the effective limits.
 func (s *Supervisor) Limits() Limits {
 	c := s.cfg

@@ -1,0 +1,78 @@
+package middleware
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// StatusBlock renders the owner's boundary status block, to be appended
+// after the cacheable prefix of the owner's next model request (never as a
+// system message, never cached). It returns "" when the owner has no
+// visible Work. The format is exactly:
+//
+//	[background work] id | target | state | elapsed | result
+//	<id> | <target label> | <state> | <elapsed> | <available|none>
+//	...
+//	and N more
+//	(read results with the work tool's result action; status never includes output)
+//
+// with at most 12 rows in the engine's priority order (work.Supervisor.Rows),
+// elapsed rounded to the second in Go's form (for example 1m5s), and the
+// "and N more" line only when rows were left out. It contains nothing but
+// ids, labels, states, elapsed times and result availability. Each call
+// reports its row count to the Observer (EventStatusBlock).
+func (s *Set) StatusBlock(ctx context.Context) string {
+	rows, more := s.sup.Rows(s.owner)
+	if len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[background work] id | target | state | elapsed | result\n")
+	for _, r := range rows {
+		result := "none"
+		if r.ResultAvailable {
+			result = "available"
+		}
+		fmt.Fprintf(&b, "%s | %s | %s | %s | %s\n", r.ID, r.TargetLabel, r.State, r.Elapsed.Round(time.Second), result)
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "and %d more\n", more)
+	}
+	b.WriteString("(read results with the work tool's result action; status never includes output)")
+	s.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: s.owner.ID(), Depth: s.owner.Depth(),
+		Time: s.sup.Now(), Count: len(rows)})
+	return b.String()
+}
+
+// Guidance drains the guidance queued for the child running in ctx and
+// frames it so the child reads it as supervisor guidance. An adapter calls
+// it at each of the child's model-request boundaries, before the request is
+// sealed, and adds the text as a new user message; it is never injected
+// into an active call. It returns "" when there is none (or ctx is not a
+// child's). Delivery is reported to the Observer by the engine.
+//
+// The format is exactly:
+//
+//	[supervisor guidance] Your supervisor sent guidance while you work. Follow it within your task:
+//	1. <message>
+//	2. <message>
+func Guidance(ctx context.Context) string {
+	ex, ok := work.ExecutionFrom(ctx)
+	if !ok {
+		return ""
+	}
+	msgs := ex.Guidance()
+	if len(msgs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("[supervisor guidance] Your supervisor sent guidance while you work. Follow it within your task:")
+	for i, m := range msgs {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, m)
+	}
+	return b.String()
+}

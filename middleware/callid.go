@@ -1,0 +1,19 @@
+package middleware
+
+import "context"
+
+type callIDKey struct{}
+
+// WithCallID returns a copy of ctx carrying the model's tool-call identity
+// for the tool call about to be made. Launches report it, and send is
+// idempotent on it. Adapters set it; a call without one is never
+// deduplicated.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID returns the tool-call identity ctx carries, or "".
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}

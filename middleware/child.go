@@ -1,0 +1,74 @@
+package middleware
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Tool is a model-facing tool. Its method set is langchaingo's tools.Tool,
+// so langchaingo tools are Tools and every Tool Prepare returns is a
+// langchaingo tool.
+type Tool interface {
+	Name() string
+	Description() string
+	Call(ctx context.Context, input string) (string, error)
+}
+
+// Schemer is implemented by a Tool that declares the JSON schema of its
+// input object. Every child tool Prepare returns implements it.
+type Schemer interface {
+	Schema() map[string]any
+}
+
+// Child is a child agent or a long function that a coordinator calls as a
+// tool. Used directly as an entry of Prepare's map it is a foreground child;
+// wrapped with Backgroundable it can also run in the background.
+type Child struct {
+	// ID is the child's own id, reported as the Ref's targetId; it defaults
+	// to the entry's label.
+	ID string
+	// Description is what the model reads about the child.
+	Description string
+	// Kind is work.KindAgent (takes guidance) or work.KindFunction.
+	Kind work.Kind
+	// Schema is the JSON schema of the child's input object. Nil means the
+	// child takes one string, asked for as {"input": "..."}, or as plain
+	// text in the foreground. A Schema may not declare run_in_background.
+	Schema map[string]any
+	// Validate, when set, checks the child's input (the input string, or the
+	// input object's JSON without run_in_background) before any Work is
+	// accepted; its error text is shown to the model, so it must not
+	// contain secrets. Schema's required properties and top-level types are
+	// always checked first.
+	Validate func(input string) error
+	// Run is the child's body: it gets the child's input (the string, or the
+	// input object's JSON without run_in_background) and returns its exact
+	// output. ctx carries no value of the caller's context; it is cancelled
+	// on cancel (cooperatively: Run must return) and at the child's maximum
+	// duration. work.ExecutionFrom(ctx) gives its guidance and its own
+	// owner scope.
+	Run func(ctx context.Context, input string) (string, error)
+	// MaxDuration and MaxResultBytes override the Supervisor's limits for
+	// this child when > 0.
+	MaxDuration    time.Duration
+	MaxResultBytes int
+}
+
+// Background is a frozen, inert backgroundable child: it does nothing on its
+// own and becomes executable only as an entry of a tool map given to
+// Prepare. Its zero value is invalid.
+type Background struct {
+	child Child
+	ok    bool
+}
+
+// Backgroundable marks child as backgroundable. The child is copied: later
+// changes to the caller's value do not reach it.
+func Backgroundable(child Child) Background {
+	if child.Schema != nil {
+		child.Schema = cloneSchema(child.Schema)
+	}
+	return Background{child: child, ok: true}
+}

@@ -1,0 +1,204 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// WorkToolName is the automatic tool's name. An authored tool of that name
+// is a preparation error.
+const WorkToolName = "work"
+
+// Set is one owner's prepared tools: the authored entries, with
+// backgroundable children wrapped, plus the work tool when any child is
+// backgroundable. It is safe for concurrent use.
+type Set struct {
+	sup   *work.Supervisor
+	owner work.Owner
+	obs   work.Observer
+	tools []Tool
+	bg    bool
+}
+
+// Prepare prepares one agent's tool map for owner on sup. Each entry is a
+// Tool (passed through untouched; its Name must equal its label), a Child
+// (a foreground child: run isolated, exact output) or a Background (a
+// backgroundable child). Exactly one work tool is added when at least one
+// entry is a Background. Tools are returned in label order, work last.
+//
+// Prepare fails when a label is empty, an entry has another type, a Tool's
+// Name differs from its label, a label or Tool is named "work", a child has
+// no Run or an invalid Kind, or a child's schema is not an object schema or
+// declares run_in_background. extra lists the names of tools the agent gets
+// from elsewhere (for example its resolved prompt); a "work" among them is
+// also an error.
+func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+	if sup == nil {
+		return nil, errors.New("middleware: nil Supervisor")
+	}
+	if owner.IsZero() {
+		return nil, errors.New("middleware: zero Owner")
+	}
+	for _, name := range extra {
+		if name == WorkToolName {
+			return nil, errors.New(`middleware: the agent already has a tool named "work"`)
+		}
+	}
+	labels := make([]string, 0, len(entries))
+	for label := range entries {
+		labels = append(labels, label)
+	}
+	sort.Strings(labels)
+	s := &Set{sup: sup, owner: owner, obs: sup.Observer()}
+	for _, label := range labels {
+		if label == "" {
+			return nil, errors.New("middleware: empty tool label")
+		}
+		if label == WorkToolName {
+			return nil, errors.New(`middleware: an authored tool is named "work", which is reserved`)
+		}
+		switch e := entries[label].(type) {
+		case Background:
+			if !e.ok {
+				return nil, fmt.Errorf("middleware: entry %q: zero Background (use Backgroundable)", label)
+			}
+			t, err := s.newChildTool(label, e.child, true)
+			if err != nil {
+				return nil, err
+			}
+			s.tools = append(s.tools, t)
+			s.bg = true
+		case Child:
+			t, err := s.newChildTool(label, e, false)
+			if err != nil {
+				return nil, err
+			}
+			s.tools = append(s.tools, t)
+		case Tool:
+			if e == nil {
+				return nil, fmt.Errorf("middleware: entry %q is nil", label)
+			}
+			if e.Name() != label {
+				return nil, fmt.Errorf("middleware: entry %q: tool is named %q; label and name must match", label, e.Name())
+			}
+			s.tools = append(s.tools, e)
+		default:
+			return nil, fmt.Errorf("middleware: entry %q: unsupported type %T (want Tool, Child or Background)", label, e)
+		}
+	}
+	if s.bg {
+		s.tools = append(s.tools, &workTool{set: s})
+	}
+	return s, nil
+}
+
+// Tools returns the prepared tools in label order, the work tool last.
+func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
+
+// Owner returns the owner the Set was prepared for.
+func (s *Set) Owner() work.Owner { return s.owner }
+
+// HasWork reports whether the Set includes the work tool.
+func (s *Set) HasWork() bool { return s.bg }
+
+// childTool is a prepared child: foreground-only, or backgroundable.
+type childTool struct {
+	set        *Set
+	label      string
+	child      Child
+	background bool
+	schema     map[string]any
+}
+
+func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, error) {
+	if c.Run == nil {
+		return nil, fmt.Errorf("middleware: child %q has no Run", label)
+	}
+	if c.Kind != work.KindAgent && c.Kind != work.KindFunction {
+		return nil, fmt.Errorf("middleware: child %q: unknown kind %d", label, c.Kind)
+	}
+	if err := checkChildSchema(label, c.Schema); err != nil {
+		return nil, err
+	}
+	schema := c.Schema
+	if schema == nil {
+		schema = stringSchema()
+	}
+	if background {
+		schema = withReserved(schema)
+	} else {
+		schema = cloneSchema(schema)
+	}
+	return &childTool{set: s, label: label, child: c, background: background, schema: schema}, nil
+}
+
+func (t *childTool) Name() string { return t.label }
+
+func (t *childTool) Description() string {
+	d := t.child.Description
+	if t.background {
+		d += ` Set "run_in_background": true to start it in the background and get a work.ref at once; then use the work tool.`
+	}
+	return d
+}
+
+// Schema returns the child's input schema, with run_in_background when the
+// child is backgroundable. The returned map is a copy.
+func (t *childTool) Schema() map[string]any { return cloneSchema(t.schema) }
+
+// Call runs the child. It never returns a Go error: bad input and failures
+// come back as the error object, so an agent loop is never aborted.
+func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
+	kind := work.CallForeground
+	in, perr := parseChildInput(&t.child, raw)
+	if perr == nil && in.background {
+		if !t.background {
+			perr = errors.New(`this child does not run in the background; omit "run_in_background"`)
+		} else {
+			kind = work.CallLaunch
+		}
+	}
+	if perr == nil && t.child.Validate != nil {
+		perr = t.child.Validate(in.input)
+	}
+	s := t.set
+	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
+	if perr != nil {
+		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
+		return errObj(CodeChildInput, perr.Error()).JSON(), nil
+	}
+	spec := work.Spec{
+		Owner:          s.owner,
+		Target:         work.Target{Label: t.label, ID: t.child.ID, Kind: t.child.Kind},
+		Run:            func(ctx context.Context) (string, error) { return t.child.Run(ctx, in.input) },
+		MaxDuration:    t.child.MaxDuration,
+		MaxResultBytes: t.child.MaxResultBytes,
+	}
+	if kind == work.CallLaunch {
+		ref, err := s.sup.Start(ctx, spec)
+		if err != nil {
+			o := fromWork(err)
+			end(work.CallEnd{Outcome: "rejected", ErrorClass: o.Code})
+			return o.JSON(), nil
+		}
+		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+		return mustJSON(ref), nil
+	}
+	out, err := s.sup.Call(ctx, spec)
+	if err != nil {
+		o := fromWork(err)
+		class := o.Code
+		var we *work.Error
+		if errors.As(err, &we) && we.Class != "" {
+			class = we.Class
+		}
+		end(work.CallEnd{Outcome: "failed", ErrorClass: class})
+		return o.JSON(), nil
+	}
+	end(work.CallEnd{Outcome: "ok"})
+	return out, nil
+}

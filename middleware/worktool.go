@@ -1,0 +1,208 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// The work tool's actions.
+var actions = [...]string{"list", "status", "result", "cancel", "detach", "send"}
+
+const workDescription = `Follow and control work you started with "run_in_background": true. ` +
+	`Input: {"action": ..., "id"?: ..., "timeout"?: ..., "message"?: ...}. ` +
+	`list: your work (at most 50), unfinished first. ` +
+	`status: one work's state (needs id). ` +
+	`result: the exact output once completed; otherwise waits up to timeout (default and cap 30s, e.g. "10s" or "30 seconds") and returns the status (needs id). ` +
+	`cancel: ask work to stop; it may still complete (needs id). ` +
+	`detach: forget work without stopping it (needs id). ` +
+	`send: queue guidance for an agent child, delivered before its next model request (needs id and message). ` +
+	`Results come only through result: status never includes output or failure details.`
+
+// workTool is the automatic work tool of a Set.
+type workTool struct{ set *Set }
+
+func (*workTool) Name() string        { return WorkToolName }
+func (*workTool) Description() string { return workDescription }
+
+// Schema returns the work tool's fixed input schema.
+func (*workTool) Schema() map[string]any {
+	enum := make([]any, len(actions))
+	for i, a := range actions {
+		enum[i] = a
+	}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"action":  map[string]any{"type": "string", "enum": enum, "description": "What to do."},
+			"id":      map[string]any{"type": "string", "description": "The work id (from a work.ref or list)."},
+			"timeout": map[string]any{"type": "string", "description": `For result: how long to wait, e.g. "10s" or "30 seconds"; capped at and defaulting to 30s.`},
+			"message": map[string]any{"type": "string", "description": "For send: the guidance text."},
+		},
+		"required":             []any{"action"},
+		"additionalProperties": false,
+	}
+}
+
+// workInput is the decoded work tool input.
+type workInput struct {
+	Action, ID, Timeout, Message string
+	hasTimeout, hasMessage       bool
+}
+
+// parseWorkInput decodes and checks the shape of the work tool's input. It
+// does not look anything up.
+func parseWorkInput(raw string) (workInput, *ErrorObject) {
+	fail := func(code, msg string) (workInput, *ErrorObject) {
+		e := errObj(code, msg)
+		return workInput{}, &e
+	}
+	obj, ok, err := parseObject(raw)
+	if err != nil || !ok {
+		return fail(CodeInvalidInput, `input must be a JSON object like {"action":"list"}`)
+	}
+	if _, text := obj["__text"]; text && len(obj) == 1 {
+		return fail(CodeInvalidInput, `input must be a JSON object like {"action":"list"}`)
+	}
+	var in workInput
+	fields := map[string]*string{"action": &in.Action, "id": &in.ID, "timeout": &in.Timeout, "message": &in.Message}
+	for k, v := range obj {
+		dst, known := fields[k]
+		if !known {
+			return fail(CodeInvalidInput, "unknown field; allowed fields are action, id, timeout and message")
+		}
+		if json.Unmarshal(v, dst) != nil || string(v) == "null" {
+			return fail(CodeInvalidInput, "field "+k+" must be a string")
+		}
+	}
+	_, in.hasTimeout = obj["timeout"]
+	_, in.hasMessage = obj["message"]
+	if _, has := obj["action"]; !has || in.Action == "" {
+		return fail(CodeMissingAction, "action is required: one of list, status, result, cancel, detach, send")
+	}
+	known := false
+	for _, a := range actions {
+		known = known || a == in.Action
+	}
+	if !known {
+		return fail(CodeUnknownAction, "unknown action; use one of list, status, result, cancel, detach, send")
+	}
+	if in.Action != "list" && in.ID == "" {
+		return fail(CodeMissingID, "action "+in.Action+" needs the id of a work")
+	}
+	if in.hasTimeout {
+		if _, err := work.ParseDuration(in.Timeout); err != nil {
+			return fail(CodeInvalidTimeout, `timeout must be a non-negative duration like "10s" or "30 seconds"`)
+		}
+	}
+	if in.Action == "send" && in.Message == "" {
+		return fail(CodeMissingMessage, "send needs a non-empty message")
+	}
+	return in, nil
+}
+
+// validID reports whether id has the shape of a work id (32 lowercase hex
+// digits). Other strings are simply not found, and never reach telemetry.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Call runs one action. It never returns a Go error.
+func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
+	s := t.set
+	in, bad := parseWorkInput(raw)
+	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
+	if bad != nil {
+		call.Action = "invalid"
+	} else if validID(in.ID) {
+		call.WorkID = in.ID
+	}
+	ctx, end := s.obs.Begin(ctx, call)
+	if bad != nil {
+		end(work.CallEnd{Outcome: "invalid", ErrorClass: bad.Code})
+		return bad.JSON(), nil
+	}
+	out, outcome, code := t.do(ctx, in)
+	end(work.CallEnd{Outcome: outcome, ErrorClass: code})
+	return out, nil
+}
+
+// do performs a checked action and returns the output, the outcome (ok,
+// not_found, rejected, invalid, timeout) and an error code.
+func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code string) {
+	s := t.set
+	if in.Action == "list" {
+		list, err := s.sup.List(s.owner)
+		if err != nil {
+			return t.failed(err)
+		}
+		return mustJSON(list), "ok", ""
+	}
+	if !validID(in.ID) {
+		return notFound, "not_found", ""
+	}
+	switch in.Action {
+	case "status":
+		st, err := s.sup.Status(s.owner, in.ID)
+		if err != nil {
+			return t.failed(err)
+		}
+		return mustJSON(st), "ok", ""
+	case "result":
+		timeout := work.MaxResultWait
+		if in.hasTimeout {
+			timeout, _ = work.ParseDuration(in.Timeout) // checked by parseWorkInput
+		}
+		st, output, err := s.sup.Result(ctx, s.owner, in.ID, timeout)
+		if err != nil {
+			return t.failed(err)
+		}
+		if st.State == work.StateCompleted {
+			return output, "ok", ""
+		}
+		if !st.State.Terminal() {
+			return mustJSON(st), "timeout", ""
+		}
+		return mustJSON(st), "ok", ""
+	case "cancel":
+		r, err := s.sup.Cancel(s.owner, in.ID)
+		if err != nil {
+			return t.failed(err)
+		}
+		if !r.Accepted {
+			return mustJSON(r), "rejected", work.ErrTerminal.Code
+		}
+		return mustJSON(r), "ok", ""
+	case "detach":
+		r, err := s.sup.Detach(s.owner, in.ID)
+		if err != nil {
+			return t.failed(err)
+		}
+		return mustJSON(r), "ok", ""
+	default: // send
+		r, err := s.sup.Send(s.owner, in.ID, CallID(ctx), in.Message)
+		if err != nil {
+			return t.failed(err)
+		}
+		return mustJSON(r), "ok", ""
+	}
+}
+
+func (t *workTool) failed(err error) (string, string, string) {
+	if errors.Is(err, work.ErrNotFound) {
+		return notFound, "not_found", ""
+	}
+	o := fromWork(err)
+	return o.JSON(), "rejected", o.Code
+}
