@@ -108,7 +108,7 @@ func TestTimerScheduledByTimerRunsInSameAdvance(t *testing.T) {
 	var order []int
 	c.AfterFunc(time.Second, func() {
 		order = append(order, 1)
-		c.AfterFunc(time.Second, func() { order = append(order, 2) })   // due at 2s
+		c.AfterFunc(time.Second, func() { order = append(order, 2) })    // due at 2s
 		c.AfterFunc(10*time.Second, func() { order = append(order, 3) }) // beyond
 	})
 	c.Advance(5 * time.Second)
