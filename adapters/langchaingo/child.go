@@ -1,0 +1,218 @@
+package langchaingo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/memory"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/agentwork/agentwork/middleware"
+	"github.com/agentwork/agentwork/work"
+)
+
+// DefaultChildIterations bounds a child executor's iterations when the
+// executor sets none of its own.
+const DefaultChildIterations = 10
+
+// Child is a child agent or long function as a langchaingo tool. Listed in
+// Prepare's tools it is a foreground child (isolated, exact output); wrapped
+// with Backgroundable it can also run in the background. Used as a tool
+// outside Prepare it simply runs in the caller's context.
+type Child struct {
+	name string
+	c    middleware.Child
+}
+
+var _ tools.Tool = (*Child)(nil)
+
+// Name returns the child's tool name.
+func (c *Child) Name() string { return c.name }
+
+// Description returns the child's description.
+func (c *Child) Description() string { return c.c.Description }
+
+// Call runs the child directly, without isolation or telemetry (it is not
+// prepared). It returns the child's Go error as langchaingo tools do.
+func (c *Child) Call(ctx context.Context, input string) (string, error) {
+	return c.c.Run(ctx, input)
+}
+
+// ChildOption configures a Child.
+type ChildOption interface{ apply(*middleware.Child) }
+
+type childOptionFunc func(*middleware.Child)
+
+func (f childOptionFunc) apply(c *middleware.Child) { f(c) }
+
+// WithSchema declares the JSON schema of the child's input object (an object
+// schema; it may not declare run_in_background). Without it the child takes
+// one string.
+func WithSchema(schema map[string]any) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.Schema = schema })
+}
+
+// WithValidate sets the check run on the child's input before any Work is
+// accepted.
+func WithValidate(fn func(input string) error) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.Validate = fn })
+}
+
+// WithMaxDuration bounds one run of the child; reaching it cancels the child
+// at its next boundary and fails the Work with class deadline_exceeded.
+func WithMaxDuration(d time.Duration) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.MaxDuration = d })
+}
+
+// WithMaxResultBytes bounds the child's output size in the background.
+func WithMaxResultBytes(n int) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.MaxResultBytes = n })
+}
+
+// WithID sets the child's own id, reported as the Ref's targetId (default:
+// its name).
+func WithID(id string) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.ID = id })
+}
+
+func newChild(name, description string, kind work.Kind, run func(context.Context, string) (string, error), opts []ChildOption) *Child {
+	c := middleware.Child{Description: description, Kind: kind, Run: run}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return &Child{name: name, c: c}
+}
+
+// NewFunction returns a function child: fn gets the child's input (the
+// string, or the input object's JSON when WithSchema is set) and its
+// context is cancelled on cancel and at the maximum duration. Function
+// children take no guidance.
+func NewFunction(name, description string, fn func(ctx context.Context, input string) (string, error), opts ...ChildOption) *Child {
+	return newChild(name, description, work.KindFunction, fn, opts)
+}
+
+// NewAgent returns a child agent whose executor build makes fresh for each
+// run (the safest form: runs share nothing). The child's input is passed as
+// the executor's "input" value and its "output" value is the child's
+// output. build's ctx is the child's own; Prepare with that ctx gives the
+// child background children of its own, one nesting level deeper.
+func NewAgent(name, description string, build func(ctx context.Context) (*agents.Executor, error), opts ...ChildOption) *Child {
+	run := func(ctx context.Context, input string) (string, error) {
+		exec, err := build(ctx)
+		if err != nil {
+			return "", err
+		}
+		if exec == nil {
+			return "", errors.New("langchaingo: child builder returned a nil executor")
+		}
+		return runExecutor(ctx, prepareChildExecutor(exec), input)
+	}
+	return newChild(name, description, work.KindAgent, run, opts)
+}
+
+// FromExecutor returns a child agent that runs exec for each call. Each run
+// uses a copy of exec whose agent's model is wrapped (guidance, cooperative
+// cancel) and whose memory, if any, is a fresh conversation buffer, so runs
+// never share history. The agent must be one of langchaingo's
+// OneShotZeroAgent, ConversationalAgent (with an LLMChain) or
+// OpenAIFunctionsAgent; for any other agent wrap its model with WrapModel
+// yourself, or use NewAgent.
+func FromExecutor(name, description string, exec *agents.Executor, opts ...ChildOption) *Child {
+	run := func(ctx context.Context, input string) (string, error) {
+		return runExecutor(ctx, prepareChildExecutor(exec), input)
+	}
+	return newChild(name, description, work.KindAgent, run, opts)
+}
+
+// prepareChildExecutor copies exec with a wrapped model, fresh memory and
+// bounded iterations.
+func prepareChildExecutor(exec *agents.Executor) *agents.Executor {
+	cp := *exec
+	if cp.MaxIterations <= 0 {
+		cp.MaxIterations = DefaultChildIterations
+	}
+	switch cp.Memory.(type) {
+	case nil:
+		cp.Memory = memory.NewSimple()
+	case memory.Simple:
+	default:
+		cp.Memory = memory.NewConversationBuffer()
+	}
+	cp.Agent = wrapAgentModel(cp.Agent)
+	return &cp
+}
+
+// wrapAgentModel returns a copy of a known agent whose model is wrapped with
+// WrapModel; other agents are returned unchanged.
+func wrapAgentModel(a agents.Agent) agents.Agent {
+	switch ag := a.(type) {
+	case *agents.OpenAIFunctionsAgent:
+		cp := *ag
+		cp.LLM = WrapModel(cp.LLM)
+		return &cp
+	case *agents.OneShotZeroAgent:
+		cp := *ag
+		cp.Chain = wrapChain(cp.Chain)
+		return &cp
+	case *agents.ConversationalAgent:
+		cp := *ag
+		cp.Chain = wrapChain(cp.Chain)
+		return &cp
+	}
+	return a
+}
+
+func wrapChain(c chains.Chain) chains.Chain {
+	if lc, ok := c.(*chains.LLMChain); ok {
+		cp := *lc
+		cp.LLM = WrapModel(cp.LLM)
+		return &cp
+	}
+	return c
+}
+
+func runExecutor(ctx context.Context, exec *agents.Executor, input string) (string, error) {
+	out, err := chains.Call(ctx, exec, map[string]any{"input": input})
+	if err != nil {
+		return "", err
+	}
+	for _, key := range exec.GetOutputKeys() {
+		if s, ok := out[key].(string); ok {
+			return s, nil
+		}
+	}
+	return "", fmt.Errorf("langchaingo: child executor returned no string output")
+}
+
+// Background is a backgroundable child as a langchaingo tool: a frozen,
+// inert marker that becomes executable only in Prepare's tools. Called
+// directly it does nothing and returns an error object.
+type Background struct {
+	name string
+	bg   middleware.Background
+	desc string
+}
+
+var _ tools.Tool = Background{}
+
+// Backgroundable marks child as backgroundable.
+func Backgroundable(child *Child) Background {
+	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description}
+}
+
+// Name returns the child's tool name.
+func (b Background) Name() string { return b.name }
+
+// Description returns the child's description.
+func (b Background) Description() string { return b.desc }
+
+// Call does nothing: a Background runs only once prepared.
+func (b Background) Call(context.Context, string) (string, error) {
+	return middleware.ErrorObject{Code: "not_prepared", Message: "this child is not prepared: pass it to langchaingo.Prepare"}.JSON(), nil
+}

@@ -1,0 +1,28 @@
+// Package langchaingo makes a langchaingo app able to run child agents (and
+// long functions) in the background by changing a few lines.
+//
+//	sup := work.New(work.WithObserver(obs))
+//	researcher := langchaingo.FromExecutor("research", "Researches a topic.", researcherExecutor)
+//	kit, err := langchaingo.Prepare(ctx, sup, llm, []tools.Tool{
+//		calculator,                              // an ordinary tool: untouched
+//		langchaingo.Backgroundable(researcher),  // can run with run_in_background
+//	})
+//	agent := agents.NewOneShotAgent(kit.Model(), kit.Tools())
+//	executor := agents.NewExecutor(agent)
+//
+// Prepare wraps the backgroundable children, adds the automatic work tool,
+// and returns a Model that, before every model request of the coordinator,
+// appends the boundary status block as a final user message, and gives the
+// function-calling agent real JSON schemas (so run_in_background is visible).
+// Every child runs isolated, on a fresh context, with its own Model wrapper
+// that delivers guidance and stops a cancelled child at its next
+// model-request boundary.
+//
+// Wrapped tools never return a Go error (langchaingo's Executor aborts the
+// whole run on one): bad input and failures come back as the error object.
+//
+// OneShot and Conversational agents render their tools into the prompt when
+// they are built, so build them from Kit.Tools and Kit.Model; an
+// OpenAIFunctionsAgent reads its Tools on each Plan, so Retrofit can prepare
+// one that already exists.
+package langchaingo

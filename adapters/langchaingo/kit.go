@@ -1,0 +1,172 @@
+package langchaingo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+
+	"github.com/agentwork/agentwork/middleware"
+	"github.com/agentwork/agentwork/work"
+)
+
+// Kit is one coordinator agent instance's prepared tools and model. Build
+// the agent from Tools and Model. It is safe for concurrent use.
+type Kit struct {
+	set     *middleware.Set
+	model   *Model
+	tools   []tools.Tool
+	schemas map[string]map[string]any // upper-cased tool name -> real schema
+	ids     *callIDs
+}
+
+// Option configures Prepare.
+type Option interface{ apply(*kitConfig) }
+
+type kitConfig struct {
+	owner      work.Owner
+	extraNames []string
+}
+
+type kitOptionFunc func(*kitConfig)
+
+func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
+
+// WithOwner sets the owner identity (default: the child scope when ctx is a
+// child's, else a new random top-level owner). Use it to give a long-lived
+// agent instance a stable name.
+func WithOwner(id string) Option {
+	return kitOptionFunc(func(c *kitConfig) {
+		if id != "" {
+			c.owner = work.NewOwner(id)
+		}
+	})
+}
+
+// WithPromptTools names tools the agent also gets from elsewhere (its
+// resolved prompt); a "work" among them fails preparation.
+func WithPromptTools(names ...string) Option {
+	return kitOptionFunc(func(c *kitConfig) { c.extraNames = append(c.extraNames, names...) })
+}
+
+// Prepare prepares a coordinator's tools and model. ts holds ordinary tools
+// (passed through untouched), Children (foreground children) and
+// Backgrounds (backgroundable children); the work tool is added when any is
+// a Background. When ctx is a child's, the Kit's owner is that child's own
+// scope, one nesting level deeper (the depth limit applies).
+//
+// Prepare fails on the errors of middleware.Prepare: a duplicate or
+// reserved ("work") name, a schema that declares run_in_background, a nil
+// tool.
+func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
+	if llm == nil {
+		return nil, errors.New("langchaingo: nil model")
+	}
+	var cfg kitConfig
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&cfg)
+		}
+	}
+	if cfg.owner.IsZero() {
+		if ex, ok := work.ExecutionFrom(ctx); ok {
+			cfg.owner = ex.Scope()
+		} else {
+			cfg.owner = work.NewOwner("agent-" + randomHex())
+		}
+	}
+	entries := make(map[string]any, len(ts))
+	for i, t := range ts {
+		if t == nil {
+			return nil, fmt.Errorf("langchaingo: tool %d is nil", i)
+		}
+		name := t.Name()
+		if _, dup := entries[name]; dup {
+			return nil, fmt.Errorf("langchaingo: two tools are named %q", name)
+		}
+		switch v := t.(type) {
+		case *Child:
+			entries[name] = v.c
+		case Background:
+			entries[name] = v.bg
+		default:
+			entries[name] = t
+		}
+	}
+	set, err := middleware.Prepare(sup, cfg.owner, entries, cfg.extraNames...)
+	if err != nil {
+		return nil, err
+	}
+	k := &Kit{set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
+	k.model = &Model{inner: unwrap(llm), kit: k}
+	for _, t := range set.Tools() {
+		if s, ok := t.(middleware.Schemer); ok {
+			k.schemas[strings.ToUpper(t.Name())] = s.Schema()
+			k.tools = append(k.tools, &identified{Tool: t, ids: k.ids})
+			continue
+		}
+		k.tools = append(k.tools, t)
+	}
+	return k, nil
+}
+
+func unwrap(m llms.Model) llms.Model {
+	if w, ok := m.(*Model); ok && w.kit == nil {
+		return w.inner
+	}
+	return m
+}
+
+// Tools returns the prepared tools: ordinary tools untouched, children
+// wrapped, the work tool last when there is one.
+func (k *Kit) Tools() []tools.Tool { return append([]tools.Tool(nil), k.tools...) }
+
+// Model returns the coordinator's wrapped model.
+func (k *Kit) Model() *Model { return k.model }
+
+// Owner returns the Kit's owner.
+func (k *Kit) Owner() work.Owner { return k.set.Owner() }
+
+// Set returns the underlying middleware Set.
+func (k *Kit) Set() *middleware.Set { return k.set }
+
+// Release cancels the Kit's unfinished Work, forgets all of it and the
+// owner. Call it when the agent instance is done.
+func (k *Kit) Release(sup *work.Supervisor) { sup.Release(k.Owner()) }
+
+// identified gives each call of a prepared tool its tool-call identity.
+type identified struct {
+	middleware.Tool
+	ids *callIDs
+}
+
+func (t *identified) Call(ctx context.Context, input string) (string, error) {
+	return t.Tool.Call(middleware.WithCallID(ctx, t.ids.next(t.Name())), input)
+}
+
+// Schema returns the prepared tool's real input schema.
+func (t *identified) Schema() map[string]any { return t.Tool.(middleware.Schemer).Schema() }
+
+// Retrofit prepares an already-built agent. An OpenAIFunctionsAgent reads
+// its Tools on each Plan, so Retrofit returns a copy with prepared Tools and
+// a wrapped model (build a new Executor around it). OneShot and
+// Conversational agents render their tools into the prompt when they are
+// built: Retrofit refuses them; rebuild them with Prepare's Tools and Model.
+func Retrofit(ctx context.Context, sup *work.Supervisor, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
+	fa, ok := agent.(*agents.OpenAIFunctionsAgent)
+	if !ok {
+		return nil, nil, fmt.Errorf("langchaingo: cannot retrofit %T: it renders its tools into the prompt when built; rebuild it from Prepare's Tools() and Model()", agent)
+	}
+	kit, err := Prepare(ctx, sup, fa.LLM, fa.Tools, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	cp := *fa
+	cp.LLM = kit.Model()
+	cp.Tools = kit.Tools()
+	return &cp, kit, nil
+}

@@ -1,0 +1,36 @@
+// Command research is agentwork's main demo: a coordinator agent with an
+// ordinary tool, a foreground child and backgroundable researcher children.
+// On the embedded scripted model (the default: no keys, no network) it
+// launches two researches and a dataset fetch in the background, keeps
+// working, sees the status block, steers one research, cancels the other,
+// awaits a result with a timeout and answers, printing a transcript.
+//
+// Flags and environment:
+//
+//	-metrics-addr 127.0.0.1:9464   serve Prometheus /metrics there and stay up until interrupted
+//	-canary STRING                 plant STRING in prompts, child outputs, failure text and guidance
+//	OPENAI_API_KEY | ANTHROPIC_API_KEY | OLLAMA_HOST   run on that provider instead
+//	OTEL_EXPORTER_OTLP_ENDPOINT    export traces by OTLP/HTTP
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (host defaults to 127.0.0.1) and stay up until interrupted")
+	flag.StringVar(&cfg.canary, "canary", "", "plant this string in prompts, child outputs, failure text and guidance")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "research:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/anthropic"
+	"github.com/tmc/langchaingo/llms/ollama"
+	"github.com/tmc/langchaingo/llms/openai"
+	"github.com/tmc/langchaingo/tools"
+
+	lc "github.com/agentwork/agentwork/adapters/langchaingo"
+	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
+	"github.com/agentwork/agentwork/work"
+)
+
+type config struct {
+	metricsAddr string
+	canary      string
+	// provider, when set, replaces the scripted models (tests and env).
+	provider llms.Model
+}
+
+const task = "Write a short brief on how Go's goroutine scheduler evolved, with sources."
+
+const systemPrompt = "You coordinate research. Start slow research in the background, keep working, steer or cancel it with the work tool, and read results with the work tool's result action."
+
+// run builds the coordinator and its children, runs the task once, prints
+// the transcript and the telemetry summary, and, with -metrics-addr, keeps
+// serving /metrics until ctx ends.
+func run(ctx context.Context, w io.Writer, cfg config) error {
+	tel, err := setupTelemetry(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer tel.shutdown()
+	sup := work.New(work.WithObserver(tel.observer))
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = sup.Close(closeCtx)
+	}()
+
+	tr := &transcript{w: w}
+	d := newDemo(cfg, tr)
+	if cfg.provider == nil {
+		cfg.provider = providerFromEnv()
+	}
+	d.live = cfg.provider != nil
+
+	kit, err := lc.Prepare(ctx, sup, tr.model("coordinator", d.model(cfg.provider, d.coordinatorScript()...)), []tools.Tool{
+		d.wordCount(),
+		d.outline(cfg.provider),
+		lc.Backgroundable(d.researcher("research_web", "Researches a topic on the web and returns a short report with sources.", cfg.provider, d.webGate)),
+		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
+		lc.Backgroundable(d.fetchDataset()),
+	}, lc.WithOwner("coordinator"))
+	if err != nil {
+		return err
+	}
+	defer kit.Release(sup)
+	agent := agents.NewOpenAIFunctionsAgent(kit.Model(), tr.tools("coordinator", kit.Tools()),
+		agents.NewOpenAIOption().WithSystemMessage(systemPrompt+d.plant("prompt")))
+	exec := agents.NewExecutor(agent, agents.WithMaxIterations(12))
+
+	fmt.Fprintf(w, "agentwork research demo (%s)\ntask: %s\n\n", d.mode(), task)
+	answer, err := chains.Run(tel.rootContext(ctx), exec, task+d.plant("prompt"))
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	fmt.Fprintf(w, "\n== answer ==\n%s\n", answer)
+
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := sup.Close(closeCtx); err != nil {
+		return fmt.Errorf("waiting for children: %w", err)
+	}
+	tel.summary(w)
+	return tel.serve(ctx, w)
+}
+
+func providerFromEnv() llms.Model {
+	var (
+		m   llms.Model
+		err error
+	)
+	switch {
+	case os.Getenv("OPENAI_API_KEY") != "":
+		m, err = openai.New()
+	case os.Getenv("ANTHROPIC_API_KEY") != "":
+		m, err = anthropic.New()
+	case os.Getenv("OLLAMA_HOST") != "":
+		model := os.Getenv("OLLAMA_MODEL")
+		if model == "" {
+			model = "llama3.1"
+		}
+		m, err = ollama.New(ollama.WithServerURL(os.Getenv("OLLAMA_HOST")), ollama.WithModel(model))
+	default:
+		return nil
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "research: provider from environment:", err, "(using the scripted model)")
+		return nil
+	}
+	return m
+}
+
+// demo holds the scripted models' shared state.
+type demo struct {
+	canary  string
+	live    bool
+	tr      *transcript
+	webGate chan struct{} // opened by the coordinator once it has steered research_web
+	once    sync.Once
+	// searching is signalled by each researcher's search tool as it starts,
+	// so the scripted coordinator steers and cancels children that are
+	// mid-run (as a real model would after a few turns of its own).
+	searching chan string
+}
+
+func newDemo(cfg config, tr *transcript) *demo {
+	return &demo{canary: cfg.canary, tr: tr, webGate: make(chan struct{}), searching: make(chan string, 2)}
+}
+
+func (d *demo) mode() string {
+	if d.live {
+		return "live provider"
+	}
+	return "scripted model, no network"
+}
+
+// plant returns the canary to append to a piece of content, or "".
+func (d *demo) plant(where string) string {
+	if d.canary == "" {
+		return ""
+	}
+	return " [" + where + " " + d.canary + "]"
+}
+
+// awaitSearching waits until n researchers are in their search tool, or
+// 10 s at most (the script then goes on and the transcript shows it).
+func (d *demo) awaitSearching(n int) {
+	timeout := time.After(10 * time.Second)
+	for range n {
+		select {
+		case <-d.searching:
+		case <-timeout:
+			return
+		}
+	}
+}
+
+func (d *demo) openGate() { d.once.Do(func() { close(d.webGate) }) }
+
+func (d *demo) model(provider llms.Model, script ...scripted.Step) llms.Model {
+	if provider != nil {
+		return provider
+	}
+	return scripted.New(script...)
+}
+
+// wordCount is an ordinary tool: untouched by the middleware.
+func (d *demo) wordCount() tools.Tool {
+	return funcTool{name: "word_count", desc: "Counts the words in a text.", fn: func(_ context.Context, in string) (string, error) {
+		return fmt.Sprint(len(strings.Fields(in))), nil
+	}}
+}
+
+// outline is a foreground child agent (a OneShot agent).
+func (d *demo) outline(provider llms.Model) *lc.Child {
+	m := d.model(provider, scripted.ReActFinal("1. One global run queue (Go 1.0). 2. Per-P run queues with work stealing (Go 1.1). 3. Asynchronous preemption (Go 1.14)."))
+	exec := agents.NewExecutor(agents.NewOneShotAgent(d.tr.model("outline", m), nil), agents.WithMaxIterations(3))
+	return lc.FromExecutor("outline", "Drafts a three-point outline of a topic (runs in the foreground).", exec)
+}
+
+// researcher is a backgroundable child agent with a search tool. The web
+// researcher's search waits for gate (the coordinator opens it after
+// steering); the papers researcher's search runs until cancelled.
+func (d *demo) researcher(name, desc string, provider llms.Model, gate chan struct{}) *lc.Child {
+	search := funcTool{name: "search", desc: "Searches for sources.", fn: func(ctx context.Context, q string) (string, error) {
+		d.searching <- name
+		if d.live {
+			return "Sources: go.dev/blog, Dmitry Vyukov's scalable scheduler design doc (2012), Go 1.14 release notes.", nil
+		}
+		if gate == nil {
+			<-ctx.Done() // a slow search: it stops only when the work is cancelled
+			return "partial notes", nil
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+		}
+		return "Sources: Vyukov, Scalable Go Scheduler Design Doc (2012); Go 1.1 and 1.14 release notes.", nil
+	}}
+	final := scripted.Func(func(req scripted.Request) scripted.Step {
+		steer := ""
+		if strings.Contains(req.Text(), "[supervisor guidance]") {
+			steer = " As asked, it focuses on the 2012 work-stealing redesign."
+		}
+		return scripted.Text("Report: Go 1.0 used one global run queue; Go 1.1 (2012) introduced per-P run queues with work stealing (Vyukov's design); Go 1.14 added asynchronous preemption." + steer + d.plant("output"))
+	})
+	m := d.model(provider, scripted.FunctionsCall("search", "history of the Go scheduler"), final)
+	agent := agents.NewOpenAIFunctionsAgent(d.tr.model(name, m), []tools.Tool{d.tr.tool(name, search)})
+	return lc.FromExecutor(name, desc, agents.NewExecutor(agent, agents.WithMaxIterations(4)))
+}
+
+// fetchDataset is a backgroundable function child that fails.
+func (d *demo) fetchDataset() *lc.Child {
+	return lc.NewFunction("fetch_dataset", "Downloads a benchmark dataset by name (a long job).",
+		func(ctx context.Context, name string) (string, error) {
+			return "", errors.New("dataset mirror unreachable" + d.plant("failure"))
+		})
+}
+
+var refPattern = regexp.MustCompile(`"kind":"work\.ref","id":"([0-9a-f]{32})","targetId":"([a-z_]+)"`)
+
+// refs returns the work ids the coordinator has seen, by target.
+func refs(req scripted.Request) map[string]string {
+	out := map[string]string{}
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			for _, sm := range refPattern.FindAllStringSubmatch(p.Text, -1) {
+				out[sm[2]] = sm[1]
+			}
+		}
+	}
+	return out
+}
+
+func args(v map[string]any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// coordinatorScript is the coordinator's scripted model: one step per
+// model request.
+func (d *demo) coordinatorScript() []scripted.Step {
+	return []scripted.Step{
+		scripted.ToolCalls(
+			scripted.Call{Name: "research_web", Arguments: args(map[string]any{"input": "history of Go's scheduler" + d.plant("input"), "run_in_background": true})},
+			scripted.Call{Name: "research_papers", Arguments: args(map[string]any{"input": "work-stealing schedulers", "run_in_background": true})},
+			scripted.Call{Name: "fetch_dataset", Arguments: args(map[string]any{"input": "scheduler-benchmarks", "run_in_background": true})},
+		),
+		scripted.ToolCalls(
+			scripted.Call{Name: "word_count", Arguments: args(map[string]any{"__arg1": task})},
+			scripted.Call{Name: "outline", Arguments: args(map[string]any{"input": "Go scheduler"})},
+		),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			d.awaitSearching(2)
+			ids := refs(req)
+			return scripted.ToolCalls(
+				scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "send", "id": ids["research_web"], "message": "Focus on the 2012 work-stealing redesign." + d.plant("guidance")})},
+				scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "cancel", "id": ids["research_papers"]})},
+			)
+		}),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			d.openGate()
+			return scripted.ToolCall("work", args(map[string]any{"action": "result", "id": refs(req)["research_web"], "timeout": "10s"}))
+		}),
+		scripted.ToolCall("work", args(map[string]any{"action": "list"})),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			report := ""
+			for _, m := range req.Messages {
+				for _, p := range m.Parts {
+					if strings.HasPrefix(p.Text, "Report:") {
+						report = p.Text
+					}
+				}
+			}
+			return scripted.Text("Brief: " + report + " (The papers search was cancelled; the dataset fetch failed.)")
+		}),
+	}
+}
+
+// funcTool is a plain langchaingo tool.
+type funcTool struct {
+	name, desc string
+	fn         func(context.Context, string) (string, error)
+}
+
+func (t funcTool) Name() string                                        { return t.name }
+func (t funcTool) Description() string                                 { return t.desc }
+func (t funcTool) Call(ctx context.Context, in string) (string, error) { return t.fn(ctx, in) }
