@@ -45,7 +45,8 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		return err
 	}
 	defer tel.shutdown()
-	sup := work.New(work.WithObserver(tel.observer))
+	// A small outstanding limit, so the transcript shows a refused start.
+	sup := work.New(work.WithObserver(tel.observer), work.WithMaxOutstanding(3))
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -75,16 +76,25 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	exec := agents.NewExecutor(agent, agents.WithMaxIterations(12))
 
 	fmt.Fprintf(w, "agentwork research demo (%s)\ntask: %s\n\n", d.mode(), task)
-	answer, err := chains.Run(tel.rootContext(ctx), exec, task+d.plant("prompt"))
+	runCtx, endRun := tel.startRun(ctx)
+	answer, err := chains.Run(runCtx, exec, task+d.plant("prompt"))
+	endRun()
 	if err != nil {
 		return fmt.Errorf("coordinator: %w", err)
 	}
 	fmt.Fprintf(w, "\n== answer ==\n%s\n", answer)
 
-	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := sup.Close(closeCtx); err != nil {
-		return fmt.Errorf("waiting for children: %w", err)
+	// Let every child settle (Result wakes on settlement) so that all their
+	// spans have ended before the summary; the registry stays open so the
+	// gauges keep reporting while /metrics is served.
+	list, err := sup.List(kit.Owner())
+	if err != nil {
+		return err
+	}
+	for _, st := range list {
+		if _, _, err := sup.Result(ctx, kit.Owner(), st.Work.ID, work.MaxResultWait); err != nil {
+			return err
+		}
 	}
 	tel.summary(w)
 	return tel.serve(ctx, w)
@@ -219,6 +229,14 @@ func (d *demo) researcher(name, desc string, provider llms.Model, gate chan stru
 func (d *demo) fetchDataset() *lc.Child {
 	return lc.NewFunction("fetch_dataset", "Downloads a benchmark dataset by name (a long job).",
 		func(ctx context.Context, name string) (string, error) {
+			if !d.live {
+				// Outstanding until the coordinator has steered (so the
+				// fourth start is refused), then it fails.
+				select {
+				case <-d.webGate:
+				case <-ctx.Done():
+				}
+			}
 			return "", errors.New("dataset mirror unreachable" + d.plant("failure"))
 		})
 }
@@ -255,6 +273,8 @@ func (d *demo) coordinatorScript() []scripted.Step {
 		scripted.ToolCalls(
 			scripted.Call{Name: "word_count", Arguments: args(map[string]any{"__arg1": task})},
 			scripted.Call{Name: "outline", Arguments: args(map[string]any{"input": "Go scheduler"})},
+			// A fourth background start: over the demo's outstanding limit of 3.
+			scripted.Call{Name: "research_web", Arguments: args(map[string]any{"input": "Go 1.14 preemption", "run_in_background": true})},
 		),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			d.awaitSearching(2)

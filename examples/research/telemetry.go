@@ -2,27 +2,192 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
 
-	"github.com/agentwork/agentwork/work"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentwork/agentwork/telemetry"
+	"github.com/agentwork/agentwork/telemetry/promexport"
 )
 
-// telemetrySetup is the demo's observability: the observer, a root context
-// for the run, a summary printer, the /metrics server and shutdown.
+// serviceName is the demo's OTel service name unless OTEL_SERVICE_NAME
+// says otherwise.
+const serviceName = "agentwork-research"
+
+// telemetrySetup is the demo's observability: an SDK tracer provider
+// (recording in memory for the summary, and exporting by OTLP/HTTP when
+// OTEL_EXPORTER_OTLP_ENDPOINT is set), the Prometheus exporter, and slog to
+// stderr (level from AGENTWORK_LOG: debug, info, warn; default warn).
 type telemetrySetup struct {
-	observer    work.Observer
-	rootContext func(context.Context) context.Context
-	summary     func(io.Writer)
-	serve       func(context.Context, io.Writer) error
-	shutdown    func()
+	observer *telemetry.Observer
+	tp       *sdktrace.TracerProvider
+	spans    *tracetest.SpanRecorder
+	metrics  *promexport.Exporter
+	addr     string
 }
 
-func setupTelemetry(context.Context, config) (*telemetrySetup, error) {
-	return &telemetrySetup{
-		observer:    work.NopObserver{},
-		rootContext: func(ctx context.Context) context.Context { return ctx },
-		summary:     func(io.Writer) {},
-		serve:       func(context.Context, io.Writer) error { return nil },
-		shutdown:    func() {},
-	}, nil
+func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(serviceName)), resource.WithFromEnv())
+	if err != nil {
+		return nil, err
+	}
+	t := &telemetrySetup{spans: tracetest.NewSpanRecorder(), addr: cfg.metricsAddr}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSpanProcessor(t.spans)}
+	if os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" {
+		exp, err := otlptracehttp.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("otlp exporter: %w", err)
+		}
+		opts = append(opts, sdktrace.WithBatcher(exp))
+	}
+	t.tp = sdktrace.NewTracerProvider(opts...)
+	if t.metrics, err = promexport.New(); err != nil {
+		return nil, err
+	}
+	level := slog.LevelWarn
+	_ = level.UnmarshalText([]byte(os.Getenv("AGENTWORK_LOG")))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	t.observer, err = telemetry.New(
+		telemetry.WithTracerProvider(t.tp),
+		telemetry.WithMeterProvider(t.metrics.MeterProvider()),
+		telemetry.WithLogger(logger),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// startRun opens the demo run's own root span, the parent of the
+// coordinator's tool calls.
+func (t *telemetrySetup) startRun(ctx context.Context) (context.Context, func()) {
+	ctx, span := t.tp.Tracer("agentwork-demo").Start(ctx, "research.run", trace.WithSpanKind(trace.SpanKindInternal))
+	return ctx, func() { span.End() }
+}
+
+// summary prints what the run produced: spans by name with their events,
+// and every agentwork metric series. It prints names, counts and numbers
+// only (there is nothing else to print: telemetry carries no content).
+func (t *telemetrySetup) summary(w io.Writer) {
+	_ = t.tp.ForceFlush(context.Background())
+	counts := map[string]int{}
+	events := map[string]int{}
+	links := 0
+	for _, s := range t.spans.Ended() {
+		counts[s.Name()]++
+		links += len(s.Links())
+		for _, e := range s.Events() {
+			events[e.Name]++
+		}
+	}
+	fmt.Fprintf(w, "\n== telemetry: spans ==\n")
+	for _, name := range sortedKeys(counts) {
+		fmt.Fprintf(w, "%3d  %s\n", counts[name], name)
+	}
+	fmt.Fprintf(w, "span links (invoke_agent -> its launch): %d\nspan events:", links)
+	for _, name := range sortedKeys(events) {
+		fmt.Fprintf(w, " %s=%d", name, events[name])
+	}
+	fmt.Fprintf(w, "\n\n== telemetry: metrics ==\n")
+	families, err := t.metrics.Registry().Gather()
+	if err != nil {
+		fmt.Fprintf(w, "gather: %v\n", err)
+		return
+	}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "agentwork_") {
+			continue
+		}
+		var parts []string
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			v := ""
+			switch {
+			case m.GetCounter() != nil:
+				v = fmt.Sprint(m.GetCounter().GetValue())
+			case m.GetGauge() != nil:
+				v = fmt.Sprint(m.GetGauge().GetValue())
+			case m.GetHistogram() != nil:
+				v = fmt.Sprintf("n=%d", m.GetHistogram().GetSampleCount())
+			}
+			if v == "0" {
+				continue
+			}
+			parts = append(parts, "{"+strings.Join(labels, ",")+"} "+v)
+		}
+		fmt.Fprintf(w, "%s\n", f.GetName())
+		for _, p := range parts {
+			fmt.Fprintf(w, "    %s\n", p)
+		}
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// serve serves /metrics on the -metrics-addr address (host 127.0.0.1 when
+// omitted) until ctx ends. Without the flag it returns at once.
+func (t *telemetrySetup) serve(ctx context.Context, w io.Writer) error {
+	if t.addr == "" {
+		return nil
+	}
+	addr := t.addr
+	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", t.metrics.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(w, "\nserving Prometheus metrics on http://%s/metrics until interrupted\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return err
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (t *telemetrySetup) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = t.tp.Shutdown(ctx)
+	_ = t.metrics.Shutdown(ctx)
+	_ = t.observer.Unregister()
 }
