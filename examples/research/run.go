@@ -30,6 +30,8 @@ type config struct {
 	canary      string
 	// provider, when set, replaces the scripted models (tests and env).
 	provider llms.Model
+	// logOutput receives the slog lines (default os.Stderr).
+	logOutput io.Writer
 }
 
 const task = "Write a short brief on how Go's goroutine scheduler evolved, with sources."

@@ -60,7 +60,11 @@ func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
 	}
 	level := slog.LevelWarn
 	_ = level.UnmarshalText([]byte(os.Getenv("AGENTWORK_LOG")))
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logOut := cfg.logOutput
+	if logOut == nil {
+		logOut = os.Stderr
+	}
+	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
 	t.observer, err = telemetry.New(
 		telemetry.WithTracerProvider(t.tp),
 		telemetry.WithMeterProvider(t.metrics.MeterProvider()),
