@@ -32,6 +32,9 @@ type config struct {
 	provider llms.Model
 	// logOutput receives the slog lines (default os.Stderr).
 	logOutput io.Writer
+	// inspect, when set, is given the telemetry set-up after the run,
+	// before it shuts down (tests read the spans and metrics through it).
+	inspect func(*telemetrySetup)
 }
 
 const task = "Write a short brief on how Go's goroutine scheduler evolved, with sources."
@@ -99,7 +102,11 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		}
 	}
 	tel.summary(w)
-	return tel.serve(ctx, w)
+	err = tel.serve(ctx, w)
+	if cfg.inspect != nil {
+		cfg.inspect(tel)
+	}
+	return err
 }
 
 func providerFromEnv() llms.Model {
