@@ -1,0 +1,85 @@
+// Package telemetry implements the engine's observer seam (work.Observer
+// and work.Watcher) with OpenTelemetry traces and metrics and log/slog. It
+// imports only the OTel API: the caller injects the providers (WithTracerProvider,
+// WithMeterProvider; the OTel globals by default). For a Prometheus scrape
+// endpoint see the promexport subpackage.
+//
+//	obs, err := telemetry.New(telemetry.WithLogger(slog.Default()))
+//	...
+//	s := work.New(work.WithObserver(obs))
+//
+// # Spans
+//
+// The names follow the OTel GenAI conventions where they fit and are
+// public API:
+//
+//   - "execute_tool {label}" (INTERNAL, a child of the caller's span): a
+//     launch with run_in_background, or a foreground call. A foreground
+//     child runs under this span.
+//   - "invoke_agent {label}" (INTERNAL): a background execution. It is a
+//     new root (it outlives the launch) with a link to the launch span; the
+//     child's own spans nest under it and it ends with the Work's terminal
+//     event.
+//   - "execute_tool work": one call of the work tool, with agentwork.action.
+//
+// Attributes: gen_ai.operation.name (execute_tool or invoke_agent),
+// gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.agent.name,
+// agentwork.work.id, agentwork.work.target, agentwork.work.state,
+// agentwork.action, and error.type: a low-cardinality class (panic, error,
+// deadline_exceeded, result_too_large, a call outcome or an error code),
+// never an error's text. Errors are marked with status Error and an empty
+// description; RecordError is never used.
+//
+// Span events on "invoke_agent", one per lifecycle event: queued, running,
+// cancel-requested, completed, failed, cancelled (each with
+// agentwork.work.state), detached, guidance.accepted, guidance.delivered,
+// guidance.dropped (with agentwork.guidance.count), result.read (with
+// agentwork.result.bytes; completed has it too, failed has error.type).
+// The engine reports a result read, and guidance dropped when a Work ends,
+// after the terminal event that ended the span: such events go on the open
+// "execute_tool work" span of the call that caused them, when there is one.
+// On the caller's span: agentwork.start.refused (error.type = the reason:
+// closed, outstanding, starts or depth) and agentwork.status_block
+// (agentwork.status_block.rows).
+//
+// # Metrics
+//
+// Instrument names are chosen so that the OTel Prometheus exporter with
+// otlptranslator.UnderscoreEscapingWithSuffixes (what promexport sets)
+// exports exactly:
+//
+//	agentwork_work_items{state,target}                gauge, from Supervisor.Census at collection; every state, 0 included
+//	agentwork_work_concurrency_limit                  gauge, sum of the watched supervisors' MaxRunning
+//	agentwork_work_transitions_total{state,target}    counter, per state entered
+//	agentwork_work_duration_seconds{target,outcome}   histogram, outcome completed|failed|cancelled
+//	agentwork_work_queue_wait_seconds{target}         histogram
+//	agentwork_work_actions_total{action,outcome}      counter, work-tool calls
+//	agentwork_guidance_messages_total{event}          counter, accepted|delivered|dropped
+//	agentwork_status_block_rows                       histogram
+//	agentwork_work_result_bytes{target}               histogram, completed results' sizes
+//	agentwork_work_starts_refused_total{target,reason} counter
+//
+// Every label value comes from a bounded set: the six states, the target
+// labels, the six actions (anything else is "invalid"), the six call
+// outcomes (ok, not_found, rejected, invalid, timeout, failed), the three
+// guidance events, the refusal reasons. No id is ever a label.
+//
+// # Logs
+//
+// One line per lifecycle event ("work queued", "work failed", ...), Debug
+// for everything but failures, which are Warn (a deadline is a failure with
+// error.type=deadline_exceeded). Fields: work.id, work.target, work.state,
+// from, error.type, queue_wait, duration, count, bytes, owner.depth. A
+// refused start logs "work start refused", a status block "status block",
+// and the end of a foreground call "foreground call" (Warn unless its
+// outcome is ok). The default logger discards everything; pass WithLogger
+// to opt in.
+//
+// # Content
+//
+// Child output, failure text, prompts and guidance text never reach a span,
+// an event, an attribute, a metric or a log line: the seam does not carry
+// them, and the few model-controlled strings a call carries (an action, a
+// work id, a tool-call id) are recorded only when they have their expected
+// form. There is no opt-in.
+package telemetry

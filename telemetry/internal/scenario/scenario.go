@@ -1,0 +1,218 @@
+// Package scenario is the scripted lifecycle the telemetry tests measure:
+// a real work.Supervisor on a manual clock, driven step by step through
+// every transition, guidance event, work-tool action outcome, a refusal and
+// a status block, so that every metric has known, exact values. The
+// Prometheus golden (promexport/testdata/scenario.golden) is its exposition.
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentwork/agentwork/telemetry/internal/eventwait"
+	"github.com/agentwork/agentwork/telemetry/internal/manualclock"
+	"github.com/agentwork/agentwork/work"
+)
+
+// Start is the manual clock's starting time.
+var Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// Targets of the scenario.
+var (
+	Researcher = work.Target{Label: "researcher", Kind: work.KindAgent}
+	Summarizer = work.Target{Label: "summarizer", Kind: work.KindFunction}
+)
+
+// Run drives the scenario on a new Supervisor observed by obs. When it
+// returns, the registry holds: researcher completed 1, cancelled 1,
+// running 1; summarizer failed 2; the running limit is 2. Call stop to
+// release the running child and close the Supervisor.
+//
+// The metrics it produces:
+//
+//	transitions   researcher: queued 3, running 3, completed 1, cancel-requested 1, cancelled 1
+//	              summarizer: queued 2, running 2, failed 2
+//	duration      researcher completed 1.5s, cancelled 0.5s; summarizer failed 5s (error) and 10s (deadline)
+//	queue wait    researcher 0, 1.5s, 0; summarizer 0, 0
+//	result bytes  researcher 300
+//	guidance      accepted 3, delivered 1, dropped 2
+//	actions       send ok 3, result ok 1, list ok 1, status not_found 1, invalid invalid 1,
+//	              cancel ok 1, detach not_found 1, result timeout 1
+//	status block  one block of 3 rows
+//	refused       researcher starts 1
+func Run(obs work.Observer, clk *manualclock.Clock) (stop func(), err error) {
+	ctx := context.Background()
+	w := eventwait.New(obs)
+	obs = w
+	s := work.New(work.WithObserver(obs), work.WithClock(clk),
+		work.WithMaxRunning(2), work.WithMaxStarts(5), work.WithMaxDuration(time.Hour))
+	o := work.NewOwner("coordinator")
+	r := &runner{ctx: ctx, s: s, o: o, obs: obs}
+	release3 := make(chan struct{})
+	stop = func() {
+		close(release3)
+		_ = s.Close(ctx)
+	}
+	defer func() {
+		if err != nil {
+			stop()
+			stop = nil
+		}
+	}()
+
+	// Two running (r1, s1), one queued (r2).
+	release1, releaseS1 := make(chan struct{}), make(chan struct{})
+	r1, err := r.launch(Researcher, 0, func(ctx context.Context) (string, error) {
+		<-release1
+		ex, _ := work.ExecutionFrom(ctx)
+		_ = ex.Guidance() // delivered 1
+		return strings.Repeat("r", 300), nil
+	})
+	if err != nil {
+		return stop, err
+	}
+	s1, err := r.launch(Summarizer, 0, func(ctx context.Context) (string, error) {
+		<-releaseS1
+		return "", errors.New("summarizer broke")
+	})
+	if err != nil {
+		return stop, err
+	}
+	r2, err := r.launch(Researcher, 0, func(ctx context.Context) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	if err != nil {
+		return stop, err
+	}
+	for _, id := range []string{r1, r2, r2} {
+		if err := r.action("send", id, "ok", func() error {
+			_, err := s.Send(o, id, "", "look deeper")
+			return err
+		}); err != nil {
+			return stop, err
+		}
+	}
+
+	// r1 completes after 1.5 s; r2 starts after waiting 1.5 s.
+	clk.Advance(1500 * time.Millisecond)()
+	close(release1)
+	if err := r.action("result", r1, "ok", func() error {
+		st, _, err := s.Result(ctx, o, r1, work.MaxResultWait)
+		return want(st, err, work.StateCompleted)
+	}); err != nil {
+		return stop, err
+	}
+	if err := w.Wait(r1, work.EventCompleted); err != nil {
+		return stop, err
+	}
+	r.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: o.ID(), Time: clk.Now(), Count: 3})
+	_ = r.action("list", "", "ok", nil)
+	_ = r.action("status", strings.Repeat("0", 32), "not_found", nil)
+	_ = r.action("frobnicate", "", "invalid", nil)
+
+	// r2 is cancelled after running 0.5 s, dropping its 2 guidance messages.
+	clk.Advance(500 * time.Millisecond)()
+	if err := r.action("cancel", r2, "ok", func() error {
+		_, err := s.Cancel(o, r2)
+		return err
+	}); err != nil {
+		return stop, err
+	}
+	if st, _, err := s.Result(ctx, o, r2, work.MaxResultWait); want(st, err, work.StateCancelled) != nil {
+		return stop, want(st, err, work.StateCancelled)
+	}
+	if err := w.Wait(r2, work.EventGuidanceDropped); err != nil {
+		return stop, err
+	}
+
+	// s1 fails after 5 s.
+	clk.Advance(3 * time.Second)()
+	close(releaseS1)
+	if st, _, err := s.Result(ctx, o, s1, work.MaxResultWait); want(st, err, work.StateFailed) != nil {
+		return stop, want(st, err, work.StateFailed)
+	}
+	if err := w.Wait(s1, work.EventFailed); err != nil {
+		return stop, err
+	}
+
+	// s2 overruns its 10 s deadline.
+	s2, err := r.launch(Summarizer, 10*time.Second, func(ctx context.Context) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	if err != nil {
+		return stop, err
+	}
+	clk.Advance(10 * time.Second)()
+	if st, _, err := s.Result(ctx, o, s2, work.MaxResultWait); want(st, err, work.StateFailed) != nil {
+		return stop, want(st, err, work.StateFailed)
+	}
+	if err := w.Wait(s2, work.EventFailed); err != nil {
+		return stop, err
+	}
+	_ = r.action("detach", strings.Repeat("f", 32), "not_found", nil)
+
+	// r3 stays running; a sixth start is refused by the starts limit.
+	r3, err := r.launch(Researcher, 0, func(ctx context.Context) (string, error) {
+		<-release3
+		return "late", nil
+	})
+	if err != nil {
+		return stop, err
+	}
+	_ = r.action("result", r3, "timeout", nil)
+	if _, err := r.launch(Researcher, 0, func(context.Context) (string, error) { return "", nil }); !errors.Is(err, work.ErrLimit) {
+		return stop, fmt.Errorf("sixth start: got %v, want a limit error", err)
+	}
+	return stop, nil
+}
+
+type runner struct {
+	ctx context.Context
+	s   *work.Supervisor
+	o   work.Owner
+	obs work.Observer
+}
+
+// launch does what the middleware does for run_in_background: a call span
+// around Start.
+func (r *runner) launch(t work.Target, maxDur time.Duration, run work.RunFunc) (string, error) {
+	ctx, end := r.obs.Begin(r.ctx, work.Call{Kind: work.CallLaunch, Tool: t.Label, Owner: r.o.ID()})
+	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, MaxDuration: maxDur})
+	if err != nil {
+		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		return "", err
+	}
+	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+	return ref.ID, nil
+}
+
+// action does what the work tool does: a call span around fn, ended with
+// outcome.
+func (r *runner) action(action, id, outcome string, fn func() error) error {
+	_, end := r.obs.Begin(r.ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: action, WorkID: id, Owner: r.o.ID()})
+	var err error
+	if fn != nil {
+		err = fn()
+	}
+	if err != nil {
+		end(work.CallEnd{Outcome: "failed", ErrorClass: "internal"})
+		return err
+	}
+	end(work.CallEnd{Outcome: outcome})
+	return nil
+}
+
+func want(st work.Status, err error, s work.State) error {
+	if err != nil {
+		return err
+	}
+	if st.State != s {
+		return fmt.Errorf("work %s is %s, want %s", st.Work.ID, st.State, s)
+	}
+	return nil
+}

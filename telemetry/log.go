@@ -1,0 +1,108 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Log messages: "work " and the event name ("work completed", "work
+// guidance.accepted"), "work start refused", "status block", and
+// "foreground call" for the end of a foreground child.
+const (
+	msgRefused     = "work start refused"
+	msgStatusBlock = "status block"
+	msgForeground  = "foreground call"
+)
+
+// Log field keys.
+const (
+	logWorkID     = "work.id"
+	logTarget     = "work.target"
+	logState      = "work.state"
+	logFrom       = "from"
+	logErrorType  = "error.type"
+	logDuration   = "duration"
+	logQueueWait  = "queue_wait"
+	logCount      = "count"
+	logBytes      = "bytes"
+	logOwnerDepth = "owner.depth"
+	logOutcome    = "outcome"
+)
+
+// logEvent writes one line for e: Warn for a failure, Debug for anything
+// else. The fields are content-free: id, target label, states, error class,
+// durations, counts, sizes and the owner's depth (never the owner's id).
+func (o *Observer) logEvent(ctx context.Context, e work.Event) {
+	level := slog.LevelDebug
+	if e.Type == work.EventFailed {
+		level = slog.LevelWarn
+	}
+	if !o.log.Enabled(ctx, level) {
+		return
+	}
+	var buf [10]slog.Attr
+	attrs := buf[:0]
+	var msg string
+	switch e.Type {
+	case work.EventRefused:
+		msg = msgRefused
+		attrs = append(attrs, slog.String(logTarget, e.Target), slog.String(logErrorType, reasonOf(e.ErrorClass)))
+	case work.EventStatusBlock:
+		msg = msgStatusBlock
+		attrs = append(attrs, slog.Int(logCount, e.Count))
+	default:
+		name := eventName(e.Type)
+		if name == "" {
+			return
+		}
+		msg = "work " + name
+		attrs = append(attrs, slog.String(logWorkID, e.WorkID), slog.String(logTarget, e.Target))
+		if e.To != "" {
+			attrs = append(attrs, slog.String(logState, string(e.To)))
+		}
+		if e.From != "" {
+			attrs = append(attrs, slog.String(logFrom, string(e.From)))
+		}
+		if e.Type == work.EventFailed {
+			et := errorType(e.ErrorClass)
+			if et == "" {
+				et = otherErrorType
+			}
+			attrs = append(attrs, slog.String(logErrorType, et))
+		}
+		if e.Type == work.EventRunning {
+			attrs = append(attrs, slog.Duration(logQueueWait, e.QueueWait))
+		}
+		if e.To.Terminal() {
+			attrs = append(attrs, slog.Duration(logDuration, e.Duration))
+		}
+		if e.Count > 0 {
+			attrs = append(attrs, slog.Int(logCount, e.Count))
+		}
+		if e.Bytes > 0 {
+			attrs = append(attrs, slog.Int(logBytes, e.Bytes))
+		}
+	}
+	attrs = append(attrs, slog.Int(logOwnerDepth, e.Depth))
+	o.log.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// logForeground writes one line for the end of a foreground call: Warn
+// when it failed, Debug otherwise.
+func (o *Observer) logForeground(ctx context.Context, c work.Call, ce work.CallEnd) {
+	outcome := normOutcome(ce.Outcome)
+	level := slog.LevelDebug
+	if outcome != outcomeOK {
+		level = slog.LevelWarn
+	}
+	if !o.log.Enabled(ctx, level) {
+		return
+	}
+	attrs := []slog.Attr{slog.String(logTarget, c.Tool), slog.String(logOutcome, outcome)}
+	if et := errorType(ce.ErrorClass); et != "" {
+		attrs = append(attrs, slog.String(logErrorType, et))
+	}
+	o.log.LogAttrs(ctx, level, msgForeground, attrs...)
+}

@@ -1,0 +1,206 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// instruments are the Observer's metric instruments.
+type instruments struct {
+	items       metric.Int64ObservableGauge
+	limit       metric.Int64ObservableGauge
+	transitions metric.Int64Counter
+	duration    metric.Float64Histogram
+	queueWait   metric.Float64Histogram
+	actions     metric.Int64Counter
+	guidance    metric.Int64Counter
+	statusRows  metric.Int64Histogram
+	resultBytes metric.Int64Histogram
+	refused     metric.Int64Counter
+
+	// Precomputed attribute sets for the bounded label sets.
+	actionOpts   [len(actions) + 1][len(outcomes)]metric.MeasurementOption
+	guidanceOpts [3]metric.MeasurementOption // accepted, delivered, dropped
+	targets      sync.Map                    // target label -> *targetOpts
+}
+
+// targetOpts are the attribute sets of one target label.
+type targetOpts struct {
+	state   [len(work.States)]metric.MeasurementOption // {state, target}
+	outcome [len(work.States)]metric.MeasurementOption // {outcome, target}, terminal states only
+	target  metric.MeasurementOption                   // {target}
+}
+
+func newInstruments(m metric.Meter) (*instruments, error) {
+	var (
+		in  instruments
+		err error
+		e   error
+	)
+	in.items, e = m.Int64ObservableGauge(metricItems, metric.WithUnit("{work}"),
+		metric.WithDescription("Work items in the registry by state and target, read from the supervisor at collection."))
+	err = errors.Join(err, e)
+	in.limit, e = m.Int64ObservableGauge(metricLimit, metric.WithUnit("{work}"),
+		metric.WithDescription("How many work items may run at once: the sum of the watched supervisors' running limits."))
+	err = errors.Join(err, e)
+	in.transitions, e = m.Int64Counter(metricTransitions, metric.WithUnit("{transition}"),
+		metric.WithDescription("Lifecycle transitions of work items, by the state entered and target."))
+	err = errors.Join(err, e)
+	in.duration, e = m.Float64Histogram(metricDuration, metric.WithUnit("s"),
+		metric.WithDescription("How long work ran, from running (or queued, if cancelled before it ran) to its terminal state, by target and outcome."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	err = errors.Join(err, e)
+	in.queueWait, e = m.Float64Histogram(metricQueueWait, metric.WithUnit("s"),
+		metric.WithDescription("How long work waited queued before it started running, by target."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	err = errors.Join(err, e)
+	in.actions, e = m.Int64Counter(metricActions, metric.WithUnit("{call}"),
+		metric.WithDescription("Calls of the work tool, by action and outcome."))
+	err = errors.Join(err, e)
+	in.guidance, e = m.Int64Counter(metricGuidance, metric.WithUnit("{message}"),
+		metric.WithDescription("Guidance messages accepted, delivered to the child or dropped unread."))
+	err = errors.Join(err, e)
+	in.statusRows, e = m.Int64Histogram(metricStatusRows, metric.WithUnit("{row}"),
+		metric.WithDescription("Rows in each rendered boundary status block."),
+		metric.WithExplicitBucketBoundaries(rowsBuckets...))
+	err = errors.Join(err, e)
+	in.resultBytes, e = m.Int64Histogram(metricResultBytes, metric.WithUnit("By"),
+		metric.WithDescription("Size of completed work results in bytes, by target (sizes only, never content)."),
+		metric.WithExplicitBucketBoundaries(bytesBuckets...))
+	err = errors.Join(err, e)
+	in.refused, e = m.Int64Counter(metricRefused, metric.WithUnit("{start}"),
+		metric.WithDescription("Starts refused before any work was queued, by target and reason (closed or the limit reached)."))
+	err = errors.Join(err, e)
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range actions {
+		for j, oc := range outcomes {
+			in.actionOpts[i][j] = metric.WithAttributeSet(attribute.NewSet(labelAction.String(a), labelOutcome.String(oc)))
+		}
+	}
+	for j, oc := range outcomes {
+		in.actionOpts[len(actions)][j] = metric.WithAttributeSet(attribute.NewSet(labelAction.String(actionInvalid), labelOutcome.String(oc)))
+	}
+	for i, ev := range [...]string{"accepted", "delivered", "dropped"} {
+		in.guidanceOpts[i] = metric.WithAttributeSet(attribute.NewSet(labelEvent.String(ev)))
+	}
+	return &in, nil
+}
+
+// forTarget returns the attribute sets of target, creating them once.
+func (in *instruments) forTarget(target string) *targetOpts {
+	if v, ok := in.targets.Load(target); ok {
+		return v.(*targetOpts)
+	}
+	t := &targetOpts{target: metric.WithAttributeSet(attribute.NewSet(labelTarget.String(target)))}
+	for i, s := range work.States {
+		t.state[i] = metric.WithAttributeSet(attribute.NewSet(labelState.String(string(s)), labelTarget.String(target)))
+		if s.Terminal() {
+			t.outcome[i] = metric.WithAttributeSet(attribute.NewSet(labelOutcome.String(string(s)), labelTarget.String(target)))
+		}
+	}
+	v, _ := in.targets.LoadOrStore(target, t)
+	return v.(*targetOpts)
+}
+
+func (in *instruments) action(action, outcome string) metric.MeasurementOption {
+	i := len(actions)
+	for k, a := range actions {
+		if a == action {
+			i = k
+			break
+		}
+	}
+	j := len(outcomes) - 1 // failed
+	for k, oc := range outcomes {
+		if oc == outcome {
+			j = k
+			break
+		}
+	}
+	return in.actionOpts[i][j]
+}
+
+// record updates the metrics for one lifecycle event.
+func (in *instruments) record(ctx context.Context, e work.Event) {
+	switch e.Type {
+	case work.EventRefused:
+		in.refused.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
+			labelTarget.String(e.Target), labelReason.String(reasonOf(e.ErrorClass)))))
+		return
+	case work.EventStatusBlock:
+		in.statusRows.Record(ctx, int64(e.Count))
+		return
+	case work.EventGuidanceAccepted:
+		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[0])
+		return
+	case work.EventGuidanceDelivered:
+		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[1])
+		return
+	case work.EventGuidanceDropped:
+		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[2])
+		return
+	}
+	i := stateIndex(e.To)
+	if i < 0 || e.Type != work.EventType(e.To) {
+		return // not a transition
+	}
+	t := in.forTarget(e.Target)
+	in.transitions.Add(ctx, 1, t.state[i])
+	switch e.To {
+	case work.StateRunning:
+		in.queueWait.Record(ctx, e.QueueWait.Seconds(), t.target)
+	case work.StateCompleted:
+		in.resultBytes.Record(ctx, int64(e.Bytes), t.target)
+		in.duration.Record(ctx, e.Duration.Seconds(), t.outcome[i])
+	case work.StateFailed, work.StateCancelled:
+		in.duration.Record(ctx, e.Duration.Seconds(), t.outcome[i])
+	}
+}
+
+// reasonOf is the refusal reason label: the engine's reason when it looks
+// like a class, else "_OTHER".
+func reasonOf(class string) string {
+	if r := errorType(class); r != "" {
+		return r
+	}
+	return otherErrorType
+}
+
+// observe reports the gauges from the watched supervisors.
+func (in *instruments) observe(o metric.Observer, sups []*work.Supervisor) {
+	if len(sups) == 0 {
+		return
+	}
+	counts := make(map[string]*[len(work.States)]int64)
+	var limit int64
+	for _, s := range sups {
+		limit += int64(s.Limits().MaxRunning)
+		s.Census(func(target string, st work.State, n int) {
+			i := stateIndex(st)
+			if i < 0 {
+				return
+			}
+			c := counts[target]
+			if c == nil {
+				c = new([len(work.States)]int64)
+				counts[target] = c
+			}
+			c[i] += int64(n)
+		})
+	}
+	for target, c := range counts {
+		t := in.forTarget(target)
+		for i := range c {
+			o.ObserveInt64(in.items, c[i], t.state[i])
+		}
+	}
+	o.ObserveInt64(in.limit, limit)
+}

@@ -1,0 +1,232 @@
+package telemetry
+
+import (
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// ScopeName is the instrumentation scope of the tracer and meter.
+const ScopeName = "github.com/agentwork/agentwork/telemetry"
+
+// Span names and attribute keys. They are public API (DESIGN.md, Telemetry
+// contract); the tests pin them as literals.
+const (
+	spanExecuteTool = "execute_tool "
+	spanInvokeAgent = "invoke_agent "
+	spanWorkAction  = "execute_tool work"
+
+	opExecuteTool = "execute_tool"
+	opInvokeAgent = "invoke_agent"
+
+	keyOperation   = attribute.Key("gen_ai.operation.name")
+	keyAgentName   = attribute.Key("gen_ai.agent.name")
+	keyToolName    = attribute.Key("gen_ai.tool.name")
+	keyToolCallID  = attribute.Key("gen_ai.tool.call.id")
+	keyErrorType   = attribute.Key("error.type")
+	keyWorkID      = attribute.Key("agentwork.work.id")
+	keyWorkTarget  = attribute.Key("agentwork.work.target")
+	keyWorkState   = attribute.Key("agentwork.work.state")
+	keyAction      = attribute.Key("agentwork.action")
+	keyGuidanceN   = attribute.Key("agentwork.guidance.count")
+	keyResultBytes = attribute.Key("agentwork.result.bytes")
+	keyStatusRows  = attribute.Key("agentwork.status_block.rows")
+
+	// otherErrorType replaces an error class that does not look like one
+	// (the OTel semantic conventions' fallback value for error.type).
+	otherErrorType = "_OTHER"
+)
+
+// Span event names, one per work.EventType. The six transitions keep the
+// state's model-facing spelling; the others are dotted.
+const (
+	evQueued            = "queued"
+	evRunning           = "running"
+	evCancelRequested   = "cancel-requested"
+	evCompleted         = "completed"
+	evFailed            = "failed"
+	evCancelled         = "cancelled"
+	evDetached          = "detached"
+	evGuidanceAccepted  = "guidance.accepted"
+	evGuidanceDelivered = "guidance.delivered"
+	evGuidanceDropped   = "guidance.dropped"
+	evResultRead        = "result.read"
+	evRefused           = "agentwork.start.refused"
+	evStatusBlock       = "agentwork.status_block"
+)
+
+func eventName(t work.EventType) string {
+	switch t {
+	case work.EventQueued:
+		return evQueued
+	case work.EventRunning:
+		return evRunning
+	case work.EventCancelRequested:
+		return evCancelRequested
+	case work.EventCompleted:
+		return evCompleted
+	case work.EventFailed:
+		return evFailed
+	case work.EventCancelled:
+		return evCancelled
+	case work.EventDetached:
+		return evDetached
+	case work.EventGuidanceAccepted:
+		return evGuidanceAccepted
+	case work.EventGuidanceDelivered:
+		return evGuidanceDelivered
+	case work.EventGuidanceDropped:
+		return evGuidanceDropped
+	case work.EventResultRead:
+		return evResultRead
+	case work.EventRefused:
+		return evRefused
+	case work.EventStatusBlock:
+		return evStatusBlock
+	}
+	return ""
+}
+
+// Metric instrument names (OTel) and units. Through the OTel Prometheus
+// exporter with otlptranslator.UnderscoreEscapingWithSuffixes they become
+// the names in the comment: dots turn into underscores, a unit in braces
+// adds nothing, "s" adds _seconds, "By" adds _bytes unless the name already
+// ends in it, and counters get _total.
+const (
+	metricItems       = "agentwork.work.items"             // agentwork_work_items
+	metricTransitions = "agentwork.work.transitions"       // agentwork_work_transitions_total
+	metricDuration    = "agentwork.work.duration"          // agentwork_work_duration_seconds
+	metricQueueWait   = "agentwork.work.queue_wait"        // agentwork_work_queue_wait_seconds
+	metricActions     = "agentwork.work.actions"           // agentwork_work_actions_total
+	metricGuidance    = "agentwork.guidance.messages"      // agentwork_guidance_messages_total
+	metricStatusRows  = "agentwork.status_block.rows"      // agentwork_status_block_rows
+	metricResultBytes = "agentwork.work.result"            // agentwork_work_result_bytes
+	metricRefused     = "agentwork.work.starts_refused"    // agentwork_work_starts_refused_total
+	metricLimit       = "agentwork.work.concurrency_limit" // agentwork_work_concurrency_limit
+)
+
+// Metric attribute keys: short, because they become Prometheus labels
+// verbatim. Every value comes from a bounded set.
+const (
+	labelState   = attribute.Key("state")
+	labelTarget  = attribute.Key("target")
+	labelOutcome = attribute.Key("outcome")
+	labelAction  = attribute.Key("action")
+	labelEvent   = attribute.Key("event")
+	labelReason  = attribute.Key("reason")
+)
+
+// Histogram bucket boundaries.
+var (
+	// durationBuckets are the OTel GenAI client-operation boundaries
+	// (0.01 s doubling to 81.92 s), continued by doubling for long
+	// background work, plus the default 30-minute deadline and an hour.
+	durationBuckets = []float64{0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12,
+		10.24, 20.48, 40.96, 81.92, 163.84, 327.68, 655.36, 1310.72, 1800, 3600}
+	// bytesBuckets go by fours from 64 B to 4 MiB (the default result
+	// limit is 1 MiB).
+	bytesBuckets = []float64{64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304}
+	// rowsBuckets cover a status block's 0..12 rows.
+	rowsBuckets = []float64{0, 1, 2, 4, 6, 8, 10, 12}
+)
+
+// The work tool's actions and the call outcomes: the only values the action
+// and outcome labels take.
+var (
+	actions  = [...]string{"list", "status", "result", "cancel", "detach", "send"}
+	outcomes = [...]string{"ok", "not_found", "rejected", "invalid", "timeout", "failed"}
+)
+
+const (
+	actionInvalid  = "invalid"
+	outcomeOK      = "ok"
+	outcomeTimeout = "timeout"
+	outcomeFailed  = "failed"
+)
+
+// normAction maps a work-tool action to itself when it is one of the six,
+// else to "invalid" (the model chose it; it must not become a label or an
+// attribute verbatim).
+func normAction(a string) string {
+	for _, v := range actions {
+		if a == v {
+			return v
+		}
+	}
+	return actionInvalid
+}
+
+// normOutcome maps a call outcome to itself when it is one of the six; an
+// empty outcome is ok and anything else is failed.
+func normOutcome(o string) string {
+	if o == "" {
+		return outcomeOK
+	}
+	for _, v := range outcomes {
+		if o == v {
+			return v
+		}
+	}
+	return outcomeFailed
+}
+
+// errorType returns class when it looks like a low-cardinality class
+// (1 to 64 of a-z, 0-9, '_', '-', '.', starting with a letter), "" for "",
+// and "_OTHER" for anything else, so that a caller that put an error's text
+// in ErrorClass cannot leak it.
+func errorType(class string) string {
+	if class == "" {
+		return ""
+	}
+	if len(class) > 64 || class[0] < 'a' || class[0] > 'z' {
+		return otherErrorType
+	}
+	for i := 0; i < len(class); i++ {
+		c := class[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' && c != '.' {
+			return otherErrorType
+		}
+	}
+	return class
+}
+
+// validWorkID reports whether id has the engine's id form (32 lowercase
+// hex digits). A work id in a work-tool call comes from the model; anything
+// else is not recorded.
+func validWorkID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// validCallID reports whether a tool-call id looks like a provider's id (1
+// to 128 of letters, digits, '_', '-', '.', ':').
+func validCallID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') &&
+			c != '_' && c != '-' && c != '.' && c != ':' {
+			return false
+		}
+	}
+	return true
+}
+
+func stateIndex(s work.State) int {
+	for i, v := range work.States {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,347 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Observer turns the engine's lifecycle events and model-facing calls into
+// OpenTelemetry spans and metrics and log/slog lines. It implements
+// work.Observer and work.Watcher: pass it to work.New with
+// work.WithObserver, and the Supervisor registers itself for the gauges.
+// One Observer may serve several Supervisors.
+//
+// Create one with New; the zero value is not usable. It is safe for
+// concurrent use, never blocks on I/O (export is the providers' business)
+// and never calls back into a Supervisor except Census and Limits at metric
+// collection.
+//
+// Nothing an Observer records carries content: names, attributes, events,
+// links, status descriptions, metric labels and log fields hold only ids,
+// target labels, states, counts, sizes, durations and low-cardinality error
+// classes.
+type Observer struct {
+	tracer trace.Tracer // nil when tracing is off
+	m      *instruments // nil when metrics are off
+	reg    metric.Registration
+	log    *slog.Logger
+
+	// Open work-tool action spans by the work id they name: lifecycle
+	// events that arrive after the Work's own span has ended (result read,
+	// guidance dropped at a cancel, detach of terminal work) go there.
+	actMu   sync.Mutex
+	actions map[string]trace.Span
+
+	watchMu sync.Mutex
+	watched []*work.Supervisor
+}
+
+var (
+	_ work.Observer = (*Observer)(nil)
+	_ work.Watcher  = (*Observer)(nil)
+)
+
+// New returns an Observer configured by opts. It fails only when the
+// MeterProvider refuses an instrument or the gauge callback.
+//
+// With metrics on, New registers one callback with the MeterProvider for
+// the gauges; it lives as long as the provider (call Unregister to drop it
+// earlier).
+func New(opts ...Option) (*Observer, error) {
+	cfg := newConfig(opts)
+	o := &Observer{log: cfg.logger, actions: make(map[string]trace.Span)}
+	if cfg.tracing {
+		o.tracer = cfg.tracerProvider.Tracer(ScopeName)
+	}
+	if cfg.metrics {
+		meter := cfg.meterProvider.Meter(ScopeName)
+		m, err := newInstruments(meter)
+		if err != nil {
+			return nil, err
+		}
+		reg, err := meter.RegisterCallback(o.collect, m.items, m.limit)
+		if err != nil {
+			return nil, err
+		}
+		o.m, o.reg = m, reg
+	}
+	return o, nil
+}
+
+// Unregister drops the gauge callback from the MeterProvider; afterwards the
+// gauges report nothing. The counters and spans keep working. It is
+// idempotent.
+func (o *Observer) Unregister() error {
+	if o.reg == nil {
+		return nil
+	}
+	return o.reg.Unregister()
+}
+
+func (o *Observer) collect(_ context.Context, ob metric.Observer) error {
+	o.watchMu.Lock()
+	sups := slices.Clone(o.watched)
+	o.watchMu.Unlock()
+	o.m.observe(ob, sups)
+	return nil
+}
+
+// Watch adds s to the Supervisors whose live counts the gauges report
+// (agentwork_work_items and agentwork_work_concurrency_limit sum over
+// them). work.New calls it; the returned function, which Supervisor.Close
+// calls, removes s again. It is idempotent.
+func (o *Observer) Watch(s *work.Supervisor) (unwatch func()) {
+	o.watchMu.Lock()
+	o.watched = append(o.watched, s)
+	o.watchMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			o.watchMu.Lock()
+			defer o.watchMu.Unlock()
+			if i := slices.Index(o.watched, s); i >= 0 {
+				o.watched = slices.Delete(o.watched, i, i+1)
+			}
+		})
+	}
+}
+
+func nopEnd(work.CallEnd) {}
+
+// Begin starts the span of one model-facing call as a child of ctx's span
+// and returns ctx carrying it, with the function that ends it:
+//
+//   - CallLaunch, CallForeground: "execute_tool {c.Tool}", INTERNAL, with
+//     gen_ai.operation.name=execute_tool, gen_ai.tool.name and
+//     agentwork.work.target set to c.Tool, and gen_ai.tool.call.id. For a
+//     launch the end function sets agentwork.work.id from CallEnd.WorkID.
+//   - CallAction: "execute_tool work", INTERNAL, with
+//     gen_ai.operation.name=execute_tool, gen_ai.tool.name=work,
+//     agentwork.action (one of the six actions, else "invalid"),
+//     agentwork.work.id when c.WorkID has the engine's id form, and
+//     gen_ai.tool.call.id. The end function counts the call in
+//     agentwork_work_actions_total{action,outcome}.
+//
+// An outcome other than ok and timeout marks the span as an error: status
+// Error with an empty description and error.type set to CallEnd.ErrorClass
+// (or the outcome when there is no class). A tool-call id is recorded only
+// when it looks like one (letters, digits, '_', '-', '.', ':'; at most 128).
+func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
+		if c.Kind == work.CallForeground {
+			return ctx, func(ce work.CallEnd) { o.logForeground(ctx, c, ce) }
+		}
+		return ctx, nopEnd
+	}
+	action := ""
+	if c.Kind == work.CallAction {
+		action = normAction(c.Action)
+	}
+	var span trace.Span
+	trackedID := ""
+	if o.tracer != nil {
+		var name string
+		attrs := make([]attribute.KeyValue, 0, 6)
+		attrs = append(attrs, keyOperation.String(opExecuteTool))
+		if c.Kind == work.CallAction {
+			name = spanWorkAction
+			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
+			if validWorkID(c.WorkID) {
+				attrs = append(attrs, keyWorkID.String(c.WorkID))
+				trackedID = c.WorkID
+			}
+		} else {
+			name = spanExecuteTool + c.Tool
+			attrs = append(attrs, keyToolName.String(c.Tool), keyWorkTarget.String(c.Tool))
+		}
+		if validCallID(c.CallID) {
+			attrs = append(attrs, keyToolCallID.String(c.CallID))
+		}
+		ctx, span = o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		if trackedID != "" && span.IsRecording() {
+			o.actMu.Lock()
+			o.actions[trackedID] = span
+			o.actMu.Unlock()
+		} else {
+			trackedID = ""
+		}
+	}
+	return ctx, func(ce work.CallEnd) {
+		outcome := normOutcome(ce.Outcome)
+		if span != nil {
+			if c.Kind == work.CallLaunch && validWorkID(ce.WorkID) {
+				span.SetAttributes(keyWorkID.String(ce.WorkID))
+			}
+			if outcome != outcomeOK && outcome != outcomeTimeout {
+				et := errorType(ce.ErrorClass)
+				if et == "" {
+					et = outcome
+				}
+				span.SetAttributes(keyErrorType.String(et))
+				span.SetStatus(codes.Error, "")
+			}
+			if trackedID != "" {
+				o.actMu.Lock()
+				if o.actions[trackedID] == span {
+					delete(o.actions, trackedID)
+				}
+				o.actMu.Unlock()
+			}
+			span.End()
+		}
+		if c.Kind == work.CallAction && o.m != nil {
+			o.m.actions.Add(ctx, 1, o.m.action(action, outcome))
+		}
+		if c.Kind == work.CallForeground {
+			o.logForeground(ctx, c, ce)
+		}
+	}
+}
+
+// Bind gives a child its execution context:
+//
+//   - EventQueued (a background Work): exec carrying a new root span
+//     "invoke_agent {e.Target}", INTERNAL, linked to the span in caller (the
+//     launch), with gen_ai.operation.name=invoke_agent, gen_ai.agent.name,
+//     agentwork.work.id, agentwork.work.target and agentwork.work.state set
+//     at creation, where samplers see them. The child's own spans nest
+//     under it; the span ends with the Work's terminal event.
+//   - EventForeground: exec carrying caller's current span (normally the
+//     "execute_tool {label}" span Begin started), so the child's spans nest
+//     under the call.
+//
+// Nothing else of caller reaches the returned context.
+func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Context {
+	switch e.Type {
+	case work.EventForeground:
+		if sp := trace.SpanFromContext(caller); sp.SpanContext().IsValid() {
+			return trace.ContextWithSpan(exec, sp)
+		}
+	case work.EventQueued:
+		if o.tracer == nil {
+			return exec
+		}
+		opts := make([]trace.SpanStartOption, 0, 5)
+		opts = append(opts, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
+			trace.WithAttributes(
+				keyOperation.String(opInvokeAgent),
+				keyAgentName.String(e.Target),
+				keyWorkID.String(e.WorkID),
+				keyWorkTarget.String(e.Target),
+				keyWorkState.String(string(work.StateQueued)),
+			))
+		if !e.Time.IsZero() {
+			opts = append(opts, trace.WithTimestamp(e.Time))
+		}
+		if sc := trace.SpanContextFromContext(caller); sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+		ctx, _ := o.tracer.Start(exec, spanInvokeAgent+e.Target, opts...)
+		return ctx
+	}
+	return exec
+}
+
+// Event records one lifecycle event: a span event, metrics and a log line.
+//
+// For a Work's events ctx is what Bind returned, so the span event goes on
+// its "invoke_agent" span, named as in the package documentation, with
+// agentwork.work.state (transitions), agentwork.guidance.count,
+// agentwork.result.bytes and error.type where they apply. Every transition
+// also sets agentwork.work.state on the span; a terminal one ends it at
+// e.Time (failed: status Error, empty description, error.type set). An
+// event that arrives after the span ended goes on the open
+// "execute_tool work" span of a work-tool call naming the same Work, if
+// there is one (a result read, guidance dropped by a cancel, a detach).
+//
+// EventRefused and EventStatusBlock carry the caller's context: they become
+// the events "agentwork.start.refused" (error.type = the reason) and
+// "agentwork.status_block" (agentwork.status_block.rows) on the caller's
+// span, when it records.
+func (o *Observer) Event(ctx context.Context, e work.Event) {
+	if o.tracer != nil {
+		o.spanEvent(ctx, e)
+	}
+	if o.m != nil {
+		o.m.record(ctx, e)
+	}
+	o.logEvent(ctx, e)
+}
+
+func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
+	name := eventName(e.Type)
+	if name == "" {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	own := true
+	if !span.IsRecording() {
+		if e.WorkID == "" {
+			return
+		}
+		o.actMu.Lock()
+		span = o.actions[e.WorkID]
+		o.actMu.Unlock()
+		if span == nil {
+			return
+		}
+		own = false
+	}
+	var buf [3]attribute.KeyValue
+	attrs := buf[:0]
+	transition := e.To != "" && e.Type == work.EventType(e.To)
+	if transition {
+		attrs = append(attrs, keyWorkState.String(string(e.To)))
+	}
+	switch e.Type {
+	case work.EventGuidanceAccepted, work.EventGuidanceDelivered, work.EventGuidanceDropped:
+		attrs = append(attrs, keyGuidanceN.Int(e.Count))
+	case work.EventStatusBlock:
+		attrs = append(attrs, keyStatusRows.Int(e.Count))
+	case work.EventCompleted, work.EventResultRead:
+		attrs = append(attrs, keyResultBytes.Int(e.Bytes))
+	case work.EventRefused:
+		attrs = append(attrs, keyErrorType.String(reasonOf(e.ErrorClass)))
+	}
+	et := ""
+	if e.Type == work.EventFailed {
+		et = errorType(e.ErrorClass)
+		if et == "" {
+			et = otherErrorType
+		}
+		attrs = append(attrs, keyErrorType.String(et))
+		if e.Bytes > 0 {
+			attrs = append(attrs, keyResultBytes.Int(e.Bytes))
+		}
+	}
+	opts := []trace.EventOption{trace.WithAttributes(attrs...)}
+	if !e.Time.IsZero() {
+		opts = append(opts, trace.WithTimestamp(e.Time))
+	}
+	span.AddEvent(name, opts...)
+	if !own || !transition {
+		return
+	}
+	span.SetAttributes(keyWorkState.String(string(e.To)))
+	if !e.To.Terminal() {
+		return
+	}
+	if e.To == work.StateFailed {
+		span.SetAttributes(keyErrorType.String(et))
+		span.SetStatus(codes.Error, "")
+	}
+	if e.Time.IsZero() {
+		span.End()
+	} else {
+		span.End(trace.WithTimestamp(e.Time))
+	}
+}
