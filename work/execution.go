@@ -64,7 +64,8 @@ func (e *Execution) Guidance() []string {
 // limited.
 //
 // A child that panics, fails or overruns its deadline yields ErrChildFailed
-// with Class set; when ctx ends first it yields ErrCancelled. Bad specs,
+// with Class set; when ctx ends first and the child returns an error it
+// yields ErrCancelled (a child that still returns its output wins). Bad specs,
 // a closed Supervisor and the depth limit fail as for Start.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	if spec.Owner.IsZero() {
@@ -104,12 +105,12 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassPanic)
 	case errors.Is(context.Cause(exec), errDeadline):
 		return "", childFailed(ClassDeadline)
+	case err == nil:
+		return out, nil // completion wins over a late cancellation
 	case ctx.Err() != nil:
 		return "", ErrCancelled
-	case err != nil:
-		return "", childFailed(ClassError)
 	}
-	return out, nil
+	return "", childFailed(ClassError)
 }
 
 // cmp returns override when it is positive, else def.

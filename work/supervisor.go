@@ -68,9 +68,12 @@ type Spec struct {
 	MaxResultBytes int
 }
 
+// The causes a child's context is cancelled with (context.Cause). The two
+// cancellations wrap context.Canceled, so that a child returning
+// context.Cause(ctx) is treated like one returning ctx.Err().
 var (
-	errCancelRequested = errors.New("work: cancel requested")
-	errClosed          = errors.New("work: supervisor closed")
+	errCancelRequested = fmt.Errorf("work: cancel requested: %w", context.Canceled)
+	errClosed          = fmt.Errorf("work: supervisor closed: %w", context.Canceled)
 	errDeadline        = fmt.Errorf("work: maximum duration reached: %w", context.DeadlineExceeded)
 )
 
@@ -402,7 +405,17 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.wg.Done()
+	returned := false
+	defer func() {
+		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
+		// neither returns nor panics: settle it as a panic so that its slot
+		// is freed and it does not stay running forever.
+		if !returned {
+			s.settle(it, ctx, "", nil, true)
+		}
+	}()
 	out, err, panicked := invoke(ctx, run)
+	returned = true
 	s.settle(it, ctx, out, err, panicked)
 }
 

@@ -1,0 +1,239 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/internal/fakeclock"
+	"github.com/agentwork/agentwork/work"
+)
+
+// t0 is the fake clock's start: a time with milliseconds, so that the JSON
+// goldens show the precision.
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 891_000_000, time.UTC)
+
+var (
+	agent = work.Target{Label: "research", Kind: work.KindAgent}
+	fn    = work.Target{Label: "fetch", Kind: work.KindFunction}
+)
+
+// obs is the test Observer: a work.Recorder plus a condition variable so a
+// test can wait for an event without polling.
+type obs struct {
+	rec    work.Recorder
+	mu     sync.Mutex
+	cond   sync.Cond
+	byWork map[string][]work.Event
+	all    []work.Event
+}
+
+func newObs() *obs {
+	o := &obs{byWork: make(map[string][]work.Event)}
+	o.cond.L = &o.mu
+	return o
+}
+
+func (o *obs) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+	return o.rec.Begin(ctx, c)
+}
+
+func (o *obs) Bind(caller, exec context.Context, e work.Event) context.Context {
+	return o.rec.Bind(caller, exec, e)
+}
+
+func (o *obs) Event(ctx context.Context, e work.Event) {
+	o.rec.Event(ctx, e)
+	o.mu.Lock()
+	o.all = append(o.all, e)
+	if e.WorkID != "" {
+		o.byWork[e.WorkID] = append(o.byWork[e.WorkID], e)
+	}
+	o.cond.Broadcast()
+	o.mu.Unlock()
+}
+
+// wait blocks until pred holds for the events of id, and returns them.
+func (o *obs) wait(id string, pred func([]work.Event) bool) []work.Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for !pred(o.byWork[id]) {
+		o.cond.Wait()
+	}
+	return append([]work.Event(nil), o.byWork[id]...)
+}
+
+// waitTerminal blocks until id has a terminal event and returns that event.
+func (o *obs) waitTerminal(id string) work.Event {
+	evs := o.wait(id, func(evs []work.Event) bool { return terminalIndex(evs) >= 0 })
+	return evs[terminalIndex(evs)]
+}
+
+func terminalIndex(evs []work.Event) int {
+	for i, e := range evs {
+		if e.To.Terminal() {
+			return i
+		}
+	}
+	return -1
+}
+
+func (o *obs) events(id string) []work.Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]work.Event(nil), o.byWork[id]...)
+}
+
+func (o *obs) count(typ work.EventType) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, e := range o.all {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func (o *obs) ofType(typ work.EventType) []work.Event {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []work.Event
+	for _, e := range o.all {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// harness is a Supervisor on a fake clock with the test Observer. Its
+// cleanup releases every child still blocked and closes the Supervisor.
+type harness struct {
+	t    *testing.T
+	s    *work.Supervisor
+	clk  *fakeclock.Clock
+	obs  *obs
+	kill chan struct{}
+}
+
+func newHarness(t *testing.T, opts ...work.Option) *harness {
+	t.Helper()
+	h := &harness{t: t, clk: fakeclock.New(t0), obs: newObs(), kill: make(chan struct{})}
+	h.s = work.New(append([]work.Option{work.WithClock(h.clk), work.WithObserver(h.obs)}, opts...)...)
+	t.Cleanup(func() {
+		close(h.kill)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return h
+}
+
+// child is a controlled child: it blocks until the test tells it how to
+// end (or the harness is cleaned up).
+type child struct {
+	h       *harness
+	started chan struct{}
+	ctl     chan func(context.Context) (string, error)
+	ctx     context.Context
+	ex      *work.Execution
+}
+
+func (h *harness) child() *child {
+	return &child{h: h, started: make(chan struct{}), ctl: make(chan func(context.Context) (string, error))}
+}
+
+func (c *child) run(ctx context.Context) (string, error) {
+	c.ctx = ctx
+	c.ex, _ = work.ExecutionFrom(ctx)
+	close(c.started)
+	select {
+	case f := <-c.ctl:
+		return f(ctx)
+	case <-c.h.kill:
+		return "", ctx.Err()
+	}
+}
+
+// do hands the child its ending; it returns once the child has taken it.
+func (c *child) do(f func(context.Context) (string, error)) { c.ctl <- f }
+
+func (c *child) complete(out string) { c.do(func(context.Context) (string, error) { return out, nil }) }
+func (c *child) fail()               { c.do(func(context.Context) (string, error) { return "", errBoom }) }
+func (c *child) panics()             { c.do(func(context.Context) (string, error) { panic("boom " + canary) }) }
+func (c *child) returnCtxErr() {
+	c.do(func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() })
+}
+
+var errBoom = errors.New("boom " + canary)
+
+// canary is content that must never reach an event, status or error.
+const canary = "CANARY-7f3a9c"
+
+func (h *harness) start(o work.Owner, target work.Target, c *child) work.Ref {
+	h.t.Helper()
+	ref, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: target, Run: c.run})
+	if err != nil {
+		h.t.Fatalf("Start: %v", err)
+	}
+	return ref
+}
+
+// running starts a controlled child and waits until it runs.
+func (h *harness) running(o work.Owner, target work.Target) (work.Ref, *child) {
+	h.t.Helper()
+	c := h.child()
+	ref := h.start(o, target, c)
+	<-c.started
+	return ref, c
+}
+
+func (h *harness) status(o work.Owner, id string) work.Status {
+	h.t.Helper()
+	st, err := h.s.Status(o, id)
+	if err != nil {
+		h.t.Fatalf("Status: %v", err)
+	}
+	return st
+}
+
+// census returns the Supervisor's counts per state, summed over targets.
+func census(s *work.Supervisor) map[work.State]int {
+	m := make(map[work.State]int)
+	s.Census(func(_ string, st work.State, n int) {
+		if n != 0 {
+			m[st] += n
+		}
+	})
+	return m
+}
+
+func censusTotal(s *work.Supervisor) int {
+	n := 0
+	for _, v := range census(s) {
+		n += v
+	}
+	return n
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	var we *work.Error
+	if !errors.As(err, &we) {
+		t.Fatalf("error %v (%T) is not a *work.Error", err, err)
+	}
+	if we.Code != code {
+		t.Fatalf("code = %q, want %q (%v)", we.Code, code, err)
+	}
+}
+
+// immediate returns a run function that returns out at once.
+func immediate(out string) work.RunFunc {
+	return func(context.Context) (string, error) { return out, nil }
+}

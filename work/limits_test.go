@@ -1,0 +1,271 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// snapshot is what a refused start must leave unchanged.
+type snapshot struct {
+	census map[work.State]int
+	list   []work.Status
+	events int
+}
+
+func (h *harness) snapshot(o work.Owner) snapshot {
+	l, _ := h.s.List(o)
+	return snapshot{census(h.s), l, len(h.obs.rec.Events())}
+}
+
+// refused starts one more Work for o and checks it is refused with ErrLimit
+// naming reason, that nothing was registered, and that exactly one
+// EventRefused was emitted.
+func (h *harness) refused(o work.Owner, reason string) {
+	h.t.Helper()
+	before := h.snapshot(o)
+	ran := false
+	_, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: agent, Run: func(context.Context) (string, error) {
+		ran = true
+		return "", nil
+	}})
+	if !errors.Is(err, work.ErrLimit) {
+		h.t.Fatalf("err = %v, want ErrLimit", err)
+	}
+	wantCode(h.t, err, "limit_exceeded")
+	if !strings.Contains(err.Error(), reason) {
+		h.t.Fatalf("error %q does not name %q", err, reason)
+	}
+	after := h.snapshot(o)
+	evs := h.obs.rec.Events()[before.events:]
+	if len(evs) != 1 || evs[0].Type != work.EventRefused || evs[0].ErrorClass != reason || evs[0].WorkID != "" ||
+		evs[0].Owner != o.ID() || evs[0].Depth != o.Depth() || evs[0].Target != agent.Label {
+		h.t.Fatalf("events on refusal = %+v", evs)
+	}
+	if !reflect.DeepEqual(before.census, after.census) || !reflect.DeepEqual(before.list, after.list) {
+		h.t.Fatalf("refusal changed the registry:\n%v %v\n%v %v", before.census, before.list, after.census, after.list)
+	}
+	if ran {
+		h.t.Fatal("refused work ran")
+	}
+}
+
+func TestRunningLimitFIFOFairAcrossOwners(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		enqueue []string // owner letter + index, in Start order
+		want    []string // order in which they must start
+	}{
+		{"grouped", []string{"A1", "A2", "A3", "B1", "B2", "C1"}, []string{"A1", "B1", "C1", "A2", "B2", "A3"}},
+		{"interleaved", []string{"B1", "A1", "A2", "B2", "C1", "C2", "C3"}, []string{"B1", "A1", "C1", "B2", "A2", "C2", "C3"}},
+		{"one owner", []string{"A1", "A2", "A3", "A4"}, []string{"A1", "A2", "A3", "A4"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t) // default running limit: 8
+			if h.s.Limits().MaxRunning != work.DefaultMaxRunning || work.DefaultMaxRunning != 8 {
+				t.Fatalf("running limit = %d", h.s.Limits().MaxRunning)
+			}
+			var blockers []*child
+			for range 8 {
+				_, c := h.running(work.NewOwner("X"), fn)
+				blockers = append(blockers, c)
+			}
+			started := make(chan string)
+			children := map[string]*child{}
+			for _, name := range tt.enqueue {
+				c := h.child()
+				children[name] = c
+				ref, err := h.s.Start(t.Context(), work.Spec{Owner: work.NewOwner(name[:1]), Target: agent,
+					Run: func(ctx context.Context) (string, error) {
+						started <- name
+						return c.run(ctx)
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st := h.status(work.NewOwner(name[:1]), ref.ID); st.State != work.StateQueued {
+					t.Fatalf("%s: %s, want queued", name, st.State)
+				}
+			}
+			if c := census(h.s); c[work.StateRunning] != 8 || c[work.StateQueued] != len(tt.enqueue) {
+				t.Fatalf("census = %v", c)
+			}
+			// Free one slot at a time; exactly one queued Work takes it.
+			var got []string
+			for i := range tt.enqueue {
+				if i < len(blockers) {
+					blockers[i].complete("")
+				} else {
+					children[got[i-len(blockers)]].complete("")
+				}
+				got = append(got, <-started)
+				if c := census(h.s); c[work.StateRunning] != 8 {
+					t.Fatalf("running = %d", c[work.StateRunning])
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("start order %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCancelQueuedKeepsRoundRobin(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1))
+	_, blocker := h.running(work.NewOwner("X"), fn)
+	started := make(chan string, 8)
+	ids := map[string]string{}
+	for _, name := range []string{"A1", "B1", "A2", "C1"} {
+		ref, err := h.s.Start(t.Context(), work.Spec{Owner: work.NewOwner(name[:1]), Target: agent,
+			Run: func(context.Context) (string, error) { started <- name; return "", nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = ref.ID
+	}
+	h.s.Cancel(work.NewOwner("B"), ids["B1"]) // B leaves the ring
+	blocker.complete("")
+	var got []string
+	for range 3 {
+		got = append(got, <-started)
+	}
+	if fmt.Sprint(got) != "[A1 C1 A2]" {
+		t.Fatalf("order %v", got)
+	}
+	for _, n := range []string{"A1", "C1", "A2"} {
+		h.obs.waitTerminal(ids[n])
+	}
+}
+
+func TestOutstandingLimit(t *testing.T) {
+	h := newHarness(t)
+	if work.DefaultMaxOutstanding != 32 || h.s.Limits().MaxOutstanding != 32 {
+		t.Fatal("outstanding default is not 32")
+	}
+	var kids []*child
+	var refs []work.Ref
+	for range 32 { // 8 running, 24 queued
+		c := h.child()
+		refs = append(refs, h.start(coord, agent, c))
+		kids = append(kids, c)
+	}
+	h.refused(coord, work.LimitOutstanding)
+	// Detached Work still counts: it is still outstanding.
+	h.s.Detach(coord, refs[31].ID)
+	h.refused(coord, work.LimitOutstanding)
+	// Other owners are unaffected.
+	h.start(work.NewOwner("other"), agent, h.child())
+	// One finishing frees one place.
+	<-kids[0].started
+	kids[0].complete("")
+	h.obs.waitTerminal(refs[0].ID)
+	h.start(coord, agent, h.child())
+	h.refused(coord, work.LimitOutstanding)
+	// Cancelling queued Work frees places too.
+	h.s.Cancel(coord, refs[20].ID)
+	h.start(coord, agent, h.child())
+}
+
+func TestStartsLimit(t *testing.T) {
+	t.Run("default 64", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxOutstanding(1000))
+		if work.DefaultMaxStarts != 64 || h.s.Limits().MaxStarts != 64 {
+			t.Fatal("starts default is not 64")
+		}
+		for range 64 {
+			ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: fn, Run: immediate("")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.obs.waitTerminal(ref.ID)
+		}
+		h.refused(coord, work.LimitStarts)
+		// Release gives the owner a fresh budget.
+		h.s.Release(coord)
+		if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: fn, Run: immediate("")}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("0 is unlimited", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxStarts(0), work.WithMaxOutstanding(10000))
+		for range 300 {
+			ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: fn, Run: immediate("")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.obs.waitTerminal(ref.ID)
+		}
+	})
+	t.Run("custom", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxStarts(2))
+		for range 2 {
+			h.start(coord, fn, h.child())
+		}
+		h.refused(coord, work.LimitStarts)
+	})
+}
+
+func TestDepthLimitThroughScopes(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(16))
+	if work.DefaultMaxDepth != 4 {
+		t.Fatal("depth default is not 4")
+	}
+	type level struct {
+		scope work.Owner
+		c     *child
+	}
+	levels := make(chan level)
+	var run func(ctx context.Context) (string, error)
+	run = func(ctx context.Context) (string, error) {
+		ex, ok := work.ExecutionFrom(ctx)
+		if !ok {
+			return "", errors.New("no execution")
+		}
+		c := h.child()
+		levels <- level{ex.Scope(), c}
+		return c.run(ctx)
+	}
+	if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	for depth := 1; ; depth++ {
+		l := <-levels
+		if l.scope.Depth() != depth {
+			t.Fatalf("scope depth %d, want %d", l.scope.Depth(), depth)
+		}
+		if depth == 4 {
+			h.refused(l.scope, work.LimitDepth)
+			// Foreground calls obey the same limit.
+			_, err := h.s.Call(t.Context(), work.Spec{Owner: l.scope, Target: agent, Run: immediate("")})
+			if !errors.Is(err, work.ErrLimit) {
+				t.Fatalf("Call at depth 4: %v", err)
+			}
+			break
+		}
+		if _, err := h.s.Start(t.Context(), work.Spec{Owner: l.scope, Target: agent, Run: run}); err != nil {
+			t.Fatalf("start at depth %d: %v", depth, err)
+		}
+	}
+	if c := census(h.s); c[work.StateRunning] != 4 {
+		t.Fatalf("census = %v", c)
+	}
+}
+
+func TestLimitOptions(t *testing.T) {
+	s := work.New(work.WithMaxRunning(0), work.WithMaxOutstanding(-1), work.WithMaxStarts(-1), work.WithMaxDepth(0),
+		work.WithMaxDuration(-1), work.WithMaxResultBytes(-1), work.WithRetention(0, -1), nil, work.WithClock(nil), work.WithObserver(nil))
+	defer s.Close(context.Background())
+	want := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
+		MaxResultBytes: 1 << 20, RetainTerminal: 64}
+	if got := s.Limits(); got != want {
+		t.Fatalf("limits = %+v, want %+v", got, want)
+	}
+	if _, ok := s.Observer().(work.NopObserver); !ok {
+		t.Fatalf("observer = %T", s.Observer())
+	}
+}
