@@ -9,6 +9,7 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/memory"
+	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/tools"
 
 	"github.com/agentwork/agentwork/middleware"
@@ -118,8 +119,9 @@ func NewAgent(name, description string, build func(ctx context.Context) (*agents
 
 // FromExecutor returns a child agent that runs exec for each call. Each run
 // uses a copy of exec whose agent's model is wrapped (guidance, cooperative
-// cancel) and whose memory, if any, is a fresh conversation buffer, so runs
-// never share history. The agent must be one of langchaingo's
+// cancel) and whose memory, if any, starts empty (langchaingo's buffers keep
+// their configuration; other memories become a conversation buffer), so
+// runs never share history. The agent must be one of langchaingo's
 // OneShotZeroAgent, ConversationalAgent (with an LLMChain) or
 // OpenAIFunctionsAgent; for any other agent wrap its model with WrapModel
 // yourself, or use NewAgent.
@@ -137,15 +139,36 @@ func prepareChildExecutor(exec *agents.Executor) *agents.Executor {
 	if cp.MaxIterations <= 0 {
 		cp.MaxIterations = DefaultChildIterations
 	}
-	switch cp.Memory.(type) {
-	case nil:
-		cp.Memory = memory.NewSimple()
-	case memory.Simple:
-	default:
-		cp.Memory = memory.NewConversationBuffer()
-	}
+	cp.Memory = freshMemory(cp.Memory)
 	cp.Agent = wrapAgentModel(cp.Agent)
 	return &cp
+}
+
+// freshMemory returns memory like m with an empty history, so that runs
+// never share one. langchaingo's buffers keep their configuration (memory
+// key, prefixes, input and output keys, window size, token limit): a
+// prompt that reads a custom memory key still finds it. Any other memory
+// becomes a plain conversation buffer.
+func freshMemory(m schema.Memory) schema.Memory {
+	switch mem := m.(type) {
+	case nil:
+		return memory.NewSimple()
+	case memory.Simple, *memory.Simple:
+		return m
+	case *memory.ConversationBuffer:
+		cp := *mem
+		cp.ChatHistory = memory.NewChatMessageHistory()
+		return &cp
+	case *memory.ConversationWindowBuffer:
+		cp := *mem
+		cp.ChatHistory = memory.NewChatMessageHistory()
+		return &cp
+	case *memory.ConversationTokenBuffer:
+		cp := *mem
+		cp.ChatHistory = memory.NewChatMessageHistory()
+		return &cp
+	}
+	return memory.NewConversationBuffer()
 }
 
 // wrapAgentModel returns a copy of a known agent whose model is wrapped with

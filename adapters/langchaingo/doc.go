@@ -21,6 +21,12 @@
 // Wrapped tools never return a Go error (langchaingo's Executor aborts the
 // whole run on one): bad input and failures come back as the error object.
 //
+// OneShot and Conversational agents show the model only tool names and
+// descriptions, never a schema: a prepared child's description therefore
+// ends with its input object (for example `Input: a JSON object {"input":
+// string (required), "run_in_background": boolean}.`), which the model
+// writes after "Action Input:".
+//
 // OneShot and Conversational agents render their tools into the prompt when
 // they are built, so build them from Kit.Tools and Kit.Model; an
 // OpenAIFunctionsAgent reads its Tools on each Plan, so Retrofit can prepare

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/tmc/langchaingo/agents"
@@ -150,6 +152,67 @@ func (t *identified) Call(ctx context.Context, input string) (string, error) {
 
 // Schema returns the prepared tool's real input schema.
 func (t *identified) Schema() map[string]any { return t.Tool.(middleware.Schemer).Schema() }
+
+// Description returns the prepared tool's description. A child's also
+// spells out its input object: OneShot and Conversational agents show
+// the model only names and descriptions, never a schema, so without it a
+// text agent's model could not know how to write run_in_background (or a
+// declared schema's fields) in its "Action Input:". The work tool's own
+// description already gives its input.
+func (t *identified) Description() string {
+	d := t.Tool.Description()
+	if t.Name() == middleware.WorkToolName {
+		return d
+	}
+	return d + inputHint(t.Schema())
+}
+
+// inputHint renders an object schema's top-level fields compactly, for
+// example ` Input: a JSON object {"input": string (required),
+// "run_in_background": boolean}.`
+func inputHint(schema map[string]any) string {
+	props, _ := schema["properties"].(map[string]any)
+	if len(props) == 0 {
+		return ""
+	}
+	required := map[string]bool{}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			if name, ok := r.(string); ok {
+				required[name] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(props))
+	for name := range props {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		// Required fields first, run_in_background last, else by name.
+		ri, rj := required[names[i]], required[names[j]]
+		if ri != rj {
+			return ri
+		}
+		bi, bj := names[i] == middleware.ReservedField, names[j] == middleware.ReservedField
+		if bi != bj {
+			return bj
+		}
+		return names[i] < names[j]
+	})
+	fields := make([]string, len(names))
+	for i, name := range names {
+		prop, _ := props[name].(map[string]any)
+		typ, _ := prop["type"].(string)
+		if typ == "" {
+			typ = "any"
+		}
+		fields[i] = strconv.Quote(name) + ": " + typ
+		if required[name] {
+			fields[i] += " (required)"
+		}
+	}
+	return " Input: a JSON object {" + strings.Join(fields, ", ") + "}."
+}
 
 // Retrofit prepares an already-built agent. An OpenAIFunctionsAgent reads
 // its Tools on each Plan, so Retrofit returns a copy with prepared Tools and

@@ -25,7 +25,9 @@ import (
 //     __arg1 schema of the work tool and of prepared children with their
 //     real JSON schemas, and passes them as Tools as well as Functions
 //     (except to langchaingo's OpenAI client, which turns both into tools
-//     and would declare each twice: it gets Functions only).
+//     and would declare each twice: it gets Functions only). A wrapper
+//     around the OpenAI client must expose it with an Unwrap() llms.Model
+//     method to be recognised.
 //
 // It never mutates the caller's slice and never adds a system message or a
 // cache mark. It is safe for concurrent use.
@@ -104,12 +106,29 @@ func (k *Kit) schemaOptions(opts []llms.CallOption) []llms.CallOption {
 		ts[i] = llms.Tool{Type: "function", Function: &out[i]}
 	}
 	opts = append(opts[:len(opts):len(opts)], llms.WithFunctions(out))
-	if _, openAI := k.model.inner.(*openai.LLM); openAI {
+	if isOpenAI(k.model.inner) {
 		// langchaingo's OpenAI client sends Functions and Tools both as
 		// tools: passing both would declare every tool twice.
 		return opts
 	}
 	return append(opts, llms.WithTools(ts))
+}
+
+// isOpenAI reports whether m is langchaingo's OpenAI client, seeing through
+// wrappers (logging, tracing, retries) that expose it with an
+// Unwrap() llms.Model method.
+func isOpenAI(m llms.Model) bool {
+	for range 32 {
+		switch v := m.(type) {
+		case *openai.LLM:
+			return true
+		case interface{ Unwrap() llms.Model }:
+			m = v.Unwrap()
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // callIDs assigns tool-call identities: the model's own tool-call ids when

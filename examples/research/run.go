@@ -297,6 +297,16 @@ func (d *demo) coordinatorScript() []scripted.Step {
 			d.openGate()
 			return scripted.ToolCall("work", args(map[string]any{"action": "result", "id": refs(req)["research_web"], "timeout": "10s"}))
 		}),
+		// Wait for the cancelled and the failed work to settle (result
+		// returns their status: failure is visible only as state), so the
+		// transcript is the same on every run.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			ids := refs(req)
+			return scripted.ToolCalls(
+				scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "result", "id": ids["research_papers"], "timeout": "10s"})},
+				scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "result", "id": ids["fetch_dataset"], "timeout": "10s"})},
+			)
+		}),
 		scripted.ToolCall("work", args(map[string]any{"action": "list"})),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			report := ""

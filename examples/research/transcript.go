@@ -45,6 +45,11 @@ type printingModel struct {
 	turn  int
 }
 
+// Unwrap returns the wrapped model, so that the adapter recognises
+// langchaingo's OpenAI client under the transcript (it then declares each
+// tool once, not as a function and a tool both).
+func (p *printingModel) Unwrap() llms.Model { return p.inner }
+
 func (p *printingModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
 	return llms.GenerateFromSinglePrompt(ctx, p, prompt, opts...)
 }

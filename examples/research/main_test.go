@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const canary = "CANARY-7d41c0a9"
+
+// TestDemo runs the demo on the scripted model and checks its transcript.
+func TestDemo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var buf bytes.Buffer
+	if err := run(ctx, &buf, config{canary: canary}); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	out := buf.String()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Errorf(format+"\n--- transcript ---\n%s", append(args, out)...)
+	}
+
+	// Three background launches, each answered with a work.ref.
+	launch := regexp.MustCompile(`(?m)^   (research_web|research_papers|fetch_dataset)\(\{.*"run_in_background":true\}\) -> \{"kind":"work\.ref","id":"([0-9a-f]{32})","targetId":"([a-z_]+)","guarantees":\{"execution":"process-local","rejoin":"process-local"\}\}$`)
+	ids := map[string]string{}
+	for _, m := range launch.FindAllStringSubmatch(out, -1) {
+		if m[1] != m[3] {
+			fail("launch of %s returned targetId %s", m[1], m[3])
+		}
+		ids[m[1]] = m[2]
+	}
+	if len(ids) != 3 {
+		fail("found %d work.ref launches, want 3 (%v)", len(ids), ids)
+		return
+	}
+
+	// The status block, on the coordinator's requests, without content.
+	blocks := 0
+	for _, line := range strings.Split(out, "\n") {
+		if line == "   | [background work] id | target | state | elapsed | result" {
+			blocks++
+		}
+		if strings.HasPrefix(line, "   | ") && strings.Contains(line, canary) {
+			fail("a status block line carries content: %q", line)
+		}
+	}
+	if blocks < 3 {
+		fail("found %d status blocks, want one per coordinator turn after the launches", blocks)
+	}
+
+	// The guidance reached research_web's second model turn, and only it.
+	guidance := "    -- research_web: model turn 2 --\n" +
+		"       | [supervisor guidance] Your supervisor sent guidance while you work. Follow it within your task:\n" +
+		"       | 1. Focus on the 2012 work-stealing redesign. [guidance " + canary + "]\n"
+	if !strings.Contains(out, guidance) {
+		fail("research_web's second turn does not show the guidance")
+	}
+	if n := strings.Count(out, "[supervisor guidance]"); n != 1 {
+		fail("the guidance was shown %d times, want 1", n)
+	}
+
+	// research_papers ended cancelled, fetch_dataset failed (visible only
+	// as state), research_web's result is its exact report.
+	status := func(label, state string) *regexp.Regexp {
+		return regexp.MustCompile(`(?m)^   work\(\{"action":"result","id":"` + ids[label] + `","timeout":"10s"\}\) -> \{"work":\{[^}]*\}\},"targetLabel":"` + label + `","state":"` + state + `",[^\n]*"resultAvailable":false\}$`)
+	}
+	if !status("research_papers", "cancelled").MatchString(out) {
+		fail("research_papers did not end cancelled")
+	}
+	if !status("fetch_dataset", "failed").MatchString(out) {
+		fail("fetch_dataset did not end failed")
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "mirror unreachable") {
+			fail("the failure text reached the coordinator: %q", line)
+		}
+	}
+	report := "Report: Go 1.0 used one global run queue; Go 1.1 (2012) introduced per-P run queues with work stealing (Vyukov's design); Go 1.14 added asynchronous preemption. As asked, it focuses on the 2012 work-stealing redesign. [output " + canary + "]"
+	result := `   work({"action":"result","id":"` + ids["research_web"] + `","timeout":"10s"}) -> ` + report + "\n"
+	if !strings.Contains(out, result) {
+		fail("research_web's result is not its exact report")
+	}
+	if !strings.Contains(out, "\n== answer ==\nBrief: "+report+" (The papers search was cancelled; the dataset fetch failed.)\n") {
+		fail("the answer is missing")
+	}
+}
