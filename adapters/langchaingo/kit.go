@@ -38,9 +38,10 @@ type kitOptionFunc func(*kitConfig)
 
 func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 
-// WithOwner sets the owner identity (default: the child scope when ctx is a
-// child's, else a new random top-level owner). Use it to give a long-lived
-// agent instance a stable name.
+// WithOwner sets the top-level owner identity (default: a new random one).
+// Use it to give a long-lived agent instance a stable name. Inside a child
+// (ctx is a child's) the owner is always the child's own scope, and
+// WithOwner fails preparation.
 func WithOwner(id string) Option {
 	return kitOptionFunc(func(c *kitConfig) {
 		if id != "" {
@@ -74,12 +75,13 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 			o.apply(&cfg)
 		}
 	}
-	if cfg.owner.IsZero() {
-		if ex, ok := work.ExecutionFrom(ctx); ok {
-			cfg.owner = ex.Scope()
-		} else {
-			cfg.owner = work.NewOwner("agent-" + randomHex())
+	if ex, ok := work.ExecutionFrom(ctx); ok {
+		if !cfg.owner.IsZero() {
+			return nil, errors.New("langchaingo: WithOwner inside a child: a child's agents own work in the child's own scope (the nesting limit applies)")
 		}
+		cfg.owner = ex.Scope()
+	} else if cfg.owner.IsZero() {
+		cfg.owner = work.NewOwner("agent-" + randomHex())
 	}
 	entries := make(map[string]any, len(ts))
 	for i, t := range ts {
