@@ -1,6 +1,7 @@
 package work
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -37,14 +38,25 @@ func ParseDuration(s string) (time.Duration, error) {
 		if !ok {
 			return 0, errorf(ErrInvalidDuration, "unknown unit")
 		}
-		part := time.Duration(n * float64(unit))
-		if part < 0 || total+part < total {
+		// Converting an out-of-range float to an integer is
+		// implementation-defined in Go (negative on amd64, saturated on
+		// arm64): check the range before converting.
+		f := n * float64(unit)
+		if f >= maxDuration {
+			return 0, errorf(ErrInvalidDuration, "duration out of range")
+		}
+		part := time.Duration(f)
+		if total > math.MaxInt64-part {
 			return 0, errorf(ErrInvalidDuration, "duration out of range")
 		}
 		total += part
 	}
 	return total, nil
 }
+
+// maxDuration is math.MaxInt64 as a float64 (2^63): the first value a
+// time.Duration cannot hold.
+const maxDuration = float64(math.MaxInt64)
 
 var spelledUnits = map[string]time.Duration{
 	"ms": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,

@@ -77,7 +77,10 @@ func TestCancelRunning(t *testing.T) {
 	}{
 		{"ctx.Err", func(c *child) { c.returnCtxErr() }},
 		{"wrapped ctx.Err", func(c *child) {
-			c.do(func(ctx context.Context) (string, error) { <-ctx.Done(); return "", fmt.Errorf("step 3: %w", ctx.Err()) })
+			c.do(func(ctx context.Context) (string, error) {
+				<-ctx.Done()
+				return "", fmt.Errorf("step 3: %w", ctx.Err())
+			})
 		}},
 		{"context.Cause", func(c *child) {
 			c.do(func(ctx context.Context) (string, error) { <-ctx.Done(); return "", context.Cause(ctx) })

@@ -1,0 +1,195 @@
+package work
+
+import (
+	"context"
+	"crypto/sha256"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// item returns the registry's record of a visible Work.
+func (s *Supervisor) itemFor(o Owner, id string) *item {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.owners[o.id].items[id]
+}
+
+// startBlocked starts an agent Work whose child blocks until release is
+// closed and hands back its Execution once it runs.
+func startBlocked(t *testing.T, s *Supervisor, o Owner, release chan struct{}) (Ref, *Execution) {
+	t.Helper()
+	exc := make(chan *Execution, 1)
+	ref, err := s.Start(context.Background(), Spec{Owner: o, Target: Target{Label: "research", Kind: KindAgent},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := ExecutionFrom(ctx)
+			exc <- ex
+			<-release
+			return "", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref, <-exc
+}
+
+func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
+	s := New()
+	defer s.Close(context.Background())
+	o := NewOwner("coord")
+	release := make(chan struct{})
+	defer close(release)
+	ref, ex := startBlocked(t, s, o, release)
+	msgs := []string{"first secret", "second secret", "third secret"}
+	for i, m := range msgs {
+		if _, err := s.Send(o, ref.ID, "call-"+string(rune('a'+i)), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	it := s.itemFor(o, ref.ID)
+	s.mu.Lock()
+	queued := slices.Clone(it.guidance)
+	s.mu.Unlock()
+	if !slices.Equal(queued, msgs) {
+		t.Fatalf("mailbox = %q", queued)
+	}
+	s.mu.Lock()
+	where := findText(reflect.ValueOf(it).Elem(), msgs, "item")
+	s.mu.Unlock()
+	if where != "item.guidance[]" {
+		t.Fatalf("walker found the queued text at %q, want item.guidance[]", where)
+	}
+	got := ex.Guidance()
+	if !slices.Equal(got, msgs) {
+		t.Fatalf("drained %q", got)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if it.guidance != nil {
+		t.Fatalf("engine still holds %q (cap %d)", it.guidance, cap(it.guidance))
+	}
+	assertNoText(t, reflect.ValueOf(it).Elem(), msgs, "item")
+}
+
+func TestCommandRecordsHoldOnlyADigest(t *testing.T) {
+	s := New()
+	defer s.Close(context.Background())
+	o := NewOwner("coord")
+	release := make(chan struct{})
+	defer close(release)
+	ref, _ := startBlocked(t, s, o, release)
+	const text = "please also check the appendix"
+	if _, err := s.Send(o, ref.ID, "call-1", text); err != nil {
+		t.Fatal(err)
+	}
+	it := s.itemFor(o, ref.ID)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := it.commands["call-1"]
+	if !ok {
+		t.Fatal("no command record")
+	}
+	if c.digest != sha256.Sum256([]byte(text)) {
+		t.Fatal("digest is not the SHA-256 of the text")
+	}
+	assertNoText(t, reflect.ValueOf(c), []string{text}, "command")
+	// The digest is the only field that depends on the text.
+	if n := reflect.TypeOf(c).NumField(); n != 2 {
+		t.Fatalf("command has %d fields; review this test", n)
+	}
+}
+
+// assertNoText fails if any string reachable from v contains one of texts.
+func assertNoText(t *testing.T, v reflect.Value, texts []string, path string) {
+	t.Helper()
+	if where := findText(v, texts, path); where != "" {
+		t.Fatalf("%s holds guidance text", where)
+	}
+}
+
+// findText walks v (the engine's own types; not into the owner or the
+// Supervisor) and returns the path of the first string containing one of
+// texts, or "".
+func findText(v reflect.Value, texts []string, path string) string {
+	const pkg = "github.com/agentwork/agentwork/work"
+	switch v.Kind() {
+	case reflect.String:
+		for _, s := range texts {
+			if strings.Contains(v.String(), s) {
+				return path
+			}
+		}
+	case reflect.Struct:
+		if v.Type().PkgPath() != pkg {
+			return "" // sync, time, context: no strings of ours
+		}
+		for i := range v.NumField() {
+			if w := findText(v.Field(i), texts, path+"."+v.Type().Field(i).Name); w != "" {
+				return w
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if w := findText(v.Index(i), texts, path+"[]"); w != "" {
+				return w
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if w := findText(it.Key(), texts, path+"{key}"); w != "" {
+				return w
+			}
+			if w := findText(it.Value(), texts, path+"{}"); w != "" {
+				return w
+			}
+		}
+	case reflect.Pointer:
+		if e := v.Type().Elem(); !v.IsNil() && e.PkgPath() == pkg && e.Name() != "ownerState" && e.Name() != "Supervisor" {
+			return findText(v.Elem(), texts, path)
+		}
+	}
+	return ""
+}
+
+func TestTopKMatchesFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 5, 12, 13, 100, 1000} {
+		m := map[string]*item{}
+		for i := range n {
+			it := &item{seq: uint64(r.IntN(50)), state: States[r.IntN(len(States))], hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0}
+			m[string(rune(i))+newID()] = it
+		}
+		better := func(a, b *item) bool {
+			if pa, pb := a.priority(), b.priority(); pa != pb {
+				return pa < pb
+			}
+			return a.seq > b.seq
+		}
+		for _, k := range []int{1, 12, 50} {
+			got := topK(m, k, better)
+			all := make([]*item, 0, n)
+			for _, it := range m {
+				all = append(all, it)
+			}
+			slices.SortStableFunc(all, func(a, b *item) int {
+				if better(a, b) {
+					return -1
+				}
+				if better(b, a) {
+					return 1
+				}
+				return 0
+			})
+			if len(got) != min(k, n) {
+				t.Fatalf("n=%d k=%d: %d items", n, k, len(got))
+			}
+			for i := range got {
+				if better(got[i], all[i]) || better(all[i], got[i]) {
+					t.Fatalf("n=%d k=%d: position %d differs", n, k, i)
+				}
+			}
+		}
+	}
+}
