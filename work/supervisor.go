@@ -760,7 +760,9 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	}
 }
 
-// Release cancels o's unfinished Work, detaches all of it and forgets o
+// Release detaches all of o's visible Work, cancels the unfinished part
+// of it (queued Work is cancelled, running Work becomes cancel-requested and
+// is forgotten when it ends) and forgets o
 // (including its starts budget). Call it when the agent instance that o
 // stands for is done. A child's own scope is released when the child ends.
 func (s *Supervisor) Release(o Owner) {
@@ -772,11 +774,16 @@ func (s *Supervisor) Release(o Owner) {
 	s.unlockAndEmit(&e)
 }
 
+// releaseLocked detaches every Work visible to os, then cancels the
+// unfinished ones. Detaching first matters: cancelling queued Work of a
+// still-attached owner would retire it into the terminal list and could
+// evict other items mid-release, so which items got a detached event would
+// depend on map order.
 func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 	now := s.cfg.clock.Now()
 	for _, it := range os.items {
-		s.cancelLocked(it, now, errCancelRequested, e)
 		s.detachLocked(it, e)
+		s.cancelLocked(it, now, errCancelRequested, e)
 	}
 	delete(s.owners, os.id)
 }
