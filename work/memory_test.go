@@ -12,15 +12,24 @@ import (
 )
 
 // terminalSignal is an Observer that signals every terminal event and keeps
-// nothing.
+// nothing. A lossy one drops signals when its channel is full.
 type terminalSignal struct {
 	work.NopObserver
-	ch chan struct{}
+	ch    chan struct{}
+	lossy bool
 }
 
 func (o terminalSignal) Event(_ context.Context, e work.Event) {
-	if e.To.Terminal() {
+	if !e.To.Terminal() {
+		return
+	}
+	if !o.lossy {
 		o.ch <- struct{}{}
+		return
+	}
+	select {
+	case o.ch <- struct{}{}:
+	default:
 	}
 }
 

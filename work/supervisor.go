@@ -205,11 +205,25 @@ func (e *emission) add(it *item, ev Event) {
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
 func (s *Supervisor) unlockAndEmit(e *emission) {
-	locked := make([]*item, 0, 2)
-	for _, it := range e.its {
-		if !containsItem(locked, it) {
-			it.emitMu.Lock()
-			locked = append(locked, it)
+	var buf [4]*item
+	locked := buf[:0]
+	if len(e.its) <= 16 {
+		for _, it := range e.its {
+			if !containsItem(locked, it) {
+				it.emitMu.Lock()
+				locked = append(locked, it)
+			}
+		}
+	} else {
+		// Close and Release emit for many Works at once: a linear
+		// membership test would make them quadratic.
+		seen := make(map[*item]struct{}, len(e.its))
+		for _, it := range e.its {
+			if _, ok := seen[it]; !ok {
+				seen[it] = struct{}{}
+				it.emitMu.Lock()
+				locked = append(locked, it)
+			}
 		}
 	}
 	s.mu.Unlock()
