@@ -25,6 +25,8 @@ bench:
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDuration -fuzztime $(FUZZTIME) ./work
+	$(GO) test -run '^$$' -fuzz FuzzChildInput -fuzztime $(FUZZTIME) ./middleware
+	$(GO) test -run '^$$' -fuzz FuzzWorkToolInput -fuzztime $(FUZZTIME) ./middleware
 
 tidy-check:
 	@cp go.mod /tmp/agentwork.go.mod.bak; cp go.sum /tmp/agentwork.go.sum.bak; \

@@ -40,7 +40,8 @@ type Child struct {
 	// Validate, when set, checks the child's input (the input string, or the
 	// input object's JSON without run_in_background) before any Work is
 	// accepted; its error text is shown to the model, so it must not
-	// contain secrets. Schema's required properties and top-level types are
+	// contain secrets. A panic in Validate refuses the input with a
+	// generic message. Schema's required properties and top-level types are
 	// always checked first.
 	Validate func(input string) error
 	// Run is the child's body: it gets the child's input (the string, or the
@@ -61,14 +62,18 @@ type Child struct {
 // Prepare. Its zero value is invalid.
 type Background struct {
 	child Child
+	err   error // the child's Schema could not be copied; Prepare reports it
 	ok    bool
 }
 
-// Backgroundable marks child as backgroundable. The child is copied: later
-// changes to the caller's value do not reach it.
+// Backgroundable marks child as backgroundable. The child is copied,
+// including a deep copy of its Schema: later changes to the caller's value
+// or map do not reach it. A Schema that is not JSON-encodable makes Prepare
+// fail.
 func Backgroundable(child Child) Background {
+	var err error
 	if child.Schema != nil {
-		child.Schema = cloneSchema(child.Schema)
+		child.Schema, err = cloneSchema(child.Schema)
 	}
-	return Background{child: child, ok: true}
+	return Background{child: child, err: err, ok: true}
 }

@@ -15,64 +15,57 @@ type childInput struct {
 
 var errNotObject = errors.New("input must be a JSON object")
 
-// parseObject decodes s as one JSON object, unwrapping langchaingo's
-// {"__arg1": "<json>"} form. It reports ok=false (no error) when s is not a
-// JSON object at all, so callers can treat it as plain text.
-func parseObject(s string) (obj map[string]json.RawMessage, ok bool, err error) {
+// parseObject decodes s as exactly one JSON object, unwrapping langchaingo's
+// {"__arg1": "<string>"} form (repeatedly). When s, or the string inside
+// __arg1, is not a JSON object, it reports isObj=false with that text, so
+// callers can treat it as plain text. An __arg1 that is not a string is an
+// error.
+func parseObject(s string) (obj map[string]json.RawMessage, text string, isObj bool, err error) {
 	t := strings.TrimSpace(s)
-	if !strings.HasPrefix(t, "{") {
-		return nil, false, nil
-	}
-	dec := json.NewDecoder(strings.NewReader(t))
-	dec.UseNumber()
-	if err := dec.Decode(&obj); err != nil || obj == nil {
-		return nil, false, nil
-	}
-	if dec.More() {
-		return nil, false, nil
+	if !strings.HasPrefix(t, "{") || json.Unmarshal([]byte(t), &obj) != nil || obj == nil {
+		return nil, s, false, nil
 	}
 	if raw, has := obj["__arg1"]; has && len(obj) == 1 {
 		var inner string
-		if err := json.Unmarshal(raw, &inner); err != nil {
-			return nil, true, errors.New("__arg1 must be a string")
+		if bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &inner) != nil {
+			return nil, "", false, errors.New("__arg1 must be a string")
 		}
-		o2, ok2, err2 := parseObject(inner)
-		if !ok2 && err2 == nil {
-			return map[string]json.RawMessage{"__text": mustRaw(inner)}, true, nil
-		}
-		return o2, ok2, err2
+		return parseObject(inner)
 	}
-	return obj, true, nil
+	return obj, "", true, nil
 }
 
-func mustRaw(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
+// encodeObject encodes obj compactly, with sorted keys and without HTML
+// escaping, so string values reach the child as the caller wrote them.
+func encodeObject(obj map[string]json.RawMessage) (string, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(obj); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // parseChildInput turns a child tool's raw input into the child's input
 // and the background flag. Accepted forms: a JSON object, a JSON object in
 // langchaingo's __arg1 string, or (for a child that takes one string) plain
-// text, which is always foreground.
+// text, raw or in __arg1, which is always foreground and reaches the child
+// unchanged.
 func parseChildInput(c *Child, raw string) (childInput, error) {
-	obj, isObj, err := parseObject(raw)
+	obj, text, isObj, err := parseObject(raw)
 	if err != nil {
 		return childInput{}, err
-	}
-	if text, ok := obj["__text"]; ok && len(obj) == 1 {
-		var s string
-		_ = json.Unmarshal(text, &s)
-		raw, isObj = s, false
 	}
 	if !isObj {
 		if c.Schema != nil {
 			return childInput{}, errNotObject
 		}
-		return childInput{input: raw}, nil
+		return childInput{input: text}, nil
 	}
 	var in childInput
 	if rb, has := obj[ReservedField]; has {
-		if err := json.Unmarshal(rb, &in.background); err != nil || bytes.Equal(bytes.TrimSpace(rb), []byte("null")) {
+		if bytes.Equal(rb, []byte("null")) || json.Unmarshal(rb, &in.background) != nil {
 			return childInput{}, errors.New(`"run_in_background" must be a boolean`)
 		}
 		delete(obj, ReservedField)
@@ -81,17 +74,15 @@ func parseChildInput(c *Child, raw string) (childInput, error) {
 		if err := validateObject(stringSchemaStrict, obj); err != nil {
 			return childInput{}, err
 		}
-		_ = json.Unmarshal(obj["input"], &in.input)
+		_ = json.Unmarshal(obj["input"], &in.input) // a string: validated above
 		return in, nil
 	}
 	if err := validateObject(c.Schema, obj); err != nil {
 		return childInput{}, err
 	}
-	b, err := json.Marshal(obj)
-	if err != nil {
+	if in.input, err = encodeObject(obj); err != nil {
 		return childInput{}, errNotObject
 	}
-	in.input = string(b)
 	return in, nil
 }
 

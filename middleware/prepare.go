@@ -32,10 +32,11 @@ type Set struct {
 //
 // Prepare fails when a label is empty, an entry has another type, a Tool's
 // Name differs from its label, a label or Tool is named "work", a child has
-// no Run or an invalid Kind, or a child's schema is not an object schema or
-// declares run_in_background. extra lists the names of tools the agent gets
-// from elsewhere (for example its resolved prompt); a "work" among them is
-// also an error.
+// no Run or an invalid Kind, or a child's schema is not JSON-encodable, is
+// not an object schema or declares run_in_background. extra lists the names
+// of tools the agent gets from elsewhere (for example its resolved prompt);
+// a "work" among them is also an error. Every child's schema is copied:
+// later changes to the caller's map do not reach the Set.
 func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
 	if sup == nil {
 		return nil, errors.New("middleware: nil Supervisor")
@@ -65,6 +66,9 @@ func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, ext
 		case Background:
 			if !e.ok {
 				return nil, fmt.Errorf("middleware: entry %q: zero Background (use Backgroundable)", label)
+			}
+			if e.err != nil {
+				return nil, fmt.Errorf("middleware: child %q: input schema is not JSON-encodable: %v", label, e.err)
 			}
 			t, err := s.newChildTool(label, e.child, true)
 			if err != nil {
@@ -121,6 +125,15 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 	if c.Kind != work.KindAgent && c.Kind != work.KindFunction {
 		return nil, fmt.Errorf("middleware: child %q: unknown kind %d", label, c.Kind)
 	}
+	if c.Schema != nil {
+		// A private, normalized copy: validation then sees the schema as it
+		// was at Prepare, with []any lists and map[string]any objects.
+		schema, err := cloneSchema(c.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("middleware: child %q: input schema is not JSON-encodable: %v", label, err)
+		}
+		c.Schema = schema
+	}
 	if err := checkChildSchema(label, c.Schema); err != nil {
 		return nil, err
 	}
@@ -131,7 +144,7 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 	if background {
 		schema = withReserved(schema)
 	} else {
-		schema = cloneSchema(schema)
+		schema = copySchema(schema)
 	}
 	return &childTool{set: s, label: label, child: c, background: background, schema: schema}, nil
 }
@@ -148,7 +161,7 @@ func (t *childTool) Description() string {
 
 // Schema returns the child's input schema, with run_in_background when the
 // child is backgroundable. The returned map is a copy.
-func (t *childTool) Schema() map[string]any { return cloneSchema(t.schema) }
+func (t *childTool) Schema() map[string]any { return copySchema(t.schema) }
 
 // Call runs the child. It never returns a Go error: bad input and failures
 // come back as the error object, so an agent loop is never aborted.
@@ -163,7 +176,7 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		}
 	}
 	if perr == nil && t.child.Validate != nil {
-		perr = t.child.Validate(in.input)
+		perr = t.validate(in.input)
 	}
 	s := t.set
 	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
@@ -201,4 +214,15 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	}
 	end(work.CallEnd{Outcome: "ok"})
 	return out, nil
+}
+
+// validate runs the child's Validate. A panic in it is the child's bad
+// input, not the caller's crash; its value is not shown.
+func (t *childTool) validate(input string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.New("the child's input validation failed")
+		}
+	}()
+	return t.child.Validate(input)
 }

@@ -3,6 +3,7 @@ package middleware
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -10,14 +11,28 @@ import (
 // gains.
 const ReservedField = "run_in_background"
 
-func cloneSchema(m map[string]any) map[string]any {
+// cloneSchema deep-copies m through its JSON encoding, which also
+// normalizes it (nested maps become map[string]any, lists []any), so the
+// copy shares nothing with m. A schema that is not JSON-encodable is an
+// error.
+func cloneSchema(m map[string]any) (map[string]any, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
-		return m
+		return nil, err
 	}
 	var out map[string]any
-	if json.Unmarshal(b, &out) != nil {
-		return m
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// copySchema deep-copies a schema that is already normalized (cloneSchema
+// succeeded on it once), so it cannot fail.
+func copySchema(m map[string]any) map[string]any {
+	out, err := cloneSchema(m)
+	if err != nil {
+		panic("middleware: copying a normalized schema: " + err.Error())
 	}
 	return out
 }
@@ -43,7 +58,7 @@ func backgroundProperty() map[string]any {
 // withReserved returns a copy of schema (an object schema) with
 // run_in_background added.
 func withReserved(schema map[string]any) map[string]any {
-	out := cloneSchema(schema)
+	out := copySchema(schema)
 	props, _ := out["properties"].(map[string]any)
 	if props == nil {
 		props = map[string]any{}
@@ -53,8 +68,10 @@ func withReserved(schema map[string]any) map[string]any {
 	return out
 }
 
-// checkChildSchema refuses a schema that is not an object schema or that
-// declares run_in_background.
+// checkChildSchema refuses a normalized schema that is not an object schema
+// (its type, when present, must be "object"; properties, when present, an
+// object; required, when present, a list of strings) or that declares
+// run_in_background.
 func checkChildSchema(label string, schema map[string]any) error {
 	if schema == nil {
 		return nil
@@ -62,9 +79,24 @@ func checkChildSchema(label string, schema map[string]any) error {
 	if t, ok := schema["type"]; ok && t != "object" {
 		return fmt.Errorf("middleware: child %q: input schema must be an object schema", label)
 	}
-	if props, ok := schema["properties"].(map[string]any); ok {
+	if p, ok := schema["properties"]; ok {
+		props, isMap := p.(map[string]any)
+		if !isMap {
+			return fmt.Errorf("middleware: child %q: input schema properties must be an object", label)
+		}
 		if _, ok := props[ReservedField]; ok {
 			return fmt.Errorf("middleware: child %q: input schema declares the reserved field %q", label, ReservedField)
+		}
+	}
+	if r, ok := schema["required"]; ok {
+		req, isList := r.([]any)
+		if !isList {
+			return fmt.Errorf("middleware: child %q: input schema required must be a list of names", label)
+		}
+		for _, name := range req {
+			if _, isString := name.(string); !isString {
+				return fmt.Errorf("middleware: child %q: input schema required must be a list of names", label)
+			}
 		}
 	}
 	return nil
@@ -119,8 +151,8 @@ func jsonHasType(raw json.RawMessage, want string) bool {
 		_, ok := v.(float64)
 		return ok
 	case "integer":
-		f, ok := v.(float64)
-		return ok && f == float64(int64(f))
+		f, ok := v.(float64) // any size: a number with no fractional part
+		return ok && f == math.Trunc(f)
 	case "object":
 		_, ok := v.(map[string]any)
 		return ok

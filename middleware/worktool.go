@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
+	"strings"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -59,21 +61,25 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 		e := errObj(code, msg)
 		return workInput{}, &e
 	}
-	obj, ok, err := parseObject(raw)
+	obj, _, ok, err := parseObject(raw)
 	if err != nil || !ok {
-		return fail(CodeInvalidInput, `input must be a JSON object like {"action":"list"}`)
-	}
-	if _, text := obj["__text"]; text && len(obj) == 1 {
 		return fail(CodeInvalidInput, `input must be a JSON object like {"action":"list"}`)
 	}
 	var in workInput
 	fields := map[string]*string{"action": &in.Action, "id": &in.ID, "timeout": &in.Timeout, "message": &in.Message}
-	for k, v := range obj {
-		dst, known := fields[k]
-		if !known {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the same input always gets the same error
+	for _, k := range keys {
+		if _, known := fields[k]; !known {
 			return fail(CodeInvalidInput, "unknown field; allowed fields are action, id, timeout and message")
 		}
-		if json.Unmarshal(v, dst) != nil || string(v) == "null" {
+	}
+	for _, k := range keys {
+		v := obj[k]
+		if string(v) == "null" || json.Unmarshal(v, fields[k]) != nil {
 			return fail(CodeInvalidInput, "field "+k+" must be a string")
 		}
 	}
@@ -97,7 +103,7 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 			return fail(CodeInvalidTimeout, `timeout must be a non-negative duration like "10s" or "30 seconds"`)
 		}
 	}
-	if in.Action == "send" && in.Message == "" {
+	if in.Action == "send" && strings.TrimSpace(in.Message) == "" {
 		return fail(CodeMissingMessage, "send needs a non-empty message")
 	}
 	return in, nil
