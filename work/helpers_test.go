@@ -65,6 +65,25 @@ func (o *obs) wait(id string, pred func([]work.Event) bool) []work.Event {
 	return append([]work.Event(nil), o.byWork[id]...)
 }
 
+// waitCount waits until id has at least n events or d passes (a real-time
+// timer wakes the wait; nothing polls), and returns its events.
+func (o *obs) waitCount(id string, n int, d time.Duration) []work.Event {
+	expired := false
+	t := time.AfterFunc(d, func() {
+		o.mu.Lock()
+		expired = true
+		o.cond.Broadcast()
+		o.mu.Unlock()
+	})
+	defer t.Stop()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for len(o.byWork[id]) < n && !expired {
+		o.cond.Wait()
+	}
+	return append([]work.Event(nil), o.byWork[id]...)
+}
+
 // waitTerminal blocks until id has a terminal event and returns that event.
 func (o *obs) waitTerminal(id string) work.Event {
 	evs := o.wait(id, func(evs []work.Event) bool { return terminalIndex(evs) >= 0 })

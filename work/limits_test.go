@@ -42,7 +42,14 @@ func (h *harness) refused(o work.Owner, reason string) {
 		h.t.Fatalf("error %q does not name %q", err, reason)
 	}
 	after := h.snapshot(o)
-	evs := h.obs.rec.Events()[before.events:]
+	// Events of Works settled just before may still be arriving: look only
+	// at events without a Work id.
+	var evs []work.Event
+	for _, e := range h.obs.rec.Events()[before.events:] {
+		if e.WorkID == "" {
+			evs = append(evs, e)
+		}
+	}
 	if len(evs) != 1 || evs[0].Type != work.EventRefused || evs[0].ErrorClass != reason || evs[0].WorkID != "" ||
 		evs[0].Owner != o.ID() || evs[0].Depth != o.Depth() || evs[0].Target != agent.Label {
 		h.t.Fatalf("events on refusal = %+v", evs)

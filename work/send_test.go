@@ -134,7 +134,9 @@ func TestUndeliveredGuidanceDroppedAtEnd(t *testing.T) {
 	h.s.Send(coord, ref.ID, "a", "one")
 	h.s.Send(coord, ref.ID, "b", "two")
 	c.complete("")
-	h.obs.waitTerminal(ref.ID)
+	h.obs.wait(ref.ID, func(evs []work.Event) bool {
+		return len(evs) > 0 && evs[len(evs)-1].Type == work.EventGuidanceDropped
+	})
 	evs := h.obs.ofType(work.EventGuidanceDropped)
 	if len(evs) != 1 || evs[0].Count != 2 {
 		t.Fatalf("dropped = %+v", evs)

@@ -535,6 +535,12 @@ func verifyEvents(t *testing.T, h *harness, m *model, final bool) {
 	t.Helper()
 	byWork := map[string][]work.Event{}
 	refused := 0
+	// Events are delivered after the engine's lock is released: the last
+	// batch may still be on its way. Wait for the model's count (or time
+	// out and let the comparison below report the difference).
+	for _, w := range m.works {
+		h.obs.waitCount(w.id, len(w.events), 10*time.Second)
+	}
 	for _, e := range h.obs.rec.Events() {
 		if e.Type == work.EventRefused {
 			refused++

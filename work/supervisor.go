@@ -810,8 +810,9 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 // queues nothing; with other text it is ErrConflict. Only a SHA-256 digest
 // of the text is kept for this. An empty commandID is never deduplicated.
 //
-// Send fails with ErrEmptyMessage, ErrNotFound, ErrNotAgent, ErrTerminal or
-// ErrConflict, checked in that order.
+// Send fails with ErrEmptyMessage, ErrNotFound, ErrNotAgent, ErrConflict or
+// ErrTerminal, checked in that order: a replay of an accepted command
+// returns its receipt even after the Work has ended.
 func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, error) {
 	if strings.TrimSpace(message) == "" {
 		return SendReceipt{}, ErrEmptyMessage

@@ -1,0 +1,111 @@
+package work_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+type watcher struct {
+	work.NopObserver
+	watched   *work.Supervisor
+	unwatched int
+}
+
+func (w *watcher) Watch(s *work.Supervisor) func() {
+	w.watched = s
+	return func() { w.unwatched++ }
+}
+
+func TestWatcherWatchedOnceUnwatchedOnFirstClose(t *testing.T) {
+	w := &watcher{}
+	s := work.New(work.WithObserver(w))
+	if w.watched != s {
+		t.Fatal("Watch not called with the Supervisor")
+	}
+	s.Close(context.Background())
+	s.Close(context.Background())
+	if w.unwatched != 1 {
+		t.Fatalf("unwatch called %d times", w.unwatched)
+	}
+}
+
+func TestRecorderCallsAndNop(t *testing.T) {
+	var r work.Recorder
+	ctx := context.Background()
+	got, end := r.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "list", Owner: "coord"})
+	if got != ctx {
+		t.Fatal("Begin changed the context")
+	}
+	if c := r.Calls(); len(c) != 1 || c[0].Ended {
+		t.Fatalf("calls = %+v", c)
+	}
+	end(work.CallEnd{Outcome: "ok"})
+	if c := r.Calls(); !c[0].Ended || c[0].End.Outcome != "ok" || c[0].Call.Action != "list" {
+		t.Fatalf("calls = %+v", c)
+	}
+	exec := context.WithValue(context.Background(), struct{}{}, 1)
+	if r.Bind(ctx, exec, work.Event{}) != exec {
+		t.Fatal("Bind")
+	}
+	var n work.NopObserver
+	c2, end2 := n.Begin(ctx, work.Call{})
+	end2(work.CallEnd{})
+	n.Event(ctx, work.Event{})
+	if c2 != ctx || n.Bind(ctx, exec, work.Event{}) != exec {
+		t.Fatal("NopObserver")
+	}
+}
+
+// TestBindContextIsolated: the child's context carries what Bind returned
+// and the Execution, but no value of the caller's context and not its
+// cancellation.
+func TestBindContextIsolated(t *testing.T) {
+	type key struct{}
+	b := &binder{}
+	h := newHarness(t)
+	s := work.New(work.WithObserver(b), work.WithClock(h.clk))
+	defer s.Close(context.Background())
+	caller, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "caller secret"))
+	seen := make(chan context.Context, 1)
+	release := make(chan struct{})
+	ref, err := s.Start(caller, work.Spec{Owner: coord, Target: agent, Run: func(ctx context.Context) (string, error) {
+		seen <- ctx
+		<-release
+		return "", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	ctx := <-seen
+	if ctx.Value(key{}) != nil {
+		t.Fatal("caller value reached the child")
+	}
+	if ctx.Value(boundKey{}) != ref.ID {
+		t.Fatal("Bind's context is not the child's")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("caller cancellation reached the child")
+	}
+	if b.caller.Value(key{}) != "caller secret" {
+		t.Fatal("Bind did not get the caller context")
+	}
+	close(release)
+}
+
+type boundKey struct{}
+
+type binder struct {
+	work.NopObserver
+	caller context.Context
+}
+
+func (b *binder) Bind(caller, exec context.Context, e work.Event) context.Context {
+	b.caller = caller
+	if e.Type != work.EventQueued || e.WorkID == "" || e.Owner != "coord" {
+		panic("Bind got a bad event")
+	}
+	return context.WithValue(exec, boundKey{}, e.WorkID)
+}
