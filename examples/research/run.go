@@ -32,6 +32,9 @@ type config struct {
 	provider llms.Model
 	// logOutput receives the slog lines (default os.Stderr).
 	logOutput io.Writer
+	// every is the pause between quiet repeats of the scenario while
+	// /metrics is served (scripted model only; 0 serves without repeats).
+	every time.Duration
 	// inspect, when set, is given the telemetry set-up after the run,
 	// before it shuts down (tests read the spans and metrics through it).
 	inspect func(*telemetrySetup)
@@ -41,9 +44,10 @@ const task = "Write a short brief on how Go's goroutine scheduler evolved, with 
 
 const systemPrompt = "You coordinate research. Start slow research in the background, keep working, steer or cancel it with the work tool, and read results with the work tool's result action."
 
-// run builds the coordinator and its children, runs the task once, prints
-// the transcript and the telemetry summary, and, with -metrics-addr, keeps
-// serving /metrics until ctx ends.
+// run runs the scenario once, printing its transcript and the telemetry
+// summary. With -metrics-addr it serves /metrics from the start and, after
+// the first run, repeats the scenario quietly every cfg.every (scripted
+// model only) so that rates and latency panels have data, until ctx ends.
 func run(ctx context.Context, w io.Writer, cfg config) error {
 	tel, err := setupTelemetry(ctx, cfg)
 	if err != nil {
@@ -57,25 +61,80 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		defer cancel()
 		_ = sup.Close(closeCtx)
 	}()
-
-	tr := &transcript{w: w}
-	d := newDemo(cfg, tr)
 	if cfg.provider == nil {
 		cfg.provider = providerFromEnv()
 	}
-	d.live = cfg.provider != nil
+	stopServing, err := tel.serve(w)
+	if err != nil {
+		return err
+	}
+	defer stopServing()
 
+	kit, err := scenario(ctx, w, cfg, sup, tel, 1)
+	if err != nil {
+		return err
+	}
+	tel.summary(w)
+	if cfg.metricsAddr != "" {
+		err = repeat(ctx, w, cfg, sup, tel, kit)
+	}
+	if cfg.inspect != nil {
+		cfg.inspect(tel)
+	}
+	return err
+}
+
+// repeat runs the scenario quietly every cfg.every until ctx ends, keeping
+// the previous run's work visible (for the gauges) until the next one ends.
+func repeat(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor, tel *telemetrySetup, prev *lc.Kit) error {
+	if cfg.every <= 0 || cfg.provider != nil {
+		fmt.Fprintln(w, "serving until interrupted")
+		<-ctx.Done()
+		return nil
+	}
+	fmt.Fprintf(w, "repeating the scenario every %s until interrupted\n", cfg.every)
+	tick := time.NewTicker(cfg.every)
+	defer tick.Stop()
+	for n := 2; ; n++ {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		kit, err := scenario(ctx, io.Discard, cfg, sup, tel, n)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		prev.Release(sup)
+		prev = kit
+	}
+}
+
+// scenario builds a coordinator (owner "coordinator", or "coordinator-n"
+// for later runs) and its children, runs the task, waits until every child
+// has settled (so all their spans have ended) and returns the Kit, whose
+// work stays visible until the caller releases it.
+func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor, tel *telemetrySetup, n int) (*lc.Kit, error) {
+	tr := &transcript{w: w}
+	d := newDemo(cfg, tr)
+	d.live = cfg.provider != nil
+	owner := "coordinator"
+	if n > 1 {
+		owner = fmt.Sprintf("coordinator-%d", n)
+	}
 	kit, err := lc.Prepare(ctx, sup, tr.model("coordinator", d.model(cfg.provider, d.coordinatorScript()...)), []tools.Tool{
 		d.wordCount(),
 		d.outline(cfg.provider),
 		lc.Backgroundable(d.researcher("research_web", "Researches a topic on the web and returns a short report with sources.", cfg.provider, d.webGate)),
 		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
 		lc.Backgroundable(d.fetchDataset()),
-	}, lc.WithOwner("coordinator"))
+	}, lc.WithOwner(owner))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer kit.Release(sup)
 	agent := agents.NewOpenAIFunctionsAgent(kit.Model(), tr.tools("coordinator", kit.Tools()),
 		agents.NewOpenAIOption().WithSystemMessage(systemPrompt+d.plant("prompt")))
 	exec := agents.NewExecutor(agent, agents.WithMaxIterations(12))
@@ -85,28 +144,25 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	answer, err := chains.Run(runCtx, exec, task+d.plant("prompt"))
 	endRun()
 	if err != nil {
-		return fmt.Errorf("coordinator: %w", err)
+		kit.Release(sup)
+		return nil, fmt.Errorf("coordinator: %w", err)
 	}
 	fmt.Fprintf(w, "\n== answer ==\n%s\n", answer)
 
-	// Let every child settle (Result wakes on settlement) so that all their
-	// spans have ended before the summary; the registry stays open so the
-	// gauges keep reporting while /metrics is served.
+	// Result wakes on settlement: afterwards every child's spans have ended.
 	list, err := sup.List(kit.Owner())
-	if err != nil {
-		return err
-	}
-	for _, st := range list {
-		if _, _, err := sup.Result(ctx, kit.Owner(), st.Work.ID, work.MaxResultWait); err != nil {
-			return err
+	if err == nil {
+		for _, st := range list {
+			if _, _, err = sup.Result(ctx, kit.Owner(), st.Work.ID, work.MaxResultWait); err != nil {
+				break
+			}
 		}
 	}
-	tel.summary(w)
-	err = tel.serve(ctx, w)
-	if cfg.inspect != nil {
-		cfg.inspect(tel)
+	if err != nil {
+		kit.Release(sup)
+		return nil, err
 	}
-	return err
+	return kit, nil
 }
 
 func providerFromEnv() llms.Model {

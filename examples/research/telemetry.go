@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -152,11 +151,12 @@ func sortedKeys(m map[string]int) []string {
 	return keys
 }
 
-// serve serves /metrics on the -metrics-addr address (host 127.0.0.1 when
-// omitted) until ctx ends. Without the flag it returns at once.
-func (t *telemetrySetup) serve(ctx context.Context, w io.Writer) error {
+// serve starts serving /metrics on the -metrics-addr address (host
+// 127.0.0.1 when omitted) and returns the function that stops it. Without
+// the flag it does nothing.
+func (t *telemetrySetup) serve(w io.Writer) (stop func(), err error) {
 	if t.addr == "" {
-		return nil
+		return func() {}, nil
 	}
 	addr := t.addr
 	if host, port, err := net.SplitHostPort(addr); err == nil && host == "" {
@@ -164,28 +164,23 @@ func (t *telemetrySetup) serve(ctx context.Context, w io.Writer) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", t.metrics.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(w, "\nserving Prometheus metrics on http://%s/metrics until interrupted\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-	case err := <-errc:
-		return err
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	fmt.Fprintf(w, "serving Prometheus metrics on http://%s/metrics\n\n", ln.Addr())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln) // returns http.ErrServerClosed after Shutdown
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		<-done
+	}, nil
 }
 
 func (t *telemetrySetup) shutdown() {
