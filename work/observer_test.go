@@ -109,3 +109,11 @@ func (b *binder) Bind(caller, exec context.Context, e work.Event) context.Contex
 	}
 	return context.WithValue(exec, boundKey{}, e.WorkID)
 }
+
+func TestSupervisorNowUsesItsClock(t *testing.T) {
+	h := newHarness(t)
+	h.clk.Advance(1500)
+	if got := h.s.Now(); !got.Equal(t0.Add(1500)) {
+		t.Fatalf("Now = %v", got)
+	}
+}
