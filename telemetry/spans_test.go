@@ -201,11 +201,11 @@ execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] statu
   attrs {agentwork.work.id=<id> agentwork.work.target=summarizer gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=summarizer}
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unset
   attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work}
-  event guidance.dropped {agentwork.guidance.count=1}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
   event queued {agentwork.work.state=queued}
   event guidance.accepted {agentwork.guidance.count=1}
+  event guidance.dropped {agentwork.guidance.count=1}
   event cancelled {agentwork.work.state=cancelled}
 invoke_agent summarizer kind=internal parent=root trace=t3 links=[execute_tool summarizer] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=summarizer gen_ai.agent.name=summarizer gen_ai.operation.name=invoke_agent}

@@ -52,6 +52,9 @@ var (
 	ErrLimit = newError("limit_exceeded", "limit exceeded")
 	// ErrClosed: the Supervisor is closed and admits no more work.
 	ErrClosed = newError("closed", "supervisor is closed")
+	// ErrScopeEnded: work started in a child's scope after the child
+	// returned (for example by a goroutine the child leaked).
+	ErrScopeEnded = newError("scope_ended", "the child that owns this scope has ended")
 	// ErrChildFailed: a foreground child failed; Class says how.
 	ErrChildFailed = newError("child_failed", "child failed")
 	// ErrCancelled: a foreground call's context ended before the child
@@ -68,4 +71,6 @@ const (
 	LimitOutstanding = "outstanding"
 	LimitStarts      = "starts"
 	LimitDepth       = "depth"
+
+	reasonScopeEnded = "scope_ended"
 )

@@ -66,10 +66,12 @@ func (e *Execution) Guidance() []string {
 // A child that panics, fails or overruns its deadline yields ErrChildFailed
 // with Class set; when ctx ends first and the child returns an error it
 // yields ErrCancelled (a child that still returns its output wins). Bad specs,
-// a closed Supervisor and the depth limit fail as for Start.
+// a closed Supervisor, an ended scope and the depth limit fail as for Start.
+// Close cancels a foreground call in progress (it then yields ErrClosed
+// unless the child still returns its output) and waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
-	if spec.Owner.IsZero() {
-		return "", ErrInvalidOwner
+	if err := validOwner(spec.Owner); err != nil {
+		return "", err
 	}
 	if err := validTarget(spec.Target); err != nil {
 		return "", err
@@ -77,27 +79,49 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	if spec.Run == nil {
 		return "", errorf(ErrInvalidSpec, "run function is nil")
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return "", ErrClosed
-	}
-	if spec.Owner.depth >= s.cfg.maxDepth {
-		return "", s.limitError(LimitDepth)
-	}
 	ev := Event{Type: EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
 	exec, cancel := context.WithCancelCause(s.cfg.observer.Bind(ctx, context.Background(), ev))
 	defer cancel(nil)
+	// Admission and registration happen together, so Close either refuses
+	// this call or cancels it and waits for it.
+	s.mu.Lock()
+	reason := ""
+	switch {
+	case s.closed:
+		reason = "closed"
+	case spec.Owner.end != nil && spec.Owner.end.ended:
+		reason = reasonScopeEnded
+	case spec.Owner.depth >= s.cfg.maxDepth:
+		reason = LimitDepth
+	}
+	if reason != "" {
+		s.mu.Unlock()
+		return "", s.refusal(reason)
+	}
+	fg := &foreground{cancel: cancel}
+	s.foreground[fg] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.foreground, fg)
+		s.mu.Unlock()
+		s.wg.Done()
+	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
 	if d := cmp(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	scope := Owner{id: spec.Owner.id + "/" + newID(), depth: spec.Owner.depth + 1}
-	defer s.Release(scope)
+	scope := Owner{id: spec.Owner.id + "/" + newID(), depth: spec.Owner.depth + 1, end: &scopeEnd{}}
+	defer func() {
+		s.mu.Lock()
+		scope.end.ended = true
+		s.mu.Unlock()
+		s.Release(scope)
+	}()
 	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope})
 	out, err, panicked := invoke(exec, spec.Run)
 	switch {
@@ -105,6 +129,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassPanic)
 	case errors.Is(context.Cause(exec), errDeadline):
 		return "", childFailed(ClassDeadline)
+	case err != nil && errors.Is(context.Cause(exec), errClosed):
+		return "", ErrClosed
 	case err == nil:
 		return out, nil // completion wins over a late cancellation
 	case ctx.Err() != nil:
@@ -120,3 +146,6 @@ func cmp(override, def time.Duration) time.Duration {
 	}
 	return def
 }
+
+// foreground is a foreground call in progress, for Close.
+type foreground struct{ cancel context.CancelCauseFunc }

@@ -106,8 +106,10 @@ func WithMaxStarts(n int) Option {
 }
 
 // WithMaxDepth sets the owner nesting limit (default 4): an owner at depth
-// d may start Work only when d+1 < n. A top-level owner has depth 0; a
-// child's own scope is one deeper than its owner. Values below 1 are ignored.
+// d may start Work (or call a foreground child) only when d < n, so at most
+// n levels of children run below a top-level owner. A top-level owner has
+// depth 0; a child's own scope is one deeper than its owner. Values below 1
+// are ignored.
 func WithMaxDepth(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

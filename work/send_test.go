@@ -134,12 +134,16 @@ func TestUndeliveredGuidanceDroppedAtEnd(t *testing.T) {
 	h.s.Send(coord, ref.ID, "a", "one")
 	h.s.Send(coord, ref.ID, "b", "two")
 	c.complete("")
-	h.obs.wait(ref.ID, func(evs []work.Event) bool {
-		return len(evs) > 0 && evs[len(evs)-1].Type == work.EventGuidanceDropped
-	})
+	h.obs.waitTerminal(ref.ID)
 	evs := h.obs.ofType(work.EventGuidanceDropped)
 	if len(evs) != 1 || evs[0].Count != 2 {
 		t.Fatalf("dropped = %+v", evs)
+	}
+	// The drop comes just before the terminal event, while the execution
+	// is still open for observers.
+	all := h.obs.events(ref.ID)
+	if n := len(all); n < 2 || all[n-2].Type != work.EventGuidanceDropped || all[n-1].Type != work.EventCompleted {
+		t.Fatalf("event order = %+v, want ... guidance-dropped, completed", all)
 	}
 	if got := c.ex.Guidance(); got != nil {
 		t.Fatalf("drain after end = %q", got)

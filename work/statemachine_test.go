@@ -95,13 +95,18 @@ func (m *model) dispatch() {
 	}
 }
 
-// finish does what the engine's finishLocked does.
-func (m *model) finish(w *mWork) {
-	w.owner.active--
+// drop does what the engine's transition does before a terminal event:
+// undelivered guidance is dropped first.
+func (w *mWork) drop() {
 	if w.guidance > 0 {
 		w.guidance = 0
 		w.emit("guidance-dropped")
 	}
+}
+
+// finish does what the engine's finishLocked does.
+func (m *model) finish(w *mWork) {
+	w.owner.active--
 	if w.detached {
 		w.forgotten = true
 		return
@@ -120,6 +125,7 @@ func (m *model) finish(w *mWork) {
 func (m *model) settle(w *mWork, to work.State) {
 	m.running--
 	w.state = to
+	w.drop()
 	w.emit(string(to))
 	m.finish(w)
 	m.dispatch()
@@ -136,6 +142,7 @@ func (m *model) cancel(w *mWork) (bool, work.State) {
 			o.inRing = false
 		}
 		w.state = work.StateCancelled
+		w.drop()
 		w.emit("cancelled")
 		m.finish(w)
 		return true, w.state

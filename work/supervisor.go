@@ -23,10 +23,16 @@ import (
 type Owner struct {
 	id    string
 	depth int
+	end   *scopeEnd // set for a child's scope
 }
 
+// scopeEnd marks a child's scope as over once the child has returned; it is
+// guarded by the Supervisor's lock.
+type scopeEnd struct{ ended bool }
+
 // NewOwner returns the top-level owner named id. Two Owners with the same id
-// are the same owner.
+// are the same owner. The id may not contain "/" (child scopes use it):
+// starting work for such an owner fails with ErrInvalidOwner.
 func NewOwner(id string) Owner { return Owner{id: id} }
 
 // ID returns the owner's id.
@@ -89,9 +95,11 @@ type Supervisor struct {
 	owners  map[string]*ownerState
 	ready   list.List // *ownerState with queued Work, round-robin
 	running map[*item]struct{}
-	seq     uint64
-	counts  map[string]*[len(States)]int // target label -> live count per state
-	wg      sync.WaitGroup
+	// foreground holds the foreground calls in progress.
+	foreground map[*foreground]struct{}
+	seq        uint64
+	counts     map[string]*[len(States)]int // target label -> live count per state
+	wg         sync.WaitGroup
 }
 
 type ownerState struct {
@@ -130,7 +138,8 @@ type item struct {
 	guidance  []string
 	cursor    int
 	commands  map[string]command
-	scope     string // the id of this Work's own owner scope
+	scope     string    // the id of this Work's own owner scope
+	scopeEnd  *scopeEnd // marks that scope over when the Work settles
 	emitMu    sync.Mutex
 }
 
@@ -143,10 +152,11 @@ type command struct {
 // New calls its Watch method.
 func New(opts ...Option) *Supervisor {
 	s := &Supervisor{
-		cfg:     newConfig(opts),
-		owners:  make(map[string]*ownerState),
-		running: make(map[*item]struct{}),
-		counts:  make(map[string]*[len(States)]int),
+		cfg:        newConfig(opts),
+		owners:     make(map[string]*ownerState),
+		running:    make(map[*item]struct{}),
+		foreground: make(map[*foreground]struct{}),
+		counts:     make(map[string]*[len(States)]int),
 	}
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)
@@ -192,8 +202,9 @@ func newID() string {
 // is released, in order, holding each Work's emit lock so that events of one
 // Work never interleave or reorder.
 type emission struct {
-	its []*item
-	evs []Event
+	its  []*item
+	evs  []Event
+	done []chan struct{} // closed after the events are delivered
 }
 
 func (e *emission) add(it *item, ev Event) {
@@ -230,6 +241,11 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	for i, ev := range e.evs {
 		s.cfg.observer.Event(e.its[i].ctx, ev)
 	}
+	// Settlement is announced only after the observer has seen it, so a
+	// Result that returns a terminal state is never ahead of telemetry.
+	for _, ch := range e.done {
+		close(ch)
+	}
 	for _, it := range locked {
 		it.emitMu.Unlock()
 	}
@@ -250,6 +266,12 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 	if !CanTransition(it.state, to) {
 		return false
 	}
+	if n := len(it.guidance); n > 0 && to.Terminal() {
+		// Undelivered guidance is dropped before the terminal event, while
+		// the execution is still open for observers.
+		it.guidance = nil
+		e.add(it, Event{Type: EventGuidanceDropped, Time: ev.Time, Count: n})
+	}
 	c := s.counts[it.target.Label]
 	c[it.state.index()]--
 	c[to.index()]++
@@ -267,8 +289,8 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 // Start fails with ErrInvalidOwner, ErrInvalidSpec, ErrClosed or ErrLimit
 // (outstanding, starts or depth); on failure nothing is registered.
 func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
-	if spec.Owner.IsZero() {
-		return Ref{}, ErrInvalidOwner
+	if err := validOwner(spec.Owner); err != nil {
+		return Ref{}, err
 	}
 	if err := validTarget(spec.Target); err != nil {
 		return Ref{}, err
@@ -283,10 +305,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
-		if reason == "closed" {
-			return Ref{}, ErrClosed
-		}
-		return Ref{}, s.limitError(reason)
+		return Ref{}, s.refusal(reason)
 	}
 	os := s.ownerLocked(spec.Owner)
 	s.seq++
@@ -347,6 +366,9 @@ func (s *Supervisor) admitLocked(o Owner) string {
 	if s.closed {
 		return "closed"
 	}
+	if o.end != nil && o.end.ended {
+		return reasonScopeEnded
+	}
 	if o.depth >= s.cfg.maxDepth {
 		return LimitDepth
 	}
@@ -364,8 +386,24 @@ func (s *Supervisor) admitLocked(o Owner) string {
 	return ""
 }
 
-func (s *Supervisor) limitError(reason string) error {
+// validOwner refuses the zero Owner and a top-level id containing "/".
+func validOwner(o Owner) error {
+	if o.IsZero() {
+		return ErrInvalidOwner
+	}
+	if o.depth == 0 && strings.Contains(o.id, "/") {
+		return errorf(ErrInvalidOwner, "a top-level owner id may not contain \"/\"")
+	}
+	return nil
+}
+
+// refusal maps a refusal reason to its error.
+func (s *Supervisor) refusal(reason string) error {
 	switch reason {
+	case "closed":
+		return ErrClosed
+	case reasonScopeEnded:
+		return ErrScopeEnded
 	case LimitDepth:
 		return errorf(ErrLimit, "nesting depth limit %d reached", s.cfg.maxDepth)
 	case LimitOutstanding:
@@ -405,7 +443,8 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 		ctx, cancel := context.WithCancelCause(it.ctx)
 		it.cancel = cancel
 		it.scope = it.owner.id + "/" + it.ref.ID
-		scope := Owner{id: it.scope, depth: it.owner.depth + 1}
+		it.scopeEnd = &scopeEnd{}
+		scope := Owner{id: it.scope, depth: it.owner.depth + 1, end: it.scopeEnd}
 		ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope})
 		if it.maxDur > 0 {
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
@@ -475,6 +514,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	it.cancel = nil
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
+	it.scopeEnd.ended = true
 	if os := s.owners[it.scope]; os != nil {
 		s.releaseLocked(os, &e)
 	}
@@ -486,11 +526,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
 	it.owner.active--
-	if n := len(it.guidance); n > 0 {
-		it.guidance = nil
-		e.add(it, Event{Type: EventGuidanceDropped, Time: now, Count: n})
-	}
-	close(it.done)
+	e.done = append(e.done, it.done)
 	if it.detached {
 		s.forgetItemLocked(it)
 		return
@@ -664,11 +700,19 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	timeout = min(timeout, MaxResultWait)
 	s.mu.Lock()
 	it, err := s.lookupLocked(o, id)
-	if err != nil || it.state.Terminal() || timeout == 0 {
+	if err != nil || (timeout == 0 && !it.state.Terminal()) {
 		return s.readLocked(it, err)
 	}
-	done := it.done
+	done, terminal := it.done, it.state.Terminal()
 	s.mu.Unlock()
+	if terminal {
+		// Settled, perhaps with its events still being delivered: done
+		// closes right after, so a terminal answer is never ahead of the
+		// observer.
+		<-done
+		s.mu.Lock()
+		return s.readLocked(s.lookupLocked(o, id))
+	}
 
 	expired := make(chan struct{})
 	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
@@ -876,6 +920,9 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	}
 	for it := range s.running {
 		s.cancelLocked(it, now, errClosed, &e)
+	}
+	for fg := range s.foreground {
+		fg.cancel(errClosed)
 	}
 	s.unlockAndEmit(&e)
 	if first && s.unwatch != nil {
