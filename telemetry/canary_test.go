@@ -76,7 +76,7 @@ func TestCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.clk.Advance(time.Second)()
+	h.clk.Advance(time.Second)
 	h.await(late, work.StateFailed)
 
 	// Guidance dropped unread when the Work is cancelled.

@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
+	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/telemetry/internal/eventwait"
-	"github.com/agentwork/agentwork/telemetry/internal/manualclock"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -42,7 +42,7 @@ type harness struct {
 	obs    *telemetry.Observer
 	rec    *work.Recorder // sees every event the Observer sees
 	wait   *eventwait.Observer
-	clk    *manualclock.Clock
+	clk    *fakeclock.Clock
 	s      *work.Supervisor
 	owner  work.Owner
 }
@@ -50,7 +50,7 @@ type harness struct {
 func newHarness(t *testing.T, opts ...work.Option) *harness {
 	t.Helper()
 	h := &harness{t: t, spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(),
-		logs: &syncBuffer{}, rec: &work.Recorder{}, clk: manualclock.New(epoch), owner: work.NewOwner("coordinator")}
+		logs: &syncBuffer{}, rec: &work.Recorder{}, clk: fakeclock.New(epoch), owner: work.NewOwner("coordinator")}
 	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

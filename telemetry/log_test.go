@@ -35,7 +35,7 @@ func TestLogLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.clk.Advance(time.Minute)()
+	h.clk.Advance(time.Minute)
 	h.await(late, work.StateFailed)
 
 	events := h.rec.Events()

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/telemetry"
-	"github.com/agentwork/agentwork/telemetry/internal/manualclock"
 	"github.com/agentwork/agentwork/telemetry/internal/scenario"
 	"github.com/agentwork/agentwork/work"
 )
@@ -27,7 +27,7 @@ func TestScenarioMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := scenario.Run(obs, manualclock.New(scenario.Start))
+	stop, err := scenario.Run(obs, fakeclock.New(scenario.Start))
 	if err != nil {
 		t.Fatal(err)
 	}

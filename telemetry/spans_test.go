@@ -268,7 +268,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 				if err != nil {
 					t.Fatal(err)
 				}
-				h.clk.Advance(time.Second)()
+				h.clk.Advance(time.Second)
 				h.await(id, work.StateFailed)
 			},
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset

@@ -20,8 +20,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.uber.org/goleak"
 
+	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/telemetry"
-	"github.com/agentwork/agentwork/telemetry/internal/manualclock"
 	"github.com/agentwork/agentwork/telemetry/internal/scenario"
 	"github.com/agentwork/agentwork/telemetry/promexport"
 )
@@ -64,7 +64,7 @@ func runScenario(t *testing.T, opts ...promexport.Option) *promexport.Exporter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := scenario.Run(obs, manualclock.New(scenario.Start))
+	stop, err := scenario.Run(obs, fakeclock.New(scenario.Start))
 	if err != nil {
 		t.Fatal(err)
 	}

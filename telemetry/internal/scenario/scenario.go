@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/telemetry/internal/eventwait"
-	"github.com/agentwork/agentwork/telemetry/internal/manualclock"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -43,7 +43,7 @@ var (
 //	              cancel ok 1, detach not_found 1, result timeout 1
 //	status block  one block of 3 rows
 //	refused       researcher starts 1
-func Run(obs work.Observer, clk *manualclock.Clock) (stop func(), err error) {
+func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
 	w := eventwait.New(obs)
 	obs = w
@@ -98,7 +98,7 @@ func Run(obs work.Observer, clk *manualclock.Clock) (stop func(), err error) {
 	}
 
 	// r1 completes after 1.5 s; r2 starts after waiting 1.5 s.
-	clk.Advance(1500 * time.Millisecond)()
+	clk.Advance(1500 * time.Millisecond)
 	close(release1)
 	if err := r.action("result", r1, "ok", func() error {
 		st, _, err := s.Result(ctx, o, r1, work.MaxResultWait)
@@ -115,7 +115,7 @@ func Run(obs work.Observer, clk *manualclock.Clock) (stop func(), err error) {
 	_ = r.action("frobnicate", "", "invalid", nil)
 
 	// r2 is cancelled after running 0.5 s, dropping its 2 guidance messages.
-	clk.Advance(500 * time.Millisecond)()
+	clk.Advance(500 * time.Millisecond)
 	if err := r.action("cancel", r2, "ok", func() error {
 		_, err := s.Cancel(o, r2)
 		return err
@@ -130,7 +130,7 @@ func Run(obs work.Observer, clk *manualclock.Clock) (stop func(), err error) {
 	}
 
 	// s1 fails after 5 s.
-	clk.Advance(3 * time.Second)()
+	clk.Advance(3 * time.Second)
 	close(releaseS1)
 	if st, _, err := s.Result(ctx, o, s1, work.MaxResultWait); want(st, err, work.StateFailed) != nil {
 		return stop, want(st, err, work.StateFailed)
@@ -147,7 +147,7 @@ func Run(obs work.Observer, clk *manualclock.Clock) (stop func(), err error) {
 	if err != nil {
 		return stop, err
 	}
-	clk.Advance(10 * time.Second)()
+	clk.Advance(10 * time.Second)
 	if st, _, err := s.Result(ctx, o, s2, work.MaxResultWait); want(st, err, work.StateFailed) != nil {
 		return stop, want(st, err, work.StateFailed)
 	}
