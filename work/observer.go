@@ -92,11 +92,11 @@ type Observer interface {
 	// call ends.
 	Begin(ctx context.Context, c Call) (context.Context, func(CallEnd))
 	// Bind is called once for each accepted Work, on the starting
-	// goroutine, before EventQueued. caller is the starting context; exec
-	// is a fresh context derived from context.Background that the child
-	// will run in. Bind returns exec or a context derived from exec (for
-	// example one carrying the execution span); it must not copy any other
-	// value of caller into it.
+	// goroutine, before EventQueued, without the Supervisor's lock.
+	// caller is the starting context; exec is a fresh context derived from
+	// context.Background that the child will run in. Bind returns exec or
+	// a context derived from exec (for example one carrying the execution
+	// span); it must not copy any other value of caller into it.
 	Bind(caller, exec context.Context, e Event) context.Context
 	// Event is called for each lifecycle event with the context Bind
 	// returned for that Work.

@@ -286,8 +286,11 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 // handed to Observer.Bind (to link the execution to the launch) and is not
 // otherwise used; none of its values or its cancellation reach the child.
 //
-// Start fails with ErrInvalidOwner, ErrInvalidSpec, ErrClosed or ErrLimit
-// (outstanding, starts or depth); on failure nothing is registered.
+// Start fails with ErrInvalidOwner, ErrInvalidSpec, ErrClosed,
+// ErrScopeEnded or ErrLimit (outstanding, starts or depth); on failure
+// nothing is registered. Admission is atomic; Observer.Bind then runs
+// without the Supervisor's lock. A Start that overlaps Close (or the
+// owner's Release) may return a Ref whose Work was cancelled before it ran.
 func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if err := validOwner(spec.Owner); err != nil {
 		return Ref{}, err
@@ -298,7 +301,6 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.Run == nil {
 		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
-	var e emission
 	s.mu.Lock()
 	now := s.cfg.clock.Now()
 	if reason := s.admitLocked(spec.Owner); reason != "" {
@@ -307,14 +309,17 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
+	// Reserve the start against the owner's limits, then bind outside the
+	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
-	s.seq++
-	id := newID()
+	os.starts++
+	os.active++
+	s.mu.Unlock()
+
 	it := &item{
-		ref:      Ref{ID: id, TargetID: spec.Target.id()},
+		ref:      Ref{ID: newID(), TargetID: spec.Target.id()},
 		owner:    os,
 		target:   spec.Target,
-		seq:      s.seq,
 		state:    StateQueued,
 		created:  now,
 		done:     make(chan struct{}),
@@ -328,12 +333,14 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.MaxResultBytes > 0 {
 		it.maxBytes = spec.MaxResultBytes
 	}
-	ev := Event{Type: EventQueued, To: StateQueued, Time: now}
-	e.add(it, ev)
+	var e emission
+	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
-	os.items[id] = it
-	os.starts++
-	os.active++
+
+	s.mu.Lock()
+	s.seq++
+	it.seq = s.seq
+	os.items[it.ref.ID] = it
 	c := s.counts[spec.Target.Label]
 	if c == nil {
 		c = new([len(States)]int)
@@ -344,7 +351,19 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if os.ring == nil {
 		os.ring = s.ready.PushBack(os)
 	}
-	s.dispatchLocked(&e)
+	switch {
+	case s.closed:
+		// Close overlapped the start: the Work was accepted and is
+		// cancelled before it runs, as Close does to all queued Work.
+		s.cancelLocked(it, s.cfg.clock.Now(), errClosed, &e)
+	case s.owners[os.id] != os:
+		// Release (or the end of a child's scope) overlapped the start:
+		// the Work goes the way of the owner's other Work.
+		s.cancelLocked(it, s.cfg.clock.Now(), errCancelRequested, &e)
+		s.detachLocked(it, &e)
+	default:
+		s.dispatchLocked(&e)
+	}
 	ref := it.ref
 	s.unlockAndEmit(&e)
 	return ref, nil
