@@ -285,7 +285,11 @@ func (d *demo) researcher(name, desc string, provider llms.Model, gate chan stru
 		}
 		return scripted.Text("Report: Go 1.0 used one global run queue; Go 1.1 (2012) introduced per-P run queues with work stealing (Vyukov's design); Go 1.14 added asynchronous preemption." + steer + d.plant("output"))
 	})
-	m := d.model(provider, scripted.FunctionsCall("search", "history of the Go scheduler"), final)
+	query := "history of the Go scheduler"
+	if gate == nil {
+		query = "work-stealing scheduler papers"
+	}
+	m := d.model(provider, scripted.FunctionsCall("search", query), final)
 	agent := agents.NewOpenAIFunctionsAgent(d.tr.model(name, m), []tools.Tool{d.tr.tool(name, search)})
 	return lc.FromExecutor(name, desc, agents.NewExecutor(agent, agents.WithMaxIterations(4)))
 }
