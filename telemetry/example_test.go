@@ -45,7 +45,7 @@ func ExampleNew() {
 	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
 	close(release)
 
-	actx, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID})
+	actx, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: owner.ID()})
 	_, out, _ := s.Result(actx, owner, ref.ID, 30*time.Second)
 	end(work.CallEnd{Outcome: "ok"})
 	fmt.Println("result:", out)

@@ -157,7 +157,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
 			if validWorkID(c.WorkID) {
 				attrs = append(attrs, keyWorkID.String(c.WorkID))
-				trackedID = c.WorkID
+				trackedID = actionKey(c.Owner, c.WorkID)
 			}
 		} else {
 			name = spanExecuteTool + c.Tool
@@ -277,6 +277,12 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 	o.logEvent(ctx, e)
 }
 
+// actionKey keys an open work-tool action span by its owner and the Work
+// it names, so a late event only ever lands on its own owner's span (an
+// action naming another owner's Work is not_found and must not receive
+// that Work's events).
+func actionKey(owner, workID string) string { return owner + "\x00" + workID }
+
 func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	name := eventName(e.Type)
 	if name == "" {
@@ -289,7 +295,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 			return
 		}
 		o.actMu.Lock()
-		span = o.actions[e.WorkID]
+		span = o.actions[actionKey(e.Owner, e.WorkID)]
 		o.actMu.Unlock()
 		if span == nil {
 			return

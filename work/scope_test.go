@@ -185,6 +185,12 @@ func TestStartOverlappingCloseOrRelease(t *testing.T) {
 			}
 		}, true},
 		{"release", func(s *work.Supervisor, o work.Owner) { s.Release(o) }, false},
+		{"release and close", func(s *work.Supervisor, o work.Owner) {
+			s.Release(o)
+			if err := s.Close(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &bindGate{entered: make(chan struct{}), release: make(chan struct{})}
@@ -224,14 +230,18 @@ func TestStartOverlappingCloseOrRelease(t *testing.T) {
 				t.Error("the overlapped Work ran")
 			default:
 			}
-			var n int
+			var unfinished, all int
 			s.Census(func(_ string, st work.State, c int) {
+				all += c
 				if !st.Terminal() {
-					n += c
+					unfinished += c
 				}
 			})
-			if n != 0 {
-				t.Errorf("%d unfinished works remain in the census", n)
+			if unfinished != 0 {
+				t.Errorf("%d unfinished works remain in the census", unfinished)
+			}
+			if want := map[bool]int{true: 1, false: 0}[tc.visible]; all != want {
+				t.Errorf("census holds %d works, want %d (a released owner's work is forgotten)", all, want)
 			}
 		})
 	}

@@ -352,15 +352,16 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		os.ring = s.ready.PushBack(os)
 	}
 	switch {
+	case s.owners[os.id] != os:
+		// Release (or the end of a child's scope) overlapped the start:
+		// the Work goes the way of the owner's other Work, detached first
+		// as releaseLocked does (whether or not Close overlapped too).
+		s.detachLocked(it, &e)
+		s.cancelLocked(it, s.cfg.clock.Now(), errCancelRequested, &e)
 	case s.closed:
 		// Close overlapped the start: the Work was accepted and is
 		// cancelled before it runs, as Close does to all queued Work.
 		s.cancelLocked(it, s.cfg.clock.Now(), errClosed, &e)
-	case s.owners[os.id] != os:
-		// Release (or the end of a child's scope) overlapped the start:
-		// the Work goes the way of the owner's other Work.
-		s.cancelLocked(it, s.cfg.clock.Now(), errCancelRequested, &e)
-		s.detachLocked(it, &e)
 	default:
 		s.dispatchLocked(&e)
 	}

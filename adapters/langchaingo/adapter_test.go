@@ -769,19 +769,25 @@ func TestOpenAIClientGetsFunctionsOnly(t *testing.T) {
 		{"no Unwrap", func(m *scripted.Model) llms.Model { return m }, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := scripted.New(scripted.Text("ok"))
+			m := scripted.New()
 			kit, err := lc.Prepare(ctx, sup, tt.model(m), []tools.Tool{lc.Backgroundable(job)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer kit.Release(sup)
-			if _, err := kit.Model().GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")},
-				llms.WithFunctions(defs)); err != nil {
-				t.Fatal(err)
-			}
-			req := m.Requests()[0]
-			if len(req.Functions) != 1 || len(req.Tools) != tt.wantTools || !strings.Contains(string(req.Functions[0].Parameters), "run_in_background") {
-				t.Errorf("functions %d, tools %d (want %d); schema %s", len(req.Functions), len(req.Tools), tt.wantTools, req.Functions[0].Parameters)
+			// Once with Functions (the functions agent), once with Tools
+			// only (any other caller of the Kit's model).
+			ts := []llms.Tool{{Type: "function", Function: &defs[0]}}
+			for _, opt := range []llms.CallOption{llms.WithFunctions(defs), llms.WithTools(ts)} {
+				m.Append(scripted.Text("ok"))
+				if _, err := kit.Model().GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "hi")}, opt); err != nil {
+					t.Fatal(err)
+				}
+				reqs := m.Requests()
+				req := reqs[len(reqs)-1]
+				if len(req.Functions) != 1 || len(req.Tools) != tt.wantTools || !strings.Contains(string(req.Functions[0].Parameters), "run_in_background") {
+					t.Errorf("functions %d, tools %d (want %d); schema %s", len(req.Functions), len(req.Tools), tt.wantTools, req.Functions[0].Parameters)
+				}
 			}
 		})
 	}

@@ -108,8 +108,9 @@ func (k *Kit) schemaOptions(opts []llms.CallOption) []llms.CallOption {
 	opts = append(opts[:len(opts):len(opts)], llms.WithFunctions(out))
 	if isOpenAI(k.model.inner) {
 		// langchaingo's OpenAI client sends Functions and Tools both as
-		// tools: passing both would declare every tool twice.
-		return opts
+		// tools: passing both would declare every tool twice, so any Tools
+		// the caller passed are cleared.
+		return append(opts, llms.WithTools(nil))
 	}
 	return append(opts, llms.WithTools(ts))
 }
