@@ -109,21 +109,6 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 	return in, nil
 }
 
-// validID reports whether id has the shape of a work id (32 lowercase hex
-// digits). Other strings are simply not found, and never reach telemetry.
-func validID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // Call runs one action. It never returns a Go error.
 func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	s := t.set
@@ -131,7 +116,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
 	if bad != nil {
 		call.Action = "invalid"
-	} else if validID(in.ID) {
+	} else if work.IsID(in.ID) {
 		call.WorkID = in.ID
 	}
 	ctx, end := s.obs.Begin(ctx, call)
@@ -155,7 +140,7 @@ func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code str
 		}
 		return mustJSON(list), "ok", ""
 	}
-	if !validID(in.ID) {
+	if !work.IsID(in.ID) {
 		return notFound, "not_found", ""
 	}
 	switch in.Action {

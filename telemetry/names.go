@@ -190,22 +190,6 @@ func errorType(class string) string {
 	return class
 }
 
-// validWorkID reports whether id has the engine's id form (32 lowercase
-// hex digits). A work id in a work-tool call comes from the model; anything
-// else is not recorded.
-func validWorkID(id string) bool {
-	if len(id) != 32 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // validCallID reports whether a tool-call id looks like a provider's id (1
 // to 128 of letters, digits, '_', '-', '.', ':').
 func validCallID(id string) bool {

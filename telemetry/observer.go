@@ -155,7 +155,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		if c.Kind == work.CallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
-			if validWorkID(c.WorkID) {
+			if work.IsID(c.WorkID) {
 				attrs = append(attrs, keyWorkID.String(c.WorkID))
 				trackedID = actionKey(c.Owner, c.WorkID)
 			}
@@ -178,7 +178,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 	return ctx, func(ce work.CallEnd) {
 		outcome := normOutcome(ce.Outcome)
 		if span != nil {
-			if c.Kind == work.CallLaunch && validWorkID(ce.WorkID) {
+			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
 				span.SetAttributes(keyWorkID.String(ce.WorkID))
 			}
 			if outcome != outcomeOK && outcome != outcomeTimeout {

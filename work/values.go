@@ -22,6 +22,22 @@ type Ref struct {
 	TargetID string // the target's id (Target.ID, or its label when unset)
 }
 
+// IsID reports whether s has the form of a Work id: 32 lowercase hex
+// digits. Layers above the engine use it to keep other strings (which may
+// be model-written content) out of telemetry.
+func IsID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Guarantees is the fixed guarantee pair of every Ref.
 type Guarantees struct {
 	Execution string `json:"execution"`
