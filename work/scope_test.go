@@ -79,14 +79,16 @@ func TestTopLevelOwnerIDWithSlash(t *testing.T) {
 }
 
 // TestCloseCancelsForegroundCalls: Close cancels a foreground call in
-// progress and waits for it; the call yields ErrClosed.
+// progress and waits until its child has returned; the call yields
+// ErrClosed.
 func TestCloseCancelsForegroundCalls(t *testing.T) {
 	s := work.New()
-	entered := make(chan struct{})
+	entered, returned := make(chan struct{}), make(chan struct{})
 	result := make(chan error, 1)
 	go func() {
 		_, err := s.Call(context.Background(), work.Spec{Owner: work.NewOwner("coord"), Target: work.Target{Label: "fg", Kind: work.KindAgent},
 			Run: func(ctx context.Context) (string, error) {
+				defer close(returned)
 				close(entered)
 				<-ctx.Done()
 				return "", ctx.Err()
@@ -98,12 +100,12 @@ func TestCloseCancelsForegroundCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-result:
-		if !errors.Is(err, work.ErrClosed) {
-			t.Errorf("foreground call after Close: err = %v, want ErrClosed", err)
-		}
+	case <-returned:
 	default:
-		t.Fatal("Close returned before the foreground call did")
+		t.Fatal("Close returned before the foreground child did")
+	}
+	if err := <-result; !errors.Is(err, work.ErrClosed) {
+		t.Errorf("foreground call after Close: err = %v, want ErrClosed", err)
 	}
 }
 
