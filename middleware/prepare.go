@@ -106,6 +106,10 @@ func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
 // Owner returns the owner the Set was prepared for.
 func (s *Set) Owner() work.Owner { return s.owner }
 
+// Release cancels the owner's unfinished Work, forgets all of it and the
+// owner (work.Supervisor.Release). Call it when the agent instance is done.
+func (s *Set) Release() { s.sup.Release(s.owner) }
+
 // HasWork reports whether the Set includes the work tool.
 func (s *Set) HasWork() bool { return s.bg }
 

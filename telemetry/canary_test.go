@@ -97,7 +97,6 @@ func TestCanary(t *testing.T) {
 		return "ok", ""
 	})
 	h.await(dropped, work.StateCancelled)
-	h.waitEvent(dropped, work.EventGuidanceDropped)
 
 	// Foreground: output, error and panic.
 	if out, err := h.foreground(ctx, summarizer, func(context.Context) (string, error) { return canary, nil }); out != canary || err != nil {

@@ -11,7 +11,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentwork/agentwork/telemetry"
-	"github.com/agentwork/agentwork/telemetry/internal/eventwait"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -76,8 +75,7 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 		t.Fatal(err)
 	}
 	perOwner := works / owners
-	w := eventwait.New(obs)
-	s := work.New(work.WithObserver(w), work.WithMaxStarts(perOwner))
+	s := work.New(work.WithObserver(obs), work.WithMaxStarts(perOwner))
 	defer s.Close(context.Background())
 	ctx := context.Background()
 	actions := []string{"list", "status", "result", "cancel", "detach", "send"}
@@ -124,15 +122,7 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 				}
 				close(release)
 			}
-			st, _, err := s.Result(ctx, o, ref.ID, work.MaxResultWait)
-			if err != nil {
-				t.Fatal(err)
-			}
-			last := work.EventType(st.State)
-			if kind == 2 && tgt.Kind == work.KindAgent {
-				last = work.EventGuidanceDropped
-			}
-			if err := w.Wait(ref.ID, last); err != nil {
+			if _, _, err := s.Result(ctx, o, ref.ID, work.MaxResultWait); err != nil {
 				t.Fatal(err)
 			}
 			outcome := []string{"ok", "not_found"}[(i/len(actions))%2]

@@ -23,7 +23,6 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/telemetry"
-	"github.com/agentwork/agentwork/telemetry/internal/eventwait"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -41,7 +40,6 @@ type harness struct {
 	logs   *syncBuffer
 	obs    *telemetry.Observer
 	rec    *work.Recorder // sees every event the Observer sees
-	wait   *eventwait.Observer
 	clk    *fakeclock.Clock
 	s      *work.Supervisor
 	owner  work.Owner
@@ -59,8 +57,7 @@ func newHarness(t *testing.T, opts ...work.Option) *harness {
 		t.Fatal(err)
 	}
 	h.obs = obs
-	h.wait = eventwait.New(tee{obs, h.rec})
-	opts = append([]work.Option{work.WithObserver(h.wait), work.WithClock(h.clk)}, opts...)
+	opts = append([]work.Option{work.WithObserver(tee{obs, h.rec}), work.WithClock(h.clk)}, opts...)
 	h.s = work.New(opts...)
 	t.Cleanup(func() {
 		if err := h.s.Close(context.Background()); err != nil {
@@ -137,23 +134,14 @@ func (h *harness) action(ctx context.Context, action, id string, fn func(ctx con
 	end(work.CallEnd{Outcome: outcome, ErrorClass: class})
 }
 
-// await waits until the Work is terminal and its terminal event has been
-// recorded (a completed Work's result is read, which emits result-read).
+// await waits until the Work is terminal (a completed Work's result is
+// read, which emits result-read). A terminal Result is never ahead of the
+// Observer, so its events are recorded by then.
 func (h *harness) await(id string, want work.State) {
 	h.t.Helper()
 	st, _, err := h.s.Result(context.Background(), h.owner, id, work.MaxResultWait)
 	if err != nil || st.State != want {
 		h.t.Fatalf("work %s: %v %v, want %s", id, st.State, err, want)
-	}
-	h.waitEvent(id, work.EventType(want))
-}
-
-// waitEvent waits until the Observer has recorded an event of type t for
-// the Work.
-func (h *harness) waitEvent(id string, t work.EventType) {
-	h.t.Helper()
-	if err := h.wait.Wait(id, t); err != nil {
-		h.t.Fatal(err)
 	}
 }
 

@@ -111,7 +111,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
-	if d := cmp(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
+	if d := positiveOr(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
@@ -139,10 +139,11 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	return "", childFailed(ClassError)
 }
 
-// cmp returns override when it is positive, else def.
-func cmp(override, def time.Duration) time.Duration {
-	if override > 0 {
-		return override
+// positiveOr returns v when it is positive (a Spec's override), else def
+// (the Supervisor's default).
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
 	}
 	return def
 }

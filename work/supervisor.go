@@ -324,14 +324,8 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		created:  now,
 		done:     make(chan struct{}),
 		run:      spec.Run,
-		maxDur:   s.cfg.maxDuration,
-		maxBytes: s.cfg.maxResultBytes,
-	}
-	if spec.MaxDuration > 0 {
-		it.maxDur = spec.MaxDuration
-	}
-	if spec.MaxResultBytes > 0 {
-		it.maxBytes = spec.MaxResultBytes
+		maxDur:   positiveOr(spec.MaxDuration, s.cfg.maxDuration),
+		maxBytes: positiveOr(spec.MaxResultBytes, s.cfg.maxResultBytes),
 	}
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})

@@ -59,7 +59,7 @@ func TestFunctionsAgentSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	out, err := chains.Run(ctx, agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools())), "go")
 	if err != nil || out != "done" {
 		t.Fatalf("run = %q, %v", out, err)
@@ -127,7 +127,7 @@ func TestTextAgentDescriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	if _, err := chains.Run(ctx, agents.NewExecutor(agents.NewOneShotAgent(kit.Model(), kit.Tools())), "go"); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestFunctionsCallIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	if _, err := chains.Run(ctx, agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), log.wrap(kit.Tools())), agents.WithMaxIterations(8)), "go"); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestTextAgentCallIdentity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer kit.Release(sup)
+			defer kit.Release()
 			if _, err := chains.Run(ctx, agents.NewExecutor(k.agent(kit.Model(), log.wrap(kit.Tools()), "")), "go"); err != nil {
 				t.Fatal(err)
 			}
@@ -296,7 +296,7 @@ func TestToolsNeverReturnGoErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	ts := kit.Tools()
 	if out := callOK(t, ctx, toolNamed(t, ts, "ok_job"), `{"input":"x","run_in_background":true}`); refID(out, "ok_job") == "" {
 		t.Fatalf("first launch = %s", out)
@@ -348,7 +348,7 @@ func TestToolsNeverReturnGoErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit2.Release(sup)
+	defer kit2.Release()
 	// The second owner has its own starts budget (1): use it up first so
 	// the scripted launch is refused.
 	callOK(t, ctx, toolNamed(t, kit2.Tools(), "ok_job"), `{"input":"w","run_in_background":true}`)
@@ -390,7 +390,7 @@ func TestChildIterationsBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer kit.Release(sup)
+			defer kit.Release()
 			id := refID(callOK(t, ctx, toolNamed(t, kit.Tools(), "loop"), `{"input":"go","run_in_background":true}`), "loop")
 			if st := awaitState(t, sup, kit.Owner(), id); st != work.StateFailed {
 				t.Errorf("state = %s, want failed", st)
@@ -410,7 +410,7 @@ func TestChildMaxDuration(t *testing.T) {
 		t.Run(fmt.Sprintf("background=%v", background), func(t *testing.T) {
 			ctx := context.Background()
 			clock := fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-			rec := newObserver()
+			rec := &work.Recorder{}
 			sup := work.New(work.WithObserver(rec), work.WithClock(clock))
 			defer closeSup(t, sup)
 			in := make(chan struct{})
@@ -426,7 +426,7 @@ func TestChildMaxDuration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer kit.Release(sup)
+			defer kit.Release()
 			tool := toolNamed(t, kit.Tools(), "slowpoke")
 			if background {
 				id := refID(callOK(t, ctx, tool, `{"input":"go","run_in_background":true}`), "slowpoke")
@@ -435,7 +435,7 @@ func TestChildMaxDuration(t *testing.T) {
 				if st := awaitState(t, sup, kit.Owner(), id); st != work.StateFailed {
 					t.Fatalf("state = %s, want failed", st)
 				}
-				if class := rec.waitEvent(t, id, work.EventFailed).ErrorClass; class != work.ClassDeadline {
+				if class := eventOf(t, rec, id, work.EventFailed).ErrorClass; class != work.ClassDeadline {
 					t.Errorf("failure class = %q, want %q", class, work.ClassDeadline)
 				}
 			} else {
@@ -494,7 +494,7 @@ func TestRetrofit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	fa := a.(*agents.OpenAIFunctionsAgent)
 	fa.Tools = log.wrap(fa.Tools)
 	if out, err := chains.Run(ctx, agents.NewExecutor(fa), "go"); err != nil || out != "done" {
@@ -560,7 +560,7 @@ func TestPrepareErrors(t *testing.T) {
 // tools) fails its Work with class panic; the process goes on.
 func TestPanickingChild(t *testing.T) {
 	ctx := context.Background()
-	rec := newObserver()
+	rec := &work.Recorder{}
 	sup := work.New(work.WithObserver(rec))
 	defer closeSup(t, sup)
 	fnChild := lc.NewFunction("boom", "Panics.", func(context.Context, string) (string, error) { panic("PANIC-VALUE") })
@@ -571,13 +571,13 @@ func TestPanickingChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	for _, name := range []string{"boom", "agent_boom"} {
 		id := refID(callOK(t, ctx, toolNamed(t, kit.Tools(), name), `{"input":"x","run_in_background":true}`), name)
 		if st := awaitState(t, sup, kit.Owner(), id); st != work.StateFailed {
 			t.Errorf("%s: state = %s, want failed", name, st)
 		}
-		if class := rec.waitEvent(t, id, work.EventFailed).ErrorClass; class != work.ClassPanic {
+		if class := eventOf(t, rec, id, work.EventFailed).ErrorClass; class != work.ClassPanic {
 			t.Errorf("%s: class = %q, want panic", name, class)
 		}
 		out := callOK(t, ctx, workTool(t, kit.Tools()), js(map[string]string{"action": "result", "id": id}))
@@ -603,7 +603,7 @@ func TestFromExecutorFreshMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	tool := toolNamed(t, kit.Tools(), "chat")
 	if out := callOK(t, ctx, tool, "FIRST-QUESTION"); out != "FIRST-ANSWER" {
 		t.Fatalf("first run = %q", out)
@@ -657,7 +657,7 @@ func TestNestedPrepare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	tool := toolNamed(t, kit.Tools(), "nested")
 	if out := callOK(t, ctx, tool, `{"input":"go"}`); out != "nested saw: leaf output" {
 		t.Errorf("foreground nested = %q", out)
@@ -694,7 +694,7 @@ func TestModelBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	sentinel := llms.TextParts(llms.ChatMessageTypeAI, "SENTINEL")
 	backing := make([]llms.MessageContent, 2, 4)
 	backing[0] = llms.TextParts(llms.ChatMessageTypeSystem, "sys")
@@ -774,7 +774,7 @@ func TestOpenAIClientGetsFunctionsOnly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer kit.Release(sup)
+			defer kit.Release()
 			// Once with Functions (the functions agent), once with Tools
 			// only (any other caller of the Kit's model).
 			ts := []llms.Tool{{Type: "function", Function: &defs[0]}}

@@ -137,7 +137,7 @@ func testEndToEnd(t *testing.T, k agentKind) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	exec := agents.NewExecutor(k.agent(kit.Model(), log.wrap(kit.Tools()), e2eMarker), agents.WithMaxIterations(12))
 	answer, err := chains.Run(ctx, exec, e2eTask)
 	if err != nil {
@@ -237,7 +237,7 @@ func testEndToEnd(t *testing.T, k agentKind) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer kit2.Release(sup)
+	defer kit2.Release()
 	w2 := workTool(t, kit2.Tools())
 	for _, in := range []map[string]string{
 		{"action": "status", "id": alphaID},

@@ -49,7 +49,7 @@ func ExamplePrepare() {
 		fmt.Println(err)
 		return
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 	for _, t := range kit.Tools() {
 		fmt.Println("tool:", t.Name())
 	}

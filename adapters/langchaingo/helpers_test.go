@@ -301,53 +301,18 @@ func awaitState(t *testing.T, sup *work.Supervisor, owner work.Owner, id string)
 	}
 }
 
-// observer is a work.Recorder that lets a test wait, without polling, for
-// a lifecycle event (the engine delivers events after it releases its
-// lock, so a Work can look terminal before its terminal event arrives).
-type observer struct {
-	work.Recorder
-	mu   sync.Mutex
-	cond *sync.Cond
-}
-
-func newObserver() *observer {
-	o := &observer{}
-	o.cond = sync.NewCond(&o.mu)
-	return o
-}
-
-func (o *observer) Event(ctx context.Context, e work.Event) {
-	o.Recorder.Event(ctx, e)
-	o.mu.Lock()
-	o.cond.Broadcast()
-	o.mu.Unlock()
-}
-
-// waitEvent returns the first event of type typ for the Work id, waiting
-// for it up to the guard.
-func (o *observer) waitEvent(t *testing.T, id string, typ work.EventType) work.Event {
+// eventOf returns the first event of type typ that rec recorded for the
+// Work id. Call it once the Work is terminal (awaitState): a terminal
+// Result is never ahead of the Observer, so the event is there by then.
+func eventOf(t *testing.T, rec *work.Recorder, id string, typ work.EventType) work.Event {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() {
-		o.mu.Lock()
-		o.cond.Broadcast()
-		o.mu.Unlock()
-	})
-	defer stop()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for {
-		for _, e := range o.Events() {
-			if e.WorkID == id && e.Type == typ {
-				return e
-			}
+	for _, e := range rec.Events() {
+		if e.WorkID == id && e.Type == typ {
+			return e
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("no %s event for work %s", typ, id)
-		}
-		o.cond.Wait()
 	}
+	t.Fatalf("no %s event for work %s", typ, id)
+	return work.Event{}
 }
 
 // contains reports whether any message of req contains s.

@@ -140,7 +140,7 @@ func (k *Kit) Set() *middleware.Set { return k.set }
 
 // Release cancels the Kit's unfinished Work, forgets all of it and the
 // owner. Call it when the agent instance is done.
-func (k *Kit) Release(sup *work.Supervisor) { sup.Release(k.Owner()) }
+func (k *Kit) Release() { k.set.Release() }
 
 // identified gives each call of a prepared tool its tool-call identity.
 type identified struct {

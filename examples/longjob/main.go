@@ -71,7 +71,7 @@ func run(ctx context.Context, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer kit.Release(sup)
+	defer kit.Release()
 
 	fmt.Fprintf(w, "longjob demo (scripted model, no network)\ntask: %s\n\n", task)
 	agent := agents.NewOneShotAgent(kit.Model(), tr.tools(kit.Tools()))

@@ -108,7 +108,7 @@ func repeat(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor, 
 		if err != nil {
 			return err
 		}
-		prev.Release(sup)
+		prev.Release()
 		prev = kit
 	}
 }
@@ -144,7 +144,7 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	answer, err := chains.Run(runCtx, exec, task+d.plant("prompt"))
 	endRun()
 	if err != nil {
-		kit.Release(sup)
+		kit.Release()
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
 	fmt.Fprintf(w, "\n== answer ==\n%s\n", answer)
@@ -159,7 +159,7 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 		}
 	}
 	if err != nil {
-		kit.Release(sup)
+		kit.Release()
 		return nil, err
 	}
 	return kit, nil

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
-	"github.com/agentwork/agentwork/telemetry/internal/eventwait"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -45,8 +44,6 @@ var (
 //	refused       researcher starts 1
 func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
-	w := eventwait.New(obs)
-	obs = w
 	s := work.New(work.WithObserver(obs), work.WithClock(clk),
 		work.WithMaxRunning(2), work.WithMaxStarts(5), work.WithMaxDuration(time.Hour))
 	o := work.NewOwner("coordinator")
@@ -106,9 +103,6 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	}); err != nil {
 		return stop, err
 	}
-	if err := w.Wait(r1, work.EventCompleted); err != nil {
-		return stop, err
-	}
 	r.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: o.ID(), Time: clk.Now(), Count: 3})
 	_ = r.action("list", "", "ok", nil)
 	_ = r.action("status", strings.Repeat("0", 32), "not_found", nil)
@@ -125,18 +119,12 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	if st, _, err := s.Result(ctx, o, r2, work.MaxResultWait); want(st, err, work.StateCancelled) != nil {
 		return stop, want(st, err, work.StateCancelled)
 	}
-	if err := w.Wait(r2, work.EventGuidanceDropped); err != nil {
-		return stop, err
-	}
 
 	// s1 fails after 5 s.
 	clk.Advance(3 * time.Second)
 	close(releaseS1)
 	if st, _, err := s.Result(ctx, o, s1, work.MaxResultWait); want(st, err, work.StateFailed) != nil {
 		return stop, want(st, err, work.StateFailed)
-	}
-	if err := w.Wait(s1, work.EventFailed); err != nil {
-		return stop, err
 	}
 
 	// s2 overruns its 10 s deadline.
@@ -150,9 +138,6 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	clk.Advance(10 * time.Second)
 	if st, _, err := s.Result(ctx, o, s2, work.MaxResultWait); want(st, err, work.StateFailed) != nil {
 		return stop, want(st, err, work.StateFailed)
-	}
-	if err := w.Wait(s2, work.EventFailed); err != nil {
-		return stop, err
 	}
 	_ = r.action("detach", strings.Repeat("f", 32), "not_found", nil)
 
