@@ -26,12 +26,14 @@ func NewOllama(t testing.TB, script Script, opts ...Option) *Server {
 
 func ollamaEndpoint() endpoint {
 	return endpoint{
-		api:        "ollama",
-		parse:      parseOllama,
-		check:      checkOllama,
-		write:      writeOllama,
-		writeError: func(w http.ResponseWriter, status int, msg string) { _ = writeJSON(w, status, map[string]any{"error": msg}) },
-		callID:     func(int) string { return "" },
+		api:   "ollama",
+		parse: parseOllama,
+		check: checkOllama,
+		write: writeOllama,
+		writeError: func(w http.ResponseWriter, status int, msg string) {
+			_ = writeJSON(w, status, map[string]any{"error": msg})
+		},
+		callID: func(int) string { return "" },
 	}
 }
 
