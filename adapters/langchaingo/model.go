@@ -2,6 +2,7 @@ package langchaingo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,7 +34,12 @@ import (
 //     A client that sends no tools at all (langchaingo v0.1.14's
 //     llms/ollama) fails the request with ErrToolsNotSent instead of
 //     running the agent without tools;
-//  4. merges a reply split into several choices (anthropic gives each
+//  4. replays every earlier tool call with JSON-object arguments:
+//     OpenAIFunctionsAgent replays an ordinary tool's call with the
+//     unwrapped __arg1 string as its arguments, which the anthropic client
+//     cannot send (it decodes them as JSON and fails the request); such
+//     arguments are sent as {"__arg1": <string>}, what the model wrote;
+//  5. merges a reply split into several choices (anthropic gives each
 //     content block its own choice: text, then one per tool_use) into one
 //     choice holding every tool call, the texts joined with "\n", so that
 //     no call is lost and text before a call does not end the run. A
@@ -112,6 +118,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
 		}
 	}
+	msgs = objectArguments(msgs)
 	if len(extra) > 0 {
 		msgs = append(msgs[:len(msgs):len(msgs)], extra...)
 	}
@@ -159,6 +166,42 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 		return append(opts, llms.WithTools(nil))
 	}
 	return append(opts, llms.WithTools(ts))
+}
+
+// objectArguments returns msgs with every tool call's arguments a JSON
+// object: others become {"__arg1": arguments}. msgs is copied only when a
+// call changes.
+func objectArguments(msgs []llms.MessageContent) []llms.MessageContent {
+	out := msgs
+	copied := false
+	for i, m := range msgs {
+		partsCopied := false
+		for j, p := range m.Parts {
+			tc, ok := p.(llms.ToolCall)
+			if !ok || tc.FunctionCall == nil || isJSONObject(tc.FunctionCall.Arguments) {
+				continue
+			}
+			if !copied {
+				out = append([]llms.MessageContent(nil), msgs...)
+				copied = true
+			}
+			if !partsCopied {
+				out[i].Parts = append([]llms.ContentPart(nil), m.Parts...)
+				partsCopied = true
+			}
+			fc := *tc.FunctionCall
+			b, _ := json.Marshal(map[string]string{"__arg1": fc.Arguments}) // cannot fail
+			fc.Arguments = string(b)
+			tc.FunctionCall = &fc
+			out[i].Parts[j] = tc
+		}
+	}
+	return out
+}
+
+func isJSONObject(s string) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &v) == nil && v != nil
 }
 
 // mergeChoices merges a reply split into several choices into one.

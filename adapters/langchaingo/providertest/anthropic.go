@@ -16,7 +16,7 @@ import (
 // langchaingo as one choice per block, as a real reply does.
 func NewAnthropic(t testing.TB, script Script, opts ...Option) *Server {
 	t.Helper()
-	return newServer(t, script, opts, routes(anthropicEndpoint(), "/v1/messages", "/messages"))
+	return newServer(t, "anthropic", script, opts, routes(anthropicEndpoint(), "/v1/messages", "/messages"))
 }
 
 func anthropicEndpoint() endpoint {

@@ -21,7 +21,7 @@ func NewOllama(t testing.TB, script Script, opts ...Option) *Server {
 	oai := openAIEndpoint()
 	oai.callID = func(n int) string { return fmt.Sprintf("call_%08d", n) }
 	r["/v1/chat/completions"] = oai
-	return newServer(t, script, opts, r)
+	return newServer(t, "ollama", script, opts, r)
 }
 
 func ollamaEndpoint() endpoint {

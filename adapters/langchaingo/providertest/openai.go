@@ -13,7 +13,7 @@ import (
 // openai.New(openai.WithBaseURL(srv.BaseURL()), openai.WithToken("test")).
 func NewOpenAI(t testing.TB, script Script, opts ...Option) *Server {
 	t.Helper()
-	return newServer(t, script, opts, routes(openAIEndpoint(), "/v1/chat/completions", "/chat/completions"))
+	return newServer(t, "openai", script, opts, routes(openAIEndpoint(), "/v1/chat/completions", "/chat/completions"))
 }
 
 func openAIEndpoint() endpoint {

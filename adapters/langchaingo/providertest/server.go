@@ -87,7 +87,7 @@ type endpoint struct {
 	callID func(n int) string
 }
 
-func newServer(t testing.TB, script Script, opts []Option, routes map[string]endpoint) *Server {
+func newServer(t testing.TB, api string, script Script, opts []Option, routes map[string]endpoint) *Server {
 	t.Helper()
 	if script == nil {
 		t.Fatal("providertest: nil Script")
@@ -99,11 +99,7 @@ func newServer(t testing.TB, script Script, opts []Option, routes map[string]end
 		}
 	}
 	base, stop := context.WithCancel(context.Background())
-	s := &Server{t: t, script: script, cfg: cfg, stop: stop, routes: routes}
-	for _, e := range routes {
-		s.api = e.api
-		break
-	}
+	s := &Server{t: t, api: api, script: script, cfg: cfg, stop: stop, routes: routes}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.Config.BaseContext = func(net.Listener) context.Context { return base }
 	s.srv.Start()
