@@ -846,3 +846,49 @@ func TestOpenAIClientGetsFunctionsOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestFromTool: any existing tool becomes a backgroundable function child:
+// launched with run_in_background it runs on the child's context and its
+// exact output is the result; its Go error fails the Work (state only).
+func TestFromTool(t *testing.T) {
+	ctx := context.Background()
+	sup := work.New()
+	defer closeSup(t, sup)
+	release := make(chan struct{})
+	slow := funcTool{name: "fetch_url", desc: "Fetches a URL (slow).", fn: func(ctx context.Context, in string) (string, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if in == "bad" {
+			return "", errors.New("FROMTOOL-SECRET-FAILURE")
+		}
+		return "fetched " + in, nil
+	}}
+	child := lc.FromTool(slow, lc.WithMaxResultBytes(1024))
+	if child.Name() != "fetch_url" || child.Description() != "Fetches a URL (slow)." {
+		t.Fatalf("child = %s / %s", child.Name(), child.Description())
+	}
+	kit, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{lc.Backgroundable(child)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	tool := toolNamed(t, kit.Tools(), "fetch_url")
+	okID := wantRef(t, callOK(t, ctx, tool, `{"input":"https://go.dev","run_in_background":true}`), "fetch_url")
+	badID := wantRef(t, callOK(t, ctx, tool, `{"input":"bad","run_in_background":true}`), "fetch_url")
+	close(release)
+	wt := workTool(t, kit.Tools())
+	if got := callOK(t, ctx, wt, js(map[string]string{"action": "result", "id": okID, "timeout": "10s"})); got != "fetched https://go.dev" {
+		t.Errorf("result = %q", got)
+	}
+	got := callOK(t, ctx, wt, js(map[string]string{"action": "result", "id": badID, "timeout": "10s"}))
+	if !strings.Contains(got, `"state":"failed"`) || strings.Contains(got, "SECRET") {
+		t.Errorf("failed result = %q, want the failed state without the error text", got)
+	}
+	// In the foreground it returns the tool's exact output.
+	if got := callOK(t, ctx, tool, `{"input":"example.org"}`); got != "fetched example.org" {
+		t.Errorf("foreground = %q", got)
+	}
+}
