@@ -127,7 +127,7 @@ func TestServersRefuseWhatTheRealAPIRefuses(t *testing.T) {
 	anthropicHeaders := []string{"x-api-key", "k", "anthropic-version", "2023-06-01", "content-type", "application/json"}
 	for _, tc := range []struct {
 		name, api, body, want string
-		header              []string
+		header                []string
 	}{
 		{"openai: no model", "openai", `{"messages":[{"role":"user","content":"hi"}]}`, "model", nil},
 		{"openai: duplicate tools", "openai", `{"model":"m","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]}`, "unique", nil},
