@@ -16,8 +16,10 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// DefaultChildIterations bounds a child executor's iterations when the
-// executor sets none of its own.
+// DefaultChildIterations bounds a child executor's iterations when its
+// MaxIterations is zero or less, which only an agents.Executor built as a
+// struct literal has: agents.NewExecutor already sets 5 (change it with
+// agents.WithMaxIterations), and that limit is kept.
 const DefaultChildIterations = 10
 
 // Child is a child agent or long function as a langchaingo tool. Listed in
@@ -25,8 +27,9 @@ const DefaultChildIterations = 10
 // with Backgroundable it can also run in the background. Used as a tool
 // outside Prepare it simply runs in the caller's context.
 type Child struct {
-	name string
-	c    middleware.Child
+	name     string
+	c        middleware.Child
+	provider string // gen_ai.provider.name of the child's model, when known
 }
 
 var _ tools.Tool = (*Child)(nil)
@@ -87,7 +90,7 @@ func newChild(name, description string, kind work.Kind, run func(context.Context
 			o.apply(&c)
 		}
 	}
-	return &Child{name: name, c: c}
+	return &Child{name: name, c: c, provider: providerFrom(opts)}
 }
 
 // NewFunction returns a function child: fn gets the child's input (the
@@ -129,7 +132,11 @@ func FromExecutor(name, description string, exec *agents.Executor, opts ...Child
 	run := func(ctx context.Context, input string) (string, error) {
 		return runExecutor(ctx, prepareChildExecutor(exec), input)
 	}
-	return newChild(name, description, work.KindAgent, run, opts)
+	c := newChild(name, description, work.KindAgent, run, opts)
+	if c.provider == "" && exec != nil {
+		c.provider = ProviderName(agentModel(exec.Agent))
+	}
+	return c
 }
 
 // prepareChildExecutor copies exec with a wrapped model, fresh memory and
@@ -220,13 +227,16 @@ type Background struct {
 	name string
 	bg   middleware.Background
 	desc string
+	info work.TargetInfo
 }
 
 var _ tools.Tool = Background{}
 
 // Backgroundable marks child as backgroundable.
 func Backgroundable(child *Child) Background {
-	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description}
+	b := Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description}
+	b.info = targetInfo(child.name, child.c, child.provider)
+	return b
 }
 
 // Name returns the child's tool name.

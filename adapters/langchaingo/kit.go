@@ -84,6 +84,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 		cfg.owner = work.NewOwner("agent-" + randomHex())
 	}
 	entries := make(map[string]any, len(ts))
+	infos := make(map[string]work.TargetInfo, len(ts)) // child tools only
 	for i, t := range ts {
 		if t == nil {
 			return nil, fmt.Errorf("langchaingo: tool %d is nil", i)
@@ -95,8 +96,10 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 		switch v := t.(type) {
 		case *Child:
 			entries[name] = v.c
+			infos[name] = targetInfo(name, v.c, v.provider)
 		case Background:
 			entries[name] = v.bg
+			infos[name] = v.info
 		default:
 			entries[name] = t
 		}
@@ -110,7 +113,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 	for _, t := range set.Tools() {
 		if s, ok := t.(middleware.Schemer); ok {
 			k.schemas[strings.ToUpper(t.Name())] = s.Schema()
-			k.tools = append(k.tools, &identified{Tool: t, ids: k.ids})
+			k.tools = append(k.tools, &identified{Tool: t, ids: k.ids, info: infos[t.Name()]})
 			continue
 		}
 		k.tools = append(k.tools, t)
@@ -145,10 +148,14 @@ func (k *Kit) Release() { k.set.Release() }
 // identified gives each call of a prepared tool its tool-call identity.
 type identified struct {
 	middleware.Tool
-	ids *callIDs
+	ids  *callIDs
+	info work.TargetInfo // what telemetry may know of a child tool
 }
 
 func (t *identified) Call(ctx context.Context, input string) (string, error) {
+	if t.info != (work.TargetInfo{}) {
+		ctx = work.WithTargetInfo(ctx, t.info)
+	}
 	return t.Tool.Call(middleware.WithCallID(ctx, t.ids.next(t.Name())), input)
 }
 
