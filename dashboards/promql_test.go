@@ -117,7 +117,13 @@ func allQueries(t *testing.T) []promQuery {
 	t.Helper()
 	qs := panelQueries(t)
 	qs = append(qs, variableSelectors(t)...)
-	return append(qs, alertQueries(t)...)
+	qs = append(qs, alertQueries(t)...)
+	for alert, rqs := range runbookQueries(t) {
+		for i, q := range rqs {
+			qs = append(qs, promQuery{where: fmt.Sprintf("runbook %s query %d", alert, i+1), expr: q})
+		}
+	}
+	return qs
 }
 
 func TestSubstitute(t *testing.T) {
