@@ -15,8 +15,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -415,3 +417,57 @@ func driverStatusPage(t *testing.T, d *driver, shot string) {
 }
 
 func artifactPath(t *testing.T, name string) string { return filepath.Join(artifactDir(t), name) }
+
+// failureRunbookSearch runs the Jaeger step of the failure runbook on the
+// demo's always-failing target: search the service with the tags
+// agentwork.work.target=<target>, error=true and service.instance.id=<id>
+// (read from target_info in Prometheus), and every span found there of
+// that target's invoke_agent has an error.type of the runbook's classes.
+func failureRunbookSearch(t *testing.T, jaegerQuery, target, instanceID string) {
+	t.Helper()
+	if instanceID == "" {
+		t.Fatal("no service.instance.id for the demo from Prometheus's target_info")
+	}
+	tags, _ := json.Marshal(map[string]string{"agentwork.work.target": target, "error": "true", "service.instance.id": instanceID})
+	u := jaegerQuery + "/api/traces?" + url.Values{"service": {demoService}, "tags": {string(tags)}, "limit": {"50"}, "lookback": {"1h"}}.Encode()
+	body, err := httpGet(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces, err := decodeTraces(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := []string{"error", "panic", "deadline_exceeded", "result_too_large"}
+	found := 0
+	for _, s := range allSpans(traces) {
+		if s.OperationName != "invoke_agent "+target {
+			continue
+		}
+		if e, _ := s.tag("error"); e != "true" {
+			continue
+		}
+		found++
+		if et, _ := s.tag("error.type"); !slices.Contains(classes, et) {
+			t.Errorf("failed span %s: error.type %q, want one of %v (the runbook's classes)", s.SpanID, et, classes)
+		}
+	}
+	if found == 0 {
+		t.Errorf("Jaeger search %s found no failed invoke_agent %s span (%d traces): the failure runbook's step 2 finds nothing", u, target, len(traces))
+	}
+	t.Logf("failure runbook search (tags %s): %d failed invoke_agent %s spans", tags, found, target)
+}
+
+// instanceID returns the service_instance_id label of the target_info of
+// the scraped instance addr, as the failure runbook reads it.
+func instanceID(t *testing.T, promURL, addr string) string {
+	t.Helper()
+	res, err := promInstant(promURL, fmt.Sprintf(`max by (job, instance, service_name, service_instance_id) (target_info{instance=%q})`, addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].metric["service_instance_id"] == "" {
+		t.Fatalf("target_info of %s: %+v, want one series with service_instance_id", addr, res)
+	}
+	return res[0].metric["service_instance_id"]
+}

@@ -337,6 +337,8 @@ func TestIntegration(t *testing.T) {
 	})
 	phase("prometheus assertions done")
 
+	demoInstanceID := instanceID(t, promURL, demoAddr)
+
 	t.Run("status page", func(t *testing.T) {
 		statusURL := "http://" + demoAddr + "/statusz"
 		body, err := httpGet(statusURL + "?format=json")
@@ -438,6 +440,10 @@ func TestIntegration(t *testing.T) {
 			t.Errorf("none of the %d trace ids on the demo's log lines is a trace in Jaeger", len(logTraceIDs))
 		}
 		t.Logf("%d of %d log trace ids found in Jaeger", found, len(logTraceIDs))
+	})
+
+	t.Run("failure runbook's Jaeger search", func(t *testing.T) {
+		failureRunbookSearch(t, jaegerQuery, "fetch_dataset", demoInstanceID)
 	})
 
 	t.Run("no canary in traces", func(t *testing.T) {
