@@ -420,15 +420,17 @@ func artifactPath(t *testing.T, name string) string { return filepath.Join(artif
 
 // failureRunbookSearch runs the Jaeger step of the failure runbook on the
 // demo's always-failing target: search the service with the tags
-// agentwork.work.target=<target>, error=true and service.instance.id=<id>
-// (read from target_info in Prometheus), and every span found there of
-// that target's invoke_agent has an error.type of the runbook's classes.
+// agentwork.work.target=<target>, agentwork.work.state=failed and
+// service.instance.id=<id> (read from target_info in Prometheus), and every
+// span found there of that target's invoke_agent has error=true and an
+// error.type of the runbook's classes. (Jaeger shows error=true on a span
+// but does not find it by that tag: it derives it from the span status.)
 func failureRunbookSearch(t *testing.T, jaegerQuery, target, instanceID string) {
 	t.Helper()
 	if instanceID == "" {
 		t.Fatal("no service.instance.id for the demo from Prometheus's target_info")
 	}
-	tags, _ := json.Marshal(map[string]string{"agentwork.work.target": target, "error": "true", "service.instance.id": instanceID})
+	tags, _ := json.Marshal(map[string]string{"agentwork.work.target": target, "agentwork.work.state": "failed", "service.instance.id": instanceID})
 	u := jaegerQuery + "/api/traces?" + url.Values{"service": {demoService}, "tags": {string(tags)}, "limit": {"50"}, "lookback": {"1h"}}.Encode()
 	body, err := httpGet(u)
 	if err != nil {
@@ -444,10 +446,10 @@ func failureRunbookSearch(t *testing.T, jaegerQuery, target, instanceID string) 
 		if s.OperationName != "invoke_agent "+target {
 			continue
 		}
-		if e, _ := s.tag("error"); e != "true" {
-			continue
-		}
 		found++
+		if e, _ := s.tag("error"); e != "true" {
+			t.Errorf("failed span %s: error = %q, want true", s.SpanID, e)
+		}
 		if et, _ := s.tag("error.type"); !slices.Contains(classes, et) {
 			t.Errorf("failed span %s: error.type %q, want one of %v (the runbook's classes)", s.SpanID, et, classes)
 		}
