@@ -385,8 +385,15 @@ func TestResultTimeoutCapped(t *testing.T) {
 			id := launch(t, s, "research", "task")
 			got := make(chan string, 1)
 			in := `{"action":"result","id":"` + id + `","timeout":` + tc.timeout + `}`
-			go func() { got <- call(t, tool(t, s, middleware.WorkToolName), in) }()
-			e.clock.BlockUntil(1)
+			returned, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				defer cancel()
+				got <- call(t, tool(t, s, middleware.WorkToolName), in)
+			}()
+			if err := e.clock.BlockUntilContext(returned, 1); err != nil {
+				t.Fatalf("returned without waiting: %s", <-got)
+			}
 			e.clock.Advance(tc.wait - time.Millisecond)
 			select {
 			case out := <-got:
