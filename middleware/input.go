@@ -24,12 +24,13 @@ type objectError struct{ reason string }
 func (e *objectError) Error() string { return e.reason }
 
 // badObject describes why t, which starts with '{', is not one JSON object.
-// The reason is short and stable for the same input: it names a byte
-// offset and at most one character of t, never more of it.
+// The reason is short and stable for the same input: a byte offset and
+// encoding/json's description (which names at most one character of t),
+// cut to 2*MaxQuoted bytes in case a JSON implementation says more.
 func badObject(err error) *objectError {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return &objectError{fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, se.Error())}
+		return &objectError{fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, clip(se.Error(), 2*MaxQuoted))}
 	}
 	return &objectError{"invalid JSON"}
 }

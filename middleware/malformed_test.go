@@ -184,6 +184,7 @@ func TestHugeFieldsGiveSmallReplies(t *testing.T) {
 			if len(out) > 1024 {
 				t.Fatalf("a %d-byte reply to a %d-byte input: %.200s", len(out), len(input), out)
 			}
+			t.Logf("a %d-byte reply to a %d-byte input", len(out), len(input))
 			if tc.code != "" {
 				if code := errorCode(t, out); code != tc.code {
 					t.Fatalf("code %q, want %q: %s", code, tc.code, out)
