@@ -377,6 +377,7 @@ func TestResultTimeoutCapped(t *testing.T) {
 		{`1.5`, 1500 * time.Millisecond},
 		{`0.25`, 250 * time.Millisecond},
 		{`2E1`, 20 * time.Second},
+		{" 7\n", 7 * time.Second},
 	} {
 		t.Run(tc.timeout, func(t *testing.T) {
 			e := newEnv(t)
