@@ -20,7 +20,7 @@ import (
 //	and N more
 //	(read results with the work tool's result action; status never includes output)
 //
-// with at most 12 rows in the engine's priority order (work.Supervisor.Rows),
+// with at most 12 rows in the engine's priority order (work.Engine.Rows),
 // elapsed rounded to the second in Go's form (for example 1m5s), and the
 // "and N more" line only when rows were left out. It contains nothing but
 // ids, labels, states, elapsed times and result availability. Each call

@@ -18,14 +18,15 @@ const WorkToolName = "work"
 // backgroundable children wrapped, plus the work tool when any child is
 // backgroundable. It is safe for concurrent use.
 type Set struct {
-	sup   *work.Supervisor
+	sup   work.Engine
 	owner work.Owner
 	obs   work.Observer
 	tools []Tool
 	bg    bool
 }
 
-// Prepare prepares one agent's tool map for owner on sup. Each entry is a
+// Prepare prepares one agent's tool map for owner on sup (the in-process
+// *work.Supervisor or another work.Engine). Each entry is a
 // Tool (passed through untouched; its Name must equal its label), a Child
 // (a foreground child: run isolated, exact output) or a Background (a
 // backgroundable child). Exactly one work tool is added when at least one
@@ -41,8 +42,8 @@ type Set struct {
 // a "work" among them (in any case) is also an error when the work tool is
 // added. Every child's schema is copied:
 // later changes to the caller's map do not reach the Set.
-func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
-	if sup == nil {
+func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+	if s, ok := sup.(*work.Supervisor); sup == nil || ok && s == nil {
 		return nil, errors.New("middleware: nil Supervisor")
 	}
 	if owner.IsZero() {
@@ -120,7 +121,7 @@ func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
 func (s *Set) Owner() work.Owner { return s.owner }
 
 // Release cancels the owner's unfinished Work, forgets all of it and the
-// owner (work.Supervisor.Release). Call it when the agent instance is done.
+// owner (work.Engine.Release). Call it when the agent instance is done.
 func (s *Set) Release() { s.sup.Release(s.owner) }
 
 // HasWork reports whether the Set includes the work tool.
@@ -205,6 +206,7 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		Owner:          s.owner,
 		Target:         work.Target{Label: t.label, ID: t.child.ID, Kind: t.child.Kind},
 		Run:            func(ctx context.Context) (string, error) { return t.child.Run(ctx, in.input) },
+		Input:          in.input,
 		MaxDuration:    t.child.MaxDuration,
 		MaxResultBytes: t.child.MaxResultBytes,
 	}

@@ -349,3 +349,12 @@ func TestPrepareWorkNameWithoutBackground(t *testing.T) {
 		t.Fatalf("tools = %v, HasWork = %v; want the authored work tool only", s.Tools(), s.HasWork())
 	}
 }
+
+// A typed nil *work.Supervisor inside the work.Engine interface is refused
+// like an untyped nil.
+func TestPrepareTypedNilEngine(t *testing.T) {
+	var sup *work.Supervisor
+	if _, err := middleware.Prepare(sup, work.NewOwner("o"), map[string]any{}); err == nil {
+		t.Fatal("Prepare with a typed nil *work.Supervisor: no error")
+	}
+}

@@ -68,6 +68,10 @@ type Spec struct {
 	Owner  Owner
 	Target Target
 	Run    RunFunc
+	// Input is the child's own input, the one Run was built with. An
+	// Engine that runs children in other processes starts them from
+	// Target.Label and Input; the in-process Supervisor ignores it.
+	Input string
 	// MaxDuration overrides the Supervisor's per-Work deadline when > 0.
 	MaxDuration time.Duration
 	// MaxResultBytes overrides the Supervisor's output limit when > 0.

@@ -12,14 +12,21 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 
 func isoTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
-// Ref identifies one Work. It is an immutable value: its kind and
-// guarantees are constants, and its JSON encoding is exactly
+// Ref identifies one Work. It is an immutable value: its kind is a
+// constant, its guarantees depend only on Durable, and its JSON encoding is
+// exactly
 //
 //	{"kind":"work.ref","id":"...","targetId":"...",
 //	 "guarantees":{"execution":"process-local","rejoin":"process-local"}}
+//
+// with "durable" for both guarantees when Durable is set.
 type Ref struct {
 	ID       string // 128-bit random id, 32 lowercase hex digits
 	TargetID string // the target's id (Target.ID, or its label when unset)
+	// Durable is set by an Engine whose Work survives the loss of the
+	// process that started it or runs it (a durable runner); the
+	// in-process Supervisor never sets it.
+	Durable bool
 }
 
 // IsID reports whether s has the form of a Work id: 32 lowercase hex
@@ -48,8 +55,11 @@ type Guarantees struct {
 func (Ref) Kind() string { return "work.ref" }
 
 // Guarantees returns {process-local, process-local}: execution and rejoin are
-// both bound to this process.
-func (Ref) Guarantees() Guarantees {
+// both bound to this process; or {durable, durable} when r.Durable is set.
+func (r Ref) Guarantees() Guarantees {
+	if r.Durable {
+		return Guarantees{Execution: "durable", Rejoin: "durable"}
+	}
 	return Guarantees{Execution: "process-local", Rejoin: "process-local"}
 }
 
@@ -70,6 +80,7 @@ type Status struct {
 	Work            Ref
 	TargetLabel     string // the authored tool-map key
 	State           State
+	Attempt         int // attempts to run it; 0 reads as 1 (a durable Engine counts retries)
 	CreatedAt       time.Time
 	StartedAt       time.Time // zero until running
 	FinishedAt      time.Time // zero until terminal
@@ -77,7 +88,7 @@ type Status struct {
 }
 
 // MarshalJSON encodes the exact WorkStatus contract: attachment is always
-// "attached" and attempt always 1; timestamps are ISO-8601 UTC and appear
+// "attached" and attempt is Attempt (1 when 0); timestamps are ISO-8601 UTC and appear
 // only when they apply.
 func (s Status) MarshalJSON() ([]byte, error) {
 	type status struct {
@@ -92,7 +103,7 @@ func (s Status) MarshalJSON() ([]byte, error) {
 		ResultAvailable bool   `json:"resultAvailable"`
 	}
 	v := status{Work: s.Work, TargetLabel: s.TargetLabel, State: s.State,
-		Attachment: "attached", Attempt: 1, CreatedAt: isoTime(s.CreatedAt),
+		Attachment: "attached", Attempt: max(s.Attempt, 1), CreatedAt: isoTime(s.CreatedAt),
 		ResultAvailable: s.ResultAvailable}
 	if !s.StartedAt.IsZero() {
 		v.StartedAt = isoTime(s.StartedAt)

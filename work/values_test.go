@@ -107,3 +107,21 @@ func TestStateTable(t *testing.T) {
 		t.Error("Kind.String")
 	}
 }
+
+// A durable Engine's Ref says so, and a Status reports real attempts; the
+// zero values keep the in-process contract.
+func TestDurableRefAndAttempt(t *testing.T) {
+	ref := work.Ref{ID: "0123456789abcdef0123456789abcdef", TargetID: "t", Durable: true}
+	b, _ := json.Marshal(ref)
+	if want := `{"kind":"work.ref","id":"0123456789abcdef0123456789abcdef","targetId":"t","guarantees":{"execution":"durable","rejoin":"durable"}}`; string(b) != want {
+		t.Fatalf("durable ref = %s, want %s", b, want)
+	}
+	for _, tc := range []struct{ attempt, want int }{{0, 1}, {1, 1}, {3, 3}} {
+		b, _ := json.Marshal(work.Status{Work: ref, State: work.StateRunning, Attempt: tc.attempt})
+		var v struct{ Attempt int }
+		_ = json.Unmarshal(b, &v)
+		if v.Attempt != tc.want {
+			t.Errorf("Attempt %d: JSON attempt = %d, want %d", tc.attempt, v.Attempt, tc.want)
+		}
+	}
+}

@@ -57,7 +57,8 @@ func WithPromptTools(names ...string) Option {
 	return kitOptionFunc(func(c *kitConfig) { c.extraNames = append(c.extraNames, names...) })
 }
 
-// Prepare prepares a coordinator's tools and model. ts holds ordinary tools
+// Prepare prepares a coordinator's tools and model on sup (the in-process
+// *work.Supervisor or another work.Engine). ts holds ordinary tools
 // (passed through untouched), Children (foreground children) and
 // Backgrounds (backgroundable children); the work tool is added when any is
 // a Background. When ctx is a child's, the Kit's owner is that child's own
@@ -71,7 +72,7 @@ func WithPromptTools(names ...string) Option {
 // client that sends no tools (ErrToolsNotSent), and on the errors of
 // middleware.Prepare (a schema that declares run_in_background). An
 // ordinary tool named "work" is allowed when no child is backgroundable.
-func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
+func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
 	if llm == nil || isNil(llm) {
 		return nil, errors.New("langchaingo: nil model")
 	}
@@ -276,7 +277,7 @@ func inputHint(schema map[string]any) string {
 // a wrapped model (build a new Executor around it). OneShot and
 // Conversational agents render their tools into the prompt when they are
 // built: Retrofit refuses them; rebuild them with Prepare's Tools and Model.
-func Retrofit(ctx context.Context, sup *work.Supervisor, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
+func Retrofit(ctx context.Context, sup work.Engine, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
 	fa, ok := agent.(*agents.OpenAIFunctionsAgent)
 	if !ok {
 		return nil, nil, fmt.Errorf("langchaingo: cannot retrofit %T: it renders its tools into the prompt when built; rebuild it from Prepare's Tools() and Model()", agent)

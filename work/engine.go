@@ -1,0 +1,82 @@
+package work
+
+import (
+	"context"
+	"time"
+)
+
+// Engine is where Work runs and is recorded: the seam between the
+// model-facing layers (the middleware, the langchaingo adapter) and an
+// implementation. *Supervisor is the default, process-local implementation;
+// others (a durable runner such as runners/temporal) implement the same
+// contract, which the conformance suite in package work/enginetest checks.
+//
+// The contract, for every implementation:
+//
+//   - Every method is safe for concurrent use.
+//   - Owners are isolated: an id that is unknown, or that belongs to another
+//     owner (or was detached from this one), is ErrNotFound for every
+//     per-Work method. The zero Owner is ErrInvalidOwner (Rows returns
+//     nothing for it).
+//   - Start admits Work atomically against the owner's limits (outstanding,
+//     starts, depth) and returns its Ref at once; the child runs later. On
+//     failure (ErrInvalidOwner, ErrInvalidSpec, ErrClosed, ErrScopeEnded,
+//     ErrLimit) nothing is registered. ctx is the caller's: none of its
+//     values or its cancellation reach the child.
+//   - Call runs a child in the foreground and returns its exact output;
+//     failures are ErrChildFailed (with a Class), ErrCancelled or ErrClosed,
+//     and admission fails as for Start.
+//   - States move only along CanTransition's edges: queued, running,
+//     cancel-requested, then exactly one of completed, failed, cancelled.
+//   - Status and List return result-free projections; List returns at most
+//     MaxListed, unfinished first, then finished, newest first within each
+//     group, and an empty (non-nil) slice for an owner with none.
+//   - Rows returns at most MaxRows status-block rows in priority order
+//     (unread results, failed, running and cancel-requested, queued, the
+//     rest; newest first within each) and how many visible Works it left
+//     out. It never carries output or failure text.
+//   - Result returns the exact output of completed Work; for failed or
+//     cancelled Work it returns the Status at once. Otherwise it waits
+//     until the Work settles, timeout (capped at MaxResultWait; 0 does not
+//     wait) passes or ctx is done, and returns the Status then. A negative
+//     timeout is ErrInvalidTimeout. The output is meaningful only when the
+//     returned Status is completed.
+//   - Cancel: queued Work is cancelled before it runs; running Work becomes
+//     cancel-requested and is stopped cooperatively (completion or an
+//     unrelated failure may still win); a repeated request is accepted with
+//     no change; terminal Work is not accepted.
+//   - Detach hides a Work from its owner (ErrNotFound afterwards) without
+//     cancelling it.
+//   - Send queues guidance for a non-terminal agent child, delivered in
+//     order at the child's next model-request boundary
+//     (Execution.Guidance). It is idempotent per commandID (same text: the
+//     first receipt; other text: ErrConflict); errors are ErrEmptyMessage,
+//     ErrNotFound, ErrNotAgent, ErrConflict and ErrTerminal, checked in that
+//     order. Cursors count 1, 2, ... per Work.
+//   - Release detaches all of an owner's visible Work, cancels the
+//     unfinished part and forgets the owner (including its starts budget).
+//   - Observer returns the Observer the layers above report through (never
+//     nil); Now returns the implementation's clock's time.
+//
+// What an implementation may legitimately choose: the Ref's guarantees
+// (Ref.Guarantees), the attempt count in Status, how many Works run at once
+// and where. The methods without a context (Status, List, Rows, Cancel,
+// Detach, Send, Release) must bound their own work: an implementation that
+// talks to a remote service applies its own timeout.
+type Engine interface {
+	Start(ctx context.Context, spec Spec) (Ref, error)
+	Call(ctx context.Context, spec Spec) (string, error)
+	Status(o Owner, id string) (Status, error)
+	List(o Owner) ([]Status, error)
+	Rows(o Owner) (rows []Row, more int)
+	Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error)
+	Cancel(o Owner, id string) (CancelReceipt, error)
+	Detach(o Owner, id string) (DetachReceipt, error)
+	Send(o Owner, id, commandID, message string) (SendReceipt, error)
+	Release(o Owner)
+	Observer() Observer
+	Now() time.Time
+}
+
+// The in-process Supervisor is the default Engine.
+var _ Engine = (*Supervisor)(nil)
