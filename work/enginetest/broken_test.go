@@ -1,0 +1,101 @@
+package enginetest_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
+)
+
+// broken wraps the Supervisor with one deliberate contract violation, so
+// that TestSuiteCatchesBrokenEngines can show the suite fails on it.
+type broken struct {
+	work.Engine
+	defect string
+}
+
+func (b broken) List(o work.Owner) ([]work.Status, error) {
+	l, err := b.Engine.List(o)
+	if b.defect == "list-order" && len(l) > 1 {
+		l[0], l[len(l)-1] = l[len(l)-1], l[0]
+	}
+	return l, err
+}
+
+func (b broken) Send(o work.Owner, id, cmd, msg string) (work.SendReceipt, error) {
+	if b.defect == "send-not-idempotent" {
+		cmd = ""
+	}
+	return b.Engine.Send(o, id, cmd, msg)
+}
+
+func (b broken) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
+	r, err := b.Engine.Cancel(o, id)
+	if b.defect == "cancel-terminal-accepted" && err == nil && r.State.Terminal() {
+		r.Accepted = true
+	}
+	return r, err
+}
+
+func (b broken) Rows(o work.Owner) ([]work.Row, int) {
+	rows, more := b.Engine.Rows(o)
+	if b.defect == "rows-unlimited" {
+		more = 0
+	}
+	return rows, more
+}
+
+type brokenHarness struct{ defect string }
+
+func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+	return broken{supervisor{}.NewEngine(t, cfg), h.defect}
+}
+
+func (h brokenHarness) Capabilities() enginetest.Capabilities {
+	c := supervisor{}.Capabilities()
+	if h.defect == "wrong-guarantees" {
+		c.Guarantees = work.Guarantees{Execution: "durable", Rejoin: "durable"}
+	}
+	return c
+}
+
+// TestBrokenConformance runs the suite against a broken engine when
+// AGENTWORK_BROKEN names a defect (only as TestSuiteCatchesBrokenEngines's
+// subprocess); otherwise it does nothing.
+func TestBrokenConformance(t *testing.T) {
+	defect := os.Getenv("AGENTWORK_BROKEN")
+	if defect == "" {
+		return
+	}
+	enginetest.Run(t, brokenHarness{defect})
+}
+
+// TestSuiteCatchesBrokenEngines: the suite fails, in the expected subtest,
+// for each deliberate contract violation.
+func TestSuiteCatchesBrokenEngines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the suite in subprocesses")
+	}
+	for defect, subtest := range map[string]string{
+		"list-order":               "ListOrder",
+		"send-not-idempotent":      "GuidanceIdempotency",
+		"cancel-terminal-accepted": "CancelTerminal",
+		"rows-unlimited":           "StatusRows",
+		"wrong-guarantees":         "Lifecycle",
+	} {
+		t.Run(defect, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")
+			cmd.Env = append(os.Environ(), "AGENTWORK_BROKEN="+defect)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed an engine with defect %s", defect)
+			}
+			if !strings.Contains(string(out), "--- FAIL: TestBrokenConformance/"+subtest) {
+				t.Fatalf("defect %s: subtest %s did not fail:\n%s", defect, subtest, out)
+			}
+		})
+	}
+}
