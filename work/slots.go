@@ -63,22 +63,33 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 // its slot to its own subtree for the wait; lendLocked returns the holder
 // then, nil otherwise. A holder that already lends, or waits to reclaim its
 // slot, is returned but changes nothing.
-func (s *Supervisor) lendLocked(o Owner, e *emission) *item {
+func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
 	w := o.sc.holder()
 	if w == nil || (w.state != StateRunning && w.state != StateCancelRequested) {
 		return nil
 	}
 	if !w.lending && w.reclaim == nil {
-		w.lending = true
+		w.lending, w.awaited = true, awaited
 		s.lendOutLocked(w, e)
 	}
 	return w
 }
 
-// lendOutLocked runs the first queued Work of w's subtree (in ring order)
-// on w's lent slot, if the slot is idle and there is one.
+// lendOutLocked puts w's lent slot to use when it is idle: the awaited
+// Work moves onto it when it runs on a pool slot of its own (which goes
+// back to the pool), else the first queued Work of w's subtree (in ring
+// order) runs on it.
 func (s *Supervisor) lendOutLocked(w *item, e *emission) {
-	if w.borrower != nil || w.queuedBelow == 0 {
+	if w.borrower != nil {
+		return
+	}
+	if d := w.awaited; d != nil && d.lender == nil && (d.state == StateRunning || d.state == StateCancelRequested) {
+		d.lender, w.borrower = w, d
+		s.used--
+		s.dispatchLocked(e)
+		return
+	}
+	if w.queuedBelow == 0 {
 		return
 	}
 	for f := s.ready.Front(); f != nil; f = f.Next() {
@@ -97,10 +108,13 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 func (s *Supervisor) unlend(ctx context.Context, w *item) {
 	s.mu.Lock()
 	if w.lending {
-		w.lending = false
+		w.lending, w.awaited = false, nil
 		if w.borrower != nil {
 			w.reclaim = make(chan struct{})
 			s.reclaimers = append(s.reclaimers, w)
+			if s.reclaimHook != nil {
+				s.reclaimHook()
+			}
 			if s.closed {
 				s.releaseReclaimersLocked()
 			} else {
@@ -152,7 +166,7 @@ func (s *Supervisor) stepOutLocked(w *item) {
 // borrower takes its place, or the slot goes back to its lender, or to the
 // pool. The caller dispatches afterwards.
 func (s *Supervisor) freeSlotLocked(it *item, e *emission) {
-	it.lending = false
+	it.lending, it.awaited = false, nil
 	if it.reclaim != nil {
 		// A waiter of a Work that has ended (a goroutine the child
 		// leaked) waits no longer.

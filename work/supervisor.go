@@ -119,8 +119,9 @@ type Supervisor struct {
 	running map[*item]struct{} // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
-	used       int
-	reclaimers []*item
+	used        int
+	reclaimers  []*item
+	reclaimHook func() // tests only
 	// foreground holds the foreground calls in progress.
 	foreground map[*foreground]struct{}
 	seq        uint64
@@ -174,10 +175,11 @@ type item struct {
 	sc        *scope   // this Work's own owner scope, from running
 	// Running slots (slots.go): the Work whose lent slot this one runs on
 	// (nil: a pool slot), the descendant running on this one's lent slot,
-	// the channel a waiter waits on for this Work's slot back, and how
+	// the Work its lending waiter waits for, the channel a waiter waits on for this Work's slot back, and how
 	// many Works are queued below this one.
 	lender      *item
 	borrower    *item
+	awaited     *item // what the waiter that lends this Work's slot waits for
 	reclaim     chan struct{}
 	queuedBelow int32
 	emitMu      sync.Mutex
@@ -843,7 +845,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		return s.readLocked(s.lookupLocked(o, id))
 	}
 	var e emission
-	w := s.lendLocked(o, &e)
+	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
 
 	expired := make(chan struct{})
