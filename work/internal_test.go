@@ -197,3 +197,50 @@ func TestTopKMatchesFullSort(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandRecordsDroppedAtDetachAndEviction: a detached Work keeps no
+// command records (its owner can no longer replay), nor does an evicted
+// one.
+func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
+	s := New(WithRetention(1, 0))
+	defer s.Close(context.Background())
+	o := NewOwner("coord")
+	release := make(chan struct{})
+	ref, _ := startBlocked(t, s, o, release)
+	if _, err := s.Send(o, ref.ID, "call-1", "text"); err != nil {
+		t.Fatal(err)
+	}
+	it := s.itemFor(o, ref.ID)
+	if _, err := s.Detach(o, ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	if it.mb.records != nil || it.mb.order != nil {
+		t.Errorf("a detached Work keeps %d command records", len(it.mb.records))
+	}
+	s.mu.Unlock()
+	close(release)
+
+	release2 := make(chan struct{})
+	close(release2)
+	ref2, _ := startBlocked(t, s, o, release2)
+	s.Send(o, ref2.ID, "call-2", "text") // may find it terminal already
+	if _, _, err := s.Result(context.Background(), o, ref2.ID, MaxResultWait); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	it2 := s.owners[o.id].items[ref2.ID]
+	s.mu.Unlock()
+	ref3, _ := startBlocked(t, s, o, release2)
+	if _, _, err := s.Result(context.Background(), o, ref3.ID, MaxResultWait); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.owners[o.id].items[ref2.ID]; ok {
+		t.Fatal("not evicted")
+	}
+	if it2.mb != nil {
+		t.Error("an evicted Work keeps its mailbox")
+	}
+}
