@@ -36,57 +36,43 @@ func TestDetachedCountsAgainstOutstanding(t *testing.T) {
 func TestDetachedCancelledWhenScopeEnds(t *testing.T) {
 	const children, each = 3, 4
 	h := newHarness(t, work.WithMaxOutstanding(each), work.WithMaxRunning(2+children))
-	var grand []*child
-	var grandRefs []work.Ref
-	var refs []work.Ref
+	var refs, grandRefs []work.Ref
 	var kids []*child
 	for range children {
 		ref, c := h.running(coord, agent)
 		refs, kids = append(refs, ref), append(kids, c)
 	}
+	untilCancelled := func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }
 	for _, c := range kids {
 		scope := c.ex.Scope()
 		for range each {
-			g := h.child()
-			ref := h.start(scope, agent, g)
+			ref, err := h.s.Start(t.Context(), work.Spec{Owner: scope, Target: agent, Run: untilCancelled})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if _, err := h.s.Detach(scope, ref.ID); err != nil {
 				t.Fatal(err)
 			}
-			grand, grandRefs = append(grand, g), append(grandRefs, ref)
+			grandRefs = append(grandRefs, ref)
 		}
 		h.refused(scope, work.LimitOutstanding)
 	}
-	// Two detached grandchildren run, the rest are queued.
-	running := 0
-	for _, g := range grand {
-		select {
-		case <-g.started:
-			running++
-		default:
-		}
-	}
-	if running != 2 {
-		t.Fatalf("%d grandchildren run, want 2", running)
+	if c := census(h.s); c[work.StateRunning] != children+2 || c[work.StateQueued] != children*each-2 {
+		t.Fatalf("census before the children end: %v", c)
 	}
 	for i, c := range kids {
 		c.complete("")
 		h.obs.waitTerminal(refs[i].ID)
 	}
-	for i, g := range grand {
-		select {
-		case <-g.started:
-			if g.ctx.Err() == nil {
-				t.Fatalf("detached grandchild %d still running after its parent ended", i)
-			}
-			g.returnCtxErr()
-		default:
-		}
-		if ev := h.obs.waitTerminal(grandRefs[i].ID); ev.To != work.StateCancelled {
+	// Each detached grandchild, queued or running, ends cancelled: only a
+	// cancellation ends untilCancelled.
+	for i, ref := range grandRefs {
+		if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateCancelled {
 			t.Fatalf("detached grandchild %d ended %+v", i, ev)
 		}
 	}
-	if c := census(h.s); c[work.StateRunning]+c[work.StateQueued]+c[work.StateCancelRequested] != 0 {
-		t.Fatalf("census after the children ended: %v", c)
+	if n := censusTotal(h.s); n != children {
+		t.Fatalf("census after the children ended: %v", census(h.s))
 	}
 }
 
