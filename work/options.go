@@ -90,8 +90,9 @@ func WithObserver(o Observer) Option {
 }
 
 // WithMaxRunning sets how many Works run at once across all owners
-// (default 8). Work beyond it waits queued, FIFO and fair across owners.
-// Values below 1 are ignored.
+// (default 8). Work beyond it waits queued, FIFO and fair across owners. A
+// child waiting in Result on its own descendants lends its slot to them
+// (see "Running slots" in the package doc). Values below 1 are ignored.
 func WithMaxRunning(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {
@@ -133,10 +134,11 @@ func WithMaxDepth(n int) Option {
 	})
 }
 
-// WithMaxDuration sets the default per-Work deadline, counted from running
+// WithMaxDuration sets the per-Work deadline, counted from running
 // (default 30 minutes); 0 means none. Reaching it cancels the child's
-// context, and the Work fails with class deadline_exceeded. Negative values
-// are ignored.
+// context, and the Work fails with class deadline_exceeded. It is also the
+// ceiling of Spec.MaxDuration, which can only lower it. Negative values are
+// ignored.
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d >= 0 {
@@ -145,9 +147,10 @@ func WithMaxDuration(d time.Duration) Option {
 	})
 }
 
-// WithMaxResultBytes sets the default maximum output size (default 1 MiB);
-// 0 means none. A larger output fails the Work with class
-// result_too_large and is dropped. Negative values are ignored.
+// WithMaxResultBytes sets the maximum output size (default 1 MiB); 0 means
+// none. A larger output fails the Work with class result_too_large and is
+// dropped. It is also the ceiling of Spec.MaxResultBytes, which can only
+// lower it. Negative values are ignored.
 func WithMaxResultBytes(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 0 {
