@@ -400,10 +400,10 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		// cancelled before it runs, as Close does to all queued Work.
 		s.cancelLocked(it, s.cfg.clock.Now(), errClosed, &e)
 	default:
+		// An idle slot lent by an enclosing waiter goes first, so that
+		// the pool's free slots stay with the fair order.
+		s.offerLocked(os, &e)
 		s.dispatchLocked(&e)
-		if it.state == StateQueued {
-			s.offerLocked(os, &e)
-		}
 	}
 	ref := it.ref
 	s.unlockAndEmit(&e)
