@@ -15,6 +15,7 @@ type Execution struct {
 	s     *Supervisor
 	it    *item // nil for a foreground call
 	scope Owner
+	run   *run // the child's budget state; nil outside a child run
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -99,6 +100,15 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.mu.Unlock()
 		return "", s.refusal(reason)
 	}
+	r, short := s.reserveLocked(&spec)
+	if short != "" {
+		s.mu.Unlock()
+		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	scopeID := spec.Owner.id + "/" + newID()
+	s.openLocked(r, scopeID)
+	r.emit = s.foregroundEmitter(exec, spec)
+	defer s.endForeground(r, scopeID, exec)
 	fg := &foreground{cancel: cancel}
 	s.foreground[fg] = struct{}{}
 	s.wg.Add(1)
@@ -111,18 +121,18 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
-	if d := positiveOr(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
+	if d := r.budget.MaxDuration; d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	scope := Owner{id: spec.Owner.id + "/" + newID(), depth: spec.Owner.depth + 1, end: &scopeEnd{}}
+	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, end: &scopeEnd{}}
 	defer func() {
 		s.mu.Lock()
 		scope.end.ended = true
 		s.mu.Unlock()
 		s.Release(scope)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope})
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r})
 	out, err, panicked := invoke(exec, spec.Run)
 	switch {
 	case panicked:
@@ -135,6 +145,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return out, nil // completion wins over a late cancellation
 	case ctx.Err() != nil:
 		return "", ErrCancelled
+	case r.refused():
+		return "", childFailed(ClassBudgetExhausted)
 	}
 	return "", childFailed(ClassError)
 }

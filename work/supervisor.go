@@ -72,6 +72,12 @@ type Spec struct {
 	MaxDuration time.Duration
 	// MaxResultBytes overrides the Supervisor's output limit when > 0.
 	MaxResultBytes int
+	// Budget bounds the child's turns, tool calls and tokens (and its
+	// duration when MaxDuration is 0); see Budget for inheritance.
+	Budget Budget
+	// FailOnBudget makes an exhausted budget fail the Work (class
+	// budget_exhausted) instead of granting a final request.
+	FailOnBudget bool
 }
 
 // The causes a child's context is cancelled with (context.Cause). The two
@@ -100,6 +106,7 @@ type Supervisor struct {
 	seq        uint64
 	counts     map[string]*[len(States)]int // target label -> live count per state
 	wg         sync.WaitGroup
+	bud        budgets
 }
 
 type ownerState struct {
@@ -141,6 +148,7 @@ type item struct {
 	scope     string    // the id of this Work's own owner scope
 	scopeEnd  *scopeEnd // marks that scope over when the Work settles
 	emitMu    sync.Mutex
+	budget    *run // budget state
 }
 
 type command struct {
@@ -309,6 +317,15 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
+	id := newID()
+	r, short := s.reserveLocked(&spec)
+	if short != "" {
+		s.mu.Unlock()
+		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
+		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	s.openLocked(r, spec.Owner.id+"/"+id)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
@@ -317,16 +334,18 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	s.mu.Unlock()
 
 	it := &item{
-		ref:      Ref{ID: newID(), TargetID: spec.Target.id()},
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
 		owner:    os,
 		target:   spec.Target,
 		state:    StateQueued,
 		created:  now,
 		done:     make(chan struct{}),
 		run:      spec.Run,
-		maxDur:   positiveOr(spec.MaxDuration, s.cfg.maxDuration),
+		maxDur:   r.budget.MaxDuration,
 		maxBytes: positiveOr(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		budget:   r,
 	}
+	r.emit = s.emitter(it)
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
@@ -459,7 +478,7 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 		it.scope = it.owner.id + "/" + it.ref.ID
 		it.scopeEnd = &scopeEnd{}
 		scope := Owner{id: it.scope, depth: it.owner.depth + 1, end: it.scopeEnd}
-		ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope})
+		ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope, run: it.budget})
 		if it.maxDur > 0 {
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
 		}
@@ -511,6 +530,8 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		to, ev.ErrorClass = StateFailed, ClassDeadline
 	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
 		to = StateCancelled
+	case err != nil && it.budget.refused():
+		to, ev.ErrorClass = StateFailed, ClassBudgetExhausted
 	case err != nil:
 		to, ev.ErrorClass = StateFailed, ClassError
 	case it.maxBytes > 0 && len(out) > it.maxBytes:
@@ -526,6 +547,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	it.cancel(nil)
 	it.cancel = nil
+	s.endRunLocked(it, ev.ErrorClass, &e)
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
 	it.scopeEnd.ended = true
@@ -539,6 +561,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
+	s.settleRunLocked(it.budget, it.owner.id+"/"+it.ref.ID)
 	it.owner.active--
 	e.done = append(e.done, it.done)
 	if it.detached {
@@ -594,7 +617,7 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 func (it *item) status() Status {
 	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
-		ResultAvailable: it.hasOutput}
+		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget()}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
@@ -843,6 +866,7 @@ func (s *Supervisor) Release(o Owner) {
 	if os := s.owners[o.id]; os != nil {
 		s.releaseLocked(os, &e)
 	}
+	s.forgetPoolLocked(o.id)
 	s.unlockAndEmit(&e)
 }
 
