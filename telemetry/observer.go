@@ -167,14 +167,16 @@ func nopEnd(work.CallEnd) {}
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name=work,
 //     gen_ai.tool.type=function, agentwork.action (one of the six actions,
 //     else "invalid"),
-//     agentwork.work.id when c.WorkID has the engine's id form, and
+//     agentwork.work.id when c.WorkID has the engine's id form (the
+//     middleware sets it only for a Work that exists for that owner), and
 //     gen_ai.tool.call.id. The end function counts the call in
 //     agentwork_work_actions_total{action,outcome}.
 //
 // An outcome other than ok and timeout marks the span as an error: status
 // Error with an empty description and error.type set to CallEnd.ErrorClass
 // (or the outcome when there is no class). A tool-call id is recorded only
-// when it looks like one (letters, digits, '_', '-', '.', ':'; at most 128).
+// when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
+// and '-'.
 func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
 	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
 		if c.Kind == work.CallForeground {
