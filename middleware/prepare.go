@@ -207,6 +207,8 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		Run:            func(ctx context.Context) (string, error) { return t.child.Run(ctx, in.input) },
 		MaxDuration:    t.child.MaxDuration,
 		MaxResultBytes: t.child.MaxResultBytes,
+		Budget:         t.child.Budget,
+		FailOnBudget:   t.child.FailOnBudget,
 	}
 	if kind == work.CallLaunch {
 		ref, err := s.sup.Start(ctx, spec)

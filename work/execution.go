@@ -15,6 +15,7 @@ type Execution struct {
 	s     *Supervisor
 	it    *item // nil for a foreground call
 	scope Owner
+	run   *run // the child's budget state; nil outside a child run
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -84,6 +85,15 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.mu.Unlock()
 		return "", s.refusal(reason)
 	}
+	r, short := s.reserveLocked(&spec)
+	if short != "" {
+		s.mu.Unlock()
+		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	scopeID := spec.Owner.id + "/" + newID()
+	s.openLocked(r, scopeID)
+	r.emit = s.foregroundEmitter(exec, spec)
+	defer s.endForeground(r, scopeID, exec)
 	fg := &foreground{cancel: cancel}
 	s.foreground[fg] = struct{}{}
 	s.live.Add(1)
@@ -96,12 +106,12 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
-	if d := clamp(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
+	if d := r.budget.MaxDuration; d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
 	sc := &scope{parent: spec.Owner.sc}
-	scope := Owner{id: spec.Owner.id + "/" + newID(), depth: spec.Owner.depth + 1, sc: sc}
+	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
 	defer func() {
 		var e emission
 		s.mu.Lock()
@@ -111,7 +121,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		}
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope})
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r})
 	type outcome struct {
 		out      string
 		err      error
@@ -129,10 +139,10 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		returned = true
 		ch <- outcome{out, err, panicked}
 	}()
-	r := <-ch
-	out, err := r.out, r.err
+	res := <-ch
+	out, err := res.out, res.err
 	switch {
-	case r.panicked:
+	case res.panicked:
 		return "", childFailed(ClassPanic)
 	case errors.Is(context.Cause(exec), errDeadline):
 		return "", childFailed(ClassDeadline)
@@ -142,6 +152,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return out, nil // completion wins over a late cancellation
 	case ctx.Err() != nil:
 		return "", ErrCancelled
+	case r.refused():
+		return "", childFailed(ClassBudgetExhausted)
 	}
 	return "", childFailed(ClassError)
 }

@@ -39,6 +39,7 @@ type config struct {
 	maxResultBytes int
 	retainTerminal int
 	retainAge      time.Duration
+	budget         budgetConfig
 	// guidance and command records (Send)
 	maxMessageBytes int
 	maxQueued       int
@@ -57,6 +58,7 @@ func newConfig(opts []Option) config {
 		maxDuration:    DefaultMaxDuration,
 		maxResultBytes: DefaultMaxResultBytes,
 		retainTerminal: DefaultRetainTerminal,
+		budget:         defaultBudgetConfig(),
 
 		maxMessageBytes: DefaultMaxMessageBytes,
 		maxQueued:       DefaultMaxQueuedGuidance,

@@ -94,6 +94,12 @@ type Spec struct {
 	// MaxResultBytes, when > 0, lowers the Supervisor's output limit for
 	// this Work; it is clamped the same way.
 	MaxResultBytes int
+	// Budget bounds the child's turns, tool calls and tokens (and its
+	// duration when MaxDuration is 0); see Budget for inheritance.
+	Budget Budget
+	// FailOnBudget makes an exhausted budget fail the Work (class
+	// budget_exhausted) instead of granting a final request.
+	FailOnBudget bool
 }
 
 // The causes a child's context is cancelled with (context.Cause). The two
@@ -126,6 +132,7 @@ type Supervisor struct {
 	foreground map[*foreground]struct{}
 	seq        uint64
 	counts     map[string]*[len(States)]int // target label -> live count per state
+	bud        budgets
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).
@@ -183,6 +190,7 @@ type item struct {
 	reclaim     chan struct{}
 	queuedBelow int32
 	emitMu      sync.Mutex
+	budget      *run // budget state
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -351,6 +359,15 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
+	id := newID()
+	r, short := s.reserveLocked(&spec)
+	if short != "" {
+		s.mu.Unlock()
+		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
+		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	s.openLocked(r, spec.Owner.id+"/"+id)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
@@ -359,16 +376,18 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	s.mu.Unlock()
 
 	it := &item{
-		ref:      Ref{ID: newID(), TargetID: spec.Target.id()},
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
 		owner:    os,
 		target:   spec.Target,
 		state:    StateQueued,
 		created:  now,
 		done:     make(chan struct{}),
 		run:      spec.Run,
-		maxDur:   clamp(spec.MaxDuration, s.cfg.maxDuration),
+		maxDur:   r.budget.MaxDuration,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		budget:   r,
 	}
+	r.emit = s.emitter(it)
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
@@ -513,7 +532,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	it.cancel = cancel
 	it.sc = &scope{work: it, parent: it.owner.sc}
 	scope := Owner{id: it.owner.id + "/" + it.ref.ID, depth: it.owner.depth + 1, sc: it.sc}
-	ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope})
+	ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope, run: it.budget})
 	if it.maxDur > 0 {
 		it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
 	}
@@ -582,6 +601,8 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		to, ev.ErrorClass = StateFailed, ClassDeadline
 	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
 		to = StateCancelled
+	case err != nil && it.budget.refused():
+		to, ev.ErrorClass = StateFailed, ClassBudgetExhausted
 	case err != nil:
 		to, ev.ErrorClass = StateFailed, ClassError
 	case it.maxBytes > 0 && len(out) > it.maxBytes:
@@ -597,6 +618,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	it.cancel(nil)
 	it.cancel = nil
+	s.endRunLocked(it, ev.ErrorClass, &e)
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
 	it.sc.ended = true
@@ -611,6 +633,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
+	s.settleRunLocked(it.budget, it.owner.id+"/"+it.ref.ID)
 	it.owner.active--
 	e.done = append(e.done, it.done)
 	if it.detached {
@@ -705,7 +728,7 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 func (it *item) status() Status {
 	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
-		ResultAvailable: it.hasOutput}
+		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget()}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
@@ -985,6 +1008,7 @@ func (s *Supervisor) Release(o Owner) {
 	if os := s.owners[o.id]; os != nil {
 		s.releaseLocked(os, &e)
 	}
+	s.forgetPoolLocked(o.id)
 	s.unlockAndEmit(&e)
 }
 
