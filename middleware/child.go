@@ -55,6 +55,12 @@ type Child struct {
 	// this child when > 0.
 	MaxDuration    time.Duration
 	MaxResultBytes int
+	// Budget bounds each run of the child (work.Budget: zero fields
+	// inherit), reserved from the owner's pool when it has one;
+	// FailOnBudget makes an exhausted budget a failure instead of a
+	// partial result.
+	Budget       work.Budget
+	FailOnBudget bool
 }
 
 // Background is a frozen, inert backgroundable child: it does nothing on its

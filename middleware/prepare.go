@@ -209,6 +209,8 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		Input:          in.input,
 		MaxDuration:    t.child.MaxDuration,
 		MaxResultBytes: t.child.MaxResultBytes,
+		Budget:         t.child.Budget,
+		FailOnBudget:   t.child.FailOnBudget,
 	}
 	if kind == work.CallLaunch {
 		ref, err := s.sup.Start(ctx, spec)

@@ -34,6 +34,7 @@ type Observer struct {
 	tracer trace.Tracer // nil when tracing is off
 	m      *instruments // nil when metrics are off
 	reg    metric.Registration
+	bud    *budgetInstruments // nil when metrics are off
 	log    *slog.Logger
 
 	// Open work-tool action spans by the work id they name: lifecycle
@@ -85,6 +86,9 @@ func New(opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 		o.m, o.reg = m, reg
+		if o.bud, err = newBudgetInstruments(meter, o); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -95,6 +99,11 @@ func New(opts ...Option) (*Observer, error) {
 func (o *Observer) Unregister() error {
 	if o.reg == nil {
 		return nil
+	}
+	if o.bud != nil {
+		if err := o.bud.reg.Unregister(); err != nil {
+			return err
+		}
 	}
 	return o.reg.Unregister()
 }
@@ -389,6 +398,9 @@ func (o *Observer) endForeground(id trace.SpanID, outcome, class string) {
 // "agentwork.status_block" (agentwork.status_block.rows) on the caller's
 // span, when it records.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
+	if o.budgetEvent(ctx, e) {
+		return
+	}
 	switch {
 	case e.Type == work.EventCancelRequested && e.WorkID != "":
 		o.cancelMu.Lock()

@@ -50,11 +50,21 @@ import (
 //   - Send queues guidance for a non-terminal agent child, delivered in
 //     order at the child's next model-request boundary
 //     (Execution.Guidance). It is idempotent per commandID (same text: the
-//     first receipt; other text: ErrConflict); errors are ErrEmptyMessage,
-//     ErrNotFound, ErrNotAgent, ErrConflict and ErrTerminal, checked in that
-//     order. Cursors count 1, 2, ... per Work.
+//     first receipt; other text: ErrConflict) while the Work's command
+//     records last; everything it keeps is bounded (ErrMessageTooLarge,
+//     ErrMailboxFull). Errors are checked in the order ErrInvalidOwner,
+//     ErrEmptyMessage, ErrMessageTooLarge, ErrNotFound, ErrNotAgent,
+//     ErrConflict, ErrTerminal, ErrMailboxFull. Cursors count 1, 2, ... per
+//     Work.
 //   - Release detaches all of an owner's visible Work, cancels the
-//     unfinished part and forgets the owner (including its starts budget).
+//     unfinished part and forgets the owner (including its starts budget
+//     and its pool).
+//   - SetPool gives a top-level owner a pool of turns, tool calls and
+//     tokens that each start (and foreground call) reserves its child's
+//     Budget from; a start the pool cannot cover fails with
+//     ErrBudgetExhausted before any Work exists, and what a settled child
+//     did not spend is refunded. The zero Owner or a child's scope is
+//     ErrInvalidOwner.
 //   - Observer returns the Observer the layers above report through (never
 //     nil); Now returns the implementation's clock's time.
 //
@@ -74,6 +84,7 @@ type Engine interface {
 	Detach(o Owner, id string) (DetachReceipt, error)
 	Send(o Owner, id, commandID, message string) (SendReceipt, error)
 	Release(o Owner)
+	SetPool(o Owner, b Budget) error
 	Observer() Observer
 	Now() time.Time
 }

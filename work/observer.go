@@ -29,6 +29,14 @@ const (
 	// no WorkID, Count is the number of rows, and its context is the
 	// caller's. The middleware emits it.
 	EventStatusBlock EventType = "status-block"
+	// EventBudgetExhausted reports that a child's budget ran out: Budget
+	// names it (turns, tool_calls, tokens or duration). For a foreground
+	// call WorkID is empty and the context is the call's execution.
+	EventBudgetExhausted EventType = "budget-exhausted"
+	// EventUsage reports what a child run spent (Usage), once, as it ends:
+	// before the terminal event of a background Work, at the end of a
+	// foreground call (WorkID empty, the call's execution context).
+	EventUsage EventType = "usage"
 	// EventForeground is never delivered to Event: it is the type of the
 	// Event passed to Bind for a foreground call (WorkID empty).
 	EventForeground EventType = "foreground"
@@ -50,6 +58,8 @@ type Event struct {
 	Bytes      int           // output size in bytes, set on EventCompleted and result_too_large failures
 	ErrorClass string        // set on EventFailed: one of the Class constants
 	Count      int           // guidance messages, on guidance events
+	Budget     string        // set on EventBudgetExhausted: which budget ran out
+	Usage      Usage         // set on EventUsage
 }
 
 // CallKind says what a model-facing call is.

@@ -85,6 +85,10 @@ type Status struct {
 	StartedAt       time.Time // zero until running
 	FinishedAt      time.Time // zero until terminal
 	ResultAvailable bool      // completed, with its output held
+	// BudgetExhausted names the budget that ran out (Budget* constants),
+	// or is "". A completed Work with it set holds a partial result. Like
+	// the usage it is for the application: the JSON does not have it.
+	BudgetExhausted string
 }
 
 // MarshalJSON encodes the exact WorkStatus contract: attachment is always

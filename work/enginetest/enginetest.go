@@ -200,6 +200,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListOrder", s.listOrder},
 		{"StatusRows", s.statusRows},
 		{"Foreground", s.foreground},
+		{"Pool", s.pool},
 	} {
 		t.Run(tc.name, tc.run)
 	}
@@ -757,13 +758,18 @@ func (s *suite) guidanceIdempotency(t *testing.T) {
 		t.Fatalf("delivered %q, want once, twice, twice", got)
 	}
 	v.finish(c, "", nil)
-	v.settle(o, ref.ID)
-	// A replay of an accepted command returns its receipt after the end.
+	// A replay of an accepted command returns its receipt after the end
+	// (until Result has returned the terminal answer).
+	v.eventually("terminal Work", func() bool {
+		st, err := v.e.Status(o, ref.ID)
+		return err == nil && st.State.Terminal()
+	})
 	if r3, err := v.e.Send(o, ref.ID, "call-1", "once"); err != nil || r3 != r1 {
 		t.Fatalf("replay after the end = %+v, %v", r3, err)
 	}
 	_, err = v.e.Send(o, ref.ID, "call-9", "late")
 	wantErr(t, "Send(terminal)", err, work.ErrTerminal)
+	v.settle(o, ref.ID)
 }
 
 func (s *suite) guidanceRefusals(t *testing.T) {
@@ -774,6 +780,8 @@ func (s *suite) guidanceRefusals(t *testing.T) {
 	wantErr(t, "Send(function child)", err, work.ErrNotAgent)
 	_, err = v.e.Send(o, ref.ID, "c", "  \n")
 	wantErr(t, "Send(blank)", err, work.ErrEmptyMessage)
+	_, err = v.e.Send(o, ref.ID, "c", strings.Repeat("m", work.DefaultMaxMessageBytes+1))
+	wantErr(t, "Send(too large)", err, work.ErrMessageTooLarge)
 	_, err = v.e.Send(o, "0123456789abcdef0123456789abcdef", "c", "hi")
 	wantErr(t, "Send(unknown)", err, work.ErrNotFound)
 	v.finish(c, "", nil)
@@ -928,5 +936,43 @@ func (s *suite) foreground(t *testing.T) {
 	}
 	if l, _ := v.e.List(o); len(l) != 0 {
 		t.Fatalf("a foreground call is listed: %+v", l)
+	}
+}
+
+func (s *suite) pool(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "pool")
+	err := v.e.SetPool(work.Owner{}, work.Budget{MaxTurns: 1})
+	wantErr(t, "SetPool(zero owner)", err, work.ErrInvalidOwner)
+	if err := v.e.SetPool(o, work.Budget{MaxTurns: 3}); err != nil {
+		t.Fatalf("SetPool: %v", err)
+	}
+	withBudget := func(label, input string) work.Spec {
+		sp := v.spec(o, label, input)
+		sp.Budget = work.Budget{MaxTurns: 2}
+		return sp
+	}
+	token, c := newControl(t, "")
+	ref, err := v.e.Start(v.ctx, withBudget(Agent, token))
+	if err != nil {
+		t.Fatalf("Start within the pool: %v", err)
+	}
+	v.waitStarted(c)
+	r := v.boundary(c)
+	if r.ok {
+		if err := v.e.SetPool(r.scope, work.Budget{MaxTurns: 1}); !errors.Is(err, work.ErrInvalidOwner) {
+			t.Fatalf("SetPool(child scope) = %v, want ErrInvalidOwner", err)
+		}
+	}
+	_, err = v.e.Start(v.ctx, withBudget(Echo, "x"))
+	wantErr(t, "Start beyond the pool", err, work.ErrBudgetExhausted)
+	if l, _ := v.e.List(o); len(l) != 1 {
+		t.Fatalf("a refused start registered Work: %d listed", len(l))
+	}
+	// What the child did not spend is refunded when it settles.
+	v.finish(c, "", nil)
+	v.settle(o, ref.ID)
+	if _, err := v.e.Start(v.ctx, withBudget(Echo, "y")); err != nil {
+		t.Fatalf("Start after the refund: %v", err)
 	}
 }
