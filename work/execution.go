@@ -16,6 +16,8 @@ type Execution struct {
 	it    *item // nil for a foreground call
 	scope Owner
 	run   *run // the child's budget state; nil outside a child run
+	// remote is set for a child another Engine runs (WithRemote).
+	remote *Remote
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -27,6 +29,9 @@ func ExecutionFrom(ctx context.Context) (*Execution, bool) {
 
 // WorkID returns the Work's id, or "" for a foreground call.
 func (e *Execution) WorkID() string {
+	if e.remote != nil {
+		return e.remote.WorkID
+	}
 	if e.it == nil {
 		return ""
 	}

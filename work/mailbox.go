@@ -146,6 +146,12 @@ func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, 
 // it at each model-request boundary. It returns nil for a foreground call
 // and when there is none.
 func (e *Execution) Guidance() []string {
+	if r := e.remote; r != nil {
+		if r.Guidance == nil {
+			return nil
+		}
+		return r.Guidance()
+	}
 	if e.it == nil {
 		return nil
 	}

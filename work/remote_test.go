@@ -1,0 +1,33 @@
+package work_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// A child run by another Engine finds an Execution with the Work's id, a
+// scope one level deeper than its owner, its guidance source and no budget.
+func TestWithRemote(t *testing.T) {
+	calls := 0
+	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", Owner: work.NewOwner("o"),
+		Guidance: func() []string { calls++; return []string{"a", "b"} }})
+	ex, ok := work.ExecutionFrom(ctx)
+	if !ok {
+		t.Fatal("no Execution")
+	}
+	if ex.WorkID() != "w1" || ex.Scope().Depth() != 1 || ex.Scope().ID() != "o/w1" {
+		t.Fatalf("WorkID %q, scope %q at %d", ex.WorkID(), ex.Scope().ID(), ex.Scope().Depth())
+	}
+	if g := ex.Guidance(); len(g) != 2 || g[0] != "a" || calls != 1 {
+		t.Fatalf("Guidance = %q after %d calls", g, calls)
+	}
+	if turn, err := ex.BeginRequest(); err != nil || turn.Final || ex.ToolCallsLeft() != -1 || !ex.BeginToolCall() {
+		t.Fatalf("a remote run has a budget: %+v %v", turn, err)
+	}
+	ctx = work.WithRemote(context.Background(), work.Remote{WorkID: "w2", Owner: work.NewOwner("o")})
+	if ex, _ := work.ExecutionFrom(ctx); ex.Guidance() != nil {
+		t.Fatal("Guidance without a source returned messages")
+	}
+}
