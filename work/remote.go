@@ -9,9 +9,11 @@ import "context"
 type Remote struct {
 	// WorkID is the Work's id.
 	WorkID string
-	// Owner is the Work's owner: the child's own scope is one level
-	// deeper (the depth limit applies to Work started in it).
-	Owner Owner
+	// OwnerID and OwnerDepth are the Work's owner's (Owner.ID,
+	// Owner.Depth): the child's own scope is one level deeper (the depth
+	// limit applies to Work started in it).
+	OwnerID    string
+	OwnerDepth int
 	// Guidance drains the Work's guidance at a model-request boundary:
 	// it returns the messages accepted since the last call, in order. It
 	// may be nil (no guidance).
@@ -19,12 +21,25 @@ type Remote struct {
 }
 
 // WithRemote returns ctx carrying an Execution for r: WorkID returns
-// r.WorkID, Scope an owner one level deeper than r.Owner, and Guidance
+// r.WorkID, Scope an owner one level deeper than the Work's owner, and Guidance
 // calls r.Guidance. Budgets and progress are not counted for a remote run
 // (its budget methods behave as outside a child run). An Engine calls it
 // on the context it runs a child with; the scope's Work is the engine's to
 // release when the child returns.
 func WithRemote(ctx context.Context, r Remote) context.Context {
-	scope := Owner{id: r.Owner.id + "/" + r.WorkID, depth: r.Owner.depth + 1}
+	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
 	return context.WithValue(ctx, execKey{}, &Execution{scope: scope, remote: &r})
+}
+
+// ClassWorkerLost is the failure class of Work whose attempt died with the
+// process running it, under an Engine that runs children in other
+// processes (a durable runner does not replay such an attempt unless the
+// child is declared retryable).
+const ClassWorkerLost = "worker_lost"
+
+// Detail returns an error with e's code and class whose message is e's
+// followed by detail, for an Engine outside this package that reports the
+// engine's errors. detail must hold no caller-supplied content.
+func (e *Error) Detail(detail string) *Error {
+	return &Error{Code: e.Code, Class: e.Class, msg: e.msg + ": " + detail}
 }

@@ -2,6 +2,7 @@ package work_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
@@ -11,7 +12,7 @@ import (
 // scope one level deeper than its owner, its guidance source and no budget.
 func TestWithRemote(t *testing.T) {
 	calls := 0
-	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", Owner: work.NewOwner("o"),
+	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o",
 		Guidance: func() []string { calls++; return []string{"a", "b"} }})
 	ex, ok := work.ExecutionFrom(ctx)
 	if !ok {
@@ -26,8 +27,15 @@ func TestWithRemote(t *testing.T) {
 	if turn, err := ex.BeginRequest(); err != nil || turn.Final || ex.ToolCallsLeft() != -1 || !ex.BeginToolCall() {
 		t.Fatalf("a remote run has a budget: %+v %v", turn, err)
 	}
-	ctx = work.WithRemote(context.Background(), work.Remote{WorkID: "w2", Owner: work.NewOwner("o")})
+	ctx = work.WithRemote(context.Background(), work.Remote{WorkID: "w2", OwnerID: "o"})
 	if ex, _ := work.ExecutionFrom(ctx); ex.Guidance() != nil {
 		t.Fatal("Guidance without a source returned messages")
+	}
+}
+
+func TestErrorDetail(t *testing.T) {
+	err := work.ErrLimit.Detail("outstanding limit 2 reached")
+	if !errors.Is(err, work.ErrLimit) || err.Error() != "limit exceeded: outstanding limit 2 reached" || err.Code != "limit_exceeded" {
+		t.Fatalf("Detail = %q (%s)", err, err.Code)
 	}
 }
