@@ -46,7 +46,7 @@ type Harness interface {
 
 // Config is the configuration the suite asks for. Every field is set.
 type Config struct {
-	MaxRunning     int           // Works running at once, across owners
+	MaxRunning     int           // Works of one target running at once (the suite's queued Work shares its target with the running ones)
 	MaxOutstanding int           // queued + running Works per owner
 	MaxStarts      int           // starts per owner over its lifetime; 0: no limit
 	MaxDepth       int           // owner nesting limit
@@ -887,7 +887,8 @@ func (s *suite) statusRows(t *testing.T) {
 	})
 	running, rc := v.running(o, Func, "")
 	running2, rc2 := v.running(o, Func, "")
-	queued := v.start(o, Echo, "queued") // two slots: queued
+	qtoken, qc := newControl(t, "")
+	queued := v.start(o, Func, qtoken) // two slots: queued
 	if st := v.status(o, queued.ID); st.State != work.StateQueued {
 		t.Fatalf("third Work with two slots is %s", st.State)
 	}
@@ -909,6 +910,7 @@ func (s *suite) statusRows(t *testing.T) {
 	}
 	v.finish(rc, "", nil)
 	v.finish(rc2, "", nil)
+	v.finish(qc, "", nil)
 	v.settle(o, queued.ID)
 	// At most MaxRows, and how many were left out.
 	for i := 0; i < work.MaxRows+3; i++ {
