@@ -88,7 +88,9 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	s.mu.Lock()
 	reason := ""
 	switch {
-	case s.closed:
+	case s.closed, s.draining && spec.Owner.end == nil:
+		// Shutdown refuses new top-level calls; a running child's calls
+		// are part of the Work it drains.
 		reason = "closed"
 	case spec.Owner.end != nil && spec.Owner.end.ended:
 		reason = reasonScopeEnded
@@ -99,13 +101,14 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.mu.Unlock()
 		return "", s.refusal(reason)
 	}
-	fg := &foreground{cancel: cancel}
+	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
 	s.foreground[fg] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.foreground, fg)
+		close(fg.done)
 		s.mu.Unlock()
 		s.wg.Done()
 	}()
@@ -149,4 +152,8 @@ func positiveOr[T int | time.Duration](v, def T) T {
 }
 
 // foreground is a foreground call in progress, for Close.
-type foreground struct{ cancel context.CancelCauseFunc }
+type foreground struct {
+	cancel context.CancelCauseFunc
+	target string        // the target label, for Shutdown's report
+	done   chan struct{} // closed when the call has returned
+}

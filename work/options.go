@@ -34,6 +34,7 @@ type config struct {
 	maxResultBytes int
 	retainTerminal int
 	retainAge      time.Duration
+	shutdownGrace  time.Duration
 }
 
 func newConfig(opts []Option) config {
@@ -47,6 +48,7 @@ func newConfig(opts []Option) config {
 		maxDuration:    DefaultMaxDuration,
 		maxResultBytes: DefaultMaxResultBytes,
 		retainTerminal: DefaultRetainTerminal,
+		shutdownGrace:  DefaultShutdownGrace,
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -72,6 +72,14 @@ type Spec struct {
 	MaxDuration time.Duration
 	// MaxResultBytes overrides the Supervisor's output limit when > 0.
 	MaxResultBytes int
+	// CallID is the launch's identity (the model's tool-call id), or "".
+	// Start with a CallID the owner already launched with returns the
+	// same Ref and starts nothing when Target.Label and InputDigest match,
+	// and fails with ErrConflict when they do not (see MaxLaunchRecords).
+	CallID string
+	// InputDigest is a digest of the child's input (SHA-256), compared
+	// for a repeated CallID. The engine keeps only the digest.
+	InputDigest [sha256.Size]byte
 }
 
 // The causes a child's context is cancelled with (context.Cause). The two
@@ -100,6 +108,8 @@ type Supervisor struct {
 	seq        uint64
 	counts     map[string]*[len(States)]int // target label -> live count per state
 	wg         sync.WaitGroup
+	subs       map[string]map[*Subscription]struct{} // owner id -> subscriptions
+	draining   bool                                  // Shutdown refuses new starts
 }
 
 type ownerState struct {
@@ -111,6 +121,7 @@ type ownerState struct {
 	queue    list.List // *item, FIFO
 	ring     *list.Element
 	terminal list.List // visible terminal *item, oldest finished first
+	launches launchRecords
 }
 
 type item struct {
@@ -141,6 +152,7 @@ type item struct {
 	scope     string    // the id of this Work's own owner scope
 	scopeEnd  *scopeEnd // marks that scope over when the Work settles
 	emitMu    sync.Mutex
+	prog      progress
 }
 
 type command struct {
@@ -204,7 +216,8 @@ func newID() string {
 type emission struct {
 	its  []*item
 	evs  []Event
-	done []chan struct{} // closed after the events are delivered
+	done    []chan struct{} // closed after the events are delivered
+	notices []pendingNotice // sent after the events are delivered
 }
 
 func (e *emission) add(it *item, ev Event) {
@@ -240,6 +253,9 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	s.mu.Unlock()
 	for i, ev := range e.evs {
 		s.cfg.observer.Event(e.its[i].ctx, ev)
+	}
+	for _, n := range e.notices {
+		n.sub.send(n.n)
 	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
@@ -278,6 +294,9 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 	ev.Type, ev.From, ev.To = EventType(to), it.state, to
 	it.state = to
 	e.add(it, ev)
+	if to.Terminal() {
+		s.settledLocked(it, ev.Time, e)
+	}
 	return true
 }
 
@@ -301,7 +320,16 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.Run == nil {
 		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
+	id := newID()
 	s.mu.Lock()
+	if r, err, ok := s.replayLocked(&spec); ok {
+		s.mu.Unlock()
+		if err != nil {
+			return Ref{}, err
+		}
+		<-r.ready // registered right after Bind, which does not wait
+		return r.ref, nil
+	}
 	now := s.cfg.clock.Now()
 	if reason := s.admitLocked(spec.Owner); reason != "" {
 		s.mu.Unlock()
@@ -314,10 +342,11 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	os := s.ownerLocked(spec.Owner)
 	os.starts++
 	os.active++
+	launch := recordLaunchLocked(os, &spec, Ref{ID: id, TargetID: spec.Target.id()})
 	s.mu.Unlock()
 
 	it := &item{
-		ref:      Ref{ID: newID(), TargetID: spec.Target.id()},
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
 		owner:    os,
 		target:   spec.Target,
 		state:    StateQueued,
@@ -342,6 +371,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	c[StateQueued.index()]++
 	it.queueElem = os.queue.PushBack(it)
+	if launch != nil {
+		close(launch.ready)
+	}
 	if os.ring == nil {
 		os.ring = s.ready.PushBack(os)
 	}
@@ -377,7 +409,7 @@ func validTarget(t Target) error {
 // admitLocked returns "" when o may start one more Work, else the refusal
 // reason: "closed" or a Limit name.
 func (s *Supervisor) admitLocked(o Owner) string {
-	if s.closed {
+	if s.closed || s.draining {
 		return "closed"
 	}
 	if o.end != nil && o.end.ended {
@@ -594,7 +626,7 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 func (it *item) status() Status {
 	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
-		ResultAvailable: it.hasOutput}
+		ResultAvailable: it.hasOutput, ResultRead: it.read, Progress: it.prog.snapshot()}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
@@ -843,6 +875,7 @@ func (s *Supervisor) Release(o Owner) {
 	if os := s.owners[o.id]; os != nil {
 		s.releaseLocked(os, &e)
 	}
+	s.closeSubscriptionsLocked(o.id, false)
 	s.unlockAndEmit(&e)
 }
 
@@ -858,6 +891,7 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 		s.cancelLocked(it, now, errCancelRequested, e)
 	}
 	delete(s.owners, os.id)
+	s.closeSubscriptionsLocked(os.id, false)
 }
 
 // Send queues guidance for a non-terminal agent child visible to o. The
@@ -919,8 +953,13 @@ func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, 
 // returned or ctx is done, whichever comes first; in the latter case it
 // returns ctx's error and the remaining goroutines exit when their children
 // return. Owner operations keep working on what is left. Close is
-// idempotent.
+// idempotent. Every Subscription is closed when Close returns.
 func (s *Supervisor) Close(ctx context.Context) error {
+	defer func() {
+		s.mu.Lock()
+		s.closeSubscriptionsLocked("", true)
+		s.mu.Unlock()
+	}()
 	var e emission
 	s.mu.Lock()
 	first := !s.closed
