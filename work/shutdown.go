@@ -115,9 +115,9 @@ func (r ShutdownReport) LogValue() slog.Value {
 // later call reports only what was still live). Close is the immediate
 // variant.
 func (s *Supervisor) Shutdown(ctx context.Context) ShutdownReport {
-	start := s.cfg.clock.Now()
 	s.mu.Lock()
 	s.draining = true
+	start := s.cfg.clock.Now()
 	s.mu.Unlock()
 
 	tracked := make(map[*item]struct{})
