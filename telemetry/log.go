@@ -29,6 +29,10 @@ const (
 	logBytes      = "bytes"
 	logOwnerDepth = "owner.depth"
 	logOutcome    = "outcome"
+	logDone       = "progress.done"
+	logTotal      = "progress.total"
+	logRequests   = "progress.model_requests"
+	logTools      = "progress.tool_calls"
 )
 
 // logEvent writes one line for e: Warn for a failure, Debug for anything
@@ -36,13 +40,13 @@ const (
 // durations, counts, sizes and the owner's depth (never the owner's id).
 func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 	level := slog.LevelDebug
-	if e.Type == work.EventFailed {
+	if e.Type == work.EventFailed || e.Type == work.EventOrphaned {
 		level = slog.LevelWarn
 	}
 	if !o.log.Enabled(ctx, level) {
 		return
 	}
-	var buf [10]slog.Attr
+	var buf [12]slog.Attr
 	attrs := buf[:0]
 	var msg string
 	switch e.Type {
@@ -83,6 +87,11 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		}
 		if e.Bytes > 0 {
 			attrs = append(attrs, slog.Int(logBytes, e.Bytes))
+		}
+		if e.Type == work.EventProgress {
+			p := e.Progress
+			attrs = append(attrs, slog.Int64(logDone, p.Done), slog.Int64(logTotal, p.Total),
+				slog.Int64(logRequests, p.ModelRequests), slog.Int64(logTools, p.ToolCalls))
 		}
 	}
 	attrs = append(attrs, slog.Int(logOwnerDepth, e.Depth))

@@ -32,6 +32,11 @@ const (
 	keyResultBytes = attribute.Key("agentwork.result.bytes")
 	keyStatusRows  = attribute.Key("agentwork.status_block.rows")
 
+	keyProgressDone     = attribute.Key("agentwork.progress.done")
+	keyProgressTotal    = attribute.Key("agentwork.progress.total")
+	keyProgressRequests = attribute.Key("agentwork.progress.model_requests")
+	keyProgressTools    = attribute.Key("agentwork.progress.tool_calls")
+
 	// otherErrorType replaces an error class that does not look like one
 	// (the OTel semantic conventions' fallback value for error.type).
 	otherErrorType = "_OTHER"
@@ -53,6 +58,8 @@ const (
 	evResultRead        = "result.read"
 	evRefused           = "agentwork.start.refused"
 	evStatusBlock       = "agentwork.status_block"
+	evProgress          = "agentwork.work.progress"
+	evOrphaned          = "agentwork.work.orphaned"
 )
 
 func eventName(t work.EventType) string {
@@ -83,6 +90,10 @@ func eventName(t work.EventType) string {
 		return evRefused
 	case work.EventStatusBlock:
 		return evStatusBlock
+	case work.EventProgress:
+		return evProgress
+	case work.EventOrphaned:
+		return evOrphaned
 	}
 	return ""
 }
@@ -103,6 +114,7 @@ const (
 	metricResultBytes = "agentwork.work.result"            // agentwork_work_result_bytes
 	metricRefused     = "agentwork.work.starts_refused"    // agentwork_work_starts_refused_total
 	metricLimit       = "agentwork.work.concurrency_limit" // agentwork_work_concurrency_limit
+	metricOrphaned    = "agentwork.work.orphaned"          // agentwork_work_orphaned_total
 )
 
 // Metric attribute keys: short, because they become Prometheus labels

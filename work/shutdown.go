@@ -143,7 +143,12 @@ drain:
 
 	// Cancel what is left (nothing, when drained) and wait the grace.
 	graceCtx, cancel := context.WithCancel(context.Background())
-	stop := s.cfg.clock.AfterFunc(s.cfg.shutdownGrace, cancel)
+	stop := func() bool { return false }
+	if s.cfg.shutdownGrace > 0 {
+		stop = s.cfg.clock.AfterFunc(s.cfg.shutdownGrace, cancel)
+	} else {
+		cancel()
+	}
 	_ = s.Close(graceCtx)
 	stop()
 	cancel()
