@@ -19,6 +19,7 @@ import (
 // Kit is one coordinator agent instance's prepared tools and model. Build
 // the agent from Tools and Model. It is safe for concurrent use.
 type Kit struct {
+	sup     *work.Supervisor
 	set     *middleware.Set
 	model   *Model
 	tools   []tools.Tool
@@ -105,7 +106,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 	if err != nil {
 		return nil, err
 	}
-	k := &Kit{set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
+	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
 	k.model = &Model{inner: unwrap(llm), kit: k}
 	for _, t := range set.Tools() {
 		if s, ok := t.(middleware.Schemer); ok {

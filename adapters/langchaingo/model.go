@@ -59,6 +59,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	countModelRequest(ctx)
 	if g := middleware.Guidance(ctx); g != "" {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
 	}
