@@ -72,7 +72,7 @@ func ExamplePrepare() {
 	// work
 	// work tool added: true
 	// work tool added: false
-	// middleware: an authored tool is named "work", which is reserved
+	// middleware: an authored tool is named "work", which collides with the automatic "work" tool
 }
 
 func ExampleBackgroundable() {

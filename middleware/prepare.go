@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -32,11 +33,14 @@ type Set struct {
 // entry is a Background. Tools are returned in label order, work last.
 //
 // Prepare fails when a label is empty, an entry has another type, a Tool's
-// Name differs from its label, a label or Tool is named "work", a child has
+// Name differs from its label, a label is named "work" in any case while the
+// work tool is added (an ordinary tool named "work" is allowed when no
+// entry is a Background: there is no collision), a child has
 // no Run or an invalid Kind, or a child's schema is not JSON-encodable, is
 // not an object schema or declares run_in_background. extra lists the names
 // of tools the agent gets from elsewhere (for example its resolved prompt);
-// a "work" among them is also an error. Every child's schema is copied:
+// a "work" among them (in any case) is also an error when the work tool is
+// added. Every child's schema is copied:
 // later changes to the caller's map do not reach the Set.
 func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
 	if sup == nil {
@@ -45,14 +49,23 @@ func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, ext
 	if owner.IsZero() {
 		return nil, errors.New("middleware: zero Owner")
 	}
-	for _, name := range extra {
-		if name == WorkToolName {
-			return nil, errors.New(`middleware: the agent already has a tool named "work"`)
+	// The work tool is added when any entry is a Background; a name equal
+	// to it in any case (frameworks such as langchaingo match tool names
+	// case-insensitively) collides with it.
+	hasWork := false
+	labels := make([]string, 0, len(entries))
+	for label, e := range entries {
+		labels = append(labels, label)
+		if _, ok := e.(Background); ok {
+			hasWork = true
 		}
 	}
-	labels := make([]string, 0, len(entries))
-	for label := range entries {
-		labels = append(labels, label)
+	if hasWork {
+		for _, name := range extra {
+			if strings.EqualFold(name, WorkToolName) {
+				return nil, fmt.Errorf(`middleware: the agent already has a tool named %q, which collides with the automatic "work" tool`, name)
+			}
+		}
 	}
 	sort.Strings(labels)
 	s := &Set{sup: sup, owner: owner, obs: sup.Observer()}
@@ -60,8 +73,8 @@ func Prepare(sup *work.Supervisor, owner work.Owner, entries map[string]any, ext
 		if label == "" {
 			return nil, errors.New("middleware: empty tool label")
 		}
-		if label == WorkToolName {
-			return nil, errors.New(`middleware: an authored tool is named "work", which is reserved`)
+		if hasWork && strings.EqualFold(label, WorkToolName) {
+			return nil, fmt.Errorf(`middleware: an authored tool is named %q, which collides with the automatic "work" tool`, label)
 		}
 		switch e := entries[label].(type) {
 		case Background:

@@ -92,10 +92,10 @@ func TestPrepareErrors(t *testing.T) {
 		want    string
 	}{
 		{name: "authored work label", entries: map[string]any{"research": bg, "work": &plainTool{name: "work"}}, want: `named "work"`},
-		{name: "authored work label, no background", entries: map[string]any{"work": &plainTool{name: "work"}}, want: `named "work"`},
+		{name: "authored Work label, any case", entries: map[string]any{"research": bg, "WORK": &plainTool{name: "WORK"}}, want: `named "WORK"`},
 		{name: "authored work child", entries: map[string]any{"research": bg, "work": middleware.Child{Kind: work.KindAgent, Run: echo}}, want: `named "work"`},
 		{name: "work from the prompt", entries: map[string]any{"research": bg}, extra: []string{"lookup", "work"}, want: `"work"`},
-		{name: "work from the prompt, no background", entries: map[string]any{}, extra: []string{"work"}, want: `"work"`},
+		{name: "Work from the prompt, any case", entries: map[string]any{"research": bg}, extra: []string{"Work"}, want: `"Work"`},
 		{name: "tool named work under another label", entries: map[string]any{"research": bg, "jobs": &plainTool{name: "work"}}, want: "label and name must match"},
 		{name: "name differs from label", entries: map[string]any{"search": &plainTool{name: "find"}}, want: "label and name must match"},
 		{name: "background schema declares run_in_background", entries: map[string]any{
@@ -332,5 +332,20 @@ func TestPrepareCopies(t *testing.T) {
 	}
 	if got := call(t, tool(t, s, "fg"), `{"query":"cats"}`); got != `echo:{"query":"cats"}` {
 		t.Errorf("foreground child saw the caller's later schema change: %s", got)
+	}
+}
+
+// TestPrepareWorkNameWithoutBackground: the seed forbids only a collision
+// with the automatic work tool, so an agent with no backgroundable child
+// (no work tool) may have an ordinary tool, or a prompt tool, named work.
+func TestPrepareWorkNameWithoutBackground(t *testing.T) {
+	sup := work.New()
+	defer sup.Close(context.Background())
+	s, err := middleware.Prepare(sup, work.NewOwner("o"), map[string]any{"work": &plainTool{name: "work"}}, "work")
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if s.HasWork() || len(s.Tools()) != 1 || s.Tools()[0].Name() != "work" {
+		t.Fatalf("tools = %v, HasWork = %v; want the authored work tool only", s.Tools(), s.HasWork())
 	}
 }

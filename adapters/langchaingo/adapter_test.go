@@ -65,7 +65,7 @@ func TestFunctionsAgentSchemas(t *testing.T) {
 		t.Fatalf("run = %q, %v", out, err)
 	}
 	req := m.Requests()[0]
-	wantNames := []string{"lookup", "render", "research", "summarize", "work"}
+	wantNames := []string{"lookup", "research", "render", "summarize", "work"} // the caller's order, work last
 	if len(req.Functions) != len(wantNames) || len(req.Tools) != len(wantNames) {
 		t.Fatalf("functions %d, tools %d; want %d each", len(req.Functions), len(req.Tools), len(wantNames))
 	}
@@ -107,7 +107,7 @@ func TestFunctionsAgentSchemas(t *testing.T) {
 			t.Errorf("%s schema has __arg1: %s", name, fn.Parameters)
 		}
 	}
-	if p := req.Functions[1].Parameters; !strings.Contains(string(p), `"title"`) {
+	if p := req.Functions[2].Parameters; !strings.Contains(string(p), `"title"`) {
 		t.Errorf("render schema lost its declared field: %s", p)
 	}
 }
@@ -535,8 +535,18 @@ func TestPrepareErrors(t *testing.T) {
 	}{
 		{"duplicate names", scripted.New(), []tools.Tool{constTool("a", ""), constTool("a", "")}, nil, `two tools are named "a"`},
 		{"duplicate child", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn), lc.Backgroundable(lc.NewFunction("a", "", fn))}, nil, `two tools are named "a"`},
-		{"authored work", scripted.New(), []tools.Tool{constTool("work", "")}, nil, `"work"`},
+		{"names differing only in case", scripted.New(), []tools.Tool{constTool("Search", ""), constTool("search", "")}, nil, "differ only in case"},
+		{"authored work", scripted.New(), []tools.Tool{constTool("work", ""), lc.Backgroundable(lc.NewFunction("a", "", fn))}, nil, `"work"`},
+		{"authored Work, another case", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn)), constTool("Work", "")}, nil, `"Work"`},
+		{"authored WORK child", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn)), lc.NewFunction("WORK", "", fn)}, nil, `"WORK"`},
 		{"work in the prompt", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn))}, []lc.Option{lc.WithPromptTools("work")}, `"work"`},
+		{"Work in the prompt", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn))}, []lc.Option{lc.WithPromptTools("Work")}, `"Work"`},
+		{"typed nil tool", scripted.New(), []tools.Tool{(*ptrTool)(nil)}, nil, "tool 0 is nil (*langchaingo_test.ptrTool)"},
+		{"typed nil child", scripted.New(), []tools.Tool{constTool("a", ""), (*lc.Child)(nil)}, nil, "tool 1 is nil (*langchaingo.Child)"},
+		{"FromTool of nil", scripted.New(), []tools.Tool{lc.Backgroundable(lc.FromTool(nil))}, nil, "nil tool"},
+		{"FromTool of typed nil", scripted.New(), []tools.Tool{lc.FromTool((*ptrTool)(nil))}, nil, "nil tool"},
+		{"FromExecutor of nil", scripted.New(), []tools.Tool{lc.FromExecutor("a", "", nil)}, nil, "nil executor"},
+		{"typed nil model", (*scripted.Model)(nil), nil, nil, "nil model"},
 		{"background schema with run_in_background", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn, reserved))}, nil, "run_in_background"},
 		{"foreground schema with run_in_background", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn, reserved)}, nil, "run_in_background"},
 		{"schema not an object", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn, lc.WithSchema(map[string]any{"type": "string"}))}, nil, "object schema"},
@@ -553,6 +563,50 @@ func TestPrepareErrors(t *testing.T) {
 				t.Errorf("Prepare returned a Kit with its error")
 			}
 		})
+	}
+}
+
+// ptrTool is a tool with pointer methods, so that a nil *ptrTool is a
+// typed nil: its Name dereferences and panics.
+type ptrTool struct{ name string }
+
+func (p *ptrTool) Name() string                                 { return p.name }
+func (p *ptrTool) Description() string                          { return "a pointer tool" }
+func (p *ptrTool) Call(context.Context, string) (string, error) { return p.name, nil }
+
+// TestPrepareWorkNameWithoutBackground: with no backgroundable child there
+// is no automatic work tool, so an ordinary tool named work is allowed.
+func TestPrepareWorkNameWithoutBackground(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{constTool("work", "mine")})
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	defer kit.Release()
+	if ts := kit.Tools(); len(ts) != 1 || ts[0].Name() != "work" || ts[0].Description() != "Returns a constant." {
+		t.Fatalf("tools = %v, want the authored work tool only", ts)
+	}
+}
+
+// TestPrepareKeepsOrder: Kit.Tools is in the caller's order, work last.
+func TestPrepareKeepsOrder(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	fn := func(context.Context, string) (string, error) { return "", nil }
+	kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{
+		constTool("zeta", ""), lc.Backgroundable(lc.NewFunction("mid", "", fn)), constTool("alpha", ""), lc.NewFunction("beta", "", fn),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	var got []string
+	for _, tl := range kit.Tools() {
+		got = append(got, tl.Name())
+	}
+	if want := "zeta mid alpha beta work"; strings.Join(got, " ") != want {
+		t.Errorf("tools = %v, want %s", got, want)
 	}
 }
 
@@ -790,5 +844,51 @@ func TestOpenAIClientGetsFunctionsOnly(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFromTool: any existing tool becomes a backgroundable function child:
+// launched with run_in_background it runs on the child's context and its
+// exact output is the result; its Go error fails the Work (state only).
+func TestFromTool(t *testing.T) {
+	ctx := context.Background()
+	sup := work.New()
+	defer closeSup(t, sup)
+	release := make(chan struct{})
+	slow := funcTool{name: "fetch_url", desc: "Fetches a URL (slow).", fn: func(ctx context.Context, in string) (string, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if in == "bad" {
+			return "", errors.New("FROMTOOL-SECRET-FAILURE")
+		}
+		return "fetched " + in, nil
+	}}
+	child := lc.FromTool(slow, lc.WithMaxResultBytes(1024))
+	if child.Name() != "fetch_url" || child.Description() != "Fetches a URL (slow)." {
+		t.Fatalf("child = %s / %s", child.Name(), child.Description())
+	}
+	kit, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{lc.Backgroundable(child)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	tool := toolNamed(t, kit.Tools(), "fetch_url")
+	okID := wantRef(t, callOK(t, ctx, tool, `{"input":"https://go.dev","run_in_background":true}`), "fetch_url")
+	badID := wantRef(t, callOK(t, ctx, tool, `{"input":"bad","run_in_background":true}`), "fetch_url")
+	close(release)
+	wt := workTool(t, kit.Tools())
+	if got := callOK(t, ctx, wt, js(map[string]string{"action": "result", "id": okID, "timeout": "10s"})); got != "fetched https://go.dev" {
+		t.Errorf("result = %q", got)
+	}
+	got := callOK(t, ctx, wt, js(map[string]string{"action": "result", "id": badID, "timeout": "10s"}))
+	if !strings.Contains(got, `"state":"failed"`) || strings.Contains(got, "SECRET") {
+		t.Errorf("failed result = %q, want the failed state without the error text", got)
+	}
+	// In the foreground it returns the tool's exact output.
+	if got := callOK(t, ctx, tool, `{"input":"example.org"}`); got != "fetched example.org" {
+		t.Errorf("foreground = %q", got)
 	}
 }

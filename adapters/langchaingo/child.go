@@ -27,6 +27,7 @@ const DefaultChildIterations = 10
 type Child struct {
 	name string
 	c    middleware.Child
+	err  error // a preparation error found when the child was built
 }
 
 var _ tools.Tool = (*Child)(nil)
@@ -40,6 +41,9 @@ func (c *Child) Description() string { return c.c.Description }
 // Call runs the child directly, without isolation or telemetry (it is not
 // prepared). It returns the child's Go error as langchaingo tools do.
 func (c *Child) Call(ctx context.Context, input string) (string, error) {
+	if c.err != nil {
+		return "", c.err
+	}
 	return c.c.Run(ctx, input)
 }
 
@@ -117,6 +121,22 @@ func NewAgent(name, description string, build func(ctx context.Context) (*agents
 	return newChild(name, description, work.KindAgent, run, opts)
 }
 
+// FromTool returns a function child that runs t: any existing tool (an MCP
+// tool, a long HTTP call) becomes a child that Backgroundable can run in the
+// background, without rewriting it. The child's name and description are
+// t's; t.Call gets the child's input (the string, or the input object's
+// JSON when WithSchema is set) on the child's context, which is cancelled
+// on cancel and at the maximum duration; its Go error fails the child
+// (the model sees only the failed state, never the error's text). A nil t
+// (or a typed nil) makes Prepare fail.
+func FromTool(t tools.Tool, opts ...ChildOption) *Child {
+	if t == nil || isNil(t) {
+		return &Child{name: "", err: errors.New("FromTool: nil tool")}
+	}
+	c := NewFunction(t.Name(), t.Description(), t.Call, opts...)
+	return c
+}
+
 // FromExecutor returns a child agent that runs exec for each call. Each run
 // uses a copy of exec whose agent's model is wrapped (guidance, cooperative
 // cancel) and whose memory, if any, starts empty (langchaingo's buffers keep
@@ -125,11 +145,21 @@ func NewAgent(name, description string, build func(ctx context.Context) (*agents
 // OneShotZeroAgent, ConversationalAgent (with an LLMChain) or
 // OpenAIFunctionsAgent; for any other agent wrap its model with WrapModel
 // yourself, or use NewAgent.
+//
+// An OpenAIFunctionsAgent with tools on a client that sends no tools
+// (langchaingo v0.1.14's llms/ollama) makes Prepare fail with
+// ErrToolsNotSent.
 func FromExecutor(name, description string, exec *agents.Executor, opts ...ChildOption) *Child {
 	run := func(ctx context.Context, input string) (string, error) {
 		return runExecutor(ctx, prepareChildExecutor(exec), input)
 	}
-	return newChild(name, description, work.KindAgent, run, opts)
+	c := newChild(name, description, work.KindAgent, run, opts)
+	if exec == nil {
+		c.err = errors.New("FromExecutor: nil executor")
+	} else if fa, ok := exec.Agent.(*agents.OpenAIFunctionsAgent); ok && len(fa.Tools) > 0 && fa.LLM != nil && !sendsTools(fa.LLM) {
+		c.err = errToolsNotSent(fa.LLM)
+	}
+	return c
 }
 
 // prepareChildExecutor copies exec with a wrapped model, fresh memory and
@@ -224,13 +254,17 @@ type Background struct {
 	name string
 	bg   middleware.Background
 	desc string
+	err  error
 }
 
 var _ tools.Tool = Background{}
 
 // Backgroundable marks child as backgroundable.
 func Backgroundable(child *Child) Background {
-	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description}
+	if child == nil {
+		return Background{err: errors.New("Backgroundable: nil child")}
+	}
+	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description, err: child.err}
 }
 
 // Name returns the child's tool name.

@@ -18,6 +18,9 @@
 // that delivers guidance and stops a cancelled child at its next
 // model-request boundary.
 //
+// NewFunction makes a function a child and FromTool makes any existing
+// tool one, so that Backgroundable can run it in the background.
+//
 // Wrapped tools never return a Go error (langchaingo's Executor aborts the
 // whole run on one): bad input and failures come back as the error object.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,11 +64,16 @@ func WithPromptTools(names ...string) Option {
 // a Background. When ctx is a child's, the Kit's owner is that child's own
 // scope, one nesting level deeper (the depth limit applies).
 //
-// Prepare fails on the errors of middleware.Prepare: a duplicate or
-// reserved ("work") name, a schema that declares run_in_background, a nil
-// tool.
+// Prepare fails on a nil tool (a nil interface or a typed nil such as a
+// nil *T), on two tools whose names differ only in case (langchaingo's
+// executor looks tools up case-insensitively), on a tool named "work" in
+// any case (or a "work" among WithPromptTools) when the work tool is added,
+// on a child built from an executor whose function-calling agent runs on a
+// client that sends no tools (ErrToolsNotSent), and on the errors of
+// middleware.Prepare (a schema that declares run_in_background). An
+// ordinary tool named "work" is allowed when no child is backgroundable.
 func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
-	if llm == nil {
+	if llm == nil || isNil(llm) {
 		return nil, errors.New("langchaingo: nil model")
 	}
 	var cfg kitConfig
@@ -85,21 +91,43 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 		cfg.owner = work.NewOwner("agent-" + randomHex())
 	}
 	entries := make(map[string]any, len(ts))
+	names := make([]string, len(ts))
+	byFold := make(map[string]string, len(ts))
+	background := false
 	for i, t := range ts {
-		if t == nil {
-			return nil, fmt.Errorf("langchaingo: tool %d is nil", i)
+		if t == nil || isNil(t) {
+			return nil, fmt.Errorf("langchaingo: tool %d is nil (%T)", i, t)
 		}
 		name := t.Name()
-		if _, dup := entries[name]; dup {
-			return nil, fmt.Errorf("langchaingo: two tools are named %q", name)
+		names[i] = name
+		if prev, dup := byFold[strings.ToLower(name)]; dup {
+			if prev == name {
+				return nil, fmt.Errorf("langchaingo: two tools are named %q", name)
+			}
+			return nil, fmt.Errorf("langchaingo: tools %q and %q differ only in case; langchaingo's executor looks tools up case-insensitively", prev, name)
 		}
+		byFold[strings.ToLower(name)] = name
 		switch v := t.(type) {
 		case *Child:
+			if v.err != nil {
+				return nil, fmt.Errorf("langchaingo: child %q: %w", name, v.err)
+			}
 			entries[name] = v.c
 		case Background:
+			if v.err != nil {
+				return nil, fmt.Errorf("langchaingo: child %q: %w", name, v.err)
+			}
 			entries[name] = v.bg
+			background = true
 		default:
 			entries[name] = t
+		}
+	}
+	if background {
+		for _, name := range append(names[:len(names):len(names)], cfg.extraNames...) {
+			if strings.EqualFold(name, middleware.WorkToolName) {
+				return nil, fmt.Errorf("langchaingo: a tool is named %q, which collides with the automatic %q tool (langchaingo matches tool names case-insensitively)", name, middleware.WorkToolName)
+			}
 		}
 	}
 	set, err := middleware.Prepare(sup, cfg.owner, entries, cfg.extraNames...)
@@ -108,7 +136,16 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 	}
 	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
 	k.model = &Model{inner: unwrap(llm), kit: k}
+	prepared := make(map[string]middleware.Tool, len(names)+1)
 	for _, t := range set.Tools() {
+		prepared[t.Name()] = t
+	}
+	// The caller's order, the work tool last.
+	if set.HasWork() {
+		names = append(names, middleware.WorkToolName)
+	}
+	for _, name := range names {
+		t := prepared[name]
 		if s, ok := t.(middleware.Schemer); ok {
 			k.schemas[strings.ToUpper(t.Name())] = s.Schema()
 			k.tools = append(k.tools, &identified{Tool: t, ids: k.ids})
@@ -119,6 +156,17 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 	return k, nil
 }
 
+// isNil reports whether v holds a nil pointer, map, slice, func, chan or
+// interface (a typed nil, which a nil check on the interface misses).
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return rv.IsNil()
+	}
+	return false
+}
+
 func unwrap(m llms.Model) llms.Model {
 	if w, ok := m.(*Model); ok && w.kit == nil {
 		return w.inner
@@ -126,8 +174,8 @@ func unwrap(m llms.Model) llms.Model {
 	return m
 }
 
-// Tools returns the prepared tools: ordinary tools untouched, children
-// wrapped, the work tool last when there is one.
+// Tools returns the prepared tools in the order given to Prepare: ordinary
+// tools untouched, children wrapped, the work tool last when there is one.
 func (k *Kit) Tools() []tools.Tool { return append([]tools.Tool(nil), k.tools...) }
 
 // Model returns the coordinator's wrapped model.
@@ -226,6 +274,9 @@ func Retrofit(ctx context.Context, sup *work.Supervisor, agent agents.Agent, opt
 	fa, ok := agent.(*agents.OpenAIFunctionsAgent)
 	if !ok {
 		return nil, nil, fmt.Errorf("langchaingo: cannot retrofit %T: it renders its tools into the prompt when built; rebuild it from Prepare's Tools() and Model()", agent)
+	}
+	if fa.LLM != nil && !sendsTools(fa.LLM) {
+		return nil, nil, errToolsNotSent(fa.LLM)
 	}
 	kit, err := Prepare(ctx, sup, fa.LLM, fa.Tools, opts...)
 	if err != nil {

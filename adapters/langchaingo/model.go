@@ -2,11 +2,14 @@ package langchaingo
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/ollama"
 	"github.com/tmc/langchaingo/llms/openai"
 
 	"github.com/agentwork/agentwork/middleware"
@@ -21,13 +24,30 @@ import (
 //     child's queued guidance, framed, as a final user message;
 //  2. if the Model belongs to a Kit (a coordinator), appends the owner's
 //     status block as a final user message when the owner has visible Work;
-//  3. when the request carries function definitions, replaces the fixed
-//     __arg1 schema of the work tool and of prepared children with their
-//     real JSON schemas, and passes them as Tools as well as Functions
-//     (except to langchaingo's OpenAI client, which turns both into tools
-//     and would declare each twice: it gets Functions only). A wrapper
-//     around the OpenAI client must expose it with an Unwrap() llms.Model
-//     method to be recognised.
+//  3. when the request carries function definitions (a function-calling
+//     agent: OpenAIFunctionsAgent passes Functions only), passes them as
+//     Tools as well as Functions, so that clients that read only Tools
+//     (anthropic, googleai) declare them; langchaingo's OpenAI client, which
+//     turns both into tools and would declare each twice, gets Functions
+//     only. A coordinator's Model first replaces the fixed __arg1 schema of
+//     the work tool and of prepared children with their real JSON schemas.
+//     A client that sends no tools at all (langchaingo v0.1.14's
+//     llms/ollama) fails the request with ErrToolsNotSent instead of
+//     running the agent without tools;
+//  4. replays every earlier tool call with JSON-object arguments:
+//     OpenAIFunctionsAgent replays an ordinary tool's call with the
+//     unwrapped __arg1 string as its arguments, which the anthropic client
+//     cannot send (it decodes them as JSON and fails the request); such
+//     arguments are sent as {"__arg1": <string>}, what the model wrote;
+//  5. merges a reply split into several choices (anthropic gives each
+//     content block its own choice: text, then one per tool_use) into one
+//     choice holding every tool call, the texts joined with "\n", so that
+//     no call is lost and text before a call does not end the run. A
+//     request that asks for several alternatives (llms.WithN > 1) is left
+//     as it is.
+//
+// Wrappers around a client (logging, tracing, retries) must expose it with
+// an Unwrap() llms.Model method to be recognised in step 3.
 //
 // It never mutates the caller's slice and never adds a system message or a
 // cache mark. It is safe for concurrent use.
@@ -38,15 +58,36 @@ type Model struct {
 
 var _ llms.Model = (*Model)(nil)
 
-// WrapModel wraps a child's model so that it delivers guidance and stops at
-// the boundary when its Work is cancelled. FromExecutor and NewAgent do this
-// for langchaingo's three agents; use WrapModel for others.
+// ErrToolsNotSent is returned (wrapped, with what to use instead) when a
+// function-calling agent would run on a client that sends no tools to the
+// model: langchaingo v0.1.14's llms/ollama drops them (and refuses the
+// agent's tool-call messages). Use langchaingo's OpenAI client at Ollama's
+// OpenAI-compatible endpoint instead. Prepare, Retrofit and FromExecutor
+// report it when they can see the agent; a coordinator's Model reports it
+// on the agent's first request.
+var ErrToolsNotSent = errors.New("langchaingo: this client sends no tools to the model")
+
+// errToolsNotSent explains ErrToolsNotSent for a client.
+func errToolsNotSent(m llms.Model) error {
+	return fmt.Errorf("%w: %T (langchaingo v0.1.14's llms/ollama) drops the tools of a function-calling agent such as OpenAIFunctionsAgent, which would run with none; "+
+		"use langchaingo's OpenAI client at Ollama's OpenAI-compatible endpoint: openai.New(openai.WithBaseURL(\"http://<ollama host>/v1\"), openai.WithModel(<model>), openai.WithToken(\"ollama\")), "+
+		"or a text agent (OneShot, Conversational), which writes its tools into the prompt", ErrToolsNotSent, innermost(m))
+}
+
+// WrapModel wraps a child's model so that it delivers guidance, stops at
+// the boundary when its Work is cancelled, passes function definitions as
+// Tools as well and merges split replies (steps 1, 3 and 4 of Model).
+// FromExecutor and NewAgent do this for langchaingo's three agents; use
+// WrapModel for others.
 func WrapModel(m llms.Model) *Model {
 	if w, ok := m.(*Model); ok {
 		return w
 	}
 	return &Model{inner: m}
 }
+
+// Unwrap returns the wrapped model.
+func (m *Model) Unwrap() llms.Model { return m.inner }
 
 // Call implements llms.Model's single-prompt call through GenerateContent.
 func (m *Model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
@@ -59,6 +100,16 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	var co llms.CallOptions
+	for _, o := range opts {
+		o(&co)
+	}
+	if len(co.Functions) > 0 || len(co.Tools) > 0 {
+		if !sendsTools(m.inner) {
+			return nil, errToolsNotSent(m.inner)
+		}
+		opts = m.toolOptions(opts, co)
+	}
 	countModelRequest(ctx)
 	if g := middleware.Guidance(ctx); g != "" {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
@@ -67,30 +118,30 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		if block := m.kit.set.StatusBlock(ctx); block != "" {
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
 		}
-		opts = m.kit.schemaOptions(opts)
 	}
+	msgs = objectArguments(msgs)
 	if len(extra) > 0 {
 		msgs = append(msgs[:len(msgs):len(msgs)], extra...)
 	}
 	resp, err := m.inner.GenerateContent(ctx, msgs, opts...)
+	if err == nil && co.N <= 1 {
+		resp = mergeChoices(resp)
+	}
 	if m.kit != nil {
 		m.kit.ids.step(resp)
 	}
 	return resp, err
 }
 
-// schemaOptions adds real schemas when the request has function
-// definitions (the OpenAIFunctionsAgent's fixed __arg1 schema).
-func (k *Kit) schemaOptions(opts []llms.CallOption) []llms.CallOption {
-	var co llms.CallOptions
-	for _, o := range opts {
-		o(&co)
-	}
-	if len(co.Functions) == 0 && len(co.Tools) == 0 {
-		return opts
-	}
+// toolOptions passes the request's function definitions (with real
+// schemas on a coordinator) as Functions, and as Tools except to the OpenAI
+// client. A child's request that carries only Tools is left as it is.
+func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.CallOption {
 	fns := co.Functions
 	if len(fns) == 0 {
+		if m.kit == nil {
+			return opts
+		}
 		for _, t := range co.Tools {
 			if t.Function != nil {
 				fns = append(fns, *t.Function)
@@ -100,14 +151,16 @@ func (k *Kit) schemaOptions(opts []llms.CallOption) []llms.CallOption {
 	out := make([]llms.FunctionDefinition, len(fns))
 	ts := make([]llms.Tool, len(fns))
 	for i, f := range fns {
-		if s, ok := k.schemas[strings.ToUpper(f.Name)]; ok {
-			f.Parameters = s
+		if m.kit != nil {
+			if s, ok := m.kit.schemas[strings.ToUpper(f.Name)]; ok {
+				f.Parameters = s
+			}
 		}
 		out[i] = f
 		ts[i] = llms.Tool{Type: "function", Function: &out[i]}
 	}
 	opts = append(opts[:len(opts):len(opts)], llms.WithFunctions(out))
-	if isOpenAI(k.model.inner) {
+	if isOpenAI(m.inner) {
 		// langchaingo's OpenAI client sends Functions and Tools both as
 		// tools: passing both would declare every tool twice, so any Tools
 		// the caller passed are cleared.
@@ -116,21 +169,111 @@ func (k *Kit) schemaOptions(opts []llms.CallOption) []llms.CallOption {
 	return append(opts, llms.WithTools(ts))
 }
 
+// objectArguments returns msgs with every tool call's arguments a JSON
+// object: others become {"__arg1": arguments}. msgs is copied only when a
+// call changes.
+func objectArguments(msgs []llms.MessageContent) []llms.MessageContent {
+	out := msgs
+	copied := false
+	for i, m := range msgs {
+		partsCopied := false
+		for j, p := range m.Parts {
+			tc, ok := p.(llms.ToolCall)
+			if !ok || tc.FunctionCall == nil || isJSONObject(tc.FunctionCall.Arguments) {
+				continue
+			}
+			if !copied {
+				out = append([]llms.MessageContent(nil), msgs...)
+				copied = true
+			}
+			if !partsCopied {
+				out[i].Parts = append([]llms.ContentPart(nil), m.Parts...)
+				partsCopied = true
+			}
+			fc := *tc.FunctionCall
+			b, _ := json.Marshal(map[string]string{"__arg1": fc.Arguments}) // cannot fail
+			fc.Arguments = string(b)
+			tc.FunctionCall = &fc
+			out[i].Parts[j] = tc
+		}
+	}
+	return out
+}
+
+func isJSONObject(s string) bool {
+	var v map[string]json.RawMessage
+	return json.Unmarshal([]byte(s), &v) == nil && v != nil
+}
+
+// mergeChoices merges a reply split into several choices into one.
+func mergeChoices(resp *llms.ContentResponse) *llms.ContentResponse {
+	if resp == nil || len(resp.Choices) < 2 {
+		return resp
+	}
+	merged := &llms.ContentChoice{}
+	var texts, reasoning []string
+	for _, c := range resp.Choices {
+		if c == nil {
+			continue
+		}
+		if c.Content != "" {
+			texts = append(texts, c.Content)
+		}
+		if c.ReasoningContent != "" {
+			reasoning = append(reasoning, c.ReasoningContent)
+		}
+		merged.ToolCalls = append(merged.ToolCalls, c.ToolCalls...)
+		if merged.FuncCall == nil {
+			merged.FuncCall = c.FuncCall
+		}
+		if c.StopReason != "" {
+			merged.StopReason = c.StopReason
+		}
+		for k, v := range c.GenerationInfo {
+			if merged.GenerationInfo == nil {
+				merged.GenerationInfo = map[string]any{}
+			}
+			if _, ok := merged.GenerationInfo[k]; !ok || isZero(merged.GenerationInfo[k]) {
+				merged.GenerationInfo[k] = v
+			}
+		}
+	}
+	merged.Content = strings.Join(texts, "\n")
+	merged.ReasoningContent = strings.Join(reasoning, "\n")
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{merged}}
+}
+
+func isZero(v any) bool { return v == nil || v == "" || v == 0 }
+
 // isOpenAI reports whether m is langchaingo's OpenAI client, seeing through
 // wrappers (logging, tracing, retries) that expose it with an
 // Unwrap() llms.Model method.
 func isOpenAI(m llms.Model) bool {
+	_, ok := innermost(m).(*openai.LLM)
+	return ok
+}
+
+// sendsTools reports whether m's client sends tools to the model:
+// langchaingo v0.1.14's llms/ollama does not.
+func sendsTools(m llms.Model) bool {
+	_, ok := innermost(m).(*ollama.LLM)
+	return !ok
+}
+
+// innermost follows Unwrap() llms.Model methods (at most 32).
+func innermost(m llms.Model) llms.Model {
 	for range 32 {
-		switch v := m.(type) {
-		case *openai.LLM:
-			return true
-		case interface{ Unwrap() llms.Model }:
-			m = v.Unwrap()
-		default:
-			return false
+		u, ok := m.(interface{ Unwrap() llms.Model })
+		if !ok {
+			return m
 		}
+		next := u.Unwrap()
+		if next == nil {
+			return m
+		}
+		m = next
 	}
-	return false
+	return m
 }
 
 // callIDs assigns tool-call identities: the model's own tool-call ids when

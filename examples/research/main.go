@@ -10,7 +10,9 @@
 //	-metrics-addr 127.0.0.1:9464   serve Prometheus /metrics there and stay up until interrupted
 //	-every 5s                      with -metrics-addr: repeat the scenario quietly this often
 //	-canary STRING                 plant STRING in prompts, child outputs, failure text and guidance
-//	OPENAI_API_KEY | ANTHROPIC_API_KEY | OLLAMA_HOST   run on that provider instead
+//	OPENAI_API_KEY (+ OPENAI_MODEL, OPENAI_BASE_URL)            run on OpenAI instead (default gpt-4o-mini)
+//	ANTHROPIC_API_KEY (+ ANTHROPIC_MODEL, ANTHROPIC_BASE_URL)   run on Anthropic (default claude-sonnet-4-5)
+//	OLLAMA_HOST (+ OLLAMA_MODEL)                                run on Ollama through its OpenAI-compatible /v1 (default llama3.1)
 //	OTEL_EXPORTER_OTLP_ENDPOINT    export traces by OTLP/HTTP
 package main
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -15,9 +14,6 @@ import (
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/llms/anthropic"
-	"github.com/tmc/langchaingo/llms/ollama"
-	"github.com/tmc/langchaingo/llms/openai"
 	"github.com/tmc/langchaingo/tools"
 
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
@@ -165,32 +161,6 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	return kit, nil
 }
 
-func providerFromEnv() llms.Model {
-	var (
-		m   llms.Model
-		err error
-	)
-	switch {
-	case os.Getenv("OPENAI_API_KEY") != "":
-		m, err = openai.New()
-	case os.Getenv("ANTHROPIC_API_KEY") != "":
-		m, err = anthropic.New()
-	case os.Getenv("OLLAMA_HOST") != "":
-		model := os.Getenv("OLLAMA_MODEL")
-		if model == "" {
-			model = "llama3.1"
-		}
-		m, err = ollama.New(ollama.WithServerURL(os.Getenv("OLLAMA_HOST")), ollama.WithModel(model))
-	default:
-		return nil
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "research: provider from environment:", err, "(using the scripted model)")
-		return nil
-	}
-	return m
-}
-
 // demo holds the scripted models' shared state.
 type demo struct {
 	canary  string
@@ -264,10 +234,10 @@ func (d *demo) outline(provider llms.Model) *lc.Child {
 // steering); the papers researcher's search runs until cancelled.
 func (d *demo) researcher(name, desc string, provider llms.Model, gate chan struct{}) *lc.Child {
 	search := funcTool{name: "search", desc: "Searches for sources.", fn: func(ctx context.Context, q string) (string, error) {
-		d.searching <- name
 		if d.live {
 			return "Sources: go.dev/blog, Dmitry Vyukov's scalable scheduler design doc (2012), Go 1.14 release notes.", nil
 		}
+		d.searching <- name
 		if gate == nil {
 			<-ctx.Done() // a slow search: it stops only when the work is cancelled
 			return "partial notes", nil
