@@ -79,9 +79,11 @@ func (s Settled) Answer() string {
 // while the Kit's background Work is still live, waits for the next
 // settlement and runs it again with a framed, content-free user message
 // (NoticeHeader) naming each Work that settled since: completed with a
-// result not yet read ("read it with the work tool's result action") or
-// failed ("check it with the work tool's status action"). Work the
-// coordinator cancelled, and results it already read, bring no notice.
+// result not yet read ("read it with the work tool's result action"), or
+// failed after a run had ended ("check it with the work tool's status
+// action"; a failure during a run is already in the status block the
+// coordinator sees). Work that was cancelled, and results the coordinator
+// already read, bring no notice.
 // Results reach the model only through the work tool, never in a notice.
 //
 // It returns when no Work of the Kit's owner is live and every settled
@@ -113,6 +115,7 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 	}
 	defer sub.Close()
 	announced := make(map[string]bool)
+	watched := make(map[string]bool) // seen live between runs
 	for run := 0; ; run++ {
 		answer, err := runChain(ctx, chain, input)
 		if err != nil {
@@ -130,7 +133,7 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 				return res, err
 			}
 			var live bool
-			due, live = pending(list, announced)
+			due, live = pending(list, announced, watched)
 			if len(due) > 0 || !live {
 				break
 			}
@@ -164,17 +167,19 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 }
 
 // pending returns the settled Works of list not yet announced that need a
-// notice (completed with an unread result, or failed), oldest first, and
-// whether any Work is still live.
-func pending(list []work.Status, announced map[string]bool) (due []work.Status, live bool) {
+// notice (completed with an unread result, or failed after it was seen
+// live between runs), oldest first, and whether any Work is still live.
+// It marks the live Works as watched.
+func pending(list []work.Status, announced, watched map[string]bool) (due []work.Status, live bool) {
 	for i := len(list) - 1; i >= 0; i-- { // List is newest first
 		st := list[i]
 		switch {
 		case !st.State.Terminal():
 			live = true
+			watched[st.Work.ID] = true
 		case announced[st.Work.ID]:
 		case st.State == work.StateCompleted && st.ResultAvailable && !st.ResultRead,
-			st.State == work.StateFailed:
+			st.State == work.StateFailed && watched[st.Work.ID]:
 			due = append(due, st)
 		}
 	}

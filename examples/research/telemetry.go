@@ -37,6 +37,7 @@ type telemetrySetup struct {
 	spans    *tracetest.SpanRecorder
 	metrics  *promexport.Exporter
 	addr     string
+	logger   *slog.Logger
 }
 
 func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
@@ -64,6 +65,7 @@ func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
 		logOut = os.Stderr
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	t.logger = logger
 	t.observer, err = telemetry.New(
 		telemetry.WithTracerProvider(t.tp),
 		telemetry.WithMeterProvider(t.metrics.MeterProvider()),

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
+
+	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 )
 
 // transcript prints each model turn and each tool call with its reply. It is
@@ -41,8 +43,9 @@ type printingModel struct {
 	t     *transcript
 	who   string
 	inner llms.Model
-	mu    sync.Mutex
-	turn  int
+	mu     sync.Mutex
+	turn   int
+	notice string // the last completion notice shown
 }
 
 // Unwrap returns the wrapped model, so that the adapter recognises
@@ -58,10 +61,21 @@ func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.Message
 	p.mu.Lock()
 	p.turn++
 	turn := p.turn
+	notice := ""
+	for _, m := range msgs { // a resumed run's input, shown once
+		if text := partsText(m); strings.HasPrefix(text, lc.NoticeHeader) && text != p.notice {
+			notice, p.notice = text, text
+		}
+	}
 	p.mu.Unlock()
 	var b strings.Builder
 	in := indent(p.who)
 	fmt.Fprintf(&b, "%s-- %s: model turn %d --\n", in, p.who, turn)
+	for _, line := range strings.Split(notice, "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "%s   > %s\n", in, line)
+		}
+	}
 	if n := len(msgs); n > 0 {
 		last := msgs[n-1]
 		if text := partsText(last); strings.HasPrefix(text, "[background work]") || strings.HasPrefix(text, "[supervisor guidance]") {
