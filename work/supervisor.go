@@ -214,8 +214,8 @@ func newID() string {
 // is released, in order, holding each Work's emit lock so that events of one
 // Work never interleave or reorder.
 type emission struct {
-	its  []*item
-	evs  []Event
+	its     []*item
+	evs     []Event
 	done    []chan struct{} // closed after the events are delivered
 	notices []pendingNotice // sent after the events are delivered
 }

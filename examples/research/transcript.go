@@ -40,9 +40,9 @@ func (t *transcript) model(who string, m llms.Model) llms.Model {
 }
 
 type printingModel struct {
-	t     *transcript
-	who   string
-	inner llms.Model
+	t      *transcript
+	who    string
+	inner  llms.Model
 	mu     sync.Mutex
 	turn   int
 	notice string // the last completion notice shown
