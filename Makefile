@@ -8,9 +8,14 @@ FUZZTIME  ?= 20s
 demo:
 	$(GO) run ./examples/research $(ARGS)
 
+# -race needs cgo and a C compiler; without them the tests run without it
+# and say so.
+RACE := $(shell if [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then echo -race; fi)
+
 test: fmt-check vet
-	$(GO) test -race -count=1 $(PKGS)
-	cd dashboards && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	@if [ -z "$(RACE)" ]; then echo "note: cgo or a C compiler ($$($(GO) env CC)) is unavailable: running the tests WITHOUT -race (install gcc for the race detector)"; fi
+	$(GO) test $(RACE) -count=1 $(PKGS)
+	cd dashboards && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -28,12 +33,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzChildInput -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzWorkToolInput -fuzztime $(FUZZTIME) ./middleware
 
+# go mod tidy -diff changes nothing and exits non-zero with the diff when a
+# module is not tidy.
 tidy-check:
-	@cp go.mod /tmp/agentwork.go.mod.bak; cp go.sum /tmp/agentwork.go.sum.bak; \
-	$(GO) mod tidy; \
-	if ! cmp -s go.mod /tmp/agentwork.go.mod.bak || ! cmp -s go.sum /tmp/agentwork.go.sum.bak; then \
-		cp /tmp/agentwork.go.mod.bak go.mod; cp /tmp/agentwork.go.sum.bak go.sum; \
-		echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+	@cd dashboards && $(GO) mod tidy -diff || { echo "dashboards/go.mod/go.sum are not tidy: run go mod tidy in dashboards"; exit 1; }
 
 dashboards:
 	cd dashboards && $(GO) run ./cmd/gen

@@ -176,8 +176,9 @@ var rangeSel = regexp.MustCompile(`\[([^\]]*)\]`)
 func TestPanelRatesUseRateInterval(t *testing.T) {
 	for _, q := range panelQueries(t) {
 		for _, m := range rangeSel.FindAllStringSubmatch(q.expr, -1) {
-			if m[1] != "$__rate_interval" {
-				t.Errorf("%s: range [%s], want [$__rate_interval]: %s", q.where, m[1], q.expr)
+			// $__range only for totals over the dashboard's time range.
+			if m[1] != "$__rate_interval" && (m[1] != "$__range" || !strings.Contains(q.expr, "increase(")) {
+				t.Errorf("%s: range [%s], want [$__rate_interval] (or [$__range] in an increase): %s", q.where, m[1], q.expr)
 			}
 		}
 	}
@@ -205,5 +206,25 @@ func TestVariables(t *testing.T) {
 	}
 	if tg.Datasource == nil || tg.Datasource.UID != "${datasource}" {
 		t.Errorf("target variable datasource = %+v, want ${datasource}", tg.Datasource)
+	}
+	for name, q := range map[string]string{
+		"job":      "label_values(agentwork_work_concurrency_limit, job)",
+		"instance": `label_values(agentwork_work_concurrency_limit{job=~"$job"}, instance)`,
+	} {
+		v, ok := vars[name]
+		if !ok || v.Type != "query" || v.Query != q || !v.Multi || !v.IncludeAll || v.AllValue != ".*" {
+			t.Errorf("%s variable = %+v, want query %s, multi, include all = .*", name, v, q)
+		}
+	}
+}
+
+// TestPanelsFollowJobAndInstance: every panel query selects the job and
+// instance variables on every metric it reads.
+func TestPanelsFollowJobAndInstance(t *testing.T) {
+	for _, q := range panelQueries(t) {
+		n := strings.Count(q.expr, "agentwork_")
+		if strings.Count(q.expr, `job=~"$job", instance=~"$instance"`) != n {
+			t.Errorf("%s: not every metric selects $job and $instance: %s", q.where, q.expr)
+		}
 	}
 }

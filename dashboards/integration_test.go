@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -67,10 +68,15 @@ const (
 // between them (telemetry/names.go: evQueued ... evGuidanceDelivered). The
 // demo's scenario completes one child, cancels one after a cancel request,
 // fails one and steers one.
-var wantEvents = []string{"queued", "running", "cancel-requested", "completed", "failed", "cancelled", "guidance.accepted", "guidance.delivered"}
+var wantEvents = []string{"agentwork.work.queued", "agentwork.work.running", "agentwork.work.cancel_requested", "agentwork.work.completed",
+	"agentwork.work.failed", "agentwork.work.cancelled", "agentwork.work.guidance.accepted", "agentwork.work.guidance.delivered"}
 
 // terminalEvents: each invoke_agent span ends with exactly one of these.
-var terminalEvents = []string{"completed", "failed", "cancelled"}
+var terminalEvents = []string{"agentwork.work.completed", "agentwork.work.failed", "agentwork.work.cancelled"}
+
+// agentTargets are the demo's agent children (on the scripted model, whose
+// provider name is "scripted"); fetch_dataset is a function child.
+var agentTargets = map[string]bool{"research_web": true, "research_papers": true, "outline": true}
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 
@@ -296,6 +302,46 @@ func TestIntegration(t *testing.T) {
 	})
 	phase("prometheus assertions done")
 
+	t.Run("status page", func(t *testing.T) {
+		statusURL := "http://" + demoAddr + "/statusz"
+		body, err := httpGet(statusURL + "?format=json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		noCanary(t, canary, statusURL+"?format=json", body)
+		var page struct {
+			Slots   struct{ InUse, Limit int }
+			Queue   struct{ Length int }
+			Targets []struct {
+				Target string
+				States map[string]int
+			}
+			Work []struct{ ID, Target, Owner, State string }
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatalf("%s: %v\n%s", statusURL, err, body)
+		}
+		names := map[string]bool{}
+		for _, tg := range page.Targets {
+			names[tg.Target] = len(tg.States) == 6
+		}
+		if page.Slots.Limit <= 0 || !names["research_web"] || !names["fetch_dataset"] {
+			t.Errorf("status JSON: %s", body)
+		}
+		html, err := httpGet(statusURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noCanary(t, canary, statusURL, html)
+		for _, want := range []string{`id="slots-in-use"`, `id="queue-length"`, `http-equiv="refresh"`, `data-target="research_web"`} {
+			if !bytes.Contains(html, []byte(want)) {
+				t.Errorf("%s lacks %s", statusURL, want)
+			}
+		}
+		browserCheck(t, statusURL, filepath.Join(artifactDir(t), "statusz.png"))
+	})
+
+	var logTraceIDs map[string]bool
 	// Stop the demo: it flushes its last spans at shutdown, so the trace
 	// checks below see everything it will ever export.
 	t.Run("demo stops cleanly on SIGTERM", func(t *testing.T) {
@@ -311,6 +357,7 @@ func TestIntegration(t *testing.T) {
 			t.Logf("note: the demo logged no debug lines with AGENTWORK_LOG=debug; the log check below covers less")
 		}
 		noCanary(t, canary, "the demo's log lines (stderr, AGENTWORK_LOG=debug)", errOut)
+		logTraceIDs = logTraces(t, errOut)
 	})
 	phase("demo stopped")
 
@@ -342,6 +389,20 @@ func TestIntegration(t *testing.T) {
 			return nil
 		})
 		checkTraces(t, traces)
+		have := map[string]bool{}
+		for _, tr := range traces {
+			have[tr.TraceID] = true
+		}
+		found := 0
+		for id := range logTraceIDs {
+			if have[id] || have[strings.TrimLeft(id, "0")] {
+				found++
+			}
+		}
+		if found == 0 {
+			t.Errorf("none of the %d trace ids on the demo's log lines is a trace in Jaeger", len(logTraceIDs))
+		}
+		t.Logf("%d of %d log trace ids found in Jaeger", found, len(logTraceIDs))
 	})
 
 	t.Run("no canary in traces", func(t *testing.T) {
@@ -960,8 +1021,12 @@ type jaegerSpan struct {
 }
 
 type jaegerTrace struct {
-	TraceID string       `json:"traceID"`
-	Spans   []jaegerSpan `json:"spans"`
+	TraceID   string       `json:"traceID"`
+	Spans     []jaegerSpan `json:"spans"`
+	Processes map[string]struct {
+		ServiceName string     `json:"serviceName"`
+		Tags        []jaegerKV `json:"tags"`
+	} `json:"processes"`
 }
 
 func (s jaegerSpan) tag(k string) (string, bool) {
@@ -1068,20 +1133,44 @@ func checkTraces(t *testing.T, traces []jaegerTrace) {
 	t.Logf("%d traces, %d spans: %v", len(traces), len(spans), count)
 
 	seen := map[string]bool{}
-	invokes := 0
+	invokes, foreground := 0, 0
+	invokeByWork := map[string]jaegerSpan{}
 	for _, s := range spans {
 		label, ok := strings.CutPrefix(s.OperationName, "invoke_agent ")
 		if !ok {
 			continue
 		}
-		invokes++
 		where := fmt.Sprintf("span %q (%s)", s.OperationName, s.SpanID)
 		if tg, _ := s.tag("agentwork.work.target"); tg != label {
 			t.Errorf("%s: agentwork.work.target = %q, want %q", where, tg, label)
 		}
-		if id, _ := s.tag("agentwork.work.id"); id == "" {
-			t.Errorf("%s: no agentwork.work.id", where)
+		if agentTargets[label] {
+			if p, _ := s.tag("gen_ai.provider.name"); p != "scripted" {
+				t.Errorf("%s: gen_ai.provider.name = %q, want scripted (from the child's model client)", where, p)
+			}
+			if id, _ := s.tag("gen_ai.agent.id"); id != label {
+				t.Errorf("%s: gen_ai.agent.id = %q, want %q", where, id, label)
+			}
 		}
+		id, _ := s.tag("agentwork.work.id")
+		if id == "" {
+			// A foreground agent child: a child span of its execute_tool call.
+			foreground++
+			parents := 0
+			for _, r := range s.References {
+				if r.RefType == "CHILD_OF" {
+					if p := byID[r.TraceID+"/"+r.SpanID]; p.OperationName == "execute_tool "+label {
+						parents++
+					}
+				}
+			}
+			if parents != 1 {
+				t.Errorf("%s: a foreground invoke_agent span must be the child of its execute_tool %s span (references %+v)", where, label, s.References)
+			}
+			continue
+		}
+		invokes++
+		invokeByWork[id] = s
 		links := 0
 		for _, r := range s.References {
 			switch r.RefType {
@@ -1106,8 +1195,8 @@ func checkTraces(t *testing.T, traces []jaegerTrace) {
 		for _, e := range evs {
 			seen[e] = true
 		}
-		if !slices.Contains(evs, "queued") || !slices.Contains(evs, "running") {
-			t.Errorf("%s: events %v, want queued and running", where, evs)
+		if !slices.Contains(evs, "agentwork.work.queued") || !slices.Contains(evs, "agentwork.work.running") {
+			t.Errorf("%s: events %v, want agentwork.work.queued and agentwork.work.running", where, evs)
 		}
 		terminal := 0
 		for _, e := range evs {
@@ -1118,7 +1207,53 @@ func checkTraces(t *testing.T, traces []jaegerTrace) {
 		if terminal != 1 {
 			t.Errorf("%s: events %v, want exactly one of %v", where, evs, terminalEvents)
 		}
-		t.Logf("%s: events %v", where, evs)
+	}
+	if foreground == 0 {
+		t.Errorf("no foreground invoke_agent span (the demo's outline child; spans: %v)", count)
+	}
+	// The reverse link: each launch span points at its invoke_agent span.
+	launches := 0
+	for _, s := range spans {
+		label, ok := strings.CutPrefix(s.OperationName, "execute_tool ")
+		if !ok || label == "work" {
+			continue
+		}
+		if tt, _ := s.tag("gen_ai.tool.type"); tt != "function" {
+			t.Errorf("span %q: gen_ai.tool.type = %q, want function", s.OperationName, tt)
+		}
+		if d, _ := s.tag("gen_ai.tool.description"); d == "" {
+			t.Errorf("span %q: no gen_ai.tool.description", s.OperationName)
+		}
+		id, _ := s.tag("agentwork.work.id")
+		inv, ok := invokeByWork[id]
+		if id == "" || !ok {
+			continue
+		}
+		launches++
+		linked := false
+		for _, r := range s.References {
+			if r.RefType == "FOLLOWS_FROM" && r.TraceID == inv.TraceID && r.SpanID == inv.SpanID {
+				linked = true
+			}
+		}
+		if !linked {
+			t.Errorf("launch span %q (%s): no FOLLOWS_FROM reference to its invoke_agent span %s (references %+v)", s.OperationName, s.SpanID, inv.SpanID, s.References)
+		}
+	}
+	if launches == 0 {
+		t.Errorf("no launch span with a work id matched an invoke_agent span")
+	}
+	// Resource attributes identify the process.
+	for _, tr := range traces {
+		for key, p := range tr.Processes {
+			tags := map[string]string{}
+			for _, kv := range p.Tags {
+				tags[kv.Key] = fmt.Sprint(kv.Value)
+			}
+			if p.ServiceName != demoService || tags["service.version"] == "" || tags["service.instance.id"] == "" || tags["deployment.environment.name"] != "demo" {
+				t.Errorf("trace %s process %s: service %q tags %v, want service.version, service.instance.id and deployment.environment.name=demo", tr.TraceID, key, p.ServiceName, tags)
+			}
+		}
 	}
 	if invokes == 0 {
 		t.Fatalf("no invoke_agent spans (spans: %v)", count)
@@ -1142,4 +1277,39 @@ func checkTraces(t *testing.T, traces []jaegerTrace) {
 	if works == 0 {
 		t.Errorf("no execute_tool work spans (spans: %v)", count)
 	}
+}
+
+var logLine = regexp.MustCompile(`msg=agentwork\.work\.[a-z_.]+ .*`)
+var logIDs = regexp.MustCompile(`trace_id=([0-9a-f]{32}) span_id=([0-9a-f]{16})`)
+
+// logTraces checks that every lifecycle log line of the demo carries
+// trace_id and span_id and returns the trace ids.
+func logTraces(t *testing.T, stderr []byte) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
+	lines := logLine.FindAll(stderr, -1)
+	for _, l := range lines {
+		m := logIDs.FindSubmatch(l)
+		if m == nil {
+			t.Errorf("log line without trace_id and span_id: %s", l)
+			continue
+		}
+		ids[string(m[1])] = true
+	}
+	if len(lines) == 0 {
+		t.Errorf("no agentwork.work.* log lines in the demo's stderr")
+	}
+	return ids
+}
+
+// artifactDir is where the test leaves artifacts (AGENTWORK_ARTIFACTS, or
+// the test's temporary directory).
+func artifactDir(t *testing.T) string {
+	if d := os.Getenv("AGENTWORK_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
 }

@@ -23,10 +23,14 @@ const OverviewUID = "agentwork-overview"
 // root, where the generator writes it and where it is committed.
 const OverviewFile = "grafana/agentwork-overview.json"
 
-// targetSel is the label matcher every per-target query uses. The target
-// variable is multi-valued with an "All" value of ".*", so a regex match is
-// always right.
-const targetSel = `target=~"$target"`
+// procSel is the label matcher every query uses: the job and instance
+// variables. They are multi-valued with an "All" value of ".*", so a regex
+// match is always right.
+const procSel = `job=~"$job", instance=~"$instance"`
+
+// targetSel is the label matcher every per-target query uses: the process
+// matchers and the target variable (multi-valued, "All" = ".*").
+const targetSel = procSel + `, target=~"$target"`
 
 // ds is the panel and query data source: whatever Prometheus the user picks in
 // the dashboard's data-source variable.
@@ -61,7 +65,7 @@ func sel(metric string) string {
 	case "agentwork_work_duration_seconds", "agentwork_work_queue_wait_seconds", "agentwork_work_result_bytes":
 		return "{" + targetSel + "}"
 	}
-	return ""
+	return "{" + procSel + "}"
 }
 
 func ts(title, unit, desc string, gp dashboard.GridPos, targets ...cog.Builder[variants.Dataquery]) *timeseries.PanelBuilder {
@@ -101,6 +105,23 @@ func Overview() (dashboard.Dashboard, error) {
 		Description("The Prometheus that scrapes the agentwork process.").
 		Type("prometheus")
 
+	labelVar := func(name, label, desc, q string) *dashboard.QueryVariableBuilder {
+		return dashboard.NewQueryVariableBuilder(name).
+			Label(label).
+			Description(desc).
+			Datasource(ds()).
+			Query(dashboard.StringOrMap{String: &q}).
+			Definition(q).
+			Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+			Sort(dashboard.VariableSortAlphabeticalAsc).
+			Multi(true).
+			IncludeAll(true).
+			AllValue(".*")
+	}
+	job := labelVar("job", "Job", "Prometheus jobs that scrape agentwork processes.",
+		"label_values(agentwork_work_concurrency_limit, job)")
+	instance := labelVar("instance", "Instance", "Scraped agentwork processes (one supervisor registry each) in the selected jobs.",
+		`label_values(agentwork_work_concurrency_limit{job=~"$job"}, instance)`)
 	q := "label_values(agentwork_work_items, target)"
 	target := dashboard.NewQueryVariableBuilder("target").
 		Label("Target").
@@ -124,105 +145,139 @@ func Overview() (dashboard.Dashboard, error) {
 		Timezone(common.TimeZoneBrowser).
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
 		WithVariable(datasource).
+		WithVariable(job).
+		WithVariable(instance).
 		WithVariable(target)
 
 	// Row: now.
 	b = b.WithRow(row("Now", 0)).
 		WithPanel(bargauge.NewPanelBuilder().
-			Title("Work by state now").
+			Title("Retained work by state (registry, not totals)").
 			Description("Work items in the process-local registry by state, for the selected targets (agentwork_work_items). " +
-				"If queued keeps growing the concurrency limit is too low or running work never finishes: compare \"Running vs limit\" and the duration panel. " +
-				"If cancel-requested stays above zero the child is not honouring cooperative cancellation at its model-request boundary: find the span in Jaeger and check the child observes its context.").
+				"queued, running and cancel-requested are exact live counts. completed, failed and cancelled count only the finished work still retained for its owner (64 per owner by default, and detached work is forgotten at once): they are not totals, see \"Finished work\" for those. " +
+				"If queued keeps growing the running slots are all taken: compare \"Slots in use vs limit\" and the oldest-queued panel. " +
+				"If cancel-requested stays above zero a child is not honouring cooperative cancellation: see the oldest cancel-requested panel and the live status page (/statusz).").
 			Datasource(ds()).
 			Unit(units.Short).
 			Min(0).
 			DisplayMode(common.BarGaugeDisplayModeBasic).
 			Orientation(common.VizOrientationHorizontal).
 			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
-			GridPos(pos(0, 1, 8, 8)).
+			GridPos(pos(0, 1, 6, 8)).
 			WithTarget(prometheus.NewDataqueryBuilder().
 				Datasource(ds()).
 				RefId("A").
 				Expr(`sum by (state) (agentwork_work_items{` + targetSel + `})`).
 				LegendFormat("{{state}}").
 				Instant())).
-		WithPanel(ts("Running vs limit", units.Short,
-			"Running work across all targets against the supervisor's concurrency limit, per process (agentwork_work_items{state=\"running\"} and agentwork_work_concurrency_limit; not filtered by target because the limit is shared). "+
-				"Running pinned at the limit means new work queues: raise the limit if the children are cheap, or find why they run long in the duration panel. "+
+		WithPanel(bargauge.NewPanelBuilder().
+			Title("Finished work (totals in range)").
+			Description("Work that reached each terminal state during the dashboard's time range, for the selected targets: totals from the counter agentwork_work_transitions_total (increase over the range), unlike the retained registry counts. " +
+				"A failed or cancelled share that grows means children fail or the model abandons work: open the Failures and Cancels panels.").
+			Datasource(ds()).
+			Unit(units.Short).
+			Min(0).
+			DisplayMode(common.BarGaugeDisplayModeBasic).
+			Orientation(common.VizOrientationHorizontal).
+			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
+			GridPos(pos(6, 1, 6, 8)).
+			WithTarget(prometheus.NewDataqueryBuilder().
+				Datasource(ds()).
+				RefId("A").
+				Expr(`sum by (state) (round(increase(agentwork_work_transitions_total{state=~"completed|failed|cancelled", ` + targetSel + `}[$__range])))`).
+				LegendFormat("{{state}}").
+				Instant())).
+		WithPanel(ts("Slots in use vs limit", units.Short,
+			"Running slots in use (running plus cancel-requested work: a cancel-requested item keeps its slot until its child returns) against the supervisor's concurrency limit, and queued work, per process (agentwork_work_slots_in_use, agentwork_work_concurrency_limit, agentwork_work_items{state=\"queued\"}; not filtered by target because the slots are shared). "+
+				"Slots pinned at the limit with work queued means the queue is blocked: AgentworkAtConcurrencyLimit fires; find what holds the slots on the status page (/statusz). "+
 				"A limit of 0 or no limit series means the supervisor was built without one or the process is not scraped: check the Prometheus target.",
-			pos(8, 1, 8, 8),
-			query("A", `sum by (instance) (agentwork_work_items{state="running"})`, "{{instance}} running"),
-			query("B", `max by (instance) (agentwork_work_concurrency_limit)`, "{{instance}} limit"))).
+			pos(12, 1, 6, 8),
+			query("A", `sum by (instance) (agentwork_work_slots_in_use{`+procSel+`})`, "{{instance}} slots in use"),
+			query("B", `max by (instance) (agentwork_work_concurrency_limit{`+procSel+`})`, "{{instance}} limit"),
+			query("C", `sum by (instance) (agentwork_work_items{state="queued", `+procSel+`})`, "{{instance}} queued"))).
 		WithPanel(ts("Refused starts", units.OpsPerSecond,
 			"Starts the supervisor refused before any work was queued, by target and reason, per second (agentwork_work_starts_refused_total). "+
 				"Anything above zero means the model asked for work the policy would not accept: read the reason label; for a limit or budget reason raise the limit or tell the model about it in the prompt, for a validation reason fix the tool schema or the prompt.",
-			pos(16, 1, 8, 8),
+			pos(18, 1, 6, 8),
 			query("A", `sum by (target, reason) (rate(agentwork_work_starts_refused_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} {{reason}}")))
+
+	// Row: waiting.
+	b = b.WithRow(row("Waiting", 9)).
+		WithPanel(ts("Oldest queued work age", units.Seconds,
+			"Age of the oldest queued work item by target (agentwork_work_oldest_queued_age_seconds; 0 when nothing waits). "+
+				"It grows while the queue is stuck, even before anything leaves it. Above 5 minutes AgentworkQueuedWorkWaiting fires: check \"Slots in use vs limit\" and the status page (/statusz) for what holds the slots.",
+			pos(0, 10, 12, 8),
+			query("A", `max by (target) (agentwork_work_oldest_queued_age_seconds{`+targetSel+`})`, "{{target}}"))).
+		WithPanel(ts("Oldest cancel-requested work age", units.Seconds,
+			"How long the oldest cancel-requested work item by target has been waiting for its child to stop (agentwork_work_oldest_cancel_requested_age_seconds; 0 when none). "+
+				"It measures one and the same item, so a steady climb means one child ignores cancellation; above 10 minutes AgentworkWorkStuckCancelRequested fires. Find the item on the status page (/statusz): its invoke_agent span is not in Jaeger until it ends.",
+			pos(12, 10, 12, 8),
+			query("A", `max by (target) (agentwork_work_oldest_cancel_requested_age_seconds{`+targetSel+`})`, "{{target}}")))
 
 	// Row: lifecycle.
 	transition := func(state string) string {
 		return `sum by (target) (rate(agentwork_work_transitions_total{state="` + state + `", ` + targetSel + `}[$__rate_interval]))`
 	}
-	b = b.WithRow(row("Lifecycle", 9)).
+	b = b.WithRow(row("Lifecycle", 18)).
 		WithPanel(ts("Starts", units.OpsPerSecond,
 			"Work accepted and queued per second by target (agentwork_work_transitions_total{state=\"queued\"}). "+
-				"A sudden rise with no matching rise in completions means work piles up: check \"Work by state now\" and \"Queue wait\". Zero while the app is busy means the model stopped using run_in_background: check the tool description the model sees.",
-			pos(0, 10, 6, 8), query("A", transition("queued"), "{{target}}"))).
+				"A sudden rise with no matching rise in completions means work piles up: check \"Retained work by state\" and \"Oldest queued work age\". Zero while the app is busy means the model stopped using run_in_background: check the tool description the model sees.",
+			pos(0, 19, 6, 8), query("A", transition("queued"), "{{target}}"))).
 		WithPanel(ts("Completions", units.OpsPerSecond,
 			"Work that completed per second by target (agentwork_work_transitions_total{state=\"completed\"}). "+
 				"If it falls well below Starts for long, work is failing, being cancelled or stuck: compare the Failures and Cancels panels and the durations.",
-			pos(6, 10, 6, 8), query("A", transition("completed"), "{{target}}"))).
+			pos(6, 19, 6, 8), query("A", transition("completed"), "{{target}}"))).
 		WithPanel(ts("Failures", units.OpsPerSecond,
 			"Work that failed per second by target (agentwork_work_transitions_total{state=\"failed\"}). "+
 				"Any sustained rate deserves a look: open the invoke_agent spans for the target in Jaeger and read error.type (failure text is never exported), then check the child's provider, tools and timeouts. The AgentworkWorkFailureRatioHigh alert fires on the ratio.",
-			pos(12, 10, 6, 8), query("A", transition("failed"), "{{target}}"))).
+			pos(12, 19, 6, 8), query("A", transition("failed"), "{{target}}"))).
 		WithPanel(ts("Cancels", units.OpsPerSecond,
 			"Work cancelled per second by target (agentwork_work_transitions_total{state=\"cancelled\"}). "+
 				"Many cancels mean the model starts work it then abandons: tighten the prompt or tool description; cancels that lag far behind cancel requests mean children ignore cooperative cancellation.",
-			pos(18, 10, 6, 8), query("A", transition("cancelled"), "{{target}}")))
+			pos(18, 19, 6, 8), query("A", transition("cancelled"), "{{target}}")))
 
 	// Row: latency and size.
-	b = b.WithRow(row("Latency and size", 18)).
+	b = b.WithRow(row("Latency and size", 27)).
 		WithPanel(ts("Work duration", units.Seconds,
 			"p50, p95 and p99 of how long work ran, from start to its terminal state, by target (agentwork_work_duration_seconds). "+
 				"A p99 far above p50 points at a slow provider or a tool that hangs: open the slowest invoke_agent traces in Jaeger. Durations near a timeout mean the timeout, not the work, decides the outcome.",
-			pos(0, 19, 8, 8),
+			pos(0, 28, 8, 8),
 			query("A", quantile("0.5", "agentwork_work_duration_seconds", "target, le"), "{{target}} p50"),
 			query("B", quantile("0.95", "agentwork_work_duration_seconds", "target, le"), "{{target}} p95"),
 			query("C", quantile("0.99", "agentwork_work_duration_seconds", "target, le"), "{{target}} p99"))).
 		WithPanel(ts("Queue wait", units.Seconds,
 			"p50, p95 and p99 of the time work spent queued before it started running, by target (agentwork_work_queue_wait_seconds). "+
-				"Anything but near zero means the concurrency limit is the bottleneck: check \"Running vs limit\" and raise the limit or shorten the work. The AgentworkQueueWaitHigh alert fires on p95.",
-			pos(8, 19, 8, 8),
+				"Anything but near zero means the concurrency limit is the bottleneck: check \"Slots in use vs limit\" and raise the limit or shorten the work. It records only when work leaves the queue: for a queue that does not move see \"Oldest queued work age\".",
+			pos(8, 28, 8, 8),
 			query("A", quantile("0.5", "agentwork_work_queue_wait_seconds", "target, le"), "{{target}} p50"),
 			query("B", quantile("0.95", "agentwork_work_queue_wait_seconds", "target, le"), "{{target}} p95"),
 			query("C", quantile("0.99", "agentwork_work_queue_wait_seconds", "target, le"), "{{target}} p99"))).
 		WithPanel(ts("Result size", units.BytesIEC,
 			"p50 and p95 of the size of completed results by target (agentwork_work_result_bytes; sizes only, never content). "+
 				"Results that grow large cost the coordinator context tokens when it reads them: ask the child for a summary, or cap its output.",
-			pos(16, 19, 8, 8),
+			pos(16, 28, 8, 8),
 			query("A", quantile("0.5", "agentwork_work_result_bytes", "target, le"), "{{target}} p50"),
 			query("B", quantile("0.95", "agentwork_work_result_bytes", "target, le"), "{{target}} p95")))
 
 	// Row: how the model uses it.
-	b = b.WithRow(row("Model interaction", 27)).
+	b = b.WithRow(row("Model interaction", 36)).
 		WithPanel(ts("work tool actions", units.OpsPerSecond,
 			"Calls of the work tool per second by action and outcome (agentwork_work_actions_total; all targets). "+
 				"A growing share of unsuccessful outcomes (such as not found or invalid input) means the model sends bad input or stale ids: check the tool description and the status block it sees. A high rate of result calls that time out means the model polls instead of working: tell it to keep working and read results later.",
-			pos(0, 28, 8, 8),
-			query("A", `sum by (action, outcome) (rate(agentwork_work_actions_total[$__rate_interval]))`, "{{action}} {{outcome}}"))).
+			pos(0, 37, 8, 8),
+			query("A", `sum by (action, outcome) (rate(agentwork_work_actions_total{`+procSel+`}[$__rate_interval]))`, "{{action}} {{outcome}}"))).
 		WithPanel(ts("Guidance accepted vs delivered", units.OpsPerSecond,
 			"Guidance messages sent to running work per second: accepted by the work tool's send action, and delivered at the child's next model-request boundary (agentwork_guidance_messages_total by event). "+
 				"Delivered lagging accepted for long means children make few model requests, or finish before reading their guidance: that is expected for short work; for long work check the child is an agent wrapped by the langchaingo adapter.",
-			pos(8, 28, 8, 8),
-			query("A", `sum by (event) (rate(agentwork_guidance_messages_total[$__rate_interval]))`, "{{event}}"))).
+			pos(8, 37, 8, 8),
+			query("A", `sum by (event) (rate(agentwork_guidance_messages_total{`+procSel+`}[$__rate_interval]))`, "{{event}}"))).
 		WithPanel(ts("Status block rows", units.Short,
 			"Rows in the status block prepended to the coordinator's model requests: p50, p95 and mean (agentwork_status_block_rows; capped at 12). "+
 				"Sitting at the cap means the coordinator has more visible work than it can see: have it detach or read finished work, or lower how much it starts.",
-			pos(16, 28, 8, 8),
+			pos(16, 37, 8, 8),
 			query("A", quantile("0.5", "agentwork_status_block_rows", "le"), "p50"),
 			query("B", quantile("0.95", "agentwork_status_block_rows", "le"), "p95"),
-			query("C", `sum(rate(agentwork_status_block_rows_sum[$__rate_interval])) / sum(rate(agentwork_status_block_rows_count[$__rate_interval]))`, "mean")))
+			query("C", `sum(rate(agentwork_status_block_rows_sum{`+procSel+`}[$__rate_interval])) / sum(rate(agentwork_status_block_rows_count{`+procSel+`}[$__rate_interval]))`, "mean")))
 
 	d, err := b.Build()
 	if err != nil {

@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func parseQuery(expr string) ([]selector, []grouping, error) {
 var scrapeLabels = map[string]bool{"job": true, "instance": true}
 
 // labelValuesQuery matches the target variable's Grafana query.
-var labelValuesQuery = regexp.MustCompile(`^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$`)
+var labelValuesQuery = regexp.MustCompile(`^label_values\(\s*([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s*,\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\)$`)
 
 // variableSelectors returns the metric and label each label_values variable
 // query reads, as selectors.
@@ -103,7 +104,11 @@ func variableSelectors(t *testing.T) []promQuery {
 		}
 		// Express it as a selector that requires the label, so the
 		// metric-and-label check below covers it.
-		out = append(out, promQuery{where: "variable " + v.Name, expr: fmt.Sprintf(`%s{%s!=""}`, m[1], m[2])})
+		sel := strings.TrimSuffix(strings.TrimPrefix(m[2], "{"), "}")
+		if sel != "" {
+			sel += ", "
+		}
+		out = append(out, promQuery{where: "variable " + v.Name, expr: fmt.Sprintf(`%s{%s%s!=""}`, m[1], sel, m[3])})
 	}
 	return out
 }
@@ -122,7 +127,8 @@ func TestSubstitute(t *testing.T) {
 		{`rate(x{target=~"$target"}[$__rate_interval])`, `rate(x{target=~".*"}[5m])`, ""},
 		{`rate(x{target=~"${target}"}[${__rate_interval}])`, `rate(x{target=~".*"}[5m])`, ""},
 		{`increase(x[$__range]) / $__interval`, `increase(x[1h]) / 1m`, ""},
-		{`x{instance="$instance"}`, "", "$instance"},
+		{`x{job=~"$job", instance=~"$instance"}`, `x{job=~".*", instance=~".*"}`, ""},
+		{`x{pod="$pod"}`, "", "$pod"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -150,7 +156,7 @@ func TestQueriesParse(t *testing.T) {
 			continue
 		}
 		for _, s := range sels {
-			if !strings.HasPrefix(s.name, "agentwork_") {
+			if !strings.HasPrefix(s.name, "agentwork_") && s.name != "target_info" {
 				t.Errorf("%s: selector without an agentwork_ metric name (%q) in %s", q.where, s.name, q.expr)
 			}
 		}
@@ -191,6 +197,11 @@ func TestQueriesUseExportedMetrics(t *testing.T) {
 			}
 		}
 		for _, s := range sels {
+			if s.name == "target_info" {
+				// The OTel exporter's resource metric (promexport.WithTargetInfo);
+				// only the demo-environment exclusion reads it.
+				continue
+			}
 			f, ok := exported[s.name]
 			if !ok {
 				t.Errorf("%s: metric %s is not exported by the library (golden %s has: %s)", q.where, s.name, goldenPath(), exported.names())
@@ -198,6 +209,9 @@ func TestQueriesUseExportedMetrics(t *testing.T) {
 			}
 			used[f.name] = true
 			for _, m := range s.matchers {
+				if scrapeLabels[m.Name] {
+					continue
+				}
 				if len(f.labels) > 0 && !f.labels[m.Name] {
 					t.Errorf("%s: %s has no label %q in the golden", q.where, s.name, m.Name)
 				}
@@ -211,6 +225,10 @@ func TestQueriesUseExportedMetrics(t *testing.T) {
 	}
 }
 
+// runbookBase is where runbook_url annotations point: this module's
+// directory on the repository's main branch.
+const runbookBase = "https://github.com/agentwork/agentwork/blob/main/dashboards/"
+
 var (
 	templateBlock = regexp.MustCompile(`\{\{(.*?)\}\}`)
 	labelRef      = regexp.MustCompile(`\$labels\.([A-Za-z_][A-Za-z0-9_]*)|index\s+\$labels\s+"([^"]*)"`)
@@ -223,7 +241,7 @@ var (
 func TestAlertRules(t *testing.T) {
 	want := map[string]bool{
 		"AgentworkWorkFailureRatioHigh":     false,
-		"AgentworkQueueWaitHigh":            false,
+		"AgentworkQueuedWorkWaiting":        false,
 		"AgentworkWorkStuckCancelRequested": false,
 		"AgentworkAtConcurrencyLimit":       false,
 	}
@@ -245,6 +263,14 @@ func TestAlertRules(t *testing.T) {
 		}
 		if !allowedSeverities[r.Labels["severity"]] {
 			t.Errorf("%s: severity label %q, want one of critical, warning, info", r.Alert, r.Labels["severity"])
+		}
+		// Every alert links its runbook, a page of this repository.
+		if u := r.Annotations["runbook_url"]; !strings.HasPrefix(u, runbookBase) {
+			t.Errorf("%s: runbook_url %q, want one under %s", r.Alert, u, runbookBase)
+		} else if _, err := os.Stat(strings.TrimPrefix(u, runbookBase)); err != nil {
+			t.Errorf("%s: runbook_url %q names no file in this module: %v", r.Alert, u, err)
+		} else if u != runbookBase+"runbooks/"+r.Alert+".md" {
+			t.Errorf("%s: runbook_url %q, want runbooks/%s.md", r.Alert, u, r.Alert)
 		}
 		for _, k := range []string{"summary", "description"} {
 			if strings.TrimSpace(r.Annotations[k]) == "" {

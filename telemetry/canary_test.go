@@ -185,6 +185,10 @@ func dataPointSets(d metricdata.Aggregation) []attribute.Set {
 		for _, dp := range d.DataPoints {
 			out = append(out, dp.Attributes)
 		}
+	case metricdata.Gauge[float64]:
+		for _, dp := range d.DataPoints {
+			out = append(out, dp.Attributes)
+		}
 	case metricdata.Histogram[float64]:
 		for _, dp := range d.DataPoints {
 			out = append(out, dp.Attributes)

@@ -33,6 +33,8 @@ func TestCardinality(t *testing.T) {
 	T := len(targets)
 	want := T*states + // items
 		1 + // concurrency limit
+		1 + // slots in use
+		2*T + // oldest queued and oldest cancel-requested age
 		T*states + // transitions
 		T*terminal + // duration
 		T + // queue wait

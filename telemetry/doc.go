@@ -14,27 +14,37 @@
 // public API:
 //
 //   - "execute_tool {label}" (INTERNAL, a child of the caller's span): a
-//     launch with run_in_background, or a foreground call. A foreground
-//     child runs under this span.
+//     launch with run_in_background, or a foreground call. A launch span
+//     links to the Work's "invoke_agent" span. A foreground function child
+//     runs under this span; a foreground agent child runs under an
+//     "invoke_agent {label}" child span of it.
 //   - "invoke_agent {label}" (INTERNAL): a background execution. It is a
-//     new root (it outlives the launch) with a link to the launch span; the
-//     child's own spans nest under it and it ends with the Work's terminal
-//     event.
+//     new root (it outlives the launch) with a link to the launch span (and
+//     the launch span links back); the child's own spans nest under it and
+//     it ends with the Work's terminal event.
 //   - "execute_tool work": one call of the work tool, with agentwork.action.
 //
 // Attributes: gen_ai.operation.name (execute_tool or invoke_agent),
-// gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.agent.name,
+// gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type (function),
+// gen_ai.tool.description, gen_ai.agent.name, gen_ai.agent.id,
+// gen_ai.provider.name (the last three from a work.TargetInfo the adapter
+// puts on the call's context, when it knows them; semantic conventions
+// v1.41.0),
 // agentwork.work.id, agentwork.work.target, agentwork.work.state,
 // agentwork.action, and error.type: a low-cardinality class (panic, error,
 // deadline_exceeded, result_too_large, a call outcome or an error code),
 // never an error's text. Errors are marked with status Error and an empty
 // description; RecordError is never used.
 //
-// Span events on "invoke_agent", one per lifecycle event: queued, running,
-// cancel-requested, completed, failed, cancelled (each with
-// agentwork.work.state), detached, guidance.accepted, guidance.delivered,
-// guidance.dropped (with agentwork.guidance.count), result.read (with
-// agentwork.result.bytes; completed has it too, failed has error.type).
+// Span events on "invoke_agent", one per lifecycle event, namespaced:
+// agentwork.work.queued, agentwork.work.running,
+// agentwork.work.cancel_requested, agentwork.work.completed,
+// agentwork.work.failed, agentwork.work.cancelled (each with
+// agentwork.work.state), agentwork.work.detached,
+// agentwork.work.guidance.accepted, agentwork.work.guidance.delivered,
+// agentwork.work.guidance.dropped (with agentwork.guidance.count),
+// agentwork.work.result.read (with agentwork.result.bytes; completed has it
+// too, failed has error.type).
 // The engine reports a result read, and guidance dropped when a Work ends,
 // after the terminal event that ended the span: such events go on the open
 // "execute_tool work" span of the call that caused them, when there is one.
@@ -48,8 +58,13 @@
 // otlptranslator.UnderscoreEscapingWithSuffixes (what promexport sets)
 // exports exactly:
 //
-//	agentwork_work_items{state,target}                gauge, from Supervisor.Census at collection; every state, 0 included
+//	agentwork_work_items{state,target}                gauge, from Supervisor.Census at collection; every state, 0 included;
+//	                                                  terminal states count retained Work only (use the counter for totals)
 //	agentwork_work_concurrency_limit                  gauge, sum of the watched supervisors' MaxRunning
+//	agentwork_work_slots_in_use                       gauge, running + cancel-requested (both hold a slot)
+//	agentwork_work_oldest_queued_age_seconds{target}  gauge, age of the oldest queued Work (0 when none)
+//	agentwork_work_oldest_cancel_requested_age_seconds{target}
+//	                                                  gauge, how long the oldest cancel-requested Work has waited to stop
 //	agentwork_work_transitions_total{state,target}    counter, per state entered
 //	agentwork_work_duration_seconds{target,outcome}   histogram, outcome completed|failed|cancelled
 //	agentwork_work_queue_wait_seconds{target}         histogram
@@ -66,14 +81,24 @@
 //
 // # Logs
 //
-// One line per lifecycle event ("work queued", "work failed", ...), Debug
+// One line per lifecycle event, its message the span event's name
+// ("agentwork.work.queued", "agentwork.work.failed", ...), Debug
 // for everything but failures, which are Warn (a deadline is a failure with
 // error.type=deadline_exceeded). Fields: work.id, work.target, work.state,
-// from, error.type, queue_wait, duration, count, bytes, owner.depth. A
+// from, error.type, queue_wait, duration, count, bytes, owner.depth, and
+// trace_id and span_id whenever a span is in the context. A
 // refused start logs "work start refused", a status block "status block",
 // and the end of a foreground call "foreground call" (Warn unless its
 // outcome is ok). The default logger discards everything; pass WithLogger
 // to opt in.
+//
+// # Status page
+//
+// StatusHandler is a zpages-style live page (HTML that reloads itself, or
+// JSON): slots in use against the limit, the queue's length and oldest
+// age, every target's Work by state, and each live Work's id, target,
+// owner, state, elapsed time and attempt. Long-running Work, whose
+// "invoke_agent" span is not exported until it ends, is visible there.
 //
 // # Content
 //

@@ -59,9 +59,9 @@ func ExampleNew() {
 	}
 	// Output:
 	// result: findings
-	// execute_tool researcher false 0 []
-	// invoke_agent researcher false 1 [queued running completed]
-	// execute_tool work false 0 [result.read]
+	// execute_tool researcher false 1 []
+	// invoke_agent researcher false 1 [agentwork.work.queued agentwork.work.running agentwork.work.completed]
+	// execute_tool work false 0 [agentwork.work.result.read]
 }
 
 // The log lines of a failed background run (time, id and durations removed
@@ -94,7 +94,7 @@ func ExampleWithLogger() {
 	_, _, _ = s.Result(ctx, owner, ref.ID, 30*time.Second) // returns once it failed
 	_ = s.Close(ctx)                                       // waits until its last event is logged
 	// Output:
-	// {"level":"DEBUG","msg":"work queued","work.target":"researcher","work.state":"queued","owner.depth":0}
-	// {"level":"DEBUG","msg":"work running","work.target":"researcher","work.state":"running","from":"queued","owner.depth":0}
-	// {"level":"WARN","msg":"work failed","work.target":"researcher","work.state":"failed","from":"running","error.type":"error","owner.depth":0}
+	// {"level":"DEBUG","msg":"agentwork.work.queued","work.target":"researcher","work.state":"queued","owner.depth":0}
+	// {"level":"DEBUG","msg":"agentwork.work.running","work.target":"researcher","work.state":"running","from":"queued","owner.depth":0}
+	// {"level":"WARN","msg":"agentwork.work.failed","work.target":"researcher","work.state":"failed","from":"running","error.type":"error","owner.depth":0}
 }

@@ -47,7 +47,7 @@ func TestLateEventsStayWithTheirOwner(t *testing.T) {
 		}
 		n := 0
 		for _, e := range sp.Events() {
-			if e.Name == "result.read" {
+			if e.Name == "agentwork.work.result.read" {
 				n++
 			}
 		}

@@ -237,6 +237,10 @@ func series(rm metricdata.ResourceMetrics) []string {
 				for _, dp := range d.DataPoints {
 					out = append(out, fmt.Sprintf("%s%s %d", m.Name, setString(dp.Attributes), dp.Value))
 				}
+			case metricdata.Gauge[float64]:
+				for _, dp := range d.DataPoints {
+					out = append(out, fmt.Sprintf("%s%s %g", m.Name, setString(dp.Attributes), dp.Value))
+				}
 			case metricdata.Histogram[float64]:
 				for _, dp := range d.DataPoints {
 					out = append(out, fmt.Sprintf("%s%s count=%d sum=%g", m.Name, setString(dp.Attributes), dp.Count, dp.Sum))

@@ -2,8 +2,13 @@ package telemetry_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +72,9 @@ func TestOrphanCounted(t *testing.T) {
 	ctx, root := h.root()
 	defer root.End()
 	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the harness's Close, even when the test fails
 	id, err := h.launch(ctx, summarizer, work.Spec{Run: func(context.Context) (string, error) {
 		close(started)
 		<-release // ignores cancellation
@@ -85,10 +93,10 @@ func TestOrphanCounted(t *testing.T) {
 	if got := series(h.collect()); !slices.Contains(got, "agentwork.work.orphaned{target=summarizer} 1") {
 		t.Fatalf("series:\n%s", strings.Join(got, "\n"))
 	}
-	if logs := h.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"work agentwork.work.orphaned"`) {
+	if logs := h.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"agentwork.work.orphaned"`) {
 		t.Fatalf("no orphan log line:\n%s", logs)
 	}
-	close(release)
+	unblock()
 	h.await(id, work.StateCompleted) // completion still wins after abandonment
 	var found bool
 	for _, s := range h.spans.Ended() {
@@ -102,4 +110,46 @@ func TestOrphanCounted(t *testing.T) {
 	if !found {
 		t.Fatalf("no orphan span event:\n%s", renderSpans(h.spans.Ended()))
 	}
+}
+
+// TestStatusPageProgress: the status page shows a live Work's progress
+// counts.
+func TestStatusPageProgress(t *testing.T) {
+	h := newHarness(t)
+	ctx, root := h.root()
+	defer root.End()
+	reported, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	id, err := h.launch(ctx, researcher, work.Spec{Run: func(ctx context.Context) (string, error) {
+		ex, _ := work.ExecutionFrom(ctx)
+		ex.CountModelRequest()
+		ex.CountToolCall()
+		work.ReportProgress(ctx, 2, 5)
+		close(reported)
+		<-release
+		return "", nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-reported
+	rec := httptest.NewRecorder()
+	h.obs.StatusHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/?format=json", nil))
+	var p struct {
+		Work []struct {
+			ID       string
+			Progress map[string]int64
+		}
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"done": 2, "total": 5, "model_requests": 1, "tool_calls": 1}
+	if len(p.Work) != 1 || p.Work[0].ID != id || !maps.Equal(p.Work[0].Progress, want) {
+		t.Fatalf("page work = %+v\n%s", p.Work, rec.Body.String())
+	}
+	unblock()
+	h.await(id, work.StateCompleted)
 }

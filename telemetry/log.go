@@ -4,12 +4,15 @@ import (
 	"context"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/agentwork/agentwork/work"
 )
 
-// Log messages: "work " and the event name ("work completed", "work
-// guidance.accepted"), "work start refused", "status block", and
-// "foreground call" for the end of a foreground child.
+// Log messages: the span event's name ("agentwork.work.completed",
+// "agentwork.work.guidance.accepted"), "work start refused", "status block",
+// and "foreground call" for the end of a foreground child. Every line
+// written while a span is in ctx carries its trace_id and span_id.
 const (
 	msgRefused     = "work start refused"
 	msgStatusBlock = "status block"
@@ -33,7 +36,19 @@ const (
 	logTotal      = "progress.total"
 	logRequests   = "progress.model_requests"
 	logTools      = "progress.tool_calls"
+	logTraceID    = "trace_id"
+	logSpanID     = "span_id"
 )
+
+// appendTrace adds trace_id and span_id when ctx carries a valid span
+// context, so a log line can be found from its trace and back.
+func appendTrace(attrs []slog.Attr, ctx context.Context) []slog.Attr {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return attrs
+	}
+	return append(attrs, slog.String(logTraceID, sc.TraceID().String()), slog.String(logSpanID, sc.SpanID().String()))
+}
 
 // logEvent writes one line for e: Warn for a failure, Debug for anything
 // else. The fields are content-free: id, target label, states, error class,
@@ -61,7 +76,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		if name == "" {
 			return
 		}
-		msg = "work " + name
+		msg = name
 		attrs = append(attrs, slog.String(logWorkID, e.WorkID), slog.String(logTarget, e.Target))
 		if e.To != "" {
 			attrs = append(attrs, slog.String(logState, string(e.To)))
@@ -95,6 +110,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		}
 	}
 	attrs = append(attrs, slog.Int(logOwnerDepth, e.Depth))
+	attrs = appendTrace(attrs, ctx)
 	o.log.LogAttrs(ctx, level, msg, attrs...)
 }
 
@@ -113,5 +129,5 @@ func (o *Observer) logForeground(ctx context.Context, c work.Call, ce work.CallE
 	if et := errorType(ce.ErrorClass); et != "" {
 		attrs = append(attrs, slog.String(logErrorType, et))
 	}
-	o.log.LogAttrs(ctx, level, msgForeground, attrs...)
+	o.log.LogAttrs(ctx, level, msgForeground, appendTrace(attrs, ctx)...)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -49,12 +50,9 @@ func TestLogLines(t *testing.T) {
 			t.Fatalf("line %d: %v: %s", i, err, line)
 		}
 		e := events[i]
-		wantLevel, wantMsg := "DEBUG", "work "+string(e.Type)
+		wantLevel, wantMsg := "DEBUG", wantEventNames[e.Type]
 		if e.Type == work.EventFailed {
 			wantLevel = "WARN"
-		}
-		if e.Type == work.EventResultRead {
-			wantMsg = "work result.read"
 		}
 		if rec["level"] != wantLevel || rec["msg"] != wantMsg {
 			t.Errorf("line %d: level %v msg %v, want %s %q", i, rec["level"], rec["msg"], wantLevel, wantMsg)
@@ -66,18 +64,23 @@ func TestLogLines(t *testing.T) {
 		var want []string
 		switch e.Type {
 		case work.EventQueued:
-			want = []string{"level", "msg", "owner.depth", "time", "work.id", "work.state", "work.target"}
+			want = []string{"level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
 		case work.EventRunning:
-			want = []string{"from", "level", "msg", "owner.depth", "queue_wait", "time", "work.id", "work.state", "work.target"}
+			want = []string{"from", "level", "msg", "owner.depth", "queue_wait", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
 		case work.EventCompleted:
-			want = []string{"bytes", "duration", "from", "level", "msg", "owner.depth", "time", "work.id", "work.state", "work.target"}
+			want = []string{"bytes", "duration", "from", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
 		case work.EventFailed:
-			want = []string{"duration", "error.type", "from", "level", "msg", "owner.depth", "time", "work.id", "work.state", "work.target"}
+			want = []string{"duration", "error.type", "from", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
 		case work.EventResultRead:
-			want = []string{"bytes", "level", "msg", "owner.depth", "time", "work.id", "work.target"}
+			want = []string{"bytes", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
 		}
 		if !slices.Equal(keys, want) {
 			t.Errorf("line %d (%s) keys %q, want %q", i, e.Type, keys, want)
+		}
+		tid, _ := rec["trace_id"].(string)
+		sid, _ := rec["span_id"].(string)
+		if !hexID.MatchString(tid) || len(tid) != 32 || !hexID.MatchString(sid) || len(sid) != 16 {
+			t.Errorf("line %d: trace_id %q span_id %q, want the active span's ids", i, tid, sid)
 		}
 	}
 	var classes []any
@@ -94,4 +97,22 @@ func TestLogLines(t *testing.T) {
 	if !strings.Contains(h.logs.String(), `"duration":60000000000`) {
 		t.Errorf("no one-minute duration on the deadline line:\n%s", h.logs)
 	}
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// wantEventNames pins the span event names (and log messages) of the
+// lifecycle events: public API (DESIGN.md, Telemetry contract).
+var wantEventNames = map[work.EventType]string{
+	work.EventQueued:            "agentwork.work.queued",
+	work.EventRunning:           "agentwork.work.running",
+	work.EventCancelRequested:   "agentwork.work.cancel_requested",
+	work.EventCompleted:         "agentwork.work.completed",
+	work.EventFailed:            "agentwork.work.failed",
+	work.EventCancelled:         "agentwork.work.cancelled",
+	work.EventDetached:          "agentwork.work.detached",
+	work.EventGuidanceAccepted:  "agentwork.work.guidance.accepted",
+	work.EventGuidanceDelivered: "agentwork.work.guidance.delivered",
+	work.EventGuidanceDropped:   "agentwork.work.guidance.dropped",
+	work.EventResultRead:        "agentwork.work.result.read",
 }

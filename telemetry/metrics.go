@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -13,17 +14,20 @@ import (
 
 // instruments are the Observer's metric instruments.
 type instruments struct {
-	items       metric.Int64ObservableGauge
-	limit       metric.Int64ObservableGauge
-	transitions metric.Int64Counter
-	duration    metric.Float64Histogram
-	queueWait   metric.Float64Histogram
-	actions     metric.Int64Counter
-	guidance    metric.Int64Counter
-	statusRows  metric.Int64Histogram
-	resultBytes metric.Int64Histogram
-	refused     metric.Int64Counter
-	orphaned    metric.Int64Counter
+	items        metric.Int64ObservableGauge
+	limit        metric.Int64ObservableGauge
+	slots        metric.Int64ObservableGauge
+	oldestQueued metric.Float64ObservableGauge
+	oldestCancel metric.Float64ObservableGauge
+	transitions  metric.Int64Counter
+	duration     metric.Float64Histogram
+	queueWait    metric.Float64Histogram
+	actions      metric.Int64Counter
+	guidance     metric.Int64Counter
+	statusRows   metric.Int64Histogram
+	resultBytes  metric.Int64Histogram
+	refused      metric.Int64Counter
+	orphaned     metric.Int64Counter
 
 	// Precomputed attribute sets for the bounded label sets.
 	actionOpts   [len(actions) + 1][len(outcomes)]metric.MeasurementOption
@@ -49,6 +53,15 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	err = errors.Join(err, e)
 	in.limit, e = m.Int64ObservableGauge(metricLimit, metric.WithUnit("{work}"),
 		metric.WithDescription("How many work items may run at once: the sum of the watched supervisors' running limits."))
+	err = errors.Join(err, e)
+	in.slots, e = m.Int64ObservableGauge(metricSlots, metric.WithUnit("{work}"),
+		metric.WithDescription("Running slots in use: running plus cancel-requested work (a cancel-requested item keeps its slot until its child returns), summed over the watched supervisors."))
+	err = errors.Join(err, e)
+	in.oldestQueued, e = m.Float64ObservableGauge(metricOldestQueue, metric.WithUnit("s"),
+		metric.WithDescription("Age of the oldest queued work item by target (0 when none is queued), read from the supervisor at collection."))
+	err = errors.Join(err, e)
+	in.oldestCancel, e = m.Float64ObservableGauge(metricOldestCR, metric.WithUnit("s"),
+		metric.WithDescription("How long the oldest cancel-requested work item by target has been waiting for its child to stop (0 when none)."))
 	err = errors.Join(err, e)
 	in.transitions, e = m.Int64Counter(metricTransitions, metric.WithUnit("{transition}"),
 		metric.WithDescription("Lifecycle transitions of work items, by the state entered and target."))
@@ -181,33 +194,86 @@ func reasonOf(class string) string {
 	return otherErrorType
 }
 
-// observe reports the gauges from the watched supervisors.
-func (in *instruments) observe(o metric.Observer, sups []*work.Supervisor) {
-	if len(sups) == 0 {
+// observe reports the gauges from a census of the watched supervisors.
+func (in *instruments) observe(o metric.Observer, c census) {
+	if !c.watched {
 		return
 	}
-	counts := make(map[string]*[len(work.States)]int64)
-	var limit int64
+	for target, n := range c.counts {
+		t := in.forTarget(target)
+		for i := range n {
+			o.ObserveInt64(in.items, int64(n[i]), t.state[i])
+		}
+		o.ObserveFloat64(in.oldestQueued, c.oldestQueued[target].Seconds(), t.target)
+		o.ObserveFloat64(in.oldestCancel, c.oldestCancel[target].Seconds(), t.target)
+	}
+	o.ObserveInt64(in.limit, int64(c.limit))
+	o.ObserveInt64(in.slots, int64(c.slots))
+}
+
+// census is what the gauges and the status page read from the watched
+// supervisors at one moment: counts and ages only, never content.
+type census struct {
+	watched      bool
+	counts       map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
+	limit        int                               // sum of the running limits
+	slots        int                               // running + cancel-requested
+	queued       int
+	oldestQueued map[string]time.Duration // by target; absent when none is queued
+	oldestCancel map[string]time.Duration // by target; absent when none is cancel-requested
+	live         []liveWork
+}
+
+// liveWork is one live Work as the status page shows it.
+type liveWork struct {
+	work.LiveWork
+	Elapsed       time.Duration // since created (queued) or started
+	CancelWaiting time.Duration // since cancel was requested, for cancel-requested Work
+}
+
+// census reads the watched supervisors: Census for the per-state counts
+// and Snapshot for the live Work, slots and ages.
+func (o *Observer) census(sups []*work.Supervisor) census {
+	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
+		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	for _, s := range sups {
-		limit += int64(s.Limits().MaxRunning)
 		s.Census(func(target string, st work.State, n int) {
 			i := stateIndex(st)
 			if i < 0 {
 				return
 			}
-			c := counts[target]
-			if c == nil {
-				c = new([len(work.States)]int64)
-				counts[target] = c
+			v := c.counts[target]
+			if v == nil {
+				v = new([len(work.States)]int)
+				c.counts[target] = v
 			}
-			c[i] += int64(n)
+			v[i] += n
 		})
-	}
-	for target, c := range counts {
-		t := in.forTarget(target)
-		for i := range c {
-			o.ObserveInt64(in.items, c[i], t.state[i])
+		snap := s.Snapshot()
+		c.limit += snap.MaxRunning
+		c.slots += snap.SlotsInUse
+		c.queued += snap.Queued
+		for _, lw := range snap.Live {
+			w := liveWork{LiveWork: lw, Elapsed: snap.Time.Sub(lw.Created)}
+			switch lw.State {
+			case work.StateQueued:
+				c.oldestQueued[lw.Target] = max(c.oldestQueued[lw.Target], w.Elapsed)
+			case work.StateRunning, work.StateCancelRequested:
+				w.Elapsed = snap.Time.Sub(lw.Started)
+			}
+			if lw.State == work.StateCancelRequested {
+				at, ok := o.cancelRequestedAt(lw.ID)
+				if !ok {
+					at = lw.Started
+				}
+				w.CancelWaiting = max(snap.Time.Sub(at), 0)
+				c.oldestCancel[lw.Target] = max(c.oldestCancel[lw.Target], w.CancelWaiting)
+			}
+			if _, ok := c.counts[lw.Target]; !ok {
+				c.counts[lw.Target] = new([len(work.States)]int)
+			}
+			c.live = append(c.live, w)
 		}
 	}
-	o.ObserveInt64(in.limit, limit)
+	return c
 }

@@ -47,7 +47,7 @@ func TestScenarioMetrics(t *testing.T) {
 				if !d.IsMonotonic || d.Temporality != metricdata.CumulativeTemporality {
 					kind = "sum?"
 				}
-			case metricdata.Gauge[int64]:
+			case metricdata.Gauge[int64], metricdata.Gauge[float64]:
 				kind = "gauge"
 			case metricdata.Histogram[float64], metricdata.Histogram[int64]:
 				kind = "histogram"
@@ -63,8 +63,11 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.concurrency_limit {work} gauge",
 		"agentwork.work.duration s histogram",
 		"agentwork.work.items {work} gauge",
+		"agentwork.work.oldest_cancel_requested_age s gauge",
+		"agentwork.work.oldest_queued_age s gauge",
 		"agentwork.work.queue_wait s histogram",
 		"agentwork.work.result By histogram",
+		"agentwork.work.slots_in_use {work} gauge",
 		"agentwork.work.starts_refused {start} counter",
 		"agentwork.work.transitions {transition} counter",
 	}
@@ -99,9 +102,14 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.items{state=queued,target=summarizer} 0",
 		"agentwork.work.items{state=running,target=researcher} 1",
 		"agentwork.work.items{state=running,target=summarizer} 0",
+		"agentwork.work.oldest_cancel_requested_age{target=researcher} 0",
+		"agentwork.work.oldest_cancel_requested_age{target=summarizer} 0",
+		"agentwork.work.oldest_queued_age{target=researcher} 0",
+		"agentwork.work.oldest_queued_age{target=summarizer} 0",
 		"agentwork.work.queue_wait{target=researcher} count=3 sum=1.5",
 		"agentwork.work.queue_wait{target=summarizer} count=2 sum=0",
 		"agentwork.work.result{target=researcher} count=1 sum=300",
+		"agentwork.work.slots_in_use 1",
 		"agentwork.work.starts_refused{reason=starts,target=researcher} 1",
 		"agentwork.work.transitions{state=cancel-requested,target=researcher} 1",
 		"agentwork.work.transitions{state=cancelled,target=researcher} 1",

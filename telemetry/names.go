@@ -21,8 +21,12 @@ const (
 
 	keyOperation   = attribute.Key("gen_ai.operation.name")
 	keyAgentName   = attribute.Key("gen_ai.agent.name")
+	keyAgentID     = attribute.Key("gen_ai.agent.id")
+	keyProvider    = attribute.Key("gen_ai.provider.name")
 	keyToolName    = attribute.Key("gen_ai.tool.name")
 	keyToolCallID  = attribute.Key("gen_ai.tool.call.id")
+	keyToolType    = attribute.Key("gen_ai.tool.type")
+	keyToolDesc    = attribute.Key("gen_ai.tool.description")
 	keyErrorType   = attribute.Key("error.type")
 	keyWorkID      = attribute.Key("agentwork.work.id")
 	keyWorkTarget  = attribute.Key("agentwork.work.target")
@@ -37,25 +41,29 @@ const (
 	keyProgressRequests = attribute.Key("agentwork.progress.model_requests")
 	keyProgressTools    = attribute.Key("agentwork.progress.tool_calls")
 
+	// toolTypeFunction is gen_ai.tool.type for every tool the middleware
+	// prepares: the application, not the provider, executes it.
+	toolTypeFunction = "function"
+
 	// otherErrorType replaces an error class that does not look like one
 	// (the OTel semantic conventions' fallback value for error.type).
 	otherErrorType = "_OTHER"
 )
 
-// Span event names, one per work.EventType. The six transitions keep the
-// state's model-facing spelling; the others are dotted.
+// Span event names, one per work.EventType, namespaced under
+// "agentwork.work." (a Work's lifecycle) or "agentwork." (the caller's).
 const (
-	evQueued            = "queued"
-	evRunning           = "running"
-	evCancelRequested   = "cancel-requested"
-	evCompleted         = "completed"
-	evFailed            = "failed"
-	evCancelled         = "cancelled"
-	evDetached          = "detached"
-	evGuidanceAccepted  = "guidance.accepted"
-	evGuidanceDelivered = "guidance.delivered"
-	evGuidanceDropped   = "guidance.dropped"
-	evResultRead        = "result.read"
+	evQueued            = "agentwork.work.queued"
+	evRunning           = "agentwork.work.running"
+	evCancelRequested   = "agentwork.work.cancel_requested"
+	evCompleted         = "agentwork.work.completed"
+	evFailed            = "agentwork.work.failed"
+	evCancelled         = "agentwork.work.cancelled"
+	evDetached          = "agentwork.work.detached"
+	evGuidanceAccepted  = "agentwork.work.guidance.accepted"
+	evGuidanceDelivered = "agentwork.work.guidance.delivered"
+	evGuidanceDropped   = "agentwork.work.guidance.dropped"
+	evResultRead        = "agentwork.work.result.read"
 	evRefused           = "agentwork.start.refused"
 	evStatusBlock       = "agentwork.status_block"
 	evProgress          = "agentwork.work.progress"
@@ -104,17 +112,20 @@ func eventName(t work.EventType) string {
 // adds nothing, "s" adds _seconds, "By" adds _bytes unless the name already
 // ends in it, and counters get _total.
 const (
-	metricItems       = "agentwork.work.items"             // agentwork_work_items
-	metricTransitions = "agentwork.work.transitions"       // agentwork_work_transitions_total
-	metricDuration    = "agentwork.work.duration"          // agentwork_work_duration_seconds
-	metricQueueWait   = "agentwork.work.queue_wait"        // agentwork_work_queue_wait_seconds
-	metricActions     = "agentwork.work.actions"           // agentwork_work_actions_total
-	metricGuidance    = "agentwork.guidance.messages"      // agentwork_guidance_messages_total
-	metricStatusRows  = "agentwork.status_block.rows"      // agentwork_status_block_rows
-	metricResultBytes = "agentwork.work.result"            // agentwork_work_result_bytes
-	metricRefused     = "agentwork.work.starts_refused"    // agentwork_work_starts_refused_total
-	metricLimit       = "agentwork.work.concurrency_limit" // agentwork_work_concurrency_limit
-	metricOrphaned    = "agentwork.work.orphaned"          // agentwork_work_orphaned_total
+	metricItems       = "agentwork.work.items"                       // agentwork_work_items
+	metricTransitions = "agentwork.work.transitions"                 // agentwork_work_transitions_total
+	metricDuration    = "agentwork.work.duration"                    // agentwork_work_duration_seconds
+	metricQueueWait   = "agentwork.work.queue_wait"                  // agentwork_work_queue_wait_seconds
+	metricActions     = "agentwork.work.actions"                     // agentwork_work_actions_total
+	metricGuidance    = "agentwork.guidance.messages"                // agentwork_guidance_messages_total
+	metricStatusRows  = "agentwork.status_block.rows"                // agentwork_status_block_rows
+	metricResultBytes = "agentwork.work.result"                      // agentwork_work_result_bytes
+	metricRefused     = "agentwork.work.starts_refused"              // agentwork_work_starts_refused_total
+	metricLimit       = "agentwork.work.concurrency_limit"           // agentwork_work_concurrency_limit
+	metricSlots       = "agentwork.work.slots_in_use"                // agentwork_work_slots_in_use
+	metricOldestQueue = "agentwork.work.oldest_queued_age"           // agentwork_work_oldest_queued_age_seconds
+	metricOldestCR    = "agentwork.work.oldest_cancel_requested_age" // agentwork_work_oldest_cancel_requested_age_seconds
+	metricOrphaned    = "agentwork.work.orphaned"                    // agentwork_work_orphaned_total
 )
 
 // Metric attribute keys: short, because they become Prometheus labels

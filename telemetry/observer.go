@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -40,6 +41,16 @@ type Observer struct {
 	// guidance dropped at a cancel, detach of terminal work) go there.
 	actMu   sync.Mutex
 	actions map[string]trace.Span
+	// Foreground calls in progress by their execute_tool span: Bind
+	// starts the child agent's invoke_agent span there and the call's end
+	// function ends it.
+	foreground map[trace.SpanID]trace.Span
+
+	// When each cancel-requested Work was asked to stop (by work id), for
+	// the oldest-cancel-requested gauge and the status page; an entry lives
+	// until the Work's terminal event.
+	cancelMu sync.Mutex
+	cancelAt map[string]time.Time
 
 	watchMu sync.Mutex
 	watched []*work.Supervisor
@@ -58,7 +69,8 @@ var (
 // earlier).
 func New(opts ...Option) (*Observer, error) {
 	cfg := newConfig(opts)
-	o := &Observer{log: cfg.logger, actions: make(map[string]trace.Span)}
+	o := &Observer{log: cfg.logger, actions: make(map[string]trace.Span),
+		foreground: make(map[trace.SpanID]trace.Span), cancelAt: make(map[string]time.Time)}
 	if cfg.tracing {
 		o.tracer = cfg.tracerProvider.Tracer(ScopeName)
 	}
@@ -68,7 +80,7 @@ func New(opts ...Option) (*Observer, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg, err := meter.RegisterCallback(o.collect, m.items, m.limit)
+		reg, err := meter.RegisterCallback(o.collect, m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel)
 		if err != nil {
 			return nil, err
 		}
@@ -88,11 +100,25 @@ func (o *Observer) Unregister() error {
 }
 
 func (o *Observer) collect(_ context.Context, ob metric.Observer) error {
-	o.watchMu.Lock()
-	sups := slices.Clone(o.watched)
-	o.watchMu.Unlock()
-	o.m.observe(ob, sups)
+	sups := o.watchedSupervisors()
+	o.m.observe(ob, o.census(sups))
 	return nil
+}
+
+// watchedSupervisors returns the Supervisors the Observer reports on.
+func (o *Observer) watchedSupervisors() []*work.Supervisor {
+	o.watchMu.Lock()
+	defer o.watchMu.Unlock()
+	return slices.Clone(o.watched)
+}
+
+// cancelRequestedAt returns when the Work id was asked to cancel, if the
+// Observer saw it.
+func (o *Observer) cancelRequestedAt(id string) (time.Time, bool) {
+	o.cancelMu.Lock()
+	defer o.cancelMu.Unlock()
+	t, ok := o.cancelAt[id]
+	return t, ok
 }
 
 // Watch adds s to the Supervisors whose live counts the gauges report
@@ -122,11 +148,16 @@ func nopEnd(work.CallEnd) {}
 //
 //   - CallLaunch, CallForeground: "execute_tool {c.Tool}", INTERNAL, with
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name and
-//     agentwork.work.target set to c.Tool, and gen_ai.tool.call.id. For a
-//     launch the end function sets agentwork.work.id from CallEnd.WorkID.
+//     agentwork.work.target set to c.Tool, gen_ai.tool.type=function,
+//     gen_ai.tool.description when ctx carries a work.TargetInfo with one,
+//     and gen_ai.tool.call.id. For a launch the end function sets
+//     agentwork.work.id from CallEnd.WorkID; the launch span also gets a
+//     link to the Work's "invoke_agent" span (see Bind). For a foreground
+//     agent child the end function also ends its "invoke_agent" span.
 //   - CallAction: "execute_tool work", INTERNAL, with
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name=work,
-//     agentwork.action (one of the six actions, else "invalid"),
+//     gen_ai.tool.type=function, agentwork.action (one of the six actions,
+//     else "invalid"),
 //     agentwork.work.id when c.WorkID has the engine's id form, and
 //     gen_ai.tool.call.id. The end function counts the call in
 //     agentwork_work_actions_total{action,outcome}.
@@ -147,11 +178,12 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		action = normAction(c.Action)
 	}
 	var span trace.Span
+	var fgID trace.SpanID
 	trackedID := ""
 	if o.tracer != nil {
 		var name string
-		attrs := make([]attribute.KeyValue, 0, 6)
-		attrs = append(attrs, keyOperation.String(opExecuteTool))
+		attrs := make([]attribute.KeyValue, 0, 8)
+		attrs = append(attrs, keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
 		if c.Kind == work.CallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
@@ -162,11 +194,20 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		} else {
 			name = spanExecuteTool + c.Tool
 			attrs = append(attrs, keyToolName.String(c.Tool), keyWorkTarget.String(c.Tool))
+			if info, ok := work.TargetInfoFrom(ctx); ok && info.Description != "" {
+				attrs = append(attrs, keyToolDesc.String(info.Description))
+			}
 		}
 		if validCallID(c.CallID) {
 			attrs = append(attrs, keyToolCallID.String(c.CallID))
 		}
 		ctx, span = o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		if c.Kind == work.CallForeground && span.IsRecording() {
+			fgID = span.SpanContext().SpanID()
+			o.actMu.Lock()
+			o.foreground[fgID] = nil // Bind fills it for an agent child
+			o.actMu.Unlock()
+		}
 		if trackedID != "" && span.IsRecording() {
 			o.actMu.Lock()
 			o.actions[trackedID] = span
@@ -177,6 +218,9 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 	}
 	return ctx, func(ce work.CallEnd) {
 		outcome := normOutcome(ce.Outcome)
+		if fgID.IsValid() {
+			o.endForeground(fgID, outcome, ce.ErrorClass)
+		}
 		if span != nil {
 			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
 				span.SetAttributes(keyWorkID.String(ce.WorkID))
@@ -213,42 +257,117 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 //     "invoke_agent {e.Target}", INTERNAL, linked to the span in caller (the
 //     launch), with gen_ai.operation.name=invoke_agent, gen_ai.agent.name,
 //     agentwork.work.id, agentwork.work.target and agentwork.work.state set
-//     at creation, where samplers see them. The child's own spans nest
-//     under it; the span ends with the Work's terminal event.
+//     at creation, where samplers see them, and gen_ai.agent.id and
+//     gen_ai.provider.name when caller carries a work.TargetInfo with them.
+//     The launch span gets the reverse link (Span.AddLink), so either end
+//     leads to the other. The child's own spans nest under it; the span
+//     ends with the Work's terminal event.
 //   - EventForeground: exec carrying caller's current span (normally the
 //     "execute_tool {label}" span Begin started), so the child's spans nest
-//     under the call.
+//     under the call. For an agent child (work.KindAgent) called through
+//     Begin, exec carries instead a child span of it, "invoke_agent
+//     {e.Target}" with the attributes above (no work id: there is no
+//     Work), which the call's end function ends.
 //
 // Nothing else of caller reaches the returned context.
 func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Context {
 	switch e.Type {
 	case work.EventForeground:
-		if sp := trace.SpanFromContext(caller); sp.SpanContext().IsValid() {
-			return trace.ContextWithSpan(exec, sp)
+		sp := trace.SpanFromContext(caller)
+		if !sp.SpanContext().IsValid() {
+			return exec
 		}
+		exec = trace.ContextWithSpan(exec, sp)
+		if o.tracer == nil || e.Kind != work.KindAgent {
+			return exec
+		}
+		id := sp.SpanContext().SpanID()
+		o.actMu.Lock()
+		_, pending := o.foreground[id]
+		o.actMu.Unlock()
+		if !pending {
+			return exec
+		}
+		attrs := append(make([]attribute.KeyValue, 0, 5),
+			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
+		attrs = appendAgentInfo(attrs, caller)
+		ctx, child := o.tracer.Start(exec, spanInvokeAgent+e.Target,
+			trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		o.actMu.Lock()
+		if _, still := o.foreground[id]; still {
+			o.foreground[id] = child
+			child = nil
+		}
+		o.actMu.Unlock()
+		if child != nil { // the call ended meanwhile
+			child.End()
+		}
+		return ctx
 	case work.EventQueued:
 		if o.tracer == nil {
 			return exec
 		}
+		attrs := append(make([]attribute.KeyValue, 0, 7),
+			keyOperation.String(opInvokeAgent),
+			keyAgentName.String(e.Target),
+			keyWorkID.String(e.WorkID),
+			keyWorkTarget.String(e.Target),
+			keyWorkState.String(string(work.StateQueued)),
+		)
+		attrs = appendAgentInfo(attrs, caller)
 		opts := make([]trace.SpanStartOption, 0, 5)
-		opts = append(opts, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal),
-			trace.WithAttributes(
-				keyOperation.String(opInvokeAgent),
-				keyAgentName.String(e.Target),
-				keyWorkID.String(e.WorkID),
-				keyWorkTarget.String(e.Target),
-				keyWorkState.String(string(work.StateQueued)),
-			))
+		opts = append(opts, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 		if !e.Time.IsZero() {
 			opts = append(opts, trace.WithTimestamp(e.Time))
 		}
 		if sc := trace.SpanContextFromContext(caller); sc.IsValid() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 		}
-		ctx, _ := o.tracer.Start(exec, spanInvokeAgent+e.Target, opts...)
+		ctx, span := o.tracer.Start(exec, spanInvokeAgent+e.Target, opts...)
+		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
+			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
+		}
 		return ctx
 	}
 	return exec
+}
+
+// appendAgentInfo adds gen_ai.agent.id and gen_ai.provider.name from the
+// work.TargetInfo ctx carries, when they are set and look like
+// identifiers (an id or provider name is never free text).
+func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
+	info, ok := work.TargetInfoFrom(ctx)
+	if !ok {
+		return attrs
+	}
+	if validCallID(info.AgentID) {
+		attrs = append(attrs, keyAgentID.String(info.AgentID))
+	}
+	if validCallID(info.Provider) {
+		attrs = append(attrs, keyProvider.String(info.Provider))
+	}
+	return attrs
+}
+
+// endForeground ends the invoke_agent span of the foreground call whose
+// execute_tool span is id, if Bind started one.
+func (o *Observer) endForeground(id trace.SpanID, outcome, class string) {
+	o.actMu.Lock()
+	child := o.foreground[id]
+	delete(o.foreground, id)
+	o.actMu.Unlock()
+	if child == nil {
+		return
+	}
+	if outcome != outcomeOK && outcome != outcomeTimeout {
+		et := errorType(class)
+		if et == "" {
+			et = outcome
+		}
+		child.SetAttributes(keyErrorType.String(et))
+		child.SetStatus(codes.Error, "")
+	}
+	child.End()
 }
 
 // Event records one lifecycle event: a span event, metrics and a log line.
@@ -268,6 +387,16 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 // "agentwork.status_block" (agentwork.status_block.rows) on the caller's
 // span, when it records.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
+	switch {
+	case e.Type == work.EventCancelRequested && e.WorkID != "":
+		o.cancelMu.Lock()
+		o.cancelAt[e.WorkID] = e.Time
+		o.cancelMu.Unlock()
+	case e.To.Terminal() && e.Type == work.EventType(e.To):
+		o.cancelMu.Lock()
+		delete(o.cancelAt, e.WorkID)
+		o.cancelMu.Unlock()
+	}
 	if o.tracer != nil {
 		o.spanEvent(ctx, e)
 	}

@@ -81,20 +81,20 @@ func TestSpans(t *testing.T) {
   attrs
 coordinator kind=internal parent=root trace=t2 links=[] status=Unset
   attrs
-execute_tool researcher kind=internal parent=coordinator trace=t2 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
+execute_tool researcher kind=internal parent=coordinator trace=t2 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 execute_tool work kind=internal parent=coordinator trace=t2 links=[] status=Unset
-  attrs {agentwork.action=send agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_send gen_ai.tool.name=work}
+  attrs {agentwork.action=send agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_send gen_ai.tool.name=work gen_ai.tool.type=function}
 execute_tool work kind=internal parent=coordinator trace=t2 links=[] status=Unset
-  attrs {agentwork.action=result agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_result gen_ai.tool.name=work}
-  event result.read {agentwork.result.bytes=12}
+  attrs {agentwork.action=result agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_result gen_ai.tool.name=work gen_ai.tool.type=function}
+  event agentwork.work.result.read {agentwork.result.bytes=12}
 invoke_agent researcher kind=internal parent=root trace=t1 links=[execute_tool researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event guidance.accepted {agentwork.guidance.count=1}
-  event guidance.delivered {agentwork.guidance.count=1}
-  event completed {agentwork.result.bytes=12 agentwork.work.state=completed}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.guidance.accepted {agentwork.guidance.count=1}
+  event agentwork.work.guidance.delivered {agentwork.guidance.count=1}
+  event agentwork.work.completed {agentwork.result.bytes=12 agentwork.work.state=completed}
 `,
 		},
 		{
@@ -112,7 +112,49 @@ invoke_agent researcher kind=internal parent=root trace=t1 links=[execute_tool r
 coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
 execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.target=summarizer gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_fg gen_ai.tool.name=summarizer}
+  attrs {agentwork.work.target=summarizer gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_fg gen_ai.tool.name=summarizer gen_ai.tool.type=function}
+`,
+		},
+		{
+			name: "foreground agent with target info",
+			run: func(t *testing.T, h *harness, ctx context.Context) {
+				ctx = work.WithTargetInfo(ctx, work.TargetInfo{Provider: "openai", AgentID: "researcher-v2", Description: "Researches a topic."})
+				out, err := h.foreground(ctx, researcher, func(ctx context.Context) (string, error) {
+					return "report", h.childSpan(ctx, "child chat")
+				})
+				if err != nil || out != "report" {
+					t.Fatalf("foreground: %q %v", out, err)
+				}
+			},
+			want: `child chat kind=internal parent=invoke_agent researcher trace=t1 links=[] status=Unset
+  attrs
+coordinator kind=internal parent=root trace=t1 links=[] status=Unset
+  attrs
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
+  attrs {agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_fg gen_ai.tool.description=Researches a topic. gen_ai.tool.name=researcher gen_ai.tool.type=function}
+invoke_agent researcher kind=internal parent=execute_tool researcher trace=t1 links=[] status=Unset
+  attrs {agentwork.work.target=researcher gen_ai.agent.id=researcher-v2 gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=openai}
+`,
+		},
+		{
+			name: "background with target info",
+			run: func(t *testing.T, h *harness, ctx context.Context) {
+				ctx = work.WithTargetInfo(ctx, work.TargetInfo{Provider: "anthropic", AgentID: "researcher-v2", Description: "Researches a topic."})
+				id, err := h.launch(ctx, researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.await(id, work.StateCompleted)
+			},
+			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
+  attrs
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.description=Researches a topic. gen_ai.tool.name=researcher gen_ai.tool.type=function}
+invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.id=researcher-v2 gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=anthropic}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.completed {agentwork.result.bytes=1 agentwork.work.state=completed}
 `,
 		},
 		{
@@ -128,7 +170,7 @@ execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] statu
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
 execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] status=Error
-  attrs {agentwork.work.target=summarizer error.type=panic gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_fg gen_ai.tool.name=summarizer}
+  attrs {agentwork.work.target=summarizer error.type=panic gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_fg gen_ai.tool.name=summarizer gen_ai.tool.type=function}
 `,
 		},
 		{
@@ -151,16 +193,16 @@ execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] statu
 			},
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
-execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work}
+  attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event cancel-requested {agentwork.work.state=cancel-requested}
-  event cancelled {agentwork.work.state=cancelled}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.cancel_requested {agentwork.work.state=cancel-requested}
+  event agentwork.work.cancelled {agentwork.work.state=cancelled}
 `,
 		},
 		{
@@ -195,23 +237,23 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 			},
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
-execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
-execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=summarizer gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=summarizer}
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
+execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[invoke_agent summarizer] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=summarizer gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=summarizer gen_ai.tool.type=function}
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work}
+  attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event guidance.accepted {agentwork.guidance.count=1}
-  event guidance.dropped {agentwork.guidance.count=1}
-  event cancelled {agentwork.work.state=cancelled}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.guidance.accepted {agentwork.guidance.count=1}
+  event agentwork.work.guidance.dropped {agentwork.guidance.count=1}
+  event agentwork.work.cancelled {agentwork.work.state=cancelled}
 invoke_agent summarizer kind=internal parent=root trace=t3 links=[execute_tool summarizer] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=summarizer gen_ai.agent.name=summarizer gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event completed {agentwork.result.bytes=0 agentwork.work.state=completed}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.completed {agentwork.result.bytes=0 agentwork.work.state=completed}
 `,
 		},
 		{
@@ -227,13 +269,13 @@ invoke_agent summarizer kind=internal parent=root trace=t3 links=[execute_tool s
 			},
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
-execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
   attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=error gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event failed {agentwork.work.state=failed error.type=error}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.failed {agentwork.work.state=failed error.type=error}
 `,
 		},
 		{
@@ -249,13 +291,13 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 			},
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
-execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
   attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=panic gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event failed {agentwork.work.state=failed error.type=panic}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.failed {agentwork.work.state=failed error.type=panic}
 `,
 		},
 		{
@@ -273,13 +315,13 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 			},
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
-execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
   attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=deadline_exceeded gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event failed {agentwork.work.state=failed error.type=deadline_exceeded}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.failed {agentwork.work.state=failed error.type=deadline_exceeded}
 `,
 		},
 		{
@@ -320,22 +362,22 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 			want: `coordinator kind=internal parent=root trace=t1 links=[] status=Unset
   attrs
   event agentwork.status_block {agentwork.status_block.rows=1}
-execute_tool researcher kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher}
+execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] status=Error
-  attrs {agentwork.work.target=summarizer error.type=limit_exceeded gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=summarizer}
+  attrs {agentwork.work.target=summarizer error.type=limit_exceeded gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=summarizer gen_ai.tool.type=function}
   event agentwork.start.refused {error.type=starts}
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unset
-  attrs {agentwork.action=detach agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_detach gen_ai.tool.name=work}
+  attrs {agentwork.action=detach agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_detach gen_ai.tool.name=work gen_ai.tool.type=function}
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Error
-  attrs {agentwork.action=status agentwork.work.id=<id> error.type=not_found gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_status gen_ai.tool.name=work}
+  attrs {agentwork.action=status agentwork.work.id=<id> error.type=not_found gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_status gen_ai.tool.name=work gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
-  event queued {agentwork.work.state=queued}
-  event running {agentwork.work.state=running}
-  event detached
-  event cancel-requested {agentwork.work.state=cancel-requested}
-  event cancelled {agentwork.work.state=cancelled}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.detached
+  event agentwork.work.cancel_requested {agentwork.work.state=cancel-requested}
+  event agentwork.work.cancelled {agentwork.work.state=cancelled}
 `,
 		},
 	}

@@ -16,8 +16,10 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// DefaultChildIterations bounds a child executor's iterations when the
-// executor sets none of its own.
+// DefaultChildIterations bounds a child executor's iterations when its
+// MaxIterations is zero or less, which only an agents.Executor built as a
+// struct literal has: agents.NewExecutor already sets 5 (change it with
+// agents.WithMaxIterations), and that limit is kept.
 const DefaultChildIterations = 10
 
 // Child is a child agent or long function as a langchaingo tool. Listed in
@@ -25,9 +27,10 @@ const DefaultChildIterations = 10
 // with Backgroundable it can also run in the background. Used as a tool
 // outside Prepare it simply runs in the caller's context.
 type Child struct {
-	name string
-	c    middleware.Child
-	err  error // a preparation error found when the child was built
+	name     string
+	c        middleware.Child
+	err      error  // a preparation error found when the child was built
+	provider string // gen_ai.provider.name of the child's model, when known
 }
 
 var _ tools.Tool = (*Child)(nil)
@@ -91,7 +94,7 @@ func newChild(name, description string, kind work.Kind, run func(context.Context
 			o.apply(&c)
 		}
 	}
-	return &Child{name: name, c: c}
+	return &Child{name: name, c: c, provider: providerFrom(opts)}
 }
 
 // NewFunction returns a function child: fn gets the child's input (the
@@ -158,6 +161,9 @@ func FromExecutor(name, description string, exec *agents.Executor, opts ...Child
 		c.err = errors.New("FromExecutor: nil executor")
 	} else if fa, ok := exec.Agent.(*agents.OpenAIFunctionsAgent); ok && len(fa.Tools) > 0 && fa.LLM != nil && !sendsTools(fa.LLM) {
 		c.err = errToolsNotSent(fa.LLM)
+	}
+	if c.provider == "" && exec != nil {
+		c.provider = ProviderName(agentModel(exec.Agent))
 	}
 	return c
 }
@@ -255,6 +261,7 @@ type Background struct {
 	bg   middleware.Background
 	desc string
 	err  error
+	info work.TargetInfo
 }
 
 var _ tools.Tool = Background{}
@@ -264,7 +271,8 @@ func Backgroundable(child *Child) Background {
 	if child == nil {
 		return Background{err: errors.New("Backgroundable: nil child")}
 	}
-	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description, err: child.err}
+	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description, err: child.err,
+		info: targetInfo(child.name, child.c, child.provider)}
 }
 
 // Name returns the child's tool name.

@@ -94,6 +94,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 	names := make([]string, len(ts))
 	byFold := make(map[string]string, len(ts))
 	background := false
+	infos := make(map[string]work.TargetInfo, len(ts)) // child tools only
 	for i, t := range ts {
 		if t == nil || isNil(t) {
 			return nil, fmt.Errorf("langchaingo: tool %d is nil (%T)", i, t)
@@ -113,12 +114,14 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 				return nil, fmt.Errorf("langchaingo: child %q: %w", name, v.err)
 			}
 			entries[name] = v.c
+			infos[name] = targetInfo(name, v.c, v.provider)
 		case Background:
 			if v.err != nil {
 				return nil, fmt.Errorf("langchaingo: child %q: %w", name, v.err)
 			}
 			entries[name] = v.bg
 			background = true
+			infos[name] = v.info
 		default:
 			entries[name] = t
 		}
@@ -148,7 +151,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 		t := prepared[name]
 		if s, ok := t.(middleware.Schemer); ok {
 			k.schemas[strings.ToUpper(t.Name())] = s.Schema()
-			k.tools = append(k.tools, &identified{Tool: t, ids: k.ids})
+			k.tools = append(k.tools, &identified{Tool: t, ids: k.ids, info: infos[t.Name()]})
 			continue
 		}
 		k.tools = append(k.tools, t)
@@ -194,10 +197,14 @@ func (k *Kit) Release() { k.set.Release() }
 // identified gives each call of a prepared tool its tool-call identity.
 type identified struct {
 	middleware.Tool
-	ids *callIDs
+	ids  *callIDs
+	info work.TargetInfo // what telemetry may know of a child tool
 }
 
 func (t *identified) Call(ctx context.Context, input string) (string, error) {
+	if t.info != (work.TargetInfo{}) {
+		ctx = work.WithTargetInfo(ctx, t.info)
+	}
 	return t.Tool.Call(middleware.WithCallID(ctx, t.ids.next(t.Name())), input)
 }
 

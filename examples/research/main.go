@@ -7,7 +7,7 @@
 //
 // Flags and environment:
 //
-//	-metrics-addr 127.0.0.1:9464   serve Prometheus /metrics there and stay up until interrupted
+//	-metrics-addr 127.0.0.1:9464   serve Prometheus /metrics and the status page /statusz there; stay up until interrupted
 //	-every 5s                      with -metrics-addr: repeat the scenario quietly this often
 //	-canary STRING                 plant STRING in prompts, child outputs, failure text and guidance
 //	-hold                          scripted model: hold the coordinator after its launches until interrupted
@@ -30,7 +30,7 @@ import (
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (host defaults to 127.0.0.1) and stay up until interrupted")
+	flag.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics and the status page /statusz on this address (host defaults to 127.0.0.1) and stay up until interrupted")
 	flag.DurationVar(&cfg.every, "every", 5*time.Second, "with -metrics-addr: repeat the scenario quietly this often (scripted model only; 0: no repeats)")
 	flag.StringVar(&cfg.canary, "canary", "", "plant this string in prompts, child outputs, failure text and guidance")
 	flag.BoolVar(&cfg.hold, "hold", false, "scripted model: hold the coordinator after its launches until interrupted (try Ctrl-C: the shutdown report)")

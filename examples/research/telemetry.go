@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -19,6 +21,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 
+	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/telemetry/promexport"
 )
@@ -26,6 +29,34 @@ import (
 // serviceName is the demo's OTel service name unless OTEL_SERVICE_NAME
 // says otherwise.
 const serviceName = "agentwork-research"
+
+// demoEnvironment is the demo's deployment.environment.name (exported to
+// Prometheus as target_info{deployment_environment_name="demo"}): the alert
+// rules do not page for a demo environment, whose fetch_dataset target
+// always fails on purpose.
+const demoEnvironment = "demo"
+
+// serviceVersion is the main module's version ("(devel)" when built from a
+// checkout).
+func serviceVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// newInstanceID returns a random UUID (version 4) naming this process.
+func newInstanceID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ProviderName forwards the inner model's provider name (the adapter reads
+// it for gen_ai.provider.name).
+func (p *printingModel) ProviderName() string { return lc.ProviderName(p.inner) }
 
 // telemetrySetup is the demo's observability: an SDK tracer provider
 // (recording in memory for the summary, and exporting by OTLP/HTTP when
@@ -36,12 +67,21 @@ type telemetrySetup struct {
 	tp       *sdktrace.TracerProvider
 	spans    *tracetest.SpanRecorder
 	metrics  *promexport.Exporter
+	res      *resource.Resource
 	addr     string
 	logger   *slog.Logger
 }
 
 func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
-	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName(serviceName)), resource.WithFromEnv())
+	// service.name, service.version and service.instance.id identify this
+	// process in traces and (through target_info) in Prometheus;
+	// OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override them.
+	res, err := resource.New(ctx, resource.WithAttributes(
+		semconv.ServiceName(serviceName),
+		semconv.ServiceVersion(serviceVersion()),
+		semconv.ServiceInstanceID(newInstanceID()),
+		semconv.DeploymentEnvironmentName(demoEnvironment),
+	), resource.WithFromEnv())
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +95,8 @@ func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
 		opts = append(opts, sdktrace.WithBatcher(exp))
 	}
 	t.tp = sdktrace.NewTracerProvider(opts...)
-	if t.metrics, err = promexport.New(); err != nil {
+	t.res = res
+	if t.metrics, err = promexport.New(promexport.WithTargetInfo(res)); err != nil {
 		return nil, err
 	}
 	level := slog.LevelWarn
@@ -103,7 +144,7 @@ func (t *telemetrySetup) summary(w io.Writer) {
 	for _, name := range sortedKeys(counts) {
 		fmt.Fprintf(w, "%3d  %s\n", counts[name], name)
 	}
-	fmt.Fprintf(w, "span links (invoke_agent -> its launch): %d\nspan events:", links)
+	fmt.Fprintf(w, "span links (launch <-> invoke_agent, both ways): %d\nspan events:", links)
 	for _, name := range sortedKeys(events) {
 		fmt.Fprintf(w, " %s=%d", name, events[name])
 	}
@@ -153,7 +194,8 @@ func sortedKeys(m map[string]int) []string {
 	return keys
 }
 
-// serve starts serving /metrics on the -metrics-addr address (host
+// serve starts serving /metrics and the live status page /statusz (HTML;
+// /statusz?format=json for JSON) on the -metrics-addr address (host
 // 127.0.0.1 when omitted) and returns the function that stops it. Without
 // the flag it does nothing.
 func (t *telemetrySetup) serve(w io.Writer) (stop func(), err error) {
@@ -170,8 +212,10 @@ func (t *telemetrySetup) serve(w io.Writer) (stop func(), err error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", t.metrics.Handler())
+	mux.Handle("/statusz", t.observer.StatusHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(w, "serving Prometheus metrics on http://%s/metrics\n\n", ln.Addr())
+	fmt.Fprintf(w, "serving Prometheus metrics on http://%s/metrics\n", ln.Addr())
+	fmt.Fprintf(w, "serving the live status page on http://%s/statusz\n\n", ln.Addr())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

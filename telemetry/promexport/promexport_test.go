@@ -33,7 +33,8 @@ const golden = "testdata/scenario.golden"
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // metricNames are the Prometheus names of DESIGN.md's Telemetry contract,
-// plus the refusal counter and the concurrency limit gauge.
+// plus the refusal counter and the concurrency limit, slots-in-use and
+// oldest-age gauges.
 var metricNames = []string{
 	"agentwork_guidance_messages_total",
 	"agentwork_status_block_rows",
@@ -41,8 +42,11 @@ var metricNames = []string{
 	"agentwork_work_concurrency_limit",
 	"agentwork_work_duration_seconds",
 	"agentwork_work_items",
+	"agentwork_work_oldest_cancel_requested_age_seconds",
+	"agentwork_work_oldest_queued_age_seconds",
 	"agentwork_work_queue_wait_seconds",
 	"agentwork_work_result_bytes",
+	"agentwork_work_slots_in_use",
 	"agentwork_work_starts_refused_total",
 	"agentwork_work_transitions_total",
 }

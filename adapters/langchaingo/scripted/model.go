@@ -177,3 +177,7 @@ func reply(ctx context.Context, index int, step Step, opts llms.CallOptions) (*l
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{choice}}, nil
 }
+
+// ProviderName returns "scripted": the provider name telemetry records for
+// agents on a scripted model (gen_ai.provider.name).
+func (m *Model) ProviderName() string { return "scripted" }

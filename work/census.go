@@ -1,0 +1,72 @@
+package work
+
+import (
+	"sort"
+	"time"
+)
+
+// LiveWork is a content-free view of one live Work: queued, running or
+// cancel-requested. It holds no input, output, guidance or failure text.
+type LiveWork struct {
+	ID       string
+	Target   string // the target label
+	Owner    string // the owner's id
+	Depth    int    // the owner's nesting depth
+	Kind     Kind
+	State    State
+	Detached bool
+	Attempt  int       // always 1 in process
+	Created  time.Time // when it was queued
+	Started  time.Time // when it started running; zero while queued
+	Progress Progress  // the child's progress counts so far
+}
+
+// Snapshot is a point-in-time, content-free view of a Supervisor's live
+// Work, for operator pages and gauges.
+type Snapshot struct {
+	// Time is the Supervisor's clock when the snapshot was taken.
+	Time time.Time
+	// MaxRunning is the running limit (WithMaxRunning).
+	MaxRunning int
+	// SlotsInUse is how many running slots are taken: running and
+	// cancel-requested Work (a cancel-requested Work keeps its slot until
+	// its child returns).
+	SlotsInUse int
+	// Queued is how many Works wait for a slot.
+	Queued int
+	// Live is every queued, running and cancel-requested Work (visible or
+	// detached), oldest first.
+	Live []LiveWork
+}
+
+// Snapshot returns the live Work and slot usage under the Supervisor's lock.
+// It costs O(live Work) and allocates the list; it never returns content.
+func (s *Supervisor) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: len(s.running)}
+	for it := range s.running {
+		snap.Live = append(snap.Live, it.live())
+	}
+	for r := s.ready.Front(); r != nil; r = r.Next() {
+		os := r.Value.(*ownerState)
+		for q := os.queue.Front(); q != nil; q = q.Next() {
+			snap.Live = append(snap.Live, q.Value.(*item).live())
+			snap.Queued++
+		}
+	}
+	sort.Slice(snap.Live, func(i, j int) bool {
+		a, b := snap.Live[i], snap.Live[j]
+		if !a.Created.Equal(b.Created) {
+			return a.Created.Before(b.Created)
+		}
+		return a.ID < b.ID
+	})
+	return snap
+}
+
+func (it *item) live() LiveWork {
+	return LiveWork{ID: it.ref.ID, Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
+		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
+		Created: it.created, Started: it.started, Progress: it.prog.snapshot()}
+}

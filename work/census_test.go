@@ -1,0 +1,67 @@
+package work_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestSnapshotCountsCancelRequestedSlots is the audit's blind spot: with
+// limit 2, one running, one cancel-requested and one queued Work, both
+// slots are in use and the queue is blocked.
+func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(2))
+	o := work.NewOwner("coordinator")
+	h.running(o, agent) // holds its slot throughout
+	stuckRef, stuck := h.running(o, fn)
+	if _, err := h.s.Cancel(o, stuckRef.ID); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	queued := h.start(o, agent, h.child())
+
+	snap := h.s.Snapshot()
+	if snap.MaxRunning != 2 || snap.SlotsInUse != 2 || snap.Queued != 1 || len(snap.Live) != 3 {
+		t.Fatalf("snapshot = %+v, want limit 2, slots 2, queued 1, 3 live", snap)
+	}
+	if !snap.Time.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("Time = %v", snap.Time)
+	}
+	states := map[work.State]int{}
+	for _, lw := range snap.Live {
+		states[lw.State]++
+		if lw.Owner != "coordinator" || lw.Attempt != 1 || lw.ID == "" {
+			t.Fatalf("live work = %+v", lw)
+		}
+	}
+	if states[work.StateRunning] != 1 || states[work.StateCancelRequested] != 1 || states[work.StateQueued] != 1 {
+		t.Fatalf("states = %v", states)
+	}
+	last := snap.Live[2]
+	if last.ID != queued.ID || !last.Started.IsZero() || !last.Created.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("oldest-first order or queued fields wrong: %+v", snap.Live)
+	}
+
+	stuck.returnCtxErr()
+	h.obs.waitTerminal(stuckRef.ID)
+	// keep still holds its slot; the queued Work took the freed one.
+	// The queued Work got a slot when the cancel-requested one returned.
+	snap = h.s.Snapshot()
+	if snap.Queued != 0 || snap.SlotsInUse != 2 || len(snap.Live) != 2 {
+		t.Fatalf("after the cancel settled: %+v", snap)
+	}
+}
+
+func TestTargetInfoContext(t *testing.T) {
+	ctx := context.Background()
+	if _, ok := work.TargetInfoFrom(ctx); ok {
+		t.Fatal("empty context has TargetInfo")
+	}
+	want := work.TargetInfo{Provider: "openai", AgentID: "research", Description: "Researches."}
+	got, ok := work.TargetInfoFrom(work.WithTargetInfo(ctx, want))
+	if !ok || got != want {
+		t.Fatalf("TargetInfoFrom = %+v, %v", got, ok)
+	}
+}
