@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 20s
 
-.PHONY: demo test lint vet fmt-check bench fuzz integration tidy-check dashboards
+.PHONY: demo test chaos lint vet fmt-check bench fuzz integration tidy-check dashboards
 
 demo:
 	$(GO) run ./examples/research $(ARGS)
@@ -16,6 +16,12 @@ test: fmt-check vet
 	@if [ -z "$(RACE)" ]; then echo "note: cgo or a C compiler ($$($(GO) env CC)) is unavailable: running the tests WITHOUT -race (install gcc for the race detector)"; fi
 	$(GO) test $(RACE) -count=1 $(PKGS)
 	cd dashboards && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+
+# The long chaos runs of the engine (not part of test, which runs them at a
+# scale that finishes in seconds): 1M start/finish churn, 10k owners, 100k
+# sends, 10k result waiters, 2,000 cancel/finish races, Close under load.
+chaos:
+	AGENTWORK_CHAOS=1 $(GO) test -race -count=1 -timeout 60m -run 'Chaos' -v ./work
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

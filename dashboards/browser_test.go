@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,9 +29,17 @@ func chromiumBin(t *testing.T) string {
 	return ""
 }
 
+// browserExpect is what the rendered status page must show beyond its
+// summary and state columns: these target rows, and these live Work rows
+// (id, target and state, each in its cell).
+type browserExpect struct {
+	targets []string
+	work    []heldWork
+}
+
 // browserCheck loads the status page in a real headless Chromium, asserts
 // on the rendered DOM and saves a screenshot to shot.
-func browserCheck(t *testing.T, pageURL, shot string) {
+func browserCheck(t *testing.T, pageURL, shot string, want browserExpect) {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumBin(t)),
@@ -76,6 +85,9 @@ func browserCheck(t *testing.T, pageURL, shot string) {
 	slots, limit, queue := text(`#slots-in-use`), text(`#slots-limit`), text(`#queue-length`)
 	targets := list(`Array.from(document.querySelectorAll('#targets tbody tr[data-target]')).map(r => r.dataset.target)`)
 	states := list(`Array.from(document.querySelectorAll('#targets thead th')).map(h => h.textContent)`)
+	// Each live Work row as "id|target|state", read from the rendered
+	// cells (the state cell may add " for 1m0s" to cancel-requested Work).
+	rows := list(`Array.from(document.querySelectorAll('#work tbody tr[data-id]')).map(r => [r.dataset.id, r.cells[0].textContent.trim(), r.cells[1].textContent.trim(), r.cells[3].textContent.trim()].join('|'))`)
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("chromium: screenshot: %v", err)
@@ -83,14 +95,29 @@ func browserCheck(t *testing.T, pageURL, shot string) {
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("status page in Chromium: title %q, slots %s/%s, queued %s, targets %v; screenshot %s", title, slots, limit, queue, targets, shot)
+	t.Logf("status page in Chromium: title %q, slots %s/%s, queued %s, targets %v, live work %v; screenshot %s", title, slots, limit, queue, targets, rows, shot)
 	if title != "agentwork status" || strings.TrimSpace(limit) == "" || limit == "0" || strings.TrimSpace(slots) == "" || strings.TrimSpace(queue) == "" {
 		t.Errorf("rendered page: title %q slots %q limit %q queue %q", title, slots, limit, queue)
 	}
-	for _, want := range []string{"research_web", "research_papers", "fetch_dataset"} {
-		if !strings.Contains(strings.Join(targets, " "), want) {
-			t.Errorf("rendered targets %v lack %s", targets, want)
+	for _, tg := range want.targets {
+		if !slices.Contains(targets, tg) {
+			t.Errorf("rendered targets %v lack %s", targets, tg)
 		}
+	}
+	for _, w := range want.work {
+		found := false
+		for _, r := range rows {
+			f := strings.Split(r, "|")
+			if len(f) == 4 && f[0] == w.ID && f[1] == w.ID && f[2] == w.Target && strings.HasPrefix(f[3], w.State) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("rendered live work rows %v lack id %s, target %s, state %s", rows, w.ID, w.Target, w.State)
+		}
+	}
+	if len(want.work) > 0 && len(rows) != len(want.work) {
+		t.Errorf("rendered %d live work rows %v, want %d", len(rows), rows, len(want.work))
 	}
 	for _, want := range []string{"queued", "running", "cancel-requested", "completed", "failed", "cancelled"} {
 		if !strings.Contains(strings.Join(states, " "), want) {

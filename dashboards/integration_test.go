@@ -9,6 +9,11 @@ package dashboards
 //
 //	PROMETHEUS_BIN  prometheus       PROMTOOL   promtool
 //	JAEGER_BIN      jaeger           DEMO_BIN   the examples/research demo
+//	DRIVER_BIN      examples/alertdriver, which holds the alerted states
+//
+// Prometheus evaluates the shipped alert rules with time compressed
+// (compressRules) and every alert is driven to fire and to resolve
+// (alerts_integration_test.go).
 //
 // Every process it starts is an exec.Cmd of this test, stopped by its pid
 // (SIGTERM, then SIGKILL after a grace period) in t.Cleanup whatever the
@@ -81,7 +86,7 @@ var agentTargets = map[string]bool{"research_web": true, "research_papers": true
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 
 type integrationBins struct {
-	prometheus, promtool, jaeger, demo string
+	prometheus, promtool, jaeger, demo, driver string
 }
 
 func requireBins(t *testing.T) integrationBins {
@@ -91,11 +96,11 @@ func requireBins(t *testing.T) integrationBins {
 		env string
 		dst *string
 	}{
-		{"PROMETHEUS_BIN", &b.prometheus}, {"PROMTOOL", &b.promtool}, {"JAEGER_BIN", &b.jaeger}, {"DEMO_BIN", &b.demo},
+		{"PROMETHEUS_BIN", &b.prometheus}, {"PROMTOOL", &b.promtool}, {"JAEGER_BIN", &b.jaeger}, {"DEMO_BIN", &b.demo}, {"DRIVER_BIN", &b.driver},
 	} {
 		p := os.Getenv(e.env)
 		if p == "" {
-			t.Fatalf("%s is not set: run the integration test with `make integration` (.ci/integration prepares prometheus, promtool, jaeger and the demo and sets PROMETHEUS_BIN, PROMTOOL, JAEGER_BIN, DEMO_BIN)", e.env)
+			t.Fatalf("%s is not set: run the integration test with `make integration` (.ci/integration prepares prometheus, promtool, jaeger, the demo and the alert driver and sets PROMETHEUS_BIN, PROMTOOL, JAEGER_BIN, DEMO_BIN, DRIVER_BIN)", e.env)
 		}
 		if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			t.Fatalf("%s=%s is not an executable file (%v)", e.env, p, err)
@@ -143,9 +148,17 @@ func TestIntegration(t *testing.T) {
 	})
 	phase("demo serving /metrics")
 
+	// ---- The alert drivers, one per alerted state ----
+	drivers := startDrivers(t, dir, bins.driver)
+	var driverAddrs []string
+	for _, d := range drivers {
+		driverAddrs = append(driverAddrs, d.addr)
+	}
+	phase("alert drivers holding their states")
+
 	// ---- Prometheus ----
 	promAddr := freeAddrs(t, 1)[0]
-	pcfg := prometheusConfig(t, dir, bins.promtool, demoAddr)
+	pcfg, rules := prometheusConfig(t, dir, bins.promtool, demoAddr, driverAddrs)
 	prom := startProc(t, dir, "prometheus", bins.prometheus, []string{
 		"--config.file=" + pcfg,
 		"--web.listen-address=" + promAddr,
@@ -159,8 +172,14 @@ func TestIntegration(t *testing.T) {
 	phase("prometheus ready")
 
 	all := []*proc{jaeger, demo, prom}
+	for _, d := range drivers {
+		all = append(all, d.proc)
+	}
 	t.Run("listeners on 127.0.0.1 only", func(t *testing.T) {
 		want := map[*proc][]string{prom: {promAddr}, demo: {demoAddr}}
+		for _, d := range drivers {
+			want[d.proc] = []string{d.addr}
+		}
 		for _, a := range jaegerAddrs {
 			want[jaeger] = append(want[jaeger], a)
 		}
@@ -253,9 +272,25 @@ func TestIntegration(t *testing.T) {
 				t.Errorf("%s: %v\n%s", q.where, err, q.expr)
 				continue
 			}
-			t.Logf("%s: %d series (firing needs minutes of sustained trouble)", q.where, len(res))
+			t.Logf("%s: %d series", q.where, len(res))
 		}
 	})
+
+	t.Run("alerts fire and resolve", func(t *testing.T) {
+		alertsFireAndResolve(t, promURL, rules, demoAddr, drivers, all, func() {
+			t.Run("runbook queries while firing", func(t *testing.T) {
+				runRunbookQueries(t, promURL, drivers)
+			})
+			t.Run("status page with live work in Chromium", func(t *testing.T) {
+				for _, d := range drivers {
+					if d.spec.state == "slots-full" {
+						driverStatusPage(t, d, artifactPath(t, "statusz.png"))
+					}
+				}
+			})
+		})
+	})
+	phase("alerts fired and resolved")
 
 	t.Run("no canary in metrics", func(t *testing.T) {
 		body, err := httpGet(metricsURL)
@@ -302,6 +337,8 @@ func TestIntegration(t *testing.T) {
 	})
 	phase("prometheus assertions done")
 
+	demoInstanceID := instanceID(t, promURL, demoAddr)
+
 	t.Run("status page", func(t *testing.T) {
 		statusURL := "http://" + demoAddr + "/statusz"
 		body, err := httpGet(statusURL + "?format=json")
@@ -338,7 +375,7 @@ func TestIntegration(t *testing.T) {
 				t.Errorf("%s lacks %s", statusURL, want)
 			}
 		}
-		browserCheck(t, statusURL, filepath.Join(artifactDir(t), "statusz.png"))
+		browserCheck(t, statusURL, artifactPath(t, "statusz-demo.png"), browserExpect{targets: []string{"research_web", "research_papers", "fetch_dataset"}})
 	})
 
 	var logTraceIDs map[string]bool
@@ -403,6 +440,10 @@ func TestIntegration(t *testing.T) {
 			t.Errorf("none of the %d trace ids on the demo's log lines is a trace in Jaeger", len(logTraceIDs))
 		}
 		t.Logf("%d of %d log trace ids found in Jaeger", found, len(logTraceIDs))
+	})
+
+	t.Run("failure runbook's Jaeger search", func(t *testing.T) {
+		failureRunbookSearch(t, jaegerQuery, "fetch_dataset", demoInstanceID)
 	})
 
 	t.Run("no canary in traces", func(t *testing.T) {
@@ -730,9 +771,12 @@ func jaegerConfig(t *testing.T, dir string) (string, map[string]string) {
 }
 
 // prometheusConfig writes stack/prometheus.yml with its one job scraping
-// the demo at demoAddr every scrapeInterval, rules evaluated as often and
-// rule_files made absolute, and checks it with promtool.
-func prometheusConfig(t *testing.T, dir, promtool, demoAddr string) string {
+// the demo at demoAddr every scrapeInterval, a second job (driverJob, the
+// same settings) scraping the alert drivers, rules evaluated as often, and
+// rule_files replaced by their time-compressed copies (compressRules),
+// and checks it and them with promtool. It returns the config's path and
+// the compressed alert rules' path.
+func prometheusConfig(t *testing.T, dir, promtool, demoAddr string, driverAddrs []string) (string, string) {
 	t.Helper()
 	var cfg map[string]any
 	readYAML(t, "stack/prometheus.yml", &cfg)
@@ -749,12 +793,26 @@ func prometheusConfig(t *testing.T, dir, promtool, demoAddr string) string {
 	if len(rfs) == 0 {
 		t.Fatal("stack/prometheus.yml loads no rule_files")
 	}
+	rules := ""
 	for i, rf := range rfs {
-		abs, err := filepath.Abs(filepath.Join("stack", fmt.Sprint(rf)))
+		src, err := os.ReadFile(filepath.Join("stack", fmt.Sprint(rf)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rfs[i] = abs
+		out, err := compressRules(src, compressFactor)
+		if err != nil {
+			t.Fatalf("compress %s: %v", rf, err)
+		}
+		rfs[i] = filepath.Join(dir, fmt.Sprintf("rules-%d.yml", i))
+		if err := os.WriteFile(rfs[i].(string), out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if filepath.Base(fmt.Sprint(rf)) == filepath.Base(rulesFile) {
+			rules = rfs[i].(string)
+		}
+	}
+	if rules == "" {
+		t.Fatalf("stack/prometheus.yml does not load %s", rulesFile)
 	}
 
 	scs, _ := cfg["scrape_configs"].([]any)
@@ -768,6 +826,17 @@ func prometheusConfig(t *testing.T, dir, promtool, demoAddr string) string {
 	sc["scrape_interval"] = scrapeInterval
 	sc["scrape_timeout"] = scrapeInterval
 	sc["static_configs"] = []any{map[string]any{"targets": []any{demoAddr}}}
+	dc := map[string]any{}
+	for k, v := range sc {
+		dc[k] = v
+	}
+	dc["job_name"] = driverJob
+	var targets []any
+	for _, a := range driverAddrs {
+		targets = append(targets, a)
+	}
+	dc["static_configs"] = []any{map[string]any{"targets": targets}}
+	cfg["scrape_configs"] = append(scs, dc)
 
 	path := writeYAML(t, filepath.Join(dir, "prometheus.yml"), cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -775,7 +844,10 @@ func prometheusConfig(t *testing.T, dir, promtool, demoAddr string) string {
 	if out, err := exec.CommandContext(ctx, promtool, "check", "config", path).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check config %s: %v\n%s", path, err, out)
 	}
-	return path
+	if out, err := exec.CommandContext(ctx, promtool, "check", "rules", rules).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules %s (compressed): %v\n%s", rules, err, out)
+	}
+	return path, rules
 }
 
 func writeYAML(t *testing.T, path string, v any) string {
@@ -980,7 +1052,7 @@ func grafanaExpr(t *testing.T, q promQuery) string {
 // must have its invoke_agent span in Jaeger.
 func queuedTargets(t *testing.T, base string) []string {
 	t.Helper()
-	res, err := promInstant(base, `sum by (target) (agentwork_work_transitions_total{state="queued"})`)
+	res, err := promInstant(base, fmt.Sprintf(`sum by (target) (agentwork_work_transitions_total{job=%q, state="queued"})`, demoJob))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,8 +39,8 @@ type Child struct {
 	Schema map[string]any
 	// Validate, when set, checks the child's input (the input string, or the
 	// input object's JSON without run_in_background) before any Work is
-	// accepted; its error text is shown to the model, so it must not
-	// contain secrets. A panic in Validate refuses the input with a
+	// accepted; its error text (at most its first 256 bytes) is shown to
+	// the model, so it must not contain secrets. A panic in Validate refuses the input with a
 	// generic message. Schema's required properties and top-level types are
 	// always checked first.
 	Validate func(input string) error
@@ -55,6 +55,12 @@ type Child struct {
 	// this child when > 0.
 	MaxDuration    time.Duration
 	MaxResultBytes int
+	// Budget bounds each run of the child (work.Budget: zero fields
+	// inherit), reserved from the owner's pool when it has one;
+	// FailOnBudget makes an exhausted budget a failure instead of a
+	// partial result.
+	Budget       work.Budget
+	FailOnBudget bool
 }
 
 // Background is a frozen, inert backgroundable child: it does nothing on its

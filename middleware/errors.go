@@ -3,6 +3,8 @@ package middleware
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -36,6 +38,48 @@ func (e ErrorObject) JSON() string {
 		Error ErrorObject `json:"error"`
 	}{e})
 	return string(b)
+}
+
+// MaxQuoted is the most bytes of a field name or value the model sent that
+// an error message quotes; a longer one is cut at a rune boundary and
+// marked with "…" after the closing quote, so a huge key or value never
+// makes a huge reply.
+const MaxQuoted = 64
+
+// quote returns s as a Go-quoted string of at most its first MaxQuoted
+// bytes, followed by "…" when s was cut.
+func quote(s string) string {
+	head, cut := prefix(s, MaxQuoted)
+	if !cut {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(head) + "…"
+}
+
+// maxValidateMessage is the most bytes of a Child.Validate error's text an
+// error message shows.
+const maxValidateMessage = 256
+
+// clip cuts msg to at most n bytes, marking a cut with "…".
+func clip(msg string, n int) string {
+	head, cut := prefix(msg, n)
+	if !cut {
+		return msg
+	}
+	return head + "…"
+}
+
+// prefix returns at most the first n bytes of s, cut back to a rune
+// boundary (by at most three bytes, so invalid UTF-8 still gets a
+// prefix), and whether it cut anything.
+func prefix(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	for i := 0; i < utf8.UTFMax-1 && n > 0 && !utf8.RuneStart(s[n]); i++ {
+		n--
+	}
+	return s[:n], true
 }
 
 func errObj(code, msg string) ErrorObject { return ErrorObject{Code: code, Message: msg} }

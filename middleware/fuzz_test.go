@@ -39,6 +39,11 @@ func FuzzChildInput(f *testing.F) {
 	for _, s := range childSeeds {
 		f.Add(s)
 	}
+	for _, m := range malformedObjects {
+		if len(m.input) < 1000 { // the deep one is too long a seed
+			f.Add(m.input)
+		}
+	}
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
@@ -50,7 +55,8 @@ func FuzzChildInput(f *testing.F) {
 	}
 	echo := func(_ context.Context, in string) (string, error) { return "out:" + in, nil }
 	f.Fuzz(func(t *testing.T, raw string) {
-		sup := work.New(work.WithMaxDuration(0))
+		rec := &work.Recorder{}
+		sup := work.New(work.WithMaxDuration(0), work.WithObserver(rec))
 		defer func() {
 			if err := sup.Close(context.Background()); err != nil {
 				t.Fatal(err)
@@ -70,9 +76,17 @@ func FuzzChildInput(f *testing.F) {
 			if tl.Name() == middleware.WorkToolName {
 				continue
 			}
+			events := len(rec.Events())
 			out, err := tl.Call(context.Background(), raw)
 			if err != nil {
 				t.Fatalf("%s: Go error %v", tl.Name(), err)
+			}
+			// Text that starts with '{' is exactly one JSON object or is
+			// refused: it never runs as plain text.
+			if trimmed := strings.TrimSpace(raw); strings.HasPrefix(trimmed, "{") && !json.Valid([]byte(trimmed)) {
+				if !strings.Contains(out, `"code":"`+middleware.CodeChildInput+`"`) {
+					t.Fatalf("%s: malformed object %q was not refused: %q", tl.Name(), raw, out)
+				}
 			}
 			switch {
 			case refRE.MatchString(out):
@@ -102,6 +116,19 @@ func FuzzChildInput(f *testing.F) {
 				if err := dec.Decode(&v); err != nil || dec.More() || v.Error == nil || v.Error.Code == "" || v.Error.Message == "" {
 					t.Fatalf("%s: output is neither the child's, a ref nor an error object: %q", tl.Name(), out)
 				}
+				if len(out) > 1024 {
+					t.Fatalf("%s: a %d-byte error object", tl.Name(), len(out))
+				}
+				if v.Error.Code == middleware.CodeChildInput {
+					// Earlier launches finish at any time, but a launch is
+					// queued within its call. (A refused call's output is
+					// the error object, so no foreground run happened.)
+					for _, ev := range rec.Events()[events:] {
+						if ev.Type == work.EventQueued {
+							t.Fatalf("%s: refused input %q started something: %+v", tl.Name(), raw, ev)
+						}
+					}
+				}
 			}
 		}
 	})
@@ -128,6 +155,10 @@ var workSeeds = []string{
 	`{"action":"detach","id":"{run}"}`,
 	`{"action":"send","id":"{run}","message":"go on"}`,
 	`{"__arg1":"{\"action\":\"status\",\"id\":\"{done}\"}"}`,
+	`{"action":"result","id":"{run}","timeout":5}`,
+	`{"action":"result","id":"{done}","timeout":1.5e0}`,
+	`{"action":"status","id":"0123456789abcdef0123456789abcdef"}`,
+	`{"action":"cancel","id":"{fn}","zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz":1}`,
 }
 
 const doneOutput = `"the completed child's output"`
@@ -192,13 +223,28 @@ func FuzzWorkToolInput(f *testing.F) {
 			input = strings.ReplaceAll(input, ph, id)
 		}
 		ctx := middleware.WithCallID(context.Background(), "call-1")
+		known := map[string]bool{}
+		for _, id := range ids {
+			known[id] = true
+		}
 		for range 2 { // a repeat must behave too
+			calls := len(obs.Calls())
 			out, err := tools[middleware.WorkToolName].Call(ctx, input)
 			if err != nil {
 				t.Fatalf("Go error %v", err)
 			}
 			if !json.Valid([]byte(out)) {
 				t.Fatalf("invalid JSON %q for %q", out, input)
+			}
+			if strings.HasPrefix(out, `{"error"`) && len(out) > 1024 {
+				t.Fatalf("a %d-byte error object for %q", len(out), input)
+			}
+			// The observer gets a work id only when it names one of the
+			// owner's Works, never a string the model made up.
+			for _, c := range obs.Calls()[calls:] {
+				if c.Call.WorkID != "" && !known[c.Call.WorkID] {
+					t.Fatalf("the observer got work id %q for %q", c.Call.WorkID, input)
+				}
 			}
 			if strings.Contains(out, "the completed child") && (out != doneOutput || !strings.Contains(input, ids["{done}"])) {
 				t.Fatalf("a child's output leaked: %q for %q", out, input)

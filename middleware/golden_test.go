@@ -184,6 +184,13 @@ func TestWorkToolGoldens(t *testing.T) {
 				}
 				return act(t, s, map[string]string{"action": "result", "id": id, "timeout": "0s"}), want
 			})
+			check("result 0 seconds as a number", func(e *env, s *middleware.Set, id string) (string, string) {
+				want := sc.status
+				if sc.state == "completed" {
+					want = exactOutput
+				}
+				return call(t, tool(t, s, middleware.WorkToolName), `{"action":"result","id":"`+id+`","timeout":0}`), want
+			})
 			check("result default timeout", func(e *env, s *middleware.Set, id string) (string, string) {
 				if terminal(sc.state) {
 					// Terminal Work answers at once: the fake clock never
@@ -349,19 +356,28 @@ func TestResultWaitsForCompletion(t *testing.T) {
 }
 
 // TestResultTimeoutCapped: a timeout over 30 s is capped, not refused; a
-// shorter one is honoured.
+// shorter one is honoured. timeout is a duration string or a JSON number
+// of seconds (the raw JSON value below).
 func TestResultTimeoutCapped(t *testing.T) {
 	for _, tc := range []struct {
 		timeout string
 		wait    time.Duration
 	}{
-		{"45s", 30 * time.Second},
-		{"2 minutes", 30 * time.Second},
-		{"1h", 30 * time.Second},
-		{"30 seconds", 30 * time.Second},
-		{"10s", 10 * time.Second},
-		{"1 minute 30 seconds", 30 * time.Second},
-		{"1.5 seconds", 1500 * time.Millisecond},
+		{`"45s"`, 30 * time.Second},
+		{`"2 minutes"`, 30 * time.Second},
+		{`"1h"`, 30 * time.Second},
+		{`"30 seconds"`, 30 * time.Second},
+		{`"10s"`, 10 * time.Second},
+		{`"1 minute 30 seconds"`, 30 * time.Second},
+		{`"1.5 seconds"`, 1500 * time.Millisecond},
+		{`10`, 10 * time.Second},
+		{`30`, 30 * time.Second},
+		{`45`, 30 * time.Second},
+		{`1e9`, 30 * time.Second},
+		{`1.5`, 1500 * time.Millisecond},
+		{`0.25`, 250 * time.Millisecond},
+		{`2E1`, 20 * time.Second},
+		{" 7\n", 7 * time.Second},
 	} {
 		t.Run(tc.timeout, func(t *testing.T) {
 			e := newEnv(t)
@@ -369,8 +385,16 @@ func TestResultTimeoutCapped(t *testing.T) {
 			s := researchSet(e, g)
 			id := launch(t, s, "research", "task")
 			got := make(chan string, 1)
-			go func() { got <- act(t, s, map[string]string{"action": "result", "id": id, "timeout": tc.timeout}) }()
-			e.clock.BlockUntil(1)
+			in := `{"action":"result","id":"` + id + `","timeout":` + tc.timeout + `}`
+			returned, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				defer cancel()
+				got <- call(t, tool(t, s, middleware.WorkToolName), in)
+			}()
+			if err := e.clock.BlockUntilContext(returned, 1); err != nil {
+				t.Fatalf("returned without waiting: %s", <-got)
+			}
 			e.clock.Advance(tc.wait - time.Millisecond)
 			select {
 			case out := <-got:

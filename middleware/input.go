@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 )
 
@@ -15,15 +16,40 @@ type childInput struct {
 
 var errNotObject = errors.New("input must be a JSON object")
 
+// objectError is input that starts with '{' but is not exactly one JSON
+// object (cut off, a trailing comma, an unquoted key, True, two objects,
+// nesting deeper than encoding/json allows, trailing text).
+type objectError struct{ reason string }
+
+func (e *objectError) Error() string { return e.reason }
+
+// badObject describes why t, which starts with '{', is not one JSON object.
+// The reason is short and stable for the same input: a byte offset and
+// encoding/json's description (which names at most one character of t),
+// cut to 2*MaxQuoted bytes in case a JSON implementation says more.
+func badObject(err error) *objectError {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return &objectError{fmt.Sprintf("invalid JSON at byte %d: %s", se.Offset, clip(se.Error(), 2*MaxQuoted))}
+	}
+	return &objectError{"invalid JSON"}
+}
+
 // parseObject decodes s as exactly one JSON object, unwrapping langchaingo's
 // {"__arg1": "<string>"} form (repeatedly). When s, or the string inside
-// __arg1, is not a JSON object, it reports isObj=false with that text, so
-// callers can treat it as plain text. An __arg1 that is not a string is an
-// error.
+// __arg1, does not start with '{' (after leading space) it reports
+// isObj=false with that text, so callers can treat it as plain text. Text
+// that starts with '{' but is not exactly one JSON object is an
+// *objectError: it is never taken for plain text, so a malformed
+// background launch is refused instead of running in the foreground. An
+// __arg1 that is not a string is an error.
 func parseObject(s string) (obj map[string]json.RawMessage, text string, isObj bool, err error) {
 	t := strings.TrimSpace(s)
-	if !strings.HasPrefix(t, "{") || json.Unmarshal([]byte(t), &obj) != nil || obj == nil {
+	if !strings.HasPrefix(t, "{") {
 		return nil, s, false, nil
+	}
+	if err := json.Unmarshal([]byte(t), &obj); err != nil {
+		return nil, "", false, badObject(err)
 	}
 	if raw, has := obj["__arg1"]; has && len(obj) == 1 {
 		var inner string
@@ -51,9 +77,17 @@ func encodeObject(obj map[string]json.RawMessage) (string, error) {
 // and the background flag. Accepted forms: a JSON object, a JSON object in
 // langchaingo's __arg1 string, or (for a child that takes one string) plain
 // text, raw or in __arg1, which is always foreground and reaches the child
-// unchanged.
+// unchanged. Plain text never starts with '{' (after leading space): such
+// input must be exactly one JSON object or it is refused.
 func parseChildInput(c *Child, raw string) (childInput, error) {
 	obj, text, isObj, err := parseObject(raw)
+	var oe *objectError
+	if errors.As(err, &oe) {
+		if c.Schema != nil {
+			return childInput{}, fmt.Errorf(`input that starts with "{" must be exactly one JSON object (%s); send one JSON object with the child's fields`, oe.reason)
+		}
+		return childInput{}, fmt.Errorf(`input that starts with "{" must be exactly one JSON object (%s); send a JSON object, and wrap plain text that starts with "{" as {"input": "..."}`, oe.reason)
+	}
 	if err != nil {
 		return childInput{}, err
 	}

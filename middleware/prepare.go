@@ -208,6 +208,8 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		Run:            func(ctx context.Context) (string, error) { return t.child.Run(ctx, in.input) },
 		MaxDuration:    t.child.MaxDuration,
 		MaxResultBytes: t.child.MaxResultBytes,
+		Budget:         t.child.Budget,
+		FailOnBudget:   t.child.FailOnBudget,
 	}
 	if kind == work.CallLaunch {
 		// A launch repeated with the same tool-call identity (a retry
@@ -239,12 +241,17 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 }
 
 // validate runs the child's Validate. A panic in it is the child's bad
-// input, not the caller's crash; its value is not shown.
+// input, not the caller's crash; its value is not shown. The error's text
+// is cut to maxValidateMessage bytes, so a Validate that echoes a huge
+// input cannot make a huge reply.
 func (t *childTool) validate(input string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = errors.New("the child's input validation failed")
 		}
 	}()
-	return t.child.Validate(input)
+	if err := t.child.Validate(input); err != nil {
+		return errors.New(clip(err.Error(), maxValidateMessage))
+	}
+	return nil
 }

@@ -253,7 +253,7 @@ func TestPreparedSchemas(t *testing.T) {
 		"properties": map[string]any{
 			"action":  map[string]any{"type": "string", "enum": []any{"list", "status", "result", "cancel", "detach", "send"}, "description": "What to do."},
 			"id":      map[string]any{"type": "string", "description": "The work id (from a work.ref or list)."},
-			"timeout": map[string]any{"type": "string", "description": `For result: how long to wait, e.g. "10s" or "30 seconds"; capped at and defaulting to 30s.`},
+			"timeout": map[string]any{"type": "string", "description": `For result: how long to wait, a duration like "10s" or "30 seconds" (a number of seconds like 10 is also accepted); capped at and defaulting to 30s.`},
 			"message": map[string]any{"type": "string", "description": "For send: the guidance text."},
 		},
 		"required":             []any{"action"},

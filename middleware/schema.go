@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -103,14 +104,15 @@ func checkChildSchema(label string, schema map[string]any) error {
 }
 
 // validateObject checks obj against the schema's required properties and
-// the JSON types of its top-level properties. Messages name fields only.
+// the JSON types of its top-level properties. Messages name fields only,
+// quoting at most MaxQuoted bytes of a name.
 func validateObject(schema map[string]any, obj map[string]json.RawMessage) error {
 	props, _ := schema["properties"].(map[string]any)
 	if req, ok := schema["required"].([]any); ok {
 		for _, r := range req {
 			name, _ := r.(string)
 			if _, ok := obj[name]; !ok {
-				return fmt.Errorf("missing required field %q", name)
+				return errors.New("missing required field " + quote(name))
 			}
 		}
 	}
@@ -123,13 +125,13 @@ func validateObject(schema map[string]any, obj map[string]json.RawMessage) error
 		p, ok := props[name].(map[string]any)
 		if !ok {
 			if ap, ok := schema["additionalProperties"].(bool); ok && !ap {
-				return fmt.Errorf("unknown field %q", name)
+				return errors.New("unknown field " + quote(name))
 			}
 			continue
 		}
 		want, _ := p["type"].(string)
 		if want != "" && !jsonHasType(obj[name], want) {
-			return fmt.Errorf("field %q must be of type %s", name, want)
+			return errors.New("field " + quote(name) + " must be of type " + want)
 		}
 	}
 	return nil

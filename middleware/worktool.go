@@ -1,11 +1,13 @@
 package middleware
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -17,7 +19,7 @@ const workDescription = `Follow and control work you started with "run_in_backgr
 	`Input: {"action": ..., "id"?: ..., "timeout"?: ..., "message"?: ...}. ` +
 	`list: your work (at most 50), unfinished first. ` +
 	`status: one work's state (needs id). ` +
-	`result: the exact output once completed; otherwise waits up to timeout (default and cap 30s, e.g. "10s" or "30 seconds") and returns the status (needs id). ` +
+	`result: the exact output once completed; otherwise waits up to timeout (default and cap 30s; a duration like "10s" or "30 seconds", or a number of seconds like 10) and returns the status (needs id). ` +
 	`cancel: ask work to stop; it may still complete (needs id). ` +
 	`detach: forget work without stopping it (needs id). ` +
 	`send: queue guidance for an agent child, delivered before its next model request (needs id and message). ` +
@@ -29,7 +31,10 @@ type workTool struct{ set *Set }
 func (*workTool) Name() string        { return WorkToolName }
 func (*workTool) Description() string { return workDescription }
 
-// Schema returns the work tool's fixed input schema.
+// Schema returns the work tool's fixed input schema. timeout is declared
+// as a string, its usual form, although a JSON number of seconds is also
+// accepted: some providers' schema converters (langchaingo's googleai)
+// refuse a list of types.
 func (*workTool) Schema() map[string]any {
 	enum := make([]any, len(actions))
 	for i, a := range actions {
@@ -40,7 +45,7 @@ func (*workTool) Schema() map[string]any {
 		"properties": map[string]any{
 			"action":  map[string]any{"type": "string", "enum": enum, "description": "What to do."},
 			"id":      map[string]any{"type": "string", "description": "The work id (from a work.ref or list)."},
-			"timeout": map[string]any{"type": "string", "description": `For result: how long to wait, e.g. "10s" or "30 seconds"; capped at and defaulting to 30s.`},
+			"timeout": map[string]any{"type": "string", "description": `For result: how long to wait, a duration like "10s" or "30 seconds" (a number of seconds like 10 is also accepted); capped at and defaulting to 30s.`},
 			"message": map[string]any{"type": "string", "description": "For send: the guidance text."},
 		},
 		"required":             []any{"action"},
@@ -50,8 +55,30 @@ func (*workTool) Schema() map[string]any {
 
 // workInput is the decoded work tool input.
 type workInput struct {
-	Action, ID, Timeout, Message string
-	hasTimeout, hasMessage       bool
+	Action, ID, Message    string
+	timeout                time.Duration // checked; meaningful when hasTimeout
+	hasTimeout, hasMessage bool
+}
+
+const timeoutHint = `timeout must be a non-negative duration like "10s" or "30 seconds", or a number of seconds like 10`
+
+// parseTimeout reads the timeout field: a duration string (work.ParseDuration)
+// or a JSON number of seconds, with the same range as the string "<n>
+// seconds" (non-negative, at most 1e9). wrongType reports a value that is
+// neither a string nor a number.
+func parseTimeout(raw json.RawMessage) (d time.Duration, wrongType bool, err error) {
+	if len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+		// A JSON number (raw is valid JSON): the same rules as its spelled
+		// form, so 5 is "5 seconds", 1e400 and -1 are refused.
+		d, err = work.ParseDuration(string(raw) + " seconds")
+		return d, false, err
+	}
+	var s string
+	if bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &s) != nil {
+		return 0, true, nil
+	}
+	d, err = work.ParseDuration(s)
+	return d, false, err
 }
 
 // parseWorkInput decodes and checks the shape of the work tool's input. It
@@ -66,7 +93,7 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 		return fail(CodeInvalidInput, `input must be a JSON object like {"action":"list"}`)
 	}
 	var in workInput
-	fields := map[string]*string{"action": &in.Action, "id": &in.ID, "timeout": &in.Timeout, "message": &in.Message}
+	fields := map[string]*string{"action": &in.Action, "id": &in.ID, "timeout": nil, "message": &in.Message}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
 		keys = append(keys, k)
@@ -74,11 +101,19 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 	sort.Strings(keys) // the same input always gets the same error
 	for _, k := range keys {
 		if _, known := fields[k]; !known {
-			return fail(CodeInvalidInput, "unknown field; allowed fields are action, id, timeout and message")
+			return fail(CodeInvalidInput, "unknown field "+quote(k)+"; allowed fields are action, id, timeout and message")
 		}
 	}
+	var timeoutErr error
 	for _, k := range keys {
 		v := obj[k]
+		if k == "timeout" {
+			var wrongType bool
+			if in.timeout, wrongType, timeoutErr = parseTimeout(v); wrongType {
+				return fail(CodeInvalidInput, "field timeout must be a duration string or a number of seconds")
+			}
+			continue
+		}
 		if string(v) == "null" || json.Unmarshal(v, fields[k]) != nil {
 			return fail(CodeInvalidInput, "field "+k+" must be a string")
 		}
@@ -98,10 +133,8 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 	if in.Action != "list" && in.ID == "" {
 		return fail(CodeMissingID, "action "+in.Action+" needs the id of a work")
 	}
-	if in.hasTimeout {
-		if _, err := work.ParseDuration(in.Timeout); err != nil {
-			return fail(CodeInvalidTimeout, `timeout must be a non-negative duration like "10s" or "30 seconds"`)
-		}
+	if timeoutErr != nil {
+		return fail(CodeInvalidTimeout, timeoutHint)
 	}
 	if in.Action == "send" && strings.TrimSpace(in.Message) == "" {
 		return fail(CodeMissingMessage, "send needs a non-empty message")
@@ -116,7 +149,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
 	if bad != nil {
 		call.Action = "invalid"
-	} else if work.IsID(in.ID) {
+	} else if t.exists(in) {
 		call.WorkID = in.ID
 	}
 	ctx, end := s.obs.Begin(ctx, call)
@@ -127,6 +160,18 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	out, outcome, code := t.do(ctx, in)
 	end(work.CallEnd{Outcome: outcome, ErrorClass: code})
 	return out, nil
+}
+
+// exists reports whether the action names a Work that exists for the
+// Set's owner right now. Only then does the observer get the id: the
+// string is the model's until the engine has recognised it, and an id
+// that is unknown, another owner's or detached never reaches telemetry.
+func (t *workTool) exists(in workInput) bool {
+	if in.Action == "list" || !work.IsID(in.ID) {
+		return false
+	}
+	_, err := t.set.sup.Status(t.set.owner, in.ID)
+	return err == nil
 }
 
 // do performs a checked action and returns the output, the outcome (ok,
@@ -153,7 +198,7 @@ func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code str
 	case "result":
 		timeout := work.MaxResultWait
 		if in.hasTimeout {
-			timeout, _ = work.ParseDuration(in.Timeout) // checked by parseWorkInput
+			timeout = in.timeout // checked by parseWorkInput
 		}
 		st, output, err := s.sup.Result(ctx, s.owner, in.ID, timeout)
 		if err != nil {

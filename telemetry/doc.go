@@ -107,4 +107,18 @@
 // them, and the few model-controlled strings a call carries (an action, a
 // work id, a tool-call id) are recorded only when they have their expected
 // form. There is no opt-in.
+//
+// # Identifiers
+//
+// An id the model or its provider chooses is recorded only when it cannot
+// be free text:
+//
+//   - agentwork.work.id on "execute_tool work" only when the action names
+//     a Work that exists for the calling owner (the middleware passes the
+//     id only then): an unknown, another owner's or a detached id is not
+//     recorded. Launch and "invoke_agent" spans carry the engine's own id.
+//   - gen_ai.tool.call.id only when it has a provider-issued shape: 1 to 64
+//     ASCII letters, digits, '_' and '-' (OpenAI "call_…", Anthropic
+//     "toolu_…"). Longer ids, or ids with any other character (spaces,
+//     '.', ':', '/', non-ASCII), are left out.
 package telemetry

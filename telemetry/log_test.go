@@ -51,7 +51,7 @@ func TestLogLines(t *testing.T) {
 		}
 		e := events[i]
 		wantLevel, wantMsg := "DEBUG", wantEventNames[e.Type]
-		if e.Type == work.EventFailed {
+		if e.Type == work.EventFailed || e.Type == work.EventBudgetExhausted {
 			wantLevel = "WARN"
 		}
 		if rec["level"] != wantLevel || rec["msg"] != wantMsg {
@@ -73,6 +73,11 @@ func TestLogLines(t *testing.T) {
 			want = []string{"duration", "error.type", "from", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
 		case work.EventResultRead:
 			want = []string{"bytes", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
+		case work.EventBudgetExhausted:
+			want = []string{"budget", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
+			if rec["budget"] != work.BudgetDuration {
+				t.Errorf("line %d: budget %v, want duration", i, rec["budget"])
+			}
 		}
 		if !slices.Equal(keys, want) {
 			t.Errorf("line %d (%s) keys %q, want %q", i, e.Type, keys, want)
@@ -115,4 +120,5 @@ var wantEventNames = map[work.EventType]string{
 	work.EventGuidanceDelivered: "agentwork.work.guidance.delivered",
 	work.EventGuidanceDropped:   "agentwork.work.guidance.dropped",
 	work.EventResultRead:        "agentwork.work.result.read",
+	work.EventBudgetExhausted:   "agentwork.work.budget_exhausted",
 }

@@ -213,16 +213,20 @@ func errorType(class string) string {
 	return class
 }
 
-// validCallID reports whether a tool-call id looks like a provider's id (1
-// to 128 of letters, digits, '_', '-', '.', ':').
+// maxCallID is the longest tool-call id recorded as gen_ai.tool.call.id.
+const maxCallID = 64
+
+// validCallID reports whether a tool-call id has a provider-issued shape:
+// 1 to 64 ASCII letters, digits, '_' and '-' (OpenAI "call_…", Anthropic
+// "toolu_…", Bedrock "tooluse_…", Mistral's nine alphanumerics). Anything
+// else may be a string the model chose and is not recorded.
 func validCallID(id string) bool {
-	if id == "" || len(id) > 128 {
+	if id == "" || len(id) > maxCallID {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
-		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') &&
-			c != '_' && c != '-' && c != '.' && c != ':' {
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' {
 			return false
 		}
 	}

@@ -34,6 +34,7 @@ type Observer struct {
 	tracer trace.Tracer // nil when tracing is off
 	m      *instruments // nil when metrics are off
 	reg    metric.Registration
+	bud    *budgetInstruments // nil when metrics are off
 	log    *slog.Logger
 
 	// Open work-tool action spans by the work id they name: lifecycle
@@ -85,6 +86,9 @@ func New(opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 		o.m, o.reg = m, reg
+		if o.bud, err = newBudgetInstruments(meter, o); err != nil {
+			return nil, err
+		}
 	}
 	return o, nil
 }
@@ -95,6 +99,11 @@ func New(opts ...Option) (*Observer, error) {
 func (o *Observer) Unregister() error {
 	if o.reg == nil {
 		return nil
+	}
+	if o.bud != nil {
+		if err := o.bud.reg.Unregister(); err != nil {
+			return err
+		}
 	}
 	return o.reg.Unregister()
 }
@@ -158,14 +167,16 @@ func nopEnd(work.CallEnd) {}
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name=work,
 //     gen_ai.tool.type=function, agentwork.action (one of the six actions,
 //     else "invalid"),
-//     agentwork.work.id when c.WorkID has the engine's id form, and
+//     agentwork.work.id when c.WorkID has the engine's id form (the
+//     middleware sets it only for a Work that exists for that owner), and
 //     gen_ai.tool.call.id. The end function counts the call in
 //     agentwork_work_actions_total{action,outcome}.
 //
 // An outcome other than ok and timeout marks the span as an error: status
 // Error with an empty description and error.type set to CallEnd.ErrorClass
 // (or the outcome when there is no class). A tool-call id is recorded only
-// when it looks like one (letters, digits, '_', '-', '.', ':'; at most 128).
+// when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
+// and '-'.
 func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
 	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
 		if c.Kind == work.CallForeground {
@@ -387,6 +398,9 @@ func (o *Observer) endForeground(id trace.SpanID, outcome, class string) {
 // "agentwork.status_block" (agentwork.status_block.rows) on the caller's
 // span, when it records.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
+	if o.budgetEvent(ctx, e) {
+		return
+	}
 	switch {
 	case e.Type == work.EventCancelRequested && e.WorkID != "":
 		o.cancelMu.Lock()

@@ -318,9 +318,10 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
-  attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=deadline_exceeded gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.budget=duration agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=deadline_exceeded gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.budget_exhausted {agentwork.work.budget=duration}
   event agentwork.work.failed {agentwork.work.state=failed error.type=deadline_exceeded}
 `,
 		},

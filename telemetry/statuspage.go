@@ -64,7 +64,10 @@ type StatusWork struct {
 	// asked to stop.
 	CancelRequestedSeconds float64 `json:"cancelRequestedSeconds,omitempty"`
 	Attempt                int     `json:"attempt"`
-	Detached               bool    `json:"detached"`
+	// Lending: the Work waits on its own descendants and lends them its
+	// running slot.
+	Lending  bool `json:"lending,omitempty"`
+	Detached bool `json:"detached"`
 	// Progress holds the Work's progress counts by name when the engine
 	// reports them (absent otherwise).
 	Progress map[string]int64 `json:"progress,omitempty"`
@@ -95,7 +98,7 @@ func (o *Observer) Status() StatusPage {
 		}
 		p.Work = append(p.Work, StatusWork{ID: w.ID, Target: w.Target, Owner: w.Owner, State: string(w.State),
 			ElapsedSeconds: w.Elapsed.Seconds(), CancelRequestedSeconds: w.CancelWaiting.Seconds(),
-			Attempt: w.Attempt, Detached: w.Detached, Progress: progressOf(w.LiveWork)})
+			Attempt: w.Attempt, Lending: w.Lending, Detached: w.Detached, Progress: progressOf(w.LiveWork)})
 	}
 	return p
 }
@@ -209,7 +212,7 @@ code{font-size:.9em}
 <thead><tr><th>id</th><th>target</th><th>owner</th><th>state</th><th>elapsed</th><th>attempt</th><th>progress</th></tr></thead>
 <tbody>
 {{- range .Work}}
-<tr data-id="{{.ID}}" data-state="{{.State}}"><td><code>{{.ID}}</code></td><td>{{.Target}}</td><td>{{.Owner}}{{if .Detached}} (detached){{end}}</td><td>{{.State}}{{if .CancelRequestedSeconds}} for {{dur .CancelRequestedSeconds}}{{end}}</td><td class="n">{{dur .ElapsedSeconds}}</td><td class="n">{{.Attempt}}</td><td>{{range $k, $v := .Progress}}{{$k}}={{$v}} {{end}}</td></tr>
+<tr data-id="{{.ID}}" data-state="{{.State}}"><td><code>{{.ID}}</code></td><td>{{.Target}}</td><td>{{.Owner}}{{if .Detached}} (detached){{end}}</td><td>{{.State}}{{if .CancelRequestedSeconds}} for {{dur .CancelRequestedSeconds}}{{end}}{{if .Lending}} (waiting on its children, slot lent){{end}}</td><td class="n">{{dur .ElapsedSeconds}}</td><td class="n">{{.Attempt}}</td><td>{{range $k, $v := .Progress}}{{$k}}={{$v}} {{end}}</td></tr>
 {{- else}}
 <tr><td colspan="7">no live work</td></tr>
 {{- end}}

@@ -31,7 +31,8 @@ var (
 	// ErrNotFound: the id is unknown, belongs to another owner, or was
 	// detached. The three cases are indistinguishable on purpose.
 	ErrNotFound = newError("not_found", "work not found")
-	// ErrInvalidOwner: the owner is the zero Owner.
+	// ErrInvalidOwner: the owner is the zero Owner, or a top-level owner
+	// whose id contains "/".
 	ErrInvalidOwner = newError("invalid_owner", "owner must be non-empty")
 	// ErrInvalidSpec: a Spec has no Run function, an empty target label or
 	// an unknown target kind.
@@ -46,12 +47,20 @@ var (
 	ErrNotAgent = newError("not_agent", "guidance is accepted only by agent children")
 	// ErrTerminal: guidance sent to terminal work.
 	ErrTerminal = newError("terminal", "work is already terminal")
+	// ErrMessageTooLarge: guidance larger than the per-message limit.
+	ErrMessageTooLarge = newError("message_too_large", "guidance message is too large")
+	// ErrMailboxFull: guidance that would take the Work's undelivered
+	// guidance over its count or byte limit.
+	ErrMailboxFull = newError("mailbox_full", "too much undelivered guidance for this work")
 	// ErrConflict: a command identity reused with different content.
 	ErrConflict = newError("conflict", "command id was already used with a different message")
 	// ErrLimit: a start refused by a limit; the message names the limit.
 	ErrLimit = newError("limit_exceeded", "limit exceeded")
 	// ErrClosed: the Supervisor is closed and admits no more work.
 	ErrClosed = newError("closed", "supervisor is closed")
+	// ErrCloseFromChild: Close called from a child of the same Supervisor
+	// (it would wait for that child itself).
+	ErrCloseFromChild = newError("close_from_child", "a child cannot close its own supervisor")
 	// ErrScopeEnded: work started in a child's scope after the child
 	// returned (for example by a goroutine the child leaked).
 	ErrScopeEnded = newError("scope_ended", "the child that owns this scope has ended")

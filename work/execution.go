@@ -15,6 +15,7 @@ type Execution struct {
 	s     *Supervisor
 	it    *item // nil for a foreground call
 	scope Owner
+	run   *run // the child's budget state; nil outside a child run
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -33,42 +34,27 @@ func (e *Execution) WorkID() string {
 }
 
 // Scope returns the child's own owner scope, one level deeper than its
-// owner: background Work the child starts belongs to it, and is cancelled
-// and forgotten when the child ends.
+// owner: background Work the child starts belongs to it, and all of it,
+// visible or detached, is cancelled and forgotten when the child ends.
 func (e *Execution) Scope() Owner { return e.scope }
 
-// Guidance drains the child's mailbox: it returns the guidance accepted
-// since the last call, in order, and the engine keeps no copy. A child calls
-// it at each model-request boundary. It returns nil for a foreground call
-// and when there is none.
-func (e *Execution) Guidance() []string {
-	if e.it == nil {
-		return nil
-	}
-	var em emission
-	e.s.mu.Lock()
-	msgs := e.it.guidance
-	e.it.guidance = nil
-	if len(msgs) > 0 {
-		em.add(e.it, Event{Type: EventGuidanceDelivered, Time: e.s.cfg.clock.Now(), Count: len(msgs)})
-	}
-	e.s.unlockAndEmit(&em)
-	return msgs
-}
-
-// Call runs a child in the foreground, on the calling goroutine, and returns
-// its exact output. The child gets a fresh context that carries only what
-// the Observer binds and its Execution (no value of ctx), is cancelled when
-// ctx is, and is bounded by spec.MaxDuration (or the Supervisor's default).
-// Its own scope is released when it returns. The output size is not
-// limited.
+// Call runs a child in the foreground and returns its exact output. The
+// child runs on a goroutine of its own while the caller waits for it (so a
+// child that calls runtime.Goexit ends only itself); it gets a fresh
+// context that carries only what the Observer binds and its Execution (no
+// value of ctx), is cancelled when ctx is, and is bounded by
+// spec.MaxDuration (clamped to the Supervisor's maximum) or the
+// Supervisor's default. Its own scope is released when it returns. The
+// output size is not limited.
 //
-// A child that panics, fails or overruns its deadline yields ErrChildFailed
-// with Class set; when ctx ends first and the child returns an error it
-// yields ErrCancelled (a child that still returns its output wins). Bad specs,
-// a closed Supervisor, an ended scope and the depth limit fail as for Start.
-// Close cancels a foreground call in progress (it then yields ErrClosed
-// unless the child still returns its output) and waits for it.
+// A child that panics, calls runtime.Goexit, fails or overruns its
+// deadline yields ErrChildFailed with Class set (panic for the first two);
+// when ctx ends first and the child returns an error it yields ErrCancelled
+// (a child that still returns its output wins). Call waits for the child
+// even then. Bad specs, a closed Supervisor, an ended scope and the depth
+// limit fail as for Start. Close cancels a foreground call in progress (it
+// then yields ErrClosed unless the child still returns its output) and
+// waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	if err := validOwner(spec.Owner); err != nil {
 		return "", err
@@ -88,11 +74,11 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	s.mu.Lock()
 	reason := ""
 	switch {
-	case s.closed, s.draining && spec.Owner.end == nil:
+	case s.closed, s.draining && spec.Owner.sc == nil:
 		// Shutdown refuses new top-level calls; a running child's calls
 		// are part of the Work it drains.
 		reason = "closed"
-	case spec.Owner.end != nil && spec.Owner.end.ended:
+	case spec.Owner.sc != nil && spec.Owner.sc.ended:
 		reason = reasonScopeEnded
 	case spec.Owner.depth >= s.cfg.maxDepth:
 		reason = LimitDepth
@@ -101,34 +87,65 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.mu.Unlock()
 		return "", s.refusal(reason)
 	}
+	r, short := s.reserveLocked(&spec)
+	if short != "" {
+		s.mu.Unlock()
+		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	scopeID := spec.Owner.id + "/" + newID()
+	s.openLocked(r, scopeID)
+	r.emit = s.foregroundEmitter(exec, spec)
+	defer s.endForeground(r, scopeID, exec)
 	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
 	s.foreground[fg] = struct{}{}
-	s.wg.Add(1)
+	s.live.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.foreground, fg)
 		close(fg.done)
 		s.mu.Unlock()
-		s.wg.Done()
+		s.exited()
 	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
-	if d := positiveOr(spec.MaxDuration, s.cfg.maxDuration); d > 0 {
+	if d := r.budget.MaxDuration; d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	scope := Owner{id: spec.Owner.id + "/" + newID(), depth: spec.Owner.depth + 1, end: &scopeEnd{}}
+	sc := &scope{parent: spec.Owner.sc}
+	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
 	defer func() {
+		var e emission
 		s.mu.Lock()
-		scope.end.ended = true
-		s.mu.Unlock()
-		s.Release(scope)
+		sc.ended = true
+		if os := sc.os; os != nil && s.owners[os.id] == os {
+			s.releaseLocked(os, &e)
+		}
+		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope})
-	out, err, panicked := invoke(exec, spec.Run)
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r})
+	type outcome struct {
+		out      string
+		err      error
+		panicked bool
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned { // runtime.Goexit
+				ch <- outcome{panicked: true}
+			}
+		}()
+		out, err, panicked := invoke(exec, spec.Run)
+		returned = true
+		ch <- outcome{out, err, panicked}
+	}()
+	res := <-ch
+	out, err := res.out, res.err
 	switch {
-	case panicked:
+	case res.panicked:
 		return "", childFailed(ClassPanic)
 	case errors.Is(context.Cause(exec), errDeadline):
 		return "", childFailed(ClassDeadline)
@@ -138,14 +155,16 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return out, nil // completion wins over a late cancellation
 	case ctx.Err() != nil:
 		return "", ErrCancelled
+	case r.refused():
+		return "", childFailed(ClassBudgetExhausted)
 	}
 	return "", childFailed(ClassError)
 }
 
-// positiveOr returns v when it is positive (a Spec's override), else def
-// (the Supervisor's default).
-func positiveOr[T int | time.Duration](v, def T) T {
-	if v > 0 {
+// clamp returns a Spec's override v when it is positive and does not
+// exceed the Supervisor's ceiling def (0: none), else def.
+func clamp[T int | time.Duration](v, def T) T {
+	if v > 0 && (def == 0 || v < def) {
 		return v
 	}
 	return def

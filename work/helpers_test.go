@@ -132,17 +132,25 @@ func (o *obs) ofType(typ work.EventType) []work.Event {
 // harness is a Supervisor on a fake clock with the test Observer. Its
 // cleanup releases every child still blocked and closes the Supervisor.
 type harness struct {
-	t    *testing.T
-	s    *work.Supervisor
-	clk  *fakeclock.Clock
-	obs  *obs
-	kill chan struct{}
+	t        *testing.T
+	s        *work.Supervisor
+	clk      *fakeclock.Clock
+	obs      *obs
+	kill     chan struct{}
+	reclaims chan struct{} // a signal each time a Work starts waiting to reclaim its slot
 }
 
 func newHarness(t *testing.T, opts ...work.Option) *harness {
 	t.Helper()
 	h := &harness{t: t, clk: fakeclock.New(t0), obs: newObs(), kill: make(chan struct{})}
 	h.s = work.New(append([]work.Option{work.WithClock(h.clk), work.WithObserver(h.obs)}, opts...)...)
+	h.reclaims = make(chan struct{}, 64)
+	h.s.SetReclaimHookForTest(func() {
+		select {
+		case h.reclaims <- struct{}{}:
+		default:
+		}
+	})
 	t.Cleanup(func() {
 		close(h.kill)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -50,7 +50,7 @@ func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
 	}
 	it := s.itemFor(o, ref.ID)
 	s.mu.Lock()
-	queued := slices.Clone(it.guidance)
+	queued := slices.Clone(it.mb.queued)
 	s.mu.Unlock()
 	if !slices.Equal(queued, msgs) {
 		t.Fatalf("mailbox = %q", queued)
@@ -58,8 +58,8 @@ func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
 	s.mu.Lock()
 	where := findText(reflect.ValueOf(it).Elem(), msgs, "item")
 	s.mu.Unlock()
-	if where != "item.guidance[]" {
-		t.Fatalf("walker found the queued text at %q, want item.guidance[]", where)
+	if where != "item.mb.queued[]" {
+		t.Fatalf("walker found the queued text at %q, want item.mb.queued[]", where)
 	}
 	got := ex.Guidance()
 	if !slices.Equal(got, msgs) {
@@ -67,8 +67,8 @@ func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if it.guidance != nil {
-		t.Fatalf("engine still holds %q (cap %d)", it.guidance, cap(it.guidance))
+	if it.mb.queued != nil || it.mb.bytes != 0 {
+		t.Fatalf("engine still holds %q (cap %d, %d bytes)", it.mb.queued, cap(it.mb.queued), it.mb.bytes)
 	}
 	assertNoText(t, reflect.ValueOf(it).Elem(), msgs, "item")
 }
@@ -87,17 +87,18 @@ func TestCommandRecordsHoldOnlyADigest(t *testing.T) {
 	it := s.itemFor(o, ref.ID)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	c, ok := it.commands["call-1"]
+	c, ok := it.mb.records[sha256.Sum256([]byte("call-1"))]
 	if !ok {
-		t.Fatal("no command record")
+		t.Fatal("no command record under the digest of the command id")
 	}
 	if c.digest != sha256.Sum256([]byte(text)) {
 		t.Fatal("digest is not the SHA-256 of the text")
 	}
-	assertNoText(t, reflect.ValueOf(c), []string{text}, "command")
+	assertNoText(t, reflect.ValueOf(it.mb.records), []string{text, "call-1"}, "records")
+	assertNoText(t, reflect.ValueOf(it.mb.order), []string{text, "call-1"}, "order")
 	// The digest is the only field that depends on the text.
-	if n := reflect.TypeOf(c).NumField(); n != 2 {
-		t.Fatalf("command has %d fields; review this test", n)
+	if n := reflect.TypeOf(c).NumField(); n != 3 {
+		t.Fatalf("record has %d fields; review this test", n)
 	}
 }
 
@@ -146,7 +147,10 @@ func findText(v reflect.Value, texts []string, path string) string {
 			}
 		}
 	case reflect.Pointer:
-		if e := v.Type().Elem(); !v.IsNil() && e.PkgPath() == pkg && e.Name() != "ownerState" && e.Name() != "Supervisor" {
+		// Not into other Works (lender, borrower), scopes or owners:
+		// they are walked as their own roots.
+		if e := v.Type().Elem(); !v.IsNil() && e.PkgPath() == pkg && e.Name() != "ownerState" && e.Name() != "Supervisor" &&
+			e.Name() != "item" && e.Name() != "scope" {
 			return findText(v.Elem(), texts, path)
 		}
 	}
@@ -191,5 +195,52 @@ func TestTopKMatchesFullSort(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCommandRecordsDroppedAtDetachAndEviction: a detached Work keeps no
+// command records (its owner can no longer replay), nor does an evicted
+// one.
+func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
+	s := New(WithRetention(1, 0))
+	defer s.Close(context.Background())
+	o := NewOwner("coord")
+	release := make(chan struct{})
+	ref, _ := startBlocked(t, s, o, release)
+	if _, err := s.Send(o, ref.ID, "call-1", "text"); err != nil {
+		t.Fatal(err)
+	}
+	it := s.itemFor(o, ref.ID)
+	if _, err := s.Detach(o, ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	if it.mb.records != nil || it.mb.order != nil {
+		t.Errorf("a detached Work keeps %d command records", len(it.mb.records))
+	}
+	s.mu.Unlock()
+	close(release)
+
+	release2 := make(chan struct{})
+	close(release2)
+	ref2, _ := startBlocked(t, s, o, release2)
+	s.Send(o, ref2.ID, "call-2", "text") // may find it terminal already
+	if _, _, err := s.Result(context.Background(), o, ref2.ID, MaxResultWait); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	it2 := s.owners[o.id].items[ref2.ID]
+	s.mu.Unlock()
+	ref3, _ := startBlocked(t, s, o, release2)
+	if _, _, err := s.Result(context.Background(), o, ref3.ID, MaxResultWait); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.owners[o.id].items[ref2.ID]; ok {
+		t.Fatal("not evicted")
+	}
+	if it2.mb != nil {
+		t.Error("an evicted Work keeps its mailbox")
 	}
 }

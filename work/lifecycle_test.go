@@ -218,6 +218,38 @@ func TestDeadline(t *testing.T) {
 			t.Fatalf("terminal = %+v", ev)
 		}
 	})
+	t.Run("spec override clamped to the supervisor's", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxDuration(time.Minute))
+		c := h.child()
+		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, MaxDuration: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-c.started
+		h.clk.Advance(time.Minute)
+		if c.ctx.Err() == nil {
+			t.Fatal("an override above the supervisor's maximum was not clamped")
+		}
+		c.returnCtxErr()
+		if ev := h.obs.waitTerminal(ref.ID); ev.ErrorClass != work.ClassDeadline || ev.Duration != time.Minute {
+			t.Fatalf("terminal = %+v", ev)
+		}
+		// The same in the foreground.
+		done := make(chan error, 1)
+		started := make(chan struct{})
+		go func() {
+			_, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, MaxDuration: time.Hour,
+				Run: func(ctx context.Context) (string, error) { close(started); <-ctx.Done(); return "", ctx.Err() }})
+			done <- err
+		}()
+		<-started
+		h.clk.BlockUntil(1)
+		h.clk.Advance(time.Minute)
+		var we *work.Error
+		if err := <-done; !errors.As(err, &we) || we.Class != work.ClassDeadline {
+			t.Fatalf("foreground: %v", err)
+		}
+	})
 	t.Run("reached while cancel-requested is cancelled", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxDuration(time.Minute))
 		ref, c := h.running(coord, agent)
@@ -277,13 +309,24 @@ func TestResultTooLarge(t *testing.T) {
 	if ev := h.obs.waitTerminal(ref2.ID); ev.To != work.StateCompleted || ev.Bytes != 10 {
 		t.Fatalf("exact size: %+v", ev)
 	}
-	// Spec override, in both directions.
-	c3 := h.child()
-	ref3, _ := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c3.run, MaxResultBytes: 100})
-	<-c3.started
-	c3.complete(strings.Repeat("z", 50))
-	if ev := h.obs.waitTerminal(ref3.ID); ev.To != work.StateCompleted {
-		t.Fatalf("override: %+v", ev)
+	// A Spec override lowers the limit but cannot raise it above the
+	// Supervisor's.
+	for _, tc := range []struct {
+		override, size int
+		want           work.State
+	}{
+		{5, 6, work.StateFailed},       // lowered
+		{5, 5, work.StateCompleted},    // lowered, exact
+		{100, 50, work.StateFailed},    // clamped to 10
+		{100, 10, work.StateCompleted}, // clamped, exact
+	} {
+		c3 := h.child()
+		ref3, _ := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c3.run, MaxResultBytes: tc.override})
+		<-c3.started
+		c3.complete(strings.Repeat("z", tc.size))
+		if ev := h.obs.waitTerminal(ref3.ID); ev.To != tc.want {
+			t.Fatalf("override %d, %d bytes: %+v, want %s", tc.override, tc.size, ev, tc.want)
+		}
 	}
 }
 

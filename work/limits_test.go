@@ -265,10 +265,12 @@ func TestDepthLimitThroughScopes(t *testing.T) {
 
 func TestLimitOptions(t *testing.T) {
 	s := work.New(work.WithMaxRunning(0), work.WithMaxOutstanding(-1), work.WithMaxStarts(-1), work.WithMaxDepth(0),
-		work.WithMaxDuration(-1), work.WithMaxResultBytes(-1), work.WithRetention(0, -1), nil, work.WithClock(nil), work.WithObserver(nil))
+		work.WithMaxDuration(-1), work.WithMaxResultBytes(-1), work.WithRetention(0, -1), work.WithMaxMessageBytes(0),
+		work.WithGuidanceQueue(0, -1), work.WithCommandRecords(0), nil, work.WithClock(nil), work.WithObserver(nil))
 	defer s.Close(context.Background())
 	want := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
-		MaxResultBytes: 1 << 20, RetainTerminal: 64}
+		MaxResultBytes: 1 << 20, RetainTerminal: 64, MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32,
+		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256}
 	if got := s.Limits(); got != want {
 		t.Fatalf("limits = %+v, want %+v", got, want)
 	}

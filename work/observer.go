@@ -37,6 +37,14 @@ const (
 	// not returned a grace period after it was cancelled. From is the state
 	// it was left in.
 	EventOrphaned EventType = "orphaned"
+	// EventBudgetExhausted reports that a child's budget ran out: Budget
+	// names it (turns, tool_calls, tokens or duration). For a foreground
+	// call WorkID is empty and the context is the call's execution.
+	EventBudgetExhausted EventType = "budget-exhausted"
+	// EventUsage reports what a child run spent (Usage), once, as it ends:
+	// before the terminal event of a background Work, at the end of a
+	// foreground call (WorkID empty, the call's execution context).
+	EventUsage EventType = "usage"
 	// EventForeground is never delivered to Event: it is the type of the
 	// Event passed to Bind for a foreground call (WorkID empty).
 	EventForeground EventType = "foreground"
@@ -59,6 +67,8 @@ type Event struct {
 	ErrorClass string        // set on EventFailed: one of the Class constants
 	Count      int           // guidance messages, on guidance events
 	Progress   Progress      // set on EventProgress
+	Budget     string        // set on EventBudgetExhausted: which budget ran out
+	Usage      Usage         // set on EventUsage
 }
 
 // CallKind says what a model-facing call is.

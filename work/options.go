@@ -14,6 +14,11 @@ const (
 	MaxResultWait         = 30 * time.Second // the cap on a result wait
 	MaxListed             = 50               // entries List returns at most
 	MaxRows               = 12               // rows Rows returns at most
+
+	DefaultMaxMessageBytes        = 16 << 10 // per guidance message
+	DefaultMaxQueuedGuidance      = 32       // undelivered guidance messages per Work
+	DefaultMaxQueuedGuidanceBytes = 64 << 10 // undelivered guidance bytes per Work
+	DefaultMaxCommandRecords      = 256      // idempotency records per Work
 )
 
 // Option configures a Supervisor.
@@ -35,6 +40,12 @@ type config struct {
 	retainTerminal int
 	retainAge      time.Duration
 	shutdownGrace  time.Duration
+	budget         budgetConfig
+	// guidance and command records (Send)
+	maxMessageBytes int
+	maxQueued       int
+	maxQueuedBytes  int
+	maxCommands     int
 }
 
 func newConfig(opts []Option) config {
@@ -49,6 +60,12 @@ func newConfig(opts []Option) config {
 		maxResultBytes: DefaultMaxResultBytes,
 		retainTerminal: DefaultRetainTerminal,
 		shutdownGrace:  DefaultShutdownGrace,
+		budget:         defaultBudgetConfig(),
+
+		maxMessageBytes: DefaultMaxMessageBytes,
+		maxQueued:       DefaultMaxQueuedGuidance,
+		maxQueuedBytes:  DefaultMaxQueuedGuidanceBytes,
+		maxCommands:     DefaultMaxCommandRecords,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -77,8 +94,9 @@ func WithObserver(o Observer) Option {
 }
 
 // WithMaxRunning sets how many Works run at once across all owners
-// (default 8). Work beyond it waits queued, FIFO and fair across owners.
-// Values below 1 are ignored.
+// (default 8). Work beyond it waits queued, FIFO and fair across owners. A
+// child waiting in Result on its own descendants lends its slot to them
+// (see "Running slots" in the package doc). Values below 1 are ignored.
 func WithMaxRunning(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {
@@ -120,10 +138,11 @@ func WithMaxDepth(n int) Option {
 	})
 }
 
-// WithMaxDuration sets the default per-Work deadline, counted from running
+// WithMaxDuration sets the per-Work deadline, counted from running
 // (default 30 minutes); 0 means none. Reaching it cancels the child's
-// context, and the Work fails with class deadline_exceeded. Negative values
-// are ignored.
+// context, and the Work fails with class deadline_exceeded. It is also the
+// ceiling of Spec.MaxDuration, which can only lower it. Negative values are
+// ignored.
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d >= 0 {
@@ -132,9 +151,10 @@ func WithMaxDuration(d time.Duration) Option {
 	})
 }
 
-// WithMaxResultBytes sets the default maximum output size (default 1 MiB);
-// 0 means none. A larger output fails the Work with class
-// result_too_large and is dropped. Negative values are ignored.
+// WithMaxResultBytes sets the maximum output size (default 1 MiB); 0 means
+// none. A larger output fails the Work with class result_too_large and is
+// dropped. It is also the ceiling of Spec.MaxResultBytes, which can only
+// lower it. Negative values are ignored.
 func WithMaxResultBytes(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 0 {
@@ -145,8 +165,12 @@ func WithMaxResultBytes(n int) Option {
 
 // WithRetention bounds terminal Work kept readable per owner: at most count
 // items (default 64, at least 1) and, when age > 0, none finished longer
-// than age ago. The oldest finished are evicted first. Eviction is lazy: it
-// happens on the owner's next start or operation.
+// than age ago. Work past the age bound is evicted first. Beyond the count
+// bound the engine evicts, in this order, results already read, then
+// failed and cancelled Work, and unread completed results last; within
+// each group the oldest finished first. Unfinished Work is never evicted.
+// Eviction is lazy: it happens on the owner's next start or operation, and
+// as Work finishes.
 func WithRetention(count int, age time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if count >= 1 {
@@ -154,6 +178,44 @@ func WithRetention(count int, age time.Duration) Option {
 		}
 		if age >= 0 {
 			c.retainAge = age
+		}
+	})
+}
+
+// WithMaxMessageBytes sets the largest guidance message Send accepts
+// (default 16 KiB); larger ones are ErrMessageTooLarge. Values below 1 are
+// ignored.
+func WithMaxMessageBytes(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxMessageBytes = n
+		}
+	})
+}
+
+// WithGuidanceQueue bounds the accepted, undelivered guidance of one Work:
+// at most count messages (default 32) and bytes bytes in all (default
+// 64 KiB). A Send beyond either is ErrMailboxFull until the child drains
+// its mailbox. Values below 1 are ignored, each on its own.
+func WithGuidanceQueue(count, bytes int) Option {
+	return optionFunc(func(c *config) {
+		if count >= 1 {
+			c.maxQueued = count
+		}
+		if bytes >= 1 {
+			c.maxQueuedBytes = bytes
+		}
+	})
+}
+
+// WithCommandRecords sets how many idempotency records (one per accepted
+// Send with a command id) one Work keeps (default 256); beyond it the
+// oldest is dropped, and a replay of a dropped command is treated as a new
+// command. Values below 1 are ignored.
+func WithCommandRecords(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxCommands = n
 		}
 	})
 }
@@ -168,4 +230,9 @@ type Limits struct {
 	MaxResultBytes int
 	RetainTerminal int
 	RetainAge      time.Duration
+
+	MaxMessageBytes        int
+	MaxQueuedGuidance      int
+	MaxQueuedGuidanceBytes int
+	MaxCommandRecords      int
 }

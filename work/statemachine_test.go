@@ -114,12 +114,28 @@ func (m *model) finish(w *mWork) {
 	o := w.owner
 	o.terminal = append(o.terminal, w)
 	for len(o.terminal) > smRetain {
-		old := o.terminal[0]
-		o.terminal = o.terminal[1:]
+		// Read results first, then failed and cancelled, unread results
+		// last; the oldest finished first within each.
+		i := slices.IndexFunc(o.terminal, func(x *mWork) bool { return x.state == work.StateCompleted && x.read })
+		if i < 0 {
+			i = slices.IndexFunc(o.terminal, func(x *mWork) bool { return x.state != work.StateCompleted })
+		}
+		if i < 0 {
+			i = 0
+		}
+		old := o.terminal[i]
+		o.terminal = slices.Delete(o.terminal, i, i+1)
 		delete(o.visible, old.id)
 		old.visible = false
 		old.forgotten = true
 	}
+}
+
+// dropCommands: the engine forgets command records on detach and once
+// Result has returned a terminal answer.
+func (w *mWork) dropCommands() {
+	w.commands = map[string]string{}
+	w.receipts = map[string]work.SendReceipt{}
 }
 
 func (m *model) settle(w *mWork, to work.State) {
@@ -161,6 +177,7 @@ func (m *model) detach(w *mWork) {
 	delete(o.visible, w.id)
 	w.visible = false
 	w.detached = true
+	w.dropCommands()
 	w.emit("detached")
 	if i := slices.Index(o.terminal, w); i >= 0 {
 		o.terminal = slices.Delete(o.terminal, i, i+1)
@@ -434,6 +451,9 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 					w.read = true
 					w.emit("result-read")
 				}
+				if w.state.Terminal() {
+					w.dropCommands()
+				}
 			} else {
 				st, err := h.s.Status(o, id)
 				if w == nil {
@@ -458,6 +478,12 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 					w := mo.visible[id]
 					m.detach(w)
 					m.cancel(w)
+				}
+				// Detached Work of the owner is cancelled too.
+				for _, w := range m.works {
+					if w.owner == mo && w.detached && !w.state.Terminal() && !slices.Contains(ids, w.id) {
+						m.cancel(w)
+					}
 				}
 				delete(m.owners, owner)
 			}

@@ -8,9 +8,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,16 +23,36 @@ import (
 type Owner struct {
 	id    string
 	depth int
-	end   *scopeEnd // set for a child's scope
+	sc    *scope // set for a child's scope
 }
 
-// scopeEnd marks a child's scope as over once the child has returned; it is
+// scope is a child's own owner scope (Execution.Scope). Its fields are
 // guarded by the Supervisor's lock.
-type scopeEnd struct{ ended bool }
+type scope struct {
+	ended  bool        // the child has returned: the scope admits no more Work
+	work   *item       // the background Work whose scope this is; nil for a foreground call's
+	parent *scope      // the scope the Work or call was started in; nil under a top-level owner
+	os     *ownerState // the scope's registry entry while it has one
+}
+
+// holder returns the background Work whose running slot the code of scope
+// sc runs on: the Work itself for a background child's scope, the nearest
+// enclosing one for a foreground call's scope, nil when no Work encloses it
+// (a foreground call made by a top-level owner).
+func (sc *scope) holder() *item {
+	for ; sc != nil; sc = sc.parent {
+		if sc.work != nil {
+			return sc.work
+		}
+	}
+	return nil
+}
 
 // NewOwner returns the top-level owner named id. Two Owners with the same id
 // are the same owner. The id may not contain "/" (child scopes use it):
-// starting work for such an owner fails with ErrInvalidOwner.
+// every operation refuses such an owner with ErrInvalidOwner (Rows returns
+// no rows and Release does nothing), so no top-level id can reach a child's
+// scope.
 func NewOwner(id string) Owner { return Owner{id: id} }
 
 // ID returns the owner's id.
@@ -68,10 +88,19 @@ type Spec struct {
 	Owner  Owner
 	Target Target
 	Run    RunFunc
-	// MaxDuration overrides the Supervisor's per-Work deadline when > 0.
+	// MaxDuration, when > 0, lowers the Supervisor's per-Work deadline for
+	// this Work; it never raises it (it is clamped to the Supervisor's
+	// maximum duration, unless that is 0, meaning none).
 	MaxDuration time.Duration
-	// MaxResultBytes overrides the Supervisor's output limit when > 0.
+	// MaxResultBytes, when > 0, lowers the Supervisor's output limit for
+	// this Work; it is clamped the same way.
 	MaxResultBytes int
+	// Budget bounds the child's turns, tool calls and tokens (and its
+	// duration when MaxDuration is 0); see Budget for inheritance.
+	Budget Budget
+	// FailOnBudget makes an exhausted budget fail the Work (class
+	// budget_exhausted) instead of granting a final request.
+	FailOnBudget bool
 	// CallID is the launch's identity (the model's tool-call id), or "".
 	// Start with a CallID the owner already launched with returns the
 	// same Ref and starts nothing when Target.Label and InputDigest match,
@@ -101,22 +130,37 @@ type Supervisor struct {
 	mu      sync.Mutex
 	closed  bool
 	owners  map[string]*ownerState
-	ready   list.List // *ownerState with queued Work, round-robin
-	running map[*item]struct{}
+	ready   list.List          // *ownerState with queued Work, round-robin
+	running map[*item]struct{} // running and cancel-requested Work
+	// used counts the pool's running slots in use; reclaimers are the
+	// Works whose waiter waits for a slot, FIFO (see slots.go).
+	used        int
+	reclaimers  []*item
+	reclaimHook func() // tests only
 	// foreground holds the foreground calls in progress.
 	foreground map[*foreground]struct{}
 	seq        uint64
 	counts     map[string]*[len(States)]int // target label -> live count per state
-	wg         sync.WaitGroup
-	subs       map[string]map[*Subscription]struct{} // owner id -> subscriptions
-	draining   bool                                  // Shutdown refuses new starts
+	bud        budgets
+
+	// live counts child goroutines and foreground calls in progress; once
+	// closing is set and live is zero, idle is closed (once, under mu).
+	live     atomic.Int64
+	closing  atomic.Bool
+	idle     chan struct{}
+	idleDone bool
+
+	subs     map[string]map[*Subscription]struct{} // owner id -> subscriptions (subscribe.go)
+	draining bool                                  // Shutdown refuses new starts (shutdown.go)
 }
 
 type ownerState struct {
 	id       string
 	depth    int
-	items    map[string]*item // visible Work
-	active   int              // queued + running, visible or not
+	sc       *scope             // nil for a top-level owner
+	items    map[string]*item   // visible Work
+	hidden   map[*item]struct{} // detached Work that is not yet terminal
+	active   int                // queued + running, visible or not
 	starts   int
 	queue    list.List // *item, FIFO
 	ring     *list.Element
@@ -137,6 +181,7 @@ type item struct {
 	hasOutput bool
 	read      bool
 	detached  bool
+	lending   bool // a waiter of this Work lends its running slot (slots.go)
 	done      chan struct{}
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
@@ -146,18 +191,20 @@ type item struct {
 	maxBytes  int
 	queueElem *list.Element
 	termElem  *list.Element
-	guidance  []string
-	cursor    int
-	commands  map[string]command
-	scope     string    // the id of this Work's own owner scope
-	scopeEnd  *scopeEnd // marks that scope over when the Work settles
-	emitMu    sync.Mutex
-	prog      progress
-}
-
-type command struct {
-	digest  [sha256.Size]byte
-	receipt SendReceipt
+	mb        *mailbox // guidance and command records, from the first Send
+	sc        *scope   // this Work's own owner scope, from running
+	// Running slots (slots.go): the Work whose lent slot this one runs on
+	// (nil: a pool slot), the descendant running on this one's lent slot,
+	// the Work its lending waiter waits for, the channel a waiter waits on for this Work's slot back, and how
+	// many Works are queued below this one.
+	lender      *item
+	borrower    *item
+	awaited     *item // what the waiter that lends this Work's slot waits for
+	reclaim     chan struct{}
+	queuedBelow int32
+	emitMu      sync.Mutex
+	budget      *run // budget state
+	prog        progress
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -169,6 +216,7 @@ func New(opts ...Option) *Supervisor {
 		running:    make(map[*item]struct{}),
 		foreground: make(map[*foreground]struct{}),
 		counts:     make(map[string]*[len(States)]int),
+		idle:       make(chan struct{}),
 	}
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)
@@ -186,8 +234,11 @@ func (s *Supervisor) Now() time.Time { return s.cfg.clock.Now() }
 // Limits returns the effective limits.
 func (s *Supervisor) Limits() Limits {
 	c := s.cfg
-	return Limits{c.maxRunning, c.maxOutstanding, c.maxStarts, c.maxDepth,
-		c.maxDuration, c.maxResultBytes, c.retainTerminal, c.retainAge}
+	return Limits{MaxRunning: c.maxRunning, MaxOutstanding: c.maxOutstanding, MaxStarts: c.maxStarts,
+		MaxDepth: c.maxDepth, MaxDuration: c.maxDuration, MaxResultBytes: c.maxResultBytes,
+		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
+		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
+		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands}
 }
 
 // Census calls fn once for every known target label and state with the
@@ -282,10 +333,11 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 	if !CanTransition(it.state, to) {
 		return false
 	}
-	if n := len(it.guidance); n > 0 && to.Terminal() {
+	if to.Terminal() && it.mb != nil && len(it.mb.queued) > 0 {
 		// Undelivered guidance is dropped before the terminal event, while
 		// the execution is still open for observers.
-		it.guidance = nil
+		n := len(it.mb.queued)
+		it.mb.queued, it.mb.bytes = nil, 0
 		e.add(it, Event{Type: EventGuidanceDropped, Time: ev.Time, Count: n})
 	}
 	c := s.counts[it.target.Label]
@@ -320,7 +372,6 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.Run == nil {
 		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
-	id := newID()
 	s.mu.Lock()
 	if r, err, ok := s.replayLocked(&spec); ok {
 		s.mu.Unlock()
@@ -337,6 +388,15 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
+	id := newID()
+	r, short := s.reserveLocked(&spec)
+	if short != "" {
+		s.mu.Unlock()
+		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
+		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	s.openLocked(r, spec.Owner.id+"/"+id)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
@@ -353,9 +413,11 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		created:  now,
 		done:     make(chan struct{}),
 		run:      spec.Run,
-		maxDur:   positiveOr(spec.MaxDuration, s.cfg.maxDuration),
-		maxBytes: positiveOr(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		maxDur:   r.budget.MaxDuration,
+		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		budget:   r,
 	}
+	r.emit = s.emitter(it)
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
@@ -371,6 +433,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	c[StateQueued.index()]++
 	it.queueElem = os.queue.PushBack(it)
+	s.queuedBelowLocked(os, 1)
 	if launch != nil {
 		close(launch.ready)
 	}
@@ -389,6 +452,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		// cancelled before it runs, as Close does to all queued Work.
 		s.cancelLocked(it, s.cfg.clock.Now(), errClosed, &e)
 	default:
+		// An idle slot lent by an enclosing waiter goes first, so that
+		// the pool's free slots stay with the fair order.
+		s.offerLocked(os, &e)
 		s.dispatchLocked(&e)
 	}
 	ref := it.ref
@@ -412,7 +478,7 @@ func (s *Supervisor) admitLocked(o Owner) string {
 	if s.closed || s.draining {
 		return "closed"
 	}
-	if o.end != nil && o.end.ended {
+	if o.sc != nil && o.sc.ended {
 		return reasonScopeEnded
 	}
 	if o.depth >= s.cfg.maxDepth {
@@ -462,48 +528,73 @@ func (s *Supervisor) refusal(reason string) error {
 func (s *Supervisor) ownerLocked(o Owner) *ownerState {
 	os := s.owners[o.id]
 	if os == nil {
-		os = &ownerState{id: o.id, depth: o.depth, items: make(map[string]*item)}
+		os = &ownerState{id: o.id, depth: o.depth, sc: o.sc, items: make(map[string]*item)}
 		s.owners[o.id] = os
+		if o.sc != nil {
+			o.sc.os = os
+		}
 	}
 	return os
 }
 
-// dispatchLocked starts queued Work while running slots are free, taking
-// one Work per owner in turn (FIFO within an owner, round-robin across
-// owners).
-func (s *Supervisor) dispatchLocked(e *emission) {
-	for len(s.running) < s.cfg.maxRunning && s.ready.Len() > 0 {
-		front := s.ready.Front()
-		os := front.Value.(*ownerState)
-		it := os.queue.Remove(os.queue.Front()).(*item)
-		it.queueElem = nil
-		s.ready.Remove(front)
-		os.ring = nil
-		if os.queue.Len() > 0 {
-			os.ring = s.ready.PushBack(os)
-		}
-		now := s.cfg.clock.Now()
-		it.started = now
-		s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
-		s.running[it] = struct{}{}
-		ctx, cancel := context.WithCancelCause(it.ctx)
-		it.cancel = cancel
-		it.scope = it.owner.id + "/" + it.ref.ID
-		it.scopeEnd = &scopeEnd{}
-		scope := Owner{id: it.scope, depth: it.owner.depth + 1, end: it.scopeEnd}
-		ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope})
-		if it.maxDur > 0 {
-			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
-		}
-		run := it.run
-		it.run = nil
-		s.wg.Add(1)
-		go s.execute(it, ctx, run)
+// popLocked takes the first queued Work of os (which is in the ready ring)
+// and moves os to the back of the ring when it has more.
+func (s *Supervisor) popLocked(os *ownerState) *item {
+	it := os.queue.Remove(os.queue.Front()).(*item)
+	it.queueElem = nil
+	s.queuedBelowLocked(os, -1)
+	s.ready.Remove(os.ring)
+	os.ring = nil
+	if os.queue.Len() > 0 {
+		os.ring = s.ready.PushBack(os)
+	}
+	return it
+}
+
+// runLocked starts a Work taken from its owner's queue, on a pool slot
+// (lender nil) or on lender's lent slot.
+func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
+	now := s.cfg.clock.Now()
+	it.started = now
+	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
+	s.running[it] = struct{}{}
+	if lender != nil {
+		it.lender, lender.borrower = lender, it
+	}
+	ctx, cancel := context.WithCancelCause(it.ctx)
+	it.cancel = cancel
+	it.sc = &scope{work: it, parent: it.owner.sc}
+	scope := Owner{id: it.owner.id + "/" + it.ref.ID, depth: it.owner.depth + 1, sc: it.sc}
+	ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope, run: it.budget})
+	if it.maxDur > 0 {
+		it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+	}
+	run := it.run
+	it.run = nil
+	s.live.Add(1)
+	go s.execute(it, ctx, run)
+}
+
+// exited is called as a child goroutine or a foreground call ends.
+func (s *Supervisor) exited() {
+	if s.live.Add(-1) == 0 && s.closing.Load() {
+		s.mu.Lock()
+		s.signalIdleLocked()
+		s.mu.Unlock()
+	}
+}
+
+// signalIdleLocked closes idle once the Supervisor is closed and nothing
+// runs.
+func (s *Supervisor) signalIdleLocked() {
+	if s.closed && !s.idleDone && s.live.Load() == 0 {
+		s.idleDone = true
+		close(s.idle)
 	}
 }
 
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
-	defer s.wg.Done()
+	defer s.exited()
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
@@ -543,6 +634,8 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		to, ev.ErrorClass = StateFailed, ClassDeadline
 	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
 		to = StateCancelled
+	case err != nil && it.budget.refused():
+		to, ev.ErrorClass = StateFailed, ClassBudgetExhausted
 	case err != nil:
 		to, ev.ErrorClass = StateFailed, ClassError
 	case it.maxBytes > 0 && len(out) > it.maxBytes:
@@ -558,12 +651,14 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	it.cancel(nil)
 	it.cancel = nil
+	s.endRunLocked(it, ev.ErrorClass, &e)
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
-	it.scopeEnd.ended = true
-	if os := s.owners[it.scope]; os != nil {
+	it.sc.ended = true
+	if os := it.sc.os; os != nil && s.owners[os.id] == os {
 		s.releaseLocked(os, &e)
 	}
+	s.freeSlotLocked(it, &e)
 	s.dispatchLocked(&e)
 	s.unlockAndEmit(&e)
 }
@@ -571,9 +666,11 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
+	s.settleRunLocked(it.budget, it.owner.id+"/"+it.ref.ID)
 	it.owner.active--
 	e.done = append(e.done, it.done)
 	if it.detached {
+		delete(it.owner.hidden, it)
 		s.forgetItemLocked(it)
 		return
 	}
@@ -585,31 +682,69 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 // to it afterwards.
 func (s *Supervisor) forgetItemLocked(it *item) {
 	s.counts[it.target.Label][it.state.index()]--
-	it.output, it.commands = "", nil
+	it.output, it.mb = "", nil
 }
 
-// evictLocked drops the owner's oldest terminal Work beyond the retention
-// bounds.
-func (s *Supervisor) evictLocked(os *ownerState) {
-	now := s.cfg.clock.Now()
-	for f := os.terminal.Front(); f != nil; f = os.terminal.Front() {
-		it := f.Value.(*item)
-		tooMany := os.terminal.Len() > s.cfg.retainTerminal
-		tooOld := s.cfg.retainAge > 0 && now.Sub(it.finished) > s.cfg.retainAge
-		if !tooMany && !tooOld {
-			return
-		}
-		os.terminal.Remove(f)
-		it.termElem = nil
-		delete(os.items, it.ref.ID)
-		s.forgetItemLocked(it)
+// Eviction classes, evicted in this order.
+const (
+	evictRead     = iota // completed, result read
+	evictUnwanted        // failed or cancelled
+	evictUnread          // completed, result not yet read
+)
+
+func (it *item) evictClass() int {
+	switch {
+	case it.state != StateCompleted:
+		return evictUnwanted
+	case it.read:
+		return evictRead
 	}
+	return evictUnread
+}
+
+// evictLocked drops the owner's terminal Work beyond the retention bounds:
+// first every Work finished longer ago than the age bound, then, while more
+// are kept than the count bound, the oldest finished of the first non-empty
+// class: read results, then failed and cancelled Work, then unread results.
+// The class scan runs only when the count bound is exceeded.
+func (s *Supervisor) evictLocked(os *ownerState) {
+	if s.cfg.retainAge > 0 {
+		now := s.cfg.clock.Now()
+		for f := os.terminal.Front(); f != nil && now.Sub(f.Value.(*item).finished) > s.cfg.retainAge; f = os.terminal.Front() {
+			s.evictItemLocked(os, f.Value.(*item))
+		}
+	}
+	for os.terminal.Len() > s.cfg.retainTerminal {
+		var first [evictUnread + 1]*item
+		for f := os.terminal.Front(); f != nil; f = f.Next() {
+			it := f.Value.(*item)
+			if c := it.evictClass(); first[c] == nil {
+				first[c] = it
+				if c == evictRead {
+					break
+				}
+			}
+		}
+		for _, it := range first {
+			if it != nil {
+				s.evictItemLocked(os, it)
+				break
+			}
+		}
+	}
+}
+
+func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+	os.terminal.Remove(it.termElem)
+	it.termElem = nil
+	delete(os.items, it.ref.ID)
+	s.forgetItemLocked(it)
 }
 
 // lookupLocked finds a Work visible to o, evicting expired Work first.
 func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
-	if o.IsZero() {
-		return nil, ErrInvalidOwner
+	if err := validOwner(o); err != nil {
+		return nil, err
 	}
 	os := s.owners[o.id]
 	if os == nil {
@@ -626,7 +761,8 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 func (it *item) status() Status {
 	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
-		ResultAvailable: it.hasOutput, ResultRead: it.read, Progress: it.prog.snapshot()}
+		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget(),
+		ResultRead: it.read, Progress: it.prog.snapshot()}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
@@ -644,8 +780,8 @@ func (s *Supervisor) Status(o Owner, id string) (Status, error) {
 // finished; within each group newest first (by start order). It returns an
 // empty slice for an owner with none.
 func (s *Supervisor) List(o Owner) ([]Status, error) {
-	if o.IsZero() {
-		return nil, ErrInvalidOwner
+	if err := validOwner(o); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -675,7 +811,7 @@ func (s *Supervisor) List(o Owner) ([]Status, error) {
 // creation while queued) to now, or to the finish for terminal Work.
 // Selection costs O(n log 12) for n visible Works: it does not sort them.
 func (s *Supervisor) Rows(o Owner) (rows []Row, more int) {
-	if o.IsZero() {
+	if validOwner(o) != nil {
 		return nil, 0
 	}
 	s.mu.Lock()
@@ -739,6 +875,12 @@ func (it *item) elapsed(now time.Time) time.Duration {
 // the returned Status is completed (an empty output is a valid result). The
 // wait is woken by settlement, not by polling. A negative timeout is
 // ErrInvalidTimeout.
+//
+// When o is a child's scope, the waiting child lends its running slot to
+// its own descendants for the wait, and Result returns only once the child
+// has a slot again (see "Running slots" in the package doc); a Result whose
+// ctx ends returns at once. Once Result has returned a terminal answer, the
+// Work keeps no command records (see Send).
 func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
 	if timeout < 0 {
 		return Status{}, "", ErrInvalidTimeout
@@ -750,8 +892,8 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		return s.readLocked(it, err)
 	}
 	done, terminal := it.done, it.state.Terminal()
-	s.mu.Unlock()
 	if terminal {
+		s.mu.Unlock()
 		// Settled, perhaps with its events still being delivered: done
 		// closes right after, so a terminal answer is never ahead of the
 		// observer.
@@ -759,6 +901,9 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		s.mu.Lock()
 		return s.readLocked(s.lookupLocked(o, id))
 	}
+	var e emission
+	w := s.lendLocked(o, it, &e)
+	s.unlockAndEmit(&e)
 
 	expired := make(chan struct{})
 	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
@@ -768,6 +913,9 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	case <-ctx.Done():
 	}
 	stop()
+	if w != nil {
+		s.unlend(ctx, w)
+	}
 	s.mu.Lock()
 	return s.readLocked(s.lookupLocked(o, id))
 }
@@ -779,6 +927,9 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 		return Status{}, "", err
 	}
 	st := it.status()
+	if st.State.Terminal() {
+		it.dropCommands()
+	}
 	if !it.hasOutput {
 		s.mu.Unlock()
 		return st, "", nil
@@ -819,6 +970,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 		os := it.owner
 		os.queue.Remove(it.queueElem)
 		it.queueElem = nil
+		s.queuedBelowLocked(os, -1)
 		if os.queue.Len() == 0 && os.ring != nil {
 			s.ready.Remove(os.ring)
 			os.ring = nil
@@ -838,8 +990,12 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 }
 
 // Detach removes a Work from o's view without cancelling it: afterwards o
-// gets ErrNotFound for it, and its execution continues. Detached Work is
-// forgotten entirely once it is terminal.
+// gets ErrNotFound for it, and its execution continues. Detaching hides the
+// Work and nothing else: until it is terminal it still counts against o's
+// outstanding limit, and it is cancelled like o's visible Work by o's
+// Release, by the end of the child whose scope o is, and by Close; the
+// Observer sees the rest of its events. Its command records are dropped at
+// once, and it is forgotten entirely once it is terminal.
 func (s *Supervisor) Detach(o Owner, id string) (DetachReceipt, error) {
 	var e emission
 	s.mu.Lock()
@@ -854,107 +1010,82 @@ func (s *Supervisor) Detach(o Owner, id string) (DetachReceipt, error) {
 }
 
 func (s *Supervisor) detachLocked(it *item, e *emission) {
-	delete(it.owner.items, it.ref.ID)
+	os := it.owner
+	delete(os.items, it.ref.ID)
 	it.detached = true
+	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
 	if it.termElem != nil {
-		it.owner.terminal.Remove(it.termElem)
+		os.terminal.Remove(it.termElem)
 		it.termElem = nil
 		s.forgetItemLocked(it)
+		return
 	}
+	if os.hidden == nil {
+		os.hidden = make(map[*item]struct{})
+	}
+	os.hidden[it] = struct{}{}
 }
 
-// Release detaches all of o's visible Work, cancels the unfinished part
-// of it (queued Work is cancelled, running Work becomes cancel-requested and
-// is forgotten when it ends) and forgets o
-// (including its starts budget). Call it when the agent instance that o
-// stands for is done. A child's own scope is released when the child ends.
+// Release detaches all of o's visible Work, cancels every unfinished Work
+// of o, visible or detached (queued Work is cancelled, running Work becomes
+// cancel-requested and is forgotten when it ends) and forgets o (including
+// its starts budget). Call it when the agent instance that o stands for is
+// done. A child's own scope is released when the child ends. Release of an
+// invalid owner does nothing.
 func (s *Supervisor) Release(o Owner) {
+	if validOwner(o) != nil {
+		return
+	}
 	var e emission
 	s.mu.Lock()
 	if os := s.owners[o.id]; os != nil {
 		s.releaseLocked(os, &e)
 	}
+	s.forgetPoolLocked(o.id)
 	s.closeSubscriptionsLocked(o.id, false)
 	s.unlockAndEmit(&e)
 }
 
 // releaseLocked detaches every Work visible to os, then cancels the
-// unfinished ones. Detaching first matters: cancelling queued Work of a
-// still-attached owner would retire it into the terminal list and could
-// evict other items mid-release, so which items got a detached event would
-// depend on map order.
+// unfinished ones, and cancels os's detached Work. Detaching first
+// matters: cancelling queued Work of a still-attached owner would retire it
+// into the terminal list and could evict other items mid-release, so which
+// items got a detached event would depend on map order.
 func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 	now := s.cfg.clock.Now()
 	for _, it := range os.items {
 		s.detachLocked(it, e)
 		s.cancelLocked(it, now, errCancelRequested, e)
 	}
+	for it := range os.hidden {
+		s.cancelLocked(it, now, errCancelRequested, e)
+	}
 	delete(s.owners, os.id)
+	if os.sc != nil && os.sc.os == os {
+		os.sc.os = nil
+	}
 	s.closeSubscriptionsLocked(os.id, false)
 }
 
-// Send queues guidance for a non-terminal agent child visible to o. The
-// text waits in the Work's FIFO mailbox until the child drains it at its
-// next model-request boundary (Execution.Guidance); the engine then holds no
-// copy. commandID is the caller's command identity (the model's tool-call
-// id): the same commandID with the same text returns the first receipt and
-// queues nothing; with other text it is ErrConflict. Only a SHA-256 digest
-// of the text is kept for this. An empty commandID is never deduplicated.
-//
-// Send fails with ErrEmptyMessage, ErrNotFound, ErrNotAgent, ErrConflict or
-// ErrTerminal, checked in that order: a replay of an accepted command
-// returns its receipt even after the Work has ended.
-func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, error) {
-	if strings.TrimSpace(message) == "" {
-		return SendReceipt{}, ErrEmptyMessage
-	}
-	var e emission
-	s.mu.Lock()
-	it, err := s.lookupLocked(o, id)
-	if err != nil {
-		s.mu.Unlock()
-		return SendReceipt{}, err
-	}
-	if it.target.Kind != KindAgent {
-		s.mu.Unlock()
-		return SendReceipt{}, ErrNotAgent
-	}
-	digest := sha256.Sum256([]byte(message))
-	if c, ok := it.commands[commandID]; ok && commandID != "" {
-		s.mu.Unlock()
-		if c.digest != digest {
-			return SendReceipt{}, ErrConflict
-		}
-		return c.receipt, nil
-	}
-	if it.state.Terminal() {
-		s.mu.Unlock()
-		return SendReceipt{}, ErrTerminal
-	}
-	now := s.cfg.clock.Now()
-	it.cursor++
-	cursor := strconv.Itoa(it.cursor)
-	r := SendReceipt{WorkID: id, ID: id + "." + cursor, Cursor: cursor, AcceptedAt: now}
-	it.guidance = append(it.guidance, message)
-	if commandID != "" {
-		if it.commands == nil {
-			it.commands = make(map[string]command)
-		}
-		it.commands[commandID] = command{digest: digest, receipt: r}
-	}
-	e.add(it, Event{Type: EventGuidanceAccepted, Time: now, Count: 1})
-	s.unlockAndEmit(&e)
-	return r, nil
-}
-
 // Close stops admitting Work (later starts fail with ErrClosed), cancels
-// every queued and running Work, and waits until every child goroutine has
+// every queued and running Work (visible or detached) and every foreground
+// call, and waits until every child goroutine and foreground call has
 // returned or ctx is done, whichever comes first; in the latter case it
 // returns ctx's error and the remaining goroutines exit when their children
-// return. Owner operations keep working on what is left. Close is
-// idempotent. Every Subscription is closed when Close returns.
+// return (Close itself leaves no goroutine behind). When nothing is running
+// Close returns nil, even with a ctx that has already ended. Owner
+// operations keep working on what is left. Close is idempotent. Every
+// Subscription is closed when Close returns.
+//
+// A child cannot close its own Supervisor: Close with a context that
+// carries an Execution of this Supervisor (ctx is, or derives from, a
+// child's context) fails with ErrCloseFromChild and changes nothing, where
+// it would otherwise wait for the calling child itself.
 func (s *Supervisor) Close(ctx context.Context) error {
+	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
+		return ErrCloseFromChild
+	}
 	defer func() {
 		s.mu.Lock()
 		s.closeSubscriptionsLocked("", true)
@@ -964,6 +1095,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	s.mu.Lock()
 	first := !s.closed
 	s.closed = true
+	s.closing.Store(true)
 	now := s.cfg.clock.Now()
 	for f := s.ready.Front(); f != nil; f = s.ready.Front() {
 		os := f.Value.(*ownerState)
@@ -977,17 +1109,19 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	for fg := range s.foreground {
 		fg.cancel(errClosed)
 	}
+	s.releaseReclaimersLocked()
+	s.signalIdleLocked()
 	s.unlockAndEmit(&e)
 	if first && s.unwatch != nil {
 		s.unwatch()
 	}
-	done := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
+	case <-s.idle:
+		return nil
+	default:
+	}
+	select {
+	case <-s.idle:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -78,6 +78,10 @@ type Status struct {
 	// Progress it is for the application only: the JSON has neither.
 	ResultRead bool
 	Progress   Progress // the child's progress counts so far
+	// BudgetExhausted names the budget that ran out (Budget* constants),
+	// or is "". A completed Work with it set holds a partial result. Like
+	// the usage it is for the application: the JSON does not have it.
+	BudgetExhausted string
 }
 
 // MarshalJSON encodes the exact WorkStatus contract: attachment is always

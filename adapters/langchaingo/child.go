@@ -177,6 +177,9 @@ func prepareChildExecutor(exec *agents.Executor) *agents.Executor {
 	}
 	cp.Memory = freshMemory(cp.Memory)
 	cp.Agent = wrapAgentModel(cp.Agent)
+	if len(cp.Agent.GetTools()) > 0 {
+		cp.Agent = budgetAgentTools(cp.Agent)
+	}
 	return &cp
 }
 
@@ -241,7 +244,13 @@ func wrapChain(c chains.Chain) chains.Chain {
 }
 
 func runExecutor(ctx context.Context, exec *agents.Executor, input string) (string, error) {
-	out, err := chains.Call(ctx, exec, map[string]any{"input": input})
+	final := &finalCapture{}
+	out, err := chains.Call(context.WithValue(ctx, finalKey{}, final), exec, map[string]any{"input": input})
+	if err != nil && final.set && ctx.Err() == nil {
+		// The budget ran out and the model gave its final answer, which
+		// the agent could not take as one (or kept on): it is the output.
+		return final.text, nil
+	}
 	if err != nil {
 		return "", err
 	}

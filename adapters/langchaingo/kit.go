@@ -34,6 +34,7 @@ type Option interface{ apply(*kitConfig) }
 type kitConfig struct {
 	owner      work.Owner
 	extraNames []string
+	pool       *work.Budget
 }
 
 type kitOptionFunc func(*kitConfig)
@@ -86,6 +87,9 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 		if !cfg.owner.IsZero() {
 			return nil, errors.New("langchaingo: WithOwner inside a child: a child's agents own work in the child's own scope (the nesting limit applies)")
 		}
+		if cfg.pool != nil {
+			return nil, errors.New("langchaingo: WithPool inside a child: a child's children reserve from the child's own budget reservation")
+		}
 		cfg.owner = ex.Scope()
 	} else if cfg.owner.IsZero() {
 		cfg.owner = work.NewOwner("agent-" + randomHex())
@@ -136,6 +140,11 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 	set, err := middleware.Prepare(sup, cfg.owner, entries, cfg.extraNames...)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.pool != nil {
+		if err := sup.SetPool(cfg.owner, *cfg.pool); err != nil {
+			return nil, err
+		}
 	}
 	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
 	k.model = &Model{inner: unwrap(llm), kit: k}

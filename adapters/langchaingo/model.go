@@ -100,6 +100,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	b, err := begin(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var co llms.CallOptions
 	for _, o := range opts {
 		o(&co)
@@ -108,11 +112,20 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		if !sendsTools(m.inner) {
 			return nil, errToolsNotSent(m.inner)
 		}
-		opts = m.toolOptions(opts, co)
+		dropped := false
+		if b.turn.Final {
+			opts, dropped = finalOptions(m.inner, opts, msgs)
+		}
+		if !dropped {
+			opts = m.toolOptions(opts, co)
+		}
 	}
 	countModelRequest(ctx)
 	if g := middleware.Guidance(ctx); g != "" {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
+	}
+	if b.turn.Final {
+		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, finalText(b.turn.Budget)))
 	}
 	if m.kit != nil {
 		if block := m.kit.set.StatusBlock(ctx); block != "" {
@@ -126,6 +139,9 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	resp, err := m.inner.GenerateContent(ctx, msgs, opts...)
 	if err == nil && co.N <= 1 {
 		resp = mergeChoices(resp)
+	}
+	if err == nil {
+		resp = b.end(ctx, resp)
 	}
 	if m.kit != nil {
 		m.kit.ids.step(resp)

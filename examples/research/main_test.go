@@ -64,6 +64,14 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(out, guidance) {
 		fail("research_web's second turn does not show the guidance")
 	}
+	// research_web's budget of one turn made that second turn its final
+	// request, and its report a partial result.
+	if !strings.Contains(out, guidance+"       | [budget] Your turns budget for this task is used up.") {
+		fail("research_web's second turn is not its final request")
+	}
+	if !strings.Contains(out, "(research_web's result is partial: its turns budget ran out)\n") {
+		fail("the partial result is not shown")
+	}
 	if n := strings.Count(out, "[supervisor guidance]"); n != 1 {
 		fail("the guidance was shown %d times, want 1", n)
 	}

@@ -130,7 +130,11 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	kit, err := lc.Prepare(ctx, sup, tr.model("coordinator", d.model(cfg.provider, d.coordinatorScript()...)), []tools.Tool{
 		d.wordCount(),
 		d.outline(cfg.provider),
-		lc.Backgroundable(d.researcher("research_web", "Researches a topic on the web and returns a short report with sources.", cfg.provider, d.webGate)),
+		// research_web has a budget of one model request (turn): its
+		// second request is its final one, without tools, and its answer
+		// is a partial result.
+		lc.Backgroundable(d.researcher("research_web", "Researches a topic on the web and returns a short report with sources.", cfg.provider, d.webGate,
+			lc.WithBudget(work.Budget{MaxTurns: 1}))),
 		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
 		lc.Backgroundable(d.fetchDataset()),
 		lc.Backgroundable(d.checkCitations()),
@@ -173,6 +177,11 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	if err != nil {
 		kit.Release()
 		return nil, err
+	}
+	for _, st := range list {
+		if st.BudgetExhausted != "" && st.State == work.StateCompleted {
+			fmt.Fprintf(w, "(%s's result is partial: its %s budget ran out)\n", st.TargetLabel, st.BudgetExhausted)
+		}
 	}
 	return kit, nil
 }
@@ -254,7 +263,7 @@ func (d *demo) outline(provider llms.Model) *lc.Child {
 // researcher is a backgroundable child agent with a search tool. The web
 // researcher's search waits for gate (the coordinator opens it after
 // steering); the papers researcher's search runs until cancelled.
-func (d *demo) researcher(name, desc string, provider llms.Model, gate chan struct{}) *lc.Child {
+func (d *demo) researcher(name, desc string, provider llms.Model, gate chan struct{}, opts ...lc.ChildOption) *lc.Child {
 	search := funcTool{name: "search", desc: "Searches for sources.", fn: func(ctx context.Context, q string) (string, error) {
 		if d.live {
 			return "Sources: go.dev/blog, Dmitry Vyukov's scalable scheduler design doc (2012), Go 1.14 release notes.", nil
@@ -283,7 +292,7 @@ func (d *demo) researcher(name, desc string, provider llms.Model, gate chan stru
 	}
 	m := d.model(provider, scripted.FunctionsCall("search", query), final)
 	agent := agents.NewOpenAIFunctionsAgent(d.tr.model(name, m), []tools.Tool{d.tr.tool(name, search)})
-	return lc.FromExecutor(name, desc, agents.NewExecutor(agent, agents.WithMaxIterations(4)))
+	return lc.FromExecutor(name, desc, agents.NewExecutor(agent, agents.WithMaxIterations(4)), opts...)
 }
 
 // fetchDataset is a backgroundable function child that fails.

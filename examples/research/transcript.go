@@ -76,12 +76,15 @@ func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.Message
 			fmt.Fprintf(&b, "%s   > %s\n", in, line)
 		}
 	}
-	if n := len(msgs); n > 0 {
-		last := msgs[n-1]
-		if text := partsText(last); strings.HasPrefix(text, "[background work]") || strings.HasPrefix(text, "[supervisor guidance]") {
-			for _, line := range strings.Split(text, "\n") {
-				fmt.Fprintf(&b, "%s   | %s\n", in, line)
-			}
+	// The context the adapter appended (status block, guidance, the
+	// budget's final instruction) is the last few messages.
+	first := len(msgs)
+	for first > 0 && appended(partsText(msgs[first-1])) {
+		first--
+	}
+	for _, m := range msgs[first:] {
+		for _, line := range strings.Split(partsText(m), "\n") {
+			fmt.Fprintf(&b, "%s   | %s\n", in, line)
 		}
 	}
 	resp, err := p.inner.GenerateContent(ctx, msgs, opts...)
@@ -101,6 +104,10 @@ func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.Message
 	}
 	p.t.printf("%s", b.String())
 	return resp, err
+}
+
+func appended(text string) bool {
+	return strings.HasPrefix(text, "[background work]") || strings.HasPrefix(text, "[supervisor guidance]") || strings.HasPrefix(text, "[budget]")
 }
 
 func partsText(m llms.MessageContent) string {

@@ -39,6 +39,7 @@ var metricNames = []string{
 	"agentwork_guidance_messages_total",
 	"agentwork_status_block_rows",
 	"agentwork_work_actions_total",
+	"agentwork_work_budget_exhausted_total",
 	"agentwork_work_concurrency_limit",
 	"agentwork_work_duration_seconds",
 	"agentwork_work_items",

@@ -1,0 +1,146 @@
+package work
+
+// Turn is the boundary's answer to a child's model request.
+type Turn struct {
+	// Final is set for the child's final request: the adapter sends it
+	// with no tools and an instruction to answer now, and its answer is
+	// the child's output.
+	Final bool
+	// Budget names the budget that ran out (BudgetTurns, BudgetToolCalls
+	// or BudgetTokens) when Final is set or the request is refused.
+	Budget string
+}
+
+// BeginRequest is called by a child's agent adapter before each model
+// request (its model-request boundary). While no budget has run out it
+// counts one turn and returns the zero Turn: an ordinary request. Once the
+// turns are used up, or the tool calls or tokens reached their limit, it
+// returns a Turn with Final set, once; every later request is refused with
+// ErrBudgetExhausted, and so is the first when the Work was started to
+// fail on exhaustion (Spec.FailOnBudget). A refused child that returns an
+// error fails with class budget_exhausted.
+//
+// It is safe for concurrent use, does not allocate on the ordinary path
+// and never takes the Supervisor's lock except to report the exhaustion.
+// Outside a child run (no budget) it always returns the zero Turn.
+func (e *Execution) BeginRequest() (Turn, error) {
+	r := e.run
+	if r == nil {
+		return Turn{}, nil
+	}
+	r.mu.Lock()
+	if r.phase != phaseOrdinary {
+		r.phase = phaseRefused
+		b := r.exhausted
+		r.mu.Unlock()
+		return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up and the final request was made", b)
+	}
+	first := false
+	if r.exhausted == "" {
+		if b := r.reached(); b != "" {
+			first = r.exhaustLocked(b)
+		}
+	}
+	if b := r.exhausted; b != "" {
+		fail := r.fail
+		if fail {
+			r.phase = phaseRefused
+		} else {
+			r.phase = phaseFinal
+		}
+		r.mu.Unlock()
+		if first {
+			r.report(Event{Type: EventBudgetExhausted, Budget: b})
+		}
+		if fail {
+			return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up", b)
+		}
+		return Turn{Final: true, Budget: b}, nil
+	}
+	r.ownTurns.Add(1)
+	r.m[dimTurns].used.Add(1)
+	r.mu.Unlock()
+	return Turn{}, nil
+}
+
+// EndRequest is called by the adapter after each model response with the
+// tokens the provider reported. known is false when the response carried
+// no usage: its tokens count as unknown (Usage.UnknownUsage), and the run's
+// token reservation then stays charged in full at settlement.
+func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
+	r := e.run
+	if r == nil {
+		return
+	}
+	if !known {
+		r.unknown.Add(1)
+		return
+	}
+	inputTokens, outputTokens = max(inputTokens, 0), max(outputTokens, 0)
+	r.in.Add(inputTokens)
+	r.out.Add(outputTokens)
+	r.m[dimTokens].used.Add(inputTokens + outputTokens)
+}
+
+// ToolCallsLeft returns how many more tool calls the child may make: -1
+// when they are not limited, 0 once its final request was granted. An
+// adapter drops a response's tool calls beyond it, so that a child never
+// makes more than its limit.
+func (e *Execution) ToolCallsLeft() int {
+	r := e.run
+	if r == nil {
+		return -1
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase != phaseOrdinary {
+		return 0
+	}
+	if a := r.m[dimToolCalls].avail(); a >= 0 {
+		return int(a)
+	}
+	return -1
+}
+
+// BeginToolCall is called by the adapter before each tool call of the
+// child's agent. It counts the call and returns true, or returns false
+// (counting nothing) when the tool-call budget is used up or the final
+// request was granted: the adapter then does not run the tool.
+func (e *Execution) BeginToolCall() bool {
+	r := e.run
+	if r == nil {
+		return true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase != phaseOrdinary {
+		return false
+	}
+	if m := &r.m[dimToolCalls]; m.limit > 0 && m.used.Load()+m.held.Load() >= m.limit {
+		return false
+	}
+	r.ownTools.Add(1)
+	r.m[dimToolCalls].used.Add(1)
+	return true
+}
+
+// Budget returns the child's effective budget: its own, the Supervisor's
+// defaults and ceiling, and its pool applied. It is the zero Budget for a
+// context that is no child run.
+func (e *Execution) Budget() Budget {
+	if e.run == nil {
+		return Budget{}
+	}
+	return e.run.budget
+}
+
+// Usage returns what the child has spent so far.
+func (e *Execution) Usage() Usage { return e.run.usage() }
+
+// report delivers a budget event of r.
+func (r *run) report(ev Event) {
+	if r.emit != nil {
+		ev.Time = r.s.cfg.clock.Now()
+		r.emit(ev)
+	}
+}

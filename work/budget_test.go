@@ -1,0 +1,380 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// looping is a child that behaves as an agent that never finishes on its
+// own: every turn it reports usage and asks for toolsPerTurn tool calls
+// (dropping those beyond ToolCallsLeft, as the adapter does). Only its
+// budget stops it; its final answer names the turn it was granted on.
+type looping struct {
+	toolsPerTurn int
+	in, out      int64
+	known        bool
+	ignoreFinal  bool // keeps asking after the final request
+}
+
+func (l looping) run(ctx context.Context) (string, error) {
+	ex, ok := work.ExecutionFrom(ctx)
+	if !ok {
+		return "", errors.New("no execution")
+	}
+	for i := 0; i < 1000; i++ {
+		turn, err := ex.BeginRequest()
+		if err != nil {
+			return "", err
+		}
+		ex.EndRequest(l.in, l.out, l.known)
+		if turn.Final && !l.ignoreFinal {
+			return fmt.Sprintf("partial: %s after %d turns", turn.Budget, ex.Usage().Turns), nil
+		}
+		n := l.toolsPerTurn
+		if left := ex.ToolCallsLeft(); left >= 0 && left < n {
+			n = left
+		}
+		for range n {
+			if !ex.BeginToolCall() {
+				return "", errors.New("a tool call within ToolCallsLeft was refused")
+			}
+		}
+	}
+	return "", errors.New("the budget never stopped the loop")
+}
+
+func (h *harness) startSpec(spec work.Spec) work.Ref {
+	h.t.Helper()
+	ref, err := h.s.Start(context.Background(), spec)
+	if err != nil {
+		h.t.Fatalf("Start: %v", err)
+	}
+	return ref
+}
+
+func TestBudgetStopsLoopingChildAtEachLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		budget    work.Budget
+		loop      looping
+		exhausted string
+		usage     work.Usage
+	}{
+		{"turns", work.Budget{MaxTurns: 3}, looping{known: true, in: 10, out: 5}, work.BudgetTurns,
+			work.Usage{Turns: 3, InputTokens: 40, OutputTokens: 20}},
+		{"tool calls", work.Budget{MaxToolCalls: 3}, looping{toolsPerTurn: 2, known: true, in: 1, out: 1}, work.BudgetToolCalls,
+			work.Usage{Turns: 2, ToolCalls: 3, InputTokens: 3, OutputTokens: 3}},
+		{"tokens", work.Budget{MaxTokens: 250}, looping{known: true, in: 60, out: 40}, work.BudgetTokens,
+			work.Usage{Turns: 3, InputTokens: 240, OutputTokens: 160}},
+		{"unknown usage is not counted", work.Budget{MaxTurns: 2, MaxTokens: 10}, looping{in: 60, out: 40}, work.BudgetTurns,
+			work.Usage{Turns: 2, UnknownUsage: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t)
+			ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: tt.loop.run, Budget: tt.budget})
+			ev := h.obs.waitTerminal(ref.ID)
+			if ev.To != work.StateCompleted {
+				t.Fatalf("terminal = %+v", ev)
+			}
+			st, out, err := h.s.Result(t.Context(), coord, ref.ID, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("partial: %s after %d turns", tt.exhausted, tt.usage.Turns)
+			if out != want || st.BudgetExhausted != tt.exhausted {
+				t.Fatalf("result = %q, %q; want %q", out, st.BudgetExhausted, want)
+			}
+			var usage []work.Usage
+			exhaustedEvents := 0
+			for _, e := range h.obs.events(ref.ID) {
+				switch e.Type {
+				case work.EventUsage:
+					usage = append(usage, e.Usage)
+				case work.EventBudgetExhausted:
+					exhaustedEvents++
+					if e.Budget != tt.exhausted {
+						t.Errorf("exhausted event budget = %q", e.Budget)
+					}
+				}
+			}
+			if len(usage) != 1 || usage[0] != tt.usage || exhaustedEvents != 1 {
+				t.Fatalf("usage = %+v, exhausted events = %d; want %+v", usage, exhaustedEvents, tt.usage)
+			}
+		})
+	}
+}
+
+func TestBudgetFailOnExhaustion(t *testing.T) {
+	h := newHarness(t)
+	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: looping{}.run,
+		Budget: work.Budget{MaxTurns: 2}, FailOnBudget: true})
+	if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateFailed || ev.ErrorClass != work.ClassBudgetExhausted {
+		t.Fatalf("terminal = %+v", ev)
+	}
+	if st := h.status(coord, ref.ID); st.BudgetExhausted != work.BudgetTurns || st.ResultAvailable {
+		t.Fatalf("status = %+v", st)
+	}
+}
+
+func TestBudgetRequestAfterFinalIsRefused(t *testing.T) {
+	h := newHarness(t)
+	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: looping{ignoreFinal: true}.run,
+		Budget: work.Budget{MaxTurns: 1}})
+	if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateFailed || ev.ErrorClass != work.ClassBudgetExhausted {
+		t.Fatalf("terminal = %+v", ev)
+	}
+}
+
+func TestBudgetDefaultsAndCeiling(t *testing.T) {
+	budgetOf := func(h *harness, b work.Budget) work.Budget {
+		t.Helper()
+		got := make(chan work.Budget, 1)
+		ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: b, Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			got <- ex.Budget()
+			return "", nil
+		}})
+		h.obs.waitTerminal(ref.ID)
+		return <-got
+	}
+	h := newHarness(t)
+	if b := budgetOf(h, work.Budget{}); b != (work.Budget{MaxTurns: work.DefaultMaxTurns, MaxToolCalls: work.DefaultMaxToolCalls, MaxDuration: work.DefaultMaxDuration}) {
+		t.Fatalf("defaults = %+v", b)
+	}
+	h = newHarness(t, work.WithDefaultBudget(work.Budget{MaxTurns: 7, MaxToolCalls: -1, MaxTokens: 1000, MaxDuration: time.Minute}),
+		work.WithBudgetCeiling(work.Budget{MaxTurns: 20, MaxTokens: 5000, MaxDuration: 2 * time.Minute}))
+	tests := []struct {
+		name      string
+		child     work.Budget
+		effective work.Budget
+	}{
+		{"inherits the defaults", work.Budget{}, work.Budget{MaxTurns: 7, MaxTokens: 1000, MaxDuration: time.Minute}},
+		{"lowers", work.Budget{MaxTurns: 3, MaxToolCalls: 2, MaxTokens: 10, MaxDuration: time.Second},
+			work.Budget{MaxTurns: 3, MaxToolCalls: 2, MaxTokens: 10, MaxDuration: time.Second}},
+		{"cannot raise the ceiling", work.Budget{MaxTurns: 50, MaxTokens: 9000, MaxDuration: time.Hour},
+			work.Budget{MaxTurns: 20, MaxTokens: 5000, MaxDuration: 2 * time.Minute}},
+	}
+	for _, tt := range tests {
+		if b := budgetOf(h, tt.child); b != tt.effective {
+			t.Errorf("%s: effective = %+v, want %+v", tt.name, b, tt.effective)
+		}
+	}
+}
+
+// holding is a child that spends turns of its budget, then waits for the
+// test.
+func holding(turns int, release <-chan struct{}) work.RunFunc {
+	return func(ctx context.Context) (string, error) {
+		ex, _ := work.ExecutionFrom(ctx)
+		for range turns {
+			if _, err := ex.BeginRequest(); err != nil {
+				return "", err
+			}
+			ex.EndRequest(10, 10, true)
+		}
+		select {
+		case <-release:
+			return "done", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
+func TestPoolSharedByThreeChildren(t *testing.T) {
+	h := newHarness(t)
+	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 10, MaxTokens: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	child := work.Budget{MaxTurns: 4, MaxTokens: 300}
+	release := make(chan struct{})
+	first := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: child, Run: holding(1, release)})
+	h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: child, Run: holding(0, make(chan struct{}))})
+	if p, _ := h.s.Pool(coord); p.Reserved != (work.Budget{MaxTurns: 8, MaxTokens: 600}) {
+		t.Fatalf("reserved = %+v", p.Reserved)
+	}
+	before := censusTotal(h.s)
+	_, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: child, Run: immediate("x")})
+	wantCode(t, err, "budget_exhausted")
+	if censusTotal(h.s) != before {
+		t.Fatal("a refused start registered Work")
+	}
+	refused := h.obs.ofType(work.EventRefused)
+	if len(refused) != 1 || refused[0].ErrorClass != work.ClassBudgetExhausted || refused[0].Budget != work.BudgetTurns {
+		t.Fatalf("refused events = %+v", refused)
+	}
+	close(release) // the first child ends after one turn and 20 tokens
+	h.obs.waitTerminal(first.ID)
+	p, _ := h.s.Pool(coord)
+	if p.Reserved != (work.Budget{MaxTurns: 4, MaxTokens: 300}) || p.Spent != (work.Budget{MaxTurns: 1, MaxTokens: 20}) {
+		t.Fatalf("after refund: %+v", p)
+	}
+	third := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: child, Run: immediate("x")})
+	h.obs.waitTerminal(third.ID)
+	var reserved, remaining []int64
+	h.s.PoolCensus(func(budget string, res, rem int64) {
+		if budget == work.BudgetTurns {
+			reserved, remaining = append(reserved, res), append(remaining, rem)
+		}
+	})
+	if len(reserved) != 1 || reserved[0] != 4 || remaining[0] != 5 {
+		t.Fatalf("census: reserved %v, remaining %v", reserved, remaining)
+	}
+	h.s.Release(coord)
+	if _, ok := h.s.Pool(coord); ok {
+		t.Fatal("Release kept the pool")
+	}
+}
+
+func TestPoolChildWithoutBudgetTakesWhatRemains(t *testing.T) {
+	h := newHarness(t)
+	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 6}); err != nil {
+		t.Fatal(err)
+	}
+	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: looping{}.run})
+	h.obs.waitTerminal(ref.ID)
+	if st, out, _ := h.s.Result(t.Context(), coord, ref.ID, 0); out != "partial: turns after 6 turns" {
+		t.Fatalf("result = %q (%+v)", out, st)
+	}
+	if p, _ := h.s.Pool(coord); p.Spent.MaxTurns != 6 || p.Reserved.MaxTurns != 0 {
+		t.Fatalf("pool = %+v", p)
+	}
+	_, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("x")})
+	wantCode(t, err, "budget_exhausted")
+}
+
+func TestPoolUnknownUsageStaysCharged(t *testing.T) {
+	h := newHarness(t)
+	if err := h.s.SetPool(coord, work.Budget{MaxTokens: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 2, MaxTokens: 400}, Run: looping{}.run})
+	h.obs.waitTerminal(ref.ID)
+	if p, _ := h.s.Pool(coord); p.Spent.MaxTokens != 400 || p.Reserved.MaxTokens != 0 {
+		t.Fatalf("pool = %+v", p)
+	}
+}
+
+func TestNestedChildCannotExceedParentReservation(t *testing.T) {
+	h := newHarness(t)
+	parentRef, parent := h.running(coord, agent)
+	_ = parentRef
+	// A parent without an explicit budget or pool sets no reservation.
+	h.obs.waitTerminal(h.startSpec(work.Spec{Owner: parent.ex.Scope(), Target: fn, Budget: work.Budget{MaxTurns: 500}, Run: immediate("x")}).ID)
+	parent.complete("done")
+
+	spec := work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 5, MaxTokens: 100}}
+	c := h.child()
+	spec.Run = c.run
+	ref := h.startSpec(spec)
+	<-c.started
+	scope := c.ex.Scope()
+	_, err := h.s.Start(t.Context(), work.Spec{Owner: scope, Target: agent, Budget: work.Budget{MaxTurns: 6}, Run: immediate("x")})
+	wantCode(t, err, "budget_exhausted")
+	_, err = h.s.Call(t.Context(), work.Spec{Owner: scope, Target: agent, Budget: work.Budget{MaxTokens: 101}, Run: immediate("x")})
+	wantCode(t, err, "budget_exhausted")
+	// A grandchild that inherits gets what remains of its parent's
+	// reservation, and what it spends is charged to the parent.
+	gc := h.startSpec(work.Spec{Owner: scope, Target: agent, Run: looping{}.run})
+	h.obs.waitTerminal(gc.ID)
+	if st, out, _ := h.s.Result(t.Context(), scope, gc.ID, 0); out != "partial: turns after 5 turns" {
+		t.Fatalf("grandchild = %q (%+v)", out, st)
+	}
+	turn, err := c.ex.BeginRequest()
+	if err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+		t.Fatalf("parent after its grandchild spent its reservation: %+v, %v", turn, err)
+	}
+	c.complete("parent")
+	h.obs.waitTerminal(ref.ID)
+}
+
+func TestForegroundCallReservesAndRefunds(t *testing.T) {
+	h := newHarness(t)
+	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 10}); err != nil {
+		t.Fatal(err)
+	}
+	var during work.PoolState
+	out, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 4},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			during, _ = h.s.Pool(coord)
+			_, err := ex.BeginRequest()
+			return "ok", err
+		}})
+	if err != nil || out != "ok" {
+		t.Fatal(out, err)
+	}
+	after, _ := h.s.Pool(coord)
+	if during.Reserved.MaxTurns != 4 || after.Reserved.MaxTurns != 0 || after.Spent.MaxTurns != 1 {
+		t.Fatalf("during %+v, after %+v", during, after)
+	}
+	usage := h.obs.ofType(work.EventUsage)
+	if len(usage) != 1 || usage[0].Usage.Turns != 1 || usage[0].Target != agent.Label || usage[0].WorkID != "" {
+		t.Fatalf("usage events = %+v", usage)
+	}
+	_, err = h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 2},
+		Run: looping{}.run, FailOnBudget: true})
+	var we *work.Error
+	if !errors.As(err, &we) || we.Class != work.ClassBudgetExhausted {
+		t.Fatalf("fail on budget: %v", err)
+	}
+	_, err = h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 8}, Run: immediate("x")})
+	wantCode(t, err, "budget_exhausted")
+}
+
+func TestQueuedCancelRefunds(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1))
+	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 10}); err != nil {
+		t.Fatal(err)
+	}
+	c := h.child()
+	running := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 2}, Run: c.run})
+	<-c.started
+	q := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 3}, Run: immediate("x")})
+	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 5 {
+		t.Fatalf("pool = %+v", p)
+	}
+	if _, err := h.s.Cancel(coord, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 2 || p.Spent.MaxTurns != 0 {
+		t.Fatalf("after cancelling the queued Work: %+v", p)
+	}
+	c.complete("x")
+	h.obs.waitTerminal(running.ID)
+	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 0 {
+		t.Fatalf("after settlement: %+v", p)
+	}
+}
+
+func TestDeadlineReportsDurationBudget(t *testing.T) {
+	h := newHarness(t)
+	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxDuration: time.Minute},
+		Run: func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }})
+	h.obs.wait(ref.ID, func(evs []work.Event) bool { return len(evs) >= 2 })
+	h.clk.Advance(time.Minute)
+	if ev := h.obs.waitTerminal(ref.ID); ev.ErrorClass != work.ClassDeadline {
+		t.Fatalf("terminal = %+v", ev)
+	}
+	if st := h.status(coord, ref.ID); st.BudgetExhausted != work.BudgetDuration {
+		t.Fatalf("status = %+v", st)
+	}
+	ex := h.obs.ofType(work.EventBudgetExhausted)
+	if len(ex) != 1 || ex[0].Budget != work.BudgetDuration {
+		t.Fatalf("events = %+v", ex)
+	}
+}
+
+func TestSetPoolRefusesChildScopes(t *testing.T) {
+	h := newHarness(t)
+	_, c := h.running(coord, agent)
+	wantCode(t, h.s.SetPool(c.ex.Scope(), work.Budget{MaxTurns: 1}), "invalid_owner")
+	wantCode(t, h.s.SetPool(work.Owner{}, work.Budget{MaxTurns: 1}), "invalid_owner")
+	c.complete("x")
+}

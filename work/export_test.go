@@ -1,0 +1,31 @@
+package work
+
+// SlotsForTest reports the pool slots in use, the running Works that
+// execute (neither lending their slot nor waiting to reclaim it), and the
+// Works waiting to reclaim a slot. It checks the lending chains on the way
+// and panics if one is broken.
+func (s *Supervisor) SlotsForTest() (used, executing, reclaiming int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for it := range s.running {
+		if !it.lending && it.reclaim == nil {
+			executing++
+		}
+		if it.borrower != nil && it.borrower.lender != it {
+			panic("work: borrower does not point back at its lender")
+		}
+		if it.lender != nil && it.lender.borrower != it {
+			panic("work: lender does not point at its borrower")
+		}
+	}
+	return s.used, executing, len(s.reclaimers)
+}
+
+// SetReclaimHookForTest sets a function called (under the Supervisor's
+// lock: it must not block or call back) each time a Work starts waiting to
+// reclaim its slot.
+func (s *Supervisor) SetReclaimHookForTest(f func()) {
+	s.mu.Lock()
+	s.reclaimHook = f
+	s.mu.Unlock()
+}

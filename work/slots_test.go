@@ -1,0 +1,304 @@
+package work_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// guard fails the test when ch does not deliver within a generous bound.
+// It is a failure bound for a deadlock, not synchronisation: every test
+// here completes without the clock moving.
+func guard[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: stalled (the running pool deadlocked)", what)
+		panic("unreachable")
+	}
+}
+
+// waitingChain returns a child that starts the next level in its own scope
+// and waits for its result (depth > 0), or, as the leaf, reports itself
+// and blocks until release is closed.
+func waitingChain(s *work.Supervisor, depth int, leaf chan<- struct{}, release <-chan struct{}) work.RunFunc {
+	return func(ctx context.Context) (string, error) {
+		if depth == 0 {
+			leaf <- struct{}{}
+			select {
+			case <-release:
+				return "leaf", nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		ex, _ := work.ExecutionFrom(ctx)
+		ref, err := s.Start(ctx, work.Spec{Owner: ex.Scope(), Target: agent, Run: waitingChain(s, depth-1, leaf, release)})
+		if err != nil {
+			return "", err
+		}
+		st, out, err := s.Result(ctx, ex.Scope(), ref.ID, work.MaxResultWait)
+		if err != nil {
+			return "", err
+		}
+		if st.State != work.StateCompleted {
+			return "", fmt.Errorf("level %d: child ended %s", depth, st.State)
+		}
+		return out + "<", nil
+	}
+}
+
+// TestAncestorsWaitingOnDescendantsNeverStall: a coordinator's child waits
+// on a grandchild that waits on a great-grandchild, each with the longest
+// result wait, while every other pool slot is held by other owners' Work
+// and more of it is queued. Every level runs without the clock moving; the
+// other owners' queued Work does not run on the lent slots; at no moment
+// do more children execute than MaxRunning.
+func TestAncestorsWaitingOnDescendantsNeverStall(t *testing.T) {
+	for _, maxRunning := range []int{1, 2, 8} {
+		t.Run(fmt.Sprint("MaxRunning=", maxRunning), func(t *testing.T) {
+			h := newHarness(t, work.WithMaxRunning(maxRunning))
+			for i := range maxRunning - 1 {
+				h.running(work.NewOwner(fmt.Sprint("blocker-", i)), fn)
+			}
+			leaf, release := make(chan struct{}), make(chan struct{})
+			ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: waitingChain(h.s, 3, leaf, release)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The pool is now full; other owners' Work queues behind it.
+			queued := make([]*child, 3)
+			for i := range queued {
+				queued[i] = h.child()
+				h.start(work.NewOwner(fmt.Sprint("other-", i)), fn, queued[i])
+			}
+			guard(t, leaf, "great-grandchild")
+			used, executing, _ := h.s.SlotsForTest()
+			if executing > maxRunning || used > maxRunning {
+				t.Fatalf("%d executing on %d pool slots, limit %d", executing, used, maxRunning)
+			}
+			for i, c := range queued {
+				select {
+				case <-c.started:
+					t.Fatalf("other owner's queued Work %d ran on a lent slot", i)
+				default:
+				}
+			}
+			close(release)
+			res := make(chan string, 1)
+			go func() {
+				_, out, _ := h.s.Result(context.Background(), coord, ref.ID, work.MaxResultWait)
+				res <- out
+			}()
+			if out := guard(t, res, "coordinator's result"); out != "leaf<<<" {
+				t.Fatalf("coordinator got %q", out)
+			}
+			// The chain's pool slot goes back to the fair order.
+			guard(t, queued[0].started, "the first queued owner")
+			if now := h.clk.Now(); !now.Equal(t0) {
+				t.Fatalf("the clock moved to %v", now)
+			}
+		})
+	}
+}
+
+// TestWaitingCoordinatorsAtDefaults: as many children as the default pool
+// holds each start a grandchild and wait for it (the 8 waiting
+// parents; and 2 at MaxRunning 2). Every grandchild runs at once, without
+// the clock moving (no 30 s steps), and everything finishes when the
+// grandchildren do.
+func TestWaitingCoordinatorsAtDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		opts         []work.Option
+		coordinators int
+	}{
+		{"defaults", nil, work.DefaultMaxRunning},
+		{"MaxRunning=2", []work.Option{work.WithMaxRunning(2)}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, tc.opts...)
+			leaf, release := make(chan struct{}), make(chan struct{})
+			refs := make([]work.Ref, tc.coordinators)
+			for i := range refs {
+				ref, err := h.s.Start(t.Context(), work.Spec{Owner: work.NewOwner(fmt.Sprint("coord-", i)), Target: agent,
+					Run: waitingChain(h.s, 1, leaf, release)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				refs[i] = ref
+			}
+			for i := range refs {
+				guard(t, leaf, fmt.Sprint("grandchild ", i))
+			}
+			if used, executing, _ := h.s.SlotsForTest(); used != tc.coordinators || executing != tc.coordinators {
+				t.Fatalf("%d pool slots, %d executing; want %d of each", used, executing, tc.coordinators)
+			}
+			// Operators see the pool slots, not one per waiting ancestor.
+			snap := h.s.Snapshot()
+			if snap.SlotsInUse != tc.coordinators {
+				t.Fatalf("Snapshot.SlotsInUse = %d, want %d (waiting ancestors lend theirs)", snap.SlotsInUse, tc.coordinators)
+			}
+			lending := 0
+			for _, w := range snap.Live {
+				if w.Lending {
+					lending++
+				}
+			}
+			if lending != tc.coordinators {
+				t.Fatalf("%d live Works lending, want %d", lending, tc.coordinators)
+			}
+			close(release)
+			for i, ref := range refs {
+				res := make(chan string, 1)
+				go func() {
+					_, out, _ := h.s.Result(context.Background(), work.NewOwner(fmt.Sprint("coord-", i)), ref.ID, work.MaxResultWait)
+					res <- out
+				}()
+				if out := guard(t, res, "result"); out != "leaf<" {
+					t.Fatalf("coordinator %d got %q", i, out)
+				}
+			}
+			if now := h.clk.Now(); !now.Equal(t0) {
+				t.Fatalf("the clock moved to %v", now)
+			}
+			if used, executing, _ := h.s.SlotsForTest(); used != 0 || executing != 0 {
+				t.Fatalf("%d pool slots, %d executing after the end", used, executing)
+			}
+		})
+	}
+}
+
+// startIn starts a controlled child in c's scope.
+func (h *harness) startIn(c *child, target work.Target) (work.Ref, *child) {
+	h.t.Helper()
+	<-c.started
+	k := h.child()
+	ref, err := h.s.Start(context.Background(), work.Spec{Owner: c.ex.Scope(), Target: target, Run: k.run})
+	if err != nil {
+		h.t.Fatalf("Start in scope: %v", err)
+	}
+	return ref, k
+}
+
+type waited struct {
+	st  work.State
+	out string
+}
+
+// waitIn makes c wait (on a goroutine of the test, standing in for the
+// child's own) for id in its scope with timeout and ctx.
+func (h *harness) waitIn(ctx context.Context, c *child, id string, timeout time.Duration) <-chan waited {
+	ch := make(chan waited, 1)
+	go func() {
+		st, out, err := h.s.Result(ctx, c.ex.Scope(), id, timeout)
+		if err != nil {
+			h.t.Errorf("Result: %v", err)
+		}
+		ch <- waited{st.State, out}
+	}()
+	return ch
+}
+
+func (h *harness) slots(wantUsed, wantExecuting, wantReclaiming int) {
+	h.t.Helper()
+	used, executing, reclaiming := h.s.SlotsForTest()
+	if used != wantUsed || executing != wantExecuting || reclaiming != wantReclaiming {
+		h.t.Fatalf("slots: %d used, %d executing, %d reclaiming; want %d, %d, %d",
+			used, executing, reclaiming, wantUsed, wantExecuting, wantReclaiming)
+	}
+}
+
+// TestLentSlotReclaim: a waiter whose wait ends while its borrower still
+// runs returns only once it has a slot again (the cap holds): when the
+// borrower ends, or when another pool slot frees first, or at once when
+// its context ends.
+func TestLentSlotReclaim(t *testing.T) {
+	t.Run("borrower ends", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxRunning(1))
+		_, a := h.running(coord, agent)
+		bRef, b := h.startIn(a, agent)
+		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
+		<-b.started // b runs on a's lent slot
+		h.slots(1, 1, 0)
+		h.clk.BlockUntil(1)
+		h.clk.Advance(time.Second) // a's wait times out; b still runs
+		waitReclaimers(t, h, 1)
+		select {
+		case w := <-res:
+			t.Fatalf("Result returned (%v) while its slot was still lent", w)
+		default:
+		}
+		h.slots(1, 1, 1)
+		b.complete("late")
+		if w := guard(t, res, "reclaim"); w.st != work.StateCompleted || w.out != "late" {
+			t.Fatalf("result after the timeout: %+v", w)
+		}
+		h.slots(1, 1, 0)
+		a.complete("")
+	})
+	t.Run("pool slot frees first", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxRunning(2))
+		_, a := h.running(coord, agent)
+		_, other := h.running(work.NewOwner("other"), fn)
+		bRef, b := h.startIn(a, agent)
+		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
+		<-b.started
+		h.clk.BlockUntil(1)
+		h.clk.Advance(time.Second)
+		waitReclaimers(t, h, 1)
+		other.complete("") // a pool slot frees: a takes it, b keeps a's old one
+		if w := guard(t, res, "reclaim"); w.st != work.StateRunning {
+			t.Fatalf("result = %+v", w)
+		}
+		h.slots(2, 2, 0)
+		b.complete("")
+		h.obs.waitTerminal(bRef.ID)
+		h.slots(1, 1, 0)
+		a.complete("")
+	})
+	t.Run("context ends", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxRunning(1))
+		_, a := h.running(coord, agent)
+		bRef, b := h.startIn(a, agent)
+		ctx, cancel := context.WithCancel(context.Background())
+		res := h.waitIn(ctx, a, bRef.ID, time.Second)
+		<-b.started
+		h.clk.BlockUntil(1)
+		h.clk.Advance(time.Second)
+		waitReclaimers(t, h, 1)
+		cancel()
+		guard(t, res, "cancelled reclaim")
+		// a runs over the limit until a slot frees; nothing new starts.
+		h.slots(2, 2, 0)
+		q := h.child()
+		h.start(work.NewOwner("other"), fn, q)
+		b.complete("")
+		h.obs.waitTerminal(bRef.ID)
+		h.slots(1, 1, 0)
+		select {
+		case <-q.started:
+			t.Fatal("queued Work started while the pool was over its limit")
+		default:
+		}
+		a.complete("")
+		guard(t, q.started, "queued Work after the pool drained")
+	})
+}
+
+// waitReclaimers waits until n Works wait to reclaim their slot, woken by
+// the engine's test hook as each one starts waiting.
+func waitReclaimers(t *testing.T, h *harness, n int) {
+	t.Helper()
+	for {
+		if _, _, r := h.s.SlotsForTest(); r == n {
+			return
+		}
+		guard(t, h.reclaims, "reclaimer")
+	}
+}
