@@ -211,24 +211,20 @@ func freshMemory(m schema.Memory) schema.Memory {
 }
 
 // wrapAgentModel returns a copy of a known agent whose model is wrapped with
-// WrapModel and whose tools count their calls (progress); other agents are
-// returned unchanged.
+// WrapModel; other agents are returned unchanged.
 func wrapAgentModel(a agents.Agent) agents.Agent {
 	switch ag := a.(type) {
 	case *agents.OpenAIFunctionsAgent:
 		cp := *ag
 		cp.LLM = WrapModel(cp.LLM)
-		cp.Tools = countTools(cp.Tools)
 		return &cp
 	case *agents.OneShotZeroAgent:
 		cp := *ag
 		cp.Chain = wrapChain(cp.Chain)
-		cp.Tools = countTools(cp.Tools)
 		return &cp
 	case *agents.ConversationalAgent:
 		cp := *ag
 		cp.Chain = wrapChain(cp.Chain)
-		cp.Tools = countTools(cp.Tools)
 		return &cp
 	}
 	return a
