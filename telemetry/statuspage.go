@@ -125,7 +125,7 @@ func progressOf(w work.LiveWork) map[string]int64 {
 // StatusHandler returns a zpages-style live status page for the
 // Supervisors the Observer watches: slots in use against the limit, the
 // queue's length and oldest age, every target's Work by state and each
-// live Work's id, target, owner, state, elapsed time and attempt. The page
+// live Work's id, target, owner, state, elapsed time, attempt and progress counts. The page
 // is HTML (html/template) that reloads itself every 5 seconds; with
 // ?format=json, or an Accept header naming application/json and not
 // text/html, it is the same data as JSON (StatusPage). It never shows
