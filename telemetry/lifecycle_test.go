@@ -86,7 +86,7 @@ func TestOrphanCounted(t *testing.T) {
 	<-started
 	sctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	rep := h.s.Shutdown(sctx)
+	rep, _ := h.s.Shutdown(sctx)
 	if rep.OrphanCount() != 1 {
 		t.Fatalf("report = %v", rep)
 	}

@@ -113,8 +113,13 @@ func (r ShutdownReport) LogValue() slog.Value {
 // Shutdown returns a content-free report of the Works it waited for. It is
 // safe to call concurrently with everything else, and more than once (a
 // later call reports only what was still live). Close is the immediate
-// variant.
-func (s *Supervisor) Shutdown(ctx context.Context) ShutdownReport {
+// variant. Like Close, Shutdown with a child's context (one that carries
+// an Execution of this Supervisor) fails with ErrCloseFromChild and changes
+// nothing, where it would otherwise wait for the calling child itself.
+func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
+	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
+		return ShutdownReport{}, ErrCloseFromChild
+	}
 	s.mu.Lock()
 	s.draining = true
 	start := s.cfg.clock.Now()
@@ -175,7 +180,7 @@ drain:
 	}
 	s.unlockAndEmit(&e)
 	return ShutdownReport{Drained: drained, Duration: now.Sub(start),
-		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}
+		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}, nil
 }
 
 // liveLocked adds every queued and running Work and every foreground call

@@ -3,6 +3,7 @@ package work_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -64,7 +65,7 @@ func TestShutdownDrains(t *testing.T) {
 
 	began := clk.arm()
 	done := make(chan work.ShutdownReport)
-	go func() { done <- h.s.Shutdown(context.Background()) }()
+	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
 	<-began
 	if _, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: fn, Run: immediate("x")}); err == nil {
 		t.Fatal("Start during Shutdown succeeded")
@@ -123,7 +124,7 @@ func TestShutdownOrphans(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	began := clk.arm()
 	done := make(chan work.ShutdownReport)
-	go func() { done <- h.s.Shutdown(ctx) }()
+	go func() { rep, _ := h.s.Shutdown(ctx); done <- rep }()
 	<-began
 	cancel()
 	polite.returnCtxErr()
@@ -172,14 +173,34 @@ func TestShutdownOrphans(t *testing.T) {
 // Shutdown after Close or twice reports nothing.
 func TestShutdownIdle(t *testing.T) {
 	h := newHarness(t)
-	rep := h.s.Shutdown(context.Background())
-	if !rep.Drained || len(rep.Settled) != 0 || len(rep.Orphaned) != 0 {
+	rep, err := h.s.Shutdown(context.Background())
+	if err != nil || !rep.Drained || len(rep.Settled) != 0 || len(rep.Orphaned) != 0 {
 		t.Fatalf("report = %v", rep)
 	}
-	if rep := h.s.Shutdown(context.Background()); !rep.Drained {
+	if rep, _ := h.s.Shutdown(context.Background()); !rep.Drained {
 		t.Fatalf("second report = %v", rep)
 	}
 	if _, err := h.s.Start(context.Background(), work.Spec{Owner: work.NewOwner("o"), Target: fn, Run: immediate("x")}); err == nil {
 		t.Fatal("Start after Shutdown succeeded")
+	}
+}
+
+// TestShutdownFromChild: a child cannot shut its own Supervisor down (it
+// would wait for itself); nothing changes.
+func TestShutdownFromChild(t *testing.T) {
+	h := newHarness(t)
+	o := work.NewOwner("o")
+	ref, c := h.running(o, fn)
+	c.do(func(ctx context.Context) (string, error) {
+		if _, err := h.s.Shutdown(ctx); err == nil {
+			return "", errors.New("Shutdown from a child succeeded")
+		}
+		return "ok", nil
+	})
+	if st, out, _ := h.s.Result(context.Background(), o, ref.ID, work.MaxResultWait); st.State != work.StateCompleted || out != "ok" {
+		t.Fatalf("child: %s %q", st.State, out)
+	}
+	if _, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: fn, Run: immediate("x")}); err != nil {
+		t.Fatalf("the Supervisor stopped admitting: %v", err)
 	}
 }

@@ -24,7 +24,11 @@ func shutdown(w io.Writer, sup *work.Supervisor, tel *telemetrySetup, drain time
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	rep := sup.Shutdown(ctx)
+	rep, err := sup.Shutdown(ctx)
+	if err != nil {
+		fmt.Fprintln(w, "shutdown:", err)
+		return
+	}
 	fmt.Fprintf(w, "\n== shutdown ==\n%s\n", rep)
 	level := slog.LevelInfo
 	if !rep.Drained || rep.OrphanCount() > 0 {
