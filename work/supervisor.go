@@ -1124,6 +1124,15 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	case <-s.idle:
 		return nil
 	case <-ctx.Done():
+		// With no child still running, the goroutines left are only
+		// delivering their Works' last events: nothing to abandon.
+		s.mu.Lock()
+		settling := len(s.running) == 0 && len(s.foreground) == 0
+		s.mu.Unlock()
+		if settling {
+			<-s.idle
+			return nil
+		}
 		return ctx.Err()
 	}
 }
