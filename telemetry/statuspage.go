@@ -64,7 +64,10 @@ type StatusWork struct {
 	// asked to stop.
 	CancelRequestedSeconds float64 `json:"cancelRequestedSeconds,omitempty"`
 	Attempt                int     `json:"attempt"`
-	Detached               bool    `json:"detached"`
+	// Lending: the Work waits on its own descendants and lends them its
+	// running slot.
+	Lending  bool `json:"lending,omitempty"`
+	Detached bool `json:"detached"`
 	// Progress holds the Work's progress counts by name when the engine
 	// reports them (absent otherwise).
 	Progress map[string]int64 `json:"progress,omitempty"`
@@ -95,19 +98,34 @@ func (o *Observer) Status() StatusPage {
 		}
 		p.Work = append(p.Work, StatusWork{ID: w.ID, Target: w.Target, Owner: w.Owner, State: string(w.State),
 			ElapsedSeconds: w.Elapsed.Seconds(), CancelRequestedSeconds: w.CancelWaiting.Seconds(),
-			Attempt: w.Attempt, Detached: w.Detached, Progress: progressOf(w.LiveWork)})
+			Attempt: w.Attempt, Lending: w.Lending, Detached: w.Detached, Progress: progressOf(w.LiveWork)})
 	}
 	return p
 }
 
-// progressOf is where a live Work's progress counts join the page: nil
-// until the engine reports progress.
-func progressOf(work.LiveWork) map[string]int64 { return nil }
+// progressOf returns a live Work's non-zero progress counts by name (done,
+// total, model_requests, tool_calls), or nil when it has reported none.
+func progressOf(w work.LiveWork) map[string]int64 {
+	var m map[string]int64
+	for _, c := range [...]struct {
+		name string
+		n    int64
+	}{{"done", w.Progress.Done}, {"total", w.Progress.Total},
+		{"model_requests", w.Progress.ModelRequests}, {"tool_calls", w.Progress.ToolCalls}} {
+		if c.n != 0 {
+			if m == nil {
+				m = make(map[string]int64, 4)
+			}
+			m[c.name] = c.n
+		}
+	}
+	return m
+}
 
 // StatusHandler returns a zpages-style live status page for the
 // Supervisors the Observer watches: slots in use against the limit, the
 // queue's length and oldest age, every target's Work by state and each
-// live Work's id, target, owner, state, elapsed time and attempt. The page
+// live Work's id, target, owner, state, elapsed time, attempt and progress counts. The page
 // is HTML (html/template) that reloads itself every 5 seconds; with
 // ?format=json, or an Accept header naming application/json and not
 // text/html, it is the same data as JSON (StatusPage). It never shows
@@ -194,7 +212,7 @@ code{font-size:.9em}
 <thead><tr><th>id</th><th>target</th><th>owner</th><th>state</th><th>elapsed</th><th>attempt</th><th>progress</th></tr></thead>
 <tbody>
 {{- range .Work}}
-<tr data-id="{{.ID}}" data-state="{{.State}}"><td><code>{{.ID}}</code></td><td>{{.Target}}</td><td>{{.Owner}}{{if .Detached}} (detached){{end}}</td><td>{{.State}}{{if .CancelRequestedSeconds}} for {{dur .CancelRequestedSeconds}}{{end}}</td><td class="n">{{dur .ElapsedSeconds}}</td><td class="n">{{.Attempt}}</td><td>{{range $k, $v := .Progress}}{{$k}}={{$v}} {{end}}</td></tr>
+<tr data-id="{{.ID}}" data-state="{{.State}}"><td><code>{{.ID}}</code></td><td>{{.Target}}</td><td>{{.Owner}}{{if .Detached}} (detached){{end}}</td><td>{{.State}}{{if .CancelRequestedSeconds}} for {{dur .CancelRequestedSeconds}}{{end}}{{if .Lending}} (waiting on its children, slot lent){{end}}</td><td class="n">{{dur .ElapsedSeconds}}</td><td class="n">{{.Attempt}}</td><td>{{range $k, $v := .Progress}}{{$k}}={{$v}} {{end}}</td></tr>
 {{- else}}
 <tr><td colspan="7">no live work</td></tr>
 {{- end}}

@@ -18,6 +18,10 @@ type LiveWork struct {
 	Attempt  int       // always 1 in process
 	Created  time.Time // when it was queued
 	Started  time.Time // when it started running; zero while queued
+	// Lending reports that the Work waits on its own descendants and lends
+	// its running slot to them meanwhile.
+	Lending  bool
+	Progress Progress // the child's progress counts so far
 }
 
 // Snapshot is a point-in-time, content-free view of a Supervisor's live
@@ -27,9 +31,11 @@ type Snapshot struct {
 	Time time.Time
 	// MaxRunning is the running limit (WithMaxRunning).
 	MaxRunning int
-	// SlotsInUse is how many running slots are taken: running and
-	// cancel-requested Work (a cancel-requested Work keeps its slot until
-	// its child returns).
+	// SlotsInUse is how many of the MaxRunning slots are taken by running
+	// and cancel-requested Work (a cancel-requested Work keeps its slot
+	// until its child returns). A Work waiting on its own descendants lends
+	// its slot to them (see "Running slots" in the package doc): that slot
+	// counts once, not once per Work of the chain.
 	SlotsInUse int
 	// Queued is how many Works wait for a slot.
 	Queued int
@@ -43,7 +49,7 @@ type Snapshot struct {
 func (s *Supervisor) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: len(s.running)}
+	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: s.used}
 	for it := range s.running {
 		snap.Live = append(snap.Live, it.live())
 	}
@@ -67,5 +73,6 @@ func (s *Supervisor) Snapshot() Snapshot {
 func (it *item) live() LiveWork {
 	return LiveWork{ID: it.ref.ID, Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
 		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
-		Created: it.created, Started: it.started}
+		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil,
+		Progress: it.prog.snapshot()}
 }

@@ -139,6 +139,20 @@ func TestWaitingCoordinatorsAtDefaults(t *testing.T) {
 			if used, executing, _ := h.s.SlotsForTest(); used != tc.coordinators || executing != tc.coordinators {
 				t.Fatalf("%d pool slots, %d executing; want %d of each", used, executing, tc.coordinators)
 			}
+			// Operators see the pool slots, not one per waiting ancestor.
+			snap := h.s.Snapshot()
+			if snap.SlotsInUse != tc.coordinators {
+				t.Fatalf("Snapshot.SlotsInUse = %d, want %d (waiting ancestors lend theirs)", snap.SlotsInUse, tc.coordinators)
+			}
+			lending := 0
+			for _, w := range snap.Live {
+				if w.Lending {
+					lending++
+				}
+			}
+			if lending != tc.coordinators {
+				t.Fatalf("%d live Works lending, want %d", lending, tc.coordinators)
+			}
 			close(release)
 			for i, ref := range refs {
 				res := make(chan string, 1)
