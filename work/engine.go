@@ -65,6 +65,12 @@ import (
 //     ErrBudgetExhausted before any Work exists, and what a settled child
 //     did not spend is refunded. The zero Owner or a child's scope is
 //     ErrInvalidOwner.
+//   - Subscribe returns a Subscription to content-free completion
+//     notices for o's visible Work (one per Work reaching a terminal state
+//     from now on); it never waits for the reader (a full buffer drops and
+//     counts). A reader treats a Notice as a wake-up and reads the state
+//     with List or Status. Engines other than the Supervisor build it with
+//     NewSubscription.
 //   - Observer returns the Observer the layers above report through (never
 //     nil); Now returns the implementation's clock's time.
 //
@@ -85,6 +91,7 @@ type Engine interface {
 	Send(o Owner, id, commandID, message string) (SendReceipt, error)
 	Release(o Owner)
 	SetPool(o Owner, b Budget) error
+	Subscribe(o Owner, buffer int) (*Subscription, error)
 	Observer() Observer
 	Now() time.Time
 }

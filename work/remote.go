@@ -43,3 +43,30 @@ const ClassWorkerLost = "worker_lost"
 func (e *Error) Detail(detail string) *Error {
 	return &Error{Code: e.Code, Class: e.Class, msg: e.msg + ": " + detail}
 }
+
+// NewSubscription returns a Subscription that an Engine other than the
+// Supervisor feeds, with a buffer of buffer notices (DefaultNoticeBuffer
+// when buffer < 1). publish delivers a Notice without waiting (dropped and
+// counted when the buffer is full, ignored once closed); closeFn closes the
+// channel (idempotent); onClose, when set, runs once when the Subscription
+// is closed by either, so that the Engine stops feeding it.
+func NewSubscription(buffer int, onClose func()) (sub *Subscription, publish func(Notice), closeFn func()) {
+	if buffer < 1 {
+		buffer = DefaultNoticeBuffer
+	}
+	sub = &Subscription{ch: make(chan Notice, buffer), onClose: onClose}
+	return sub, sub.send, sub.closeExternal
+}
+
+func (sub *Subscription) closeExternal() {
+	sub.mu.Lock()
+	first := !sub.closed
+	if first {
+		sub.closed = true
+		close(sub.ch)
+	}
+	sub.mu.Unlock()
+	if first && sub.onClose != nil {
+		sub.closeOnce.Do(sub.onClose)
+	}
+}

@@ -39,3 +39,21 @@ func TestErrorDetail(t *testing.T) {
 		t.Fatalf("Detail = %q (%s)", err, err.Code)
 	}
 }
+
+// A Subscription another Engine feeds delivers, drops when full, and
+// closes once (calling onClose once) from either side.
+func TestNewSubscription(t *testing.T) {
+	closed := 0
+	sub, publish, closeFn := work.NewSubscription(1, func() { closed++ })
+	publish(work.Notice{WorkID: "a"})
+	publish(work.Notice{WorkID: "b"}) // buffer full: dropped
+	if n := <-sub.C(); n.WorkID != "a" || sub.Dropped() != 1 {
+		t.Fatalf("notice %q, dropped %d", n.WorkID, sub.Dropped())
+	}
+	sub.Close()
+	closeFn()
+	publish(work.Notice{WorkID: "c"}) // ignored
+	if _, ok := <-sub.C(); ok || closed != 1 {
+		t.Fatalf("channel open %v, onClose ran %d times", ok, closed)
+	}
+}

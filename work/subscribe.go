@@ -31,6 +31,9 @@ type Subscription struct {
 
 	mu     sync.Mutex // guards closed and sends on ch
 	closed bool
+
+	onClose   func() // for a Subscription another Engine feeds
+	closeOnce sync.Once
 }
 
 // Subscribe returns a Subscription to the completion notices of o: one
@@ -81,6 +84,10 @@ func (sub *Subscription) Dropped() uint64 { return sub.dropped.Load() }
 
 // Close ends the Subscription and closes its channel. It is idempotent.
 func (sub *Subscription) Close() {
+	if sub.s == nil { // fed by another Engine (NewSubscription)
+		sub.closeExternal()
+		return
+	}
 	sub.s.mu.Lock()
 	sub.s.unsubscribeLocked(sub)
 	sub.s.mu.Unlock()

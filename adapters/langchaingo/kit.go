@@ -20,7 +20,7 @@ import (
 // Kit is one coordinator agent instance's prepared tools and model. Build
 // the agent from Tools and Model. It is safe for concurrent use.
 type Kit struct {
-	sup     *work.Supervisor
+	sup     work.Engine
 	set     *middleware.Set
 	model   *Model
 	tools   []tools.Tool

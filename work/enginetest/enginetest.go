@@ -201,6 +201,7 @@ func Run(t *testing.T, h Harness) {
 		{"StatusRows", s.statusRows},
 		{"Foreground", s.foreground},
 		{"Pool", s.pool},
+		{"Subscribe", s.subscribe},
 	} {
 		t.Run(tc.name, tc.run)
 	}
@@ -976,5 +977,28 @@ func (s *suite) pool(t *testing.T) {
 	v.settle(o, ref.ID)
 	if _, err := v.e.Start(v.ctx, withBudget(Echo, "y")); err != nil {
 		t.Fatalf("Start after the refund: %v", err)
+	}
+}
+
+func (s *suite) subscribe(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "sub")
+	sub, err := v.e.Subscribe(o, 0)
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	_, err = v.e.Subscribe(work.Owner{}, 0)
+	wantErr(t, "Subscribe(zero owner)", err, work.ErrInvalidOwner)
+	ref := v.start(o, Echo, "notice me")
+	select {
+	case n := <-sub.C():
+		if n.WorkID != ref.ID || n.State != work.StateCompleted || !n.ResultAvailable || n.Target != Echo {
+			t.Fatalf("notice = %+v", n)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no completion notice within 60s")
+	}
+	sub.Close()
+	for range sub.C() { // closed: drains and ends
 	}
 }
