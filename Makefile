@@ -50,3 +50,11 @@ dashboards:
 
 integration:
 	./.ci/integration
+
+# The Temporal runner (its own module, runners/temporal): vet, tidiness,
+# then the engine conformance suite and the worker-process tests (SIGKILL
+# -> worker_lost, retry) on an in-process Temporal server (temporaltest).
+# The first build compiles the Temporal server and takes minutes.
+.PHONY: test-temporal
+test-temporal:
+	cd runners/temporal && $(GO) vet ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...

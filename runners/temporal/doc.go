@@ -1,0 +1,41 @@
+// Package temporal runs agentwork's background Work on Temporal: a
+// work.Engine (Engine) for coordinator processes and a Worker for the
+// processes that run children. The model-facing contract is the same as
+// under the in-process work.Supervisor, except that a work.ref's
+// guarantees say "durable" and a status's attempt counts real attempts.
+//
+// # Mapping
+//
+//   - One workflow per Work (agentwork.Work; its id is the Work id) with
+//     the owner's id in the AgentworkOwner search attribute and the target
+//     label in its memo. Its result is the child's output (capped, below
+//     Temporal's payload limit).
+//   - The child's run is an activity (agentwork.Run) on the queue
+//     "<task queue>.<label>", which only Workers that registered that
+//     target poll. It heartbeats periodically and at every model boundary;
+//     cancellation arrives through the heartbeat and cancels the child's
+//     context (cooperative, as in-process).
+//   - An attempt that dies with its worker (no heartbeat within the
+//     heartbeat timeout) is not replayed: the Work fails with class
+//     worker_lost, unless its child is declared retryable (WithRetryable),
+//     in which case Temporal starts the next attempt and attempt counts it.
+//   - Guidance is an update on the Work's workflow, queued there and
+//     drained by the child at its boundary with another update; cursors and
+//     idempotency records live in the workflow.
+//   - One registry workflow per owner (agentwork.Owner) holds the owner's
+//     visible Work (list, status, status rows), enforces the outstanding
+//     and starts limits atomically across every coordinator process (an
+//     update with start), and releases. It continues as new as its history
+//     grows.
+//
+// Nothing here implements a queue, a timer, a retry or persistence: they
+// are Temporal's.
+//
+// # Content
+//
+// Failure text never leaves the worker (an attempt reports a class), and
+// nothing here logs or traces content. The child's input, its output and
+// guidance (an update's argument, kept in the history after delivery too)
+// are payloads in Temporal's history: use a payload codec on the client
+// (client.Options.DataConverter) to encrypt them.
+package temporal

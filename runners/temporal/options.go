@@ -1,0 +1,209 @@
+package temporal
+
+import (
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Defaults of the runner. The limits are the in-process Supervisor's.
+const (
+	DefaultTaskQueue        = "agentwork"
+	DefaultHeartbeatTimeout = 10 * time.Second
+	DefaultRPCTimeout       = 10 * time.Second
+	DefaultMaxAttempts      = 3 // for a child declared retryable
+)
+
+// Option configures an Engine or a Worker.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	taskQueue        string
+	maxRunning       int
+	maxOutstanding   int
+	maxStarts        int
+	maxDepth         int
+	maxDuration      time.Duration
+	maxResultBytes   int
+	retain           int
+	retryable        map[string]bool
+	maxAttempts      int
+	heartbeatTimeout time.Duration
+	rpcTimeout       time.Duration
+	pollInterval     time.Duration
+	observer         work.Observer
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		taskQueue:        DefaultTaskQueue,
+		maxRunning:       work.DefaultMaxRunning,
+		maxOutstanding:   work.DefaultMaxOutstanding,
+		maxStarts:        work.DefaultMaxStarts,
+		maxDepth:         work.DefaultMaxDepth,
+		maxDuration:      work.DefaultMaxDuration,
+		maxResultBytes:   work.DefaultMaxResultBytes,
+		retain:           64,
+		retryable:        map[string]bool{},
+		maxAttempts:      DefaultMaxAttempts,
+		heartbeatTimeout: DefaultHeartbeatTimeout,
+		rpcTimeout:       DefaultRPCTimeout,
+		pollInterval:     250 * time.Millisecond,
+		observer:         work.NopObserver{},
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// WithTaskQueue sets the task queue of the runner's workflows (default
+// "agentwork"); a target's attempts run on "<queue>.<label>". Coordinators
+// and workers of one deployment must agree on it.
+func WithTaskQueue(q string) Option {
+	return optionFunc(func(c *config) {
+		if q != "" {
+			c.taskQueue = q
+		}
+	})
+}
+
+// WithMaxRunning sets how many attempts one Worker runs at once, per
+// target (default 8). It is a per-process bound: Temporal has no global
+// one.
+func WithMaxRunning(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxRunning = n
+		}
+	})
+}
+
+// WithMaxOutstanding sets the queued + running Work one owner may have,
+// across every coordinator process (default 32).
+func WithMaxOutstanding(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxOutstanding = n
+		}
+	})
+}
+
+// WithMaxStarts sets the Work one owner may start over its lifetime
+// (default 64); 0 means no limit.
+func WithMaxStarts(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 0 {
+			c.maxStarts = n
+		}
+	})
+}
+
+// WithMaxDepth sets the owner nesting limit (default 4), as
+// work.WithMaxDepth.
+func WithMaxDepth(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxDepth = n
+		}
+	})
+}
+
+// WithMaxDuration sets the per-Work deadline from running (default 30
+// minutes); 0 means none.
+func WithMaxDuration(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d >= 0 {
+			c.maxDuration = d
+		}
+	})
+}
+
+// WithMaxResultBytes sets the output size limit (default 1 MiB, which
+// keeps a result well below Temporal's 2 MB payload limit). Values above
+// 1.5 MiB are lowered to it.
+func WithMaxResultBytes(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxResultBytes = min(n, 3<<19)
+		}
+	})
+}
+
+// WithRetention sets how many finished Works each owner keeps visible
+// (default 64).
+func WithRetention(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.retain = n
+		}
+	})
+}
+
+// WithRetryable declares the children (by label) whose attempt may be run
+// again when the process running it dies: up to WithMaxAttempts attempts.
+// Other children are never replayed: their Work fails with class
+// worker_lost (their tools may have had side effects).
+func WithRetryable(labels ...string) Option {
+	return optionFunc(func(c *config) {
+		for _, l := range labels {
+			c.retryable[l] = true
+		}
+	})
+}
+
+// WithMaxAttempts sets the attempts of a retryable child (default 3).
+func WithMaxAttempts(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxAttempts = n
+		}
+	})
+}
+
+// WithHeartbeatTimeout sets how long an attempt may go without a
+// heartbeat before Temporal declares its worker lost (default 10 s).
+// Workers heartbeat at a third of it and at every model boundary.
+func WithHeartbeatTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.heartbeatTimeout = d
+		}
+	})
+}
+
+// WithRPCTimeout bounds each call to Temporal of the methods without a
+// context (default 10 s).
+func WithRPCTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.rpcTimeout = d
+		}
+	})
+}
+
+// WithObserver sets the Observer the middleware reports through (and the
+// in-process foreground calls); nil is ignored.
+func WithObserver(o work.Observer) Option {
+	return optionFunc(func(c *config) {
+		if o != nil {
+			c.observer = o
+		}
+	})
+}
+
+// WithPollInterval sets how often a Subscription reads its owner's
+// registry for settled Work (default 250 ms).
+func WithPollInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.pollInterval = d
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Target is a child a Worker runs: its kind and its body, called with the
+// Work's input. Its context carries a work.Execution (guidance at each
+// model boundary, the child's own scope) and is cancelled when the Work is
+// cancelled (the cancellation arrives through the attempt's heartbeat) or
+// its deadline passes.
+type Target struct {
+	Kind work.Kind
+	Run  func(ctx context.Context, input string) (string, error)
+}
+
+// Worker runs the runner's workflows and the attempts of the targets it
+// registered. Every deployment needs at least one Worker; a coordinator
+// may run one with no targets (it then runs workflows only). Workers of
+// one deployment may register different targets: an attempt runs on a
+// Worker that registered its target.
+type Worker struct {
+	c       client.Client
+	cfg     config
+	targets map[string]Target
+	workers []worker.Worker
+}
+
+// NewWorker returns a Worker for targets (keyed by label) on c. Start it
+// with Start.
+func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Worker, error) {
+	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Target{}}
+	for label, t := range targets {
+		if label == "" || t.Run == nil || (t.Kind != work.KindAgent && t.Kind != work.KindFunction) {
+			return nil, fmt.Errorf("temporal: target %q needs a label, a Run and a kind", label)
+		}
+		w.targets[label] = t
+	}
+	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
+	wf := worker.New(c, w.cfg.taskQueue, worker.Options{})
+	wf.RegisterWorkflowWithOptions(WorkWorkflow, workflow.RegisterOptions{Name: WorkWorkflowName})
+	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	w.workers = append(w.workers, wf)
+	for label := range w.targets {
+		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
+			MaxConcurrentActivityExecutionSize: w.cfg.maxRunning,
+			DefaultHeartbeatThrottleInterval:   hbThrottle,
+			MaxHeartbeatThrottleInterval:       hbThrottle,
+			DisableWorkflowWorker:              true,
+		})
+		aw.RegisterActivityWithOptions(w.run, activity.RegisterOptions{Name: RunActivityName})
+		w.workers = append(w.workers, aw)
+	}
+	return w, nil
+}
+
+// Start starts polling. It fails if a poller cannot start.
+func (w *Worker) Start() error {
+	for i, x := range w.workers {
+		if err := x.Start(); err != nil {
+			for _, y := range w.workers[:i] {
+				y.Stop()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Stop stops polling and waits for the attempts in progress (their
+// contexts are cancelled after the workers' stop timeout).
+func (w *Worker) Stop() {
+	var wg sync.WaitGroup
+	for _, x := range w.workers {
+		wg.Go(x.Stop)
+	}
+	wg.Wait()
+}
+
+var errDeadline = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
+
+// run is one attempt of a Work: announce it, run the child with a
+// heartbeat, and report the output or a class (never failure text).
+func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
+	t, ok := w.targets[in.Label]
+	if !ok {
+		return runOutcome{}, fmt.Errorf("temporal: this worker has no target %q", in.Label)
+	}
+	info := activity.GetInfo(ctx)
+	var run bool
+	if err := w.update(ctx, in.ID, updateStarted, &run, int(info.Attempt)); err != nil {
+		return runOutcome{}, err
+	}
+	if !run {
+		return runOutcome{Class: classNotRun}, nil
+	}
+	child := context.WithoutCancel(ctx)
+	child, cancel := context.WithCancelCause(child)
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stop()
+	if in.MaxDuration > 0 {
+		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
+		defer timer.Stop()
+	}
+	// Heartbeats keep the attempt alive and bring cancellation.
+	hbDone := make(chan struct{})
+	var hbWG sync.WaitGroup
+	hbWG.Go(func() {
+		tick := time.NewTicker(max(w.cfg.heartbeatTimeout/3, 20*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-hbDone:
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	})
+	defer func() {
+		close(hbDone)
+		hbWG.Wait()
+	}()
+	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+		Guidance: func() []string {
+			activity.RecordHeartbeat(ctx)
+			var msgs []string
+			// A failed drain leaves the guidance queued for the next boundary.
+			_ = w.update(ctx, in.ID, updateDrain, &msgs)
+			return msgs
+		}})
+	out, err, panicked := invoke(child, t.Run, in.Input)
+	switch {
+	case panicked:
+		return runOutcome{Class: work.ClassPanic}, nil
+	case errors.Is(context.Cause(child), errDeadline):
+		return runOutcome{Class: work.ClassDeadline}, nil
+	case err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return runOutcome{Class: classCancelled}, nil
+	case err != nil:
+		return runOutcome{Class: work.ClassError}, nil
+	case in.MaxResultBytes > 0 && len(out) > in.MaxResultBytes:
+		return runOutcome{Class: work.ClassResultTooLarge}, nil
+	}
+	return runOutcome{Output: out}, nil
+}
+
+func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err, panicked = "", nil, true
+		}
+	}()
+	out, err = run(ctx, input)
+	return out, err, false
+}
+
+func (w *Worker) update(ctx context.Context, id, name string, out any, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+	defer cancel()
+	h, err := w.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
+		Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	return err
+}

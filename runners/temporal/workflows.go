@@ -1,0 +1,585 @@
+package temporal
+
+import (
+	"errors"
+	"slices"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Names of the workflows, activity, updates, signals and queries: they are
+// part of the runner's wire format and must not change between the
+// coordinators and workers of one deployment.
+const (
+	WorkWorkflowName  = "agentwork.Work"
+	OwnerWorkflowName = "agentwork.Owner"
+	RunActivityName   = "agentwork.Run"
+
+	updateAdmit   = "admit"
+	updateRelease = "release"
+	updateStarted = "started"
+	updateCancel  = "cancel"
+	updateDetach  = "detach"
+	updateSend    = "send"
+	updateDrain   = "drain"
+
+	signalTransition = "transition"
+	signalRead       = "read"
+	signalDetached   = "detached"
+	signalForget     = "forget"
+	signalRelease    = "release-cancel"
+
+	queryStatus  = "status"
+	queryRecords = "records"
+	queryCommand = "command"
+
+	errTypePrefix = "agentwork:"
+)
+
+// The outcome classes of an attempt that are not failures.
+const (
+	classCancelled = "cancelled"
+	classNotRun    = "not_run"
+)
+
+// workInput starts one Work workflow. It holds the child's input: the
+// child's run needs it on the worker.
+type workInput struct {
+	ID, Owner        string
+	Depth            int
+	Label, TargetID  string
+	Kind             work.Kind
+	Input            string
+	TaskQueue        string // the target's activity queue
+	OwnerWorkflow    string
+	MaxDuration      time.Duration
+	MaxResultBytes   int
+	MaxAttempts      int // 1 unless the child is retryable
+	HeartbeatTimeout time.Duration
+	Created          time.Time
+	Mailbox          mailboxLimits
+}
+
+type mailboxLimits struct {
+	Messages, Bytes, Commands int
+}
+
+// runInput is the activity's input.
+type runInput struct {
+	ID, Owner      string
+	Depth          int
+	Label          string
+	Input          string
+	MaxDuration    time.Duration
+	MaxResultBytes int
+}
+
+// runOutcome is an attempt's result: the output, or a class. Failure text
+// never leaves the worker.
+type runOutcome struct {
+	Output string
+	Class  string
+}
+
+// workOutcome is the Work workflow's result.
+type workOutcome struct {
+	State  work.State
+	Output string
+	Class  string
+}
+
+// workStatus answers the status query.
+type workStatus struct {
+	Found     bool
+	Label     string
+	TargetID  string
+	Kind      work.Kind
+	State     work.State
+	Attempt   int
+	Created   time.Time
+	Started   time.Time
+	Finished  time.Time
+	HasResult bool
+}
+
+type cancelReply struct {
+	Accepted bool
+	State    work.State
+	At       time.Time
+}
+
+type sendRequest struct {
+	Owner   string
+	Command string // SHA-256 of the command id, hex; "" is never deduplicated
+	Digest  string // SHA-256 of the text, hex
+	Message string
+}
+
+type sendReply struct {
+	Cursor int
+	At     time.Time
+}
+
+type commandRecord struct {
+	Digest string
+	Reply  sendReply
+}
+
+// ownerRecord is one Work as its owner's registry keeps it.
+type ownerRecord struct {
+	ID        string
+	Label     string
+	TargetID  string
+	Kind      work.Kind
+	State     work.State
+	Seq       int64
+	Attempt   int
+	Created   time.Time
+	Started   time.Time
+	Finished  time.Time
+	HasResult bool
+	Read      bool
+	Detached  bool
+}
+
+type admitRequest struct {
+	Record         ownerRecord
+	MaxOutstanding int
+	MaxStarts      int
+	Retain         int
+}
+
+// ownerState is the Owner workflow's state, carried across continue-as-new.
+type ownerState struct {
+	Owner   string
+	Records []ownerRecord
+	Starts  int
+	Seq     int64
+	Retain  int
+}
+
+func workErr(e *work.Error, detail string) error {
+	msg := e.Error()
+	if detail != "" {
+		msg = e.Detail(detail).Error()
+	}
+	return temporal.NewApplicationError(msg, errTypePrefix+e.Code)
+}
+
+// WorkWorkflow runs one Work: its attempts as activities on the target's
+// queue, its state, guidance mailbox and cancellation. Its result is the
+// output (completed Work only).
+func WorkWorkflow(ctx workflow.Context, in workInput) (workOutcome, error) {
+	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}}
+	actx, cancelAct := workflow.WithCancel(ctx)
+	w.cancelAct = cancelAct
+	if err := w.handlers(ctx); err != nil {
+		return workOutcome{}, err
+	}
+	maxDur := in.MaxDuration
+	startToClose := 365 * 24 * time.Hour
+	if maxDur > 0 {
+		startToClose = maxDur + time.Minute
+	}
+	ao := workflow.ActivityOptions{
+		TaskQueue:           in.TaskQueue,
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    in.HeartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumAttempts: int32(max(in.MaxAttempts, 1))},
+	}
+	var out runOutcome
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RunActivityName, runInput{
+		ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Input: in.Input,
+		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes}).Get(ctx, &out)
+	res := w.settle(out, err)
+	w.finish(ctx, res)
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return res, nil
+}
+
+type workRun struct {
+	in        workInput
+	state     work.State
+	attempt   int
+	started   time.Time
+	finished  time.Time
+	hasResult bool
+	detached  bool
+	cancelAct workflow.CancelFunc
+	pending   []string
+	pendBytes int
+	cursor    int
+	commands  map[string]commandRecord
+	cmdOrder  []string
+}
+
+func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
+
+func (w *workRun) handlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, queryStatus, func(owner string) (workStatus, error) {
+		if !w.visible(owner) {
+			return workStatus{}, nil
+		}
+		return workStatus{Found: true, Label: w.in.Label, TargetID: w.in.TargetID, Kind: w.in.Kind,
+			State: w.state, Attempt: max(w.attempt, 1), Created: w.in.Created, Started: w.started,
+			Finished: w.finished, HasResult: w.hasResult}, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (commandRecord, error) {
+		return w.commands[command], nil
+	}); err != nil {
+		return err
+	}
+	// started: an attempt begins. It answers whether the attempt may run.
+	if err := workflow.SetUpdateHandler(ctx, updateStarted, func(ctx workflow.Context, attempt int) (bool, error) {
+		switch w.state {
+		case work.StateQueued, work.StateRunning:
+		default:
+			return false, nil
+		}
+		w.attempt = attempt
+		if w.started.IsZero() {
+			w.started = workflow.Now(ctx)
+		}
+		w.state = work.StateRunning
+		w.notify(ctx)
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateCancel, func(ctx workflow.Context, owner string) (cancelReply, error) {
+		return w.cancel(ctx), nil
+	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
+		if !w.visible(owner) {
+			return workErr(work.ErrNotFound, "")
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
+		w.detached = true
+		w.signalOwner(ctx, signalDetached, w.in.ID)
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
+		if !w.visible(owner) {
+			return workErr(work.ErrNotFound, "")
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateSend, func(ctx workflow.Context, r sendRequest) (sendReply, error) {
+		if c, ok := w.commands[r.Command]; ok && r.Command != "" {
+			return c.Reply, nil // the validator checked the digest
+		}
+		w.cursor++
+		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx)}
+		w.pending = append(w.pending, r.Message)
+		w.pendBytes += len(r.Message)
+		if r.Command != "" {
+			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
+			w.cmdOrder = append(w.cmdOrder, r.Command)
+			if n := w.in.Mailbox.Commands; n > 0 && len(w.cmdOrder) > n {
+				delete(w.commands, w.cmdOrder[0])
+				w.cmdOrder = w.cmdOrder[1:]
+			}
+		}
+		return reply, nil
+	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
+		return err
+	}
+	// drain: the child's boundary takes the guidance accepted so far.
+	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
+		msgs := w.pending
+		w.pending, w.pendBytes = nil, 0
+		return msgs, nil
+	}); err != nil {
+		return err
+	}
+	release := workflow.GetSignalChannel(ctx, signalRelease)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for release.Receive(ctx, nil) {
+			w.detached = true
+			w.cancel(ctx)
+		}
+	})
+	return nil
+}
+
+func (w *workRun) validateSend(r sendRequest) error {
+	if !w.visible(r.Owner) {
+		return workErr(work.ErrNotFound, "")
+	}
+	if w.in.Kind != work.KindAgent {
+		return workErr(work.ErrNotAgent, "")
+	}
+	if c, ok := w.commands[r.Command]; ok && r.Command != "" {
+		if c.Digest != r.Digest {
+			return workErr(work.ErrConflict, "")
+		}
+		return nil
+	}
+	if w.state.Terminal() {
+		return workErr(work.ErrTerminal, "")
+	}
+	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+len(r.Message) > m.Bytes) {
+		return workErr(work.ErrMailboxFull, "")
+	}
+	return nil
+}
+
+func (w *workRun) cancel(ctx workflow.Context) cancelReply {
+	now := workflow.Now(ctx)
+	switch w.state {
+	case work.StateQueued:
+		w.state = work.StateCancelled
+		w.finished = now
+		w.cancelAct()
+		w.notify(ctx)
+		return cancelReply{Accepted: true, State: w.state, At: now}
+	case work.StateRunning:
+		w.state = work.StateCancelRequested
+		w.cancelAct()
+		w.notify(ctx)
+		return cancelReply{Accepted: true, State: w.state, At: now}
+	case work.StateCancelRequested:
+		return cancelReply{Accepted: true, State: w.state, At: now}
+	}
+	return cancelReply{Accepted: false, State: w.state, At: now}
+}
+
+// settle maps the last attempt's end to the Work's terminal state.
+func (w *workRun) settle(out runOutcome, err error) workOutcome {
+	if w.state == work.StateCancelled { // cancelled while queued
+		return workOutcome{State: work.StateCancelled}
+	}
+	var canceled *temporal.CanceledError
+	var timeout *temporal.TimeoutError
+	switch {
+	case err == nil && out.Class == "":
+		return workOutcome{State: work.StateCompleted, Output: out.Output}
+	case err == nil && out.Class == classNotRun:
+		return workOutcome{State: work.StateCancelled}
+	case err == nil && out.Class == classCancelled && w.state == work.StateCancelRequested:
+		return workOutcome{State: work.StateCancelled}
+	case err == nil && out.Class == classCancelled:
+		return workOutcome{State: work.StateFailed, Class: work.ClassError}
+	case err == nil:
+		return workOutcome{State: work.StateFailed, Class: out.Class}
+	case errors.As(err, &canceled):
+		if w.state == work.StateCancelRequested || w.state == work.StateQueued {
+			return workOutcome{State: work.StateCancelled}
+		}
+		return workOutcome{State: work.StateFailed, Class: work.ClassError}
+	case errors.As(err, &timeout):
+		if timeout.TimeoutType().String() == "StartToClose" {
+			return workOutcome{State: work.StateFailed, Class: work.ClassDeadline}
+		}
+		// A heartbeat or schedule timeout: the process running the
+		// attempt is gone.
+		return workOutcome{State: work.StateFailed, Class: work.ClassWorkerLost}
+	}
+	return workOutcome{State: work.StateFailed, Class: work.ClassError}
+}
+
+func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
+	if w.state != res.State {
+		w.state = res.State
+		w.finished = workflow.Now(ctx)
+	}
+	if w.finished.IsZero() {
+		w.finished = workflow.Now(ctx)
+	}
+	w.hasResult = res.State == work.StateCompleted
+	// Undelivered guidance is dropped at the end.
+	w.pending, w.pendBytes = nil, 0
+	w.notify(ctx)
+}
+
+// notify tells the owner's registry the Work's state (and waits until the
+// signal is recorded, so that the owner's list never lags a reply).
+func (w *workRun) notify(ctx workflow.Context) {
+	w.signalOwner(ctx, signalTransition, ownerRecord{ID: w.in.ID, State: w.state, Attempt: max(w.attempt, 1),
+		Started: w.started, Finished: w.finished, HasResult: w.hasResult})
+}
+
+func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
+	// The owner's registry may be gone (released): nothing to tell.
+	_ = workflow.SignalExternalWorkflow(ctx, w.in.OwnerWorkflow, "", name, arg).Get(ctx, nil)
+}
+
+// OwnerWorkflow is one owner's registry: its visible Work, the limits on
+// starts and outstanding Work (across every coordinator process), and
+// release. It continues as new when its history grows.
+func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
+	o := &ownerRun{st: st}
+	if err := workflow.SetQueryHandler(ctx, queryRecords, func() ([]ownerRecord, error) {
+		out := make([]ownerRecord, 0, len(o.st.Records))
+		for _, r := range o.st.Records {
+			if !r.Detached {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (int64, error) {
+		o.st.Starts++
+		o.st.Seq++
+		r.Record.Seq = o.st.Seq
+		r.Record.State = work.StateQueued
+		o.st.Retain = r.Retain
+		o.st.Records = append(o.st.Records, r.Record)
+		return r.Record.Seq, nil
+	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updateRelease, func(ctx workflow.Context) error {
+		var futs []workflow.Future
+		for _, r := range o.st.Records {
+			if !r.State.Terminal() {
+				futs = append(futs, workflow.SignalExternalWorkflow(ctx, r.ID, "", signalRelease, nil))
+			}
+		}
+		for _, f := range futs {
+			_ = f.Get(ctx, nil)
+		}
+		o.st = ownerState{Owner: o.st.Owner, Retain: o.st.Retain}
+		o.trim = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	transitions := workflow.GetSignalChannel(ctx, signalTransition)
+	reads := workflow.GetSignalChannel(ctx, signalRead)
+	detached := workflow.GetSignalChannel(ctx, signalDetached)
+	forget := workflow.GetSignalChannel(ctx, signalForget)
+	// A slice, not a map: the selector's order must be deterministic.
+	idSignals := []struct {
+		ch    workflow.ReceiveChannel
+		apply func(string)
+	}{{reads, o.read}, {detached, o.detach}, {forget, o.forget}}
+	for {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(transitions, func(c workflow.ReceiveChannel, _ bool) {
+			var r ownerRecord
+			c.Receive(ctx, &r)
+			o.transition(r)
+		})
+		for _, sig := range idSignals {
+			sel.AddReceive(sig.ch, func(c workflow.ReceiveChannel, _ bool) {
+				var id string
+				c.Receive(ctx, &id)
+				sig.apply(id)
+			})
+		}
+		sel.Select(ctx)
+		if o.trim || workflow.GetInfo(ctx).GetContinueAsNewSuggested() || workflow.GetInfo(ctx).GetCurrentHistoryLength() > 4000 {
+			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+			// Signals that arrived meanwhile are applied before the state
+			// moves to the next run.
+			for r := (ownerRecord{}); transitions.ReceiveAsync(&r); r = (ownerRecord{}) {
+				o.transition(r)
+			}
+			for _, sig := range idSignals {
+				for id := ""; sig.ch.ReceiveAsync(&id); id = "" {
+					sig.apply(id)
+				}
+			}
+			return workflow.NewContinueAsNewError(ctx, OwnerWorkflowName, o.st)
+		}
+	}
+}
+
+type ownerRun struct {
+	st   ownerState
+	trim bool
+}
+
+func (o *ownerRun) read(id string) {
+	if i := o.find(id); i >= 0 {
+		o.st.Records[i].Read = true
+	}
+}
+
+func (o *ownerRun) detach(id string) {
+	if i := o.find(id); i >= 0 {
+		o.st.Records[i].Detached = true
+		if o.st.Records[i].State.Terminal() {
+			o.remove(i)
+		}
+	}
+}
+
+func (o *ownerRun) forget(id string) {
+	if i := o.find(id); i >= 0 {
+		o.remove(i)
+	}
+}
+
+func (o *ownerRun) validateAdmit(r admitRequest) error {
+	active := 0
+	for _, rec := range o.st.Records {
+		if !rec.State.Terminal() {
+			active++
+		}
+	}
+	if r.MaxOutstanding > 0 && active >= r.MaxOutstanding {
+		return workErr(work.ErrLimit, "outstanding limit "+strconv.Itoa(r.MaxOutstanding)+" reached for this owner")
+	}
+	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
+		return workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner")
+	}
+	return nil
+}
+
+func (o *ownerRun) find(id string) int {
+	return slices.IndexFunc(o.st.Records, func(r ownerRecord) bool { return r.ID == id })
+}
+
+func (o *ownerRun) remove(i int) { o.st.Records = slices.Delete(o.st.Records, i, i+1) }
+
+func (o *ownerRun) transition(r ownerRecord) {
+	i := o.find(r.ID)
+	if i < 0 {
+		return
+	}
+	rec := &o.st.Records[i]
+	if rec.State.Terminal() {
+		return // a late signal never moves a terminal Work
+	}
+	rec.State, rec.Attempt, rec.Started, rec.Finished, rec.HasResult = r.State, r.Attempt, r.Started, r.Finished, r.HasResult
+	if !rec.State.Terminal() {
+		return
+	}
+	if rec.Detached {
+		o.remove(i)
+		return
+	}
+	// Retention: the oldest finished visible Work beyond Retain goes.
+	var term []int
+	for j, x := range o.st.Records {
+		if x.State.Terminal() && !x.Detached {
+			term = append(term, j)
+		}
+	}
+	if o.st.Retain > 0 && len(term) > o.st.Retain {
+		oldest := term[0]
+		for _, j := range term[1:] {
+			if o.st.Records[j].Finished.Before(o.st.Records[oldest].Finished) {
+				oldest = j
+			}
+		}
+		o.remove(oldest)
+	}
+}
