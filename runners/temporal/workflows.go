@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -381,7 +382,7 @@ func (w *workRun) settle(out runOutcome, err error) workOutcome {
 		}
 		return workOutcome{State: work.StateFailed, Class: work.ClassError}
 	case errors.As(err, &timeout):
-		if timeout.TimeoutType().String() == "StartToClose" {
+		if timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE {
 			return workOutcome{State: work.StateFailed, Class: work.ClassDeadline}
 		}
 		// A heartbeat or schedule timeout: the process running the
@@ -469,33 +470,40 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		ch    workflow.ReceiveChannel
 		apply func(string)
 	}{{reads, o.read}, {detached, o.detach}, {forget, o.forget}}
-	for {
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(transitions, func(c workflow.ReceiveChannel, _ bool) {
-			var r ownerRecord
-			c.Receive(ctx, &r)
+	// The loop waits on a condition, not on a selector: a release (an
+	// update) must end the run even when no signal arrives.
+	drain := func() {
+		for r := (ownerRecord{}); transitions.ReceiveAsync(&r); r = (ownerRecord{}) {
 			o.transition(r)
-		})
-		for _, sig := range idSignals {
-			sel.AddReceive(sig.ch, func(c workflow.ReceiveChannel, _ bool) {
-				var id string
-				c.Receive(ctx, &id)
-				sig.apply(id)
-			})
 		}
-		sel.Select(ctx)
-		if o.trim || workflow.GetInfo(ctx).GetContinueAsNewSuggested() || workflow.GetInfo(ctx).GetCurrentHistoryLength() > 4000 {
+		for _, sig := range idSignals {
+			for id := ""; sig.ch.ReceiveAsync(&id); id = "" {
+				sig.apply(id)
+			}
+		}
+	}
+	long := func() bool {
+		info := workflow.GetInfo(ctx)
+		return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 4000
+	}
+	for {
+		_ = workflow.Await(ctx, func() bool {
+			if o.trim || transitions.Len() > 0 {
+				return true
+			}
+			for _, sig := range idSignals {
+				if sig.ch.Len() > 0 {
+					return true
+				}
+			}
+			return false
+		})
+		drain()
+		if o.trim || long() {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			// Signals that arrived meanwhile are applied before the state
 			// moves to the next run.
-			for r := (ownerRecord{}); transitions.ReceiveAsync(&r); r = (ownerRecord{}) {
-				o.transition(r)
-			}
-			for _, sig := range idSignals {
-				for id := ""; sig.ch.ReceiveAsync(&id); id = "" {
-					sig.apply(id)
-				}
-			}
+			drain()
 			return workflow.NewContinueAsNewError(ctx, OwnerWorkflowName, o.st)
 		}
 	}

@@ -67,6 +67,10 @@ type Capabilities struct {
 	// short timeout returns a non-terminal Status after about that long.
 	// Every implementation must honour ctx and the zero timeout.
 	ExactWaitClock bool
+	// Pools: the Engine carries budgets and pools (SetPool). An Engine
+	// without them must refuse SetPool with an error, never accept a pool
+	// it does not enforce.
+	Pools bool
 }
 
 // Child is one of the suite's children: run with the Work's input.
@@ -947,6 +951,12 @@ func (s *suite) pool(t *testing.T) {
 	o := owner(t, "pool")
 	err := v.e.SetPool(work.Owner{}, work.Budget{MaxTurns: 1})
 	wantErr(t, "SetPool(zero owner)", err, work.ErrInvalidOwner)
+	if !s.caps.Pools {
+		if err := v.e.SetPool(o, work.Budget{MaxTurns: 3}); err == nil {
+			t.Fatal("SetPool on an Engine without pools: no error (a pool it does not enforce)")
+		}
+		return
+	}
 	if err := v.e.SetPool(o, work.Budget{MaxTurns: 3}); err != nil {
 		t.Fatalf("SetPool: %v", err)
 	}

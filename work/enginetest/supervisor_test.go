@@ -33,6 +33,7 @@ func (supervisor) Capabilities() enginetest.Capabilities {
 		Guarantees:     work.Guarantees{Execution: "process-local", Rejoin: "process-local"},
 		Attempt:        1,
 		ExactWaitClock: true,
+		Pools:          true,
 	}
 }
 
