@@ -79,14 +79,15 @@ require (
 	github.com/go-openapi/swag/cmdutils v0.28.0 // indirect
 	github.com/go-openapi/swag/conv v0.28.0 // indirect
 	github.com/go-openapi/swag/fileutils v0.28.0 // indirect
+	github.com/go-openapi/swag/jsonname v0.26.0 // indirect
 	github.com/go-openapi/swag/jsonutils v0.28.0 // indirect
 	github.com/go-openapi/swag/loading v0.28.0 // indirect
 	github.com/go-openapi/swag/mangling v0.28.0 // indirect
 	github.com/go-openapi/swag/netutils v0.28.0 // indirect
-	github.com/go-openapi/swag/pools v0.28.0 // indirect
 	github.com/go-openapi/swag/stringutils v0.28.0 // indirect
 	github.com/go-openapi/swag/typeutils v0.28.0 // indirect
 	github.com/go-openapi/swag/yamlutils v0.28.0 // indirect
+	github.com/go-openapi/testify/v2 v2.6.0 // indirect
 	github.com/go-sql-driver/mysql v1.9.3 // indirect
 	github.com/gocql/gocql v1.7.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
@@ -111,6 +112,7 @@ require (
 	github.com/jmoiron/sqlx v1.4.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/klauspost/compress v1.18.7 // indirect
 	github.com/lib/pq v1.12.3 // indirect
 	github.com/mailru/easyjson v0.9.2 // indirect
 	github.com/mattn/go-isatty v0.0.21 // indirect
@@ -127,10 +129,10 @@ require (
 	github.com/opentracing/opentracing-go v1.2.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/planetscale/vtprotobuf v0.6.1-0.20240319094008-0393e58bdf10 // indirect
+	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
-	github.com/prometheus/otlptranslator v1.0.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rcrowley/go-metrics v0.0.0-20250401214520-65e299d6c5c9 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
@@ -212,3 +214,55 @@ require (
 )
 
 replace github.com/agentwork/agentwork => ../..
+
+// The Temporal server v1.32.1 builds with the versions below (its own
+// go.sum's, checked on Go 1.26.8); the root module's telemetry requires
+// newer ones (OpenTelemetry 1.47, whose otel/log 1.x removed the
+// log.KeyValue the server uses). This module compiles no root package that
+// needs them (only work and work/enginetest, standard library only), so it
+// pins the server's set.
+replace (
+	github.com/felixge/httpsnoop => github.com/felixge/httpsnoop v1.0.4
+	github.com/go-logr/logr => github.com/go-logr/logr v1.4.3
+	github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.23.1
+	github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.21.5
+	github.com/go-openapi/swag => github.com/go-openapi/swag v0.26.0
+	github.com/go-openapi/swag/cmdutils => github.com/go-openapi/swag/cmdutils v0.26.0
+	github.com/go-openapi/swag/conv => github.com/go-openapi/swag/conv v0.26.0
+	github.com/go-openapi/swag/fileutils => github.com/go-openapi/swag/fileutils v0.26.0
+	github.com/go-openapi/swag/jsonutils => github.com/go-openapi/swag/jsonutils v0.26.0
+	github.com/go-openapi/swag/loading => github.com/go-openapi/swag/loading v0.26.0
+	github.com/go-openapi/swag/mangling => github.com/go-openapi/swag/mangling v0.26.0
+	github.com/go-openapi/swag/netutils => github.com/go-openapi/swag/netutils v0.26.0
+	github.com/go-openapi/swag/stringutils => github.com/go-openapi/swag/stringutils v0.26.0
+	github.com/go-openapi/swag/typeutils => github.com/go-openapi/swag/typeutils v0.26.0
+	github.com/go-openapi/swag/yamlutils => github.com/go-openapi/swag/yamlutils v0.26.0
+	github.com/grpc-ecosystem/grpc-gateway/v2 => github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0
+	github.com/prometheus/client_golang => github.com/prometheus/client_golang v1.21.0
+	github.com/prometheus/client_model => github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common => github.com/prometheus/common v0.62.0
+	github.com/prometheus/procfs => github.com/prometheus/procfs v0.20.1
+	github.com/stretchr/testify => github.com/stretchr/testify v1.11.1
+	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc => go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.68.0
+	go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp => go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp v0.68.0
+	go.opentelemetry.io/otel => go.opentelemetry.io/otel v1.44.0
+	go.opentelemetry.io/otel/exporters/otlp/otlptrace => go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.43.0
+	go.opentelemetry.io/otel/exporters/prometheus => go.opentelemetry.io/otel/exporters/prometheus v0.56.0
+	go.opentelemetry.io/otel/log => go.opentelemetry.io/otel/log v0.20.0
+	go.opentelemetry.io/otel/metric => go.opentelemetry.io/otel/metric v1.44.0
+	go.opentelemetry.io/otel/sdk => go.opentelemetry.io/otel/sdk v1.44.0
+	go.opentelemetry.io/otel/sdk/metric => go.opentelemetry.io/otel/sdk/metric v1.44.0
+	go.opentelemetry.io/otel/trace => go.opentelemetry.io/otel/trace v1.44.0
+	go.opentelemetry.io/proto/otlp => go.opentelemetry.io/proto/otlp v1.10.0
+	go.yaml.in/yaml/v3 => go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/crypto => golang.org/x/crypto v0.56.0
+	golang.org/x/net => golang.org/x/net v0.58.0
+	golang.org/x/oauth2 => golang.org/x/oauth2 v0.36.0
+	golang.org/x/sync => golang.org/x/sync v0.22.0
+	golang.org/x/sys => golang.org/x/sys v0.47.0
+	golang.org/x/term => golang.org/x/term v0.45.0
+	golang.org/x/text => golang.org/x/text v0.41.0
+	google.golang.org/genproto/googleapis/api => google.golang.org/genproto/googleapis/api v0.0.0-20260526163538-3dc84a4a5aaa
+	google.golang.org/genproto/googleapis/rpc => google.golang.org/genproto/googleapis/rpc v0.0.0-20260526163538-3dc84a4a5aaa
+	google.golang.org/protobuf => google.golang.org/protobuf v1.36.11
+)
