@@ -88,7 +88,7 @@ func BenchmarkGoalRoundTrip(b *testing.B) {
 			}
 			tool := kit.Tools()[0]
 			b.ReportAllocs()
-			r := benchpair.Run(b, 64,
+			r := benchpair.Run(b, 16,
 				benchpair.Arm{Name: "unwrapped", Run: func(n int) func() {
 					for range n {
 						rawModel.cur = next()

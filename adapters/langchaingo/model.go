@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/ollama"
@@ -54,6 +57,15 @@ import (
 type Model struct {
 	inner llms.Model
 	kit   *Kit // nil for a child's model
+	// The tool options of the last request's function definitions: an
+	// agent sends the same definitions on every request.
+	tools atomic.Pointer[toolCache]
+}
+
+// toolCache is what toolOptions made of one list of function definitions.
+type toolCache struct {
+	fns  []llms.FunctionDefinition // the request's, as given
+	opts []llms.CallOption         // WithFunctions and WithTools
 }
 
 var _ llms.Model = (*Model)(nil)
@@ -163,6 +175,9 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 			}
 		}
 	}
+	if c := m.tools.Load(); c != nil && sameFunctions(c.fns, fns) {
+		return append(opts[:len(opts):len(opts)], c.opts...)
+	}
 	out := make([]llms.FunctionDefinition, len(fns))
 	ts := make([]llms.Tool, len(fns))
 	for i, f := range fns {
@@ -174,14 +189,82 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 		out[i] = f
 		ts[i] = llms.Tool{Type: "function", Function: &out[i]}
 	}
-	opts = append(opts[:len(opts):len(opts)], llms.WithFunctions(out))
+	add := []llms.CallOption{llms.WithFunctions(out), llms.WithTools(ts)}
 	if isOpenAI(m.inner) {
 		// langchaingo's OpenAI client sends Functions and Tools both as
 		// tools: passing both would declare every tool twice, so any Tools
 		// the caller passed are cleared.
-		return append(opts, llms.WithTools(nil))
+		add[1] = llms.WithTools(nil)
 	}
-	return append(opts, llms.WithTools(ts))
+	m.tools.Store(&toolCache{fns: slices.Clone(fns), opts: add})
+	return append(opts[:len(opts):len(opts)], add...)
+}
+
+// sameFunctions reports whether two lists of function definitions are
+// equal, comparing parameters as JSON values (an agent rebuilds them on
+// every request). Values it cannot compare make them differ.
+func sameFunctions(a, b []llms.FunctionDefinition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || a[i].Strict != b[i].Strict ||
+			!sameJSON(a[i].Parameters, b[i].Parameters) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON compares the JSON-like values a schema is built from without
+// allocating; anything else compares unequal.
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case []string:
+		y, ok := b.([]string)
+		return ok && slices.Equal(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]string:
+		y, ok := b.(map[string]string)
+		return ok && maps.Equal(x, y)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // objectArguments returns msgs with every tool call's arguments a JSON
@@ -206,8 +289,8 @@ func objectArguments(msgs []llms.MessageContent) []llms.MessageContent {
 				partsCopied = true
 			}
 			fc := *tc.FunctionCall
-			b, _ := json.Marshal(map[string]string{"__arg1": fc.Arguments}) // cannot fail
-			fc.Arguments = string(b)
+			b, _ := json.Marshal(fc.Arguments) // a string: cannot fail
+			fc.Arguments = `{"__arg1":` + string(b) + "}"
 			tc.FunctionCall = &fc
 			out[i].Parts[j] = tc
 		}
@@ -216,6 +299,10 @@ func objectArguments(msgs []llms.MessageContent) []llms.MessageContent {
 }
 
 func isJSONObject(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	if !strings.HasPrefix(s, "{") {
+		return false // fast path: not an object, nothing to decode
+	}
 	var v map[string]json.RawMessage
 	return json.Unmarshal([]byte(s), &v) == nil && v != nil
 }
