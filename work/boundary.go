@@ -139,7 +139,11 @@ func (e *Execution) Usage() Usage { return e.run.usage() }
 
 // report delivers a budget event of r.
 func (r *run) report(ev Event) {
-	if r.emit != nil {
+	switch {
+	case r.it != nil:
+		ev.Time = r.s.cfg.clock.Now()
+		r.s.emitWork(r.it, ev)
+	case r.emit != nil:
 		ev.Time = r.s.cfg.clock.Now()
 		r.emit(ev)
 	}

@@ -122,7 +122,8 @@ type run struct {
 	s      *Supervisor
 	budget Budget // effective
 	fail   bool
-	emit   func(Event) // delivers a budget event of this run (never under s.mu)
+	emit   func(Event) // delivers a foreground call's budget event (never under s.mu)
+	it     *item       // a background run's Work: its budget events go with its others
 
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported
@@ -444,19 +445,17 @@ func (s *Supervisor) forgetPoolLocked(id string) {
 	}
 }
 
-// emitter returns the function that delivers a background Work's budget
-// events, in order with its other events.
-func (s *Supervisor) emitter(it *item) func(Event) {
-	return func(ev Event) {
-		var e emission
-		s.mu.Lock()
-		if it.state.Terminal() {
-			s.mu.Unlock()
-			return
-		}
-		e.add(it, ev)
-		s.unlockAndEmit(&e)
+// emitWork delivers a background Work's budget event, in order with its
+// other events.
+func (s *Supervisor) emitWork(it *item, ev Event) {
+	var e emission
+	s.mu.Lock()
+	if it.state.Terminal() {
+		s.mu.Unlock()
+		return
 	}
+	e.add(it, ev)
+	s.unlockAndEmit(&e)
 }
 
 // foregroundEmitter returns the function that delivers a foreground

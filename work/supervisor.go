@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Owner is an agent instance that owns Work. Only its owner can see, await,
@@ -173,7 +174,8 @@ type item struct {
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
-	stopTimer func() bool
+	stopTimer func() bool // the deadline's, on a Clock other than the system's
+	deadline  *time.Timer // the deadline's, on the system clock
 	maxDur    time.Duration
 	maxBytes  int
 	queueElem *list.Element
@@ -190,7 +192,11 @@ type item struct {
 	reclaim     chan struct{}
 	queuedBelow int32
 	emitMu      sync.Mutex
-	budget      *run // budget state
+	budget      *run              // budget state
+	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
+	counts      *[len(States)]int // the census of its target label
+	exec        Execution         // its child's, from running
+	scope       scope             // its own owner scope (sc points here), from running
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -247,20 +253,50 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// newScopeID returns owner + "/" + a new id, and the id (a substring: one
+// allocation for both).
+func newScopeID(owner string) (scope, id string) {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	buf := make([]byte, len(owner)+1+2*len(b))
+	copy(buf, owner)
+	buf[len(owner)] = '/'
+	hex.Encode(buf[len(owner)+1:], b[:])
+	scope = unsafe.String(unsafe.SliceData(buf), len(buf))
+	return scope, scope[len(owner)+1:]
+}
+
 // emission is a batch of events gathered under s.mu and delivered after it
 // is released, in order, holding each Work's emit lock so that events of one
 // Work never interleave or reorder.
+//
+// The first few events and done channels live in the emission itself (it
+// stays on the caller's stack), so the common case allocates nothing.
 type emission struct {
-	its  []*item
-	evs  []Event
-	done []chan struct{} // closed after the events are delivered
+	its   []*item
+	evs   []Event
+	done  []chan struct{} // closed after the events are delivered
+	itsB  [4]*item
+	evsB  [4]Event
+	doneB [1]chan struct{}
 }
 
 func (e *emission) add(it *item, ev Event) {
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	if e.its == nil {
+		e.its, e.evs = e.itsB[:0], e.evsB[:0]
+	}
 	e.its = append(e.its, it)
 	e.evs = append(e.evs, ev)
+}
+
+// settled records that it's done channel closes after the events.
+func (e *emission) settled(it *item) {
+	if e.done == nil {
+		e.done = e.doneB[:0]
+	}
+	e.done = append(e.done, it.done)
 }
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
@@ -322,7 +358,7 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 		it.mb.queued, it.mb.bytes = nil, 0
 		e.add(it, Event{Type: EventGuidanceDropped, Time: ev.Time, Count: n})
 	}
-	c := s.counts[it.target.Label]
+	c := it.counts
 	c[it.state.index()]--
 	c[to.index()]++
 	ev.Type, ev.From, ev.To = EventType(to), it.state, to
@@ -359,7 +395,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
-	id := newID()
+	scopeID, id := newScopeID(spec.Owner.id)
 	r, short := s.reserveLocked(&spec)
 	if short != "" {
 		s.mu.Unlock()
@@ -367,13 +403,18 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
 		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}
-	s.openLocked(r, spec.Owner.id+"/"+id)
+	s.openLocked(r, scopeID)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
 	os.starts++
 	os.active++
-	s.mu.Unlock()
+	// Bind runs without the lock; the no-op Observer's Bind is known, and
+	// Start then keeps the lock throughout.
+	_, nop := s.cfg.observer.(NopObserver)
+	if !nop {
+		s.mu.Unlock()
+	}
 
 	it := &item{
 		ref:      Ref{ID: id, TargetID: spec.Target.id()},
@@ -386,13 +427,17 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		maxDur:   r.budget.MaxDuration,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
 		budget:   r,
+		scopeID:  scopeID,
 	}
-	r.emit = s.emitter(it)
+	r.it = it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
-	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
-
-	s.mu.Lock()
+	if nop {
+		it.ctx = context.Background()
+	} else {
+		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
+		s.mu.Lock()
+	}
 	s.seq++
 	it.seq = s.seq
 	os.items[it.ref.ID] = it
@@ -401,6 +446,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		c = new([len(States)]int)
 		s.counts[spec.Target.Label] = c
 	}
+	it.counts = c
 	c[StateQueued.index()]++
 	it.queueElem = os.queue.PushBack(it)
 	s.queuedBelowLocked(os, 1)
@@ -530,16 +576,33 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	}
 	ctx, cancel := context.WithCancelCause(it.ctx)
 	it.cancel = cancel
-	it.sc = &scope{work: it, parent: it.owner.sc}
-	scope := Owner{id: it.owner.id + "/" + it.ref.ID, depth: it.owner.depth + 1, sc: it.sc}
-	ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope, run: it.budget})
+	it.scope = scope{work: it, parent: it.owner.sc}
+	it.sc = &it.scope
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget}
+	ctx = context.WithValue(ctx, execKey{}, &it.exec)
 	if it.maxDur > 0 {
-		it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+		if _, system := s.cfg.clock.(systemClock); system {
+			it.deadline = time.AfterFunc(it.maxDur, it.expire)
+		} else {
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+		}
 	}
 	run := it.run
 	it.run = nil
 	s.live.Add(1)
 	go s.execute(it, ctx, run)
+}
+
+// expire cancels a running Work whose deadline passed. The cancel function
+// is read under the lock: settle clears it.
+func (it *item) expire() {
+	s := it.exec.s
+	s.mu.Lock()
+	cancel := it.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errDeadline)
+	}
 }
 
 // exited is called as a child goroutine or a foreground call ends.
@@ -616,6 +679,10 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer()
 		it.stopTimer = nil
 	}
+	if it.deadline != nil {
+		it.deadline.Stop()
+		it.deadline = nil
+	}
 	it.cancel(nil)
 	it.cancel = nil
 	s.endRunLocked(it, ev.ErrorClass, &e)
@@ -633,9 +700,9 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
-	s.settleRunLocked(it.budget, it.owner.id+"/"+it.ref.ID)
+	s.settleRunLocked(it.budget, it.scopeID)
 	it.owner.active--
-	e.done = append(e.done, it.done)
+	e.settled(it)
 	if it.detached {
 		delete(it.owner.hidden, it)
 		s.forgetItemLocked(it)
@@ -648,7 +715,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 // forgetItemLocked removes a terminal Work from the census; nothing refers
 // to it afterwards.
 func (s *Supervisor) forgetItemLocked(it *item) {
-	s.counts[it.target.Label][it.state.index()]--
+	it.counts[it.state.index()]--
 	it.output, it.mb = "", nil
 }
 
@@ -871,6 +938,36 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
 
+	s.wait(ctx, done, timeout)
+	if w != nil {
+		s.unlend(ctx, w)
+	}
+	s.mu.Lock()
+	return s.readLocked(s.lookupLocked(o, id))
+}
+
+// waitTimers are the system clock's result-wait timers, reused: since Go
+// 1.23 a stopped timer delivers no stale tick after Reset.
+var waitTimers sync.Pool
+
+// wait returns when done is closed, timeout passes or ctx is done.
+func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) {
+	if _, system := s.cfg.clock.(systemClock); system {
+		t, _ := waitTimers.Get().(*time.Timer)
+		if t == nil {
+			t = time.NewTimer(timeout)
+		} else {
+			t.Reset(timeout)
+		}
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		waitTimers.Put(t)
+		return
+	}
 	expired := make(chan struct{})
 	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
 	select {
@@ -879,11 +976,6 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	case <-ctx.Done():
 	}
 	stop()
-	if w != nil {
-		s.unlend(ctx, w)
-	}
-	s.mu.Lock()
-	return s.readLocked(s.lookupLocked(o, id))
 }
 
 // readLocked answers Result and releases s.mu.
