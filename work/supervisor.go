@@ -567,6 +567,14 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // runLocked starts a Work taken from its owner's queue, on a pool slot
 // (lender nil) or on lender's lent slot.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
+	ctx, run := s.prepareRunLocked(it, lender, e)
+	s.live.Add(1)
+	go s.execute(it, ctx, run)
+}
+
+// prepareRunLocked moves a Work taken from its owner's queue to running and
+// returns the context and function its child runs with.
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
 	now := s.cfg.clock.Now()
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
@@ -589,8 +597,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	}
 	run := it.run
 	it.run = nil
-	s.live.Add(1)
-	go s.execute(it, ctx, run)
+	return ctx, run
 }
 
 // expire cancels a running Work whose deadline passed. The cancel function
@@ -623,20 +630,29 @@ func (s *Supervisor) signalIdleLocked() {
 	}
 }
 
+// execute runs a child on its own goroutine and settles it. When the
+// settlement frees the slot for a queued Work, the goroutine runs that one
+// next (one goroutine per busy slot rather than per Work).
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
+	for it != nil {
+		it, ctx, run = s.executeOne(it, ctx, run)
+	}
+}
+
+func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*item, context.Context, RunFunc) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
 		// neither returns nor panics: settle it as a panic so that its slot
 		// is freed and it does not stay running forever.
 		if !returned {
-			s.settle(it, ctx, "", nil, true)
+			s.settle(it, ctx, "", nil, true, false)
 		}
 	}()
 	out, err, panicked := invoke(ctx, run)
 	returned = true
-	s.settle(it, ctx, out, err, panicked)
+	return s.settle(it, ctx, out, err, panicked, true)
 }
 
 func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked bool) {
@@ -650,7 +666,11 @@ func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked b
 }
 
 // settle records how a running Work ended and frees its slot.
-func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked bool) {
+//
+// With next, settle may hand the freed pool slot to the first Work of the
+// fair order (when no reclaimer waits for one) and return it, running, for
+// the calling goroutine to execute.
+func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
 	var e emission
 	s.mu.Lock()
 	now := s.cfg.clock.Now()
@@ -693,8 +713,17 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		s.releaseLocked(os, &e)
 	}
 	s.freeSlotLocked(it, &e)
+	var nit *item
+	var nctx context.Context
+	var nrun RunFunc
+	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.Len() > 0 {
+		nit = s.popLocked(s.ready.Front().Value.(*ownerState))
+		s.used++
+		nctx, nrun = s.prepareRunLocked(nit, nil, &e)
+	}
 	s.dispatchLocked(&e)
 	s.unlockAndEmit(&e)
+	return nit, nctx, nrun
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
