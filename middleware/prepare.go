@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sort"
@@ -211,6 +212,10 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		FailOnBudget:   t.child.FailOnBudget,
 	}
 	if kind == work.CallLaunch {
+		// A launch repeated with the same tool-call identity (a retry
+		// after a lost reply) gets the same work.ref; the engine keeps
+		// only a digest of the input.
+		spec.CallID, spec.InputDigest = CallID(ctx), sha256.Sum256([]byte(in.input))
 		ref, err := s.sup.Start(ctx, spec)
 		if err != nil {
 			o := fromWork(err)

@@ -44,7 +44,11 @@
 // agentwork.work.guidance.accepted, agentwork.work.guidance.delivered,
 // agentwork.work.guidance.dropped (with agentwork.guidance.count),
 // agentwork.work.result.read (with agentwork.result.bytes; completed has it
-// too, failed has error.type).
+// too, failed has error.type), agentwork.work.progress (at most one a
+// second per Work: agentwork.progress.done, agentwork.progress.total,
+// agentwork.progress.model_requests, agentwork.progress.tool_calls; counts
+// only) and agentwork.work.orphaned (a Work Shutdown abandoned, with the
+// agentwork.work.state it was left in).
 // The engine reports a result read, and guidance dropped when a Work ends,
 // after the terminal event that ended the span: such events go on the open
 // "execute_tool work" span of the call that caused them, when there is one.
@@ -73,6 +77,7 @@
 //	agentwork_status_block_rows                       histogram
 //	agentwork_work_result_bytes{target}               histogram, completed results' sizes
 //	agentwork_work_starts_refused_total{target,reason} counter
+//	agentwork_work_orphaned_total{target}             counter, Works a Supervisor's Shutdown abandoned
 //
 // Every label value comes from a bounded set: the six states, the target
 // labels, the six actions (anything else is "invalid"), the six call
@@ -83,9 +88,11 @@
 //
 // One line per lifecycle event, its message the span event's name
 // ("agentwork.work.queued", "agentwork.work.failed", ...), Debug
-// for everything but failures, which are Warn (a deadline is a failure with
-// error.type=deadline_exceeded). Fields: work.id, work.target, work.state,
-// from, error.type, queue_wait, duration, count, bytes, owner.depth, and
+// for everything but failures and orphans, which are Warn (a deadline is a
+// failure with error.type=deadline_exceeded). Fields: work.id, work.target,
+// work.state, from, error.type, queue_wait, duration, count, bytes,
+// progress.done, progress.total, progress.model_requests,
+// progress.tool_calls (progress lines), owner.depth, and
 // trace_id and span_id whenever a span is in the context. A
 // refused start logs "work start refused", a status block "status block",
 // and the end of a foreground call "foreground call" (Warn unless its
@@ -97,7 +104,7 @@
 // StatusHandler is a zpages-style live page (HTML that reloads itself, or
 // JSON): slots in use against the limit, the queue's length and oldest
 // age, every target's Work by state, and each live Work's id, target,
-// owner, state, elapsed time and attempt. Long-running Work, whose
+// owner, state, elapsed time, attempt and progress counts. Long-running Work, whose
 // "invoke_agent" span is not exported until it ends, is visible there.
 //
 // # Content

@@ -32,6 +32,10 @@ const (
 	logBytes      = "bytes"
 	logOwnerDepth = "owner.depth"
 	logOutcome    = "outcome"
+	logDone       = "progress.done"
+	logTotal      = "progress.total"
+	logRequests   = "progress.model_requests"
+	logTools      = "progress.tool_calls"
 	logTraceID    = "trace_id"
 	logSpanID     = "span_id"
 )
@@ -51,7 +55,7 @@ func appendTrace(attrs []slog.Attr, ctx context.Context) []slog.Attr {
 // durations, counts, sizes and the owner's depth (never the owner's id).
 func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 	level := slog.LevelDebug
-	if e.Type == work.EventFailed {
+	if e.Type == work.EventFailed || e.Type == work.EventOrphaned {
 		level = slog.LevelWarn
 	}
 	if !o.log.Enabled(ctx, level) {
@@ -98,6 +102,11 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		}
 		if e.Bytes > 0 {
 			attrs = append(attrs, slog.Int(logBytes, e.Bytes))
+		}
+		if e.Type == work.EventProgress {
+			p := e.Progress
+			attrs = append(attrs, slog.Int64(logDone, p.Done), slog.Int64(logTotal, p.Total),
+				slog.Int64(logRequests, p.ModelRequests), slog.Int64(logTools, p.ToolCalls))
 		}
 	}
 	attrs = append(attrs, slog.Int(logOwnerDepth, e.Depth))

@@ -27,6 +27,7 @@ type instruments struct {
 	statusRows   metric.Int64Histogram
 	resultBytes  metric.Int64Histogram
 	refused      metric.Int64Counter
+	orphaned     metric.Int64Counter
 
 	// Precomputed attribute sets for the bounded label sets.
 	actionOpts   [len(actions) + 1][len(outcomes)]metric.MeasurementOption
@@ -96,6 +97,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	err = errors.Join(err, e)
 	in.refused, e = m.Int64Counter(metricRefused, metric.WithUnit("{start}"),
 		metric.WithDescription("Starts refused before any work was queued, by target and reason (closed or the limit reached)."))
+	err = errors.Join(err, e)
+	in.orphaned, e = m.Int64Counter(metricOrphaned, metric.WithUnit("{work}"),
+		metric.WithDescription("Work abandoned by a supervisor's Shutdown because its child had not returned a grace period after cancellation, by target."))
 	err = errors.Join(err, e)
 	if err != nil {
 		return nil, err
@@ -174,6 +178,9 @@ func (in *instruments) record(ctx context.Context, e work.Event) {
 		return
 	case work.EventGuidanceDropped:
 		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[2])
+		return
+	case work.EventOrphaned:
+		in.orphaned.Add(ctx, 1, in.forTarget(e.Target).target)
 		return
 	}
 	i := stateIndex(e.To)

@@ -36,6 +36,11 @@ const (
 	keyResultBytes = attribute.Key("agentwork.result.bytes")
 	keyStatusRows  = attribute.Key("agentwork.status_block.rows")
 
+	keyProgressDone     = attribute.Key("agentwork.progress.done")
+	keyProgressTotal    = attribute.Key("agentwork.progress.total")
+	keyProgressRequests = attribute.Key("agentwork.progress.model_requests")
+	keyProgressTools    = attribute.Key("agentwork.progress.tool_calls")
+
 	// toolTypeFunction is gen_ai.tool.type for every tool the middleware
 	// prepares: the application, not the provider, executes it.
 	toolTypeFunction = "function"
@@ -61,6 +66,8 @@ const (
 	evResultRead        = "agentwork.work.result.read"
 	evRefused           = "agentwork.start.refused"
 	evStatusBlock       = "agentwork.status_block"
+	evProgress          = "agentwork.work.progress"
+	evOrphaned          = "agentwork.work.orphaned"
 )
 
 func eventName(t work.EventType) string {
@@ -91,6 +98,10 @@ func eventName(t work.EventType) string {
 		return evRefused
 	case work.EventStatusBlock:
 		return evStatusBlock
+	case work.EventProgress:
+		return evProgress
+	case work.EventOrphaned:
+		return evOrphaned
 	}
 	return ""
 }
@@ -114,6 +125,7 @@ const (
 	metricSlots       = "agentwork.work.slots_in_use"                // agentwork_work_slots_in_use
 	metricOldestQueue = "agentwork.work.oldest_queued_age"           // agentwork_work_oldest_queued_age_seconds
 	metricOldestCR    = "agentwork.work.oldest_cancel_requested_age" // agentwork_work_oldest_cancel_requested_age_seconds
+	metricOrphaned    = "agentwork.work.orphaned"                    // agentwork_work_orphaned_total
 )
 
 // Metric attribute keys: short, because they become Prometheus labels

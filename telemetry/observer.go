@@ -497,6 +497,11 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		attrs = append(attrs, keyResultBytes.Int(e.Bytes))
 	case work.EventRefused:
 		attrs = append(attrs, keyErrorType.String(reasonOf(e.ErrorClass)))
+	case work.EventProgress:
+		attrs = append(attrs, keyProgressDone.Int64(e.Progress.Done), keyProgressTotal.Int64(e.Progress.Total),
+			keyProgressRequests.Int64(e.Progress.ModelRequests), keyProgressTools.Int64(e.Progress.ToolCalls))
+	case work.EventOrphaned:
+		attrs = append(attrs, keyWorkState.String(string(e.From)))
 	}
 	et := ""
 	if e.Type == work.EventFailed {

@@ -103,14 +103,29 @@ func (o *Observer) Status() StatusPage {
 	return p
 }
 
-// progressOf is where a live Work's progress counts join the page: nil
-// until the engine reports progress.
-func progressOf(work.LiveWork) map[string]int64 { return nil }
+// progressOf returns a live Work's non-zero progress counts by name (done,
+// total, model_requests, tool_calls), or nil when it has reported none.
+func progressOf(w work.LiveWork) map[string]int64 {
+	var m map[string]int64
+	for _, c := range [...]struct {
+		name string
+		n    int64
+	}{{"done", w.Progress.Done}, {"total", w.Progress.Total},
+		{"model_requests", w.Progress.ModelRequests}, {"tool_calls", w.Progress.ToolCalls}} {
+		if c.n != 0 {
+			if m == nil {
+				m = make(map[string]int64, 4)
+			}
+			m[c.name] = c.n
+		}
+	}
+	return m
+}
 
 // StatusHandler returns a zpages-style live status page for the
 // Supervisors the Observer watches: slots in use against the limit, the
 // queue's length and oldest age, every target's Work by state and each
-// live Work's id, target, owner, state, elapsed time and attempt. The page
+// live Work's id, target, owner, state, elapsed time, attempt and progress counts. The page
 // is HTML (html/template) that reloads itself every 5 seconds; with
 // ?format=json, or an Accept header naming application/json and not
 // text/html, it is the same data as JSON (StatusPage). It never shows

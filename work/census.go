@@ -20,7 +20,8 @@ type LiveWork struct {
 	Started  time.Time // when it started running; zero while queued
 	// Lending reports that the Work waits on its own descendants and lends
 	// its running slot to them meanwhile.
-	Lending bool
+	Lending  bool
+	Progress Progress // the child's progress counts so far
 }
 
 // Snapshot is a point-in-time, content-free view of a Supervisor's live
@@ -72,5 +73,6 @@ func (s *Supervisor) Snapshot() Snapshot {
 func (it *item) live() LiveWork {
 	return LiveWork{ID: it.ref.ID, Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
 		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
-		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil}
+		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil,
+		Progress: it.prog.snapshot()}
 }

@@ -77,6 +77,31 @@
 // failed and cancelled Work, and unread results last. A refused request
 // stores nothing and fails with a stable Error code.
 //
+// # Progress, notices, launch identities, shutdown
+//
+// A running child reports progress as counts only (ReportProgress,
+// Execution.CountModelRequest, Execution.CountToolCall): lock-free, never
+// blocking, allocation-free; Status.Progress and LiveWork.Progress show the
+// counts and the Observer gets at most one EventProgress per
+// ProgressInterval per Work, never after its terminal event.
+//
+// Subscribe gives an owner content-free completion Notices through a
+// bounded buffer that drops (and counts) rather than wait; the channel
+// closes on Release, Close and Shutdown. A reader that must not miss a
+// settlement treats a Notice as a wake-up and reads List or Status.
+//
+// A Spec with a CallID (the model's tool-call identity) and an
+// InputDigest makes Start idempotent per owner: a repeat returns the same
+// Ref and starts nothing; the same CallID with another target or digest is
+// ErrConflict. Only digests are kept, at most MaxLaunchRecords per owner.
+//
+// Shutdown refuses new starts, lets live Work finish while its context
+// allows, then does what Close does, waits the shutdown grace
+// (WithShutdownGrace) and returns a content-free ShutdownReport: the Works
+// it waited for by target and final state, and the orphans whose children
+// ignored cancellation (each also reported as EventOrphaned). Close is the
+// immediate variant.
+//
 // # Content
 //
 // Child output, failure text and guidance text are held only where the

@@ -74,7 +74,9 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	s.mu.Lock()
 	reason := ""
 	switch {
-	case s.closed:
+	case s.closed, s.draining && spec.Owner.sc == nil:
+		// Shutdown refuses new top-level calls; a running child's calls
+		// are part of the Work it drains.
 		reason = "closed"
 	case spec.Owner.sc != nil && spec.Owner.sc.ended:
 		reason = reasonScopeEnded
@@ -94,13 +96,14 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	s.openLocked(r, scopeID)
 	r.emit = s.foregroundEmitter(exec, spec)
 	defer s.endForeground(r, scopeID, exec)
-	fg := &foreground{cancel: cancel}
+	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
 	s.foreground[fg] = struct{}{}
 	s.live.Add(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.foreground, fg)
+		close(fg.done)
 		s.mu.Unlock()
 		s.exited()
 	}()
@@ -168,4 +171,8 @@ func clamp[T int | time.Duration](v, def T) T {
 }
 
 // foreground is a foreground call in progress, for Close.
-type foreground struct{ cancel context.CancelCauseFunc }
+type foreground struct {
+	cancel context.CancelCauseFunc
+	target string        // the target label, for Shutdown's report
+	done   chan struct{} // closed when the call has returned
+}

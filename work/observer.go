@@ -29,6 +29,14 @@ const (
 	// no WorkID, Count is the number of rows, and its context is the
 	// caller's. The middleware emits it.
 	EventStatusBlock EventType = "status-block"
+	// EventProgress reports a Work's progress counts (Event.Progress), at
+	// most once per ProgressInterval per Work, from the reporting child's
+	// goroutine. It is never delivered after the Work's terminal event.
+	EventProgress EventType = "progress"
+	// EventOrphaned reports a Work that Shutdown abandoned: its child had
+	// not returned a grace period after it was cancelled. From is the state
+	// it was left in.
+	EventOrphaned EventType = "orphaned"
 	// EventBudgetExhausted reports that a child's budget ran out: Budget
 	// names it (turns, tool_calls, tokens or duration). For a foreground
 	// call WorkID is empty and the context is the call's execution.
@@ -58,6 +66,7 @@ type Event struct {
 	Bytes      int           // output size in bytes, set on EventCompleted and result_too_large failures
 	ErrorClass string        // set on EventFailed: one of the Class constants
 	Count      int           // guidance messages, on guidance events
+	Progress   Progress      // set on EventProgress
 	Budget     string        // set on EventBudgetExhausted: which budget ran out
 	Usage      Usage         // set on EventUsage
 }

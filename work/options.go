@@ -39,6 +39,7 @@ type config struct {
 	maxResultBytes int
 	retainTerminal int
 	retainAge      time.Duration
+	shutdownGrace  time.Duration
 	budget         budgetConfig
 	// guidance and command records (Send)
 	maxMessageBytes int
@@ -58,6 +59,7 @@ func newConfig(opts []Option) config {
 		maxDuration:    DefaultMaxDuration,
 		maxResultBytes: DefaultMaxResultBytes,
 		retainTerminal: DefaultRetainTerminal,
+		shutdownGrace:  DefaultShutdownGrace,
 		budget:         defaultBudgetConfig(),
 
 		maxMessageBytes: DefaultMaxMessageBytes,

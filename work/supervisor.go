@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -101,6 +102,14 @@ type Spec struct {
 	// FailOnBudget makes an exhausted budget fail the Work (class
 	// budget_exhausted) instead of granting a final request.
 	FailOnBudget bool
+	// CallID is the launch's identity (the model's tool-call id), or "".
+	// Start with a CallID the owner already launched with returns the
+	// same Ref and starts nothing when Target.Label and InputDigest match,
+	// and fails with ErrConflict when they do not (see MaxLaunchRecords).
+	CallID string
+	// InputDigest is a digest of the child's input (SHA-256), compared
+	// for a repeated CallID. The engine keeps only the digest.
+	InputDigest [sha256.Size]byte
 }
 
 // The causes a child's context is cancelled with (context.Cause). The two
@@ -141,6 +150,9 @@ type Supervisor struct {
 	closing  atomic.Bool
 	idle     chan struct{}
 	idleDone bool
+
+	subs     map[string]map[*Subscription]struct{} // owner id -> subscriptions (subscribe.go)
+	draining bool                                  // Shutdown refuses new starts (shutdown.go)
 }
 
 type ownerState struct {
@@ -154,6 +166,7 @@ type ownerState struct {
 	queue    list.List // *item, FIFO
 	ring     *list.Element
 	terminal list.List // visible terminal *item, oldest finished first
+	launches launchRecords
 }
 
 type item struct {
@@ -192,7 +205,8 @@ type item struct {
 	reclaim     chan struct{}
 	queuedBelow int32
 	emitMu      sync.Mutex
-	budget      *run              // budget state
+	budget      *run // budget state
+	prog        progress
 	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
 	counts      *[len(States)]int // the census of its target label
 	exec        Execution         // its child's, from running
@@ -273,12 +287,13 @@ func newScopeID(owner string) (scope, id string) {
 // The first few events and done channels live in the emission itself (it
 // stays on the caller's stack), so the common case allocates nothing.
 type emission struct {
-	its   []*item
-	evs   []Event
-	done  []chan struct{} // closed after the events are delivered
-	itsB  [4]*item
-	evsB  [4]Event
-	doneB [1]chan struct{}
+	its     []*item
+	evs     []Event
+	done    []chan struct{} // closed after the events are delivered
+	notices []pendingNotice // sent after the events are delivered
+	itsB    [4]*item
+	evsB    [4]Event
+	doneB   [1]chan struct{}
 }
 
 func (e *emission) add(it *item, ev Event) {
@@ -326,6 +341,9 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	for i, ev := range e.evs {
 		s.cfg.observer.Event(e.its[i].ctx, ev)
 	}
+	for _, n := range e.notices {
+		n.sub.send(n.n)
+	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
 	for _, ch := range e.done {
@@ -364,6 +382,9 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 	ev.Type, ev.From, ev.To = EventType(to), it.state, to
 	it.state = to
 	e.add(it, ev)
+	if to.Terminal() {
+		s.settledLocked(it, ev.Time, e)
+	}
 	return true
 }
 
@@ -388,6 +409,14 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
 	s.mu.Lock()
+	if r, err, ok := s.replayLocked(&spec); ok {
+		s.mu.Unlock()
+		if err != nil {
+			return Ref{}, err
+		}
+		<-r.ready // registered right after Bind, which does not wait
+		return r.ref, nil
+	}
 	now := s.cfg.clock.Now()
 	if reason := s.admitLocked(spec.Owner); reason != "" {
 		s.mu.Unlock()
@@ -409,6 +438,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	os := s.ownerLocked(spec.Owner)
 	os.starts++
 	os.active++
+	launch := recordLaunchLocked(os, &spec, Ref{ID: id, TargetID: spec.Target.id()})
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
 	_, nop := s.cfg.observer.(NopObserver)
@@ -450,6 +480,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	c[StateQueued.index()]++
 	it.queueElem = os.queue.PushBack(it)
 	s.queuedBelowLocked(os, 1)
+	if launch != nil {
+		close(launch.ready)
+	}
 	if os.ring == nil {
 		os.ring = s.ready.PushBack(os)
 	}
@@ -488,7 +521,7 @@ func validTarget(t Target) error {
 // admitLocked returns "" when o may start one more Work, else the refusal
 // reason: "closed" or a Limit name.
 func (s *Supervisor) admitLocked(o Owner) string {
-	if s.closed {
+	if s.closed || s.draining {
 		return "closed"
 	}
 	if o.sc != nil && o.sc.ended {
@@ -824,7 +857,8 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 func (it *item) status() Status {
 	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
-		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget()}
+		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget(),
+		ResultRead: it.read, Progress: it.prog.snapshot()}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
@@ -1130,6 +1164,7 @@ func (s *Supervisor) Release(o Owner) {
 		s.releaseLocked(os, &e)
 	}
 	s.forgetPoolLocked(o.id)
+	s.closeSubscriptionsLocked(o.id, false)
 	s.unlockAndEmit(&e)
 }
 
@@ -1151,6 +1186,7 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 	if os.sc != nil && os.sc.os == os {
 		os.sc.os = nil
 	}
+	s.closeSubscriptionsLocked(os.id, false)
 }
 
 // Close stops admitting Work (later starts fail with ErrClosed), cancels
@@ -1160,7 +1196,8 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 // returns ctx's error and the remaining goroutines exit when their children
 // return (Close itself leaves no goroutine behind). When nothing is running
 // Close returns nil, even with a ctx that has already ended. Owner
-// operations keep working on what is left. Close is idempotent.
+// operations keep working on what is left. Close is idempotent. Every
+// Subscription is closed when Close returns.
 //
 // A child cannot close its own Supervisor: Close with a context that
 // carries an Execution of this Supervisor (ctx is, or derives from, a
@@ -1170,6 +1207,11 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
 		return ErrCloseFromChild
 	}
+	defer func() {
+		s.mu.Lock()
+		s.closeSubscriptionsLocked("", true)
+		s.mu.Unlock()
+	}()
 	var e emission
 	s.mu.Lock()
 	first := !s.closed
@@ -1203,6 +1245,15 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	case <-s.idle:
 		return nil
 	case <-ctx.Done():
+		// With no child still running, the goroutines left are only
+		// delivering their Works' last events: nothing to abandon.
+		s.mu.Lock()
+		settling := len(s.running) == 0 && len(s.foreground) == 0
+		s.mu.Unlock()
+		if settling {
+			<-s.idle
+			return nil
+		}
 		return ctx.Err()
 	}
 }

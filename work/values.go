@@ -74,6 +74,10 @@ type Status struct {
 	StartedAt       time.Time // zero until running
 	FinishedAt      time.Time // zero until terminal
 	ResultAvailable bool      // completed, with its output held
+	// ResultRead reports that Result has returned the output. Like
+	// Progress it is for the application only: the JSON has neither.
+	ResultRead bool
+	Progress   Progress // the child's progress counts so far
 	// BudgetExhausted names the budget that ran out (Budget* constants),
 	// or is "". A completed Work with it set holds a partial result. Like
 	// the usage it is for the application: the JSON does not have it.

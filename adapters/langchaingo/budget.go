@@ -150,8 +150,11 @@ type budgeted struct{ tools.Tool }
 const toolNotRun = "[budget] This tool call was not run: the tool-call budget for this task is used up. Answer now with what you have."
 
 func (t budgeted) Call(ctx context.Context, input string) (string, error) {
-	if ex, ok := work.ExecutionFrom(ctx); ok && !ex.BeginToolCall() {
-		return toolNotRun, nil
+	if ex, ok := work.ExecutionFrom(ctx); ok {
+		if !ex.BeginToolCall() {
+			return toolNotRun, nil
+		}
+		ex.CountToolCall() // progress
 	}
 	return t.Tool.Call(ctx, input)
 }

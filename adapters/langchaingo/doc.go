@@ -30,6 +30,14 @@
 // string (required), "run_in_background": boolean}.`), which the model
 // writes after "Action Input:".
 //
+// Kit.RunUntilSettled runs the coordinator and, whenever a run ends while
+// its background Work is still live, waits for the next settlement and
+// runs it again with a framed, content-free notice (NoticeHeader), until
+// nothing is live or unannounced, a resume cap is hit or ctx ends. Agent
+// children report progress by themselves (model requests and tool calls,
+// work.Status.Progress). A launch carries the provider's tool-call id: a
+// retried launch gets the same work.ref.
+//
 // OneShot and Conversational agents render their tools into the prompt when
 // they are built, so build them from Kit.Tools and Kit.Model; an
 // OpenAIFunctionsAgent reads its Tools on each Plan, so Retrofit can prepare

@@ -20,6 +20,7 @@ import (
 // Kit is one coordinator agent instance's prepared tools and model. Build
 // the agent from Tools and Model. It is safe for concurrent use.
 type Kit struct {
+	sup     *work.Supervisor
 	set     *middleware.Set
 	model   *Model
 	tools   []tools.Tool
@@ -145,7 +146,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 			return nil, err
 		}
 	}
-	k := &Kit{set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
+	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
 	k.model = &Model{inner: unwrap(llm), kit: k}
 	prepared := make(map[string]middleware.Tool, len(names)+1)
 	for _, t := range set.Tools() {

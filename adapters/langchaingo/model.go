@@ -132,6 +132,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			opts = m.toolOptions(opts, co)
 		}
 	}
+	countModelRequest(ctx)
 	if g := middleware.Guidance(ctx); g != "" {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
 	}

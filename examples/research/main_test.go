@@ -100,4 +100,19 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(out, "\n== answer ==\nBrief: "+report+" (The papers search was cancelled; the dataset fetch failed.)\n") {
 		fail("the answer is missing")
 	}
+
+	// check_citations was still running when the first run ended:
+	// RunUntilSettled resumed the coordinator once, with one notice.
+	notice := regexp.MustCompile(`(?m)^   > background work ([0-9a-f]{32}) \(check_citations\) completed: read it with the work tool's result action$`)
+	if m := notice.FindAllStringSubmatch(out, -1); len(m) != 1 {
+		fail("found %d check_citations notices, want 1", len(m))
+	} else if !strings.Contains(out, `   work({"action":"result","id":"`+m[0][1]+`","timeout":"10s"}) -> Citations: 3 of 3 sources resolve. [output `+canary+"]\n") {
+		fail("the resumed coordinator did not read check_citations' result")
+	}
+	if strings.Count(out, "[background work notice]") != 1 || !strings.Contains(out, "\n== answer after background work settled (resume 1) ==\nThe brief stands: its citations check out.\n") {
+		fail("the resumed answer is missing")
+	}
+	if !regexp.MustCompile(`(?m)^drained=true duration=\S+ settled=\[\] orphaned=\[\]$`).MatchString(out) {
+		fail("no shutdown report")
+	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tmc/langchaingo/agents"
-	"github.com/tmc/langchaingo/chains"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
@@ -31,6 +30,12 @@ type config struct {
 	// every is the pause between quiet repeats of the scenario while
 	// /metrics is served (scripted model only; 0 serves without repeats).
 	every time.Duration
+	// hold makes the scripted coordinator wait, after its launches, until
+	// ctx ends (to interrupt the demo mid-run and see the shutdown report).
+	hold bool
+	// drain is how long Shutdown lets background work finish on exit
+	// before it cancels what is left (default 3 s).
+	drain time.Duration
 	// inspect, when set, is given the telemetry set-up after the run,
 	// before it shuts down (tests read the spans and metrics through it).
 	inspect func(*telemetrySetup)
@@ -52,11 +57,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	defer tel.shutdown()
 	// A small outstanding limit, so the transcript shows a refused start.
 	sup := work.New(work.WithObserver(tel.observer), work.WithMaxOutstanding(3))
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = sup.Close(closeCtx)
-	}()
+	defer shutdown(w, sup, tel, cfg.drain)
 	if cfg.provider == nil {
 		cfg.provider = providerFromEnv()
 	}
@@ -67,6 +68,10 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	defer stopServing()
 
 	kit, err := scenario(ctx, w, cfg, sup, tel, 1)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(w, "\ninterrupted")
+		return nil // a signal: the deferred Shutdown drains and reports
+	}
 	if err != nil {
 		return err
 	}
@@ -117,6 +122,7 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	tr := &transcript{w: w}
 	d := newDemo(cfg, tr)
 	d.live = cfg.provider != nil
+	d.ctx, d.hold = ctx, cfg.hold
 	owner := "coordinator"
 	if n > 1 {
 		owner = fmt.Sprintf("coordinator-%d", n)
@@ -131,6 +137,7 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 			lc.WithBudget(work.Budget{MaxTurns: 1}))),
 		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
 		lc.Backgroundable(d.fetchDataset()),
+		lc.Backgroundable(d.checkCitations()),
 	}, lc.WithOwner(owner))
 	if err != nil {
 		return nil, err
@@ -141,13 +148,22 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 
 	fmt.Fprintf(w, "agentwork research demo (%s)\ntask: %s\n\n", d.mode(), task)
 	runCtx, endRun := tel.startRun(ctx)
-	answer, err := chains.Run(runCtx, exec, task+d.plant("prompt"))
+	// The coordinator runs again, with a content-free notice, whenever its
+	// run ends while background work is still live and then settles.
+	_, err = kit.RunUntilSettled(runCtx, exec, task+d.plant("prompt"), lc.WithOnAnswer(func(run int, answer string) {
+		if run == 0 {
+			fmt.Fprintf(w, "\n== answer ==\n%s\n", answer)
+			return
+		}
+		fmt.Fprintf(w, "\n== answer after background work settled (resume %d) ==\n%s\n\n", run, answer)
+	}))
 	endRun()
 	if err != nil {
-		kit.Release()
+		if ctx.Err() == nil {
+			kit.Release()
+		} // else interrupted: the work is left to the Supervisor's Shutdown
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
-	fmt.Fprintf(w, "\n== answer ==\n%s\n", answer)
 
 	// Result wakes on settlement: afterwards every child's spans have ended.
 	list, err := sup.List(kit.Owner())
@@ -172,11 +188,17 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 
 // demo holds the scripted models' shared state.
 type demo struct {
+	ctx     context.Context // the run's
+	hold    bool
 	canary  string
 	live    bool
 	tr      *transcript
 	webGate chan struct{} // opened by the coordinator once it has steered research_web
 	once    sync.Once
+	// citeGate is opened by the coordinator's last step of its first run:
+	// check_citations is then still running when that run ends.
+	citeGate chan struct{}
+	citeOnce sync.Once
 	// searching is signalled by each researcher's search tool as it starts,
 	// so the scripted coordinator steers and cancels children that are
 	// mid-run (as a real model would after a few turns of its own).
@@ -184,7 +206,7 @@ type demo struct {
 }
 
 func newDemo(cfg config, tr *transcript) *demo {
-	return &demo{canary: cfg.canary, tr: tr, webGate: make(chan struct{}), searching: make(chan string, 2)}
+	return &demo{canary: cfg.canary, tr: tr, webGate: make(chan struct{}), citeGate: make(chan struct{}), searching: make(chan string, 2)}
 }
 
 func (d *demo) mode() string {
@@ -289,15 +311,20 @@ func (d *demo) fetchDataset() *lc.Child {
 		})
 }
 
-var refPattern = regexp.MustCompile(`"kind":"work\.ref","id":"([0-9a-f]{32})","targetId":"([a-z_]+)"`)
+var refPattern = regexp.MustCompile(`"kind":"work\.ref","id":"([0-9a-f]{32})","targetId":"([a-z_]+)"|background work ([0-9a-f]{32}) \(([a-z_]+)\)`)
 
-// refs returns the work ids the coordinator has seen, by target.
+// refs returns the work ids the coordinator has seen (in a work.ref or a
+// completion notice), by target.
 func refs(req scripted.Request) map[string]string {
 	out := map[string]string{}
 	for _, m := range req.Messages {
 		for _, p := range m.Parts {
 			for _, sm := range refPattern.FindAllStringSubmatch(p.Text, -1) {
-				out[sm[2]] = sm[1]
+				if sm[1] != "" {
+					out[sm[2]] = sm[1]
+				} else {
+					out[sm[4]] = sm[3]
+				}
 			}
 		}
 	}
@@ -326,6 +353,11 @@ func (d *demo) coordinatorScript() []scripted.Step {
 		),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			d.awaitSearching(2)
+			if d.hold {
+				d.tr.printf("holding until interrupted\n")
+				<-d.ctx.Done()
+				return scripted.Text("interrupted")
+			}
 			ids := refs(req)
 			return scripted.ToolCalls(
 				scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "send", "id": ids["research_web"], "message": "Focus on the 2012 work-stealing redesign." + d.plant("guidance")})},
@@ -346,8 +378,12 @@ func (d *demo) coordinatorScript() []scripted.Step {
 				scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "result", "id": ids["fetch_dataset"], "timeout": "10s"})},
 			)
 		}),
-		scripted.ToolCall("work", args(map[string]any{"action": "list"})),
+		scripted.ToolCalls(
+			scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "list"})},
+			scripted.Call{Name: "check_citations", Arguments: args(map[string]any{"input": "the brief's three sources", "run_in_background": true})},
+		),
 		scripted.Func(func(req scripted.Request) scripted.Step {
+			d.citeOnce.Do(func() { close(d.citeGate) }) // finishes after this answer
 			report := ""
 			for _, m := range req.Messages {
 				for _, p := range m.Parts {
@@ -358,7 +394,30 @@ func (d *demo) coordinatorScript() []scripted.Step {
 			}
 			return scripted.Text("Brief: " + report + " (The papers search was cancelled; the dataset fetch failed.)")
 		}),
+		// The resume: RunUntilSettled's notice names check_citations.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			return scripted.ToolCall("work", args(map[string]any{"action": "result", "id": refs(req)["check_citations"], "timeout": "10s"}))
+		}),
+		scripted.Text("The brief stands: its citations check out."),
 	}
+}
+
+// checkCitations is a backgroundable function child that is still running
+// when the coordinator's first run ends: RunUntilSettled resumes the
+// coordinator when it completes.
+func (d *demo) checkCitations() *lc.Child {
+	return lc.NewFunction("check_citations", "Checks that a brief's sources resolve (a long job).",
+		func(ctx context.Context, _ string) (string, error) {
+			if !d.live {
+				select {
+				case <-d.citeGate:
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}
+			work.ReportProgress(ctx, 3, 3)
+			return "Citations: 3 of 3 sources resolve." + d.plant("output"), nil
+		})
 }
 
 // funcTool is a plain langchaingo tool.

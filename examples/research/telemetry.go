@@ -69,6 +69,7 @@ type telemetrySetup struct {
 	metrics  *promexport.Exporter
 	res      *resource.Resource
 	addr     string
+	logger   *slog.Logger
 }
 
 func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
@@ -105,6 +106,7 @@ func setupTelemetry(ctx context.Context, cfg config) (*telemetrySetup, error) {
 		logOut = os.Stderr
 	}
 	logger := slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}))
+	t.logger = logger
 	t.observer, err = telemetry.New(
 		telemetry.WithTracerProvider(t.tp),
 		telemetry.WithMeterProvider(t.metrics.MeterProvider()),

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
+
+	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 )
 
 // transcript prints each model turn and each tool call with its reply. It is
@@ -38,11 +40,12 @@ func (t *transcript) model(who string, m llms.Model) llms.Model {
 }
 
 type printingModel struct {
-	t     *transcript
-	who   string
-	inner llms.Model
-	mu    sync.Mutex
-	turn  int
+	t      *transcript
+	who    string
+	inner  llms.Model
+	mu     sync.Mutex
+	turn   int
+	notice string // the last completion notice shown
 }
 
 // Unwrap returns the wrapped model, so that the adapter recognises
@@ -58,10 +61,21 @@ func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.Message
 	p.mu.Lock()
 	p.turn++
 	turn := p.turn
+	notice := ""
+	for _, m := range msgs { // a resumed run's input, shown once
+		if text := partsText(m); strings.HasPrefix(text, lc.NoticeHeader) && text != p.notice {
+			notice, p.notice = text, text
+		}
+	}
 	p.mu.Unlock()
 	var b strings.Builder
 	in := indent(p.who)
 	fmt.Fprintf(&b, "%s-- %s: model turn %d --\n", in, p.who, turn)
+	for _, line := range strings.Split(notice, "\n") {
+		if line != "" {
+			fmt.Fprintf(&b, "%s   > %s\n", in, line)
+		}
+	}
 	// The context the adapter appended (status block, guidance, the
 	// budget's final instruction) is the last few messages.
 	first := len(msgs)

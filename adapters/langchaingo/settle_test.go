@@ -1,0 +1,267 @@
+package langchaingo_test
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/tools"
+
+	lc "github.com/agentwork/agentwork/adapters/langchaingo"
+	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
+	"github.com/agentwork/agentwork/work"
+)
+
+// gated is a backgroundable function child that returns "out <label>"
+// once its gate opens (or fails when fail is set).
+type gated struct {
+	gate chan struct{}
+	fail bool
+}
+
+func (g *gated) tool(name string) lc.Background {
+	return lc.Backgroundable(lc.NewFunction(name, "A slow job.", func(ctx context.Context, _ string) (string, error) {
+		select {
+		case <-g.gate:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		if g.fail {
+			return "", errors.New("failed")
+		}
+		return "out " + name, nil
+	}))
+}
+
+// settleEnv is a coordinator Kit with gated background children a, b, c.
+type settleEnv struct {
+	t     *testing.T
+	sup   *work.Supervisor
+	kit   *lc.Kit
+	gates map[string]*gated
+	sub   *work.Subscription // the test's own subscription, to wait for settlements
+}
+
+func newSettleEnv(t *testing.T, steps ...scripted.Step) (*settleEnv, *agents.Executor) {
+	t.Helper()
+	e := &settleEnv{t: t, sup: work.New(), gates: map[string]*gated{}}
+	t.Cleanup(func() {
+		for _, g := range e.gates {
+			select {
+			case <-g.gate:
+			default:
+				close(g.gate)
+			}
+		}
+		closeSup(t, e.sup)
+	})
+	var ts []tools.Tool
+	for _, name := range []string{"a", "b", "c"} {
+		e.gates[name] = &gated{gate: make(chan struct{}), fail: name == "b"}
+		ts = append(ts, e.gates[name].tool(name))
+	}
+	kit, err := lc.Prepare(context.Background(), e.sup, scripted.New(steps...), ts, lc.WithOwner("coord"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.kit = kit
+	if e.sub, err = e.sup.Subscribe(kit.Owner(), 0); err != nil {
+		t.Fatal(err)
+	}
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(6))
+	return e, exec
+}
+
+// settle opens the named gates at once and waits for their notices on the
+// test's subscription.
+func (e *settleEnv) settle(names ...string) {
+	for _, n := range names {
+		close(e.gates[n].gate)
+	}
+	for range names {
+		if _, ok := <-e.sub.C(); !ok {
+			e.t.Error("test subscription closed")
+			return
+		}
+	}
+}
+
+// id returns the Work id of the target label.
+func (e *settleEnv) id(label string) string {
+	list, _ := e.sup.List(e.kit.Owner())
+	for _, st := range list {
+		if st.TargetLabel == label {
+			return st.Work.ID
+		}
+	}
+	e.t.Errorf("no work for %s", label)
+	return ""
+}
+
+var noticeLine = regexp.MustCompile(`background work ([0-9a-f]{32}) \(([a-z]+)\) (completed|failed): `)
+
+// notices returns "label state" for each notice line in the run's input.
+func notices(req scripted.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		for _, p := range m.Parts {
+			if strings.HasPrefix(p.Text, lc.NoticeHeader) {
+				for _, sm := range noticeLine.FindAllStringSubmatch(p.Text, -1) {
+					out = append(out, sm[2]+" "+sm[3])
+				}
+			}
+		}
+	}
+	return out
+}
+
+func launchAll(names ...string) scripted.Step {
+	var calls []scripted.Call
+	for _, n := range names {
+		calls = append(calls, scripted.Call{Name: n, Arguments: js(map[string]any{"input": "x", "run_in_background": true})})
+	}
+	return scripted.ToolCalls(calls...)
+}
+
+// TestRunUntilSettled: Work settling while the coordinator runs, and
+// several settling at once, each bring exactly one notice; a result the
+// coordinator read brings none; the loop ends when nothing is live.
+func TestRunUntilSettled(t *testing.T) {
+	var e *settleEnv
+	var seen [][]string
+	e, exec := newSettleEnv(t,
+		launchAll("a", "b", "c"),
+		// Run 0, mid-run: c completes and is not read.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			e.settle("c")
+			return scripted.Text("first")
+		}),
+		// Run 1: told about c; a and b settle together while it runs.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			seen = append(seen, notices(req))
+			e.settle("a", "b")
+			return scripted.Text("second")
+		}),
+		// Run 2: told about a and b at once; reads a's result.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			seen = append(seen, notices(req))
+			return scripted.ToolCall("work", js(map[string]any{"action": "result", "id": e.id("a")}))
+		}),
+		scripted.Text("done"),
+	)
+	var answers []string
+	res, err := e.kit.RunUntilSettled(context.Background(), exec, "go", lc.WithOnAnswer(func(run int, a string) {
+		answers = append(answers, a)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"c completed"}, {"a completed", "b failed"}}
+	for _, s := range seen {
+		slices.Sort(s)
+	}
+	if !slices.EqualFunc(seen, want, slices.Equal) {
+		t.Fatalf("notices = %v, want %v", seen, want)
+	}
+	if res.Resumes != 2 || res.Notices != 3 || res.Capped || res.Answer() != "done" ||
+		!slices.Equal(res.Answers, []string{"first", "second", "done"}) || !slices.Equal(answers, res.Answers) {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+// TestRunUntilSettledWaits: the run ends with Work live; the helper waits
+// for the settlement (several at once), resumes once per batch, never
+// twice for one Work, and stops at the resume cap.
+func TestRunUntilSettledWaits(t *testing.T) {
+	var e *settleEnv
+	var seen []string
+	resume := scripted.Func(func(req scripted.Request) scripted.Step {
+		seen = append(seen, notices(req)...)
+		return scripted.Text("resumed")
+	})
+	e, exec := newSettleEnv(t,
+		launchAll("a", "c"),
+		scripted.Func(func(scripted.Request) scripted.Step {
+			// Settle both once this run has ended and the helper waits.
+			go func() {
+				close(e.gates["a"].gate)
+				close(e.gates["c"].gate)
+			}()
+			return scripted.Text("first")
+		}),
+		resume, resume,
+	)
+	res, err := e.kit.RunUntilSettled(context.Background(), exec, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(seen)
+	if !slices.Equal(seen, []string{"a completed", "c completed"}) {
+		t.Fatalf("notices = %v", seen)
+	}
+	if res.Notices != 2 || res.Resumes < 1 || res.Resumes > 2 {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+// TestRunUntilSettledCapAndEnds: the resume cap stops the loop (Capped);
+// a done ctx ends the wait with its error; Release ends it cleanly.
+func TestRunUntilSettledCapAndEnds(t *testing.T) {
+	t.Run("cap", func(t *testing.T) {
+		e, exec := newSettleEnv(t, launchAll("a"), scripted.Text("first"))
+		res, err := e.kit.RunUntilSettled(context.Background(), exec, "go", lc.WithMaxResumes(0))
+		if err != nil || !res.Capped || res.Resumes != 0 {
+			t.Fatalf("result = %+v, %v", res, err)
+		}
+	})
+	t.Run("ctx", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		e, exec := newSettleEnv(t, launchAll("a"), scripted.Func(func(scripted.Request) scripted.Step {
+			cancel() // the helper will find ctx done while a is live
+			return scripted.Text("first")
+		}))
+		_ = e
+		_, err := e.kit.RunUntilSettled(ctx, exec, "go")
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("release", func(t *testing.T) {
+		var e *settleEnv
+		e, exec := newSettleEnv(t, launchAll("a"), scripted.Func(func(scripted.Request) scripted.Step {
+			go e.kit.Release()
+			return scripted.Text("first")
+		}))
+		res, err := e.kit.RunUntilSettled(context.Background(), exec, "go")
+		if err != nil || res.Resumes != 0 {
+			t.Fatalf("result = %+v, %v", res, err)
+		}
+	})
+}
+
+// TestAgentChildProgress: an agent child counts its model requests and
+// tool calls automatically.
+func TestAgentChildProgress(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	child := lc.FromExecutor("researcher", "Researches.", agents.NewExecutor(agents.NewOpenAIFunctionsAgent(
+		scripted.New(scripted.FunctionsCall("search", "q"), scripted.Text("report")),
+		[]tools.Tool{constTool("search", "sources")})))
+	kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{lc.Backgroundable(child)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := wantRef(t, callOK(t, context.Background(), toolNamed(t, kit.Tools(), "researcher"), `{"input":"go","run_in_background":true}`), "researcher")
+	awaitState(t, sup, kit.Owner(), id)
+	st, err := sup.Status(kit.Owner(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Progress != (work.Progress{ModelRequests: 2, ToolCalls: 1}) {
+		t.Fatalf("progress = %+v", st.Progress)
+	}
+}

@@ -1,0 +1,106 @@
+package work
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// ProgressInterval is the least time between two EventProgress events of
+// one Work: reports in between only update the counts.
+const ProgressInterval = time.Second
+
+// Progress is a Work's progress as counts only: never text, so that no
+// content can travel through it. Function children set Done and Total with
+// ReportProgress; agent children count ModelRequests and ToolCalls (the
+// langchaingo adapter does it at each model request and tool call). All
+// are zero until reported.
+//
+// Progress is visible to the application (Status.Progress) and to
+// telemetry (EventProgress); it is not part of the model-facing JSON.
+type Progress struct {
+	Done          int64 // units of work done, as the child reported
+	Total         int64 // units of work in all, as the child reported; 0 when unknown
+	ModelRequests int64 // model requests the child has made so far
+	ToolCalls     int64 // tool calls the child has made so far
+}
+
+// progress is a Work's live counts. The child's goroutines write it
+// without the Supervisor's lock; it never blocks them.
+type progress struct {
+	done, total, requests, tools atomic.Int64
+	last                         atomic.Int64 // unix nanoseconds of the last EventProgress; 0: none yet
+	ended                        atomic.Bool  // the Work is terminal: no more EventProgress
+}
+
+func (p *progress) snapshot() Progress {
+	return Progress{Done: p.done.Load(), Total: p.total.Load(),
+		ModelRequests: p.requests.Load(), ToolCalls: p.tools.Load()}
+}
+
+// ReportProgress sets the progress of the background Work whose child ctx
+// belongs to (see Execution.ReportProgress). It does nothing when ctx is not
+// a child's, or is a foreground call's.
+func ReportProgress(ctx context.Context, done, total int64) {
+	if e, ok := ExecutionFrom(ctx); ok {
+		e.ReportProgress(done, total)
+	}
+}
+
+// ReportProgress sets the Work's Done and Total counts (negative values
+// count as 0). It never blocks and does not allocate; at most one
+// EventProgress per ProgressInterval reaches the Observer, on the reporting
+// goroutine, and none after the Work is terminal. It does nothing for a
+// foreground call.
+func (e *Execution) ReportProgress(done, total int64) {
+	if e.it == nil {
+		return
+	}
+	e.it.prog.done.Store(max(done, 0))
+	e.it.prog.total.Store(max(total, 0))
+	e.s.progressed(e.it)
+}
+
+// CountModelRequest adds one to the Work's ModelRequests count, like
+// ReportProgress. Agent adapters call it at each model request.
+func (e *Execution) CountModelRequest() {
+	if e.it == nil {
+		return
+	}
+	e.it.prog.requests.Add(1)
+	e.s.progressed(e.it)
+}
+
+// CountToolCall adds one to the Work's ToolCalls count, like
+// ReportProgress. Agent adapters call it at each tool call.
+func (e *Execution) CountToolCall() {
+	if e.it == nil {
+		return
+	}
+	e.it.prog.tools.Add(1)
+	e.s.progressed(e.it)
+}
+
+// progressed emits EventProgress for it when the last one is at least
+// ProgressInterval old (by the Supervisor's clock). It never waits: when
+// another event of the Work is being delivered it skips this one (the next
+// report will emit).
+func (s *Supervisor) progressed(it *item) {
+	p := &it.prog
+	now := s.cfg.clock.Now()
+	last := p.last.Load()
+	if last != 0 && now.UnixNano()-last < int64(ProgressInterval) {
+		return
+	}
+	if !it.emitMu.TryLock() {
+		return
+	}
+	// Holding the emit lock: a terminal event is either fully delivered
+	// (ended is set before it is queued) or not yet started.
+	if !p.ended.Load() && p.last.CompareAndSwap(last, now.UnixNano()) {
+		s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.ref.ID,
+			Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
+			Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
+	}
+	it.emitMu.Unlock()
+}

@@ -1,0 +1,223 @@
+package work
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultShutdownGrace is how long Shutdown waits, by default, for
+// cancelled children to return once its context has ended.
+const DefaultShutdownGrace = 5 * time.Second
+
+// WithShutdownGrace sets how long Shutdown waits for cancelled children to
+// return after its context has ended (default 5 s); children still running
+// then are abandoned and reported as orphans. 0 means no wait. Negative
+// values are ignored.
+func WithShutdownGrace(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d >= 0 {
+			c.shutdownGrace = d
+		}
+	})
+}
+
+// TargetCount is a number of Works of one target in one state.
+type TargetCount struct {
+	Target string // the target label
+	State  State
+	Count  int
+}
+
+// ShutdownReport says what Shutdown did, in counts only: no id, owner,
+// output or failure text.
+type ShutdownReport struct {
+	// Drained reports that every Work finished before the context ended,
+	// so nothing was cancelled.
+	Drained bool
+	// Duration is how long Shutdown took, by the Supervisor's clock.
+	Duration time.Duration
+	// Settled counts the Works that were queued or running when Shutdown
+	// began (or were accepted during it) and reached a terminal state, by
+	// target and final state.
+	Settled []TargetCount
+	// Orphaned counts the Works, and foreground calls (state running),
+	// whose children had not returned a grace period after cancellation,
+	// by target and the state they were left in. Their goroutines end when
+	// the children return; nothing waits for them.
+	Orphaned []TargetCount
+}
+
+// OrphanCount returns the number of orphans.
+func (r ShutdownReport) OrphanCount() int {
+	n := 0
+	for _, c := range r.Orphaned {
+		n += c.Count
+	}
+	return n
+}
+
+// String renders the report on one line, for example
+// "drained=false duration=2s settled=[research/completed=2 fetch/cancelled=1] orphaned=[fetch/cancel-requested=1]".
+func (r ShutdownReport) String() string {
+	var b strings.Builder
+	b.WriteString("drained=" + strconv.FormatBool(r.Drained) + " duration=" + r.Duration.String())
+	for _, part := range [...]struct {
+		name string
+		cs   []TargetCount
+	}{{"settled", r.Settled}, {"orphaned", r.Orphaned}} {
+		b.WriteString(" " + part.name + "=[")
+		for i, c := range part.cs {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(c.Target + "/" + string(c.State) + "=" + strconv.Itoa(c.Count))
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+// LogValue makes the report a log/slog group: drained, duration, orphans
+// (the total) and one "target/state" count per entry under settled and
+// orphaned.
+func (r ShutdownReport) LogValue() slog.Value {
+	group := func(cs []TargetCount) slog.Value {
+		attrs := make([]slog.Attr, len(cs))
+		for i, c := range cs {
+			attrs[i] = slog.Int(c.Target+"/"+string(c.State), c.Count)
+		}
+		return slog.GroupValue(attrs...)
+	}
+	return slog.GroupValue(
+		slog.Bool("drained", r.Drained),
+		slog.Duration("duration", r.Duration),
+		slog.Int("orphans", r.OrphanCount()),
+		slog.Attr{Key: "settled", Value: group(r.Settled)},
+		slog.Attr{Key: "orphaned", Value: group(r.Orphaned)},
+	)
+}
+
+// Shutdown drains the Supervisor gracefully. It refuses new starts at once
+// (they fail with ErrClosed, as do new foreground calls of top-level owners;
+// a running child's calls go on), lets queued and running Work finish while
+// ctx allows, then does what Close does (cancels what is left, closes every
+// Subscription) and waits up to the shutdown grace (WithShutdownGrace, by
+// the Supervisor's clock) for the cancelled children to return. Each Work
+// still running then is reported to the Observer as EventOrphaned and
+// counted in the report; its goroutine exits when its child returns.
+//
+// Shutdown returns a content-free report of the Works it waited for. It is
+// safe to call concurrently with everything else, and more than once (a
+// later call reports only what was still live). Close is the immediate
+// variant. Like Close, Shutdown with a child's context (one that carries
+// an Execution of this Supervisor) fails with ErrCloseFromChild and changes
+// nothing, where it would otherwise wait for the calling child itself.
+func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
+	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
+		return ShutdownReport{}, ErrCloseFromChild
+	}
+	s.mu.Lock()
+	s.draining = true
+	start := s.cfg.clock.Now()
+	s.mu.Unlock()
+
+	tracked := make(map[*item]struct{})
+	fgs := make(map[*foreground]struct{})
+	drained := true
+drain:
+	for {
+		s.mu.Lock()
+		waits := s.liveLocked(tracked, fgs)
+		s.mu.Unlock()
+		if len(waits) == 0 {
+			break
+		}
+		for _, ch := range waits {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				drained = false
+				break drain
+			}
+		}
+	}
+
+	// Cancel what is left (nothing, when drained) and wait the grace.
+	graceCtx, cancel := context.WithCancel(context.Background())
+	stop := func() bool { return false }
+	if s.cfg.shutdownGrace > 0 {
+		stop = s.cfg.clock.AfterFunc(s.cfg.shutdownGrace, cancel)
+	} else {
+		cancel()
+	}
+	_ = s.Close(graceCtx)
+	stop()
+	cancel()
+
+	var e emission
+	s.mu.Lock()
+	s.liveLocked(tracked, fgs) // Works accepted while Close ran
+	now := s.cfg.clock.Now()
+	settled := make(map[TargetCount]int)
+	orphaned := make(map[TargetCount]int)
+	for it := range tracked {
+		key := TargetCount{Target: it.target.Label, State: it.state}
+		if it.state.Terminal() {
+			settled[key]++
+			continue
+		}
+		orphaned[key]++
+		e.add(it, Event{Type: EventOrphaned, From: it.state, Time: now})
+	}
+	for fg := range fgs {
+		if _, live := s.foreground[fg]; live {
+			orphaned[TargetCount{Target: fg.target, State: StateRunning}]++
+		}
+	}
+	s.unlockAndEmit(&e)
+	return ShutdownReport{Drained: drained, Duration: now.Sub(start),
+		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}, nil
+}
+
+// liveLocked adds every queued and running Work and every foreground call
+// to tracked and fgs, and returns the channels that close when those not
+// yet finished finish.
+func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]struct{}) []chan struct{} {
+	var waits []chan struct{}
+	add := func(it *item) {
+		tracked[it] = struct{}{}
+		waits = append(waits, it.done)
+	}
+	for it := range s.running {
+		add(it)
+	}
+	for f := s.ready.Front(); f != nil; f = f.Next() {
+		for q := f.Value.(*ownerState).queue.Front(); q != nil; q = q.Next() {
+			add(q.Value.(*item))
+		}
+	}
+	for fg := range s.foreground {
+		fgs[fg] = struct{}{}
+		waits = append(waits, fg.done)
+	}
+	return waits
+}
+
+func sortedCounts(m map[TargetCount]int) []TargetCount {
+	out := make([]TargetCount, 0, len(m))
+	for k, n := range m {
+		k.Count = n
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Target != out[j].Target {
+			return out[i].Target < out[j].Target
+		}
+		return out[i].State.index() < out[j].State.index()
+	})
+	return out
+}

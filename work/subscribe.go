@@ -1,0 +1,153 @@
+package work
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultNoticeBuffer is a Subscription's buffer when Subscribe is given
+// none.
+const DefaultNoticeBuffer = 64
+
+// Notice is a content-free completion notice: a Work visible to the
+// subscribed owner reached a terminal state. It carries no output, failure
+// text or guidance.
+type Notice struct {
+	WorkID          string
+	Target          string // the target label
+	State           State  // completed, failed or cancelled
+	ResultAvailable bool   // completed, with its output held: read it with Result
+	Time            time.Time
+}
+
+// Subscription delivers one owner's completion notices. It is safe for
+// concurrent use.
+type Subscription struct {
+	s       *Supervisor
+	owner   string
+	ch      chan Notice
+	dropped atomic.Uint64
+
+	mu     sync.Mutex // guards closed and sends on ch
+	closed bool
+}
+
+// Subscribe returns a Subscription to the completion notices of o: one
+// Notice for each Work visible to o that reaches a terminal state from now
+// on (detached Work, and Work cancelled by Release, is no longer visible and
+// has none). Notices wait in a buffer of buffer entries (DefaultNoticeBuffer
+// when buffer < 1); the engine never waits for the reader: when the buffer
+// is full the notice is dropped and counted (Dropped). A reader that must
+// not miss a settlement treats a Notice as a wake-up and reads the owner's
+// state with List or Status.
+//
+// The Subscription's channel is closed by its Close, by Release of o (and
+// the end of a child's scope, for a scope owner) and by the Supervisor's
+// Close and Shutdown. Subscribe fails with ErrInvalidOwner or ErrClosed.
+// An owner may have several Subscriptions.
+func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	if buffer < 1 {
+		buffer = DefaultNoticeBuffer
+	}
+	sub := &Subscription{s: s, owner: o.id, ch: make(chan Notice, buffer)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.subs == nil {
+		s.subs = make(map[string]map[*Subscription]struct{})
+	}
+	m := s.subs[o.id]
+	if m == nil {
+		m = make(map[*Subscription]struct{})
+		s.subs[o.id] = m
+	}
+	m[sub] = struct{}{}
+	return sub, nil
+}
+
+// C returns the channel the notices arrive on. It is closed when the
+// Subscription ends.
+func (sub *Subscription) C() <-chan Notice { return sub.ch }
+
+// Dropped returns how many notices were dropped because the buffer was
+// full.
+func (sub *Subscription) Dropped() uint64 { return sub.dropped.Load() }
+
+// Close ends the Subscription and closes its channel. It is idempotent.
+func (sub *Subscription) Close() {
+	sub.s.mu.Lock()
+	sub.s.unsubscribeLocked(sub)
+	sub.s.mu.Unlock()
+}
+
+func (s *Supervisor) unsubscribeLocked(sub *Subscription) {
+	if m := s.subs[sub.owner]; m != nil {
+		delete(m, sub)
+		if len(m) == 0 {
+			delete(s.subs, sub.owner)
+		}
+	}
+	sub.mu.Lock()
+	if !sub.closed {
+		sub.closed = true
+		close(sub.ch)
+	}
+	sub.mu.Unlock()
+}
+
+// closeSubscriptionsLocked ends the Subscriptions of the owner id, or all
+// of them when all is set.
+func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
+	if all {
+		for _, m := range s.subs {
+			for sub := range m {
+				s.unsubscribeLocked(sub)
+			}
+		}
+		return
+	}
+	for sub := range s.subs[id] {
+		s.unsubscribeLocked(sub)
+	}
+}
+
+// pendingNotice is a notice gathered under s.mu and sent after it is
+// released.
+type pendingNotice struct {
+	sub *Subscription
+	n   Notice
+}
+
+// settledLocked records that it has just become terminal: progress events
+// stop and its owner's subscribers get a notice (sent after s.mu is
+// released, with the emission).
+func (s *Supervisor) settledLocked(it *item, now time.Time, e *emission) {
+	it.prog.ended.Store(true)
+	if it.detached {
+		return
+	}
+	for sub := range s.subs[it.owner.id] {
+		e.notices = append(e.notices, pendingNotice{sub, Notice{WorkID: it.ref.ID,
+			Target: it.target.Label, State: it.state, ResultAvailable: it.hasOutput, Time: now}})
+	}
+}
+
+// send delivers n without waiting: a full buffer drops it.
+func (sub *Subscription) send(n Notice) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return
+	}
+	select {
+	case sub.ch <- n:
+	default:
+		sub.dropped.Add(1)
+	}
+}
