@@ -255,7 +255,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started // b runs on a's lent slot
 		h.slots(1, 1, 0)
-		h.clk.BlockUntil(1)
+		h.clk.BlockUntil(3) // the deadlines of the running Works and the wait
 		h.clk.Advance(time.Second) // a's wait times out; b still runs
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result at the timeout: %+v", w)
@@ -282,7 +282,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(1)
+		h.clk.BlockUntil(4) // the deadlines of the running Works and the wait
 		h.clk.Advance(time.Second)
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result = %+v", w)
@@ -305,7 +305,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(1)
+		h.clk.BlockUntil(3) // the deadlines of the running Works and the wait
 		h.clk.Advance(time.Second)
 		guard(t, res, "Result at its timeout")
 		req := boundary(a)
@@ -335,7 +335,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(1)
+		h.clk.BlockUntil(3) // the deadlines of the running Works and the wait
 		h.clk.Advance(time.Second)
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result = %+v", w)
@@ -371,7 +371,7 @@ func TestLendingCountsWaiters(t *testing.T) {
 	resA := h.waitIn(context.Background(), a, g1Ref.ID, time.Second)
 	<-g1.started // g1 runs on a's lent slot
 	resB := h.waitIn(context.Background(), a, g2Ref.ID, 10*time.Second)
-	h.clk.BlockUntil(2)
+	h.clk.BlockUntil(4) // the deadlines of a and g1, and both waits
 	h.clk.Advance(time.Second) // A's wait times out; B still waits
 	if w := guard(t, resA, "first wait"); w.st != work.StateRunning {
 		t.Fatalf("first wait = %+v", w)
@@ -397,4 +397,52 @@ func waitReclaimers(t *testing.T, h *harness, n int) {
 		}
 		guard(t, h.reclaims, "reclaimer")
 	}
+}
+
+// TestForegroundBoundaryReclaims: a foreground agent call inside a child
+// runs on that child's slot. When its wait times out while a descendant
+// runs on the lent slot, its Result returns, and its next model request
+// waits until the child has a slot again.
+func TestForegroundBoundaryReclaims(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1))
+	waits := boundaryWaits(h)
+	_, a := h.running(coord, agent)
+	b := h.child()
+	reqDone := make(chan struct{})
+	called := make(chan error, 1)
+	go func() {
+		_, err := h.s.Call(context.Background(), work.Spec{Owner: a.ex.Scope(), Target: agent, Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			ex.BeginRequest()
+			ref, err := h.s.Start(ctx, work.Spec{Owner: ex.Scope(), Target: fn, Run: b.run})
+			if err != nil {
+				return "", err
+			}
+			if st, _, err := h.s.Result(ctx, ex.Scope(), ref.ID, time.Second); err != nil || st.State != work.StateRunning {
+				return "", fmt.Errorf("result: %v %v", st.State, err)
+			}
+			ex.BeginRequest()
+			close(reqDone)
+			return "", nil
+		}})
+		called <- err
+	}()
+	<-b.started // b runs on a's lent slot
+	h.slots(1, 1, 0)
+	h.clk.BlockUntil(4) // the deadlines of a, the call and b, and the wait
+	h.clk.Advance(time.Second)
+	guard(t, waits, "the foreground call's boundary waiting for a's slot")
+	select {
+	case <-reqDone:
+		t.Fatal("the model request went ahead while a's slot was lent")
+	default:
+	}
+	h.slots(1, 1, 1)
+	b.complete("")
+	guard(t, reqDone, "the model request after the borrower ended")
+	if err := guard(t, called, "the foreground call"); err != nil {
+		t.Fatal(err)
+	}
+	h.slots(1, 1, 0)
+	a.complete("")
 }
