@@ -255,7 +255,8 @@ func TestLentSlotReclaim(t *testing.T) {
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started // b runs on a's lent slot
 		h.slots(1, 1, 0)
-		h.clk.BlockUntil(3) // the deadlines of the running Works and the wait
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(3)
 		h.clk.Advance(time.Second) // a's wait times out; b still runs
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result at the timeout: %+v", w)
@@ -282,7 +283,8 @@ func TestLentSlotReclaim(t *testing.T) {
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(4) // the deadlines of the running Works and the wait
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(4)
 		h.clk.Advance(time.Second)
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result = %+v", w)
@@ -305,7 +307,8 @@ func TestLentSlotReclaim(t *testing.T) {
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(3) // the deadlines of the running Works and the wait
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(3)
 		h.clk.Advance(time.Second)
 		guard(t, res, "Result at its timeout")
 		req := boundary(a)
@@ -335,7 +338,8 @@ func TestLentSlotReclaim(t *testing.T) {
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(3) // the deadlines of the running Works and the wait
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(3)
 		h.clk.Advance(time.Second)
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result = %+v", w)
@@ -371,7 +375,8 @@ func TestLendingCountsWaiters(t *testing.T) {
 	resA := h.waitIn(context.Background(), a, g1Ref.ID, time.Second)
 	<-g1.started // g1 runs on a's lent slot
 	resB := h.waitIn(context.Background(), a, g2Ref.ID, 10*time.Second)
-	h.clk.BlockUntil(4) // the deadlines of a and g1, and both waits
+	// The deadlines of a and g1, and both waits.
+	h.clk.BlockUntil(4)
 	h.clk.Advance(time.Second) // A's wait times out; B still waits
 	if w := guard(t, resA, "first wait"); w.st != work.StateRunning {
 		t.Fatalf("first wait = %+v", w)
@@ -429,7 +434,8 @@ func TestForegroundBoundaryReclaims(t *testing.T) {
 	}()
 	<-b.started // b runs on a's lent slot
 	h.slots(1, 1, 0)
-	h.clk.BlockUntil(4) // the deadlines of a, the call and b, and the wait
+	// The deadlines of a, the call and b, and the wait.
+	h.clk.BlockUntil(4)
 	h.clk.Advance(time.Second)
 	guard(t, waits, "the foreground call's boundary waiting for a's slot")
 	select {
