@@ -15,7 +15,8 @@ type Execution struct {
 	s     *Supervisor
 	it    *item // nil for a foreground call
 	scope Owner
-	run   *run // the child's budget state; nil outside a child run
+	run   *run            // the child's budget state; nil outside a child run
+	done  <-chan struct{} // the child's context ends (the boundary's slot wait)
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -124,7 +125,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		}
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r})
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, done: exec.Done()})
 	type outcome struct {
 		out      string
 		err      error

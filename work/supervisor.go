@@ -138,6 +138,7 @@ type Supervisor struct {
 	used        int
 	reclaimers  []*item
 	reclaimHook func() // tests only
+	boundHook   func() // tests only: a boundary starts waiting for a slot
 	// foreground holds the foreground calls in progress.
 	foreground map[*foreground]struct{}
 	seq        uint64
@@ -197,12 +198,17 @@ type item struct {
 	sc        *scope   // this Work's own owner scope, from running
 	// Running slots (slots.go): the Work whose lent slot this one runs on
 	// (nil: a pool slot), the descendant running on this one's lent slot,
-	// the Work its lending waiter waits for, the channel a waiter waits on for this Work's slot back, and how
-	// many Works are queued below this one.
+	// the Works its lending waiters wait for (one entry per waiter), the
+	// channel closed when this Work, owed its slot back, has one again
+	// (reclaiming mirrors reclaim != nil for the lock-free boundary check),
+	// whether code on its slot has used the model-request boundary, and
+	// how many Works are queued below this one.
 	lender      *item
 	borrower    *item
-	awaited     *item // what the waiter that lends this Work's slot waits for
+	awaited     []*item
 	reclaim     chan struct{}
+	reclaiming  atomic.Bool
+	boundary    atomic.Bool
 	queuedBelow int32
 	emitMu      sync.Mutex
 	budget      *run // budget state
@@ -619,7 +625,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	it.cancel = cancel
 	it.scope = scope{work: it, parent: it.owner.sc}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget}
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, done: ctx.Done()}
 	ctx = context.WithValue(ctx, execKey{}, &it.exec)
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
@@ -973,10 +979,10 @@ func (it *item) elapsed(now time.Time) time.Duration {
 // ErrInvalidTimeout.
 //
 // When o is a child's scope, the waiting child lends its running slot to
-// its own descendants for the wait, and Result returns only once the child
-// has a slot again (see "Running slots" in the package doc); a Result whose
-// ctx ends returns at once. Once Result has returned a terminal answer, the
-// Work keeps no command records (see Send).
+// its own descendants for the wait; Result still returns at its timeout or
+// ctx end, and a child left without a slot reclaims one as described in
+// "Running slots" in the package doc. Once Result has returned a terminal
+// answer, the Work keeps no command records (see Send).
 func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
 	if timeout < 0 {
 		return Status{}, "", ErrInvalidTimeout
@@ -1003,7 +1009,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 
 	s.wait(ctx, done, timeout)
 	if w != nil {
-		s.unlend(ctx, w)
+		s.unlend(w, it)
 	}
 	s.mu.Lock()
 	return s.readLocked(s.lookupLocked(o, id))
