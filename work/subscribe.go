@@ -43,8 +43,10 @@ type Subscription struct {
 // state with List or Status.
 //
 // The Subscription's channel is closed by its Close, by Release of o (and
-// the end of a child's scope, for a scope owner) and by the Supervisor's
-// Close and Shutdown. Subscribe fails with ErrInvalidOwner or ErrClosed.
+// the end of a child's scope, for a scope owner, whether or not it started
+// Work) and by the Supervisor's Close and Shutdown. Subscribe fails with
+// ErrInvalidOwner, ErrClosed, or ErrScopeEnded for a child's scope that
+// has ended.
 // An owner may have several Subscriptions.
 func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
 	if err := validOwner(o); err != nil {
@@ -58,6 +60,9 @@ func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
+	}
+	if o.sc != nil && o.sc.ended {
+		return nil, ErrScopeEnded
 	}
 	if s.subs == nil {
 		s.subs = make(map[string]map[*Subscription]struct{})
@@ -115,6 +120,17 @@ func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
 	for sub := range s.subs[id] {
 		s.unsubscribeLocked(sub)
 	}
+}
+
+// endScopeLocked ends the child's scope sc, whose owner id is id: it
+// admits no more Work, its Work is released, and its Subscriptions are
+// closed (also when it never started Work and so has no registry entry).
+func (s *Supervisor) endScopeLocked(sc *scope, id string, e *emission) {
+	sc.ended = true
+	if os := sc.os; os != nil && s.owners[os.id] == os {
+		s.releaseLocked(os, e)
+	}
+	s.closeSubscriptionsLocked(id, false)
 }
 
 // pendingNotice is a notice gathered under s.mu and sent after it is
