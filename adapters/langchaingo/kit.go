@@ -146,7 +146,7 @@ func Prepare(ctx context.Context, sup *work.Supervisor, llm llms.Model, ts []too
 			return nil, err
 		}
 	}
-	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
+	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
 	k.model = &Model{inner: unwrap(llm), kit: k}
 	prepared := make(map[string]middleware.Tool, len(names)+1)
 	for _, t := range set.Tools() {
