@@ -167,3 +167,37 @@ func (sub *Subscription) send(n Notice) {
 		sub.dropped.Add(1)
 	}
 }
+
+// Settled returns every Work visible to o that is terminal, oldest
+// settlement first, with no limit on their number (unlike List): what a
+// Subscription's reader reads after a wake-up so that it misses none. The
+// visible terminal Works are bounded by the retention (WithRetention). It
+// returns an empty slice for an owner with none.
+func (s *Supervisor) Settled(o Owner) ([]Status, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.owners[o.id]
+	if os == nil {
+		return []Status{}, nil
+	}
+	s.evictLocked(os)
+	out := make([]Status, 0, os.terminal.Len())
+	for e := os.terminal.Front(); e != nil; e = e.Next() {
+		out = append(out, e.Value.(*item).status())
+	}
+	return out, nil
+}
+
+// Live reports whether o has visible Work that is not terminal.
+func (s *Supervisor) Live(o Owner) bool {
+	if validOwner(o) != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.owners[o.id]
+	return os != nil && len(os.items) > os.terminal.Len()
+}

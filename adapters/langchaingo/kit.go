@@ -26,6 +26,7 @@ type Kit struct {
 	tools   []tools.Tool
 	schemas map[string]map[string]any // upper-cased tool name -> real schema
 	ids     *callIDs
+	watch   failureWatch // failures shown to the model while RunUntilSettled runs
 }
 
 // Option configures Prepare.

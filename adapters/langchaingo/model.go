@@ -128,8 +128,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, finalText(b.turn.Budget)))
 	}
 	if m.kit != nil {
-		if block := m.kit.set.StatusBlock(ctx); block != "" {
+		block, rows := m.kit.set.StatusBlockRows(ctx)
+		if block != "" {
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
+			m.kit.shown(rows)
 		}
 	}
 	msgs = objectArguments(msgs)
