@@ -62,8 +62,9 @@ type Observer struct {
 }
 
 var (
-	_ work.Observer = (*Observer)(nil)
-	_ work.Watcher  = (*Observer)(nil)
+	_ work.Observer         = (*Observer)(nil)
+	_ work.Watcher          = (*Observer)(nil)
+	_ work.ShutdownObserver = (*Observer)(nil)
 )
 
 // New returns an Observer configured by opts. It fails only when the

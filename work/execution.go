@@ -119,10 +119,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	defer func() {
 		var e emission
 		s.mu.Lock()
-		sc.ended = true
-		if os := sc.os; os != nil && s.owners[os.id] == os {
-			s.releaseLocked(os, &e)
-		}
+		s.endScopeLocked(sc, scopeID, &e)
 		s.unlockAndEmit(&e)
 	}()
 	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, done: exec.Done()})

@@ -747,10 +747,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.endRunLocked(it, ev.ErrorClass, &e)
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
-	it.sc.ended = true
-	if os := it.sc.os; os != nil && s.owners[os.id] == os {
-		s.releaseLocked(os, &e)
-	}
+	s.endScopeLocked(it.sc, it.owner.id+"/"+it.ref.ID, &e)
 	s.freeSlotLocked(it, &e)
 	var nit *item
 	var nctx context.Context

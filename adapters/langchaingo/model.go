@@ -140,8 +140,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, finalText(b.turn.Budget)))
 	}
 	if m.kit != nil {
-		if block := m.kit.set.StatusBlock(ctx); block != "" {
+		block, rows := m.kit.set.StatusBlockRows(ctx)
+		if block != "" {
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
+			m.kit.shown(rows)
 		}
 	}
 	msgs = objectArguments(msgs)
@@ -379,15 +381,16 @@ func innermost(m llms.Model) llms.Model {
 	return m
 }
 
-// callIDs assigns tool-call identities: the model's own tool-call ids when
-// its response has them (OpenAIFunctionsAgent), otherwise
-// "<owner>/step-<n>/call-<i>" from the owner's model-request count and the
-// call's index in that step.
+// callIDs assigns tool-call identities: the ids the provider issued in the
+// model's last response (OpenAIFunctionsAgent's tool calls), matched to
+// the tool calls by name in order, each used once. A call with no
+// provider-issued id (a text agent's: OneShot, Conversational) gets none:
+// such a call is never deduplicated and reports no gen_ai.tool.call.id. No
+// id is ever made up: a counter-based one would repeat across Kits with the
+// same owner, or across executors sharing a Kit, and make one launch replay
+// another's.
 type callIDs struct {
-	owner   string
 	mu      sync.Mutex
-	n       int // model requests answered so far
-	index   int // tool calls made since the last answer
 	pending []pendingCall
 }
 
@@ -396,8 +399,6 @@ type pendingCall struct{ name, id string }
 func (c *callIDs) step(resp *llms.ContentResponse) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n++
-	c.index = 0
 	c.pending = c.pending[:0]
 	if resp == nil || len(resp.Choices) == 0 {
 		return
@@ -409,16 +410,16 @@ func (c *callIDs) step(resp *llms.ContentResponse) {
 	}
 }
 
-// next returns the identity of the next call of the tool named name.
+// next returns the provider-issued identity of the next call of the tool
+// named name, or "" when it has none.
 func (c *callIDs) next(name string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.index++
 	for i, p := range c.pending {
 		if strings.EqualFold(p.name, name) {
 			c.pending = c.pending[i+1:]
 			return p.id
 		}
 	}
-	return fmt.Sprintf("%s/step-%d/call-%d", c.owner, c.n, c.index)
+	return ""
 }
