@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 20s
 
-.PHONY: demo test chaos lint vet fmt-check bench fuzz integration tidy-check dashboards
+.PHONY: demo test chaos lint vet fmt-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	$(GO) run ./examples/research $(ARGS)
@@ -31,7 +31,23 @@ vet:
 
 lint: fmt-check vet tidy-check
 
+# The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
+# SDK floor, the adapter vs unwrapped langchaingo), each ratio measured in
+# one run and printed as the median of BENCHCOUNT runs beside its goal.
+# bench-check exits non-zero when a median misses its goal by more than the
+# noise margin; it is not part of test and not run in CI (shared machines).
+BENCHCOUNT  ?= 4
+BENCHPKGS   := ./work ./telemetry ./adapters/langchaingo
+BENCHMARGIN ?= -margin 0.10 -alloc-margin 2
+
 bench:
+	$(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) $(BENCHPKGS) | $(GO) run ./internal/cmd/benchgoals -v $(BENCHMARGIN)
+
+bench-check:
+	$(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) $(BENCHPKGS) | $(GO) run ./internal/cmd/benchgoals -check $(BENCHMARGIN)
+
+# Every benchmark of the tree, once.
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
 
 fuzz:

@@ -26,9 +26,16 @@ import (
 // ids, labels, states, elapsed times and result availability. Each call
 // reports its row count to the Observer (EventStatusBlock).
 func (s *Set) StatusBlock(ctx context.Context) string {
+	block, _ := s.StatusBlockRows(ctx)
+	return block
+}
+
+// StatusBlockRows is StatusBlock that also returns the rows the block
+// shows, so that an adapter can tell which settlements the model has seen.
+func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	rows, more := s.sup.Rows(s.owner)
 	if len(rows) == 0 {
-		return ""
+		return "", nil
 	}
 	var b strings.Builder
 	b.WriteString("[background work] id | target | state | elapsed | result\n")
@@ -45,7 +52,7 @@ func (s *Set) StatusBlock(ctx context.Context) string {
 	b.WriteString("(read results with the work tool's result action; status never includes output)")
 	s.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: s.owner.ID(), Depth: s.owner.Depth(),
 		Time: s.sup.Now(), Count: len(rows)})
-	return b.String()
+	return b.String(), rows
 }
 
 // Guidance drains the guidance queued for the child running in ctx and

@@ -6,8 +6,10 @@ type callIDKey struct{}
 
 // WithCallID returns a copy of ctx carrying the model's tool-call identity
 // for the tool call about to be made. Launches report it, and send is
-// idempotent on it. Adapters set it; a call without one is never
-// deduplicated.
+// idempotent on it. Adapters set it to the provider-issued tool-call id,
+// never to a made-up one (a counter would repeat across agent instances of
+// one owner and make one launch replay another's); a call without one is
+// never deduplicated.
 func WithCallID(ctx context.Context, id string) context.Context {
 	return context.WithValue(ctx, callIDKey{}, id)
 }

@@ -91,6 +91,10 @@ func (t tee) Event(ctx context.Context, e work.Event) {
 
 func (t tee) Watch(s *work.Supervisor) func() { return t.obs.Watch(s) }
 
+func (t tee) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
+	t.obs.ShutdownReported(ctx, r)
+}
+
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

@@ -96,6 +96,11 @@ func TestOrphanCounted(t *testing.T) {
 	if logs := h.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"agentwork.work.orphaned"`) {
 		t.Fatalf("no orphan log line:\n%s", logs)
 	}
+	// The report itself, logged by the library (not only by an app).
+	if logs := h.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"work supervisor shut down","report":{"drained":false,`) ||
+		!strings.Contains(logs, `"orphans":1,"orphaned":{"summarizer/cancel-requested":1}}}`) {
+		t.Fatalf("no shutdown report log line:\n%s", logs)
+	}
 	unblock()
 	h.await(id, work.StateCompleted) // completion still wins after abandonment
 	var found bool
@@ -152,4 +157,28 @@ func TestStatusPageProgress(t *testing.T) {
 	}
 	unblock()
 	h.await(id, work.StateCompleted)
+}
+
+// TestShutdownReportLogged: a drained Shutdown logs its report at Info with
+// the counts by target and state, and nothing of the Work's content.
+func TestShutdownReportLogged(t *testing.T) {
+	h := newHarness(t)
+	ctx, root := h.root()
+	defer root.End()
+	id, err := h.launch(ctx, summarizer, work.Spec{Run: func(context.Context) (string, error) { return canary, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.await(id, work.StateCompleted)
+	if _, err := h.s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, `"level":"INFO","msg":"work supervisor shut down","report":{"drained":true,`) ||
+		!strings.Contains(logs, `"report":{"drained":true,"duration":0,"orphans":0}}`) {
+		t.Fatalf("no shutdown report log line:\n%s", logs)
+	}
+	if strings.Contains(logs, canary) {
+		t.Fatal("content reached the log")
+	}
 }

@@ -11,12 +11,14 @@ import (
 
 // Log messages: the span event's name ("agentwork.work.completed",
 // "agentwork.work.guidance.accepted"), "work start refused", "status block",
-// and "foreground call" for the end of a foreground child. Every line
+// "foreground call" for the end of a foreground child, and "work supervisor
+// shut down" for a Supervisor's Shutdown report. Every line
 // written while a span is in ctx carries its trace_id and span_id.
 const (
 	msgRefused     = "work start refused"
 	msgStatusBlock = "status block"
 	msgForeground  = "foreground call"
+	msgShutdown    = "work supervisor shut down"
 )
 
 // Log field keys.
@@ -130,4 +132,22 @@ func (o *Observer) logForeground(ctx context.Context, c work.Call, ce work.CallE
 		attrs = append(attrs, slog.String(logErrorType, et))
 	}
 	o.log.LogAttrs(ctx, level, msgForeground, appendTrace(attrs, ctx)...)
+}
+
+// ShutdownReported implements work.ShutdownObserver: it logs a
+// Supervisor's Shutdown report as one line, "work supervisor shut down",
+// with the group "report" (drained, duration, orphans, and one
+// "target/state" count per entry under settled and orphaned): Info when
+// every Work finished in time, Warn when Work had to be cancelled or was
+// orphaned. Counts and target labels only. The orphans are also counted
+// one by one (agentwork_work_orphaned_total) from their events.
+func (o *Observer) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
+	level := slog.LevelInfo
+	if !r.Drained || r.OrphanCount() > 0 {
+		level = slog.LevelWarn
+	}
+	if !o.log.Enabled(ctx, level) {
+		return
+	}
+	o.log.LogAttrs(ctx, level, msgShutdown, slog.Any("report", r))
 }

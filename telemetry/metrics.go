@@ -31,15 +31,22 @@ type instruments struct {
 
 	// Precomputed attribute sets for the bounded label sets.
 	actionOpts   [len(actions) + 1][len(outcomes)]metric.MeasurementOption
+	actionAdd    [len(actions) + 1][len(outcomes)][]metric.AddOption
 	guidanceOpts [3]metric.MeasurementOption // accepted, delivered, dropped
 	targets      sync.Map                    // target label -> *targetOpts
 }
 
-// targetOpts are the attribute sets of one target label.
+// targetOpts are the attribute sets of one target label, also as the
+// option slices the hot path passes (a variadic call through an interface
+// would allocate its slice on every record).
 type targetOpts struct {
 	state   [len(work.States)]metric.MeasurementOption // {state, target}
 	outcome [len(work.States)]metric.MeasurementOption // {outcome, target}, terminal states only
 	target  metric.MeasurementOption                   // {target}
+
+	stateAdd   [len(work.States)][]metric.AddOption
+	outcomeRec [len(work.States)][]metric.RecordOption
+	targetRec  []metric.RecordOption
 }
 
 func newInstruments(m metric.Meter) (*instruments, error) {
@@ -105,6 +112,11 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	for j, oc := range outcomes {
 		in.actionOpts[len(actions)][j] = metric.WithAttributeSet(attribute.NewSet(labelAction.String(actionInvalid), labelOutcome.String(oc)))
 	}
+	for i := range in.actionOpts {
+		for j := range in.actionOpts[i] {
+			in.actionAdd[i][j] = []metric.AddOption{in.actionOpts[i][j]}
+		}
+	}
 	for i, ev := range [...]string{"accepted", "delivered", "dropped"} {
 		in.guidanceOpts[i] = metric.WithAttributeSet(attribute.NewSet(labelEvent.String(ev)))
 	}
@@ -117,17 +129,20 @@ func (in *instruments) forTarget(target string) *targetOpts {
 		return v.(*targetOpts)
 	}
 	t := &targetOpts{target: metric.WithAttributeSet(attribute.NewSet(labelTarget.String(target)))}
+	t.targetRec = []metric.RecordOption{t.target}
 	for i, s := range work.States {
 		t.state[i] = metric.WithAttributeSet(attribute.NewSet(labelState.String(string(s)), labelTarget.String(target)))
+		t.stateAdd[i] = []metric.AddOption{t.state[i]}
 		if s.Terminal() {
 			t.outcome[i] = metric.WithAttributeSet(attribute.NewSet(labelOutcome.String(string(s)), labelTarget.String(target)))
+			t.outcomeRec[i] = []metric.RecordOption{t.outcome[i]}
 		}
 	}
 	v, _ := in.targets.LoadOrStore(target, t)
 	return v.(*targetOpts)
 }
 
-func (in *instruments) action(action, outcome string) metric.MeasurementOption {
+func (in *instruments) action(action, outcome string) []metric.AddOption {
 	i := len(actions)
 	for k, a := range actions {
 		if a == action {
@@ -142,7 +157,7 @@ func (in *instruments) action(action, outcome string) metric.MeasurementOption {
 			break
 		}
 	}
-	return in.actionOpts[i][j]
+	return in.actionAdd[i][j]
 }
 
 // record updates the metrics for one lifecycle event.
@@ -173,15 +188,15 @@ func (in *instruments) record(ctx context.Context, e work.Event) {
 		return // not a transition
 	}
 	t := in.forTarget(e.Target)
-	in.transitions.Add(ctx, 1, t.state[i])
+	in.transitions.Add(ctx, 1, t.stateAdd[i]...)
 	switch e.To {
 	case work.StateRunning:
-		in.queueWait.Record(ctx, e.QueueWait.Seconds(), t.target)
+		in.queueWait.Record(ctx, e.QueueWait.Seconds(), t.targetRec...)
 	case work.StateCompleted:
-		in.resultBytes.Record(ctx, int64(e.Bytes), t.target)
-		in.duration.Record(ctx, e.Duration.Seconds(), t.outcome[i])
+		in.resultBytes.Record(ctx, int64(e.Bytes), t.targetRec...)
+		in.duration.Record(ctx, e.Duration.Seconds(), t.outcomeRec[i]...)
 	case work.StateFailed, work.StateCancelled:
-		in.duration.Record(ctx, e.Duration.Seconds(), t.outcome[i])
+		in.duration.Record(ctx, e.Duration.Seconds(), t.outcomeRec[i]...)
 	}
 }
 

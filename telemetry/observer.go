@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -55,11 +56,15 @@ type Observer struct {
 
 	watchMu sync.Mutex
 	watched []*work.Supervisor
+
+	names     sync.Map // spanNameKey -> span name
+	nameCount atomic.Int32
 }
 
 var (
-	_ work.Observer = (*Observer)(nil)
-	_ work.Watcher  = (*Observer)(nil)
+	_ work.Observer         = (*Observer)(nil)
+	_ work.Watcher          = (*Observer)(nil)
+	_ work.ShutdownObserver = (*Observer)(nil)
 )
 
 // New returns an Observer configured by opts. It fails only when the
@@ -152,6 +157,43 @@ func (o *Observer) Watch(s *work.Supervisor) (unwatch func()) {
 
 func nopEnd(work.CallEnd) {}
 
+// Options and attributes the hot path would otherwise allocate on every
+// call (an option is an interface: boxing a value allocates).
+var (
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	// By work.States index: the agentwork.work.state attribute, as a
+	// slice for SetAttributes and as a span event option.
+	stateAttrs    [len(work.States)][]attribute.KeyValue
+	stateEventOpt [len(work.States)]trace.EventOption
+)
+
+func init() {
+	for i, st := range work.States {
+		stateAttrs[i] = []attribute.KeyValue{keyWorkState.String(string(st))}
+		stateEventOpt[i] = trace.WithAttributes(stateAttrs[i]...)
+	}
+}
+
+// maxSpanNames bounds the cache of span names.
+const maxSpanNames = 1024
+
+type spanNameKey struct{ prefix, label string }
+
+// spanName returns prefix+label, from a bounded cache.
+func (o *Observer) spanName(prefix, label string) string {
+	k := spanNameKey{prefix, label}
+	if v, ok := o.names.Load(k); ok {
+		return v.(string)
+	}
+	name := prefix + label
+	if o.nameCount.Load() < maxSpanNames {
+		if _, loaded := o.names.LoadOrStore(k, name); !loaded {
+			o.nameCount.Add(1)
+		}
+	}
+	return name
+}
+
 // Begin starts the span of one model-facing call as a child of ctx's span
 // and returns ctx carrying it, with the function that ends it:
 //
@@ -203,7 +245,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 				trackedID = actionKey(c.Owner, c.WorkID)
 			}
 		} else {
-			name = spanExecuteTool + c.Tool
+			name = o.spanName(spanExecuteTool, c.Tool)
 			attrs = append(attrs, keyToolName.String(c.Tool), keyWorkTarget.String(c.Tool))
 			if info, ok := work.TargetInfoFrom(ctx); ok && info.Description != "" {
 				attrs = append(attrs, keyToolDesc.String(info.Description))
@@ -212,7 +254,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		if validCallID(c.CallID) {
 			attrs = append(attrs, keyToolCallID.String(c.CallID))
 		}
-		ctx, span = o.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		ctx, span = o.tracer.Start(ctx, name, internalKind, trace.WithAttributes(attrs...))
 		if c.Kind == work.CallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
@@ -254,7 +296,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			span.End()
 		}
 		if c.Kind == work.CallAction && o.m != nil {
-			o.m.actions.Add(ctx, 1, o.m.action(action, outcome))
+			o.m.actions.Add(ctx, 1, o.m.action(action, outcome)...)
 		}
 		if c.Kind == work.CallForeground {
 			o.logForeground(ctx, c, ce)
@@ -302,8 +344,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		attrs := append(make([]attribute.KeyValue, 0, 5),
 			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
 		attrs = appendAgentInfo(attrs, caller)
-		ctx, child := o.tracer.Start(exec, spanInvokeAgent+e.Target,
-			trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), internalKind, trace.WithAttributes(attrs...))
 		o.actMu.Lock()
 		if _, still := o.foreground[id]; still {
 			o.foreground[id] = child
@@ -327,14 +368,14 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		)
 		attrs = appendAgentInfo(attrs, caller)
 		opts := make([]trace.SpanStartOption, 0, 5)
-		opts = append(opts, trace.WithNewRoot(), trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+		opts = append(opts, trace.WithNewRoot(), internalKind, trace.WithAttributes(attrs...))
 		if !e.Time.IsZero() {
 			opts = append(opts, trace.WithTimestamp(e.Time))
 		}
 		if sc := trace.SpanContextFromContext(caller); sc.IsValid() {
 			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
 		}
-		ctx, span := o.tracer.Start(exec, spanInvokeAgent+e.Target, opts...)
+		ctx, span := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), opts...)
 		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
 			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
 		}
@@ -445,12 +486,9 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		}
 		own = false
 	}
-	var buf [4]attribute.KeyValue
-	attrs := buf[:0]
 	transition := e.To != "" && e.Type == work.EventType(e.To)
-	if transition {
-		attrs = append(attrs, keyWorkState.String(string(e.To)))
-	}
+	si := stateIndex(e.To)
+	var attrs []attribute.KeyValue // the event's attributes beyond the state
 	switch e.Type {
 	case work.EventGuidanceAccepted, work.EventGuidanceDelivered, work.EventGuidanceDropped:
 		attrs = append(attrs, keyGuidanceN.Int(e.Count))
@@ -477,7 +515,15 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 			attrs = append(attrs, keyResultBytes.Int(e.Bytes))
 		}
 	}
-	opts := []trace.EventOption{trace.WithAttributes(attrs...)}
+	opts := make([]trace.EventOption, 0, 2)
+	switch {
+	case transition && si >= 0 && len(attrs) == 0:
+		opts = append(opts, stateEventOpt[si])
+	case transition && si >= 0:
+		opts = append(opts, trace.WithAttributes(append(append(make([]attribute.KeyValue, 0, 1+len(attrs)), stateAttrs[si]...), attrs...)...))
+	default:
+		opts = append(opts, trace.WithAttributes(attrs...))
+	}
 	if !e.Time.IsZero() {
 		opts = append(opts, trace.WithTimestamp(e.Time))
 	}
@@ -485,7 +531,9 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	if !own || !transition {
 		return
 	}
-	span.SetAttributes(keyWorkState.String(string(e.To)))
+	if si >= 0 {
+		span.SetAttributes(stateAttrs[si]...)
+	}
 	if !e.To.Terminal() {
 		return
 	}

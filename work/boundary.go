@@ -20,14 +20,22 @@ type Turn struct {
 // fail on exhaustion (Spec.FailOnBudget). A refused child that returns an
 // error fails with class budget_exhausted.
 //
+// It is also where a child reclaims its running slot: when the Work it
+// runs on lent its slot for a Result wait that ended while a descendant
+// still runs on it, BeginRequest first blocks until that Work has a slot
+// again, or until the child's context ends (see "Running slots" in the
+// package doc).
+//
 // It is safe for concurrent use, does not allocate on the ordinary path
-// and never takes the Supervisor's lock except to report the exhaustion.
-// Outside a child run (no budget) it always returns the zero Turn.
+// and never takes the Supervisor's lock except to report the exhaustion or
+// to wait for a slot. Outside a child run (no budget) it always returns
+// the zero Turn.
 func (e *Execution) BeginRequest() (Turn, error) {
 	r := e.run
 	if r == nil {
 		return Turn{}, nil
 	}
+	e.awaitSlot()
 	r.mu.Lock()
 	if r.phase != phaseOrdinary {
 		r.phase = phaseRefused
@@ -139,7 +147,11 @@ func (e *Execution) Usage() Usage { return e.run.usage() }
 
 // report delivers a budget event of r.
 func (r *run) report(ev Event) {
-	if r.emit != nil {
+	switch {
+	case r.it != nil:
+		ev.Time = r.s.cfg.clock.Now()
+		r.s.emitWork(r.it, ev)
+	case r.emit != nil:
 		ev.Time = r.s.cfg.clock.Now()
 		r.emit(ev)
 	}

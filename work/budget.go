@@ -11,8 +11,10 @@ import (
 // Budget bounds one child run: how many model requests (turns) and tool
 // calls it may make, how many tokens (input + output, as the provider
 // reports them) it may spend, and how long it may run. A zero field means
-// "inherit": the Supervisor's default (WithDefaultBudget), and inside a
-// pool or a parent child's reservation, at most what remains of it. The
+// "inherit": the Supervisor's default (WithDefaultBudget); inside a pool or
+// a parent child's reservation, an agent child reserves that default
+// capped at its share (PoolShare) and at what remains, and a function
+// child reserves nothing (see SetPool). The
 // Supervisor's ceiling (WithBudgetCeiling) clamps every field: a child can
 // lower it, never raise it.
 //
@@ -91,11 +93,12 @@ func (b *Budget) setDims(d [numDims]int64) {
 // Supervisor's lock (used by the running child) or under it (held, and used
 // at a child's settlement).
 type meter struct {
-	limit    int64
-	pooled   bool // children reserve from it: a pool, or a reservation that is explicit or from a pool
-	fromPool bool // reserved from the parent's meter (held there until settlement)
-	used     atomic.Int64
-	held     atomic.Int64
+	limit   int64
+	pooled  bool   // children reserve from it: a pool, or a reservation that is explicit or from a pool
+	through bool   // a function child's that reserved nothing: its children reserve from its parent's source
+	from    *meter // the meter it was reserved from (held there until settlement), or nil
+	used    atomic.Int64
+	held    atomic.Int64
 }
 
 // avail is what the meter can still give children: -1 when they do not
@@ -122,7 +125,8 @@ type run struct {
 	s      *Supervisor
 	budget Budget // effective
 	fail   bool
-	emit   func(Event) // delivers a budget event of this run (never under s.mu)
+	emit   func(Event) // delivers a foreground call's budget event (never under s.mu)
+	it     *item       // a background run's Work: its budget events go with its others
 
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported
@@ -219,7 +223,11 @@ func (c *config) duration(spec *Spec) time.Duration {
 
 // SetPool gives the top-level owner o a pool: the total turns, tool calls
 // and tokens all of the Work (and foreground calls) it starts may reserve.
-// Each start reserves its child's budget from it; a start it cannot cover
+// Each start reserves its child's budget from it: a child's own limits
+// (Spec.Budget) in full; where it sets none, an agent child its default
+// capped at 1/PoolShare of the pool and at what remains, a function child
+// nothing (its own children reserve from the pool instead). A start it
+// cannot cover
 // fails with ErrBudgetExhausted before any Work exists; when the child
 // settles, what it did not spend is refunded. A zero field leaves that
 // dimension unpooled. Calling SetPool again replaces the limits and keeps
@@ -302,10 +310,41 @@ func (s *Supervisor) PoolCensus(fn func(budget string, reserved, remaining int64
 	}
 }
 
+// PoolShare is the divisor of an unbudgeted child's share of a pool: an
+// agent child that sets no limit of its own in a pooled dimension reserves
+// its default there, but at most 1/PoolShare of the pool's limit (rounded
+// up), and at most what remains; where it has no default (tokens), it
+// reserves that share. So one child without a budget never takes a whole
+// pool: with a pool of 20 turns and 200,000 tokens it reserves 5 turns and
+// 50,000 tokens, and four such children fit. The same holds inside a
+// parent child's reservation.
+const PoolShare = 4
+
+// source returns the meter a child of a reserves from in dimension i: a's,
+// or, where a is a function child that reserved nothing there, the
+// nearest enclosing account's that did. nil when there is none.
+func (a *account) source(i int) *meter {
+	for ; a != nil; a = a.parent {
+		if !a.m[i].through {
+			return &a.m[i]
+		}
+	}
+	return nil
+}
+
 // reserveLocked resolves spec's budget for a child of owner and reserves
 // it from the owner's pool or reservation. It returns the run, or the
 // budget that cannot be covered. scope is the id the child's own scope will
 // have: its children reserve from this run.
+//
+// In a pooled dimension (the owner's pool, or a parent child's reservation
+// that is explicit or from a pool), a child that sets its own limit
+// reserves it, refused when it does not fit. A child that sets none
+// reserves, if it is an agent, its default capped at its PoolShare of the
+// pool and at what remains (refused when nothing remains); if it is a
+// function (no model requests of its own), nothing: its own children then
+// reserve from the pool as if they were the function's siblings, so that
+// no descendant escapes it.
 func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 	r := &run{s: s, fail: spec.FailOnBudget}
 	parent := s.bud.accounts[spec.Owner.id]
@@ -313,6 +352,8 @@ func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 	want := spec.Budget.dims()
 	def, ceil := s.cfg.budget.def.dims(), s.cfg.budget.ceiling.dims()
 	var eff [numDims]int64
+	var src [numDims]*meter
+	var through [numDims]bool
 	for i := range eff {
 		v, explicit := want[i], want[i] > 0
 		if !explicit {
@@ -321,24 +362,31 @@ func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 		if ceil[i] > 0 && (v <= 0 || v > ceil[i]) {
 			v = ceil[i]
 		}
-		if parent != nil {
-			if avail := parent.m[i].avail(); avail >= 0 {
+		if m := parent.source(i); m != nil {
+			if avail := m.avail(); avail >= 0 {
+				if !explicit && spec.Target.Kind == KindFunction {
+					through[i] = true
+					continue
+				}
+				share := (m.limit + PoolShare - 1) / PoolShare
 				switch {
 				case avail == 0 || (explicit && v > avail):
 					return nil, dimNames[i]
-				case v <= 0 || v > avail:
-					v = avail
+				case !explicit && (v <= 0 || v > share):
+					v = share
 				}
+				v = min(v, avail)
+				src[i] = m
 			}
 		}
 		eff[i] = max(v, 0)
 	}
 	for i, v := range eff {
-		fromPool := parent != nil && parent.m[i].avail() >= 0
-		r.m[i].limit, r.m[i].pooled = v, v > 0 && (fromPool || want[i] > 0)
-		if fromPool {
-			parent.m[i].held.Add(v)
-			r.m[i].fromPool = true
+		r.m[i].limit, r.m[i].through = v, through[i]
+		r.m[i].pooled = v > 0 && (src[i] != nil || want[i] > 0)
+		if src[i] != nil {
+			src[i].held.Add(v)
+			r.m[i].from = src[i]
 		}
 	}
 	r.budget.setDims(eff)
@@ -376,8 +424,12 @@ func (s *Supervisor) settleRunLocked(r *run, scope string) {
 		if i == dimTokens && r.unknown.Load() > 0 && r.m[i].limit > 0 {
 			spent = max(spent, r.m[i].limit)
 		}
-		if r.m[i].fromPool {
-			p.m[i].held.Add(-r.m[i].limit)
+		if f := r.m[i].from; f != nil {
+			// Reserved from f (the parent's meter, or an enclosing one past
+			// function children that reserved nothing): refund and charge it.
+			f.held.Add(-r.m[i].limit)
+			f.used.Add(spent)
+			continue
 		}
 		p.m[i].used.Add(spent)
 	}
@@ -444,19 +496,17 @@ func (s *Supervisor) forgetPoolLocked(id string) {
 	}
 }
 
-// emitter returns the function that delivers a background Work's budget
-// events, in order with its other events.
-func (s *Supervisor) emitter(it *item) func(Event) {
-	return func(ev Event) {
-		var e emission
-		s.mu.Lock()
-		if it.state.Terminal() {
-			s.mu.Unlock()
-			return
-		}
-		e.add(it, ev)
-		s.unlockAndEmit(&e)
+// emitWork delivers a background Work's budget event, in order with its
+// other events.
+func (s *Supervisor) emitWork(it *item, ev Event) {
+	var e emission
+	s.mu.Lock()
+	if it.state.Terminal() {
+		s.mu.Unlock()
+		return
 	}
+	e.add(it, ev)
+	s.unlockAndEmit(&e)
 }
 
 // foregroundEmitter returns the function that delivers a foreground

@@ -232,21 +232,77 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 	}
 }
 
-func TestPoolChildWithoutBudgetTakesWhatRemains(t *testing.T) {
+// TestPoolChildWithoutBudgetTakesItsShare: an agent child without a
+// budget of its own reserves its PoolShare of the pool (here 2 of 6
+// turns), not all of it: three fit, the fourth is refused.
+func TestPoolChildWithoutBudgetTakesItsShare(t *testing.T) {
 	h := newHarness(t)
 	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 6}); err != nil {
 		t.Fatal(err)
 	}
-	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: looping{}.run})
-	h.obs.waitTerminal(ref.ID)
-	if st, out, _ := h.s.Result(t.Context(), coord, ref.ID, 0); out != "partial: turns after 6 turns" {
-		t.Fatalf("result = %q (%+v)", out, st)
+	for i := range 3 {
+		ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: looping{}.run})
+		h.obs.waitTerminal(ref.ID)
+		if st, out, _ := h.s.Result(t.Context(), coord, ref.ID, 0); out != "partial: turns after 2 turns" {
+			t.Fatalf("child %d: result = %q (%+v)", i, out, st)
+		}
 	}
 	if p, _ := h.s.Pool(coord); p.Spent.MaxTurns != 6 || p.Reserved.MaxTurns != 0 {
 		t.Fatalf("pool = %+v", p)
 	}
 	_, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("x")})
 	wantCode(t, err, "budget_exhausted")
+}
+
+// TestPoolUnbudgetedChildrenAreFair: a function child without a budget
+// reserves nothing from a pool {20 turns, 200k tokens}, so the next agent
+// child starts; an agent child without one reserves its default capped at
+// its share (5 turns, 50,000 tokens); a function child's own children
+// reserve from the pool, so they cannot escape it.
+func TestPoolUnbudgetedChildrenAreFair(t *testing.T) {
+	h := newHarness(t)
+	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 20, MaxTokens: 200_000}); err != nil {
+		t.Fatal(err)
+	}
+	fnRef, f := h.running(coord, fn)
+	if p, _ := h.s.Pool(coord); p.Reserved != (work.Budget{}) {
+		t.Fatalf("a function child without a budget reserved %+v", p.Reserved)
+	}
+	if b := f.ex.Budget(); b.MaxTurns != 0 || b.MaxTokens != 0 {
+		t.Fatalf("function child's budget = %+v", b)
+	}
+	c := h.child()
+	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: c.run})
+	<-c.started
+	if b := c.ex.Budget(); b.MaxTurns != 5 || b.MaxTokens != 50_000 || b.MaxToolCalls != work.DefaultMaxToolCalls {
+		t.Fatalf("agent child's budget = %+v", b)
+	}
+	// The function child's own agent child reserves from the pool.
+	g := h.child()
+	gref := h.startSpec(work.Spec{Owner: f.ex.Scope(), Target: agent, Run: g.run})
+	<-g.started
+	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 10 || p.Reserved.MaxTokens != 100_000 {
+		t.Fatalf("reserved with a grandchild = %+v", p.Reserved)
+	}
+	_, err := h.s.Start(t.Context(), work.Spec{Owner: f.ex.Scope(), Target: agent, Budget: work.Budget{MaxTurns: 11}, Run: immediate("x")})
+	wantCode(t, err, "budget_exhausted")
+	for range 3 {
+		if _, err := g.ex.BeginRequest(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.complete("grandchild")
+	h.obs.waitTerminal(gref.ID)
+	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 5 || p.Spent.MaxTurns != 3 {
+		t.Fatalf("after the grandchild settled: %+v", p)
+	}
+	f.complete("function")
+	c.complete("agent")
+	h.obs.waitTerminal(fnRef.ID)
+	h.obs.waitTerminal(ref.ID)
+	if p, _ := h.s.Pool(coord); p.Reserved != (work.Budget{}) || p.Spent.MaxTurns != 3 {
+		t.Fatalf("after all settled: %+v", p)
+	}
 }
 
 func TestPoolUnknownUsageStaysCharged(t *testing.T) {
@@ -279,12 +335,18 @@ func TestNestedChildCannotExceedParentReservation(t *testing.T) {
 	wantCode(t, err, "budget_exhausted")
 	_, err = h.s.Call(t.Context(), work.Spec{Owner: scope, Target: agent, Budget: work.Budget{MaxTokens: 101}, Run: immediate("x")})
 	wantCode(t, err, "budget_exhausted")
-	// A grandchild that inherits gets what remains of its parent's
-	// reservation, and what it spends is charged to the parent.
-	gc := h.startSpec(work.Spec{Owner: scope, Target: agent, Run: looping{}.run})
-	h.obs.waitTerminal(gc.ID)
-	if st, out, _ := h.s.Result(t.Context(), scope, gc.ID, 0); out != "partial: turns after 5 turns" {
-		t.Fatalf("grandchild = %q (%+v)", out, st)
+	// A grandchild that inherits gets its share of its parent's
+	// reservation (2 of 5 turns), one that asks for the rest gets it, and
+	// what they spend is charged to the parent.
+	for _, g := range []struct {
+		budget work.Budget
+		want   string
+	}{{work.Budget{}, "partial: turns after 2 turns"}, {work.Budget{MaxTurns: 3}, "partial: turns after 3 turns"}} {
+		gc := h.startSpec(work.Spec{Owner: scope, Target: agent, Budget: g.budget, Run: looping{}.run})
+		h.obs.waitTerminal(gc.ID)
+		if st, out, _ := h.s.Result(t.Context(), scope, gc.ID, 0); out != g.want {
+			t.Fatalf("grandchild = %q (%+v), want %q", out, st, g.want)
+		}
 	}
 	turn, err := c.ex.BeginRequest()
 	if err != nil || !turn.Final || turn.Budget != work.BudgetTurns {

@@ -19,7 +19,8 @@ type LiveWork struct {
 	Created  time.Time // when it was queued
 	Started  time.Time // when it started running; zero while queued
 	// Lending reports that the Work waits on its own descendants and lends
-	// its running slot to them meanwhile.
+	// its running slot to them meanwhile, or, its wait over, is owed its
+	// slot back while a descendant still runs on it.
 	Lending  bool
 	Progress Progress // the child's progress counts so far
 }

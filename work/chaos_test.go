@@ -346,9 +346,10 @@ func TestChaosCloseUnderLoad(t *testing.T) {
 }
 
 // TestChaosWaitingTrees: many coordinators' children build random trees
-// (up to the depth limit) whose nodes wait on their children with short
-// real timeouts, on a small pool. Every tree finishes; at every child's
-// start no more children execute than MaxRunning.
+// (up to the depth limit) whose nodes, agents that pass their model-request
+// boundary before starting children and after each wait, wait on their
+// children with short real timeouts, on a small pool. Every tree finishes;
+// at every child's start no more children execute than MaxRunning.
 func TestChaosWaitingTrees(t *testing.T) {
 	trees := scale(30, 400)
 	const maxRunning = 3
@@ -364,6 +365,7 @@ func TestChaosWaitingTrees(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(seed, uint64(depth)))
 			ex, _ := work.ExecutionFrom(ctx)
+			ex.BeginRequest()
 			if depth == 0 {
 				return "leaf", nil
 			}
@@ -382,6 +384,7 @@ func TestChaosWaitingTrees(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
+					ex.BeginRequest() // the agent's next model request
 					if st.State.Terminal() {
 						break
 					}

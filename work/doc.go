@@ -48,23 +48,35 @@
 //     A lent slot is never used outside the lender's subtree, so lending
 //     does not change the order in which other owners' Work runs. A
 //     borrower may lend the slot further down while it waits in turn.
-//   - A waiter returns only once its Work has a slot again: at once if its
-//     lent slot is idle; else when the borrower ends, or when a pool slot
-//     frees first (waiters get free pool slots ahead of queued Work; the
-//     borrower then keeps the lent slot). A waiter whose context ends (the
-//     child is being cancelled, closed or timed out) returns at once and
-//     takes a pool slot even over the limit; nothing new is dispatched
-//     until the pool is below the limit again.
+//   - The slot stays lent while any waiter of that Work waits (each waiter
+//     counts, so a child that waits on several goroutines lends until the
+//     last of them stops). A waiter returns at its timeout or ctx end
+//     regardless of the slot, as Result promises.
+//   - When the last waiter stops while a borrower still runs on the lent
+//     slot, the Work has no slot and is owed one. A free pool slot goes
+//     to it at once (owed Works get free pool slots ahead of queued Work;
+//     the borrower then keeps the lent slot). Otherwise, if code on its
+//     slot has used the model-request boundary (Execution.BeginRequest,
+//     as an agent child's adapter does), the Work reclaims a slot there:
+//     its next BeginRequest blocks until the borrower ends, a pool slot
+//     frees, or a new waiter lends the slot again; if the child's context
+//     ends first, BeginRequest returns and the Work takes a pool slot even
+//     over the limit. A Work whose code has not used the boundary (a
+//     function child, or an agent whose adapter does not call it) takes a
+//     pool slot at once, even over the limit. While the pool is over the
+//     limit nothing new is dispatched until it is below the limit again.
 //
-// So a Work that lends does not execute, each slot has at most one
-// executing Work at the end of its chain of borrowers, and the number of
-// executing children never exceeds MaxRunning (except, briefly, by waiters
-// whose context has ended). Every descendant an ancestor waits on gets to
-// run: the slot chain always ends in a Work that executes or in an idle
-// slot its subtree may use, and nesting is bounded by the depth limit. A
-// Work counts as waiting while any of its goroutines waits in Result; a
-// child that waits on one goroutine while it works on another is counted
-// as waiting.
+// So a Work that lends or is owed a slot holds none, each slot has at most
+// one executing Work at the end of its chain of borrowers, and the number
+// of children executing outside those two states never exceeds MaxRunning
+// except, transiently, by Works that took a pool slot over the limit (no
+// boundary, or a context that ended at it). Two looser cases remain: a
+// child that works on one goroutine while another waits in Result counts
+// as waiting, and an agent child owed a slot executes without one from
+// the end of its wait to its next model request. Every descendant an
+// ancestor waits on gets to run: the slot chain always ends in a Work that
+// executes or in an idle slot its subtree may use, and nesting is bounded
+// by the depth limit.
 //
 // # Bounds
 //

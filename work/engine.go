@@ -71,6 +71,10 @@ import (
 //     counts). A reader treats a Notice as a wake-up and reads the state
 //     with List or Status. Engines other than the Supervisor build it with
 //     NewSubscription.
+//   - Settled returns every terminal Work visible to o, oldest settlement
+//     first, with no limit but the retention (an empty slice for none);
+//     Live reports whether o has visible Work that is not terminal. A
+//     reader woken by a Notice reads Live first, then Settled.
 //   - Observer returns the Observer the layers above report through (never
 //     nil); Now returns the implementation's clock's time.
 //
@@ -92,6 +96,8 @@ type Engine interface {
 	Release(o Owner)
 	SetPool(o Owner, b Budget) error
 	Subscribe(o Owner, buffer int) (*Subscription, error)
+	Settled(o Owner) ([]Status, error)
+	Live(o Owner) bool
 	Observer() Observer
 	Now() time.Time
 }

@@ -15,7 +15,8 @@ type Execution struct {
 	s     *Supervisor
 	it    *item // nil for a foreground call
 	scope Owner
-	run   *run // the child's budget state; nil outside a child run
+	run   *run            // the child's budget state; nil outside a child run
+	done  <-chan struct{} // the child's context ends (the boundary's slot wait)
 	// remote is set for a child another Engine runs (WithRemote).
 	remote *Remote
 }
@@ -123,13 +124,10 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	defer func() {
 		var e emission
 		s.mu.Lock()
-		sc.ended = true
-		if os := sc.os; os != nil && s.owners[os.id] == os {
-			s.releaseLocked(os, &e)
-		}
+		s.endScopeLocked(sc, scopeID, &e)
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r})
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, done: exec.Done()})
 	type outcome struct {
 		out      string
 		err      error

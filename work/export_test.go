@@ -29,3 +29,12 @@ func (s *Supervisor) SetReclaimHookForTest(f func()) {
 	s.reclaimHook = f
 	s.mu.Unlock()
 }
+
+// SetBoundaryHookForTest sets a function called (under the Supervisor's
+// lock: it must not block or call back) each time a model-request boundary
+// starts waiting for its Work's slot.
+func (s *Supervisor) SetBoundaryHookForTest(f func()) {
+	s.mu.Lock()
+	s.boundHook = f
+	s.mu.Unlock()
+}

@@ -7,7 +7,9 @@ import (
 
 // MaxLaunchRecords bounds the launch identities an owner's Supervisor
 // remembers (Spec.CallID); beyond it the oldest is forgotten, and a replay
-// of a forgotten identity starts new Work.
+// of a forgotten identity starts new Work. Only a SHA-256 digest of each
+// identity is kept, never the identity itself, so a record's size does not
+// depend on what the model wrote.
 const MaxLaunchRecords = 256
 
 // launchRecord remembers one launch identity: its target, a digest of its
@@ -19,10 +21,11 @@ type launchRecord struct {
 	ready  chan struct{} // closed once the Work is registered
 }
 
-// launchRecords is an owner's bounded launch-identity table.
+// launchRecords is an owner's bounded launch-identity table, keyed by the
+// SHA-256 digest of the identity.
 type launchRecords struct {
-	byID  map[string]*launchRecord
-	order list.List // call ids, oldest first
+	byID  map[[sha256.Size]byte]*launchRecord
+	order list.List // identity digests, oldest first
 }
 
 // replayLocked looks spec's launch identity up for the owner. ok reports
@@ -33,7 +36,7 @@ func (s *Supervisor) replayLocked(spec *Spec) (r *launchRecord, err error, ok bo
 	if spec.CallID == "" || os == nil {
 		return nil, nil, false
 	}
-	r = os.launches.byID[spec.CallID]
+	r = os.launches.byID[sha256.Sum256([]byte(spec.CallID))]
 	if r == nil {
 		return nil, nil, false
 	}
@@ -53,13 +56,14 @@ func recordLaunchLocked(os *ownerState, spec *Spec, ref Ref) *launchRecord {
 	}
 	lr := &os.launches
 	if lr.byID == nil {
-		lr.byID = make(map[string]*launchRecord)
+		lr.byID = make(map[[sha256.Size]byte]*launchRecord)
 	}
 	for lr.order.Len() >= MaxLaunchRecords {
-		delete(lr.byID, lr.order.Remove(lr.order.Front()).(string))
+		delete(lr.byID, lr.order.Remove(lr.order.Front()).([sha256.Size]byte))
 	}
+	key := sha256.Sum256([]byte(spec.CallID))
 	r := &launchRecord{target: spec.Target.Label, digest: spec.InputDigest, ref: ref, ready: make(chan struct{})}
-	lr.order.PushBack(spec.CallID)
-	lr.byID[spec.CallID] = r
+	lr.order.PushBack(key)
+	lr.byID[key] = r
 	return r
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,5 +118,42 @@ func TestLaunchRecordsBounded(t *testing.T) {
 	}
 	if ref, _ := h.s.Start(context.Background(), launchSpec(o, fn, "call_2", "in", immediate("x"))); ref != refs[2] {
 		t.Fatal("a recent identity was forgotten")
+	}
+}
+
+// TestLaunchRecordsKeepDigests: a launch record keeps a digest of the
+// model-supplied identity, never the identity: MaxLaunchRecords launches
+// with 256 KiB identities leave well under one identity's size per record
+// on the heap once their Works are read, and a replay still dedupes.
+func TestLaunchRecordsKeepDigests(t *testing.T) {
+	const idSize = 256 << 10
+	s := work.New(work.WithMaxOutstanding(1<<20), work.WithMaxStarts(0))
+	defer s.Close(context.Background())
+	o := work.NewOwner("coord")
+	ctx := context.Background()
+	id := func(i int) string { return fmt.Sprintf("%08d", i) + strings.Repeat("x", idSize) }
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	var first work.Ref
+	for i := range work.MaxLaunchRecords {
+		ref, err := s.Start(ctx, launchSpec(o, fn, id(i), "input", immediate("ok")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = ref
+		}
+	}
+	after := heap()
+	if grown := int64(after) - int64(before); grown > work.MaxLaunchRecords*idSize/8 {
+		t.Fatalf("the heap grew by %d bytes over %d launches: the records keep the identities", grown, work.MaxLaunchRecords)
+	}
+	if ref, err := s.Start(ctx, launchSpec(o, fn, id(0), "input", immediate("x"))); err != nil || ref != first {
+		t.Fatalf("replay = %v, %v; want %v", ref, err, first)
 	}
 }

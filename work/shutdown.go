@@ -101,6 +101,15 @@ func (r ShutdownReport) LogValue() slog.Value {
 	)
 }
 
+// ShutdownObserver is implemented by an Observer that records Shutdown's
+// report (the telemetry package's logs it through log/slog). Shutdown
+// calls ShutdownReported once, as it returns, with a context that carries
+// the values of Shutdown's context but not its cancellation. The report is
+// content-free: target labels, states and counts.
+type ShutdownObserver interface {
+	ShutdownReported(ctx context.Context, r ShutdownReport)
+}
+
 // Shutdown drains the Supervisor gracefully. It refuses new starts at once
 // (they fail with ErrClosed, as do new foreground calls of top-level owners;
 // a running child's calls go on), lets queued and running Work finish while
@@ -110,7 +119,8 @@ func (r ShutdownReport) LogValue() slog.Value {
 // still running then is reported to the Observer as EventOrphaned and
 // counted in the report; its goroutine exits when its child returns.
 //
-// Shutdown returns a content-free report of the Works it waited for. It is
+// Shutdown returns a content-free report of the Works it waited for, and
+// hands it to the Observer when it is a ShutdownObserver. It is
 // safe to call concurrently with everything else, and more than once (a
 // later call reports only what was still live). Close is the immediate
 // variant. Like Close, Shutdown with a child's context (one that carries
@@ -179,8 +189,12 @@ drain:
 		}
 	}
 	s.unlockAndEmit(&e)
-	return ShutdownReport{Drained: drained, Duration: now.Sub(start),
-		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}, nil
+	rep := ShutdownReport{Drained: drained, Duration: now.Sub(start),
+		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}
+	if so, ok := s.cfg.observer.(ShutdownObserver); ok {
+		so.ShutdownReported(context.WithoutCancel(ctx), rep)
+	}
+	return rep, nil
 }
 
 // liveLocked adds every queued and running Work and every foreground call

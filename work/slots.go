@@ -1,22 +1,25 @@
 package work
 
-import "context"
-
 // Running slots: the pool, lending and reclaiming. The design is described
 // in doc.go ("Running slots"); this file keeps its invariants:
 //
 //   - s.used counts pool slots in use. A pool slot is held by one running
 //     Work with lender == nil (for the Work itself, or lent down a chain of
-//     borrowers). s.used <= maxRunning, except that a waiter whose context
-//     ended may take a slot over the limit (then nothing is dispatched until
-//     s.used is below it again).
-//   - A Work that lends (lending) or waits to reclaim (reclaim != nil) does
-//     not execute; it has at most one borrower, a Work of its own subtree
-//     that runs on its slot. A lent slot with no borrower is idle and is
-//     kept for the lender and its subtree.
-//   - So the Works that execute, those neither lending nor reclaiming,
-//     are at most s.used: each slot, pool or lent, has at most one of them
-//     at the end of its chain of borrowers.
+//     borrowers). s.used <= maxRunning, except that a Work owed its slot
+//     back may take one over the limit when it has no model-request
+//     boundary to wait at, or when its context ended there (then nothing
+//     is dispatched until s.used is below the limit again).
+//   - A Work lends (lending) while it has waiters (one awaited entry
+//     each); once the last one stops while a borrower still runs on its
+//     slot it is owed a slot (reclaim != nil, in s.reclaimers). Either
+//     way it has at most one borrower, a Work of its own subtree that runs
+//     on its slot; a lent slot with no borrower is idle and is kept for
+//     the lender and its subtree.
+//   - Each slot, pool or lent, has at most one Work that holds it to
+//     execute: the end of its chain of borrowers. A Work that lends or is
+//     owed a slot holds none; a lending one executes only on other
+//     goroutines than its waiters', and one owed a slot only until its
+//     next model-request boundary (Execution.awaitSlot).
 
 // queuedBelowLocked adds d to the count of queued Work below every Work
 // that encloses os (none for a top-level owner).
@@ -58,36 +61,42 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 	}
 }
 
-// lendLocked is called as a Result on o is about to wait. When o is a
-// child's scope, the Work whose slot that child runs on (the holder) lends
-// its slot to its own subtree for the wait; lendLocked returns the holder
-// then, nil otherwise. A holder that already lends, or waits to reclaim its
-// slot, is returned but changes nothing.
+// lendLocked is called as a Result on o is about to wait for awaited. When
+// o is a child's scope, the Work whose slot that child runs on (the holder)
+// lends its slot to its own subtree while any of its waiters waits: the
+// waiter is counted (one entry in holder.awaited) and lendLocked returns
+// the holder, for unlend; it returns nil otherwise. A holder that is owed
+// its slot back (reclaiming) lends again: its borrower keeps the slot.
 func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
 	w := o.sc.holder()
 	if w == nil || (w.state != StateRunning && w.state != StateCancelRequested) {
 		return nil
 	}
-	if !w.lending && w.reclaim == nil {
-		w.lending, w.awaited = true, awaited
-		s.lendOutLocked(w, e)
+	w.awaited = append(w.awaited, awaited)
+	w.lending = true
+	if w.reclaim != nil {
+		s.removeReclaimerLocked(w)
+		s.endReclaimLocked(w)
 	}
+	s.lendOutLocked(w, e)
 	return w
 }
 
-// lendOutLocked puts w's lent slot to use when it is idle: the awaited
-// Work moves onto it when it runs on a pool slot of its own (which goes
-// back to the pool), else the first queued Work of w's subtree (in ring
-// order) runs on it.
+// lendOutLocked puts w's lent slot to use when it is idle: a Work one of
+// w's waiters waits for moves onto it when it runs on a pool slot of its
+// own (which goes back to the pool), else the first queued Work of w's
+// subtree (in ring order) runs on it.
 func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 	if w.borrower != nil {
 		return
 	}
-	if d := w.awaited; d != nil && d.lender == nil && (d.state == StateRunning || d.state == StateCancelRequested) {
-		d.lender, w.borrower = w, d
-		s.used--
-		s.dispatchLocked(e)
-		return
+	for _, d := range w.awaited {
+		if d.lender == nil && (d.state == StateRunning || d.state == StateCancelRequested) {
+			d.lender, w.borrower = w, d
+			s.used--
+			s.dispatchLocked(e)
+			return
+		}
 	}
 	if w.queuedBelow == 0 {
 		return
@@ -100,46 +109,87 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 	}
 }
 
-// unlend ends w's lending as one of its waiters stops waiting, and returns
-// once w has a slot again: at once when its lent slot is idle, else when
-// its borrower ends or a pool slot is free, whichever comes first. When
-// ctx ends first, or the Supervisor is closed, w takes a pool slot
-// regardless of the limit.
-func (s *Supervisor) unlend(ctx context.Context, w *item) {
+// unlend is called as a waiter of w, waiting for awaited, stops waiting
+// (timeout, settlement or ctx end). It never blocks. While other waiters
+// of w wait, w keeps lending. When the last one stops and a borrower
+// still runs on w's lent slot, w is owed a slot: it takes a free pool
+// slot at once (reclaimers come before queued Work); else, when code on
+// w's slot uses the model-request boundary (an agent child), w waits to
+// reclaim one and its next Execution.BeginRequest blocks until it has
+// (see awaitSlot); else (a function child) w takes a pool slot over the
+// limit, and nothing is dispatched until the pool is below it again.
+func (s *Supervisor) unlend(w *item, awaited *item) {
 	s.mu.Lock()
-	if w.lending {
-		w.lending, w.awaited = false, nil
-		if w.borrower != nil {
-			w.reclaim = make(chan struct{})
-			s.reclaimers = append(s.reclaimers, w)
-			if s.reclaimHook != nil {
-				s.reclaimHook()
-			}
-			if s.closed {
-				s.releaseReclaimersLocked()
-			} else {
-				var e emission
-				s.dispatchLocked(&e) // a free pool slot goes to w at once
-				s.unlockAndEmit(&e)
-				s.mu.Lock()
-			}
+	for i, d := range w.awaited {
+		if d == awaited {
+			w.awaited = append(w.awaited[:i], w.awaited[i+1:]...)
+			break
 		}
 	}
-	ch := w.reclaim
-	s.mu.Unlock()
-	if ch == nil {
+	if !w.lending || len(w.awaited) > 0 {
+		s.mu.Unlock()
 		return
 	}
-	select {
-	case <-ch:
-	case <-ctx.Done():
-		s.mu.Lock()
-		if w.reclaim == ch {
-			s.removeReclaimerLocked(w)
-			s.grantLocked(w)
-		}
+	w.lending, w.awaited = false, nil
+	if w.borrower == nil {
 		s.mu.Unlock()
+		return
 	}
+	w.reclaim = make(chan struct{})
+	w.reclaiming.Store(true)
+	s.reclaimers = append(s.reclaimers, w)
+	if s.reclaimHook != nil {
+		s.reclaimHook()
+	}
+	var e emission
+	if s.closed {
+		s.releaseReclaimersLocked()
+	} else {
+		s.dispatchLocked(&e) // a free pool slot goes to w at once
+	}
+	if w.reclaim != nil && !w.boundary.Load() {
+		s.removeReclaimerLocked(w)
+		s.grantLocked(w)
+	}
+	s.unlockAndEmit(&e)
+}
+
+// awaitSlot is the model-request boundary's wait: it returns once the Work
+// whose slot the code of e runs on is not owed its slot back, or, when
+// e's context ends first, gives that Work a pool slot regardless of the
+// limit. It marks the Work as one whose code uses the boundary. It takes
+// no lock unless the Work is owed its slot.
+func (e *Execution) awaitSlot() {
+	w := e.scope.sc.holder()
+	if w == nil {
+		return
+	}
+	if !w.boundary.Load() {
+		w.boundary.Store(true)
+	}
+	if !w.reclaiming.Load() {
+		return
+	}
+	s := e.s
+	s.mu.Lock()
+	if w.reclaim != nil && s.boundHook != nil {
+		s.boundHook()
+	}
+	for w.reclaim != nil {
+		ch := w.reclaim
+		s.mu.Unlock()
+		select {
+		case <-ch:
+			s.mu.Lock()
+		case <-e.done:
+			s.mu.Lock()
+			if w.reclaim == ch {
+				s.removeReclaimerLocked(w)
+				s.grantLocked(w)
+			}
+		}
+	}
+	s.mu.Unlock()
 }
 
 // grantLocked gives reclaiming w a pool slot: w's borrower keeps w's lent
@@ -147,8 +197,15 @@ func (s *Supervisor) unlend(ctx context.Context, w *item) {
 func (s *Supervisor) grantLocked(w *item) {
 	s.stepOutLocked(w)
 	s.used++
+	s.endReclaimLocked(w)
+}
+
+// endReclaimLocked ends w's wait to reclaim a slot (the caller has taken
+// w out of s.reclaimers).
+func (s *Supervisor) endReclaimLocked(w *item) {
 	close(w.reclaim)
 	w.reclaim = nil
+	w.reclaiming.Store(false)
 }
 
 // stepOutLocked takes w, whose lent slot its borrower b uses, out of its
@@ -168,11 +225,10 @@ func (s *Supervisor) stepOutLocked(w *item) {
 func (s *Supervisor) freeSlotLocked(it *item, e *emission) {
 	it.lending, it.awaited = false, nil
 	if it.reclaim != nil {
-		// A waiter of a Work that has ended (a goroutine the child
+		// A boundary of a Work that has ended (a goroutine the child
 		// leaked) waits no longer.
 		s.removeReclaimerLocked(it)
-		close(it.reclaim)
-		it.reclaim = nil
+		s.endReclaimLocked(it)
 	}
 	switch {
 	case it.borrower != nil:
@@ -191,8 +247,7 @@ func (s *Supervisor) returnLocked(l *item, e *emission) {
 	switch {
 	case l.reclaim != nil:
 		s.removeReclaimerLocked(l)
-		close(l.reclaim)
-		l.reclaim = nil
+		s.endReclaimLocked(l)
 	case l.lending:
 		s.lendOutLocked(l, e)
 	}
@@ -211,10 +266,11 @@ func (s *Supervisor) removeReclaimerLocked(w *item) {
 // a pool slot: after Close nothing new is dispatched, so the limit no
 // longer needs them to wait.
 func (s *Supervisor) releaseReclaimersLocked() {
-	for _, w := range s.reclaimers {
+	rs := s.reclaimers
+	s.reclaimers = nil
+	for _, w := range rs {
 		s.grantLocked(w)
 	}
-	s.reclaimers = nil
 }
 
 // offerLocked runs newly queued Work of os on an idle lent slot of the

@@ -214,48 +214,85 @@ func (h *harness) slots(wantUsed, wantExecuting, wantReclaiming int) {
 	}
 }
 
-// TestLentSlotReclaim: a waiter whose wait ends while its borrower still
-// runs returns only once it has a slot again (the cap holds): when the
-// borrower ends, or when another pool slot frees first, or at once when
-// its context ends.
+// boundary makes c pass its model-request boundary (as its agent adapter
+// does before each model request) on a goroutine of the test; the channel
+// closes when BeginRequest returns.
+func boundary(c *child) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		c.ex.BeginRequest()
+		close(ch)
+	}()
+	return ch
+}
+
+// boundaryWaits returns a channel that receives each time a model-request
+// boundary of h's Supervisor starts waiting for its Work's slot.
+func boundaryWaits(h *harness) <-chan struct{} {
+	ch := make(chan struct{}, 8)
+	h.s.SetBoundaryHookForTest(func() {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	return ch
+}
+
+// TestLentSlotReclaim: a waiter's Result returns at its timeout even while
+// a descendant still runs on its lent slot. Its Work is then owed a slot:
+// an agent child (one that uses the model-request boundary) waits for it
+// at its next BeginRequest, until the borrower ends, another pool slot
+// frees first, or its context ends; a function child runs over the limit
+// while nothing new is dispatched.
 func TestLentSlotReclaim(t *testing.T) {
 	t.Run("borrower ends", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(1))
+		waits := boundaryWaits(h)
 		_, a := h.running(coord, agent)
+		guard(t, boundary(a), "a's first model request")
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started // b runs on a's lent slot
 		h.slots(1, 1, 0)
-		h.clk.BlockUntil(1)
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(3)
 		h.clk.Advance(time.Second) // a's wait times out; b still runs
-		waitReclaimers(t, h, 1)
+		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
+			t.Fatalf("result at the timeout: %+v", w)
+		}
+		h.slots(1, 1, 1) // a is owed its slot
+		req := boundary(a)
+		guard(t, waits, "a's boundary waiting for its slot")
 		select {
-		case w := <-res:
-			t.Fatalf("Result returned (%v) while its slot was still lent", w)
+		case <-req:
+			t.Fatal("a's model request went ahead while its slot was lent")
 		default:
 		}
-		h.slots(1, 1, 1)
 		b.complete("late")
-		if w := guard(t, res, "reclaim"); w.st != work.StateCompleted || w.out != "late" {
-			t.Fatalf("result after the timeout: %+v", w)
-		}
+		guard(t, req, "a's model request after its borrower ended")
 		h.slots(1, 1, 0)
 		a.complete("")
 	})
 	t.Run("pool slot frees first", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(2))
+		waits := boundaryWaits(h)
 		_, a := h.running(coord, agent)
+		guard(t, boundary(a), "a's first model request")
 		_, other := h.running(work.NewOwner("other"), fn)
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(1)
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(4)
 		h.clk.Advance(time.Second)
-		waitReclaimers(t, h, 1)
-		other.complete("") // a pool slot frees: a takes it, b keeps a's old one
-		if w := guard(t, res, "reclaim"); w.st != work.StateRunning {
+		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result = %+v", w)
 		}
+		req := boundary(a)
+		guard(t, waits, "a's boundary waiting for its slot")
+		other.complete("") // a pool slot frees: a takes it, b keeps a's old one
+		guard(t, req, "a's model request on the freed slot")
 		h.slots(2, 2, 0)
 		b.complete("")
 		h.obs.waitTerminal(bRef.ID)
@@ -264,17 +301,51 @@ func TestLentSlotReclaim(t *testing.T) {
 	})
 	t.Run("context ends", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(1))
-		_, a := h.running(coord, agent)
+		waits := boundaryWaits(h)
+		aRef, a := h.running(coord, agent)
+		guard(t, boundary(a), "a's first model request")
 		bRef, b := h.startIn(a, agent)
-		ctx, cancel := context.WithCancel(context.Background())
-		res := h.waitIn(ctx, a, bRef.ID, time.Second)
+		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
-		h.clk.BlockUntil(1)
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(3)
 		h.clk.Advance(time.Second)
-		waitReclaimers(t, h, 1)
-		cancel()
-		guard(t, res, "cancelled reclaim")
+		guard(t, res, "Result at its timeout")
+		req := boundary(a)
+		guard(t, waits, "a's boundary waiting for its slot")
+		if _, err := h.s.Cancel(coord, aRef.ID); err != nil {
+			t.Fatal(err)
+		}
+		guard(t, req, "a's model request once its context ended")
 		// a runs over the limit until a slot frees; nothing new starts.
+		h.slots(2, 2, 0)
+		q := h.child()
+		h.start(work.NewOwner("other"), fn, q)
+		b.complete("")
+		h.obs.waitTerminal(bRef.ID)
+		h.slots(1, 1, 0)
+		select {
+		case <-q.started:
+			t.Fatal("queued Work started while the pool was over its limit")
+		default:
+		}
+		a.complete("")
+		guard(t, q.started, "queued Work after the pool drained")
+	})
+	t.Run("function child", func(t *testing.T) {
+		h := newHarness(t, work.WithMaxRunning(1))
+		_, a := h.running(coord, fn)
+		bRef, b := h.startIn(a, agent)
+		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
+		<-b.started
+		// The deadlines of the running Works and the wait.
+		h.clk.BlockUntil(3)
+		h.clk.Advance(time.Second)
+		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
+			t.Fatalf("result = %+v", w)
+		}
+		// No boundary to wait at: a runs over the limit at once, and
+		// nothing new starts until the pool is below it again.
 		h.slots(2, 2, 0)
 		q := h.child()
 		h.start(work.NewOwner("other"), fn, q)
@@ -291,6 +362,36 @@ func TestLentSlotReclaim(t *testing.T) {
 	})
 }
 
+// TestLendingCountsWaiters: two goroutines of one child wait on two
+// descendants, the first with a short timeout. When it returns, the slot
+// stays lent for the second: the second descendant runs as soon as the
+// first ends, and the second wait gets its result without the clock
+// reaching its timeout.
+func TestLendingCountsWaiters(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1))
+	_, a := h.running(coord, agent)
+	g1Ref, g1 := h.startIn(a, agent)
+	g2Ref, g2 := h.startIn(a, agent)
+	resA := h.waitIn(context.Background(), a, g1Ref.ID, time.Second)
+	<-g1.started // g1 runs on a's lent slot
+	resB := h.waitIn(context.Background(), a, g2Ref.ID, 10*time.Second)
+	// The deadlines of a and g1, and both waits.
+	h.clk.BlockUntil(4)
+	h.clk.Advance(time.Second) // A's wait times out; B still waits
+	if w := guard(t, resA, "first wait"); w.st != work.StateRunning {
+		t.Fatalf("first wait = %+v", w)
+	}
+	h.slots(1, 1, 0) // still lent for B: a is not owed a slot
+	g1.complete("")
+	guard(t, g2.started, "the second waiter's descendant on the lent slot")
+	g2.complete("second")
+	if w := guard(t, resB, "second wait"); w.st != work.StateCompleted || w.out != "second" {
+		t.Fatalf("second wait = %+v", w)
+	}
+	h.slots(1, 1, 0)
+	a.complete("")
+}
+
 // waitReclaimers waits until n Works wait to reclaim their slot, woken by
 // the engine's test hook as each one starts waiting.
 func waitReclaimers(t *testing.T, h *harness, n int) {
@@ -301,4 +402,53 @@ func waitReclaimers(t *testing.T, h *harness, n int) {
 		}
 		guard(t, h.reclaims, "reclaimer")
 	}
+}
+
+// TestForegroundBoundaryReclaims: a foreground agent call inside a child
+// runs on that child's slot. When its wait times out while a descendant
+// runs on the lent slot, its Result returns, and its next model request
+// waits until the child has a slot again.
+func TestForegroundBoundaryReclaims(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1))
+	waits := boundaryWaits(h)
+	_, a := h.running(coord, agent)
+	b := h.child()
+	reqDone := make(chan struct{})
+	called := make(chan error, 1)
+	go func() {
+		_, err := h.s.Call(context.Background(), work.Spec{Owner: a.ex.Scope(), Target: agent, Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			ex.BeginRequest()
+			ref, err := h.s.Start(ctx, work.Spec{Owner: ex.Scope(), Target: fn, Run: b.run})
+			if err != nil {
+				return "", err
+			}
+			if st, _, err := h.s.Result(ctx, ex.Scope(), ref.ID, time.Second); err != nil || st.State != work.StateRunning {
+				return "", fmt.Errorf("result: %v %v", st.State, err)
+			}
+			ex.BeginRequest()
+			close(reqDone)
+			return "", nil
+		}})
+		called <- err
+	}()
+	<-b.started // b runs on a's lent slot
+	h.slots(1, 1, 0)
+	// The deadlines of a, the call and b, and the wait.
+	h.clk.BlockUntil(4)
+	h.clk.Advance(time.Second)
+	guard(t, waits, "the foreground call's boundary waiting for a's slot")
+	select {
+	case <-reqDone:
+		t.Fatal("the model request went ahead while a's slot was lent")
+	default:
+	}
+	h.slots(1, 1, 1)
+	b.complete("")
+	guard(t, reqDone, "the model request after the borrower ended")
+	if err := guard(t, called, "the foreground call"); err != nil {
+		t.Fatal(err)
+	}
+	h.slots(1, 1, 0)
+	a.complete("")
 }

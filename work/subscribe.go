@@ -46,8 +46,10 @@ type Subscription struct {
 // state with List or Status.
 //
 // The Subscription's channel is closed by its Close, by Release of o (and
-// the end of a child's scope, for a scope owner) and by the Supervisor's
-// Close and Shutdown. Subscribe fails with ErrInvalidOwner or ErrClosed.
+// the end of a child's scope, for a scope owner, whether or not it started
+// Work) and by the Supervisor's Close and Shutdown. Subscribe fails with
+// ErrInvalidOwner, ErrClosed, or ErrScopeEnded for a child's scope that
+// has ended.
 // An owner may have several Subscriptions.
 func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
 	if err := validOwner(o); err != nil {
@@ -61,6 +63,9 @@ func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
+	}
+	if o.sc != nil && o.sc.ended {
+		return nil, ErrScopeEnded
 	}
 	if s.subs == nil {
 		s.subs = make(map[string]map[*Subscription]struct{})
@@ -124,6 +129,17 @@ func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
 	}
 }
 
+// endScopeLocked ends the child's scope sc, whose owner id is id: it
+// admits no more Work, its Work is released, and its Subscriptions are
+// closed (also when it never started Work and so has no registry entry).
+func (s *Supervisor) endScopeLocked(sc *scope, id string, e *emission) {
+	sc.ended = true
+	if os := sc.os; os != nil && s.owners[os.id] == os {
+		s.releaseLocked(os, e)
+	}
+	s.closeSubscriptionsLocked(id, false)
+}
+
 // pendingNotice is a notice gathered under s.mu and sent after it is
 // released.
 type pendingNotice struct {
@@ -157,4 +173,38 @@ func (sub *Subscription) send(n Notice) {
 	default:
 		sub.dropped.Add(1)
 	}
+}
+
+// Settled returns every Work visible to o that is terminal, oldest
+// settlement first, with no limit on their number (unlike List): what a
+// Subscription's reader reads after a wake-up so that it misses none. The
+// visible terminal Works are bounded by the retention (WithRetention). It
+// returns an empty slice for an owner with none.
+func (s *Supervisor) Settled(o Owner) ([]Status, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.owners[o.id]
+	if os == nil {
+		return []Status{}, nil
+	}
+	s.evictLocked(os)
+	out := make([]Status, 0, os.terminal.Len())
+	for e := os.terminal.Front(); e != nil; e = e.Next() {
+		out = append(out, e.Value.(*item).status())
+	}
+	return out, nil
+}
+
+// Live reports whether o has visible Work that is not terminal.
+func (s *Supervisor) Live(o Owner) bool {
+	if validOwner(o) != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.owners[o.id]
+	return os != nil && len(os.items) > os.terminal.Len()
 }

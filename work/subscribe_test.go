@@ -2,7 +2,9 @@ package work_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -141,5 +143,52 @@ func TestSubscribeScopeEnd(t *testing.T) {
 	gc.returnCtxErr()
 	if n, ok := <-sub.C(); ok {
 		t.Fatalf("got %+v, want the channel closed at the child's end", n)
+	}
+}
+
+// TestScopeSubscriptionClosesWithoutWork: a Subscription on a child's
+// scope that never started Work closes when the child returns, for a
+// background and a foreground child, and subscribing to an ended scope
+// fails with ErrScopeEnded.
+func TestScopeSubscriptionClosesWithoutWork(t *testing.T) {
+	s := work.New()
+	defer s.Close(context.Background())
+	o := work.NewOwner("coord")
+	var scopes []work.Owner
+	var closed chan struct{}
+	subscribe := func(ctx context.Context) (string, error) {
+		ex, _ := work.ExecutionFrom(ctx)
+		scopes = append(scopes, ex.Scope())
+		sub, err := s.Subscribe(ex.Scope(), 0)
+		if err != nil {
+			return "", err
+		}
+		go func() {
+			for range sub.C() {
+			}
+			close(closed)
+		}()
+		return "ok", nil
+	}
+	for _, background := range []bool{true, false} {
+		closed = make(chan struct{})
+		spec := work.Spec{Owner: o, Target: fn, Run: subscribe}
+		if background {
+			if _, err := s.Start(context.Background(), spec); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := s.Call(context.Background(), spec); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("background=%v: the scope's Subscription is still open after the child returned", background)
+		}
+	}
+	for _, sc := range scopes {
+		if _, err := s.Subscribe(sc, 0); !errors.Is(err, work.ErrScopeEnded) {
+			t.Fatalf("Subscribe(ended scope) = %v", err)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Owner is an agent instance that owns Work. Only its owner can see, await,
@@ -141,6 +142,7 @@ type Supervisor struct {
 	used        int
 	reclaimers  []*item
 	reclaimHook func() // tests only
+	boundHook   func() // tests only: a boundary starts waiting for a slot
 	// foreground holds the foreground calls in progress.
 	foreground map[*foreground]struct{}
 	seq        uint64
@@ -190,7 +192,8 @@ type item struct {
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
-	stopTimer func() bool
+	stopTimer func() bool // the deadline's, on a Clock other than the system's
+	deadline  *time.Timer // the deadline's, on the system clock
 	maxDur    time.Duration
 	maxBytes  int
 	queueElem *list.Element
@@ -199,16 +202,25 @@ type item struct {
 	sc        *scope   // this Work's own owner scope, from running
 	// Running slots (slots.go): the Work whose lent slot this one runs on
 	// (nil: a pool slot), the descendant running on this one's lent slot,
-	// the Work its lending waiter waits for, the channel a waiter waits on for this Work's slot back, and how
-	// many Works are queued below this one.
+	// the Works its lending waiters wait for (one entry per waiter), the
+	// channel closed when this Work, owed its slot back, has one again
+	// (reclaiming mirrors reclaim != nil for the lock-free boundary check),
+	// whether code on its slot has used the model-request boundary, and
+	// how many Works are queued below this one.
 	lender      *item
 	borrower    *item
-	awaited     *item // what the waiter that lends this Work's slot waits for
+	awaited     []*item
 	reclaim     chan struct{}
+	reclaiming  atomic.Bool
+	boundary    atomic.Bool
 	queuedBelow int32
 	emitMu      sync.Mutex
 	budget      *run // budget state
 	prog        progress
+	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
+	counts      *[len(States)]int // the census of its target label
+	exec        Execution         // its child's, from running
+	scope       scope             // its own owner scope (sc points here), from running
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -265,21 +277,51 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// newScopeID returns owner + "/" + a new id, and the id (a substring: one
+// allocation for both).
+func newScopeID(owner string) (scope, id string) {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	buf := make([]byte, len(owner)+1+2*len(b))
+	copy(buf, owner)
+	buf[len(owner)] = '/'
+	hex.Encode(buf[len(owner)+1:], b[:])
+	scope = unsafe.String(unsafe.SliceData(buf), len(buf))
+	return scope, scope[len(owner)+1:]
+}
+
 // emission is a batch of events gathered under s.mu and delivered after it
 // is released, in order, holding each Work's emit lock so that events of one
 // Work never interleave or reorder.
+//
+// The first few events and done channels live in the emission itself (it
+// stays on the caller's stack), so the common case allocates nothing.
 type emission struct {
 	its     []*item
 	evs     []Event
 	done    []chan struct{} // closed after the events are delivered
 	notices []pendingNotice // sent after the events are delivered
+	itsB    [4]*item
+	evsB    [4]Event
+	doneB   [1]chan struct{}
 }
 
 func (e *emission) add(it *item, ev Event) {
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	if e.its == nil {
+		e.its, e.evs = e.itsB[:0], e.evsB[:0]
+	}
 	e.its = append(e.its, it)
 	e.evs = append(e.evs, ev)
+}
+
+// settled records that it's done channel closes after the events.
+func (e *emission) settled(it *item) {
+	if e.done == nil {
+		e.done = e.doneB[:0]
+	}
+	e.done = append(e.done, it.done)
 }
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
@@ -344,7 +386,7 @@ func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool 
 		it.mb.queued, it.mb.bytes = nil, 0
 		e.add(it, Event{Type: EventGuidanceDropped, Time: ev.Time, Count: n})
 	}
-	c := s.counts[it.target.Label]
+	c := it.counts
 	c[it.state.index()]--
 	c[to.index()]++
 	ev.Type, ev.From, ev.To = EventType(to), it.state, to
@@ -392,7 +434,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
-	id := newID()
+	scopeID, id := newScopeID(spec.Owner.id)
 	r, short := s.reserveLocked(&spec)
 	if short != "" {
 		s.mu.Unlock()
@@ -400,14 +442,19 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
 		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}
-	s.openLocked(r, spec.Owner.id+"/"+id)
+	s.openLocked(r, scopeID)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
 	os.starts++
 	os.active++
 	launch := recordLaunchLocked(os, &spec, Ref{ID: id, TargetID: spec.Target.id()})
-	s.mu.Unlock()
+	// Bind runs without the lock; the no-op Observer's Bind is known, and
+	// Start then keeps the lock throughout.
+	_, nop := s.cfg.observer.(NopObserver)
+	if !nop {
+		s.mu.Unlock()
+	}
 
 	it := &item{
 		ref:      Ref{ID: id, TargetID: spec.Target.id()},
@@ -420,13 +467,17 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		maxDur:   r.budget.MaxDuration,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
 		budget:   r,
+		scopeID:  scopeID,
 	}
-	r.emit = s.emitter(it)
+	r.it = it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
-	it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
-
-	s.mu.Lock()
+	if nop {
+		it.ctx = context.Background()
+	} else {
+		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
+		s.mu.Lock()
+	}
 	s.seq++
 	it.seq = s.seq
 	os.items[it.ref.ID] = it
@@ -435,6 +486,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		c = new([len(States)]int)
 		s.counts[spec.Target.Label] = c
 	}
+	it.counts = c
 	c[StateQueued.index()]++
 	it.queueElem = os.queue.PushBack(it)
 	s.queuedBelowLocked(os, 1)
@@ -558,6 +610,14 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // runLocked starts a Work taken from its owner's queue, on a pool slot
 // (lender nil) or on lender's lent slot.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
+	ctx, run := s.prepareRunLocked(it, lender, e)
+	s.live.Add(1)
+	go s.execute(it, ctx, run)
+}
+
+// prepareRunLocked moves a Work taken from its owner's queue to running and
+// returns the context and function its child runs with.
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
 	now := s.cfg.clock.Now()
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
@@ -567,16 +627,32 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	}
 	ctx, cancel := context.WithCancelCause(it.ctx)
 	it.cancel = cancel
-	it.sc = &scope{work: it, parent: it.owner.sc}
-	scope := Owner{id: it.owner.id + "/" + it.ref.ID, depth: it.owner.depth + 1, sc: it.sc}
-	ctx = context.WithValue(ctx, execKey{}, &Execution{s: s, it: it, scope: scope, run: it.budget})
+	it.scope = scope{work: it, parent: it.owner.sc}
+	it.sc = &it.scope
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, done: ctx.Done()}
+	ctx = context.WithValue(ctx, execKey{}, &it.exec)
 	if it.maxDur > 0 {
-		it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+		if _, system := s.cfg.clock.(systemClock); system {
+			it.deadline = time.AfterFunc(it.maxDur, it.expire)
+		} else {
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+		}
 	}
 	run := it.run
 	it.run = nil
-	s.live.Add(1)
-	go s.execute(it, ctx, run)
+	return ctx, run
+}
+
+// expire cancels a running Work whose deadline passed. The cancel function
+// is read under the lock: settle clears it.
+func (it *item) expire() {
+	s := it.exec.s
+	s.mu.Lock()
+	cancel := it.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel(errDeadline)
+	}
 }
 
 // exited is called as a child goroutine or a foreground call ends.
@@ -597,20 +673,29 @@ func (s *Supervisor) signalIdleLocked() {
 	}
 }
 
+// execute runs a child on its own goroutine and settles it. When the
+// settlement frees the slot for a queued Work, the goroutine runs that one
+// next (one goroutine per busy slot rather than per Work).
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
+	for it != nil {
+		it, ctx, run = s.executeOne(it, ctx, run)
+	}
+}
+
+func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*item, context.Context, RunFunc) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
 		// neither returns nor panics: settle it as a panic so that its slot
 		// is freed and it does not stay running forever.
 		if !returned {
-			s.settle(it, ctx, "", nil, true)
+			s.settle(it, ctx, "", nil, true, false)
 		}
 	}()
 	out, err, panicked := invoke(ctx, run)
 	returned = true
-	s.settle(it, ctx, out, err, panicked)
+	return s.settle(it, ctx, out, err, panicked, true)
 }
 
 func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked bool) {
@@ -624,7 +709,11 @@ func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked b
 }
 
 // settle records how a running Work ended and frees its slot.
-func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked bool) {
+//
+// With next, settle may hand the freed pool slot to the first Work of the
+// fair order (when no reclaimer waits for one) and return it, running, for
+// the calling goroutine to execute.
+func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
 	var e emission
 	s.mu.Lock()
 	now := s.cfg.clock.Now()
@@ -653,26 +742,36 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer()
 		it.stopTimer = nil
 	}
+	if it.deadline != nil {
+		it.deadline.Stop()
+		it.deadline = nil
+	}
 	it.cancel(nil)
 	it.cancel = nil
 	s.endRunLocked(it, ev.ErrorClass, &e)
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
-	it.sc.ended = true
-	if os := it.sc.os; os != nil && s.owners[os.id] == os {
-		s.releaseLocked(os, &e)
-	}
+	s.endScopeLocked(it.sc, it.owner.id+"/"+it.ref.ID, &e)
 	s.freeSlotLocked(it, &e)
+	var nit *item
+	var nctx context.Context
+	var nrun RunFunc
+	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.Len() > 0 {
+		nit = s.popLocked(s.ready.Front().Value.(*ownerState))
+		s.used++
+		nctx, nrun = s.prepareRunLocked(nit, nil, &e)
+	}
 	s.dispatchLocked(&e)
 	s.unlockAndEmit(&e)
+	return nit, nctx, nrun
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
-	s.settleRunLocked(it.budget, it.owner.id+"/"+it.ref.ID)
+	s.settleRunLocked(it.budget, it.scopeID)
 	it.owner.active--
-	e.done = append(e.done, it.done)
+	e.settled(it)
 	if it.detached {
 		delete(it.owner.hidden, it)
 		s.forgetItemLocked(it)
@@ -685,7 +784,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 // forgetItemLocked removes a terminal Work from the census; nothing refers
 // to it afterwards.
 func (s *Supervisor) forgetItemLocked(it *item) {
-	s.counts[it.target.Label][it.state.index()]--
+	it.counts[it.state.index()]--
 	it.output, it.mb = "", nil
 }
 
@@ -881,10 +980,10 @@ func (it *item) elapsed(now time.Time) time.Duration {
 // ErrInvalidTimeout.
 //
 // When o is a child's scope, the waiting child lends its running slot to
-// its own descendants for the wait, and Result returns only once the child
-// has a slot again (see "Running slots" in the package doc); a Result whose
-// ctx ends returns at once. Once Result has returned a terminal answer, the
-// Work keeps no command records (see Send).
+// its own descendants for the wait; Result still returns at its timeout or
+// ctx end, and a child left without a slot reclaims one as described in
+// "Running slots" in the package doc. Once Result has returned a terminal
+// answer, the Work keeps no command records (see Send).
 func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
 	if timeout < 0 {
 		return Status{}, "", ErrInvalidTimeout
@@ -909,6 +1008,36 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
 
+	s.wait(ctx, done, timeout)
+	if w != nil {
+		s.unlend(w, it)
+	}
+	s.mu.Lock()
+	return s.readLocked(s.lookupLocked(o, id))
+}
+
+// waitTimers are the system clock's result-wait timers, reused: since Go
+// 1.23 a stopped timer delivers no stale tick after Reset.
+var waitTimers sync.Pool
+
+// wait returns when done is closed, timeout passes or ctx is done.
+func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) {
+	if _, system := s.cfg.clock.(systemClock); system {
+		t, _ := waitTimers.Get().(*time.Timer)
+		if t == nil {
+			t = time.NewTimer(timeout)
+		} else {
+			t.Reset(timeout)
+		}
+		select {
+		case <-done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		waitTimers.Put(t)
+		return
+	}
 	expired := make(chan struct{})
 	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
 	select {
@@ -917,11 +1046,6 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	case <-ctx.Done():
 	}
 	stop()
-	if w != nil {
-		s.unlend(ctx, w)
-	}
-	s.mu.Lock()
-	return s.readLocked(s.lookupLocked(o, id))
 }
 
 // readLocked answers Result and releases s.mu.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmc/langchaingo/agents"
@@ -153,8 +155,9 @@ func FromTool(t tools.Tool, opts ...ChildOption) *Child {
 // (langchaingo v0.1.14's llms/ollama) makes Prepare fail with
 // ErrToolsNotSent.
 func FromExecutor(name, description string, exec *agents.Executor, opts ...ChildOption) *Child {
+	var cache preparedCache
 	run := func(ctx context.Context, input string) (string, error) {
-		return runExecutor(ctx, prepareChildExecutor(exec), input)
+		return runExecutor(ctx, cache.executor(exec), input)
 	}
 	c := newChild(name, description, work.KindAgent, run, opts)
 	if exec == nil {
@@ -176,10 +179,85 @@ func prepareChildExecutor(exec *agents.Executor) *agents.Executor {
 		cp.MaxIterations = DefaultChildIterations
 	}
 	cp.Memory = freshMemory(cp.Memory)
-	cp.Agent = wrapAgentModel(cp.Agent)
-	if len(cp.Agent.GetTools()) > 0 {
-		cp.Agent = budgetAgentTools(cp.Agent)
+	cp.Agent = prepareChildAgent(cp.Agent)
+	return &cp
+}
+
+// prepareChildAgent returns a copy of a known agent with a wrapped model
+// and budgeted tools.
+func prepareChildAgent(a agents.Agent) agents.Agent {
+	a = wrapAgentModel(a)
+	if len(a.GetTools()) > 0 {
+		a = budgetAgentTools(a)
 	}
+	return a
+}
+
+// preparedCache keeps a child executor's prepared agent between runs, so
+// that its wrapped model (and the model's cached tool definitions) lives as
+// long as the child: the agent is stateless between runs (each run gets a
+// fresh executor copy and memory). It is rebuilt when exec.Agent changes.
+type preparedCache struct {
+	p atomic.Pointer[preparedAgent]
+}
+
+type preparedAgent struct {
+	src   agentPrint
+	agent agents.Agent
+}
+
+// agentPrint is what prepareChildAgent reads of one of langchaingo's three
+// agents: the agent, its model or chain, and its tool list.
+type agentPrint struct {
+	agent     agents.Agent
+	model     any
+	tools     *tools.Tool
+	toolCount int
+}
+
+// fingerprint returns a's print, and false for an agent the adapter does
+// not wrap (it is used as it is).
+func fingerprint(a agents.Agent) (agentPrint, bool) {
+	p := agentPrint{agent: a}
+	var ts []tools.Tool
+	switch ag := a.(type) {
+	case *agents.OpenAIFunctionsAgent:
+		p.model, ts = ag.LLM, ag.Tools
+	case *agents.OneShotZeroAgent:
+		p.model, ts = ag.Chain, ag.Tools
+	case *agents.ConversationalAgent:
+		p.model, ts = ag.Chain, ag.Tools
+	default:
+		return p, false
+	}
+	if p.model != nil && !reflect.TypeOf(p.model).Comparable() {
+		return p, false
+	}
+	if len(ts) > 0 {
+		p.tools, p.toolCount = &ts[0], len(ts)
+	}
+	return p, true
+}
+
+// executor returns a run's copy of exec: the cached prepared agent, fresh
+// memory and bounded iterations. The agent is prepared again when exec's
+// agent, its model (or chain) or its tool list changed.
+func (c *preparedCache) executor(exec *agents.Executor) *agents.Executor {
+	fp, ok := fingerprint(exec.Agent)
+	if !ok {
+		return prepareChildExecutor(exec)
+	}
+	p := c.p.Load()
+	if p == nil || p.src != fp {
+		p = &preparedAgent{src: fp, agent: prepareChildAgent(exec.Agent)}
+		c.p.Store(p)
+	}
+	cp := *exec
+	if cp.MaxIterations <= 0 {
+		cp.MaxIterations = DefaultChildIterations
+	}
+	cp.Memory = freshMemory(cp.Memory)
+	cp.Agent = p.agent
 	return &cp
 }
 

@@ -35,8 +35,10 @@
 // runs it again with a framed, content-free notice (NoticeHeader), until
 // nothing is live or unannounced, a resume cap is hit or ctx ends. Agent
 // children report progress by themselves (model requests and tool calls,
-// work.Status.Progress). A launch carries the provider's tool-call id: a
-// retried launch gets the same work.ref.
+// work.Status.Progress). A launch carries the provider-issued tool-call id
+// when the model's reply has one (OpenAIFunctionsAgent): a retried launch
+// gets the same work.ref. Text agents' calls have none and are never
+// deduplicated; no id is made up.
 //
 // OneShot and Conversational agents render their tools into the prompt when
 // they are built, so build them from Kit.Tools and Kit.Model; an

@@ -26,6 +26,7 @@ type Kit struct {
 	tools   []tools.Tool
 	schemas map[string]map[string]any // upper-cased tool name -> real schema
 	ids     *callIDs
+	watch   failureWatch // failures shown to the model while RunUntilSettled runs
 }
 
 // Option configures Prepare.
@@ -147,7 +148,7 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 			return nil, err
 		}
 	}
-	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{owner: cfg.owner.ID()}}
+	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
 	k.model = &Model{inner: unwrap(llm), kit: k}
 	prepared := make(map[string]middleware.Tool, len(names)+1)
 	for _, t := range set.Tools() {

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/ollama"
@@ -54,6 +57,15 @@ import (
 type Model struct {
 	inner llms.Model
 	kit   *Kit // nil for a child's model
+	// The tool options of the last request's function definitions: an
+	// agent sends the same definitions on every request.
+	tools atomic.Pointer[toolCache]
+}
+
+// toolCache is what toolOptions made of one list of function definitions.
+type toolCache struct {
+	fns  []llms.FunctionDefinition // the request's, as given
+	opts []llms.CallOption         // WithFunctions and WithTools
 }
 
 var _ llms.Model = (*Model)(nil)
@@ -128,8 +140,10 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, finalText(b.turn.Budget)))
 	}
 	if m.kit != nil {
-		if block := m.kit.set.StatusBlock(ctx); block != "" {
+		block, rows := m.kit.set.StatusBlockRows(ctx)
+		if block != "" {
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
+			m.kit.shown(rows)
 		}
 	}
 	msgs = objectArguments(msgs)
@@ -164,6 +178,9 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 			}
 		}
 	}
+	if c := m.tools.Load(); c != nil && sameFunctions(c.fns, fns) {
+		return append(opts[:len(opts):len(opts)], c.opts...)
+	}
 	out := make([]llms.FunctionDefinition, len(fns))
 	ts := make([]llms.Tool, len(fns))
 	for i, f := range fns {
@@ -175,14 +192,82 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 		out[i] = f
 		ts[i] = llms.Tool{Type: "function", Function: &out[i]}
 	}
-	opts = append(opts[:len(opts):len(opts)], llms.WithFunctions(out))
+	add := []llms.CallOption{llms.WithFunctions(out), llms.WithTools(ts)}
 	if isOpenAI(m.inner) {
 		// langchaingo's OpenAI client sends Functions and Tools both as
 		// tools: passing both would declare every tool twice, so any Tools
 		// the caller passed are cleared.
-		return append(opts, llms.WithTools(nil))
+		add[1] = llms.WithTools(nil)
 	}
-	return append(opts, llms.WithTools(ts))
+	m.tools.Store(&toolCache{fns: slices.Clone(fns), opts: add})
+	return append(opts[:len(opts):len(opts)], add...)
+}
+
+// sameFunctions reports whether two lists of function definitions are
+// equal, comparing parameters as JSON values (an agent rebuilds them on
+// every request). Values it cannot compare make them differ.
+func sameFunctions(a, b []llms.FunctionDefinition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || a[i].Strict != b[i].Strict ||
+			!sameJSON(a[i].Parameters, b[i].Parameters) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameJSON compares the JSON-like values a schema is built from without
+// allocating; anything else compares unequal.
+func sameJSON(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case float64:
+		y, ok := b.(float64)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case []string:
+		y, ok := b.([]string)
+		return ok && slices.Equal(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameJSON(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]string:
+		y, ok := b.(map[string]string)
+		return ok && maps.Equal(x, y)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !sameJSON(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // objectArguments returns msgs with every tool call's arguments a JSON
@@ -207,8 +292,8 @@ func objectArguments(msgs []llms.MessageContent) []llms.MessageContent {
 				partsCopied = true
 			}
 			fc := *tc.FunctionCall
-			b, _ := json.Marshal(map[string]string{"__arg1": fc.Arguments}) // cannot fail
-			fc.Arguments = string(b)
+			b, _ := json.Marshal(fc.Arguments) // a string: cannot fail
+			fc.Arguments = `{"__arg1":` + string(b) + "}"
 			tc.FunctionCall = &fc
 			out[i].Parts[j] = tc
 		}
@@ -217,6 +302,10 @@ func objectArguments(msgs []llms.MessageContent) []llms.MessageContent {
 }
 
 func isJSONObject(s string) bool {
+	s = strings.TrimLeft(s, " \t\r\n")
+	if !strings.HasPrefix(s, "{") {
+		return false // fast path: not an object, nothing to decode
+	}
 	var v map[string]json.RawMessage
 	return json.Unmarshal([]byte(s), &v) == nil && v != nil
 }
@@ -292,15 +381,16 @@ func innermost(m llms.Model) llms.Model {
 	return m
 }
 
-// callIDs assigns tool-call identities: the model's own tool-call ids when
-// its response has them (OpenAIFunctionsAgent), otherwise
-// "<owner>/step-<n>/call-<i>" from the owner's model-request count and the
-// call's index in that step.
+// callIDs assigns tool-call identities: the ids the provider issued in the
+// model's last response (OpenAIFunctionsAgent's tool calls), matched to
+// the tool calls by name in order, each used once. A call with no
+// provider-issued id (a text agent's: OneShot, Conversational) gets none:
+// such a call is never deduplicated and reports no gen_ai.tool.call.id. No
+// id is ever made up: a counter-based one would repeat across Kits with the
+// same owner, or across executors sharing a Kit, and make one launch replay
+// another's.
 type callIDs struct {
-	owner   string
 	mu      sync.Mutex
-	n       int // model requests answered so far
-	index   int // tool calls made since the last answer
 	pending []pendingCall
 }
 
@@ -309,8 +399,6 @@ type pendingCall struct{ name, id string }
 func (c *callIDs) step(resp *llms.ContentResponse) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.n++
-	c.index = 0
 	c.pending = c.pending[:0]
 	if resp == nil || len(resp.Choices) == 0 {
 		return
@@ -322,16 +410,16 @@ func (c *callIDs) step(resp *llms.ContentResponse) {
 	}
 }
 
-// next returns the identity of the next call of the tool named name.
+// next returns the provider-issued identity of the next call of the tool
+// named name, or "" when it has none.
 func (c *callIDs) next(name string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.index++
 	for i, p := range c.pending {
 		if strings.EqualFold(p.name, name) {
 			c.pending = c.pending[i+1:]
 			return p.id
 		}
 	}
-	return fmt.Sprintf("%s/step-%d/call-%d", c.owner, c.n, c.index)
+	return ""
 }

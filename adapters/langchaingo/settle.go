@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"github.com/tmc/langchaingo/chains"
 
@@ -80,20 +81,23 @@ func (s Settled) Answer() string {
 // settlement and runs it again with a framed, content-free user message
 // (NoticeHeader) naming each Work that settled since: completed with a
 // result not yet read ("read it with the work tool's result action"), or
-// failed after a run had ended ("check it with the work tool's status
-// action"; a failure during a run is already in the status block the
-// coordinator sees). Work that was cancelled, and results the coordinator
-// already read, bring no notice.
+// failed without the coordinator having seen the failure in a status
+// block ("check it with the work tool's status action"), also when it
+// failed after the run's last model request. Work that was cancelled, and
+// results the coordinator already read, bring no notice.
 // Results reach the model only through the work tool, never in a notice.
 //
 // It returns when no Work of the Kit's owner is live and every settled
 // Work has been announced, when the resume cap is hit (Capped), when ctx
 // ends (with ctx's error), when a run fails (with its error), or when the
 // Kit's owner is released or the Supervisor closed (its subscription
-// closes). Each settled Work is announced at most once, also when several
-// settle together or while a run is in progress; none is missed: a
-// subscription (work.Supervisor.Subscribe) only wakes the helper, which
-// then reads the owner's state (List, so at most the 50 Works it shows).
+// closes). Each settled Work is announced exactly once, none missed, also
+// when several settle together or while a run is in progress, and however
+// many the owner has: a subscription (work.Supervisor.Subscribe) only
+// wakes the helper, which then reads all of the owner's settled Works
+// (work.Supervisor.Settled, not limited like List). A Work the owner's
+// retention (work.WithRetention) evicts before it is announced is lost
+// with its result.
 //
 // The chain gets the input under the key "input" and must have one string
 // output. Its memory, if any, keeps the conversation across runs.
@@ -114,8 +118,9 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		return res, err
 	}
 	defer sub.Close()
+	shown := k.watch.begin()
+	defer k.watch.end(shown)
 	announced := make(map[string]bool)
-	watched := make(map[string]bool) // seen live between runs
 	for run := 0; ; run++ {
 		answer, err := runChain(ctx, chain, input)
 		if err != nil {
@@ -128,12 +133,14 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		var due []work.Status
 		for {
 			drain(sub.C())
-			list, err := k.sup.List(owner)
+			// Live first: a Work settling between the two reads is then
+			// either still live or among the settled.
+			live := k.sup.Live(owner)
+			settled, err := k.sup.Settled(owner)
 			if err != nil {
 				return res, err
 			}
-			var live bool
-			due, live = pending(list, announced, watched)
+			due = pending(settled, announced, k.watch.failedShown(shown))
 			if len(due) > 0 || !live {
 				break
 			}
@@ -166,24 +173,72 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 	}
 }
 
-// pending returns the settled Works of list not yet announced that need a
-// notice (completed with an unread result, or failed after it was seen
-// live between runs), oldest first, and whether any Work is still live.
-// It marks the live Works as watched.
-func pending(list []work.Status, announced, watched map[string]bool) (due []work.Status, live bool) {
-	for i := len(list) - 1; i >= 0; i-- { // List is newest first
-		st := list[i]
+// pending returns the settled Works (oldest settlement first) not yet
+// announced that need a notice: completed with an unread result, or failed
+// without the failure having been shown to the coordinator.
+func pending(settled []work.Status, announced map[string]bool, shown func(string) bool) (due []work.Status) {
+	for _, st := range settled {
 		switch {
-		case !st.State.Terminal():
-			live = true
-			watched[st.Work.ID] = true
 		case announced[st.Work.ID]:
 		case st.State == work.StateCompleted && st.ResultAvailable && !st.ResultRead,
-			st.State == work.StateFailed && watched[st.Work.ID]:
+			st.State == work.StateFailed && !shown(st.Work.ID):
 			due = append(due, st)
 		}
 	}
-	return due, live
+	return due
+}
+
+// failureWatch records, for each RunUntilSettled in progress on a Kit, the
+// failed Works its coordinator's status blocks have shown.
+type failureWatch struct {
+	mu   sync.Mutex
+	sets map[*shownSet]struct{}
+}
+
+type shownSet struct{ failed map[string]bool }
+
+func (w *failureWatch) begin() *shownSet {
+	s := &shownSet{failed: make(map[string]bool)}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sets == nil {
+		w.sets = make(map[*shownSet]struct{})
+	}
+	w.sets[s] = struct{}{}
+	return s
+}
+
+func (w *failureWatch) end(s *shownSet) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.sets, s)
+}
+
+// failedShown returns whether s saw a Work's failure.
+func (w *failureWatch) failedShown(s *shownSet) func(string) bool {
+	return func(id string) bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return s.failed[id]
+	}
+}
+
+// shown records the failed Works of a status block shown to the Kit's
+// coordinator.
+func (k *Kit) shown(rows []work.Row) {
+	w := &k.watch
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.sets) == 0 {
+		return
+	}
+	for _, r := range rows {
+		if r.State == work.StateFailed {
+			for s := range w.sets {
+				s.failed[r.ID] = true
+			}
+		}
+	}
 }
 
 func noticeMessage(due []work.Status) string {

@@ -265,3 +265,86 @@ func TestAgentChildProgress(t *testing.T) {
 		t.Fatalf("progress = %+v", st.Progress)
 	}
 }
+
+// TestRunUntilSettledFailureAfterLastRequest: a Work that fails after the
+// run's last model request (so no status block showed the failure) is
+// announced, once.
+func TestRunUntilSettledFailureAfterLastRequest(t *testing.T) {
+	var e *settleEnv
+	var seen []string
+	e, exec := newSettleEnv(t,
+		launchAll("b"),
+		scripted.Func(func(scripted.Request) scripted.Step {
+			e.settle("b") // fails while the run's last request is answered
+			return scripted.Text("first")
+		}),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			seen = append(seen, notices(req)...)
+			return scripted.Text("done")
+		}),
+	)
+	res, err := e.kit.RunUntilSettled(context.Background(), exec, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []string{"b failed"}) || res.Notices != 1 || res.Resumes != 1 {
+		t.Fatalf("notices = %v, result = %+v", seen, res)
+	}
+}
+
+// TestRunUntilSettledBeyondList: more settled Works than List shows
+// (work.MaxListed) are all announced, each once.
+func TestRunUntilSettledBeyondList(t *testing.T) {
+	const n = work.MaxListed + 10
+	sup := work.New(work.WithMaxOutstanding(2*n), work.WithMaxStarts(0))
+	defer closeSup(t, sup)
+	own, err := sup.Subscribe(work.NewOwner("coord"), 2*n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := lc.Backgroundable(lc.NewFunction("job", "A job.", func(context.Context, string) (string, error) { return "ok", nil }))
+	calls := make([]scripted.Call, n)
+	for i := range calls {
+		calls[i] = scripted.Call{Name: "job", Arguments: js(map[string]any{"input": "x", "run_in_background": true})}
+	}
+	ids := map[string]int{}
+	m := scripted.New(
+		scripted.ToolCalls(calls...),
+		scripted.Func(func(scripted.Request) scripted.Step {
+			for range n { // all settle before the run ends
+				<-own.C()
+			}
+			return scripted.Text("first")
+		}),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			for _, m := range req.Messages {
+				for _, p := range m.Parts {
+					if strings.HasPrefix(p.Text, lc.NoticeHeader) {
+						for _, sm := range noticeLine.FindAllStringSubmatch(p.Text, -1) {
+							ids[sm[1]]++
+						}
+					}
+				}
+			}
+			return scripted.Text("done")
+		}),
+	)
+	kit, err := lc.Prepare(context.Background(), sup, m, []tools.Tool{job}, lc.WithOwner("coord"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(6))
+	res, err := kit.RunUntilSettled(context.Background(), exec, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != n || res.Notices != n || res.Resumes != 1 {
+		t.Fatalf("%d Works announced (%d notices), want %d; result %+v", len(ids), res.Notices, n, res)
+	}
+	for id, c := range ids {
+		if c != 1 {
+			t.Fatalf("work %s announced %d times", id, c)
+		}
+	}
+}

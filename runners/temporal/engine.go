@@ -611,3 +611,36 @@ func fromTemporal(err error) error {
 var engineErrors = []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec,
 	work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict, work.ErrLimit,
 	work.ErrMessageTooLarge, work.ErrMailboxFull}
+
+// Settled returns every terminal Work visible to o, oldest settlement
+// first, as work.Supervisor.Settled.
+func (e *Engine) Settled(o work.Owner) ([]work.Status, error) {
+	recs, err := e.records(o)
+	if err != nil {
+		return nil, err
+	}
+	var term []ownerRecord
+	for _, r := range recs {
+		if r.State.Terminal() {
+			term = append(term, r)
+		}
+	}
+	sort.SliceStable(term, func(i, j int) bool { return term[i].Finished.Before(term[j].Finished) })
+	out := make([]work.Status, len(term))
+	for i, r := range term {
+		out[i] = r.status()
+	}
+	return out, nil
+}
+
+// Live reports whether o has visible Work that is not terminal (false when
+// o's registry cannot be read).
+func (e *Engine) Live(o work.Owner) bool {
+	recs, _ := e.records(o)
+	for _, r := range recs {
+		if !r.State.Terminal() {
+			return true
+		}
+	}
+	return false
+}

@@ -1011,4 +1011,26 @@ func (s *suite) subscribe(t *testing.T) {
 	sub.Close()
 	for range sub.C() { // closed: drains and ends
 	}
+	// Settled: every terminal visible Work, oldest settlement first; Live:
+	// whether any visible Work is unfinished.
+	if v.e.Live(o) {
+		t.Fatal("Live with only settled Work")
+	}
+	_, c := v.running(o, Func, "")
+	if !v.e.Live(o) {
+		t.Fatal("not Live with a running Work")
+	}
+	second := v.start(o, Echo, "second")
+	v.eventually("second settled", func() bool {
+		st, err := v.e.Status(o, second.ID)
+		return err == nil && st.State.Terminal()
+	})
+	settled, err := v.e.Settled(o)
+	if err != nil || len(settled) != 2 || settled[0].Work.ID != ref.ID || settled[1].Work.ID != second.ID {
+		t.Fatalf("Settled = %+v, %v; want %s then %s", settled, err, ref.ID, second.ID)
+	}
+	v.finish(c, "", nil)
+	if l, err := v.e.Settled(owner(t, "none")); err != nil || l == nil || len(l) != 0 {
+		t.Fatalf("Settled(unknown owner) = %#v, %v", l, err)
+	}
 }

@@ -213,23 +213,29 @@ func record(index int, messages []llms.MessageContent, opts llms.CallOptions) (R
 		}
 		r.Messages[i] = m
 	}
-	for _, t := range opts.Tools {
-		d := ToolDef{Type: t.Type}
-		if t.Function != nil {
-			var err error
-			if d, err = recordDef(*t.Function); err != nil {
-				return Request{}, err
-			}
-			d.Type = t.Type
-		}
-		r.Tools = append(r.Tools, d)
-	}
 	for _, f := range opts.Functions {
 		d, err := recordDef(f)
 		if err != nil {
 			return Request{}, err
 		}
 		r.Functions = append(r.Functions, d)
+	}
+	for _, t := range opts.Tools {
+		d := ToolDef{Type: t.Type}
+		if t.Function != nil {
+			if k := indexOf(opts.Functions, t.Function); k >= 0 {
+				// The same definition as a function (a caller that passes
+				// both): its encoding is reused, the record is the same.
+				d = r.Functions[k]
+			} else {
+				var err error
+				if d, err = recordDef(*t.Function); err != nil {
+					return Request{}, err
+				}
+			}
+			d.Type = t.Type
+		}
+		r.Tools = append(r.Tools, d)
 	}
 	r.Options = CallOptions{
 		Model:                opts.Model,
@@ -256,6 +262,16 @@ func record(index int, messages []llms.MessageContent, opts llms.CallOptions) (R
 		}
 	}
 	return r, nil
+}
+
+// indexOf returns the index of the element of fns that f points to, or -1.
+func indexOf(fns []llms.FunctionDefinition, f *llms.FunctionDefinition) int {
+	for k := range fns {
+		if &fns[k] == f {
+			return k
+		}
+	}
+	return -1
 }
 
 func recordPart(p llms.ContentPart) Part {

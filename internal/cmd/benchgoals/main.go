@@ -1,0 +1,140 @@
+// Command benchgoals reads `go test -bench` output of the Goal benchmarks
+// on stdin and prints each measured ratio (median over the runs) beside its
+// goal. With -check it exits 1 when a median misses its goal by more than
+// the noise margin: -margin for ratios (relative) and -alloc-margin for
+// allocation counts (absolute). make bench and make bench-check run it.
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// goal is one measured figure and the most it may be.
+type goal struct {
+	bench, metric string
+	max           float64
+	alloc         bool // an allocation count: the margin is absolute
+	what          string
+}
+
+var goals = []goal{
+	{"GoalStart", "x-goroutine", 2, false, "start -> Ref vs goroutine+channel"},
+	{"GoalStart", "start-allocs/op", 5, true, "start -> Ref allocations"},
+	{"GoalAwait", "x-goroutine", 4, false, "start + await vs goroutine+channel"},
+	{"GoalAwait", "engine-allocs/op", 12, true, "start + await allocations"},
+	{"GoalThroughput", "x-errgroup", 3, false, "100k works through 8 slots vs errgroup"},
+	{"GoalThroughput", "x-conc", 0, false, "100k works through 8 slots vs conc pool (no goal)"},
+	{"GoalTelemetry", "x-floor", 1.25, false, "OTel overhead over no-op vs SDK floor"},
+	{"GoalTelemetry", "added-allocs/op", 70, true, "OTel allocations beyond the engine's"},
+	{"GoalRoundTrip/model=scripted", "x-unwrapped", 1.10, false, "executor round trip wrapped vs unwrapped (scripted)"},
+	{"GoalRoundTrip/model=scripted", "added-allocs/op", 60, true, "allocations wrapping adds (scripted)"},
+	{"GoalRoundTrip/model=fixed", "x-unwrapped", 1.10, false, "executor round trip wrapped vs unwrapped (fixed)"},
+	{"GoalRoundTrip/model=fixed", "added-allocs/op", 60, true, "allocations wrapping adds (fixed)"},
+}
+
+var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// parse collects every metric of every benchmark line: name -> unit -> values.
+func parse(r io.Reader, echo io.Writer) (map[string]map[string][]float64, error) {
+	out := map[string]map[string][]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		text := sc.Text()
+		if echo != nil {
+			fmt.Fprintln(echo, text)
+		}
+		m := line.FindStringSubmatch(text)
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[2])
+		for i := 0; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				break
+			}
+			if out[m[1]] == nil {
+				out[m[1]] = map[string][]float64{}
+			}
+			out[m[1]][f[i+1]] = append(out[m[1]][f[i+1]], v)
+		}
+	}
+	return out, sc.Err()
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func main() {
+	check := flag.Bool("check", false, "exit 1 when a median misses its goal by more than the margin")
+	margin := flag.Float64("margin", 0.10, "noise margin for ratios, relative")
+	allocMargin := flag.Float64("alloc-margin", 2, "noise margin for allocation counts, absolute")
+	verbose := flag.Bool("v", false, "echo the benchmark output")
+	flag.Parse()
+	var echo io.Writer
+	if *verbose {
+		echo = os.Stderr
+	}
+	res, err := parse(os.Stdin, echo)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgoals:", err)
+		os.Exit(2)
+	}
+	failed, missing := 0, 0
+	fmt.Printf("%-52s %10s %17s %6s %8s  %s\n", "measure", "median", "min..max", "runs", "goal", "")
+	for _, g := range goals {
+		v := res[g.bench][g.metric]
+		if len(v) == 0 {
+			missing++
+			fmt.Printf("%-52s %10s %17s %6s %8s  %s\n", g.what, "-", "-", "0", goalText(g), "NOT RUN")
+			continue
+		}
+		med := median(v)
+		status := "met"
+		limit := g.max * (1 + *margin)
+		if g.alloc {
+			limit = g.max + *allocMargin
+		}
+		switch {
+		case g.max == 0:
+			status = "(info)"
+		case med <= g.max:
+		case med <= limit:
+			status = "within noise"
+		default:
+			status = "MISSED"
+			failed++
+		}
+		fmt.Printf("%-52s %10.3g %8.3g..%-8.3g %6d %8s  %s\n", g.what, med, slices.Min(v), slices.Max(v), len(v), goalText(g), status)
+	}
+	if *check && (failed > 0 || missing > 0) {
+		fmt.Printf("bench-check: %d goal(s) missed beyond the noise margin, %d not run\n", failed, missing)
+		os.Exit(1)
+	}
+}
+
+func goalText(g goal) string {
+	if g.max == 0 {
+		return "-"
+	}
+	if g.alloc {
+		return fmt.Sprintf("<= %g", g.max)
+	}
+	return fmt.Sprintf("<= %gx", g.max)
+}
