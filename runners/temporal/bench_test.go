@@ -1,0 +1,123 @@
+package temporal_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/work"
+)
+
+func bareWorkflow(ctx workflow.Context, in string) (string, error) {
+	var out string
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute}), "bare.echo", in).Get(ctx, &out)
+	return out, err
+}
+
+// BenchmarkTemporal measures, on one in-process Temporal server and in the
+// same run, start -> WorkRef and start -> result through the runner beside
+// a bare Temporal workflow (one activity) start and start -> result. The
+// ratios are reported as runner/bare (goal: within 1.2x).
+func BenchmarkTemporal(b *testing.B) {
+	c := benchServer(b)
+	w := worker.New(c, "bare", worker.Options{})
+	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: "bare"})
+	w.RegisterActivityWithOptions(func(_ context.Context, in string) (string, error) { return in, nil },
+		activity.RegisterOptions{Name: "bare.echo"})
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	opts := []temporal.Option{temporal.WithTaskQueue("bench"), temporal.WithMaxStarts(0),
+		temporal.WithMaxOutstanding(1 << 20), temporal.WithRetention(16)}
+	aw, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
+	}, opts...)
+	if err != nil || aw.Start() != nil {
+		b.Fatal("worker", err)
+	}
+	defer aw.Stop()
+	eng := temporal.New(c, opts...)
+	defer eng.Close(context.Background())
+	o := work.NewOwner("bench")
+	spec := work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction}, Input: "x",
+		Run: func(context.Context) (string, error) { return "x", nil }}
+	ctx := context.Background()
+	bareStart := func(wait bool) {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bare"}, "bare", "x")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if wait {
+			var out string
+			if err := run.Get(ctx, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	runnerStart := func(wait bool) {
+		ref, err := eng.Start(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if wait {
+			for {
+				st, _, err := eng.Result(ctx, o, ref.ID, work.MaxResultWait)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st.State.Terminal() {
+					return
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		wait bool
+	}{{"start", false}, {"result", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			var bare, runner time.Duration
+			n := 0
+			for b.Loop() {
+				// Interleaved, so that both see the same load.
+				t0 := time.Now()
+				bareStart(tc.wait)
+				t1 := time.Now()
+				runnerStart(tc.wait)
+				runner += time.Since(t1)
+				bare += t1.Sub(t0)
+				n++
+			}
+			b.ReportMetric(float64(bare.Microseconds())/float64(n), "bare-us/op")
+			b.ReportMetric(float64(runner.Microseconds())/float64(n), "runner-us/op")
+			b.ReportMetric(float64(runner)/float64(bare), "runner/bare")
+		})
+	}
+}
+
+// benchServer is server for a benchmark (WithT takes a *testing.T).
+func benchServer(b *testing.B) client.Client {
+	srv := temporaltest.NewServer()
+	b.Cleanup(srv.Stop)
+	c := srv.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace:        srv.GetDefaultNamespace(),
+		SearchAttributes: map[string]enumspb.IndexedValueType{temporal.OwnerSearchAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
