@@ -48,12 +48,21 @@ func TestProgressSpanEvent(t *testing.T) {
 			}
 		}
 	}
-	want := []string{
+	// A report made while another event of the Work is being delivered
+	// (here, perhaps, its running event) is emitted by the deliverer with
+	// the counts of that moment: the first event may already include the
+	// tool call, or everything may arrive as one event. The last event
+	// always carries the final counts, and there are never more than the
+	// two one-second windows allow.
+	first := []string{
 		"agentwork.work.progress {agentwork.progress.done=0 agentwork.progress.model_requests=1 agentwork.progress.tool_calls=0 agentwork.progress.total=0}",
-		"agentwork.work.progress {agentwork.progress.done=2 agentwork.progress.model_requests=1 agentwork.progress.tool_calls=1 agentwork.progress.total=5}",
+		"agentwork.work.progress {agentwork.progress.done=0 agentwork.progress.model_requests=1 agentwork.progress.tool_calls=1 agentwork.progress.total=0}",
 	}
-	if !slices.Equal(events, want) {
-		t.Fatalf("progress events:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
+	final := "agentwork.work.progress {agentwork.progress.done=2 agentwork.progress.model_requests=1 agentwork.progress.tool_calls=1 agentwork.progress.total=5}"
+	if len(events) == 0 || len(events) > 2 || events[len(events)-1] != final ||
+		(len(events) == 2 && !slices.Contains(first, events[0])) {
+		t.Fatalf("progress events:\n%s\nwant at most two, the first one of:\n%s\nthe last:\n%s",
+			strings.Join(events, "\n"), strings.Join(first, "\n"), final)
 	}
 	logs := h.logs.String()
 	if !strings.Contains(logs, `"progress.done":2`) || !strings.Contains(logs, `"progress.total":5`) {

@@ -31,6 +31,7 @@ type progress struct {
 	done, total, requests, tools atomic.Int64
 	last                         atomic.Int64 // unix nanoseconds of the last EventProgress; 0: none yet
 	ended                        atomic.Bool  // the Work is terminal: no more EventProgress
+	pending                      atomic.Bool  // a report waits for the Work's emit lock
 }
 
 func (p *progress) snapshot() Progress {
@@ -83,24 +84,37 @@ func (e *Execution) CountToolCall() {
 
 // progressed emits EventProgress for it when the last one is at least
 // ProgressInterval old (by the Supervisor's clock). It never waits: when
-// another event of the Work is being delivered it skips this one (the next
-// report will emit).
+// another event of the Work is being delivered, the report stays pending
+// and the deliverer emits it as it finishes (flushProgress), with the
+// counts of that moment.
 func (s *Supervisor) progressed(it *item) {
 	p := &it.prog
-	now := s.cfg.clock.Now()
-	last := p.last.Load()
-	if last != 0 && now.UnixNano()-last < int64(ProgressInterval) {
+	if last := p.last.Load(); last != 0 && s.cfg.clock.Now().UnixNano()-last < int64(ProgressInterval) {
 		return
 	}
-	if !it.emitMu.TryLock() {
-		return
+	p.pending.Store(true)
+	s.flushProgress(it)
+}
+
+// flushProgress emits a pending progress report of it unless another
+// goroutine holds its emit lock (that one flushes after unlocking).
+func (s *Supervisor) flushProgress(it *item) {
+	p := &it.prog
+	for p.pending.Load() {
+		if !it.emitMu.TryLock() {
+			return
+		}
+		// Holding the emit lock: a terminal event is either fully
+		// delivered (ended is set before it is queued) or not yet started.
+		if p.pending.Swap(false) && !p.ended.Load() {
+			now := s.cfg.clock.Now()
+			last := p.last.Load()
+			if (last == 0 || now.UnixNano()-last >= int64(ProgressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
+				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.ref.ID,
+					Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
+					Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
+			}
+		}
+		it.emitMu.Unlock()
 	}
-	// Holding the emit lock: a terminal event is either fully delivered
-	// (ended is set before it is queued) or not yet started.
-	if !p.ended.Load() && p.last.CompareAndSwap(last, now.UnixNano()) {
-		s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.ref.ID,
-			Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
-			Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
-	}
-	it.emitMu.Unlock()
 }

@@ -3,6 +3,7 @@ package work_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -139,6 +140,14 @@ func TestProgressNeverBlocks(t *testing.T) {
 	close(blocker.release)
 	<-sent
 	close(finish)
+	// The report made while the guidance event was being delivered was
+	// not lost: Send's deliverer emitted it, with the counts of then.
+	blocker.mu.Lock()
+	got := slices.Clone(blocker.progress)
+	blocker.mu.Unlock()
+	if want := (work.Progress{Done: 1, Total: 2, ModelRequests: 1}); len(got) != 1 || got[0] != want {
+		t.Fatalf("progress events = %+v, want one %+v", got, want)
+	}
 	if st, _ := s.Status(o, ref.ID); st.Progress.Done != 1 || st.Progress.ModelRequests != 1 {
 		t.Fatalf("counts = %+v", st.Progress)
 	}
@@ -211,13 +220,21 @@ func BenchmarkCountModelRequest(b *testing.B) {
 // closed; entered is closed when the first blocked Event begins.
 type blockingObserver struct {
 	work.NopObserver
-	block   atomic.Bool
-	once    sync.Once
-	entered chan struct{}
-	release chan struct{}
+	block    atomic.Bool
+	once     sync.Once
+	entered  chan struct{}
+	release  chan struct{}
+	mu       sync.Mutex
+	progress []work.Progress // EventProgress deliveries, in order
 }
 
-func (b *blockingObserver) Event(context.Context, work.Event) {
+func (b *blockingObserver) Event(_ context.Context, ev work.Event) {
+	if ev.Type == work.EventProgress {
+		b.mu.Lock()
+		b.progress = append(b.progress, ev.Progress)
+		b.mu.Unlock()
+		return
+	}
 	if b.block.Load() {
 		b.once.Do(func() { close(b.entered) })
 		<-b.release

@@ -361,6 +361,9 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	}
 	for _, it := range locked {
 		it.emitMu.Unlock()
+		if it.prog.pending.Load() {
+			s.flushProgress(it)
+		}
 	}
 }
 
