@@ -1212,7 +1212,9 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 // A child cannot close its own Supervisor: Close with a context that
 // carries an Execution of this Supervisor (ctx is, or derives from, a
 // child's context) fails with ErrCloseFromChild and changes nothing, where
-// it would otherwise wait for the calling child itself.
+// it would otherwise wait for the calling child itself. A child that passes
+// a context not derived from its own cannot be recognised (Go goroutines
+// have no identity): that Close waits for the caller too, until ctx ends.
 func (s *Supervisor) Close(ctx context.Context) error {
 	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
 		return ErrCloseFromChild
