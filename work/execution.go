@@ -135,6 +135,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}
 	ch := make(chan outcome, 1)
 	go func() {
+		s.labelChild()
 		returned := false
 		defer func() {
 			if !returned { // runtime.Goexit

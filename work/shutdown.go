@@ -123,11 +123,11 @@ type ShutdownObserver interface {
 // hands it to the Observer when it is a ShutdownObserver. It is
 // safe to call concurrently with everything else, and more than once (a
 // later call reports only what was still live). Close is the immediate
-// variant. Like Close, Shutdown with a child's context (one that carries
-// an Execution of this Supervisor) fails with ErrCloseFromChild and changes
+// variant. Like Close, Shutdown called by a child of this Supervisor (or a
+// goroutine a child started) fails with ErrCloseFromChild and changes
 // nothing, where it would otherwise wait for the calling child itself.
 func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
-	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
+	if s.closedFromChild(ctx) {
 		return ShutdownReport{}, ErrCloseFromChild
 	}
 	s.mu.Lock()

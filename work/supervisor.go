@@ -158,6 +158,9 @@ type Supervisor struct {
 
 	subs     map[string]map[*Subscription]struct{} // owner id -> subscriptions (subscribe.go)
 	draining bool                                  // Shutdown refuses new starts (shutdown.go)
+
+	labels     context.Context // child goroutines' profiler labels (childgoroutine.go)
+	labelValue string
 }
 
 type ownerState struct {
@@ -234,6 +237,7 @@ func New(opts ...Option) *Supervisor {
 		counts:     make(map[string]*[len(States)]int),
 		idle:       make(chan struct{}),
 	}
+	s.labels, s.labelValue = childLabels()
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)
 	}
@@ -680,6 +684,7 @@ func (s *Supervisor) signalIdleLocked() {
 // settlement frees the slot for a queued Work, the goroutine runs that one
 // next (one goroutine per busy slot rather than per Work).
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
+	s.labelChild()
 	defer s.exited()
 	for it != nil {
 		it, ctx, run = s.executeOne(it, ctx, run)
@@ -1209,14 +1214,17 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 // operations keep working on what is left. Close is idempotent. Every
 // Subscription is closed when Close returns.
 //
-// A child cannot close its own Supervisor: Close with a context that
-// carries an Execution of this Supervisor (ctx is, or derives from, a
-// child's context) fails with ErrCloseFromChild and changes nothing, where
-// it would otherwise wait for the calling child itself. A child that passes
-// a context not derived from its own cannot be recognised (Go goroutines
-// have no identity): that Close waits for the caller too, until ctx ends.
+// A child cannot close its own Supervisor: Close called by one of its
+// children, or by a goroutine a child started, fails with ErrCloseFromChild
+// and changes nothing, where it would otherwise wait for the caller itself.
+// The caller is recognised by ctx when it carries an Execution of this
+// Supervisor, and otherwise, whatever ctx it passes, by its goroutine's
+// ProfileLabel (read from one goroutine profile, only while children run).
+// A child that replaces its goroutine's profiler labels (pprof.Do or
+// pprof.SetGoroutineLabels with a context that lacks the label) and then
+// closes with a context not derived from its own is not recognised.
 func (s *Supervisor) Close(ctx context.Context) error {
-	if ex, ok := ExecutionFrom(ctx); ok && ex.s == s {
+	if s.closedFromChild(ctx) {
 		return ErrCloseFromChild
 	}
 	defer func() {

@@ -1,0 +1,162 @@
+package work_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/pprof"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// closeWithin is the bound a test's Close waits with: a Close that would
+// deadlock ends there, closed, and the test fails rather than hangs.
+const closeWithin = 5 * time.Second
+
+// TestCloseFromChildWithForeignContext: a child that closes (or shuts
+// down) its own Supervisor with a context not derived from its own, from
+// its goroutine or from a goroutine it started and waits for, is refused
+// with ErrCloseFromChild and nothing is closed. Without the goroutine
+// label the Close would wait for the caller until closeWithin.
+func TestCloseFromChildWithForeignContext(t *testing.T) {
+	h := newHarness(t)
+	closers := map[string]func(context.Context) error{
+		"close": h.s.Close,
+		"shutdown": func(ctx context.Context) error {
+			_, err := h.s.Shutdown(ctx)
+			return err
+		},
+	}
+	for name, closeIt := range closers {
+		for _, mode := range []string{"background", "foreground", "spawned"} {
+			t.Run(name+"/"+mode, func(t *testing.T) {
+				refused := func() error {
+					ctx, cancel := context.WithTimeout(context.Background(), closeWithin)
+					defer cancel()
+					err := closeIt(ctx)
+					var we *work.Error
+					if !errors.Is(err, work.ErrCloseFromChild) || !errors.As(err, &we) || we.Code != "close_from_child" {
+						return fmt.Errorf("%s from a child = %v, want close_from_child", name, err)
+					}
+					return nil
+				}
+				run := func(context.Context) (string, error) {
+					if mode == "spawned" {
+						done := make(chan error, 1)
+						go func() { done <- refused() }()
+						if err := <-done; err != nil {
+							return "", err
+						}
+					} else if err := refused(); err != nil {
+						return "", err
+					}
+					return "refused", nil
+				}
+				var out string
+				var err error
+				if mode == "foreground" {
+					out, err = h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Run: run})
+				} else {
+					ref, serr := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: run})
+					if serr != nil {
+						t.Fatal(serr)
+					}
+					_, out, err = h.s.Result(context.Background(), coord, ref.ID, work.MaxResultWait)
+				}
+				if err != nil || out != "refused" {
+					t.Fatalf("child = %q %v", out, err)
+				}
+				if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("")}); err != nil {
+					t.Fatalf("the Supervisor was closed: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// TestChildClosesAnotherSupervisor: the label names its Supervisor, so a
+// child of one Supervisor closes another (whose own child is running)
+// normally.
+func TestChildClosesAnotherSupervisor(t *testing.T) {
+	a, b := newHarness(t), newHarness(t)
+	release := make(chan struct{})
+	running := make(chan struct{})
+	bref, err := b.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: func(ctx context.Context) (string, error) {
+		close(running)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-release:
+			return "late", nil
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	out, err := a.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Run: func(context.Context) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), closeWithin)
+		defer cancel()
+		return "closed", b.s.Close(ctx)
+	}})
+	close(release)
+	if err != nil || out != "closed" {
+		t.Fatalf("closing another Supervisor from a child = %q %v", out, err)
+	}
+	if _, err := b.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("")}); !errors.Is(err, work.ErrClosed) {
+		t.Fatalf("start on the closed Supervisor = %v", err)
+	}
+	st, err := b.s.Status(coord, bref.ID)
+	if err != nil || st.State != work.StateCancelled {
+		t.Fatalf("its child = %+v %v, want cancelled", st, err)
+	}
+}
+
+// TestChildProfileLabel: a child's goroutine, and goroutines it starts,
+// carry ProfileLabel in goroutine profiles, with one value per Supervisor.
+func TestChildProfileLabel(t *testing.T) {
+	a, b := newHarness(t), newHarness(t)
+	values := make(map[string]bool)
+	for _, h := range []*harness{a, b} {
+		hold := make(chan struct{})
+		started := make(chan struct{})
+		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: func(context.Context) (string, error) {
+			go func() { <-hold }()
+			close(started)
+			<-hold
+			return "", nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		var prof bytes.Buffer
+		if err := pprof.Lookup("goroutine").WriteTo(&prof, 1); err != nil {
+			t.Fatal(err)
+		}
+		close(hold)
+		if _, _, err := h.s.Result(context.Background(), coord, ref.ID, work.MaxResultWait); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for line := range strings.SplitSeq(prof.String(), "\n") {
+			_, after, ok := strings.Cut(line, `"`+work.ProfileLabel+`":"`)
+			if !ok {
+				continue
+			}
+			v, _, _ := strings.Cut(after, `"`)
+			values[v] = true
+			n++
+		}
+		if n < 1 {
+			t.Fatalf("no goroutine carries %s:\n%s", work.ProfileLabel, prof.String())
+		}
+	}
+	if len(values) != 2 {
+		t.Fatalf("label values %v, want one per Supervisor", values)
+	}
+}
