@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,13 +117,13 @@ func TestChildClosesAnotherSupervisor(t *testing.T) {
 	}
 }
 
-// TestChildProfileLabel: a child's goroutine, and goroutines it starts,
+// TestChildProfileLabel: a child's goroutine, and a goroutine it starts,
 // carry ProfileLabel in goroutine profiles, with one value per Supervisor.
 func TestChildProfileLabel(t *testing.T) {
-	a, b := newHarness(t), newHarness(t)
-	values := make(map[string]bool)
-	for _, h := range []*harness{a, b} {
-		hold := make(chan struct{})
+	hold := make(chan struct{})
+	var refs []work.Ref
+	hs := []*harness{newHarness(t), newHarness(t)}
+	for _, h := range hs {
 		started := make(chan struct{})
 		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: func(context.Context) (string, error) {
 			go func() { <-hold }()
@@ -133,30 +134,46 @@ func TestChildProfileLabel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		refs = append(refs, ref)
 		<-started
-		var prof bytes.Buffer
-		if err := pprof.Lookup("goroutine").WriteTo(&prof, 1); err != nil {
+	}
+	var prof bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&prof, 1); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	for i, h := range hs {
+		if _, _, err := h.s.Result(context.Background(), coord, refs[i].ID, work.MaxResultWait); err != nil {
 			t.Fatal(err)
-		}
-		close(hold)
-		if _, _, err := h.s.Result(context.Background(), coord, ref.ID, work.MaxResultWait); err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for line := range strings.SplitSeq(prof.String(), "\n") {
-			_, after, ok := strings.Cut(line, `"`+work.ProfileLabel+`":"`)
-			if !ok {
-				continue
-			}
-			v, _, _ := strings.Cut(after, `"`)
-			values[v] = true
-			n++
-		}
-		if n < 1 {
-			t.Fatalf("no goroutine carries %s:\n%s", work.ProfileLabel, prof.String())
 		}
 	}
+	// Two children and the two goroutines they started, each holding a
+	// function of this test (other tests' goroutines may run too); the
+	// profile groups goroutines by stack and labels.
+	values := make(map[string]int)
+	for rec := range strings.SplitSeq(prof.String(), "\n\n") {
+		if !strings.Contains(rec, "work_test.TestChildProfileLabel.func") {
+			continue
+		}
+		_, after, ok := strings.Cut(rec, `"`+work.ProfileLabel+`":"`)
+		if !ok {
+			t.Fatalf("a child's goroutine without %s:\n%s", work.ProfileLabel, rec)
+		}
+		v, _, _ := strings.Cut(after, `"`)
+		c := 0
+		for line := range strings.SplitSeq(rec, "\n") {
+			if n, _, ok := strings.Cut(line, " @ "); ok {
+				c, _ = strconv.Atoi(n)
+			}
+		}
+		values[v] += c
+	}
 	if len(values) != 2 {
-		t.Fatalf("label values %v, want one per Supervisor", values)
+		t.Fatalf("label values %v, want one per Supervisor:\n%s", values, prof.String())
+	}
+	for v, n := range values {
+		if n != 2 {
+			t.Fatalf("%d goroutines labelled %s, want the child and the one it started", n, v)
+		}
 	}
 }
