@@ -18,12 +18,12 @@ import (
 // deadlock ends there, closed, and the test fails rather than hangs.
 const closeWithin = 5 * time.Second
 
-// TestCloseFromChildWithForeignContext: a child that closes (or shuts
-// down) its own Supervisor with a context not derived from its own, from
-// its goroutine or from a goroutine it started and waits for, is refused
-// with ErrCloseFromChild and nothing is closed. Without the goroutine
-// label the Close would wait for the caller until closeWithin.
-func TestCloseFromChildWithForeignContext(t *testing.T) {
+// TestCloseFromChildRefused: a child that closes (or shuts down) its own
+// Supervisor, from its goroutine or from a goroutine it started and waits
+// for, with its own context or one not derived from it, is refused with
+// ErrCloseFromChild and nothing is closed. Without the check the Close
+// would wait for the caller until closeWithin.
+func TestCloseFromChildRefused(t *testing.T) {
 	h := newHarness(t)
 	closers := map[string]func(context.Context) error{
 		"close": h.s.Close,
@@ -33,10 +33,19 @@ func TestCloseFromChildWithForeignContext(t *testing.T) {
 		},
 	}
 	for name, closeIt := range closers {
-		for _, mode := range []string{"background", "foreground", "spawned"} {
-			t.Run(name+"/"+mode, func(t *testing.T) {
+		for _, c := range []struct{ mode, ctx string }{
+			{"background", "own"}, {"foreground", "own"},
+			{"background", "foreign"}, {"foreground", "foreign"}, {"spawned", "foreign"},
+		} {
+			mode := c.mode
+			t.Run(name+"/"+mode+"/"+c.ctx, func(t *testing.T) {
+				var own context.Context
 				refused := func() error {
-					ctx, cancel := context.WithTimeout(context.Background(), closeWithin)
+					parent := context.Background()
+					if c.ctx == "own" {
+						parent = own
+					}
+					ctx, cancel := context.WithTimeout(parent, closeWithin)
 					defer cancel()
 					err := closeIt(ctx)
 					var we *work.Error
@@ -45,7 +54,8 @@ func TestCloseFromChildWithForeignContext(t *testing.T) {
 					}
 					return nil
 				}
-				run := func(context.Context) (string, error) {
+				run := func(ctx context.Context) (string, error) {
+					own = ctx
 					if mode == "spawned" {
 						done := make(chan error, 1)
 						go func() { done <- refused() }()

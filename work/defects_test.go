@@ -3,7 +3,6 @@ package work_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"testing"
 
@@ -168,42 +167,4 @@ func TestRetentionEvictionOrder(t *testing.T) {
 	kept(u1, u2, u3) // then the cancelled one
 	u4 := finish("unread")
 	kept(u2, u3, u4) // unread results last, oldest first
-}
-
-// TestCloseFromChildRefused: a child that closes its own Supervisor gets
-// ErrCloseFromChild instead of waiting for itself; nothing is closed.
-func TestCloseFromChildRefused(t *testing.T) {
-	h := newHarness(t)
-	for _, mode := range []string{"background", "foreground"} {
-		t.Run(mode, func(t *testing.T) {
-			run := func(ctx context.Context) (string, error) {
-				err := h.s.Close(ctx)
-				if !errors.Is(err, work.ErrCloseFromChild) {
-					return "", fmt.Errorf("Close from a child = %v", err)
-				}
-				var we *work.Error
-				if !errors.As(err, &we) || we.Code != "close_from_child" {
-					return "", fmt.Errorf("code of %v", err)
-				}
-				return "refused", nil
-			}
-			var out string
-			var err error
-			if mode == "foreground" {
-				out, err = h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Run: run})
-			} else {
-				ref, serr := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: run})
-				if serr != nil {
-					t.Fatal(serr)
-				}
-				_, out, err = h.s.Result(context.Background(), coord, ref.ID, work.MaxResultWait)
-			}
-			if err != nil || out != "refused" {
-				t.Fatalf("child = %q %v", out, err)
-			}
-			if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("")}); err != nil {
-				t.Fatalf("the Supervisor was closed: %v", err)
-			}
-		})
-	}
 }
