@@ -130,22 +130,18 @@ func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	if s.closedFromChild(ctx) {
 		return ShutdownReport{}, ErrCloseFromChild
 	}
+	// What is live when draining begins is tracked in the same critical
+	// section, so that a Work ending right after is still reported.
+	tracked := make(map[*item]struct{})
+	fgs := make(map[*foreground]struct{})
 	s.mu.Lock()
 	s.draining = true
 	start := s.cfg.clock.Now()
+	waits := s.liveLocked(tracked, fgs)
 	s.mu.Unlock()
-
-	tracked := make(map[*item]struct{})
-	fgs := make(map[*foreground]struct{})
 	drained := true
 drain:
-	for {
-		s.mu.Lock()
-		waits := s.liveLocked(tracked, fgs)
-		s.mu.Unlock()
-		if len(waits) == 0 {
-			break
-		}
+	for len(waits) > 0 {
 		for _, ch := range waits {
 			select {
 			case <-ch:
@@ -154,6 +150,9 @@ drain:
 				break drain
 			}
 		}
+		s.mu.Lock()
+		waits = s.liveLocked(tracked, fgs)
+		s.mu.Unlock()
 	}
 
 	// Cancel what is left (nothing, when drained) and wait the grace.

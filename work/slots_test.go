@@ -318,19 +318,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		}
 		guard(t, req, "a's model request once its context ended")
 		// a runs over the limit until a slot frees; nothing new starts.
-		h.slots(2, 2, 0)
-		q := h.child()
-		h.start(work.NewOwner("other"), fn, q)
-		b.complete("")
-		h.obs.waitTerminal(bRef.ID)
-		h.slots(1, 1, 0)
-		select {
-		case <-q.started:
-			t.Fatal("queued Work started while the pool was over its limit")
-		default:
-		}
-		a.complete("")
-		guard(t, q.started, "queued Work after the pool drained")
+		h.overLimit(a, b, bRef)
 	})
 	t.Run("function child", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(1))
@@ -346,20 +334,28 @@ func TestLentSlotReclaim(t *testing.T) {
 		}
 		// No boundary to wait at: a runs over the limit at once, and
 		// nothing new starts until the pool is below it again.
-		h.slots(2, 2, 0)
-		q := h.child()
-		h.start(work.NewOwner("other"), fn, q)
-		b.complete("")
-		h.obs.waitTerminal(bRef.ID)
-		h.slots(1, 1, 0)
-		select {
-		case <-q.started:
-			t.Fatal("queued Work started while the pool was over its limit")
-		default:
-		}
-		a.complete("")
-		guard(t, q.started, "queued Work after the pool drained")
+		h.overLimit(a, b, bRef)
 	})
+}
+
+// overLimit checks a pool of limit 1 run over it by a (which took its slot
+// back) and its borrower b: a Work queued meanwhile starts only once both
+// have ended, not when b alone ends.
+func (h *harness) overLimit(a, b *child, bRef work.Ref) {
+	h.t.Helper()
+	h.slots(2, 2, 0)
+	q := h.child()
+	h.start(work.NewOwner("other"), fn, q)
+	b.complete("")
+	h.obs.waitTerminal(bRef.ID)
+	h.slots(1, 1, 0)
+	select {
+	case <-q.started:
+		h.t.Fatal("queued Work started while the pool was over its limit")
+	default:
+	}
+	a.complete("")
+	guard(h.t, q.started, "queued Work after the pool drained")
 }
 
 // TestLendingCountsWaiters: two goroutines of one child wait on two
