@@ -30,10 +30,14 @@ const (
 	metricToolCalls       = "agentwork.work.tool_calls"       // agentwork_work_tool_calls_total
 	metricPoolReserved    = "agentwork.budget.pool.reserved"  // agentwork_budget_pool_reserved
 	metricPoolRemaining   = "agentwork.budget.pool.remaining" // agentwork_budget_pool_remaining
-	labelBudget           = attribute.Key("budget")           // turns | tool_calls | tokens | duration
-	labelTokenType        = attribute.Key("type")             // input | output
-	logBudget             = "budget"
-	otherBudget           = otherErrorType
+	// unitPool is the pool gauges' unit: an annotation (a count of turns,
+	// tool calls or tokens, by the budget label). The unit "1" would make
+	// the Prometheus exporter append _ratio to their names.
+	unitPool       = "{count}"
+	labelBudget    = attribute.Key("budget") // turns | tool_calls | tokens | duration
+	labelTokenType = attribute.Key("type")   // input | output
+	logBudget      = "budget"
+	otherBudget    = otherErrorType
 )
 
 // budgetName returns b when it is one of the four budget names, else
@@ -70,10 +74,10 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 	b.toolCalls, e = m.Int64Counter(metricToolCalls, metric.WithUnit("{call}"),
 		metric.WithDescription("Tool calls child runs made, by target."))
 	err = errors.Join(err, e)
-	b.reserved, e = m.Int64ObservableGauge(metricPoolReserved, metric.WithUnit("1"),
+	b.reserved, e = m.Int64ObservableGauge(metricPoolReserved, metric.WithUnit(unitPool),
 		metric.WithDescription("What unsettled children reserved from their owners' pools, summed over the watched supervisors, by budget."))
 	err = errors.Join(err, e)
-	b.remaining, e = m.Int64ObservableGauge(metricPoolRemaining, metric.WithUnit("1"),
+	b.remaining, e = m.Int64ObservableGauge(metricPoolRemaining, metric.WithUnit(unitPool),
 		metric.WithDescription("What the owners' pools can still give, summed over the watched supervisors, by budget."))
 	err = errors.Join(err, e)
 	if err != nil {

@@ -57,6 +57,8 @@ func TestScenarioMetrics(t *testing.T) {
 	}
 	slices.Sort(instruments)
 	wantInstruments := []string{
+		"agentwork.budget.pool.remaining {count} gauge",
+		"agentwork.budget.pool.reserved {count} gauge",
 		"agentwork.guidance.messages {message} counter",
 		"agentwork.status_block.rows {row} histogram",
 		"agentwork.work.actions {call} counter",
@@ -66,15 +68,25 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.items {work} gauge",
 		"agentwork.work.oldest_cancel_requested_age s gauge",
 		"agentwork.work.oldest_queued_age s gauge",
+		"agentwork.work.orphaned {work} counter",
 		"agentwork.work.queue_wait s histogram",
 		"agentwork.work.result By histogram",
 		"agentwork.work.slots_in_use {work} gauge",
 		"agentwork.work.starts_refused {start} counter",
+		"agentwork.work.tokens {token} counter",
+		"agentwork.work.tool_calls {call} counter",
 		"agentwork.work.transitions {transition} counter",
+		"agentwork.work.turns {request} counter",
 	}
 	diff(t, "instruments", strings.Join(instruments, "\n"), strings.Join(wantInstruments, "\n"))
 
 	want := []string{
+		"agentwork.budget.pool.remaining{budget=tokens} 146800",
+		"agentwork.budget.pool.remaining{budget=tool_calls} 57",
+		"agentwork.budget.pool.remaining{budget=turns} 28",
+		"agentwork.budget.pool.reserved{budget=tokens} 50000",
+		"agentwork.budget.pool.reserved{budget=tool_calls} 20",
+		"agentwork.budget.pool.reserved{budget=turns} 10",
 		"agentwork.guidance.messages{event=accepted} 3",
 		"agentwork.guidance.messages{event=delivered} 1",
 		"agentwork.guidance.messages{event=dropped} 2",
@@ -88,6 +100,7 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.actions{action=send,outcome=ok} 3",
 		"agentwork.work.actions{action=status,outcome=not_found} 1",
 		"agentwork.work.budget_exhausted{budget=duration,target=summarizer} 1",
+		"agentwork.work.budget_exhausted{budget=turns,target=researcher} 1",
 		"agentwork.work.concurrency_limit 2",
 		"agentwork.work.duration{outcome=cancelled,target=researcher} count=1 sum=0.5",
 		"agentwork.work.duration{outcome=completed,target=researcher} count=1 sum=1.5",
@@ -108,19 +121,25 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.oldest_cancel_requested_age{target=summarizer} 0",
 		"agentwork.work.oldest_queued_age{target=researcher} 0",
 		"agentwork.work.oldest_queued_age{target=summarizer} 0",
+		"agentwork.work.orphaned{target=summarizer} 1",
 		"agentwork.work.queue_wait{target=researcher} count=3 sum=1.5",
-		"agentwork.work.queue_wait{target=summarizer} count=2 sum=0",
+		"agentwork.work.queue_wait{target=summarizer} count=3 sum=0",
 		"agentwork.work.result{target=researcher} count=1 sum=300",
 		"agentwork.work.slots_in_use 1",
 		"agentwork.work.starts_refused{reason=starts,target=researcher} 1",
+		"agentwork.work.tokens{target=researcher,type=input} 2500",
+		"agentwork.work.tokens{target=researcher,type=output} 700",
+		"agentwork.work.tool_calls{target=researcher} 3",
 		"agentwork.work.transitions{state=cancel-requested,target=researcher} 1",
+		"agentwork.work.transitions{state=cancel-requested,target=summarizer} 1",
 		"agentwork.work.transitions{state=cancelled,target=researcher} 1",
 		"agentwork.work.transitions{state=completed,target=researcher} 1",
 		"agentwork.work.transitions{state=failed,target=summarizer} 2",
 		"agentwork.work.transitions{state=queued,target=researcher} 3",
-		"agentwork.work.transitions{state=queued,target=summarizer} 2",
+		"agentwork.work.transitions{state=queued,target=summarizer} 3",
 		"agentwork.work.transitions{state=running,target=researcher} 3",
-		"agentwork.work.transitions{state=running,target=summarizer} 2",
+		"agentwork.work.transitions{state=running,target=summarizer} 3",
+		"agentwork.work.turns{target=researcher} 2",
 	}
 	diff(t, "series", strings.Join(series(rm), "\n"), strings.Join(want, "\n"))
 

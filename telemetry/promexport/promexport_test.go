@@ -33,9 +33,12 @@ const golden = "testdata/scenario.golden"
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // metricNames are the Prometheus names of DESIGN.md's Telemetry contract,
-// plus the refusal counter and the concurrency limit, slots-in-use and
-// oldest-age gauges.
+// plus the refusal counter, the concurrency limit, slots-in-use and
+// oldest-age gauges, the budget counters and pool gauges, and the orphan
+// counter.
 var metricNames = []string{
+	"agentwork_budget_pool_remaining",
+	"agentwork_budget_pool_reserved",
 	"agentwork_guidance_messages_total",
 	"agentwork_status_block_rows",
 	"agentwork_work_actions_total",
@@ -45,11 +48,15 @@ var metricNames = []string{
 	"agentwork_work_items",
 	"agentwork_work_oldest_cancel_requested_age_seconds",
 	"agentwork_work_oldest_queued_age_seconds",
+	"agentwork_work_orphaned_total",
 	"agentwork_work_queue_wait_seconds",
 	"agentwork_work_result_bytes",
 	"agentwork_work_slots_in_use",
 	"agentwork_work_starts_refused_total",
+	"agentwork_work_tokens_total",
+	"agentwork_work_tool_calls_total",
 	"agentwork_work_transitions_total",
+	"agentwork_work_turns_total",
 }
 
 // runScenario runs the scripted scenario against a fresh Exporter and

@@ -1,7 +1,9 @@
 // Package scenario is the scripted lifecycle the telemetry tests measure:
 // a real work.Supervisor on a manual clock, driven step by step through
-// every transition, guidance event, work-tool action outcome, a refusal and
-// a status block, so that every metric has known, exact values. The
+// every transition, guidance event, work-tool action outcome, a refusal, a
+// status block, a pool, a child's spending and budget exhaustion, and a
+// Shutdown that abandons a child, so that every metric has known, exact
+// values. The
 // Prometheus golden (promexport/testdata/scenario.golden) is its exposition.
 package scenario
 
@@ -27,30 +29,43 @@ var (
 
 // Run drives the scenario on a new Supervisor observed by obs. When it
 // returns, the registry holds: researcher completed 1, cancelled 1,
-// running 1; summarizer failed 2; the running limit is 2. Call stop to
-// release the running child and close the Supervisor.
+// running 1; summarizer failed 2; the running limit is 2; the
+// coordinator's pool (40 turns, 80 tool calls, 200,000 tokens) has the
+// running researcher's share reserved. A second Supervisor, shut down
+// with a summarizer child that ignores cancellation, is closed. Call stop
+// to release both running children and close the Supervisor.
 //
 // The metrics it produces:
 //
 //	transitions   researcher: queued 3, running 3, completed 1, cancel-requested 1, cancelled 1
-//	              summarizer: queued 2, running 2, failed 2
+//	              summarizer: queued 3, running 3, failed 2, cancel-requested 1 (the orphan)
 //	duration      researcher completed 1.5s, cancelled 0.5s; summarizer failed 5s (error) and 10s (deadline)
-//	queue wait    researcher 0, 1.5s, 0; summarizer 0, 0
+//	queue wait    researcher 0, 1.5s, 0; summarizer 0, 0, 0
 //	result bytes  researcher 300
 //	guidance      accepted 3, delivered 1, dropped 2
 //	actions       send ok 3, result ok 1, list ok 1, status not_found 1, invalid invalid 1,
 //	              cancel ok 1, detach not_found 1, result timeout 1
 //	status block  one block of 3 rows
 //	refused       researcher starts 1
+//	budgets       exhausted: researcher turns 1 (r1's final request), summarizer duration 1 (the deadline)
+//	              researcher spent 2 turns, 3 tool calls, 2,500 input and 700 output tokens
+//	pool          reserved turns 10, tool_calls 20, tokens 50,000 (r3's share);
+//	              remaining turns 28, tool_calls 57, tokens 146,800
+//	orphaned      summarizer 1
 func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
 	s := work.New(work.WithObserver(obs), work.WithClock(clk),
 		work.WithMaxRunning(2), work.WithMaxStarts(5), work.WithMaxDuration(time.Hour))
 	o := work.NewOwner("coordinator")
 	r := &runner{ctx: ctx, s: s, o: o, obs: obs}
-	release3 := make(chan struct{})
+	release3, releaseOrphan, orphanReturned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	orphanStarted := false
 	stop = func() {
 		close(release3)
+		close(releaseOrphan)
+		if orphanStarted {
+			<-orphanReturned
+		}
 		_ = s.Close(ctx)
 	}
 	defer func() {
@@ -60,14 +75,37 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 		}
 	}()
 
+	// The coordinator's pool: each researcher without a budget of its own
+	// reserves its share (10 turns, 20 tool calls, 50,000 tokens).
+	if err := s.SetPool(o, work.Budget{MaxTurns: 40, MaxToolCalls: 80, MaxTokens: 200_000}); err != nil {
+		return stop, err
+	}
+
 	// Two running (r1, s1), one queued (r2).
 	release1, releaseS1 := make(chan struct{}), make(chan struct{})
+	r.budget = work.Budget{MaxTurns: 2}
 	r1, err := r.launch(Researcher, 0, func(ctx context.Context) (string, error) {
 		<-release1
 		ex, _ := work.ExecutionFrom(ctx)
 		_ = ex.Guidance() // delivered 1
+		// What the langchaingo adapter does at the model-request boundary:
+		// two ordinary turns with three tool calls, then the final request
+		// once the two turns are used up (budget turns exhausted).
+		for _, tok := range [][2]int64{{1200, 300}, {900, 250}} {
+			if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+				return "", fmt.Errorf("ordinary request: %+v, %v", turn, err)
+			}
+			ex.EndRequest(tok[0], tok[1], true)
+			ex.BeginToolCall()
+		}
+		ex.BeginToolCall()
+		if turn, err := ex.BeginRequest(); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+			return "", fmt.Errorf("final request: %+v, %v", turn, err)
+		}
+		ex.EndRequest(400, 150, true)
 		return strings.Repeat("r", 300), nil
 	})
+	r.budget = work.Budget{}
 	if err != nil {
 		return stop, err
 	}
@@ -153,21 +191,44 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	if _, err := r.launch(Researcher, 0, func(context.Context) (string, error) { return "", nil }); !errors.Is(err, work.ErrLimit) {
 		return stop, fmt.Errorf("sixth start: got %v, want a limit error", err)
 	}
+
+	// A second Supervisor is shut down while its summarizer child ignores
+	// cancellation: Shutdown abandons it (orphaned 1). Closed by Shutdown,
+	// it reports no gauges; the child returns at stop.
+	s2nd := work.New(work.WithObserver(obs), work.WithClock(clk), work.WithShutdownGrace(0))
+	started := make(chan struct{})
+	if _, err := s2nd.Start(ctx, work.Spec{Owner: o, Target: Summarizer, Run: func(context.Context) (string, error) {
+		defer close(orphanReturned)
+		close(started)
+		<-releaseOrphan // ignores cancellation
+		return "", nil
+	}}); err != nil {
+		_ = s2nd.Close(ctx)
+		return stop, err
+	}
+	orphanStarted = true
+	<-started
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if rep, err := s2nd.Shutdown(done); err != nil || rep.OrphanCount() != 1 {
+		return stop, fmt.Errorf("shutdown: %v, %v, want one orphan", rep, err)
+	}
 	return stop, nil
 }
 
 type runner struct {
-	ctx context.Context
-	s   *work.Supervisor
-	o   work.Owner
-	obs work.Observer
+	ctx    context.Context
+	s      *work.Supervisor
+	o      work.Owner
+	obs    work.Observer
+	budget work.Budget // the next launch's Spec.Budget
 }
 
 // launch does what the middleware does for run_in_background: a call span
 // around Start.
 func (r *runner) launch(t work.Target, maxDur time.Duration, run work.RunFunc) (string, error) {
 	ctx, end := r.obs.Begin(r.ctx, work.Call{Kind: work.CallLaunch, Tool: t.Label, Owner: r.o.ID()})
-	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, MaxDuration: maxDur})
+	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, MaxDuration: maxDur, Budget: r.budget})
 	if err != nil {
 		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err
