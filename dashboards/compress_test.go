@@ -15,11 +15,11 @@ import (
 // compressRules returns the rule file src with time compressed factor-fold
 // for a test: every duration of it (each rule's `for` and `keep_firing_for`,
 // each group's `interval`, and every range of a range selector or subquery
-// in an expression) divided by factor, and nothing else changed. Each
-// rewritten expression is checked to differ from the shipped one only in
-// its ranges, so a test that loads the result tests the shipped
-// expressions. It refuses what it cannot compress faithfully (offsets,
-// duration expressions, @ modifiers).
+// and every offset of a selector in an expression) divided by factor, and
+// nothing else changed. Each rewritten expression is checked to differ from
+// the shipped one only in its ranges and offsets, so a test that loads the
+// result tests the shipped expressions. It refuses what it cannot compress
+// faithfully (duration expressions, @ modifiers, offsets of subqueries).
 func compressRules(src []byte, factor int) ([]byte, error) {
 	if factor < 1 {
 		return nil, fmt.Errorf("factor %d", factor)
@@ -124,8 +124,8 @@ func compressExpr(expr string, factor int) (string, error) {
 }
 
 // exprRanges returns pointers to every range (range selectors, subquery
-// ranges and steps) of e, in walk order, and refuses what the compression
-// cannot handle.
+// ranges and steps) and every selector's offset of e, in walk order, and
+// refuses what the compression cannot handle.
 func exprRanges(e parser.Expr) ([]*time.Duration, error) {
 	var out []*time.Duration
 	var err error
@@ -150,9 +150,12 @@ func exprRanges(e parser.Expr) ([]*time.Duration, error) {
 				out = append(out, &n.Step)
 			}
 		case *parser.VectorSelector:
-			if n.OriginalOffset != 0 || n.OriginalOffsetExpr != nil || n.Timestamp != nil || n.StartOrEnd != 0 {
-				err = fmt.Errorf("offset or @ in %s", n)
+			if n.OriginalOffset < 0 || n.OriginalOffsetExpr != nil || n.Timestamp != nil || n.StartOrEnd != 0 {
+				err = fmt.Errorf("negative offset, offset expression or @ in %s", n)
 				return err
+			}
+			if n.OriginalOffset != 0 {
+				out = append(out, &n.OriginalOffset)
 			}
 		}
 		return nil
@@ -210,12 +213,18 @@ func TestCompressRules(t *testing.T) {
 }
 
 func TestCompressExprRefuses(t *testing.T) {
-	for _, e := range []string{`rate(x[5m] offset 1m)`, `x offset 5m`, `max_over_time(x[5m:1m] @ 100)`} {
+	for _, e := range []string{`x offset -5m`, `max_over_time(x[5m:1m] @ 100)`, `max_over_time(x[5m:1m] offset 1m)`, `x @ start()`} {
 		if out, err := compressExpr(e, 60); err == nil {
 			t.Errorf("compressExpr(%q) = %q, want an error", e, out)
 		}
 	}
-	if out, err := compressExpr(`max_over_time(rate(x[10m])[30m:1m]) > 300`, 60); err != nil || out != `max_over_time(rate(x[10s])[30s:1s]) > 300` {
-		t.Errorf("compressExpr = %q, %v", out, err)
+	for e, want := range map[string]string{
+		`max_over_time(rate(x[10m])[30m:1m]) > 300`: `max_over_time(rate(x[10s])[30s:1s]) > 300`,
+		`rate(x[5m] offset 1m)`:                     `rate(x[5s] offset 1s)`,
+		`x unless max_over_time(x[1h] offset 15m)`:  `x unless max_over_time(x[1m] offset 15s)`,
+	} {
+		if out, err := compressExpr(e, 60); err != nil || out != want {
+			t.Errorf("compressExpr(%q) = %q, %v, want %q", e, out, err, want)
+		}
 	}
 }

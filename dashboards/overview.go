@@ -97,8 +97,9 @@ func row(title string, y uint32) *dashboard.RowBuilder {
 }
 
 // Overview builds the agentwork overview dashboard: what Work there is now,
-// its lifecycle rates, latencies and sizes, and how the model uses the `work`
-// tool, guidance and the status block.
+// its lifecycle rates, latencies and sizes, how the model uses the `work`
+// tool, guidance and the status block, and what children spend against
+// their budgets and what a shutdown abandoned.
 func Overview() (dashboard.Dashboard, error) {
 	datasource := dashboard.NewDatasourceVariableBuilder("datasource").
 		Label("Data source").
@@ -278,6 +279,58 @@ func Overview() (dashboard.Dashboard, error) {
 			query("A", quantile("0.5", "agentwork_status_block_rows", "le"), "p50"),
 			query("B", quantile("0.95", "agentwork_status_block_rows", "le"), "p95"),
 			query("C", `sum(rate(agentwork_status_block_rows_sum{`+procSel+`}[$__rate_interval])) / sum(rate(agentwork_status_block_rows_count{`+procSel+`}[$__rate_interval]))`, "mean")))
+
+	// Row: budgets and shutdown.
+	b = b.WithRow(row("Budgets and shutdown", 45)).
+		WithPanel(ts("Budget exhaustion", units.OpsPerSecond,
+			"Child runs whose budget ran out per second, by target and budget (agentwork_work_budget_exhausted_total; budget is turns, tool_calls, tokens or duration). "+
+				"A turns, tool_calls or tokens exhaustion gives the child one final request without tools, and its answer is a partial result (or a budget_exhausted failure when it was started to fail on exhaustion); duration is its deadline, and the Work fails with deadline_exceeded. "+
+				"A target that runs out on most runs has a budget too small for its task, or loops: compare \"Turns and tool calls\" and open its invoke_agent spans in Jaeger (agentwork.work.budget, agentwork.work.turns), then raise its budget (lc.WithBudget, work.WithDefaultBudget) or narrow the task.",
+			pos(0, 46, 8, 8),
+			query("A", `sum by (target, budget) (rate(agentwork_work_budget_exhausted_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} {{budget}}"))).
+		WithPanel(ts("Tokens spent", units.Short,
+			"Tokens per second that child runs spent, by target and type (input or output), as their providers reported them when each run ended (agentwork_work_tokens_total). "+
+				"This is what the background work costs; a target whose rate climbs without more starts spends more per run: check its prompts and results. "+
+				"Responses without usage are not counted here (the span attribute agentwork.work.usage_unknown counts them): a target at zero while it runs has a provider that reports no usage, and a token budget cannot be enforced for it.",
+			pos(8, 46, 8, 8),
+			query("A", `sum by (target, type) (rate(agentwork_work_tokens_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} {{type}}"))).
+		WithPanel(ts("Turns and tool calls", units.OpsPerSecond,
+			"Model requests (turns) and tool calls per second that child runs made, by target, counted when each run ends (agentwork_work_turns_total, agentwork_work_tool_calls_total). "+
+				"Divide by \"Completions\" for the cost per run. A rise per run means the children loop or the task grew: read a long run's invoke_agent span in Jaeger (agentwork.work.turns, agentwork.work.tool_calls) and tighten the child's prompt, its tools or its budget.",
+			pos(16, 46, 8, 8),
+			query("A", `sum by (target) (rate(agentwork_work_turns_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} turns"),
+			query("B", `sum by (target) (rate(agentwork_work_tool_calls_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} tool calls"))).
+		WithPanel(ts("Budget pools: reserved vs remaining", units.Short,
+			"What the owners' budget pools hold per process and budget (turns, tool_calls, tokens), summed over their pools: reserved by children that have not settled yet, and what the pools can still give (agentwork_budget_pool_reserved, agentwork_budget_pool_remaining; not filtered by target: a pool belongs to an owner). "+
+				"No series means no owner has a pool (lc.WithPool, Supervisor.SetPool). Remaining near zero means new starts of that owner fail with budget_exhausted (see \"Refused starts\", reason budget_exhausted): raise the pool, give children smaller budgets, or release finished owners. "+
+				"Reserved high while little is spent means children reserve more than they use: lower their budgets.",
+			pos(0, 54, 12, 8),
+			query("A", `sum by (instance, budget) (agentwork_budget_pool_reserved{`+procSel+`})`, "{{instance}} {{budget}} reserved"),
+			query("B", `sum by (instance, budget) (agentwork_budget_pool_remaining{`+procSel+`})`, "{{instance}} {{budget}} remaining"))).
+		WithPanel(bargauge.NewPanelBuilder().
+			Title("Orphaned at shutdown").
+			Description("Work a supervisor's Shutdown abandoned, by target (agentwork_work_orphaned_total): cancelled, its child had not returned within the shutdown grace, so the child ignores cooperative cancellation and its goroutine runs on. " +
+				"\"in range\" is the increase over the dashboard's time range; it misses a target's first orphan in a process, whose series starts at 1, which \"since start\" shows: the count of the live processes since they started. " +
+				"Anything above zero fires AgentworkWorkOrphaned: read the process's WARN line \"work supervisor shut down\" and fix the child to return when its context is cancelled. Orphans at exit show only if Prometheus scraped the process after its Shutdown.").
+			Datasource(ds()).
+			Unit(units.Short).
+			Min(0).
+			DisplayMode(common.BarGaugeDisplayModeBasic).
+			Orientation(common.VizOrientationHorizontal).
+			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
+			GridPos(pos(12, 54, 12, 8)).
+			WithTarget(prometheus.NewDataqueryBuilder().
+				Datasource(ds()).
+				RefId("A").
+				Expr(`sum by (target) (round(increase(agentwork_work_orphaned_total{` + targetSel + `}[$__range])))`).
+				LegendFormat("{{target}} in range").
+				Instant()).
+			WithTarget(prometheus.NewDataqueryBuilder().
+				Datasource(ds()).
+				RefId("B").
+				Expr(`sum by (target) (agentwork_work_orphaned_total{` + targetSel + `})`).
+				LegendFormat("{{target}} since start").
+				Instant()))
 
 	d, err := b.Build()
 	if err != nil {

@@ -254,6 +254,7 @@ func TestAlertRules(t *testing.T) {
 		"AgentworkQueuedWorkWaiting":        false,
 		"AgentworkWorkStuckCancelRequested": false,
 		"AgentworkAtConcurrencyLimit":       false,
+		"AgentworkWorkOrphaned":             false,
 	}
 	seen := map[string]bool{}
 	for _, r := range loadRules(t) {
