@@ -64,6 +64,8 @@ var driverSpecs = []driverSpec{
 		"limit 1: holder runs, a Work of target waiter waits queued behind it (a queue only waits behind full slots, so the limit alert fires too); released: holder completes, waiter runs and completes"},
 	{"slots-full", 1, []alertKey{{"AgentworkAtConcurrencyLimit", ""}},
 		"limit 2: holder running and stuck cancel-requested hold both slots, waiter queued, at real clock speed (no age threshold reached); released: all three end"},
+	{"orphaned", 1, []alertKey{{"AgentworkWorkOrphaned", "orphan"}},
+		"every 500 ms a Supervisor is shut down (grace 0) while its Work of target orphan ignores cancellation, and Shutdown abandons it; a spender child fills the budget metrics; released: no more shutdowns, the abandoned children return"},
 }
 
 // driver is one running alert driver.

@@ -18,6 +18,14 @@
 //	                  release (it then returns and ends cancelled)
 //	slots-full        limit 2: holder running, stuck cancel-requested (both
 //	                  hold a slot), waiter queued behind them
+//	orphaned          every 500 ms a fresh Supervisor is shut down (grace 0)
+//	                  while its Work of target orphan ignores cancellation:
+//	                  Shutdown abandons it (agentwork_work_orphaned_total);
+//	                  after release no more are made and the abandoned
+//	                  children return. Meanwhile a Work of target spender
+//	                  runs from the owner's budget pool, spends tokens, turns
+//	                  and a tool call and runs out of turns (the budget
+//	                  metrics, which no alert watches)
 //
 // Other flags:
 //
@@ -67,18 +75,24 @@ const (
 	stateQueued          = "queued"
 	stateCancelRequested = "cancel-requested"
 	stateSlotsFull       = "slots-full"
+	stateOrphaned        = "orphaned"
 )
 
 // The targets the driver's Works run.
 const (
-	targetFlaky  = "flaky"
-	targetHolder = "holder"
-	targetStuck  = "stuck"
-	targetWaiter = "waiter"
+	targetFlaky   = "flaky"
+	targetHolder  = "holder"
+	targetStuck   = "stuck"
+	targetWaiter  = "waiter"
+	targetOrphan  = "orphan"
+	targetSpender = "spender"
 )
 
 // failEvery is how often the failure-ratio state runs a Work.
 const failEvery = 100 * time.Millisecond
+
+// orphanEvery is how often the orphaned state shuts a Supervisor down.
+const orphanEvery = 500 * time.Millisecond
 
 type config struct {
 	addr        string
@@ -90,7 +104,7 @@ type config struct {
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:0", "serve /metrics, /statusz and /driver on this address (host defaults to 127.0.0.1)")
-	flag.StringVar(&cfg.state, "state", "", "the state to hold: failure-ratio, queued, cancel-requested or slots-full")
+	flag.StringVar(&cfg.state, "state", "", "the state to hold: failure-ratio, queued, cancel-requested, slots-full or orphaned")
 	flag.Float64Var(&cfg.clockSpeed, "clock-speed", 1, "run the Supervisor's clock this many times faster than real time (>= 1)")
 	flag.StringVar(&cfg.environment, "environment", "test", "deployment.environment.name of the driver's resource (target_info)")
 	flag.Parse()
@@ -120,6 +134,7 @@ type driverStatus struct {
 // driver holds one state on a Supervisor.
 type driver struct {
 	sup   *work.Supervisor
+	obs   work.Observer // the orphaned state's Supervisors report to it too
 	owner work.Owner
 	state string
 
@@ -137,9 +152,9 @@ type driver struct {
 // it receives the address served once the state is set up.
 func run(ctx context.Context, out io.Writer, cfg config, ready chan<- string) error {
 	switch cfg.state {
-	case stateFailureRatio, stateQueued, stateCancelRequested, stateSlotsFull:
+	case stateFailureRatio, stateQueued, stateCancelRequested, stateSlotsFull, stateOrphaned:
 	default:
-		return fmt.Errorf("-state %q: want failure-ratio, queued, cancel-requested or slots-full", cfg.state)
+		return fmt.Errorf("-state %q: want failure-ratio, queued, cancel-requested, slots-full or orphaned", cfg.state)
 	}
 	if cfg.clockSpeed < 1 {
 		return fmt.Errorf("-clock-speed %v: want >= 1", cfg.clockSpeed)
@@ -173,7 +188,7 @@ func run(ctx context.Context, out io.Writer, cfg config, ready chan<- string) er
 	d := &driver{
 		sup: work.New(work.WithObserver(obs), work.WithClock(newFastClock(cfg.clockSpeed)),
 			work.WithMaxRunning(maxRunning), work.WithMaxStarts(0), work.WithMaxDuration(0)),
-		owner: work.NewOwner("driver"), state: cfg.state,
+		obs: obs, owner: work.NewOwner("driver"), state: cfg.state,
 		release: make(chan struct{}), shutdown: make(chan struct{}),
 	}
 	var wg sync.WaitGroup
@@ -246,6 +261,21 @@ func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 				err = d.queue(ctx)
 			}
 		}
+	case stateOrphaned:
+		// A pool large enough never to refuse the spender in a day.
+		if err = d.sup.SetPool(d.owner, work.Budget{MaxTurns: 1_000_000, MaxToolCalls: 1_000_000, MaxTokens: 1_000_000_000}); err != nil {
+			break
+		}
+		if err = d.orphan(ctx); err == nil {
+			err = d.spend(ctx)
+		}
+		if err == nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.feedOrphans(ctx)
+			}()
+		}
 	}
 	if err != nil {
 		return err
@@ -281,6 +311,108 @@ func (d *driver) feedFlaky(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// feedOrphans makes an orphan and runs a spender every orphanEvery until
+// release, ctx is done or the driver stops.
+func (d *driver) feedOrphans(ctx context.Context) {
+	tick := time.NewTicker(orphanEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.shutdown:
+			return
+		case <-d.release:
+			return
+		case <-tick.C:
+		}
+		if err := d.orphan(ctx); err != nil {
+			d.fail(err)
+		}
+		if err := d.spend(ctx); err != nil {
+			d.fail(err)
+		}
+	}
+}
+
+// orphan shuts down a fresh Supervisor, observed like the driver's, while
+// its Work of target orphan runs and ignores cancellation until release (or
+// until the driver stops): with no shutdown grace, Shutdown abandons it at
+// once. The Supervisor is closed by its Shutdown and reports no gauges.
+func (d *driver) orphan(ctx context.Context) error {
+	sup := work.New(work.WithObserver(d.obs), work.WithShutdownGrace(0), work.WithMaxDuration(0))
+	running := make(chan struct{})
+	_, err := sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetOrphan, Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) {
+			close(running)
+			select { // ignores its context
+			case <-d.release:
+			case <-d.shutdown:
+			}
+			return "done", nil
+		}})
+	if err != nil {
+		_ = sup.Close(ctx)
+		return fmt.Errorf("start %s: %w", targetOrphan, err)
+	}
+	select {
+	case <-running:
+	case <-ctx.Done():
+		_ = sup.Close(ctx)
+		return ctx.Err()
+	}
+	cancelled, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cancel()
+	rep, err := sup.Shutdown(cancelled)
+	if err != nil {
+		return err
+	}
+	if rep.OrphanCount() != 1 {
+		select {
+		case <-d.release: // released meanwhile: the child may have returned in time
+			return nil
+		case <-d.shutdown:
+			return nil
+		default:
+		}
+		return fmt.Errorf("shutdown orphaned %d, want 1: %v", rep.OrphanCount(), rep)
+	}
+	return nil
+}
+
+// spend runs a Work of target spender from the owner's pool and waits for
+// it: an agent child with a budget of one turn that does what an agent
+// adapter does at its model-request boundary (a request with its tokens
+// and a tool call, then its final request once the turn is used up).
+func (d *driver) spend(ctx context.Context) error {
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetSpender, Kind: work.KindAgent},
+		Budget: work.Budget{MaxTurns: 1},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+				return "", fmt.Errorf("first request: %+v, %v", turn, err)
+			}
+			ex.EndRequest(120, 40, true)
+			ex.BeginToolCall()
+			if turn, err := ex.BeginRequest(); err != nil || !turn.Final {
+				return "", fmt.Errorf("final request: %+v, %v", turn, err)
+			}
+			ex.EndRequest(60, 20, true)
+			return "done", nil
+		}})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetSpender, err)
+	}
+	st, _, err := d.sup.Result(ctx, d.owner, ref.ID, work.MaxResultWait)
+	if err != nil {
+		return err
+	}
+	if st.State != work.StateCompleted {
+		return fmt.Errorf("%s is %s, want completed", targetSpender, st.State)
+	}
+	return nil
 }
 
 // hold starts a Work of target that runs until release (or until the driver

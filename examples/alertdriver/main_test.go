@@ -206,6 +206,79 @@ func TestFailureRatio(t *testing.T) {
 	})
 }
 
+// metricValue returns the value of the series of family name whose line
+// holds every one of labels (as `key="value"`), or 0.
+func metricValue(t *testing.T, base, name string, labels ...string) float64 {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+lines:
+	for _, l := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(l, name+"{") && !strings.HasPrefix(l, name+" ") {
+			continue
+		}
+		for _, lb := range labels {
+			if !strings.Contains(l, lb) {
+				continue lines
+			}
+		}
+		var v float64
+		if _, err := fmt.Sscan(l[strings.LastIndex(l, " ")+1:], &v); err == nil {
+			return v
+		}
+	}
+	return 0
+}
+
+// TestOrphaned checks that the orphaned state keeps abandoning Work of
+// target orphan at shutdowns until release, that the abandoned children
+// return after it, and that the spender fills the budget metrics.
+func TestOrphaned(t *testing.T) {
+	base := start(t, stateOrphaned, 1)
+	orphans := func() float64 { return metricValue(t, base, "agentwork_work_orphaned_total", `target="orphan"`) }
+	waitFor(t, "orphans and spending", func() error {
+		if n := orphans(); n < 2 {
+			return fmt.Errorf("%v orphaned", n)
+		}
+		for _, m := range []struct {
+			name   string
+			labels []string
+		}{
+			{"agentwork_work_budget_exhausted_total", []string{`budget="turns"`, `target="spender"`}},
+			{"agentwork_work_tokens_total", []string{`target="spender"`, `type="input"`}},
+			{"agentwork_work_tokens_total", []string{`target="spender"`, `type="output"`}},
+			{"agentwork_work_turns_total", []string{`target="spender"`}},
+			{"agentwork_work_tool_calls_total", []string{`target="spender"`}},
+			{"agentwork_budget_pool_remaining", []string{`budget="tokens"`}},
+		} {
+			if v := metricValue(t, base, m.name, m.labels...); v <= 0 {
+				return fmt.Errorf("%s%v = %v", m.name, m.labels, v)
+			}
+		}
+		return nil
+	})
+	if v := metricValue(t, base, "agentwork_work_transitions_total", `state="completed"`, `target="orphan"`); v != 0 {
+		t.Errorf("%v orphans completed before release", v)
+	}
+	release(t, base)
+	waitFor(t, "every abandoned child to return after release", func() error {
+		n, done := orphans(), metricValue(t, base, "agentwork_work_transitions_total", `state="completed"`, `target="orphan"`)
+		if done < n {
+			return fmt.Errorf("%v of %v orphans returned", done, n)
+		}
+		return nil
+	})
+	var ds driverStatus
+	get(t, base+"/driver", &ds)
+	if !ds.Ready || !ds.Released || ds.State != stateOrphaned {
+		t.Errorf("/driver: %+v", ds)
+	}
+}
+
 func TestBadFlags(t *testing.T) {
 	for _, cfg := range []config{{state: "nope", clockSpeed: 1}, {state: stateQueued, clockSpeed: 0.5}} {
 		if err := run(context.Background(), io.Discard, cfg, nil); err == nil {
