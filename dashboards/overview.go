@@ -92,6 +92,34 @@ func ts(title, unit, desc string, gp dashboard.GridPos, targets ...cog.Builder[v
 	return b
 }
 
+// bars is a horizontal bar gauge of the last value of instant queries.
+func bars(title, desc string, gp dashboard.GridPos, targets ...cog.Builder[variants.Dataquery]) *bargauge.PanelBuilder {
+	b := bargauge.NewPanelBuilder().
+		Title(title).
+		Description(desc).
+		Datasource(ds()).
+		Unit(units.Short).
+		Min(0).
+		DisplayMode(common.BarGaugeDisplayModeBasic).
+		Orientation(common.VizOrientationHorizontal).
+		ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
+		GridPos(gp)
+	for _, t := range targets {
+		b = b.WithTarget(t)
+	}
+	return b
+}
+
+// instant is an instant query (for bars).
+func instant(ref, expr, legend string) *prometheus.DataqueryBuilder {
+	return prometheus.NewDataqueryBuilder().
+		Datasource(ds()).
+		RefId(ref).
+		Expr(expr).
+		LegendFormat(legend).
+		Instant()
+}
+
 func row(title string, y uint32) *dashboard.RowBuilder {
 	return dashboard.NewRowBuilder(title).GridPos(pos(0, y, 24, 1))
 }
@@ -152,42 +180,16 @@ func Overview() (dashboard.Dashboard, error) {
 
 	// Row: now.
 	b = b.WithRow(row("Now", 0)).
-		WithPanel(bargauge.NewPanelBuilder().
-			Title("Retained work by state (registry, not totals)").
-			Description("Work items in the process-local registry by state, for the selected targets (agentwork_work_items). " +
-				"queued, running and cancel-requested are exact live counts. completed, failed and cancelled count only the finished work still retained for its owner (64 per owner by default, and detached work is forgotten at once): they are not totals, see \"Finished work\" for those. " +
-				"If queued keeps growing the running slots are all taken: compare \"Slots in use vs limit\" and the oldest-queued panel. " +
-				"If cancel-requested stays above zero a child is not honouring cooperative cancellation: see the oldest cancel-requested panel and the live status page (/statusz).").
-			Datasource(ds()).
-			Unit(units.Short).
-			Min(0).
-			DisplayMode(common.BarGaugeDisplayModeBasic).
-			Orientation(common.VizOrientationHorizontal).
-			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
-			GridPos(pos(0, 1, 6, 8)).
-			WithTarget(prometheus.NewDataqueryBuilder().
-				Datasource(ds()).
-				RefId("A").
-				Expr(`sum by (state) (agentwork_work_items{` + targetSel + `})`).
-				LegendFormat("{{state}}").
-				Instant())).
-		WithPanel(bargauge.NewPanelBuilder().
-			Title("Finished work (totals in range)").
-			Description("Work that reached each terminal state during the dashboard's time range, for the selected targets: totals from the counter agentwork_work_transitions_total (increase over the range), unlike the retained registry counts. " +
-				"A failed or cancelled share that grows means children fail or the model abandons work: open the Failures and Cancels panels.").
-			Datasource(ds()).
-			Unit(units.Short).
-			Min(0).
-			DisplayMode(common.BarGaugeDisplayModeBasic).
-			Orientation(common.VizOrientationHorizontal).
-			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
-			GridPos(pos(6, 1, 6, 8)).
-			WithTarget(prometheus.NewDataqueryBuilder().
-				Datasource(ds()).
-				RefId("A").
-				Expr(`sum by (state) (round(increase(agentwork_work_transitions_total{state=~"completed|failed|cancelled", ` + targetSel + `}[$__range])))`).
-				LegendFormat("{{state}}").
-				Instant())).
+		WithPanel(bars("Retained work by state (registry, not totals)", "Work items in the process-local registry by state, for the selected targets (agentwork_work_items). "+
+			"queued, running and cancel-requested are exact live counts. completed, failed and cancelled count only the finished work still retained for its owner (64 per owner by default, and detached work is forgotten at once): they are not totals, see \"Finished work\" for those. "+
+			"If queued keeps growing the running slots are all taken: compare \"Slots in use vs limit\" and the oldest-queued panel. "+
+			"If cancel-requested stays above zero a child is not honouring cooperative cancellation: see the oldest cancel-requested panel and the live status page (/statusz).",
+			pos(0, 1, 6, 8),
+			instant("A", `sum by (state) (agentwork_work_items{`+targetSel+`})`, "{{state}}"))).
+		WithPanel(bars("Finished work (totals in range)", "Work that reached each terminal state during the dashboard's time range, for the selected targets: totals from the counter agentwork_work_transitions_total (increase over the range), unlike the retained registry counts. "+
+			"A failed or cancelled share that grows means children fail or the model abandons work: open the Failures and Cancels panels.",
+			pos(6, 1, 6, 8),
+			instant("A", `sum by (state) (round(increase(agentwork_work_transitions_total{state=~"completed|failed|cancelled", `+targetSel+`}[$__range])))`, "{{state}}"))).
 		WithPanel(ts("Slots in use vs limit", units.Short,
 			"Running slots in use (running plus cancel-requested work: a cancel-requested item keeps its slot until its child returns) against the supervisor's concurrency limit, and queued work, per process (agentwork_work_slots_in_use, agentwork_work_concurrency_limit, agentwork_work_items{state=\"queued\"}; not filtered by target because the slots are shared). "+
 				"Slots pinned at the limit with work queued means the queue is blocked: AgentworkAtConcurrencyLimit fires; find what holds the slots on the status page (/statusz). "+
@@ -307,30 +309,12 @@ func Overview() (dashboard.Dashboard, error) {
 			pos(0, 54, 12, 8),
 			query("A", `sum by (instance, budget) (agentwork_budget_pool_reserved{`+procSel+`})`, "{{instance}} {{budget}} reserved"),
 			query("B", `sum by (instance, budget) (agentwork_budget_pool_remaining{`+procSel+`})`, "{{instance}} {{budget}} remaining"))).
-		WithPanel(bargauge.NewPanelBuilder().
-			Title("Orphaned at shutdown").
-			Description("Work a supervisor's Shutdown abandoned, by target (agentwork_work_orphaned_total): cancelled, its child had not returned within the shutdown grace, so the child ignores cooperative cancellation and its goroutine runs on. " +
-				"\"in range\" is the increase over the dashboard's time range; it misses a target's first orphan in a process, whose series starts at 1, which \"since start\" shows: the count of the live processes since they started. " +
-				"Anything above zero fires AgentworkWorkOrphaned: read the process's WARN line \"work supervisor shut down\" and fix the child to return when its context is cancelled. Orphans at exit show only if Prometheus scraped the process after its Shutdown.").
-			Datasource(ds()).
-			Unit(units.Short).
-			Min(0).
-			DisplayMode(common.BarGaugeDisplayModeBasic).
-			Orientation(common.VizOrientationHorizontal).
-			ReduceOptions(common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"})).
-			GridPos(pos(12, 54, 12, 8)).
-			WithTarget(prometheus.NewDataqueryBuilder().
-				Datasource(ds()).
-				RefId("A").
-				Expr(`sum by (target) (round(increase(agentwork_work_orphaned_total{` + targetSel + `}[$__range])))`).
-				LegendFormat("{{target}} in range").
-				Instant()).
-			WithTarget(prometheus.NewDataqueryBuilder().
-				Datasource(ds()).
-				RefId("B").
-				Expr(`sum by (target) (agentwork_work_orphaned_total{` + targetSel + `})`).
-				LegendFormat("{{target}} since start").
-				Instant()))
+		WithPanel(bars("Orphaned at shutdown", "Work a supervisor's Shutdown abandoned, by target (agentwork_work_orphaned_total): cancelled, its child had not returned within the shutdown grace, so the child ignores cooperative cancellation and its goroutine runs on. "+
+			"\"in range\" is the increase over the dashboard's time range; it misses a target's first orphan in a process, whose series starts at 1, which \"since start\" shows: the count of the live processes since they started. "+
+			"Anything above zero fires AgentworkWorkOrphaned: read the process's WARN line \"work supervisor shut down\" and fix the child to return when its context is cancelled. Orphans at exit show only if Prometheus scraped the process after its Shutdown.",
+			pos(12, 54, 12, 8),
+			instant("A", `sum by (target) (round(increase(agentwork_work_orphaned_total{`+targetSel+`}[$__range])))`, "{{target}} in range"),
+			instant("B", `sum by (target) (agentwork_work_orphaned_total{`+targetSel+`})`, "{{target}} since start")))
 
 	d, err := b.Build()
 	if err != nil {
