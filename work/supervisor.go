@@ -294,43 +294,67 @@ func newScopeID(owner string) (scope, id string) {
 // is released, in order, holding each Work's emit lock so that events of one
 // Work never interleave or reorder.
 //
-// The first few events and done channels live in the emission itself (it
-// stays on the caller's stack), so the common case allocates nothing.
+// The first few events and done channels live in the emission's own arrays
+// and the overflow in separate slices: no field points into the emission
+// itself, so that it stays on the caller's stack and the common case
+// allocates nothing.
 type emission struct {
-	its     []*item
-	evs     []Event
-	done    []chan struct{} // closed after the events are delivered
+	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
+	its     [4]*item
+	evs     [4]Event
+	moreIts []*item
+	moreEvs []Event
+	nd      int // done channels: the first in done0, the rest in moreDone
+	done0   chan struct{}
+	more    []chan struct{}
 	notices []pendingNotice // sent after the events are delivered
-	itsB    [4]*item
-	evsB    [4]Event
-	doneB   [1]chan struct{}
 }
 
 func (e *emission) add(it *item, ev Event) {
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
-	if e.its == nil {
-		e.its, e.evs = e.itsB[:0], e.evsB[:0]
+	if e.n < len(e.evs) {
+		e.its[e.n], e.evs[e.n] = it, ev
+	} else {
+		e.moreIts = append(e.moreIts, it)
+		e.moreEvs = append(e.moreEvs, ev)
 	}
-	e.its = append(e.its, it)
-	e.evs = append(e.evs, ev)
+	e.n++
+}
+
+// item returns the Work of the i-th event.
+func (e *emission) item(i int) *item {
+	if i < len(e.its) {
+		return e.its[i]
+	}
+	return e.moreIts[i-len(e.its)]
+}
+
+// event returns the i-th event.
+func (e *emission) event(i int) *Event {
+	if i < len(e.evs) {
+		return &e.evs[i]
+	}
+	return &e.moreEvs[i-len(e.evs)]
 }
 
 // settled records that it's done channel closes after the events.
 func (e *emission) settled(it *item) {
-	if e.done == nil {
-		e.done = e.doneB[:0]
+	if e.nd == 0 {
+		e.done0 = it.done
+	} else {
+		e.more = append(e.more, it.done)
 	}
-	e.done = append(e.done, it.done)
+	e.nd++
 }
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
 func (s *Supervisor) unlockAndEmit(e *emission) {
 	var buf [4]*item
 	locked := buf[:0]
-	if len(e.its) <= 16 {
-		for _, it := range e.its {
-			if !containsItem(locked, it) {
+	if e.n <= 16 {
+		for i := range e.n {
+			if it := e.item(i); !containsItem(locked, it) {
 				it.emitMu.Lock()
 				locked = append(locked, it)
 			}
@@ -338,9 +362,9 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	} else {
 		// Close and Release emit for many Works at once: a linear
 		// membership test would make them quadratic.
-		seen := make(map[*item]struct{}, len(e.its))
-		for _, it := range e.its {
-			if _, ok := seen[it]; !ok {
+		seen := make(map[*item]struct{}, e.n)
+		for i := range e.n {
+			if it := e.item(i); !has(seen, it) {
 				seen[it] = struct{}{}
 				it.emitMu.Lock()
 				locked = append(locked, it)
@@ -348,16 +372,19 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 		}
 	}
 	s.mu.Unlock()
-	for i, ev := range e.evs {
-		s.cfg.observer.Event(e.its[i].ctx, ev)
+	for i := range e.n {
+		s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
 	}
 	for _, n := range e.notices {
 		n.sub.send(n.n)
 	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
-	for _, ch := range e.done {
-		close(ch)
+	if e.nd > 0 {
+		close(e.done0)
+		for _, ch := range e.more {
+			close(ch)
+		}
 	}
 	for _, it := range locked {
 		it.emitMu.Unlock()
@@ -365,6 +392,11 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 			s.flushProgress(it)
 		}
 	}
+}
+
+func has(m map[*item]struct{}, it *item) bool {
+	_, ok := m[it]
+	return ok
 }
 
 func containsItem(its []*item, it *item) bool {
@@ -478,7 +510,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if nop {
 		it.ctx = context.Background()
 	} else {
-		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
+		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), *e.event(0))
 		s.mu.Lock()
 	}
 	s.seq++
