@@ -209,9 +209,9 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 	for it := range s.running {
 		add(it)
 	}
-	for f := s.ready.Front(); f != nil; f = f.Next() {
-		for q := f.Value.(*ownerState).queue.Front(); q != nil; q = q.Next() {
-			add(q.Value.(*item))
+	for os := s.ready.front(); os != nil; os = os.rnext {
+		for q := os.queue.front(); q != nil; q = q.next {
+			add(q)
 		}
 	}
 	for fg := range s.foreground {

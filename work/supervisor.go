@@ -1,7 +1,6 @@
 package work
 
 import (
-	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -135,7 +134,7 @@ type Supervisor struct {
 	mu      sync.Mutex
 	closed  bool
 	owners  map[string]*ownerState
-	ready   list.List          // *ownerState with queued Work, round-robin
+	ready   ownerRing          // owners with queued Work, round-robin
 	running map[*item]struct{} // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
@@ -168,9 +167,11 @@ type ownerState struct {
 	hidden   map[*item]struct{} // detached Work that is not yet terminal
 	active   int                // queued + running, visible or not
 	starts   int
-	queue    list.List // *item, FIFO
-	ring     *list.Element
-	terminal list.List // visible terminal *item, oldest finished first
+	queue    itemList // queued Work, FIFO
+	terminal itemList // visible terminal Work, oldest finished first
+	// rprev and rnext link the owner into the ready ring while inRing.
+	rprev, rnext *ownerState
+	inRing       bool
 	launches launchRecords
 }
 
@@ -196,8 +197,10 @@ type item struct {
 	deadline  *time.Timer // the deadline's, on the system clock
 	maxDur    time.Duration
 	maxBytes  int
-	queueElem *list.Element
-	termElem  *list.Element
+	// prev and next link the Work into list: its owner's queue or its
+	// owner's terminal list (ilist.go).
+	prev, next *item
+	list       *itemList
 	mb        *mailbox // guidance and command records, from the first Send
 	sc        *scope   // this Work's own owner scope, from running
 	// Running slots (slots.go): the Work whose lent slot this one runs on
@@ -523,13 +526,13 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	it.counts = c
 	c[StateQueued.index()]++
-	it.queueElem = os.queue.PushBack(it)
+	os.queue.pushBack(it)
 	s.queuedBelowLocked(os, 1)
 	if launch != nil {
 		close(launch.ready)
 	}
-	if os.ring == nil {
-		os.ring = s.ready.PushBack(os)
+	if !os.inRing {
+		s.ready.pushBack(os)
 	}
 	switch {
 	case s.owners[os.id] != os:
@@ -631,13 +634,12 @@ func (s *Supervisor) ownerLocked(o Owner) *ownerState {
 // popLocked takes the first queued Work of os (which is in the ready ring)
 // and moves os to the back of the ring when it has more.
 func (s *Supervisor) popLocked(os *ownerState) *item {
-	it := os.queue.Remove(os.queue.Front()).(*item)
-	it.queueElem = nil
+	it := os.queue.front()
+	os.queue.remove(it)
 	s.queuedBelowLocked(os, -1)
-	s.ready.Remove(os.ring)
-	os.ring = nil
-	if os.queue.Len() > 0 {
-		os.ring = s.ready.PushBack(os)
+	s.ready.remove(os)
+	if os.queue.len() > 0 {
+		s.ready.pushBack(os)
 	}
 	return it
 }
@@ -791,8 +793,8 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	var nit *item
 	var nctx context.Context
 	var nrun RunFunc
-	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.Len() > 0 {
-		nit = s.popLocked(s.ready.Front().Value.(*ownerState))
+	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
+		nit = s.popLocked(s.ready.front())
 		s.used++
 		nctx, nrun = s.prepareRunLocked(nit, nil, &e)
 	}
@@ -812,7 +814,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 		s.forgetItemLocked(it)
 		return
 	}
-	it.termElem = it.owner.terminal.PushBack(it)
+	it.owner.terminal.pushBack(it)
 	s.evictLocked(it.owner)
 }
 
@@ -848,14 +850,13 @@ func (it *item) evictClass() int {
 func (s *Supervisor) evictLocked(os *ownerState) {
 	if s.cfg.retainAge > 0 {
 		now := s.cfg.clock.Now()
-		for f := os.terminal.Front(); f != nil && now.Sub(f.Value.(*item).finished) > s.cfg.retainAge; f = os.terminal.Front() {
-			s.evictItemLocked(os, f.Value.(*item))
+		for f := os.terminal.front(); f != nil && now.Sub(f.finished) > s.cfg.retainAge; f = os.terminal.front() {
+			s.evictItemLocked(os, f)
 		}
 	}
-	for os.terminal.Len() > s.cfg.retainTerminal {
+	for os.terminal.len() > s.cfg.retainTerminal {
 		var first [evictUnread + 1]*item
-		for f := os.terminal.Front(); f != nil; f = f.Next() {
-			it := f.Value.(*item)
+		for it := os.terminal.front(); it != nil; it = it.next {
 			if c := it.evictClass(); first[c] == nil {
 				first[c] = it
 				if c == evictRead {
@@ -873,8 +874,7 @@ func (s *Supervisor) evictLocked(os *ownerState) {
 }
 
 func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
-	os.terminal.Remove(it.termElem)
-	it.termElem = nil
+	os.terminal.remove(it)
 	delete(os.items, it.ref.ID)
 	s.forgetItemLocked(it)
 }
@@ -1131,12 +1131,10 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 	switch it.state {
 	case StateQueued:
 		os := it.owner
-		os.queue.Remove(it.queueElem)
-		it.queueElem = nil
+		os.queue.remove(it)
 		s.queuedBelowLocked(os, -1)
-		if os.queue.Len() == 0 && os.ring != nil {
-			s.ready.Remove(os.ring)
-			os.ring = nil
+		if os.queue.len() == 0 && os.inRing {
+			s.ready.remove(os)
 		}
 		it.run = nil
 		s.transition(it, StateCancelled, e, Event{Time: now, Duration: now.Sub(it.created)})
@@ -1178,9 +1176,8 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	it.detached = true
 	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
-	if it.termElem != nil {
-		os.terminal.Remove(it.termElem)
-		it.termElem = nil
+	if it.list == &os.terminal {
+		os.terminal.remove(it)
 		s.forgetItemLocked(it)
 		return
 	}
@@ -1262,10 +1259,9 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	s.closed = true
 	s.closing.Store(true)
 	now := s.cfg.clock.Now()
-	for f := s.ready.Front(); f != nil; f = s.ready.Front() {
-		os := f.Value.(*ownerState)
-		for q := os.queue.Front(); q != nil; q = os.queue.Front() {
-			s.cancelLocked(q.Value.(*item), now, errClosed, &e)
+	for os := s.ready.front(); os != nil; os = s.ready.front() {
+		for q := os.queue.front(); q != nil; q = os.queue.front() {
+			s.cancelLocked(q, now, errClosed, &e)
 		}
 	}
 	for it := range s.running {
