@@ -172,7 +172,7 @@ type ownerState struct {
 	// rprev and rnext link the owner into the ready ring while inRing.
 	rprev, rnext *ownerState
 	inRing       bool
-	launches launchRecords
+	launches     launchRecords
 }
 
 type item struct {
@@ -201,8 +201,8 @@ type item struct {
 	// owner's terminal list (ilist.go).
 	prev, next *item
 	list       *itemList
-	mb        *mailbox // guidance and command records, from the first Send
-	sc        *scope   // this Work's own owner scope, from running
+	mb         *mailbox // guidance and command records, from the first Send
+	sc         *scope   // this Work's own owner scope, from running
 	// Running slots (slots.go): the Work whose lent slot this one runs on
 	// (nil: a pool slot), the descendant running on this one's lent slot,
 	// the Works its lending waiters wait for (one entry per waiter), the
