@@ -8,6 +8,21 @@ import (
 
 type execKey struct{}
 
+// execCtx is a running Work's context: its cancellable context with the
+// Execution as the execKey value. It lives in the item, where
+// context.WithValue would allocate.
+type execCtx struct {
+	context.Context
+	ex *Execution
+}
+
+func (c *execCtx) Value(key any) any {
+	if key == (execKey{}) {
+		return c.ex
+	}
+	return c.Context.Value(key)
+}
+
 // Execution is a running child's handle on its own Work, found in the
 // child's context with ExecutionFrom. Its methods are safe for concurrent
 // use.
@@ -16,7 +31,7 @@ type Execution struct {
 	it    *item // nil for a foreground call
 	scope Owner
 	run   *run            // the child's budget state; nil outside a child run
-	done  <-chan struct{} // the child's context ends (the boundary's slot wait)
+	cctx  context.Context // the child's cancellable context: its end ends the boundary's slot wait
 	// remote is set for a child another Engine runs (WithRemote).
 	remote *Remote
 }
@@ -127,7 +142,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.endScopeLocked(sc, scopeID, &e)
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, done: exec.Done()})
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, cctx: exec})
 	type outcome struct {
 		out      string
 		err      error

@@ -181,7 +181,7 @@ func (e *Execution) awaitSlot() {
 		select {
 		case <-ch:
 			s.mu.Lock()
-		case <-e.done:
+		case <-e.cctx.Done():
 			s.mu.Lock()
 			if w.reclaim == ch {
 				s.removeReclaimerLocked(w)

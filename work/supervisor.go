@@ -223,6 +223,7 @@ type item struct {
 	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
 	counts      *[len(States)]int // the census of its target label
 	exec        Execution         // its child's, from running
+	xctx        execCtx           // its child's context, from running
 	scope       scope             // its own owner scope (sc points here), from running
 }
 
@@ -666,8 +667,9 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	it.cancel = cancel
 	it.scope = scope{work: it, parent: it.owner.sc}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, done: ctx.Done()}
-	ctx = context.WithValue(ctx, execKey{}, &it.exec)
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
+	it.xctx = execCtx{Context: ctx, ex: &it.exec}
+	ctx = &it.xctx
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
 			it.deadline = time.AfterFunc(it.maxDur, it.expire)
