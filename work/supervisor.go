@@ -790,7 +790,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.endRunLocked(it, ev.ErrorClass, &e)
 	s.transition(it, to, &e, ev)
 	s.finishLocked(it, now, &e)
-	s.endScopeLocked(it.sc, it.owner.id+"/"+it.ref.ID, &e)
+	s.endScopeLocked(it.sc, it.scopeID, &e)
 	s.freeSlotLocked(it, &e)
 	var nit *item
 	var nctx context.Context
