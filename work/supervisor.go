@@ -146,7 +146,12 @@ type Supervisor struct {
 	foreground map[*foreground]struct{}
 	seq        uint64
 	counts     map[string]*[len(States)]int // target label -> live count per state
-	bud        budgets
+	// The system clock's deadlines (deadline.go): running Works with one,
+	// a min-heap by deadline, and the one timer, armed for dlAt.
+	dls     []*item
+	dlTimer *time.Timer
+	dlAt    time.Time
+	bud     budgets
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).
@@ -194,7 +199,8 @@ type item struct {
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
-	deadline  *time.Timer // the deadline's, on the system clock
+	dl        time.Time   // the deadline, on the system clock (deadline.go)
+	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
 	// prev and next link the Work into list: its owner's queue or its
@@ -672,7 +678,8 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	ctx = &it.xctx
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
-			it.deadline = time.AfterFunc(it.maxDur, it.expire)
+			it.dl = now.Add(it.maxDur)
+			s.addDeadlineLocked(it, now)
 		} else {
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
 		}
@@ -680,18 +687,6 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	run := it.run
 	it.run = nil
 	return ctx, run
-}
-
-// expire cancels a running Work whose deadline passed. The cancel function
-// is read under the lock: settle clears it.
-func (it *item) expire() {
-	s := it.exec.s
-	s.mu.Lock()
-	cancel := it.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errDeadline)
-	}
 }
 
 // exited is called as a child goroutine or a foreground call ends.
@@ -781,10 +776,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer()
 		it.stopTimer = nil
 	}
-	if it.deadline != nil {
-		it.deadline.Stop()
-		it.deadline = nil
-	}
+	s.removeDeadlineLocked(it)
 	it.cancel(nil)
 	it.cancel = nil
 	s.endRunLocked(it, ev.ErrorClass, &e)
