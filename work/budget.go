@@ -345,8 +345,10 @@ func (a *account) source(i int) *meter {
 // function (no model requests of its own), nothing: its own children then
 // reserve from the pool as if they were the function's siblings, so that
 // no descendant escapes it.
-func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
-	r := &run{s: s, fail: spec.FailOnBudget}
+//
+// r is the caller's zero run, which reserveLocked fills in.
+func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
+	r.s, r.fail = s, spec.FailOnBudget
 	parent := s.bud.accounts[spec.Owner.id]
 	r.parent = parent
 	want := spec.Budget.dims()
@@ -371,7 +373,7 @@ func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 				share := (m.limit + PoolShare - 1) / PoolShare
 				switch {
 				case avail == 0 || (explicit && v > avail):
-					return nil, dimNames[i]
+					return dimNames[i]
 				case !explicit && (v <= 0 || v > share):
 					v = share
 				}
@@ -391,7 +393,7 @@ func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 	}
 	r.budget.setDims(eff)
 	r.budget.MaxDuration = s.cfg.duration(spec)
-	return r, ""
+	return ""
 }
 
 // openLocked registers r as the account of the child's scope.

@@ -108,8 +108,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.mu.Unlock()
 		return "", s.refusal(reason)
 	}
-	r, short := s.reserveLocked(&spec)
-	if short != "" {
+	r := new(run)
+	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
 		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}

@@ -224,7 +224,8 @@ type item struct {
 	boundary    atomic.Bool
 	queuedBelow int32
 	emitMu      sync.Mutex
-	budget      *run // budget state
+	budget      *run // budget state: brun
+	brun        run
 	prog        progress
 	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
 	counts      *[len(States)]int // the census of its target label
@@ -463,6 +464,18 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.Run == nil {
 		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
+	// The Work's id and item are made before the lock is taken (a refused
+	// Start drops them), so that its holders wait for no allocation.
+	scopeID, id := newScopeID(spec.Owner.id)
+	it := &item{
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
+		target:   spec.Target,
+		state:    StateQueued,
+		run:      spec.Run,
+		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		scopeID:  scopeID,
+	}
+	r := &it.brun
 	s.mu.Lock()
 	if r, err, ok := s.replayLocked(&spec); ok {
 		s.mu.Unlock()
@@ -479,9 +492,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
-	scopeID, id := newScopeID(spec.Owner.id)
-	r, short := s.reserveLocked(&spec)
-	if short != "" {
+	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
@@ -493,7 +504,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	os := s.ownerLocked(spec.Owner)
 	os.starts++
 	os.active++
-	launch := recordLaunchLocked(os, &spec, Ref{ID: id, TargetID: spec.Target.id()})
+	launch := recordLaunchLocked(os, &spec, it.ref)
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
 	_, nop := s.cfg.observer.(NopObserver)
@@ -501,20 +512,8 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 	}
 
-	it := &item{
-		ref:      Ref{ID: id, TargetID: spec.Target.id()},
-		owner:    os,
-		target:   spec.Target,
-		state:    StateQueued,
-		created:  now,
-		done:     make(chan struct{}),
-		run:      spec.Run,
-		maxDur:   r.budget.MaxDuration,
-		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
-		budget:   r,
-		scopeID:  scopeID,
-	}
-	r.it = it
+	it.owner, it.created, it.done = os, now, make(chan struct{})
+	it.maxDur, it.budget, r.it = r.budget.MaxDuration, r, it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	if nop {
