@@ -204,7 +204,7 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 	var waits []chan struct{}
 	add := func(it *item) {
 		tracked[it] = struct{}{}
-		waits = append(waits, it.done)
+		waits = append(waits, it.doneLocked())
 	}
 	for it := range s.running {
 		add(it)

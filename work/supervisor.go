@@ -193,8 +193,8 @@ type item struct {
 	hasOutput bool
 	read      bool
 	detached  bool
-	lending   bool // a waiter of this Work lends its running slot (slots.go)
-	done      chan struct{}
+	lending   bool            // a waiter of this Work lends its running slot (slots.go)
+	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
@@ -349,8 +349,12 @@ func (e *emission) event(i int) *Event {
 	return &e.moreEvs[i-len(e.evs)]
 }
 
-// settled records that it's done channel closes after the events.
+// settled records that it's done channel, if a waiter made one, closes
+// after the events.
 func (e *emission) settled(it *item) {
+	if it.done == nil {
+		return
+	}
 	if e.nd == 0 {
 		e.done0 = it.done
 	} else {
@@ -408,6 +412,15 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 func has(m map[*item]struct{}, it *item) bool {
 	_, ok := m[it]
 	return ok
+}
+
+// doneLocked returns the channel closed once it is terminal and its events
+// are delivered, made by the first waiter (most Works have none).
+func (it *item) doneLocked() chan struct{} {
+	if it.done == nil {
+		it.done = make(chan struct{})
+	}
+	return it.done
 }
 
 func containsItem(its []*item, it *item) bool {
@@ -512,7 +525,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 	}
 
-	it.owner, it.created, it.done = os, now, make(chan struct{})
+	it.owner, it.created = os, now
 	it.maxDur, it.budget, r.it = r.budget.MaxDuration, r, it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
@@ -1022,16 +1035,18 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	if err != nil || (timeout == 0 && !it.state.Terminal()) {
 		return s.readLocked(it, err)
 	}
-	done, terminal := it.done, it.state.Terminal()
-	if terminal {
+	if it.state.Terminal() {
 		s.mu.Unlock()
-		// Settled, perhaps with its events still being delivered: done
-		// closes right after, so a terminal answer is never ahead of the
-		// observer.
-		<-done
+		// Settled, perhaps with its events still being delivered: their
+		// emission holds the Work's emit lock from before s.mu was
+		// released until they are, so a terminal answer is never ahead of
+		// the observer.
+		it.emitMu.Lock()
+		it.emitMu.Unlock()
 		s.mu.Lock()
 		return s.readLocked(s.lookupLocked(o, id))
 	}
+	done := it.doneLocked()
 	var e emission
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
