@@ -321,6 +321,9 @@ type emission struct {
 	notices []pendingNotice // sent after the events are delivered
 }
 
+// emissions are settle's emissions, reused.
+var emissions = sync.Pool{New: func() any { return new(emission) }}
+
 func (e *emission) add(it *item, ev Event) {
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
@@ -760,7 +763,9 @@ func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked b
 // fair order (when no reclaimer waits for one) and return it, running, for
 // the calling goroutine to execute.
 func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
-	var e emission
+	// The emission comes from a pool: on the stack of a child goroutine
+	// (which starts small) it would make the stack grow for every Work.
+	e := emissions.Get().(*emission)
 	s.mu.Lock()
 	now := s.cfg.clock.Now()
 	cause := context.Cause(ctx)
@@ -791,21 +796,23 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.removeDeadlineLocked(it)
 	it.cancel(nil)
 	it.cancel = nil
-	s.endRunLocked(it, ev.ErrorClass, &e)
-	s.transition(it, to, &e, ev)
-	s.finishLocked(it, now, &e)
-	s.endScopeLocked(it.sc, it.scopeID, &e)
-	s.freeSlotLocked(it, &e)
+	s.endRunLocked(it, ev.ErrorClass, e)
+	s.transition(it, to, e, ev)
+	s.finishLocked(it, now, e)
+	s.endScopeLocked(it.sc, it.scopeID, e)
+	s.freeSlotLocked(it, e)
 	var nit *item
 	var nctx context.Context
 	var nrun RunFunc
 	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
 		nit = s.popLocked(s.ready.front())
 		s.used++
-		nctx, nrun = s.prepareRunLocked(nit, nil, &e)
+		nctx, nrun = s.prepareRunLocked(nit, nil, e)
 	}
-	s.dispatchLocked(&e)
-	s.unlockAndEmit(&e)
+	s.dispatchLocked(e)
+	s.unlockAndEmit(e)
+	*e = emission{}
+	emissions.Put(e)
 	return nit, nctx, nrun
 }
 
