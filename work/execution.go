@@ -114,7 +114,6 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}
 	scopeID := spec.Owner.id + "/" + newID()
-	s.openLocked(r, scopeID)
 	r.emit = s.foregroundEmitter(exec, spec)
 	defer s.endForeground(r, scopeID, exec)
 	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
@@ -134,7 +133,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	sc := &scope{parent: spec.Owner.sc}
+	sc := &scope{parent: spec.Owner.sc, acct: &r.account}
 	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
 	defer func() {
 		var e emission

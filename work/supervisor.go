@@ -33,6 +33,7 @@ type scope struct {
 	work   *item       // the background Work whose scope this is; nil for a foreground call's
 	parent *scope      // the scope the Work or call was started in; nil under a top-level owner
 	os     *ownerState // the scope's registry entry while it has one
+	acct   *account    // the child's budget reservation: its children reserve from it
 }
 
 // holder returns the background Work whose running slot the code of scope
@@ -514,7 +515,6 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
 		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}
-	s.openLocked(r, scopeID)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
@@ -686,7 +686,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	}
 	ctx, cancel := context.WithCancelCause(it.ctx)
 	it.cancel = cancel
-	it.scope = scope{work: it, parent: it.owner.sc}
+	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
 	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
 	it.xctx = execCtx{Context: ctx, ex: &it.exec}
@@ -819,7 +819,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
-	s.settleRunLocked(it.budget, it.scopeID)
+	s.settleRunLocked(it.budget)
 	it.owner.active--
 	e.settled(it)
 	if it.detached {
