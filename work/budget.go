@@ -519,7 +519,7 @@ func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
 	if r == nil {
 		return
 	}
-	now := s.cfg.clock.Now()
+	now := s.nowLocked(e)
 	if class == ClassDeadline {
 		r.mu.Lock()
 		first := r.exhaustLocked(BudgetDuration)

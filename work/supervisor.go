@@ -320,6 +320,18 @@ type emission struct {
 	done0   chan struct{}
 	more    []chan struct{}
 	notices []pendingNotice // sent after the events are delivered
+	// now is the clock's reading for the critical section that gathers
+	// the emission (zero until read): its events share it.
+	now time.Time
+}
+
+// nowLocked returns the time of the critical section gathering e, reading
+// the clock once per section.
+func (s *Supervisor) nowLocked(e *emission) time.Time {
+	if e.now.IsZero() {
+		e.now = s.cfg.clock.Now()
+	}
+	return e.now
 }
 
 // emissions are settle's emissions, reused.
@@ -534,6 +546,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	if nop {
 		it.ctx = context.Background()
+		e.now = now // the lock was held throughout: the same critical section
 	} else {
 		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), *e.event(0))
 		s.mu.Lock()
@@ -677,7 +690,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 // prepareRunLocked moves a Work taken from its owner's queue to running and
 // returns the context and function its child runs with.
 func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
-	now := s.cfg.clock.Now()
+	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
 	s.running[it] = struct{}{}
@@ -767,7 +780,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	// (which starts small) it would make the stack grow for every Work.
 	e := emissions.Get().(*emission)
 	s.mu.Lock()
-	now := s.cfg.clock.Now()
+	now := s.nowLocked(e)
 	cause := context.Cause(ctx)
 	ev := Event{Time: now, Duration: now.Sub(it.started)}
 	to := StateCompleted
