@@ -6,8 +6,9 @@ import "time"
 // Works with a deadline are kept in a min-heap by deadline (s.dls, guarded
 // by s.mu), and s.dlTimer is armed for the earliest. Starting a Work adds
 // it to the heap (re-arming the timer only when its deadline is the new
-// earliest); settling removes it and never re-arms: a timer that fires
-// for a Work already settled finds nothing due and re-arms for the next.
+// earliest); settling removes it and never re-arms or stops it: a timer
+// that fires for a Work already settled finds nothing due and re-arms for
+// the next, if any.
 // So a Work's deadline allocates nothing and touches no runtime timer in
 // the common case. Other clocks keep a timer per Work (their tests count
 // timers).
@@ -49,7 +50,11 @@ func (s *Supervisor) removeDeadlineLocked(it *item) {
 			s.dlDown(i)
 		}
 	}
-	if len(s.dls) == 0 && !s.dlAt.IsZero() {
+	if len(s.dls) == 0 && s.closed && !s.dlAt.IsZero() {
+		// Otherwise the timer stays armed when the heap empties: one
+		// Work after another then touches it only when a deadline is
+		// earlier than the one it is armed for, and an idle Supervisor
+		// wakes once for nothing. A closed one lets its timer go.
 		s.dlTimer.Stop()
 		s.dlAt = time.Time{}
 	}
