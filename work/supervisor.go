@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,9 +284,25 @@ func (s *Supervisor) Census(fn func(target string, state State, n int)) {
 	}
 }
 
+// idSources are ChaCha8 generators (cryptographically strong), each seeded
+// from crypto/rand, that make the 128-bit random ids: reading crypto/rand
+// itself asks the kernel every time, several hundred nanoseconds a Start.
+var idSources = sync.Pool{New: func() any {
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // never returns an error (crypto/rand, Go 1.24+)
+	return mrand.NewChaCha8(seed)
+}}
+
+// randomID fills b with random bytes.
+func randomID(b *[16]byte) {
+	g := idSources.Get().(*mrand.ChaCha8)
+	_, _ = g.Read(b[:]) // never returns an error
+	idSources.Put(g)
+}
+
 func newID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	randomID(&b)
 	return hex.EncodeToString(b[:])
 }
 
@@ -293,7 +310,7 @@ func newID() string {
 // allocation for both).
 func newScopeID(owner string) (scope, id string) {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	randomID(&b)
 	buf := make([]byte, len(owner)+1+2*len(b))
 	copy(buf, owner)
 	buf[len(owner)] = '/'
