@@ -13,13 +13,14 @@ import "time"
 // the common case. Other clocks keep a timer per Work (their tests count
 // timers).
 
-// addDeadlineLocked adds running it, whose deadline is it.dl, to the heap.
+// addDeadlineLocked adds running it, whose deadline is it.deadline(), to
+// the heap.
 func (s *Supervisor) addDeadlineLocked(it *item, now time.Time) {
 	it.dlIdx = len(s.dls) + 1
 	s.dls = append(s.dls, it)
 	s.dlUp(len(s.dls) - 1)
-	if s.dlAt.IsZero() || it.dl.Before(s.dlAt) {
-		s.armDeadlineLocked(it.dl, now)
+	if s.dlAt.IsZero() || it.deadline().Before(s.dlAt) {
+		s.armDeadlineLocked(it.deadline(), now)
 	}
 }
 
@@ -68,15 +69,19 @@ func (s *Supervisor) expireDue() {
 	defer s.mu.Unlock()
 	s.dlAt = time.Time{}
 	now := time.Now()
-	for len(s.dls) > 0 && !s.dls[0].dl.After(now) {
+	for len(s.dls) > 0 && !s.dls[0].deadline().After(now) {
 		it := s.dls[0]
 		s.removeDeadlineLocked(it)
 		it.cancel(errDeadline)
 	}
 	if len(s.dls) > 0 {
-		s.armDeadlineLocked(s.dls[0].dl, now)
+		s.armDeadlineLocked(s.dls[0].deadline(), now)
 	}
 }
+
+// deadline is a running Work's deadline on the system clock: maxDur after
+// it started (kept as that, not as a field of its own).
+func (it *item) deadline() time.Time { return it.started.Add(it.maxDur) }
 
 func (s *Supervisor) dlSwap(i, j int) {
 	s.dls[i], s.dls[j] = s.dls[j], s.dls[i]
@@ -88,7 +93,7 @@ func (s *Supervisor) dlUp(i int) bool {
 	moved := false
 	for i > 0 {
 		p := (i - 1) / 2
-		if !s.dls[i].dl.Before(s.dls[p].dl) {
+		if !s.dls[i].deadline().Before(s.dls[p].deadline()) {
 			break
 		}
 		s.dlSwap(i, p)
@@ -105,10 +110,10 @@ func (s *Supervisor) dlDown(i int) {
 			return
 		}
 		m := l
-		if r := l + 1; r < n && s.dls[r].dl.Before(s.dls[l].dl) {
+		if r := l + 1; r < n && s.dls[r].deadline().Before(s.dls[l].deadline()) {
 			m = r
 		}
-		if !s.dls[m].dl.Before(s.dls[i].dl) {
+		if !s.dls[m].deadline().Before(s.dls[i].deadline()) {
 			return
 		}
 		s.dlSwap(i, m)

@@ -201,7 +201,6 @@ type item struct {
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
-	dl        time.Time   // the deadline, on the system clock (deadline.go)
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
@@ -723,7 +722,6 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	ctx = &it.xctx
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
-			it.dl = now.Add(it.maxDur)
 			s.addDeadlineLocked(it, now)
 		} else {
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
