@@ -145,8 +145,9 @@ const (
 
 // budgets is the Supervisor's budget accounting, guarded by s.mu.
 type budgets struct {
-	accounts map[string]*account // owner id -> its pool or its reservation
-	pools    map[string]*account // the top-level pools, for the gauges
+	// pools are the top-level owners' pools by owner id (a child's
+	// scope reaches its reservation through scope.acct).
+	pools map[string]*account
 }
 
 // budgetConfig is the Supervisor's budget configuration.
@@ -244,15 +245,13 @@ func (s *Supervisor) SetPool(o Owner, b Budget) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.bud.accounts == nil {
-		s.bud.accounts = make(map[string]*account)
+	if s.bud.pools == nil {
 		s.bud.pools = make(map[string]*account)
 	}
 	a := s.bud.pools[o.id]
 	if a == nil {
 		a = &account{}
 		s.bud.pools[o.id] = a
-		s.bud.accounts[o.id] = a
 	}
 	for i, v := range b.dims() {
 		a.m[i].limit, a.m[i].pooled = max(v, 0), v > 0
@@ -345,9 +344,20 @@ func (a *account) source(i int) *meter {
 // function (no model requests of its own), nothing: its own children then
 // reserve from the pool as if they were the function's siblings, so that
 // no descendant escapes it.
-func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
-	r := &run{s: s, fail: spec.FailOnBudget}
-	parent := s.bud.accounts[spec.Owner.id]
+//
+// r is the caller's zero run, which reserveLocked fills in.
+func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
+	r.s, r.fail = s, spec.FailOnBudget
+	// A top-level owner's account is its pool; a child's scope's is the
+	// child's reservation, reached through the scope (whose Start the
+	// scope's end refuses before this).
+	parent := s.bud.pools[spec.Owner.id]
+	if spec.Owner.depth > 0 {
+		parent = nil
+		if sc := spec.Owner.sc; sc != nil {
+			parent = sc.acct
+		}
+	}
 	r.parent = parent
 	want := spec.Budget.dims()
 	def, ceil := s.cfg.budget.def.dims(), s.cfg.budget.ceiling.dims()
@@ -371,7 +381,7 @@ func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 				share := (m.limit + PoolShare - 1) / PoolShare
 				switch {
 				case avail == 0 || (explicit && v > avail):
-					return nil, dimNames[i]
+					return dimNames[i]
 				case !explicit && (v <= 0 || v > share):
 					v = share
 				}
@@ -391,28 +401,15 @@ func (s *Supervisor) reserveLocked(spec *Spec) (*run, string) {
 	}
 	r.budget.setDims(eff)
 	r.budget.MaxDuration = s.cfg.duration(spec)
-	return r, ""
+	return ""
 }
 
-// openLocked registers r as the account of the child's scope.
-func (s *Supervisor) openLocked(r *run, scope string) {
-	if s.bud.accounts == nil {
-		s.bud.accounts = make(map[string]*account)
-		s.bud.pools = make(map[string]*account)
-	}
-	s.bud.accounts[scope] = &r.account
-}
-
-// settleRunLocked refunds what r did not spend to its parent and forgets
-// r's scope. The parent is charged what r (and its children) spent; tokens
+// settleRunLocked refunds what r did not spend to its parent. The parent is charged what r (and its children) spent; tokens
 // stay charged in full when a response reported no usage. It is
 // idempotent.
-func (s *Supervisor) settleRunLocked(r *run, scope string) {
+func (s *Supervisor) settleRunLocked(r *run) {
 	if r == nil {
 		return
-	}
-	if scope != "" && s.bud.accounts[scope] == &r.account {
-		delete(s.bud.accounts, scope)
 	}
 	p := r.parent
 	if p == nil {
@@ -490,10 +487,7 @@ func (r *run) reached() string {
 // forgetPoolLocked drops the pool of the top-level owner id. Children
 // still holding reservations settle into the forgotten account.
 func (s *Supervisor) forgetPoolLocked(id string) {
-	if a := s.bud.pools[id]; a != nil {
-		delete(s.bud.pools, id)
-		delete(s.bud.accounts, id)
-	}
+	delete(s.bud.pools, id)
 }
 
 // emitWork delivers a background Work's budget event, in order with its
@@ -525,7 +519,7 @@ func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
 	if r == nil {
 		return
 	}
-	now := s.cfg.clock.Now()
+	now := s.nowLocked(e)
 	if class == ClassDeadline {
 		r.mu.Lock()
 		first := r.exhaustLocked(BudgetDuration)
@@ -554,6 +548,6 @@ func (s *Supervisor) endForeground(r *run, scopeID string, exec context.Context)
 		r.report(Event{Type: EventUsage, Usage: u})
 	}
 	s.mu.Lock()
-	s.settleRunLocked(r, scopeID)
+	s.settleRunLocked(r)
 	s.mu.Unlock()
 }

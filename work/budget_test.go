@@ -440,3 +440,23 @@ func TestSetPoolRefusesChildScopes(t *testing.T) {
 	wantCode(t, h.s.SetPool(work.Owner{}, work.Budget{MaxTurns: 1}), "invalid_owner")
 	c.complete("x")
 }
+
+// TestForegroundScopeChildrenReserveFromIt: Work started in a foreground
+// call's own scope reserves from the call's reservation (reached through
+// the scope), so it cannot exceed it.
+func TestForegroundScopeChildrenReserveFromIt(t *testing.T) {
+	h := newHarness(t)
+	_, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 5},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			_, err := h.s.Start(ctx, work.Spec{Owner: ex.Scope(), Target: agent, Budget: work.Budget{MaxTurns: 6}, Run: immediate("x")})
+			if err == nil {
+				return "", errors.New("a child exceeding the call's reservation was admitted")
+			}
+			wantCode(t, err, "budget_exhausted")
+			return "ok", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -54,10 +54,9 @@ func (s *Supervisor) Snapshot() Snapshot {
 	for it := range s.running {
 		snap.Live = append(snap.Live, it.live())
 	}
-	for r := s.ready.Front(); r != nil; r = r.Next() {
-		os := r.Value.(*ownerState)
-		for q := os.queue.Front(); q != nil; q = q.Next() {
-			snap.Live = append(snap.Live, q.Value.(*item).live())
+	for os := s.ready.front(); os != nil; os = os.rnext {
+		for q := os.queue.front(); q != nil; q = q.next {
+			snap.Live = append(snap.Live, q.live())
 			snap.Queued++
 		}
 	}

@@ -8,6 +8,21 @@ import (
 
 type execKey struct{}
 
+// execCtx is a running Work's context: its cancellable context with the
+// Execution as the execKey value. It lives in the item, where
+// context.WithValue would allocate.
+type execCtx struct {
+	context.Context
+	ex *Execution
+}
+
+func (c *execCtx) Value(key any) any {
+	if key == (execKey{}) {
+		return c.ex
+	}
+	return c.Context.Value(key)
+}
+
 // Execution is a running child's handle on its own Work, found in the
 // child's context with ExecutionFrom. Its methods are safe for concurrent
 // use.
@@ -16,7 +31,7 @@ type Execution struct {
 	it    *item // nil for a foreground call
 	scope Owner
 	run   *run            // the child's budget state; nil outside a child run
-	done  <-chan struct{} // the child's context ends (the boundary's slot wait)
+	cctx  context.Context // the child's cancellable context: its end ends the boundary's slot wait
 	// remote is set for a child another Engine runs (WithRemote).
 	remote *Remote
 }
@@ -93,13 +108,12 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.mu.Unlock()
 		return "", s.refusal(reason)
 	}
-	r, short := s.reserveLocked(&spec)
-	if short != "" {
+	r := new(run)
+	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
 		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}
 	scopeID := spec.Owner.id + "/" + newID()
-	s.openLocked(r, scopeID)
 	r.emit = s.foregroundEmitter(exec, spec)
 	defer s.endForeground(r, scopeID, exec)
 	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
@@ -119,7 +133,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	sc := &scope{parent: spec.Owner.sc}
+	sc := &scope{parent: spec.Owner.sc, acct: &r.account}
 	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
 	defer func() {
 		var e emission
@@ -127,7 +141,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.endScopeLocked(sc, scopeID, &e)
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, done: exec.Done()})
+	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, cctx: exec})
 	type outcome struct {
 		out      string
 		err      error

@@ -248,3 +248,37 @@ func TestStartOverlappingCloseOrRelease(t *testing.T) {
 		})
 	}
 }
+
+// TestTerminalResultNeverAheadOfObserver: a Result that arrives after the
+// Work became terminal but while its terminal event is still being
+// delivered (the Work has no done channel: nobody waited) returns only
+// after the observer has been given the event.
+func TestTerminalResultNeverAheadOfObserver(t *testing.T) {
+	g := &gateObserver{entered: make(chan struct{}), release: make(chan struct{})}
+	s := work.New(work.WithObserver(g))
+	var once sync.Once
+	open := func() { once.Do(func() { close(g.release) }) }
+	defer s.Close(context.Background())
+	defer open()
+	owner := work.NewOwner("coord")
+	ref, err := s.Start(context.Background(), work.Spec{Owner: owner, Target: work.Target{Label: "x", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "", errors.New("boom") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered // terminal, its event held in delivery
+	done := make(chan work.State, 1)
+	go func() {
+		st, _, _ := s.Result(context.Background(), owner, ref.ID, work.MaxResultWait)
+		done <- st.State
+	}()
+	select {
+	case st := <-done:
+		t.Fatalf("Result returned %s while the observer was still being told", st)
+	case <-time.After(50 * time.Millisecond):
+	}
+	open()
+	if st := <-done; st != work.StateFailed {
+		t.Fatalf("Result state = %s", st)
+	}
+}

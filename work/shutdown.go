@@ -203,14 +203,14 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 	var waits []chan struct{}
 	add := func(it *item) {
 		tracked[it] = struct{}{}
-		waits = append(waits, it.done)
+		waits = append(waits, it.doneLocked())
 	}
 	for it := range s.running {
 		add(it)
 	}
-	for f := s.ready.Front(); f != nil; f = f.Next() {
-		for q := f.Value.(*ownerState).queue.Front(); q != nil; q = q.Next() {
-			add(q.Value.(*item))
+	for os := s.ready.front(); os != nil; os = os.rnext {
+		for q := os.queue.front(); q != nil; q = q.next {
+			add(q)
 		}
 	}
 	for fg := range s.foreground {

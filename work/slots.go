@@ -52,10 +52,10 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 			s.grantLocked(w)
 			continue
 		}
-		if s.ready.Len() == 0 {
+		if s.ready.len() == 0 {
 			return
 		}
-		it := s.popLocked(s.ready.Front().Value.(*ownerState))
+		it := s.popLocked(s.ready.front())
 		s.used++
 		s.runLocked(it, nil, e)
 	}
@@ -101,8 +101,8 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 	if w.queuedBelow == 0 {
 		return
 	}
-	for f := s.ready.Front(); f != nil; f = f.Next() {
-		if os := f.Value.(*ownerState); os.within(w) {
+	for os := s.ready.front(); os != nil; os = os.rnext {
+		if os.within(w) {
 			s.runLocked(s.popLocked(os), w, e)
 			return
 		}
@@ -181,7 +181,7 @@ func (e *Execution) awaitSlot() {
 		select {
 		case <-ch:
 			s.mu.Lock()
-		case <-e.done:
+		case <-e.cctx.Done():
 			s.mu.Lock()
 			if w.reclaim == ch {
 				s.removeReclaimerLocked(w)

@@ -191,9 +191,9 @@ func (s *Supervisor) Settled(o Owner) ([]Status, error) {
 		return []Status{}, nil
 	}
 	s.evictLocked(os)
-	out := make([]Status, 0, os.terminal.Len())
-	for e := os.terminal.Front(); e != nil; e = e.Next() {
-		out = append(out, e.Value.(*item).status())
+	out := make([]Status, 0, os.terminal.len())
+	for it := os.terminal.front(); it != nil; it = it.next {
+		out = append(out, it.status())
 	}
 	return out, nil
 }
@@ -206,5 +206,5 @@ func (s *Supervisor) Live(o Owner) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	os := s.owners[o.id]
-	return os != nil && len(os.items) > os.terminal.Len()
+	return os != nil && len(os.items) > os.terminal.len()
 }

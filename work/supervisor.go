@@ -1,13 +1,13 @@
 package work
 
 import (
-	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,6 +34,7 @@ type scope struct {
 	work   *item       // the background Work whose scope this is; nil for a foreground call's
 	parent *scope      // the scope the Work or call was started in; nil under a top-level owner
 	os     *ownerState // the scope's registry entry while it has one
+	acct   *account    // the child's budget reservation: its children reserve from it
 }
 
 // holder returns the background Work whose running slot the code of scope
@@ -131,11 +132,12 @@ var (
 type Supervisor struct {
 	cfg     config
 	unwatch func()
+	nop     bool // the Observer is the no-op one
 
 	mu      sync.Mutex
 	closed  bool
 	owners  map[string]*ownerState
-	ready   list.List          // *ownerState with queued Work, round-robin
+	ready   ownerRing          // owners with queued Work, round-robin
 	running map[*item]struct{} // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
@@ -147,7 +149,12 @@ type Supervisor struct {
 	foreground map[*foreground]struct{}
 	seq        uint64
 	counts     map[string]*[len(States)]int // target label -> live count per state
-	bud        budgets
+	// The system clock's deadlines (deadline.go): running Works with one,
+	// a min-heap by deadline, and the one timer, armed for dlAt.
+	dls     []*item
+	dlTimer *time.Timer
+	dlAt    time.Time
+	bud     budgets
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).
@@ -171,10 +178,12 @@ type ownerState struct {
 	hidden   map[*item]struct{} // detached Work that is not yet terminal
 	active   int                // queued + running, visible or not
 	starts   int
-	queue    list.List // *item, FIFO
-	ring     *list.Element
-	terminal list.List // visible terminal *item, oldest finished first
-	launches launchRecords
+	queue    itemList // queued Work, FIFO
+	terminal itemList // visible terminal Work, oldest finished first
+	// rprev and rnext link the owner into the ready ring while inRing.
+	rprev, rnext *ownerState
+	inRing       bool
+	launches     launchRecords
 }
 
 type item struct {
@@ -190,19 +199,21 @@ type item struct {
 	hasOutput bool
 	read      bool
 	detached  bool
-	lending   bool // a waiter of this Work lends its running slot (slots.go)
-	done      chan struct{}
+	lending   bool            // a waiter of this Work lends its running slot (slots.go)
+	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
-	deadline  *time.Timer // the deadline's, on the system clock
+	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
-	queueElem *list.Element
-	termElem  *list.Element
-	mb        *mailbox // guidance and command records, from the first Send
-	sc        *scope   // this Work's own owner scope, from running
+	// prev and next link the Work into list: its owner's queue or its
+	// owner's terminal list (ilist.go).
+	prev, next *item
+	list       *itemList
+	mb         *mailbox // guidance and command records, from the first Send
+	sc         *scope   // this Work's own owner scope, from running
 	// Running slots (slots.go): the Work whose lent slot this one runs on
 	// (nil: a pool slot), the descendant running on this one's lent slot,
 	// the Works its lending waiters wait for (one entry per waiter), the
@@ -218,11 +229,13 @@ type item struct {
 	boundary    atomic.Bool
 	queuedBelow int32
 	emitMu      sync.Mutex
-	budget      *run // budget state
+	budget      *run // budget state: brun
+	brun        run
 	prog        progress
 	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
 	counts      *[len(States)]int // the census of its target label
 	exec        Execution         // its child's, from running
+	xctx        execCtx           // its child's context, from running
 	scope       scope             // its own owner scope (sc points here), from running
 }
 
@@ -238,6 +251,7 @@ func New(opts ...Option) *Supervisor {
 		idle:       make(chan struct{}),
 	}
 	s.labels, s.labelValue = childLabels()
+	_, s.nop = s.cfg.observer.(NopObserver)
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)
 	}
@@ -275,9 +289,25 @@ func (s *Supervisor) Census(fn func(target string, state State, n int)) {
 	}
 }
 
+// idSources are ChaCha8 generators (cryptographically strong), each seeded
+// from crypto/rand, that make the 128-bit random ids: reading crypto/rand
+// itself asks the kernel every time, several hundred nanoseconds a Start.
+var idSources = sync.Pool{New: func() any {
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // never returns an error (crypto/rand, Go 1.24+)
+	return mrand.NewChaCha8(seed)
+}}
+
+// randomID fills b with random bytes.
+func randomID(b *[16]byte) {
+	g := idSources.Get().(*mrand.ChaCha8)
+	_, _ = g.Read(b[:]) // never returns an error
+	idSources.Put(g)
+}
+
 func newID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	randomID(&b)
 	return hex.EncodeToString(b[:])
 }
 
@@ -285,7 +315,7 @@ func newID() string {
 // allocation for both).
 func newScopeID(owner string) (scope, id string) {
 	var b [16]byte
-	_, _ = rand.Read(b[:]) // never returns an error (crypto/rand, Go 1.24+)
+	randomID(&b)
 	buf := make([]byte, len(owner)+1+2*len(b))
 	copy(buf, owner)
 	buf[len(owner)] = '/'
@@ -298,43 +328,86 @@ func newScopeID(owner string) (scope, id string) {
 // is released, in order, holding each Work's emit lock so that events of one
 // Work never interleave or reorder.
 //
-// The first few events and done channels live in the emission itself (it
-// stays on the caller's stack), so the common case allocates nothing.
+// The first few events and done channels live in the emission's own arrays
+// and the overflow in separate slices: no field points into the emission
+// itself, so that it stays on the caller's stack and the common case
+// allocates nothing.
 type emission struct {
-	its     []*item
-	evs     []Event
-	done    []chan struct{} // closed after the events are delivered
+	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
+	its     [4]*item
+	evs     [4]Event
+	moreIts []*item
+	moreEvs []Event
+	nd      int // done channels: the first in done0, the rest in moreDone
+	done0   chan struct{}
+	more    []chan struct{}
 	notices []pendingNotice // sent after the events are delivered
-	itsB    [4]*item
-	evsB    [4]Event
-	doneB   [1]chan struct{}
+	// now is the clock's reading for the critical section that gathers
+	// the emission (zero until read): its events share it.
+	now time.Time
 }
+
+// nowLocked returns the time of the critical section gathering e, reading
+// the clock once per section.
+func (s *Supervisor) nowLocked(e *emission) time.Time {
+	if e.now.IsZero() {
+		e.now = s.cfg.clock.Now()
+	}
+	return e.now
+}
+
+// emissions are settle's emissions, reused.
+var emissions = sync.Pool{New: func() any { return new(emission) }}
 
 func (e *emission) add(it *item, ev Event) {
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
-	if e.its == nil {
-		e.its, e.evs = e.itsB[:0], e.evsB[:0]
+	if e.n < len(e.evs) {
+		e.its[e.n], e.evs[e.n] = it, ev
+	} else {
+		e.moreIts = append(e.moreIts, it)
+		e.moreEvs = append(e.moreEvs, ev)
 	}
-	e.its = append(e.its, it)
-	e.evs = append(e.evs, ev)
+	e.n++
 }
 
-// settled records that it's done channel closes after the events.
-func (e *emission) settled(it *item) {
-	if e.done == nil {
-		e.done = e.doneB[:0]
+// item returns the Work of the i-th event.
+func (e *emission) item(i int) *item {
+	if i < len(e.its) {
+		return e.its[i]
 	}
-	e.done = append(e.done, it.done)
+	return e.moreIts[i-len(e.its)]
+}
+
+// event returns the i-th event.
+func (e *emission) event(i int) *Event {
+	if i < len(e.evs) {
+		return &e.evs[i]
+	}
+	return &e.moreEvs[i-len(e.evs)]
+}
+
+// settled records that it's done channel, if a waiter made one, closes
+// after the events.
+func (e *emission) settled(it *item) {
+	if it.done == nil {
+		return
+	}
+	if e.nd == 0 {
+		e.done0 = it.done
+	} else {
+		e.more = append(e.more, it.done)
+	}
+	e.nd++
 }
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
 func (s *Supervisor) unlockAndEmit(e *emission) {
 	var buf [4]*item
 	locked := buf[:0]
-	if len(e.its) <= 16 {
-		for _, it := range e.its {
-			if !containsItem(locked, it) {
+	if e.n <= 16 {
+		for i := range e.n {
+			if it := e.item(i); !containsItem(locked, it) {
 				it.emitMu.Lock()
 				locked = append(locked, it)
 			}
@@ -342,9 +415,9 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	} else {
 		// Close and Release emit for many Works at once: a linear
 		// membership test would make them quadratic.
-		seen := make(map[*item]struct{}, len(e.its))
-		for _, it := range e.its {
-			if _, ok := seen[it]; !ok {
+		seen := make(map[*item]struct{}, e.n)
+		for i := range e.n {
+			if it := e.item(i); !has(seen, it) {
 				seen[it] = struct{}{}
 				it.emitMu.Lock()
 				locked = append(locked, it)
@@ -352,16 +425,19 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 		}
 	}
 	s.mu.Unlock()
-	for i, ev := range e.evs {
-		s.cfg.observer.Event(e.its[i].ctx, ev)
+	for i := range e.n {
+		s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
 	}
 	for _, n := range e.notices {
 		n.sub.send(n.n)
 	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
-	for _, ch := range e.done {
-		close(ch)
+	if e.nd > 0 {
+		close(e.done0)
+		for _, ch := range e.more {
+			close(ch)
+		}
 	}
 	for _, it := range locked {
 		it.emitMu.Unlock()
@@ -369,6 +445,20 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 			s.flushProgress(it)
 		}
 	}
+}
+
+func has(m map[*item]struct{}, it *item) bool {
+	_, ok := m[it]
+	return ok
+}
+
+// doneLocked returns the channel closed once it is terminal and its events
+// are delivered, made by the first waiter (most Works have none).
+func (it *item) doneLocked() chan struct{} {
+	if it.done == nil {
+		it.done = make(chan struct{})
+	}
+	return it.done
 }
 
 func containsItem(its []*item, it *item) bool {
@@ -425,6 +515,18 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.Run == nil {
 		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
+	// The Work's id and item are made before the lock is taken (a refused
+	// Start drops them), so that its holders wait for no allocation.
+	scopeID, id := newScopeID(spec.Owner.id)
+	it := &item{
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
+		target:   spec.Target,
+		state:    StateQueued,
+		run:      spec.Run,
+		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		scopeID:  scopeID,
+	}
+	r := &it.brun
 	s.mu.Lock()
 	if r, err, ok := s.replayLocked(&spec); ok {
 		s.mu.Unlock()
@@ -441,21 +543,18 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
-	scopeID, id := newScopeID(spec.Owner.id)
-	r, short := s.reserveLocked(&spec)
-	if short != "" {
+	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
 		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
 	}
-	s.openLocked(r, scopeID)
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
 	os := s.ownerLocked(spec.Owner)
 	os.starts++
 	os.active++
-	launch := recordLaunchLocked(os, &spec, Ref{ID: id, TargetID: spec.Target.id()})
+	launch := recordLaunchLocked(os, &spec, it.ref)
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
 	_, nop := s.cfg.observer.(NopObserver)
@@ -463,26 +562,15 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 	}
 
-	it := &item{
-		ref:      Ref{ID: id, TargetID: spec.Target.id()},
-		owner:    os,
-		target:   spec.Target,
-		state:    StateQueued,
-		created:  now,
-		done:     make(chan struct{}),
-		run:      spec.Run,
-		maxDur:   r.budget.MaxDuration,
-		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
-		budget:   r,
-		scopeID:  scopeID,
-	}
-	r.it = it
+	it.owner, it.created = os, now
+	it.maxDur, it.budget, r.it = r.budget.MaxDuration, r, it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	if nop {
 		it.ctx = context.Background()
+		e.now = now // the lock was held throughout: the same critical section
 	} else {
-		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), e.evs[0])
+		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), *e.event(0))
 		s.mu.Lock()
 	}
 	s.seq++
@@ -495,13 +583,13 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	it.counts = c
 	c[StateQueued.index()]++
-	it.queueElem = os.queue.PushBack(it)
+	os.queue.pushBack(it)
 	s.queuedBelowLocked(os, 1)
 	if launch != nil {
 		close(launch.ready)
 	}
-	if os.ring == nil {
-		os.ring = s.ready.PushBack(os)
+	if !os.inRing {
+		s.ready.pushBack(os)
 	}
 	switch {
 	case s.owners[os.id] != os:
@@ -603,13 +691,12 @@ func (s *Supervisor) ownerLocked(o Owner) *ownerState {
 // popLocked takes the first queued Work of os (which is in the ready ring)
 // and moves os to the back of the ring when it has more.
 func (s *Supervisor) popLocked(os *ownerState) *item {
-	it := os.queue.Remove(os.queue.Front()).(*item)
-	it.queueElem = nil
+	it := os.queue.front()
+	os.queue.remove(it)
 	s.queuedBelowLocked(os, -1)
-	s.ready.Remove(os.ring)
-	os.ring = nil
-	if os.queue.Len() > 0 {
-		os.ring = s.ready.PushBack(os)
+	s.ready.remove(os)
+	if os.queue.len() > 0 {
+		s.ready.pushBack(os)
 	}
 	return it
 }
@@ -625,7 +712,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 // prepareRunLocked moves a Work taken from its owner's queue to running and
 // returns the context and function its child runs with.
 func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
-	now := s.cfg.clock.Now()
+	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
 	s.running[it] = struct{}{}
@@ -634,13 +721,14 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	}
 	ctx, cancel := context.WithCancelCause(it.ctx)
 	it.cancel = cancel
-	it.scope = scope{work: it, parent: it.owner.sc}
+	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, done: ctx.Done()}
-	ctx = context.WithValue(ctx, execKey{}, &it.exec)
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
+	it.xctx = execCtx{Context: ctx, ex: &it.exec}
+	ctx = &it.xctx
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
-			it.deadline = time.AfterFunc(it.maxDur, it.expire)
+			s.addDeadlineLocked(it, now)
 		} else {
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
 		}
@@ -648,18 +736,6 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	run := it.run
 	it.run = nil
 	return ctx, run
-}
-
-// expire cancels a running Work whose deadline passed. The cancel function
-// is read under the lock: settle clears it.
-func (it *item) expire() {
-	s := it.exec.s
-	s.mu.Lock()
-	cancel := it.cancel
-	s.mu.Unlock()
-	if cancel != nil {
-		cancel(errDeadline)
-	}
 }
 
 // exited is called as a child goroutine or a foreground call ends.
@@ -701,10 +777,35 @@ func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*it
 			s.settle(it, ctx, "", nil, true, false)
 		}
 	}()
+	if !s.nop {
+		growStack()
+	}
 	out, err, panicked := invoke(ctx, run)
 	returned = true
 	return s.settle(it, ctx, out, err, panicked, true)
 }
+
+// growStack grows a new child goroutine's stack while it is still shallow.
+// Delivering a Work's events to an Observer that records them (an OTel
+// SDK, a logger) from the child's goroutine as it settles needs a few
+// kilobytes of stack; grown there, deep in settle, every Work paid for
+// copying and adjusting all of its frames (runtime.newstack was 4% of the
+// telemetry benchmark's profile, most of it in the instrumented arm).
+// Grown here it costs a copy of two frames, and nothing on a goroutine
+// whose stack is already large (a reused one, or a child that needed it).
+//
+//go:noinline
+func growStack() {
+	var buf [stackHeadroom]byte
+	keepStack(buf[:])
+}
+
+// stackHeadroom is what growStack reserves: the stack grows to the next
+// power of two above it (8 KB).
+const stackHeadroom = 4096
+
+//go:noinline
+func keepStack(b []byte) { _ = b[len(b)-1] }
 
 func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked bool) {
 	defer func() {
@@ -722,9 +823,11 @@ func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked b
 // fair order (when no reclaimer waits for one) and return it, running, for
 // the calling goroutine to execute.
 func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
-	var e emission
+	// The emission comes from a pool: on the stack of a child goroutine
+	// (which starts small) it would make the stack grow for every Work.
+	e := emissions.Get().(*emission)
 	s.mu.Lock()
-	now := s.cfg.clock.Now()
+	now := s.nowLocked(e)
 	cause := context.Cause(ctx)
 	ev := Event{Time: now, Duration: now.Sub(it.started)}
 	to := StateCompleted
@@ -750,34 +853,33 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer()
 		it.stopTimer = nil
 	}
-	if it.deadline != nil {
-		it.deadline.Stop()
-		it.deadline = nil
-	}
+	s.removeDeadlineLocked(it)
 	it.cancel(nil)
 	it.cancel = nil
-	s.endRunLocked(it, ev.ErrorClass, &e)
-	s.transition(it, to, &e, ev)
-	s.finishLocked(it, now, &e)
-	s.endScopeLocked(it.sc, it.owner.id+"/"+it.ref.ID, &e)
-	s.freeSlotLocked(it, &e)
+	s.endRunLocked(it, ev.ErrorClass, e)
+	s.transition(it, to, e, ev)
+	s.finishLocked(it, now, e)
+	s.endScopeLocked(it.sc, it.scopeID, e)
+	s.freeSlotLocked(it, e)
 	var nit *item
 	var nctx context.Context
 	var nrun RunFunc
-	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.Len() > 0 {
-		nit = s.popLocked(s.ready.Front().Value.(*ownerState))
+	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
+		nit = s.popLocked(s.ready.front())
 		s.used++
-		nctx, nrun = s.prepareRunLocked(nit, nil, &e)
+		nctx, nrun = s.prepareRunLocked(nit, nil, e)
 	}
-	s.dispatchLocked(&e)
-	s.unlockAndEmit(&e)
+	s.dispatchLocked(e)
+	s.unlockAndEmit(e)
+	*e = emission{}
+	emissions.Put(e)
 	return nit, nctx, nrun
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	it.finished = now
-	s.settleRunLocked(it.budget, it.scopeID)
+	s.settleRunLocked(it.budget)
 	it.owner.active--
 	e.settled(it)
 	if it.detached {
@@ -785,7 +887,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 		s.forgetItemLocked(it)
 		return
 	}
-	it.termElem = it.owner.terminal.PushBack(it)
+	it.owner.terminal.pushBack(it)
 	s.evictLocked(it.owner)
 }
 
@@ -821,14 +923,13 @@ func (it *item) evictClass() int {
 func (s *Supervisor) evictLocked(os *ownerState) {
 	if s.cfg.retainAge > 0 {
 		now := s.cfg.clock.Now()
-		for f := os.terminal.Front(); f != nil && now.Sub(f.Value.(*item).finished) > s.cfg.retainAge; f = os.terminal.Front() {
-			s.evictItemLocked(os, f.Value.(*item))
+		for f := os.terminal.front(); f != nil && now.Sub(f.finished) > s.cfg.retainAge; f = os.terminal.front() {
+			s.evictItemLocked(os, f)
 		}
 	}
-	for os.terminal.Len() > s.cfg.retainTerminal {
+	for os.terminal.len() > s.cfg.retainTerminal {
 		var first [evictUnread + 1]*item
-		for f := os.terminal.Front(); f != nil; f = f.Next() {
-			it := f.Value.(*item)
+		for it := os.terminal.front(); it != nil; it = it.next {
 			if c := it.evictClass(); first[c] == nil {
 				first[c] = it
 				if c == evictRead {
@@ -846,8 +947,7 @@ func (s *Supervisor) evictLocked(os *ownerState) {
 }
 
 func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
-	os.terminal.Remove(it.termElem)
-	it.termElem = nil
+	os.terminal.remove(it)
 	delete(os.items, it.ref.ID)
 	s.forgetItemLocked(it)
 }
@@ -1002,16 +1102,18 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	if err != nil || (timeout == 0 && !it.state.Terminal()) {
 		return s.readLocked(it, err)
 	}
-	done, terminal := it.done, it.state.Terminal()
-	if terminal {
+	if it.state.Terminal() {
 		s.mu.Unlock()
-		// Settled, perhaps with its events still being delivered: done
-		// closes right after, so a terminal answer is never ahead of the
-		// observer.
-		<-done
+		// Settled, perhaps with its events still being delivered: their
+		// emission holds the Work's emit lock from before s.mu was
+		// released until they are, so a terminal answer is never ahead of
+		// the observer.
+		it.emitMu.Lock()
+		it.emitMu.Unlock()
 		s.mu.Lock()
 		return s.readLocked(s.lookupLocked(o, id))
 	}
+	done := it.doneLocked()
 	var e emission
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
@@ -1104,12 +1206,10 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 	switch it.state {
 	case StateQueued:
 		os := it.owner
-		os.queue.Remove(it.queueElem)
-		it.queueElem = nil
+		os.queue.remove(it)
 		s.queuedBelowLocked(os, -1)
-		if os.queue.Len() == 0 && os.ring != nil {
-			s.ready.Remove(os.ring)
-			os.ring = nil
+		if os.queue.len() == 0 && os.inRing {
+			s.ready.remove(os)
 		}
 		it.run = nil
 		s.transition(it, StateCancelled, e, Event{Time: now, Duration: now.Sub(it.created)})
@@ -1151,9 +1251,8 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	it.detached = true
 	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
-	if it.termElem != nil {
-		os.terminal.Remove(it.termElem)
-		it.termElem = nil
+	if it.list == &os.terminal {
+		os.terminal.remove(it)
 		s.forgetItemLocked(it)
 		return
 	}
@@ -1238,10 +1337,9 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	s.closed = true
 	s.closing.Store(true)
 	now := s.cfg.clock.Now()
-	for f := s.ready.Front(); f != nil; f = s.ready.Front() {
-		os := f.Value.(*ownerState)
-		for q := os.queue.Front(); q != nil; q = os.queue.Front() {
-			s.cancelLocked(q.Value.(*item), now, errClosed, &e)
+	for os := s.ready.front(); os != nil; os = s.ready.front() {
+		for q := os.queue.front(); q != nil; q = os.queue.front() {
+			s.cancelLocked(q, now, errClosed, &e)
 		}
 	}
 	for it := range s.running {

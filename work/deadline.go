@@ -1,0 +1,122 @@
+package work
+
+import "time"
+
+// On the system clock, the deadlines of running Works share one timer: the
+// Works with a deadline are kept in a min-heap by deadline (s.dls, guarded
+// by s.mu), and s.dlTimer is armed for the earliest. Starting a Work adds
+// it to the heap (re-arming the timer only when its deadline is the new
+// earliest); settling removes it and never re-arms or stops it: a timer
+// that fires for a Work already settled finds nothing due and re-arms for
+// the next, if any.
+// So a Work's deadline allocates nothing and touches no runtime timer in
+// the common case. Other clocks keep a timer per Work (their tests count
+// timers).
+
+// addDeadlineLocked adds running it, whose deadline is it.deadline(), to
+// the heap.
+func (s *Supervisor) addDeadlineLocked(it *item, now time.Time) {
+	it.dlIdx = len(s.dls) + 1
+	s.dls = append(s.dls, it)
+	s.dlUp(len(s.dls) - 1)
+	if s.dlAt.IsZero() || it.deadline().Before(s.dlAt) {
+		s.armDeadlineLocked(it.deadline(), now)
+	}
+}
+
+func (s *Supervisor) armDeadlineLocked(at, now time.Time) {
+	s.dlAt = at
+	if s.dlTimer == nil {
+		s.dlTimer = time.AfterFunc(at.Sub(now), s.expireDue)
+		return
+	}
+	s.dlTimer.Reset(at.Sub(now))
+}
+
+// removeDeadlineLocked takes it out of the heap, if it is there.
+func (s *Supervisor) removeDeadlineLocked(it *item) {
+	i := it.dlIdx - 1
+	if i < 0 {
+		return
+	}
+	last := len(s.dls) - 1
+	if i != last {
+		s.dlSwap(i, last)
+	}
+	s.dls[last] = nil
+	s.dls = s.dls[:last]
+	it.dlIdx = 0
+	if i != last {
+		if !s.dlUp(i) {
+			s.dlDown(i)
+		}
+	}
+	if len(s.dls) == 0 && s.closed && !s.dlAt.IsZero() {
+		// Otherwise the timer stays armed when the heap empties: one
+		// Work after another then touches it only when a deadline is
+		// earlier than the one it is armed for, and an idle Supervisor
+		// wakes once for nothing. A closed one lets its timer go.
+		s.dlTimer.Stop()
+		s.dlAt = time.Time{}
+	}
+}
+
+// expireDue runs when the deadline timer fires: it cancels every running
+// Work whose deadline has passed (the same cancellation as a per-Work
+// timer's, under the lock as cancelLocked does) and re-arms for the next.
+func (s *Supervisor) expireDue() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dlAt = time.Time{}
+	now := time.Now()
+	for len(s.dls) > 0 && !s.dls[0].deadline().After(now) {
+		it := s.dls[0]
+		s.removeDeadlineLocked(it)
+		it.cancel(errDeadline)
+	}
+	if len(s.dls) > 0 {
+		s.armDeadlineLocked(s.dls[0].deadline(), now)
+	}
+}
+
+// deadline is a running Work's deadline on the system clock: maxDur after
+// it started (kept as that, not as a field of its own).
+func (it *item) deadline() time.Time { return it.started.Add(it.maxDur) }
+
+func (s *Supervisor) dlSwap(i, j int) {
+	s.dls[i], s.dls[j] = s.dls[j], s.dls[i]
+	s.dls[i].dlIdx, s.dls[j].dlIdx = i+1, j+1
+}
+
+// dlUp moves the entry at i up to its place and reports whether it moved.
+func (s *Supervisor) dlUp(i int) bool {
+	moved := false
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.dls[i].deadline().Before(s.dls[p].deadline()) {
+			break
+		}
+		s.dlSwap(i, p)
+		i, moved = p, true
+	}
+	return moved
+}
+
+func (s *Supervisor) dlDown(i int) {
+	n := len(s.dls)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && s.dls[r].deadline().Before(s.dls[l].deadline()) {
+			m = r
+		}
+		if !s.dls[m].deadline().Before(s.dls[i].deadline()) {
+			return
+		}
+		s.dlSwap(i, m)
+		i = m
+	}
+}
