@@ -51,11 +51,19 @@ func (s *Supervisor) removeDeadlineLocked(it *item) {
 			s.dlDown(i)
 		}
 	}
+	// Otherwise the timer stays armed when the heap empties: one Work
+	// after another then touches it only when a deadline is earlier than
+	// the one it is armed for, and an idle Supervisor wakes once for
+	// nothing. A closed one lets its timer go.
+	s.stopDeadlineTimerLocked()
+}
+
+// stopDeadlineTimerLocked stops the deadline timer of a closed Supervisor
+// whose heap is empty, so that no timer holds the Supervisor after Close.
+// Close calls it too: a timer armed for a Work that ended before Close
+// would otherwise stay armed for up to the maximum duration.
+func (s *Supervisor) stopDeadlineTimerLocked() {
 	if len(s.dls) == 0 && s.closed && !s.dlAt.IsZero() {
-		// Otherwise the timer stays armed when the heap empties: one
-		// Work after another then touches it only when a deadline is
-		// earlier than the one it is armed for, and an idle Supervisor
-		// wakes once for nothing. A closed one lets its timer go.
 		s.dlTimer.Stop()
 		s.dlAt = time.Time{}
 	}

@@ -1348,6 +1348,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	for fg := range s.foreground {
 		fg.cancel(errClosed)
 	}
+	s.stopDeadlineTimerLocked()
 	s.releaseReclaimersLocked()
 	s.signalIdleLocked()
 	s.unlockAndEmit(&e)
