@@ -1103,15 +1103,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		return s.readLocked(it, err)
 	}
 	if it.state.Terminal() {
-		s.mu.Unlock()
-		// Settled, perhaps with its events still being delivered: their
-		// emission holds the Work's emit lock from before s.mu was
-		// released until they are, so a terminal answer is never ahead of
-		// the observer.
-		it.emitMu.Lock()
-		it.emitMu.Unlock()
-		s.mu.Lock()
-		return s.readLocked(s.lookupLocked(o, id))
+		return s.readSettledLocked(o, id, it)
 	}
 	done := it.doneLocked()
 	var e emission
@@ -1122,6 +1114,23 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	if w != nil {
 		s.unlend(w, it)
 	}
+	s.mu.Lock()
+	if it, err := s.lookupLocked(o, id); err == nil && it.state.Terminal() {
+		// The wait may have ended (timeout, ctx) while the Work settled
+		// and before its done channel closed.
+		return s.readSettledLocked(o, id, it)
+	}
+	return s.readLocked(s.lookupLocked(o, id))
+}
+
+// readSettledLocked answers Result for terminal it and releases s.mu.
+// The Work is settled, perhaps with its events still being delivered:
+// their emission holds the Work's emit lock from before s.mu was released
+// until they are, so a terminal answer is never ahead of the observer.
+func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, string, error) {
+	s.mu.Unlock()
+	it.emitMu.Lock()
+	it.emitMu.Unlock()
 	s.mu.Lock()
 	return s.readLocked(s.lookupLocked(o, id))
 }

@@ -1,0 +1,81 @@
+package work_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/internal/fakeclock"
+	"github.com/agentwork/agentwork/work"
+)
+
+// gateObs holds the delivery of a Work's failed event until released.
+type gateObs struct {
+	work.NopObserver
+	entered   chan struct{}
+	release   chan struct{}
+	delivered atomic.Bool
+}
+
+func (g *gateObs) Event(_ context.Context, e work.Event) {
+	if e.Type == work.EventFailed {
+		close(g.entered)
+		<-g.release
+		g.delivered.Store(true)
+	}
+}
+
+// A Result whose wait ends (by its timeout or its context) while the Work
+// it waits for is settling must not report the terminal state before the
+// Observer has seen the terminal event.
+func TestReviewResultWaitEndsWhileSettling(t *testing.T) {
+	for _, how := range []string{"timeout", "ctx"} {
+		t.Run(how, func(t *testing.T) {
+			clk := fakeclock.New(t0)
+			g := &gateObs{entered: make(chan struct{}), release: make(chan struct{})}
+			s := work.New(work.WithClock(clk), work.WithObserver(g), work.WithMaxDuration(0))
+			defer s.Close(context.Background())
+			o := work.NewOwner("a")
+			proceed := make(chan struct{})
+			ref, err := s.Start(context.Background(), work.Spec{Owner: o, Target: fn,
+				Run: func(context.Context) (string, error) { <-proceed; return "", errBoom }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			type answer struct {
+				st        work.State
+				delivered bool
+			}
+			res := make(chan answer, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				st, _, _ := s.Result(ctx, o, ref.ID, 10*time.Second)
+				res <- answer{st.State, g.delivered.Load()}
+			}()
+			clk.BlockUntil(1) // Result waits (its timer is the only one)
+			close(proceed)
+			<-g.entered // settled; the failed event is being delivered
+			if how == "timeout" {
+				clk.Advance(10 * time.Second)
+			} else {
+				cancel()
+			}
+			var a answer
+			select {
+			case a = <-res:
+			case <-time.After(300 * time.Millisecond): // Result rightly still waits
+				close(g.release)
+				a = <-res
+				g.release = nil
+			}
+			if g.release != nil {
+				close(g.release)
+			}
+			if a.st.Terminal() && !a.delivered {
+				t.Fatalf("Result reported %s before the Observer saw the terminal event", a.st)
+			}
+		})
+	}
+}
