@@ -44,15 +44,22 @@ var probeMu sync.Mutex
 
 // callerLabelled reports whether the calling goroutine carries the child
 // label with value v. Go offers no way to read a goroutine's own labels, so
-// it reads them from a goroutine profile: the calling goroutine is the one
-// whose stack holds this function (callers are serialised, so exactly one
-// does). This stops the world once; Close calls it only while children run.
-//
-//go:noinline
+// it reads them from a goroutine profile. Callers are serialised, and only
+// the one holding probeMu runs probeLabel: the calling goroutine is the one
+// whose stack holds probeLabel (other callers wait in callerLabelled, and
+// their records, which may sort first, do not hold it). This stops the
+// world once; Close calls it only while children run.
 func callerLabelled(v string) bool {
-	pc, _, _, _ := runtime.Caller(0)
 	probeMu.Lock()
 	defer probeMu.Unlock()
+	return probeLabel(v)
+}
+
+// probeLabel is callerLabelled's probe, run only under probeMu.
+//
+//go:noinline
+func probeLabel(v string) bool {
+	pc, _, _, _ := runtime.Caller(0)
 	var b bytes.Buffer
 	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
 		return false
