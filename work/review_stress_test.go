@@ -77,7 +77,7 @@ func TestReviewSystemDeadlinesStress(t *testing.T) {
 			if due := st.StartedAt.Add(r.d); c.Before(due) {
 				t.Errorf("%d: cancelled %v before its deadline", i, due.Sub(c))
 			}
-			if late := c.Sub(st.StartedAt.Add(r.d)); late > time.Second {
+			if late := c.Sub(st.StartedAt.Add(r.d)); late > 5*time.Second {
 				t.Errorf("%d: cancelled %v late", i, late)
 			}
 		case 1:
