@@ -760,7 +760,6 @@ func (s *Supervisor) signalIdleLocked() {
 // settlement frees the slot for a queued Work, the goroutine runs that one
 // next (one goroutine per busy slot rather than per Work).
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
-	s.labelChild()
 	defer s.exited()
 	for it != nil {
 		it, ctx, run = s.executeOne(it, ctx, run)
@@ -780,6 +779,10 @@ func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*it
 	if !s.nop {
 		growStack()
 	}
+	// Each Work's child gets the label afresh: the goroutine may have run
+	// another Work whose child replaced its labels (pprof.Do restores
+	// those of the child's context, which has none).
+	s.labelChild()
 	out, err, panicked := invoke(ctx, run)
 	returned = true
 	return s.settle(it, ctx, out, err, panicked, true)
