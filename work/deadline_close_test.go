@@ -14,7 +14,7 @@ import (
 // armed timer behind (before, the shared timer stayed armed for the
 // default 30 minutes and held the Supervisor, its Observer and all it
 // refers to).
-func TestReviewClosedSupervisorIsCollectable(t *testing.T) {
+func TestClosedSupervisorIsCollectable(t *testing.T) {
 	wp := func() weak.Pointer[work.Supervisor] {
 		s := work.New() // system clock, default 30 min maximum duration
 		o := work.NewOwner("a")

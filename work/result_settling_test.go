@@ -29,7 +29,7 @@ func (g *gateObs) Event(_ context.Context, e work.Event) {
 // A Result whose wait ends (by its timeout or its context) while the Work
 // it waits for is settling must not report the terminal state before the
 // Observer has seen the terminal event.
-func TestReviewResultWaitEndsWhileSettling(t *testing.T) {
+func TestResultWaitEndsWhileSettling(t *testing.T) {
 	for _, how := range []string{"timeout", "ctx"} {
 		t.Run(how, func(t *testing.T) {
 			clk := fakeclock.New(t0)

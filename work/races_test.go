@@ -46,7 +46,7 @@ func (c *checkObs) seen(id string) bool {
 	return c.terminal[id]
 }
 
-func TestReviewConcurrentOperations(t *testing.T) {
+func TestConcurrentOperations(t *testing.T) {
 	for round := range 3 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) { reviewRound(t) })
 	}

@@ -15,12 +15,12 @@ func blockedInProbe() int {
 	return bytes.Count(buf, []byte("work.callerLabelled("))
 }
 
-// TestReviewConcurrentProbes: while one goroutine reads the goroutine
+// TestConcurrentProbes: while one goroutine reads the goroutine
 // profile for its label, others wait for the probe inside it too. Two
 // labelled ones with the same stack make one record of count 2, which
 // sorts first: the unlabelled prober must still be told it is not
 // labelled (else its Close would be refused as a child's).
-func TestReviewConcurrentProbes(t *testing.T) {
+func TestConcurrentProbes(t *testing.T) {
 	const v = "review-probe"
 	labelled := pprof.WithLabels(context.Background(), pprof.Labels(ProfileLabel, v))
 	probeMu.Lock()

@@ -16,7 +16,7 @@ import (
 // number of Works (so some start from a settling child's goroutine): every
 // Work whose child waits is cancelled by its deadline no earlier than it,
 // and none that ended early is failed by a deadline.
-func TestReviewSystemDeadlinesStress(t *testing.T) {
+func TestSystemDeadlinesStress(t *testing.T) {
 	ctx := context.Background()
 	s := work.New(work.WithMaxRunning(6), work.WithMaxOutstanding(100), work.WithMaxStarts(0), work.WithRetention(100, 0))
 	defer s.Close(ctx)
@@ -94,7 +94,7 @@ func TestReviewSystemDeadlinesStress(t *testing.T) {
 
 // A Work started with a deadline shorter than the one the shared timer is
 // armed for fires at its own deadline, repeatedly, while longer ones stay.
-func TestReviewShorterDeadlineRearms(t *testing.T) {
+func TestShorterDeadlineRearms(t *testing.T) {
 	ctx := context.Background()
 	s := work.New(work.WithMaxRunning(64))
 	defer s.Close(ctx)

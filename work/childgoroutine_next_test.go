@@ -14,7 +14,7 @@ import (
 // label from the next Work that its goroutine runs: that Work's child,
 // closing its Supervisor with a context not derived from its own, is
 // still refused (else its Close waits for it until closeWithin).
-func TestReviewNextWorkKeepsLabel(t *testing.T) {
+func TestNextWorkKeepsLabel(t *testing.T) {
 	s := work.New(work.WithMaxRunning(1))
 	defer s.Close(context.Background())
 	o := work.NewOwner("a")
