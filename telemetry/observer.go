@@ -42,7 +42,7 @@ type Observer struct {
 	// events that arrive after the Work's own span has ended (result read,
 	// guidance dropped at a cancel, detach of terminal work) go there.
 	actMu   sync.Mutex
-	actions map[string]trace.Span
+	actions map[actionKey]trace.Span
 	// Foreground calls in progress by their execute_tool span: Bind
 	// starts the child agent's invoke_agent span there and the call's end
 	// function ends it.
@@ -75,7 +75,7 @@ var (
 // earlier).
 func New(opts ...Option) (*Observer, error) {
 	cfg := newConfig(opts)
-	o := &Observer{log: cfg.logger, actions: make(map[string]trace.Span),
+	o := &Observer{log: cfg.logger, actions: make(map[actionKey]trace.Span),
 		foreground: make(map[trace.SpanID]trace.Span), cancelAt: make(map[string]time.Time)}
 	if cfg.tracing {
 		o.tracer = cfg.tracerProvider.Tracer(ScopeName)
@@ -232,7 +232,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 	}
 	var span trace.Span
 	var fgID trace.SpanID
-	trackedID := ""
+	var tracked actionKey // set when the span is registered for late events
 	if o.tracer != nil {
 		var name string
 		attrs := make([]attribute.KeyValue, 0, 8)
@@ -242,7 +242,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
 			if work.IsID(c.WorkID) {
 				attrs = append(attrs, keyWorkID.String(c.WorkID))
-				trackedID = actionKey(c.Owner, c.WorkID)
+				tracked = actionKey{c.Owner, c.WorkID}
 			}
 		} else {
 			name = o.spanName(spanExecuteTool, c.Tool)
@@ -261,12 +261,12 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			o.foreground[fgID] = nil // Bind fills it for an agent child
 			o.actMu.Unlock()
 		}
-		if trackedID != "" && span.IsRecording() {
+		if tracked.workID != "" && span.IsRecording() {
 			o.actMu.Lock()
-			o.actions[trackedID] = span
+			o.actions[tracked] = span
 			o.actMu.Unlock()
 		} else {
-			trackedID = ""
+			tracked = actionKey{}
 		}
 	}
 	return ctx, func(ce work.CallEnd) {
@@ -286,10 +286,10 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 				span.SetAttributes(keyErrorType.String(et))
 				span.SetStatus(codes.Error, "")
 			}
-			if trackedID != "" {
+			if tracked.workID != "" {
 				o.actMu.Lock()
-				if o.actions[trackedID] == span {
-					delete(o.actions, trackedID)
+				if o.actions[tracked] == span {
+					delete(o.actions, tracked)
 				}
 				o.actMu.Unlock()
 			}
@@ -464,8 +464,9 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 // actionKey keys an open work-tool action span by its owner and the Work
 // it names, so a late event only ever lands on its own owner's span (an
 // action naming another owner's Work is not_found and must not receive
-// that Work's events).
-func actionKey(owner, workID string) string { return owner + "\x00" + workID }
+// that Work's events). A struct rather than a joined string: looking one
+// up allocates nothing.
+type actionKey struct{ owner, workID string }
 
 func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	name := eventName(e.Type)
@@ -479,7 +480,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 			return
 		}
 		o.actMu.Lock()
-		span = o.actions[actionKey(e.Owner, e.WorkID)]
+		span = o.actions[actionKey{e.Owner, e.WorkID}]
 		o.actMu.Unlock()
 		if span == nil {
 			return
