@@ -161,6 +161,7 @@ func nopEnd(work.CallEnd) {}
 // call (an option is an interface: boxing a value allocates).
 var (
 	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	newRoot      = trace.WithNewRoot()
 	// By work.States index: the agentwork.work.state attribute, as a
 	// slice for SetAttributes and as a span event option.
 	stateAttrs    [len(work.States)][]attribute.KeyValue
@@ -235,8 +236,8 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 	var tracked actionKey // set when the span is registered for late events
 	if o.tracer != nil {
 		var name string
-		attrs := make([]attribute.KeyValue, 0, 8)
-		attrs = append(attrs, keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
+		sc := getScratch()
+		attrs := append(sc.attributes(), keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
 		if c.Kind == work.CallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
@@ -254,7 +255,8 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		if validCallID(c.CallID) {
 			attrs = append(attrs, keyToolCallID.String(c.CallID))
 		}
-		ctx, span = o.tracer.Start(ctx, name, internalKind, trace.WithAttributes(attrs...))
+		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+		sc.put()
 		if c.Kind == work.CallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
@@ -276,7 +278,9 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		}
 		if span != nil {
 			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
-				span.SetAttributes(keyWorkID.String(ce.WorkID))
+				sc := getScratch()
+				span.SetAttributes(append(sc.attributes(), keyWorkID.String(ce.WorkID))...)
+				sc.put()
 			}
 			if outcome != outcomeOK && outcome != outcomeTimeout {
 				et := errorType(ce.ErrorClass)
@@ -341,10 +345,12 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if !pending {
 			return exec
 		}
-		attrs := append(make([]attribute.KeyValue, 0, 5),
+		sc := getScratch()
+		attrs := append(sc.attributes(),
 			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
 		attrs = appendAgentInfo(attrs, caller)
-		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), internalKind, trace.WithAttributes(attrs...))
+		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+		sc.put()
 		o.actMu.Lock()
 		if _, still := o.foreground[id]; still {
 			o.foreground[id] = child
@@ -359,7 +365,8 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if o.tracer == nil {
 			return exec
 		}
-		attrs := append(make([]attribute.KeyValue, 0, 7),
+		sc := getScratch()
+		attrs := append(sc.attributes(),
 			keyOperation.String(opInvokeAgent),
 			keyAgentName.String(e.Target),
 			keyWorkID.String(e.WorkID),
@@ -367,15 +374,15 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 			keyWorkState.String(string(work.StateQueued)),
 		)
 		attrs = appendAgentInfo(attrs, caller)
-		opts := make([]trace.SpanStartOption, 0, 5)
-		opts = append(opts, trace.WithNewRoot(), internalKind, trace.WithAttributes(attrs...))
+		opts := append(sc.start[:0], newRoot, internalKind, sc.withAttributes(attrs))
 		if !e.Time.IsZero() {
 			opts = append(opts, trace.WithTimestamp(e.Time))
 		}
-		if sc := trace.SpanContextFromContext(caller); sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		if lsc := trace.SpanContextFromContext(caller); lsc.IsValid() {
+			opts = append(opts, sc.withLinkTo(lsc))
 		}
 		ctx, span := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), opts...)
+		sc.put()
 		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
 			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
 		}
@@ -489,7 +496,13 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	}
 	transition := e.To != "" && e.Type == work.EventType(e.To)
 	si := stateIndex(e.To)
-	var attrs []attribute.KeyValue // the event's attributes beyond the state
+	sc := getScratch()
+	defer sc.put()
+	attrs := sc.attributes()
+	if transition && si >= 0 {
+		attrs = append(attrs, stateAttrs[si]...)
+	}
+	plain := len(attrs) // the state alone: a precomputed option
 	switch e.Type {
 	case work.EventGuidanceAccepted, work.EventGuidanceDelivered, work.EventGuidanceDropped:
 		attrs = append(attrs, keyGuidanceN.Int(e.Count))
@@ -516,14 +529,11 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 			attrs = append(attrs, keyResultBytes.Int(e.Bytes))
 		}
 	}
-	opts := make([]trace.EventOption, 0, 2)
-	switch {
-	case transition && si >= 0 && len(attrs) == 0:
+	opts := sc.event[:0]
+	if plain == 1 && len(attrs) == 1 {
 		opts = append(opts, stateEventOpt[si])
-	case transition && si >= 0:
-		opts = append(opts, trace.WithAttributes(append(append(make([]attribute.KeyValue, 0, 1+len(attrs)), stateAttrs[si]...), attrs...)...))
-	default:
-		opts = append(opts, trace.WithAttributes(attrs...))
+	} else {
+		opts = append(opts, sc.withAttributes(attrs))
 	}
 	if !e.Time.IsZero() {
 		opts = append(opts, trace.WithTimestamp(e.Time))
@@ -545,6 +555,6 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	if e.Time.IsZero() {
 		span.End()
 	} else {
-		span.End(trace.WithTimestamp(e.Time))
+		span.End(append(sc.end[:0], trace.WithTimestamp(e.Time))...)
 	}
 }
