@@ -278,9 +278,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		}
 		if span != nil {
 			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
-				sc := getScratch()
-				span.SetAttributes(append(sc.attributes(), keyWorkID.String(ce.WorkID))...)
-				sc.put()
+				span.SetAttributes(keyWorkID.String(ce.WorkID))
 			}
 			if outcome != outcomeOK && outcome != outcomeTimeout {
 				et := errorType(ce.ErrorClass)

@@ -11,14 +11,15 @@ import (
 // one span start (at most 7) or span event (at most 5) of the Observer.
 const maxScratchAttrs = 8
 
-// scratch holds the attributes and options of one span start, span event,
-// SetAttributes or End call. The trace API copies them before the call
-// returns: a provider reads options only through trace.NewSpanStartConfig,
-// NewEventConfig and NewSpanEndConfig, which append the attributes and
-// links to slices of their own, and the SDK's SetAttributes appends to the
-// span's. So a scratch goes back to its pool as soon as the call returns,
-// and the hot path allocates neither the slices nor the boxed
-// WithAttributes and WithLinks options (each an allocation per call).
+// scratch holds the attributes and options of one span start, span event
+// or End call. The trace API copies them before the call returns: a
+// provider can read options only through trace.NewSpanStartConfig,
+// NewEventConfig and NewSpanEndConfig (their methods are unexported), which
+// append the attributes and links to slices of their own. So a scratch
+// goes back to its pool as soon as the call returns, and the hot path
+// allocates neither the slices nor the boxed WithAttributes and WithLinks
+// options (each an allocation per call). SetAttributes is not given a
+// scratch: nothing obliges a Span implementation to copy its arguments.
 type scratch struct {
 	attrs [maxScratchAttrs]attribute.KeyValue
 	// withAttrs[n] is trace.WithAttributes(attrs[:n]...), boxed on first
