@@ -42,7 +42,7 @@ type Observer struct {
 	// events that arrive after the Work's own span has ended (result read,
 	// guidance dropped at a cancel, detach of terminal work) go there.
 	actMu   sync.Mutex
-	actions map[string]trace.Span
+	actions map[actionKey]trace.Span
 	// Foreground calls in progress by their execute_tool span: Bind
 	// starts the child agent's invoke_agent span there and the call's end
 	// function ends it.
@@ -75,7 +75,7 @@ var (
 // earlier).
 func New(opts ...Option) (*Observer, error) {
 	cfg := newConfig(opts)
-	o := &Observer{log: cfg.logger, actions: make(map[string]trace.Span),
+	o := &Observer{log: cfg.logger, actions: make(map[actionKey]trace.Span),
 		foreground: make(map[trace.SpanID]trace.Span), cancelAt: make(map[string]time.Time)}
 	if cfg.tracing {
 		o.tracer = cfg.tracerProvider.Tracer(ScopeName)
@@ -161,6 +161,7 @@ func nopEnd(work.CallEnd) {}
 // call (an option is an interface: boxing a value allocates).
 var (
 	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	newRoot      = trace.WithNewRoot()
 	// By work.States index: the agentwork.work.state attribute, as a
 	// slice for SetAttributes and as a span event option.
 	stateAttrs    [len(work.States)][]attribute.KeyValue
@@ -232,17 +233,17 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 	}
 	var span trace.Span
 	var fgID trace.SpanID
-	trackedID := ""
+	var tracked actionKey // set when the span is registered for late events
 	if o.tracer != nil {
 		var name string
-		attrs := make([]attribute.KeyValue, 0, 8)
-		attrs = append(attrs, keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
+		sc := getScratch()
+		attrs := append(sc.attributes(), keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
 		if c.Kind == work.CallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
 			if work.IsID(c.WorkID) {
 				attrs = append(attrs, keyWorkID.String(c.WorkID))
-				trackedID = actionKey(c.Owner, c.WorkID)
+				tracked = actionKey{c.Owner, c.WorkID}
 			}
 		} else {
 			name = o.spanName(spanExecuteTool, c.Tool)
@@ -254,19 +255,20 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		if validCallID(c.CallID) {
 			attrs = append(attrs, keyToolCallID.String(c.CallID))
 		}
-		ctx, span = o.tracer.Start(ctx, name, internalKind, trace.WithAttributes(attrs...))
+		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+		sc.put()
 		if c.Kind == work.CallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
 			o.foreground[fgID] = nil // Bind fills it for an agent child
 			o.actMu.Unlock()
 		}
-		if trackedID != "" && span.IsRecording() {
+		if tracked.workID != "" && span.IsRecording() {
 			o.actMu.Lock()
-			o.actions[trackedID] = span
+			o.actions[tracked] = span
 			o.actMu.Unlock()
 		} else {
-			trackedID = ""
+			tracked = actionKey{}
 		}
 	}
 	return ctx, func(ce work.CallEnd) {
@@ -286,10 +288,10 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 				span.SetAttributes(keyErrorType.String(et))
 				span.SetStatus(codes.Error, "")
 			}
-			if trackedID != "" {
+			if tracked.workID != "" {
 				o.actMu.Lock()
-				if o.actions[trackedID] == span {
-					delete(o.actions, trackedID)
+				if o.actions[tracked] == span {
+					delete(o.actions, tracked)
 				}
 				o.actMu.Unlock()
 			}
@@ -341,10 +343,12 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if !pending {
 			return exec
 		}
-		attrs := append(make([]attribute.KeyValue, 0, 5),
+		sc := getScratch()
+		attrs := append(sc.attributes(),
 			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
 		attrs = appendAgentInfo(attrs, caller)
-		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), internalKind, trace.WithAttributes(attrs...))
+		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+		sc.put()
 		o.actMu.Lock()
 		if _, still := o.foreground[id]; still {
 			o.foreground[id] = child
@@ -359,7 +363,8 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if o.tracer == nil {
 			return exec
 		}
-		attrs := append(make([]attribute.KeyValue, 0, 7),
+		sc := getScratch()
+		attrs := append(sc.attributes(),
 			keyOperation.String(opInvokeAgent),
 			keyAgentName.String(e.Target),
 			keyWorkID.String(e.WorkID),
@@ -367,15 +372,15 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 			keyWorkState.String(string(work.StateQueued)),
 		)
 		attrs = appendAgentInfo(attrs, caller)
-		opts := make([]trace.SpanStartOption, 0, 5)
-		opts = append(opts, trace.WithNewRoot(), internalKind, trace.WithAttributes(attrs...))
+		opts := append(sc.start[:0], newRoot, internalKind, sc.withAttributes(attrs))
 		if !e.Time.IsZero() {
 			opts = append(opts, trace.WithTimestamp(e.Time))
 		}
-		if sc := trace.SpanContextFromContext(caller); sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		if lsc := trace.SpanContextFromContext(caller); lsc.IsValid() {
+			opts = append(opts, sc.withLinkTo(lsc))
 		}
 		ctx, span := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), opts...)
+		sc.put()
 		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
 			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
 		}
@@ -464,8 +469,9 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 // actionKey keys an open work-tool action span by its owner and the Work
 // it names, so a late event only ever lands on its own owner's span (an
 // action naming another owner's Work is not_found and must not receive
-// that Work's events).
-func actionKey(owner, workID string) string { return owner + "\x00" + workID }
+// that Work's events). A struct rather than a joined string: looking one
+// up allocates nothing.
+type actionKey struct{ owner, workID string }
 
 func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	name := eventName(e.Type)
@@ -479,7 +485,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 			return
 		}
 		o.actMu.Lock()
-		span = o.actions[actionKey(e.Owner, e.WorkID)]
+		span = o.actions[actionKey{e.Owner, e.WorkID}]
 		o.actMu.Unlock()
 		if span == nil {
 			return
@@ -488,7 +494,13 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	}
 	transition := e.To != "" && e.Type == work.EventType(e.To)
 	si := stateIndex(e.To)
-	var attrs []attribute.KeyValue // the event's attributes beyond the state
+	sc := getScratch()
+	defer sc.put()
+	attrs := sc.attributes()
+	if transition && si >= 0 {
+		attrs = append(attrs, stateAttrs[si]...)
+	}
+	plain := len(attrs) // the state alone: a precomputed option
 	switch e.Type {
 	case work.EventGuidanceAccepted, work.EventGuidanceDelivered, work.EventGuidanceDropped:
 		attrs = append(attrs, keyGuidanceN.Int(e.Count))
@@ -515,14 +527,11 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 			attrs = append(attrs, keyResultBytes.Int(e.Bytes))
 		}
 	}
-	opts := make([]trace.EventOption, 0, 2)
-	switch {
-	case transition && si >= 0 && len(attrs) == 0:
+	opts := sc.event[:0]
+	if plain == 1 && len(attrs) == 1 {
 		opts = append(opts, stateEventOpt[si])
-	case transition && si >= 0:
-		opts = append(opts, trace.WithAttributes(append(append(make([]attribute.KeyValue, 0, 1+len(attrs)), stateAttrs[si]...), attrs...)...))
-	default:
-		opts = append(opts, trace.WithAttributes(attrs...))
+	} else {
+		opts = append(opts, sc.withAttributes(attrs))
 	}
 	if !e.Time.IsZero() {
 		opts = append(opts, trace.WithTimestamp(e.Time))
@@ -544,6 +553,6 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	if e.Time.IsZero() {
 		span.End()
 	} else {
-		span.End(trace.WithTimestamp(e.Time))
+		span.End(append(sc.end[:0], trace.WithTimestamp(e.Time))...)
 	}
 }
