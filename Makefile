@@ -74,3 +74,10 @@ integration:
 .PHONY: test-temporal
 test-temporal:
 	cd runners/temporal && $(GO) vet ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...
+
+# The Temporal runner across processes: the Temporal CLI's dev server (built
+# from tools/temporal, cached by its go.sum), two workers and a coordinator
+# (.ci/integration-temporal).
+.PHONY: integration-temporal
+integration-temporal:
+	./.ci/integration-temporal
