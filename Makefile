@@ -77,7 +77,11 @@ test-temporal:
 
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator
-# (.ci/integration-temporal).
-.PHONY: integration-temporal
+# (.ci/integration-temporal). demo-temporal kills a worker mid-run and
+# prints what survived.
+.PHONY: integration-temporal demo-temporal
 integration-temporal:
 	./.ci/integration-temporal
+
+demo-temporal:
+	MODE=demo ./.ci/integration-temporal
