@@ -89,7 +89,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithRetention(cfg.Retain),
 		// Long enough for a loaded 2-core machine running the race
 		// detector; its third is how long a cancel takes to arrive.
-		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(30 * time.Second),
+		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute),
 	}
 	targets := map[string]temporal.Target{}
 	for label, c := range cfg.Children {

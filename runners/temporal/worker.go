@@ -50,7 +50,7 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
 	// A short sticky timeout: the tasks and queries of workflows cached by
 	// a worker that died move to a live worker within seconds.
-	wf := worker.New(c, w.cfg.taskQueue, worker.Options{StickyScheduleToStartTimeout: 2 * time.Second})
+	wf := worker.New(c, w.cfg.taskQueue, worker.Options{})
 	wf.RegisterWorkflowWithOptions(WorkWorkflow, workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	w.workers = append(w.workers, wf)
