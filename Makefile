@@ -74,3 +74,14 @@ integration:
 .PHONY: test-temporal
 test-temporal:
 	cd runners/temporal && $(GO) vet ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...
+
+# The Temporal runner across processes: the Temporal CLI's dev server (built
+# from tools/temporal, cached by its go.sum), two workers and a coordinator
+# (.ci/integration-temporal). demo-temporal kills a worker mid-run and
+# prints what survived.
+.PHONY: integration-temporal demo-temporal
+integration-temporal:
+	./.ci/integration-temporal
+
+demo-temporal:
+	MODE=demo ./.ci/integration-temporal

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentwork/agentwork/work"
@@ -300,9 +302,19 @@ func (e *Engine) records(o work.Owner) ([]ownerRecord, error) {
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}
-	ctx, cancel := e.rpc()
-	defer cancel()
-	v, err := e.c.QueryWorkflow(ctx, ownerWorkflowID(o.ID()), "", queryRecords)
+	// The registry answers through a worker: a query that reached a worker
+	// that died (its sticky queue) fails or times out, the next one goes to
+	// a live worker.
+	var v converter.EncodedValue
+	var err error
+	for try := 1; ; try++ {
+		ctx, cancel := e.rpc()
+		v, err = e.c.QueryWorkflow(ctx, ownerWorkflowID(o.ID()), "", queryRecords)
+		cancel()
+		if err == nil || try == queryTries || !transient(err) {
+			break
+		}
+	}
 	if err != nil {
 		if errors.Is(fromTemporal(err), work.ErrNotFound) {
 			return nil, nil
@@ -314,6 +326,21 @@ func (e *Engine) records(o work.Owner) ([]ownerRecord, error) {
 		return nil, err
 	}
 	return recs, nil
+}
+
+// queryTries bounds the tries of a registry query.
+const queryTries = 3
+
+// transient reports whether err is a call that was cut off (cancelled,
+// timed out, unavailable) rather than an answer.
+func transient(err error) bool {
+	var (
+		canceled *serviceerror.Canceled
+		deadline *serviceerror.DeadlineExceeded
+		unavail  *serviceerror.Unavailable
+	)
+	return errors.As(err, &canceled) || errors.As(err, &deadline) || errors.As(err, &unavail) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 func (r ownerRecord) status() work.Status {
@@ -596,17 +623,22 @@ func fromTemporal(err error) error {
 	}
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
+		// The server answers an update to a Work workflow that closed
+		// after the owner's registry was read (or while the update was
+		// in flight) with NotFound too: that Work is terminal, not
+		// unknown. Its callers read its terminal state instead.
+		if slices.Contains(closedMessages, nf.Message) {
+			return errWorkflowClosed
+		}
 		return work.ErrNotFound
-	}
-	var done *serviceerror.WorkflowNotReady
-	if errors.As(err, &done) {
-		return errWorkflowClosed
-	}
-	if strings.Contains(err.Error(), "workflow execution already completed") {
-		return errWorkflowClosed
 	}
 	return err
 }
+
+// closedMessages are the server's NotFound messages for an update to a
+// closed workflow (go.temporal.io/server: consts.ErrWorkflowCompleted and
+// update.AbortedByWorkflowClosingErr).
+var closedMessages = []string{"workflow execution already completed", "workflow update was aborted by closing workflow"}
 
 var engineErrors = []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec,
 	work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict, work.ErrLimit,

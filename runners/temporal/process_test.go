@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv("AGENTWORK_WORKER"); spec != "" {
 		os.Exit(workerProcess(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopShared()
+	os.Exit(code)
 }
 
 func workerProcess(spec string) int {

@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,11 +18,50 @@ import (
 	"github.com/agentwork/agentwork/work/enginetest"
 )
 
-// server starts an in-process Temporal server for t, with the owner search
-// attribute registered.
+// shared is the in-process Temporal server of the tests that keep to
+// their own owners and task queues (the conformance suite does): started
+// once per test binary, so that -count=N repeats them on one server;
+// TestMain stops it.
+var shared struct {
+	mu  sync.Mutex
+	srv *temporaltest.TestServer
+	c   client.Client
+}
+
+// server returns the shared in-process Temporal server's client, with the
+// owner search attribute registered.
 func server(t *testing.T) client.Client {
-	c, _, _ := serverWithAddr(t)
-	return c
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil {
+		srv := temporaltest.NewServer()
+		if err := addOwnerAttribute(srv.GetDefaultClient(), srv.GetDefaultNamespace()); err != nil {
+			srv.Stop()
+			t.Fatalf("registering the search attribute: %v", err)
+		}
+		shared.srv, shared.c = srv, srv.GetDefaultClient()
+	}
+	return shared.c
+}
+
+func stopShared() {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv != nil {
+		shared.srv.Stop()
+		shared.srv, shared.c = nil, nil
+	}
+}
+
+func addOwnerAttribute(c client.Client, ns string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace:        ns,
+		SearchAttributes: map[string]enumspb.IndexedValueType{temporal.OwnerSearchAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	})
+	return err
 }
 
 // serverWithAddr also returns the server's frontend address and namespace,
@@ -30,13 +70,7 @@ func serverWithAddr(t *testing.T) (client.Client, string, string) {
 	t.Helper()
 	srv := temporaltest.NewServer(temporaltest.WithT(t))
 	c := srv.GetDefaultClient()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        srv.GetDefaultNamespace(),
-		SearchAttributes: map[string]enumspb.IndexedValueType{temporal.OwnerSearchAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD},
-	})
-	if err != nil {
+	if err := addOwnerAttribute(c, srv.GetDefaultNamespace()); err != nil {
 		t.Fatalf("registering the search attribute: %v", err)
 	}
 	return c, srv.GetFrontendHostPort(), srv.GetDefaultNamespace()
@@ -52,7 +86,10 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
 		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
-		temporal.WithRetention(cfg.Retain), temporal.WithHeartbeatTimeout(2 * time.Second),
+		temporal.WithRetention(cfg.Retain),
+		// Long enough for a loaded 2-core machine running the race
+		// detector; its third is how long a cancel takes to arrive.
+		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute),
 	}
 	targets := map[string]temporal.Target{}
 	for label, c := range cfg.Children {

@@ -48,6 +48,8 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 		w.targets[label] = t
 	}
 	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
+	// A short sticky timeout: the tasks and queries of workflows cached by
+	// a worker that died move to a live worker within seconds.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{})
 	wf.RegisterWorkflowWithOptions(WorkWorkflow, workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
@@ -98,23 +100,12 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		return runOutcome{}, fmt.Errorf("temporal: this worker has no target %q", in.Label)
 	}
 	info := activity.GetInfo(ctx)
-	var run bool
-	if err := w.update(ctx, in.ID, updateStarted, &run, int(info.Attempt)); err != nil {
-		return runOutcome{}, err
-	}
-	if !run {
-		return runOutcome{Class: classNotRun}, nil
-	}
-	child := context.WithoutCancel(ctx)
-	child, cancel := context.WithCancelCause(child)
-	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	defer stop()
-	if in.MaxDuration > 0 {
-		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
-		defer timer.Stop()
-	}
-	// Heartbeats keep the attempt alive and bring cancellation.
+	// Heartbeats keep the attempt alive and bring cancellation. The
+	// heartbeat timeout runs from the attempt's start: the first heartbeat
+	// goes now, not after the started update (which may take longer than
+	// the timeout on a loaded machine), and they go on while a cancelled
+	// child finishes (a completion may still win the cancel race).
+	activity.RecordHeartbeat(ctx)
 	hbDone := make(chan struct{})
 	var hbWG sync.WaitGroup
 	hbWG.Go(func() {
@@ -133,6 +124,22 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		close(hbDone)
 		hbWG.Wait()
 	}()
+	var run bool
+	if err := w.update(ctx, in.ID, updateStarted, &run, int(info.Attempt)); err != nil {
+		return runOutcome{}, err
+	}
+	if !run {
+		return runOutcome{Class: classNotRun}, nil
+	}
+	child := context.WithoutCancel(ctx)
+	child, cancel := context.WithCancelCause(child)
+	defer cancel(nil)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stop()
+	if in.MaxDuration > 0 {
+		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
+		defer timer.Stop()
+	}
 	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Guidance: func() []string {
 			activity.RecordHeartbeat(ctx)

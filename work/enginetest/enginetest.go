@@ -107,7 +107,7 @@ type control struct {
 	runs     atomic.Int32
 	boundary chan chan boundaryReply // a model-request boundary
 	finish   chan finishReq          // return
-	onCancel string                  // "" (return ctx error), "complete" or "fail"
+	onCancel string                  // "" (return ctx error), "complete" (on the test's finish) or "fail"
 	ended    chan error              // ctx.Err() when the child returned
 }
 
@@ -150,7 +150,10 @@ func runControlled(ctx context.Context, token string) (string, error) {
 			c.ended <- ctx.Err()
 			switch c.onCancel {
 			case "complete":
-				return "finished anyway", nil
+				// Completes when the test says so: the test decides
+				// whether a cancel lands before or after the completion.
+				f := <-c.finish
+				return f.out, f.err
 			case "fail":
 				return "", errors.New("an unrelated failure")
 			}
@@ -649,18 +652,27 @@ func (s *suite) cancelRunning(t *testing.T) {
 func (s *suite) cancelLosesToCompletion(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "race")
-	ref, _ := v.running(o, Func, "complete")
+	ref, c := v.running(o, Func, "complete")
 	r1, err1 := v.e.Cancel(o, ref.ID)
-	r2, err2 := v.e.Cancel(o, ref.ID) // repeated: accepted, no change
-	if err1 != nil || err2 != nil || !r1.Accepted || !r2.Accepted {
-		t.Fatalf("cancels = %+v %v, %+v %v", r1, err1, r2, err2)
+	// The child does not return before the test finishes it: a repeated
+	// cancel lands on cancel-requested Work, accepted, no change.
+	r2, err2 := v.e.Cancel(o, ref.ID)
+	if err1 != nil || err2 != nil || !r1.Accepted || !r2.Accepted ||
+		r1.State != work.StateCancelRequested || r2.State != work.StateCancelRequested {
+		t.Fatalf("cancels = %+v %v, %+v %v; want both accepted, cancel-requested", r1, err1, r2, err2)
 	}
-	if r2.State != work.StateCancelRequested && !r2.State.Terminal() {
-		t.Fatalf("repeated cancel state = %s", r2.State)
+	if err := <-c.ended; err == nil {
+		t.Fatal("the child's context was not cancelled")
 	}
+	v.finish(c, "finished anyway", nil) // the completion wins the race
 	st, out := v.settle(o, ref.ID)
 	if st.State != work.StateCompleted || out != "finished anyway" {
 		t.Fatalf("completion after cancel: %s %q, want completed", st.State, out)
+	}
+	// A cancel after the completion: terminal Work, not accepted.
+	r3, err3 := v.e.Cancel(o, ref.ID)
+	if err3 != nil || r3.Accepted || r3.State != work.StateCompleted {
+		t.Fatalf("cancel after completion = %+v, %v; want not accepted, completed", r3, err3)
 	}
 }
 

@@ -1,0 +1,310 @@
+//go:build integration
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+)
+
+// TestIntegrationTemporal runs the Temporal runner across processes on the
+// Temporal CLI's dev server (TEMPORAL_BIN): two worker processes and a
+// coordinator process (AWTEMPORAL_BIN, this package built), with SIGKILLed
+// workers, a restarted coordinator, cancel and guidance across processes,
+// and the canary check of every history, log and span file. make
+// integration-temporal runs it.
+func TestIntegrationTemporal(t *testing.T) {
+	temporalBin, self := os.Getenv("TEMPORAL_BIN"), os.Getenv("AWTEMPORAL_BIN")
+	if temporalBin == "" || self == "" {
+		t.Skip("TEMPORAL_BIN and AWTEMPORAL_BIN are unset (make integration-temporal sets them)")
+	}
+	dir := os.Getenv("AWTEMPORAL_LOGS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	cl := newCluster(self, temporalBin, dir)
+	t.Cleanup(cl.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := cl.startServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dev server at %s; logs in %s", cl.hostPort, dir)
+	workers := map[string]*proc{}
+	startWorker := func(name string) {
+		t.Helper()
+		p, err := cl.startWorker(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		workers[name] = p
+	}
+	startWorker("worker-a")
+	startWorker("worker-b")
+	other := map[string]string{"worker-a": "worker-b", "worker-b": "worker-a"}
+	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	co, err := cl.startCoordinator("coordinator-1", "integration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(co *coordinator, label, input string) (string, string) {
+		t.Helper()
+		id, err := co.start(label, input)
+		must(err)
+		w, err := cl.waitStarted(id, "", 2*time.Minute)
+		must(err)
+		return id, w
+	}
+	var ids []string
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		// For the post-mortem: each Work's history (event types) in dir.
+		for _, id := range append(ids, "agentwork-owner/integration") {
+			out, _ := exec.Command(temporalBin, "workflow", "show", "--address", cl.hostPort, "--namespace", namespace,
+				"--workflow-id", id).CombinedOutput()
+			_ = os.WriteFile(filepath.Join(dir, "history-"+filepath.Base(id)+".txt"), out, 0o644)
+		}
+	})
+
+	// 1. A worker dies (SIGKILL) while its child runs: the Work is not
+	// replayed; it fails with class worker_lost.
+	lost, w := start(co, "slow", "0 "+CanaryInput)
+	ids = append(ids, lost)
+	workers[w].kill()
+	var outcome struct{ State, Class string }
+	must(tc.GetWorkflow(ctx, lost, "").Get(ctx, &outcome))
+	if outcome.State != "failed" || outcome.Class != "worker_lost" {
+		t.Fatalf("killed worker: outcome %+v, want failed worker_lost", outcome)
+	}
+	r, err := co.settled(lost, time.Minute)
+	must(err)
+	if r.Status.State != "failed" || r.Status.Attempt != 1 || r.Result != "" || r.Status.Work.Guarantees.Execution != "durable" {
+		t.Fatalf("killed worker: status %+v %q, want failed, attempt 1", r.Status, r.Result)
+	}
+	t.Logf("1. SIGKILL of %s: Work %s failed (worker_lost), attempt 1", w, lost[:8])
+	startWorker(w)
+
+	// 2. A retryable child: its attempt dies with its worker, attempt 2
+	// runs on the other worker.
+	retryDir := filepath.Join(dir, "retry")
+	must(os.MkdirAll(retryDir, 0o755))
+	retry, w := start(co, "retry", retryDir)
+	ids = append(ids, retry)
+	workers[w].kill()
+	w2, err := cl.waitStarted(retry, w, 2*time.Minute)
+	must(err)
+	r, err = co.settled(retry, 2*time.Minute)
+	must(err)
+	if r.Status.State != "completed" || r.Status.Attempt != 2 || r.Result != "second attempt on "+other[w] || w2 != other[w] {
+		t.Fatalf("retryable: status %+v %q (attempt 2 on %s), want completed by attempt 2 on %s", r.Status, r.Result, w2, other[w])
+	}
+	t.Logf("2. SIGKILL of %s: retryable Work %s completed by attempt 2 on %s", w, retry[:8], w2)
+	startWorker(w)
+
+	// 3. The coordinator dies; its Work completes meanwhile; a new
+	// coordinator process with the same owner reads the result.
+	gate := filepath.Join(dir, "gate")
+	gated, w3 := start(co, "gated", gate)
+	ids = append(ids, gated)
+	guided, _ := start(co, "slow", "1 "+CanaryInput)
+	ids = append(ids, guided)
+	co.p.kill()
+	must(os.WriteFile(gate, nil, 0o644))
+	must(tc.GetWorkflow(ctx, gated, "").Get(ctx, nil))
+	co, err = cl.startCoordinator("coordinator-2", "integration")
+	must(err)
+	var list []statusReply
+	must(co.do(&list, "list"))
+	if len(list) != 4 {
+		t.Fatalf("list after the restart: %d Work, want 4", len(list))
+	}
+	r, err = co.settled(gated, time.Minute)
+	must(err)
+	if r.Status.State != "completed" || r.Result != "gated on "+w3+" "+CanaryOutput {
+		t.Fatalf("result after the restart: %+v %q", r.Status, r.Result)
+	}
+	t.Logf("3. coordinator restarted: read Work %s's result, completed while no coordinator ran", gated[:8])
+
+	// 4. Guidance and cancel across processes (coordinator -> Temporal ->
+	// worker), from the restarted coordinator to Work started before.
+	var sr struct {
+		Outcome string `json:"outcome"`
+		Cursor  string `json:"cursor"`
+	}
+	must(co.do(&sr, "send", guided, "call-1", CanaryGuidance))
+	if sr.Outcome != "accepted" || sr.Cursor != "1" {
+		t.Fatalf("send: %+v", sr)
+	}
+	var again struct{ Cursor string }
+	must(co.do(&again, "send", guided, "call-1", CanaryGuidance)) // the same call: idempotent
+	if again.Cursor != "1" {
+		t.Fatalf("repeated send: cursor %s, want 1", again.Cursor)
+	}
+	r, err = co.settled(guided, time.Minute)
+	must(err)
+	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "took guidance "+Digest([]string{CanaryGuidance})+" on ") ||
+		!strings.HasSuffix(r.Result, " "+CanaryOutput) {
+		t.Fatalf("guided Work: %+v %q, want completed with the guidance's digest", r.Status, r.Result)
+	}
+	cancelled, _ := start(co, "slow", "0 "+CanaryInput)
+	ids = append(ids, cancelled)
+	var cr struct {
+		Accepted bool   `json:"accepted"`
+		State    string `json:"state"`
+	}
+	must(co.do(&cr, "cancel", cancelled))
+	if !cr.Accepted || cr.State != "cancel-requested" {
+		t.Fatalf("cancel: %+v", cr)
+	}
+	r, err = co.settled(cancelled, time.Minute)
+	must(err)
+	if r.Status.State != "cancelled" {
+		t.Fatalf("cancelled Work: %+v", r.Status)
+	}
+	must(co.do(&cr, "cancel", cancelled))
+	if cr.Accepted || cr.State != "cancelled" {
+		t.Fatalf("cancel of cancelled Work: %+v, want not accepted", cr)
+	}
+	failed, _ := start(co, "fail", CanaryInput)
+	ids = append(ids, failed)
+	r, err = co.settled(failed, time.Minute)
+	must(err)
+	if r.Status.State != "failed" || r.Result != "" {
+		t.Fatalf("failing Work: %+v %q", r.Status, r.Result)
+	}
+	t.Logf("4. guidance delivered across processes (Work %s), cancel (Work %s), failure (Work %s)", guided[:8], cancelled[:8], failed[:8])
+
+	// 5. The canary: histories (read with the CLI), logs and spans.
+	show := func(id string) []byte {
+		t.Helper()
+		out, err := exec.Command(temporalBin, "workflow", "show", "--address", cl.hostPort, "--namespace", namespace,
+			"--workflow-id", id, "--output", "json").Output()
+		if err != nil {
+			t.Fatalf("temporal workflow show %s: %v", id, err)
+		}
+		if !json.Valid(out) {
+			t.Fatalf("temporal workflow show %s: not JSON", id)
+		}
+		return decodePayloads(out)
+	}
+	allowed := map[string][]string{ // Work id -> the canaries its history may hold
+		lost: {CanaryInput}, retry: nil, gated: {CanaryOutput}, guided: {CanaryInput, CanaryGuidance, CanaryOutput},
+		cancelled: {CanaryInput}, failed: {CanaryInput},
+	}
+	canaries := []string{CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance}
+	for _, id := range ids {
+		h := show(id)
+		for _, c := range canaries {
+			if bytes.Contains(h, []byte(c)) && !contains(allowed[id], c) {
+				t.Errorf("the history of Work %s holds %s", id, c)
+			}
+		}
+	}
+	if h := show(gated); !bytes.Contains(h, []byte(CanaryOutput)) {
+		t.Error("the completed Work's history lacks its result: the canary check cannot see payloads")
+	}
+	reg := show("agentwork-owner/integration")
+	for _, c := range canaries {
+		if bytes.Contains(reg, []byte(c)) {
+			t.Errorf("the owner registry's history holds %s", c)
+		}
+	}
+	cl.stop() // flush and close every process before the logs are read
+	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
+	spans, _ := filepath.Glob(filepath.Join(dir, "*.spans"))
+	if len(spans) < 3 {
+		t.Errorf("span files: %d, want one per worker and coordinator", len(spans))
+	}
+	var nspans int
+	for _, f := range append(files, spans...) {
+		b, err := os.ReadFile(f)
+		must(err)
+		if strings.HasSuffix(f, ".spans") {
+			nspans += bytes.Count(b, []byte("\n"))
+		}
+		if strings.Contains(filepath.Base(f), "coordinator") && strings.HasSuffix(f, ".log") {
+			// The coordinator's stdout is the model-facing answers
+			// (results included); only its stderr is a log.
+			b = stderrOnly(b)
+		}
+		for _, c := range canaries {
+			if bytes.Contains(b, []byte(c)) {
+				t.Errorf("%s holds %s", filepath.Base(f), c)
+			}
+		}
+	}
+	if nspans == 0 {
+		t.Error("no span was recorded: the telemetry canary check saw nothing")
+	}
+	t.Logf("5. canary: %d histories, %d log files, %d spans checked", len(ids)+1, len(files), nspans)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func stderrOnly(b []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if !bytes.HasPrefix(l, []byte("stdout: ")) {
+			out = append(out, l...)
+		}
+	}
+	return out
+}
+
+// decodePayloads returns the CLI's JSON with every base64 string in it
+// decoded and appended (payload data is base64 in protojson), so that a
+// canary inside a payload is found either way.
+func decodePayloads(js []byte) []byte {
+	out := append([]byte(nil), js...)
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		case string:
+			if b, err := base64.StdEncoding.DecodeString(x); err == nil {
+				out = append(append(out, '\n'), b...)
+			}
+		}
+	}
+	var v any
+	if json.Unmarshal(js, &v) == nil {
+		walk(v)
+	}
+	return out
+}

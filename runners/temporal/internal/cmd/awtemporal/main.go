@@ -1,0 +1,44 @@
+// Command awtemporal is the multi-process harness of the Temporal runner:
+// worker and coordinator processes for make integration-temporal, and the
+// demo of make demo-temporal. It lives in the runner's module, so that the
+// root module never imports Temporal.
+//
+//	awtemporal worker      -hostport H -queue Q -name N -spans FILE
+//	awtemporal coordinator -hostport H -queue Q -owner O -spans FILE
+//	awtemporal demo        -temporal BIN
+//
+// A worker runs the runner's workflows and four targets (slow, retry,
+// gated, fail) and says "started <work id> <worker name>" on stdout when an
+// attempt begins; its log lines (stderr) carry ids and states only. A
+// coordinator reads one command a line on stdin (start LABEL INPUT, status
+// ID, result ID, cancel ID, send ID CALL MESSAGE, list) and answers each
+// with one JSON line on stdout: the object the model would see, or
+// {"error":CODE}. Both record the spans of the Temporal SDK's
+// OpenTelemetry interceptor in -spans (one line per span: name,
+// attributes, events, status), for the canary check.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: awtemporal worker|coordinator|demo [flags]")
+		os.Exit(2)
+	}
+	var code int
+	switch os.Args[1] {
+	case "worker":
+		code = workerMain(os.Args[2:])
+	case "coordinator":
+		code = coordinatorMain(os.Args[2:])
+	case "demo":
+		code = demoMain(os.Args[2:])
+	default:
+		fmt.Fprintf(os.Stderr, "awtemporal: unknown command %q\n", os.Args[1])
+		code = 2
+	}
+	os.Exit(code)
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/interceptor"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/work"
+)
+
+// The deployment's settings, the same in every process.
+const (
+	namespace = "default"
+	heartbeat = 3 * time.Second
+)
+
+func options(queue string) []temporal.Option {
+	return []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(heartbeat),
+		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2)}
+}
+
+// spanFile writes every ended span, synchronously (a SIGKILLed process
+// loses none it ended), one line each.
+type spanFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (s *spanFile) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range spans {
+		var b strings.Builder
+		b.WriteString(sp.Name())
+		for _, a := range sp.Attributes() {
+			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
+		}
+		for _, e := range sp.Events() {
+			fmt.Fprintf(&b, " event:%s", e.Name)
+			for _, a := range e.Attributes {
+				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
+			}
+		}
+		fmt.Fprintf(&b, " status=%s %s\n", sp.Status().Code, sp.Status().Description)
+		if _, err := s.f.WriteString(b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *spanFile) Shutdown(context.Context) error { return nil }
+
+// dial connects to Temporal with the SDK's OpenTelemetry interceptor,
+// its spans recorded in path ("" records none).
+func dial(hostPort, path string) (client.Client, error) {
+	opts := client.Options{HostPort: hostPort, Namespace: namespace,
+		Logger: slogAdapter{slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
+		tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("awtemporal")})
+		if err != nil {
+			return nil, err
+		}
+		opts.Interceptors = []interceptor.ClientInterceptor{tracing}
+	}
+	return client.Dial(opts)
+}
+
+// slogAdapter is the SDK's logger on slog (warnings and errors only).
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) Debug(msg string, kv ...any) {}
+func (a slogAdapter) Info(msg string, kv ...any)  {}
+func (a slogAdapter) Warn(msg string, kv ...any)  { a.l.Warn(msg, kv...) }
+func (a slogAdapter) Error(msg string, kv ...any) { a.l.Error(msg, kv...) }
+
+// The targets' canaries: content that may reach the Work's own history
+// (its input, result and guidance) and nothing else.
+const (
+	CanaryInput    = "CANARY-INPUT-5e1d"
+	CanaryOutput   = "CANARY-OUTPUT-5e1d"
+	CanaryFailure  = "CANARY-FAILURE-5e1d"
+	CanaryGuidance = "CANARY-GUIDANCE-5e1d"
+)
+
+// Digest is how a slow child reports the guidance it took: a digest, so
+// that the test can check the text arrived without printing it.
+func Digest(msgs []string) string {
+	h := sha256.Sum256([]byte(strings.Join(msgs, "\x00")))
+	return hex.EncodeToString(h[:8])
+}
+
+func targets(name string, log *slog.Logger) map[string]temporal.Target {
+	started := func(ctx context.Context, label string) {
+		ex, _ := work.ExecutionFrom(ctx)
+		fmt.Printf("started %s %s\n", ex.WorkID(), name)
+		log.Info("attempt started", "work", ex.WorkID(), "target", label)
+	}
+	return map[string]temporal.Target{
+		// slow: input "N ...": returns after N guidance messages (0: runs
+		// until cancelled), a model boundary every 50 ms.
+		"slow": {Kind: work.KindAgent, Run: func(ctx context.Context, input string) (string, error) {
+			started(ctx, "slow")
+			want, _ := strconv.Atoi(strings.Fields(input + " 0")[0])
+			ex, _ := work.ExecutionFrom(ctx)
+			var got []string
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					log.Info("attempt cancelled", "work", ex.WorkID())
+					return "", ctx.Err()
+				case <-tick.C:
+				}
+				got = append(got, ex.Guidance()...)
+				if want > 0 && len(got) >= want {
+					log.Info("guidance taken", "work", ex.WorkID(), "messages", len(got))
+					out := "took guidance " + Digest(got) + " on " + name
+					if strings.Contains(input, CanaryInput) {
+						out += " " + CanaryOutput
+					}
+					return out, nil
+				}
+			}
+		}},
+		// retry: input a directory shared by the workers. The first
+		// attempt of a Work marks it and runs until killed; a later
+		// attempt returns at once.
+		"retry": {Kind: work.KindFunction, Run: func(ctx context.Context, dir string) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			// Marked before it says it started: a kill after "started"
+			// always leaves the mark for the next attempt.
+			f, err := os.OpenFile(dir+"/"+ex.WorkID(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			started(ctx, "retry")
+			if err == nil {
+				_ = f.Close()
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "second attempt on " + name, nil
+		}},
+		// gated: input a file path; returns once the file exists.
+		"gated": {Kind: work.KindFunction, Run: func(ctx context.Context, path string) (string, error) {
+			started(ctx, "gated")
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				if _, err := os.Stat(path); err == nil {
+					return "gated on " + name + " " + CanaryOutput, nil
+				}
+				select {
+				case <-ctx.Done():
+					return "", ctx.Err()
+				case <-tick.C:
+				}
+			}
+		}},
+		// fail: fails with canary failure text.
+		"fail": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			started(ctx, "fail")
+			return "", errors.New(CanaryFailure)
+		}},
+	}
+}
+
+func workerMain(args []string) int {
+	fs := flag.NewFlagSet("worker", flag.ExitOnError)
+	hostPort := fs.String("hostport", "127.0.0.1:7233", "Temporal frontend")
+	queue := fs.String("queue", "agentwork", "task queue")
+	name := fs.String("name", "worker", "this worker's name")
+	spans := fs.String("spans", "", "span file")
+	_ = fs.Parse(args)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("worker", *name)
+	c, err := dial(*hostPort, *spans)
+	if err != nil {
+		log.Error("dial", "err", err)
+		return 1
+	}
+	w, err := temporal.NewWorker(c, targets(*name, log), options(*queue)...)
+	if err == nil {
+		err = w.Start()
+	}
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	fmt.Printf("ready %s\n", *name)
+	log.Info("worker ready")
+	// Runs until killed, or until stdin closes.
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	w.Stop()
+	c.Close()
+	return 0
+}
+
+func coordinatorMain(args []string) int {
+	fs := flag.NewFlagSet("coordinator", flag.ExitOnError)
+	hostPort := fs.String("hostport", "127.0.0.1:7233", "Temporal frontend")
+	queue := fs.String("queue", "agentwork", "task queue")
+	owner := fs.String("owner", "coordinator", "owner id")
+	spans := fs.String("spans", "", "span file")
+	_ = fs.Parse(args)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("owner", *owner)
+	c, err := dial(*hostPort, *spans)
+	if err != nil {
+		log.Error("dial", "err", err)
+		return 1
+	}
+	defer c.Close()
+	e := temporal.New(c, options(*queue)...)
+	defer e.Close(context.Background())
+	o := work.NewOwner(*owner)
+	out := json.NewEncoder(os.Stdout)
+	fmt.Println(`{"ready":true}`)
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 4)
+		reply, err := command(e, o, f)
+		if err != nil {
+			var we *work.Error
+			code := "error"
+			if errors.As(err, &we) {
+				code = we.Code
+			}
+			log.Info("command failed", "command", f[0], "code", code)
+			// The answer (stdout) names the error; the log only its code.
+			reply = map[string]string{"error": code, "detail": err.Error()}
+		} else {
+			log.Info("command", "command", f[0])
+		}
+		if err := out.Encode(reply); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
+	arg := func(i int) string {
+		if i < len(f) {
+			return f[i]
+		}
+		return ""
+	}
+	switch f[0] {
+	case "start":
+		kind := work.KindFunction
+		if arg(1) == "slow" {
+			kind = work.KindAgent
+		}
+		input := arg(2)
+		if arg(3) != "" {
+			input += " " + arg(3)
+		}
+		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: kind},
+			Input: input, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "status":
+		return e.Status(o, arg(1))
+	case "result":
+		st, res, err := e.Result(context.Background(), o, arg(1), work.MaxResultWait)
+		return struct {
+			Status work.Status `json:"status"`
+			Result string      `json:"result"`
+		}{st, res}, err
+	case "cancel":
+		return e.Cancel(o, arg(1))
+	case "send":
+		return e.Send(o, arg(1), arg(2), arg(3))
+	case "list":
+		return e.List(o)
+	}
+	return nil, work.ErrInvalidSpec.Detail("unknown command")
+}
