@@ -186,11 +186,10 @@ func (s *Supervisor) Settled(o Owner) ([]Status, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	os := s.owners[o.id]
+	os := s.visibleLocked(o)
 	if os == nil {
 		return []Status{}, nil
 	}
-	s.evictLocked(os)
 	out := make([]Status, 0, os.terminal.len())
 	for it := os.terminal.front(); it != nil; it = it.next {
 		out = append(out, it.status())

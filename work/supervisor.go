@@ -635,11 +635,10 @@ func (s *Supervisor) admitLocked(o Owner) string {
 	if o.depth >= s.cfg.maxDepth {
 		return LimitDepth
 	}
-	os := s.owners[o.id]
+	os := s.visibleLocked(o)
 	if os == nil {
 		return ""
 	}
-	s.evictLocked(os)
 	if os.active >= s.cfg.maxOutstanding {
 		return LimitOutstanding
 	}
@@ -956,15 +955,24 @@ func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 }
 
 // lookupLocked finds a Work visible to o, evicting expired Work first.
+// visibleLocked returns o's state, nil when o has none, with its retention
+// applied (what the owner operations read).
+func (s *Supervisor) visibleLocked(o Owner) *ownerState {
+	os := s.owners[o.id]
+	if os != nil {
+		s.evictLocked(os)
+	}
+	return os
+}
+
 func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}
-	os := s.owners[o.id]
+	os := s.visibleLocked(o)
 	if os == nil {
 		return nil, ErrNotFound
 	}
-	s.evictLocked(os)
 	it := os.items[id]
 	if it == nil {
 		return nil, ErrNotFound
@@ -999,11 +1007,10 @@ func (s *Supervisor) List(o Owner) ([]Status, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	os := s.owners[o.id]
+	os := s.visibleLocked(o)
 	if os == nil {
 		return []Status{}, nil
 	}
-	s.evictLocked(os)
 	top := topK(os.items, MaxListed, func(a, b *item) bool {
 		if at, bt := a.state.Terminal(), b.state.Terminal(); at != bt {
 			return !at
@@ -1030,11 +1037,10 @@ func (s *Supervisor) Rows(o Owner) (rows []Row, more int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	os := s.owners[o.id]
+	os := s.visibleLocked(o)
 	if os == nil {
 		return nil, 0
 	}
-	s.evictLocked(os)
 	top := topK(os.items, MaxRows, func(a, b *item) bool {
 		if pa, pb := a.priority(), b.priority(); pa != pb {
 			return pa < pb
