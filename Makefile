@@ -12,10 +12,13 @@ demo:
 # and say so.
 RACE := $(shell if [ "$$($(GO) env CGO_ENABLED)" = 1 ] && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then echo -race; fi)
 
-test: fmt-check vet
+# vet with the race flag: its compiles of the dependencies are the ones
+# the race tests reuse (a cold build compiles them once, not twice).
+test: fmt-check
+	$(GO) vet $(RACE) $(PKGS)
 	@if [ -z "$(RACE)" ]; then echo "note: cgo or a C compiler ($$($(GO) env CC)) is unavailable: running the tests WITHOUT -race (install gcc for the race detector)"; fi
 	$(GO) test $(RACE) -count=1 $(PKGS)
-	cd dashboards && $(GO) vet ./... && $(GO) test $(RACE) -count=1 ./...
+	cd dashboards && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 
 # The long chaos runs of the engine (not part of test, which runs them at a
 # scale that finishes in seconds): 1M start/finish churn, 10k owners, 100k
@@ -73,7 +76,7 @@ integration:
 # The first build compiles the Temporal server and takes minutes.
 .PHONY: test-temporal
 test-temporal:
-	cd runners/temporal && $(GO) vet ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...
+	cd runners/temporal && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...
 
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator
