@@ -65,6 +65,7 @@ var (
 	_ work.Observer         = (*Observer)(nil)
 	_ work.Watcher          = (*Observer)(nil)
 	_ work.ShutdownObserver = (*Observer)(nil)
+	_ work.Replayer         = (*Observer)(nil)
 )
 
 // New returns an Observer configured by opts. It fails only when the
@@ -464,6 +465,17 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 		o.m.record(ctx, e)
 	}
 	o.logEvent(ctx, e)
+}
+
+// Replay records a replayed event on the Work's span in ctx (what Bind
+// returned for it), as Event does, and nothing else: no metric, no log
+// line, no event on a work-tool action span (see work.Replayer). A
+// terminal transition ends the span at e.Time.
+func (o *Observer) Replay(ctx context.Context, e work.Event) {
+	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
+		return
+	}
+	o.spanEvent(ctx, e)
 }
 
 // actionKey keys an open work-tool action span by its owner and the Work

@@ -122,6 +122,19 @@ type Observer interface {
 	Event(ctx context.Context, e Event)
 }
 
+// Replayer is implemented by an Observer that can rebuild a Work's span
+// from events already reported in another process. An Engine that runs a
+// Work's lifecycle in code replayed from a durable history (a workflow
+// that a durable runner rebuilds in a new process) calls Bind again for
+// the Work and then Replay, not Event, for each event it rebuilds: Replay
+// records e on the span in ctx only, with its original time, and never a
+// metric or a log line, so that those count each event once while the
+// span, which lived in the lost process, is still exported whole. An
+// Observer that does not implement it gets nothing for replayed events.
+type Replayer interface {
+	Replay(ctx context.Context, e Event)
+}
+
 // Watcher is implemented by an Observer that reads the Supervisor's live
 // counts when it collects (for gauges). New calls Watch once; Close calls
 // the returned function.
