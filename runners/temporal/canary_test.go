@@ -4,9 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -17,6 +23,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -64,7 +71,19 @@ func TestCanary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second)}
+	// The agentwork telemetry Observer on the worker (the lifecycle) and
+	// the coordinator (refusals, result reads), on the same tracer.
+	reader := sdkmetric.NewManualReader()
+	var logs strings.Builder
+	var logMu sync.Mutex
+	obs, err := telemetry.New(telemetry.WithTracerProvider(tp),
+		telemetry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
+		telemetry.WithLogger(slog.New(slog.NewJSONHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = obs.Unregister() }()
+	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second), temporal.WithObserver(obs)}
 	took := make(chan []string, 1)
 	w, err := temporal.NewWorker(c, map[string]temporal.Target{
 		"ok":   {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return canaryOutput, nil }},
@@ -142,6 +161,27 @@ func TestCanary(t *testing.T) {
 	spans := rec.Ended()
 	if len(spans) == 0 {
 		t.Fatal("the tracing interceptor recorded no span")
+	}
+	for _, id := range []string{okID, failID, steerID} {
+		if n := len(invokeSpans(spans, id)); n != 1 {
+			t.Fatalf("%d invoke_agent spans for %s, want 1 (the canary check is broken)", n, id)
+		}
+	}
+	logMu.Lock()
+	logged := logs.String()
+	logMu.Unlock()
+	if !strings.Contains(logged, "agentwork.work.completed") || !strings.Contains(logged, "agentwork.work.guidance.accepted") {
+		t.Fatalf("the Observer logged no lifecycle (the canary check is broken):\n%s", logged)
+	}
+	if strings.Contains(logged, "CANARY") {
+		t.Fatalf("a log line carries content:\n%s", logged)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if m := fmt.Sprintf("%+v", rm); strings.Contains(m, "CANARY") || !strings.Contains(m, "agentwork.work.transitions") {
+		t.Fatalf("metrics carry content or no lifecycle: %s", m)
 	}
 	for _, s := range spans {
 		var b strings.Builder

@@ -31,6 +31,27 @@
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Temporal's.
 //
+// # Telemetry
+//
+// A Work's lifecycle events (queued, running, cancel-requested, the
+// terminal one, detached, guidance accepted, delivered and dropped) are
+// decided by its workflow and reported, with workflow time, to the
+// Observer (WithObserver) of the Worker whose process runs the workflow
+// task; the coordinator's Engine reports refused starts and result reads.
+// With the telemetry Observer on every process, a Work has one
+// "invoke_agent {target}" span (a root linked to the launching span, whose
+// trace context travels in the workflow's input) and the same metrics and
+// log lines as in-process. When a workflow is rebuilt from its history in
+// another process (its worker died, or evicted it from its cache), the
+// Observer is bound again and the replayed events go to its Replay method
+// (work.Replayer): the span is rebuilt there with its original times and
+// exported once, when the Work ends; metrics and logs are not counted
+// again. Delivery is at least once: a workflow task whose worker dies
+// after reporting and before completing reports again. The child's own
+// spans nest under the SDK interceptor's RunActivity span when the client
+// has the interceptor. The live gauges
+// (Work by state, slots) count only the in-process foreground calls.
+//
 // # Content
 //
 // Failure text never leaves the worker (an attempt reports a class), and

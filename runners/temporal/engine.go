@@ -196,8 +196,11 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	}
 	o := spec.Owner
 	if o.Depth() >= e.cfg.maxDepth {
+		e.refused(ctx, spec, work.LimitDepth)
 		return work.Ref{}, work.ErrLimit.Detail("nesting depth limit " + strconv.Itoa(e.cfg.maxDepth) + " reached")
 	}
+	launch := newLaunchInfo(ctx)
+	caller := ctx
 	targetID := spec.Target.ID
 	if targetID == "" {
 		targetID = spec.Target.Label
@@ -224,6 +227,9 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		err = h.Get(ctx, nil)
 	}
 	if err != nil {
+		if reason := limitReason(err); reason != "" {
+			e.refused(caller, spec, reason)
+		}
 		return work.Ref{}, fromTemporal(err)
 	}
 	maxDur := e.cfg.maxDuration
@@ -243,7 +249,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		OwnerWorkflow: ownerWF, MaxDuration: maxDur, MaxResultBytes: maxBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: now,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
-			Commands: work.DefaultMaxCommandRecords}}
+			Commands: work.DefaultMaxCommandRecords}, Launch: launch}
 	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: e.cfg.taskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),
@@ -259,6 +265,27 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 }
 
 func activityQueue(base, label string) string { return base + "." + label }
+
+// refused reports a refused start to the Observer, with the caller's
+// context (as work.Supervisor does).
+func (e *Engine) refused(ctx context.Context, spec work.Spec, reason string) {
+	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason})
+}
+
+// limitReason returns the limit (work.LimitOutstanding, work.LimitStarts)
+// that the owner's registry refused a start for, or "".
+func limitReason(err error) string {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != errTypePrefix+work.ErrLimit.Code || !app.HasDetails() {
+		return ""
+	}
+	var reason string
+	if app.Details(&reason) != nil {
+		return ""
+	}
+	return reason
+}
 
 // Call runs a foreground child in this process (see Engine).
 func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
@@ -456,6 +483,8 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 	if !r.Read {
 		// For the status block's priority: the result has been read.
 		_ = e.c.SignalWorkflow(gctx, ownerWorkflowID(o.ID()), "", signalRead, id)
+		e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventResultRead, WorkID: id,
+			Owner: o.ID(), Depth: o.Depth(), Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(res.Output)})
 	}
 	return r.status(), res.Output, nil
 }

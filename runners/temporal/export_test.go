@@ -1,6 +1,12 @@
 package temporal
 
-import "github.com/agentwork/agentwork/work"
+import (
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
 
 // CancelClosed sends the cancel update straight to Work id's workflow,
 // skipping the owner registry's terminal check: a test of an update that
@@ -14,3 +20,11 @@ func (e *Engine) CancelClosed(o work.Owner, id string) error {
 
 // ErrWorkflowClosed is errWorkflowClosed, for the tests.
 var ErrWorkflowClosed = errWorkflowClosed
+
+// ReplayWork replays a Work workflow's history as a Worker whose Observer
+// is obs would after losing it from its cache.
+func ReplayWork(h *historypb.History, obs work.Observer) error {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(workWorkflow(obs), workflow.RegisterOptions{Name: WorkWorkflowName})
+	return r.ReplayWorkflowHistory(nil, h)
+}

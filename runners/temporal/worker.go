@@ -51,7 +51,7 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 	// A short sticky timeout: the tasks and queries of workflows cached by
 	// a worker that died move to a live worker within seconds.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{})
-	wf.RegisterWorkflowWithOptions(WorkWorkflow, workflow.RegisterOptions{Name: WorkWorkflowName})
+	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	w.workers = append(w.workers, wf)
 	for label := range w.targets {
@@ -159,7 +159,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	case err != nil:
 		return runOutcome{Class: work.ClassError}, nil
 	case in.MaxResultBytes > 0 && len(out) > in.MaxResultBytes:
-		return runOutcome{Class: work.ClassResultTooLarge}, nil
+		return runOutcome{Class: work.ClassResultTooLarge, Bytes: len(out)}, nil
 	}
 	return runOutcome{Output: out}, nil
 }

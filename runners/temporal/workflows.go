@@ -64,6 +64,7 @@ type workInput struct {
 	HeartbeatTimeout time.Duration
 	Created          time.Time
 	Mailbox          mailboxLimits
+	Launch           launchInfo
 }
 
 type mailboxLimits struct {
@@ -85,6 +86,7 @@ type runInput struct {
 type runOutcome struct {
 	Output string
 	Class  string
+	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
 }
 
 // workOutcome is the Work workflow's result.
@@ -92,6 +94,7 @@ type workOutcome struct {
 	State  work.State
 	Output string
 	Class  string
+	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
 }
 
 // workStatus answers the status query.
@@ -164,19 +167,29 @@ type ownerState struct {
 	Retain  int
 }
 
-func workErr(e *work.Error, detail string) error {
+// workErr is e as an update's failure; details (content-free, such as a
+// limit's name) travel with it.
+func workErr(e *work.Error, detail string, details ...any) error {
 	msg := e.Error()
 	if detail != "" {
 		msg = e.Detail(detail).Error()
 	}
-	return temporal.NewApplicationError(msg, errTypePrefix+e.Code)
+	return temporal.NewApplicationError(msg, errTypePrefix+e.Code, details...)
 }
 
-// WorkWorkflow runs one Work: its attempts as activities on the target's
-// queue, its state, guidance mailbox and cancellation. Its result is the
-// output (completed Work only).
-func WorkWorkflow(ctx workflow.Context, in workInput) (workOutcome, error) {
+// workWorkflow returns the Work workflow, reporting to obs: it runs one
+// Work, its attempts as activities on the target's queue, its state,
+// guidance mailbox and cancellation. Its result is the output (completed
+// Work only).
+func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutcome, error) {
+	return func(ctx workflow.Context, in workInput) (workOutcome, error) {
+		return runWork(ctx, in, obs)
+	}
+}
+
+func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome, error) {
 	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}}
+	w.ev = newLifecycle(ctx, obs, in)
 	actx, cancelAct := workflow.WithCancel(ctx)
 	w.cancelAct = cancelAct
 	if err := w.handlers(ctx); err != nil {
@@ -214,6 +227,7 @@ type workRun struct {
 	hasResult bool
 	detached  bool
 	cancelAct workflow.CancelFunc
+	ev        *lifecycle
 	pending   []string
 	pendBytes int
 	cursor    int
@@ -247,10 +261,14 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 			return false, nil
 		}
 		w.attempt = attempt
-		if w.started.IsZero() {
+		first := w.started.IsZero()
+		if first {
 			w.started = workflow.Now(ctx)
 		}
 		w.state = work.StateRunning
+		if first {
+			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.in.Created), 0)})
+		}
 		w.notify(ctx)
 		return true, nil
 	}); err != nil {
@@ -268,6 +286,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
 		w.detached = true
+		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
 		w.signalOwner(ctx, signalDetached, w.in.ID)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
@@ -286,6 +305,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx)}
 		w.pending = append(w.pending, r.Message)
 		w.pendBytes += len(r.Message)
+		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
 		if r.Command != "" {
 			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
 			w.cmdOrder = append(w.cmdOrder, r.Command)
@@ -302,6 +322,9 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
 		msgs := w.pending
 		w.pending, w.pendBytes = nil, 0
+		if len(msgs) > 0 {
+			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: len(msgs)})
+		}
 		return msgs, nil
 	}); err != nil {
 		return err
@@ -309,7 +332,10 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	release := workflow.GetSignalChannel(ctx, signalRelease)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for release.Receive(ctx, nil) {
-			w.detached = true
+			if !w.detached {
+				w.detached = true
+				w.ev.emit(ctx, work.Event{Type: work.EventDetached})
+			}
 			w.cancel(ctx)
 		}
 	})
@@ -342,13 +368,16 @@ func (w *workRun) cancel(ctx workflow.Context) cancelReply {
 	now := workflow.Now(ctx)
 	switch w.state {
 	case work.StateQueued:
+		w.dropGuidance(ctx)
 		w.state = work.StateCancelled
 		w.finished = now
+		w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created)})
 		w.cancelAct()
 		w.notify(ctx)
 		return cancelReply{Accepted: true, State: w.state, At: now}
 	case work.StateRunning:
 		w.state = work.StateCancelRequested
+		w.ev.transition(ctx, work.StateRunning, work.StateCancelRequested, work.Event{})
 		w.cancelAct()
 		w.notify(ctx)
 		return cancelReply{Accepted: true, State: w.state, At: now}
@@ -367,7 +396,7 @@ func (w *workRun) settle(out runOutcome, err error) workOutcome {
 	var timeout *temporal.TimeoutError
 	switch {
 	case err == nil && out.Class == "":
-		return workOutcome{State: work.StateCompleted, Output: out.Output}
+		return workOutcome{State: work.StateCompleted, Output: out.Output, Bytes: len(out.Output)}
 	case err == nil && out.Class == classNotRun:
 		return workOutcome{State: work.StateCancelled}
 	case err == nil && out.Class == classCancelled && w.state == work.StateCancelRequested:
@@ -375,7 +404,7 @@ func (w *workRun) settle(out runOutcome, err error) workOutcome {
 	case err == nil && out.Class == classCancelled:
 		return workOutcome{State: work.StateFailed, Class: work.ClassError}
 	case err == nil:
-		return workOutcome{State: work.StateFailed, Class: out.Class}
+		return workOutcome{State: work.StateFailed, Class: out.Class, Bytes: out.Bytes}
 	case errors.As(err, &canceled):
 		if w.state == work.StateCancelRequested || w.state == work.StateQueued {
 			return workOutcome{State: work.StateCancelled}
@@ -393,17 +422,34 @@ func (w *workRun) settle(out runOutcome, err error) workOutcome {
 }
 
 func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
-	if w.state != res.State {
+	// Undelivered guidance is dropped at the end, before the terminal
+	// event (as in-process).
+	w.dropGuidance(ctx)
+	if from := w.state; from != res.State {
 		w.state = res.State
 		w.finished = workflow.Now(ctx)
+		ev := work.Event{Duration: since(ctx, w.started), ErrorClass: res.Class}
+		if w.started.IsZero() {
+			ev.Duration = since(ctx, w.in.Created)
+		}
+		if res.State == work.StateCompleted || res.Class == work.ClassResultTooLarge {
+			ev.Bytes = res.Bytes
+		}
+		w.ev.transition(ctx, from, res.State, ev)
 	}
 	if w.finished.IsZero() {
 		w.finished = workflow.Now(ctx)
 	}
 	w.hasResult = res.State == work.StateCompleted
-	// Undelivered guidance is dropped at the end.
-	w.pending, w.pendBytes = nil, 0
 	w.notify(ctx)
+}
+
+// dropGuidance drops the undelivered guidance of a Work that ends.
+func (w *workRun) dropGuidance(ctx workflow.Context) {
+	if n := len(w.pending); n > 0 {
+		w.pending, w.pendBytes = nil, 0
+		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: n})
+	}
 }
 
 // notify tells the owner's registry the Work's state (and waits until the
@@ -543,10 +589,10 @@ func (o *ownerRun) validateAdmit(r admitRequest) error {
 		}
 	}
 	if r.MaxOutstanding > 0 && active >= r.MaxOutstanding {
-		return workErr(work.ErrLimit, "outstanding limit "+strconv.Itoa(r.MaxOutstanding)+" reached for this owner")
+		return workErr(work.ErrLimit, "outstanding limit "+strconv.Itoa(r.MaxOutstanding)+" reached for this owner", work.LimitOutstanding)
 	}
 	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
-		return workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner")
+		return workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner", work.LimitStarts)
 	}
 	return nil
 }

@@ -238,11 +238,22 @@ func TestIntegrationTemporal(t *testing.T) {
 		t.Errorf("span files: %d, want one per worker and coordinator", len(spans))
 	}
 	var nspans int
+	workSpans := map[string]int{} // Work id -> its agentwork invoke_agent spans, in every process
 	for _, f := range append(files, spans...) {
 		b, err := os.ReadFile(f)
 		must(err)
 		if strings.HasSuffix(f, ".spans") {
 			nspans += bytes.Count(b, []byte("\n"))
+			for _, line := range strings.Split(string(b), "\n") {
+				if !strings.HasPrefix(line, "invoke_agent ") {
+					continue
+				}
+				for _, id := range ids {
+					if strings.Contains(line, " agentwork.work.id="+id+" ") {
+						workSpans[id]++
+					}
+				}
+			}
 		}
 		if strings.Contains(filepath.Base(f), "coordinator") && strings.HasSuffix(f, ".log") {
 			// The coordinator's stdout is the model-facing answers
@@ -257,6 +268,13 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	if nspans == 0 {
 		t.Error("no span was recorded: the telemetry canary check saw nothing")
+	}
+	// Every Work's lifecycle span was exported once, by whichever worker
+	// ran its workflow last (rebuilt there after a worker was killed).
+	for _, id := range ids {
+		if workSpans[id] != 1 {
+			t.Errorf("Work %s: %d invoke_agent spans across the processes, want 1", id, workSpans[id])
+		}
 	}
 	t.Logf("5. canary: %d histories, %d log files, %d spans checked", len(ids)+1, len(files), nspans)
 }

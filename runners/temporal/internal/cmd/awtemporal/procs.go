@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -32,9 +33,9 @@ const (
 	heartbeat = 3 * time.Second
 )
 
-func options(queue string) []temporal.Option {
+func options(queue string, obs work.Observer) []temporal.Option {
 	return []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(heartbeat),
-		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2)}
+		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithObserver(obs)}
 }
 
 // spanFile writes every ended span, synchronously (a SIGKILLed process
@@ -70,16 +71,30 @@ func (s *spanFile) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan)
 func (s *spanFile) Shutdown(context.Context) error { return nil }
 
 // dial connects to Temporal with the SDK's OpenTelemetry interceptor,
-// its spans recorded in path ("" records none).
-func dial(hostPort, path string) (client.Client, error) {
-	opts := client.Options{HostPort: hostPort, Namespace: namespace,
-		Logger: slogAdapter{slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
+// its spans recorded in path ("" records none), and returns the agentwork
+// telemetry Observer of the process: its spans go to the same file, its
+// log lines to log (metrics stay in memory).
+func dial(hostPort, path string, log *slog.Logger) (client.Client, work.Observer, error) {
+	tp := sdktrace.NewTracerProvider()
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
+		tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
+	}
+	obs, err := telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithLogger(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := dialTraced(hostPort, tp, path != "")
+	return c, obs, err
+}
+
+func dialTraced(hostPort string, tp *sdktrace.TracerProvider, traced bool) (client.Client, error) {
+	opts := client.Options{HostPort: hostPort, Namespace: namespace,
+		Logger: slogAdapter{slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
+	if traced {
 		tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("awtemporal")})
 		if err != nil {
 			return nil, err
@@ -195,12 +210,12 @@ func workerMain(args []string) int {
 	spans := fs.String("spans", "", "span file")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("worker", *name)
-	c, err := dial(*hostPort, *spans)
+	c, obs, err := dial(*hostPort, *spans, log)
 	if err != nil {
 		log.Error("dial", "err", err)
 		return 1
 	}
-	w, err := temporal.NewWorker(c, targets(*name, log), options(*queue)...)
+	w, err := temporal.NewWorker(c, targets(*name, log), options(*queue, obs)...)
 	if err == nil {
 		err = w.Start()
 	}
@@ -225,13 +240,13 @@ func coordinatorMain(args []string) int {
 	spans := fs.String("spans", "", "span file")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("owner", *owner)
-	c, err := dial(*hostPort, *spans)
+	c, obs, err := dial(*hostPort, *spans, log)
 	if err != nil {
 		log.Error("dial", "err", err)
 		return 1
 	}
 	defer c.Close()
-	e := temporal.New(c, options(*queue)...)
+	e := temporal.New(c, options(*queue, obs)...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
 	out := json.NewEncoder(os.Stdout)

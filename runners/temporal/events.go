@@ -1,0 +1,114 @@
+package temporal
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// launchInfo is what a Work's events need of its launch, carried in the
+// Work workflow's input: the launching span's W3C trace context (ids and
+// flags only) and the target's telemetry identity.
+type launchInfo struct {
+	Trace    map[string]string `json:",omitempty"`
+	AgentID  string            `json:",omitempty"`
+	Provider string            `json:",omitempty"`
+}
+
+func newLaunchInfo(ctx context.Context) launchInfo {
+	var l launchInfo
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		l.Trace = map[string]string{}
+		propagation.TraceContext{}.Inject(ctx, propagation.MapCarrier(l.Trace))
+	}
+	if info, ok := work.TargetInfoFrom(ctx); ok {
+		l.AgentID, l.Provider = info.AgentID, info.Provider
+	}
+	return l
+}
+
+// caller rebuilds the launching call's context for Observer.Bind: the
+// launch span as a remote parent (a link target) and the target's info.
+func (l launchInfo) caller() context.Context {
+	ctx := context.Background()
+	if len(l.Trace) > 0 {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(l.Trace))
+	}
+	if l.AgentID != "" || l.Provider != "" {
+		ctx = work.WithTargetInfo(ctx, work.TargetInfo{AgentID: l.AgentID, Provider: l.Provider})
+	}
+	return ctx
+}
+
+// lifecycle reports one Work's lifecycle events, from its workflow, to the
+// Observer of the Worker that runs the workflow task. Every event is
+// decided by the workflow and stamped with workflow time, so that a
+// workflow rebuilt from its history (in another process after a worker
+// died, or after the worker's cache evicted it) reports the same events
+// at the same times. Replayed events go to Observer.Replay when the
+// Observer is a work.Replayer (the Work's span is rebuilt whole; metrics
+// and logs are not counted twice), and nowhere otherwise.
+//
+// Delivery is at least once: a workflow task that reported events and
+// then failed to complete (its worker died within it) reports them again
+// when it runs anew.
+type lifecycle struct {
+	obs  work.Observer // nil: nothing to report
+	ctx  context.Context
+	base work.Event
+}
+
+func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput) *lifecycle {
+	l := &lifecycle{base: work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
+	if _, nop := obs.(work.NopObserver); nop || obs == nil {
+		return l
+	}
+	l.obs = obs
+	q := work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created}
+	l.ctx = obs.Bind(in.Launch.caller(), context.Background(), l.fill(q))
+	l.emit(ctx, q)
+	return l
+}
+
+func (l *lifecycle) fill(e work.Event) work.Event {
+	b := l.base
+	e.WorkID, e.Owner, e.Depth, e.Target, e.Kind = b.WorkID, b.Owner, b.Depth, b.Target, b.Kind
+	return e
+}
+
+// emit reports e (stamped now in workflow time unless it has a time).
+func (l *lifecycle) emit(ctx workflow.Context, e work.Event) {
+	if l.obs == nil {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = workflow.Now(ctx)
+	}
+	e = l.fill(e)
+	if workflow.IsReplaying(ctx) {
+		if r, ok := l.obs.(work.Replayer); ok {
+			r.Replay(l.ctx, e)
+		}
+		return
+	}
+	l.obs.Event(l.ctx, e)
+}
+
+// transition reports a state change.
+func (l *lifecycle) transition(ctx workflow.Context, from, to work.State, e work.Event) {
+	e.Type, e.From, e.To = work.EventType(to), from, to
+	l.emit(ctx, e)
+}
+
+// since is the duration from t to now in workflow time (0 for a zero t).
+func since(ctx workflow.Context, t time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return max(workflow.Now(ctx).Sub(t), 0)
+}

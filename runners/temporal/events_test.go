@@ -1,0 +1,406 @@
+package temporal_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/telemetry"
+	"github.com/agentwork/agentwork/work"
+)
+
+// replayRecorder records live events (work.Recorder), Binds and replayed
+// events separately.
+type replayRecorder struct {
+	work.Recorder
+	mu       sync.Mutex
+	binds    []work.Event
+	replayed []work.Event
+}
+
+func (r *replayRecorder) Bind(_, exec context.Context, e work.Event) context.Context {
+	r.mu.Lock()
+	r.binds = append(r.binds, e)
+	r.mu.Unlock()
+	return exec
+}
+
+func (r *replayRecorder) Replay(_ context.Context, e work.Event) {
+	r.mu.Lock()
+	r.replayed = append(r.replayed, e)
+	r.mu.Unlock()
+}
+
+func (r *replayRecorder) snapshot() (binds, replayed []work.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.binds), slices.Clone(r.replayed)
+}
+
+// of returns the events of Work id.
+func of(evs []work.Event, id string) []work.Event {
+	var out []work.Event
+	for _, e := range evs {
+		if e.WorkID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func types(evs []work.Event) string {
+	s := make([]string, len(evs))
+	for i, e := range evs {
+		s[i] = string(e.Type)
+	}
+	return strings.Join(s, ",")
+}
+
+// workHistory returns a workflow's whole history.
+func workHistory(t *testing.T, c client.Client, id string) *historypb.History {
+	t.Helper()
+	h := &historypb.History{}
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, ev)
+	}
+	return h
+}
+
+// settle waits (Result's capped waits) until Work id is terminal.
+func settle(t *testing.T, eng *temporal.Engine, o work.Owner, id string) (work.Status, string) {
+	t.Helper()
+	for {
+		st, out, err := eng.Result(context.Background(), o, id, work.MaxResultWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Terminal() {
+			return st, out
+		}
+	}
+}
+
+var eventQueues int
+
+// TestLifecycleEvents: a Work's lifecycle events reach the Observer of the
+// Worker running its workflow, in order, each once, with the Work's
+// identity and content-free figures, and the terminal event before Result
+// returns the terminal state; the coordinator's Observer gets the refused
+// start and the first result read. Replaying a Work's history (as a
+// worker that lost the workflow from its cache does) binds it again and
+// replays the same events, without reporting any of them again.
+func TestLifecycleEvents(t *testing.T) {
+	c := server(t)
+	eventQueues++
+	queue := "events-" + strconv.Itoa(eventQueues)
+	wrec, erec := &replayRecorder{}, &work.Recorder{}
+	running := make(chan struct{}, 1)
+	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			for {
+				if g := ex.Guidance(); len(g) > 0 {
+					return "steered", nil
+				}
+				select {
+				case <-ctx.Done():
+					return "", ctx.Err()
+				case <-time.After(20 * time.Millisecond): // a model boundary every 20ms
+				}
+			}
+		}},
+		"block": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+			running <- struct{}{}
+			<-ctx.Done()
+			return "", ctx.Err()
+		}},
+	}, temporal.WithTaskQueue(queue), temporal.WithObserver(wrec),
+		temporal.WithHeartbeatTimeout(5*time.Second), temporal.WithRPCTimeout(time.Minute))
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithObserver(erec), temporal.WithMaxStarts(2),
+		temporal.WithRPCTimeout(time.Minute))
+	defer eng.Close(context.Background())
+	o := work.NewOwner("events-owner-" + queue)
+	start := func(label string) (string, error) {
+		ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: label, Kind: work.KindAgent},
+			Input: "x", Run: func(context.Context) (string, error) { return "", nil }})
+		return ref.ID, err
+	}
+
+	steer, err := start("steer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Send(o, steer, "call-1", "go on"); err != nil {
+		t.Fatal(err)
+	}
+	st, out := settle(t, eng, o, steer)
+	if st.State != work.StateCompleted || out != "steered" {
+		t.Fatalf("steer ended %s %q", st.State, out)
+	}
+	// Read at once: the terminal event came before Result's answer.
+	evs := of(wrec.Events(), steer)
+	if got := types(evs); got != "queued,guidance-accepted,running,guidance-delivered,completed" &&
+		got != "queued,running,guidance-accepted,guidance-delivered,completed" {
+		t.Fatalf("steer's events = %s", got)
+	}
+	for _, e := range evs {
+		if e.Owner != o.ID() || e.Target != "steer" || e.Kind != work.KindAgent || e.Time.IsZero() {
+			t.Errorf("event %s lacks the Work's identity: %+v", e.Type, e)
+		}
+	}
+	last := evs[len(evs)-1]
+	if last.From != work.StateRunning || last.To != work.StateCompleted || last.Bytes != len("steered") || last.Duration <= 0 {
+		t.Errorf("completed event = %+v", last)
+	}
+	for _, e := range evs {
+		switch e.Type {
+		case work.EventGuidanceAccepted, work.EventGuidanceDelivered:
+			if e.Count != 1 {
+				t.Errorf("%s count = %d, want 1", e.Type, e.Count)
+			}
+		case work.EventRunning:
+			if e.From != work.StateQueued || e.QueueWait < 0 {
+				t.Errorf("running event = %+v", e)
+			}
+		}
+	}
+	if _, _, err := eng.Result(context.Background(), o, steer, 0); err != nil {
+		t.Fatal(err)
+	}
+	var reads []work.Event
+	for _, e := range of(erec.Events(), steer) {
+		if e.Type == work.EventResultRead {
+			reads = append(reads, e)
+		}
+	}
+	if len(reads) != 1 || reads[0].Bytes != len("steered") || reads[0].Owner != o.ID() || reads[0].Target != "steer" {
+		t.Errorf("result reads reported = %+v, want one of %d bytes", reads, len("steered"))
+	}
+
+	block, err := start("block")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	if r, err := eng.Cancel(o, block); err != nil || !r.Accepted {
+		t.Fatalf("cancel: %+v %v", r, err)
+	}
+	if st, _ := settle(t, eng, o, block); st.State != work.StateCancelled {
+		t.Fatalf("block ended %s", st.State)
+	}
+	bevs := of(wrec.Events(), block)
+	if got := types(bevs); got != "queued,running,cancel-requested,cancelled" {
+		t.Fatalf("block's events = %s", got)
+	}
+	if e := bevs[3]; e.From != work.StateCancelRequested {
+		t.Errorf("cancelled event = %+v", e)
+	}
+
+	if _, err := start("steer"); !errors.Is(err, work.ErrLimit) {
+		t.Fatalf("third start: %v, want the starts limit", err)
+	}
+	var refused []work.Event
+	for _, e := range erec.Events() {
+		if e.Type == work.EventRefused {
+			refused = append(refused, e)
+		}
+	}
+	if len(refused) != 1 || refused[0].ErrorClass != work.LimitStarts || refused[0].Owner != o.ID() || refused[0].Target != "steer" {
+		t.Errorf("refused events = %+v", refused)
+	}
+	if n := len(of(erec.Events(), block)); n != 0 {
+		t.Errorf("the coordinator reported %d lifecycle events of the cancelled Work; the workflow reports them", n)
+	}
+
+	// Replay: nothing is reported again; the span is rebuilt from the
+	// same events.
+	for _, id := range []string{steer, block} {
+		live := of(wrec.Events(), id)
+		rr := &replayRecorder{}
+		if err := temporal.ReplayWork(workHistory(t, c, id), rr); err != nil {
+			t.Fatal(err)
+		}
+		binds, replayed := rr.snapshot()
+		if n := len(rr.Events()); n != 0 {
+			t.Errorf("replay reported %d events live: %s", n, types(rr.Events()))
+		}
+		if len(binds) != 1 || binds[0].Type != work.EventQueued || binds[0].WorkID != id {
+			t.Errorf("replay bound %+v", binds)
+		}
+		if types(replayed) != types(live) {
+			t.Errorf("replayed %s, live %s", types(replayed), types(live))
+		}
+		for i := range min(len(replayed), len(live)) {
+			if !replayed[i].Time.Equal(live[i].Time) || replayed[i].Duration != live[i].Duration {
+				t.Errorf("replayed %s at %v (%v), live at %v (%v)", replayed[i].Type, replayed[i].Time,
+					replayed[i].Duration, live[i].Time, live[i].Duration)
+			}
+		}
+	}
+}
+
+// TestTelemetry: under the telemetry Observer, a Work on Temporal has one
+// invoke_agent span linked to its launch span, with its events at their
+// workflow times, and the lifecycle metrics; a worker that replays the
+// Work's history exports the same span and records no metric.
+func TestTelemetry(t *testing.T) {
+	c := server(t)
+	eventQueues++
+	queue := "telemetry-" + strconv.Itoa(eventQueues)
+	newObs := func() (*telemetry.Observer, *tracetest.SpanRecorder, *sdkmetric.ManualReader, *strings.Builder, *sync.Mutex) {
+		spans, reader := tracetest.NewSpanRecorder(), sdkmetric.NewManualReader()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+		var logs strings.Builder
+		var mu sync.Mutex
+		obs, err := telemetry.New(telemetry.WithTracerProvider(tp),
+			telemetry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
+			telemetry.WithLogger(slog.New(slog.NewJSONHandler(lockedWriter{&logs, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = obs.Unregister() })
+		return obs, spans, reader, &logs, &mu
+	}
+	obs, spans, reader, _, _ := newObs()
+	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
+	}, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute))
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute))
+	defer eng.Close(context.Background())
+	o := work.NewOwner("telemetry-owner-" + queue)
+	lctx, launch := sdktrace.NewTracerProvider().Tracer("app").Start(context.Background(), "execute_tool ok")
+	ref, err := eng.Start(lctx, work.Spec{Owner: o, Target: work.Target{Label: "ok", Kind: work.KindAgent},
+		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})
+	launch.End()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := settle(t, eng, o, ref.ID); st.State != work.StateCompleted {
+		t.Fatalf("ended %s", st.State)
+	}
+	work1 := invokeSpans(spans.Ended(), ref.ID)
+	if len(work1) != 1 {
+		t.Fatalf("%d invoke_agent spans for the Work, want 1", len(work1))
+	}
+	sp := work1[0]
+	if sp.Name() != "invoke_agent ok" {
+		t.Errorf("span name %q", sp.Name())
+	}
+	if l := sp.Links(); len(l) != 1 || l[0].SpanContext.SpanID() != launch.SpanContext().SpanID() ||
+		l[0].SpanContext.TraceID() != launch.SpanContext().TraceID() {
+		t.Errorf("links = %+v, want the launch span", l)
+	}
+	var names []string
+	for _, e := range sp.Events() {
+		names = append(names, e.Name)
+	}
+	if got := strings.Join(names, ","); got != "agentwork.work.queued,agentwork.work.running,agentwork.work.completed" {
+		t.Errorf("span events = %s", got)
+	}
+	counts := transitions(t, reader)
+	for _, s := range []string{"queued", "running", "completed"} {
+		if counts[s] != 1 {
+			t.Errorf("transitions{state=%s} = %d, want 1 (all: %v)", s, counts[s], counts)
+		}
+	}
+
+	robs, rspans, rreader, rlogs, rmu := newObs()
+	if err := temporal.ReplayWork(workHistory(t, c, ref.ID), robs); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := invokeSpans(rspans.Ended(), ref.ID)
+	if len(rebuilt) != 1 {
+		t.Fatalf("replay exported %d spans for the Work, want 1", len(rebuilt))
+	}
+	r := rebuilt[0]
+	if !r.StartTime().Equal(sp.StartTime()) || !r.EndTime().Equal(sp.EndTime()) || len(r.Events()) != len(sp.Events()) {
+		t.Errorf("rebuilt span %v-%v with %d events, live %v-%v with %d", r.StartTime(), r.EndTime(), len(r.Events()),
+			sp.StartTime(), sp.EndTime(), len(sp.Events()))
+	}
+	if l := r.Links(); len(l) != 1 || l[0].SpanContext.SpanID() != launch.SpanContext().SpanID() {
+		t.Errorf("rebuilt span's links = %+v", l)
+	}
+	if n := transitions(t, rreader); len(n) != 0 {
+		t.Errorf("replay recorded transitions %v", n)
+	}
+	rmu.Lock()
+	defer rmu.Unlock()
+	if rlogs.Len() != 0 {
+		t.Errorf("replay logged %s", rlogs.String())
+	}
+}
+
+type lockedWriter struct {
+	b  *strings.Builder
+	mu *sync.Mutex
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func invokeSpans(spans []sdktrace.ReadOnlySpan, id string) []sdktrace.ReadOnlySpan {
+	var out []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		for _, a := range s.Attributes() {
+			if a.Key == "agentwork.work.id" && a.Value.AsString() == id {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// transitions returns agentwork.work.transitions by state.
+func transitions(t *testing.T, reader *sdkmetric.ManualReader) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if m.Name != "agentwork.work.transitions" || !ok {
+				continue
+			}
+			for _, dp := range sum.DataPoints {
+				v, _ := dp.Attributes.Value(attribute.Key("state"))
+				out[v.AsString()] += dp.Value
+			}
+		}
+	}
+	return out
+}
