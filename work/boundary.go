@@ -151,6 +151,8 @@ func (r *run) report(ev Event) {
 	case r.it != nil:
 		ev.Time = r.s.cfg.clock.Now()
 		r.s.emitWork(r.it, ev)
+	case r.emit != nil && r.s == nil: // a remote run: its Engine's time
+		r.emit(ev)
 	case r.emit != nil:
 		ev.Time = r.s.cfg.clock.Now()
 		r.emit(ev)

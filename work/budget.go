@@ -196,6 +196,36 @@ func WithBudgetCeiling(b Budget) Option {
 	})
 }
 
+// resolveDim returns one dimension of a child's budget before any pool:
+// its own limit want, else the default def, clamped to the ceiling ceil.
+func resolveDim(want, def, ceil int64) int64 {
+	v := want
+	if v <= 0 {
+		v = def
+	}
+	if ceil > 0 && (v <= 0 || v > ceil) {
+		v = ceil
+	}
+	return v
+}
+
+// EffectiveBudget returns the budget a child started with spec runs with
+// under s, pools aside: its own limits, else the defaults
+// (WithDefaultBudget), clamped to the ceiling (WithBudgetCeiling), and its
+// deadline. An Engine that runs children elsewhere resolves budgets with
+// it, as the Supervisor does.
+func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
+	want, def, ceil := spec.Budget.dims(), s.cfg.budget.def.dims(), s.cfg.budget.ceiling.dims()
+	var eff [numDims]int64
+	for i := range eff {
+		eff[i] = max(resolveDim(want[i], def[i], ceil[i]), 0)
+	}
+	var b Budget
+	b.setDims(eff)
+	b.MaxDuration = s.cfg.duration(&spec)
+	return b
+}
+
 func defaultBudgetConfig() budgetConfig {
 	return budgetConfig{def: Budget{MaxTurns: DefaultMaxTurns, MaxToolCalls: DefaultMaxToolCalls}}
 }
@@ -365,13 +395,7 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 	var src [numDims]*meter
 	var through [numDims]bool
 	for i := range eff {
-		v, explicit := want[i], want[i] > 0
-		if !explicit {
-			v = def[i]
-		}
-		if ceil[i] > 0 && (v <= 0 || v > ceil[i]) {
-			v = ceil[i]
-		}
+		v, explicit := resolveDim(want[i], def[i], ceil[i]), want[i] > 0
 		if m := parent.source(i); m != nil {
 			if avail := m.avail(); avail >= 0 {
 				if !explicit && spec.Target.Kind == KindFunction {

@@ -460,3 +460,21 @@ func TestForegroundScopeChildrenReserveFromIt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// EffectiveBudget resolves a spec's budget as a start does, pools aside:
+// own limits, else the defaults, clamped to the ceiling, and the deadline.
+func TestEffectiveBudget(t *testing.T) {
+	s := work.New(work.WithDefaultBudget(work.Budget{MaxTurns: 7, MaxTokens: 1000}),
+		work.WithBudgetCeiling(work.Budget{MaxToolCalls: 5, MaxDuration: time.Minute}))
+	defer s.Close(context.Background())
+	spec := work.Spec{Budget: work.Budget{MaxToolCalls: 9, MaxTokens: 10}}
+	got := s.EffectiveBudget(spec)
+	want := work.Budget{MaxTurns: 7, MaxToolCalls: 5, MaxTokens: 10, MaxDuration: time.Minute}
+	if got != want {
+		t.Fatalf("EffectiveBudget = %+v, want %+v", got, want)
+	}
+	spec.MaxDuration = time.Second
+	if got := s.EffectiveBudget(spec); got.MaxDuration != time.Second {
+		t.Fatalf("own deadline: %v", got.MaxDuration)
+	}
+}

@@ -32,8 +32,10 @@ type Execution struct {
 	scope Owner
 	run   *run            // the child's budget state; nil outside a child run
 	cctx  context.Context // the child's cancellable context: its end ends the boundary's slot wait
-	// remote is set for a child another Engine runs (WithRemote).
+	// remote is set for a child another Engine runs (WithRemote), with
+	// its progress counts.
 	remote *Remote
+	prog   *progress
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or

@@ -55,6 +55,11 @@ func ReportProgress(ctx context.Context, done, total int64) {
 // foreground call.
 func (e *Execution) ReportProgress(done, total int64) {
 	if e.it == nil {
+		if e.prog != nil {
+			e.prog.done.Store(max(done, 0))
+			e.prog.total.Store(max(total, 0))
+			e.remoteProgressed()
+		}
 		return
 	}
 	e.it.prog.done.Store(max(done, 0))
@@ -66,6 +71,10 @@ func (e *Execution) ReportProgress(done, total int64) {
 // ReportProgress. Agent adapters call it at each model request.
 func (e *Execution) CountModelRequest() {
 	if e.it == nil {
+		if e.prog != nil {
+			e.prog.requests.Add(1)
+			e.remoteProgressed()
+		}
 		return
 	}
 	e.it.prog.requests.Add(1)
@@ -76,6 +85,10 @@ func (e *Execution) CountModelRequest() {
 // ReportProgress. Agent adapters call it at each tool call.
 func (e *Execution) CountToolCall() {
 	if e.it == nil {
+		if e.prog != nil {
+			e.prog.tools.Add(1)
+			e.remoteProgressed()
+		}
 		return
 	}
 	e.it.prog.tools.Add(1)

@@ -1,6 +1,9 @@
 package work
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Remote describes a child run that an Engine other than the Supervisor
 // executes (for example on a worker process of a durable runner), so that
@@ -18,17 +21,77 @@ type Remote struct {
 	// it returns the messages accepted since the last call, in order. It
 	// may be nil (no guidance).
 	Guidance func() []string
+	// Budget is the child's effective budget, resolved by the Engine
+	// (defaults and ceiling applied): its turns, tool calls and tokens are
+	// counted at the boundary as under the Supervisor (BeginRequest,
+	// EndRequest, BeginToolCall). Zero limits are not enforced; the Engine
+	// enforces MaxDuration.
+	Budget Budget
+	// FailOnBudget refuses the final request when the budget runs out
+	// (Spec.FailOnBudget).
+	FailOnBudget bool
+	// Event, when set, receives the run's content-free events as they
+	// happen, with WorkID, Owner, Depth and Time set (the Engine adds the
+	// target): EventBudgetExhausted when a budget runs out, and
+	// EventProgress at most once per ProgressInterval when the child
+	// reports progress. It must not block.
+	Event func(Event)
 }
 
 // WithRemote returns ctx carrying an Execution for r: WorkID returns
-// r.WorkID, Scope an owner one level deeper than the Work's owner, and Guidance
-// calls r.Guidance. Budgets and progress are not counted for a remote run
-// (its budget methods behave as outside a child run). An Engine calls it
-// on the context it runs a child with; the scope's Work is the engine's to
-// release when the child returns.
+// r.WorkID, Scope an owner one level deeper than the Work's owner, Guidance
+// calls r.Guidance, the budget methods count against r.Budget, and
+// ReportProgress, CountModelRequest and CountToolCall count progress
+// reported through r.Event. An Engine calls it on the context it runs a
+// child with; the scope's Work is the engine's to release when the child
+// returns. Usage and Exhausted tell it what the run spent.
 func WithRemote(ctx context.Context, r Remote) context.Context {
 	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
-	return context.WithValue(ctx, execKey{}, &Execution{scope: scope, remote: &r})
+	e := &Execution{scope: scope, remote: &r, prog: new(progress)}
+	ru := &run{budget: r.Budget, fail: r.FailOnBudget}
+	for i, v := range r.Budget.dims() {
+		ru.m[i].limit = max(v, 0)
+	}
+	if r.Event != nil {
+		ru.emit = e.remoteEvent
+	}
+	e.run = ru
+	return context.WithValue(ctx, execKey{}, e)
+}
+
+// remoteEvent delivers an event of a remote run through Remote.Event.
+func (e *Execution) remoteEvent(ev Event) {
+	r := e.remote
+	ev.WorkID, ev.Owner, ev.Depth = r.WorkID, r.OwnerID, max(r.OwnerDepth, 0)
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	r.Event(ev)
+}
+
+// remoteProgressed emits EventProgress for a remote run when the last one
+// is at least ProgressInterval old.
+func (e *Execution) remoteProgressed() {
+	if e.remote.Event == nil {
+		return
+	}
+	p := e.prog
+	now := time.Now()
+	last := p.last.Load()
+	if last != 0 && now.UnixNano()-last < int64(ProgressInterval) {
+		return
+	}
+	if p.last.CompareAndSwap(last, now.UnixNano()) {
+		e.remoteEvent(Event{Type: EventProgress, Time: now, Progress: p.snapshot()})
+	}
+}
+
+// Exhausted returns the budget that ran out ("" while none has) and
+// whether the boundary refused a request, for an Engine deciding a
+// finished child's failure class (ClassBudgetExhausted when refused and
+// the child failed).
+func (e *Execution) Exhausted() (budget string, refused bool) {
+	return e.run.exhaustedBudget(), e.run.refused()
 }
 
 // ClassWorkerLost is the failure class of Work whose attempt died with the

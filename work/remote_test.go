@@ -57,3 +57,67 @@ func TestNewSubscription(t *testing.T) {
 		t.Fatalf("channel open %v, onClose ran %d times", ok, closed)
 	}
 }
+
+// A remote run counts its budget at the boundary as under the Supervisor,
+// reports the exhaustion and its progress through Remote.Event (progress
+// at most once per ProgressInterval), and tells its Engine what it spent.
+func TestWithRemoteBudgetAndProgress(t *testing.T) {
+	var evs []work.Event
+	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o", OwnerDepth: 1,
+		Budget: work.Budget{MaxTurns: 2, MaxToolCalls: 1}, Event: func(e work.Event) { evs = append(evs, e) }})
+	ex, _ := work.ExecutionFrom(ctx)
+	if b := ex.Budget(); b.MaxTurns != 2 || b.MaxToolCalls != 1 {
+		t.Fatalf("Budget = %+v", b)
+	}
+	for i := range 2 {
+		if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+			t.Fatalf("request %d: %+v %v", i+1, turn, err)
+		}
+		ex.EndRequest(10, 5, true)
+	}
+	if !ex.BeginToolCall() || ex.BeginToolCall() {
+		t.Fatal("the tool-call budget of 1 was not enforced")
+	}
+	if turn, err := ex.BeginRequest(); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+		t.Fatalf("third request: %+v %v, want the final one (turns)", turn, err)
+	}
+	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
+		t.Fatalf("request after the final one: %v", err)
+	}
+	if b, refused := ex.Exhausted(); b != work.BudgetTurns || !refused {
+		t.Fatalf("Exhausted = %q %v", b, refused)
+	}
+	if u := ex.Usage(); u.Turns != 2 || u.ToolCalls != 1 || u.InputTokens != 20 || u.OutputTokens != 10 {
+		t.Fatalf("Usage = %+v", u)
+	}
+	ex.ReportProgress(3, 10)
+	ex.ReportProgress(4, 10) // within ProgressInterval: counted, not reported
+	var budget, progress []work.Event
+	for _, e := range evs {
+		if e.WorkID != "w1" || e.Owner != "o" || e.Depth != 1 || e.Time.IsZero() {
+			t.Errorf("event lacks the Work's identity: %+v", e)
+		}
+		switch e.Type {
+		case work.EventBudgetExhausted:
+			budget = append(budget, e)
+		case work.EventProgress:
+			progress = append(progress, e)
+		}
+	}
+	if len(budget) != 1 || budget[0].Budget != work.BudgetTurns {
+		t.Errorf("budget events = %+v", budget)
+	}
+	if len(progress) != 1 || progress[0].Progress.Done != 3 || progress[0].Progress.Total != 10 {
+		t.Errorf("progress events = %+v", progress)
+	}
+
+	// FailOnBudget refuses the final request.
+	ctx = work.WithRemote(context.Background(), work.Remote{WorkID: "w2", OwnerID: "o",
+		Budget: work.Budget{MaxTurns: 1}, FailOnBudget: true})
+	ex, _ = work.ExecutionFrom(ctx)
+	_, _ = ex.BeginRequest()
+	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
+		t.Fatalf("FailOnBudget: %v", err)
+	}
+	ex.CountModelRequest() // no Event: counted only
+}

@@ -22,6 +22,10 @@
 //   - Guidance is an update on the Work's workflow, queued there and
 //     drained by the child at its boundary with another update; cursors and
 //     idempotency records live in the workflow.
+//   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
+//     travels in its input; the worker counts it at the child's boundary
+//     (work.Remote) and reports progress, budget and usage events to its
+//     Observer. Pools are not supported.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's
 //     visible Work (list, status, status rows), enforces the outstanding
 //     and starts limits atomically across every coordinator process (an

@@ -40,8 +40,10 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 //
 // Refs say "durable" for execution and rejoin; Status counts real
 // attempts. Foreground calls (Call) run in the calling process, on an
-// in-process work.Supervisor with the same limits. Budgets and pools are
-// not carried to workers: SetPool fails, and a Spec's Budget is ignored.
+// in-process work.Supervisor with the same limits. A Work's budget
+// (Spec.Budget, WithDefaultBudget, WithBudgetCeiling) travels with it and
+// is counted on the worker as in-process; pools are not supported
+// (SetPool fails).
 //
 // The methods without a context bound each call to Temporal by the RPC
 // timeout (WithRPCTimeout). An Engine is safe for concurrent use; Close
@@ -62,7 +64,8 @@ type Engine struct {
 func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	local := work.New(work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
-		work.WithMaxDuration(cfg.maxDuration), work.WithMaxResultBytes(cfg.maxResultBytes))
+		work.WithMaxDuration(cfg.maxDuration), work.WithMaxResultBytes(cfg.maxResultBytes),
+		work.WithDefaultBudget(cfg.defaultBudget), work.WithBudgetCeiling(cfg.budgetCeiling))
 	return &Engine{c: c, cfg: cfg, local: local, subs: map[*work.Subscription]func(){}}
 }
 
@@ -232,10 +235,10 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		}
 		return work.Ref{}, fromTemporal(err)
 	}
-	maxDur := e.cfg.maxDuration
-	if spec.MaxDuration > 0 && (maxDur == 0 || spec.MaxDuration < maxDur) {
-		maxDur = spec.MaxDuration
-	}
+	// The budget resolves as in-process (the local Supervisor has the same
+	// defaults, ceiling and maximum duration); pools aside.
+	budget := e.local.EffectiveBudget(spec)
+	maxDur := budget.MaxDuration
 	maxBytes := e.cfg.maxResultBytes
 	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {
 		maxBytes = spec.MaxResultBytes
@@ -249,7 +252,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		OwnerWorkflow: ownerWF, MaxDuration: maxDur, MaxResultBytes: maxBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: now,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
-			Commands: work.DefaultMaxCommandRecords}, Launch: launch}
+			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
 	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: e.cfg.taskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),
@@ -373,7 +376,7 @@ func transient(err error) bool {
 func (r ownerRecord) status() work.Status {
 	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
 		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
-		FinishedAt: r.Finished, ResultAvailable: r.HasResult}
+		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget}
 }
 
 // List returns at most work.MaxListed Works visible to o, unfinished first,

@@ -130,6 +130,20 @@ func TestLifecycleEvents(t *testing.T) {
 				}
 			}
 		}},
+		"turns": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			ex.ReportProgress(1, 4)
+			for {
+				turn, err := ex.BeginRequest()
+				if err != nil {
+					return "", err
+				}
+				ex.EndRequest(7, 3, true)
+				if turn.Final {
+					return "final", nil
+				}
+			}
+		}},
 		"block": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			running <- struct{}{}
 			<-ctx.Done()
@@ -141,7 +155,7 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatal("worker", err)
 	}
 	defer w.Stop()
-	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithObserver(erec), temporal.WithMaxStarts(2),
+	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithObserver(erec), temporal.WithMaxStarts(3),
 		temporal.WithRPCTimeout(time.Minute))
 	defer eng.Close(context.Background())
 	o := work.NewOwner("events-owner-" + queue)
@@ -219,6 +233,31 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	if e := bevs[3]; e.From != work.StateCancelRequested {
 		t.Errorf("cancelled event = %+v", e)
+	}
+
+	// The attempt's own events (progress, budget, usage) come from the
+	// worker running it, before the terminal event.
+	sp := work.Spec{Owner: o, Target: work.Target{Label: "turns", Kind: work.KindAgent}, Input: "x",
+		Budget: work.Budget{MaxTurns: 1}, Run: func(context.Context) (string, error) { return "", nil }}
+	ref, err := eng.Start(context.Background(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, out := settle(t, eng, o, ref.ID); st.State != work.StateCompleted || out != "final" || st.BudgetExhausted != work.BudgetTurns {
+		t.Fatalf("turns ended %s %q (budget %q)", st.State, out, st.BudgetExhausted)
+	}
+	tevs := of(wrec.Events(), ref.ID)
+	if got := types(tevs); got != "queued,running,progress,budget-exhausted,usage,completed" {
+		t.Fatalf("turns' events = %s", got)
+	}
+	if p := tevs[2].Progress; p.Done != 1 || p.Total != 4 {
+		t.Errorf("progress = %+v", p)
+	}
+	if e := tevs[3]; e.Budget != work.BudgetTurns || e.Target != "turns" || e.Owner != o.ID() {
+		t.Errorf("budget event = %+v", e)
+	}
+	if u := tevs[4].Usage; u.Turns != 1 || u.InputTokens != 14 || u.OutputTokens != 6 {
+		t.Errorf("usage = %+v", u)
 	}
 
 	if _, err := start("steer"); !errors.Is(err, work.ErrLimit) {

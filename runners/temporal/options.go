@@ -36,6 +36,8 @@ type config struct {
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
 	observer         work.Observer
+	defaultBudget    work.Budget
+	budgetCeiling    work.Budget
 }
 
 func newConfig(opts []Option) config {
@@ -199,6 +201,24 @@ func WithObserver(o work.Observer) Option {
 			c.observer = o
 		}
 	})
+}
+
+// WithDefaultBudget sets the budget of a child that sets none, as
+// work.WithDefaultBudget (its non-zero fields replace the defaults: 50
+// turns, 100 tool calls, no token limit; a MaxDuration replaces
+// WithMaxDuration). Give coordinators' Engines the same option.
+func WithDefaultBudget(b work.Budget) Option {
+	return optionFunc(func(c *config) {
+		c.defaultBudget = b
+		if b.MaxDuration > 0 {
+			c.maxDuration = b.MaxDuration
+		}
+	})
+}
+
+// WithBudgetCeiling caps every child's budget, as work.WithBudgetCeiling.
+func WithBudgetCeiling(b work.Budget) Option {
+	return optionFunc(func(c *config) { c.budgetCeiling = b })
 }
 
 // WithPollInterval sets how often a Subscription reads its owner's

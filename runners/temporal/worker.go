@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -140,7 +141,17 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
 		defer timer.Stop()
 	}
+	// The attempt's own events (budget, progress, usage) go to this
+	// Worker's Observer; none after the child returned.
+	var ended atomic.Bool
+	emit := func(ev work.Event) {
+		if !ended.Load() {
+			ev.Target, ev.Kind = in.Label, in.Kind
+			w.cfg.observer.Event(context.Background(), ev)
+		}
+	}
 	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
 			activity.RecordHeartbeat(ctx)
 			var msgs []string
@@ -148,20 +159,53 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 			_ = w.update(ctx, in.ID, updateDrain, &msgs)
 			return msgs
 		}})
+	ex, _ := work.ExecutionFrom(child)
 	out, err, panicked := invoke(child, t.Run, in.Input)
+	res := outcome(child, ctx, in, out, err, panicked, ex)
+	// The run's end, as in-process: the duration budget, then the usage.
+	base := work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Time: time.Now()}
+	if res.Class == work.ClassDeadline {
+		ev := base
+		ev.Type, ev.Budget = work.EventBudgetExhausted, work.BudgetDuration
+		emit(ev)
+	}
+	if res.Usage != (work.Usage{}) {
+		ev := base
+		ev.Type, ev.Usage = work.EventUsage, res.Usage
+		emit(ev)
+	}
+	ended.Store(true)
+	return res, nil
+}
+
+// outcome maps a child's return to the attempt's outcome.
+func outcome(child, ctx context.Context, in runInput, out string, err error, panicked bool, ex *work.Execution) runOutcome {
+	u := ex.Usage()
+	budget, refused := ex.Exhausted()
+	res := classify(child, ctx, in, out, err, panicked, refused)
+	res.Usage, res.Budget = u, budget
+	if res.Class == work.ClassDeadline {
+		res.Budget = work.BudgetDuration
+	}
+	return res
+}
+
+func classify(child, ctx context.Context, in runInput, out string, err error, panicked, refused bool) runOutcome {
 	switch {
 	case panicked:
-		return runOutcome{Class: work.ClassPanic}, nil
+		return runOutcome{Class: work.ClassPanic}
 	case errors.Is(context.Cause(child), errDeadline):
-		return runOutcome{Class: work.ClassDeadline}, nil
+		return runOutcome{Class: work.ClassDeadline}
 	case err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled):
-		return runOutcome{Class: classCancelled}, nil
+		return runOutcome{Class: classCancelled}
+	case err != nil && refused:
+		return runOutcome{Class: work.ClassBudgetExhausted}
 	case err != nil:
-		return runOutcome{Class: work.ClassError}, nil
+		return runOutcome{Class: work.ClassError}
 	case in.MaxResultBytes > 0 && len(out) > in.MaxResultBytes:
-		return runOutcome{Class: work.ClassResultTooLarge, Bytes: len(out)}, nil
+		return runOutcome{Class: work.ClassResultTooLarge, Bytes: len(out)}
 	}
-	return runOutcome{Output: out}, nil
+	return runOutcome{Output: out}
 }
 
 func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {

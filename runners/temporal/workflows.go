@@ -65,6 +65,8 @@ type workInput struct {
 	Created          time.Time
 	Mailbox          mailboxLimits
 	Launch           launchInfo
+	Budget           work.Budget // effective: defaults and ceiling applied
+	FailOnBudget     bool
 }
 
 type mailboxLimits struct {
@@ -76,9 +78,12 @@ type runInput struct {
 	ID, Owner      string
 	Depth          int
 	Label          string
+	Kind           work.Kind
 	Input          string
 	MaxDuration    time.Duration
 	MaxResultBytes int
+	Budget         work.Budget
+	FailOnBudget   bool
 }
 
 // runOutcome is an attempt's result: the output, or a class. Failure text
@@ -86,7 +91,9 @@ type runInput struct {
 type runOutcome struct {
 	Output string
 	Class  string
-	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
+	Bytes  int        `json:",omitempty"` // the output's size, for a result_too_large failure
+	Usage  work.Usage // what the attempt spent
+	Budget string     `json:",omitempty"` // the budget that ran out, if one did
 }
 
 // workOutcome is the Work workflow's result.
@@ -149,6 +156,7 @@ type ownerRecord struct {
 	HasResult bool
 	Read      bool
 	Detached  bool
+	Budget    string `json:",omitempty"` // the budget that ran out, if one did
 }
 
 type admitRequest struct {
@@ -210,9 +218,11 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 	}
 	var out runOutcome
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RunActivityName, runInput{
-		ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Input: in.Input,
-		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes}).Get(ctx, &out)
+		ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind, Input: in.Input,
+		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes, Budget: in.Budget,
+		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
 	res := w.settle(out, err)
+	w.budget = out.Budget
 	w.finish(ctx, res)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	return res, nil
@@ -228,6 +238,7 @@ type workRun struct {
 	detached  bool
 	cancelAct workflow.CancelFunc
 	ev        *lifecycle
+	budget    string // the budget that ran out in the last attempt
 	pending   []string
 	pendBytes int
 	cursor    int
@@ -456,7 +467,7 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.signalOwner(ctx, signalTransition, ownerRecord{ID: w.in.ID, State: w.state, Attempt: max(w.attempt, 1),
-		Started: w.started, Finished: w.finished, HasResult: w.hasResult})
+		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget})
 }
 
 func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
@@ -613,6 +624,7 @@ func (o *ownerRun) transition(r ownerRecord) {
 		return // a late signal never moves a terminal Work
 	}
 	rec.State, rec.Attempt, rec.Started, rec.Finished, rec.HasResult = r.State, r.Attempt, r.Started, r.Finished, r.HasResult
+	rec.Budget = r.Budget
 	if !rec.State.Terminal() {
 		return
 	}

@@ -88,6 +88,10 @@ const (
 	Agent = "agent"
 	// Func is a function child steered like Agent.
 	Func = "func"
+	// Turns is an agent child that makes model requests (BeginRequest)
+	// until its budget grants the final one, and returns
+	// "requests=N final=BUDGET"; a refused request fails it.
+	Turns = "turns"
 )
 
 // Children returns the suite's children, keyed by label. A Harness must
@@ -97,7 +101,26 @@ func Children() map[string]Child {
 		Echo:  {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
 		Agent: {Kind: work.KindAgent, Run: runControlled},
 		Func:  {Kind: work.KindFunction, Run: runControlled},
+		Turns: {Kind: work.KindAgent, Run: runTurns},
 	}
+}
+
+func runTurns(ctx context.Context, _ string) (string, error) {
+	ex, ok := work.ExecutionFrom(ctx)
+	if !ok {
+		return "", errors.New("enginetest: no Execution")
+	}
+	for n := 1; n <= 1000; n++ {
+		turn, err := ex.BeginRequest()
+		if err != nil {
+			return "", err
+		}
+		ex.EndRequest(3, 2, true)
+		if turn.Final {
+			return "requests=" + strconv.Itoa(n) + " final=" + turn.Budget, nil
+		}
+	}
+	return "", errors.New("enginetest: the budget never ran out")
 }
 
 // control steers one controlled child run, keyed by the Work's input.
@@ -207,6 +230,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListOrder", s.listOrder},
 		{"StatusRows", s.statusRows},
 		{"Foreground", s.foreground},
+		{"Budget", s.budget},
 		{"Pool", s.pool},
 		{"Subscribe", s.subscribe},
 	} {
@@ -550,6 +574,33 @@ func (s *suite) limitDuration(t *testing.T) {
 	}
 	if err := <-c.ended; err == nil {
 		t.Fatal("the child's context was not done at the deadline")
+	}
+}
+
+// budget: a Work's budget travels with it and is counted at its child's
+// boundary: the turns run out, the next request is the final one, and
+// Status names the budget; started to fail on exhaustion, the Work fails.
+func (s *suite) budget(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "budget")
+	sp := v.spec(o, Turns, "")
+	sp.Budget = work.Budget{MaxTurns: 2}
+	ref, err := v.e.Start(v.ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, out := v.settle(o, ref.ID)
+	if st.State != work.StateCompleted || out != "requests=3 final=turns" || st.BudgetExhausted != work.BudgetTurns {
+		t.Fatalf("2 turns: %s %q budget %q, want completed \"requests=3 final=turns\" budget turns", st.State, out, st.BudgetExhausted)
+	}
+	sp.Budget, sp.FailOnBudget = work.Budget{MaxTurns: 1, MaxTokens: 1000}, true
+	ref, err = v.e.Start(v.ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ = v.settle(o, ref.ID)
+	if st.State != work.StateFailed || st.BudgetExhausted != work.BudgetTurns {
+		t.Fatalf("FailOnBudget: %s budget %q, want failed, turns", st.State, st.BudgetExhausted)
 	}
 }
 
