@@ -248,7 +248,34 @@ type liveWork struct {
 
 // census reads the watched supervisors: Census for the per-state counts
 // and Snapshot for the live Work, slots and ages.
+//
+// It also forgets the cancel-request times of Work that no watched
+// Supervisor holds cancel-requested: a Work that a durable runner's
+// worker reported cancel-requested may end in another process, whose
+// terminal event this Observer never sees. Only times recorded before the
+// snapshots are forgotten (a Supervisor reports a cancel request after
+// its state changed, so such a Work shows in its snapshot if it is still
+// cancel-requested).
 func (o *Observer) census(sups []*work.Supervisor) census {
+	o.cancelMu.Lock()
+	var stale map[string]struct{}
+	if len(o.cancelAt) > 0 {
+		stale = make(map[string]struct{}, len(o.cancelAt))
+		for id := range o.cancelAt {
+			stale[id] = struct{}{}
+		}
+	}
+	o.cancelMu.Unlock()
+	defer func() {
+		if len(stale) == 0 {
+			return
+		}
+		o.cancelMu.Lock()
+		for id := range stale {
+			delete(o.cancelAt, id)
+		}
+		o.cancelMu.Unlock()
+	}()
 	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	for _, s := range sups {
@@ -277,6 +304,7 @@ func (o *Observer) census(sups []*work.Supervisor) census {
 				w.Elapsed = snap.Time.Sub(lw.Started)
 			}
 			if lw.State == work.StateCancelRequested {
+				delete(stale, lw.ID)
 				at, ok := o.cancelRequestedAt(lw.ID)
 				if !ok {
 					at = lw.Started

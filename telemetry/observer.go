@@ -50,7 +50,8 @@ type Observer struct {
 
 	// When each cancel-requested Work was asked to stop (by work id), for
 	// the oldest-cancel-requested gauge and the status page; an entry lives
-	// until the Work's terminal event.
+	// until the Work's terminal event, or until a census finds no watched
+	// Supervisor holding the Work cancel-requested.
 	cancelMu sync.Mutex
 	cancelAt map[string]time.Time
 
