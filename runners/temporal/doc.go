@@ -47,10 +47,12 @@
 // trace context travels in the workflow's input) and the same metrics and
 // log lines as in-process. When a workflow is rebuilt from its history in
 // another process (its worker died, or evicted it from its cache), the
-// Observer is bound again and the replayed events go to its Replay method
-// (work.Replayer): the span is rebuilt there with its original times and
-// exported once, when the Work ends; metrics and logs are not counted
-// again. Delivery is at least once: a workflow task whose worker dies
+// Observer is bound again at the first event reported live there, and
+// the replayed events before it go to its Replay method (work.Replayer):
+// the span is rebuilt there with its original times and exported once,
+// when the Work ends; metrics and logs are not counted again. A replay
+// that reports nothing live (a query of a workflow the worker does not
+// cache, a closed one included) rebuilds no span. Delivery is at least once: a workflow task whose worker dies
 // after reporting and before completing reports again. The child's own
 // spans nest under the SDK interceptor's RunActivity span when the client
 // has the interceptor. The live gauges

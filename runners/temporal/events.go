@@ -54,23 +54,37 @@ func (l launchInfo) caller() context.Context {
 // Observer is a work.Replayer (the Work's span is rebuilt whole; metrics
 // and logs are not counted twice), and nowhere otherwise.
 //
+// A replayed Work is bound, and its replayed events are handed to Replay,
+// only at its first live event: a replay that reports nothing live (a
+// query of a workflow that is not in the worker's cache, a closed one
+// included) rebuilds no span. A Work whose terminal event is replayed is
+// never bound again: the process that reported that event live ended and
+// exported its span.
+//
 // Delivery is at least once: a workflow task that reported events and
 // then failed to complete (its worker died within it) reports them again
 // when it runs anew.
 type lifecycle struct {
-	obs  work.Observer // nil: nothing to report
-	ctx  context.Context
-	base work.Event
+	obs    work.Observer // nil: nothing to report
+	ctx    context.Context
+	launch launchInfo
+	base   work.Event
+	queued work.Event // what Bind gets
+	// Replayed events not yet given to Replay (the Work is not bound
+	// yet), and whether a replayed terminal event ended the span elsewhere.
+	replayed []work.Event
+	ended    bool
 }
 
 func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput) *lifecycle {
-	l := &lifecycle{base: work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
+	l := &lifecycle{ctx: context.Background(), launch: in.Launch,
+		base: work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
 	if _, nop := obs.(work.NopObserver); nop || obs == nil {
 		return l
 	}
 	l.obs = obs
 	q := work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created}
-	l.ctx = obs.Bind(in.Launch.caller(), context.Background(), l.fill(q))
+	l.queued = l.fill(q)
 	l.emit(ctx, q)
 	return l
 }
@@ -91,12 +105,36 @@ func (l *lifecycle) emit(ctx workflow.Context, e work.Event) {
 	}
 	e = l.fill(e)
 	if workflow.IsReplaying(ctx) {
-		if r, ok := l.obs.(work.Replayer); ok {
-			r.Replay(l.ctx, e)
+		if _, ok := l.obs.(work.Replayer); ok && !l.ended {
+			l.replayed = append(l.replayed, e)
+		}
+		if e.To.Terminal() && e.Type == work.EventType(e.To) {
+			l.ended, l.replayed = true, nil
 		}
 		return
 	}
+	l.bind()
 	l.obs.Event(l.ctx, e)
+}
+
+// bind binds the Work at its first live event and replays what was
+// replayed before it.
+func (l *lifecycle) bind() {
+	if l.queued.Type == "" {
+		return
+	}
+	q := l.queued
+	l.queued = work.Event{}
+	if l.ended {
+		return
+	}
+	l.ctx = l.obs.Bind(l.launch.caller(), context.Background(), q)
+	if r, ok := l.obs.(work.Replayer); ok {
+		for _, e := range l.replayed {
+			r.Replay(l.ctx, e)
+		}
+	}
+	l.replayed = nil
 }
 
 // transition reports a state change.

@@ -19,6 +19,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/telemetry"
@@ -221,6 +222,11 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-running
+	// The worker loses the workflow from its cache: the cancel's workflow
+	// task replays the history (a take-over), binds the Work again at the
+	// first live event (cancel-requested) and replays the events before
+	// it; nothing is reported twice.
+	worker.PurgeStickyWorkflowCache()
 	if r, err := eng.Cancel(o, block); err != nil || !r.Accepted {
 		t.Fatalf("cancel: %+v %v", r, err)
 	}
@@ -233,6 +239,15 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	if e := bevs[3]; e.From != work.StateCancelRequested {
 		t.Errorf("cancelled event = %+v", e)
+	}
+	binds, replayed := wrec.snapshot()
+	if binds, replayed = of(binds, block), of(replayed, block); len(binds) != 2 || types(replayed) != "queued,running" {
+		t.Errorf("take-over: %d binds, replayed %s; want 2 binds, replayed queued,running", len(binds), types(replayed))
+	}
+	for i := range min(len(replayed), len(bevs)) {
+		if !replayed[i].Time.Equal(bevs[i].Time) {
+			t.Errorf("replayed %s at %v, live at %v", replayed[i].Type, replayed[i].Time, bevs[i].Time)
+		}
 	}
 
 	// The attempt's own events (progress, budget, usage) come from the
@@ -276,29 +291,18 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Errorf("the coordinator reported %d lifecycle events of the cancelled Work; the workflow reports them", n)
 	}
 
-	// Replay: nothing is reported again; the span is rebuilt from the
-	// same events.
+	// A replay of the whole history (a query of the closed workflow)
+	// reports, binds and replays nothing.
 	for _, id := range []string{steer, block} {
-		live := of(wrec.Events(), id)
+		h := workHistory(t, c, id)
 		rr := &replayRecorder{}
-		if err := temporal.ReplayWork(workHistory(t, c, id), rr); err != nil {
+		if err := temporal.ReplayWork(h, rr); err != nil {
 			t.Fatal(err)
 		}
 		binds, replayed := rr.snapshot()
-		if n := len(rr.Events()); n != 0 {
-			t.Errorf("replay reported %d events live: %s", n, types(rr.Events()))
-		}
-		if len(binds) != 1 || binds[0].Type != work.EventQueued || binds[0].WorkID != id {
-			t.Errorf("replay bound %+v", binds)
-		}
-		if types(replayed) != types(live) {
-			t.Errorf("replayed %s, live %s", types(replayed), types(live))
-		}
-		for i := range min(len(replayed), len(live)) {
-			if !replayed[i].Time.Equal(live[i].Time) || replayed[i].Duration != live[i].Duration {
-				t.Errorf("replayed %s at %v (%v), live at %v (%v)", replayed[i].Type, replayed[i].Time,
-					replayed[i].Duration, live[i].Time, live[i].Duration)
-			}
+		if len(rr.Events()) != 0 || len(binds) != 0 || len(replayed) != 0 {
+			t.Errorf("replay of the closed history: %d live, %d binds, %d replayed; want none",
+				len(rr.Events()), len(binds), len(replayed))
 		}
 	}
 }
@@ -326,9 +330,16 @@ func TestTelemetry(t *testing.T) {
 		return obs, spans, reader, &logs, &mu
 	}
 	obs, spans, reader, _, _ := newObs()
+	running := make(chan struct{}, 1)
 	w, err := temporal.NewWorker(c, map[string]temporal.Target{
 		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
-	}, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute))
+		"block": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+			running <- struct{}{}
+			<-ctx.Done()
+			return "", ctx.Err()
+		}},
+	}, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute),
+		temporal.WithHeartbeatTimeout(5*time.Second))
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)
 	}
@@ -372,29 +383,59 @@ func TestTelemetry(t *testing.T) {
 		}
 	}
 
+	// A replay of the whole history (a query of the closed workflow, on a
+	// worker that does not cache it) exports no span and records nothing.
 	robs, rspans, rreader, rlogs, rmu := newObs()
 	if err := temporal.ReplayWork(workHistory(t, c, ref.ID), robs); err != nil {
 		t.Fatal(err)
 	}
-	rebuilt := invokeSpans(rspans.Ended(), ref.ID)
-	if len(rebuilt) != 1 {
-		t.Fatalf("replay exported %d spans for the Work, want 1", len(rebuilt))
-	}
-	r := rebuilt[0]
-	if !r.StartTime().Equal(sp.StartTime()) || !r.EndTime().Equal(sp.EndTime()) || len(r.Events()) != len(sp.Events()) {
-		t.Errorf("rebuilt span %v-%v with %d events, live %v-%v with %d", r.StartTime(), r.EndTime(), len(r.Events()),
-			sp.StartTime(), sp.EndTime(), len(sp.Events()))
-	}
-	if l := r.Links(); len(l) != 1 || l[0].SpanContext.SpanID() != launch.SpanContext().SpanID() {
-		t.Errorf("rebuilt span's links = %+v", l)
+	if n := len(invokeSpans(rspans.Ended(), ref.ID)); n != 0 {
+		t.Errorf("a replay of the closed history exported %d spans for the Work, want 0", n)
 	}
 	if n := transitions(t, rreader); len(n) != 0 {
 		t.Errorf("replay recorded transitions %v", n)
 	}
 	rmu.Lock()
-	defer rmu.Unlock()
 	if rlogs.Len() != 0 {
 		t.Errorf("replay logged %s", rlogs.String())
+	}
+	rmu.Unlock()
+
+	// A take-over (the worker lost the running workflow from its cache):
+	// the span is rebuilt with the events before it at their times and
+	// exported once, and each transition is counted once.
+	ref, err = eng.Start(lctx, work.Spec{Owner: o, Target: work.Target{Label: "block", Kind: work.KindAgent},
+		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	worker.PurgeStickyWorkflowCache()
+	if r, err := eng.Cancel(o, ref.ID); err != nil || !r.Accepted {
+		t.Fatalf("cancel: %+v %v", r, err)
+	}
+	if st, _ := settle(t, eng, o, ref.ID); st.State != work.StateCancelled {
+		t.Fatalf("ended %s", st.State)
+	}
+	taken := invokeSpans(spans.Ended(), ref.ID)
+	if len(taken) != 1 {
+		t.Fatalf("%d invoke_agent spans for the Work taken over, want 1", len(taken))
+	}
+	names = names[:0]
+	for _, e := range taken[0].Events() {
+		names = append(names, e.Name)
+	}
+	if got := strings.Join(names, ","); got != "agentwork.work.queued,agentwork.work.running,agentwork.work.cancel_requested,agentwork.work.cancelled" {
+		t.Errorf("span events of the Work taken over = %s", got)
+	}
+	if l := taken[0].Links(); len(l) != 1 || l[0].SpanContext.SpanID() != launch.SpanContext().SpanID() {
+		t.Errorf("links of the Work taken over = %+v", l)
+	}
+	counts = transitions(t, reader)
+	for _, s := range []string{"queued", "running"} {
+		if counts[s] != 2 {
+			t.Errorf("transitions{state=%s} = %d, want 2 (all: %v)", s, counts[s], counts)
+		}
 	}
 }
 

@@ -1,0 +1,60 @@
+package temporal_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/telemetry"
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestTelemetryQueryOfClosedWork: a query of a Work's closed workflow
+// (Send's idempotent replay of a guidance command after the Work ended)
+// makes a worker replay the whole history; that replay exports no second
+// invoke_agent span for the Work.
+func TestTelemetryQueryOfClosedWork(t *testing.T) {
+	c := server(t)
+	eventQueues++
+	queue := "query-closed-" + strconv.Itoa(eventQueues)
+	spans := tracetest.NewSpanRecorder()
+	obs, err := telemetry.New(telemetry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
+	}, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute))
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute))
+	defer eng.Close(context.Background())
+	o := work.NewOwner("query-owner-" + queue)
+	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "ok", Kind: work.KindAgent},
+		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := settle(t, eng, o, ref.ID); st.State != work.StateCompleted {
+		t.Fatalf("ended %s", st.State)
+	}
+	if n := len(invokeSpans(spans.Ended(), ref.ID)); n != 1 {
+		t.Fatalf("%d invoke_agent spans before the query, want 1", n)
+	}
+	for i := range 2 {
+		if _, err := eng.Send(o, ref.ID, "call-"+strconv.Itoa(i), "late"); !errors.Is(err, work.ErrTerminal) {
+			t.Fatalf("send to the ended Work: %v, want terminal", err)
+		}
+	}
+	if n := len(invokeSpans(spans.Ended(), ref.ID)); n != 1 {
+		t.Errorf("%d invoke_agent spans after queries of the closed workflow, want 1", n)
+	}
+}
