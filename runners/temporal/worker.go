@@ -162,9 +162,10 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	ex, _ := work.ExecutionFrom(child)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	res := outcome(child, ctx, in, out, err, panicked, ex)
-	// The run's end, as in-process: the duration budget, then the usage.
+	// The run's end, as in-process: the duration budget (unless another
+	// ran out first), then the usage.
 	base := work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Time: time.Now()}
-	if res.Class == work.ClassDeadline {
+	if res.Class == work.ClassDeadline && res.Budget == work.BudgetDuration {
 		ev := base
 		ev.Type, ev.Budget = work.EventBudgetExhausted, work.BudgetDuration
 		emit(ev)
@@ -184,7 +185,8 @@ func outcome(child, ctx context.Context, in runInput, out string, err error, pan
 	budget, refused := ex.Exhausted()
 	res := classify(child, ctx, in, out, err, panicked, refused)
 	res.Usage, res.Budget = u, budget
-	if res.Class == work.ClassDeadline {
+	if res.Class == work.ClassDeadline && budget == "" {
+		// As in-process: the budget that ran out first is the one named.
 		res.Budget = work.BudgetDuration
 	}
 	return res

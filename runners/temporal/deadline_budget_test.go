@@ -1,0 +1,64 @@
+package temporal_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestBudgetThenDeadline: a child whose turns ran out and whose final
+// request then outlives its deadline fails deadline_exceeded, and, as
+// in-process, the budget that ran out first is the one Status names and
+// the only one reported exhausted.
+func TestBudgetThenDeadline(t *testing.T) {
+	c := server(t)
+	eventQueues++
+	queue := "budget-deadline-" + strconv.Itoa(eventQueues)
+	rec := &work.Recorder{}
+	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"hang": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			for {
+				turn, err := ex.BeginRequest()
+				if err != nil {
+					return "", err
+				}
+				if turn.Final {
+					<-ctx.Done() // the final request never answers
+					return "", ctx.Err()
+				}
+				ex.EndRequest(1, 1, true)
+			}
+		}},
+	}, temporal.WithTaskQueue(queue), temporal.WithObserver(rec), temporal.WithRPCTimeout(time.Minute))
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute))
+	defer eng.Close(context.Background())
+	o := work.NewOwner("budget-deadline-owner-" + queue)
+	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "hang", Kind: work.KindAgent},
+		Input: "x", Budget: work.Budget{MaxTurns: 1}, MaxDuration: time.Second,
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := settle(t, eng, o, ref.ID)
+	if st.State != work.StateFailed || st.BudgetExhausted != work.BudgetTurns {
+		t.Errorf("ended %s, budget %q; want failed, turns", st.State, st.BudgetExhausted)
+	}
+	var budgets []string
+	for _, e := range of(rec.Events(), ref.ID) {
+		if e.Type == work.EventBudgetExhausted {
+			budgets = append(budgets, e.Budget)
+		}
+	}
+	if len(budgets) != 1 || budgets[0] != work.BudgetTurns {
+		t.Errorf("budget-exhausted events %v, want [turns]", budgets)
+	}
+}
