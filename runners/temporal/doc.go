@@ -41,11 +41,11 @@
 // terminal one, detached, guidance accepted, delivered and dropped) are
 // decided by its workflow and reported, with workflow time, to the
 // Observer (WithObserver) of the Worker whose process runs the workflow
-// task; the coordinator's Engine reports refused starts and result reads.
-// With the telemetry Observer on every process, a Work has one
-// "invoke_agent {target}" span (a root linked to the launching span, whose
-// trace context travels in the workflow's input) and the same metrics and
-// log lines as in-process. When a workflow is rebuilt from its history in
+// task; the coordinator's Engine reports refused starts, result reads
+// and the detach of ended Work. With the telemetry Observer on every
+// process, a Work has one "invoke_agent {target}" span (a root linked to
+// the launching span, whose trace context travels in the workflow's
+// input) and the same metrics and log lines as in-process. When a workflow is rebuilt from its history in
 // another process (its worker died, or evicted it from its cache), the
 // Observer is bound again at the first event reported live there, and
 // the replayed events before it go to its Replay method (work.Replayer):

@@ -545,10 +545,13 @@ func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
 			return work.DetachReceipt{}, err
 		}
 	}
-	// A finished Work: its owner forgets it.
+	// A finished Work: its owner forgets it. Its workflow has closed (or
+	// is closing), so the detach is reported here, as in-process.
 	if err := e.c.SignalWorkflow(ctx, ownerWorkflowID(o.ID()), "", signalDetached, id); err != nil {
 		return work.DetachReceipt{}, fromTemporal(err)
 	}
+	e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventDetached, WorkID: id,
+		Owner: o.ID(), Depth: o.Depth(), Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
 	return work.DetachReceipt{ID: id}, nil
 }
 

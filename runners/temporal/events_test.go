@@ -216,6 +216,20 @@ func TestLifecycleEvents(t *testing.T) {
 	if len(reads) != 1 || reads[0].Bytes != len("steered") || reads[0].Owner != o.ID() || reads[0].Target != "steer" {
 		t.Errorf("result reads reported = %+v, want one of %d bytes", reads, len("steered"))
 	}
+	// Detaching the ended Work is reported (by the coordinator: the
+	// workflow has closed), as in-process.
+	if _, err := eng.Detach(o, steer); err != nil {
+		t.Fatal(err)
+	}
+	var detached []work.Event
+	for _, e := range of(append(erec.Events(), wrec.Events()...), steer) {
+		if e.Type == work.EventDetached {
+			detached = append(detached, e)
+		}
+	}
+	if len(detached) != 1 || detached[0].Owner != o.ID() || detached[0].Target != "steer" || detached[0].Time.IsZero() {
+		t.Errorf("detached events of the ended Work = %+v, want one", detached)
+	}
 
 	block, err := start("block")
 	if err != nil {

@@ -191,8 +191,8 @@ func WithRPCTimeout(d time.Duration) Option {
 }
 
 // WithObserver sets the Observer. On an Engine the middleware reports
-// through it, and so do the foreground calls, refused starts and result
-// reads; on a Worker it gets the lifecycle events of the Work whose
+// through it, and so do the foreground calls, refused starts, result
+// reads and the detach of ended Work; on a Worker it gets the lifecycle events of the Work whose
 // workflows the Worker runs (see "Telemetry" in the package doc). nil is
 // ignored.
 func WithObserver(o work.Observer) Option {
