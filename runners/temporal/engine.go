@@ -63,9 +63,8 @@ type Engine struct {
 // the children must use the same task queue (WithTaskQueue).
 func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	local := work.New(work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
-		work.WithMaxDuration(cfg.maxDuration), work.WithMaxResultBytes(cfg.maxResultBytes),
-		work.WithDefaultBudget(cfg.defaultBudget), work.WithBudgetCeiling(cfg.budgetCeiling))
+	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
+		work.WithMaxResultBytes(cfg.maxResultBytes)}, cfg.budget...)...)
 	return &Engine{c: c, cfg: cfg, local: local, subs: map[*work.Subscription]func(){}}
 }
 

@@ -28,3 +28,6 @@ func ReplayWork(h *historypb.History, obs work.Observer) error {
 	r.RegisterWorkflowWithOptions(workWorkflow(obs), workflow.RegisterOptions{Name: WorkWorkflowName})
 	return r.ReplayWorkflowHistory(nil, h)
 }
+
+// EffectiveBudget is the budget e gives a Work started with spec.
+func (e *Engine) EffectiveBudget(spec work.Spec) work.Budget { return e.local.EffectiveBudget(spec) }

@@ -27,7 +27,6 @@ type config struct {
 	maxOutstanding   int
 	maxStarts        int
 	maxDepth         int
-	maxDuration      time.Duration
 	maxResultBytes   int
 	retain           int
 	retryable        map[string]bool
@@ -36,8 +35,10 @@ type config struct {
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
 	observer         work.Observer
-	defaultBudget    work.Budget
-	budgetCeiling    work.Budget
+	// The duration and budget options, in the order given, for the
+	// Engine's Supervisor (which resolves every Work's budget): they
+	// compose as work's options do.
+	budget []work.Option
 }
 
 func newConfig(opts []Option) config {
@@ -47,7 +48,6 @@ func newConfig(opts []Option) config {
 		maxOutstanding:   work.DefaultMaxOutstanding,
 		maxStarts:        work.DefaultMaxStarts,
 		maxDepth:         work.DefaultMaxDepth,
-		maxDuration:      work.DefaultMaxDuration,
 		maxResultBytes:   work.DefaultMaxResultBytes,
 		retain:           64,
 		retryable:        map[string]bool{},
@@ -122,7 +122,7 @@ func WithMaxDepth(n int) Option {
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d >= 0 {
-			c.maxDuration = d
+			c.budget = append(c.budget, work.WithMaxDuration(d))
 		}
 	})
 }
@@ -206,19 +206,15 @@ func WithObserver(o work.Observer) Option {
 // WithDefaultBudget sets the budget of a child that sets none, as
 // work.WithDefaultBudget (its non-zero fields replace the defaults: 50
 // turns, 100 tool calls, no token limit; a MaxDuration replaces
-// WithMaxDuration). Give coordinators' Engines the same option.
+// WithMaxDuration given before it). Budget options compose in order, as
+// work's do. Give coordinators' Engines the same option.
 func WithDefaultBudget(b work.Budget) Option {
-	return optionFunc(func(c *config) {
-		c.defaultBudget = b
-		if b.MaxDuration > 0 {
-			c.maxDuration = b.MaxDuration
-		}
-	})
+	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithDefaultBudget(b)) })
 }
 
 // WithBudgetCeiling caps every child's budget, as work.WithBudgetCeiling.
 func WithBudgetCeiling(b work.Budget) Option {
-	return optionFunc(func(c *config) { c.budgetCeiling = b })
+	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithBudgetCeiling(b)) })
 }
 
 // WithPollInterval sets how often a Subscription reads its owner's
