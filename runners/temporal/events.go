@@ -12,8 +12,9 @@ import (
 )
 
 // launchInfo is what a Work's events need of its launch, carried in the
-// Work workflow's input: the launching span's W3C trace context (ids and
-// flags only) and the target's telemetry identity.
+// Work workflow's input: the launching span's W3C trace context (its
+// traceparent, and its tracestate when the tracer set one) and the
+// target's telemetry identity.
 type launchInfo struct {
 	Trace    map[string]string `json:",omitempty"`
 	AgentID  string            `json:",omitempty"`
