@@ -108,9 +108,11 @@ var eventQueues int
 // Worker running its workflow, in order, each once, with the Work's
 // identity and content-free figures, and the terminal event before Result
 // returns the terminal state; the coordinator's Observer gets the refused
-// start and the first result read. Replaying a Work's history (as a
-// worker that lost the workflow from its cache does) binds it again and
-// replays the same events, without reporting any of them again.
+// start, the first result read and the detach of the ended Work. A worker
+// that lost a running workflow from its cache binds the Work again at the
+// first live event and replays the events before it, reporting none of
+// them again; a replay of a closed workflow's whole history binds and
+// reports nothing.
 func TestLifecycleEvents(t *testing.T) {
 	c := server(t)
 	eventQueues++
@@ -323,8 +325,10 @@ func TestLifecycleEvents(t *testing.T) {
 
 // TestTelemetry: under the telemetry Observer, a Work on Temporal has one
 // invoke_agent span linked to its launch span, with its events at their
-// workflow times, and the lifecycle metrics; a worker that replays the
-// Work's history exports the same span and records no metric.
+// workflow times, and the lifecycle metrics; a replay of a closed
+// workflow's history exports no span, and a worker that takes a running
+// workflow over exports the Work's one span, rebuilt whole, counting
+// each transition once.
 func TestTelemetry(t *testing.T) {
 	c := server(t)
 	eventQueues++
