@@ -27,6 +27,7 @@ type config struct {
 	maxOutstanding   int
 	maxStarts        int
 	maxDepth         int
+	maxDuration      time.Duration
 	maxResultBytes   int
 	retain           int
 	retryable        map[string]bool
@@ -48,6 +49,7 @@ func newConfig(opts []Option) config {
 		maxOutstanding:   work.DefaultMaxOutstanding,
 		maxStarts:        work.DefaultMaxStarts,
 		maxDepth:         work.DefaultMaxDepth,
+		maxDuration:      work.DefaultMaxDuration,
 		maxResultBytes:   work.DefaultMaxResultBytes,
 		retain:           64,
 		retryable:        map[string]bool{},
@@ -122,6 +124,7 @@ func WithMaxDepth(n int) Option {
 func WithMaxDuration(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d >= 0 {
+			c.maxDuration = d
 			c.budget = append(c.budget, work.WithMaxDuration(d))
 		}
 	})
@@ -192,9 +195,9 @@ func WithRPCTimeout(d time.Duration) Option {
 
 // WithObserver sets the Observer. On an Engine the middleware reports
 // through it, and so do the foreground calls, refused starts, result
-// reads and the detach of ended Work; on a Worker it gets the lifecycle events of the Work whose
-// workflows the Worker runs (see "Telemetry" in the package doc). nil is
-// ignored.
+// reads and the detach of ended Work; on a Worker it gets the lifecycle
+// events of the Work whose workflows the Worker runs (see "Telemetry" in
+// the package doc). nil is ignored.
 func WithObserver(o work.Observer) Option {
 	return optionFunc(func(c *config) {
 		if o != nil {
@@ -209,7 +212,12 @@ func WithObserver(o work.Observer) Option {
 // WithMaxDuration given before it). Budget options compose in order, as
 // work's do. Give coordinators' Engines the same option.
 func WithDefaultBudget(b work.Budget) Option {
-	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithDefaultBudget(b)) })
+	return optionFunc(func(c *config) {
+		if b.MaxDuration != 0 {
+			c.maxDuration = max(b.MaxDuration, 0)
+		}
+		c.budget = append(c.budget, work.WithDefaultBudget(b))
+	})
 }
 
 // WithBudgetCeiling caps every child's budget, as work.WithBudgetCeiling.
