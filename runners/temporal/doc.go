@@ -25,7 +25,8 @@
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
 //     travels in its input; the worker counts it at the child's boundary
 //     (work.Remote) and reports progress, budget and usage events to its
-//     Observer. Pools are not supported.
+//     Observer. An owner's pool (Engine.SetPool) lives in its registry:
+//     admission reserves from it, settlement refunds what was not spent.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's
 //     visible Work (list, status, status rows), enforces the outstanding
 //     and starts limits atomically across every coordinator process (an

@@ -115,6 +115,7 @@ func (harness) Capabilities() enginetest.Capabilities {
 		Guarantees:     work.Guarantees{Execution: "durable", Rejoin: "durable"},
 		Attempt:        1,
 		ExactWaitClock: true,
+		Pools:          true,
 	}
 }
 

@@ -28,6 +28,7 @@ const (
 	updateDetach  = "detach"
 	updateSend    = "send"
 	updateDrain   = "drain"
+	updatePool    = "pool"
 
 	signalTransition = "transition"
 	signalRead       = "read"
@@ -157,6 +158,11 @@ type ownerRecord struct {
 	Read      bool
 	Detached  bool
 	Budget    string `json:",omitempty"` // the budget that ran out, if one did
+	// Held is what the Work reserved from its owner's pool.
+	Held [numDims]int64
+	// Spent is what a terminal Work spent, in its transition signal; nil
+	// when unknown (its attempt died with its worker).
+	Spent *work.Usage `json:",omitempty"`
 }
 
 type admitRequest struct {
@@ -164,6 +170,17 @@ type admitRequest struct {
 	MaxOutstanding int
 	MaxStarts      int
 	Retain         int
+	// The child's own budget limits (Spec.Budget) and its budget with the
+	// defaults and ceiling applied, for the owner's pool.
+	Want, Eff [numDims]int64
+	Function  bool
+}
+
+// admitReply is an admitted start's sequence number and the budget it
+// runs with (its pool applied).
+type admitReply struct {
+	Seq    int64
+	Budget [numDims]int64
 }
 
 // ownerState is the Owner workflow's state, carried across continue-as-new.
@@ -173,6 +190,7 @@ type ownerState struct {
 	Starts  int
 	Seq     int64
 	Retain  int
+	Pool    *pool `json:",omitempty"`
 }
 
 // workErr is e as an update's failure; details (content-free, such as a
@@ -223,6 +241,11 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
 	res := w.settle(out, err)
 	w.budget = out.Budget
+	if err == nil {
+		w.spent = &out.Usage
+	} else if w.attempt == 0 {
+		w.spent = &work.Usage{} // it never ran
+	}
 	w.finish(ctx, res)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	return res, nil
@@ -238,7 +261,8 @@ type workRun struct {
 	detached  bool
 	cancelAct workflow.CancelFunc
 	ev        *lifecycle
-	budget    string // the budget that ran out in the last attempt
+	budget    string      // the budget that ran out in the last attempt
+	spent     *work.Usage // what the last attempt spent; nil: unknown
 	pending   []string
 	pendBytes int
 	cursor    int
@@ -467,7 +491,19 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.signalOwner(ctx, signalTransition, ownerRecord{ID: w.in.ID, State: w.state, Attempt: max(w.attempt, 1),
-		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget})
+		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal()})
+}
+
+// spentIfTerminal is what a terminal Work spent, for its owner's pool
+// (nil: unknown, or not terminal).
+func (w *workRun) spentIfTerminal() *work.Usage {
+	if !w.state.Terminal() {
+		return nil
+	}
+	if w.spent == nil && w.attempt == 0 {
+		return &work.Usage{} // cancelled while queued: it never ran
+	}
+	return w.spent
 }
 
 func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
@@ -491,15 +527,36 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (int64, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (admitReply, error) {
+		run, held, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function)
+		if short != "" { // the validator checked it; a pool set meanwhile
+			return admitReply{}, poolErr(short)
+		}
+		if o.st.Pool != nil {
+			for i := range held {
+				o.st.Pool.Held[i] += held[i]
+			}
+		}
 		o.st.Starts++
 		o.st.Seq++
 		r.Record.Seq = o.st.Seq
 		r.Record.State = work.StateQueued
+		r.Record.Held = held
 		o.st.Retain = r.Retain
 		o.st.Records = append(o.st.Records, r.Record)
-		return r.Record.Seq, nil
+		return admitReply{Seq: r.Record.Seq, Budget: run}, nil
 	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updatePool, func(ctx workflow.Context, limit [numDims]int64) error {
+		if o.st.Pool == nil {
+			o.st.Pool = &pool{}
+		}
+		for i, v := range limit {
+			o.st.Pool.Limit[i] = max(v, 0)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateRelease, func(ctx workflow.Context) error {
@@ -588,8 +645,15 @@ func (o *ownerRun) detach(id string) {
 
 func (o *ownerRun) forget(id string) {
 	if i := o.find(id); i >= 0 {
+		if !o.st.Records[i].State.Terminal() {
+			o.st.Pool.settle(o.st.Records[i].Held, &work.Usage{}) // it never ran
+		}
 		o.remove(i)
 	}
+}
+
+func poolErr(short string) error {
+	return workErr(work.ErrBudgetExhausted, "the "+short+" budget of this owner cannot cover the child's", short)
 }
 
 func (o *ownerRun) validateAdmit(r admitRequest) error {
@@ -604,6 +668,9 @@ func (o *ownerRun) validateAdmit(r admitRequest) error {
 	}
 	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
 		return workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner", work.LimitStarts)
+	}
+	if _, _, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function); short != "" {
+		return poolErr(short)
 	}
 	return nil
 }
@@ -628,6 +695,8 @@ func (o *ownerRun) transition(r ownerRecord) {
 	if !rec.State.Terminal() {
 		return
 	}
+	o.st.Pool.settle(rec.Held, r.Spent)
+	rec.Held = [numDims]int64{}
 	if rec.Detached {
 		o.remove(i)
 		return
