@@ -221,12 +221,15 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
 		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, Want: dims(spec.Budget), Eff: dims(budget),
-		Function: spec.Target.Kind == work.KindFunction})
+		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec)})
 	if err != nil {
 		if reason, short := refusalOf(err); reason != "" {
 			e.refused(caller, spec, reason, short)
 		}
 		return work.Ref{}, fromTemporal(err)
+	}
+	if reply.Replay {
+		return work.Ref{ID: reply.ID, TargetID: reply.TargetID, Durable: true}, nil
 	}
 	setDims(&budget, reply.Budget)
 	maxDur := budget.MaxDuration
@@ -259,6 +262,23 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 }
 
 func activityQueue(base, label string) string { return base + "." + label }
+
+// launchKey is the SHA-256 of a launch identity, hex ("" for none): the
+// registry keeps no tool-call id.
+func launchKey(callID string) string {
+	if callID == "" {
+		return ""
+	}
+	k := sha256.Sum256([]byte(callID))
+	return hex.EncodeToString(k[:])
+}
+
+func launchDigest(spec work.Spec) string {
+	if spec.CallID == "" {
+		return ""
+	}
+	return hex.EncodeToString(spec.InputDigest[:])
+}
 
 // updateOwner sends an update to o's registry, starting the registry if
 // it is not running (update with start).

@@ -174,6 +174,15 @@ type admitRequest struct {
 	// defaults and ceiling applied, for the owner's pool.
 	Want, Eff [numDims]int64
 	Function  bool
+	// Launch is the SHA-256 of the launch's identity (Spec.CallID), hex,
+	// or ""; Digest is the input's digest (Spec.InputDigest), hex.
+	Launch, Digest string
+}
+
+// launchRecord is a launch identity an owner used, for repeated launches.
+type launchRecord struct {
+	Key, Target, Digest string
+	ID, TargetID        string
 }
 
 // admitReply is an admitted start's sequence number and the budget it
@@ -181,16 +190,21 @@ type admitRequest struct {
 type admitReply struct {
 	Seq    int64
 	Budget [numDims]int64
+	// Replay: the launch identity was used before, with the same target
+	// and input: nothing was admitted; ID and TargetID are its Work's.
+	Replay       bool
+	ID, TargetID string
 }
 
 // ownerState is the Owner workflow's state, carried across continue-as-new.
 type ownerState struct {
-	Owner   string
-	Records []ownerRecord
-	Starts  int
-	Seq     int64
-	Retain  int
-	Pool    *pool `json:",omitempty"`
+	Owner    string
+	Records  []ownerRecord
+	Starts   int
+	Seq      int64
+	Retain   int
+	Pool     *pool          `json:",omitempty"`
+	Launches []launchRecord `json:",omitempty"` // oldest first, at most work.MaxLaunchRecords
 }
 
 // workErr is e as an update's failure; details (content-free, such as a
@@ -528,6 +542,12 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (admitReply, error) {
+		if l, ok := o.launch(r); ok {
+			if l.Target != r.Record.Label || l.Digest != r.Digest {
+				return admitReply{}, errLaunchConflict()
+			}
+			return admitReply{Replay: true, ID: l.ID, TargetID: l.TargetID}, nil
+		}
 		run, held, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function)
 		if short != "" { // the validator checked it; a pool set meanwhile
 			return admitReply{}, poolErr(short)
@@ -544,6 +564,13 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		r.Record.Held = held
 		o.st.Retain = r.Retain
 		o.st.Records = append(o.st.Records, r.Record)
+		if r.Launch != "" {
+			if len(o.st.Launches) >= work.MaxLaunchRecords {
+				o.st.Launches = slices.Delete(o.st.Launches, 0, len(o.st.Launches)-work.MaxLaunchRecords+1)
+			}
+			o.st.Launches = append(o.st.Launches, launchRecord{Key: r.Launch, Target: r.Record.Label, Digest: r.Digest,
+				ID: r.Record.ID, TargetID: r.Record.TargetID})
+		}
 		return admitReply{Seq: r.Record.Seq, Budget: run}, nil
 	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
 		return err
@@ -644,6 +671,8 @@ func (o *ownerRun) detach(id string) {
 }
 
 func (o *ownerRun) forget(id string) {
+	// A start that failed after admission: its launch identity is free.
+	o.st.Launches = slices.DeleteFunc(o.st.Launches, func(l launchRecord) bool { return l.ID == id })
 	if i := o.find(id); i >= 0 {
 		if !o.st.Records[i].State.Terminal() {
 			o.st.Pool.settle(o.st.Records[i].Held, &work.Usage{}) // it never ran
@@ -656,7 +685,29 @@ func poolErr(short string) error {
 	return workErr(work.ErrBudgetExhausted, "the "+short+" budget of this owner cannot cover the child's", short)
 }
 
+// launch finds the launch identity of r, if the owner used it.
+func (o *ownerRun) launch(r admitRequest) (launchRecord, bool) {
+	if r.Launch == "" {
+		return launchRecord{}, false
+	}
+	i := slices.IndexFunc(o.st.Launches, func(l launchRecord) bool { return l.Key == r.Launch })
+	if i < 0 {
+		return launchRecord{}, false
+	}
+	return o.st.Launches[i], true
+}
+
+func errLaunchConflict() error {
+	return workErr(work.ErrConflict, "the tool-call id was already used to launch other work (another target or input)")
+}
+
 func (o *ownerRun) validateAdmit(r admitRequest) error {
+	if l, ok := o.launch(r); ok {
+		if l.Target != r.Record.Label || l.Digest != r.Digest {
+			return errLaunchConflict()
+		}
+		return nil // a repeated launch: no limit applies
+	}
 	active := 0
 	for _, rec := range o.st.Records {
 		if !rec.State.Terminal() {
