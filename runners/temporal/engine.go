@@ -592,9 +592,13 @@ func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
 }
 
 // Send queues guidance for a running agent child, as work.Supervisor.Send;
-// the child takes it at its next model boundary. The text is in the Work
-// workflow's history (an update's argument) until the workflow's history
-// is deleted; configure a payload codec on the client to encrypt it.
+// the child takes it at its next model boundary. The text is the input of
+// a holder workflow of its own (agentwork.Guidance), never in the Work's
+// history; the holder deletes its execution, history included, once the
+// child has taken the text, the Work ended without taking it, or the
+// message was refused or is a repeated command, and at the latest a week
+// and the maximum duration after it was sent (a safety net). Configure a
+// payload codec on the client to encrypt it meanwhile.
 func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
 	if err := validOwner(o); err != nil {
 		return work.SendReceipt{}, err
@@ -612,7 +616,7 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 	if rec.Kind != work.KindAgent {
 		return work.SendReceipt{}, work.ErrNotAgent
 	}
-	req := sendRequest{Owner: o.ID(), Message: message}
+	req := sendRequest{Owner: o.ID(), Bytes: len(message)}
 	d := sha256.Sum256([]byte(message))
 	req.Digest = hex.EncodeToString(d[:])
 	if commandID != "" {
@@ -623,7 +627,21 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 	defer cancel()
 	var r sendReply
 	if !rec.State.Terminal() {
+		// The holder first: once the Work has the reference, the text must
+		// exist. A holder the Work did not keep is told it is done.
+		req.Ref = guidanceWorkflowID(id)
+		ttl := guidanceTTL + e.cfg.maxDuration
+		_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: req.Ref, TaskQueue: e.cfg.taskQueue},
+			GuidanceWorkflowName, guidanceInput{Text: message, TTL: ttl})
+		if err != nil {
+			return work.SendReceipt{}, fromTemporal(err)
+		}
 		err = e.update(ctx, id, updateSend, &r, req)
+		if err != nil || r.Ref != req.Ref {
+			sctx, scancel := e.rpc()
+			_ = e.c.SignalWorkflow(sctx, req.Ref, "", signalDone, nil)
+			scancel()
+		}
 	}
 	if rec.State.Terminal() || errors.Is(err, errWorkflowClosed) {
 		// The workflow has ended: a replay still gets its receipt.

@@ -45,6 +45,13 @@ func server(t *testing.T) client.Client {
 	return shared.c
 }
 
+// namespace is the shared server's namespace.
+func namespace() string {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	return shared.srv.GetDefaultNamespace()
+}
+
 func stopShared() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()

@@ -28,6 +28,7 @@ const (
 	updateDetach  = "detach"
 	updateSend    = "send"
 	updateDrain   = "drain"
+	updateAck     = "ack"
 	updatePool    = "pool"
 
 	signalTransition = "transition"
@@ -125,16 +126,26 @@ type cancelReply struct {
 	At       time.Time
 }
 
+// sendRequest queues one guidance message: the text itself is in its
+// holder workflow (Ref), never in the Work's history.
 type sendRequest struct {
 	Owner   string
 	Command string // SHA-256 of the command id, hex; "" is never deduplicated
 	Digest  string // SHA-256 of the text, hex
-	Message string
+	Ref     string // the id of the message's holder workflow
+	Bytes   int    // the text's size, for the mailbox limit
 }
 
 type sendReply struct {
 	Cursor int
 	At     time.Time
+	Ref    string // the holder of the message the command queued
+}
+
+// guidanceRef is one queued message: its holder and size.
+type guidanceRef struct {
+	Ref   string
+	Bytes int
 }
 
 type commandRecord struct {
@@ -262,6 +273,14 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 	}
 	w.finish(ctx, res)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	// The holders of undelivered guidance delete themselves.
+	var futs []workflow.Future
+	for _, ref := range w.dropped {
+		futs = append(futs, workflow.SignalExternalWorkflow(ctx, ref, "", signalDone, nil))
+	}
+	for _, f := range futs {
+		_ = f.Get(ctx, nil)
+	}
 	return res, nil
 }
 
@@ -277,8 +296,9 @@ type workRun struct {
 	ev        *lifecycle
 	budget    string      // the budget that ran out in the last attempt
 	spent     *work.Usage // what the last attempt spent; nil: unknown
-	pending   []string
+	pending   []guidanceRef
 	pendBytes int
+	dropped   []string // holders of messages that will never be delivered
 	cursor    int
 	commands  map[string]commandRecord
 	cmdOrder  []string
@@ -351,9 +371,9 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 			return c.Reply, nil // the validator checked the digest
 		}
 		w.cursor++
-		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx)}
-		w.pending = append(w.pending, r.Message)
-		w.pendBytes += len(r.Message)
+		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx), Ref: r.Ref}
+		w.pending = append(w.pending, guidanceRef{Ref: r.Ref, Bytes: r.Bytes})
+		w.pendBytes += r.Bytes
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
 		if r.Command != "" {
 			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
@@ -368,13 +388,28 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	// drain: the child's boundary takes the guidance accepted so far.
+	// drain: the child's boundary reads the holders of the guidance
+	// queued so far, in order; ack then takes the first n of them (read).
+	// A worker that dies between the two leaves them queued.
 	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
-		msgs := w.pending
-		w.pending, w.pendBytes = nil, 0
-		if len(msgs) > 0 {
-			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: len(msgs)})
+		refs := make([]string, len(w.pending))
+		for i, p := range w.pending {
+			refs[i] = p.Ref
 		}
-		return msgs, nil
+		return refs, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updateAck, func(ctx workflow.Context, n int) error {
+		n = min(max(n, 0), len(w.pending))
+		for _, p := range w.pending[:n] {
+			w.pendBytes -= p.Bytes
+		}
+		w.pending = slices.Delete(w.pending, 0, n)
+		if n > 0 {
+			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: n})
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -407,7 +442,7 @@ func (w *workRun) validateSend(r sendRequest) error {
 	if w.state.Terminal() {
 		return workErr(work.ErrTerminal, "")
 	}
-	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+len(r.Message) > m.Bytes) {
+	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+r.Bytes > m.Bytes) {
 		return workErr(work.ErrMailboxFull, "")
 	}
 	return nil
@@ -496,6 +531,9 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 // dropGuidance drops the undelivered guidance of a Work that ends.
 func (w *workRun) dropGuidance(ctx workflow.Context) {
 	if n := len(w.pending); n > 0 {
+		for _, p := range w.pending {
+			w.dropped = append(w.dropped, p.Ref)
+		}
 		w.pending, w.pendBytes = nil, 0
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: n})
 	}
