@@ -58,7 +58,9 @@
 // again. Delivery is at least once: a workflow task whose worker dies
 // after reporting and before completing reports again. The child's own
 // spans nest under the SDK interceptor's RunActivity span when the client
-// has the interceptor. The live gauges
+// has the interceptor. A child's progress reaches the Worker's Observer
+// (EventProgress) but not its coordinators: Status.Progress stays zero.
+// The live gauges
 // (Work by state, slots) count only the in-process foreground calls.
 //
 // # Content
