@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"go.temporal.io/server/temporaltest"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -108,7 +107,7 @@ func BenchmarkTemporal(b *testing.B) {
 
 // benchServer is server for a benchmark (WithT takes a *testing.T).
 func benchServer(b *testing.B) client.Client {
-	srv := temporaltest.NewServer()
+	srv := newTestServer()
 	b.Cleanup(srv.Stop)
 	c := srv.GetDefaultClient()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -17,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
@@ -151,6 +152,26 @@ func TestCanary(t *testing.T) {
 	}
 	if !bytes.Contains(all[0], []byte(canaryOutput)) {
 		t.Fatal("the completed Work's history lacks its result (the canary check is broken)")
+	}
+	if bytes.Contains(all[2], []byte(canaryGuidance)) {
+		t.Fatal("the steered Work's history holds its guidance")
+	}
+	// The guidance's holder deleted itself once the child took the text
+	// (deletion is asynchronous: poll).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: ns, Query: "WorkflowType = '" + temporal.GuidanceWorkflowName + "'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Executions) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d guidance holders left a minute after delivery", len(resp.Executions))
+		}
+		time.Sleep(100 * time.Millisecond) // polling an asynchronous deletion
 	}
 	reg := history(t, c, "agentwork-owner/"+o.ID())
 	for _, s := range []string{canaryInput, canaryOutput, canaryFailure, canaryGuidance} {

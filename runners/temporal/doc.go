@@ -19,13 +19,18 @@
 //     heartbeat timeout) is not replayed: the Work fails with class
 //     worker_lost, unless its child is declared retryable (WithRetryable),
 //     in which case Temporal starts the next attempt and attempt counts it.
-//   - Guidance is an update on the Work's workflow, queued there and
-//     drained by the child at its boundary with another update; cursors and
-//     idempotency records live in the workflow.
+//   - Guidance: each message is the input of a holder workflow of its own
+//     (agentwork.Guidance); an update queues its id (with the text's digest
+//     and size, never the text) on the Work's workflow, where cursors and
+//     idempotency records live. The child's boundary reads the ids
+//     (update), the texts (a query on each holder) and marks them taken
+//     (update); a holder deletes its own execution once it is taken,
+//     dropped (the Work ended), refused or repeated.
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
 //     travels in its input; the worker counts it at the child's boundary
 //     (work.Remote) and reports progress, budget and usage events to its
-//     Observer. Pools are not supported.
+//     Observer. An owner's pool (Engine.SetPool) lives in its registry:
+//     admission reserves from it, settlement refunds what was not spent.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's
 //     visible Work (list, status, status rows), enforces the outstanding
 //     and starts limits atomically across every coordinator process (an
@@ -55,14 +60,17 @@
 // cache, a closed one included) rebuilds no span. Delivery is at least once: a workflow task whose worker dies
 // after reporting and before completing reports again. The child's own
 // spans nest under the SDK interceptor's RunActivity span when the client
-// has the interceptor. The live gauges
+// has the interceptor. A child's progress reaches the Worker's Observer
+// (EventProgress) but not its coordinators: Status.Progress stays zero.
+// The live gauges
 // (Work by state, slots) count only the in-process foreground calls.
 //
 // # Content
 //
 // Failure text never leaves the worker (an attempt reports a class), and
-// nothing here logs or traces content. The child's input, its output and
-// guidance (an update's argument, kept in the history after delivery too)
-// are payloads in Temporal's history: use a payload codec on the client
-// (client.Options.DataConverter) to encrypt them.
+// nothing here logs or traces content. The child's input and its output
+// are payloads in the Work's history; a guidance message is a payload in
+// its holder's history until the holder deletes itself (see Mapping). Use
+// a payload codec on the client (client.Options.DataConverter) to encrypt
+// them.
 package temporal

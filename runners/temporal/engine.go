@@ -42,8 +42,8 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // attempts. Foreground calls (Call) run in the calling process, on an
 // in-process work.Supervisor with the same limits. A Work's budget
 // (Spec.Budget, WithDefaultBudget, WithBudgetCeiling) travels with it and
-// is counted on the worker as in-process; pools are not supported
-// (SetPool fails).
+// is counted on the worker as in-process; an owner's pool (SetPool) is
+// kept by its registry.
 //
 // The methods without a context bound each call to Temporal by the RPC
 // timeout (WithRPCTimeout). An Engine is safe for concurrent use; Close
@@ -198,7 +198,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	}
 	o := spec.Owner
 	if o.Depth() >= e.cfg.maxDepth {
-		e.refused(ctx, spec, work.LimitDepth)
+		e.refused(ctx, spec, work.LimitDepth, "")
 		return work.Ref{}, work.ErrLimit.Detail("nesting depth limit " + strconv.Itoa(e.cfg.maxDepth) + " reached")
 	}
 	launch := newLaunchInfo(ctx)
@@ -212,31 +212,25 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer cancel()
 	ownerWF := ownerWorkflowID(o.ID())
-	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Retain: e.cfg.retain})
-	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: startOwner,
-		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: updateAdmit,
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-			Args: []any{admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID,
-				Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
-				MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain}}},
-	})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
+	// The budget resolves as in-process (the local Supervisor has the same
+	// defaults, ceiling and maximum duration); the owner's registry applies
+	// its pool at admission.
+	budget := e.local.EffectiveBudget(spec)
+	var reply admitReply
+	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
+		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
+		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, Want: dims(spec.Budget), Eff: dims(budget),
+		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec)})
 	if err != nil {
-		if reason := limitReason(err); reason != "" {
-			e.refused(caller, spec, reason)
+		if reason, short := refusalOf(err); reason != "" {
+			e.refused(caller, spec, reason, short)
 		}
 		return work.Ref{}, fromTemporal(err)
 	}
-	// The budget resolves as in-process (the local Supervisor has the same
-	// defaults, ceiling and maximum duration); pools aside.
-	budget := e.local.EffectiveBudget(spec)
+	if reply.Replay {
+		return work.Ref{ID: reply.ID, TargetID: reply.TargetID, Durable: true}, nil
+	}
+	setDims(&budget, reply.Budget)
 	maxDur := budget.MaxDuration
 	maxBytes := e.cfg.maxResultBytes
 	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {
@@ -268,25 +262,70 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 
 func activityQueue(base, label string) string { return base + "." + label }
 
-// refused reports a refused start to the Observer, with the caller's
-// context (as work.Supervisor does).
-func (e *Engine) refused(ctx context.Context, spec work.Spec, reason string) {
-	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
-		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason})
+// launchKey is the SHA-256 of a launch identity, hex ("" for none): the
+// registry keeps no tool-call id.
+func launchKey(callID string) string {
+	if callID == "" {
+		return ""
+	}
+	k := sha256.Sum256([]byte(callID))
+	return hex.EncodeToString(k[:])
 }
 
-// limitReason returns the limit (work.LimitOutstanding, work.LimitStarts)
-// that the owner's registry refused a start for, or "".
-func limitReason(err error) string {
+func launchDigest(spec work.Spec) string {
+	if spec.CallID == "" {
+		return ""
+	}
+	return hex.EncodeToString(spec.InputDigest[:])
+}
+
+// updateOwner sends an update to o's registry, starting the registry if
+// it is not running (update with start).
+func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any) error {
+	ownerWF := ownerWorkflowID(o.ID())
+	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Retain: e.cfg.retain})
+	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: startOwner,
+		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,
+			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{arg}},
+	})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	return err
+}
+
+// refused reports a refused start to the Observer, with the caller's
+// context (as work.Supervisor does).
+func (e *Engine) refused(ctx context.Context, spec work.Spec, reason, budget string) {
+	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
+}
+
+// refusalOf returns why the owner's registry refused a start: a limit's
+// name (work.LimitOutstanding, work.LimitStarts), or
+// work.ClassBudgetExhausted with the budget its pool could not cover; ""
+// for any other error.
+func refusalOf(err error) (reason, budget string) {
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || app.Type() != errTypePrefix+work.ErrLimit.Code || !app.HasDetails() {
-		return ""
+	if !errors.As(err, &app) || !app.HasDetails() {
+		return "", ""
 	}
-	var reason string
-	if app.Details(&reason) != nil {
-		return ""
+	var detail string
+	if app.Details(&detail) != nil {
+		return "", ""
 	}
-	return reason
+	switch app.Type() {
+	case errTypePrefix + work.ErrLimit.Code:
+		return detail, ""
+	case errTypePrefix + work.ErrBudgetExhausted.Code:
+		return work.ClassBudgetExhausted, detail
+	}
+	return "", ""
 }
 
 // Call runs a foreground child in this process (see Engine).
@@ -555,9 +594,13 @@ func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
 }
 
 // Send queues guidance for a running agent child, as work.Supervisor.Send;
-// the child takes it at its next model boundary. The text is in the Work
-// workflow's history (an update's argument) until the workflow's history
-// is deleted; configure a payload codec on the client to encrypt it.
+// the child takes it at its next model boundary. The text is the input of
+// a holder workflow of its own (agentwork.Guidance), never in the Work's
+// history; the holder deletes its execution, history included, once the
+// child has taken the text, the Work ended without taking it, or the
+// message was refused or is a repeated command, and at the latest a week
+// and the maximum duration after it was sent (a safety net). Configure a
+// payload codec on the client to encrypt it meanwhile.
 func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
 	if err := validOwner(o); err != nil {
 		return work.SendReceipt{}, err
@@ -575,7 +618,7 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 	if rec.Kind != work.KindAgent {
 		return work.SendReceipt{}, work.ErrNotAgent
 	}
-	req := sendRequest{Owner: o.ID(), Message: message}
+	req := sendRequest{Owner: o.ID(), Bytes: len(message)}
 	d := sha256.Sum256([]byte(message))
 	req.Digest = hex.EncodeToString(d[:])
 	if commandID != "" {
@@ -586,7 +629,21 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 	defer cancel()
 	var r sendReply
 	if !rec.State.Terminal() {
+		// The holder first: once the Work has the reference, the text must
+		// exist. A holder the Work did not keep is told it is done.
+		req.Ref = guidanceWorkflowID(id)
+		ttl := guidanceTTL + e.cfg.maxDuration
+		_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: req.Ref, TaskQueue: e.cfg.taskQueue},
+			GuidanceWorkflowName, guidanceInput{Text: message, TTL: ttl})
+		if err != nil {
+			return work.SendReceipt{}, fromTemporal(err)
+		}
 		err = e.update(ctx, id, updateSend, &r, req)
+		if err != nil || r.Ref != req.Ref {
+			sctx, scancel := e.rpc()
+			_ = e.c.SignalWorkflow(sctx, req.Ref, "", signalDone, nil)
+			scancel()
+		}
 	}
 	if rec.State.Terminal() || errors.Is(err, errWorkflowClosed) {
 		// The workflow has ended: a replay still gets its receipt.
@@ -628,13 +685,23 @@ func (e *Engine) Release(o work.Owner) {
 	e.local.Release(o)
 }
 
-// SetPool is not supported by this runner: budgets are not carried to
-// workers. It fails with ErrInvalidSpec.
+// SetPool gives the top-level owner o a pool, as work.Supervisor.SetPool:
+// each Work o starts reserves its budget from it at admission, in o's
+// registry (so the pool holds across every coordinator process), and is
+// refunded what it did not spend when it settles. A Work whose attempt
+// died with its worker is charged its whole reservation (its usage is
+// unknown). Work started by a child (a deeper scope) does not reserve from
+// it. Release forgets the pool.
 func (e *Engine) SetPool(o work.Owner, b work.Budget) error {
-	if err := validOwner(o); err != nil || o.Depth() > 0 {
-		return work.ErrInvalidOwner
+	if err := validOwner(o); err != nil {
+		return err
 	}
-	return work.ErrInvalidSpec.Detail("budget pools are not supported by the Temporal runner")
+	if o.Depth() > 0 {
+		return work.ErrInvalidOwner.Detail("a child's scope has no pool of its own")
+	}
+	ctx, cancel := e.rpc()
+	defer cancel()
+	return fromTemporal(e.updateOwner(ctx, o, updatePool, nil, dims(b)))
 }
 
 // fromTemporal maps Temporal's errors to the engine's.
@@ -676,7 +743,7 @@ var closedMessages = []string{"workflow execution already completed", "workflow 
 
 var engineErrors = []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec,
 	work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict, work.ErrLimit,
-	work.ErrMessageTooLarge, work.ErrMailboxFull}
+	work.ErrMessageTooLarge, work.ErrMailboxFull, work.ErrBudgetExhausted}
 
 // Settled returns every terminal Work visible to o, oldest settlement
 // first, as work.Supervisor.Settled.

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -86,6 +87,33 @@ func workHistory(t *testing.T, c client.Client, id string) *historypb.History {
 		h.Events = append(h.Events, ev)
 	}
 	return h
+}
+
+// holdersGone waits until no guidance holder of Work id is left
+// (deletion is asynchronous).
+func holdersGone(t *testing.T, c client.Client, id string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		resp, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Namespace: namespace(), Query: "WorkflowType = '" + temporal.GuidanceWorkflowName + "'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := 0
+		for _, ex := range resp.Executions {
+			if strings.HasPrefix(ex.GetExecution().GetWorkflowId(), "agentwork-guidance/"+id+"/") {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Work %s: %d guidance holders left after a minute", id, left)
+		}
+		time.Sleep(100 * time.Millisecond) // polling an asynchronous deletion
+	}
 }
 
 // settle waits (Result's capped waits) until Work id is terminal.
@@ -238,11 +266,19 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-running
-	// The worker loses the workflow from its cache: the cancel's workflow
+	// The worker loses the workflow from its cache: the next workflow
 	// task replays the history (a take-over), binds the Work again at the
-	// first live event (cancel-requested) and replays the events before
-	// it; nothing is reported twice.
+	// first live event (the guidance accepted) and replays the events
+	// before it; nothing is reported twice.
 	worker.PurgeStickyWorkflowCache()
+	// Guidance the child never takes (twice the same command: one holder
+	// is a duplicate) is dropped when the Work ends; every holder deletes
+	// itself.
+	for range 2 {
+		if _, err := eng.Send(o, block, "call-2", "never taken"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if r, err := eng.Cancel(o, block); err != nil || !r.Accepted {
 		t.Fatalf("cancel: %+v %v", r, err)
 	}
@@ -250,10 +286,10 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatalf("block ended %s", st.State)
 	}
 	bevs := of(wrec.Events(), block)
-	if got := types(bevs); got != "queued,running,cancel-requested,cancelled" {
+	if got := types(bevs); got != "queued,running,guidance-accepted,cancel-requested,guidance-dropped,cancelled" {
 		t.Fatalf("block's events = %s", got)
 	}
-	if e := bevs[3]; e.From != work.StateCancelRequested {
+	if e := bevs[5]; e.From != work.StateCancelRequested {
 		t.Errorf("cancelled event = %+v", e)
 	}
 	binds, replayed := wrec.snapshot()
@@ -264,6 +300,9 @@ func TestLifecycleEvents(t *testing.T) {
 		if !replayed[i].Time.Equal(bevs[i].Time) {
 			t.Errorf("replayed %s at %v, live at %v", replayed[i].Type, replayed[i].Time, bevs[i].Time)
 		}
+	}
+	for _, id := range []string{steer, block} {
+		holdersGone(t, c, id)
 	}
 
 	// The attempt's own events (progress, budget, usage) come from the

@@ -23,7 +23,7 @@ func TestCoordinatorRestart(t *testing.T) {
 		}
 		return c
 	}
-	opts := []temporal.Option{temporal.WithTaskQueue("restart"), temporal.WithHeartbeatTimeout(2 * time.Second)}
+	opts := []temporal.Option{temporal.WithTaskQueue("restart"), temporal.WithHeartbeatTimeout(5 * time.Second)}
 	release := make(chan struct{})
 	steered := make(chan []string, 1)
 	wc := dial()

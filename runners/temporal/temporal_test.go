@@ -11,6 +11,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/dynamicconfig"
+	temporalserver "go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/agentwork/agentwork/runners/temporal"
@@ -35,7 +37,7 @@ func server(t *testing.T) client.Client {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv == nil {
-		srv := temporaltest.NewServer()
+		srv := newTestServer()
 		if err := addOwnerAttribute(srv.GetDefaultClient(), srv.GetDefaultNamespace()); err != nil {
 			srv.Stop()
 			t.Fatalf("registering the search attribute: %v", err)
@@ -43,6 +45,27 @@ func server(t *testing.T) client.Client {
 		shared.srv, shared.c = srv, srv.GetDefaultClient()
 	}
 	return shared.c
+}
+
+// namespace is the shared server's namespace.
+func namespace() string {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	return shared.srv.GetDefaultNamespace()
+}
+
+// newTestServer starts an in-process Temporal server with one partition
+// per task queue (the server's default of four makes a task wait, now and
+// then, tens of seconds for a poller that only polls another partition:
+// each test's queues have one worker).
+func newTestServer(opts ...temporaltest.TestServerOption) *temporaltest.TestServer {
+	dc := dynamicconfig.StaticClient{
+		// temporaltest's own setting, replaced by this client.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():      []dynamicconfig.ConstrainedValue{{Value: 1}},
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():     []dynamicconfig.ConstrainedValue{{Value: 1}},
+	}
+	return temporaltest.NewServer(append(opts, temporaltest.WithBaseServerOptions(temporalserver.WithDynamicConfigClient(dc)))...)
 }
 
 func stopShared() {
@@ -68,7 +91,7 @@ func addOwnerAttribute(c client.Client, ns string) error {
 // for worker processes.
 func serverWithAddr(t *testing.T) (client.Client, string, string) {
 	t.Helper()
-	srv := temporaltest.NewServer(temporaltest.WithT(t))
+	srv := newTestServer(temporaltest.WithT(t))
 	c := srv.GetDefaultClient()
 	if err := addOwnerAttribute(c, srv.GetDefaultNamespace()); err != nil {
 		t.Fatalf("registering the search attribute: %v", err)
@@ -115,6 +138,7 @@ func (harness) Capabilities() enginetest.Capabilities {
 		Guarantees:     work.Guarantees{Execution: "durable", Rejoin: "durable"},
 		Attempt:        1,
 		ExactWaitClock: true,
+		Pools:          true,
 	}
 }
 

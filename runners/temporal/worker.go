@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -54,6 +55,8 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{})
 	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
+	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
 	w.workers = append(w.workers, wf)
 	for label := range w.targets {
 		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
@@ -154,10 +157,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
 			activity.RecordHeartbeat(ctx)
-			var msgs []string
-			// A failed drain leaves the guidance queued for the next boundary.
-			_ = w.update(ctx, in.ID, updateDrain, &msgs)
-			return msgs
+			return w.takeGuidance(ctx, in.ID)
 		}})
 	ex, _ := work.ExecutionFrom(child)
 	out, err, panicked := invoke(child, t.Run, in.Input)
@@ -208,6 +208,47 @@ func classify(child, ctx context.Context, in runInput, out string, err error, pa
 		return runOutcome{Class: work.ClassResultTooLarge, Bytes: len(out)}
 	}
 	return runOutcome{Output: out}
+}
+
+// takeGuidance is the child's boundary: it reads the texts of the
+// guidance queued for Work id from their holders, marks them taken, and
+// tells the holders to delete themselves. Any failure leaves the guidance
+// queued for the next boundary.
+func (w *Worker) takeGuidance(ctx context.Context, id string) []string {
+	var refs []string
+	if err := w.update(ctx, id, updateDrain, &refs); err != nil || len(refs) == 0 {
+		return nil
+	}
+	msgs := make([]string, 0, len(refs))
+	taken := 0
+	for _, ref := range refs {
+		qctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		v, err := w.c.QueryWorkflow(qctx, ref, "", queryText)
+		var text string
+		if err == nil {
+			err = v.Get(&text)
+		}
+		cancel()
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			taken++ // its holder is gone (its safety net ran out): skipped
+			continue
+		}
+		if err != nil {
+			break // the rest waits for the next boundary, in order
+		}
+		msgs = append(msgs, text)
+		taken++
+	}
+	if taken == 0 || w.update(ctx, id, updateAck, nil, taken) != nil {
+		return nil
+	}
+	for _, ref := range refs[:taken] {
+		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		_ = w.c.SignalWorkflow(sctx, ref, "", signalDone, nil) // else its TTL deletes it
+		cancel()
+	}
+	return msgs
 }
 
 func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {

@@ -28,6 +28,8 @@ const (
 	updateDetach  = "detach"
 	updateSend    = "send"
 	updateDrain   = "drain"
+	updateAck     = "ack"
+	updatePool    = "pool"
 
 	signalTransition = "transition"
 	signalRead       = "read"
@@ -124,16 +126,26 @@ type cancelReply struct {
 	At       time.Time
 }
 
+// sendRequest queues one guidance message: the text itself is in its
+// holder workflow (Ref), never in the Work's history.
 type sendRequest struct {
 	Owner   string
 	Command string // SHA-256 of the command id, hex; "" is never deduplicated
 	Digest  string // SHA-256 of the text, hex
-	Message string
+	Ref     string // the id of the message's holder workflow
+	Bytes   int    // the text's size, for the mailbox limit
 }
 
 type sendReply struct {
 	Cursor int
 	At     time.Time
+	Ref    string // the holder of the message the command queued
+}
+
+// guidanceRef is one queued message: its holder and size.
+type guidanceRef struct {
+	Ref   string
+	Bytes int
 }
 
 type commandRecord struct {
@@ -157,6 +169,11 @@ type ownerRecord struct {
 	Read      bool
 	Detached  bool
 	Budget    string `json:",omitempty"` // the budget that ran out, if one did
+	// Held is what the Work reserved from its owner's pool.
+	Held [numDims]int64
+	// Spent is what a terminal Work spent, in its transition signal; nil
+	// when unknown (its attempt died with its worker).
+	Spent *work.Usage `json:",omitempty"`
 }
 
 type admitRequest struct {
@@ -164,15 +181,41 @@ type admitRequest struct {
 	MaxOutstanding int
 	MaxStarts      int
 	Retain         int
+	// The child's own budget limits (Spec.Budget) and its budget with the
+	// defaults and ceiling applied, for the owner's pool.
+	Want, Eff [numDims]int64
+	Function  bool
+	// Launch is the SHA-256 of the launch's identity (Spec.CallID), hex,
+	// or ""; Digest is the input's digest (Spec.InputDigest), hex.
+	Launch, Digest string
+}
+
+// launchRecord is a launch identity an owner used, for repeated launches.
+type launchRecord struct {
+	Key, Target, Digest string
+	ID, TargetID        string
+}
+
+// admitReply is an admitted start's sequence number and the budget it
+// runs with (its pool applied).
+type admitReply struct {
+	Seq    int64
+	Budget [numDims]int64
+	// Replay: the launch identity was used before, with the same target
+	// and input: nothing was admitted; ID and TargetID are its Work's.
+	Replay       bool
+	ID, TargetID string
 }
 
 // ownerState is the Owner workflow's state, carried across continue-as-new.
 type ownerState struct {
-	Owner   string
-	Records []ownerRecord
-	Starts  int
-	Seq     int64
-	Retain  int
+	Owner    string
+	Records  []ownerRecord
+	Starts   int
+	Seq      int64
+	Retain   int
+	Pool     *pool          `json:",omitempty"`
+	Launches []launchRecord `json:",omitempty"` // oldest first, at most work.MaxLaunchRecords
 }
 
 // workErr is e as an update's failure; details (content-free, such as a
@@ -223,8 +266,21 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
 	res := w.settle(out, err)
 	w.budget = out.Budget
+	if err == nil {
+		w.spent = &out.Usage
+	} else if w.attempt == 0 {
+		w.spent = &work.Usage{} // it never ran
+	}
 	w.finish(ctx, res)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	// The holders of undelivered guidance delete themselves.
+	var futs []workflow.Future
+	for _, ref := range w.dropped {
+		futs = append(futs, workflow.SignalExternalWorkflow(ctx, ref, "", signalDone, nil))
+	}
+	for _, f := range futs {
+		_ = f.Get(ctx, nil)
+	}
 	return res, nil
 }
 
@@ -238,9 +294,11 @@ type workRun struct {
 	detached  bool
 	cancelAct workflow.CancelFunc
 	ev        *lifecycle
-	budget    string // the budget that ran out in the last attempt
-	pending   []string
+	budget    string      // the budget that ran out in the last attempt
+	spent     *work.Usage // what the last attempt spent; nil: unknown
+	pending   []guidanceRef
 	pendBytes int
+	dropped   []string // holders of messages that will never be delivered
 	cursor    int
 	commands  map[string]commandRecord
 	cmdOrder  []string
@@ -313,9 +371,9 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 			return c.Reply, nil // the validator checked the digest
 		}
 		w.cursor++
-		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx)}
-		w.pending = append(w.pending, r.Message)
-		w.pendBytes += len(r.Message)
+		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx), Ref: r.Ref}
+		w.pending = append(w.pending, guidanceRef{Ref: r.Ref, Bytes: r.Bytes})
+		w.pendBytes += r.Bytes
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
 		if r.Command != "" {
 			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
@@ -330,13 +388,28 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	// drain: the child's boundary takes the guidance accepted so far.
+	// drain: the child's boundary reads the holders of the guidance
+	// queued so far, in order; ack then takes the first n of them (read).
+	// A worker that dies between the two leaves them queued.
 	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
-		msgs := w.pending
-		w.pending, w.pendBytes = nil, 0
-		if len(msgs) > 0 {
-			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: len(msgs)})
+		refs := make([]string, len(w.pending))
+		for i, p := range w.pending {
+			refs[i] = p.Ref
 		}
-		return msgs, nil
+		return refs, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updateAck, func(ctx workflow.Context, n int) error {
+		n = min(max(n, 0), len(w.pending))
+		for _, p := range w.pending[:n] {
+			w.pendBytes -= p.Bytes
+		}
+		w.pending = slices.Delete(w.pending, 0, n)
+		if n > 0 {
+			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: n})
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
@@ -369,7 +442,7 @@ func (w *workRun) validateSend(r sendRequest) error {
 	if w.state.Terminal() {
 		return workErr(work.ErrTerminal, "")
 	}
-	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+len(r.Message) > m.Bytes) {
+	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+r.Bytes > m.Bytes) {
 		return workErr(work.ErrMailboxFull, "")
 	}
 	return nil
@@ -458,6 +531,9 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 // dropGuidance drops the undelivered guidance of a Work that ends.
 func (w *workRun) dropGuidance(ctx workflow.Context) {
 	if n := len(w.pending); n > 0 {
+		for _, p := range w.pending {
+			w.dropped = append(w.dropped, p.Ref)
+		}
 		w.pending, w.pendBytes = nil, 0
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: n})
 	}
@@ -467,7 +543,19 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.signalOwner(ctx, signalTransition, ownerRecord{ID: w.in.ID, State: w.state, Attempt: max(w.attempt, 1),
-		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget})
+		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal()})
+}
+
+// spentIfTerminal is what a terminal Work spent, for its owner's pool
+// (nil: unknown, or not terminal).
+func (w *workRun) spentIfTerminal() *work.Usage {
+	if !w.state.Terminal() {
+		return nil
+	}
+	if w.spent == nil && w.attempt == 0 {
+		return &work.Usage{} // cancelled while queued: it never ran
+	}
+	return w.spent
 }
 
 func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
@@ -491,15 +579,49 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (int64, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (admitReply, error) {
+		if l, ok := o.launch(r); ok {
+			if l.Target != r.Record.Label || l.Digest != r.Digest {
+				return admitReply{}, errLaunchConflict()
+			}
+			return admitReply{Replay: true, ID: l.ID, TargetID: l.TargetID}, nil
+		}
+		run, held, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function)
+		if short != "" { // the validator checked it; a pool set meanwhile
+			return admitReply{}, poolErr(short)
+		}
+		if o.st.Pool != nil {
+			for i := range held {
+				o.st.Pool.Held[i] += held[i]
+			}
+		}
 		o.st.Starts++
 		o.st.Seq++
 		r.Record.Seq = o.st.Seq
 		r.Record.State = work.StateQueued
+		r.Record.Held = held
 		o.st.Retain = r.Retain
 		o.st.Records = append(o.st.Records, r.Record)
-		return r.Record.Seq, nil
+		if r.Launch != "" {
+			if len(o.st.Launches) >= work.MaxLaunchRecords {
+				o.st.Launches = slices.Delete(o.st.Launches, 0, len(o.st.Launches)-work.MaxLaunchRecords+1)
+			}
+			o.st.Launches = append(o.st.Launches, launchRecord{Key: r.Launch, Target: r.Record.Label, Digest: r.Digest,
+				ID: r.Record.ID, TargetID: r.Record.TargetID})
+		}
+		return admitReply{Seq: r.Record.Seq, Budget: run}, nil
 	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updatePool, func(ctx workflow.Context, limit [numDims]int64) error {
+		if o.st.Pool == nil {
+			o.st.Pool = &pool{}
+		}
+		for i, v := range limit {
+			o.st.Pool.Limit[i] = max(v, 0)
+		}
+		return nil
+	}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateRelease, func(ctx workflow.Context) error {
@@ -587,12 +709,43 @@ func (o *ownerRun) detach(id string) {
 }
 
 func (o *ownerRun) forget(id string) {
+	// A start that failed after admission: its launch identity is free.
+	o.st.Launches = slices.DeleteFunc(o.st.Launches, func(l launchRecord) bool { return l.ID == id })
 	if i := o.find(id); i >= 0 {
+		if !o.st.Records[i].State.Terminal() {
+			o.st.Pool.settle(o.st.Records[i].Held, &work.Usage{}) // it never ran
+		}
 		o.remove(i)
 	}
 }
 
+func poolErr(short string) error {
+	return workErr(work.ErrBudgetExhausted, "the "+short+" budget of this owner cannot cover the child's", short)
+}
+
+// launch finds the launch identity of r, if the owner used it.
+func (o *ownerRun) launch(r admitRequest) (launchRecord, bool) {
+	if r.Launch == "" {
+		return launchRecord{}, false
+	}
+	i := slices.IndexFunc(o.st.Launches, func(l launchRecord) bool { return l.Key == r.Launch })
+	if i < 0 {
+		return launchRecord{}, false
+	}
+	return o.st.Launches[i], true
+}
+
+func errLaunchConflict() error {
+	return workErr(work.ErrConflict, "the tool-call id was already used to launch other work (another target or input)")
+}
+
 func (o *ownerRun) validateAdmit(r admitRequest) error {
+	if l, ok := o.launch(r); ok {
+		if l.Target != r.Record.Label || l.Digest != r.Digest {
+			return errLaunchConflict()
+		}
+		return nil // a repeated launch: no limit applies
+	}
 	active := 0
 	for _, rec := range o.st.Records {
 		if !rec.State.Terminal() {
@@ -604,6 +757,9 @@ func (o *ownerRun) validateAdmit(r admitRequest) error {
 	}
 	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
 		return workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner", work.LimitStarts)
+	}
+	if _, _, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function); short != "" {
+		return poolErr(short)
 	}
 	return nil
 }
@@ -628,6 +784,8 @@ func (o *ownerRun) transition(r ownerRecord) {
 	if !rec.State.Terminal() {
 		return
 	}
+	o.st.Pool.settle(rec.Held, r.Spent)
+	rec.Held = [numDims]int64{}
 	if rec.Detached {
 		o.remove(i)
 		return

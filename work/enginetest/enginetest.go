@@ -20,6 +20,7 @@ package enginetest
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -231,6 +232,7 @@ func Run(t *testing.T, h Harness) {
 		{"StatusRows", s.statusRows},
 		{"Foreground", s.foreground},
 		{"Budget", s.budget},
+		{"LaunchIdempotency", s.launchIdempotency},
 		{"Pool", s.pool},
 		{"Subscribe", s.subscribe},
 	} {
@@ -575,6 +577,40 @@ func (s *suite) limitDuration(t *testing.T) {
 	if err := <-c.ended; err == nil {
 		t.Fatal("the child's context was not done at the deadline")
 	}
+}
+
+// launchIdempotency: a start repeated with the same CallID (and the same
+// target and input digest) returns the same Ref and starts nothing; with
+// another target or input it fails with ErrConflict; another owner's
+// CallID is its own.
+func (s *suite) launchIdempotency(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "launch")
+	launch := func(o work.Owner, label, input string) (work.Ref, error) {
+		sp := v.spec(o, label, input)
+		sp.CallID, sp.InputDigest = "call-1", sha256.Sum256([]byte(input))
+		return v.e.Start(v.ctx, sp)
+	}
+	first, err := launch(o, Echo, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := launch(o, Echo, "a")
+	if err != nil || again != first {
+		t.Fatalf("repeated launch = %+v, %v; want %+v", again, err, first)
+	}
+	if l, err := v.e.List(o); err != nil || len(l) != 1 {
+		t.Fatalf("a repeated launch started Work: %d listed, %v", len(l), err)
+	}
+	_, err = launch(o, Echo, "b")
+	wantErr(t, "same call id, other input", err, work.ErrConflict)
+	_, err = launch(o, Func, "a")
+	wantErr(t, "same call id, other target", err, work.ErrConflict)
+	other, err := launch(owner(t, "launch-other"), Echo, "a")
+	if err != nil || other.ID == first.ID {
+		t.Fatalf("another owner's launch = %+v, %v", other, err)
+	}
+	v.settle(o, first.ID)
 }
 
 // budget: a Work's budget travels with it and is counted at its child's

@@ -113,7 +113,10 @@ func (c *cluster) startServer(ctx context.Context) error {
 	}
 	c.hostPort = "127.0.0.1:" + strconv.Itoa(port)
 	p, err := c.spawn("temporal-server", nil, c.temporal, "server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--headless", "--log-level", "warn", "--search-attribute", "AgentworkOwner=Keyword")
+		"--headless", "--log-level", "warn", "--search-attribute", "AgentworkOwner=Keyword",
+		// One partition per task queue: each queue of the deployment has few pollers.
+		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1")
 	if err != nil {
 		return err
 	}

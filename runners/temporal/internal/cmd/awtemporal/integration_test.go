@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+
+	"github.com/agentwork/agentwork/runners/temporal"
 )
 
 // TestIntegrationTemporal runs the Temporal runner across processes on the
@@ -210,7 +212,7 @@ func TestIntegrationTemporal(t *testing.T) {
 		return decodePayloads(out)
 	}
 	allowed := map[string][]string{ // Work id -> the canaries its history may hold
-		lost: {CanaryInput}, retry: nil, gated: {CanaryOutput}, guided: {CanaryInput, CanaryGuidance, CanaryOutput},
+		lost: {CanaryInput}, retry: nil, gated: {CanaryOutput}, guided: {CanaryInput, CanaryOutput},
 		cancelled: {CanaryInput}, failed: {CanaryInput},
 	}
 	canaries := []string{CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance}
@@ -224,6 +226,22 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	if h := show(gated); !bytes.Contains(h, []byte(CanaryOutput)) {
 		t.Error("the completed Work's history lacks its result: the canary check cannot see payloads")
+	}
+	// Guidance lived in holder workflows, deleted once taken or dropped
+	// (asynchronously: poll).
+	for deadline := time.Now().Add(time.Minute); ; {
+		out, err := exec.Command(temporalBin, "workflow", "list", "--address", cl.hostPort, "--namespace", namespace,
+			"--query", "WorkflowType = '"+temporal.GuidanceWorkflowName+"'", "--output", "json").Output()
+		if err != nil {
+			t.Fatalf("temporal workflow list: %v", err)
+		}
+		if !bytes.Contains(out, []byte("agentwork-guidance/")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("guidance holders left a minute after the Work ended: %s", out)
+		}
+		time.Sleep(200 * time.Millisecond) // polling an asynchronous deletion
 	}
 	reg := show("agentwork-owner/integration")
 	for _, c := range canaries {
