@@ -115,20 +115,44 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 //     agentwork_work_tokens_total{target,type},
 //     agentwork_work_turns_total{target} and
 //     agentwork_work_tool_calls_total{target}.
+// budgetSpan records a budget or usage event on the span in ctx, if it
+// records: the part of budgetEvent that Replay repeats.
+func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
+	if o.tracer == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	switch e.Type {
+	case work.EventBudgetExhausted:
+		budget := budgetName(e.Budget)
+		opts := []trace.EventOption{trace.WithAttributes(keyBudget.String(budget))}
+		if !e.Time.IsZero() {
+			opts = append(opts, trace.WithTimestamp(e.Time))
+		}
+		span.AddEvent(evBudgetExhausted, opts...)
+		span.SetAttributes(keyBudget.String(budget))
+	case work.EventUsage:
+		u := e.Usage
+		attrs := make([]attribute.KeyValue, 0, 5)
+		if u.UnknownUsage == 0 || u.Tokens() > 0 {
+			attrs = append(attrs, keyInputTokens.Int64(u.InputTokens), keyOutputTokens.Int64(u.OutputTokens))
+		}
+		attrs = append(attrs, keyTurns.Int(u.Turns), keyToolCalls.Int(u.ToolCalls))
+		if u.UnknownUsage > 0 {
+			attrs = append(attrs, keyUnknownUsage.Int(u.UnknownUsage))
+		}
+		span.SetAttributes(attrs...)
+	}
+}
+
 func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 	switch e.Type {
 	case work.EventBudgetExhausted:
 		budget := budgetName(e.Budget)
-		if o.tracer != nil {
-			if span := trace.SpanFromContext(ctx); span.IsRecording() {
-				opts := []trace.EventOption{trace.WithAttributes(keyBudget.String(budget))}
-				if !e.Time.IsZero() {
-					opts = append(opts, trace.WithTimestamp(e.Time))
-				}
-				span.AddEvent(evBudgetExhausted, opts...)
-				span.SetAttributes(keyBudget.String(budget))
-			}
-		}
+		o.budgetSpan(ctx, e)
 		if o.bud != nil {
 			o.bud.exhausted.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
 				labelTarget.String(e.Target), labelBudget.String(budget))))
@@ -144,20 +168,7 @@ func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 		return true
 	case work.EventUsage:
 		u := e.Usage
-		known := u.UnknownUsage == 0 || u.Tokens() > 0
-		if o.tracer != nil {
-			if span := trace.SpanFromContext(ctx); span.IsRecording() {
-				attrs := make([]attribute.KeyValue, 0, 5)
-				if known {
-					attrs = append(attrs, keyInputTokens.Int64(u.InputTokens), keyOutputTokens.Int64(u.OutputTokens))
-				}
-				attrs = append(attrs, keyTurns.Int(u.Turns), keyToolCalls.Int(u.ToolCalls))
-				if u.UnknownUsage > 0 {
-					attrs = append(attrs, keyUnknownUsage.Int(u.UnknownUsage))
-				}
-				span.SetAttributes(attrs...)
-			}
-		}
+		o.budgetSpan(ctx, e)
 		if b := o.bud; b != nil {
 			target := labelTarget.String(e.Target)
 			if u.InputTokens > 0 {

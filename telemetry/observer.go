@@ -476,6 +476,10 @@ func (o *Observer) Replay(ctx context.Context, e work.Event) {
 	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
 	}
+	if e.Type == work.EventBudgetExhausted || e.Type == work.EventUsage {
+		o.budgetSpan(ctx, e)
+		return
+	}
 	o.spanEvent(ctx, e)
 }
 

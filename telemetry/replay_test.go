@@ -18,11 +18,13 @@ func TestReplayRebuildsSpanOnly(t *testing.T) {
 	h := newHarness(t)
 	base := work.Event{WorkID: "0123456789abcdef0123456789abcdef", Owner: "coordinator", Target: "researcher", Kind: work.KindAgent}
 	events := func() []work.Event {
-		q, r, c := base, base, base
+		q, r, b, u, c := base, base, base, base, base
 		q.Type, q.To, q.Time = work.EventQueued, work.StateQueued, epoch
 		r.Type, r.From, r.To, r.Time, r.QueueWait = work.EventRunning, work.StateQueued, work.StateRunning, epoch.Add(time.Second), time.Second
+		b.Type, b.Budget, b.Time = work.EventBudgetExhausted, work.BudgetTurns, epoch.Add(2*time.Second)
+		u.Type, u.Usage, u.Time = work.EventUsage, work.Usage{Turns: 3, InputTokens: 10, OutputTokens: 5}, epoch.Add(3*time.Second)
 		c.Type, c.From, c.To, c.Time, c.Duration, c.Bytes = work.EventCompleted, work.StateRunning, work.StateCompleted, epoch.Add(3*time.Second), 2*time.Second, 42
-		return []work.Event{q, r, c}
+		return []work.Event{q, r, b, u, c}
 	}
 	evs := events()
 	ctx := h.obs.Bind(context.Background(), context.Background(), evs[0])
@@ -38,7 +40,8 @@ func TestReplayRebuildsSpanOnly(t *testing.T) {
 		t.Errorf("span runs %v - %v, want %v - %v", sp.StartTime(), sp.EndTime(), epoch, epoch.Add(3*time.Second))
 	}
 	got := renderSpans(spans)
-	for _, want := range []string{"event agentwork.work.queued", "event agentwork.work.running", "event agentwork.work.completed", "agentwork.work.state=completed"} {
+	for _, want := range []string{"event agentwork.work.queued", "event agentwork.work.running", "event agentwork.work.completed", "agentwork.work.state=completed",
+		"event agentwork.work.budget_exhausted {agentwork.work.budget=turns}", "agentwork.work.turns=3", "gen_ai.usage.input_tokens=10"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("replayed span lacks %q:\n%s", want, got)
 		}

@@ -144,11 +144,13 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
 		defer timer.Stop()
 	}
-	// The attempt's own events (budget, progress, usage) go to this
-	// Worker's Observer; none after the child returned.
+	// Progress goes to this Worker's Observer as it is reported (none
+	// after the child returned); the budget that ran out and the usage
+	// travel in the outcome, and the Work's workflow reports them, on the
+	// Work's span, before its terminal event.
 	var ended atomic.Bool
 	emit := func(ev work.Event) {
-		if !ended.Load() {
+		if ev.Type == work.EventProgress && !ended.Load() {
 			ev.Target, ev.Kind = in.Label, in.Kind
 			w.cfg.observer.Event(context.Background(), ev)
 		}
@@ -162,19 +164,6 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	ex, _ := work.ExecutionFrom(child)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	res := outcome(child, ctx, in, out, err, panicked, ex)
-	// The run's end, as in-process: the duration budget (unless another
-	// ran out first), then the usage.
-	base := work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Time: time.Now()}
-	if res.Class == work.ClassDeadline && res.Budget == work.BudgetDuration {
-		ev := base
-		ev.Type, ev.Budget = work.EventBudgetExhausted, work.BudgetDuration
-		emit(ev)
-	}
-	if res.Usage != (work.Usage{}) {
-		ev := base
-		ev.Type, ev.Usage = work.EventUsage, res.Usage
-		emit(ev)
-	}
 	ended.Store(true)
 	return res, nil
 }

@@ -266,6 +266,14 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
 	res := w.settle(out, err)
 	w.budget = out.Budget
+	// The attempt's budget and usage, as in-process before the terminal
+	// event: the budget that ran out, then what the child spent.
+	if out.Budget != "" {
+		w.ev.emit(ctx, work.Event{Type: work.EventBudgetExhausted, Budget: out.Budget})
+	}
+	if out.Usage != (work.Usage{}) {
+		w.ev.emit(ctx, work.Event{Type: work.EventUsage, Usage: out.Usage})
+	}
 	if err == nil {
 		w.spent = &out.Usage
 	} else if w.attempt == 0 {
