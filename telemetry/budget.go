@@ -115,6 +115,7 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 //     agentwork_work_tokens_total{target,type},
 //     agentwork_work_turns_total{target} and
 //     agentwork_work_tool_calls_total{target}.
+//
 // budgetSpan records a budget or usage event on the span in ctx, if it
 // records: the part of budgetEvent that Replay repeats.
 func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
