@@ -115,39 +115,6 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 //     agentwork_work_tokens_total{target,type},
 //     agentwork_work_turns_total{target} and
 //     agentwork_work_tool_calls_total{target}.
-//
-// budgetSpan records a budget or usage event on the span in ctx, if it
-// records: the part of budgetEvent that Replay repeats.
-func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
-	if o.tracer == nil {
-		return
-	}
-	span := trace.SpanFromContext(ctx)
-	if !span.IsRecording() {
-		return
-	}
-	switch e.Type {
-	case work.EventBudgetExhausted:
-		budget := budgetName(e.Budget)
-		opts := []trace.EventOption{trace.WithAttributes(keyBudget.String(budget))}
-		if !e.Time.IsZero() {
-			opts = append(opts, trace.WithTimestamp(e.Time))
-		}
-		span.AddEvent(evBudgetExhausted, opts...)
-		span.SetAttributes(keyBudget.String(budget))
-	case work.EventUsage:
-		u := e.Usage
-		attrs := make([]attribute.KeyValue, 0, 5)
-		if u.UnknownUsage == 0 || u.Tokens() > 0 {
-			attrs = append(attrs, keyInputTokens.Int64(u.InputTokens), keyOutputTokens.Int64(u.OutputTokens))
-		}
-		attrs = append(attrs, keyTurns.Int(u.Turns), keyToolCalls.Int(u.ToolCalls))
-		if u.UnknownUsage > 0 {
-			attrs = append(attrs, keyUnknownUsage.Int(u.UnknownUsage))
-		}
-		span.SetAttributes(attrs...)
-	}
-}
 
 func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 	switch e.Type {
@@ -189,4 +156,37 @@ func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 		return true
 	}
 	return false
+}
+
+// budgetSpan records a budget or usage event on the span in ctx, if it
+// records: the part of budgetEvent that Replay repeats.
+func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
+	if o.tracer == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	switch e.Type {
+	case work.EventBudgetExhausted:
+		budget := budgetName(e.Budget)
+		opts := []trace.EventOption{trace.WithAttributes(keyBudget.String(budget))}
+		if !e.Time.IsZero() {
+			opts = append(opts, trace.WithTimestamp(e.Time))
+		}
+		span.AddEvent(evBudgetExhausted, opts...)
+		span.SetAttributes(keyBudget.String(budget))
+	case work.EventUsage:
+		u := e.Usage
+		attrs := make([]attribute.KeyValue, 0, 5)
+		if u.UnknownUsage == 0 || u.Tokens() > 0 {
+			attrs = append(attrs, keyInputTokens.Int64(u.InputTokens), keyOutputTokens.Int64(u.OutputTokens))
+		}
+		attrs = append(attrs, keyTurns.Int(u.Turns), keyToolCalls.Int(u.ToolCalls))
+		if u.UnknownUsage > 0 {
+			attrs = append(attrs, keyUnknownUsage.Int(u.UnknownUsage))
+		}
+		span.SetAttributes(attrs...)
+	}
 }
