@@ -115,7 +115,6 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 //     agentwork_work_tokens_total{target,type},
 //     agentwork_work_turns_total{target} and
 //     agentwork_work_tool_calls_total{target}.
-
 func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 	switch e.Type {
 	case work.EventBudgetExhausted:
