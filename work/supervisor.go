@@ -180,6 +180,9 @@ type ownerState struct {
 	starts   int
 	queue    itemList // queued Work, FIFO
 	terminal itemList // visible terminal Work, oldest finished first
+	// classes counts the terminal list's Works per eviction class, so
+	// that eviction finds the class to evict from without a scan.
+	classes [evictUnread + 1]int
 	// rprev and rnext link the owner into the ready ring while inRing.
 	rprev, rnext *ownerState
 	inRing       bool
@@ -889,7 +892,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 		s.forgetItemLocked(it)
 		return
 	}
-	it.owner.terminal.pushBack(it)
+	it.owner.pushTerminal(it)
 	s.evictLocked(it.owner)
 }
 
@@ -930,26 +933,42 @@ func (s *Supervisor) evictLocked(os *ownerState) {
 		}
 	}
 	for os.terminal.len() > s.cfg.retainTerminal {
-		var first [evictUnread + 1]*item
-		for it := os.terminal.front(); it != nil; it = it.next {
-			if c := it.evictClass(); first[c] == nil {
-				first[c] = it
-				if c == evictRead {
-					break
-				}
-			}
+		c := evictRead
+		for os.classes[c] == 0 {
+			c++
 		}
-		for _, it := range first {
-			if it != nil {
-				s.evictItemLocked(os, it)
-				break
-			}
+		it := os.terminal.front()
+		for it.evictClass() != c {
+			it = it.next
 		}
+		s.evictItemLocked(os, it)
 	}
 }
 
-func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+// pushTerminal appends terminal it to os's terminal list.
+func (os *ownerState) pushTerminal(it *item) {
+	os.terminal.pushBack(it)
+	os.classes[it.evictClass()]++
+}
+
+// removeTerminal takes it out of os's terminal list.
+func (os *ownerState) removeTerminal(it *item) {
 	os.terminal.remove(it)
+	os.classes[it.evictClass()]--
+}
+
+// markRead records that it's result has been read (its eviction class
+// changes when it is in its owner's terminal list).
+func (it *item) markRead() {
+	if it.list == &it.owner.terminal {
+		it.owner.classes[evictUnread]--
+		it.owner.classes[evictRead]++
+	}
+	it.read = true
+}
+
+func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+	os.removeTerminal(it)
 	delete(os.items, it.ref.ID)
 	s.forgetItemLocked(it)
 }
@@ -1193,7 +1212,7 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 	out := it.output
 	var e emission
 	if !it.read {
-		it.read = true
+		it.markRead()
 		e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: len(out)})
 	}
 	s.unlockAndEmit(&e)
@@ -1270,7 +1289,7 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
 	if it.list == &os.terminal {
-		os.terminal.remove(it)
+		os.removeTerminal(it)
 		s.forgetItemLocked(it)
 		return
 	}
