@@ -762,12 +762,12 @@ func (s *Supervisor) signalIdleLocked() {
 // next (one goroutine per busy slot rather than per Work).
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
-	for it != nil {
-		it, ctx, run = s.executeOne(it, ctx, run)
+	for first := true; it != nil; first = false {
+		it, ctx, run = s.executeOne(it, ctx, run, first)
 	}
 }
 
-func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*item, context.Context, RunFunc) {
+func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc, first bool) (*item, context.Context, RunFunc) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
@@ -786,6 +786,9 @@ func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*it
 	s.labelChild()
 	out, err, panicked := invoke(ctx, run)
 	returned = true
+	if s.nop && first {
+		growSettleStack()
+	}
 	return s.settle(it, ctx, out, err, panicked, true)
 }
 
@@ -803,6 +806,22 @@ func growStack() {
 	var buf [stackHeadroom]byte
 	keepStack(buf[:])
 }
+
+// growSettleStack grows a child goroutine's stack, as its first child has
+// returned, to what settling needs with the no-op Observer. The stack a
+// running child holds stays as small as the child keeps it (memory per
+// running Work); grown here rather than deep in settle, the copy covers two
+// frames instead of settle's whole chain.
+//
+//go:noinline
+func growSettleStack() {
+	var buf [settleHeadroom]byte
+	keepStack(buf[:])
+}
+
+// settleHeadroom is what growSettleStack reserves: a goroutine's first
+// stack (2 KB) grows to 4 KB, enough for settle and the no-op Observer.
+const settleHeadroom = 1024
 
 // stackHeadroom is what growStack reserves: the stack grows to the next
 // power of two above it (8 KB).
