@@ -344,6 +344,9 @@ type emission struct {
 	done0   chan struct{}
 	more    []chan struct{}
 	notices []pendingNotice // sent after the events are delivered
+	// stop, when set, is the settled child's cancel function, called as
+	// soon as s.mu is released (it need not hold up the lock's waiters).
+	stop context.CancelCauseFunc
 	// now is the clock's reading for the critical section that gathers
 	// the emission (zero until read): its events share it.
 	now time.Time
@@ -427,6 +430,9 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 		}
 	}
 	s.mu.Unlock()
+	if e.stop != nil {
+		e.stop(nil)
+	}
 	for i := range e.n {
 		s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
 	}
@@ -877,8 +883,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer = nil
 	}
 	s.removeDeadlineLocked(it)
-	it.cancel(nil)
-	it.cancel = nil
+	e.stop, it.cancel = it.cancel, nil
 	s.endRunLocked(it, ev.ErrorClass, e)
 	s.transition(it, to, e, ev)
 	s.finishLocked(it, now, e)
