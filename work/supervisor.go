@@ -206,7 +206,13 @@ type item struct {
 	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
+	// cancel cancels the running child's context, made on the child's
+	// goroutine before the child runs (runContext), outside the lock;
+	// cstate and pcause order a cancellation that comes before it is made
+	// (cancelRun).
 	cancel    context.CancelCauseFunc
+	cstate    atomic.Int32
+	pcause    error
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
@@ -711,14 +717,15 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // runLocked starts a Work taken from its owner's queue, on a pool slot
 // (lender nil) or on lender's lent slot.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
-	ctx, run := s.prepareRunLocked(it, lender, e)
+	run := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
-	go s.execute(it, ctx, run)
+	go s.execute(it, run)
 }
 
 // prepareRunLocked moves a Work taken from its owner's queue to running and
-// returns the context and function its child runs with.
-func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
+// returns the function its child runs; the child's goroutine makes its
+// context (runContext).
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) RunFunc {
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
@@ -726,23 +733,58 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	if lender != nil {
 		it.lender, lender.borrower = lender, it
 	}
-	ctx, cancel := context.WithCancelCause(it.ctx)
-	it.cancel = cancel
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
-	it.xctx = execCtx{Context: ctx, ex: &it.exec}
-	ctx = &it.xctx
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget}
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
-			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() {
+				s.mu.Lock()
+				if it.state == StateRunning || it.state == StateCancelRequested {
+					it.cancelRun(errDeadline)
+				}
+				s.mu.Unlock()
+			})
 		}
 	}
 	run := it.run
 	it.run = nil
-	return ctx, run
+	return run
+}
+
+// runContext makes the context of running it's child, on the goroutine
+// that runs it, before the child runs: WithCancelCause allocates, and
+// made here it holds up no waiter of the Supervisor's lock. A
+// cancellation requested since the Work started running (cancelRun) is
+// applied to it at once.
+func (it *item) runContext() context.Context {
+	ctx, cancel := context.WithCancelCause(it.ctx)
+	it.cancel = cancel
+	it.exec.cctx = ctx
+	it.xctx = execCtx{Context: ctx, ex: &it.exec}
+	if !it.cstate.CompareAndSwap(0, 1) {
+		cancel(it.pcause) // a cancellation came first (cstate 2)
+	}
+	return &it.xctx
+}
+
+// cancelRun cancels running it's child's context with cause, or, when its
+// goroutine has not made the context yet, leaves cause for runContext
+// (the first cause wins, as with context.WithCancelCause). Called under
+// s.mu.
+func (it *item) cancelRun(cause error) {
+	if it.cstate.Load() == 1 {
+		it.cancel(cause)
+		return
+	}
+	if it.pcause == nil {
+		it.pcause = cause
+	}
+	if !it.cstate.CompareAndSwap(0, 2) && it.cstate.Load() == 1 {
+		it.cancel(cause)
+	}
 }
 
 // exited is called as a child goroutine or a foreground call ends.
@@ -766,14 +808,15 @@ func (s *Supervisor) signalIdleLocked() {
 // execute runs a child on its own goroutine and settles it. When the
 // settlement frees the slot for a queued Work, the goroutine runs that one
 // next (one goroutine per busy slot rather than per Work).
-func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
+func (s *Supervisor) execute(it *item, run RunFunc) {
 	defer s.exited()
 	for first := true; it != nil; first = false {
-		it, ctx, run = s.executeOne(it, ctx, run, first)
+		it, run = s.executeOne(it, run, first)
 	}
 }
 
-func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc, first bool) (*item, context.Context, RunFunc) {
+func (s *Supervisor) executeOne(it *item, run RunFunc, first bool) (*item, RunFunc) {
+	ctx := it.runContext()
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
@@ -851,7 +894,7 @@ func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked b
 // With next, settle may hand the freed pool slot to the first Work of the
 // fair order (when no reclaimer waits for one) and return it, running, for
 // the calling goroutine to execute.
-func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
+func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, RunFunc) {
 	// The emission comes from a pool: on the stack of a child goroutine
 	// (which starts small) it would make the stack grow for every Work.
 	e := emissions.Get().(*emission)
@@ -890,18 +933,17 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.endScopeLocked(it.sc, it.scopeID, e)
 	s.freeSlotLocked(it, e)
 	var nit *item
-	var nctx context.Context
 	var nrun RunFunc
 	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
 		nit = s.popLocked(s.ready.front())
 		s.used++
-		nctx, nrun = s.prepareRunLocked(nit, nil, e)
+		nrun = s.prepareRunLocked(nit, nil, e)
 	}
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
 	*e = emission{}
 	emissions.Put(e)
-	return nit, nctx, nrun
+	return nit, nrun
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
@@ -1287,7 +1329,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 		return true
 	case StateRunning:
 		s.transition(it, StateCancelRequested, e, Event{Time: now})
-		it.cancel(cause)
+		it.cancelRun(cause)
 		return true
 	case StateCancelRequested:
 		return true
