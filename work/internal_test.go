@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // item returns the registry's record of a visible Work.
@@ -341,5 +342,25 @@ func TestCancelBeforeRunContext(t *testing.T) {
 		if ctx := <-made; context.Cause(ctx) != errClosed {
 			t.Fatalf("racing cancellation lost: cause %v", context.Cause(ctx))
 		}
+	}
+}
+
+// TestEmissionResetClearsAll: a reused emission is reset to the zero
+// emission (reset clears only what was used, so a field it forgets would
+// carry a Work, an event or a channel into the next settlement).
+func TestEmissionResetClearsAll(t *testing.T) {
+	os := &ownerState{id: "o"}
+	e := new(emission)
+	for range 6 {
+		it := &item{owner: os, done: make(chan struct{})}
+		e.add(it, Event{Type: EventQueued, ErrorClass: "x"})
+		e.settled(it)
+	}
+	e.notices = append(e.notices, pendingNotice{})
+	e.now = time.Now()
+	e.stop = func(error) {}
+	e.reset()
+	if !reflect.DeepEqual(*e, emission{}) {
+		t.Fatalf("reset left %+v", *e)
 	}
 }
