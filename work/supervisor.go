@@ -208,11 +208,10 @@ type item struct {
 	run       RunFunc         // nil once running
 	// cancel cancels the running child's context, made on the child's
 	// goroutine before the child runs (runContext), outside the lock;
-	// cstate and pcause order a cancellation that comes before it is made
+	// cstate orders a cancellation that comes before it is made
 	// (cancelRun).
 	cancel    context.CancelCauseFunc
 	cstate    atomic.Int32
-	pcause    error
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
@@ -779,25 +778,43 @@ func (it *item) runContext() context.Context {
 	it.cancel = cancel
 	it.exec.cctx = ctx
 	it.xctx = execCtx{Context: ctx, ex: &it.exec}
-	if !it.cstate.CompareAndSwap(0, 1) {
-		cancel(it.pcause) // a cancellation came first (cstate 2)
+	if !it.cstate.CompareAndSwap(ctxPending, ctxMade) {
+		cancel(runCauses[it.cstate.Load()]) // a cancellation came first
 	}
 	return &it.xctx
 }
+
+// The states of a running Work's context (item.cstate): not made yet,
+// made, or not made yet with a cancellation waiting for it (ctxMade + the
+// index of its cause in runCauses).
+const (
+	ctxPending int32 = iota
+	ctxMade
+)
+
+// runCauses are the causes a running child's context is cancelled with,
+// indexed by the cstate that records one before the context is made.
+var runCauses = [...]error{ctxMade + 1: errCancelRequested, ctxMade + 2: errClosed, ctxMade + 3: errDeadline}
 
 // cancelRun cancels running it's child's context with cause, or, when its
 // goroutine has not made the context yet, leaves cause for runContext
 // (the first cause wins, as with context.WithCancelCause). Called under
 // s.mu.
 func (it *item) cancelRun(cause error) {
-	if it.cstate.Load() == 1 {
+	if it.cstate.Load() == ctxMade {
 		it.cancel(cause)
 		return
 	}
-	if it.pcause == nil {
-		it.pcause = cause
+	code := int32(0)
+	for i, c := range runCauses {
+		if c == cause && c != nil {
+			code = int32(i)
+		}
 	}
-	if !it.cstate.CompareAndSwap(0, 2) && it.cstate.Load() == 1 {
+	if code == 0 {
+		panic("work: unknown cancellation cause")
+	}
+	if !it.cstate.CompareAndSwap(ctxPending, code) && it.cstate.Load() == ctxMade {
 		it.cancel(cause)
 	}
 }
