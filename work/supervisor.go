@@ -553,9 +553,6 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		scopeID:  scopeID,
 	}
 	r := &it.brun
-	// The clock is read before the lock too: every later time of this
-	// Work is read after it, under the lock.
-	now := s.cfg.clock.Now()
 	s.mu.Lock()
 	if r, err, ok := s.replayLocked(&spec); ok {
 		s.mu.Unlock()
@@ -565,6 +562,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		<-r.ready // registered right after Bind, which does not wait
 		return r.ref, nil
 	}
+	now := s.cfg.clock.Now()
 	if reason := s.admitLocked(spec.Owner); reason != "" {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
@@ -596,7 +594,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	if nop {
 		it.ctx = context.Background()
-		e.now = now // read just before the lock, which was held throughout
+		e.now = now // the lock was held throughout: the same critical section
 	} else {
 		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), *e.event(0))
 		s.mu.Lock()
