@@ -80,7 +80,7 @@ func (s *Supervisor) expireDue() {
 	for len(s.dls) > 0 && !s.dls[0].deadline().After(now) {
 		it := s.dls[0]
 		s.removeDeadlineLocked(it)
-		it.cancelRun(errDeadline)
+		it.cancel(errDeadline)
 	}
 	if len(s.dls) > 0 {
 		s.armDeadlineLocked(s.dls[0].deadline(), now)

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -307,42 +306,6 @@ func TestEvictionClassCounts(t *testing.T) {
 			s.Result(ctx, o, ids[rng.IntN(len(ids))], 0)
 		}
 		check()
-	}
-}
-
-// TestCancelBeforeRunContext: a running Work's context is made on its
-// child's goroutine; a cancellation requested before (Cancel, Close, a
-// deadline in between) is applied to it when it is made, with its cause,
-// and the first cause wins either way, also when both race.
-func TestCancelBeforeRunContext(t *testing.T) {
-	it := &item{ctx: context.Background()}
-	it.cancelRun(errCancelRequested)
-	it.cancelRun(errDeadline)
-	ctx := it.runContext()
-	if ctx.Err() == nil || context.Cause(ctx) != errCancelRequested {
-		t.Fatalf("cancelled before it was made: %v, cause %v", ctx.Err(), context.Cause(ctx))
-	}
-	it = &item{ctx: context.Background()}
-	ctx = it.runContext()
-	if ctx.Err() != nil {
-		t.Fatal("cancelled without a request")
-	}
-	it.cancelRun(errDeadline)
-	it.cancelRun(errClosed)
-	if context.Cause(ctx) != errDeadline {
-		t.Fatalf("cause %v", context.Cause(ctx))
-	}
-	for range 200 {
-		var mu sync.Mutex // s.mu's part
-		it := &item{ctx: context.Background()}
-		made := make(chan context.Context)
-		go func() { made <- it.runContext() }()
-		mu.Lock()
-		it.cancelRun(errClosed)
-		mu.Unlock()
-		if ctx := <-made; context.Cause(ctx) != errClosed {
-			t.Fatalf("racing cancellation lost: cause %v", context.Cause(ctx))
-		}
 	}
 }
 

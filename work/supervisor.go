@@ -206,12 +206,7 @@ type item struct {
 	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
-	// cancel cancels the running child's context, made on the child's
-	// goroutine before the child runs (runContext), outside the lock;
-	// cstate orders a cancellation that comes before it is made
-	// (cancelRun).
 	cancel    context.CancelCauseFunc
-	cstate    atomic.Int32
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
@@ -729,15 +724,14 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // runLocked starts a Work taken from its owner's queue, on a pool slot
 // (lender nil) or on lender's lent slot.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
-	run := s.prepareRunLocked(it, lender, e)
+	ctx, run := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
-	go s.execute(it, run)
+	go s.execute(it, ctx, run)
 }
 
 // prepareRunLocked moves a Work taken from its owner's queue to running and
-// returns the function its child runs; the child's goroutine makes its
-// context (runContext).
-func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) RunFunc {
+// returns the context and function its child runs with.
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
@@ -745,76 +739,23 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) RunFu
 	if lender != nil {
 		it.lender, lender.borrower = lender, it
 	}
+	ctx, cancel := context.WithCancelCause(it.ctx)
+	it.cancel = cancel
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget}
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
+	it.xctx = execCtx{Context: ctx, ex: &it.exec}
+	ctx = &it.xctx
 	if it.maxDur > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
-			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() {
-				s.mu.Lock()
-				if it.state == StateRunning || it.state == StateCancelRequested {
-					it.cancelRun(errDeadline)
-				}
-				s.mu.Unlock()
-			})
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
 		}
 	}
 	run := it.run
 	it.run = nil
-	return run
-}
-
-// runContext makes the context of running it's child, on the goroutine
-// that runs it, before the child runs: WithCancelCause allocates, and
-// made here it holds up no waiter of the Supervisor's lock. A
-// cancellation requested since the Work started running (cancelRun) is
-// applied to it at once.
-func (it *item) runContext() context.Context {
-	ctx, cancel := context.WithCancelCause(it.ctx)
-	it.cancel = cancel
-	it.exec.cctx = ctx
-	it.xctx = execCtx{Context: ctx, ex: &it.exec}
-	if !it.cstate.CompareAndSwap(ctxPending, ctxMade) {
-		cancel(runCauses[it.cstate.Load()]) // a cancellation came first
-	}
-	return &it.xctx
-}
-
-// The states of a running Work's context (item.cstate): not made yet,
-// made, or not made yet with a cancellation waiting for it (ctxMade + the
-// index of its cause in runCauses).
-const (
-	ctxPending int32 = iota
-	ctxMade
-)
-
-// runCauses are the causes a running child's context is cancelled with,
-// indexed by the cstate that records one before the context is made.
-var runCauses = [...]error{ctxMade + 1: errCancelRequested, ctxMade + 2: errClosed, ctxMade + 3: errDeadline}
-
-// cancelRun cancels running it's child's context with cause, or, when its
-// goroutine has not made the context yet, leaves cause for runContext
-// (the first cause wins, as with context.WithCancelCause). Called under
-// s.mu.
-func (it *item) cancelRun(cause error) {
-	if it.cstate.Load() == ctxMade {
-		it.cancel(cause)
-		return
-	}
-	code := int32(0)
-	for i, c := range runCauses {
-		if c == cause && c != nil {
-			code = int32(i)
-		}
-	}
-	if code == 0 {
-		panic("work: unknown cancellation cause")
-	}
-	if !it.cstate.CompareAndSwap(ctxPending, code) && it.cstate.Load() == ctxMade {
-		it.cancel(cause)
-	}
+	return ctx, run
 }
 
 // exited is called as a child goroutine or a foreground call ends.
@@ -838,15 +779,14 @@ func (s *Supervisor) signalIdleLocked() {
 // execute runs a child on its own goroutine and settles it. When the
 // settlement frees the slot for a queued Work, the goroutine runs that one
 // next (one goroutine per busy slot rather than per Work).
-func (s *Supervisor) execute(it *item, run RunFunc) {
+func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
 	for first := true; it != nil; first = false {
-		it, run = s.executeOne(it, run, first)
+		it, ctx, run = s.executeOne(it, ctx, run, first)
 	}
 }
 
-func (s *Supervisor) executeOne(it *item, run RunFunc, first bool) (*item, RunFunc) {
-	ctx := it.runContext()
+func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc, first bool) (*item, context.Context, RunFunc) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
@@ -924,7 +864,7 @@ func invoke(ctx context.Context, run RunFunc) (out string, err error, panicked b
 // With next, settle may hand the freed pool slot to the first Work of the
 // fair order (when no reclaimer waits for one) and return it, running, for
 // the calling goroutine to execute.
-func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, RunFunc) {
+func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
 	// The emission comes from a pool: on the stack of a child goroutine
 	// (which starts small) it would make the stack grow for every Work.
 	e := emissions.Get().(*emission)
@@ -963,17 +903,18 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.endScopeLocked(it.sc, it.scopeID, e)
 	s.freeSlotLocked(it, e)
 	var nit *item
+	var nctx context.Context
 	var nrun RunFunc
 	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
 		nit = s.popLocked(s.ready.front())
 		s.used++
-		nrun = s.prepareRunLocked(nit, nil, e)
+		nctx, nrun = s.prepareRunLocked(nit, nil, e)
 	}
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
 	e.reset()
 	emissions.Put(e)
-	return nit, nrun
+	return nit, nctx, nrun
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
@@ -1359,7 +1300,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 		return true
 	case StateRunning:
 		s.transition(it, StateCancelRequested, e, Event{Time: now})
-		it.cancelRun(cause)
+		it.cancel(cause)
 		return true
 	case StateCancelRequested:
 		return true
