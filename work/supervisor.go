@@ -1174,18 +1174,14 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
 
-	settled := s.wait(ctx, done, timeout)
+	s.wait(ctx, done, timeout)
 	if w != nil {
 		s.unlend(w, it)
 	}
 	s.mu.Lock()
 	if it, err := s.lookupLocked(o, id); err == nil && it.state.Terminal() {
-		if settled {
-			// done closed after the terminal events were delivered.
-			return s.readLocked(it, nil)
-		}
-		// The wait ended (timeout, ctx) while the Work settled and
-		// before its done channel closed.
+		// The wait may have ended (timeout, ctx) while the Work settled
+		// and before its done channel closed.
 		return s.readSettledLocked(o, id, it)
 	}
 	return s.readLocked(s.lookupLocked(o, id))
@@ -1207,9 +1203,8 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 // 1.23 a stopped timer delivers no stale tick after Reset.
 var waitTimers sync.Pool
 
-// wait returns when done is closed, timeout passes or ctx is done, and
-// reports whether done was closed.
-func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) bool {
+// wait returns when done is closed, timeout passes or ctx is done.
+func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) {
 	if _, system := s.cfg.clock.(systemClock); system {
 		t, _ := waitTimers.Get().(*time.Timer)
 		if t == nil {
@@ -1217,28 +1212,23 @@ func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout tim
 		} else {
 			t.Reset(timeout)
 		}
-		settled := false
 		select {
 		case <-done:
-			settled = true
 		case <-t.C:
 		case <-ctx.Done():
 		}
 		t.Stop()
 		waitTimers.Put(t)
-		return settled
+		return
 	}
 	expired := make(chan struct{})
 	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
-	settled := false
 	select {
 	case <-done:
-		settled = true
 	case <-expired:
 	case <-ctx.Done():
 	}
 	stop()
-	return settled
 }
 
 // readLocked answers Result and releases s.mu.
