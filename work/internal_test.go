@@ -322,7 +322,6 @@ func TestEmissionResetClearsAll(t *testing.T) {
 	}
 	e.notices = append(e.notices, pendingNotice{})
 	e.now = time.Now()
-	e.stop = func(error) {}
 	e.reset()
 	if !reflect.DeepEqual(*e, emission{}) {
 		t.Fatalf("reset left %+v", *e)

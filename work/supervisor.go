@@ -344,9 +344,6 @@ type emission struct {
 	done0   chan struct{}
 	more    []chan struct{}
 	notices []pendingNotice // sent after the events are delivered
-	// stop, when set, is the settled child's cancel function, called as
-	// soon as s.mu is released (it need not hold up the lock's waiters).
-	stop context.CancelCauseFunc
 	// now is the clock's reading for the critical section that gathers
 	// the emission (zero until read): its events share it.
 	now time.Time
@@ -374,7 +371,7 @@ func (e *emission) reset() {
 	clear(e.evs[:k])
 	e.n, e.moreIts, e.moreEvs = 0, nil, nil
 	e.nd, e.done0, e.more = 0, nil, nil
-	e.notices, e.now, e.stop = nil, time.Time{}, nil
+	e.notices, e.now = nil, time.Time{}
 }
 
 func (e *emission) add(it *item, ev Event) {
@@ -443,9 +440,6 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 		}
 	}
 	s.mu.Unlock()
-	if e.stop != nil {
-		e.stop(nil)
-	}
 	for i := range e.n {
 		s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
 	}
@@ -896,7 +890,8 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer = nil
 	}
 	s.removeDeadlineLocked(it)
-	e.stop, it.cancel = it.cancel, nil
+	it.cancel(nil)
+	it.cancel = nil
 	s.endRunLocked(it, ev.ErrorClass, e)
 	s.transition(it, to, e, ev)
 	s.finishLocked(it, now, e)
