@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 )
 
@@ -306,25 +305,6 @@ func TestEvictionClassCounts(t *testing.T) {
 			s.Result(ctx, o, ids[rng.IntN(len(ids))], 0)
 		}
 		check()
-	}
-}
-
-// TestEmissionResetClearsAll: a reused emission is reset to the zero
-// emission (reset clears only what was used, so a field it forgets would
-// carry a Work, an event or a channel into the next settlement).
-func TestEmissionResetClearsAll(t *testing.T) {
-	os := &ownerState{id: "o"}
-	e := new(emission)
-	for range 6 {
-		it := &item{owner: os, done: make(chan struct{})}
-		e.add(it, Event{Type: EventQueued, ErrorClass: "x"})
-		e.settled(it)
-	}
-	e.notices = append(e.notices, pendingNotice{})
-	e.now = time.Now()
-	e.reset()
-	if !reflect.DeepEqual(*e, emission{}) {
-		t.Fatalf("reset left %+v", *e)
 	}
 }
 

@@ -361,19 +361,6 @@ func (s *Supervisor) nowLocked(e *emission) time.Time {
 // emissions are settle's emissions, reused.
 var emissions = sync.Pool{New: func() any { return new(emission) }}
 
-// reset clears a delivered emission for reuse: only the inline entries it
-// used (zeroing all of them, with the write barriers a running GC needs,
-// cost as much as the rest of a settle's bookkeeping), so that it holds no
-// Work, event or channel.
-func (e *emission) reset() {
-	k := min(e.n, len(e.evs))
-	clear(e.its[:k])
-	clear(e.evs[:k])
-	e.n, e.moreIts, e.moreEvs = 0, nil, nil
-	e.nd, e.done0, e.more = 0, nil, nil
-	e.notices, e.now = nil, time.Time{}
-}
-
 func (e *emission) add(it *item, ev Event) {
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
@@ -907,7 +894,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
-	e.reset()
+	*e = emission{}
 	emissions.Put(e)
 	return nit, nctx, nrun
 }
