@@ -7,7 +7,7 @@ package work
 func (s *Supervisor) SlotsForTest() (used, executing, reclaiming int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for it := s.running.front(); it != nil; it = it.next {
+	for it := range s.running {
 		if !it.lending && it.reclaim == nil {
 			executing++
 		}

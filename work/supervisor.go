@@ -137,8 +137,8 @@ type Supervisor struct {
 	mu      sync.Mutex
 	closed  bool
 	owners  map[string]*ownerState
-	ready   ownerRing // owners with queued Work, round-robin
-	running itemList  // running and cancel-requested Work
+	ready   ownerRing          // owners with queued Work, round-robin
+	running map[*item]struct{} // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
 	used        int
@@ -211,8 +211,8 @@ type item struct {
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
-	// prev and next link the Work into list: its owner's queue, the
-	// Supervisor's running list or its owner's terminal list (ilist.go).
+	// prev and next link the Work into list: its owner's queue or its
+	// owner's terminal list (ilist.go).
 	prev, next *item
 	list       *itemList
 	mb         *mailbox // guidance and command records, from the first Send
@@ -248,6 +248,7 @@ func New(opts ...Option) *Supervisor {
 	s := &Supervisor{
 		cfg:        newConfig(opts),
 		owners:     make(map[string]*ownerState),
+		running:    make(map[*item]struct{}),
 		foreground: make(map[*foreground]struct{}),
 		counts:     make(map[string]*[len(States)]int),
 		idle:       make(chan struct{}),
@@ -716,7 +717,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
-	s.running.pushBack(it)
+	s.running[it] = struct{}{}
 	if lender != nil {
 		it.lender, lender.borrower = lender, it
 	}
@@ -871,7 +872,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		ev.Bytes = len(out)
 		it.output, it.hasOutput = out, true
 	}
-	s.running.remove(it)
+	delete(s.running, it)
 	if it.stopTimer != nil {
 		it.stopTimer()
 		it.stopTimer = nil
@@ -1397,7 +1398,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 			s.cancelLocked(q, now, errClosed, &e)
 		}
 	}
-	for it := s.running.front(); it != nil; it = it.next {
+	for it := range s.running {
 		s.cancelLocked(it, now, errClosed, &e)
 	}
 	for fg := range s.foreground {
@@ -1422,7 +1423,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 		// With no child still running, the goroutines left are only
 		// delivering their Works' last events: nothing to abandon.
 		s.mu.Lock()
-		settling := s.running.len() == 0 && len(s.foreground) == 0
+		settling := len(s.running) == 0 && len(s.foreground) == 0
 		s.mu.Unlock()
 		if settling {
 			<-s.idle
