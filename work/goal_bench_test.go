@@ -74,11 +74,11 @@ func BenchmarkGoalStart(b *testing.B) {
 }
 
 // startAllocs returns the allocations of one Start call for Work
-// dispatched at once, with its child's start: each measured Start waits
-// until its child runs, so that the count (of the whole process) does not
-// depend on how many children were scheduled before the measurement
-// ended. The children block until it is over, so none of their settlement
-// is counted.
+// dispatched at once, with its child's start (its goroutine makes the
+// child's context): each measured Start waits until its child runs, so
+// that the count does not depend on how many children were scheduled
+// before the measurement ended. The children block until it is over, so
+// none of their settlement is counted.
 func startAllocs(b *testing.B) float64 {
 	const runs = 1000
 	ctx := context.Background()
