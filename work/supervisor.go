@@ -180,6 +180,9 @@ type ownerState struct {
 	starts   int
 	queue    itemList // queued Work, FIFO
 	terminal itemList // visible terminal Work, oldest finished first
+	// classes counts the terminal list's Works per eviction class, so
+	// that eviction finds the class to evict from without a scan.
+	classes [evictUnread + 1]int
 	// rprev and rnext link the owner into the ready ring while inRing.
 	rprev, rnext *ownerState
 	inRing       bool
@@ -760,12 +763,12 @@ func (s *Supervisor) signalIdleLocked() {
 // next (one goroutine per busy slot rather than per Work).
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
-	for it != nil {
-		it, ctx, run = s.executeOne(it, ctx, run)
+	for first := true; it != nil; first = false {
+		it, ctx, run = s.executeOne(it, ctx, run, first)
 	}
 }
 
-func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*item, context.Context, RunFunc) {
+func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc, first bool) (*item, context.Context, RunFunc) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
@@ -784,6 +787,9 @@ func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (*it
 	s.labelChild()
 	out, err, panicked := invoke(ctx, run)
 	returned = true
+	if s.nop && first {
+		growSettleStack()
+	}
 	return s.settle(it, ctx, out, err, panicked, true)
 }
 
@@ -801,6 +807,22 @@ func growStack() {
 	var buf [stackHeadroom]byte
 	keepStack(buf[:])
 }
+
+// growSettleStack grows a child goroutine's stack, as its first child has
+// returned, to what settling needs with the no-op Observer. The stack a
+// running child holds stays as small as the child keeps it (memory per
+// running Work); grown here rather than deep in settle, the copy covers two
+// frames instead of settle's whole chain.
+//
+//go:noinline
+func growSettleStack() {
+	var buf [settleHeadroom]byte
+	keepStack(buf[:])
+}
+
+// settleHeadroom is what growSettleStack reserves: a goroutine's first
+// stack (2 KB) grows to 4 KB, enough for settle and the no-op Observer.
+const settleHeadroom = 1024
 
 // stackHeadroom is what growStack reserves: the stack grows to the next
 // power of two above it (8 KB).
@@ -889,7 +911,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 		s.forgetItemLocked(it)
 		return
 	}
-	it.owner.terminal.pushBack(it)
+	it.owner.pushTerminal(it)
 	s.evictLocked(it.owner)
 }
 
@@ -930,26 +952,42 @@ func (s *Supervisor) evictLocked(os *ownerState) {
 		}
 	}
 	for os.terminal.len() > s.cfg.retainTerminal {
-		var first [evictUnread + 1]*item
-		for it := os.terminal.front(); it != nil; it = it.next {
-			if c := it.evictClass(); first[c] == nil {
-				first[c] = it
-				if c == evictRead {
-					break
-				}
-			}
+		c := evictRead
+		for os.classes[c] == 0 {
+			c++
 		}
-		for _, it := range first {
-			if it != nil {
-				s.evictItemLocked(os, it)
-				break
-			}
+		it := os.terminal.front()
+		for it.evictClass() != c {
+			it = it.next
 		}
+		s.evictItemLocked(os, it)
 	}
 }
 
-func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+// pushTerminal appends terminal it to os's terminal list.
+func (os *ownerState) pushTerminal(it *item) {
+	os.terminal.pushBack(it)
+	os.classes[it.evictClass()]++
+}
+
+// removeTerminal takes it out of os's terminal list.
+func (os *ownerState) removeTerminal(it *item) {
 	os.terminal.remove(it)
+	os.classes[it.evictClass()]--
+}
+
+// markRead records that it's result has been read (its eviction class
+// changes when it is in its owner's terminal list).
+func (it *item) markRead() {
+	if it.list == &it.owner.terminal {
+		it.owner.classes[evictUnread]--
+		it.owner.classes[evictRead]++
+	}
+	it.read = true
+}
+
+func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+	os.removeTerminal(it)
 	delete(os.items, it.ref.ID)
 	s.forgetItemLocked(it)
 }
@@ -1193,7 +1231,7 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 	out := it.output
 	var e emission
 	if !it.read {
-		it.read = true
+		it.markRead()
 		e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: len(out)})
 	}
 	s.unlockAndEmit(&e)
@@ -1270,7 +1308,7 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
 	if it.list == &os.terminal {
-		os.terminal.remove(it)
+		os.removeTerminal(it)
 		s.forgetItemLocked(it)
 		return
 	}
