@@ -39,6 +39,18 @@ func (p *progress) snapshot() Progress {
 		ModelRequests: p.requests.Load(), ToolCalls: p.tools.Load()}
 }
 
+// Progress returns the Work's progress counts so far (the zero Progress
+// for a foreground call), for an Engine that carries them elsewhere.
+func (e *Execution) Progress() Progress {
+	switch {
+	case e.it != nil:
+		return e.it.prog.snapshot()
+	case e.prog != nil:
+		return e.prog.snapshot()
+	}
+	return Progress{}
+}
+
 // ReportProgress sets the progress of the background Work whose child ctx
 // belongs to (see Execution.ReportProgress). It does nothing when ctx is not
 // a child's, or is a foreground call's.

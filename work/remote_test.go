@@ -121,3 +121,34 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	}
 	ex.CountModelRequest() // no Event: counted only
 }
+
+// Execution.Progress returns the counts so far, for a remote run and for
+// a background Work under the Supervisor.
+func TestExecutionProgress(t *testing.T) {
+	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o"})
+	ex, _ := work.ExecutionFrom(ctx)
+	ex.ReportProgress(2, 5)
+	ex.CountModelRequest()
+	ex.CountToolCall()
+	ex.CountToolCall()
+	if p := ex.Progress(); p != (work.Progress{Done: 2, Total: 5, ModelRequests: 1, ToolCalls: 2}) {
+		t.Fatalf("remote Progress = %+v", p)
+	}
+	s := work.New()
+	defer s.Close(context.Background())
+	got := make(chan work.Progress, 1)
+	ref, err := s.Start(context.Background(), work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "f", Kind: work.KindFunction},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			ex.ReportProgress(3, 4)
+			got <- ex.Progress()
+			return "", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := <-got; p.Done != 3 || p.Total != 4 {
+		t.Fatalf("Supervisor Progress = %+v", p)
+	}
+	_, _, _ = s.Result(context.Background(), work.NewOwner("p"), ref.ID, work.MaxResultWait)
+}

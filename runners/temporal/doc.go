@@ -61,7 +61,10 @@
 // after reporting and before completing reports again. The child's own
 // spans nest under the SDK interceptor's RunActivity span when the client
 // has the interceptor. A child's progress reaches the Worker's Observer
-// (EventProgress) but not its coordinators: Status.Progress stays zero.
+// (EventProgress) and its attempt's heartbeats: Status reads a running
+// Work's counts from the last heartbeat (one more call to Temporal), and a
+// settled Work keeps its last counts in its owner's registry (List has
+// only those).
 // The live gauges
 // (Work by state, slots) count only the in-process foreground calls.
 //

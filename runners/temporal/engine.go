@@ -363,7 +363,32 @@ func (e *Engine) Status(o work.Owner, id string) (work.Status, error) {
 	if err != nil {
 		return work.Status{}, err
 	}
-	return r.status(), nil
+	st := r.status()
+	if r.State == work.StateRunning || r.State == work.StateCancelRequested {
+		st.Progress = e.progress(id)
+	}
+	return st, nil
+}
+
+// progress reads a running Work's progress counts from its attempt's last
+// heartbeat (zero when there is none yet, or when the heartbeat's payload
+// does not decode with the default data converter, as under a codec).
+func (e *Engine) progress(id string) work.Progress {
+	ctx, cancel := e.rpc()
+	defer cancel()
+	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return work.Progress{}
+	}
+	for _, a := range d.GetPendingActivities() {
+		if det := a.GetHeartbeatDetails(); det != nil && len(det.GetPayloads()) > 0 {
+			var p work.Progress
+			if converter.GetDefaultDataConverter().FromPayloads(det, &p) == nil {
+				return p
+			}
+		}
+	}
+	return work.Progress{}
 }
 
 func (e *Engine) records(o work.Owner) ([]ownerRecord, error) {
@@ -414,7 +439,8 @@ func transient(err error) bool {
 func (r ownerRecord) status() work.Status {
 	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
 		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
-		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget}
+		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
+		Progress: r.Progress}
 }
 
 // List returns at most work.MaxListed Works visible to o, unfinished first,

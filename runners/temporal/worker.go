@@ -108,8 +108,17 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// heartbeat timeout runs from the attempt's start: the first heartbeat
 	// goes now, not after the started update (which may take longer than
 	// the timeout on a loaded machine), and they go on while a cancelled
-	// child finishes (a completion may still win the cancel race).
-	activity.RecordHeartbeat(ctx)
+	// child finishes (a completion may still win the cancel race). Each
+	// carries the child's progress counts (Engine.Status reads them).
+	var exec atomic.Pointer[work.Execution]
+	heartbeat := func() {
+		if ex := exec.Load(); ex != nil {
+			activity.RecordHeartbeat(ctx, ex.Progress())
+			return
+		}
+		activity.RecordHeartbeat(ctx)
+	}
+	heartbeat()
 	hbDone := make(chan struct{})
 	var hbWG sync.WaitGroup
 	hbWG.Go(func() {
@@ -120,7 +129,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 			case <-hbDone:
 				return
 			case <-tick.C:
-				activity.RecordHeartbeat(ctx)
+				heartbeat()
 			}
 		}
 	})
@@ -158,10 +167,11 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
-			activity.RecordHeartbeat(ctx)
+			heartbeat()
 			return w.takeGuidance(ctx, in.ID)
 		}})
 	ex, _ := work.ExecutionFrom(child)
+	exec.Store(ex)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	res := outcome(child, ctx, in, out, err, panicked, ex)
 	ended.Store(true)
@@ -173,7 +183,7 @@ func outcome(child, ctx context.Context, in runInput, out string, err error, pan
 	u := ex.Usage()
 	budget, refused := ex.Exhausted()
 	res := classify(child, ctx, in, out, err, panicked, refused)
-	res.Usage, res.Budget = u, budget
+	res.Usage, res.Budget, res.Progress = u, budget, ex.Progress()
 	if res.Class == work.ClassDeadline && budget == "" {
 		// As in-process: the budget that ran out first is the one named.
 		res.Budget = work.BudgetDuration

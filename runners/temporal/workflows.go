@@ -91,11 +91,12 @@ type runInput struct {
 // runOutcome is an attempt's result: the output, or a class. Failure text
 // never leaves the worker.
 type runOutcome struct {
-	Output string
-	Class  string
-	Bytes  int        `json:",omitempty"` // the output's size, for a result_too_large failure
-	Usage  work.Usage // what the attempt spent
-	Budget string     `json:",omitempty"` // the budget that ran out, if one did
+	Output   string
+	Class    string
+	Bytes    int           `json:",omitempty"` // the output's size, for a result_too_large failure
+	Usage    work.Usage    // what the attempt spent
+	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
+	Progress work.Progress // the child's progress counts when it returned
 }
 
 // workOutcome is the Work workflow's result.
@@ -169,6 +170,8 @@ type ownerRecord struct {
 	Read      bool
 	Detached  bool
 	Budget    string `json:",omitempty"` // the budget that ran out, if one did
+	// Progress is a settled Work's last progress counts.
+	Progress work.Progress
 	// Held is what the Work reserved from its owner's pool.
 	Held [numDims]int64
 	// Spent is what a terminal Work spent, in its transition signal; nil
@@ -265,7 +268,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes, Budget: in.Budget,
 		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
 	res := w.settle(out, err)
-	w.budget = out.Budget
+	w.budget, w.progress = out.Budget, out.Progress
 	// The attempt's budget and usage, as in-process before the terminal
 	// event: the budget that ran out, then what the child spent.
 	if out.Budget != "" {
@@ -304,6 +307,7 @@ type workRun struct {
 	ev        *lifecycle
 	budget    string      // the budget that ran out in the last attempt
 	spent     *work.Usage // what the last attempt spent; nil: unknown
+	progress  work.Progress
 	pending   []guidanceRef
 	pendBytes int
 	dropped   []string // holders of messages that will never be delivered
@@ -551,7 +555,8 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.signalOwner(ctx, signalTransition, ownerRecord{ID: w.in.ID, State: w.state, Attempt: max(w.attempt, 1),
-		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal()})
+		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
+		Progress: w.progress})
 }
 
 // spentIfTerminal is what a terminal Work spent, for its owner's pool
@@ -788,7 +793,7 @@ func (o *ownerRun) transition(r ownerRecord) {
 		return // a late signal never moves a terminal Work
 	}
 	rec.State, rec.Attempt, rec.Started, rec.Finished, rec.HasResult = r.State, r.Attempt, r.Started, r.Finished, r.HasResult
-	rec.Budget = r.Budget
+	rec.Budget, rec.Progress = r.Budget, r.Progress
 	if !rec.State.Terminal() {
 		return
 	}

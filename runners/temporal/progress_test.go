@@ -1,0 +1,61 @@
+package temporal_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestStatusProgress: a running child's progress counts reach its
+// coordinator's Status through the attempt's heartbeats, and a settled
+// Work keeps its last counts, as in-process.
+func TestStatusProgress(t *testing.T) {
+	c := server(t)
+	eventQueues++
+	queue := "progress-" + strconv.Itoa(eventQueues)
+	release := make(chan struct{})
+	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"counting": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			ex.ReportProgress(2, 5)
+			ex.CountToolCall()
+			<-release
+			return "counted", nil
+		}},
+	}, temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(time.Second), temporal.WithRPCTimeout(time.Minute))
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute))
+	defer eng.Close(context.Background())
+	o := work.NewOwner("progress-owner-" + queue)
+	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "counting", Kind: work.KindFunction},
+		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := work.Progress{Done: 2, Total: 5, ToolCalls: 1}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		st, err := eng.Status(o, ref.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Progress == want {
+			break
+		}
+		if st.State.Terminal() || time.Now().After(deadline) {
+			t.Fatalf("Status %s with progress %+v, want %+v", st.State, st.Progress, want)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the next heartbeat
+	}
+	close(release)
+	if st, _ := settle(t, eng, o, ref.ID); st.State != work.StateCompleted || st.Progress != want {
+		t.Fatalf("settled %s with progress %+v, want its last counts %+v", st.State, st.Progress, want)
+	}
+}
