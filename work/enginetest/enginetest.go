@@ -1,8 +1,8 @@
 // Package enginetest is the conformance suite of the work.Engine seam: one
 // test that drives any implementation through the whole model-facing
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
-// races, guidance order and idempotency, detach, release, status rows and
-// foreground calls). It follows the Go Cloud Development Kit's drivertest:
+// races, guidance order and idempotency, launch idempotency, detach,
+// release, status rows, foreground calls, budgets and pools). It follows the Go Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
 //
 //	func TestConformance(t *testing.T) { enginetest.Run(t, myHarness{}) }
