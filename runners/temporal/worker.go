@@ -50,9 +50,12 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 		w.targets[label] = t
 	}
 	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
-	// A short sticky timeout: the tasks and queries of workflows cached by
-	// a worker that died move to a live worker within seconds.
-	wf := worker.New(c, w.cfg.taskQueue, worker.Options{})
+	// The SDK's sticky schedule-to-start timeout (5 s) moves the tasks and
+	// queries of workflows cached by a worker that died to a live worker
+	// within seconds. The workflow queue runs workflows and the guidance
+	// holders' local activity, never an ordinary activity: no activity
+	// pollers there.
+	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
