@@ -5,13 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -24,7 +21,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/agentwork/agentwork/runners/temporal"
-	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -74,17 +70,8 @@ func TestCanary(t *testing.T) {
 	defer c.Close()
 	// The agentwork telemetry Observer on the worker (the lifecycle) and
 	// the coordinator (refusals, result reads), on the same tracer.
-	reader := sdkmetric.NewManualReader()
-	var logs strings.Builder
-	var logMu sync.Mutex
-	obs, err := telemetry.New(telemetry.WithTracerProvider(tp),
-		telemetry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
-		telemetry.WithLogger(slog.New(slog.NewJSONHandler(lockedWriter{&logs, &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = obs.Unregister() }()
-	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second), temporal.WithObserver(obs)}
+	tel := newObserved(t, tp)
+	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second), temporal.WithObserver(tel.obs)}
 	took := make(chan []string, 1)
 	w, err := temporal.NewWorker(c, map[string]temporal.Target{
 		"ok":   {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return canaryOutput, nil }},
@@ -188,9 +175,7 @@ func TestCanary(t *testing.T) {
 			t.Fatalf("%d invoke_agent spans for %s, want 1 (the canary check is broken)", n, id)
 		}
 	}
-	logMu.Lock()
-	logged := logs.String()
-	logMu.Unlock()
+	logged := tel.logs.String()
 	if !strings.Contains(logged, "agentwork.work.completed") || !strings.Contains(logged, "agentwork.work.guidance.accepted") {
 		t.Fatalf("the Observer logged no lifecycle (the canary check is broken):\n%s", logged)
 	}
@@ -198,7 +183,7 @@ func TestCanary(t *testing.T) {
 		t.Fatalf("a log line carries content:\n%s", logged)
 	}
 	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
+	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
 	if m := fmt.Sprintf("%+v", rm); strings.Contains(m, "CANARY") || !strings.Contains(m, "agentwork.work.transitions") {

@@ -2,7 +2,6 @@ package temporal_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,11 +14,8 @@ import (
 // in-process, the budget that ran out first is the one Status names and
 // the only one reported exhausted.
 func TestBudgetThenDeadline(t *testing.T) {
-	c := server(t)
-	eventQueues++
-	queue := "budget-deadline-" + strconv.Itoa(eventQueues)
 	rec := &work.Recorder{}
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	eng, queue := deploy(t, "budget-deadline", map[string]temporal.Target{
 		"hang": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
@@ -34,13 +30,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 				ex.EndRequest(1, 1, true)
 			}
 		}},
-	}, temporal.WithTaskQueue(queue), temporal.WithObserver(rec), temporal.WithRPCTimeout(time.Minute))
-	if err != nil || w.Start() != nil {
-		t.Fatal("worker", err)
-	}
-	defer w.Stop()
-	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute))
-	defer eng.Close(context.Background())
+	}, []temporal.Option{temporal.WithObserver(rec)}, nil)
 	o := work.NewOwner("budget-deadline-owner-" + queue)
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "hang", Kind: work.KindAgent},
 		Input: "x", Budget: work.Budget{MaxTurns: 1}, MaxDuration: time.Second,

@@ -3,9 +3,7 @@ package temporal_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -23,7 +20,6 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/agentwork/agentwork/runners/temporal"
-	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -143,11 +139,9 @@ var eventQueues int
 // reports nothing.
 func TestLifecycleEvents(t *testing.T) {
 	c := server(t)
-	eventQueues++
-	queue := "events-" + strconv.Itoa(eventQueues)
 	wrec, erec := &replayRecorder{}, &work.Recorder{}
 	running := make(chan struct{}, 1)
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	eng, queue := deploy(t, "events", map[string]temporal.Target{
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
@@ -180,15 +174,8 @@ func TestLifecycleEvents(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}},
-	}, temporal.WithTaskQueue(queue), temporal.WithObserver(wrec),
-		temporal.WithHeartbeatTimeout(5*time.Second), temporal.WithRPCTimeout(time.Minute))
-	if err != nil || w.Start() != nil {
-		t.Fatal("worker", err)
-	}
-	defer w.Stop()
-	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithObserver(erec), temporal.WithMaxStarts(3),
-		temporal.WithRPCTimeout(time.Minute))
-	defer eng.Close(context.Background())
+	}, []temporal.Option{temporal.WithObserver(wrec), temporal.WithHeartbeatTimeout(5 * time.Second)},
+		[]temporal.Option{temporal.WithObserver(erec), temporal.WithMaxStarts(3)})
 	o := work.NewOwner("events-owner-" + queue)
 	start := func(label string) (string, error) {
 		ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: label, Kind: work.KindAgent},
@@ -370,39 +357,18 @@ func TestLifecycleEvents(t *testing.T) {
 // each transition once.
 func TestTelemetry(t *testing.T) {
 	c := server(t)
-	eventQueues++
-	queue := "telemetry-" + strconv.Itoa(eventQueues)
-	newObs := func() (*telemetry.Observer, *tracetest.SpanRecorder, *sdkmetric.ManualReader, *strings.Builder, *sync.Mutex) {
-		spans, reader := tracetest.NewSpanRecorder(), sdkmetric.NewManualReader()
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-		var logs strings.Builder
-		var mu sync.Mutex
-		obs, err := telemetry.New(telemetry.WithTracerProvider(tp),
-			telemetry.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
-			telemetry.WithLogger(slog.New(slog.NewJSONHandler(lockedWriter{&logs, &mu}, &slog.HandlerOptions{Level: slog.LevelDebug}))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = obs.Unregister() })
-		return obs, spans, reader, &logs, &mu
-	}
-	obs, spans, reader, _, _ := newObs()
+	live := newObserved(t, nil)
+	obs, spans, reader := live.obs, live.spans, live.reader
 	running := make(chan struct{}, 1)
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	eng, queue := deploy(t, "telemetry", map[string]temporal.Target{
 		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
 		"block": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			running <- struct{}{}
 			<-ctx.Done()
 			return "", ctx.Err()
 		}},
-	}, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute),
-		temporal.WithHeartbeatTimeout(5*time.Second))
-	if err != nil || w.Start() != nil {
-		t.Fatal("worker", err)
-	}
-	defer w.Stop()
-	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute))
-	defer eng.Close(context.Background())
+	}, []temporal.Option{temporal.WithObserver(obs), temporal.WithHeartbeatTimeout(5 * time.Second)},
+		[]temporal.Option{temporal.WithObserver(obs)})
 	o := work.NewOwner("telemetry-owner-" + queue)
 	lctx, launch := sdktrace.NewTracerProvider().Tracer("app").Start(context.Background(), "execute_tool ok")
 	ref, err := eng.Start(lctx, work.Spec{Owner: o, Target: work.Target{Label: "ok", Kind: work.KindAgent},
@@ -442,21 +408,19 @@ func TestTelemetry(t *testing.T) {
 
 	// A replay of the whole history (a query of the closed workflow, on a
 	// worker that does not cache it) exports no span and records nothing.
-	robs, rspans, rreader, rlogs, rmu := newObs()
-	if err := temporal.ReplayWork(workHistory(t, c, ref.ID), robs); err != nil {
+	replayed := newObserved(t, nil)
+	if err := temporal.ReplayWork(workHistory(t, c, ref.ID), replayed.obs); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(invokeSpans(rspans.Ended(), ref.ID)); n != 0 {
+	if n := len(invokeSpans(replayed.spans.Ended(), ref.ID)); n != 0 {
 		t.Errorf("a replay of the closed history exported %d spans for the Work, want 0", n)
 	}
-	if n := transitions(t, rreader); len(n) != 0 {
+	if n := transitions(t, replayed.reader); len(n) != 0 {
 		t.Errorf("replay recorded transitions %v", n)
 	}
-	rmu.Lock()
-	if rlogs.Len() != 0 {
-		t.Errorf("replay logged %s", rlogs.String())
+	if l := replayed.logs.String(); l != "" {
+		t.Errorf("replay logged %s", l)
 	}
-	rmu.Unlock()
 
 	// A take-over (the worker lost the running workflow from its cache):
 	// the span is rebuilt with the events before it at their times and
@@ -494,17 +458,6 @@ func TestTelemetry(t *testing.T) {
 			t.Errorf("transitions{state=%s} = %d, want 2 (all: %v)", s, counts[s], counts)
 		}
 	}
-}
-
-type lockedWriter struct {
-	b  *strings.Builder
-	mu *sync.Mutex
-}
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }
 
 func invokeSpans(spans []sdktrace.ReadOnlySpan, id string) []sdktrace.ReadOnlySpan {

@@ -2,7 +2,6 @@ package temporal_test
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -14,11 +13,8 @@ import (
 // coordinator's Status through the attempt's heartbeats, and a settled
 // Work keeps its last counts, as in-process.
 func TestStatusProgress(t *testing.T) {
-	c := server(t)
-	eventQueues++
-	queue := "progress-" + strconv.Itoa(eventQueues)
 	release := make(chan struct{})
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	eng, queue := deploy(t, "progress", map[string]temporal.Target{
 		"counting": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			ex.ReportProgress(2, 5)
@@ -26,13 +22,7 @@ func TestStatusProgress(t *testing.T) {
 			<-release
 			return "counted", nil
 		}},
-	}, temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(time.Second), temporal.WithRPCTimeout(time.Minute))
-	if err != nil || w.Start() != nil {
-		t.Fatal("worker", err)
-	}
-	defer w.Stop()
-	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute))
-	defer eng.Close(context.Background())
+	}, []temporal.Option{temporal.WithHeartbeatTimeout(time.Second)}, nil)
 	o := work.NewOwner("progress-owner-" + queue)
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "counting", Kind: work.KindFunction},
 		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})

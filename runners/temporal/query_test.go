@@ -5,13 +5,8 @@ import (
 	"errors"
 	"strconv"
 	"testing"
-	"time"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentwork/agentwork/runners/temporal"
-	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -20,23 +15,11 @@ import (
 // makes a worker replay the whole history; that replay exports no second
 // invoke_agent span for the Work.
 func TestTelemetryQueryOfClosedWork(t *testing.T) {
-	c := server(t)
-	eventQueues++
-	queue := "query-closed-" + strconv.Itoa(eventQueues)
-	spans := tracetest.NewSpanRecorder()
-	obs, err := telemetry.New(telemetry.WithTracerProvider(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	tel := newObserved(t, nil)
+	spans := tel.spans
+	eng, queue := deploy(t, "query-closed", map[string]temporal.Target{
 		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
-	}, temporal.WithTaskQueue(queue), temporal.WithObserver(obs), temporal.WithRPCTimeout(time.Minute))
-	if err != nil || w.Start() != nil {
-		t.Fatal("worker", err)
-	}
-	defer w.Stop()
-	eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute))
-	defer eng.Close(context.Background())
+	}, []temporal.Option{temporal.WithObserver(tel.obs)}, nil)
 	o := work.NewOwner("query-owner-" + queue)
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "ok", Kind: work.KindAgent},
 		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})

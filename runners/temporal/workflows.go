@@ -593,16 +593,16 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (admitReply, error) {
-		if l, ok := o.launch(r); ok {
-			if l.Target != r.Record.Label || l.Digest != r.Digest {
-				return admitReply{}, errLaunchConflict()
-			}
+		// The validator decided; deciding again costs nothing and keeps the
+		// handler right whatever ran between them.
+		l, replay, err := o.admission(r)
+		switch {
+		case err != nil:
+			return admitReply{}, err
+		case replay:
 			return admitReply{Replay: true, ID: l.ID, TargetID: l.TargetID}, nil
 		}
-		run, held, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function)
-		if short != "" { // the validator checked it; a pool set meanwhile
-			return admitReply{}, poolErr(short)
-		}
+		run, held, _ := o.st.Pool.reserve(r.Want, r.Eff, r.Function)
 		if o.st.Pool != nil {
 			for i := range held {
 				o.st.Pool.Held[i] += held[i]
@@ -753,11 +753,18 @@ func errLaunchConflict() error {
 }
 
 func (o *ownerRun) validateAdmit(r admitRequest) error {
+	_, _, err := o.admission(r)
+	return err
+}
+
+// admission decides a start: a repeated launch (replay, with the launch
+// it repeats; no limit applies), a refusal (err), or admitted.
+func (o *ownerRun) admission(r admitRequest) (l launchRecord, replay bool, err error) {
 	if l, ok := o.launch(r); ok {
 		if l.Target != r.Record.Label || l.Digest != r.Digest {
-			return errLaunchConflict()
+			return launchRecord{}, false, errLaunchConflict()
 		}
-		return nil // a repeated launch: no limit applies
+		return l, true, nil
 	}
 	active := 0
 	for _, rec := range o.st.Records {
@@ -766,15 +773,15 @@ func (o *ownerRun) validateAdmit(r admitRequest) error {
 		}
 	}
 	if r.MaxOutstanding > 0 && active >= r.MaxOutstanding {
-		return workErr(work.ErrLimit, "outstanding limit "+strconv.Itoa(r.MaxOutstanding)+" reached for this owner", work.LimitOutstanding)
+		return launchRecord{}, false, workErr(work.ErrLimit, "outstanding limit "+strconv.Itoa(r.MaxOutstanding)+" reached for this owner", work.LimitOutstanding)
 	}
 	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
-		return workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner", work.LimitStarts)
+		return launchRecord{}, false, workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner", work.LimitStarts)
 	}
 	if _, _, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function); short != "" {
-		return poolErr(short)
+		return launchRecord{}, false, poolErr(short)
 	}
-	return nil
+	return launchRecord{}, false, nil
 }
 
 func (o *ownerRun) find(id string) int {
