@@ -23,20 +23,37 @@ func bareWorkflow(ctx workflow.Context, in string) (string, error) {
 	return out, err
 }
 
+// bareRemoteWorkflow runs its activity on a task queue of its own, as the
+// runner runs a child on the workers that registered its target (the
+// server then cannot hand the activity to the workflow's worker eagerly).
+func bareRemoteWorkflow(ctx workflow.Context, in string) (string, error) {
+	var out string
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue: "bare.remote", StartToCloseTimeout: time.Minute}), "bare.echo", in).Get(ctx, &out)
+	return out, err
+}
+
 // BenchmarkTemporal measures, on one in-process Temporal server and in the
 // same run, start -> WorkRef and start -> result through the runner beside
 // a bare Temporal workflow (one activity) start and start -> result. The
-// ratios are reported as runner/bare (goal: within 1.2x).
+// ratios are reported as runner/bare (goal: within 1.2x); runner/remote
+// compares with the bare workflow whose activity runs on a task queue of
+// its own, the shape the runner has.
 func BenchmarkTemporal(b *testing.B) {
 	c := benchServer(b)
+	echo := func(_ context.Context, in string) (string, error) { return in, nil }
 	w := worker.New(c, "bare", worker.Options{})
 	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: "bare"})
-	w.RegisterActivityWithOptions(func(_ context.Context, in string) (string, error) { return in, nil },
-		activity.RegisterOptions{Name: "bare.echo"})
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
+	w.RegisterWorkflowWithOptions(bareRemoteWorkflow, workflow.RegisterOptions{Name: "bare.remote"})
+	w.RegisterActivityWithOptions(echo, activity.RegisterOptions{Name: "bare.echo"})
+	rw := worker.New(c, "bare.remote", worker.Options{})
+	rw.RegisterActivityWithOptions(echo, activity.RegisterOptions{Name: "bare.echo"})
+	for _, w := range []worker.Worker{w, rw} {
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
 	}
-	defer w.Stop()
 	opts := []temporal.Option{temporal.WithTaskQueue("bench"), temporal.WithMaxStarts(0),
 		temporal.WithMaxOutstanding(1 << 20), temporal.WithRetention(16)}
 	aw, err := temporal.NewWorker(c, map[string]temporal.Target{
@@ -52,8 +69,8 @@ func BenchmarkTemporal(b *testing.B) {
 	spec := work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction}, Input: "x",
 		Run: func(context.Context) (string, error) { return "x", nil }}
 	ctx := context.Background()
-	bareStart := func(wait bool) {
-		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bare"}, "bare", "x")
+	bareStart := func(name string, wait bool) {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bare"}, name, "x")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -86,21 +103,26 @@ func BenchmarkTemporal(b *testing.B) {
 		wait bool
 	}{{"start", false}, {"result", true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			var bare, runner time.Duration
+			var bare, remote, runner time.Duration
 			n := 0
 			for b.Loop() {
-				// Interleaved, so that both see the same load.
+				// Interleaved, so that all see the same load.
 				t0 := time.Now()
-				bareStart(tc.wait)
+				bareStart("bare", tc.wait)
 				t1 := time.Now()
+				bareStart("bare.remote", tc.wait)
+				t2 := time.Now()
 				runnerStart(tc.wait)
-				runner += time.Since(t1)
+				runner += time.Since(t2)
+				remote += t2.Sub(t1)
 				bare += t1.Sub(t0)
 				n++
 			}
 			b.ReportMetric(float64(bare.Microseconds())/float64(n), "bare-us/op")
+			b.ReportMetric(float64(remote.Microseconds())/float64(n), "remote-us/op")
 			b.ReportMetric(float64(runner.Microseconds())/float64(n), "runner-us/op")
 			b.ReportMetric(float64(runner)/float64(bare), "runner/bare")
+			b.ReportMetric(float64(runner)/float64(remote), "runner/remote")
 		})
 	}
 }

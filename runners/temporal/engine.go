@@ -529,13 +529,21 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 	if err != nil {
 		return work.Status{}, "", err
 	}
+	var res workOutcome
 	if !r.State.Terminal() && timeout > 0 {
 		wctx, wcancel := context.WithTimeout(ctx, timeout)
-		var res workOutcome
-		_ = e.c.GetWorkflow(wctx, id, "").Get(wctx, &res)
+		err := e.c.GetWorkflow(wctx, id, "").Get(wctx, &res)
 		wcancel()
-		if r, err = e.lookup(o, id); err != nil {
-			return work.Status{}, "", err
+		switch {
+		case err == nil && res.Final != nil:
+			// The Work ended while awaited: its outcome says what the
+			// registry now holds.
+			r.take(*res.Final)
+		default:
+			res = workOutcome{}
+			if r, err = e.lookup(o, id); err != nil {
+				return work.Status{}, "", err
+			}
 		}
 	}
 	if r.State != work.StateCompleted || !r.HasResult {
@@ -543,9 +551,10 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 	}
 	gctx, gcancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer gcancel()
-	var res workOutcome
-	if err := e.c.GetWorkflow(gctx, id, "").Get(gctx, &res); err != nil {
-		return work.Status{}, "", fromTemporal(err)
+	if res.Final == nil {
+		if err := e.c.GetWorkflow(gctx, id, "").Get(gctx, &res); err != nil {
+			return work.Status{}, "", fromTemporal(err)
+		}
 	}
 	if !r.Read {
 		// For the status block's priority: the result has been read.

@@ -60,6 +60,7 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
+	wf.RegisterActivityWithOptions(signalOwner(c), activity.RegisterOptions{Name: signalOwnerName})
 	w.workers = append(w.workers, wf)
 	for label := range w.targets {
 		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
@@ -140,13 +141,19 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		close(hbDone)
 		hbWG.Wait()
 	}()
-	var run bool
-	if err := w.update(ctx, in.ID, updateStarted, &run, int(info.Attempt)); err != nil {
+	var started startedReply
+	if err := w.update(ctx, in.ID, updateStarted, &started, int(info.Attempt)); err != nil {
 		return runOutcome{}, err
 	}
-	if !run {
+	if !started.Run {
 		return runOutcome{Class: classNotRun}, nil
 	}
+	// The owner's registry shows the attempt running before the child
+	// runs. It may be gone (released): nothing to tell. Any other failure
+	// leaves the record queued until the next transition; the child runs.
+	sctx, scancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+	_ = w.c.SignalWorkflow(sctx, started.Owner, "", signalTransition, started.Record)
+	scancel()
 	child := context.WithoutCancel(ctx)
 	child, cancel := context.WithCancelCause(child)
 	defer cancel(nil)
@@ -272,4 +279,20 @@ func (w *Worker) update(ctx context.Context, id, name string, out any, args ...a
 		err = h.Get(ctx, out)
 	}
 	return err
+}
+
+const signalOwnerName = "agentwork.SignalOwner"
+
+// signalOwner signals the owner registry workflow id, for a Work's
+// workflow (a local activity: arg is passed as it is, not encoded). A
+// registry that is gone is not an error.
+func signalOwner(c client.Client) func(ctx context.Context, id, name string, arg any) error {
+	return func(ctx context.Context, id, name string, arg any) error {
+		err := c.SignalWorkflow(ctx, id, "", name, arg)
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil
+		}
+		return err
+	}
 }

@@ -105,6 +105,10 @@ type workOutcome struct {
 	Output string
 	Class  string
 	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
+	// Final is the last record the Work sent to its owner's registry (the
+	// registry has it before the workflow closes): a coordinator awaiting
+	// the result needs not read the registry again.
+	Final *ownerRecord `json:",omitempty"`
 }
 
 // workStatus answers the status query.
@@ -156,12 +160,17 @@ type commandRecord struct {
 
 // ownerRecord is one Work as its owner's registry keeps it.
 type ownerRecord struct {
-	ID        string
-	Label     string
-	TargetID  string
-	Kind      work.Kind
-	State     work.State
-	Seq       int64
+	ID       string
+	Label    string
+	TargetID string
+	Kind     work.Kind
+	State    work.State
+	Seq      int64
+	// Rev orders a Work's transition signals (its workflow counts them):
+	// the registry applies a signal only over an older revision, so one
+	// that arrives late (the started signal goes from the worker) never
+	// moves the record back.
+	Rev       int64
 	Attempt   int
 	Created   time.Time
 	Started   time.Time
@@ -177,6 +186,12 @@ type ownerRecord struct {
 	// Spent is what a terminal Work spent, in its transition signal; nil
 	// when unknown (its attempt died with its worker).
 	Spent *work.Usage `json:",omitempty"`
+}
+
+// take applies what a Work's transition record x says of its state.
+func (r *ownerRecord) take(x ownerRecord) {
+	r.Rev, r.State, r.Attempt, r.Started, r.Finished, r.HasResult = x.Rev, x.State, x.Attempt, x.Started, x.Finished, x.HasResult
+	r.Budget, r.Progress = x.Budget, x.Progress
 }
 
 type admitRequest struct {
@@ -292,6 +307,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 	for _, f := range futs {
 		_ = f.Get(ctx, nil)
 	}
+	res.Final = &w.last
 	return res, nil
 }
 
@@ -314,6 +330,8 @@ type workRun struct {
 	cursor    int
 	commands  map[string]commandRecord
 	cmdOrder  []string
+	rev       int64       // the revision of the last record sent to the registry
+	last      ownerRecord // the last record this workflow sent to it
 }
 
 func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
@@ -334,12 +352,16 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	// started: an attempt begins. It answers whether the attempt may run.
-	if err := workflow.SetUpdateHandler(ctx, updateStarted, func(ctx workflow.Context, attempt int) (bool, error) {
+	// started: an attempt begins. It answers whether the attempt may run
+	// and, when it may, the record the attempt's worker signals to the
+	// owner's registry before it runs the child (a signal from the worker
+	// is recorded in one call; one from this workflow would take two more
+	// workflow tasks, here and after its delivery).
+	if err := workflow.SetUpdateHandler(ctx, updateStarted, func(ctx workflow.Context, attempt int) (startedReply, error) {
 		switch w.state {
 		case work.StateQueued, work.StateRunning:
 		default:
-			return false, nil
+			return startedReply{}, nil
 		}
 		w.attempt = attempt
 		first := w.started.IsZero()
@@ -350,8 +372,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		if first {
 			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.in.Created), 0)})
 		}
-		w.notify(ctx)
-		return true, nil
+		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record()}, nil
 	}); err != nil {
 		return err
 	}
@@ -554,9 +575,25 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // notify tells the owner's registry the Work's state (and waits until the
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
-	w.signalOwner(ctx, signalTransition, ownerRecord{ID: w.in.ID, State: w.state, Attempt: max(w.attempt, 1),
+	w.last = w.record()
+	w.signalOwner(ctx, signalTransition, w.last)
+}
+
+// record is the Work's state for its owner's registry, at the next
+// revision.
+func (w *workRun) record() ownerRecord {
+	w.rev++
+	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
 		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
-		Progress: w.progress})
+		Progress: w.progress}
+}
+
+// startedReply answers an attempt's started update: whether it may run,
+// and what its worker tells the owner's registry (workflow Owner) first.
+type startedReply struct {
+	Run    bool
+	Owner  string
+	Record ownerRecord
 }
 
 // spentIfTerminal is what a terminal Work spent, for its owner's pool
@@ -571,9 +608,22 @@ func (w *workRun) spentIfTerminal() *work.Usage {
 	return w.spent
 }
 
+// signalOwner sends signal name to the owner's registry and returns once
+// it is recorded there. It is sent from a local activity, within the
+// workflow task that decides it: a signal from the workflow itself would
+// take a workflow task more, and one this workflow sends as it closes
+// would never be delivered. A repeated send (the task replayed after its
+// worker died) is harmless: the registry applies a transition only over
+// an older revision, and the others are idempotent.
 func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
-	// The owner's registry may be gone (released): nothing to tell.
-	_ = workflow.SignalExternalWorkflow(ctx, w.in.OwnerWorkflow, "", name, arg).Get(ctx, nil)
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 10 * time.Second},
+	})
+	// It is retried until the signal is recorded: the registry counts the
+	// Work against its owner's limits until it learns that it ended. A
+	// registry that is gone (released) ends it at once.
+	_ = workflow.ExecuteLocalActivity(lctx, signalOwnerName, w.in.OwnerWorkflow, name, arg).Get(ctx, nil)
 }
 
 // OwnerWorkflow is one owner's registry: its visible Work, the limits on
@@ -796,11 +846,10 @@ func (o *ownerRun) transition(r ownerRecord) {
 		return
 	}
 	rec := &o.st.Records[i]
-	if rec.State.Terminal() {
-		return // a late signal never moves a terminal Work
+	if rec.State.Terminal() || r.Rev <= rec.Rev {
+		return // a late signal never moves a record back
 	}
-	rec.State, rec.Attempt, rec.Started, rec.Finished, rec.HasResult = r.State, r.Attempt, r.Started, r.Finished, r.HasResult
-	rec.Budget, rec.Progress = r.Budget, r.Progress
+	rec.take(r)
 	if !rec.State.Terminal() {
 		return
 	}
