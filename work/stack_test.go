@@ -1,0 +1,58 @@
+//go:build !race
+
+package work_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestSettleFitsFirstStack: with the no-op Observer a child goroutine runs
+// a trivial child and settles its Work (eviction of the owner's oldest
+// terminal Work included) within its first stack, 2 KB: growing it deep in
+// settle cost more than the rest of settling (a copy of every frame). It
+// runs in a process of its own, where debug.SetMaxStack(2048) makes any
+// stack that grows beyond 2 KB a fatal error. Without the race detector,
+// which makes every frame larger.
+func TestSettleFitsFirstStack(t *testing.T) {
+	if os.Getenv("AGENTWORK_STACK_PROBE") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSettleFitsFirstStack$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "AGENTWORK_STACK_PROBE=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if len(out) > 2000 {
+				out = out[:2000]
+			}
+			t.Fatalf("a child goroutine's stack grew beyond 2 KB: %v\n%s", err, out)
+		}
+		return
+	}
+	ctx := context.Background()
+	s := work.New(work.WithMaxStarts(0), work.WithRetention(8, 0))
+	defer s.Close(ctx)
+	o := work.NewOwner("stack")
+	spec := work.Spec{Owner: o, Target: agent, Run: immediate("x")}
+	round := func() {
+		ref, err := s.Start(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, out, err := s.Result(ctx, o, ref.ID, work.MaxResultWait); err != nil || out != "x" {
+			t.Fatal(st.State, err)
+		}
+	}
+	// The goroutines that stay (this one included) grow their stacks
+	// first; no collection shrinks them while the limit is set.
+	for range 100 {
+		round()
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMaxStack(debug.SetMaxStack(2048))
+	for range 200 {
+		round()
+	}
+}
