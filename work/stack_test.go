@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
@@ -54,5 +55,51 @@ func TestSettleFitsFirstStack(t *testing.T) {
 	defer debug.SetMaxStack(debug.SetMaxStack(2048))
 	for range 200 {
 		round()
+	}
+}
+
+// TestForegroundAgentStack: a foreground agent child's goroutine starts
+// with its stack grown at once beyond 16 KB (to 32 KB), and a function
+// child's does not. In a process of its own, debug.SetMaxStack(16 KB)
+// makes that growth a fatal error: the agent's call must die of it, the
+// function's must not.
+func TestForegroundAgentStack(t *testing.T) {
+	probe := os.Getenv("AGENTWORK_STACK_PROBE")
+	if probe == "" {
+		for _, c := range []struct {
+			kind string
+			dies bool
+		}{{"agent", true}, {"function", false}} {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestForegroundAgentStack$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "AGENTWORK_STACK_PROBE="+c.kind)
+			out, err := cmd.CombinedOutput()
+			died := err != nil && strings.Contains(string(out), "goroutine stack exceeds 16384-byte limit")
+			if died != c.dies {
+				if len(out) > 2000 {
+					out = out[:2000]
+				}
+				t.Errorf("%s child: died of its stack %v, want %v (%v)\n%s", c.kind, died, c.dies, err, out)
+			}
+		}
+		return
+	}
+	ctx := context.Background()
+	s := work.New()
+	defer s.Close(ctx)
+	o := work.NewOwner("stack")
+	call := func(target work.Target) {
+		if out, err := s.Call(ctx, work.Spec{Owner: o, Target: target, Run: immediate("x")}); err != nil || out != "x" {
+			t.Fatal(out, err)
+		}
+	}
+	for range 10 {
+		call(fn)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMaxStack(debug.SetMaxStack(16 << 10))
+	if probe == "agent" {
+		call(agent)
+	} else {
+		call(fn)
 	}
 }
