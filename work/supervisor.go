@@ -345,32 +345,9 @@ type emission struct {
 	done0   chan struct{}
 	more    []chan struct{}
 	notices []pendingNotice // sent after the events are delivered
-	// Child goroutines to start once s.mu is released (the first in
-	// launch0, the rest in moreLaunch): go under the lock made the
-	// critical section wait for the runtime, which may wake an idle P.
-	nl         int
-	launch0    launch
-	moreLaunch []launch
 	// now is the clock's reading for the critical section that gathers
 	// the emission (zero until read): its events share it.
 	now time.Time
-}
-
-// launch is a Work made running whose child goroutine is yet to start.
-type launch struct {
-	it  *item
-	ctx context.Context
-	run RunFunc
-}
-
-// addLaunch records that it's child goroutine starts after s.mu is released.
-func (e *emission) addLaunch(it *item, ctx context.Context, run RunFunc) {
-	if e.nl == 0 {
-		e.launch0 = launch{it, ctx, run}
-	} else {
-		e.moreLaunch = append(e.moreLaunch, launch{it, ctx, run})
-	}
-	e.nl++
 }
 
 // nowLocked returns the time of the critical section gathering e, reading
@@ -466,9 +443,6 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 		locked = lockAll(e)
 	}
 	s.mu.Unlock()
-	if e.nl > 0 {
-		s.launchAll(e)
-	}
 	if !s.nop || len(e.notices) > 0 {
 		s.deliver(e)
 	}
@@ -504,16 +478,6 @@ func lockAll(e *emission) []*item {
 		}
 	}
 	return locked
-}
-
-// launchAll starts the child goroutines of e's launches.
-//
-//go:noinline
-func (s *Supervisor) launchAll(e *emission) {
-	go s.execute(e.launch0.it, e.launch0.ctx, e.launch0.run)
-	for _, l := range e.moreLaunch {
-		go s.execute(l.it, l.ctx, l.run)
-	}
 }
 
 // deliver hands e's events to the Observer and sends its notices.
@@ -787,12 +751,11 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 }
 
 // runLocked starts a Work taken from its owner's queue, on a pool slot
-// (lender nil) or on lender's lent slot. Its child goroutine starts when
-// e is emitted (it counts as live from now).
+// (lender nil) or on lender's lent slot.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	ctx, run := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
-	e.addLaunch(it, ctx, run)
+	go s.execute(it, ctx, run)
 }
 
 // prepareRunLocked moves a Work taken from its owner's queue to running and
