@@ -549,11 +549,11 @@ func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
 		first := r.exhaustLocked(BudgetDuration)
 		r.mu.Unlock()
 		if first {
-			e.add(it, Event{Type: EventBudgetExhausted, Time: now, Budget: BudgetDuration})
+			e.push(it, EventBudgetExhausted, now).Budget = BudgetDuration
 		}
 	}
 	if u := r.usage(); u != (Usage{}) {
-		e.add(it, Event{Type: EventUsage, Time: now, Usage: u})
+		e.push(it, EventUsage, now).Usage = u
 	}
 }
 

@@ -152,10 +152,19 @@ type pendingNotice struct {
 // released, with the emission).
 func (s *Supervisor) settledLocked(it *item, now time.Time, e *emission) {
 	it.prog.ended.Store(true)
-	if it.detached {
+	if it.detached || len(s.subs) == 0 {
 		return
 	}
-	for sub := range s.subs[it.owner.id] {
+	if subs := s.subs[it.owner.id]; len(subs) > 0 {
+		noticeLocked(subs, it, now, e)
+	}
+}
+
+// noticeLocked queues a notice of terminal it for each of subs.
+//
+//go:noinline
+func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *emission) {
+	for sub := range subs {
 		e.notices = append(e.notices, pendingNotice{sub, Notice{WorkID: it.ref.ID,
 			Target: it.target.Label, State: it.state, ResultAvailable: it.hasOutput, Time: now}})
 	}

@@ -362,16 +362,35 @@ func (s *Supervisor) nowLocked(e *emission) time.Time {
 // emissions are settle's emissions, reused.
 var emissions = sync.Pool{New: func() any { return new(emission) }}
 
+// add appends ev, an event of it, to e. The settle path uses push, which
+// builds the event in place (an Event is 272 bytes: every one built on a
+// child goroutine's stack makes its frames larger).
+//
+//go:noinline
 func (e *emission) add(it *item, ev Event) {
-	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
-	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	p := e.push(it, ev.Type, ev.Time)
+	ev.WorkID, ev.Owner, ev.Depth, ev.Target, ev.Kind = p.WorkID, p.Owner, p.Depth, p.Target, p.Kind
+	*p = ev
+}
+
+// push appends an event of it of type typ at time t to e and returns it,
+// its Work's fields set, for the caller to complete before the next push.
+func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
+	var ev *Event
 	if e.n < len(e.evs) {
-		e.its[e.n], e.evs[e.n] = it, ev
+		e.its[e.n] = it
+		ev = &e.evs[e.n]
 	} else {
 		e.moreIts = append(e.moreIts, it)
-		e.moreEvs = append(e.moreEvs, ev)
+		e.moreEvs = append(e.moreEvs, Event{})
+		ev = &e.moreEvs[len(e.moreEvs)-1]
 	}
 	e.n++
+	*ev = Event{} // a pooled emission's entries are cleared, an Event literal here is a copy
+	ev.Type, ev.Time = typ, t
+	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
+	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	return ev
 }
 
 // item returns the Work of the i-th event.
@@ -405,6 +424,11 @@ func (e *emission) settled(it *item) {
 }
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
+//
+// It runs on child goroutines as they settle: what it does only now and
+// then (many Works at once, an Observer that is not the no-op one,
+// notices) is in functions of their own, so that its own frame stays
+// small and settling fits in a new goroutine's stack.
 func (s *Supervisor) unlockAndEmit(e *emission) {
 	var buf [4]*item
 	locked := buf[:0]
@@ -416,23 +440,11 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 			}
 		}
 	} else {
-		// Close and Release emit for many Works at once: a linear
-		// membership test would make them quadratic.
-		seen := make(map[*item]struct{}, e.n)
-		for i := range e.n {
-			if it := e.item(i); !has(seen, it) {
-				seen[it] = struct{}{}
-				it.emitMu.Lock()
-				locked = append(locked, it)
-			}
-		}
+		locked = lockAll(e)
 	}
 	s.mu.Unlock()
-	for i := range e.n {
-		s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
-	}
-	for _, n := range e.notices {
-		n.sub.send(n.n)
+	if !s.nop || len(e.notices) > 0 {
+		s.deliver(e)
 	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
@@ -447,6 +459,38 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 		if it.prog.pending.Load() {
 			s.flushProgress(it)
 		}
+	}
+}
+
+// lockAll takes the emit locks of e's Works, each once, and returns them.
+// Close and Release emit for many Works at once: a linear membership test
+// would make them quadratic.
+//
+//go:noinline
+func lockAll(e *emission) []*item {
+	var locked []*item
+	seen := make(map[*item]struct{}, e.n)
+	for i := range e.n {
+		if it := e.item(i); !has(seen, it) {
+			seen[it] = struct{}{}
+			it.emitMu.Lock()
+			locked = append(locked, it)
+		}
+	}
+	return locked
+}
+
+// deliver hands e's events to the Observer and sends its notices.
+//
+//go:noinline
+func (s *Supervisor) deliver(e *emission) {
+	if !s.nop {
+		for i := range e.n {
+			s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
+		}
+	}
+	for _, n := range e.notices {
+		n.sub.send(n.n)
 	}
 }
 
@@ -474,28 +518,31 @@ func containsItem(its []*item, it *item) bool {
 }
 
 // transition is the only place a Work's state changes. It refuses any edge
-// CanTransition does not allow, keeps the census and records the event.
-func (s *Supervisor) transition(it *item, to State, e *emission, ev Event) bool {
+// CanTransition does not allow (and returns nil), keeps the census and
+// records the event at time t, which it returns for the caller to complete
+// (before anything else is added to e).
+func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *Event {
 	if !CanTransition(it.state, to) {
-		return false
+		return nil
 	}
 	if to.Terminal() && it.mb != nil && len(it.mb.queued) > 0 {
 		// Undelivered guidance is dropped before the terminal event, while
 		// the execution is still open for observers.
 		n := len(it.mb.queued)
 		it.mb.queued, it.mb.bytes = nil, 0
-		e.add(it, Event{Type: EventGuidanceDropped, Time: ev.Time, Count: n})
+		e.push(it, EventGuidanceDropped, t).Count = n
 	}
 	c := it.counts
 	c[it.state.index()]--
 	c[to.index()]++
-	ev.Type, ev.From, ev.To = EventType(to), it.state, to
+	from := it.state
 	it.state = to
-	e.add(it, ev)
 	if to.Terminal() {
-		s.settledLocked(it, ev.Time, e)
+		s.settledLocked(it, t, e)
 	}
-	return true
+	ev := e.push(it, EventType(to), t)
+	ev.From, ev.To = from, to
+	return ev
 }
 
 // Start accepts Work for spec.Owner and returns its Ref at once; the child
@@ -716,7 +763,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
 	now := s.nowLocked(e)
 	it.started = now
-	s.transition(it, StateRunning, e, Event{Time: now, QueueWait: now.Sub(it.created)})
+	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.created)
 	s.running[it] = struct{}{}
 	if lender != nil {
 		it.lender, lender.borrower = lender, it
@@ -761,14 +808,22 @@ func (s *Supervisor) signalIdleLocked() {
 // execute runs a child on its own goroutine and settles it. When the
 // settlement frees the slot for a queued Work, the goroutine runs that one
 // next (one goroutine per busy slot rather than per Work).
+//
+// The child runs in executeOne and settles here, two frames from the
+// goroutine's start: with the no-op Observer settling fits in a new
+// goroutine's first stack, which then never grows unless the child needs
+// it to.
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
-	for first := true; it != nil; first = false {
-		it, ctx, run = s.executeOne(it, ctx, run, first)
+	for it != nil {
+		out, err, panicked := s.executeOne(it, ctx, run)
+		it, ctx, run = s.settle(it, ctx, out, err, panicked, true)
 	}
 }
 
-func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc, first bool) (*item, context.Context, RunFunc) {
+// executeOne runs it's child. When the child calls runtime.Goexit it
+// settles it (and the goroutine ends).
+func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (string, error, bool) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)
@@ -787,10 +842,7 @@ func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc, firs
 	s.labelChild()
 	out, err, panicked := invoke(ctx, run)
 	returned = true
-	if s.nop && first {
-		growSettleStack()
-	}
-	return s.settle(it, ctx, out, err, panicked, true)
+	return out, err, panicked
 }
 
 // growStack grows a new child goroutine's stack while it is still shallow.
@@ -807,22 +859,6 @@ func growStack() {
 	var buf [stackHeadroom]byte
 	keepStack(buf[:])
 }
-
-// growSettleStack grows a child goroutine's stack, as its first child has
-// returned, to what settling needs with the no-op Observer. The stack a
-// running child holds stays as small as the child keeps it (memory per
-// running Work); grown here rather than deep in settle, the copy covers two
-// frames instead of settle's whole chain.
-//
-//go:noinline
-func growSettleStack() {
-	var buf [settleHeadroom]byte
-	keepStack(buf[:])
-}
-
-// settleHeadroom is what growSettleStack reserves: a goroutine's first
-// stack (2 KB) grows to 4 KB, enough for settle and the no-op Observer.
-const settleHeadroom = 1024
 
 // stackHeadroom is what growStack reserves: the stack grows to the next
 // power of two above it (8 KB).
@@ -853,23 +889,22 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.mu.Lock()
 	now := s.nowLocked(e)
 	cause := context.Cause(ctx)
-	ev := Event{Time: now, Duration: now.Sub(it.started)}
-	to := StateCompleted
+	to, class, bytes := StateCompleted, "", 0
 	switch {
 	case panicked:
-		to, ev.ErrorClass = StateFailed, ClassPanic
+		to, class = StateFailed, ClassPanic
 	case errors.Is(cause, errDeadline):
-		to, ev.ErrorClass = StateFailed, ClassDeadline
+		to, class = StateFailed, ClassDeadline
 	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
 		to = StateCancelled
 	case err != nil && it.budget.refused():
-		to, ev.ErrorClass = StateFailed, ClassBudgetExhausted
+		to, class = StateFailed, ClassBudgetExhausted
 	case err != nil:
-		to, ev.ErrorClass = StateFailed, ClassError
+		to, class = StateFailed, ClassError
 	case it.maxBytes > 0 && len(out) > it.maxBytes:
-		to, ev.ErrorClass, ev.Bytes = StateFailed, ClassResultTooLarge, len(out)
+		to, class, bytes = StateFailed, ClassResultTooLarge, len(out)
 	default:
-		ev.Bytes = len(out)
+		bytes = len(out)
 		it.output, it.hasOutput = out, true
 	}
 	delete(s.running, it)
@@ -880,9 +915,13 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	s.removeDeadlineLocked(it)
 	it.cancel(nil)
 	it.cancel = nil
-	s.endRunLocked(it, ev.ErrorClass, e)
-	s.transition(it, to, e, ev)
-	s.finishLocked(it, now, e)
+	s.endRunLocked(it, class, e)
+	if ev := s.transition(it, to, e, now); ev != nil {
+		ev.Duration, ev.Bytes, ev.ErrorClass = now.Sub(it.started), bytes, class
+	}
+	if s.retireLocked(it, now, e) {
+		s.evictLocked(it.owner)
+	}
 	s.endScopeLocked(it.sc, it.scopeID, e)
 	s.freeSlotLocked(it, e)
 	var nit *item
@@ -902,6 +941,15 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 
 // finishLocked does the bookkeeping common to every terminal transition.
 func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
+	if s.retireLocked(it, now, e) {
+		s.evictLocked(it.owner)
+	}
+}
+
+// retireLocked is finishLocked without the eviction, which it reports is
+// due (settle evicts from its own frame: nested here, the eviction's map
+// delete made a new child goroutine's stack grow).
+func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict bool) {
 	it.finished = now
 	s.settleRunLocked(it.budget)
 	it.owner.active--
@@ -909,10 +957,10 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 	if it.detached {
 		delete(it.owner.hidden, it)
 		s.forgetItemLocked(it)
-		return
+		return false
 	}
 	it.owner.pushTerminal(it)
-	s.evictLocked(it.owner)
+	return true
 }
 
 // forgetItemLocked removes a terminal Work from the census; nothing refers
@@ -1268,11 +1316,11 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 			s.ready.remove(os)
 		}
 		it.run = nil
-		s.transition(it, StateCancelled, e, Event{Time: now, Duration: now.Sub(it.created)})
+		s.transition(it, StateCancelled, e, now).Duration = now.Sub(it.created)
 		s.finishLocked(it, now, e)
 		return true
 	case StateRunning:
-		s.transition(it, StateCancelRequested, e, Event{Time: now})
+		s.transition(it, StateCancelRequested, e, now)
 		it.cancel(cause)
 		return true
 	case StateCancelRequested:

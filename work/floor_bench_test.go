@@ -1,0 +1,192 @@
+package work_test
+
+import (
+	"context"
+	"encoding/hex"
+	mrand "math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/agentwork/agentwork/internal/benchpair"
+)
+
+// The Floor benchmarks measure what any registry of awaitable work costs
+// in the Goal benchmarks' shapes, against the same baselines: a random
+// 128-bit id, a record in the engine item's size class (896 bytes) or a small
+// one (48 bytes), a map under a mutex, a goroutine that records the output
+// under the mutex, and for await a done channel and a lookup. No events,
+// contexts, limits, budgets, fairness or ordering. They are not goals:
+// they say how much of a Goal ratio is left to the engine's own work.
+//
+//	go test -run '^$' -bench '^BenchmarkFloor' ./work
+
+// floorRecord is a registry record padded to the engine's item's size.
+type floorRecord struct {
+	id    string
+	state int
+	out   string
+	done  chan struct{}
+	_     [816]byte
+}
+
+// floorSmall is the same record without the padding.
+type floorSmall struct {
+	id    string
+	state int
+	out   string
+	done  chan struct{}
+}
+
+// floorRegistry is the least a registry of awaitable work does.
+type floorRegistry[R any] struct {
+	mu    sync.Mutex
+	items map[string]*R
+	src   *mrand.ChaCha8
+	make  func(id string) *R
+	rec   func(r *R) (state *int, out *string, done *chan struct{})
+}
+
+func newFloorRegistry[R any](mk func(id string) *R, rec func(r *R) (*int, *string, *chan struct{})) *floorRegistry[R] {
+	return &floorRegistry[R]{items: map[string]*R{}, src: mrand.NewChaCha8([32]byte{1}), make: mk, rec: rec}
+}
+
+// start registers a record and runs run on a goroutine of its own, which
+// records the output and then calls after (may be nil).
+func (g *floorRegistry[R]) start(run func(context.Context) (string, error), after func()) string {
+	var b [16]byte
+	_, _ = g.src.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	r := g.make(id)
+	g.mu.Lock()
+	g.items[id] = r
+	g.mu.Unlock()
+	go func() {
+		out, _ := run(context.Background())
+		state, o, done := g.rec(r)
+		g.mu.Lock()
+		*o, *state = out, 1
+		d := *done
+		g.mu.Unlock()
+		if d != nil {
+			close(d)
+		}
+		if after != nil {
+			after()
+		}
+	}()
+	return id
+}
+
+// await waits for id's output, reads it and forgets the record.
+func (g *floorRegistry[R]) await(id string) string {
+	g.mu.Lock()
+	r := g.items[id]
+	state, out, done := g.rec(r)
+	var d chan struct{}
+	if *state == 0 {
+		*done = make(chan struct{})
+		d = *done
+	}
+	g.mu.Unlock()
+	if d != nil {
+		<-d
+	}
+	g.mu.Lock()
+	o := *out
+	delete(g.items, id)
+	g.mu.Unlock()
+	return o
+}
+
+func bigRegistry() *floorRegistry[floorRecord] {
+	return newFloorRegistry(func(id string) *floorRecord { return &floorRecord{id: id} },
+		func(r *floorRecord) (*int, *string, *chan struct{}) { return &r.state, &r.out, &r.done })
+}
+
+func smallRegistry() *floorRegistry[floorSmall] {
+	return newFloorRegistry(func(id string) *floorSmall { return &floorSmall{id: id} },
+		func(r *floorSmall) (*int, *string, *chan struct{}) { return &r.state, &r.out, &r.done })
+}
+
+// BenchmarkFloorStart: BenchmarkGoalStart's shape (start, the outputs
+// recorded concurrently; between chunks, untimed, all have been) for the
+// floor registry with a record in the item's size class and a small one.
+func BenchmarkFloorStart(b *testing.B) {
+	b.Run("record=896B", func(b *testing.B) { floorStart(b, bigRegistry()) })
+	b.Run("record=48B", func(b *testing.B) { floorStart(b, smallRegistry()) })
+}
+
+func floorStart[R any](b *testing.B, g *floorRegistry[R]) {
+	const chunk = 256
+	run := immediate("x")
+	sig := make(chan struct{}, chunk)
+	signal := func() { sig <- struct{}{} }
+	chans := make([]chan string, 0, chunk)
+	r := benchpair.Run(b, chunk,
+		benchpair.Arm{Name: "floor", Run: func(n int) func() {
+			for range n {
+				g.start(run, signal)
+			}
+			return func() {
+				for range n {
+					<-sig
+				}
+				g.mu.Lock()
+				clear(g.items)
+				g.mu.Unlock()
+			}
+		}},
+		benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
+			for range n {
+				ch := make(chan string, 1)
+				go func() {
+					out, _ := run(context.Background())
+					ch <- out
+				}()
+				chans = append(chans, ch)
+			}
+			return func() {
+				for _, ch := range chans {
+					<-ch
+				}
+				chans = chans[:0]
+			}
+		}},
+	)
+	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
+}
+
+// BenchmarkFloorAwait: BenchmarkGoalAwait's shape (start, then wait for
+// the output, one at a time) for the floor registry.
+func BenchmarkFloorAwait(b *testing.B) {
+	b.Run("record=896B", func(b *testing.B) { floorAwait(b, bigRegistry()) })
+	b.Run("record=48B", func(b *testing.B) { floorAwait(b, smallRegistry()) })
+}
+
+func floorAwait[R any](b *testing.B, g *floorRegistry[R]) {
+	run := immediate("x")
+	r := benchpair.Run(b, 256,
+		benchpair.Arm{Name: "floor", Run: func(n int) func() {
+			for range n {
+				if g.await(g.start(run, nil)) != "x" {
+					b.Fatal("lost")
+				}
+			}
+			return nil
+		}},
+		benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
+			for range n {
+				ch := make(chan string, 1)
+				go func() {
+					out, _ := run(context.Background())
+					ch <- out
+				}()
+				if <-ch != "x" {
+					b.Fatal("lost")
+				}
+			}
+			return nil
+		}},
+	)
+	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
+}
