@@ -107,7 +107,9 @@ type workOutcome struct {
 	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
 	// Final is the last record the Work sent to its owner's registry (the
 	// registry has it before the workflow closes): a coordinator awaiting
-	// the result needs not read the registry again.
+	// the result needs not read the registry again. Its Detached says that
+	// the owner detached or released the Work before it ended (the
+	// registry keeps its own Detached; take leaves it).
 	Final *ownerRecord `json:",omitempty"`
 }
 
@@ -585,7 +587,7 @@ func (w *workRun) record() ownerRecord {
 	w.rev++
 	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
 		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
-		Progress: w.progress}
+		Progress: w.progress, Detached: w.detached}
 }
 
 // startedReply answers an attempt's started update: whether it may run,
