@@ -3,10 +3,17 @@ package temporal_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -77,5 +84,138 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 				t.Fatalf("Result after %s while awaited = %s %q %v, want not_found", hide, a.st.State, a.out, a.err)
 			}
 		})
+	}
+}
+
+// failAfterSignal fails the workflow task in which a Work's workflow
+// first signals cancel-requested to its owner's registry, after the
+// signal is recorded there: the server refuses the task's completion (as
+// it does a task whose worker died once its update registry was cleared,
+// a shard moved or a history host restarted: the task's updates are not
+// delivered again). hook runs in between, outside the workflow.
+type failAfterSignal struct {
+	interceptor.InterceptorBase
+	armed atomic.Bool
+	hook  func(ctx context.Context) error
+}
+
+func (f *failAfterSignal) InterceptWorkflow(_ workflow.Context, next interceptor.WorkflowInboundInterceptor) interceptor.WorkflowInboundInterceptor {
+	return &failInbound{WorkflowInboundInterceptorBase: interceptor.WorkflowInboundInterceptorBase{Next: next}, f: f}
+}
+
+type failInbound struct {
+	interceptor.WorkflowInboundInterceptorBase
+	f *failAfterSignal
+}
+
+func (i *failInbound) Init(out interceptor.WorkflowOutboundInterceptor) error {
+	return i.Next.Init(&failOutbound{WorkflowOutboundInterceptorBase: interceptor.WorkflowOutboundInterceptorBase{Next: out}, f: i.f})
+}
+
+type failOutbound struct {
+	interceptor.WorkflowOutboundInterceptorBase
+	f *failAfterSignal
+}
+
+func (o *failOutbound) ExecuteLocalActivity(ctx workflow.Context, typ string, args ...any) workflow.Future {
+	fut := o.Next.ExecuteLocalActivity(ctx, typ, args...)
+	if typ != temporal.SignalOwnerName || len(args) != 3 || args[1] != "transition" ||
+		temporal.RecordState(args[2]) != work.StateCancelRequested || workflow.IsReplaying(ctx) || !o.f.armed.CompareAndSwap(true, false) {
+		return fut
+	}
+	if err := fut.Get(ctx, nil); err != nil {
+		return fut
+	}
+	_ = workflow.ExecuteLocalActivity(ctx, o.f.hook).Get(ctx, nil)
+	// A command the server refuses: it fails the task as it completes,
+	// with what the task decided (the cancel update included: its caller
+	// is told the update failed).
+	bad := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: strings.Repeat("q", 2000), StartToCloseTimeout: time.Minute})
+	workflow.ExecuteActivity(bad, "refused")
+	return fut
+}
+
+// TestTransitionFromLostTask: a workflow task that signalled a record to
+// the owner's registry and then was lost (its worker died before
+// completing it) is run again and may decide otherwise (here the child
+// completed meanwhile, and the completion is applied before the cancel):
+// the registry applies what the task that counts decided, so the Work
+// ends there, never stuck in the lost task's cancel-requested.
+func TestTransitionFromLostTask(t *testing.T) {
+	base := server(t)
+	release := make(chan struct{})
+	inj := &failAfterSignal{}
+	inj.armed.Store(true)
+	inj.hook = func(ctx context.Context) error {
+		// The child completes while the task is in flight: its completion
+		// comes in the task that runs again.
+		close(release)
+		id := activity.GetInfo(ctx).WorkflowExecution.ID
+		for {
+			d, err := base.DescribeWorkflowExecution(ctx, id, "")
+			if err != nil {
+				return err
+			}
+			if len(d.GetPendingActivities()) == 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	c, err := client.NewClientFromExisting(base, client.Options{Namespace: namespace(), Interceptors: []interceptor.ClientInterceptor{inj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := []temporal.Option{temporal.WithTaskQueue("lost-task"), temporal.WithHeartbeatTimeout(5 * time.Second),
+		temporal.WithRPCTimeout(time.Minute)}
+	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+		"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			<-release // it never hears of the cancel: the task that asked for it was lost
+			return "the output", nil
+		}},
+	}, opts...)
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	e := temporal.New(base, opts...)
+	defer e.Close(context.Background())
+	o := work.NewOwner("lost-task")
+	ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "held", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, err := e.Status(o, ref.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == work.StateRunning {
+			break
+		}
+		runtime.Gosched()
+	}
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := e.Cancel(o, ref.ID)
+		cancelled <- err
+	}()
+	if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	<-cancelled
+	if inj.armed.Load() {
+		t.Fatal("no workflow task was lost")
+	}
+	// The Work's workflow closed once its registry had its last record.
+	st, err := e.Status(o, ref.ID)
+	if err != nil || !st.State.Terminal() {
+		t.Fatalf("Status after the Work ended = %s, %v; want terminal", st.State, err)
 	}
 }
