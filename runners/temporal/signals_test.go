@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -217,5 +221,71 @@ func TestTransitionFromLostTask(t *testing.T) {
 	st, err := e.Status(o, ref.ID)
 	if err != nil || !st.State.Terminal() {
 		t.Fatalf("Status after the Work ended = %s, %v; want terminal", st.State, err)
+	}
+}
+
+// TestStartedSignalRetried: the attempt's worker tells the owner's
+// registry that the Work runs; when that signal fails (the frontend
+// unreachable for a while), it tries again while the child runs, so the
+// registry never shows a running Work queued until it ends.
+func TestStartedSignalRetried(t *testing.T) {
+	server(t)
+	shared.mu.Lock()
+	hostPort := shared.srv.GetFrontendHostPort()
+	shared.mu.Unlock()
+	var failed atomic.Int64
+	refuse := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if r, ok := req.(*workflowservice.SignalWorkflowExecutionRequest); ok && r.GetSignalName() == "transition" &&
+			strings.Contains(r.GetInput().String(), `\"State\":\"running\"`) && failed.Add(1) <= 3 {
+			return status.Error(codes.PermissionDenied, "injected: the registry cannot be reached")
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	wc, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(refuse)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wc.Close()
+	release := make(chan struct{})
+	opts := []temporal.Option{temporal.WithTaskQueue("started-retried"), temporal.WithHeartbeatTimeout(5 * time.Second),
+		temporal.WithRPCTimeout(time.Minute)}
+	w, err := temporal.NewWorker(wc, map[string]temporal.Target{
+		"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			<-release
+			return "the output", nil
+		}},
+	}, opts...)
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	defer close(release)
+	e := temporal.New(server(t), opts...)
+	defer e.Close(context.Background())
+	o := work.NewOwner("started-retried")
+	ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "held", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bounded: without the retries the registry says queued until the
+	// child ends, which it does only after this loop.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := e.Status(o, ref.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State == work.StateRunning && !st.StartedAt.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry still says %s while the child runs (%d started signals refused)", st.State, failed.Load())
+		}
+		runtime.Gosched()
+	}
+	if failed.Load() < 3 {
+		t.Fatalf("%d started signals refused, want 3", failed.Load())
 	}
 }
