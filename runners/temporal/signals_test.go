@@ -57,7 +57,7 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 			hook := &waitHook{Client: c, waiting: make(chan struct{})}
 			e := temporal.New(hook, temporal.WithTaskQueue(queue))
 			defer e.Close(context.Background())
-			o := work.NewOwner("hidden-" + hide)
+			o := work.NewOwner(queue) // one per run: -count=N repeats on one server
 			ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "held", Kind: work.KindFunction},
 				Run: func(context.Context) (string, error) { return "", nil }})
 			if err != nil {
