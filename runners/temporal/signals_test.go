@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,13 +93,14 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 }
 
 // failAfterSignal fails the workflow task in which a Work's workflow
-// first signals cancel-requested to its owner's registry, after the
+// first signals a transition to state to its owner's registry, after the
 // signal is recorded there: the server refuses the task's completion (as
 // it does a task whose worker died once its update registry was cleared,
 // a shard moved or a history host restarted: the task's updates are not
 // delivered again). hook runs in between, outside the workflow.
 type failAfterSignal struct {
 	interceptor.InterceptorBase
+	state work.State // the transition whose task fails
 	armed atomic.Bool
 	hook  func(ctx context.Context) error
 }
@@ -124,13 +126,15 @@ type failOutbound struct {
 func (o *failOutbound) ExecuteLocalActivity(ctx workflow.Context, typ string, args ...any) workflow.Future {
 	fut := o.Next.ExecuteLocalActivity(ctx, typ, args...)
 	if typ != temporal.SignalOwnerName || len(args) != 3 || args[1] != "transition" ||
-		temporal.RecordState(args[2]) != work.StateCancelRequested || workflow.IsReplaying(ctx) || !o.f.armed.CompareAndSwap(true, false) {
+		temporal.RecordState(args[2]) != o.f.state || workflow.IsReplaying(ctx) || !o.f.armed.CompareAndSwap(true, false) {
 		return fut
 	}
 	if err := fut.Get(ctx, nil); err != nil {
 		return fut
 	}
-	_ = workflow.ExecuteLocalActivity(ctx, o.f.hook).Get(ctx, nil)
+	if o.f.hook != nil {
+		_ = workflow.ExecuteLocalActivity(ctx, o.f.hook).Get(ctx, nil)
+	}
 	// A command the server refuses: it fails the task as it completes,
 	// with what the task decided (the cancel update included: its caller
 	// is told the update failed).
@@ -148,7 +152,7 @@ func (o *failOutbound) ExecuteLocalActivity(ctx workflow.Context, typ string, ar
 func TestTransitionFromLostTask(t *testing.T) {
 	base := server(t)
 	release := make(chan struct{})
-	inj := &failAfterSignal{}
+	inj := &failAfterSignal{state: work.StateCancelRequested}
 	inj.armed.Store(true)
 	inj.hook = func(ctx context.Context) error {
 		// The child completes while the task is in flight: its completion
@@ -288,4 +292,67 @@ func TestStartedSignalRetried(t *testing.T) {
 	if failed.Load() < 3 {
 		t.Fatalf("%d started signals refused, want 3", failed.Load())
 	}
+}
+
+// TestTerminalFromLostTask: a Work cancelled while queued in a workflow
+// task that is then lost, with the cancel (the server refused the task's
+// completion and failed the update), runs after all: the owner's registry,
+// told cancelled by the lost task, follows the Work to its real end (a
+// terminal record is not final against a later revision).
+func TestTerminalFromLostTask(t *testing.T) {
+	base := server(t)
+	inj := &failAfterSignal{state: work.StateCancelled}
+	inj.armed.Store(true)
+	c, err := client.NewClientFromExisting(base, client.Options{Namespace: namespace(), Interceptors: []interceptor.ClientInterceptor{inj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	queues.Add(1)
+	opts := []temporal.Option{temporal.WithTaskQueue("lost-terminal-" + strconv.FormatInt(queues.Load(), 10)),
+		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute)}
+	// Workflows only: the Work stays queued until the target's worker
+	// starts.
+	wf, err := temporal.NewWorker(c, nil, opts...)
+	if err != nil || wf.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer wf.Stop()
+	e := temporal.New(base, opts...)
+	defer e.Close(context.Background())
+	o := work.NewOwner("lost-terminal-" + strconv.FormatInt(queues.Load(), 10))
+	ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction},
+		Input: "ran after all", Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Cancel(o, ref.ID); err == nil {
+		t.Fatal("the cancel of a lost task was accepted")
+	}
+	if inj.armed.Load() {
+		t.Fatal("no workflow task was lost")
+	}
+	w, err := temporal.NewWorker(base, map[string]temporal.Target{
+		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
+	}, opts...)
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	var out workOutput
+	if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.State != work.StateCompleted {
+		t.Fatalf("the Work ended %s, want completed (its cancel was lost)", out.State)
+	}
+	st, res, err := e.Result(context.Background(), o, ref.ID, 0)
+	if err != nil || st.State != work.StateCompleted || res != "ran after all" {
+		t.Fatalf("Result after the Work ended = %s %q %v; want completed and its output", st.State, res, err)
+	}
+}
+
+// workOutput is the part of a Work workflow's result a test reads.
+type workOutput struct {
+	State work.State
 }

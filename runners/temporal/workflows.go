@@ -861,11 +861,17 @@ func (o *ownerRun) transition(r ownerRecord) {
 		return
 	}
 	rec := &o.st.Records[i]
-	if rec.State.Terminal() || r.Rev <= rec.Rev {
-		return // a late signal never moves a record back
+	if r.Rev <= rec.Rev {
+		return // a late or repeated signal never moves a record back
 	}
+	// A terminal record is final, but for a later revision: the workflow
+	// task that decided it can be lost after it was signalled (its worker
+	// died, or the server refused its completion, failing its cancel) and
+	// the Work go on to its real end. The owner's pool was settled at the
+	// first terminal record, and is not again.
+	settled := rec.State.Terminal()
 	rec.take(r)
-	if !rec.State.Terminal() {
+	if settled || !rec.State.Terminal() {
 		return
 	}
 	o.st.Pool.settle(rec.Held, r.Spent)
