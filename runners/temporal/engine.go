@@ -535,6 +535,10 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		err := e.c.GetWorkflow(wctx, id, "").Get(wctx, &res)
 		wcancel()
 		switch {
+		case err == nil && res.Final != nil && res.Final.Detached:
+			// Detached or released while awaited, before it ended: its
+			// owner no longer sees it (as in-process).
+			return work.Status{}, "", work.ErrNotFound
 		case err == nil && res.Final != nil:
 			// The Work ended while awaited: its outcome says what the
 			// registry now holds.

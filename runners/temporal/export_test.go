@@ -31,3 +31,16 @@ func ReplayWork(h *historypb.History, obs work.Observer) error {
 
 // EffectiveBudget is the budget e gives a Work started with spec.
 func (e *Engine) EffectiveBudget(spec work.Spec) work.Budget { return e.local.EffectiveBudget(spec) }
+
+// SignalOwnerName is the local activity a Work's workflow signals its
+// owner's registry with.
+const SignalOwnerName = signalOwnerName
+
+// RecordState is the state a transition signal's record carries ("" for
+// anything else).
+func RecordState(arg any) work.State {
+	if r, ok := arg.(ownerRecord); ok {
+		return r.State
+	}
+	return ""
+}

@@ -149,11 +149,9 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		return runOutcome{Class: classNotRun}, nil
 	}
 	// The owner's registry shows the attempt running before the child
-	// runs. It may be gone (released): nothing to tell. Any other failure
-	// leaves the record queued until the next transition; the child runs.
-	sctx, scancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
-	_ = w.c.SignalWorkflow(sctx, started.Owner, "", signalTransition, started.Record)
-	scancel()
+	// runs; if it cannot be told now, it is told while the child runs.
+	stopAnnounce := w.announce(ctx, started)
+	defer stopAnnounce()
 	child := context.WithoutCancel(ctx)
 	child, cancel := context.WithCancelCause(child)
 	defer cancel(nil)
@@ -187,6 +185,52 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	ended.Store(true)
 	return res, nil
 }
+
+// announce signals the started record of an attempt to the owner's
+// registry (ctx is the attempt's). A registry that is gone (released) is
+// not told. If the signal fails, it is sent again, with a growing delay,
+// until it is recorded or the attempt ends (its workflow then sends a
+// later record): the registry must not show a running Work queued. The
+// returned function stops the retries and waits for them.
+func (w *Worker) announce(ctx context.Context, r startedReply) (stop func()) {
+	signal := func(ctx context.Context) bool {
+		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		defer cancel()
+		err := w.c.SignalWorkflow(sctx, r.Owner, "", signalTransition, r.Record)
+		var nf *serviceerror.NotFound
+		return err == nil || errors.As(err, &nf)
+	}
+	if signal(ctx) {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for delay := announceDelay; ; delay = min(2*delay, maxAnnounceDelay) {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if signal(ctx) {
+				return
+			}
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
+
+// The delays between the tries of a started signal: the first, and the
+// most.
+const (
+	announceDelay    = 100 * time.Millisecond
+	maxAnnounceDelay = 10 * time.Second
+)
 
 // outcome maps a child's return to the attempt's outcome.
 func outcome(child, ctx context.Context, in runInput, out string, err error, panicked bool, ex *work.Execution) runOutcome {

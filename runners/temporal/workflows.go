@@ -107,7 +107,9 @@ type workOutcome struct {
 	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
 	// Final is the last record the Work sent to its owner's registry (the
 	// registry has it before the workflow closes): a coordinator awaiting
-	// the result needs not read the registry again.
+	// the result needs not read the registry again. Its Detached says that
+	// the owner detached or released the Work before it ended (the
+	// registry keeps its own Detached; take leaves it).
 	Final *ownerRecord `json:",omitempty"`
 }
 
@@ -166,10 +168,10 @@ type ownerRecord struct {
 	Kind     work.Kind
 	State    work.State
 	Seq      int64
-	// Rev orders a Work's transition signals (its workflow counts them):
-	// the registry applies a signal only over an older revision, so one
-	// that arrives late (the started signal goes from the worker) never
-	// moves the record back.
+	// Rev orders a Work's transition signals (its workflow numbers them,
+	// see workRun.record): the registry applies a signal only over an
+	// older revision, so one that arrives late (the started signal goes
+	// from the worker) or again never moves the record back.
 	Rev       int64
 	Attempt   int
 	Created   time.Time
@@ -330,7 +332,7 @@ type workRun struct {
 	cursor    int
 	commands  map[string]commandRecord
 	cmdOrder  []string
-	rev       int64       // the revision of the last record sent to the registry
+	rev       int64       // the revision of the last record made for the registry (see record)
 	last      ownerRecord // the last record this workflow sent to it
 }
 
@@ -372,7 +374,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		if first {
 			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.in.Created), 0)})
 		}
-		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record()}, nil
+		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record(ctx)}, nil
 	}); err != nil {
 		return err
 	}
@@ -575,18 +577,30 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // notify tells the owner's registry the Work's state (and waits until the
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
-	w.last = w.record()
+	w.last = w.record(ctx)
 	w.signalOwner(ctx, signalTransition, w.last)
 }
 
 // record is the Work's state for its owner's registry, at the next
 // revision.
-func (w *workRun) record() ownerRecord {
-	w.rev++
+//
+// A revision is above every revision of an earlier workflow task: the
+// task's WorkflowTaskStarted event id, shifted, plus a count within the
+// task. A task whose local activity signalled a record and that was then
+// lost (its worker died, or the server refused its completion) runs again
+// with a later event id, and may decide otherwise (an update it had is not
+// delivered again, an activity's completion came meanwhile): its records
+// must not look like the lost task's repeats.
+func (w *workRun) record(ctx workflow.Context) ownerRecord {
+	w.rev = max(w.rev+1, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())<<revTaskShift)
 	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
 		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
-		Progress: w.progress}
+		Progress: w.progress, Detached: w.detached}
 }
+
+// revTaskShift leaves room for the records of one workflow task in a
+// revision.
+const revTaskShift = 16
 
 // startedReply answers an attempt's started update: whether it may run,
 // and what its worker tells the owner's registry (workflow Owner) first.
@@ -612,9 +626,10 @@ func (w *workRun) spentIfTerminal() *work.Usage {
 // it is recorded there. It is sent from a local activity, within the
 // workflow task that decides it: a signal from the workflow itself would
 // take a workflow task more, and one this workflow sends as it closes
-// would never be delivered. A repeated send (the task replayed after its
+// would never be delivered. A send from a task that is then lost (its
 // worker died) is harmless: the registry applies a transition only over
-// an older revision, and the others are idempotent.
+// an older revision, the task that runs again sends at later revisions,
+// and the other signals are idempotent.
 func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 24 * time.Hour,
@@ -846,11 +861,17 @@ func (o *ownerRun) transition(r ownerRecord) {
 		return
 	}
 	rec := &o.st.Records[i]
-	if rec.State.Terminal() || r.Rev <= rec.Rev {
-		return // a late signal never moves a record back
+	if r.Rev <= rec.Rev {
+		return // a late or repeated signal never moves a record back
 	}
+	// A terminal record is final, but for a later revision: the workflow
+	// task that decided it can be lost after it was signalled (its worker
+	// died, or the server refused its completion, failing its cancel) and
+	// the Work go on to its real end. The owner's pool was settled at the
+	// first terminal record, and is not again.
+	settled := rec.State.Terminal()
 	rec.take(r)
-	if !rec.State.Terminal() {
+	if settled || !rec.State.Terminal() {
 		return
 	}
 	o.st.Pool.settle(rec.Held, r.Spent)
