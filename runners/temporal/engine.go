@@ -562,7 +562,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 	}
 	if !r.Read {
 		// For the status block's priority: the result has been read.
-		_ = e.c.SignalWorkflow(gctx, ownerWorkflowID(o.ID()), "", signalRead, id)
+		_ = tellOwner(gctx, e.c, ownerWorkflowID(o.ID()), updateRead, id)
 		e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventResultRead, WorkID: id,
 			Owner: o.ID(), Depth: o.Depth(), Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(res.Output)})
 	}
@@ -624,7 +624,7 @@ func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
 	}
 	// A finished Work: its owner forgets it. Its workflow has closed (or
 	// is closing), so the detach is reported here, as in-process.
-	if err := e.c.SignalWorkflow(ctx, ownerWorkflowID(o.ID()), "", signalDetached, id); err != nil {
+	if err := tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateDetached, id); err != nil {
 		return work.DetachReceipt{}, fromTemporal(err)
 	}
 	e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventDetached, WorkID: id,

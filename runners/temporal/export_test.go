@@ -32,9 +32,9 @@ func ReplayWork(h *historypb.History, obs work.Observer) error {
 // EffectiveBudget is the budget e gives a Work started with spec.
 func (e *Engine) EffectiveBudget(spec work.Spec) work.Budget { return e.local.EffectiveBudget(spec) }
 
-// SignalOwnerName is the local activity a Work's workflow signals its
+// TellOwnerName is the local activity a Work's workflow updates its
 // owner's registry with.
-const SignalOwnerName = signalOwnerName
+const TellOwnerName = tellOwnerName
 
 // RecordState is the state a transition signal's record carries ("" for
 // anything else).

@@ -125,7 +125,7 @@ type failOutbound struct {
 
 func (o *failOutbound) ExecuteLocalActivity(ctx workflow.Context, typ string, args ...any) workflow.Future {
 	fut := o.Next.ExecuteLocalActivity(ctx, typ, args...)
-	if typ != temporal.SignalOwnerName || len(args) != 3 || args[1] != "transition" ||
+	if typ != temporal.TellOwnerName || len(args) != 3 || args[1] != "record" ||
 		temporal.RecordState(args[2]) != o.f.state || workflow.IsReplaying(ctx) || !o.f.armed.CompareAndSwap(true, false) {
 		return fut
 	}
@@ -229,7 +229,7 @@ func TestTransitionFromLostTask(t *testing.T) {
 }
 
 // TestStartedSignalRetried: the attempt's worker tells the owner's
-// registry that the Work runs; when that signal fails (the frontend
+// registry that the Work runs; when that update fails (the frontend
 // unreachable for a while), it tries again while the child runs, so the
 // registry never shows a running Work queued until it ends.
 func TestStartedSignalRetried(t *testing.T) {
@@ -239,8 +239,8 @@ func TestStartedSignalRetried(t *testing.T) {
 	shared.mu.Unlock()
 	var failed atomic.Int64
 	refuse := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if r, ok := req.(*workflowservice.SignalWorkflowExecutionRequest); ok && r.GetSignalName() == "transition" &&
-			strings.Contains(r.GetInput().String(), `\"State\":\"running\"`) && failed.Add(1) <= 3 {
+		if r, ok := req.(*workflowservice.UpdateWorkflowExecutionRequest); ok && r.GetRequest().GetInput().GetName() == "record" &&
+			strings.Contains(r.GetRequest().GetInput().GetArgs().String(), `\"State\":\"running\"`) && failed.Add(1) <= 3 {
 			return status.Error(codes.PermissionDenied, "injected: the registry cannot be reached")
 		}
 		return invoker(ctx, method, req, reply, cc, opts...)

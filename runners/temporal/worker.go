@@ -60,7 +60,7 @@ func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Wor
 	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
-	wf.RegisterActivityWithOptions(signalOwner(c), activity.RegisterOptions{Name: signalOwnerName})
+	wf.RegisterActivityWithOptions(tellOwnerActivity(c), activity.RegisterOptions{Name: tellOwnerName})
 	w.workers = append(w.workers, wf)
 	for label := range w.targets {
 		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
@@ -196,9 +196,7 @@ func (w *Worker) announce(ctx context.Context, r startedReply) (stop func()) {
 	signal := func(ctx context.Context) bool {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
 		defer cancel()
-		err := w.c.SignalWorkflow(sctx, r.Owner, "", signalTransition, r.Record)
-		var nf *serviceerror.NotFound
-		return err == nil || errors.As(err, &nf)
+		return tellOwner(sctx, w.c, r.Owner, updateRecord, r.Record) == nil
 	}
 	if signal(ctx) {
 		return func() {}
@@ -325,18 +323,27 @@ func (w *Worker) update(ctx context.Context, id, name string, out any, args ...a
 	return err
 }
 
-const signalOwnerName = "agentwork.SignalOwner"
+const tellOwnerName = "agentwork.TellOwner"
 
-// signalOwner signals the owner registry workflow id, for a Work's
-// workflow (a local activity: arg is passed as it is, not encoded). A
-// registry that is gone is not an error.
-func signalOwner(c client.Client) func(ctx context.Context, id, name string, arg any) error {
-	return func(ctx context.Context, id, name string, arg any) error {
-		err := c.SignalWorkflow(ctx, id, "", name, arg)
-		var nf *serviceerror.NotFound
-		if errors.As(err, &nf) {
-			return nil
-		}
-		return err
+// tellOwnerActivity sends update name with arg to the owner registry
+// workflow id, for a Work's workflow (a local activity: arg is passed as
+// it is, not encoded).
+func tellOwnerActivity(c client.Client) func(ctx context.Context, id, name string, arg any) error {
+	return func(ctx context.Context, id, name string, arg any) error { return tellOwner(ctx, c, id, name, arg) }
+}
+
+// tellOwner sends update name with arg to the owner registry workflow id
+// and waits until the registry has applied it. A registry that is gone
+// (released) is not an error.
+func tellOwner(ctx context.Context, c client.Client, id, name string, arg any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
+		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
 	}
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil
+	}
+	return err
 }

@@ -30,6 +30,13 @@ const (
 	updateDrain   = "drain"
 	updateAck     = "ack"
 	updatePool    = "pool"
+	// The registry's inputs from Work workflows, workers and coordinators
+	// are updates: an update's workflow task is handed to the worker at
+	// once, while a signal's waits in the server's task queue (about 45 ms
+	// on temporaltest) and holds up an admission that arrives meanwhile.
+	updateRecord   = "record"    // a Work's transition record
+	updateRead     = "mark-read" // a Work's result was read
+	updateDetached = "detached"  // a Work was detached
 
 	signalTransition = "transition"
 	signalRead       = "read"
@@ -391,7 +398,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
 		w.detached = true
 		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
-		w.signalOwner(ctx, signalDetached, w.in.ID)
+		w.tellOwner(ctx, updateDetached, w.in.ID)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
 		if !w.visible(owner) {
@@ -578,7 +585,7 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // signal is recorded, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.last = w.record(ctx)
-	w.signalOwner(ctx, signalTransition, w.last)
+	w.tellOwner(ctx, updateRecord, w.last)
 }
 
 // record is the Work's state for its owner's registry, at the next
@@ -622,23 +629,23 @@ func (w *workRun) spentIfTerminal() *work.Usage {
 	return w.spent
 }
 
-// signalOwner sends signal name to the owner's registry and returns once
-// it is recorded there. It is sent from a local activity, within the
-// workflow task that decides it: a signal from the workflow itself would
-// take a workflow task more, and one this workflow sends as it closes
-// would never be delivered. A send from a task that is then lost (its
-// worker died) is harmless: the registry applies a transition only over
-// an older revision, the task that runs again sends at later revisions,
-// and the other signals are idempotent.
-func (w *workRun) signalOwner(ctx workflow.Context, name string, arg any) {
+// tellOwner sends update name to the owner's registry and returns once
+// the registry has applied it. It is sent from a local activity, within
+// the workflow task that decides it: a signal from the workflow itself
+// would take a workflow task more, and one this workflow sends as it
+// closes would never be delivered. A send from a task that is then lost
+// (its worker died) is harmless: the registry applies a transition only
+// over an older revision, the task that runs again sends at later
+// revisions, and a detach is idempotent.
+func (w *workRun) tellOwner(ctx workflow.Context, name string, arg any) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 24 * time.Hour,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 10 * time.Second},
 	})
-	// It is retried until the signal is recorded: the registry counts the
+	// It is retried until the registry has it: the registry counts the
 	// Work against its owner's limits until it learns that it ended. A
 	// registry that is gone (released) ends it at once.
-	_ = workflow.ExecuteLocalActivity(lctx, signalOwnerName, w.in.OwnerWorkflow, name, arg).Get(ctx, nil)
+	_ = workflow.ExecuteLocalActivity(lctx, tellOwnerName, w.in.OwnerWorkflow, name, arg).Get(ctx, nil)
 }
 
 // OwnerWorkflow is one owner's registry: its visible Work, the limits on
@@ -718,6 +725,25 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}); err != nil {
 		return err
 	}
+	for _, u := range []struct {
+		name  string
+		apply func(string)
+	}{{updateRead, o.read}, {updateDetached, o.detach}} {
+		if err := workflow.SetUpdateHandler(ctx, u.name, func(ctx workflow.Context, id string) error {
+			u.apply(id)
+			o.dirty = true
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if err := workflow.SetUpdateHandler(ctx, updateRecord, func(ctx workflow.Context, r ownerRecord) error {
+		o.transition(r)
+		o.dirty = true
+		return nil
+	}); err != nil {
+		return err
+	}
 	transitions := workflow.GetSignalChannel(ctx, signalTransition)
 	reads := workflow.GetSignalChannel(ctx, signalRead)
 	detached := workflow.GetSignalChannel(ctx, signalDetached)
@@ -745,7 +771,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}
 	for {
 		_ = workflow.Await(ctx, func() bool {
-			if o.trim || transitions.Len() > 0 {
+			if o.trim || o.dirty || transitions.Len() > 0 {
 				return true
 			}
 			for _, sig := range idSignals {
@@ -756,6 +782,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 			return false
 		})
 		drain()
+		o.dirty = false
 		if o.trim || long() {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 			// Signals that arrived meanwhile are applied before the state
@@ -767,8 +794,9 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 }
 
 type ownerRun struct {
-	st   ownerState
-	trim bool
+	st    ownerState
+	trim  bool
+	dirty bool // an update changed the state: the run checks its length
 }
 
 func (o *ownerRun) read(id string) {
