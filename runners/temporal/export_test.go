@@ -44,3 +44,11 @@ func RecordState(arg any) work.State {
 	}
 	return ""
 }
+
+// SetMaxOwnerHistory sets the history length at which an owner's registry
+// continues as new, and returns a function that restores it.
+func SetMaxOwnerHistory(n int) (restore func()) {
+	old := maxOwnerHistory
+	maxOwnerHistory = n
+	return func() { maxOwnerHistory = old }
+}

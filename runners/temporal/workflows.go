@@ -767,7 +767,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}
 	long := func() bool {
 		info := workflow.GetInfo(ctx)
-		return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > 4000
+		return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxOwnerHistory
 	}
 	for {
 		_ = workflow.Await(ctx, func() bool {
@@ -792,6 +792,10 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		}
 	}
 }
+
+// maxOwnerHistory is the history length at which an owner's registry
+// continues as new (tests lower it).
+var maxOwnerHistory = 4000
 
 type ownerRun struct {
 	st    ownerState
