@@ -694,6 +694,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 			o.st.Launches = append(o.st.Launches, launchRecord{Key: r.Launch, Target: r.Record.Label, Digest: r.Digest,
 				ID: r.Record.ID, TargetID: r.Record.TargetID})
 		}
+		o.dirty = true
 		return admitReply{Seq: r.Record.Seq, Budget: run}, nil
 	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
 		return err
