@@ -254,7 +254,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err != nil {
 		sctx, scancel := e.rpc()
 		defer scancel()
-		_ = e.c.SignalWorkflow(sctx, ownerWF, "", signalForget, id)
+		_ = tellOwner(sctx, e.c, ownerWF, updateForget, id)
 		return work.Ref{}, fromTemporal(err)
 	}
 	return work.Ref{ID: id, TargetID: targetID, Durable: true}, nil

@@ -37,12 +37,9 @@ const (
 	updateRecord   = "record"    // a Work's transition record
 	updateRead     = "mark-read" // a Work's result was read
 	updateDetached = "detached"  // a Work was detached
+	updateForget   = "forget"    // a Work whose workflow did not start
 
-	signalTransition = "transition"
-	signalRead       = "read"
-	signalDetached   = "detached"
-	signalForget     = "forget"
-	signalRelease    = "release-cancel"
+	signalRelease = "release-cancel"
 
 	queryStatus  = "status"
 	queryRecords = "records"
@@ -729,7 +726,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	for _, u := range []struct {
 		name  string
 		apply func(string)
-	}{{updateRead, o.read}, {updateDetached, o.detach}} {
+	}{{updateRead, o.read}, {updateDetached, o.detach}, {updateForget, o.forget}} {
 		if err := workflow.SetUpdateHandler(ctx, u.name, func(ctx workflow.Context, id string) error {
 			u.apply(id)
 			o.dirty = true
@@ -745,50 +742,17 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}); err != nil {
 		return err
 	}
-	transitions := workflow.GetSignalChannel(ctx, signalTransition)
-	reads := workflow.GetSignalChannel(ctx, signalRead)
-	detached := workflow.GetSignalChannel(ctx, signalDetached)
-	forget := workflow.GetSignalChannel(ctx, signalForget)
-	// A slice, not a map: the selector's order must be deterministic.
-	idSignals := []struct {
-		ch    workflow.ReceiveChannel
-		apply func(string)
-	}{{reads, o.read}, {detached, o.detach}, {forget, o.forget}}
-	// The loop waits on a condition, not on a selector: a release (an
-	// update) must end the run even when no signal arrives.
-	drain := func() {
-		for r := (ownerRecord{}); transitions.ReceiveAsync(&r); r = (ownerRecord{}) {
-			o.transition(r)
-		}
-		for _, sig := range idSignals {
-			for id := ""; sig.ch.ReceiveAsync(&id); id = "" {
-				sig.apply(id)
-			}
-		}
-	}
 	long := func() bool {
 		info := workflow.GetInfo(ctx)
 		return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxOwnerHistory
 	}
+	// The loop wakes after each update that changed the state, to check
+	// the history's length, and on a release.
 	for {
-		_ = workflow.Await(ctx, func() bool {
-			if o.trim || o.dirty || transitions.Len() > 0 {
-				return true
-			}
-			for _, sig := range idSignals {
-				if sig.ch.Len() > 0 {
-					return true
-				}
-			}
-			return false
-		})
-		drain()
+		_ = workflow.Await(ctx, func() bool { return o.trim || o.dirty })
 		o.dirty = false
 		if o.trim || long() {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			// Signals that arrived meanwhile are applied before the state
-			// moves to the next run.
-			drain()
 			return workflow.NewContinueAsNewError(ctx, OwnerWorkflowName, o.st)
 		}
 	}
