@@ -121,7 +121,6 @@ func floorStart[R any](b *testing.B, g *floorRegistry[R]) {
 	run := immediate("x")
 	sig := make(chan struct{}, chunk)
 	signal := func() { sig <- struct{}{} }
-	chans := make([]chan string, 0, chunk)
 	r := benchpair.Run(b, chunk,
 		benchpair.Arm{Name: "floor", Run: func(n int) func() {
 			for range n {
@@ -136,22 +135,7 @@ func floorStart[R any](b *testing.B, g *floorRegistry[R]) {
 				g.mu.Unlock()
 			}
 		}},
-		benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
-			for range n {
-				ch := make(chan string, 1)
-				go func() {
-					out, _ := run(context.Background())
-					ch <- out
-				}()
-				chans = append(chans, ch)
-			}
-			return func() {
-				for _, ch := range chans {
-					<-ch
-				}
-				chans = chans[:0]
-			}
-		}},
+		goroutineStarts(chunk, run),
 	)
 	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
 }
@@ -174,19 +158,7 @@ func floorAwait[R any](b *testing.B, g *floorRegistry[R]) {
 			}
 			return nil
 		}},
-		benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
-			for range n {
-				ch := make(chan string, 1)
-				go func() {
-					out, _ := run(context.Background())
-					ch <- out
-				}()
-				if <-ch != "x" {
-					b.Fatal("lost")
-				}
-			}
-			return nil
-		}},
+		goroutineAwaits(b, run),
 	)
 	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
 }

@@ -36,7 +36,6 @@ func BenchmarkGoalStart(b *testing.B) {
 	o := work.NewOwner("bench")
 	spec := work.Spec{Owner: o, Target: agent, Run: immediate("x")}
 	run := immediate("x")
-	chans := make([]chan string, 0, chunk)
 	b.ReportAllocs()
 	r := benchpair.Run(b, chunk,
 		benchpair.Arm{Name: "engine", Run: func(n int) func() {
@@ -52,22 +51,7 @@ func BenchmarkGoalStart(b *testing.B) {
 				s.Release(o)
 			}
 		}},
-		benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
-			for range n {
-				ch := make(chan string, 1)
-				go func() {
-					out, _ := run(context.Background())
-					ch <- out
-				}()
-				chans = append(chans, ch)
-			}
-			return func() {
-				for _, ch := range chans {
-					<-ch
-				}
-				chans = chans[:0]
-			}
-		}},
+		goroutineStarts(chunk, run),
 	)
 	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
 	b.ReportMetric(startAllocs(b), "start-allocs/op")
@@ -114,19 +98,7 @@ func BenchmarkGoalAwait(b *testing.B) {
 			}
 			return nil
 		}},
-		benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
-			for range n {
-				ch := make(chan string, 1)
-				go func() {
-					out, _ := run(context.Background())
-					ch <- out
-				}()
-				if <-ch != "x" {
-					b.Fatal("lost")
-				}
-			}
-			return nil
-		}},
+		goroutineAwaits(b, run),
 	)
 	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
 }
@@ -241,4 +213,46 @@ func TestSystemClockDeadline(t *testing.T) {
 			t.Fatalf("state %s, %v", st.State, err)
 		}
 	}
+}
+
+// goroutineStarts is the baseline arm of the start benchmarks: a goroutine
+// per unit that sends run's output on its own channel; the channels are
+// drained between chunks, untimed (chunk: the chunk size, for the
+// slice's capacity).
+func goroutineStarts(chunk int, run func(context.Context) (string, error)) benchpair.Arm {
+	chans := make([]chan string, 0, chunk)
+	return benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
+		for range n {
+			ch := make(chan string, 1)
+			go func() {
+				out, _ := run(context.Background())
+				ch <- out
+			}()
+			chans = append(chans, ch)
+		}
+		return func() {
+			for _, ch := range chans {
+				<-ch
+			}
+			chans = chans[:0]
+		}
+	}}
+}
+
+// goroutineAwaits is the baseline arm of the await benchmarks: start a
+// goroutine and receive run's output ("x") from its channel, one at a time.
+func goroutineAwaits(b *testing.B, run func(context.Context) (string, error)) benchpair.Arm {
+	return benchpair.Arm{Name: "goroutine", Run: func(n int) func() {
+		for range n {
+			ch := make(chan string, 1)
+			go func() {
+				out, _ := run(context.Background())
+				ch <- out
+			}()
+			if <-ch != "x" {
+				b.Fatal("lost")
+			}
+		}
+		return nil
+	}}
 }
