@@ -570,12 +570,18 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 }
 
 func (e *Engine) update(ctx context.Context, id, name string, out any, args ...any) error {
-	h, err := e.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
+	return fromTemporal(update(ctx, e.c, id, name, out, args...))
+}
+
+// update sends update name with args to workflow id, waits until the
+// workflow has applied it and decodes its result into out (nil: none).
+func update(ctx context.Context, c client.Client, id, name string, out any, args ...any) error {
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
 		Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, out)
 	}
-	return fromTemporal(err)
+	return err
 }
 
 var errWorkflowClosed = errors.New("temporal: workflow closed")

@@ -315,12 +315,7 @@ func invoke(ctx context.Context, run func(context.Context, string) (string, erro
 func (w *Worker) update(ctx context.Context, id, name string, out any, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
 	defer cancel()
-	h, err := w.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
-		Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err == nil {
-		err = h.Get(ctx, out)
-	}
-	return err
+	return update(ctx, w.c, id, name, out, args...)
 }
 
 const tellOwnerName = "agentwork.TellOwner"
@@ -336,11 +331,7 @@ func tellOwnerActivity(c client.Client) func(ctx context.Context, id, name strin
 // and waits until the registry has applied it. A registry that is gone
 // (released) is not an error.
 func tellOwner(ctx context.Context, c client.Client, id, name string, arg any) error {
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
-		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
+	err := update(ctx, c, id, name, nil, arg)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil
