@@ -51,7 +51,7 @@ func (s *Supervisor) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: s.used}
-	for it := range s.running {
+	for it := s.running.front(); it != nil; it = it.next {
 		snap.Live = append(snap.Live, it.live())
 	}
 	for os := s.ready.front(); os != nil; os = os.rnext {

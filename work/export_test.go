@@ -7,7 +7,7 @@ package work
 func (s *Supervisor) SlotsForTest() (used, executing, reclaiming int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for it := range s.running {
+	for it := s.running.front(); it != nil; it = it.next {
 		if !it.lending && it.reclaim == nil {
 			executing++
 		}

@@ -32,8 +32,11 @@ type launchRecords struct {
 // whether it was used before; then the caller returns ref (after ready
 // closes) or err (ErrConflict: another target or input).
 func (s *Supervisor) replayLocked(spec *Spec) (r *launchRecord, err error, ok bool) {
+	if spec.CallID == "" {
+		return nil, nil, false
+	}
 	os := s.owners[spec.Owner.id]
-	if spec.CallID == "" || os == nil {
+	if os == nil {
 		return nil, nil, false
 	}
 	r = os.launches.byID[sha256.Sum256([]byte(spec.CallID))]

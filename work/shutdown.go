@@ -205,7 +205,7 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 		tracked[it] = struct{}{}
 		waits = append(waits, it.doneLocked())
 	}
-	for it := range s.running {
+	for it := s.running.front(); it != nil; it = it.next {
 		add(it)
 	}
 	for os := s.ready.front(); os != nil; os = os.rnext {

@@ -138,7 +138,7 @@ type Supervisor struct {
 	closed  bool
 	owners  map[string]*ownerState
 	ready   ownerRing          // owners with queued Work, round-robin
-	running map[*item]struct{} // running and cancel-requested Work
+	running itemList           // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
 	used        int
@@ -187,6 +187,10 @@ type ownerState struct {
 	rprev, rnext *ownerState
 	inRing       bool
 	launches     launchRecords
+	// countsLabel is the target label of the owner's last Start and
+	// counts its census entry (s.counts[countsLabel]).
+	countsLabel string
+	counts      *[len(States)]int
 }
 
 type item struct {
@@ -211,8 +215,8 @@ type item struct {
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
-	// prev and next link the Work into list: its owner's queue or its
-	// owner's terminal list (ilist.go).
+	// prev and next link the Work into list: its owner's queue, the
+	// Supervisor's running list or its owner's terminal list (ilist.go).
 	prev, next *item
 	list       *itemList
 	mb         *mailbox // guidance and command records, from the first Send
@@ -248,7 +252,6 @@ func New(opts ...Option) *Supervisor {
 	s := &Supervisor{
 		cfg:        newConfig(opts),
 		owners:     make(map[string]*ownerState),
-		running:    make(map[*item]struct{}),
 		foreground: make(map[*foreground]struct{}),
 		counts:     make(map[string]*[len(States)]int),
 		idle:       make(chan struct{}),
@@ -587,7 +590,8 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		return r.ref, nil
 	}
 	now := s.cfg.clock.Now()
-	if reason := s.admitLocked(spec.Owner); reason != "" {
+	os, reason := s.admitLocked(spec.Owner)
+	if reason != "" {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
@@ -601,7 +605,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
-	os := s.ownerLocked(spec.Owner)
+	if os == nil {
+		os = s.newOwnerLocked(spec.Owner)
+	}
 	os.starts++
 	os.active++
 	launch := recordLaunchLocked(os, &spec, it.ref)
@@ -626,10 +632,14 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	s.seq++
 	it.seq = s.seq
 	os.items[it.ref.ID] = it
-	c := s.counts[spec.Target.Label]
-	if c == nil {
-		c = new([len(States)]int)
-		s.counts[spec.Target.Label] = c
+	c := os.counts
+	if os.countsLabel != spec.Target.Label || c == nil {
+		c = s.counts[spec.Target.Label]
+		if c == nil {
+			c = new([len(States)]int)
+			s.counts[spec.Target.Label] = c
+		}
+		os.countsLabel, os.counts = spec.Target.Label, c
 	}
 	it.counts = c
 	c[StateQueued.index()]++
@@ -642,7 +652,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.ready.pushBack(os)
 	}
 	switch {
-	case s.owners[os.id] != os:
+	case !nop && s.owners[os.id] != os:
 		// Release (or the end of a child's scope) overlapped the start:
 		// the Work goes the way of the owner's other Work, detached first
 		// as releaseLocked does (whether or not Close overlapped too).
@@ -673,29 +683,29 @@ func validTarget(t Target) error {
 	return nil
 }
 
-// admitLocked returns "" when o may start one more Work, else the refusal
-// reason: "closed" or a Limit name.
-func (s *Supervisor) admitLocked(o Owner) string {
+// admitLocked returns o's registry entry (nil when it has none yet) and ""
+// when o may start one more Work, else the refusal reason: "closed" or a
+// Limit name.
+func (s *Supervisor) admitLocked(o Owner) (*ownerState, string) {
 	if s.closed || s.draining {
-		return "closed"
+		return nil, "closed"
 	}
 	if o.sc != nil && o.sc.ended {
-		return reasonScopeEnded
+		return nil, reasonScopeEnded
 	}
 	if o.depth >= s.cfg.maxDepth {
-		return LimitDepth
+		return nil, LimitDepth
 	}
 	os := s.visibleLocked(o)
-	if os == nil {
-		return ""
+	switch {
+	case os == nil:
+		return nil, ""
+	case os.active >= s.cfg.maxOutstanding:
+		return nil, LimitOutstanding
+	case s.cfg.maxStarts > 0 && os.starts >= s.cfg.maxStarts:
+		return nil, LimitStarts
 	}
-	if os.active >= s.cfg.maxOutstanding {
-		return LimitOutstanding
-	}
-	if s.cfg.maxStarts > 0 && os.starts >= s.cfg.maxStarts {
-		return LimitStarts
-	}
-	return ""
+	return os, ""
 }
 
 // validOwner refuses the zero Owner and a top-level id containing "/".
@@ -725,14 +735,12 @@ func (s *Supervisor) refusal(reason string) error {
 	}
 }
 
-func (s *Supervisor) ownerLocked(o Owner) *ownerState {
-	os := s.owners[o.id]
-	if os == nil {
-		os = &ownerState{id: o.id, depth: o.depth, sc: o.sc, items: make(map[string]*item)}
-		s.owners[o.id] = os
-		if o.sc != nil {
-			o.sc.os = os
-		}
+// newOwnerLocked registers o, which has no registry entry.
+func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
+	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc, items: make(map[string]*item)}
+	s.owners[o.id] = os
+	if o.sc != nil {
+		o.sc.os = os
 	}
 	return os
 }
@@ -764,7 +772,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.created)
-	s.running[it] = struct{}{}
+	s.running.pushBack(it)
 	if lender != nil {
 		it.lender, lender.borrower = lender, it
 	}
@@ -907,7 +915,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		bytes = len(out)
 		it.output, it.hasOutput = out, true
 	}
-	delete(s.running, it)
+	s.running.remove(it)
 	if it.stopTimer != nil {
 		it.stopTimer()
 		it.stopTimer = nil
@@ -1205,14 +1213,18 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)
 
-	s.wait(ctx, done, timeout)
+	settled := s.wait(ctx, done, timeout)
 	if w != nil {
 		s.unlend(w, it)
 	}
 	s.mu.Lock()
+	if settled {
+		// done closes after the terminal events are delivered.
+		return s.readLocked(s.lookupLocked(o, id))
+	}
 	if it, err := s.lookupLocked(o, id); err == nil && it.state.Terminal() {
-		// The wait may have ended (timeout, ctx) while the Work settled
-		// and before its done channel closed.
+		// The wait ended (timeout, ctx) while the Work settled and before
+		// its done channel closed.
 		return s.readSettledLocked(o, id, it)
 	}
 	return s.readLocked(s.lookupLocked(o, id))
@@ -1222,7 +1234,15 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 // The Work is settled, perhaps with its events still being delivered:
 // their emission holds the Work's emit lock from before s.mu was released
 // until they are, so a terminal answer is never ahead of the observer.
+//
+// Emissions take a Work's emit lock before they release s.mu: when it is
+// free while s.mu is held, no emission of the Work is under way and the
+// answer is read at once.
 func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, string, error) {
+	if it.emitMu.TryLock() {
+		it.emitMu.Unlock()
+		return s.readLocked(it, nil)
+	}
 	s.mu.Unlock()
 	it.emitMu.Lock()
 	it.emitMu.Unlock()
@@ -1234,8 +1254,9 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 // 1.23 a stopped timer delivers no stale tick after Reset.
 var waitTimers sync.Pool
 
-// wait returns when done is closed, timeout passes or ctx is done.
-func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) {
+// wait returns when done is closed (reporting true), timeout passes or ctx
+// is done.
+func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) (closed bool) {
 	if _, system := s.cfg.clock.(systemClock); system {
 		t, _ := waitTimers.Get().(*time.Timer)
 		if t == nil {
@@ -1245,21 +1266,24 @@ func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout tim
 		}
 		select {
 		case <-done:
+			closed = true
 		case <-t.C:
 		case <-ctx.Done():
 		}
 		t.Stop()
 		waitTimers.Put(t)
-		return
+		return closed
 	}
 	expired := make(chan struct{})
 	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
 	select {
 	case <-done:
+		closed = true
 	case <-expired:
 	case <-ctx.Done():
 	}
 	stop()
+	return closed
 }
 
 // readLocked answers Result and releases s.mu.
@@ -1446,7 +1470,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 			s.cancelLocked(q, now, errClosed, &e)
 		}
 	}
-	for it := range s.running {
+	for it := s.running.front(); it != nil; it = it.next {
 		s.cancelLocked(it, now, errClosed, &e)
 	}
 	for fg := range s.foreground {
@@ -1471,7 +1495,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 		// With no child still running, the goroutines left are only
 		// delivering their Works' last events: nothing to abandon.
 		s.mu.Lock()
-		settling := len(s.running) == 0 && len(s.foreground) == 0
+		settling := s.running.len() == 0 && len(s.foreground) == 0
 		s.mu.Unlock()
 		if settling {
 			<-s.idle
