@@ -137,8 +137,8 @@ type Supervisor struct {
 	mu      sync.Mutex
 	closed  bool
 	owners  map[string]*ownerState
-	ready   ownerRing          // owners with queued Work, round-robin
-	running itemList           // running and cancel-requested Work
+	ready   ownerRing // owners with queued Work, round-robin
+	running itemList  // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
 	used        int
