@@ -6,6 +6,7 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/internal/benchpair"
 )
@@ -15,8 +16,12 @@ import (
 // 128-bit id, a record in the engine item's size class (896 bytes) or a small
 // one (48 bytes), a map under a mutex, a goroutine that records the output
 // under the mutex, and for await a done channel and a lookup. No events,
-// contexts, limits, budgets, fairness or ordering. They are not goals:
-// they say how much of a Goal ratio is left to the engine's own work.
+// limits, budgets, fairness or ordering. The contract variants add the two
+// costs the work tool's contract obliges every Work to carry: a child
+// context cancellable with a cause (cooperative cancel; cancelled as the
+// Work settles) and, for await, a wait capped by a timer. They are not
+// goals: they say how much of a Goal ratio is left to the engine's own
+// work.
 //
 //	go test -run '^$' -bench '^BenchmarkFloor' ./work
 
@@ -44,6 +49,10 @@ type floorRegistry[R any] struct {
 	src   *mrand.ChaCha8
 	make  func(id string) *R
 	rec   func(r *R) (state *int, out *string, done *chan struct{})
+	// contract: each child runs with a context cancellable with a cause,
+	// cancelled as it settles, and await's wait is capped by a timer.
+	contract bool
+	timers   sync.Pool
 }
 
 func newFloorRegistry[R any](mk func(id string) *R, rec func(r *R) (*int, *string, *chan struct{})) *floorRegistry[R] {
@@ -60,13 +69,20 @@ func (g *floorRegistry[R]) start(run func(context.Context) (string, error), afte
 	g.mu.Lock()
 	g.items[id] = r
 	g.mu.Unlock()
+	ctx, cancel := context.Background(), context.CancelCauseFunc(nil)
+	if g.contract {
+		ctx, cancel = context.WithCancelCause(ctx)
+	}
 	go func() {
-		out, _ := run(context.Background())
+		out, _ := run(ctx)
 		state, o, done := g.rec(r)
 		g.mu.Lock()
 		*o, *state = out, 1
 		d := *done
 		g.mu.Unlock()
+		if cancel != nil {
+			cancel(nil)
+		}
 		if d != nil {
 			close(d)
 		}
@@ -88,7 +104,20 @@ func (g *floorRegistry[R]) await(id string) string {
 		d = *done
 	}
 	g.mu.Unlock()
-	if d != nil {
+	if d != nil && g.contract {
+		t, _ := g.timers.Get().(*time.Timer)
+		if t == nil {
+			t = time.NewTimer(time.Minute)
+		} else {
+			t.Reset(time.Minute)
+		}
+		select {
+		case <-d:
+		case <-t.C:
+		}
+		t.Stop()
+		g.timers.Put(t)
+	} else if d != nil {
 		<-d
 	}
 	g.mu.Lock()
@@ -98,22 +127,29 @@ func (g *floorRegistry[R]) await(id string) string {
 	return o
 }
 
-func bigRegistry() *floorRegistry[floorRecord] {
-	return newFloorRegistry(func(id string) *floorRecord { return &floorRecord{id: id} },
+func bigRegistry(contract bool) *floorRegistry[floorRecord] {
+	g := newFloorRegistry(func(id string) *floorRecord { return &floorRecord{id: id} },
 		func(r *floorRecord) (*int, *string, *chan struct{}) { return &r.state, &r.out, &r.done })
+	g.contract = contract
+	return g
 }
 
-func smallRegistry() *floorRegistry[floorSmall] {
-	return newFloorRegistry(func(id string) *floorSmall { return &floorSmall{id: id} },
+func smallRegistry(contract bool) *floorRegistry[floorSmall] {
+	g := newFloorRegistry(func(id string) *floorSmall { return &floorSmall{id: id} },
 		func(r *floorSmall) (*int, *string, *chan struct{}) { return &r.state, &r.out, &r.done })
+	g.contract = contract
+	return g
 }
 
 // BenchmarkFloorStart: BenchmarkGoalStart's shape (start, the outputs
 // recorded concurrently; between chunks, untimed, all have been) for the
-// floor registry with a record in the item's size class and a small one.
+// floor registry with a record in the item's size class and a small one,
+// without and with the contract's costs.
 func BenchmarkFloorStart(b *testing.B) {
-	b.Run("record=896B", func(b *testing.B) { floorStart(b, bigRegistry()) })
-	b.Run("record=48B", func(b *testing.B) { floorStart(b, smallRegistry()) })
+	b.Run("record=896B", func(b *testing.B) { floorStart(b, bigRegistry(false)) })
+	b.Run("record=48B", func(b *testing.B) { floorStart(b, smallRegistry(false)) })
+	b.Run("contract/record=896B", func(b *testing.B) { floorStart(b, bigRegistry(true)) })
+	b.Run("contract/record=48B", func(b *testing.B) { floorStart(b, smallRegistry(true)) })
 }
 
 func floorStart[R any](b *testing.B, g *floorRegistry[R]) {
@@ -143,8 +179,10 @@ func floorStart[R any](b *testing.B, g *floorRegistry[R]) {
 // BenchmarkFloorAwait: BenchmarkGoalAwait's shape (start, then wait for
 // the output, one at a time) for the floor registry.
 func BenchmarkFloorAwait(b *testing.B) {
-	b.Run("record=896B", func(b *testing.B) { floorAwait(b, bigRegistry()) })
-	b.Run("record=48B", func(b *testing.B) { floorAwait(b, smallRegistry()) })
+	b.Run("record=896B", func(b *testing.B) { floorAwait(b, bigRegistry(false)) })
+	b.Run("record=48B", func(b *testing.B) { floorAwait(b, smallRegistry(false)) })
+	b.Run("contract/record=896B", func(b *testing.B) { floorAwait(b, bigRegistry(true)) })
+	b.Run("contract/record=48B", func(b *testing.B) { floorAwait(b, smallRegistry(true)) })
 }
 
 func floorAwait[R any](b *testing.B, g *floorRegistry[R]) {
