@@ -5,24 +5,27 @@ import (
 	"encoding/hex"
 	mrand "math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentwork/agentwork/internal/benchpair"
 )
 
 // The Floor benchmarks measure what any registry of awaitable work costs
 // in the Goal benchmarks' shapes, against the same baselines: a random
-// 128-bit id, a record in the engine item's size class (896 bytes) or a small
-// one (48 bytes), a map under a mutex, a goroutine that records the output
-// under the mutex, and for await a done channel and a lookup. No events,
-// limits, budgets, fairness or ordering. The contract variants add the two
-// costs the work tool's contract obliges every Work to carry: a child
-// context cancellable with a cause (cooperative cancel; cancelled as the
-// Work settles) and, for await, a wait capped by a timer. They are not
-// goals: they say how much of a Goal ratio is left to the engine's own
-// work.
-//
+// 128-bit id; a record in the engine item's size class (896 bytes), in the
+// largest class the allocator keeps without a header (512) or a small one
+// (48); a map under a mutex; a goroutine that records the output under the
+// mutex; for await a done channel and a lookup; for throughput a FIFO queue
+// behind 8 running slots. No events, limits, budgets, fairness or ordering.
+// The contract variants add the two costs the work tool's contract obliges
+// every Work to carry: a child context cancellable with a cause
+// (cooperative cancel; cancelled as the Work settles) and, for await, a
+// wait capped by a timer. They are not goals: they say how much of a Goal
+// ratio is left to the engine's own work.
 //	go test -run '^$' -bench '^BenchmarkFloor' ./work
 
 // floorRecord is a registry record padded to the engine's item's size.
@@ -32,6 +35,16 @@ type floorRecord struct {
 	out   string
 	done  chan struct{}
 	_     [816]byte
+}
+
+// floorMid is the same record padded to 512 bytes, the largest size class
+// whose objects the Go allocator keeps without a header.
+type floorMid struct {
+	id    string
+	state int
+	out   string
+	done  chan struct{}
+	_     [464]byte
 }
 
 // floorSmall is the same record without the padding.
@@ -53,6 +66,18 @@ type floorRegistry[R any] struct {
 	// cancelled as it settles, and await's wait is capped by a timer.
 	contract bool
 	timers   sync.Pool
+	// slots, when > 0, limits the children running at once: the others
+	// wait in queue (FIFO, from head), and a child's goroutine runs the
+	// next one as it settles. used counts the slots in use.
+	slots, used, head int
+	queue             []floorJob[R]
+}
+
+// floorJob is a queued child.
+type floorJob[R any] struct {
+	r     *R
+	run   func(context.Context) (string, error)
+	after func()
 }
 
 func newFloorRegistry[R any](mk func(id string) *R, rec func(r *R) (*int, *string, *chan struct{})) *floorRegistry[R] {
@@ -66,19 +91,42 @@ func (g *floorRegistry[R]) start(run func(context.Context) (string, error), afte
 	_, _ = g.src.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	r := g.make(id)
+	j := floorJob[R]{r: r, run: run, after: after}
 	g.mu.Lock()
 	g.items[id] = r
-	g.mu.Unlock()
-	ctx, cancel := context.Background(), context.CancelCauseFunc(nil)
-	if g.contract {
-		ctx, cancel = context.WithCancelCause(ctx)
+	if g.slots > 0 && g.used == g.slots {
+		g.queue = append(g.queue, j)
+		g.mu.Unlock()
+		return id
 	}
-	go func() {
-		out, _ := run(ctx)
-		state, o, done := g.rec(r)
+	g.used++
+	g.mu.Unlock()
+	go g.execute(j)
+	return id
+}
+
+// execute runs j's child and records its output, then the queued ones
+// while there are any.
+func (g *floorRegistry[R]) execute(j floorJob[R]) {
+	for {
+		ctx, cancel := context.Background(), context.CancelCauseFunc(nil)
+		if g.contract {
+			ctx, cancel = context.WithCancelCause(ctx)
+		}
+		out, _ := j.run(ctx)
+		state, o, done := g.rec(j.r)
 		g.mu.Lock()
 		*o, *state = out, 1
 		d := *done
+		cur, more := j, g.head < len(g.queue)
+		if more {
+			j = g.queue[g.head]
+			g.queue[g.head] = floorJob[R]{}
+			g.head++
+		} else {
+			g.queue, g.head = g.queue[:0], 0
+			g.used--
+		}
 		g.mu.Unlock()
 		if cancel != nil {
 			cancel(nil)
@@ -86,11 +134,13 @@ func (g *floorRegistry[R]) start(run func(context.Context) (string, error), afte
 		if d != nil {
 			close(d)
 		}
-		if after != nil {
-			after()
+		if cur.after != nil {
+			cur.after()
 		}
-	}()
-	return id
+		if !more {
+			return
+		}
+	}
 }
 
 // await waits for id's output, reads it and forgets the record.
@@ -134,6 +184,13 @@ func bigRegistry(contract bool) *floorRegistry[floorRecord] {
 	return g
 }
 
+func midRegistry(contract bool) *floorRegistry[floorMid] {
+	g := newFloorRegistry(func(id string) *floorMid { return &floorMid{id: id} },
+		func(r *floorMid) (*int, *string, *chan struct{}) { return &r.state, &r.out, &r.done })
+	g.contract = contract
+	return g
+}
+
 func smallRegistry(contract bool) *floorRegistry[floorSmall] {
 	g := newFloorRegistry(func(id string) *floorSmall { return &floorSmall{id: id} },
 		func(r *floorSmall) (*int, *string, *chan struct{}) { return &r.state, &r.out, &r.done })
@@ -149,6 +206,7 @@ func BenchmarkFloorStart(b *testing.B) {
 	b.Run("record=896B", func(b *testing.B) { floorStart(b, bigRegistry(false)) })
 	b.Run("record=48B", func(b *testing.B) { floorStart(b, smallRegistry(false)) })
 	b.Run("contract/record=896B", func(b *testing.B) { floorStart(b, bigRegistry(true)) })
+	b.Run("contract/record=512B", func(b *testing.B) { floorStart(b, midRegistry(true)) })
 	b.Run("contract/record=48B", func(b *testing.B) { floorStart(b, smallRegistry(true)) })
 }
 
@@ -182,6 +240,7 @@ func BenchmarkFloorAwait(b *testing.B) {
 	b.Run("record=896B", func(b *testing.B) { floorAwait(b, bigRegistry(false)) })
 	b.Run("record=48B", func(b *testing.B) { floorAwait(b, smallRegistry(false)) })
 	b.Run("contract/record=896B", func(b *testing.B) { floorAwait(b, bigRegistry(true)) })
+	b.Run("contract/record=512B", func(b *testing.B) { floorAwait(b, midRegistry(true)) })
 	b.Run("contract/record=48B", func(b *testing.B) { floorAwait(b, smallRegistry(true)) })
 }
 
@@ -199,4 +258,61 @@ func floorAwait[R any](b *testing.B, g *floorRegistry[R]) {
 		goroutineAwaits(b, run),
 	)
 	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-goroutine")
+}
+
+// BenchmarkFloorThroughput: BenchmarkGoalThroughput's shape (100,000
+// trivial Works submitted at once through 8 running slots, waited for
+// together) for the floor registry, against errgroup.SetLimit(8). The
+// metrics are per Work.
+func BenchmarkFloorThroughput(b *testing.B) {
+	b.Run("record=896B", func(b *testing.B) { floorThroughput(b, bigRegistry(false)) })
+	b.Run("record=48B", func(b *testing.B) { floorThroughput(b, smallRegistry(false)) })
+	b.Run("contract/record=896B", func(b *testing.B) { floorThroughput(b, bigRegistry(true)) })
+	b.Run("contract/record=512B", func(b *testing.B) { floorThroughput(b, midRegistry(true)) })
+	b.Run("contract/record=48B", func(b *testing.B) { floorThroughput(b, smallRegistry(true)) })
+}
+
+func floorThroughput[R any](b *testing.B, g *floorRegistry[R]) {
+	const works = 100_000
+	g.slots = 8
+	run := immediate("x")
+	var left atomic.Int64
+	done := make(chan struct{}, 1)
+	after := func() {
+		if left.Add(-1) == 0 {
+			done <- struct{}{}
+		}
+	}
+	trivial := func() error { _, err := run(context.Background()); return err }
+	r := benchpair.Run(b, 1,
+		benchpair.Arm{Name: "floor", Run: func(n int) func() {
+			for range n {
+				left.Store(works)
+				for range works {
+					g.start(run, after)
+				}
+				<-done
+				g.mu.Lock()
+				clear(g.items)
+				g.mu.Unlock()
+			}
+			return nil
+		}},
+		benchpair.Arm{Name: "errgroup", Run: func(n int) func() {
+			for range n {
+				var eg errgroup.Group
+				eg.SetLimit(8)
+				for range works {
+					eg.Go(trivial)
+				}
+				if err := eg.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return nil
+		}},
+	)
+	b.ReportMetric(r[0].NsPerOp/works, "floor-ns/work")
+	b.ReportMetric(r[1].NsPerOp/works, "errgroup-ns/work")
+	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-errgroup")
 }
