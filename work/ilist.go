@@ -2,9 +2,9 @@ package work
 
 // itemList is an intrusive FIFO of Works: an owner's queue, the
 // Supervisor's running Work or an owner's list of visible terminal Work. A
-// Work is in at most one list at a time (it leaves the queue to run and the
-// running list to be terminal), so one pair of links in the item serves
-// all three, and pushing allocates nothing.
+// Work is in at most one list at a time (it leaves the queue to run or to
+// be cancelled, and the running list to be terminal), so one pair of links
+// in the item serves all three, and pushing allocates nothing.
 type itemList struct {
 	head, tail *item
 	n          int
