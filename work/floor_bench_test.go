@@ -20,7 +20,9 @@ import (
 // largest class the allocator keeps without a header (512) or a small one
 // (48); a map under a mutex; a goroutine that records the output under the
 // mutex; for await a done channel and a lookup; for throughput a FIFO queue
-// behind 8 running slots. No events, limits, budgets, fairness or ordering.
+// behind 8 running slots, whose records are forgotten as they settle (as
+// the engine's retention bound drops all but a few). No events, owner
+// limits, budgets, fairness or ordering.
 // The contract variants add the two costs the work tool's contract obliges
 // every Work to carry: a child context cancellable with a cause
 // (cooperative cancel; cancelled as the Work settles) and, for await, a
@@ -71,10 +73,13 @@ type floorRegistry[R any] struct {
 	// next one as it settles. used counts the slots in use.
 	slots, used, head int
 	queue             []floorJob[R]
+	// forget: a settled child's record leaves the map at once.
+	forget bool
 }
 
 // floorJob is a queued child.
 type floorJob[R any] struct {
+	id    string
 	r     *R
 	run   func(context.Context) (string, error)
 	after func()
@@ -91,7 +96,7 @@ func (g *floorRegistry[R]) start(run func(context.Context) (string, error), afte
 	_, _ = g.src.Read(b[:])
 	id := hex.EncodeToString(b[:])
 	r := g.make(id)
-	j := floorJob[R]{r: r, run: run, after: after}
+	j := floorJob[R]{id: id, r: r, run: run, after: after}
 	g.mu.Lock()
 	g.items[id] = r
 	if g.slots > 0 && g.used == g.slots {
@@ -118,6 +123,9 @@ func (g *floorRegistry[R]) execute(j floorJob[R]) {
 		g.mu.Lock()
 		*o, *state = out, 1
 		d := *done
+		if g.forget {
+			delete(g.items, j.id)
+		}
 		cur, more := j, g.head < len(g.queue)
 		if more {
 			j = g.queue[g.head]
@@ -274,7 +282,7 @@ func BenchmarkFloorThroughput(b *testing.B) {
 
 func floorThroughput[R any](b *testing.B, g *floorRegistry[R]) {
 	const works = 100_000
-	g.slots = 8
+	g.slots, g.forget = 8, true
 	run := immediate("x")
 	var left atomic.Int64
 	done := make(chan struct{}, 1)

@@ -8,11 +8,11 @@ import (
 
 // The throughput floor's queue runs every job exactly once, in rounds
 // that reuse it (as the benchmark does), and ends each round with its
-// slots free and the queue empty.
+// slots free, the queue empty and every record forgotten.
 func TestFloorQueueRunsEachJobOnce(t *testing.T) {
 	const jobs = 5000
 	g := smallRegistry(true)
-	g.slots = 8
+	g.slots, g.forget = 8, true
 	for round := range 3 {
 		var runs [jobs]atomic.Int32
 		var left atomic.Int64
@@ -33,10 +33,10 @@ func TestFloorQueueRunsEachJobOnce(t *testing.T) {
 			}
 		}
 		g.mu.Lock()
-		used, queued := g.used, len(g.queue)-g.head
+		used, queued, kept := g.used, len(g.queue)-g.head, len(g.items)
 		g.mu.Unlock()
-		if used != 0 || queued != 0 {
-			t.Fatalf("round %d: %d slots used, %d queued after every job ran", round, used, queued)
+		if used != 0 || queued != 0 || kept != 0 {
+			t.Fatalf("round %d: %d slots used, %d queued, %d records kept after every job ran", round, used, queued, kept)
 		}
 	}
 }
