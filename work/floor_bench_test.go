@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/agentwork/agentwork/internal/benchpair"
 )
 
@@ -306,19 +304,7 @@ func floorThroughput[R any](b *testing.B, g *floorRegistry[R]) {
 			}
 			return nil
 		}},
-		benchpair.Arm{Name: "errgroup", Run: func(n int) func() {
-			for range n {
-				var eg errgroup.Group
-				eg.SetLimit(8)
-				for range works {
-					eg.Go(trivial)
-				}
-				if err := eg.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			return nil
-		}},
+		errgroupThrough(b, works, trivial),
 	)
 	b.ReportMetric(r[0].NsPerOp/works, "floor-ns/work")
 	b.ReportMetric(r[1].NsPerOp/works, "errgroup-ns/work")

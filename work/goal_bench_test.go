@@ -146,19 +146,7 @@ func BenchmarkGoalThroughput(b *testing.B) {
 			}
 			return nil
 		}},
-		benchpair.Arm{Name: "errgroup", Run: func(n int) func() {
-			for range n {
-				var g errgroup.Group
-				g.SetLimit(8)
-				for range works {
-					g.Go(trivial)
-				}
-				if err := g.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			return nil
-		}},
+		errgroupThrough(b, works, trivial),
 		benchpair.Arm{Name: "conc", Run: func(n int) func() {
 			for range n {
 				p := pool.New().WithErrors().WithMaxGoroutines(8)
@@ -251,6 +239,24 @@ func goroutineAwaits(b *testing.B, run func(context.Context) (string, error)) be
 			}()
 			if <-ch != "x" {
 				b.Fatal("lost")
+			}
+		}
+		return nil
+	}}
+}
+
+// errgroupThrough is the baseline arm of the throughput benchmarks: works
+// calls of trivial through errgroup.SetLimit(8), waited for together.
+func errgroupThrough(b *testing.B, works int, trivial func() error) benchpair.Arm {
+	return benchpair.Arm{Name: "errgroup", Run: func(n int) func() {
+		for range n {
+			var g errgroup.Group
+			g.SetLimit(8)
+			for range works {
+				g.Go(trivial)
+			}
+			if err := g.Wait(); err != nil {
+				b.Fatal(err)
 			}
 		}
 		return nil
