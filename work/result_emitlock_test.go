@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -17,18 +16,9 @@ import (
 func TestResultNotAheadOfDelivery(t *testing.T) {
 	for _, how := range []string{"terminal/no-wait", "terminal/wait", "waiting"} {
 		t.Run(how, func(t *testing.T) {
-			clk := fakeclock.New(t0)
-			g := &gateObs{entered: make(chan struct{}), release: make(chan struct{})}
-			s := work.New(work.WithClock(clk), work.WithObserver(g), work.WithMaxDuration(0))
-			defer s.Close(context.Background())
-			o := work.NewOwner("a")
-			sub, err := s.Subscribe(o, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			proceed := make(chan struct{})
-			ref, err := s.Start(context.Background(), work.Spec{Owner: o, Target: fn,
-				Run: func(context.Context) (string, error) { <-proceed; return "", errBoom }})
+			x := startGated(t)
+			clk, g, s, o, ref, proceed := x.clk, x.g, x.s, x.o, x.ref, x.proceed
+			sub, err := s.Subscribe(o, 1) // before the child can end: it waits for proceed
 			if err != nil {
 				t.Fatal(err)
 			}

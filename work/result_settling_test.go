@@ -26,23 +26,41 @@ func (g *gateObs) Event(_ context.Context, e work.Event) {
 	}
 }
 
+// gated is a Supervisor on a fake clock whose Observer is a gateObs, with
+// one Work of owner "a" whose child fails once proceed is closed.
+type gated struct {
+	clk     *fakeclock.Clock
+	g       *gateObs
+	s       *work.Supervisor
+	o       work.Owner
+	ref     work.Ref
+	proceed chan struct{}
+}
+
+// startGated starts a gated Work; the Supervisor closes when t ends.
+func startGated(t *testing.T) *gated {
+	t.Helper()
+	x := &gated{clk: fakeclock.New(t0), g: &gateObs{entered: make(chan struct{}), release: make(chan struct{})},
+		o: work.NewOwner("a"), proceed: make(chan struct{})}
+	x.s = work.New(work.WithClock(x.clk), work.WithObserver(x.g), work.WithMaxDuration(0))
+	t.Cleanup(func() { x.s.Close(context.Background()) })
+	var err error
+	x.ref, err = x.s.Start(context.Background(), work.Spec{Owner: x.o, Target: fn,
+		Run: func(context.Context) (string, error) { <-x.proceed; return "", errBoom }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
 // A Result whose wait ends (by its timeout or its context) while the Work
 // it waits for is settling must not report the terminal state before the
 // Observer has seen the terminal event.
 func TestResultWaitEndsWhileSettling(t *testing.T) {
 	for _, how := range []string{"timeout", "ctx"} {
 		t.Run(how, func(t *testing.T) {
-			clk := fakeclock.New(t0)
-			g := &gateObs{entered: make(chan struct{}), release: make(chan struct{})}
-			s := work.New(work.WithClock(clk), work.WithObserver(g), work.WithMaxDuration(0))
-			defer s.Close(context.Background())
-			o := work.NewOwner("a")
-			proceed := make(chan struct{})
-			ref, err := s.Start(context.Background(), work.Spec{Owner: o, Target: fn,
-				Run: func(context.Context) (string, error) { <-proceed; return "", errBoom }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			x := startGated(t)
+			clk, g, s, o, ref, proceed := x.clk, x.g, x.s, x.o, x.ref, x.proceed
 			type answer struct {
 				st        work.State
 				delivered bool
