@@ -1,0 +1,102 @@
+package enginetest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func runTurns(ctx context.Context, _ string) (string, error) {
+	ex, ok := work.ExecutionFrom(ctx)
+	if !ok {
+		return "", errors.New("enginetest: no Execution")
+	}
+	for n := 1; n <= 1000; n++ {
+		turn, err := ex.BeginRequest()
+		if err != nil {
+			return "", err
+		}
+		ex.EndRequest(3, 2, true)
+		if turn.Final {
+			return "requests=" + strconv.Itoa(n) + " final=" + turn.Budget, nil
+		}
+	}
+	return "", errors.New("enginetest: the budget never ran out")
+}
+
+// control steers one controlled child run, keyed by the Work's input.
+type control struct {
+	started  chan struct{} // closed when the child starts running
+	once     sync.Once
+	runs     atomic.Int32
+	boundary chan chan boundaryReply // a model-request boundary
+	finish   chan finishReq          // return
+	onCancel string                  // "" (return ctx error), "complete" (on the test's finish) or "fail"
+	ended    chan error              // ctx.Err() when the child returned
+}
+
+type boundaryReply struct {
+	guidance []string
+	scope    work.Owner
+	ok       bool // the child had an Execution
+}
+
+type finishReq struct {
+	out string
+	err error
+}
+
+var (
+	controls sync.Map // token -> *control
+	tokenSeq atomic.Int64
+)
+
+func newControl(t *testing.T, onCancel string) (string, *control) {
+	token := "ctl-" + strconv.FormatInt(tokenSeq.Add(1), 10)
+	c := &control{started: make(chan struct{}), boundary: make(chan chan boundaryReply),
+		finish: make(chan finishReq, 1), onCancel: onCancel, ended: make(chan error, 4)}
+	controls.Store(token, c)
+	t.Cleanup(func() { controls.Delete(token) })
+	return token, c
+}
+
+func runControlled(ctx context.Context, token string) (string, error) {
+	v, ok := controls.Load(token)
+	if !ok {
+		return "", errors.New("enginetest: unknown control")
+	}
+	c := v.(*control)
+	c.runs.Add(1)
+	c.once.Do(func() { close(c.started) })
+	for {
+		select {
+		case <-ctx.Done():
+			c.ended <- ctx.Err()
+			switch c.onCancel {
+			case "complete":
+				// Completes when the test says so: the test decides
+				// whether a cancel lands before or after the completion.
+				f := <-c.finish
+				return f.out, f.err
+			case "fail":
+				return "", errors.New("an unrelated failure")
+			}
+			return "", ctx.Err()
+		case reply := <-c.boundary:
+			ex, ok := work.ExecutionFrom(ctx)
+			r := boundaryReply{ok: ok}
+			if ok {
+				r.guidance, r.scope = ex.Guidance(), ex.Scope()
+			}
+			reply <- r
+		case f := <-c.finish:
+			c.ended <- ctx.Err()
+			return f.out, f.err
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package enginetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func (s *suite) observerAndClock(t *testing.T) {
+	v := s.env(t, nil)
+	if v.e.Observer() == nil {
+		t.Fatal("Observer() is nil")
+	}
+	if n := v.e.Now(); n.IsZero() {
+		t.Fatal("Now() is zero")
+	}
+}
+
+func (s *suite) subscribe(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "sub")
+	sub, err := v.e.Subscribe(o, 0)
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	_, err = v.e.Subscribe(work.Owner{}, 0)
+	wantErr(t, "Subscribe(zero owner)", err, work.ErrInvalidOwner)
+	ref := v.start(o, Echo, "notice me")
+	select {
+	case n := <-sub.C():
+		if n.WorkID != ref.ID || n.State != work.StateCompleted || !n.ResultAvailable || n.Target != Echo {
+			t.Fatalf("notice = %+v", n)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no completion notice within 60s")
+	}
+	sub.Close()
+	for range sub.C() { // closed: drains and ends
+	}
+	// Settled: every terminal visible Work, oldest settlement first; Live:
+	// whether any visible Work is unfinished.
+	if v.e.Live(o) {
+		t.Fatal("Live with only settled Work")
+	}
+	_, c := v.running(o, Func, "")
+	if !v.e.Live(o) {
+		t.Fatal("not Live with a running Work")
+	}
+	second := v.start(o, Echo, "second")
+	v.eventually("second settled", func() bool {
+		st, err := v.e.Status(o, second.ID)
+		return err == nil && st.State.Terminal()
+	})
+	settled, err := v.e.Settled(o)
+	if err != nil || len(settled) != 2 || settled[0].Work.ID != ref.ID || settled[1].Work.ID != second.ID {
+		t.Fatalf("Settled = %+v, %v; want %s then %s", settled, err, ref.ID, second.ID)
+	}
+	v.finish(c, "", nil)
+	if l, err := v.e.Settled(owner(t, "none")); err != nil || l == nil || len(l) != 0 {
+		t.Fatalf("Settled(unknown owner) = %#v, %v", l, err)
+	}
+}
