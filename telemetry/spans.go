@@ -1,0 +1,374 @@
+package telemetry
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func nopEnd(work.CallEnd) {}
+
+// Options and attributes the hot path would otherwise allocate on every
+// call (an option is an interface: boxing a value allocates).
+var (
+	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
+	newRoot      = trace.WithNewRoot()
+	// By work.States index: the agentwork.work.state attribute, as a
+	// slice for SetAttributes and as a span event option.
+	stateAttrs    [len(work.States)][]attribute.KeyValue
+	stateEventOpt [len(work.States)]trace.EventOption
+)
+
+func init() {
+	for i, st := range work.States {
+		stateAttrs[i] = []attribute.KeyValue{keyWorkState.String(string(st))}
+		stateEventOpt[i] = trace.WithAttributes(stateAttrs[i]...)
+	}
+}
+
+// maxSpanNames bounds the cache of span names.
+const maxSpanNames = 1024
+
+type spanNameKey struct{ prefix, label string }
+
+// spanName returns prefix+label, from a bounded cache.
+func (o *Observer) spanName(prefix, label string) string {
+	k := spanNameKey{prefix, label}
+	if v, ok := o.names.Load(k); ok {
+		return v.(string)
+	}
+	name := prefix + label
+	if o.nameCount.Load() < maxSpanNames {
+		if _, loaded := o.names.LoadOrStore(k, name); !loaded {
+			o.nameCount.Add(1)
+		}
+	}
+	return name
+}
+
+// Begin starts the span of one model-facing call as a child of ctx's span
+// and returns ctx carrying it, with the function that ends it:
+//
+//   - CallLaunch, CallForeground: "execute_tool {c.Tool}", INTERNAL, with
+//     gen_ai.operation.name=execute_tool, gen_ai.tool.name and
+//     agentwork.work.target set to c.Tool, gen_ai.tool.type=function,
+//     gen_ai.tool.description when ctx carries a work.TargetInfo with one,
+//     and gen_ai.tool.call.id. For a launch the end function sets
+//     agentwork.work.id from CallEnd.WorkID; the launch span also gets a
+//     link to the Work's "invoke_agent" span (see Bind). For a foreground
+//     agent child the end function also ends its "invoke_agent" span.
+//   - CallAction: "execute_tool work", INTERNAL, with
+//     gen_ai.operation.name=execute_tool, gen_ai.tool.name=work,
+//     gen_ai.tool.type=function, agentwork.action (one of the six actions,
+//     else "invalid"),
+//     agentwork.work.id when c.WorkID has the engine's id form (the
+//     middleware sets it only for a Work that exists for that owner), and
+//     gen_ai.tool.call.id. The end function counts the call in
+//     agentwork_work_actions_total{action,outcome}.
+//
+// An outcome other than ok and timeout marks the span as an error: status
+// Error with an empty description and error.type set to CallEnd.ErrorClass
+// (or the outcome when there is no class). A tool-call id is recorded only
+// when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
+// and '-'.
+func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
+		if c.Kind == work.CallForeground {
+			return ctx, func(ce work.CallEnd) { o.logForeground(ctx, c, ce) }
+		}
+		return ctx, nopEnd
+	}
+	action := ""
+	if c.Kind == work.CallAction {
+		action = normAction(c.Action)
+	}
+	var span trace.Span
+	var fgID trace.SpanID
+	var tracked actionKey // set when the span is registered for late events
+	if o.tracer != nil {
+		var name string
+		sc := getScratch()
+		attrs := append(sc.attributes(), keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
+		if c.Kind == work.CallAction {
+			name = spanWorkAction
+			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
+			if work.IsID(c.WorkID) {
+				attrs = append(attrs, keyWorkID.String(c.WorkID))
+				tracked = actionKey{c.Owner, c.WorkID}
+			}
+		} else {
+			name = o.spanName(spanExecuteTool, c.Tool)
+			attrs = append(attrs, keyToolName.String(c.Tool), keyWorkTarget.String(c.Tool))
+			if info, ok := work.TargetInfoFrom(ctx); ok && info.Description != "" {
+				attrs = append(attrs, keyToolDesc.String(info.Description))
+			}
+		}
+		if validCallID(c.CallID) {
+			attrs = append(attrs, keyToolCallID.String(c.CallID))
+		}
+		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+		sc.put()
+		if c.Kind == work.CallForeground && span.IsRecording() {
+			fgID = span.SpanContext().SpanID()
+			o.actMu.Lock()
+			o.foreground[fgID] = nil // Bind fills it for an agent child
+			o.actMu.Unlock()
+		}
+		if tracked.workID != "" && span.IsRecording() {
+			o.actMu.Lock()
+			o.actions[tracked] = span
+			o.actMu.Unlock()
+		} else {
+			tracked = actionKey{}
+		}
+	}
+	return ctx, func(ce work.CallEnd) {
+		outcome := normOutcome(ce.Outcome)
+		if fgID.IsValid() {
+			o.endForeground(fgID, outcome, ce.ErrorClass)
+		}
+		if span != nil {
+			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
+				span.SetAttributes(keyWorkID.String(ce.WorkID))
+			}
+			if outcome != outcomeOK && outcome != outcomeTimeout {
+				et := errorType(ce.ErrorClass)
+				if et == "" {
+					et = outcome
+				}
+				span.SetAttributes(keyErrorType.String(et))
+				span.SetStatus(codes.Error, "")
+			}
+			if tracked.workID != "" {
+				o.actMu.Lock()
+				if o.actions[tracked] == span {
+					delete(o.actions, tracked)
+				}
+				o.actMu.Unlock()
+			}
+			span.End()
+		}
+		if c.Kind == work.CallAction && o.m != nil {
+			o.m.actions.Add(ctx, 1, o.m.action(action, outcome)...)
+		}
+		if c.Kind == work.CallForeground {
+			o.logForeground(ctx, c, ce)
+		}
+	}
+}
+
+// Bind gives a child its execution context:
+//
+//   - EventQueued (a background Work): exec carrying a new root span
+//     "invoke_agent {e.Target}", INTERNAL, linked to the span in caller (the
+//     launch), with gen_ai.operation.name=invoke_agent, gen_ai.agent.name,
+//     agentwork.work.id, agentwork.work.target and agentwork.work.state set
+//     at creation, where samplers see them, and gen_ai.agent.id and
+//     gen_ai.provider.name when caller carries a work.TargetInfo with them.
+//     The launch span gets the reverse link (Span.AddLink), so either end
+//     leads to the other. The child's own spans nest under it; the span
+//     ends with the Work's terminal event.
+//   - EventForeground: exec carrying caller's current span (normally the
+//     "execute_tool {label}" span Begin started), so the child's spans nest
+//     under the call. For an agent child (work.KindAgent) called through
+//     Begin, exec carries instead a child span of it, "invoke_agent
+//     {e.Target}" with the attributes above (no work id: there is no
+//     Work), which the call's end function ends.
+//
+// Nothing else of caller reaches the returned context.
+func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Context {
+	switch e.Type {
+	case work.EventForeground:
+		sp := trace.SpanFromContext(caller)
+		if !sp.SpanContext().IsValid() {
+			return exec
+		}
+		exec = trace.ContextWithSpan(exec, sp)
+		if o.tracer == nil || e.Kind != work.KindAgent {
+			return exec
+		}
+		id := sp.SpanContext().SpanID()
+		o.actMu.Lock()
+		_, pending := o.foreground[id]
+		o.actMu.Unlock()
+		if !pending {
+			return exec
+		}
+		sc := getScratch()
+		attrs := append(sc.attributes(),
+			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
+		attrs = appendAgentInfo(attrs, caller)
+		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+		sc.put()
+		o.actMu.Lock()
+		if _, still := o.foreground[id]; still {
+			o.foreground[id] = child
+			child = nil
+		}
+		o.actMu.Unlock()
+		if child != nil { // the call ended meanwhile
+			child.End()
+		}
+		return ctx
+	case work.EventQueued:
+		if o.tracer == nil {
+			return exec
+		}
+		sc := getScratch()
+		attrs := append(sc.attributes(),
+			keyOperation.String(opInvokeAgent),
+			keyAgentName.String(e.Target),
+			keyWorkID.String(e.WorkID),
+			keyWorkTarget.String(e.Target),
+			keyWorkState.String(string(work.StateQueued)),
+		)
+		attrs = appendAgentInfo(attrs, caller)
+		opts := append(sc.start[:0], newRoot, internalKind, sc.withAttributes(attrs))
+		if !e.Time.IsZero() {
+			opts = append(opts, trace.WithTimestamp(e.Time))
+		}
+		if lsc := trace.SpanContextFromContext(caller); lsc.IsValid() {
+			opts = append(opts, sc.withLinkTo(lsc))
+		}
+		ctx, span := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), opts...)
+		sc.put()
+		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
+			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
+		}
+		return ctx
+	}
+	return exec
+}
+
+// appendAgentInfo adds gen_ai.agent.id and gen_ai.provider.name from the
+// work.TargetInfo ctx carries, when they are set and look like
+// identifiers (an id or provider name is never free text).
+func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
+	info, ok := work.TargetInfoFrom(ctx)
+	if !ok {
+		return attrs
+	}
+	if validCallID(info.AgentID) {
+		attrs = append(attrs, keyAgentID.String(info.AgentID))
+	}
+	if validCallID(info.Provider) {
+		attrs = append(attrs, keyProvider.String(info.Provider))
+	}
+	return attrs
+}
+
+// endForeground ends the invoke_agent span of the foreground call whose
+// execute_tool span is id, if Bind started one.
+func (o *Observer) endForeground(id trace.SpanID, outcome, class string) {
+	o.actMu.Lock()
+	child := o.foreground[id]
+	delete(o.foreground, id)
+	o.actMu.Unlock()
+	if child == nil {
+		return
+	}
+	if outcome != outcomeOK && outcome != outcomeTimeout {
+		et := errorType(class)
+		if et == "" {
+			et = outcome
+		}
+		child.SetAttributes(keyErrorType.String(et))
+		child.SetStatus(codes.Error, "")
+	}
+	child.End()
+}
+
+// actionKey keys an open work-tool action span by its owner and the Work
+// it names, so a late event only ever lands on its own owner's span (an
+// action naming another owner's Work is not_found and must not receive
+// that Work's events). A struct rather than a joined string: looking one
+// up allocates nothing.
+type actionKey struct{ owner, workID string }
+
+func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
+	name := eventName(e.Type)
+	if name == "" {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	own := true
+	if !span.IsRecording() {
+		if e.WorkID == "" {
+			return
+		}
+		o.actMu.Lock()
+		span = o.actions[actionKey{e.Owner, e.WorkID}]
+		o.actMu.Unlock()
+		if span == nil {
+			return
+		}
+		own = false
+	}
+	transition := e.To != "" && e.Type == work.EventType(e.To)
+	si := stateIndex(e.To)
+	sc := getScratch()
+	defer sc.put()
+	attrs := sc.attributes()
+	if transition && si >= 0 {
+		attrs = append(attrs, stateAttrs[si]...)
+	}
+	plain := len(attrs) // the state alone: a precomputed option
+	switch e.Type {
+	case work.EventGuidanceAccepted, work.EventGuidanceDelivered, work.EventGuidanceDropped:
+		attrs = append(attrs, keyGuidanceN.Int(e.Count))
+	case work.EventStatusBlock:
+		attrs = append(attrs, keyStatusRows.Int(e.Count))
+	case work.EventCompleted, work.EventResultRead:
+		attrs = append(attrs, keyResultBytes.Int(e.Bytes))
+	case work.EventRefused:
+		attrs = append(attrs, keyErrorType.String(reasonOf(e.ErrorClass)))
+	case work.EventProgress:
+		attrs = append(attrs, keyProgressDone.Int64(e.Progress.Done), keyProgressTotal.Int64(e.Progress.Total),
+			keyProgressRequests.Int64(e.Progress.ModelRequests), keyProgressTools.Int64(e.Progress.ToolCalls))
+	case work.EventOrphaned:
+		attrs = append(attrs, keyWorkState.String(string(e.From)))
+	}
+	et := ""
+	if e.Type == work.EventFailed {
+		et = errorType(e.ErrorClass)
+		if et == "" {
+			et = otherErrorType
+		}
+		attrs = append(attrs, keyErrorType.String(et))
+		if e.Bytes > 0 {
+			attrs = append(attrs, keyResultBytes.Int(e.Bytes))
+		}
+	}
+	opts := sc.event[:0]
+	if plain == 1 && len(attrs) == 1 {
+		opts = append(opts, stateEventOpt[si])
+	} else {
+		opts = append(opts, sc.withAttributes(attrs))
+	}
+	if !e.Time.IsZero() {
+		opts = append(opts, trace.WithTimestamp(e.Time))
+	}
+	span.AddEvent(name, opts...)
+	if !own || !transition {
+		return
+	}
+	if si >= 0 {
+		span.SetAttributes(stateAttrs[si]...)
+	}
+	if !e.To.Terminal() {
+		return
+	}
+	if e.To == work.StateFailed {
+		span.SetAttributes(keyErrorType.String(et))
+		span.SetStatus(codes.Error, "")
+	}
+	if e.Time.IsZero() {
+		span.End()
+	} else {
+		span.End(append(sc.end[:0], trace.WithTimestamp(e.Time))...)
+	}
+}
