@@ -15,10 +15,10 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// blockedQueue builds the audit's blind spot: limit 2, one running Work,
-// one cancel-requested Work whose child ignores its context, and one
-// queued Work. It returns the stuck Work's id and a function that lets
-// every child return.
+// blockedQueue builds a queue held up by a cancel-requested Work: limit 2,
+// one running Work, one cancel-requested Work whose child ignores its
+// context, and one queued Work. It returns the stuck Work's id and a
+// function that lets every child return.
 func blockedQueue(t *testing.T, h *harness) (stuck string, release func()) {
 	t.Helper()
 	done := make(chan struct{})

@@ -37,10 +37,10 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
 // put returns s to the pool. It is not cleared: clearing its pointers
-// costs a write barrier each while the GC runs (put was 6% of the
-// Observer's CPU), and what it keeps until its next use (ids, target
-// labels, a span context, never content) is bounded by the pool, which
-// drops it at the second GC.
+// costs a write barrier each while the GC runs, on every call of the hot
+// path, and what it keeps until its next use (ids, target labels, a span
+// context, never content) is bounded by the pool, which drops it at the
+// second GC.
 func (s *scratch) put() { scratchPool.Put(s) }
 
 // attributes returns the empty attribute slice to fill (up to
