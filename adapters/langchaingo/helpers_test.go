@@ -317,3 +317,7 @@ func eventOf(t *testing.T, rec *work.Recorder, id string, typ work.EventType) wo
 
 // contains reports whether any message of req contains s.
 func contains(req scripted.Request, s string) bool { return strings.Contains(req.Text(), s) }
+
+const arg1Schema = `{"type":"object","properties":{"__arg1":{"title":"__arg1","type":"string"}},"required":["__arg1"]}`
+
+type schemer interface{ Schema() map[string]any }
