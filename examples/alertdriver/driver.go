@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// The states the driver can hold.
+const (
+	stateFailureRatio    = "failure-ratio"
+	stateQueued          = "queued"
+	stateCancelRequested = "cancel-requested"
+	stateSlotsFull       = "slots-full"
+	stateOrphaned        = "orphaned"
+)
+
+// The targets the driver's Works run.
+const (
+	targetFlaky   = "flaky"
+	targetHolder  = "holder"
+	targetStuck   = "stuck"
+	targetWaiter  = "waiter"
+	targetOrphan  = "orphan"
+	targetSpender = "spender"
+)
+
+// failEvery is how often the failure-ratio state runs a Work.
+const failEvery = 100 * time.Millisecond
+
+// orphanEvery is how often the orphaned state shuts a Supervisor down.
+const orphanEvery = 500 * time.Millisecond
+
+// heldWork is one Work the driver holds in a live state.
+type heldWork struct {
+	ID     string `json:"id"`
+	Target string `json:"target"`
+	State  string `json:"state"`
+}
+
+// driver holds one state on a Supervisor.
+type driver struct {
+	sup   *work.Supervisor
+	obs   work.Observer // the orphaned state's Supervisors report to it too
+	owner work.Owner
+	state string
+
+	release  chan struct{} // closed by /driver/release
+	shutdown chan struct{} // closed when the driver stops: stuck children return
+	relOnce  sync.Once
+
+	mu     sync.Mutex
+	ready  bool
+	held   []heldWork
+	failed error // the first error setting the state up or feeding it
+}
+
+// setUp puts the Supervisor into the driver's state.
+func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
+	var err error
+	switch d.state {
+	case stateFailureRatio:
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.feedFlaky(ctx)
+		}()
+	case stateQueued:
+		if err = d.hold(ctx, targetHolder, false); err == nil {
+			err = d.queue(ctx)
+		}
+	case stateCancelRequested:
+		err = d.hold(ctx, targetStuck, true)
+	case stateSlotsFull:
+		if err = d.hold(ctx, targetHolder, false); err == nil {
+			if err = d.hold(ctx, targetStuck, true); err == nil {
+				err = d.queue(ctx)
+			}
+		}
+	case stateOrphaned:
+		// A pool large enough never to refuse the spender in a day.
+		if err = d.sup.SetPool(d.owner, work.Budget{MaxTurns: 1_000_000, MaxToolCalls: 1_000_000, MaxTokens: 1_000_000_000}); err != nil {
+			break
+		}
+		if err = d.orphan(ctx); err == nil {
+			err = d.spend(ctx)
+		}
+		if err == nil {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.feedOrphans(ctx)
+			}()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.ready = true
+	d.mu.Unlock()
+	return nil
+}
+
+// feedFlaky starts a Work of target flaky every failEvery until ctx is done
+// or the driver stops; it fails until release and completes after.
+func (d *driver) feedFlaky(ctx context.Context) {
+	tick := time.NewTicker(failEvery)
+	defer tick.Stop()
+	run := func(context.Context) (string, error) {
+		select {
+		case <-d.release:
+			return "done", nil
+		default:
+			return "", errors.New("alertdriver: failing on purpose")
+		}
+	}
+	for {
+		if _, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetFlaky, Kind: work.KindFunction}, Run: run}); err != nil {
+			d.fail(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.shutdown:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// feedOrphans makes an orphan and runs a spender every orphanEvery until
+// release, ctx is done or the driver stops.
+func (d *driver) feedOrphans(ctx context.Context) {
+	tick := time.NewTicker(orphanEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.shutdown:
+			return
+		case <-d.release:
+			return
+		case <-tick.C:
+		}
+		if err := d.orphan(ctx); err != nil {
+			d.fail(err)
+		}
+		if err := d.spend(ctx); err != nil {
+			d.fail(err)
+		}
+	}
+}
+
+// orphan shuts down a fresh Supervisor, observed like the driver's, while
+// its Work of target orphan runs and ignores cancellation until release (or
+// until the driver stops): with no shutdown grace, Shutdown abandons it at
+// once. The Supervisor is closed by its Shutdown and reports no gauges.
+func (d *driver) orphan(ctx context.Context) error {
+	sup := work.New(work.WithObserver(d.obs), work.WithShutdownGrace(0), work.WithMaxDuration(0))
+	running := make(chan struct{})
+	_, err := sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetOrphan, Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) {
+			close(running)
+			select { // ignores its context
+			case <-d.release:
+			case <-d.shutdown:
+			}
+			return "done", nil
+		}})
+	if err != nil {
+		_ = sup.Close(ctx)
+		return fmt.Errorf("start %s: %w", targetOrphan, err)
+	}
+	select {
+	case <-running:
+	case <-ctx.Done():
+		_ = sup.Close(ctx)
+		return ctx.Err()
+	}
+	cancelled, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	cancel()
+	rep, err := sup.Shutdown(cancelled)
+	if err != nil {
+		return err
+	}
+	if rep.OrphanCount() != 1 {
+		select {
+		case <-d.release: // released meanwhile: the child may have returned in time
+			return nil
+		case <-d.shutdown:
+			return nil
+		default:
+		}
+		return fmt.Errorf("shutdown orphaned %d, want 1: %v", rep.OrphanCount(), rep)
+	}
+	return nil
+}
+
+// spend runs a Work of target spender from the owner's pool and waits for
+// it: an agent child with a budget of one turn that does what an agent
+// adapter does at its model-request boundary (a request with its tokens
+// and a tool call, then its final request once the turn is used up).
+func (d *driver) spend(ctx context.Context) error {
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetSpender, Kind: work.KindAgent},
+		Budget: work.Budget{MaxTurns: 1},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+				return "", fmt.Errorf("first request: %+v, %v", turn, err)
+			}
+			ex.EndRequest(120, 40, true)
+			ex.BeginToolCall()
+			if turn, err := ex.BeginRequest(); err != nil || !turn.Final {
+				return "", fmt.Errorf("final request: %+v, %v", turn, err)
+			}
+			ex.EndRequest(60, 20, true)
+			return "done", nil
+		}})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetSpender, err)
+	}
+	st, _, err := d.sup.Result(ctx, d.owner, ref.ID, work.MaxResultWait)
+	if err != nil {
+		return err
+	}
+	if st.State != work.StateCompleted {
+		return fmt.Errorf("%s is %s, want completed", targetSpender, st.State)
+	}
+	return nil
+}
+
+// hold starts a Work of target that runs until release (or until the driver
+// stops) and waits until it runs. With cancel it then asks it to cancel: the
+// child ignores its cancelled context until release, so the Work stays
+// cancel-requested and keeps its slot.
+func (d *driver) hold(ctx context.Context, target string, cancel bool) error {
+	running := make(chan struct{})
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: target, Kind: work.KindFunction},
+		Run: func(ctx context.Context) (string, error) {
+			close(running)
+			select {
+			case <-d.release:
+			case <-d.shutdown:
+			}
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+			return "done", nil
+		}})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", target, err)
+	}
+	select {
+	case <-running:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	state := work.StateRunning
+	if cancel {
+		r, err := d.sup.Cancel(d.owner, ref.ID)
+		if err != nil {
+			return fmt.Errorf("cancel %s: %w", target, err)
+		}
+		if r.State != work.StateCancelRequested {
+			return fmt.Errorf("cancel %s: state %s, want %s", target, r.State, work.StateCancelRequested)
+		}
+		state = r.State
+	}
+	d.mu.Lock()
+	d.held = append(d.held, heldWork{ID: ref.ID, Target: target, State: string(state)})
+	d.mu.Unlock()
+	return nil
+}
+
+// queue starts a Work of target waiter, which must queue behind the held
+// ones (every slot is taken); once it runs it completes.
+func (d *driver) queue(ctx context.Context) error {
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetWaiter, Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "done", nil }})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetWaiter, err)
+	}
+	st, err := d.sup.Status(d.owner, ref.ID)
+	if err != nil {
+		return err
+	}
+	if st.State != work.StateQueued {
+		return fmt.Errorf("%s is %s, want queued (are the slots not all taken?)", targetWaiter, st.State)
+	}
+	d.mu.Lock()
+	d.held = append(d.held, heldWork{ID: ref.ID, Target: targetWaiter, State: string(work.StateQueued)})
+	d.mu.Unlock()
+	return nil
+}
+
+func (d *driver) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failed == nil {
+		d.failed = err
+	}
+}
