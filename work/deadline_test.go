@@ -192,9 +192,8 @@ func TestShorterDeadlineRearms(t *testing.T) {
 
 // A closed Supervisor on the system clock is not kept alive by its
 // deadline timer: a Work with a deadline that ended before Close leaves no
-// armed timer behind (before, the shared timer stayed armed for the
-// default 30 minutes and held the Supervisor, its Observer and all it
-// refers to).
+// armed timer behind (an armed timer, for the default 30 minutes, would
+// hold the Supervisor, its Observer and all it refers to).
 func TestClosedSupervisorIsCollectable(t *testing.T) {
 	wp := func() weak.Pointer[work.Supervisor] {
 		s := work.New() // system clock, default 30 min maximum duration
