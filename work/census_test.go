@@ -8,9 +8,9 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// TestSnapshotCountsCancelRequestedSlots is the audit's blind spot: with
-// limit 2, one running, one cancel-requested and one queued Work, both
-// slots are in use and the queue is blocked.
+// TestSnapshotCountsCancelRequestedSlots: with limit 2, one running, one
+// cancel-requested and one queued Work, both slots are in use and the
+// queue is blocked.
 func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(2))
 	o := work.NewOwner("coordinator")

@@ -1,6 +1,12 @@
 package work
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"runtime/pprof"
+	"testing"
+)
 
 // TestLabelledIn: the profile reader matches the probing goroutine's
 // record only, and the label's value exactly (12 is not 1).
@@ -20,5 +26,48 @@ func TestLabelledIn(t *testing.T) {
 	}
 	if labelledIn([]byte("1 @ 0x5\n#\t0x5\t"+fn+"+0x1\t/w.go:4\n\n"), fn, "12") {
 		t.Error("a record without labels matched")
+	}
+}
+
+// blockedInProbe reports how many goroutines wait in callerLabelled.
+func blockedInProbe() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return bytes.Count(buf, []byte("work.callerLabelled("))
+}
+
+// TestConcurrentProbes: while one goroutine reads the goroutine
+// profile for its label, others wait for the probe inside it too. Two
+// labelled ones with the same stack make one record of count 2, which
+// sorts first: the unlabelled prober must still be told it is not
+// labelled (else its Close would be refused as a child's).
+func TestConcurrentProbes(t *testing.T) {
+	const v = "concurrent-probe"
+	labelled := pprof.WithLabels(context.Background(), pprof.Labels(ProfileLabel, v))
+	probeMu.Lock()
+	type answer struct{ labelled, told bool }
+	got := make(chan answer, 3)
+	probe := func(lab bool) {
+		if lab {
+			pprof.SetGoroutineLabels(labelled)
+		}
+		got <- answer{lab, callerLabelled(v)}
+	}
+	waitBlocked := func(n int) {
+		for blockedInProbe() < n {
+			runtime.Gosched()
+		}
+	}
+	go probe(false) // first in line: it probes while the others wait
+	waitBlocked(1)
+	for range 2 {
+		go probe(true)
+	}
+	waitBlocked(3)
+	probeMu.Unlock()
+	for range 3 {
+		if a := <-got; a.labelled != a.told {
+			t.Errorf("a goroutine labelled %v was told %v", a.labelled, a.told)
+		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Detach only hides a Work from its owner's model-facing views (issue 9
-// §1): everything else about it stays with its owner.
+// Detach only hides a Work from its owner's model-facing views:
+// everything else about it stays with its owner.
 
 // TestDetachedCountsAgainstOutstanding: detaching is no way around the
 // outstanding limit; the Work counts until it is terminal.
@@ -28,11 +28,10 @@ func TestDetachedCountsAgainstOutstanding(t *testing.T) {
 	h.refused(coord, work.LimitOutstanding)
 }
 
-// TestDetachedCancelledWhenScopeEnds is the issue's scenario: children
-// each start as much Work as their scope may hold, detach all of it and
-// return. The detached Work, queued or running, is cancelled as its
-// child's scope ends, like visible Work of that scope, and the observer
-// sees every terminal event.
+// TestDetachedCancelledWhenScopeEnds: children each start as much Work as
+// their scope may hold, detach all of it and return. The detached Work,
+// queued or running, is cancelled as its child's scope ends, like visible
+// Work of that scope, and the observer sees every terminal event.
 func TestDetachedCancelledWhenScopeEnds(t *testing.T) {
 	const children, each = 3, 4
 	h := newHarness(t, work.WithMaxOutstanding(each), work.WithMaxRunning(2+children))

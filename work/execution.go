@@ -202,12 +202,10 @@ type foreground struct {
 
 // growAgentStack grows a foreground agent child's new goroutine's stack to
 // 32 KB at once, while it is one frame deep. An agent child (a langchaingo
-// executor: prompt templates, JSON) needs about that much, and grew it by
-// doubling, 2 KB to 32 KB, each time copying a deeper stack: the executor
-// round trip of BenchmarkGoalRoundTrip went from 1.08x to 1.04x its
-// unwrapped time (scripted model) and from 1.15x to 1.02x (fixed model),
-// medians of 10 alternating runs. Background children are left as they
-// are (memory per running Work).
+// executor: prompt templates, JSON) needs about that much, and would
+// otherwise grow it by doubling, 2 KB to 32 KB, each time copying a deeper
+// stack. Background children are left as they are (memory per running
+// Work).
 //
 //go:noinline
 func growAgentStack() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sourcegraph/conc/pool"
 	"golang.org/x/sync/errgroup"
@@ -166,41 +165,6 @@ func BenchmarkGoalThroughput(b *testing.B) {
 	b.ReportMetric(r[0].AllocsPerOp/works, "engine-allocs/work")
 	b.ReportMetric(r[0].NsPerOp/r[1].NsPerOp, "x-errgroup")
 	b.ReportMetric(r[0].NsPerOp/r[2].NsPerOp, "x-conc")
-}
-
-// TestSystemClockDeadline: on the system clock a Work's deadline cancels
-// its child with the deadline cause, and a Result wait on the system clock
-// times out (both use the system clock's own timers).
-func TestSystemClockDeadline(t *testing.T) {
-	ctx := context.Background()
-	s := work.New(work.WithMaxDuration(20 * time.Millisecond))
-	defer s.Close(ctx)
-	o := work.NewOwner("clock")
-	ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Run: func(ctx context.Context) (string, error) {
-		<-ctx.Done()
-		return "", context.Cause(ctx)
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _, err := s.Result(ctx, o, ref.ID, work.MaxResultWait)
-	if err != nil || st.State != work.StateFailed {
-		t.Fatalf("state %s, %v; want failed", st.State, err)
-	}
-	gate := make(chan struct{})
-	defer close(gate)
-	ref, err = s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: time.Hour, Run: func(context.Context) (string, error) {
-		<-gate
-		return "", nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for range 3 { // a reused wait timer must not fire early or late
-		if st, _, err := s.Result(ctx, o, ref.ID, time.Millisecond); err != nil || st.State == work.StateFailed {
-			t.Fatalf("state %s, %v", st.State, err)
-		}
-	}
 }
 
 // goroutineStarts is the baseline arm of the start benchmarks: a goroutine

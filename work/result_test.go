@@ -3,9 +3,12 @@ package work_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -180,5 +183,243 @@ func TestResultReadEvent(t *testing.T) {
 	}
 	if n := h.obs.count(work.EventResultRead); n != 1 {
 		t.Fatalf("%d result-read events, want 1", n)
+	}
+}
+
+// A Result must not return a terminal answer before the Observer has seen
+// the terminal event and the owner's Subscription has its notice, on each
+// of its paths: the Work already terminal when Result looks (with no wait
+// and with one: the emit-lock check), and Result waiting as it settles
+// (the done channel closes after the delivery).
+func TestResultNotAheadOfDelivery(t *testing.T) {
+	for _, how := range []string{"terminal/no-wait", "terminal/wait", "waiting"} {
+		t.Run(how, func(t *testing.T) {
+			x := startGated(t)
+			clk, g, s, o, ref, proceed := x.clk, x.g, x.s, x.o, x.ref, x.proceed
+			sub, err := s.Subscribe(o, 1) // before the child can end: it waits for proceed
+			if err != nil {
+				t.Fatal(err)
+			}
+			type answer struct {
+				st        work.State
+				delivered bool
+				noticed   bool
+			}
+			res := make(chan answer, 1)
+			result := func(timeout time.Duration) {
+				st, _, _ := s.Result(context.Background(), o, ref.ID, timeout)
+				a := answer{st: st.State, delivered: g.delivered.Load()}
+				select {
+				case <-sub.C():
+					a.noticed = true
+				default:
+				}
+				res <- a
+			}
+			switch how {
+			case "waiting":
+				go result(10 * time.Second)
+				clk.BlockUntil(1) // Result waits (its timer is the only one)
+				close(proceed)
+				<-g.entered
+			default:
+				close(proceed)
+				<-g.entered // terminal; the failed event is being delivered
+				timeout := time.Duration(0)
+				if how == "terminal/wait" {
+					timeout = 10 * time.Second
+				}
+				go result(timeout)
+			}
+			var a answer
+			select {
+			case a = <-res:
+				close(g.release)
+			case <-time.After(100 * time.Millisecond): // Result rightly still waits
+				close(g.release)
+				a = <-res
+			}
+			if a.st != work.StateFailed {
+				t.Fatalf("Result = %s", a.st)
+			}
+			if !a.delivered {
+				t.Fatal("Result reported failed before the Observer saw the terminal event")
+			}
+			if !a.noticed {
+				t.Fatal("Result reported failed before the Subscription had its notice")
+			}
+		})
+	}
+}
+
+// gateObs holds the delivery of a Work's failed event until released.
+type gateObs struct {
+	work.NopObserver
+	entered   chan struct{}
+	release   chan struct{}
+	delivered atomic.Bool
+}
+
+func (g *gateObs) Event(_ context.Context, e work.Event) {
+	if e.Type == work.EventFailed {
+		close(g.entered)
+		<-g.release
+		g.delivered.Store(true)
+	}
+}
+
+// gated is a Supervisor on a fake clock whose Observer is a gateObs, with
+// one Work of owner "a" whose child fails once proceed is closed.
+type gated struct {
+	clk     *fakeclock.Clock
+	g       *gateObs
+	s       *work.Supervisor
+	o       work.Owner
+	ref     work.Ref
+	proceed chan struct{}
+}
+
+// startGated starts a gated Work; the Supervisor closes when t ends.
+func startGated(t *testing.T) *gated {
+	t.Helper()
+	x := &gated{clk: fakeclock.New(t0), g: &gateObs{entered: make(chan struct{}), release: make(chan struct{})},
+		o: work.NewOwner("a"), proceed: make(chan struct{})}
+	x.s = work.New(work.WithClock(x.clk), work.WithObserver(x.g), work.WithMaxDuration(0))
+	t.Cleanup(func() { x.s.Close(context.Background()) })
+	var err error
+	x.ref, err = x.s.Start(context.Background(), work.Spec{Owner: x.o, Target: fn,
+		Run: func(context.Context) (string, error) { <-x.proceed; return "", errBoom }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// A Result whose wait ends (by its timeout or its context) while the Work
+// it waits for is settling must not report the terminal state before the
+// Observer has seen the terminal event.
+func TestResultWaitEndsWhileSettling(t *testing.T) {
+	for _, how := range []string{"timeout", "ctx"} {
+		t.Run(how, func(t *testing.T) {
+			x := startGated(t)
+			clk, g, s, o, ref, proceed := x.clk, x.g, x.s, x.o, x.ref, x.proceed
+			type answer struct {
+				st        work.State
+				delivered bool
+			}
+			res := make(chan answer, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				st, _, _ := s.Result(ctx, o, ref.ID, 10*time.Second)
+				res <- answer{st.State, g.delivered.Load()}
+			}()
+			clk.BlockUntil(1) // Result waits (its timer is the only one)
+			close(proceed)
+			<-g.entered // settled; the failed event is being delivered
+			if how == "timeout" {
+				clk.Advance(10 * time.Second)
+			} else {
+				cancel()
+			}
+			var a answer
+			select {
+			case a = <-res:
+			case <-time.After(300 * time.Millisecond): // Result rightly still waits
+				close(g.release)
+				a = <-res
+				g.release = nil
+			}
+			if g.release != nil {
+				close(g.release)
+			}
+			if a.st.Terminal() && !a.delivered {
+				t.Fatalf("Result reported %s before the Observer saw the terminal event", a.st)
+			}
+		})
+	}
+}
+
+// gateObserver blocks delivery of EventFailed until released.
+type gateObserver struct {
+	work.NopObserver
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gateObserver) Event(_ context.Context, e work.Event) {
+	if e.Type == work.EventFailed {
+		close(g.entered)
+		<-g.release
+	}
+}
+
+// TestResultNeverAheadOfObserver: a Result waiting for settlement returns
+// only after the observer has been given the terminal event. The observer
+// is held inside that event; during the hold (a bounded window in which a
+// premature wake-up would show) Result must not return.
+func TestResultNeverAheadOfObserver(t *testing.T) {
+	g := &gateObserver{entered: make(chan struct{}), release: make(chan struct{})}
+	s := work.New(work.WithObserver(g))
+	var once sync.Once
+	open := func() { once.Do(func() { close(g.release) }) }
+	defer s.Close(context.Background())
+	defer open() // never leave the worker held, even when failing
+	owner := work.NewOwner("coord")
+	finish := make(chan struct{})
+	ref, err := s.Start(context.Background(), work.Spec{Owner: owner, Target: work.Target{Label: "x", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { <-finish; return "", errors.New("boom") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan work.State, 1)
+	go func() {
+		st, _, _ := s.Result(context.Background(), owner, ref.ID, work.MaxResultWait)
+		done <- st.State
+	}()
+	close(finish)
+	<-g.entered
+	select {
+	case st := <-done:
+		t.Fatalf("Result returned %s while the observer was still being told", st)
+	case <-time.After(50 * time.Millisecond):
+	}
+	open()
+	if st := <-done; st != work.StateFailed {
+		t.Fatalf("Result state = %s", st)
+	}
+}
+
+// TestTerminalResultNeverAheadOfObserver: a Result that arrives after the
+// Work became terminal but while its terminal event is still being
+// delivered (the Work has no done channel: nobody waited) returns only
+// after the observer has been given the event.
+func TestTerminalResultNeverAheadOfObserver(t *testing.T) {
+	g := &gateObserver{entered: make(chan struct{}), release: make(chan struct{})}
+	s := work.New(work.WithObserver(g))
+	var once sync.Once
+	open := func() { once.Do(func() { close(g.release) }) }
+	defer s.Close(context.Background())
+	defer open()
+	owner := work.NewOwner("coord")
+	ref, err := s.Start(context.Background(), work.Spec{Owner: owner, Target: work.Target{Label: "x", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "", errors.New("boom") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered // terminal, its event held in delivery
+	done := make(chan work.State, 1)
+	go func() {
+		st, _, _ := s.Result(context.Background(), owner, ref.ID, work.MaxResultWait)
+		done <- st.State
+	}()
+	select {
+	case st := <-done:
+		t.Fatalf("Result returned %s while the observer was still being told", st)
+	case <-time.After(50 * time.Millisecond):
+	}
+	open()
+	if st := <-done; st != work.StateFailed {
+		t.Fatalf("Result state = %s", st)
 	}
 }

@@ -108,7 +108,7 @@ func TestAncestorsWaitingOnDescendantsNeverStall(t *testing.T) {
 }
 
 // TestWaitingCoordinatorsAtDefaults: as many children as the default pool
-// holds each start a grandchild and wait for it (the 8 waiting
+// holds each start a grandchild and wait for it (8 waiting
 // parents; and 2 at MaxRunning 2). Every grandchild runs at once, without
 // the clock moving (no 30 s steps), and everything finishes when the
 // grandchildren do.

@@ -14,11 +14,10 @@ import (
 // TestSettleFitsFirstStack: with the no-op Observer a child goroutine runs
 // a trivial child and settles its Work (eviction of the owner's oldest
 // terminal Work included) within its first stack, 2 KB: growing it deep in
-// settle cost more than the rest of settling (a copy of every frame). It
+// settle costs more than the rest of settling (a copy of every frame). It
 // runs in a process of its own, where debug.SetMaxStack(2048) makes any
 // stack that grows beyond 2 KB a fatal error. The race detector makes
-// every frame larger: with it the bound is 4 KB (the code before needed
-// more).
+// every frame larger: with it the bound is 4 KB.
 func TestSettleFitsFirstStack(t *testing.T) {
 	if os.Getenv("AGENTWORK_STACK_PROBE") != "1" {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestSettleFitsFirstStack$", "-test.count=1")

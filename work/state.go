@@ -1,5 +1,7 @@
 package work
 
+import "time"
+
 // State is a Work's lifecycle state. Its string form is the exact
 // model-facing value.
 type State string
@@ -75,3 +77,31 @@ const (
 	ClassDeadline       = "deadline_exceeded" // the per-work maximum duration passed
 	ClassResultTooLarge = "result_too_large"  // the output exceeded the maximum result bytes
 )
+
+// transition is the only place a Work's state changes. It refuses any edge
+// CanTransition does not allow (and returns nil), keeps the census and
+// records the event at time t, which it returns for the caller to complete
+// (before anything else is added to e).
+func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *Event {
+	if !CanTransition(it.state, to) {
+		return nil
+	}
+	if to.Terminal() && it.mb != nil && len(it.mb.queued) > 0 {
+		// Undelivered guidance is dropped before the terminal event, while
+		// the execution is still open for observers.
+		n := len(it.mb.queued)
+		it.mb.queued, it.mb.bytes = nil, 0
+		e.push(it, EventGuidanceDropped, t).Count = n
+	}
+	c := it.counts
+	c[it.state.index()]--
+	c[to.index()]++
+	from := it.state
+	it.state = to
+	if to.Terminal() {
+		s.settledLocked(it, t, e)
+	}
+	ev := e.push(it, EventType(to), t)
+	ev.From, ev.To = from, to
+	return ev
+}

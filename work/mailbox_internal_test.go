@@ -3,12 +3,10 @@ package work
 import (
 	"context"
 	"crypto/sha256"
-	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 // item returns the registry's record of a visible Work.
@@ -158,47 +156,6 @@ func findText(v reflect.Value, texts []string, path string) string {
 	return ""
 }
 
-func TestTopKMatchesFullSort(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 5, 12, 13, 100, 1000} {
-		m := map[string]*item{}
-		for i := range n {
-			it := &item{seq: uint64(r.IntN(50)), state: States[r.IntN(len(States))], hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0}
-			m[string(rune(i))+newID()] = it
-		}
-		better := func(a, b *item) bool {
-			if pa, pb := a.priority(), b.priority(); pa != pb {
-				return pa < pb
-			}
-			return a.seq > b.seq
-		}
-		for _, k := range []int{1, 12, 50} {
-			got := topK(m, k, better)
-			all := make([]*item, 0, n)
-			for _, it := range m {
-				all = append(all, it)
-			}
-			slices.SortStableFunc(all, func(a, b *item) int {
-				if better(a, b) {
-					return -1
-				}
-				if better(b, a) {
-					return 1
-				}
-				return 0
-			})
-			if len(got) != min(k, n) {
-				t.Fatalf("n=%d k=%d: %d items", n, k, len(got))
-			}
-			for i := range got {
-				if better(got[i], all[i]) || better(all[i], got[i]) {
-					t.Fatalf("n=%d k=%d: position %d differs", n, k, i)
-				}
-			}
-		}
-	}
-}
-
 // TestCommandRecordsDroppedAtDetachAndEviction: a detached Work keeps no
 // command records (its owner can no longer replay), nor does an evicted
 // one.
@@ -243,76 +200,5 @@ func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
 	}
 	if it2.mb != nil {
 		t.Error("an evicted Work keeps its mailbox")
-	}
-}
-
-// terminalIDs is an Observer that hands out the id of each Work that
-// reaches a terminal state.
-type terminalIDs struct {
-	NopObserver
-	ch chan string
-}
-
-func (o terminalIDs) Event(_ context.Context, e Event) {
-	if e.To.Terminal() && e.Type == EventType(e.To) {
-		o.ch <- e.WorkID
-	}
-}
-
-// TestEvictionClassCounts: through random completions, failures, reads,
-// detaches and evictions, an owner's per-class counts always match its
-// terminal list (eviction relies on them to pick its class).
-func TestEvictionClassCounts(t *testing.T) {
-	ctx := context.Background()
-	obs := terminalIDs{ch: make(chan string, 1)}
-	s := New(WithObserver(obs), WithRetention(5, 0), WithMaxStarts(0))
-	defer s.Close(ctx)
-	o := NewOwner("coord")
-	rng := rand.New(rand.NewPCG(1, 2))
-	var ids []string
-	check := func() {
-		t.Helper()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		os := s.owners[o.id]
-		var want [evictUnread + 1]int
-		for it := os.terminal.front(); it != nil; it = it.next {
-			want[it.evictClass()]++
-		}
-		if os.classes != want {
-			t.Fatalf("class counts %v, the list holds %v", os.classes, want)
-		}
-	}
-	for range 500 {
-		switch k := rng.IntN(4); {
-		case k <= 1:
-			failed := k == 1
-			ref, err := s.Start(ctx, Spec{Owner: o, Target: Target{Label: "f", Kind: KindFunction},
-				Run: func(context.Context) (string, error) {
-					if failed {
-						return "", context.DeadlineExceeded
-					}
-					return "x", nil
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			<-obs.ch // terminal, unread
-			ids = append(ids, ref.ID)
-		case k == 2 && len(ids) > 0:
-			s.Detach(o, ids[rng.IntN(len(ids))])
-		case len(ids) > 0:
-			s.Result(ctx, o, ids[rng.IntN(len(ids))], 0)
-		}
-		check()
-	}
-}
-
-// TestItemSizeClass: a Work's record stays within the allocator's
-// 896-byte size class (the next one is 1024 bytes: 15% more memory per
-// queued Work and per retained result).
-func TestItemSizeClass(t *testing.T) {
-	if n := unsafe.Sizeof(item{}); n > 896 {
-		t.Fatalf("item is %d bytes, over the 896-byte size class", n)
 	}
 }

@@ -1,0 +1,181 @@
+package work
+
+import (
+	"context"
+)
+
+// Start accepts Work for spec.Owner and returns its Ref at once; the child
+// runs later on its own goroutine. ctx is the caller's context: it is
+// handed to Observer.Bind (to link the execution to the launch) and is not
+// otherwise used; none of its values or its cancellation reach the child.
+//
+// Start fails with ErrInvalidOwner, ErrInvalidSpec, ErrClosed,
+// ErrScopeEnded or ErrLimit (outstanding, starts or depth); on failure
+// nothing is registered. Admission is atomic; Observer.Bind then runs
+// without the Supervisor's lock. A Start that overlaps Close (or the
+// owner's Release) may return a Ref whose Work was cancelled before it ran.
+func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
+	if err := validOwner(spec.Owner); err != nil {
+		return Ref{}, err
+	}
+	if err := validTarget(spec.Target); err != nil {
+		return Ref{}, err
+	}
+	if spec.Run == nil {
+		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
+	}
+	// The Work's id and item are made before the lock is taken (a refused
+	// Start drops them), so that its holders wait for no allocation.
+	scopeID, id := newScopeID(spec.Owner.id)
+	it := &item{
+		ref:      Ref{ID: id, TargetID: spec.Target.id()},
+		target:   spec.Target,
+		state:    StateQueued,
+		run:      spec.Run,
+		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		scopeID:  scopeID,
+	}
+	r := &it.brun
+	s.mu.Lock()
+	if r, err, ok := s.replayLocked(&spec); ok {
+		s.mu.Unlock()
+		if err != nil {
+			return Ref{}, err
+		}
+		<-r.ready // registered right after Bind, which does not wait
+		return r.ref, nil
+	}
+	now := s.cfg.clock.Now()
+	os, reason := s.admitLocked(spec.Owner)
+	if reason != "" {
+		s.mu.Unlock()
+		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
+		return Ref{}, s.refusal(reason)
+	}
+	if short := s.reserveLocked(&spec, r); short != "" {
+		s.mu.Unlock()
+		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
+		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+	}
+	// Reserve the start against the owner's limits, then bind outside the
+	// lock so that a slow observer never holds up other owners.
+	if os == nil {
+		os = s.newOwnerLocked(spec.Owner)
+	}
+	os.starts++
+	os.active++
+	launch := recordLaunchLocked(os, &spec, it.ref)
+	// Bind runs without the lock; the no-op Observer's Bind is known, and
+	// Start then keeps the lock throughout.
+	_, nop := s.cfg.observer.(NopObserver)
+	if !nop {
+		s.mu.Unlock()
+	}
+
+	it.owner, it.created = os, now
+	it.maxDur, it.budget, r.it = r.budget.MaxDuration, r, it
+	var e emission
+	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
+	if nop {
+		it.ctx = context.Background()
+		e.now = now // the lock was held throughout: the same critical section
+	} else {
+		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), *e.event(0))
+		s.mu.Lock()
+	}
+	s.seq++
+	it.seq = s.seq
+	os.items[it.ref.ID] = it
+	c := os.counts
+	if os.countsLabel != spec.Target.Label || c == nil {
+		c = s.counts[spec.Target.Label]
+		if c == nil {
+			c = new([len(States)]int)
+			s.counts[spec.Target.Label] = c
+		}
+		os.countsLabel, os.counts = spec.Target.Label, c
+	}
+	it.counts = c
+	c[StateQueued.index()]++
+	os.queue.pushBack(it)
+	s.queuedBelowLocked(os, 1)
+	if launch != nil {
+		close(launch.ready)
+	}
+	if !os.inRing {
+		s.ready.pushBack(os)
+	}
+	switch {
+	case !nop && s.owners[os.id] != os:
+		// Release (or the end of a child's scope) overlapped the start:
+		// the Work goes the way of the owner's other Work, detached first
+		// as releaseLocked does (whether or not Close overlapped too).
+		s.detachLocked(it, &e)
+		s.cancelLocked(it, s.cfg.clock.Now(), errCancelRequested, &e)
+	case s.closed:
+		// Close overlapped the start: the Work was accepted and is
+		// cancelled before it runs, as Close does to all queued Work.
+		s.cancelLocked(it, s.cfg.clock.Now(), errClosed, &e)
+	default:
+		// An idle slot lent by an enclosing waiter goes first, so that
+		// the pool's free slots stay with the fair order.
+		s.offerLocked(os, &e)
+		s.dispatchLocked(&e)
+	}
+	ref := it.ref
+	s.unlockAndEmit(&e)
+	return ref, nil
+}
+
+// admitLocked returns o's registry entry (nil when it has none yet) and ""
+// when o may start one more Work, else the refusal reason: "closed" or a
+// Limit name.
+func (s *Supervisor) admitLocked(o Owner) (*ownerState, string) {
+	if s.closed || s.draining {
+		return nil, "closed"
+	}
+	if o.sc != nil && o.sc.ended {
+		return nil, reasonScopeEnded
+	}
+	if o.depth >= s.cfg.maxDepth {
+		return nil, LimitDepth
+	}
+	os := s.visibleLocked(o)
+	switch {
+	case os == nil:
+		return nil, ""
+	case os.active >= s.cfg.maxOutstanding:
+		return nil, LimitOutstanding
+	case s.cfg.maxStarts > 0 && os.starts >= s.cfg.maxStarts:
+		return nil, LimitStarts
+	}
+	return os, ""
+}
+
+// refusal maps a refusal reason to its error.
+func (s *Supervisor) refusal(reason string) error {
+	switch reason {
+	case "closed":
+		return ErrClosed
+	case reasonScopeEnded:
+		return ErrScopeEnded
+	case LimitDepth:
+		return errorf(ErrLimit, "nesting depth limit %d reached", s.cfg.maxDepth)
+	case LimitOutstanding:
+		return errorf(ErrLimit, "outstanding limit %d reached for this owner", s.cfg.maxOutstanding)
+	default:
+		return errorf(ErrLimit, "starts limit %d reached for this owner", s.cfg.maxStarts)
+	}
+}
+
+// newOwnerLocked registers o, which has no registry entry.
+func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
+	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc, items: make(map[string]*item)}
+	s.owners[o.id] = os
+	if o.sc != nil {
+		o.sc.os = os
+	}
+	return os
+}

@@ -1,0 +1,221 @@
+package work
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// meter is one dimension of an account. limit 0 means none. used is what
+// was spent (by the run itself, and by its settled children); held is what
+// unsettled children reserved. used and held change without the
+// Supervisor's lock (used by the running child) or under it (held, and used
+// at a child's settlement).
+type meter struct {
+	limit   int64
+	pooled  bool   // children reserve from it: a pool, or a reservation that is explicit or from a pool
+	through bool   // a function child's that reserved nothing: its children reserve from its parent's source
+	from    *meter // the meter it was reserved from (held there until settlement), or nil
+	used    atomic.Int64
+	held    atomic.Int64
+}
+
+// avail is what the meter can still give children: -1 when they do not
+// reserve from it.
+func (m *meter) avail() int64 {
+	if m.limit <= 0 || !m.pooled {
+		return -1
+	}
+	return max(m.limit-m.used.Load()-m.held.Load(), 0)
+}
+
+// account is a pool (a top-level owner's, parent nil) or one child run's
+// reservation (parent: the pool or the reservation it was reserved from,
+// nil when there is none).
+type account struct {
+	m      [numDims]meter
+	parent *account
+}
+
+// run is the budget state of one child run (background or foreground):
+// its reservation, its own usage and its boundary phase.
+type run struct {
+	account
+	s      *Supervisor
+	budget Budget // effective
+	fail   bool
+	emit   func(Event) // delivers a foreground call's budget event (never under s.mu)
+	it     *item       // a background run's Work: its budget events go with its others
+
+	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
+	in, out            atomic.Int64 // tokens the provider reported
+	unknown            atomic.Int32 // responses without usage
+
+	mu        sync.Mutex
+	exhausted string // the budget that ran out, once one did
+	phase     uint8  // phaseOrdinary, phaseFinal (granted), phaseRefused
+}
+
+const (
+	phaseOrdinary uint8 = iota
+	phaseFinal
+	phaseRefused
+)
+
+// source returns the meter a child of a reserves from in dimension i: a's,
+// or, where a is a function child that reserved nothing there, the
+// nearest enclosing account's that did. nil when there is none.
+func (a *account) source(i int) *meter {
+	for ; a != nil; a = a.parent {
+		if !a.m[i].through {
+			return &a.m[i]
+		}
+	}
+	return nil
+}
+
+// reserveLocked resolves spec's budget for a child of owner and reserves
+// it from the owner's pool or reservation. It returns the run, or the
+// budget that cannot be covered. scope is the id the child's own scope will
+// have: its children reserve from this run.
+//
+// In a pooled dimension (the owner's pool, or a parent child's reservation
+// that is explicit or from a pool), a child that sets its own limit
+// reserves it, refused when it does not fit. A child that sets none
+// reserves, if it is an agent, its default capped at its PoolShare of the
+// pool and at what remains (refused when nothing remains); if it is a
+// function (no model requests of its own), nothing: its own children then
+// reserve from the pool as if they were the function's siblings, so that
+// no descendant escapes it.
+//
+// r is the caller's zero run, which reserveLocked fills in.
+func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
+	r.s, r.fail = s, spec.FailOnBudget
+	// A top-level owner's account is its pool; a child's scope's is the
+	// child's reservation, reached through the scope (whose Start the
+	// scope's end refuses before this).
+	parent := s.bud.pools[spec.Owner.id]
+	if spec.Owner.depth > 0 {
+		parent = nil
+		if sc := spec.Owner.sc; sc != nil {
+			parent = sc.acct
+		}
+	}
+	r.parent = parent
+	want := spec.Budget.dims()
+	def, ceil := s.cfg.budget.def.dims(), s.cfg.budget.ceiling.dims()
+	var eff [numDims]int64
+	var src [numDims]*meter
+	var through [numDims]bool
+	for i := range eff {
+		v, explicit := resolveDim(want[i], def[i], ceil[i]), want[i] > 0
+		if m := parent.source(i); m != nil {
+			if avail := m.avail(); avail >= 0 {
+				if !explicit && spec.Target.Kind == KindFunction {
+					through[i] = true
+					continue
+				}
+				share := (m.limit + PoolShare - 1) / PoolShare
+				switch {
+				case avail == 0 || (explicit && v > avail):
+					return dimNames[i]
+				case !explicit && (v <= 0 || v > share):
+					v = share
+				}
+				v = min(v, avail)
+				src[i] = m
+			}
+		}
+		eff[i] = max(v, 0)
+	}
+	for i, v := range eff {
+		r.m[i].limit, r.m[i].through = v, through[i]
+		r.m[i].pooled = v > 0 && (src[i] != nil || want[i] > 0)
+		if src[i] != nil {
+			src[i].held.Add(v)
+			r.m[i].from = src[i]
+		}
+	}
+	r.budget.setDims(eff)
+	r.budget.MaxDuration = s.cfg.duration(spec)
+	return ""
+}
+
+// settleRunLocked refunds what r did not spend to its parent. The parent is charged what r (and its children) spent; tokens
+// stay charged in full when a response reported no usage. It is
+// idempotent.
+func (s *Supervisor) settleRunLocked(r *run) {
+	if r == nil {
+		return
+	}
+	p := r.parent
+	if p == nil {
+		return
+	}
+	r.parent = nil
+	for i := range r.m {
+		spent := r.m[i].used.Load()
+		if i == dimTokens && r.unknown.Load() > 0 && r.m[i].limit > 0 {
+			spent = max(spent, r.m[i].limit)
+		}
+		if f := r.m[i].from; f != nil {
+			// Reserved from f (the parent's meter, or an enclosing one past
+			// function children that reserved nothing): refund and charge it.
+			f.held.Add(-r.m[i].limit)
+			f.used.Add(spent)
+			continue
+		}
+		p.m[i].used.Add(spent)
+	}
+}
+
+// usage returns what r spent itself.
+func (r *run) usage() Usage {
+	if r == nil {
+		return Usage{}
+	}
+	return Usage{Turns: int(r.turns()), ToolCalls: int(r.toolCalls()),
+		InputTokens: r.in.Load(), OutputTokens: r.out.Load(), UnknownUsage: int(r.unknown.Load())}
+}
+
+func (r *run) turns() int64     { return r.ownTurns.Load() }
+func (r *run) toolCalls() int64 { return r.ownTools.Load() }
+
+// exhaustedBudget returns the budget that ran out, or "".
+func (r *run) exhaustedBudget() string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.exhausted
+}
+
+// refused reports whether the boundary refused a request.
+func (r *run) refused() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.phase == phaseRefused
+}
+
+// exhaust records that budget ran out (once) and returns whether this call
+// did it. Must be called with r.mu held.
+func (r *run) exhaustLocked(budget string) bool {
+	if r.exhausted != "" {
+		return false
+	}
+	r.exhausted = budget
+	return true
+}
+
+// reached returns the first dimension whose limit is spent, or "".
+func (r *run) reached() string {
+	for i := range r.m {
+		if m := &r.m[i]; m.limit > 0 && m.used.Load()+m.held.Load() >= m.limit {
+			return dimNames[i]
+		}
+	}
+	return ""
+}

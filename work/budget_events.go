@@ -1,0 +1,68 @@
+package work
+
+import (
+	"context"
+	"errors"
+)
+
+// emitWork delivers a background Work's budget event, in order with its
+// other events.
+func (s *Supervisor) emitWork(it *item, ev Event) {
+	var e emission
+	s.mu.Lock()
+	if it.state.Terminal() {
+		s.mu.Unlock()
+		return
+	}
+	e.add(it, ev)
+	s.unlockAndEmit(&e)
+}
+
+// foregroundEmitter returns the function that delivers a foreground
+// call's budget events, with the call's execution context.
+func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(Event) {
+	return func(ev Event) {
+		ev.Owner, ev.Depth, ev.Target, ev.Kind = spec.Owner.id, spec.Owner.depth, spec.Target.Label, spec.Target.Kind
+		s.cfg.observer.Event(exec, ev)
+	}
+}
+
+// endRunLocked queues the events of a background run's end: the duration
+// budget running out (class deadline_exceeded), then its usage.
+func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
+	r := it.budget
+	if r == nil {
+		return
+	}
+	now := s.nowLocked(e)
+	if class == ClassDeadline {
+		r.mu.Lock()
+		first := r.exhaustLocked(BudgetDuration)
+		r.mu.Unlock()
+		if first {
+			e.push(it, EventBudgetExhausted, now).Budget = BudgetDuration
+		}
+	}
+	if u := r.usage(); u != (Usage{}) {
+		e.push(it, EventUsage, now).Usage = u
+	}
+}
+
+// endForeground reports a foreground run's end (as endRunLocked does) and
+// settles its reservation.
+func (s *Supervisor) endForeground(r *run, scopeID string, exec context.Context) {
+	if errors.Is(context.Cause(exec), errDeadline) {
+		r.mu.Lock()
+		first := r.exhaustLocked(BudgetDuration)
+		r.mu.Unlock()
+		if first {
+			r.report(Event{Type: EventBudgetExhausted, Budget: BudgetDuration})
+		}
+	}
+	if u := r.usage(); u != (Usage{}) {
+		r.report(Event{Type: EventUsage, Usage: u})
+	}
+	s.mu.Lock()
+	s.settleRunLocked(r)
+	s.mu.Unlock()
+}

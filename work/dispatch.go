@@ -1,0 +1,55 @@
+package work
+
+import (
+	"context"
+)
+
+// popLocked takes the first queued Work of os (which is in the ready ring)
+// and moves os to the back of the ring when it has more.
+func (s *Supervisor) popLocked(os *ownerState) *item {
+	it := os.queue.front()
+	os.queue.remove(it)
+	s.queuedBelowLocked(os, -1)
+	s.ready.remove(os)
+	if os.queue.len() > 0 {
+		s.ready.pushBack(os)
+	}
+	return it
+}
+
+// runLocked starts a Work taken from its owner's queue, on a pool slot
+// (lender nil) or on lender's lent slot.
+func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
+	ctx, run := s.prepareRunLocked(it, lender, e)
+	s.live.Add(1)
+	go s.execute(it, ctx, run)
+}
+
+// prepareRunLocked moves a Work taken from its owner's queue to running and
+// returns the context and function its child runs with.
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
+	now := s.nowLocked(e)
+	it.started = now
+	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.created)
+	s.running.pushBack(it)
+	if lender != nil {
+		it.lender, lender.borrower = lender, it
+	}
+	ctx, cancel := context.WithCancelCause(it.ctx)
+	it.cancel = cancel
+	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
+	it.sc = &it.scope
+	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
+	it.xctx = execCtx{Context: ctx, ex: &it.exec}
+	ctx = &it.xctx
+	if it.maxDur > 0 {
+		if _, system := s.cfg.clock.(systemClock); system {
+			s.addDeadlineLocked(it, now)
+		} else {
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+		}
+	}
+	run := it.run
+	it.run = nil
+	return ctx, run
+}

@@ -1,0 +1,187 @@
+package work
+
+import (
+	"sync"
+	"time"
+)
+
+// emission is a batch of events gathered under s.mu and delivered after it
+// is released, in order, holding each Work's emit lock so that events of one
+// Work never interleave or reorder.
+//
+// The first few events and done channels live in the emission's own arrays
+// and the overflow in separate slices: no field points into the emission
+// itself, so that it stays on the caller's stack and the common case
+// allocates nothing.
+type emission struct {
+	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
+	its     [4]*item
+	evs     [4]Event
+	moreIts []*item
+	moreEvs []Event
+	nd      int // done channels: the first in done0, the rest in moreDone
+	done0   chan struct{}
+	more    []chan struct{}
+	notices []pendingNotice // sent after the events are delivered
+	// now is the clock's reading for the critical section that gathers
+	// the emission (zero until read): its events share it.
+	now time.Time
+}
+
+// nowLocked returns the time of the critical section gathering e, reading
+// the clock once per section.
+func (s *Supervisor) nowLocked(e *emission) time.Time {
+	if e.now.IsZero() {
+		e.now = s.cfg.clock.Now()
+	}
+	return e.now
+}
+
+// emissions are settle's emissions, reused.
+var emissions = sync.Pool{New: func() any { return new(emission) }}
+
+// add appends ev, an event of it, to e. The settle path uses push, which
+// builds the event in place (an Event is 272 bytes: every one built on a
+// child goroutine's stack makes its frames larger).
+//
+//go:noinline
+func (e *emission) add(it *item, ev Event) {
+	p := e.push(it, ev.Type, ev.Time)
+	ev.WorkID, ev.Owner, ev.Depth, ev.Target, ev.Kind = p.WorkID, p.Owner, p.Depth, p.Target, p.Kind
+	*p = ev
+}
+
+// push appends an event of it of type typ at time t to e and returns it,
+// its Work's fields set, for the caller to complete before the next push.
+func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
+	var ev *Event
+	if e.n < len(e.evs) {
+		e.its[e.n] = it
+		ev = &e.evs[e.n]
+	} else {
+		e.moreIts = append(e.moreIts, it)
+		e.moreEvs = append(e.moreEvs, Event{})
+		ev = &e.moreEvs[len(e.moreEvs)-1]
+	}
+	e.n++
+	*ev = Event{} // a pooled emission's entries are cleared, an Event literal here is a copy
+	ev.Type, ev.Time = typ, t
+	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
+	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	return ev
+}
+
+// item returns the Work of the i-th event.
+func (e *emission) item(i int) *item {
+	if i < len(e.its) {
+		return e.its[i]
+	}
+	return e.moreIts[i-len(e.its)]
+}
+
+// event returns the i-th event.
+func (e *emission) event(i int) *Event {
+	if i < len(e.evs) {
+		return &e.evs[i]
+	}
+	return &e.moreEvs[i-len(e.evs)]
+}
+
+// settled records that it's done channel, if a waiter made one, closes
+// after the events.
+func (e *emission) settled(it *item) {
+	if it.done == nil {
+		return
+	}
+	if e.nd == 0 {
+		e.done0 = it.done
+	} else {
+		e.more = append(e.more, it.done)
+	}
+	e.nd++
+}
+
+// unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
+//
+// It runs on child goroutines as they settle: what it does only now and
+// then (many Works at once, an Observer that is not the no-op one,
+// notices) is in functions of their own, so that its own frame stays
+// small and settling fits in a new goroutine's stack.
+func (s *Supervisor) unlockAndEmit(e *emission) {
+	var buf [4]*item
+	locked := buf[:0]
+	if e.n <= 16 {
+		for i := range e.n {
+			if it := e.item(i); !containsItem(locked, it) {
+				it.emitMu.Lock()
+				locked = append(locked, it)
+			}
+		}
+	} else {
+		locked = lockAll(e)
+	}
+	s.mu.Unlock()
+	if !s.nop || len(e.notices) > 0 {
+		s.deliver(e)
+	}
+	// Settlement is announced only after the observer has seen it, so a
+	// Result that returns a terminal state is never ahead of telemetry.
+	if e.nd > 0 {
+		close(e.done0)
+		for _, ch := range e.more {
+			close(ch)
+		}
+	}
+	for _, it := range locked {
+		it.emitMu.Unlock()
+		if it.prog.pending.Load() {
+			s.flushProgress(it)
+		}
+	}
+}
+
+// lockAll takes the emit locks of e's Works, each once, and returns them.
+// Close and Release emit for many Works at once: a linear membership test
+// would make them quadratic.
+//
+//go:noinline
+func lockAll(e *emission) []*item {
+	var locked []*item
+	seen := make(map[*item]struct{}, e.n)
+	for i := range e.n {
+		if it := e.item(i); !has(seen, it) {
+			seen[it] = struct{}{}
+			it.emitMu.Lock()
+			locked = append(locked, it)
+		}
+	}
+	return locked
+}
+
+// deliver hands e's events to the Observer and sends its notices.
+//
+//go:noinline
+func (s *Supervisor) deliver(e *emission) {
+	if !s.nop {
+		for i := range e.n {
+			s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
+		}
+	}
+	for _, n := range e.notices {
+		n.sub.send(n.n)
+	}
+}
+
+func has(m map[*item]struct{}, it *item) bool {
+	_, ok := m[it]
+	return ok
+}
+
+func containsItem(its []*item, it *item) bool {
+	for _, x := range its {
+		if x == it {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,44 @@
+package work
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	mrand "math/rand/v2"
+	"sync"
+	"unsafe"
+)
+
+// idSources are ChaCha8 generators (cryptographically strong), each seeded
+// from crypto/rand, that make the 128-bit random ids: reading crypto/rand
+// itself asks the kernel every time, several hundred nanoseconds a Start.
+var idSources = sync.Pool{New: func() any {
+	var seed [32]byte
+	_, _ = rand.Read(seed[:]) // never returns an error (crypto/rand, Go 1.24+)
+	return mrand.NewChaCha8(seed)
+}}
+
+// randomID fills b with random bytes.
+func randomID(b *[16]byte) {
+	g := idSources.Get().(*mrand.ChaCha8)
+	_, _ = g.Read(b[:]) // never returns an error
+	idSources.Put(g)
+}
+
+func newID() string {
+	var b [16]byte
+	randomID(&b)
+	return hex.EncodeToString(b[:])
+}
+
+// newScopeID returns owner + "/" + a new id, and the id (a substring: one
+// allocation for both).
+func newScopeID(owner string) (scope, id string) {
+	var b [16]byte
+	randomID(&b)
+	buf := make([]byte, len(owner)+1+2*len(b))
+	copy(buf, owner)
+	buf[len(owner)] = '/'
+	hex.Encode(buf[len(owner)+1:], b[:])
+	scope = unsafe.String(unsafe.SliceData(buf), len(buf))
+	return scope, scope[len(owner)+1:]
+}

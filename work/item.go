@@ -1,0 +1,70 @@
+package work
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type item struct {
+	ref       Ref
+	owner     *ownerState
+	target    Target
+	seq       uint64
+	state     State
+	created   time.Time
+	started   time.Time
+	finished  time.Time
+	output    string
+	hasOutput bool
+	read      bool
+	detached  bool
+	lending   bool            // a waiter of this Work lends its running slot (slots.go)
+	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
+	ctx       context.Context // from Observer.Bind; events use it
+	run       RunFunc         // nil once running
+	cancel    context.CancelCauseFunc
+	stopTimer func() bool // the deadline's, on a Clock other than the system's
+	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
+	maxDur    time.Duration
+	maxBytes  int
+	// prev and next link the Work into list: its owner's queue, the
+	// Supervisor's running list or its owner's terminal list (ilist.go).
+	prev, next *item
+	list       *itemList
+	mb         *mailbox // guidance and command records, from the first Send
+	sc         *scope   // this Work's own owner scope, from running
+	// Running slots (slots.go): the Work whose lent slot this one runs on
+	// (nil: a pool slot), the descendant running on this one's lent slot,
+	// the Works its lending waiters wait for (one entry per waiter), the
+	// channel closed when this Work, owed its slot back, has one again
+	// (reclaiming mirrors reclaim != nil for the lock-free boundary check),
+	// whether code on its slot has used the model-request boundary, and
+	// how many Works are queued below this one.
+	lender      *item
+	borrower    *item
+	awaited     []*item
+	reclaim     chan struct{}
+	reclaiming  atomic.Bool
+	boundary    atomic.Bool
+	queuedBelow int32
+	emitMu      sync.Mutex
+	budget      *run // budget state: brun
+	brun        run
+	prog        progress
+	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
+	counts      *[len(States)]int // the census of its target label
+	exec        Execution         // its child's, from running
+	xctx        execCtx           // its child's context, from running
+	scope       scope             // its own owner scope (sc points here), from running
+}
+
+// doneLocked returns the channel closed once it is terminal and its events
+// are delivered, made by the first waiter (most Works have none).
+func (it *item) doneLocked() chan struct{} {
+	if it.done == nil {
+		it.done = make(chan struct{})
+	}
+	return it.done
+}

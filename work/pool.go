@@ -1,0 +1,111 @@
+package work
+
+// budgets is the Supervisor's budget accounting, guarded by s.mu.
+type budgets struct {
+	// pools are the top-level owners' pools by owner id (a child's
+	// scope reaches its reservation through scope.acct).
+	pools map[string]*account
+}
+
+// SetPool gives the top-level owner o a pool: the total turns, tool calls
+// and tokens all of the Work (and foreground calls) it starts may reserve.
+// Each start reserves its child's budget from it: a child's own limits
+// (Spec.Budget) in full; where it sets none, an agent child its default
+// capped at 1/PoolShare of the pool and at what remains, a function child
+// nothing (its own children reserve from the pool instead). A start it
+// cannot cover
+// fails with ErrBudgetExhausted before any Work exists; when the child
+// settles, what it did not spend is refunded. A zero field leaves that
+// dimension unpooled. Calling SetPool again replaces the limits and keeps
+// what is reserved and spent. Release forgets the pool.
+//
+// SetPool fails with ErrInvalidOwner for the zero Owner or a child's scope
+// (its children reserve from the child's own reservation).
+func (s *Supervisor) SetPool(o Owner, b Budget) error {
+	if err := validOwner(o); err != nil {
+		return err
+	}
+	if o.depth > 0 {
+		return errorf(ErrInvalidOwner, "a child's scope has no pool of its own: its children reserve from the child's reservation")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bud.pools == nil {
+		s.bud.pools = make(map[string]*account)
+	}
+	a := s.bud.pools[o.id]
+	if a == nil {
+		a = &account{}
+		s.bud.pools[o.id] = a
+	}
+	for i, v := range b.dims() {
+		a.m[i].limit, a.m[i].pooled = max(v, 0), v > 0
+	}
+	return nil
+}
+
+// PoolState is a pool's state: its limits, what unsettled children
+// reserved and what settled ones spent (MaxDuration unused).
+type PoolState struct {
+	Limit, Reserved, Spent Budget
+}
+
+// Pool returns the state of o's pool, and whether o has one.
+func (s *Supervisor) Pool(o Owner) (PoolState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.bud.pools[o.id]
+	if a == nil {
+		return PoolState{}, false
+	}
+	var lim, held, used [numDims]int64
+	for i := range a.m {
+		lim[i], held[i], used[i] = a.m[i].limit, a.m[i].held.Load(), a.m[i].used.Load()
+	}
+	var p PoolState
+	p.Limit.setDims(lim)
+	p.Reserved.setDims(held)
+	p.Spent.setDims(used)
+	return p, true
+}
+
+// PoolCensus calls fn once per budget name (turns, tool_calls, tokens) with
+// the sums over the Supervisor's pools that limit it: reserved by unsettled
+// children and remaining. It holds the Supervisor's lock while it runs: fn
+// must be quick and must not call the Supervisor.
+func (s *Supervisor) PoolCensus(fn func(budget string, reserved, remaining int64)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var held, rem [numDims]int64
+	var any [numDims]bool
+	for _, a := range s.bud.pools {
+		for i := range a.m {
+			if a.m[i].limit > 0 {
+				any[i] = true
+				held[i] += a.m[i].held.Load()
+				rem[i] += a.m[i].avail()
+			}
+		}
+	}
+	for i, name := range dimNames {
+		if any[i] {
+			fn(name, held[i], rem[i])
+		}
+	}
+}
+
+// PoolShare is the divisor of an unbudgeted child's share of a pool: an
+// agent child that sets no limit of its own in a pooled dimension reserves
+// its default there, but at most 1/PoolShare of the pool's limit (rounded
+// up), and at most what remains; where it has no default (tokens), it
+// reserves that share. So one child without a budget never takes a whole
+// pool: with a pool of 20 turns and 200,000 tokens it reserves 5 turns and
+// 50,000 tokens, and four such children fit. The same holds inside a
+// parent child's reservation.
+const PoolShare = 4
+
+// forgetPoolLocked drops the pool of the top-level owner id. Children
+// still holding reservations settle into the forgotten account.
+func (s *Supervisor) forgetPoolLocked(id string) {
+	delete(s.bud.pools, id)
+}

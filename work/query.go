@@ -1,0 +1,128 @@
+package work
+
+import (
+	"time"
+)
+
+// lookupLocked finds a Work visible to o, evicting expired Work first.
+func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	os := s.visibleLocked(o)
+	if os == nil {
+		return nil, ErrNotFound
+	}
+	it := os.items[id]
+	if it == nil {
+		return nil, ErrNotFound
+	}
+	return it, nil
+}
+
+func (it *item) status() Status {
+	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
+		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
+		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget(),
+		ResultRead: it.read, Progress: it.prog.snapshot()}
+}
+
+// Status returns the projection of one Work visible to o, or ErrNotFound.
+func (s *Supervisor) Status(o Owner, id string) (Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil {
+		return Status{}, err
+	}
+	return it.status(), nil
+}
+
+// List returns at most 50 Works visible to o: unfinished first, then
+// finished; within each group newest first (by start order). It returns an
+// empty slice for an owner with none.
+func (s *Supervisor) List(o Owner) ([]Status, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.visibleLocked(o)
+	if os == nil {
+		return []Status{}, nil
+	}
+	top := topK(os.items, MaxListed, func(a, b *item) bool {
+		if at, bt := a.state.Terminal(), b.state.Terminal(); at != bt {
+			return !at
+		}
+		return a.seq > b.seq
+	})
+	out := make([]Status, len(top))
+	for i, it := range top {
+		out[i] = it.status()
+	}
+	return out, nil
+}
+
+// Rows returns the boundary status rows for o: at most 12 Works chosen by
+// priority, and how many visible Works were left out. The priority is:
+// results available and not yet read; failed; running and
+// cancel-requested; queued; the rest (results already read, cancelled).
+// Within a priority, newest first. Elapsed is measured from start (or
+// creation while queued) to now, or to the finish for terminal Work.
+// Selection costs O(n log 12) for n visible Works: it does not sort them.
+func (s *Supervisor) Rows(o Owner) (rows []Row, more int) {
+	if validOwner(o) != nil {
+		return nil, 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	os := s.visibleLocked(o)
+	if os == nil {
+		return nil, 0
+	}
+	top := topK(os.items, MaxRows, func(a, b *item) bool {
+		if pa, pb := a.priority(), b.priority(); pa != pb {
+			return pa < pb
+		}
+		return a.seq > b.seq
+	})
+	now := s.cfg.clock.Now()
+	rows = make([]Row, len(top))
+	for i, it := range top {
+		rows[i] = Row{ID: it.ref.ID, TargetLabel: it.target.Label, State: it.state,
+			Elapsed: it.elapsed(now), ResultAvailable: it.hasOutput}
+	}
+	return rows, len(os.items) - len(rows)
+}
+
+func (it *item) priority() int {
+	switch it.state {
+	case StateCompleted:
+		if it.hasOutput && !it.read {
+			return 0
+		}
+		return 4
+	case StateFailed:
+		return 1
+	case StateRunning, StateCancelRequested:
+		return 2
+	case StateQueued:
+		return 3
+	}
+	return 4
+}
+
+func (it *item) elapsed(now time.Time) time.Duration {
+	from := it.started
+	if from.IsZero() {
+		from = it.created
+	}
+	if !it.finished.IsZero() {
+		now = it.finished
+	}
+	if d := now.Sub(from); d > 0 {
+		return d
+	}
+	return 0
+}

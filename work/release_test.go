@@ -1,0 +1,80 @@
+package work_test
+
+import (
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func TestRelease(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1), work.WithMaxStarts(2))
+	runRef, runC := h.running(coord, agent)
+	qc := h.child()
+	qRef := h.start(coord, agent, qc)
+	other, otherC := work.NewOwner("other"), h.child()
+	oRef := h.start(other, agent, otherC)
+	h.refused(coord, work.LimitStarts)
+
+	h.s.Release(coord)
+	for _, id := range []string{runRef.ID, qRef.ID} {
+		_, err := h.s.Status(coord, id)
+		notFound(t, err)
+	}
+	if ev := h.obs.waitTerminal(qRef.ID); ev.To != work.StateCancelled {
+		t.Fatalf("queued = %+v", ev)
+	}
+	if runC.ctx.Err() == nil {
+		t.Fatal("running child not cancelled")
+	}
+	runC.returnCtxErr()
+	if ev := h.obs.waitTerminal(runRef.ID); ev.To != work.StateCancelled {
+		t.Fatalf("running = %+v", ev)
+	}
+	// The other owner's Work now runs; the released owner has a new budget.
+	<-otherC.started
+	if st := h.status(other, oRef.ID); st.State != work.StateRunning {
+		t.Fatal(st)
+	}
+	if c := census(h.s); censusTotal(h.s) != 1 || c[work.StateRunning] != 1 {
+		t.Fatalf("census = %v", c)
+	}
+	h.start(coord, agent, h.child())
+	h.s.Release(work.NewOwner("never-seen"))
+	h.s.Release(work.Owner{})
+}
+
+func TestChildScopeReleasedWhenChildEnds(t *testing.T) {
+	h := newHarness(t)
+	ref, c := h.running(coord, agent)
+	scope := c.ex.Scope()
+	if scope.Depth() != 1 || scope.ID() == coord.ID() || scope.IsZero() {
+		t.Fatalf("scope = %+v", scope)
+	}
+	gRef, gc := h.running(scope, fn)
+	doneRef, err := h.s.Start(t.Context(), work.Spec{Owner: scope, Target: fn, Run: immediate("x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.obs.waitTerminal(doneRef.ID)
+	if l, _ := h.s.List(scope); len(l) != 2 {
+		t.Fatalf("scope list = %v", l)
+	}
+	if l, _ := h.s.List(coord); len(l) != 1 {
+		t.Fatalf("owner sees its child's work: %v", l)
+	}
+	c.complete("parent done")
+	h.obs.waitTerminal(ref.ID)
+	if gc.ctx.Err() == nil {
+		t.Fatal("grandchild not cancelled when its parent ended")
+	}
+	gc.returnCtxErr()
+	if ev := h.obs.waitTerminal(gRef.ID); ev.To != work.StateCancelled {
+		t.Fatalf("grandchild = %+v", ev)
+	}
+	if l, _ := h.s.List(scope); len(l) != 0 {
+		t.Fatalf("scope still lists %v", l)
+	}
+	if c := census(h.s); censusTotal(h.s) != 1 || c[work.StateCompleted] != 1 {
+		t.Fatalf("census = %v", c)
+	}
+}

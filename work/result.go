@@ -1,0 +1,138 @@
+package work
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Result returns the exact output of a completed Work. For failed or
+// cancelled Work it returns the Status at once (failure is visible only as
+// state). Otherwise it waits until the Work settles, timeout passes (capped
+// at 30 s; 0 does not wait) or ctx is done, and returns the Status then, with
+// the output if it completed meanwhile. The output is meaningful only when
+// the returned Status is completed (an empty output is a valid result). The
+// wait is woken by settlement, not by polling. A negative timeout is
+// ErrInvalidTimeout.
+//
+// When o is a child's scope, the waiting child lends its running slot to
+// its own descendants for the wait; Result still returns at its timeout or
+// ctx end, and a child left without a slot reclaims one as described in
+// "Running slots" in the package doc. Once Result has returned a terminal
+// answer, the Work keeps no command records (see Send).
+func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
+	if timeout < 0 {
+		return Status{}, "", ErrInvalidTimeout
+	}
+	timeout = min(timeout, MaxResultWait)
+	s.mu.Lock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil || (timeout == 0 && !it.state.Terminal()) {
+		return s.readLocked(it, err)
+	}
+	if it.state.Terminal() {
+		return s.readSettledLocked(o, id, it)
+	}
+	done := it.doneLocked()
+	var e emission
+	w := s.lendLocked(o, it, &e)
+	s.unlockAndEmit(&e)
+
+	settled := s.wait(ctx, done, timeout)
+	if w != nil {
+		s.unlend(w, it)
+	}
+	s.mu.Lock()
+	if settled {
+		// done closes after the terminal events are delivered.
+		return s.readLocked(s.lookupLocked(o, id))
+	}
+	if it, err := s.lookupLocked(o, id); err == nil && it.state.Terminal() {
+		// The wait ended (timeout, ctx) while the Work settled and before
+		// its done channel closed.
+		return s.readSettledLocked(o, id, it)
+	}
+	return s.readLocked(s.lookupLocked(o, id))
+}
+
+// readSettledLocked answers Result for terminal it and releases s.mu.
+// The Work is settled, perhaps with its events still being delivered:
+// their emission holds the Work's emit lock from before s.mu was released
+// until they are, so a terminal answer is never ahead of the observer.
+//
+// Emissions take a Work's emit lock before they release s.mu: when it is
+// free while s.mu is held, no emission of the Work is under way and the
+// answer is read at once.
+func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, string, error) {
+	if it.emitMu.TryLock() {
+		it.emitMu.Unlock()
+		return s.readLocked(it, nil)
+	}
+	s.mu.Unlock()
+	it.emitMu.Lock()
+	it.emitMu.Unlock()
+	s.mu.Lock()
+	return s.readLocked(s.lookupLocked(o, id))
+}
+
+// waitTimers are the system clock's result-wait timers, reused: since Go
+// 1.23 a stopped timer delivers no stale tick after Reset.
+var waitTimers sync.Pool
+
+// wait returns when done is closed (reporting true), timeout passes or ctx
+// is done.
+func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) (closed bool) {
+	if _, system := s.cfg.clock.(systemClock); system {
+		t, _ := waitTimers.Get().(*time.Timer)
+		if t == nil {
+			t = time.NewTimer(timeout)
+		} else {
+			t.Reset(timeout)
+		}
+		select {
+		case <-done:
+			closed = true
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		waitTimers.Put(t)
+		return closed
+	}
+	expired := make(chan struct{})
+	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
+	select {
+	case <-done:
+		closed = true
+	case <-expired:
+	case <-ctx.Done():
+	}
+	stop()
+	return closed
+}
+
+// readLocked answers Result and releases s.mu.
+func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
+	if err != nil {
+		s.mu.Unlock()
+		return Status{}, "", err
+	}
+	st := it.status()
+	if st.State.Terminal() {
+		it.dropCommands()
+	}
+	if !it.hasOutput {
+		s.mu.Unlock()
+		return st, "", nil
+	}
+	out := it.output
+	var e emission
+	if !it.read {
+		it.markRead()
+		if !s.nop { // the event is only the Observer's: no clock read for the no-op one
+			e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: len(out)})
+		}
+	}
+	s.unlockAndEmit(&e)
+	return st, out, nil
+}

@@ -1,0 +1,81 @@
+package work
+
+// Eviction classes, evicted in this order.
+const (
+	evictRead     = iota // completed, result read
+	evictUnwanted        // failed or cancelled
+	evictUnread          // completed, result not yet read
+)
+
+func (it *item) evictClass() int {
+	switch {
+	case it.state != StateCompleted:
+		return evictUnwanted
+	case it.read:
+		return evictRead
+	}
+	return evictUnread
+}
+
+// evictLocked drops the owner's terminal Work beyond the retention bounds:
+// first every Work finished longer ago than the age bound, then, while more
+// are kept than the count bound, the oldest finished of the first non-empty
+// class: read results, then failed and cancelled Work, then unread results.
+// The class scan runs only when the count bound is exceeded.
+func (s *Supervisor) evictLocked(os *ownerState) {
+	if s.cfg.retainAge > 0 {
+		now := s.cfg.clock.Now()
+		for f := os.terminal.front(); f != nil && now.Sub(f.finished) > s.cfg.retainAge; f = os.terminal.front() {
+			s.evictItemLocked(os, f)
+		}
+	}
+	for os.terminal.len() > s.cfg.retainTerminal {
+		c := evictRead
+		for os.classes[c] == 0 {
+			c++
+		}
+		it := os.terminal.front()
+		for it.evictClass() != c {
+			it = it.next
+		}
+		s.evictItemLocked(os, it)
+	}
+}
+
+// pushTerminal appends terminal it to os's terminal list.
+func (os *ownerState) pushTerminal(it *item) {
+	os.terminal.pushBack(it)
+	os.classes[it.evictClass()]++
+}
+
+// removeTerminal takes it out of os's terminal list.
+func (os *ownerState) removeTerminal(it *item) {
+	os.terminal.remove(it)
+	os.classes[it.evictClass()]--
+}
+
+// markRead records that it's result has been read (its eviction class
+// changes when it is in its owner's terminal list).
+func (it *item) markRead() {
+	if it.list == &it.owner.terminal {
+		it.owner.classes[evictUnread]--
+		it.owner.classes[evictRead]++
+	}
+	it.read = true
+}
+
+func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+	os.removeTerminal(it)
+	delete(os.items, it.ref.ID)
+	s.forgetItemLocked(it)
+}
+
+// visibleLocked returns o's state, nil when o has none, with its retention
+// applied (what the owner operations read).
+func (s *Supervisor) visibleLocked(o Owner) *ownerState {
+	os := s.owners[o.id]
+	if os != nil {
+		s.evictLocked(os)
+	}
+	return os
+}

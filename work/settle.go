@@ -1,0 +1,100 @@
+package work
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// settle records how a running Work ended and frees its slot.
+//
+// With next, settle may hand the freed pool slot to the first Work of the
+// fair order (when no reclaimer waits for one) and return it, running, for
+// the calling goroutine to execute.
+func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
+	// The emission comes from a pool: on the stack of a child goroutine
+	// (which starts small) it would make the stack grow for every Work.
+	e := emissions.Get().(*emission)
+	s.mu.Lock()
+	now := s.nowLocked(e)
+	cause := context.Cause(ctx)
+	to, class, bytes := StateCompleted, "", 0
+	switch {
+	case panicked:
+		to, class = StateFailed, ClassPanic
+	case errors.Is(cause, errDeadline):
+		to, class = StateFailed, ClassDeadline
+	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
+		to = StateCancelled
+	case err != nil && it.budget.refused():
+		to, class = StateFailed, ClassBudgetExhausted
+	case err != nil:
+		to, class = StateFailed, ClassError
+	case it.maxBytes > 0 && len(out) > it.maxBytes:
+		to, class, bytes = StateFailed, ClassResultTooLarge, len(out)
+	default:
+		bytes = len(out)
+		it.output, it.hasOutput = out, true
+	}
+	s.running.remove(it)
+	if it.stopTimer != nil {
+		it.stopTimer()
+		it.stopTimer = nil
+	}
+	s.removeDeadlineLocked(it)
+	it.cancel(nil)
+	it.cancel = nil
+	s.endRunLocked(it, class, e)
+	if ev := s.transition(it, to, e, now); ev != nil {
+		ev.Duration, ev.Bytes, ev.ErrorClass = now.Sub(it.started), bytes, class
+	}
+	if s.retireLocked(it, now, e) {
+		s.evictLocked(it.owner)
+	}
+	s.endScopeLocked(it.sc, it.scopeID, e)
+	s.freeSlotLocked(it, e)
+	var nit *item
+	var nctx context.Context
+	var nrun RunFunc
+	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
+		nit = s.popLocked(s.ready.front())
+		s.used++
+		nctx, nrun = s.prepareRunLocked(nit, nil, e)
+	}
+	s.dispatchLocked(e)
+	s.unlockAndEmit(e)
+	*e = emission{}
+	emissions.Put(e)
+	return nit, nctx, nrun
+}
+
+// finishLocked does the bookkeeping common to every terminal transition.
+func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
+	if s.retireLocked(it, now, e) {
+		s.evictLocked(it.owner)
+	}
+}
+
+// retireLocked is finishLocked without the eviction, which it reports is
+// due (settle evicts from its own frame: nested here, the eviction's map
+// delete made a new child goroutine's stack grow).
+func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict bool) {
+	it.finished = now
+	s.settleRunLocked(it.budget)
+	it.owner.active--
+	e.settled(it)
+	if it.detached {
+		delete(it.owner.hidden, it)
+		s.forgetItemLocked(it)
+		return false
+	}
+	it.owner.pushTerminal(it)
+	return true
+}
+
+// forgetItemLocked removes a terminal Work from the census; nothing refers
+// to it afterwards.
+func (s *Supervisor) forgetItemLocked(it *item) {
+	it.counts[it.state.index()]--
+	it.output, it.mb = "", nil
+}

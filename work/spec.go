@@ -1,0 +1,68 @@
+package work
+
+import (
+	"context"
+	"crypto/sha256"
+	"time"
+)
+
+// Target describes the child a Work runs.
+type Target struct {
+	Label string // the authored tool-map key; required
+	ID    string // the child's own id, reported as Ref.TargetID; defaults to Label
+	Kind  Kind   // KindAgent or KindFunction; required
+}
+
+func (t Target) id() string {
+	if t.ID != "" {
+		return t.ID
+	}
+	return t.Label
+}
+
+// RunFunc is a child's body. It runs on its own goroutine with a context
+// that carries only what the Observer bound (for example a span) and the
+// Execution; it must return when ctx is done (cancellation is cooperative).
+type RunFunc func(ctx context.Context) (string, error)
+
+// Spec describes Work to start.
+type Spec struct {
+	Owner  Owner
+	Target Target
+	Run    RunFunc
+	// Input is the child's own input, the one Run was built with. An
+	// Engine that runs children in other processes starts them from
+	// Target.Label and Input; the in-process Supervisor ignores it.
+	Input string
+	// MaxDuration, when > 0, lowers the Supervisor's per-Work deadline for
+	// this Work; it never raises it (it is clamped to the Supervisor's
+	// maximum duration, unless that is 0, meaning none).
+	MaxDuration time.Duration
+	// MaxResultBytes, when > 0, lowers the Supervisor's output limit for
+	// this Work; it is clamped the same way.
+	MaxResultBytes int
+	// Budget bounds the child's turns, tool calls and tokens (and its
+	// duration when MaxDuration is 0); see Budget for inheritance.
+	Budget Budget
+	// FailOnBudget makes an exhausted budget fail the Work (class
+	// budget_exhausted) instead of granting a final request.
+	FailOnBudget bool
+	// CallID is the launch's identity (the model's tool-call id), or "".
+	// Start with a CallID the owner already launched with returns the
+	// same Ref and starts nothing when Target.Label and InputDigest match,
+	// and fails with ErrConflict when they do not (see MaxLaunchRecords).
+	CallID string
+	// InputDigest is a digest of the child's input (SHA-256), compared
+	// for a repeated CallID. The engine keeps only the digest.
+	InputDigest [sha256.Size]byte
+}
+
+func validTarget(t Target) error {
+	if t.Label == "" {
+		return errorf(ErrInvalidSpec, "target label is empty")
+	}
+	if t.Kind != KindAgent && t.Kind != KindFunction {
+		return errorf(ErrInvalidSpec, "unknown target kind %d", t.Kind)
+	}
+	return nil
+}

@@ -1,0 +1,48 @@
+package work
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestTopKMatchesFullSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 5, 12, 13, 100, 1000} {
+		m := map[string]*item{}
+		for i := range n {
+			it := &item{seq: uint64(r.IntN(50)), state: States[r.IntN(len(States))], hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0}
+			m[string(rune(i))+newID()] = it
+		}
+		better := func(a, b *item) bool {
+			if pa, pb := a.priority(), b.priority(); pa != pb {
+				return pa < pb
+			}
+			return a.seq > b.seq
+		}
+		for _, k := range []int{1, 12, 50} {
+			got := topK(m, k, better)
+			all := make([]*item, 0, n)
+			for _, it := range m {
+				all = append(all, it)
+			}
+			slices.SortStableFunc(all, func(a, b *item) int {
+				if better(a, b) {
+					return -1
+				}
+				if better(b, a) {
+					return 1
+				}
+				return 0
+			})
+			if len(got) != min(k, n) {
+				t.Fatalf("n=%d k=%d: %d items", n, k, len(got))
+			}
+			for i := range got {
+				if better(got[i], all[i]) || better(all[i], got[i]) {
+					t.Fatalf("n=%d k=%d: position %d differs", n, k, i)
+				}
+			}
+		}
+	}
+}
