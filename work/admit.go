@@ -15,6 +15,9 @@ import (
 // without the Supervisor's lock. A Start that overlaps Close (or the
 // owner's Release) may return a Ref whose Work was cancelled before it ran.
 func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
+	if err := s.admissible(&spec.Budget); err != nil {
+		return Ref{}, err
+	}
 	if err := validOwner(spec.Owner); err != nil {
 		return Ref{}, err
 	}

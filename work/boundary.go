@@ -31,6 +31,9 @@ type Turn struct {
 // to wait for a slot. Outside a child run (no budget) it always returns
 // the zero Turn.
 func (e *Execution) BeginRequest() (Turn, error) {
+	if e == nil {
+		return Turn{}, nil
+	}
 	r := e.run
 	if r == nil {
 		return Turn{}, nil
@@ -76,6 +79,9 @@ func (e *Execution) BeginRequest() (Turn, error) {
 // no usage: its tokens count as unknown (Usage.UnknownUsage), and the run's
 // token reservation then stays charged in full at settlement.
 func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
+	if e == nil {
+		return
+	}
 	r := e.run
 	if r == nil {
 		return
@@ -95,6 +101,9 @@ func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
 // adapter drops a response's tool calls beyond it, so that a child never
 // makes more than its limit.
 func (e *Execution) ToolCallsLeft() int {
+	if e == nil {
+		return -1
+	}
 	r := e.run
 	if r == nil {
 		return -1
@@ -115,6 +124,9 @@ func (e *Execution) ToolCallsLeft() int {
 // (counting nothing) when the tool-call budget is used up or the final
 // request was granted: the adapter then does not run the tool.
 func (e *Execution) BeginToolCall() bool {
+	if e == nil {
+		return true
+	}
 	r := e.run
 	if r == nil {
 		return true
@@ -136,6 +148,9 @@ func (e *Execution) BeginToolCall() bool {
 // defaults and ceiling, and its pool applied. It is the zero Budget for a
 // context that is no child run.
 func (e *Execution) Budget() Budget {
+	if e == nil {
+		return Budget{}
+	}
 	if e.run == nil {
 		return Budget{}
 	}
@@ -143,7 +158,12 @@ func (e *Execution) Budget() Budget {
 }
 
 // Usage returns what the child has spent so far.
-func (e *Execution) Usage() Usage { return e.run.usage() }
+func (e *Execution) Usage() Usage {
+	if e == nil {
+		return Usage{}
+	}
+	return e.run.usage()
+}
 
 // report delivers a budget event of r.
 func (r *run) report(ev Event) {

@@ -98,10 +98,17 @@ const (
 
 // WithDefaultBudget sets the budget of a child that leaves a field zero
 // (default: 50 turns, 100 tool calls, no token limit, and the duration of
-// WithMaxDuration). A zero field keeps the current default; a negative one
-// means "no limit" for that field.
+// WithMaxDuration). A zero field keeps the current default; -1 means "no
+// limit" for that field (no deadline for MaxDuration). Any other negative
+// value is invalid: the option then changes nothing, and every Start, Call
+// and SetPool of the Supervisor fails with ErrInvalidBudget naming the
+// field (New cannot fail).
 func WithDefaultBudget(b Budget) Option {
 	return optionFunc(func(c *config) {
+		if err := checkBudget("WithDefaultBudget", b, true); err != nil {
+			c.recordErr(err)
+			return
+		}
 		d := c.budget.def.dims()
 		for i, v := range b.dims() {
 			if v != 0 {
@@ -117,9 +124,16 @@ func WithDefaultBudget(b Budget) Option {
 
 // WithBudgetCeiling sets the most any child may have (default: none): a
 // child's larger or absent (unlimited) value becomes the ceiling's. Zero
-// fields set no ceiling. MaxDuration clamps per-child durations too.
+// fields set no ceiling. MaxDuration clamps per-child durations too. A
+// negative field is invalid: the option then changes nothing, and every
+// Start, Call and SetPool of the Supervisor fails with ErrInvalidBudget
+// naming the field (New cannot fail).
 func WithBudgetCeiling(b Budget) Option {
 	return optionFunc(func(c *config) {
+		if err := checkBudget("WithBudgetCeiling", b, false); err != nil {
+			c.recordErr(err)
+			return
+		}
 		d := b.dims()
 		for i := range d {
 			d[i] = max(d[i], 0)

@@ -48,6 +48,9 @@ type Snapshot struct {
 // Snapshot returns the live Work and slot usage under the Supervisor's lock.
 // It costs O(live Work) and allocates the list; it never returns content.
 func (s *Supervisor) Snapshot() Snapshot {
+	if s.uninitialized() {
+		return Snapshot{}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: s.used}

@@ -33,6 +33,9 @@ func (s *Supervisor) signalIdleLocked() {
 // pprof.SetGoroutineLabels with a context that lacks the label) and then
 // closes with a context not derived from its own is not recognised.
 func (s *Supervisor) Close(ctx context.Context) error {
+	if s.uninitialized() {
+		return ErrNotInitialized
+	}
 	if s.closedFromChild(ctx) {
 		return ErrCloseFromChild
 	}

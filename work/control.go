@@ -10,6 +10,9 @@ import (
 // win); a repeated request is accepted again with no change; terminal Work
 // is not accepted.
 func (s *Supervisor) Cancel(o Owner, id string) (CancelReceipt, error) {
+	if s.uninitialized() {
+		return CancelReceipt{}, ErrNotInitialized
+	}
 	var e emission
 	s.mu.Lock()
 	it, err := s.lookupLocked(o, id)
@@ -55,6 +58,9 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 // Observer sees the rest of its events. Its command records are dropped at
 // once, and it is forgotten entirely once it is terminal.
 func (s *Supervisor) Detach(o Owner, id string) (DetachReceipt, error) {
+	if s.uninitialized() {
+		return DetachReceipt{}, ErrNotInitialized
+	}
 	var e emission
 	s.mu.Lock()
 	it, err := s.lookupLocked(o, id)

@@ -11,13 +11,18 @@ type Error struct {
 	msg   string
 }
 
-func (e *Error) Error() string { return e.msg }
+func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
+	return e.msg
+}
 
 // Is matches any *Error with the same Code, so errors.Is(err, ErrNotFound)
 // works for wrapped and detailed errors alike.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	return ok && e != nil && t != nil && t.Code == e.Code
 }
 
 func newError(code, msg string) *Error { return &Error{Code: code, msg: msg} }

@@ -25,7 +25,9 @@ func (c *execCtx) Value(key any) any {
 
 // Execution is a running child's handle on its own Work, found in the
 // child's context with ExecutionFrom. Its methods are safe for concurrent
-// use.
+// use. A nil or zero *Execution (what ExecutionFrom returns outside a
+// child) behaves as outside a child run: no Work id, the zero scope, no
+// budget, and nothing is counted.
 type Execution struct {
 	s     *Supervisor
 	it    *item // nil for a foreground call
@@ -47,6 +49,9 @@ func ExecutionFrom(ctx context.Context) (*Execution, bool) {
 
 // WorkID returns the Work's id, or "" for a foreground call.
 func (e *Execution) WorkID() string {
+	if e == nil {
+		return ""
+	}
 	if e.remote != nil {
 		return e.remote.WorkID
 	}
@@ -59,7 +64,12 @@ func (e *Execution) WorkID() string {
 // Scope returns the child's own owner scope, one level deeper than its
 // owner: background Work the child starts belongs to it, and all of it,
 // visible or detached, is cancelled and forgotten when the child ends.
-func (e *Execution) Scope() Owner { return e.scope }
+func (e *Execution) Scope() Owner {
+	if e == nil {
+		return Owner{}
+	}
+	return e.scope
+}
 
 // Call runs a child in the foreground and returns its exact output. The
 // child runs on a goroutine of its own while the caller waits for it (so a
@@ -79,6 +89,9 @@ func (e *Execution) Scope() Owner { return e.scope }
 // then yields ErrClosed unless the child still returns its output) and
 // waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
+	if err := s.admissible(&spec.Budget); err != nil {
+		return "", err
+	}
 	if err := validOwner(spec.Owner); err != nil {
 		return "", err
 	}

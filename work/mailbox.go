@@ -80,6 +80,9 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // checked in that order: a replay of a recorded command returns its
 // receipt even after the Work has ended or while its mailbox is full.
 func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, error) {
+	if s.uninitialized() {
+		return SendReceipt{}, ErrNotInitialized
+	}
 	if err := validOwner(o); err != nil {
 		return SendReceipt{}, err
 	}
@@ -146,6 +149,9 @@ func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, 
 // it at each model-request boundary. It returns nil for a foreground call
 // and when there is none.
 func (e *Execution) Guidance() []string {
+	if e == nil {
+		return nil
+	}
 	if r := e.remote; r != nil {
 		if r.Guidance == nil {
 			return nil

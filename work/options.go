@@ -46,6 +46,9 @@ type config struct {
 	maxQueued       int
 	maxQueuedBytes  int
 	maxCommands     int
+	// err is the first invalid option value (ErrInvalidBudget), returned
+	// by every Start, Call and SetPool.
+	err error
 }
 
 func newConfig(opts []Option) config {

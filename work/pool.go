@@ -22,6 +22,9 @@ type budgets struct {
 // SetPool fails with ErrInvalidOwner for the zero Owner or a child's scope
 // (its children reserve from the child's own reservation).
 func (s *Supervisor) SetPool(o Owner, b Budget) error {
+	if err := s.poolable(b); err != nil {
+		return err
+	}
 	if err := validOwner(o); err != nil {
 		return err
 	}

@@ -42,6 +42,9 @@ func (p *progress) snapshot() Progress {
 // Progress returns the Work's progress counts so far (the zero Progress
 // for a foreground call), for an Engine that carries them elsewhere.
 func (e *Execution) Progress() Progress {
+	if e == nil {
+		return Progress{}
+	}
 	switch {
 	case e.it != nil:
 		return e.it.prog.snapshot()
@@ -66,6 +69,9 @@ func ReportProgress(ctx context.Context, done, total int64) {
 // goroutine, and none after the Work is terminal. It does nothing for a
 // foreground call.
 func (e *Execution) ReportProgress(done, total int64) {
+	if e == nil {
+		return
+	}
 	if e.it == nil {
 		if e.prog != nil {
 			e.prog.done.Store(max(done, 0))
@@ -82,6 +88,9 @@ func (e *Execution) ReportProgress(done, total int64) {
 // CountModelRequest adds one to the Work's ModelRequests count, like
 // ReportProgress. Agent adapters call it at each model request.
 func (e *Execution) CountModelRequest() {
+	if e == nil {
+		return
+	}
 	if e.it == nil {
 		if e.prog != nil {
 			e.prog.requests.Add(1)
@@ -96,6 +105,9 @@ func (e *Execution) CountModelRequest() {
 // CountToolCall adds one to the Work's ToolCalls count, like
 // ReportProgress. Agent adapters call it at each tool call.
 func (e *Execution) CountToolCall() {
+	if e == nil {
+		return
+	}
 	if e.it == nil {
 		if e.prog != nil {
 			e.prog.tools.Add(1)

@@ -29,6 +29,9 @@ func (it *item) status() Status {
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
 func (s *Supervisor) Status(o Owner, id string) (Status, error) {
+	if s.uninitialized() {
+		return Status{}, ErrNotInitialized
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	it, err := s.lookupLocked(o, id)
@@ -42,6 +45,9 @@ func (s *Supervisor) Status(o Owner, id string) (Status, error) {
 // finished; within each group newest first (by start order). It returns an
 // empty slice for an owner with none.
 func (s *Supervisor) List(o Owner) ([]Status, error) {
+	if s.uninitialized() {
+		return nil, ErrNotInitialized
+	}
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}

@@ -91,6 +91,9 @@ func (e *Execution) remoteProgressed() {
 // finished child's failure class (ClassBudgetExhausted when refused and
 // the child failed).
 func (e *Execution) Exhausted() (budget string, refused bool) {
+	if e == nil {
+		return "", false
+	}
 	return e.run.exhaustedBudget(), e.run.refused()
 }
 
@@ -104,6 +107,9 @@ const ClassWorkerLost = "worker_lost"
 // followed by detail, for an Engine outside this package that reports the
 // engine's errors. detail must hold no caller-supplied content.
 func (e *Error) Detail(detail string) *Error {
+	if e == nil {
+		return &Error{msg: detail}
+	}
 	return &Error{Code: e.Code, Class: e.Class, msg: e.msg + ": " + detail}
 }
 

@@ -21,6 +21,9 @@ import (
 // "Running slots" in the package doc. Once Result has returned a terminal
 // answer, the Work keeps no command records (see Send).
 func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
+	if s.uninitialized() {
+		return Status{}, "", ErrNotInitialized
+	}
 	if timeout < 0 {
 		return Status{}, "", ErrInvalidTimeout
 	}

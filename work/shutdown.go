@@ -127,6 +127,9 @@ type ShutdownObserver interface {
 // goroutine a child started) fails with ErrCloseFromChild and changes
 // nothing, where it would otherwise wait for the calling child itself.
 func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
+	if s.uninitialized() {
+		return ShutdownReport{}, ErrNotInitialized
+	}
 	if s.closedFromChild(ctx) {
 		return ShutdownReport{}, ErrCloseFromChild
 	}

@@ -22,7 +22,9 @@ type Notice struct {
 }
 
 // Subscription delivers one owner's completion notices. It is safe for
-// concurrent use.
+// concurrent use. One not made by Subscribe or NewSubscription (zero or
+// nil) is an ended Subscription: C returns a closed channel and Close does
+// nothing.
 type Subscription struct {
 	s       *Supervisor
 	owner   string
@@ -52,6 +54,9 @@ type Subscription struct {
 // has ended.
 // An owner may have several Subscriptions.
 func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
+	if s.uninitialized() {
+		return nil, ErrNotInitialized
+	}
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}
@@ -81,14 +86,35 @@ func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
 
 // C returns the channel the notices arrive on. It is closed when the
 // Subscription ends.
-func (sub *Subscription) C() <-chan Notice { return sub.ch }
+func (sub *Subscription) C() <-chan Notice {
+	if sub == nil || sub.ch == nil { // not made by Subscribe or NewSubscription
+		return closedNotices
+	}
+	return sub.ch
+}
+
+// closedNotices is the channel of a Subscription not made by Subscribe or
+// NewSubscription: closed, so that its reader never waits.
+var closedNotices = func() chan Notice {
+	ch := make(chan Notice)
+	close(ch)
+	return ch
+}()
 
 // Dropped returns how many notices were dropped because the buffer was
 // full.
-func (sub *Subscription) Dropped() uint64 { return sub.dropped.Load() }
+func (sub *Subscription) Dropped() uint64 {
+	if sub == nil {
+		return 0
+	}
+	return sub.dropped.Load()
+}
 
 // Close ends the Subscription and closes its channel. It is idempotent.
 func (sub *Subscription) Close() {
+	if sub == nil || sub.ch == nil { // not made by Subscribe or NewSubscription: nothing to close
+		return
+	}
 	if sub.s == nil { // fed by another Engine (NewSubscription)
 		sub.closeExternal()
 		return
@@ -190,6 +216,9 @@ func (sub *Subscription) send(n Notice) {
 // visible terminal Works are bounded by the retention (WithRetention). It
 // returns an empty slice for an owner with none.
 func (s *Supervisor) Settled(o Owner) ([]Status, error) {
+	if s.uninitialized() {
+		return nil, ErrNotInitialized
+	}
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,9 @@ var (
 )
 
 // Supervisor is the process-local registry and runner of Work. Create one
-// with New; it is safe for concurrent use. Every owner operation costs
+// with New; it is safe for concurrent use. A Supervisor not made by New
+// (its zero value) runs nothing: its methods that return an error return
+// ErrNotInitialized, the others zero values. Every owner operation costs
 // O(that owner's items), never a scan of the registry.
 type Supervisor struct {
 	cfg     config
@@ -81,10 +83,21 @@ func New(opts ...Option) *Supervisor {
 
 // Observer returns the configured Observer (NopObserver when none was
 // set), so that layers above the engine report through the same seam.
-func (s *Supervisor) Observer() Observer { return s.cfg.observer }
+func (s *Supervisor) Observer() Observer {
+	if s.cfg.observer == nil { // a zero Supervisor
+		return NopObserver{}
+	}
+	return s.cfg.observer
+}
 
-// Now returns the Supervisor's clock's current time.
-func (s *Supervisor) Now() time.Time { return s.cfg.clock.Now() }
+// Now returns the Supervisor's clock's current time (the zero time for a
+// Supervisor not made by New).
+func (s *Supervisor) Now() time.Time {
+	if s.cfg.clock == nil {
+		return time.Time{}
+	}
+	return s.cfg.clock.Now()
+}
 
 // Limits returns the effective limits.
 func (s *Supervisor) Limits() Limits {

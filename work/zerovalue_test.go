@@ -1,0 +1,277 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// noHang runs f on a goroutine and fails the test if it panics or has not
+// returned after a generous real-time bound (a deadlock detector, not a
+// synchronisation: a correct f returns at once).
+func noHang(t *testing.T, name string, f func()) {
+	t.Helper()
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		if r != nil {
+			t.Fatalf("%s panicked: %v", name, r)
+		}
+	case <-timer.C:
+		t.Fatalf("%s did not return (deadlock)", name)
+	}
+}
+
+// TestZeroSupervisor: every exported method of a Supervisor not made by
+// New either returns ErrNotInitialized (code "uninitialized", a message
+// naming work.New) or, when it returns no error, a safe zero value. None
+// panics or hangs.
+func TestZeroSupervisor(t *testing.T) {
+	o := work.NewOwner("coord")
+	spec := work.Spec{Owner: o, Target: fn, Run: immediate("x")}
+	errCases := []struct {
+		name string
+		call func(s *work.Supervisor) error
+	}{
+		{"Start", func(s *work.Supervisor) error { _, err := s.Start(t.Context(), spec); return err }},
+		{"Call", func(s *work.Supervisor) error { _, err := s.Call(t.Context(), spec); return err }},
+		{"Status", func(s *work.Supervisor) error { _, err := s.Status(o, "x"); return err }},
+		{"List", func(s *work.Supervisor) error { _, err := s.List(o); return err }},
+		{"Result", func(s *work.Supervisor) error { _, _, err := s.Result(t.Context(), o, "x", time.Second); return err }},
+		{"Cancel", func(s *work.Supervisor) error { _, err := s.Cancel(o, "x"); return err }},
+		{"Detach", func(s *work.Supervisor) error { _, err := s.Detach(o, "x"); return err }},
+		{"Send", func(s *work.Supervisor) error { _, err := s.Send(o, "x", "c", "hello"); return err }},
+		{"SetPool", func(s *work.Supervisor) error { return s.SetPool(o, work.Budget{MaxTurns: 1}) }},
+		{"Subscribe", func(s *work.Supervisor) error { _, err := s.Subscribe(o, 1); return err }},
+		{"Settled", func(s *work.Supervisor) error { _, err := s.Settled(o); return err }},
+		{"Close", func(s *work.Supervisor) error { return s.Close(t.Context()) }},
+		{"Shutdown", func(s *work.Supervisor) error { _, err := s.Shutdown(t.Context()); return err }},
+	}
+	for _, zero := range []struct {
+		name string
+		s    func() *work.Supervisor
+	}{
+		{"var", func() *work.Supervisor { var s work.Supervisor; return &s }},
+		{"literal", func() *work.Supervisor { return &work.Supervisor{} }},
+	} {
+		for _, tt := range errCases {
+			t.Run(zero.name+"/"+tt.name, func(t *testing.T) {
+				s := zero.s()
+				var err error
+				noHang(t, tt.name, func() { err = tt.call(s) })
+				if !errors.Is(err, work.ErrNotInitialized) {
+					t.Fatalf("%s = %v, want ErrNotInitialized", tt.name, err)
+				}
+				wantCode(t, err, "uninitialized")
+				// A second call answers the same: the zero value stays refused.
+				noHang(t, tt.name+" again", func() { err = tt.call(s) })
+				wantCode(t, err, "uninitialized")
+			})
+		}
+	}
+	if msg := work.ErrNotInitialized.Error(); !strings.Contains(msg, "work.New") {
+		t.Fatalf("message %q does not name work.New", msg)
+	}
+
+	valueCases := []struct {
+		name  string
+		check func(s *work.Supervisor) error
+	}{
+		{"Observer", func(s *work.Supervisor) error {
+			if _, ok := s.Observer().(work.NopObserver); !ok {
+				return fmt.Errorf("Observer() = %T, want NopObserver", s.Observer())
+			}
+			return nil
+		}},
+		{"Now", func(s *work.Supervisor) error {
+			if now := s.Now(); !now.IsZero() {
+				return fmt.Errorf("Now() = %v, want the zero time", now)
+			}
+			return nil
+		}},
+		{"Limits", func(s *work.Supervisor) error {
+			if l := s.Limits(); l != (work.Limits{}) {
+				return fmt.Errorf("Limits() = %+v", l)
+			}
+			return nil
+		}},
+		{"Census", func(s *work.Supervisor) error {
+			n := 0
+			s.Census(func(string, work.State, int) { n++ })
+			if n != 0 {
+				return fmt.Errorf("Census called fn %d times", n)
+			}
+			return nil
+		}},
+		{"Snapshot", func(s *work.Supervisor) error {
+			if snap := s.Snapshot(); !snap.Time.IsZero() || len(snap.Live) != 0 || snap.MaxRunning != 0 {
+				return fmt.Errorf("Snapshot() = %+v", snap)
+			}
+			return nil
+		}},
+		{"Rows", func(s *work.Supervisor) error {
+			if rows, more := s.Rows(o); rows != nil || more != 0 {
+				return fmt.Errorf("Rows() = %v %d", rows, more)
+			}
+			return nil
+		}},
+		{"Live", func(s *work.Supervisor) error {
+			if s.Live(o) {
+				return errors.New("Live() = true")
+			}
+			return nil
+		}},
+		{"Release", func(s *work.Supervisor) error { s.Release(o); return nil }},
+		{"Pool", func(s *work.Supervisor) error {
+			if _, ok := s.Pool(o); ok {
+				return errors.New("Pool() reports a pool")
+			}
+			return nil
+		}},
+		{"PoolCensus", func(s *work.Supervisor) error {
+			s.PoolCensus(func(string, int64, int64) {})
+			return nil
+		}},
+		{"EffectiveBudget", func(s *work.Supervisor) error { _ = s.EffectiveBudget(spec); return nil }},
+	}
+	for _, tt := range valueCases {
+		t.Run("value/"+tt.name, func(t *testing.T) {
+			var s work.Supervisor
+			var err error
+			noHang(t, tt.name, func() { err = tt.check(&s) })
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestZeroSubscription: a Subscription not made by Subscribe or
+// NewSubscription (zero or nil) is an ended one: its channel is closed,
+// Dropped is 0, and Close (repeated) does nothing.
+func TestZeroSubscription(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		sub  *work.Subscription
+	}{
+		{"zero", &work.Subscription{}},
+		{"nil", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			noHang(t, "Subscription", func() {
+				tt.sub.Close()
+				tt.sub.Close()
+				if _, ok := <-tt.sub.C(); ok {
+					t.Error("C() delivered a notice")
+				}
+				if n := tt.sub.Dropped(); n != 0 {
+					t.Errorf("Dropped() = %d", n)
+				}
+			})
+		})
+	}
+}
+
+// TestZeroExecution: every method of a nil or zero *Execution (what
+// ExecutionFrom returns outside a child, ignoring ok) behaves as outside a
+// child run: no Work, no budget, nothing counted, no panic.
+func TestZeroExecution(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		ex   *work.Execution
+	}{
+		{"nil", nil},
+		{"zero", &work.Execution{}},
+		{"from a plain context", func() *work.Execution { ex, _ := work.ExecutionFrom(context.Background()); return ex }()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ex := tt.ex
+			noHang(t, "Execution", func() {
+				if id := ex.WorkID(); id != "" {
+					t.Errorf("WorkID() = %q", id)
+				}
+				if sc := ex.Scope(); !sc.IsZero() {
+					t.Errorf("Scope() = %v", sc)
+				}
+				if turn, err := ex.BeginRequest(); turn != (work.Turn{}) || err != nil {
+					t.Errorf("BeginRequest() = %+v %v", turn, err)
+				}
+				ex.EndRequest(1, 2, true)
+				ex.EndRequest(0, 0, false)
+				if n := ex.ToolCallsLeft(); n != -1 {
+					t.Errorf("ToolCallsLeft() = %d", n)
+				}
+				if !ex.BeginToolCall() {
+					t.Error("BeginToolCall() = false")
+				}
+				if b := ex.Budget(); b != (work.Budget{}) {
+					t.Errorf("Budget() = %+v", b)
+				}
+				if u := ex.Usage(); u != (work.Usage{}) {
+					t.Errorf("Usage() = %+v", u)
+				}
+				ex.ReportProgress(1, 2)
+				ex.CountModelRequest()
+				ex.CountToolCall()
+				if p := ex.Progress(); p != (work.Progress{}) {
+					t.Errorf("Progress() = %+v", p)
+				}
+				if g := ex.Guidance(); g != nil {
+					t.Errorf("Guidance() = %v", g)
+				}
+				if b, refused := ex.Exhausted(); b != "" || refused {
+					t.Errorf("Exhausted() = %q %v", b, refused)
+				}
+			})
+		})
+	}
+}
+
+// TestZeroValues: the other exported types' zero values (and a nil *Error)
+// are usable: their methods return without panicking.
+func TestZeroValues(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		f    func()
+	}{
+		{"Owner", func() { var o work.Owner; _, _, _ = o.ID(), o.Depth(), o.IsZero() }},
+		{"Ref", func() { var r work.Ref; _, _ = r.MarshalJSON(); _ = r.Guarantees(); _ = r.Kind() }},
+		{"Status", func() { var s work.Status; _, _ = s.MarshalJSON() }},
+		{"receipts", func() {
+			_, _ = work.CancelReceipt{}.MarshalJSON()
+			_, _ = work.SendReceipt{}.MarshalJSON()
+			_, _ = work.DetachReceipt{}.MarshalJSON()
+		}},
+		{"State", func() { var s work.State; _, _ = s.Terminal(), s.Valid() }},
+		{"Kind", func() { var k work.Kind; _ = k.String() }},
+		{"Usage", func() { var u work.Usage; _ = u.Tokens() }},
+		{"ShutdownReport", func() { var r work.ShutdownReport; _, _, _ = r.String(), r.OrphanCount(), r.LogValue() }},
+		{"Recorder", func() { var r work.Recorder; r.Event(context.Background(), work.Event{}); _, _ = r.Events(), r.Calls() }},
+		{"NopObserver", func() { var o work.NopObserver; o.Event(context.Background(), work.Event{}) }},
+		{"Error", func() {
+			var e work.Error
+			_ = e.Error()
+			_ = e.Is(work.ErrNotFound)
+			_ = e.Detail("d")
+		}},
+		{"nil Error", func() {
+			var e *work.Error
+			_ = e.Error()
+			_ = e.Is(work.ErrNotFound)
+			_ = e.Detail("d")
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { noHang(t, tt.name, tt.f) })
+	}
+}
