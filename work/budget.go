@@ -12,7 +12,8 @@ import (
 // capped at its share (PoolShare) and at what remains, and a function
 // child reserves nothing (see SetPool). The
 // Supervisor's ceiling (WithBudgetCeiling) clamps every field: a child can
-// lower it, never raise it.
+// lower it, never raise it. No field may be negative (ErrInvalidBudget from
+// Start, Call and SetPool), except -1 in WithDefaultBudget, meaning no limit.
 //
 // Turns, tool calls and tokens are enforced by the child's agent adapter at
 // its model-request boundary (the langchaingo adapter does it): when one
