@@ -24,8 +24,9 @@ import (
 //     ErrLimit) nothing is registered. ctx is the caller's: none of its
 //     values or its cancellation reach the child.
 //   - Call runs a child in the foreground and returns its exact output;
-//     failures are ErrChildFailed (with a Class), ErrCancelled or ErrClosed,
-//     and admission fails as for Start.
+//     failures are ErrChildFailed (with a Class; result_too_large for an
+//     output over the result-byte limit, which applies as to background
+//     Work), ErrCancelled or ErrClosed, and admission fails as for Start.
 //   - States move only along CanTransition's edges: queued, running,
 //     cancel-requested, then exactly one of completed, failed, cancelled.
 //   - Status and List return result-free projections; List returns at most

@@ -77,8 +77,10 @@ func (e *Execution) Scope() Owner {
 // context that carries only what the Observer binds and its Execution (no
 // value of ctx), is cancelled when ctx is, and is bounded by
 // spec.MaxDuration (clamped to the Supervisor's maximum) or the
-// Supervisor's default. Its own scope is released when it returns. The
-// output size is not limited.
+// Supervisor's default. Its own scope is released when it returns. Its
+// output is limited as background Work's is (WithMaxResultBytes, lowered by
+// spec.MaxResultBytes): a larger output yields ErrChildFailed with Class
+// result_too_large and is dropped, never truncated.
 //
 // A child that panics, calls runtime.Goexit, fails or overruns its
 // deadline yields ErrChildFailed with Class set (panic for the first two);
@@ -187,6 +189,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassDeadline)
 	case err != nil && errors.Is(context.Cause(exec), errClosed):
 		return "", ErrClosed
+	case err == nil && tooLarge(out, spec.MaxResultBytes, s.cfg.maxResultBytes):
+		return "", childFailed(ClassResultTooLarge) // as background Work over the limit
 	case err == nil:
 		return out, nil // completion wins over a late cancellation
 	case ctx.Err() != nil:
@@ -195,6 +199,13 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassBudgetExhausted)
 	}
 	return "", childFailed(ClassError)
+}
+
+// tooLarge reports whether out exceeds the result-byte limit: a Spec's
+// override specMax clamped to the Supervisor's def (0: none).
+func tooLarge(out string, specMax, def int) bool {
+	limit := clamp(specMax, def)
+	return limit > 0 && len(out) > limit
 }
 
 // clamp returns a Spec's override v when it is positive and does not

@@ -156,7 +156,7 @@ func WithMaxDuration(d time.Duration) Option {
 
 // WithMaxResultBytes sets the maximum output size (default 1 MiB); 0 means
 // none. A larger output fails the Work with class result_too_large and is
-// dropped. It is also the ceiling of Spec.MaxResultBytes, which can only
+// dropped (a foreground Call: ErrChildFailed with that class). It is also the ceiling of Spec.MaxResultBytes, which can only
 // lower it. Negative values are ignored.
 func WithMaxResultBytes(n int) Option {
 	return optionFunc(func(c *config) {
