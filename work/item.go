@@ -29,6 +29,7 @@ type item struct {
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
+	class     string // the terminal class (Status.Class, the terminal event's ErrorClass), set as it settles
 	// prev and next link the Work into list: its owner's queue, the
 	// Supervisor's running list or its owner's terminal list (ilist.go).
 	prev, next *item

@@ -48,7 +48,7 @@ func TestCancelQueuedNeverRuns(t *testing.T) {
 		t.Fatalf("cancel = %+v %v", r, err)
 	}
 	ev := h.obs.waitTerminal(ref.ID)
-	if ev.Duration != 3*time.Second || ev.ErrorClass != "" {
+	if ev.Duration != 3*time.Second || ev.ErrorClass != work.ClassCancelled {
 		t.Fatalf("cancelled event = %+v", ev)
 	}
 	st := h.status(coord, ref.ID)
@@ -103,7 +103,7 @@ func TestCancelRunning(t *testing.T) {
 				t.Fatalf("repeated cancel = %+v", r)
 			}
 			tt.end(c)
-			if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateCancelled || ev.ErrorClass != "" {
+			if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateCancelled || ev.ErrorClass != work.ClassCancelled {
 				t.Fatalf("terminal = %+v", ev)
 			}
 			wantTransitions(t, h, ref.ID, ">queued", "queued>running", "running>cancel-requested", "cancel-requested>cancelled")

@@ -34,8 +34,13 @@ const (
 	// goroutine. It is never delivered after the Work's terminal event.
 	EventProgress EventType = "progress"
 	// EventOrphaned reports a Work that Shutdown abandoned: its child had
-	// not returned a grace period after it was cancelled. From is the state
-	// it was left in.
+	// not returned a grace period after it was cancelled. It is delivered
+	// once per abandoned Work (visible or detached), in the context Bind
+	// returned for it, with its WorkID, Owner, Target and Kind; From is the
+	// state it was left in and ErrorClass is ClassOrphaned. It is the last
+	// event an Observer can count on (telemetry ends the Work's span on
+	// it): the terminal event follows only if the child ever returns.
+	// Foreground calls left running are counted in the report only.
 	EventOrphaned EventType = "orphaned"
 	// EventBudgetExhausted reports that a child's budget ran out: Budget
 	// names it (turns, tool_calls, tokens or duration). For a foreground
@@ -52,6 +57,11 @@ const (
 
 // Event is a content-free record of one lifecycle event. It has no field
 // that could carry output, prompts, guidance or error text.
+//
+// ErrorClass is a low-cardinality class, never error text: on EventFailed
+// the failure's Class constant and on EventCancelled ClassCancelled (both
+// the Work's Status.Class, recorded once as it settles); on EventOrphaned
+// ClassOrphaned; on EventRefused the refusal reason; "" otherwise.
 type Event struct {
 	Type       EventType
 	WorkID     string
@@ -64,7 +74,7 @@ type Event struct {
 	QueueWait  time.Duration // set on EventRunning: created -> started
 	Duration   time.Duration // set on terminal events: started (or created) -> finished
 	Bytes      int           // output size in bytes, set on EventCompleted and result_too_large failures
-	ErrorClass string        // set on EventFailed: one of the Class constants
+	ErrorClass string        // the class: see below
 	Count      int           // guidance messages, on guidance events
 	Progress   Progress      // set on EventProgress
 	Budget     string        // set on EventBudgetExhausted: which budget ran out

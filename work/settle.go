@@ -25,7 +25,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	case errors.Is(cause, errDeadline):
 		to, class = StateFailed, ClassDeadline
 	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
-		to = StateCancelled
+		to, class = StateCancelled, ClassCancelled
 	case err != nil && it.budget.refused():
 		to, class = StateFailed, ClassBudgetExhausted
 	case err != nil:
@@ -45,8 +45,9 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	it.cancel(nil)
 	it.cancel = nil
 	s.endRunLocked(it, class, e)
+	it.class = class // the terminal event's ErrorClass (transition) and Status.Class
 	if ev := s.transition(it, to, e, now); ev != nil {
-		ev.Duration, ev.Bytes, ev.ErrorClass = now.Sub(it.started), bytes, class
+		ev.Duration, ev.Bytes = now.Sub(it.started), bytes
 	}
 	if s.retireLocked(it, now, e) {
 		s.evictLocked(it.owner)

@@ -76,6 +76,12 @@ const (
 	ClassPanic          = "panic"             // the child panicked
 	ClassDeadline       = "deadline_exceeded" // the per-work maximum duration passed
 	ClassResultTooLarge = "result_too_large"  // the output exceeded the maximum result bytes
+	// ClassCancelled is the class of cancelled Work (Status.Class and the
+	// ErrorClass of EventCancelled), not a failure.
+	ClassCancelled = "cancelled"
+	// ClassOrphaned is the ErrorClass of EventOrphaned: Shutdown abandoned
+	// the Work, whose child had not returned.
+	ClassOrphaned = "orphaned"
 )
 
 // transition is the only place a Work's state changes. It refuses any edge
@@ -103,5 +109,8 @@ func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *E
 	}
 	ev := e.push(it, EventType(to), t)
 	ev.From, ev.To = from, to
+	if to.Terminal() {
+		ev.ErrorClass = it.class // set by the caller as it settles: Status.Class is the same value
+	}
 	return ev
 }

@@ -93,6 +93,14 @@ type Status struct {
 	// or is "". A completed Work with it set holds a partial result. Like
 	// the usage it is for the application: the JSON does not have it.
 	BudgetExhausted string
+	// Class says why a terminal Work did not complete: for failed Work its
+	// failure class (ClassError, ClassPanic, ClassDeadline,
+	// ClassResultTooLarge, ClassBudgetExhausted, or an Engine's own such as
+	// ClassWorkerLost), for cancelled Work ClassCancelled; "" for completed
+	// and unfinished Work. It is the ErrorClass of the Work's terminal event
+	// (what telemetry records as error.type), never error text. For the
+	// application only: the JSON does not have it.
+	Class string
 }
 
 // MarshalJSON encodes the exact WorkStatus contract: attachment is always
