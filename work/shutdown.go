@@ -183,7 +183,7 @@ drain:
 			continue
 		}
 		orphaned[key]++
-		e.add(it, Event{Type: EventOrphaned, From: it.state, Time: now})
+		e.add(it, Event{Type: EventOrphaned, From: it.state, Time: now, ErrorClass: ClassOrphaned})
 	}
 	for fg := range fgs {
 		if _, live := s.foreground[fg]; live {
