@@ -37,7 +37,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 			s.ready.remove(os)
 		}
 		it.run = nil
-		it.class = ClassCancelled
+		it.class = classCancelled
 		s.transition(it, StateCancelled, e, now).Duration = now.Sub(it.created)
 		s.finishLocked(it, now, e)
 		return true

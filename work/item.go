@@ -21,6 +21,7 @@ type item struct {
 	read      bool
 	detached  bool
 	lending   bool            // a waiter of this Work lends its running slot (slots.go)
+	class     termClass       // the terminal class (Status.Class, the terminal event's ErrorClass), set as it settles
 	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
@@ -29,7 +30,6 @@ type item struct {
 	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
-	class     string // the terminal class (Status.Class, the terminal event's ErrorClass), set as it settles
 	// prev and next link the Work into list: its owner's queue, the
 	// Supervisor's running list or its owner's terminal list (ilist.go).
 	prev, next *item

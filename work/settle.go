@@ -45,7 +45,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	it.cancel(nil)
 	it.cancel = nil
 	s.endRunLocked(it, class, e)
-	it.class = class // the terminal event's ErrorClass (transition) and Status.Class
+	it.class = classOf(class) // the terminal event's ErrorClass (transition) and Status.Class
 	if ev := s.transition(it, to, e, now); ev != nil {
 		ev.Duration, ev.Bytes = now.Sub(it.started), bytes
 	}

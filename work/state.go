@@ -84,6 +84,45 @@ const (
 	ClassOrphaned = "orphaned"
 )
 
+// termClass is a terminal Work's class, kept in one byte of the item.
+type termClass uint8
+
+const (
+	classNone termClass = iota
+	classError
+	classPanic
+	classDeadline
+	classResultTooLarge
+	classBudgetExhausted
+	classCancelled
+)
+
+var termClassNames = [...]string{classNone: "", classError: ClassError, classPanic: ClassPanic,
+	classDeadline: ClassDeadline, classResultTooLarge: ClassResultTooLarge,
+	classBudgetExhausted: ClassBudgetExhausted, classCancelled: ClassCancelled}
+
+func (c termClass) String() string { return termClassNames[c] }
+
+// classOf returns the termClass of class, one of the classes settle
+// assigns (classNone for any other).
+func classOf(class string) termClass {
+	switch class {
+	case ClassError:
+		return classError
+	case ClassPanic:
+		return classPanic
+	case ClassDeadline:
+		return classDeadline
+	case ClassResultTooLarge:
+		return classResultTooLarge
+	case ClassBudgetExhausted:
+		return classBudgetExhausted
+	case ClassCancelled:
+		return classCancelled
+	}
+	return classNone
+}
+
 // transition is the only place a Work's state changes. It refuses any edge
 // CanTransition does not allow (and returns nil), keeps the census and
 // records the event at time t, which it returns for the caller to complete
@@ -110,7 +149,7 @@ func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *E
 	ev := e.push(it, EventType(to), t)
 	ev.From, ev.To = from, to
 	if to.Terminal() {
-		ev.ErrorClass = it.class // set by the caller as it settles: Status.Class is the same value
+		ev.ErrorClass = it.class.String() // set by the caller as it settles: Status.Class is the same value
 	}
 	return ev
 }
