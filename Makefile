@@ -3,7 +3,7 @@ GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 20s
 
-.PHONY: demo test chaos lint vet fmt-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: demo test chaos lint vet fmt-check files-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	$(GO) run ./examples/research $(ARGS)
@@ -32,7 +32,12 @@ fmt-check:
 vet:
 	$(GO) vet $(PKGS)
 
-lint: fmt-check vet tidy-check
+# No binary (non-text) file and no file over 1 MiB is tracked: the root
+# module is what a library user downloads.
+files-check:
+	@./.ci/check-tracked-files
+
+lint: fmt-check files-check vet tidy-check
 
 # The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
 # SDK floor, the adapter vs unwrapped langchaingo), each ratio measured in
