@@ -3,6 +3,15 @@ GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 20s
 
+# One Go toolchain for every module and for CI: the go lines differ (the
+# root module keeps the lowest its dependencies allow, runners/temporal
+# needs 1.26.8), the toolchain that builds and tests them does not. The go
+# command runs itself when it is this version, else fetches it. An
+# environment's GOTOOLCHAIN wins (local: the installed go as it is); CI
+# (.ci/run) sets this one and checks it (toolchain-check).
+GO_TOOLCHAIN := go1.26.8
+export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
+
 # The modules besides the root one (each with a replace of the root to its
 # checkout): examples (the demo and the integration test's programs) and
 # bench (the engine's Goal and Floor benchmarks with their comparison
@@ -10,7 +19,7 @@ FUZZTIME  ?= 20s
 # lines, runners/temporal its own targets.
 SUBMODS   := examples bench
 
-.PHONY: demo test chaos lint vet fmt-check files-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: demo test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -46,6 +55,10 @@ vet:
 # module is what a library user downloads.
 files-check:
 	@./.ci/check-tracked-files
+
+# The go command is the pinned toolchain (.ci/run checks it).
+toolchain-check:
+	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
 lint: fmt-check files-check vet tidy-check
 
