@@ -3,10 +3,26 @@ GO        ?= go
 PKGS      := ./...
 FUZZTIME  ?= 20s
 
-.PHONY: demo test chaos lint vet fmt-check bench bench-all bench-check fuzz integration tidy-check dashboards
+# One Go toolchain for every module and for CI: the go lines differ (the
+# root module keeps the lowest its dependencies allow, runners/temporal
+# needs 1.26.8), the toolchain that builds and tests them does not. The go
+# command runs itself when it is this version, else fetches it. An
+# environment's GOTOOLCHAIN wins (local: the installed go as it is); CI
+# (.ci/run) sets this one and checks it (toolchain-check).
+GO_TOOLCHAIN := go1.26.8
+export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
+
+# The modules besides the root one (each with a replace of the root to its
+# checkout): examples (the demo and the integration test's programs) and
+# bench (the engine's Goal and Floor benchmarks with their comparison
+# libraries). test, vet and tidy-check cover them; dashboards has its own
+# lines, runners/temporal its own targets.
+SUBMODS   := examples bench
+
+.PHONY: demo test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
-	$(GO) run ./examples/research $(ARGS)
+	cd examples && $(GO) run ./research $(ARGS)
 
 # -race needs cgo and a C compiler; without them the tests run without it
 # and say so.
@@ -18,6 +34,8 @@ test: fmt-check
 	$(GO) vet $(RACE) $(PKGS)
 	@if [ -z "$(RACE)" ]; then echo "note: cgo or a C compiler ($$($(GO) env CC)) is unavailable: running the tests WITHOUT -race (install gcc for the race detector)"; fi
 	$(GO) test $(RACE) -count=1 $(PKGS)
+	cd examples && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
+	cd bench && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd dashboards && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 
 # The long chaos runs of the engine (not part of test, which runs them at a
@@ -31,8 +49,18 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+	@set -e; for m in $(SUBMODS); do echo "cd $$m && $(GO) vet ./..."; (cd $$m && $(GO) vet ./...); done
 
-lint: fmt-check vet tidy-check
+# No binary (non-text) file and no file over 1 MiB is tracked: the root
+# module is what a library user downloads.
+files-check:
+	@./.ci/check-tracked-files
+
+# The go command is the pinned toolchain (.ci/run checks it).
+toolchain-check:
+	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
+
+lint: fmt-check files-check vet tidy-check
 
 # The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
 # SDK floor, the adapter vs unwrapped langchaingo), each ratio measured in
@@ -42,10 +70,13 @@ lint: fmt-check vet tidy-check
 # than the noise margin; it is not part of test and not run in CI (shared
 # machines).
 BENCHCOUNT  ?= 4
-BENCHPKGS   := ./work ./telemetry ./adapters/langchaingo
+# The engine's Goal and Floor benchmarks live in the bench module (their
+# errgroup and conc arms are its requirements, not the root module's).
+BENCHPKGS   := ./telemetry ./adapters/langchaingo
 BENCHMARGIN ?= -margin 0.10 -alloc-margin 2
-BENCHRUN     = { $(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) $(BENCHPKGS) && \
-	$(GO) test -run '^$$' -bench '^BenchmarkFloor(Start|Await|Throughput)$$/^contract$$/^record=896B$$' -count=$(BENCHCOUNT) ./work; }
+BENCHRUN     = { (cd bench && $(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) .) && \
+	$(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) $(BENCHPKGS) && \
+	(cd bench && $(GO) test -run '^$$' -bench '^BenchmarkFloor(Start|Await|Throughput)$$/^contract$$/^record=896B$$' -count=$(BENCHCOUNT) .); }
 
 bench:
 	$(BENCHRUN) | $(GO) run ./internal/cmd/benchgoals -v $(BENCHMARGIN)
@@ -56,6 +87,7 @@ bench-check:
 # Every benchmark of the tree, once.
 bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 $(PKGS)
+	@set -e; for m in $(SUBMODS); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...); done
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDuration -fuzztime $(FUZZTIME) ./work
@@ -66,6 +98,7 @@ fuzz:
 # module is not tidy.
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+	@set -e; for m in $(SUBMODS); do (cd $$m && $(GO) mod tidy -diff) || { echo "$$m/go.mod/go.sum are not tidy: run go mod tidy in $$m"; exit 1; }; done
 	@cd dashboards && $(GO) mod tidy -diff || { echo "dashboards/go.mod/go.sum are not tidy: run go mod tidy in dashboards"; exit 1; }
 
 dashboards:

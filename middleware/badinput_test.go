@@ -139,10 +139,12 @@ func badEnv(t *testing.T, opts ...work.Option) (*env, *middleware.Set, map[strin
 	running.cooperative = true
 	done := e.gate("done", nil)
 	done.open()
+	// research and lookup take inputs up to hugeInput, so that
+	// TestHugeFieldsGiveSmallReplies tests parsing, not the input bound.
 	s := e.prepare("coord", map[string]any{
-		"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: running.run}),
+		"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: running.run, MaxInputBytes: hugeInput}),
 		"finished": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: done.run}),
-		"lookup": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: running.run,
+		"lookup": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: running.run, MaxInputBytes: hugeInput,
 			Schema: map[string]any{
 				"type": "object",
 				"properties": map[string]any{

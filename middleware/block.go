@@ -24,7 +24,9 @@ import (
 // elapsed rounded to the second in Go's form (for example 1m5s), and the
 // "and N more" line only when rows were left out. It contains nothing but
 // ids, labels, states, elapsed times and result availability. Each call
-// reports its row count to the Observer (EventStatusBlock).
+// reports its row count to the Observer (EventStatusBlock). A released
+// Set's block is always "" (its Work is no longer visible to it); a nil
+// ctx is taken as context.Background().
 func (s *Set) StatusBlock(ctx context.Context) string {
 	block, _ := s.StatusBlockRows(ctx)
 	return block
@@ -33,6 +35,12 @@ func (s *Set) StatusBlock(ctx context.Context) string {
 // StatusBlockRows is StatusBlock that also returns the rows the block
 // shows, so that an adapter can tell which settlements the model has seen.
 func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
+	if s == nil || s.sup == nil || s.released.Load() {
+		return "", nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	rows, more := s.sup.Rows(s.owner)
 	if len(rows) == 0 {
 		return "", nil
@@ -60,7 +68,7 @@ func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 // it at each of the child's model-request boundaries, before the request is
 // sealed, and adds the text as a new user message; it is never injected
 // into an active call. It returns "" when there is none (or ctx is not a
-// child's). Delivery is reported to the Observer by the engine.
+// child's, or nil). Delivery is reported to the Observer by the engine.
 //
 // The format is exactly:
 //
@@ -68,6 +76,9 @@ func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 //	1. <message>
 //	2. <message>
 func Guidance(ctx context.Context) string {
+	if ctx == nil {
+		return ""
+	}
 	ex, ok := work.ExecutionFrom(ctx)
 	if !ok {
 		return ""

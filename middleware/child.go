@@ -55,6 +55,12 @@ type Child struct {
 	// this child when > 0.
 	MaxDuration    time.Duration
 	MaxResultBytes int
+	// MaxInputBytes bounds the child tool's raw input (what the model
+	// sent, in bytes): over it the call returns the error object with code
+	// input_too_large before anything is parsed or started. Zero means
+	// DefaultMaxInputBytes; a negative value fails Prepare
+	// (ErrNegativeLimit).
+	MaxInputBytes int
 	// Budget bounds each run of the child (work.Budget: zero fields
 	// inherit), reserved from the owner's pool when it has one;
 	// FailOnBudget makes an exhausted budget a failure instead of a
@@ -62,6 +68,10 @@ type Child struct {
 	Budget       work.Budget
 	FailOnBudget bool
 }
+
+// DefaultMaxInputBytes is a child's input bound when Child.MaxInputBytes
+// is zero: 1 MiB.
+const DefaultMaxInputBytes = 1 << 20
 
 // Background is a frozen, inert backgroundable child: it does nothing on its
 // own and becomes executable only as an entry of a tool map given to

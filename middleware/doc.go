@@ -3,4 +3,12 @@
 // (wrapped children plus one automatic work tool), run_in_background
 // parsing, the work tool's JSON contract, the boundary status block and
 // guidance delivery. It imports only the standard library and work.
+//
+// Misuse is a stable error, never a panic: Prepare's errors wrap the
+// sentinels of this package (ErrNilEngine, ErrInvalidChildName, ...) or the
+// engine's refusal (work.ErrClosed); the tools answer a nil context, an
+// input over a child's MaxInputBytes, and a child call or list after
+// Set.Release, with the error object (codes nil_context, input_too_large,
+// released), and the work tool's id actions after Release with
+// {"status":"not_found"}.
 package middleware

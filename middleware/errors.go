@@ -19,6 +19,9 @@ const (
 	CodeInvalidTimeout = "invalid_timeout" // a malformed or negative timeout
 	CodeMissingMessage = "missing_message" // send without a non-empty message
 	CodeChildInput     = "invalid_child_input"
+	CodeInputTooLarge  = "input_too_large" // a child input over its MaxInputBytes; nothing was started
+	CodeReleased       = "released"        // a child call or list after the Set's Release
+	CodeNilContext     = "nil_context"     // a tool called with a nil context.Context
 )
 
 // ErrorObject is the one model-facing error shape:

@@ -123,10 +123,15 @@ func errorMessage(t *testing.T, out string) string {
 	return v.Error.Message
 }
 
+// hugeInput is the input bound of the children that get huge fields.
+const hugeInput = 64 << 20
+
 // TestHugeFieldsGiveSmallReplies: an error message quotes at most
 // 64 bytes of a field name or value the model sent, so a
 // huge key or value gets a small reply. The fields are 1 MiB (the bound
-// does not depend on the size); AGENTWORK_CHAOS=1 makes them 50 MB.
+// does not depend on the size); AGENTWORK_CHAOS=1 makes them 50 MB. The
+// children take inputs up to hugeInput: what is tested is how a huge field
+// is parsed and quoted, not the input bound (TestChildInputBound).
 func TestHugeFieldsGiveSmallReplies(t *testing.T) {
 	size := 1 << 20
 	if os.Getenv("AGENTWORK_CHAOS") != "" {
@@ -166,7 +171,7 @@ func TestHugeFieldsGiveSmallReplies(t *testing.T) {
 			e, s, ids := badEnv(t)
 			if tc.tool == "echoing" {
 				s = e.prepare("coord2", map[string]any{
-					"echoing": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: e.gate("", nil).run,
+					"echoing": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: e.gate("", nil).run, MaxInputBytes: hugeInput,
 						Validate: func(in string) error { return fmt.Errorf("refused %q", in) }}),
 				})
 			}

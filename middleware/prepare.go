@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -18,12 +20,19 @@ const WorkToolName = "work"
 // Set is one owner's prepared tools: the authored entries, with
 // backgroundable children wrapped, plus the work tool when any child is
 // backgroundable. It is safe for concurrent use.
+//
+// The zero Set has no tools and its Release returns ErrNotPrepared.
 type Set struct {
 	sup   work.Engine
 	owner work.Owner
 	obs   work.Observer
 	tools []Tool
 	bg    bool
+
+	// released is set by the first Release. relMu orders launches (read)
+	// against it (write): no launch starts Work after Release.
+	relMu    sync.RWMutex
+	released atomic.Bool
 }
 
 // Prepare prepares one agent's tool map for owner on sup (the in-process
@@ -33,11 +42,19 @@ type Set struct {
 // backgroundable child). Exactly one work tool is added when at least one
 // entry is a Background. Tools are returned in label order, work last.
 //
-// Prepare fails when a label is empty, an entry has another type, a Tool's
+// Prepare fails (each error wraps one of the sentinels of this package,
+// for errors.Is, or the engine's refusal) when sup is nil (ErrNilEngine)
+// or not ready (ErrEngineNotReady: a zero work.Supervisor), when the engine
+// refuses the owner (a closed engine: work.ErrClosed; Prepare asks it with
+// a Subscribe that it closes at once), when a label is empty, an entry has another type, a Tool's
 // Name differs from its label, a label is named "work" in any case while the
 // work tool is added (an ordinary tool named "work" is allowed when no
 // entry is a Background: there is no collision), a child has
-// no Run or an invalid Kind, or a child's schema is not JSON-encodable, is
+// no Run or an invalid Kind, a child's label is not a tool name providers
+// accept (^[a-zA-Z0-9_-]{1,64}$, as OpenAI and Anthropic require:
+// ErrInvalidChildName), a child's Budget has a negative field
+// (ErrNegativeBudget) or its MaxInputBytes is negative (ErrNegativeLimit),
+// or a child's schema is not JSON-encodable, is
 // not an object schema or declares run_in_background. extra lists the names
 // of tools the agent gets from elsewhere (for example its resolved prompt);
 // a "work" among them (in any case) is also an error when the work tool is
@@ -45,10 +62,14 @@ type Set struct {
 // later changes to the caller's map do not reach the Set.
 func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
 	if s, ok := sup.(*work.Supervisor); sup == nil || ok && s == nil {
-		return nil, errors.New("middleware: nil Supervisor")
+		return nil, ErrNilEngine
+	}
+	obs := sup.Observer()
+	if obs == nil {
+		return nil, ErrEngineNotReady
 	}
 	if owner.IsZero() {
-		return nil, errors.New("middleware: zero Owner")
+		return nil, ErrZeroOwner
 	}
 	// The work tool is added when any entry is a Background; a name equal
 	// to it in any case (frameworks such as langchaingo match tool names
@@ -64,26 +85,26 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 	if hasWork {
 		for _, name := range extra {
 			if strings.EqualFold(name, WorkToolName) {
-				return nil, fmt.Errorf(`middleware: the agent already has a tool named %q, which collides with the automatic "work" tool`, name)
+				return nil, prepErr(ErrWorkToolName, `middleware: the agent already has a tool named %q, which collides with the automatic "work" tool`, name)
 			}
 		}
 	}
 	sort.Strings(labels)
-	s := &Set{sup: sup, owner: owner, obs: sup.Observer()}
+	s := &Set{sup: sup, owner: owner, obs: obs}
 	for _, label := range labels {
 		if label == "" {
-			return nil, errors.New("middleware: empty tool label")
+			return nil, prepErr(ErrInvalidEntry, "middleware: empty tool label")
 		}
 		if hasWork && strings.EqualFold(label, WorkToolName) {
-			return nil, fmt.Errorf(`middleware: an authored tool is named %q, which collides with the automatic "work" tool`, label)
+			return nil, prepErr(ErrWorkToolName, `middleware: an authored tool is named %q, which collides with the automatic "work" tool`, label)
 		}
 		switch e := entries[label].(type) {
 		case Background:
 			if !e.ok {
-				return nil, fmt.Errorf("middleware: entry %q: zero Background (use Backgroundable)", label)
+				return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: zero Background (use Backgroundable)", label)
 			}
 			if e.err != nil {
-				return nil, fmt.Errorf("middleware: child %q: input schema is not JSON-encodable: %v", label, e.err)
+				return nil, prepErr(ErrInvalidSchema, "middleware: child %q: input schema is not JSON-encodable: %v", label, e.err)
 			}
 			t, err := s.newChildTool(label, e.child, true)
 			if err != nil {
@@ -99,15 +120,18 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 			s.tools = append(s.tools, t)
 		case Tool:
 			if e == nil {
-				return nil, fmt.Errorf("middleware: entry %q is nil", label)
+				return nil, prepErr(ErrInvalidEntry, "middleware: entry %q is nil", label)
 			}
 			if e.Name() != label {
-				return nil, fmt.Errorf("middleware: entry %q: tool is named %q; label and name must match", label, e.Name())
+				return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: tool is named %q; label and name must match", label, e.Name())
 			}
 			s.tools = append(s.tools, e)
 		default:
-			return nil, fmt.Errorf("middleware: entry %q: unsupported type %T (want Tool, Child or Background)", label, e)
+			return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: unsupported type %T (want Tool, Child or Background)", label, e)
 		}
+	}
+	if err := probe(sup, owner); err != nil {
+		return nil, err
 	}
 	if s.bg {
 		s.tools = append(s.tools, &workTool{set: s})
@@ -115,18 +139,65 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 	return s, nil
 }
 
-// Tools returns the prepared tools in label order, the work tool last.
-func (s *Set) Tools() []Tool { return append([]Tool(nil), s.tools...) }
+// probe asks the engine whether it serves owner, with the cheapest call
+// that reports a closed engine: a Subscribe of one entry, closed at once.
+// It carries no content.
+func probe(sup work.Engine, owner work.Owner) error {
+	sub, err := sup.Subscribe(owner, 1)
+	if err != nil {
+		return fmt.Errorf("middleware: the engine refuses owner %q: %w", owner.ID(), err)
+	}
+	if sub != nil {
+		sub.Close()
+	}
+	return nil
+}
 
-// Owner returns the owner the Set was prepared for.
-func (s *Set) Owner() work.Owner { return s.owner }
+// Tools returns the prepared tools in label order, the work tool last.
+func (s *Set) Tools() []Tool {
+	if s == nil {
+		return nil
+	}
+	return append([]Tool(nil), s.tools...)
+}
+
+// Owner returns the owner the Set was prepared for (the zero Owner for the
+// zero Set).
+func (s *Set) Owner() work.Owner {
+	if s == nil {
+		return work.Owner{}
+	}
+	return s.owner
+}
 
 // Release cancels the owner's unfinished Work, forgets all of it and the
 // owner (work.Engine.Release). Call it when the agent instance is done.
-func (s *Set) Release() { s.sup.Release(s.owner) }
+// Afterwards the Set's child tools and the work tool's list return the
+// error object with code released, its id actions {"status":"not_found"}
+// (even when the owner is prepared again: the new Set's Work is not this
+// Set's) and its status block is empty. A second Release does nothing and
+// returns nil; the zero Set's returns ErrNotPrepared. It is safe to call
+// concurrently with the tools: no launch starts Work after it (a
+// foreground call already past its check may still run, and Release
+// cancels it as the engine cancels the owner's unfinished Work).
+func (s *Set) Release() error {
+	if s == nil || s.sup == nil {
+		return ErrNotPrepared
+	}
+	s.relMu.Lock()
+	first := s.released.CompareAndSwap(false, true)
+	s.relMu.Unlock()
+	if first {
+		s.sup.Release(s.owner)
+	}
+	return nil
+}
+
+// Released reports whether Release was called.
+func (s *Set) Released() bool { return s != nil && s.released.Load() }
 
 // HasWork reports whether the Set includes the work tool.
-func (s *Set) HasWork() bool { return s.bg }
+func (s *Set) HasWork() bool { return s != nil && s.bg }
 
 // childTool is a prepared child: foreground-only, or backgroundable.
 type childTool struct {
@@ -135,21 +206,35 @@ type childTool struct {
 	child      Child
 	background bool
 	schema     map[string]any
+	maxInput   int // the raw input bound, in bytes
 }
 
 func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, error) {
+	if !validChildName(label) {
+		return nil, prepErr(ErrInvalidChildName, "middleware: child %q: the name must match ^[a-zA-Z0-9_-]{1,64}$ (the tool names OpenAI and Anthropic accept)", label)
+	}
 	if c.Run == nil {
-		return nil, fmt.Errorf("middleware: child %q has no Run", label)
+		return nil, prepErr(ErrInvalidChild, "middleware: child %q has no Run", label)
 	}
 	if c.Kind != work.KindAgent && c.Kind != work.KindFunction {
-		return nil, fmt.Errorf("middleware: child %q: unknown kind %d", label, c.Kind)
+		return nil, prepErr(ErrInvalidChild, "middleware: child %q: unknown kind %d", label, c.Kind)
+	}
+	if err := CheckBudget(c.Budget); err != nil {
+		return nil, prepErr(ErrNegativeBudget, "middleware: child %q: %v", label, err)
+	}
+	if c.MaxInputBytes < 0 {
+		return nil, prepErr(ErrNegativeLimit, "middleware: child %q: MaxInputBytes is negative (%d)", label, c.MaxInputBytes)
+	}
+	maxInput := c.MaxInputBytes
+	if maxInput == 0 {
+		maxInput = DefaultMaxInputBytes
 	}
 	if c.Schema != nil {
 		// A private, normalized copy: validation then sees the schema as it
 		// was at Prepare, with []any lists and map[string]any objects.
 		schema, err := cloneSchema(c.Schema)
 		if err != nil {
-			return nil, fmt.Errorf("middleware: child %q: input schema is not JSON-encodable: %v", label, err)
+			return nil, prepErr(ErrInvalidSchema, "middleware: child %q: input schema is not JSON-encodable: %v", label, err)
 		}
 		c.Schema = schema
 	}
@@ -165,7 +250,7 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 	} else {
 		schema = copySchema(schema)
 	}
-	return &childTool{set: s, label: label, child: c, background: background, schema: schema}, nil
+	return &childTool{set: s, label: label, child: c, background: background, schema: schema, maxInput: maxInput}, nil
 }
 
 func (t *childTool) Name() string { return t.label }
@@ -183,8 +268,21 @@ func (t *childTool) Description() string {
 func (t *childTool) Schema() map[string]any { return copySchema(t.schema) }
 
 // Call runs the child. It never returns a Go error: bad input and failures
-// come back as the error object, so an agent loop is never aborted.
+// come back as the error object, so an agent loop is never aborted. A nil
+// ctx gets code nil_context, a call after the Set's Release code released,
+// and an input over the child's MaxInputBytes code input_too_large (it is
+// not parsed; the Observer sees a foreground call), all before any Work is
+// accepted.
 func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
+	if ctx == nil {
+		return nilContext.JSON(), nil
+	}
+	s := t.set
+	if len(raw) > t.maxInput {
+		_, end := s.obs.Begin(ctx, work.Call{Kind: work.CallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
+		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
+		return errObj(CodeInputTooLarge, fmt.Sprintf("the input is %d bytes, over this child's limit of %d bytes; send a shorter input", len(raw), t.maxInput)).JSON(), nil
+	}
 	kind := work.CallForeground
 	in, perr := parseChildInput(&t.child, raw)
 	if perr == nil && in.background {
@@ -197,11 +295,14 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if perr == nil && t.child.Validate != nil {
 		perr = t.validate(in.input)
 	}
-	s := t.set
 	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
 	if perr != nil {
 		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
 		return errObj(CodeChildInput, perr.Error()).JSON(), nil
+	}
+	if s.released.Load() {
+		end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+		return released.JSON(), nil
 	}
 	spec := work.Spec{
 		Owner:          s.owner,
@@ -218,7 +319,14 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		// after a lost reply) gets the same work.ref; the engine keeps
 		// only a digest of the input.
 		spec.CallID, spec.InputDigest = CallID(ctx), sha256.Sum256([]byte(in.input))
+		s.relMu.RLock()
+		if s.released.Load() {
+			s.relMu.RUnlock()
+			end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			return released.JSON(), nil
+		}
 		ref, err := s.sup.Start(ctx, spec)
+		s.relMu.RUnlock()
 		if err != nil {
 			o := fromWork(err)
 			end(work.CallEnd{Outcome: "rejected", ErrorClass: o.Code})

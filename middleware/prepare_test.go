@@ -119,7 +119,7 @@ func TestPrepareErrors(t *testing.T) {
 		{name: "unsupported entry", entries: map[string]any{"research": "a string"}, want: "unsupported"},
 		{name: "nil entry", entries: map[string]any{"research": nil}, want: "research"},
 		{name: "pointer to Child", entries: map[string]any{"research": &middleware.Child{Kind: work.KindAgent, Run: echo}}, want: "unsupported"},
-		{name: "nil supervisor", sup: nil, entries: map[string]any{}, want: "Supervisor"},
+		{name: "nil supervisor", sup: nil, entries: map[string]any{}, want: "nil engine"},
 		{name: "zero owner", owner: work.Owner{}, entries: map[string]any{}, want: "Owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package middleware
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"sort"
 )
@@ -78,25 +77,25 @@ func checkChildSchema(label string, schema map[string]any) error {
 		return nil
 	}
 	if t, ok := schema["type"]; ok && t != "object" {
-		return fmt.Errorf("middleware: child %q: input schema must be an object schema", label)
+		return prepErr(ErrInvalidSchema, "middleware: child %q: input schema must be an object schema", label)
 	}
 	if p, ok := schema["properties"]; ok {
 		props, isMap := p.(map[string]any)
 		if !isMap {
-			return fmt.Errorf("middleware: child %q: input schema properties must be an object", label)
+			return prepErr(ErrInvalidSchema, "middleware: child %q: input schema properties must be an object", label)
 		}
 		if _, ok := props[ReservedField]; ok {
-			return fmt.Errorf("middleware: child %q: input schema declares the reserved field %q", label, ReservedField)
+			return prepErr(ErrInvalidSchema, "middleware: child %q: input schema declares the reserved field %q", label, ReservedField)
 		}
 	}
 	if r, ok := schema["required"]; ok {
 		req, isList := r.([]any)
 		if !isList {
-			return fmt.Errorf("middleware: child %q: input schema required must be a list of names", label)
+			return prepErr(ErrInvalidSchema, "middleware: child %q: input schema required must be a list of names", label)
 		}
 		for _, name := range req {
 			if _, isString := name.(string); !isString {
-				return fmt.Errorf("middleware: child %q: input schema required must be a list of names", label)
+				return prepErr(ErrInvalidSchema, "middleware: child %q: input schema required must be a list of names", label)
 			}
 		}
 	}

@@ -82,17 +82,18 @@ func parseTimeout(raw json.RawMessage) (d time.Duration, wrongType bool, err err
 }
 
 // parseWorkInput decodes and checks the shape of the work tool's input. It
-// does not look anything up.
+// does not look anything up. On an error it returns what it decoded so
+// far (Action is the model's string, perhaps not one of the six).
 func parseWorkInput(raw string) (workInput, *ErrorObject) {
+	var in workInput
 	fail := func(code, msg string) (workInput, *ErrorObject) {
 		e := errObj(code, msg)
-		return workInput{}, &e
+		return in, &e
 	}
 	obj, _, ok, err := parseObject(raw)
 	if err != nil || !ok {
 		return fail(CodeInvalidInput, `input must be a JSON object like {"action":"list"}`)
 	}
-	var in workInput
 	fields := map[string]*string{"action": &in.Action, "id": &in.ID, "timeout": nil, "message": &in.Message}
 	keys := make([]string, 0, len(obj))
 	for k := range obj {
@@ -123,11 +124,7 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 	if _, has := obj["action"]; !has || in.Action == "" {
 		return fail(CodeMissingAction, "action is required: one of list, status, result, cancel, detach, send")
 	}
-	known := false
-	for _, a := range actions {
-		known = known || a == in.Action
-	}
-	if !known {
+	if !knownAction(in.Action) {
 		return fail(CodeUnknownAction, "unknown action; use one of list, status, result, cancel, detach, send")
 	}
 	if in.Action != "list" && in.ID == "" {
@@ -142,20 +139,48 @@ func parseWorkInput(raw string) (workInput, *ErrorObject) {
 	return in, nil
 }
 
-// Call runs one action. It never returns a Go error.
+// knownAction reports whether a is one of the six actions.
+func knownAction(a string) bool {
+	for _, k := range actions {
+		if k == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Call runs one action. It never returns a Go error. Input refused for
+// one of the six actions (result without an id, ...) is reported to the
+// Observer under that action with outcome invalid; any other refused input
+// under the action "invalid", so no string the model wrote becomes a
+// label. A nil ctx gets the error object with code nil_context. After the
+// Set's Release, list gets code released and the id actions
+// {"status":"not_found"}, without asking the engine.
 func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
+	if ctx == nil {
+		return nilContext.JSON(), nil
+	}
 	s := t.set
 	in, bad := parseWorkInput(raw)
+	gone := s.released.Load()
 	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
-	if bad != nil {
+	if bad != nil && !knownAction(in.Action) {
 		call.Action = "invalid"
-	} else if t.exists(in) {
+	} else if bad == nil && !gone && t.exists(in) {
 		call.WorkID = in.ID
 	}
 	ctx, end := s.obs.Begin(ctx, call)
 	if bad != nil {
 		end(work.CallEnd{Outcome: "invalid", ErrorClass: bad.Code})
 		return bad.JSON(), nil
+	}
+	if gone {
+		if in.Action == "list" {
+			end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			return released.JSON(), nil
+		}
+		end(work.CallEnd{Outcome: "not_found"})
+		return notFound, nil
 	}
 	out, outcome, code := t.do(ctx, in)
 	end(work.CallEnd{Outcome: outcome, ErrorClass: code})

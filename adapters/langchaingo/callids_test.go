@@ -149,7 +149,9 @@ func TestTextAgentCallIdentity(t *testing.T) {
 					t.Fatal(err)
 				}
 				run(kit)
-				defer kit.Release()
+				if err := kit.Release(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			// Two executors on one Kit (its model answers both scripts in turn).
 			kit, err := lc.Prepare(ctx, sup, scripted.New(append(slices.Clone(script), script...)...),

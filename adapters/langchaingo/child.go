@@ -27,7 +27,8 @@ const DefaultChildIterations = 10
 // Child is a child agent or long function as a langchaingo tool. Listed in
 // Prepare's tools it is a foreground child (isolated, exact output); wrapped
 // with Backgroundable it can also run in the background. Used as a tool
-// outside Prepare it simply runs in the caller's context.
+// outside Prepare it simply runs in the caller's context. The zero Child
+// is not a child: its Call returns ErrZeroChild and Prepare refuses it.
 type Child struct {
 	name     string
 	c        middleware.Child
@@ -44,8 +45,12 @@ func (c *Child) Name() string { return c.name }
 func (c *Child) Description() string { return c.c.Description }
 
 // Call runs the child directly, without isolation or telemetry (it is not
-// prepared). It returns the child's Go error as langchaingo tools do.
+// prepared). It returns the child's Go error as langchaingo tools do, and
+// ErrZeroChild for the zero Child.
 func (c *Child) Call(ctx context.Context, input string) (string, error) {
+	if c == nil || c.err == nil && c.c.Run == nil {
+		return "", ErrZeroChild
+	}
 	if c.err != nil {
 		return "", c.err
 	}
@@ -81,6 +86,14 @@ func WithMaxDuration(d time.Duration) ChildOption {
 // WithMaxResultBytes bounds the child's output size in the background.
 func WithMaxResultBytes(n int) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.MaxResultBytes = n })
+}
+
+// WithMaxInputBytes bounds the child's input: what the model sends, in
+// bytes (default middleware.DefaultMaxInputBytes, 1 MiB). A longer input,
+// foreground or background, gets the error object with code
+// input_too_large before any Work is accepted. A negative n fails Prepare.
+func WithMaxInputBytes(n int) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.MaxInputBytes = n })
 }
 
 // WithID sets the child's own id, reported as the Ref's targetId (default:
@@ -136,7 +149,7 @@ func NewAgent(name, description string, build func(ctx context.Context) (*agents
 // (or a typed nil) makes Prepare fail.
 func FromTool(t tools.Tool, opts ...ChildOption) *Child {
 	if t == nil || isNil(t) {
-		return &Child{name: "", err: errors.New("FromTool: nil tool")}
+		return &Child{name: "", err: prepErr(ErrInvalidChild, "FromTool: nil tool")}
 	}
 	c := NewFunction(t.Name(), t.Description(), t.Call, opts...)
 	return c
@@ -161,7 +174,7 @@ func FromExecutor(name, description string, exec *agents.Executor, opts ...Child
 	}
 	c := newChild(name, description, work.KindAgent, run, opts)
 	if exec == nil {
-		c.err = errors.New("FromExecutor: nil executor")
+		c.err = prepErr(ErrInvalidChild, "FromExecutor: nil executor")
 	} else if fa, ok := exec.Agent.(*agents.OpenAIFunctionsAgent); ok && len(fa.Tools) > 0 && fa.LLM != nil && !sendsTools(fa.LLM) {
 		c.err = errToolsNotSent(fa.LLM)
 	}
@@ -352,7 +365,7 @@ var _ tools.Tool = Background{}
 // Backgroundable marks child as backgroundable.
 func Backgroundable(child *Child) Background {
 	if child == nil {
-		return Background{err: errors.New("Backgroundable: nil child")}
+		return Background{err: prepErr(ErrInvalidChild, "Backgroundable: nil child")}
 	}
 	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description, err: child.err,
 		info: targetInfo(child.name, child.c, child.provider)}

@@ -40,6 +40,14 @@
 // gets the same work.ref. Text agents' calls have none and are never
 // deduplicated; no id is made up.
 //
+// Misuse is a stable error, never a panic: every preparation error wraps a
+// sentinel (ErrNilContext, ErrOwnerInUse, middleware.ErrInvalidChildName,
+// ..., or work.ErrClosed for a closed engine) for errors.Is; a child input
+// over its bound (WithMaxInputBytes, 1 MiB by default) is the error object
+// with code input_too_large; after Kit.Release the tools answer with code
+// released (launches, foreground calls, list) or {"status":"not_found"}
+// (id actions). One WithOwner id has one live Kit per engine instance.
+//
 // OneShot and Conversational agents render their tools into the prompt when
 // they are built, so build them from Kit.Tools and Kit.Model; an
 // OpenAIFunctionsAgent reads its Tools on each Plan, so Retrofit can prepare

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -18,8 +19,11 @@ import (
 )
 
 // Kit is one coordinator agent instance's prepared tools and model. Build
-// the agent from Tools and Model. It is safe for concurrent use.
+// the agent from Tools and Model. It is safe for concurrent use. The zero
+// Kit has no tools, no model and the zero Owner; its Release returns
+// ErrNotPrepared.
 type Kit struct {
+	owned   *ownerKey // the registry entry of a WithOwner id, or nil
 	sup     work.Engine
 	set     *middleware.Set
 	model   *Model
@@ -29,11 +33,61 @@ type Kit struct {
 	watch   failureWatch // failures shown to the model while RunUntilSettled runs
 }
 
+// Preparation errors. Prepare's errors wrap one of them, one of
+// middleware's (middleware.ErrInvalidSchema, ...), ErrToolsNotSent, or the
+// engine's refusal as it returned it (a closed engine: work.ErrClosed):
+// test with errors.Is.
+var (
+	// ErrNilContext: Prepare or Retrofit got a nil context.Context.
+	ErrNilContext = errors.New("langchaingo: nil context (pass context.Background() or the request's context)")
+	// ErrNilModel: Prepare got a nil model.
+	ErrNilModel = errors.New("langchaingo: nil model")
+	// ErrInvalidTool: a tool is nil, or two tools' names are equal or
+	// differ only in case, or a tool is named "work" in any case while the
+	// work tool is added.
+	ErrInvalidTool = errors.New("langchaingo: invalid tool")
+	// ErrInsideChild: WithOwner or WithPool given to Prepare inside a
+	// child, whose agents own Work in the child's own scope.
+	ErrInsideChild = errors.New("langchaingo: option not allowed inside a child")
+	// ErrOwnerInUse: another Kit with the same WithOwner id is live (not
+	// released) on the same engine instance.
+	ErrOwnerInUse = errors.New("langchaingo: another live Kit has this owner on this engine")
+	// ErrNotPrepared: a method of a Kit that Prepare did not make (the
+	// zero Kit).
+	ErrNotPrepared = errors.New("langchaingo: the Kit was not made by Prepare")
+	// ErrZeroChild: a Child that no constructor made (the zero Child).
+	ErrZeroChild = errors.New("langchaingo: zero Child (build it with NewFunction, NewAgent, FromTool or FromExecutor)")
+	// ErrInvalidChild: a child built from nothing (FromTool of a nil
+	// tool, FromExecutor of a nil executor, Backgroundable of a nil child).
+	ErrInvalidChild = errors.New("langchaingo: invalid child")
+	// ErrInvalidChildName: a child's name is not a tool name providers
+	// accept (^[a-zA-Z0-9_-]{1,64}$, as OpenAI and Anthropic require).
+	ErrInvalidChildName = middleware.ErrInvalidChildName
+	// ErrNegativeBudget: a WithBudget or WithPool budget with a negative
+	// field.
+	ErrNegativeBudget = middleware.ErrNegativeBudget
+)
+
+// prepError is a preparation error: its own message, and the sentinel it
+// is an instance of.
+type prepError struct {
+	msg  string
+	kind error
+}
+
+func (e *prepError) Error() string { return e.msg }
+func (e *prepError) Unwrap() error { return e.kind }
+
+func prepErr(kind error, format string, args ...any) error {
+	return &prepError{msg: fmt.Sprintf(format, args...), kind: kind}
+}
+
 // Option configures Prepare.
 type Option interface{ apply(*kitConfig) }
 
 type kitConfig struct {
 	owner      work.Owner
+	named      bool // the owner is WithOwner's
 	extraNames []string
 	pool       *work.Budget
 }
@@ -46,12 +100,60 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // Use it to give a long-lived agent instance a stable name. Inside a child
 // (ctx is a child's) the owner is always the child's own scope, and
 // WithOwner fails preparation.
+//
+// An owner id names one live Kit per engine instance: while a Kit with id
+// is live (not released), Prepare with the same id on the same engine
+// fails with ErrOwnerInUse (two Kits of one owner would see, cancel and
+// release each other's Work). After that Kit's Release the id can be
+// prepared again. That is how a coordinator that restarts keeps seeing its
+// Work on a durable engine: a new process has a new engine instance, and
+// its Kit with the same id sees the Work the old process started. (An
+// engine whose dynamic type is not comparable cannot be told apart from
+// another and is not checked.)
 func WithOwner(id string) Option {
 	return kitOptionFunc(func(c *kitConfig) {
 		if id != "" {
-			c.owner = work.NewOwner(id)
+			c.owner, c.named = work.NewOwner(id), true
 		}
 	})
+}
+
+// ownerKey names an owner id in one engine instance.
+type ownerKey struct {
+	engine work.Engine
+	id     string
+}
+
+// liveOwners is the registry of the WithOwner ids of live Kits, per engine
+// instance: an entry is added by Prepare and removed by its Kit's Release,
+// so it holds nothing for released Kits.
+var liveOwners struct {
+	mu sync.Mutex
+	m  map[ownerKey]*Kit
+}
+
+// claimOwner registers kit as key's live Kit, or reports false when
+// another Kit is.
+func claimOwner(key ownerKey, kit *Kit) bool {
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	if _, taken := liveOwners.m[key]; taken {
+		return false
+	}
+	if liveOwners.m == nil {
+		liveOwners.m = make(map[ownerKey]*Kit)
+	}
+	liveOwners.m[key] = kit
+	return true
+}
+
+// releaseOwner removes key's entry when it is kit's.
+func releaseOwner(key ownerKey, kit *Kit) {
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	if liveOwners.m[key] == kit {
+		delete(liveOwners.m, key)
+	}
 }
 
 // WithPromptTools names tools the agent also gets from elsewhere (its
@@ -67,7 +169,14 @@ func WithPromptTools(names ...string) Option {
 // a Background. When ctx is a child's, the Kit's owner is that child's own
 // scope, one nesting level deeper (the depth limit applies).
 //
-// Prepare fails on a nil tool (a nil interface or a typed nil such as a
+// Prepare fails (each error is one of this package's sentinels,
+// middleware's, ErrToolsNotSent or the engine's refusal, for errors.Is) on
+// a nil ctx (ErrNilContext), a nil model (ErrNilModel), a nil engine
+// (middleware.ErrNilEngine), a zero or closed engine (a closed one:
+// work.ErrClosed), a WithOwner id another live Kit has on this engine
+// (ErrOwnerInUse), a child name providers refuse (ErrInvalidChildName), a
+// negative field in WithBudget or WithPool (ErrNegativeBudget), on a nil
+// tool (a nil interface or a typed nil such as a
 // nil *T), on two tools whose names differ only in case (langchaingo's
 // executor looks tools up case-insensitively), on a tool named "work" in
 // any case (or a "work" among WithPromptTools) when the work tool is added,
@@ -76,8 +185,11 @@ func WithPromptTools(names ...string) Option {
 // middleware.Prepare (a schema that declares run_in_background). An
 // ordinary tool named "work" is allowed when no child is backgroundable.
 func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if llm == nil || isNil(llm) {
-		return nil, errors.New("langchaingo: nil model")
+		return nil, ErrNilModel
 	}
 	var cfg kitConfig
 	for _, o := range opts {
@@ -87,14 +199,19 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 	}
 	if ex, ok := work.ExecutionFrom(ctx); ok {
 		if !cfg.owner.IsZero() {
-			return nil, errors.New("langchaingo: WithOwner inside a child: a child's agents own work in the child's own scope (the nesting limit applies)")
+			return nil, prepErr(ErrInsideChild, "langchaingo: WithOwner inside a child: a child's agents own work in the child's own scope (the nesting limit applies)")
 		}
 		if cfg.pool != nil {
-			return nil, errors.New("langchaingo: WithPool inside a child: a child's children reserve from the child's own budget reservation")
+			return nil, prepErr(ErrInsideChild, "langchaingo: WithPool inside a child: a child's children reserve from the child's own budget reservation")
 		}
-		cfg.owner = ex.Scope()
+		cfg.owner, cfg.named = ex.Scope(), false
 	} else if cfg.owner.IsZero() {
 		cfg.owner = work.NewOwner("agent-" + randomHex())
+	}
+	if cfg.pool != nil {
+		if err := middleware.CheckBudget(*cfg.pool); err != nil {
+			return nil, fmt.Errorf("langchaingo: WithPool: %w", err)
+		}
 	}
 	entries := make(map[string]any, len(ts))
 	names := make([]string, len(ts))
@@ -103,15 +220,15 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 	infos := make(map[string]work.TargetInfo, len(ts)) // child tools only
 	for i, t := range ts {
 		if t == nil || isNil(t) {
-			return nil, fmt.Errorf("langchaingo: tool %d is nil (%T)", i, t)
+			return nil, prepErr(ErrInvalidTool, "langchaingo: tool %d is nil (%T)", i, t)
 		}
 		name := t.Name()
 		names[i] = name
 		if prev, dup := byFold[strings.ToLower(name)]; dup {
 			if prev == name {
-				return nil, fmt.Errorf("langchaingo: two tools are named %q", name)
+				return nil, prepErr(ErrInvalidTool, "langchaingo: two tools are named %q", name)
 			}
-			return nil, fmt.Errorf("langchaingo: tools %q and %q differ only in case; langchaingo's executor looks tools up case-insensitively", prev, name)
+			return nil, prepErr(ErrInvalidTool, "langchaingo: tools %q and %q differ only in case; langchaingo's executor looks tools up case-insensitively", prev, name)
 		}
 		byFold[strings.ToLower(name)] = name
 		switch v := t.(type) {
@@ -135,7 +252,7 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 	if background {
 		for _, name := range append(names[:len(names):len(names)], cfg.extraNames...) {
 			if strings.EqualFold(name, middleware.WorkToolName) {
-				return nil, fmt.Errorf("langchaingo: a tool is named %q, which collides with the automatic %q tool (langchaingo matches tool names case-insensitively)", name, middleware.WorkToolName)
+				return nil, prepErr(ErrInvalidTool, "langchaingo: a tool is named %q, which collides with the automatic %q tool (langchaingo matches tool names case-insensitively)", name, middleware.WorkToolName)
 			}
 		}
 	}
@@ -143,12 +260,22 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 	if err != nil {
 		return nil, err
 	}
+	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
+	if cfg.named && reflect.TypeOf(sup).Comparable() {
+		key := &ownerKey{engine: sup, id: cfg.owner.ID()}
+		if !claimOwner(*key, k) {
+			return nil, prepErr(ErrOwnerInUse, "langchaingo: owner %q: another live Kit has it on this engine; release that Kit first", cfg.owner.ID())
+		}
+		k.owned = key
+	}
 	if cfg.pool != nil {
 		if err := sup.SetPool(cfg.owner, *cfg.pool); err != nil {
+			if k.owned != nil {
+				releaseOwner(*k.owned, k)
+			}
 			return nil, err
 		}
 	}
-	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
 	k.model = &Model{inner: unwrap(llm), kit: k}
 	prepared := make(map[string]middleware.Tool, len(names)+1)
 	for _, t := range set.Tools() {
@@ -195,15 +322,38 @@ func (k *Kit) Tools() []tools.Tool { return append([]tools.Tool(nil), k.tools...
 // Model returns the coordinator's wrapped model.
 func (k *Kit) Model() *Model { return k.model }
 
-// Owner returns the Kit's owner.
-func (k *Kit) Owner() work.Owner { return k.set.Owner() }
+// Owner returns the Kit's owner (the zero Owner for the zero Kit).
+func (k *Kit) Owner() work.Owner {
+	if k == nil {
+		return work.Owner{}
+	}
+	return k.set.Owner()
+}
 
-// Set returns the underlying middleware Set.
-func (k *Kit) Set() *middleware.Set { return k.set }
+// Set returns the underlying middleware Set (nil for the zero Kit).
+func (k *Kit) Set() *middleware.Set {
+	if k == nil {
+		return nil
+	}
+	return k.set
+}
 
 // Release cancels the Kit's unfinished Work, forgets all of it and the
-// owner. Call it when the agent instance is done.
-func (k *Kit) Release() { k.set.Release() }
+// owner, and frees its WithOwner id for another Kit. Call it when the agent
+// instance is done. Afterwards the Kit's child tools and the work tool's
+// list return the error object with code released, and its id actions
+// {"status":"not_found"} (middleware.Set.Release). A second Release does
+// nothing and returns nil; the zero Kit's returns ErrNotPrepared.
+func (k *Kit) Release() error {
+	if k == nil || k.set == nil {
+		return ErrNotPrepared
+	}
+	err := k.set.Release()
+	if k.owned != nil {
+		releaseOwner(*k.owned, k)
+	}
+	return err
+}
 
 // identified gives each call of a prepared tool its tool-call identity.
 type identified struct {
@@ -213,6 +363,9 @@ type identified struct {
 }
 
 func (t *identified) Call(ctx context.Context, input string) (string, error) {
+	if ctx == nil { // the prepared tool answers with its nil_context error object
+		return t.Tool.Call(ctx, input)
+	}
 	if t.info != (work.TargetInfo{}) {
 		ctx = work.WithTargetInfo(ctx, t.info)
 	}
@@ -289,6 +442,9 @@ func inputHint(schema map[string]any) string {
 // Conversational agents render their tools into the prompt when they are
 // built: Retrofit refuses them; rebuild them with Prepare's Tools and Model.
 func Retrofit(ctx context.Context, sup work.Engine, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
+	if ctx == nil {
+		return nil, nil, ErrNilContext
+	}
 	fa, ok := agent.(*agents.OpenAIFunctionsAgent)
 	if !ok {
 		return nil, nil, fmt.Errorf("langchaingo: cannot retrofit %T: it renders its tools into the prompt when built; rebuild it from Prepare's Tools() and Model()", agent)

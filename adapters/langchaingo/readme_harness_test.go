@@ -4,73 +4,60 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/tools"
 
-	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/work"
 )
 
-// Example_readme runs the README's "Use it" code (readme_test.go) on a
-// scripted model: the coordinator starts the researcher in the background,
-// reads its report with the work tool and answers.
+// Example_readme runs the README's program (readme_test.go) as main does
+// without OPENAI_API_KEY: on its offline model, one scripted model serving
+// the coordinator and the researcher it starts in the background.
 func Example_readme() {
-	ctx := context.Background()
-	sup := work.New()
-	defer sup.Close(ctx)
-
-	workID := regexp.MustCompile(`"kind":"work\.ref","id":"([0-9a-f]{32})"`)
-	coordinator := scripted.New(
-		scripted.ToolCall("researcher", `{"input":"the Go scheduler's history","run_in_background":true}`),
-		scripted.Func(func(req scripted.Request) scripted.Step {
-			id := workID.FindStringSubmatch(req.Text())[1]
-			return scripted.ToolCall("work", `{"action":"result","id":"`+id+`","timeout":"10s"}`)
-		}),
-		scripted.Func(func(req scripted.Request) scripted.Step {
-			return scripted.Text("Brief: " + req.Messages[len(req.Messages)-2].Text())
-		}),
-	)
-	researcher := scripted.New(scripted.Text("Go 1.1 introduced per-P run queues with work stealing."))
-	llm := byInput{task: "scheduler evolve", coordinator: coordinator, child: researcher}
-
-	answer, err := research(ctx, sup, llm, "How did Go's goroutine scheduler evolve?")
-	if err != nil {
+	if err := run(context.Background(), offline()); err != nil {
 		fmt.Println(err)
-		return
 	}
-	fmt.Println(answer)
 	// Output:
 	// Brief: Go 1.1 introduced per-P run queues with work stealing.
 }
 
-// byInput sends the coordinator's requests (whose human input holds task)
-// to one model and the child's to another.
-type byInput struct {
-	task               string
-	coordinator, child llms.Model
-}
-
-func (b byInput) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	for _, m := range msgs {
-		for _, p := range m.Parts {
-			if t, ok := p.(llms.TextContent); ok && m.Role == llms.ChatMessageTypeHuman && strings.Contains(t.Text, b.task) {
-				return b.coordinator.GenerateContent(ctx, msgs, opts...)
-			}
-		}
+// TestReadmeBudgets runs the README's budget code: the child's budget and
+// the pool reach the Supervisor.
+func TestReadmeBudgets(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(offline(), nil))
+	kit, err := readmeBudgets(context.Background(), sup, offline(), exec, []tools.Tool{tools.Calculator{}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return b.child.GenerateContent(ctx, msgs, opts...)
+	defer kit.Release()
+	if names := toolNames(kit.Tools()); strings.Join(names, ",") != "calculator,researcher,work" {
+		t.Fatalf("tools = %v", names)
+	}
 }
 
-func (b byInput) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, b, prompt, opts...)
+func toolNames(ts []tools.Tool) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name()
+	}
+	return out
 }
 
-// TestReadmeUseIt: README.md's "Use it" code block is readme_test.go's
-// code (as package main), so the README's snippet compiles and runs.
-func TestReadmeUseIt(t *testing.T) {
+// fragmentMark, on the line before a README go block, marks code this
+// module cannot compile (another module's API); every other go block must
+// be a region of readme_test.go.
+const fragmentMark = "<!-- fragment: "
+
+// TestReadme: every go code block of README.md is a region of
+// readme_test.go ("// README:<name>" to "// README:end"), so the README's
+// code compiles (and Example_readme runs its program): the program region
+// as package main, the others as they are indented in their function.
+func TestReadme(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -79,21 +66,90 @@ func TestReadmeUseIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(readme)
-	i := strings.Index(section, "\n## Use it\n")
-	if i < 0 {
-		t.Fatal(`README.md has no "## Use it" section`)
+	regions := readmeRegions(t, string(src))
+	if _, ok := regions["program"]; !ok {
+		t.Fatal("readme_test.go has no README:program region")
 	}
-	section = section[i:]
-	start := strings.Index(section, "```go\n")
-	end := strings.Index(section[start+6:], "\n```\n")
-	if start < 0 || end < 0 {
-		t.Fatal(`README.md's "Use it" has no go code block`)
+	regions["program"] = "package main\n\n" + regions["program"]
+	blocks := goBlocks(string(readme))
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no go code block")
 	}
-	block := section[start+6 : start+6+end+1]
-	code := string(src)
-	code = code[strings.Index(code, "// README:begin\n")+len("// README:begin\n") : strings.Index(code, "\n// README:end")]
-	if want := "package main\n\n" + code; block != want {
-		t.Errorf("README.md's Use it block differs from readme_test.go; update the README with:\n%s", want)
+	used := map[string]bool{}
+	for _, b := range blocks {
+		if b.fragment {
+			continue
+		}
+		found := false
+		for name, code := range regions {
+			if code == b.code {
+				used[name], found = true, true
+			}
+		}
+		if !found {
+			t.Errorf("README.md line %d: this go block is no region of readme_test.go (update one of them):\n%s", b.line, b.code)
+		}
 	}
+	for name, code := range regions {
+		if !used[name] {
+			t.Errorf("readme_test.go's README:%s region is in no README.md go block; the README should have:\n%s", name, code)
+		}
+	}
+}
+
+type goBlock struct {
+	line     int
+	code     string
+	fragment bool
+}
+
+// goBlocks returns README's ```go blocks, each ending with a newline.
+func goBlocks(readme string) []goBlock {
+	lines := strings.Split(readme, "\n")
+	var out []goBlock
+	for i := 0; i < len(lines); i++ {
+		if lines[i] != "```go" {
+			continue
+		}
+		b := goBlock{line: i + 1, fragment: i > 0 && strings.HasPrefix(lines[i-1], fragmentMark)}
+		var code strings.Builder
+		for i++; i < len(lines) && lines[i] != "```"; i++ {
+			code.WriteString(lines[i] + "\n")
+		}
+		b.code = code.String()
+		out = append(out, b)
+	}
+	return out
+}
+
+// readmeRegions returns src's regions by name, dedented by their marker's
+// indentation.
+func readmeRegions(t *testing.T, src string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var name, indent string
+	var code strings.Builder
+	for _, line := range strings.Split(src, "\n") {
+		trimmed := strings.TrimLeft(line, "\t")
+		switch {
+		case name == "" && strings.HasPrefix(trimmed, "// README:") && trimmed != "// README:end":
+			name, indent = strings.TrimPrefix(trimmed, "// README:"), line[:len(line)-len(trimmed)]
+			code.Reset()
+		case name != "" && trimmed == "// README:end":
+			out[name] = strings.TrimSuffix(code.String(), "\n\n") // a blank line before the end marker
+			if !strings.HasSuffix(out[name], "\n") {
+				out[name] += "\n"
+			}
+			name = ""
+		case name != "":
+			if line != "" && !strings.HasPrefix(line, indent) {
+				t.Fatalf("readme_test.go: README:%s: line %q is less indented than its marker", name, line)
+			}
+			code.WriteString(strings.TrimPrefix(line, indent) + "\n")
+		}
+	}
+	if name != "" {
+		t.Fatalf("readme_test.go: README:%s has no README:end", name)
+	}
+	return out
 }

@@ -19,8 +19,8 @@ const DefaultMaxResumes = 8
 // coordinator with; one line per settled Work follows, for example
 //
 //	[background work notice] Background work settled:
-//	background work 3f0c... (research_web) completed: read it with the work tool's result action
-//	background work 9a1b... (fetch_dataset) failed: check it with the work tool's status action
+//	background work 3f0c5a7e21d94b8c9e6f0a1b2c3d4e5f (research_web) completed: read it with the work tool's result action
+//	background work 9a1b7c3d5e8f40a2b6c4d8e0f1a3b5c7 (fetch_dataset) failed: check it with the work tool's status action
 //
 // The message is content-free: ids, target labels and states only.
 const NoticeHeader = "[background work notice] Background work settled:"
@@ -100,7 +100,11 @@ func (s Settled) Answer() string {
 // with its result.
 //
 // The chain gets the input under the key "input" and must have one string
-// output. Its memory, if any, keeps the conversation across runs.
+// output. A chain with memory (one whose memory has variables, such as
+// memory.NewConversationBuffer) keeps the conversation across runs and is
+// resumed with the notice alone; a chain without memory (an Executor's
+// default) remembers nothing of the first run, so it is resumed with the
+// original input, a blank line and the notice.
 func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input string, opts ...SettleOption) (Settled, error) {
 	cfg := settleConfig{maxResumes: DefaultMaxResumes}
 	for _, o := range opts {
@@ -121,6 +125,7 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 	shown := k.watch.begin()
 	defer k.watch.end(shown)
 	announced := make(map[string]bool)
+	task, remembers := input, hasMemory(ctx, chain)
 	for run := 0; ; run++ {
 		answer, err := runChain(ctx, chain, input)
 		if err != nil {
@@ -170,7 +175,18 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		res.Resumes++
 		res.Notices += len(due)
 		input = noticeMessage(due)
+		if !remembers {
+			input = task + "\n\n" + input
+		}
 	}
+}
+
+// hasMemory reports whether chain keeps the conversation between runs: a
+// memory that loads no variables (memory.Simple, an Executor's default)
+// does not.
+func hasMemory(ctx context.Context, chain chains.Chain) bool {
+	m := chain.GetMemory()
+	return m != nil && len(m.MemoryVariables(ctx)) > 0
 }
 
 // pending returns the settled Works (oldest settlement first) not yet

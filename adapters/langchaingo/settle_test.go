@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tmc/langchaingo/agents"
+	"github.com/tmc/langchaingo/memory"
 	"github.com/tmc/langchaingo/tools"
 
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
@@ -48,6 +49,12 @@ type settleEnv struct {
 
 func newSettleEnv(t *testing.T, steps ...scripted.Step) (*settleEnv, *agents.Executor) {
 	t.Helper()
+	return newSettleEnvModel(t, scripted.New(steps...))
+}
+
+// newSettleEnvModel is newSettleEnv on the coordinator model m.
+func newSettleEnvModel(t *testing.T, m *scripted.Model) (*settleEnv, *agents.Executor) {
+	t.Helper()
 	e := &settleEnv{t: t, sup: work.New(), gates: map[string]*gated{}}
 	t.Cleanup(func() {
 		for _, g := range e.gates {
@@ -64,7 +71,7 @@ func newSettleEnv(t *testing.T, steps ...scripted.Step) (*settleEnv, *agents.Exe
 		e.gates[name] = &gated{gate: make(chan struct{}), fail: name == "b"}
 		ts = append(ts, e.gates[name].tool(name))
 	}
-	kit, err := lc.Prepare(context.Background(), e.sup, scripted.New(steps...), ts, lc.WithOwner("coord"))
+	kit, err := lc.Prepare(context.Background(), e.sup, m, ts, lc.WithOwner("coord"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +116,7 @@ func notices(req scripted.Request) []string {
 	var out []string
 	for _, m := range req.Messages {
 		for _, p := range m.Parts {
-			if strings.HasPrefix(p.Text, lc.NoticeHeader) {
+			if strings.Contains(p.Text, lc.NoticeHeader) {
 				for _, sm := range noticeLine.FindAllStringSubmatch(p.Text, -1) {
 					out = append(out, sm[2]+" "+sm[3])
 				}
@@ -319,7 +326,7 @@ func TestRunUntilSettledBeyondList(t *testing.T) {
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			for _, m := range req.Messages {
 				for _, p := range m.Parts {
-					if strings.HasPrefix(p.Text, lc.NoticeHeader) {
+					if strings.Contains(p.Text, lc.NoticeHeader) {
 						for _, sm := range noticeLine.FindAllStringSubmatch(p.Text, -1) {
 							ids[sm[1]]++
 						}
@@ -346,5 +353,109 @@ func TestRunUntilSettledBeyondList(t *testing.T) {
 		if c != 1 {
 			t.Fatalf("work %s announced %d times", id, c)
 		}
+	}
+}
+
+// TestRunUntilSettledKeepsTheTask: a coordinator without memory (an
+// Executor's default) remembers nothing of its first run, so it is resumed
+// with its original task and the notice; one with memory gets the notice
+// alone, its memory holding the task.
+func TestRunUntilSettledKeepsTheTask(t *testing.T) {
+	const task = "Summarize the quarterly report."
+	launch := `{"input":"x","run_in_background":true}`
+	tests := []struct {
+		name     string
+		steps    func(e *settleEnv, resumed *string) []scripted.Step
+		executor func(kit *lc.Kit) *agents.Executor
+		wantTask bool
+	}{
+		{
+			name: "OneShot without memory",
+			steps: func(e *settleEnv, resumed *string) []scripted.Step {
+				return []scripted.Step{
+					scripted.ReActCall("a", launch),
+					scripted.Func(func(scripted.Request) scripted.Step {
+						e.settle("a")
+						return scripted.ReActFinal("started")
+					}),
+					scripted.Func(func(req scripted.Request) scripted.Step {
+						*resumed = req.Text()
+						return scripted.ReActFinal("done")
+					}),
+				}
+			},
+			executor: func(kit *lc.Kit) *agents.Executor {
+				return agents.NewExecutor(agents.NewOneShotAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(6))
+			},
+			wantTask: true,
+		},
+		{
+			name: "OpenAIFunctions without memory",
+			steps: func(e *settleEnv, resumed *string) []scripted.Step {
+				return []scripted.Step{
+					scripted.ToolCall("a", launch),
+					scripted.Func(func(scripted.Request) scripted.Step {
+						e.settle("a")
+						return scripted.Text("started")
+					}),
+					scripted.Func(func(req scripted.Request) scripted.Step {
+						*resumed = req.Text()
+						return scripted.Text("done")
+					}),
+				}
+			},
+			executor: func(kit *lc.Kit) *agents.Executor {
+				return agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(6))
+			},
+			wantTask: true,
+		},
+		{
+			name: "Conversational with memory",
+			steps: func(e *settleEnv, resumed *string) []scripted.Step {
+				return []scripted.Step{
+					scripted.ConversationalCall("a", launch),
+					scripted.Func(func(scripted.Request) scripted.Step {
+						e.settle("a")
+						return scripted.ConversationalFinal("started")
+					}),
+					scripted.Func(func(req scripted.Request) scripted.Step {
+						*resumed = req.Text()
+						return scripted.ConversationalFinal("done")
+					}),
+				}
+			},
+			executor: func(kit *lc.Kit) *agents.Executor {
+				return agents.NewExecutor(agents.NewConversationalAgent(kit.Model(), kit.Tools()),
+					agents.WithMaxIterations(6), agents.WithMemory(memory.NewConversationBuffer()))
+			},
+			wantTask: false,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var e *settleEnv
+			var resumed string
+			model := scripted.New()
+			e, _ = newSettleEnvModel(t, model)
+			model.Append(tt.steps(e, &resumed)...)
+			res, err := e.kit.RunUntilSettled(context.Background(), tt.executor(e.kit), task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Resumes != 1 || res.Answer() != "done" {
+				t.Fatalf("result = %+v", res)
+			}
+			if !strings.Contains(resumed, lc.NoticeHeader) || !strings.Contains(resumed, "(a) completed") {
+				t.Fatalf("the resumed request has no notice:\n%s", resumed)
+			}
+			if tt.wantTask {
+				want := task + "\n\n" + lc.NoticeHeader
+				if !strings.Contains(resumed, want) {
+					t.Fatalf("the resumed request lost the task (want %q in it):\n%s", want, resumed)
+				}
+			} else if n := strings.Count(resumed, task); n != 1 {
+				t.Fatalf("the task appears %d times in the resumed request, want once (from memory):\n%s", n, resumed)
+			}
+		})
 	}
 }

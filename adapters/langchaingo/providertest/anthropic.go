@@ -19,6 +19,14 @@ func NewAnthropic(t testing.TB, script Script, opts ...Option) *Server {
 	return newServer(t, "anthropic", script, opts, routes(anthropicEndpoint(), "/v1/messages", "/messages"))
 }
 
+// StartAnthropic starts the same server as NewAnthropic without a test, for a demo,
+// a benchmark or a program that runs agents offline. The caller must call
+// Close; Err reports what would have failed a test. It fails only for a
+// nil script.
+func StartAnthropic(script Script, opts ...Option) (*Server, error) {
+	return startServer(nil, "anthropic", script, opts, routes(anthropicEndpoint(), "/v1/messages", "/messages"))
+}
+
 func anthropicEndpoint() endpoint {
 	return endpoint{
 		api:        "anthropic",

@@ -23,6 +23,11 @@
 //     streamed as NDJSON unless the request says "stream": false, as Ollama
 //     does) and its OpenAI-compatible endpoint ({OpenAIBaseURL}/chat/completions).
 //
+// Outside a test (a demo, a benchmark, a program that runs its agents
+// offline), [StartOpenAI], [StartAnthropic] and [StartOllama] start the
+// same servers without a testing.TB: the caller closes them, and
+// [Server.Err] returns what would have failed a test.
+//
 // Each server answers every request with its [Script] and records the
 // request ([Request]: the raw body and a provider-neutral parse of it). It
 // checks what the real API checks and a client can get wrong (a tool
@@ -46,7 +51,7 @@
 // A server accepts at most 200 requests and 4 MiB per request body by
 // default ([WithMaxRequests], [WithMaxBodyBytes]); beyond that it answers
 // with an error and fails the test. It stops when the test ends
-// (t.Cleanup): waiting scripts see their request's context end first, so a
+// (t.Cleanup), or at Close for a started server: waiting scripts see their request's context end first, so a
 // stuck script never hangs the test. All methods are safe for concurrent
 // use.
 package providertest

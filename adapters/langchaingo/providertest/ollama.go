@@ -17,11 +17,23 @@ import (
 // "stream": false. A native reply's tool calls carry no ids, as Ollama's.
 func NewOllama(t testing.TB, script Script, opts ...Option) *Server {
 	t.Helper()
+	return newServer(t, "ollama", script, opts, ollamaRoutes())
+}
+
+// StartOllama starts the same server as NewOllama without a test, for a
+// demo, a benchmark or a program that runs agents offline. The caller must
+// call Close; Err reports what would have failed a test. It fails only for
+// a nil script.
+func StartOllama(script Script, opts ...Option) (*Server, error) {
+	return startServer(nil, "ollama", script, opts, ollamaRoutes())
+}
+
+func ollamaRoutes() map[string]endpoint {
 	r := routes(ollamaEndpoint(), "/api/chat")
 	oai := openAIEndpoint()
 	oai.callID = func(n int) string { return fmt.Sprintf("call_%08d", n) }
 	r["/v1/chat/completions"] = oai
-	return newServer(t, "ollama", script, opts, r)
+	return r
 }
 
 func ollamaEndpoint() endpoint {

@@ -16,6 +16,14 @@ func NewOpenAI(t testing.TB, script Script, opts ...Option) *Server {
 	return newServer(t, "openai", script, opts, routes(openAIEndpoint(), "/v1/chat/completions", "/chat/completions"))
 }
 
+// StartOpenAI starts the same server as NewOpenAI without a test, for a demo,
+// a benchmark or a program that runs agents offline. The caller must call
+// Close; Err reports what would have failed a test. It fails only for a
+// nil script.
+func StartOpenAI(script Script, opts ...Option) (*Server, error) {
+	return startServer(nil, "openai", script, opts, routes(openAIEndpoint(), "/v1/chat/completions", "/chat/completions"))
+}
+
 func openAIEndpoint() endpoint {
 	return endpoint{
 		api:        "openai",

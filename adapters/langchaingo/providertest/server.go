@@ -52,10 +52,12 @@ func WithMaxBodyBytes(n int64) Option {
 	})
 }
 
-// Server is a fake provider on an httptest server. Create it with
-// NewOpenAI, NewAnthropic or NewOllama; it stops when the test ends.
+// Server is a fake provider on an httptest server. Create it in a test
+// with NewOpenAI, NewAnthropic or NewOllama (it stops when the test ends),
+// or anywhere else with StartOpenAI, StartAnthropic or StartOllama (the
+// caller closes it).
 type Server struct {
-	t      testing.TB
+	t      testing.TB // nil for a server started without a test
 	api    string
 	script Script
 	cfg    config
@@ -67,6 +69,7 @@ type Server struct {
 	n     int
 	calls int
 	reqs  []*Request
+	errs  []error
 
 	closeOnce sync.Once
 }
@@ -89,8 +92,18 @@ type endpoint struct {
 
 func newServer(t testing.TB, api string, script Script, opts []Option, routes map[string]endpoint) *Server {
 	t.Helper()
+	s, err := startServer(t, api, script, opts, routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// startServer starts a server; t may be nil.
+func startServer(t testing.TB, api string, script Script, opts []Option, routes map[string]endpoint) (*Server, error) {
 	if script == nil {
-		t.Fatal("providertest: nil Script")
+		return nil, errors.New("providertest: nil Script")
 	}
 	cfg := config{maxRequests: DefaultMaxRequests, maxBody: DefaultMaxBodyBytes}
 	for _, o := range opts {
@@ -103,8 +116,7 @@ func newServer(t testing.TB, api string, script Script, opts []Option, routes ma
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.Config.BaseContext = func(net.Listener) context.Context { return base }
 	s.srv.Start()
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // URL returns the server's root URL, for example http://127.0.0.1:41234.
@@ -136,9 +148,22 @@ func (s *Server) Requests() []*Request {
 	return out
 }
 
+// Err returns every failure the server saw (what fails the test of a
+// server made with NewOpenAI, NewAnthropic or NewOllama: a malformed
+// request, one the real API would refuse, a used-up script, a request
+// over the bounds), joined, or nil. It is how a server started without a
+// test (StartOpenAI, StartAnthropic, StartOllama) reports them; each such
+// request is also answered with the provider's error.
+func (s *Server) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return errors.Join(s.errs...)
+}
+
 // Close stops the server: waiting scripts see their request's context end,
-// then it waits for the handlers to return. It is idempotent and is called
-// when the test ends.
+// then it waits for the handlers to return. It is idempotent; it is called
+// when the test ends for a server made with a testing.TB, and the caller
+// must call it for one from StartOpenAI, StartAnthropic or StartOllama.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.stop()
@@ -148,7 +173,13 @@ func (s *Server) Close() {
 }
 
 func (s *Server) fail(format string, args ...any) {
-	s.t.Errorf(format, args...)
+	err := fmt.Errorf(format, args...)
+	s.mu.Lock()
+	s.errs = append(s.errs, err)
+	s.mu.Unlock()
+	if s.t != nil {
+		s.t.Errorf(format, args...)
+	}
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {

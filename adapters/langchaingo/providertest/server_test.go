@@ -238,3 +238,64 @@ func TestServerStopsWithTheTest(t *testing.T) {
 	rec.end() // the test's cleanups: the server stops
 	<-done
 }
+
+// TestStartWithoutTest: the Start constructors need no testing.TB: the
+// real clients work against them, Err reports what would fail a test, and
+// Close stops them.
+func TestStartWithoutTest(t *testing.T) {
+	ctx := context.Background()
+	if _, err := pt.StartOpenAI(nil); err == nil {
+		t.Fatal("StartOpenAI(nil) succeeded")
+	}
+	oai, err := pt.StartOpenAI(pt.Sequence(pt.Say("hello from openai")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oai.Close()
+	llm, err := openai.New(openai.WithBaseURL(oai.BaseURL()), openai.WithToken("test"), openai.WithModel("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := llms.GenerateFromSinglePrompt(ctx, llm, "hi"); err != nil || got != "hello from openai" {
+		t.Fatalf("openai: %q, %v", got, err)
+	}
+	if oai.Err() != nil {
+		t.Fatalf("Err = %v", oai.Err())
+	}
+	if _, err := llms.GenerateFromSinglePrompt(ctx, llm, "again"); err == nil {
+		t.Fatal("a used-up script answered")
+	}
+	if err := oai.Err(); err == nil || !strings.Contains(err.Error(), "script used up") {
+		t.Fatalf("Err = %v", err)
+	}
+
+	ant, err := pt.StartAnthropic(pt.Say("hello from anthropic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ant.Close()
+	allm, err := anthropic.New(anthropic.WithBaseURL(ant.BaseURL()), anthropic.WithToken("test"), anthropic.WithModel("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := llms.GenerateFromSinglePrompt(ctx, allm, "hi"); err != nil || got != "hello from anthropic" || ant.Err() != nil {
+		t.Fatalf("anthropic: %q, %v, %v", got, err, ant.Err())
+	}
+
+	oll, err := pt.StartOllama(pt.Say("hello from ollama"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ollm, err := ollama.New(ollama.WithServerURL(oll.BaseURL()), ollama.WithModel("m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := llms.GenerateFromSinglePrompt(ctx, ollm, "hi"); err != nil || got != "hello from ollama" || oll.Err() != nil {
+		t.Fatalf("ollama: %q, %v, %v", got, err, oll.Err())
+	}
+	oll.Close()
+	oll.Close() // idempotent
+	if _, err := llms.GenerateFromSinglePrompt(ctx, ollm, "after close"); err == nil {
+		t.Fatal("a closed server answered")
+	}
+}

@@ -18,6 +18,20 @@
 // decides the step from the request itself. A call made after the script is
 // used up returns an error wrapping [ErrExhausted].
 //
+// # Several agents on one model
+//
+// A Model answers in arrival order, so agents that share one (a
+// coordinator and the children it runs in the background) would take each
+// other's steps. [Route] makes one model value out of several scripts: each
+// request goes to the first route whose match accepts it ([Declares]: the
+// request offers a tool, as a coordinator is offered the work tool;
+// [HumanContains]: the agent's input; [Otherwise]: every request).
+//
+//	llm := scripted.Route(
+//		scripted.When(scripted.Declares("work"), coordinator),
+//		scripted.Otherwise(researcher),
+//	)
+//
 // # Agent styles
 //
 // langchaingo's three agents read a model's reply differently:
