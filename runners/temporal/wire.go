@@ -25,8 +25,8 @@ const (
 	updatePool    = "pool"
 	// The registry's inputs from Work workflows, workers and coordinators
 	// are updates: an update's workflow task is handed to the worker at
-	// once, while a signal's waits in the server's task queue (about 45 ms
-	// on temporaltest) and holds up an admission that arrives meanwhile.
+	// once, while a signal's waits in the server's task queue and holds up
+	// an admission that arrives meanwhile.
 	updateRecord   = "record"    // a Work's transition record
 	updateRead     = "mark-read" // a Work's result was read
 	updateDetached = "detached"  // a Work was detached
@@ -165,9 +165,9 @@ type ownerRecord struct {
 	Kind     work.Kind
 	State    work.State
 	Seq      int64
-	// Rev orders a Work's transition signals (its workflow numbers them,
-	// see workRun.record): the registry applies a signal only over an
-	// older revision, so one that arrives late (the started signal goes
+	// Rev orders a Work's transition records (its workflow numbers them,
+	// see workRun.record): the registry applies a record only over an
+	// older revision, so one that arrives late (the started record goes
 	// from the worker) or again never moves the record back.
 	Rev       int64
 	Attempt   int
@@ -182,7 +182,7 @@ type ownerRecord struct {
 	Progress work.Progress
 	// Held is what the Work reserved from its owner's pool.
 	Held [numDims]int64
-	// Spent is what a terminal Work spent, in its transition signal; nil
+	// Spent is what a terminal Work spent, in its transition record; nil
 	// when unknown (its attempt died with its worker).
 	Spent *work.Usage `json:",omitempty"`
 }

@@ -223,10 +223,10 @@ func (o *ownerRun) transition(r ownerRecord) {
 	}
 	rec := &o.st.Records[i]
 	if r.Rev <= rec.Rev {
-		return // a late or repeated signal never moves a record back
+		return // a late or repeated record never moves a record back
 	}
 	// A terminal record is final, but for a later revision: the workflow
-	// task that decided it can be lost after it was signalled (its worker
+	// task that decided it can be lost after it was sent (its worker
 	// died, or the server refused its completion, failing its cancel) and
 	// the Work go on to its real end. The owner's pool was settled at the
 	// first terminal record, and is not again.

@@ -119,9 +119,9 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	// started: an attempt begins. It answers whether the attempt may run
-	// and, when it may, the record the attempt's worker signals to the
-	// owner's registry before it runs the child (a signal from the worker
-	// is recorded in one call; one from this workflow would take two more
+	// and, when it may, the record the attempt's worker sends to the
+	// owner's registry before it runs the child (an update from the worker
+	// is applied in one call; one from this workflow would take two more
 	// workflow tasks, here and after its delivery).
 	if err := workflow.SetUpdateHandler(ctx, updateStarted, func(ctx workflow.Context, attempt int) (startedReply, error) {
 		switch w.state {
@@ -186,7 +186,6 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
 		return err
 	}
-	// drain: the child's boundary takes the guidance accepted so far.
 	// drain: the child's boundary reads the holders of the guidance
 	// queued so far, in order; ack then takes the first n of them (read).
 	// A worker that dies between the two leaves them queued.
@@ -339,7 +338,7 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 }
 
 // notify tells the owner's registry the Work's state (and waits until the
-// signal is recorded, so that the owner's list never lags a reply).
+// update is applied, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.last = w.record(ctx)
 	w.tellOwner(ctx, updateRecord, w.last)
@@ -350,7 +349,7 @@ func (w *workRun) notify(ctx workflow.Context) {
 //
 // A revision is above every revision of an earlier workflow task: the
 // task's WorkflowTaskStarted event id, shifted, plus a count within the
-// task. A task whose local activity signalled a record and that was then
+// task. A task whose local activity sent a record and that was then
 // lost (its worker died, or the server refused its completion) runs again
 // with a later event id, and may decide otherwise (an update it had is not
 // delivered again, an activity's completion came meanwhile): its records
