@@ -36,7 +36,7 @@ func (e *Engine) EffectiveBudget(spec work.Spec) work.Budget { return e.local.Ef
 // owner's registry with.
 const TellOwnerName = tellOwnerName
 
-// RecordState is the state a transition signal's record carries ("" for
+// RecordState is the state a transition update's record carries ("" for
 // anything else).
 func RecordState(arg any) work.State {
 	if r, ok := arg.(ownerRecord); ok {

@@ -7,9 +7,9 @@ import (
 )
 
 // TestTransitionRevisions: the registry applies a Work's transition only
-// over an older revision, so the started signal (sent by the attempt's
+// over an older revision, so the started record (sent by the attempt's
 // worker) that arrives after a later one moves nothing back, and a
-// repeated signal changes nothing.
+// repeated record changes nothing.
 func TestTransitionRevisions(t *testing.T) {
 	o := &ownerRun{st: ownerState{Records: []ownerRecord{{ID: "w", State: work.StateQueued}}}}
 	rec := func() ownerRecord { return o.st.Records[0] }

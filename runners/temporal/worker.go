@@ -186,19 +186,19 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	return res, nil
 }
 
-// announce signals the started record of an attempt to the owner's
+// announce sends the started record of an attempt to the owner's
 // registry (ctx is the attempt's). A registry that is gone (released) is
-// not told. If the signal fails, it is sent again, with a growing delay,
+// not told. If the update fails, it is sent again, with a growing delay,
 // until it is recorded or the attempt ends (its workflow then sends a
 // later record): the registry must not show a running Work queued. The
 // returned function stops the retries and waits for them.
 func (w *Worker) announce(ctx context.Context, r startedReply) (stop func()) {
-	signal := func(ctx context.Context) bool {
+	send := func(ctx context.Context) bool {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
 		defer cancel()
 		return tellOwner(sctx, w.c, r.Owner, updateRecord, r.Record) == nil
 	}
-	if signal(ctx) {
+	if send(ctx) {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -212,7 +212,7 @@ func (w *Worker) announce(ctx context.Context, r startedReply) (stop func()) {
 				return
 			case <-t.C:
 			}
-			if signal(ctx) {
+			if send(ctx) {
 				return
 			}
 		}
@@ -223,7 +223,7 @@ func (w *Worker) announce(ctx context.Context, r startedReply) (stop func()) {
 	}
 }
 
-// The delays between the tries of a started signal: the first, and the
+// The delays between the tries of a started record: the first, and the
 // most.
 const (
 	announceDelay    = 100 * time.Millisecond

@@ -93,8 +93,8 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 }
 
 // failAfterSignal fails the workflow task in which a Work's workflow
-// first signals a transition to state to its owner's registry, after the
-// signal is recorded there: the server refuses the task's completion (as
+// first sends a transition to state to its owner's registry, after the
+// update is applied there: the server refuses the task's completion (as
 // it does a task whose worker died once its update registry was cleared,
 // a shard moved or a history host restarted: the task's updates are not
 // delivered again). hook runs in between, outside the workflow.
@@ -143,7 +143,7 @@ func (o *failOutbound) ExecuteLocalActivity(ctx workflow.Context, typ string, ar
 	return fut
 }
 
-// TestTransitionFromLostTask: a workflow task that signalled a record to
+// TestTransitionFromLostTask: a workflow task that sent a record to
 // the owner's registry and then was lost (its worker died before
 // completing it) is run again and may decide otherwise (here the child
 // completed meanwhile, and the completion is applied before the cancel):

@@ -1,0 +1,178 @@
+package temporal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Cancel asks for a Work to stop, as work.Supervisor.Cancel. A running
+// child learns it through its heartbeat (cooperative cancellation).
+func (e *Engine) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
+	rec, err := e.lookup(o, id)
+	if err != nil {
+		return work.CancelReceipt{}, err
+	}
+	if rec.State.Terminal() {
+		return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
+	}
+	ctx, cancel := e.rpc()
+	defer cancel()
+	var r cancelReply
+	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
+		if errors.Is(err, errWorkflowClosed) {
+			if rec, err = e.lookup(o, id); err != nil {
+				return work.CancelReceipt{}, err
+			}
+			return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
+		}
+		return work.CancelReceipt{}, err
+	}
+	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}, nil
+}
+
+// Detach hides a Work from o without cancelling it.
+func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
+	rec, err := e.lookup(o, id)
+	if err != nil {
+		return work.DetachReceipt{}, err
+	}
+	ctx, cancel := e.rpc()
+	defer cancel()
+	if !rec.State.Terminal() {
+		err = e.update(ctx, id, updateDetach, nil, o.ID())
+		if err == nil {
+			return work.DetachReceipt{ID: id}, nil
+		}
+		if !errors.Is(err, errWorkflowClosed) {
+			return work.DetachReceipt{}, err
+		}
+	}
+	// A finished Work: its owner forgets it. Its workflow has closed (or
+	// is closing), so the detach is reported here, as in-process.
+	if err := tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateDetached, id); err != nil {
+		return work.DetachReceipt{}, fromTemporal(err)
+	}
+	e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventDetached, WorkID: id,
+		Owner: o.ID(), Depth: o.Depth(), Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
+	return work.DetachReceipt{ID: id}, nil
+}
+
+// Send queues guidance for a running agent child, as work.Supervisor.Send;
+// the child takes it at its next model boundary. The text is the input of
+// a holder workflow of its own (agentwork.Guidance), never in the Work's
+// history; the holder deletes its execution, history included, once the
+// child has taken the text, the Work ended without taking it, or the
+// message was refused or is a repeated command, and at the latest a week
+// and the maximum duration after it was sent (a safety net). Configure a
+// payload codec on the client to encrypt it meanwhile.
+func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
+	if err := validOwner(o); err != nil {
+		return work.SendReceipt{}, err
+	}
+	if strings.TrimSpace(message) == "" {
+		return work.SendReceipt{}, work.ErrEmptyMessage
+	}
+	if len(message) > work.DefaultMaxMessageBytes {
+		return work.SendReceipt{}, work.ErrMessageTooLarge
+	}
+	rec, err := e.lookup(o, id)
+	if err != nil {
+		return work.SendReceipt{}, err
+	}
+	if rec.Kind != work.KindAgent {
+		return work.SendReceipt{}, work.ErrNotAgent
+	}
+	req := sendRequest{Owner: o.ID(), Bytes: len(message)}
+	d := sha256.Sum256([]byte(message))
+	req.Digest = hex.EncodeToString(d[:])
+	if commandID != "" {
+		c := sha256.Sum256([]byte(commandID))
+		req.Command = hex.EncodeToString(c[:])
+	}
+	ctx, cancel := e.rpc()
+	defer cancel()
+	var r sendReply
+	if !rec.State.Terminal() {
+		// The holder first: once the Work has the reference, the text must
+		// exist. A holder the Work did not keep is told it is done.
+		req.Ref = guidanceWorkflowID(id)
+		ttl := guidanceTTL + e.cfg.maxDuration
+		_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: req.Ref, TaskQueue: e.cfg.taskQueue},
+			GuidanceWorkflowName, guidanceInput{Text: message, TTL: ttl})
+		if err != nil {
+			return work.SendReceipt{}, fromTemporal(err)
+		}
+		err = e.update(ctx, id, updateSend, &r, req)
+		if err != nil || r.Ref != req.Ref {
+			sctx, scancel := e.rpc()
+			_ = e.c.SignalWorkflow(sctx, req.Ref, "", signalDone, nil)
+			scancel()
+		}
+	}
+	if rec.State.Terminal() || errors.Is(err, errWorkflowClosed) {
+		// The workflow has ended: a replay still gets its receipt.
+		if req.Command == "" {
+			return work.SendReceipt{}, work.ErrTerminal
+		}
+		v, qerr := e.c.QueryWorkflow(ctx, id, "", queryCommand, req.Command)
+		if qerr != nil {
+			return work.SendReceipt{}, fromTemporal(qerr)
+		}
+		var c commandRecord
+		if qerr := v.Get(&c); qerr != nil {
+			return work.SendReceipt{}, qerr
+		}
+		switch {
+		case c.Digest == "":
+			return work.SendReceipt{}, work.ErrTerminal
+		case c.Digest != req.Digest:
+			return work.SendReceipt{}, work.ErrConflict
+		}
+		r, err = c.Reply, nil
+	}
+	if err != nil {
+		return work.SendReceipt{}, err
+	}
+	cursor := strconv.Itoa(r.Cursor)
+	return work.SendReceipt{WorkID: id, ID: id + "." + cursor, Cursor: cursor, AcceptedAt: r.At}, nil
+}
+
+// Release detaches all of o's visible Work, cancels the unfinished part
+// and forgets o (its starts included).
+func (e *Engine) Release(o work.Owner) {
+	if o.IsZero() {
+		return
+	}
+	ctx, cancel := e.rpc()
+	defer cancel()
+	_ = e.update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
+	e.local.Release(o)
+}
+
+// SetPool gives the top-level owner o a pool, as work.Supervisor.SetPool:
+// each Work o starts reserves its budget from it at admission, in o's
+// registry (so the pool holds across every coordinator process), and is
+// refunded what it did not spend when it settles. A Work whose attempt
+// died with its worker is charged its whole reservation (its usage is
+// unknown). Work started by a child (a deeper scope) does not reserve from
+// it. Release forgets the pool.
+func (e *Engine) SetPool(o work.Owner, b work.Budget) error {
+	if err := validOwner(o); err != nil {
+		return err
+	}
+	if o.Depth() > 0 {
+		return work.ErrInvalidOwner.Detail("a child's scope has no pool of its own")
+	}
+	ctx, cancel := e.rpc()
+	defer cancel()
+	return fromTemporal(e.updateOwner(ctx, o, updatePool, nil, dims(b)))
+}

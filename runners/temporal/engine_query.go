@@ -1,0 +1,266 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/converter"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// lookup finds a Work visible to o in o's registry: the registry decides
+// visibility (owner, detach, retention) and holds the state.
+func (e *Engine) lookup(o work.Owner, id string) (ownerRecord, error) {
+	if err := validOwner(o); err != nil {
+		return ownerRecord{}, err
+	}
+	if !work.IsID(id) {
+		return ownerRecord{}, work.ErrNotFound
+	}
+	recs, err := e.records(o)
+	if err != nil {
+		return ownerRecord{}, err
+	}
+	for _, r := range recs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return ownerRecord{}, work.ErrNotFound
+}
+
+// Status returns the projection of one Work visible to o.
+func (e *Engine) Status(o work.Owner, id string) (work.Status, error) {
+	r, err := e.lookup(o, id)
+	if err != nil {
+		return work.Status{}, err
+	}
+	st := r.status()
+	if r.State == work.StateRunning || r.State == work.StateCancelRequested {
+		st.Progress = e.progress(id)
+	}
+	return st, nil
+}
+
+// progress reads a running Work's progress counts from its attempt's last
+// heartbeat (zero when there is none yet, or when the heartbeat's payload
+// does not decode with the default data converter, as under a codec).
+func (e *Engine) progress(id string) work.Progress {
+	ctx, cancel := e.rpc()
+	defer cancel()
+	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
+	if err != nil {
+		return work.Progress{}
+	}
+	for _, a := range d.GetPendingActivities() {
+		if det := a.GetHeartbeatDetails(); det != nil && len(det.GetPayloads()) > 0 {
+			var p work.Progress
+			if converter.GetDefaultDataConverter().FromPayloads(det, &p) == nil {
+				return p
+			}
+		}
+	}
+	return work.Progress{}
+}
+
+func (e *Engine) records(o work.Owner) ([]ownerRecord, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	// The registry answers through a worker: a query that reached a worker
+	// that died (its sticky queue) fails or times out, the next one goes to
+	// a live worker.
+	var v converter.EncodedValue
+	var err error
+	for try := 1; ; try++ {
+		ctx, cancel := e.rpc()
+		v, err = e.c.QueryWorkflow(ctx, ownerWorkflowID(o.ID()), "", queryRecords)
+		cancel()
+		if err == nil || try == queryTries || !transient(err) {
+			break
+		}
+	}
+	if err != nil {
+		if errors.Is(fromTemporal(err), work.ErrNotFound) {
+			return nil, nil
+		}
+		return nil, fromTemporal(err)
+	}
+	var recs []ownerRecord
+	if err := v.Get(&recs); err != nil {
+		return nil, err
+	}
+	return recs, nil
+}
+
+// queryTries bounds the tries of a registry query.
+const queryTries = 3
+
+func (r ownerRecord) status() work.Status {
+	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
+		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
+		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
+		Progress: r.Progress}
+}
+
+// List returns at most work.MaxListed Works visible to o, unfinished first,
+// then finished, newest first within each group.
+func (e *Engine) List(o work.Owner) ([]work.Status, error) {
+	recs, err := e.records(o)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if at, bt := a.State.Terminal(), b.State.Terminal(); at != bt {
+			return !at
+		}
+		return a.Seq > b.Seq
+	})
+	recs = recs[:min(len(recs), work.MaxListed)]
+	out := make([]work.Status, len(recs))
+	for i, r := range recs {
+		out[i] = r.status()
+	}
+	return out, nil
+}
+
+func (r ownerRecord) priority() int {
+	switch r.State {
+	case work.StateCompleted:
+		if r.HasResult && !r.Read {
+			return 0
+		}
+		return 4
+	case work.StateFailed:
+		return 1
+	case work.StateRunning, work.StateCancelRequested:
+		return 2
+	case work.StateQueued:
+		return 3
+	}
+	return 4
+}
+
+// Rows returns the status-block rows of o, as work.Supervisor.Rows.
+func (e *Engine) Rows(o work.Owner) ([]work.Row, int) {
+	if o.IsZero() {
+		return nil, 0
+	}
+	recs, err := e.records(o)
+	if err != nil || len(recs) == 0 {
+		return nil, 0
+	}
+	sort.Slice(recs, func(i, j int) bool {
+		a, b := recs[i], recs[j]
+		if pa, pb := a.priority(), b.priority(); pa != pb {
+			return pa < pb
+		}
+		return a.Seq > b.Seq
+	})
+	now := time.Now()
+	n := min(len(recs), work.MaxRows)
+	rows := make([]work.Row, n)
+	for i, r := range recs[:n] {
+		from := r.Started
+		if from.IsZero() {
+			from = r.Created
+		}
+		to := now
+		if !r.Finished.IsZero() {
+			to = r.Finished
+		}
+		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State, Elapsed: max(to.Sub(from), 0),
+			ResultAvailable: r.HasResult}
+	}
+	return rows, len(recs) - n
+}
+
+// Result returns the exact output of completed Work, else waits (up to the
+// capped timeout, or ctx) for the Work to settle, as work.Supervisor.Result.
+// The output is the Work workflow's result, read from Temporal: a result
+// that completed while this process was down is read the same way.
+func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
+	if timeout < 0 {
+		return work.Status{}, "", work.ErrInvalidTimeout
+	}
+	timeout = min(timeout, work.MaxResultWait)
+	r, err := e.lookup(o, id)
+	if err != nil {
+		return work.Status{}, "", err
+	}
+	var res workOutcome
+	if !r.State.Terminal() && timeout > 0 {
+		wctx, wcancel := context.WithTimeout(ctx, timeout)
+		err := e.c.GetWorkflow(wctx, id, "").Get(wctx, &res)
+		wcancel()
+		switch {
+		case err == nil && res.Final != nil && res.Final.Detached:
+			// Detached or released while awaited, before it ended: its
+			// owner no longer sees it (as in-process).
+			return work.Status{}, "", work.ErrNotFound
+		case err == nil && res.Final != nil:
+			// The Work ended while awaited: its outcome says what the
+			// registry now holds.
+			r.take(*res.Final)
+		default:
+			res = workOutcome{}
+			if r, err = e.lookup(o, id); err != nil {
+				return work.Status{}, "", err
+			}
+		}
+	}
+	if r.State != work.StateCompleted || !r.HasResult {
+		return r.status(), "", nil
+	}
+	gctx, gcancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
+	defer gcancel()
+	if res.Final == nil {
+		if err := e.c.GetWorkflow(gctx, id, "").Get(gctx, &res); err != nil {
+			return work.Status{}, "", fromTemporal(err)
+		}
+	}
+	if !r.Read {
+		// For the status block's priority: the result has been read.
+		_ = tellOwner(gctx, e.c, ownerWorkflowID(o.ID()), updateRead, id)
+		e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventResultRead, WorkID: id,
+			Owner: o.ID(), Depth: o.Depth(), Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(res.Output)})
+	}
+	return r.status(), res.Output, nil
+}
+
+// Settled returns every terminal Work visible to o, oldest settlement
+// first, as work.Supervisor.Settled.
+func (e *Engine) Settled(o work.Owner) ([]work.Status, error) {
+	recs, err := e.records(o)
+	if err != nil {
+		return nil, err
+	}
+	var term []ownerRecord
+	for _, r := range recs {
+		if r.State.Terminal() {
+			term = append(term, r)
+		}
+	}
+	sort.SliceStable(term, func(i, j int) bool { return term[i].Finished.Before(term[j].Finished) })
+	out := make([]work.Status, len(term))
+	for i, r := range term {
+		out[i] = r.status()
+	}
+	return out, nil
+}
+
+// Live reports whether o has visible Work that is not terminal (false when
+// o's registry cannot be read).
+func (e *Engine) Live(o work.Owner) bool {
+	recs, _ := e.records(o)
+	for _, r := range recs {
+		if !r.State.Terminal() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,179 @@
+package temporal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strconv"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func validSpec(spec work.Spec) error {
+	if err := validOwner(spec.Owner); err != nil {
+		return err
+	}
+	if spec.Target.Label == "" {
+		return work.ErrInvalidSpec.Detail("target label is empty")
+	}
+	if spec.Target.Kind != work.KindAgent && spec.Target.Kind != work.KindFunction {
+		return work.ErrInvalidSpec.Detail("unknown target kind " + strconv.Itoa(int(spec.Target.Kind)))
+	}
+	if spec.Run == nil {
+		return work.ErrInvalidSpec.Detail("run function is nil")
+	}
+	return nil
+}
+
+// Start admits Work in the owner's registry (atomically, against its
+// limits) and starts its workflow. The child runs later on a Worker that
+// registered spec.Target.Label, from spec.Input (spec.Run is not used).
+func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
+	if err := validSpec(spec); err != nil {
+		return work.Ref{}, err
+	}
+	o := spec.Owner
+	if o.Depth() >= e.cfg.maxDepth {
+		e.refused(ctx, spec, work.LimitDepth, "")
+		return work.Ref{}, work.ErrLimit.Detail("nesting depth limit " + strconv.Itoa(e.cfg.maxDepth) + " reached")
+	}
+	launch := newLaunchInfo(ctx)
+	caller := ctx
+	targetID := spec.Target.ID
+	if targetID == "" {
+		targetID = spec.Target.Label
+	}
+	id := newID()
+	now := time.Now().UTC()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
+	defer cancel()
+	ownerWF := ownerWorkflowID(o.ID())
+	// The budget resolves as in-process (the local Supervisor has the same
+	// defaults, ceiling and maximum duration); the owner's registry applies
+	// its pool at admission.
+	budget := e.local.EffectiveBudget(spec)
+	var reply admitReply
+	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
+		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
+		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, Want: dims(spec.Budget), Eff: dims(budget),
+		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec)})
+	if err != nil {
+		if reason, short := refusalOf(err); reason != "" {
+			e.refused(caller, spec, reason, short)
+		}
+		return work.Ref{}, fromTemporal(err)
+	}
+	if reply.Replay {
+		return work.Ref{ID: reply.ID, TargetID: reply.TargetID, Durable: true}, nil
+	}
+	setDims(&budget, reply.Budget)
+	maxDur := budget.MaxDuration
+	maxBytes := e.cfg.maxResultBytes
+	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {
+		maxBytes = spec.MaxResultBytes
+	}
+	attempts := 1
+	if e.cfg.retryable[spec.Target.Label] {
+		attempts = e.cfg.maxAttempts
+	}
+	in := workInput{ID: id, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: targetID,
+		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
+		OwnerWorkflow: ownerWF, MaxDuration: maxDur, MaxResultBytes: maxBytes, MaxAttempts: attempts,
+		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: now,
+		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
+			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
+	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: e.cfg.taskQueue,
+		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),
+		Memo:                  map[string]any{"target": spec.Target.Label},
+	}, WorkWorkflowName, in)
+	if err != nil {
+		sctx, scancel := e.rpc()
+		defer scancel()
+		_ = tellOwner(sctx, e.c, ownerWF, updateForget, id)
+		return work.Ref{}, fromTemporal(err)
+	}
+	return work.Ref{ID: id, TargetID: targetID, Durable: true}, nil
+}
+
+func activityQueue(base, label string) string { return base + "." + label }
+
+// launchKey is the SHA-256 of a launch identity, hex ("" for none): the
+// registry keeps no tool-call id.
+func launchKey(callID string) string {
+	if callID == "" {
+		return ""
+	}
+	k := sha256.Sum256([]byte(callID))
+	return hex.EncodeToString(k[:])
+}
+
+func launchDigest(spec work.Spec) string {
+	if spec.CallID == "" {
+		return ""
+	}
+	return hex.EncodeToString(spec.InputDigest[:])
+}
+
+// updateOwner sends an update to o's registry, starting the registry if
+// it is not running (update with start).
+func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any) error {
+	ownerWF := ownerWorkflowID(o.ID())
+	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Retain: e.cfg.retain})
+	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: startOwner,
+		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,
+			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{arg}},
+	})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	return err
+}
+
+// refused reports a refused start to the Observer, with the caller's
+// context (as work.Supervisor does).
+func (e *Engine) refused(ctx context.Context, spec work.Spec, reason, budget string) {
+	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
+}
+
+// refusalOf returns why the owner's registry refused a start: a limit's
+// name (work.LimitOutstanding, work.LimitStarts), or
+// work.ClassBudgetExhausted with the budget its pool could not cover; ""
+// for any other error.
+func refusalOf(err error) (reason, budget string) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || !app.HasDetails() {
+		return "", ""
+	}
+	var detail string
+	if app.Details(&detail) != nil {
+		return "", ""
+	}
+	switch app.Type() {
+	case errTypePrefix + work.ErrLimit.Code:
+		return detail, ""
+	case errTypePrefix + work.ErrBudgetExhausted.Code:
+		return work.ClassBudgetExhausted, detail
+	}
+	return "", ""
+}
+
+// Call runs a foreground child in this process (see Engine).
+func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
+	if spec.Owner.Depth() == 0 && !spec.Owner.IsZero() && e.cfg.maxDepth < 1 {
+		return "", work.ErrLimit
+	}
+	return e.local.Call(ctx, spec)
+}

@@ -1,0 +1,67 @@
+package temporal
+
+import (
+	"sync"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Subscribe returns a Subscription to o's completion notices, as
+// work.Supervisor.Subscribe. The notices come from reading o's registry
+// every poll interval (WithPollInterval): Temporal has no push to a client.
+func (e *Engine) Subscribe(o work.Owner, buffer int) (*work.Subscription, error) {
+	if err := validOwner(o); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	recs, err := e.records(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.State.Terminal() {
+			seen[r.ID] = true
+		}
+	}
+	stop := make(chan struct{})
+	var once sync.Once
+	sub, publish, closeFn := work.NewSubscription(buffer, func() { once.Do(func() { close(stop) }) })
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, work.ErrClosed
+	}
+	e.subs[sub] = closeFn
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.subs, sub)
+			e.mu.Unlock()
+		}()
+		tick := time.NewTicker(e.cfg.pollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			recs, err := e.records(o)
+			if err != nil {
+				continue
+			}
+			for _, r := range recs {
+				if r.State.Terminal() && !seen[r.ID] {
+					seen[r.ID] = true
+					publish(work.Notice{WorkID: r.ID, Target: r.Label, State: r.State,
+						ResultAvailable: r.HasResult, Time: r.Finished})
+				}
+			}
+		}
+	}()
+	return sub, nil
+}

@@ -1,0 +1,78 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// workErr is e as an update's failure; details (content-free, such as a
+// limit's name) travel with it.
+func workErr(e *work.Error, detail string, details ...any) error {
+	msg := e.Error()
+	if detail != "" {
+		msg = e.Detail(detail).Error()
+	}
+	return temporal.NewApplicationError(msg, errTypePrefix+e.Code, details...)
+}
+
+var errWorkflowClosed = errors.New("temporal: workflow closed")
+
+// fromTemporal maps Temporal's errors to the engine's.
+func fromTemporal(err error) error {
+	if err == nil {
+		return nil
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && strings.HasPrefix(app.Type(), errTypePrefix) {
+		code := strings.TrimPrefix(app.Type(), errTypePrefix)
+		for _, we := range engineErrors {
+			if we.Code == code {
+				msg := app.Message()
+				if d, ok := strings.CutPrefix(msg, we.Error()+": "); ok {
+					return we.Detail(d)
+				}
+				return we
+			}
+		}
+	}
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		// The server answers an update to a Work workflow that closed
+		// after the owner's registry was read (or while the update was
+		// in flight) with NotFound too: that Work is terminal, not
+		// unknown. Its callers read its terminal state instead.
+		if slices.Contains(closedMessages, nf.Message) {
+			return errWorkflowClosed
+		}
+		return work.ErrNotFound
+	}
+	return err
+}
+
+// closedMessages are the server's NotFound messages for an update to a
+// closed workflow (go.temporal.io/server: consts.ErrWorkflowCompleted and
+// update.AbortedByWorkflowClosingErr).
+var closedMessages = []string{"workflow execution already completed", "workflow update was aborted by closing workflow"}
+
+var engineErrors = []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec,
+	work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict, work.ErrLimit,
+	work.ErrMessageTooLarge, work.ErrMailboxFull, work.ErrBudgetExhausted}
+
+// transient reports whether err is a call that was cut off (cancelled,
+// timed out, unavailable) rather than an answer.
+func transient(err error) bool {
+	var (
+		canceled *serviceerror.Canceled
+		deadline *serviceerror.DeadlineExceeded
+		unavail  *serviceerror.Unavailable
+	)
+	return errors.As(err, &canceled) || errors.As(err, &deadline) || errors.As(err, &unavail) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}

@@ -1,0 +1,244 @@
+package temporal
+
+import (
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Names of the workflows, activity, updates, signals and queries: they are
+// part of the runner's wire format and must not change between the
+// coordinators and workers of one deployment.
+const (
+	WorkWorkflowName  = "agentwork.Work"
+	OwnerWorkflowName = "agentwork.Owner"
+	RunActivityName   = "agentwork.Run"
+
+	updateAdmit   = "admit"
+	updateRelease = "release"
+	updateStarted = "started"
+	updateCancel  = "cancel"
+	updateDetach  = "detach"
+	updateSend    = "send"
+	updateDrain   = "drain"
+	updateAck     = "ack"
+	updatePool    = "pool"
+	// The registry's inputs from Work workflows, workers and coordinators
+	// are updates: an update's workflow task is handed to the worker at
+	// once, while a signal's waits in the server's task queue and holds up
+	// an admission that arrives meanwhile.
+	updateRecord   = "record"    // a Work's transition record
+	updateRead     = "mark-read" // a Work's result was read
+	updateDetached = "detached"  // a Work was detached
+	updateForget   = "forget"    // a Work whose workflow did not start
+
+	signalRelease = "release-cancel"
+
+	queryStatus  = "status"
+	queryRecords = "records"
+	queryCommand = "command"
+
+	errTypePrefix = "agentwork:"
+)
+
+// The outcome classes of an attempt that are not failures.
+const (
+	classCancelled = "cancelled"
+	classNotRun    = "not_run"
+)
+
+// workInput starts one Work workflow. It holds the child's input: the
+// child's run needs it on the worker.
+type workInput struct {
+	ID, Owner        string
+	Depth            int
+	Label, TargetID  string
+	Kind             work.Kind
+	Input            string
+	TaskQueue        string // the target's activity queue
+	OwnerWorkflow    string
+	MaxDuration      time.Duration
+	MaxResultBytes   int
+	MaxAttempts      int // 1 unless the child is retryable
+	HeartbeatTimeout time.Duration
+	Created          time.Time
+	Mailbox          mailboxLimits
+	Launch           launchInfo
+	Budget           work.Budget // effective: defaults and ceiling applied
+	FailOnBudget     bool
+}
+
+type mailboxLimits struct {
+	Messages, Bytes, Commands int
+}
+
+// runInput is the activity's input.
+type runInput struct {
+	ID, Owner      string
+	Depth          int
+	Label          string
+	Kind           work.Kind
+	Input          string
+	MaxDuration    time.Duration
+	MaxResultBytes int
+	Budget         work.Budget
+	FailOnBudget   bool
+}
+
+// runOutcome is an attempt's result: the output, or a class. Failure text
+// never leaves the worker.
+type runOutcome struct {
+	Output   string
+	Class    string
+	Bytes    int           `json:",omitempty"` // the output's size, for a result_too_large failure
+	Usage    work.Usage    // what the attempt spent
+	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
+	Progress work.Progress // the child's progress counts when it returned
+}
+
+// workOutcome is the Work workflow's result.
+type workOutcome struct {
+	State  work.State
+	Output string
+	Class  string
+	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
+	// Final is the last record the Work sent to its owner's registry (the
+	// registry has it before the workflow closes): a coordinator awaiting
+	// the result needs not read the registry again. Its Detached says that
+	// the owner detached or released the Work before it ended (the
+	// registry keeps its own Detached; take leaves it).
+	Final *ownerRecord `json:",omitempty"`
+}
+
+// workStatus answers the status query.
+type workStatus struct {
+	Found     bool
+	Label     string
+	TargetID  string
+	Kind      work.Kind
+	State     work.State
+	Attempt   int
+	Created   time.Time
+	Started   time.Time
+	Finished  time.Time
+	HasResult bool
+}
+
+type cancelReply struct {
+	Accepted bool
+	State    work.State
+	At       time.Time
+}
+
+// sendRequest queues one guidance message: the text itself is in its
+// holder workflow (Ref), never in the Work's history.
+type sendRequest struct {
+	Owner   string
+	Command string // SHA-256 of the command id, hex; "" is never deduplicated
+	Digest  string // SHA-256 of the text, hex
+	Ref     string // the id of the message's holder workflow
+	Bytes   int    // the text's size, for the mailbox limit
+}
+
+type sendReply struct {
+	Cursor int
+	At     time.Time
+	Ref    string // the holder of the message the command queued
+}
+
+// guidanceRef is one queued message: its holder and size.
+type guidanceRef struct {
+	Ref   string
+	Bytes int
+}
+
+type commandRecord struct {
+	Digest string
+	Reply  sendReply
+}
+
+// ownerRecord is one Work as its owner's registry keeps it.
+type ownerRecord struct {
+	ID       string
+	Label    string
+	TargetID string
+	Kind     work.Kind
+	State    work.State
+	Seq      int64
+	// Rev orders a Work's transition records (its workflow numbers them,
+	// see workRun.record): the registry applies a record only over an
+	// older revision, so one that arrives late (the started record goes
+	// from the worker) or again never moves the record back.
+	Rev       int64
+	Attempt   int
+	Created   time.Time
+	Started   time.Time
+	Finished  time.Time
+	HasResult bool
+	Read      bool
+	Detached  bool
+	Budget    string `json:",omitempty"` // the budget that ran out, if one did
+	// Progress is a settled Work's last progress counts.
+	Progress work.Progress
+	// Held is what the Work reserved from its owner's pool.
+	Held [numDims]int64
+	// Spent is what a terminal Work spent, in its transition record; nil
+	// when unknown (its attempt died with its worker).
+	Spent *work.Usage `json:",omitempty"`
+}
+
+// take applies what a Work's transition record x says of its state.
+func (r *ownerRecord) take(x ownerRecord) {
+	r.Rev, r.State, r.Attempt, r.Started, r.Finished, r.HasResult = x.Rev, x.State, x.Attempt, x.Started, x.Finished, x.HasResult
+	r.Budget, r.Progress = x.Budget, x.Progress
+}
+
+type admitRequest struct {
+	Record         ownerRecord
+	MaxOutstanding int
+	MaxStarts      int
+	Retain         int
+	// The child's own budget limits (Spec.Budget) and its budget with the
+	// defaults and ceiling applied, for the owner's pool.
+	Want, Eff [numDims]int64
+	Function  bool
+	// Launch is the SHA-256 of the launch's identity (Spec.CallID), hex,
+	// or ""; Digest is the input's digest (Spec.InputDigest), hex.
+	Launch, Digest string
+}
+
+// launchRecord is a launch identity an owner used, for repeated launches.
+type launchRecord struct {
+	Key, Target, Digest string
+	ID, TargetID        string
+}
+
+// admitReply is an admitted start's sequence number and the budget it
+// runs with (its pool applied).
+type admitReply struct {
+	Seq    int64
+	Budget [numDims]int64
+	// Replay: the launch identity was used before, with the same target
+	// and input: nothing was admitted; ID and TargetID are its Work's.
+	Replay       bool
+	ID, TargetID string
+}
+
+// ownerState is the Owner workflow's state, carried across continue-as-new.
+type ownerState struct {
+	Owner    string
+	Records  []ownerRecord
+	Starts   int
+	Seq      int64
+	Retain   int
+	Pool     *pool          `json:",omitempty"`
+	Launches []launchRecord `json:",omitempty"` // oldest first, at most work.MaxLaunchRecords
+}
+
+// startedReply answers an attempt's started update: whether it may run,
+// and what its worker tells the owner's registry (workflow Owner) first.
+type startedReply struct {
+	Run    bool
+	Owner  string
+	Record ownerRecord
+}

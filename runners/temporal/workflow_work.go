@@ -1,0 +1,397 @@
+package temporal
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// workWorkflow returns the Work workflow, reporting to obs: it runs one
+// Work, its attempts as activities on the target's queue, its state,
+// guidance mailbox and cancellation. Its result is the output (completed
+// Work only).
+func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutcome, error) {
+	return func(ctx workflow.Context, in workInput) (workOutcome, error) {
+		return runWork(ctx, in, obs)
+	}
+}
+
+func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome, error) {
+	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}}
+	w.ev = newLifecycle(ctx, obs, in)
+	actx, cancelAct := workflow.WithCancel(ctx)
+	w.cancelAct = cancelAct
+	if err := w.handlers(ctx); err != nil {
+		return workOutcome{}, err
+	}
+	maxDur := in.MaxDuration
+	startToClose := 365 * 24 * time.Hour
+	if maxDur > 0 {
+		startToClose = maxDur + time.Minute
+	}
+	ao := workflow.ActivityOptions{
+		TaskQueue:           in.TaskQueue,
+		StartToCloseTimeout: startToClose,
+		HeartbeatTimeout:    in.HeartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumAttempts: int32(max(in.MaxAttempts, 1))},
+	}
+	var out runOutcome
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RunActivityName, runInput{
+		ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind, Input: in.Input,
+		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes, Budget: in.Budget,
+		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
+	res := w.settle(out, err)
+	w.budget, w.progress = out.Budget, out.Progress
+	// The attempt's budget and usage, as in-process before the terminal
+	// event: the budget that ran out, then what the child spent.
+	if out.Budget != "" {
+		w.ev.emit(ctx, work.Event{Type: work.EventBudgetExhausted, Budget: out.Budget})
+	}
+	if out.Usage != (work.Usage{}) {
+		w.ev.emit(ctx, work.Event{Type: work.EventUsage, Usage: out.Usage})
+	}
+	if err == nil {
+		w.spent = &out.Usage
+	} else if w.attempt == 0 {
+		w.spent = &work.Usage{} // it never ran
+	}
+	w.finish(ctx, res)
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	// The holders of undelivered guidance delete themselves.
+	var futs []workflow.Future
+	for _, ref := range w.dropped {
+		futs = append(futs, workflow.SignalExternalWorkflow(ctx, ref, "", signalDone, nil))
+	}
+	for _, f := range futs {
+		_ = f.Get(ctx, nil)
+	}
+	res.Final = &w.last
+	return res, nil
+}
+
+type workRun struct {
+	in        workInput
+	state     work.State
+	attempt   int
+	started   time.Time
+	finished  time.Time
+	hasResult bool
+	detached  bool
+	cancelAct workflow.CancelFunc
+	ev        *lifecycle
+	budget    string      // the budget that ran out in the last attempt
+	spent     *work.Usage // what the last attempt spent; nil: unknown
+	progress  work.Progress
+	pending   []guidanceRef
+	pendBytes int
+	dropped   []string // holders of messages that will never be delivered
+	cursor    int
+	commands  map[string]commandRecord
+	cmdOrder  []string
+	rev       int64       // the revision of the last record made for the registry (see record)
+	last      ownerRecord // the last record this workflow sent to it
+}
+
+func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
+
+func (w *workRun) handlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, queryStatus, func(owner string) (workStatus, error) {
+		if !w.visible(owner) {
+			return workStatus{}, nil
+		}
+		return workStatus{Found: true, Label: w.in.Label, TargetID: w.in.TargetID, Kind: w.in.Kind,
+			State: w.state, Attempt: max(w.attempt, 1), Created: w.in.Created, Started: w.started,
+			Finished: w.finished, HasResult: w.hasResult}, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (commandRecord, error) {
+		return w.commands[command], nil
+	}); err != nil {
+		return err
+	}
+	// started: an attempt begins. It answers whether the attempt may run
+	// and, when it may, the record the attempt's worker sends to the
+	// owner's registry before it runs the child (an update from the worker
+	// is applied in one call; one from this workflow would take two more
+	// workflow tasks, here and after its delivery).
+	if err := workflow.SetUpdateHandler(ctx, updateStarted, func(ctx workflow.Context, attempt int) (startedReply, error) {
+		switch w.state {
+		case work.StateQueued, work.StateRunning:
+		default:
+			return startedReply{}, nil
+		}
+		w.attempt = attempt
+		first := w.started.IsZero()
+		if first {
+			w.started = workflow.Now(ctx)
+		}
+		w.state = work.StateRunning
+		if first {
+			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.in.Created), 0)})
+		}
+		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record(ctx)}, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateCancel, func(ctx workflow.Context, owner string) (cancelReply, error) {
+		return w.cancel(ctx), nil
+	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
+		if !w.visible(owner) {
+			return workErr(work.ErrNotFound, "")
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
+		w.detached = true
+		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
+		w.tellOwner(ctx, updateDetached, w.in.ID)
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
+		if !w.visible(owner) {
+			return workErr(work.ErrNotFound, "")
+		}
+		return nil
+	}}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateSend, func(ctx workflow.Context, r sendRequest) (sendReply, error) {
+		if c, ok := w.commands[r.Command]; ok && r.Command != "" {
+			return c.Reply, nil // the validator checked the digest
+		}
+		w.cursor++
+		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx), Ref: r.Ref}
+		w.pending = append(w.pending, guidanceRef{Ref: r.Ref, Bytes: r.Bytes})
+		w.pendBytes += r.Bytes
+		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
+		if r.Command != "" {
+			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
+			w.cmdOrder = append(w.cmdOrder, r.Command)
+			if n := w.in.Mailbox.Commands; n > 0 && len(w.cmdOrder) > n {
+				delete(w.commands, w.cmdOrder[0])
+				w.cmdOrder = w.cmdOrder[1:]
+			}
+		}
+		return reply, nil
+	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
+		return err
+	}
+	// drain: the child's boundary reads the holders of the guidance
+	// queued so far, in order; ack then takes the first n of them (read).
+	// A worker that dies between the two leaves them queued.
+	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
+		refs := make([]string, len(w.pending))
+		for i, p := range w.pending {
+			refs[i] = p.Ref
+		}
+		return refs, nil
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updateAck, func(ctx workflow.Context, n int) error {
+		n = min(max(n, 0), len(w.pending))
+		for _, p := range w.pending[:n] {
+			w.pendBytes -= p.Bytes
+		}
+		w.pending = slices.Delete(w.pending, 0, n)
+		if n > 0 {
+			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: n})
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	release := workflow.GetSignalChannel(ctx, signalRelease)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for release.Receive(ctx, nil) {
+			if !w.detached {
+				w.detached = true
+				w.ev.emit(ctx, work.Event{Type: work.EventDetached})
+			}
+			w.cancel(ctx)
+		}
+	})
+	return nil
+}
+
+func (w *workRun) validateSend(r sendRequest) error {
+	if !w.visible(r.Owner) {
+		return workErr(work.ErrNotFound, "")
+	}
+	if w.in.Kind != work.KindAgent {
+		return workErr(work.ErrNotAgent, "")
+	}
+	if c, ok := w.commands[r.Command]; ok && r.Command != "" {
+		if c.Digest != r.Digest {
+			return workErr(work.ErrConflict, "")
+		}
+		return nil
+	}
+	if w.state.Terminal() {
+		return workErr(work.ErrTerminal, "")
+	}
+	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+r.Bytes > m.Bytes) {
+		return workErr(work.ErrMailboxFull, "")
+	}
+	return nil
+}
+
+func (w *workRun) cancel(ctx workflow.Context) cancelReply {
+	now := workflow.Now(ctx)
+	switch w.state {
+	case work.StateQueued:
+		w.dropGuidance(ctx)
+		w.state = work.StateCancelled
+		w.finished = now
+		w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created)})
+		w.cancelAct()
+		w.notify(ctx)
+		return cancelReply{Accepted: true, State: w.state, At: now}
+	case work.StateRunning:
+		w.state = work.StateCancelRequested
+		w.ev.transition(ctx, work.StateRunning, work.StateCancelRequested, work.Event{})
+		w.cancelAct()
+		w.notify(ctx)
+		return cancelReply{Accepted: true, State: w.state, At: now}
+	case work.StateCancelRequested:
+		return cancelReply{Accepted: true, State: w.state, At: now}
+	}
+	return cancelReply{Accepted: false, State: w.state, At: now}
+}
+
+// settle maps the last attempt's end to the Work's terminal state.
+func (w *workRun) settle(out runOutcome, err error) workOutcome {
+	if w.state == work.StateCancelled { // cancelled while queued
+		return workOutcome{State: work.StateCancelled}
+	}
+	var canceled *temporal.CanceledError
+	var timeout *temporal.TimeoutError
+	switch {
+	case err == nil && out.Class == "":
+		return workOutcome{State: work.StateCompleted, Output: out.Output, Bytes: len(out.Output)}
+	case err == nil && out.Class == classNotRun:
+		return workOutcome{State: work.StateCancelled}
+	case err == nil && out.Class == classCancelled && w.state == work.StateCancelRequested:
+		return workOutcome{State: work.StateCancelled}
+	case err == nil && out.Class == classCancelled:
+		return workOutcome{State: work.StateFailed, Class: work.ClassError}
+	case err == nil:
+		return workOutcome{State: work.StateFailed, Class: out.Class, Bytes: out.Bytes}
+	case errors.As(err, &canceled):
+		if w.state == work.StateCancelRequested || w.state == work.StateQueued {
+			return workOutcome{State: work.StateCancelled}
+		}
+		return workOutcome{State: work.StateFailed, Class: work.ClassError}
+	case errors.As(err, &timeout):
+		if timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_START_TO_CLOSE {
+			return workOutcome{State: work.StateFailed, Class: work.ClassDeadline}
+		}
+		// A heartbeat or schedule timeout: the process running the
+		// attempt is gone.
+		return workOutcome{State: work.StateFailed, Class: work.ClassWorkerLost}
+	}
+	return workOutcome{State: work.StateFailed, Class: work.ClassError}
+}
+
+func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
+	// Undelivered guidance is dropped at the end, before the terminal
+	// event (as in-process).
+	w.dropGuidance(ctx)
+	if from := w.state; from != res.State {
+		w.state = res.State
+		w.finished = workflow.Now(ctx)
+		ev := work.Event{Duration: since(ctx, w.started), ErrorClass: res.Class}
+		if w.started.IsZero() {
+			ev.Duration = since(ctx, w.in.Created)
+		}
+		if res.State == work.StateCompleted || res.Class == work.ClassResultTooLarge {
+			ev.Bytes = res.Bytes
+		}
+		w.ev.transition(ctx, from, res.State, ev)
+	}
+	if w.finished.IsZero() {
+		w.finished = workflow.Now(ctx)
+	}
+	w.hasResult = res.State == work.StateCompleted
+	w.notify(ctx)
+}
+
+// dropGuidance drops the undelivered guidance of a Work that ends.
+func (w *workRun) dropGuidance(ctx workflow.Context) {
+	if n := len(w.pending); n > 0 {
+		for _, p := range w.pending {
+			w.dropped = append(w.dropped, p.Ref)
+		}
+		w.pending, w.pendBytes = nil, 0
+		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: n})
+	}
+}
+
+// notify tells the owner's registry the Work's state (and waits until the
+// update is applied, so that the owner's list never lags a reply).
+func (w *workRun) notify(ctx workflow.Context) {
+	w.last = w.record(ctx)
+	w.tellOwner(ctx, updateRecord, w.last)
+}
+
+// record is the Work's state for its owner's registry, at the next
+// revision.
+//
+// A revision is above every revision of an earlier workflow task: the
+// task's WorkflowTaskStarted event id, shifted, plus a count within the
+// task. A task whose local activity sent a record and that was then
+// lost (its worker died, or the server refused its completion) runs again
+// with a later event id, and may decide otherwise (an update it had is not
+// delivered again, an activity's completion came meanwhile): its records
+// must not look like the lost task's repeats.
+func (w *workRun) record(ctx workflow.Context) ownerRecord {
+	w.rev = max(w.rev+1, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())<<revTaskShift)
+	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
+		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
+		Progress: w.progress, Detached: w.detached}
+}
+
+// revTaskShift leaves room for the records of one workflow task in a
+// revision.
+const revTaskShift = 16
+
+// spentIfTerminal is what a terminal Work spent, for its owner's pool
+// (nil: unknown, or not terminal).
+func (w *workRun) spentIfTerminal() *work.Usage {
+	if !w.state.Terminal() {
+		return nil
+	}
+	if w.spent == nil && w.attempt == 0 {
+		return &work.Usage{} // cancelled while queued: it never ran
+	}
+	return w.spent
+}
+
+// tellOwner sends update name to the owner's registry and returns once
+// the registry has applied it. It is sent from a local activity, within
+// the workflow task that decides it: a signal from the workflow itself
+// would take a workflow task more, and one this workflow sends as it
+// closes would never be delivered. A send from a task that is then lost
+// (its worker died) is harmless: the registry applies a transition only
+// over an older revision, the task that runs again sends at later
+// revisions, and a detach is idempotent.
+func (w *workRun) tellOwner(ctx workflow.Context, name string, arg any) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 10 * time.Second},
+	})
+	// It is retried until the registry has it: the registry counts the
+	// Work against its owner's limits until it learns that it ended. A
+	// registry that is gone (released) ends it at once.
+	_ = workflow.ExecuteLocalActivity(lctx, tellOwnerName, w.in.OwnerWorkflow, name, arg).Get(ctx, nil)
+}
