@@ -47,7 +47,7 @@ func BenchmarkGoalStart(b *testing.B) {
 				for range n {
 					<-sig.ch
 				}
-				s.Release(o)
+				s.Release(ctx, o)
 			}
 		}},
 		goroutineStarts(chunk, run),
@@ -141,7 +141,7 @@ func BenchmarkGoalThroughput(b *testing.B) {
 					}
 				}
 				<-cd.done
-				s.Release(o)
+				s.Release(ctx, o)
 			}
 			return nil
 		}},

@@ -41,7 +41,7 @@ func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rows, more := s.sup.Rows(s.owner)
+	rows, more := s.sup.Rows(ctx, s.owner)
 	if len(rows) == 0 {
 		return "", nil
 	}

@@ -83,7 +83,7 @@ func scenarios() []scenario {
 				id := launch(e.t, s, "research", "task")
 				<-g.started
 				e.clock.Advance(time.Second)
-				if _, err := e.sup.Cancel(s.Owner(), id); err != nil {
+				if _, err := e.sup.Cancel(context.Background(), s.Owner(), id); err != nil {
 					e.t.Fatal(err)
 				}
 				e.clock.Advance(time.Second)
@@ -121,7 +121,7 @@ func scenarios() []scenario {
 				id := launch(e.t, s, "research", "task")
 				<-g.started
 				e.clock.Advance(time.Second)
-				if _, err := e.sup.Cancel(s.Owner(), id); err != nil {
+				if _, err := e.sup.Cancel(context.Background(), s.Owner(), id); err != nil {
 					e.t.Fatal(err)
 				}
 				e.obs.wait(id, work.EventCancelled)
@@ -134,7 +134,7 @@ func scenarios() []scenario {
 				e.clock.Advance(time.Second)
 				s := researchSet(e, e.gate(exactOutput, nil))
 				id := launch(e.t, s, "research", "task")
-				if _, err := e.sup.Cancel(s.Owner(), id); err != nil {
+				if _, err := e.sup.Cancel(context.Background(), s.Owner(), id); err != nil {
 					e.t.Fatal(err)
 				}
 				e.clock.Advance(time.Second)

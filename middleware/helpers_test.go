@@ -98,7 +98,7 @@ func (e *env) prepare(owner string, entries map[string]any) *middleware.Set {
 // list returns the owner's List as JSON.
 func (e *env) list(owner work.Owner) string {
 	e.t.Helper()
-	l, err := e.sup.List(owner)
+	l, err := e.sup.List(context.Background(), owner)
 	if err != nil {
 		e.t.Fatalf("List: %v", err)
 	}

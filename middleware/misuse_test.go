@@ -312,7 +312,7 @@ func TestSetAfterRelease(t *testing.T) {
 		t.Fatalf("released Set's status block = %q, want none", b)
 	}
 	// The fresh Set's Work is untouched by the old Set.
-	if st, err := e.sup.Status(fresh.Owner(), newID); err != nil || st.State.Terminal() || st.State == work.StateCancelRequested {
+	if st, err := e.sup.Status(t.Context(), fresh.Owner(), newID); err != nil || st.State.Terminal() || st.State == work.StateCancelRequested {
 		t.Fatalf("fresh Work: %+v, %v; want it live", st, err)
 	}
 	var zero middleware.Set

@@ -143,7 +143,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // that reports a closed engine: a Subscribe of one entry, closed at once.
 // It carries no content.
 func probe(sup work.Engine, owner work.Owner) error {
-	sub, err := sup.Subscribe(owner, 1)
+	sub, err := sup.Subscribe(context.Background(), owner, 1)
 	if err != nil {
 		return fmt.Errorf("middleware: the engine refuses owner %q: %w", owner.ID(), err)
 	}
@@ -188,7 +188,7 @@ func (s *Set) Release() error {
 	first := s.released.CompareAndSwap(false, true)
 	s.relMu.Unlock()
 	if first {
-		s.sup.Release(s.owner)
+		s.sup.Release(context.Background(), s.owner)
 	}
 	return nil
 }

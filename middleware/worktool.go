@@ -195,7 +195,7 @@ func (t *workTool) exists(in workInput) bool {
 	if in.Action == "list" || !work.IsID(in.ID) {
 		return false
 	}
-	_, err := t.set.sup.Status(t.set.owner, in.ID)
+	_, err := t.set.sup.Status(context.Background(), t.set.owner, in.ID)
 	return err == nil
 }
 
@@ -204,7 +204,7 @@ func (t *workTool) exists(in workInput) bool {
 func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code string) {
 	s := t.set
 	if in.Action == "list" {
-		list, err := s.sup.List(s.owner)
+		list, err := s.sup.List(ctx, s.owner)
 		if err != nil {
 			return t.failed(err)
 		}
@@ -215,7 +215,7 @@ func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code str
 	}
 	switch in.Action {
 	case "status":
-		st, err := s.sup.Status(s.owner, in.ID)
+		st, err := s.sup.Status(ctx, s.owner, in.ID)
 		if err != nil {
 			return t.failed(err)
 		}
@@ -237,7 +237,7 @@ func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code str
 		}
 		return mustJSON(st), "ok", ""
 	case "cancel":
-		r, err := s.sup.Cancel(s.owner, in.ID)
+		r, err := s.sup.Cancel(ctx, s.owner, in.ID)
 		if err != nil {
 			return t.failed(err)
 		}
@@ -246,13 +246,13 @@ func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code str
 		}
 		return mustJSON(r), "ok", ""
 	case "detach":
-		r, err := s.sup.Detach(s.owner, in.ID)
+		r, err := s.sup.Detach(ctx, s.owner, in.ID)
 		if err != nil {
 			return t.failed(err)
 		}
 		return mustJSON(r), "ok", ""
 	default: // send
-		r, err := s.sup.Send(s.owner, in.ID, CallID(ctx), in.Message)
+		r, err := s.sup.Send(ctx, s.owner, in.ID, CallID(ctx), in.Message)
 		if err != nil {
 			return t.failed(err)
 		}

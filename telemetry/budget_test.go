@@ -16,7 +16,7 @@ import (
 // runs.
 func TestBudgetTelemetry(t *testing.T) {
 	h := newHarness(t)
-	if err := h.s.SetPool(h.owner, work.Budget{MaxTurns: 10, MaxTokens: 1000}); err != nil {
+	if err := h.s.SetPool(t.Context(), h.owner, work.Budget{MaxTurns: 10, MaxTokens: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, root := h.root()

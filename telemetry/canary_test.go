@@ -38,7 +38,7 @@ func TestCanary(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.action(ctx, "send", done, func(context.Context) (string, string) {
-		if _, err := h.s.Send(h.owner, done, "call_1", "guidance "+canary); err != nil {
+		if _, err := h.s.Send(ctx, h.owner, done, "call_1", "guidance "+canary); err != nil {
 			t.Fatal(err)
 		}
 		return "ok", ""
@@ -87,11 +87,11 @@ func TestCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.s.Send(h.owner, dropped, canary, canary); err != nil {
+	if _, err := h.s.Send(ctx, h.owner, dropped, canary, canary); err != nil {
 		t.Fatal(err)
 	}
 	h.action(ctx, "cancel", dropped, func(context.Context) (string, string) {
-		if _, err := h.s.Cancel(h.owner, dropped); err != nil {
+		if _, err := h.s.Cancel(ctx, h.owner, dropped); err != nil {
 			t.Fatal(err)
 		}
 		return "ok", ""

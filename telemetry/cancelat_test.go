@@ -33,7 +33,7 @@ func TestCancelRequestTimesOfForeignWorkAreForgotten(t *testing.T) {
 	<-started
 	defer close(release)
 	h.clk.Advance(time.Second)
-	if r, err := h.s.Cancel(h.owner, ref.ID); err != nil || !r.Accepted {
+	if r, err := h.s.Cancel(t.Context(), h.owner, ref.ID); err != nil || !r.Accepted {
 		t.Fatalf("cancel: %+v %v", r, err)
 	}
 	if n := telemetry.CancelEntries(h.obs); n != 2 {

@@ -111,15 +111,15 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 			switch kind {
 			case 2:
 				if tgt.Kind == work.KindAgent {
-					if _, err := s.Send(o, ref.ID, "", "never read"); err != nil {
+					if _, err := s.Send(ctx, o, ref.ID, "", "never read"); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if _, err := s.Cancel(o, ref.ID); err != nil {
+				if _, err := s.Cancel(ctx, o, ref.ID); err != nil {
 					t.Fatal(err)
 				}
 			case 3:
-				if _, err := s.Send(o, ref.ID, "", "read"); err != nil {
+				if _, err := s.Send(ctx, o, ref.ID, "", "read"); err != nil {
 					t.Fatal(err)
 				}
 				close(release)
@@ -133,7 +133,7 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 		}
 		_, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: fmt.Sprintf("bogus-%d", j), Owner: o.ID()})
 		end(work.CallEnd{Outcome: "invalid", ErrorClass: "invalid_action"})
-		rows, _ := s.Rows(o)
+		rows, _, _ := s.Rows(ctx, o)
 		obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: o.ID(), Count: len(rows)})
 		if _, err := s.Start(ctx, work.Spec{Owner: o, Target: targets[j%len(targets)], Run: func(context.Context) (string, error) { return "", nil }}); !errors.Is(err, work.ErrLimit) {
 			t.Fatalf("start beyond the limit: %v", err)

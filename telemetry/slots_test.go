@@ -33,11 +33,11 @@ func blockedQueue(t *testing.T, h *harness) (stuck string, release func()) {
 	}
 	<-started
 	<-started
-	if _, err := h.s.Send(h.owner, stuck, "call_1", "guidance "+canaryText); err == nil {
+	if _, err := h.s.Send(t.Context(), h.owner, stuck, "call_1", "guidance "+canaryText); err == nil {
 		t.Fatal("send to a function child accepted")
 	}
 	h.clk.Advance(30 * time.Second)
-	if _, err := h.s.Cancel(h.owner, stuck); err != nil {
+	if _, err := h.s.Cancel(t.Context(), h.owner, stuck); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(90 * time.Second)

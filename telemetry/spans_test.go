@@ -63,7 +63,7 @@ func TestSpans(t *testing.T) {
 					t.Fatal(err)
 				}
 				h.action(ctx, "send", id, func(context.Context) (string, string) {
-					if _, err := h.s.Send(h.owner, id, "call_send", "focus"); err != nil {
+					if _, err := h.s.Send(ctx, h.owner, id, "call_send", "focus"); err != nil {
 						t.Fatal(err)
 					}
 					return "ok", ""
@@ -184,7 +184,7 @@ execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] statu
 					t.Fatal(err)
 				}
 				h.action(ctx, "cancel", id, func(context.Context) (string, string) {
-					if r, err := h.s.Cancel(h.owner, id); err != nil || !r.Accepted {
+					if r, err := h.s.Cancel(ctx, h.owner, id); err != nil || !r.Accepted {
 						t.Fatalf("cancel: %+v %v", r, err)
 					}
 					return "ok", ""
@@ -223,11 +223,11 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := h.s.Send(h.owner, id, "", "never read"); err != nil {
+				if _, err := h.s.Send(ctx, h.owner, id, "", "never read"); err != nil {
 					t.Fatal(err)
 				}
 				h.action(ctx, "cancel", id, func(context.Context) (string, string) {
-					if r, err := h.s.Cancel(h.owner, id); err != nil || r.State != work.StateCancelled {
+					if r, err := h.s.Cancel(ctx, h.owner, id); err != nil || r.State != work.StateCancelled {
 						t.Fatalf("cancel: %+v %v", r, err)
 					}
 					return "ok", ""
@@ -343,13 +343,13 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 				}
 				h.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: h.owner.ID(), Count: 1})
 				h.action(ctx, "detach", id, func(context.Context) (string, string) {
-					if _, err := h.s.Detach(h.owner, id); err != nil {
+					if _, err := h.s.Detach(ctx, h.owner, id); err != nil {
 						t.Fatal(err)
 					}
 					return "ok", ""
 				})
 				h.action(ctx, "status", id, func(context.Context) (string, string) {
-					if _, err := h.s.Status(h.owner, id); !errors.Is(err, work.ErrNotFound) {
+					if _, err := h.s.Status(ctx, h.owner, id); !errors.Is(err, work.ErrNotFound) {
 						t.Fatalf("status after detach: %v", err)
 					}
 					return "not_found", "not_found"

@@ -39,7 +39,7 @@ func stateCases() []stateCase {
 		{name: "cancel-requested", visible: true, state: work.StateCancelRequested, cancelAccepted: true, cancelState: work.StateCancelRequested, startedAt: true,
 			setup: func(h *harness, o work.Owner) string {
 				ref, _ := h.running(o, agent)
-				if r, err := h.s.Cancel(o, ref.ID); err != nil || r.State != work.StateCancelRequested {
+				if r, err := h.s.Cancel(context.Background(), o, ref.ID); err != nil || r.State != work.StateCancelRequested {
 					h.t.Fatalf("Cancel: %+v %v", r, err)
 				}
 				return ref.ID
@@ -61,7 +61,7 @@ func stateCases() []stateCase {
 		{name: "cancelled", visible: true, state: work.StateCancelled, cancelState: work.StateCancelled, finished: true, startedAt: true,
 			setup: func(h *harness, o work.Owner) string {
 				ref, c := h.running(o, agent)
-				if _, err := h.s.Cancel(o, ref.ID); err != nil {
+				if _, err := h.s.Cancel(context.Background(), o, ref.ID); err != nil {
 					h.t.Fatal(err)
 				}
 				c.returnCtxErr()
@@ -71,7 +71,7 @@ func stateCases() []stateCase {
 		{name: "detached",
 			setup: func(h *harness, o work.Owner) string {
 				ref, _ := h.running(o, agent)
-				if _, err := h.s.Detach(o, ref.ID); err != nil {
+				if _, err := h.s.Detach(context.Background(), o, ref.ID); err != nil {
 					h.t.Fatal(err)
 				}
 				return ref.ID
@@ -105,7 +105,7 @@ func TestActionsInEveryState(t *testing.T) {
 		check func(t *testing.T, h *harness, sc stateCase, id string)
 	}{
 		{"status", func(t *testing.T, h *harness, sc stateCase, id string) {
-			st, err := h.s.Status(coord, id)
+			st, err := h.s.Status(t.Context(), coord, id)
 			if !sc.visible {
 				notFound(t, err)
 				return
@@ -124,7 +124,7 @@ func TestActionsInEveryState(t *testing.T) {
 			}
 		}},
 		{"list", func(t *testing.T, h *harness, sc stateCase, id string) {
-			l, err := h.s.List(coord)
+			l, err := h.s.List(t.Context(), coord)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestActionsInEveryState(t *testing.T) {
 			}
 		}},
 		{"cancel", func(t *testing.T, h *harness, sc stateCase, id string) {
-			r, err := h.s.Cancel(coord, id)
+			r, err := h.s.Cancel(t.Context(), coord, id)
 			if !sc.visible {
 				notFound(t, err)
 				return
@@ -171,7 +171,7 @@ func TestActionsInEveryState(t *testing.T) {
 			}
 		}},
 		{"detach", func(t *testing.T, h *harness, sc stateCase, id string) {
-			r, err := h.s.Detach(coord, id)
+			r, err := h.s.Detach(t.Context(), coord, id)
 			if !sc.visible {
 				notFound(t, err)
 				return
@@ -179,19 +179,19 @@ func TestActionsInEveryState(t *testing.T) {
 			if err != nil || r.ID != id {
 				t.Fatalf("detach = %+v %v", r, err)
 			}
-			_, err = h.s.Status(coord, id)
+			_, err = h.s.Status(t.Context(), coord, id)
 			notFound(t, err)
-			if l, _ := h.s.List(coord); len(l) != 0 {
+			if l, _ := h.s.List(t.Context(), coord); len(l) != 0 {
 				t.Fatalf("list after detach = %+v", l)
 			}
-			if rows, more := h.s.Rows(coord); len(rows) != 0 || more != 0 {
+			if rows, more, _ := h.s.Rows(t.Context(), coord); len(rows) != 0 || more != 0 {
 				t.Fatalf("rows after detach = %+v %d", rows, more)
 			}
-			_, err = h.s.Detach(coord, id)
+			_, err = h.s.Detach(t.Context(), coord, id)
 			notFound(t, err)
 		}},
 		{"send", func(t *testing.T, h *harness, sc stateCase, id string) {
-			r, err := h.s.Send(coord, id, "call-1", "look at page 2")
+			r, err := h.s.Send(t.Context(), coord, id, "call-1", "look at page 2")
 			switch {
 			case !sc.visible:
 				notFound(t, err)
@@ -206,7 +206,7 @@ func TestActionsInEveryState(t *testing.T) {
 			}
 		}},
 		{"rows", func(t *testing.T, h *harness, sc stateCase, id string) {
-			rows, more := h.s.Rows(coord)
+			rows, more, _ := h.s.Rows(t.Context(), coord)
 			if !sc.visible {
 				if len(rows) != 0 || more != 0 {
 					t.Fatalf("rows = %+v %d", rows, more)
@@ -251,18 +251,18 @@ func (h *harness) deadlineTimers() int {
 func TestNotFoundIsIndistinguishable(t *testing.T) {
 	h := newHarness(t)
 	ref, _ := h.running(coord, agent)
-	if _, err := h.s.Detach(coord, ref.ID); err != nil {
+	if _, err := h.s.Detach(t.Context(), coord, ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	foreign, _ := h.running(work.NewOwner("other"), agent)
 	ids := []string{ref.ID, "ffffffffffffffffffffffffffffffff", foreign.ID, ""}
 	var msgs []string
 	for _, id := range ids {
-		_, e1 := h.s.Status(coord, id)
+		_, e1 := h.s.Status(t.Context(), coord, id)
 		_, _, e2 := h.s.Result(context.Background(), coord, id, 0)
-		_, e3 := h.s.Cancel(coord, id)
-		_, e4 := h.s.Detach(coord, id)
-		_, e5 := h.s.Send(coord, id, "c", "text")
+		_, e3 := h.s.Cancel(t.Context(), coord, id)
+		_, e4 := h.s.Detach(t.Context(), coord, id)
+		_, e5 := h.s.Send(t.Context(), coord, id, "c", "text")
 		var b strings.Builder
 		for _, err := range []error{e1, e2, e3, e4, e5} {
 			notFound(t, err)
@@ -276,7 +276,7 @@ func TestNotFoundIsIndistinguishable(t *testing.T) {
 		}
 	}
 	// The foreign Work is untouched.
-	if st, err := h.s.Status(work.NewOwner("other"), foreign.ID); err != nil || st.State != work.StateRunning {
+	if st, err := h.s.Status(t.Context(), work.NewOwner("other"), foreign.ID); err != nil || st.State != work.StateRunning {
 		t.Fatalf("foreign work changed: %+v %v", st, err)
 	}
 }

@@ -49,15 +49,15 @@ func TestBadInputs(t *testing.T) {
 			return err
 		}, "invalid_spec", work.ErrInvalidSpec},
 		{"send/empty guidance", func(h *harness, id string) error {
-			_, err := h.s.Send(coord, id, "c1", "")
+			_, err := h.s.Send(t.Context(), coord, id, "c1", "")
 			return err
 		}, "empty_message", work.ErrEmptyMessage},
 		{"send/blank guidance", func(h *harness, id string) error {
-			_, err := h.s.Send(coord, id, "c1", " \n ")
+			_, err := h.s.Send(t.Context(), coord, id, "c1", " \n ")
 			return err
 		}, "empty_message", work.ErrEmptyMessage},
 		{"send/empty owner", func(h *harness, id string) error {
-			_, err := h.s.Send(work.Owner{}, id, "c1", "hi")
+			_, err := h.s.Send(t.Context(), work.Owner{}, id, "c1", "hi")
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
 		{"result/negative timeout", func(h *harness, id string) error {
@@ -69,19 +69,19 @@ func TestBadInputs(t *testing.T) {
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
 		{"status/empty owner", func(h *harness, id string) error {
-			_, err := h.s.Status(work.Owner{}, id)
+			_, err := h.s.Status(t.Context(), work.Owner{}, id)
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
 		{"cancel/empty owner", func(h *harness, id string) error {
-			_, err := h.s.Cancel(work.Owner{}, id)
+			_, err := h.s.Cancel(t.Context(), work.Owner{}, id)
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
 		{"detach/empty owner", func(h *harness, id string) error {
-			_, err := h.s.Detach(work.Owner{}, id)
+			_, err := h.s.Detach(t.Context(), work.Owner{}, id)
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
 		{"list/empty owner", func(h *harness, _ string) error {
-			_, err := h.s.List(work.NewOwner(""))
+			_, err := h.s.List(t.Context(), work.NewOwner(""))
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
 		{"duration/malformed", func(h *harness, _ string) error {
@@ -102,7 +102,7 @@ func TestBadInputs(t *testing.T) {
 			h := newHarness(t)
 			ref, _ := h.running(coord, agent) // one registered Work to aim at
 			beforeCensus, beforeEvents := census(h.s), len(h.obs.rec.Events())
-			beforeList, _ := h.s.List(coord)
+			beforeList, _ := h.s.List(t.Context(), coord)
 			err := tt.call(h, ref.ID)
 			if !errors.Is(err, tt.is) {
 				t.Fatalf("err = %v, want %v", err, tt.is)
@@ -113,7 +113,7 @@ func TestBadInputs(t *testing.T) {
 			if we.Error() == "" || we.Class != "" {
 				t.Fatalf("error = %#v", we)
 			}
-			afterList, _ := h.s.List(coord)
+			afterList, _ := h.s.List(t.Context(), coord)
 			if c := census(h.s); len(c) != len(beforeCensus) || c[work.StateRunning] != 1 ||
 				len(h.obs.rec.Events()) != beforeEvents || len(afterList) != len(beforeList) {
 				t.Fatalf("bad input changed the registry: %v, %d events", c, len(h.obs.rec.Events())-beforeEvents)

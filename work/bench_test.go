@@ -44,7 +44,7 @@ func BenchmarkStart(b *testing.B) {
 			for range pending {
 				<-sig.ch
 			}
-			s.Release(o)
+			s.Release(ctx, o)
 			pending = 0
 			b.StartTimer()
 		}
@@ -116,7 +116,7 @@ func BenchmarkResultWakeup(b *testing.B) {
 		close(gate)
 		<-reply
 		engine += time.Since(t1)
-		s.Detach(o, ref.ID)
+		s.Detach(ctx, o, ref.ID)
 
 		// The bare baseline.
 		gate2, done := make(chan struct{}), make(chan struct{})
@@ -130,7 +130,7 @@ func BenchmarkResultWakeup(b *testing.B) {
 		<-reply
 		bare += time.Since(t2)
 		if i%clearEvery == 0 {
-			s.Release(o)
+			s.Release(ctx, o)
 		}
 	}
 	b.ReportMetric(float64(engine.Nanoseconds())/float64(b.N), "engine-ns/wake")
@@ -221,7 +221,7 @@ func compare(b *testing.B, op func(s *work.Supervisor, ids []string, i int)) {
 func BenchmarkList(b *testing.B) {
 	target := work.NewOwner("target")
 	compare(b, func(s *work.Supervisor, _ []string, _ int) {
-		if l, _ := s.List(target); len(l) != 10 {
+		if l, _ := s.List(b.Context(), target); len(l) != 10 {
 			b.Fatalf("listed %d", len(l))
 		}
 	})
@@ -231,7 +231,7 @@ func BenchmarkList(b *testing.B) {
 func BenchmarkStatus(b *testing.B) {
 	target := work.NewOwner("target")
 	compare(b, func(s *work.Supervisor, ids []string, i int) {
-		if _, err := s.Status(target, ids[i%len(ids)]); err != nil {
+		if _, err := s.Status(b.Context(), target, ids[i%len(ids)]); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -268,7 +268,7 @@ func BenchmarkRows10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if rows, more := s.Rows(o); len(rows) != work.MaxRows || more != 10000-work.MaxRows {
+		if rows, more, _ := s.Rows(ctx, o); len(rows) != work.MaxRows || more != 10000-work.MaxRows {
 			b.Fatalf("rows %d more %d", len(rows), more)
 		}
 	}

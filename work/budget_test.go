@@ -189,7 +189,7 @@ func holding(turns int, release <-chan struct{}) work.RunFunc {
 
 func TestPoolSharedByThreeChildren(t *testing.T) {
 	h := newHarness(t)
-	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 10, MaxTokens: 1000}); err != nil {
+	if err := h.s.SetPool(t.Context(), coord, work.Budget{MaxTurns: 10, MaxTokens: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	child := work.Budget{MaxTurns: 4, MaxTokens: 300}
@@ -226,7 +226,7 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 	if len(reserved) != 1 || reserved[0] != 4 || remaining[0] != 5 {
 		t.Fatalf("census: reserved %v, remaining %v", reserved, remaining)
 	}
-	h.s.Release(coord)
+	h.s.Release(t.Context(), coord)
 	if _, ok := h.s.Pool(coord); ok {
 		t.Fatal("Release kept the pool")
 	}
@@ -237,7 +237,7 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 // turns), not all of it: three fit, the fourth is refused.
 func TestPoolChildWithoutBudgetTakesItsShare(t *testing.T) {
 	h := newHarness(t)
-	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 6}); err != nil {
+	if err := h.s.SetPool(t.Context(), coord, work.Budget{MaxTurns: 6}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
@@ -261,7 +261,7 @@ func TestPoolChildWithoutBudgetTakesItsShare(t *testing.T) {
 // reserve from the pool, so they cannot escape it.
 func TestPoolUnbudgetedChildrenAreFair(t *testing.T) {
 	h := newHarness(t)
-	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 20, MaxTokens: 200_000}); err != nil {
+	if err := h.s.SetPool(t.Context(), coord, work.Budget{MaxTurns: 20, MaxTokens: 200_000}); err != nil {
 		t.Fatal(err)
 	}
 	fnRef, f := h.running(coord, fn)
@@ -307,7 +307,7 @@ func TestPoolUnbudgetedChildrenAreFair(t *testing.T) {
 
 func TestPoolUnknownUsageStaysCharged(t *testing.T) {
 	h := newHarness(t)
-	if err := h.s.SetPool(coord, work.Budget{MaxTokens: 1000}); err != nil {
+	if err := h.s.SetPool(t.Context(), coord, work.Budget{MaxTokens: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 2, MaxTokens: 400}, Run: looping{}.run})
@@ -358,7 +358,7 @@ func TestNestedChildCannotExceedParentReservation(t *testing.T) {
 
 func TestForegroundCallReservesAndRefunds(t *testing.T) {
 	h := newHarness(t)
-	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 10}); err != nil {
+	if err := h.s.SetPool(t.Context(), coord, work.Budget{MaxTurns: 10}); err != nil {
 		t.Fatal(err)
 	}
 	var during work.PoolState
@@ -392,7 +392,7 @@ func TestForegroundCallReservesAndRefunds(t *testing.T) {
 
 func TestQueuedCancelRefunds(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(1))
-	if err := h.s.SetPool(coord, work.Budget{MaxTurns: 10}); err != nil {
+	if err := h.s.SetPool(t.Context(), coord, work.Budget{MaxTurns: 10}); err != nil {
 		t.Fatal(err)
 	}
 	c := h.child()
@@ -402,7 +402,7 @@ func TestQueuedCancelRefunds(t *testing.T) {
 	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 5 {
 		t.Fatalf("pool = %+v", p)
 	}
-	if _, err := h.s.Cancel(coord, q.ID); err != nil {
+	if _, err := h.s.Cancel(t.Context(), coord, q.ID); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 2 || p.Spent.MaxTurns != 0 {
@@ -436,8 +436,8 @@ func TestDeadlineReportsDurationBudget(t *testing.T) {
 func TestSetPoolRefusesChildScopes(t *testing.T) {
 	h := newHarness(t)
 	_, c := h.running(coord, agent)
-	wantCode(t, h.s.SetPool(c.ex.Scope(), work.Budget{MaxTurns: 1}), "invalid_owner")
-	wantCode(t, h.s.SetPool(work.Owner{}, work.Budget{MaxTurns: 1}), "invalid_owner")
+	wantCode(t, h.s.SetPool(t.Context(), c.ex.Scope(), work.Budget{MaxTurns: 1}), "invalid_owner")
+	wantCode(t, h.s.SetPool(t.Context(), work.Owner{}, work.Budget{MaxTurns: 1}), "invalid_owner")
 	c.complete("x")
 }
 

@@ -51,7 +51,7 @@ func TestNegativeBudgetRefused(t *testing.T) {
 				check("Start", err)
 				_, err = h.s.Call(t.Context(), work.Spec{Owner: o, Target: agent, Run: immediate("x"), Budget: tt.spec})
 				check("Call", err)
-				if l, _ := h.s.List(o); len(l) != 0 || censusTotal(h.s) != 0 {
+				if l, _ := h.s.List(t.Context(), o); len(l) != 0 || censusTotal(h.s) != 0 {
 					t.Fatalf("a refused start registered Work: %v", l)
 				}
 				if h.obs.count(work.EventQueued) != 0 {
@@ -62,7 +62,7 @@ func TestNegativeBudgetRefused(t *testing.T) {
 			if pool == (work.Budget{}) {
 				pool = work.Budget{MaxTurns: 4}
 			}
-			err := h.s.SetPool(o, pool)
+			err := h.s.SetPool(t.Context(), o, pool)
 			if tt.noPool {
 				if err != nil {
 					t.Fatalf("SetPool(valid) = %v", err)
@@ -89,7 +89,7 @@ func TestDefaultBudgetMinusOneIsUnlimited(t *testing.T) {
 	if _, err := h.s.Start(t.Context(), spec); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	if err := h.s.SetPool(spec.Owner, work.Budget{MaxTurns: 8}); err != nil {
+	if err := h.s.SetPool(t.Context(), spec.Owner, work.Budget{MaxTurns: 8}); err != nil {
 		t.Fatalf("SetPool: %v", err)
 	}
 }

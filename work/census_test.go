@@ -16,7 +16,7 @@ func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
 	o := work.NewOwner("coordinator")
 	h.running(o, agent) // holds its slot throughout
 	stuckRef, stuck := h.running(o, fn)
-	if _, err := h.s.Cancel(o, stuckRef.ID); err != nil {
+	if _, err := h.s.Cancel(t.Context(), o, stuckRef.ID); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(time.Minute)

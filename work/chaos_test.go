@@ -73,7 +73,7 @@ func TestChaosChurn(t *testing.T) {
 			}
 		}
 		for i := range owners {
-			s.Release(work.NewOwner(fmt.Sprint("owner-", i)))
+			s.Release(ctx, work.NewOwner(fmt.Sprint("owner-", i)))
 		}
 	}
 	round()
@@ -118,12 +118,12 @@ func TestChaosManyOwners(t *testing.T) {
 		}
 		for i := range owners {
 			o := work.NewOwner(fmt.Sprint("agent-", i))
-			if l, err := s.List(o); err != nil || len(l) != 3 {
+			if l, err := s.List(ctx, o); err != nil || len(l) != 3 {
 				t.Fatalf("owner %d lists %d (%v)", i, len(l), err)
 			}
 			s.Result(ctx, o, refs[3*i].ID, 0)
-			s.Detach(o, refs[3*i+1].ID)
-			s.Release(o)
+			s.Detach(ctx, o, refs[3*i+1].ID)
+			s.Release(ctx, o)
 		}
 		if n := censusTotal(s); n != 0 {
 			t.Fatalf("registry holds %d after every owner was released", n)
@@ -166,7 +166,7 @@ func TestChaosSends(t *testing.T) {
 	accepted, full := 0, 0
 	var mid uint64
 	for i := range sends {
-		_, err := s.Send(coord, ref.ID, fmt.Sprint("call-", i), msg)
+		_, err := s.Send(t.Context(), coord, ref.ID, fmt.Sprint("call-", i), msg)
 		switch {
 		case err == nil:
 			accepted++
@@ -196,7 +196,7 @@ func TestChaosSends(t *testing.T) {
 	if _, out, err := s.Result(context.Background(), coord, ref.ID, 0); err != nil || out != "done" {
 		t.Fatal(out, err)
 	}
-	s.Release(coord)
+	s.Release(t.Context(), coord)
 	after := heap()
 	growth(t, "sends", before.HeapAlloc, after.HeapAlloc, before.HeapObjects, after.HeapObjects, sends, 64<<10, 500)
 }
@@ -270,7 +270,7 @@ func TestChaosCancelFinishRaces(t *testing.T) {
 		obs.wait(ref.ID, func(evs []work.Event) bool { return len(evs) >= 2 }) // running
 		var wg sync.WaitGroup
 		wg.Add(2)
-		go func() { defer wg.Done(); s.Cancel(coord, ref.ID) }()
+		go func() { defer wg.Done(); s.Cancel(t.Context(), coord, ref.ID) }()
 		go func() { defer wg.Done(); close(gate) }()
 		wg.Wait()
 		ev := obs.waitTerminal(ref.ID)
@@ -294,7 +294,7 @@ func TestChaosCancelFinishRaces(t *testing.T) {
 		if terminals != 1 {
 			t.Fatalf("race %d: %d terminal events", i, terminals)
 		}
-		s.Detach(coord, ref.ID)
+		s.Detach(t.Context(), coord, ref.ID)
 	}
 	t.Logf("races: %d cancel/finish races; events %v", races, counts)
 	if n := censusTotal(s); n != 0 {
@@ -520,9 +520,9 @@ func concurrentOperationsRound(t *testing.T) {
 					defer wg.Done()
 					switch op := rand.IntN(5); {
 					case op == 0 && w == 0:
-						_, _ = s.Cancel(o, ref.ID)
+						_, _ = s.Cancel(ctx, o, ref.ID)
 					case op == 1 && w == 0:
-						_, _ = s.Detach(o, ref.ID)
+						_, _ = s.Detach(ctx, o, ref.ID)
 					default:
 						rctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(4))*time.Millisecond)
 						defer cancel()

@@ -121,7 +121,7 @@ func TestChildClosesAnotherSupervisor(t *testing.T) {
 	if _, err := b.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("")}); !errors.Is(err, work.ErrClosed) {
 		t.Fatalf("start on the closed Supervisor = %v", err)
 	}
-	st, err := b.s.Status(coord, bref.ID)
+	st, err := b.s.Status(t.Context(), coord, bref.ID)
 	if err != nil || st.State != work.StateCancelled {
 		t.Fatalf("its child = %+v %v, want cancelled", st, err)
 	}

@@ -41,7 +41,7 @@ func TestClose(t *testing.T) {
 		t.Fatalf("call after close: %v", err)
 	}
 	// Owner operations keep working; Close is idempotent.
-	if l, err := h.s.List(coord); err != nil || len(l) != 5 {
+	if l, err := h.s.List(t.Context(), coord); err != nil || len(l) != 5 {
 		t.Fatalf("list = %v %v", l, err)
 	}
 	if err := h.s.Close(t.Context()); err != nil {

@@ -57,7 +57,7 @@ func TestSystemClockDeadlines(t *testing.T) {
 			t.Fatalf("short %s: %s, %v; want failed", id, st.State, err)
 		}
 	}
-	if st, err := s.Status(o, long); err != nil || st.State != work.StateRunning {
+	if st, err := s.Status(ctx, o, long); err != nil || st.State != work.StateRunning {
 		t.Fatalf("long: %s, %v; want running", st.State, err)
 	}
 	close(gate)
@@ -121,7 +121,7 @@ func TestSystemDeadlinesStress(t *testing.T) {
 	}
 	for i, r := range recs {
 		if r.kind == 2 {
-			if _, err := s.Cancel(o, ids[i]); err != nil {
+			if _, err := s.Cancel(ctx, o, ids[i]); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -17,7 +17,7 @@ func TestDetachedCountsAgainstOutstanding(t *testing.T) {
 	r1, c1 := h.running(coord, agent)
 	r2 := h.start(coord, agent, h.child()) // queued
 	for _, id := range []string{r1.ID, r2.ID} {
-		if _, err := h.s.Detach(coord, id); err != nil {
+		if _, err := h.s.Detach(t.Context(), coord, id); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -49,7 +49,7 @@ func TestDetachedCancelledWhenScopeEnds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.s.Detach(scope, ref.ID); err != nil {
+			if _, err := h.s.Detach(t.Context(), scope, ref.ID); err != nil {
 				t.Fatal(err)
 			}
 			grandRefs = append(grandRefs, ref)
@@ -84,13 +84,13 @@ func TestReleaseAndCloseCancelDetached(t *testing.T) {
 			rRef, rc := h.running(coord, agent)
 			qRef := h.start(coord, agent, h.child())
 			for _, id := range []string{rRef.ID, qRef.ID} {
-				if _, err := h.s.Detach(coord, id); err != nil {
+				if _, err := h.s.Detach(t.Context(), coord, id); err != nil {
 					t.Fatal(err)
 				}
 			}
 			closed := make(chan error, 1)
 			if how == "release" {
-				h.s.Release(coord)
+				h.s.Release(t.Context(), coord)
 			} else {
 				go func() { closed <- h.s.Close(context.Background()) }()
 			}
@@ -128,7 +128,7 @@ func TestDetachedInForegroundScope(t *testing.T) {
 		}
 		gRef = ref
 		<-g.started
-		if _, err := h.s.Detach(ex.Scope(), ref.ID); err != nil {
+		if _, err := h.s.Detach(ctx, ex.Scope(), ref.ID); err != nil {
 			return "", err
 		}
 		return "done", nil

@@ -223,7 +223,7 @@ func (h *harness) running(o work.Owner, target work.Target) (work.Ref, *child) {
 
 func (h *harness) status(o work.Owner, id string) work.Status {
 	h.t.Helper()
-	st, err := h.s.Status(o, id)
+	st, err := h.s.Status(context.Background(), o, id)
 	if err != nil {
 		h.t.Fatalf("Status: %v", err)
 	}

@@ -79,7 +79,7 @@ func TestLaunchConcurrentOneIdentity(t *testing.T) {
 			}
 			refs[i] = ref
 			// The Ref is usable at once.
-			if _, err := h.s.Status(o, ref.ID); err != nil {
+			if _, err := h.s.Status(t.Context(), o, ref.ID); err != nil {
 				t.Errorf("Status of the returned Ref: %v", err)
 			}
 		})
@@ -94,7 +94,7 @@ func TestLaunchConcurrentOneIdentity(t *testing.T) {
 	if got := h.obs.count(work.EventQueued); got != 1 {
 		t.Fatalf("%d Works queued, want 1", got)
 	}
-	list, _ := h.s.List(o)
+	list, _ := h.s.List(t.Context(), o)
 	if len(list) != 1 {
 		t.Fatalf("List has %d Works", len(list))
 	}

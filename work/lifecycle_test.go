@@ -43,7 +43,7 @@ func TestCancelQueuedNeverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clk.Advance(3 * time.Second)
-	r, err := h.s.Cancel(coord, ref.ID)
+	r, err := h.s.Cancel(t.Context(), coord, ref.ID)
 	if err != nil || !r.Accepted || r.State != work.StateCancelled {
 		t.Fatalf("cancel = %+v %v", r, err)
 	}
@@ -65,7 +65,7 @@ func TestCancelQueuedNeverRuns(t *testing.T) {
 	default:
 	}
 	wantTransitions(t, h, ref.ID, ">queued", "queued>cancelled")
-	if r, _ := h.s.Cancel(coord, ref.ID); r.Accepted || r.State != work.StateCancelled {
+	if r, _ := h.s.Cancel(t.Context(), coord, ref.ID); r.Accepted || r.State != work.StateCancelled {
 		t.Fatalf("second cancel = %+v", r)
 	}
 }
@@ -89,7 +89,7 @@ func TestCancelRunning(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			ref, c := h.running(coord, agent)
-			r, err := h.s.Cancel(coord, ref.ID)
+			r, err := h.s.Cancel(t.Context(), coord, ref.ID)
 			if err != nil || !r.Accepted || r.State != work.StateCancelRequested {
 				t.Fatalf("cancel = %+v %v", r, err)
 			}
@@ -99,7 +99,7 @@ func TestCancelRunning(t *testing.T) {
 			if got := h.status(coord, ref.ID).State; got != work.StateCancelRequested {
 				t.Fatalf("state = %s", got)
 			}
-			if r, _ := h.s.Cancel(coord, ref.ID); !r.Accepted || r.State != work.StateCancelRequested {
+			if r, _ := h.s.Cancel(t.Context(), coord, ref.ID); !r.Accepted || r.State != work.StateCancelRequested {
 				t.Fatalf("repeated cancel = %+v", r)
 			}
 			tt.end(c)
@@ -114,7 +114,7 @@ func TestCancelRunning(t *testing.T) {
 func TestCompletionWinsAfterCancelRequested(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	if _, err := h.s.Cancel(coord, ref.ID); err != nil {
+	if _, err := h.s.Cancel(t.Context(), coord, ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	c.complete("finished anyway")
@@ -129,7 +129,7 @@ func TestCompletionWinsAfterCancelRequested(t *testing.T) {
 func TestUnrelatedFailureAfterCancelStaysFailed(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	if _, err := h.s.Cancel(coord, ref.ID); err != nil {
+	if _, err := h.s.Cancel(t.Context(), coord, ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	c.fail()
@@ -253,7 +253,7 @@ func TestDeadline(t *testing.T) {
 	t.Run("reached while cancel-requested is cancelled", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxDuration(time.Minute))
 		ref, c := h.running(coord, agent)
-		h.s.Cancel(coord, ref.ID)
+		h.s.Cancel(t.Context(), coord, ref.ID)
 		h.clk.Advance(time.Minute)
 		c.returnCtxErr()
 		if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateCancelled {
@@ -333,7 +333,7 @@ func TestResultTooLarge(t *testing.T) {
 func TestDetachedExecutionContinues(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	if _, err := h.s.Detach(coord, ref.ID); err != nil {
+	if _, err := h.s.Detach(t.Context(), coord, ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	if c.ctx.Err() != nil {
@@ -349,7 +349,7 @@ func TestDetachedExecutionContinues(t *testing.T) {
 	if n := censusTotal(h.s); n != 0 {
 		t.Fatalf("detached terminal work still counted: %v", census(h.s))
 	}
-	_, err := h.s.Status(coord, ref.ID)
+	_, err := h.s.Status(t.Context(), coord, ref.ID)
 	notFound(t, err)
 }
 
@@ -361,7 +361,7 @@ func TestEventsCarryNoContent(t *testing.T) {
 		func(c *child) { c.panics() },
 	} {
 		ref, c := h.running(coord, agent)
-		if _, err := h.s.Send(coord, ref.ID, canary, canary); err != nil {
+		if _, err := h.s.Send(t.Context(), coord, ref.ID, canary, canary); err != nil {
 			t.Fatal(err)
 		}
 		end(c)
@@ -373,7 +373,7 @@ func TestEventsCarryNoContent(t *testing.T) {
 		if fmt.Sprintf("%+v", st) != strings.ReplaceAll(fmt.Sprintf("%+v", st), canary, "") {
 			t.Fatal("canary in status")
 		}
-		if rows, _ := h.s.Rows(coord); strings.Contains(fmt.Sprintf("%+v", rows), canary) {
+		if rows, _, _ := h.s.Rows(t.Context(), coord); strings.Contains(fmt.Sprintf("%+v", rows), canary) {
 			t.Fatal("canary in rows")
 		}
 	}
@@ -382,7 +382,7 @@ func TestEventsCarryNoContent(t *testing.T) {
 			t.Fatalf("canary in event %#v", e)
 		}
 	}
-	_, err := h.s.Send(coord, "nope", canary, canary)
+	_, err := h.s.Send(t.Context(), coord, "nope", canary, canary)
 	if err == nil || strings.Contains(err.Error(), canary) {
 		t.Fatalf("err = %v", err)
 	}

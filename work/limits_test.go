@@ -19,7 +19,7 @@ type snapshot struct {
 }
 
 func (h *harness) snapshot(o work.Owner) snapshot {
-	l, _ := h.s.List(o)
+	l, _ := h.s.List(context.Background(), o)
 	return snapshot{census(h.s), l, len(h.obs.rec.Events())}
 }
 
@@ -135,7 +135,7 @@ func TestCancelQueuedKeepsRoundRobin(t *testing.T) {
 		}
 		ids[name] = ref.ID
 	}
-	h.s.Cancel(work.NewOwner("B"), ids["B1"]) // B leaves the ring
+	h.s.Cancel(t.Context(), work.NewOwner("B"), ids["B1"]) // B leaves the ring
 	blocker.complete("")
 	var got []string
 	for range 3 {
@@ -163,7 +163,7 @@ func TestOutstandingLimit(t *testing.T) {
 	}
 	h.refused(coord, work.LimitOutstanding)
 	// Detached Work still counts: it is still outstanding.
-	h.s.Detach(coord, refs[31].ID)
+	h.s.Detach(t.Context(), coord, refs[31].ID)
 	h.refused(coord, work.LimitOutstanding)
 	// Other owners are unaffected.
 	h.start(work.NewOwner("other"), agent, h.child())
@@ -174,7 +174,7 @@ func TestOutstandingLimit(t *testing.T) {
 	h.start(coord, agent, h.child())
 	h.refused(coord, work.LimitOutstanding)
 	// Cancelling queued Work frees places too.
-	h.s.Cancel(coord, refs[20].ID)
+	h.s.Cancel(t.Context(), coord, refs[20].ID)
 	h.start(coord, agent, h.child())
 }
 
@@ -193,7 +193,7 @@ func TestStartsLimit(t *testing.T) {
 		}
 		h.refused(coord, work.LimitStarts)
 		// Release gives the owner a fresh budget.
-		h.s.Release(coord)
+		h.s.Release(t.Context(), coord)
 		if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: fn, Run: immediate("")}); err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
 	ref, ex := startBlocked(t, s, o, release)
 	msgs := []string{"first secret", "second secret", "third secret"}
 	for i, m := range msgs {
-		if _, err := s.Send(o, ref.ID, "call-"+string(rune('a'+i)), m); err != nil {
+		if _, err := s.Send(t.Context(), o, ref.ID, "call-"+string(rune('a'+i)), m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +80,7 @@ func TestCommandRecordsHoldOnlyADigest(t *testing.T) {
 	defer close(release)
 	ref, _ := startBlocked(t, s, o, release)
 	const text = "please also check the appendix"
-	if _, err := s.Send(o, ref.ID, "call-1", text); err != nil {
+	if _, err := s.Send(t.Context(), o, ref.ID, "call-1", text); err != nil {
 		t.Fatal(err)
 	}
 	it := s.itemFor(o, ref.ID)
@@ -165,11 +165,11 @@ func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
 	o := NewOwner("coord")
 	release := make(chan struct{})
 	ref, _ := startBlocked(t, s, o, release)
-	if _, err := s.Send(o, ref.ID, "call-1", "text"); err != nil {
+	if _, err := s.Send(t.Context(), o, ref.ID, "call-1", "text"); err != nil {
 		t.Fatal(err)
 	}
 	it := s.itemFor(o, ref.ID)
-	if _, err := s.Detach(o, ref.ID); err != nil {
+	if _, err := s.Detach(t.Context(), o, ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
@@ -182,7 +182,7 @@ func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
 	release2 := make(chan struct{})
 	close(release2)
 	ref2, _ := startBlocked(t, s, o, release2)
-	s.Send(o, ref2.ID, "call-2", "text") // may find it terminal already
+	s.Send(t.Context(), o, ref2.ID, "call-2", "text") // may find it terminal already
 	if _, _, err := s.Result(context.Background(), o, ref2.ID, MaxResultWait); err != nil {
 		t.Fatal(err)
 	}

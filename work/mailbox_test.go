@@ -15,7 +15,7 @@ import (
 func (h *harness) sendRefused(o work.Owner, id, cmd, msg, code string) {
 	h.t.Helper()
 	before := h.obs.count(work.EventGuidanceAccepted)
-	_, err := h.s.Send(o, id, cmd, msg)
+	_, err := h.s.Send(context.Background(), o, id, cmd, msg)
 	if err == nil {
 		h.t.Fatalf("Send of %d bytes accepted, want %s", len(msg), code)
 	}
@@ -41,13 +41,13 @@ func TestSendMessageSizeLimit(t *testing.T) {
 			h := newHarness(t, tc.opts...)
 			ref, c := h.running(coord, agent)
 			h.sendRefused(coord, ref.ID, "big", canary+strings.Repeat("x", tc.max+1-len(canary)), "message_too_large")
-			_, err := h.s.Send(coord, ref.ID, "big", strings.Repeat("x", tc.max+1))
+			_, err := h.s.Send(t.Context(), coord, ref.ID, "big", strings.Repeat("x", tc.max+1))
 			if !errors.Is(err, work.ErrMessageTooLarge) {
 				t.Fatal(err)
 			}
 			// Nothing was stored: the same command id with a message that
 			// fits is new, and gets cursor 1.
-			r, err := h.s.Send(coord, ref.ID, "big", strings.Repeat("y", tc.max))
+			r, err := h.s.Send(t.Context(), coord, ref.ID, "big", strings.Repeat("y", tc.max))
 			if err != nil || r.Cursor != "1" {
 				t.Fatalf("Send at the limit = %+v %v", r, err)
 			}
@@ -63,20 +63,20 @@ func TestSendQueueLimits(t *testing.T) {
 		h := newHarness(t)
 		ref, c := h.running(coord, agent)
 		for i := range work.DefaultMaxQueuedGuidance {
-			if _, err := h.s.Send(coord, ref.ID, fmt.Sprint("c", i), "m"); err != nil {
+			if _, err := h.s.Send(t.Context(), coord, ref.ID, fmt.Sprint("c", i), "m"); err != nil {
 				t.Fatalf("send %d: %v", i, err)
 			}
 		}
 		h.sendRefused(coord, ref.ID, "over", canary, "mailbox_full")
 		// A replay of an accepted command still gets its receipt.
-		if r, err := h.s.Send(coord, ref.ID, "c0", "m"); err != nil || r.Cursor != "1" {
+		if r, err := h.s.Send(t.Context(), coord, ref.ID, "c0", "m"); err != nil || r.Cursor != "1" {
 			t.Fatalf("replay while full = %+v %v", r, err)
 		}
 		if got := c.ex.Guidance(); len(got) != work.DefaultMaxQueuedGuidance {
 			t.Fatalf("drained %d", len(got))
 		}
 		// The refused command was not recorded: after the drain it is new.
-		r, err := h.s.Send(coord, ref.ID, "over", canary)
+		r, err := h.s.Send(t.Context(), coord, ref.ID, "over", canary)
 		if err != nil || r.Cursor != fmt.Sprint(work.DefaultMaxQueuedGuidance+1) {
 			t.Fatalf("after drain = %+v %v", r, err)
 		}
@@ -86,22 +86,22 @@ func TestSendQueueLimits(t *testing.T) {
 		ref, c := h.running(coord, agent)
 		chunk := strings.Repeat("x", work.DefaultMaxMessageBytes)
 		for i := range work.DefaultMaxQueuedGuidanceBytes / work.DefaultMaxMessageBytes {
-			if _, err := h.s.Send(coord, ref.ID, fmt.Sprint("c", i), chunk); err != nil {
+			if _, err := h.s.Send(t.Context(), coord, ref.ID, fmt.Sprint("c", i), chunk); err != nil {
 				t.Fatalf("send %d: %v", i, err)
 			}
 		}
 		h.sendRefused(coord, ref.ID, "", "y", "mailbox_full")
 		c.ex.Guidance()
-		if _, err := h.s.Send(coord, ref.ID, "", "y"); err != nil {
+		if _, err := h.s.Send(t.Context(), coord, ref.ID, "", "y"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("option", func(t *testing.T) {
 		h := newHarness(t, work.WithGuidanceQueue(2, 10))
 		ref, _ := h.running(coord, agent)
-		h.s.Send(coord, ref.ID, "", "12345")
+		h.s.Send(t.Context(), coord, ref.ID, "", "12345")
 		h.sendRefused(coord, ref.ID, "", "123456", "mailbox_full") // 11 bytes
-		h.s.Send(coord, ref.ID, "", "12345")
+		h.s.Send(t.Context(), coord, ref.ID, "", "12345")
 		h.sendRefused(coord, ref.ID, "", "1", "mailbox_full") // 3 messages
 	})
 }
@@ -111,24 +111,24 @@ func TestSendCommandRecordWindow(t *testing.T) {
 	ref, c := h.running(coord, agent)
 	receipts := map[string]work.SendReceipt{}
 	for _, cmd := range []string{"a", "b", "c", "d"} {
-		r, err := h.s.Send(coord, ref.ID, cmd, "text "+cmd)
+		r, err := h.s.Send(t.Context(), coord, ref.ID, cmd, "text "+cmd)
 		if err != nil {
 			t.Fatal(err)
 		}
 		receipts[cmd] = r
 	}
 	// "a" fell out of the window: its replay is a new command.
-	if r, err := h.s.Send(coord, ref.ID, "a", "text a"); err != nil || r == receipts["a"] || r.Cursor != "5" {
+	if r, err := h.s.Send(t.Context(), coord, ref.ID, "a", "text a"); err != nil || r == receipts["a"] || r.Cursor != "5" {
 		t.Fatalf("replay older than the window = %+v %v", r, err)
 	}
 	// "b" fell out too (the replay of "a" took a record); "c" and "d" are kept.
-	if r, err := h.s.Send(coord, ref.ID, "d", "text d"); err != nil || r != receipts["d"] {
+	if r, err := h.s.Send(t.Context(), coord, ref.ID, "d", "text d"); err != nil || r != receipts["d"] {
 		t.Fatalf("replay within the window = %+v %v", r, err)
 	}
-	if _, err := h.s.Send(coord, ref.ID, "c", "other"); !errors.Is(err, work.ErrConflict) {
+	if _, err := h.s.Send(t.Context(), coord, ref.ID, "c", "other"); !errors.Is(err, work.ErrConflict) {
 		t.Fatalf("conflict within the window: %v", err)
 	}
-	if r, err := h.s.Send(coord, ref.ID, "b", "other"); err != nil || r.Cursor != "6" {
+	if r, err := h.s.Send(t.Context(), coord, ref.ID, "b", "other"); err != nil || r.Cursor != "6" {
 		t.Fatalf("b after the window = %+v %v", r, err)
 	}
 	c.ex.Guidance()
@@ -140,17 +140,17 @@ func TestSendCommandRecordWindow(t *testing.T) {
 func TestCommandRecordsDroppedOnceRead(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	r1, _ := h.s.Send(coord, ref.ID, "call-1", "hello")
+	r1, _ := h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello")
 	c.complete("out")
 	h.obs.waitTerminal(ref.ID)
 	// Terminal, not yet read: the replay still gets its receipt.
-	if r, err := h.s.Send(coord, ref.ID, "call-1", "hello"); err != nil || r != r1 {
+	if r, err := h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello"); err != nil || r != r1 {
 		t.Fatalf("replay before the read = %+v %v", r, err)
 	}
 	if _, out, err := h.s.Result(context.Background(), coord, ref.ID, 0); err != nil || out != "out" {
 		t.Fatal(out, err)
 	}
-	if _, err := h.s.Send(coord, ref.ID, "call-1", "hello"); !errors.Is(err, work.ErrTerminal) {
+	if _, err := h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello"); !errors.Is(err, work.ErrTerminal) {
 		t.Fatalf("replay after the read: %v, want ErrTerminal", err)
 	}
 }

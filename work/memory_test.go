@@ -65,11 +65,11 @@ func TestMemoryReturnsToBaseline(t *testing.T) {
 				t.Fatal(err)
 			}
 			refs[i] = ref
-			if _, err := s.Send(o, ref.ID, fmt.Sprintf("c%d", i), "some guidance"); err != nil {
+			if _, err := s.Send(ctx, o, ref.ID, fmt.Sprintf("c%d", i), "some guidance"); err != nil {
 				t.Fatal(err)
 			}
 			if i%2 == 0 {
-				if _, err := s.Detach(o, ref.ID); err != nil {
+				if _, err := s.Detach(ctx, o, ref.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -83,7 +83,7 @@ func TestMemoryReturnsToBaseline(t *testing.T) {
 			if _, out, err := s.Result(ctx, o, refs[i].ID, 0); err != nil || len(out) != 256 {
 				t.Fatalf("result: %d bytes, %v", len(out), err)
 			}
-			if _, err := s.Detach(o, refs[i].ID); err != nil {
+			if _, err := s.Detach(ctx, o, refs[i].ID); err != nil {
 				t.Fatal(err)
 			}
 		}

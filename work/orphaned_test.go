@@ -65,7 +65,7 @@ func TestShutdownOrphanEvents(t *testing.T) {
 			politeRef, polite := h.running(o, agent)
 			stubbornRef, stubborn := h.running(o, fn)
 			if tt.detach {
-				if _, err := h.s.Detach(o, stubbornRef.ID); err != nil {
+				if _, err := h.s.Detach(t.Context(), o, stubbornRef.ID); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -132,7 +132,7 @@ func TestProgressNeverBlocks(t *testing.T) {
 	sent := make(chan struct{})
 	go func() { // Send's guidance-accepted event blocks in the observer
 		defer close(sent)
-		_, _ = s.Send(o, ref.ID, "", "steer")
+		_, _ = s.Send(t.Context(), o, ref.ID, "", "steer")
 	}()
 	<-blocker.entered
 	ex.ReportProgress(1, 2) // must not wait for the observer
@@ -148,7 +148,7 @@ func TestProgressNeverBlocks(t *testing.T) {
 	if want := (work.Progress{Done: 1, Total: 2, ModelRequests: 1}); len(got) != 1 || got[0] != want {
 		t.Fatalf("progress events = %+v, want one %+v", got, want)
 	}
-	if st, _ := s.Status(o, ref.ID); st.Progress.Done != 1 || st.Progress.ModelRequests != 1 {
+	if st, _ := s.Status(t.Context(), o, ref.ID); st.Progress.Done != 1 || st.Progress.ModelRequests != 1 {
 		t.Fatalf("counts = %+v", st.Progress)
 	}
 }

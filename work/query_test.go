@@ -42,7 +42,7 @@ func TestListOrderAndCap(t *testing.T) {
 		h.obs.waitTerminal(all[i].id)
 		all[i].finished = true
 	}
-	l, err := h.s.List(coord)
+	l, err := h.s.List(t.Context(), coord)
 	if err != nil || len(l) != work.MaxListed || work.MaxListed != 50 {
 		t.Fatalf("len = %d %v", len(l), err)
 	}
@@ -71,10 +71,10 @@ func TestListOrderAndCap(t *testing.T) {
 			t.Fatal("unfinished after finished")
 		}
 	}
-	if _, err := h.s.List(work.Owner{}); !errors.Is(err, work.ErrInvalidOwner) {
+	if _, err := h.s.List(t.Context(), work.Owner{}); !errors.Is(err, work.ErrInvalidOwner) {
 		t.Fatal(err)
 	}
-	if l, err := h.s.List(work.NewOwner("nobody")); err != nil || l == nil || len(l) != 0 {
+	if l, err := h.s.List(t.Context(), work.NewOwner("nobody")); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("empty owner list = %#v %v", l, err)
 	}
 }
@@ -100,7 +100,7 @@ func TestRowsPriority(t *testing.T) {
 		h.s.Result(context.Background(), coord, id, 0)
 	}
 	failed := func(c *child, _ string) { c.fail() }
-	cancelled := func(c *child, id string) { h.s.Cancel(coord, id); c.returnCtxErr() }
+	cancelled := func(c *child, id string) { h.s.Cancel(t.Context(), coord, id); c.returnCtxErr() }
 
 	finish("read1", read)
 	finish("unread1", complete)
@@ -113,7 +113,7 @@ func TestRowsPriority(t *testing.T) {
 	names[r1.ID] = "running1"
 	h.clk.Advance(time.Second)
 	cr, _ := h.running(coord, agent)
-	h.s.Cancel(coord, cr.ID)
+	h.s.Cancel(t.Context(), coord, cr.ID)
 	names[cr.ID] = "cancelreq"
 	h.clk.Advance(time.Second)
 	r2, _ := h.running(coord, agent)
@@ -125,7 +125,7 @@ func TestRowsPriority(t *testing.T) {
 	names[q2.ID] = "queued2"
 	h.clk.Advance(time.Second)
 
-	rows, more := h.s.Rows(coord)
+	rows, more, _ := h.s.Rows(t.Context(), coord)
 	var got []string
 	for _, r := range rows {
 		got = append(got, names[r.ID])
@@ -153,7 +153,7 @@ func TestRowsPriority(t *testing.T) {
 	// One more queued Work pushes the lowest row (the oldest of "the rest") out.
 	q3 := h.start(coord, agent, h.child())
 	names[q3.ID] = "queued3"
-	rows, more = h.s.Rows(coord)
+	rows, more, _ = h.s.Rows(t.Context(), coord)
 	got = got[:0]
 	for _, r := range rows {
 		got = append(got, names[r.ID])
@@ -162,7 +162,7 @@ func TestRowsPriority(t *testing.T) {
 	if strings.Join(got, " ") != want || more != 1 || work.MaxRows != 12 {
 		t.Fatalf("rows = %s (more %d)\nwant   %s", strings.Join(got, " "), more, want)
 	}
-	if rows, more := h.s.Rows(work.Owner{}); rows != nil || more != 0 {
+	if rows, more, _ := h.s.Rows(t.Context(), work.Owner{}); rows != nil || more != 0 {
 		t.Fatal("zero owner rows")
 	}
 }
@@ -173,7 +173,7 @@ func TestRowsMoreCount(t *testing.T) {
 	for range 20 {
 		h.start(coord, agent, h.child())
 	}
-	rows, more := h.s.Rows(coord)
+	rows, more, _ := h.s.Rows(t.Context(), coord)
 	if len(rows) != 12 || more != 8 {
 		t.Fatalf("rows %d more %d", len(rows), more)
 	}

@@ -15,9 +15,9 @@ func TestRelease(t *testing.T) {
 	oRef := h.start(other, agent, otherC)
 	h.refused(coord, work.LimitStarts)
 
-	h.s.Release(coord)
+	h.s.Release(t.Context(), coord)
 	for _, id := range []string{runRef.ID, qRef.ID} {
-		_, err := h.s.Status(coord, id)
+		_, err := h.s.Status(t.Context(), coord, id)
 		notFound(t, err)
 	}
 	if ev := h.obs.waitTerminal(qRef.ID); ev.To != work.StateCancelled {
@@ -39,8 +39,8 @@ func TestRelease(t *testing.T) {
 		t.Fatalf("census = %v", c)
 	}
 	h.start(coord, agent, h.child())
-	h.s.Release(work.NewOwner("never-seen"))
-	h.s.Release(work.Owner{})
+	h.s.Release(t.Context(), work.NewOwner("never-seen"))
+	h.s.Release(t.Context(), work.Owner{})
 }
 
 func TestChildScopeReleasedWhenChildEnds(t *testing.T) {
@@ -56,10 +56,10 @@ func TestChildScopeReleasedWhenChildEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.obs.waitTerminal(doneRef.ID)
-	if l, _ := h.s.List(scope); len(l) != 2 {
+	if l, _ := h.s.List(t.Context(), scope); len(l) != 2 {
 		t.Fatalf("scope list = %v", l)
 	}
-	if l, _ := h.s.List(coord); len(l) != 1 {
+	if l, _ := h.s.List(t.Context(), coord); len(l) != 1 {
 		t.Fatalf("owner sees its child's work: %v", l)
 	}
 	c.complete("parent done")
@@ -71,7 +71,7 @@ func TestChildScopeReleasedWhenChildEnds(t *testing.T) {
 	if ev := h.obs.waitTerminal(gRef.ID); ev.To != work.StateCancelled {
 		t.Fatalf("grandchild = %+v", ev)
 	}
-	if l, _ := h.s.List(scope); len(l) != 0 {
+	if l, _ := h.s.List(t.Context(), scope); len(l) != 0 {
 		t.Fatalf("scope still lists %v", l)
 	}
 	if c := census(h.s); censusTotal(h.s) != 1 || c[work.StateCompleted] != 1 {

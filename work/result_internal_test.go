@@ -20,7 +20,7 @@ func TestResultNotAheadOfNoticeNopObserver(t *testing.T) {
 			s := New()
 			defer s.Close(context.Background())
 			o := NewOwner("a")
-			sub, err := s.Subscribe(o, 1)
+			sub, err := s.Subscribe(t.Context(), o, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -33,7 +33,7 @@ func TestResultNotAheadOfNoticeNopObserver(t *testing.T) {
 			sub.mu.Lock() // the notice's send waits here, its emission holding the emit lock
 			close(proceed)
 			for {
-				st, err := s.Status(o, ref.ID)
+				st, err := s.Status(t.Context(), o, ref.ID)
 				if err != nil {
 					t.Fatal(err)
 				}

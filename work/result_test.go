@@ -48,7 +48,7 @@ func TestResultWokenBySettlement(t *testing.T) {
 		{"completed", func(h *harness, c *child, id string) { c.complete("done") }, work.StateCompleted, "done"},
 		{"failed", func(h *harness, c *child, id string) { c.fail() }, work.StateFailed, ""},
 		{"cancelled", func(h *harness, c *child, id string) {
-			h.s.Cancel(coord, id)
+			h.s.Cancel(t.Context(), coord, id)
 			c.returnCtxErr()
 		}, work.StateCancelled, ""},
 	} {
@@ -153,7 +153,7 @@ func TestResultTimeout(t *testing.T) {
 		ref, c := h.running(coord, agent)
 		ch := h.resultAsync(t.Context(), coord, ref.ID, 10*time.Second)
 		h.clk.BlockUntil(1)
-		h.s.Detach(coord, ref.ID)
+		h.s.Detach(t.Context(), coord, ref.ID)
 		c.complete("x")
 		notFound(t, recvWithin(t, ch).err)
 	})
@@ -196,7 +196,7 @@ func TestResultNotAheadOfDelivery(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			x := startGated(t)
 			clk, g, s, o, ref, proceed := x.clk, x.g, x.s, x.o, x.ref, x.proceed
-			sub, err := s.Subscribe(o, 1) // before the child can end: it waits for proceed
+			sub, err := s.Subscribe(t.Context(), o, 1) // before the child can end: it waits for proceed
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,7 +60,7 @@ func TestEvictionClassCounts(t *testing.T) {
 			<-obs.ch // terminal, unread
 			ids = append(ids, ref.ID)
 		case k == 2 && len(ids) > 0:
-			s.Detach(o, ids[rng.IntN(len(ids))])
+			s.Detach(ctx, o, ids[rng.IntN(len(ids))])
 		case len(ids) > 0:
 			s.Result(ctx, o, ids[rng.IntN(len(ids))], 0)
 		}

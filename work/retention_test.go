@@ -19,7 +19,7 @@ func TestRetentionCount(t *testing.T) {
 		ids = append(ids, ref.ID)
 	}
 	for i, id := range ids {
-		_, err := h.s.Status(coord, id)
+		_, err := h.s.Status(t.Context(), coord, id)
 		if i < 2 {
 			notFound(t, err)
 		} else if err != nil {
@@ -54,20 +54,20 @@ func TestRetentionAgeOldestFirst(t *testing.T) {
 	h.clk.Advance(30 * time.Second)
 	b := finish()
 	h.clk.Advance(30 * time.Second) // a is exactly 60s old: kept
-	if _, err := h.s.Status(coord, a); err != nil {
+	if _, err := h.s.Status(t.Context(), coord, a); err != nil {
 		t.Fatal("evicted at exactly the age")
 	}
 	h.clk.Advance(time.Millisecond)
-	_, err := h.s.Status(coord, a)
+	_, err := h.s.Status(t.Context(), coord, a)
 	notFound(t, err)
-	if _, err := h.s.Status(coord, b); err != nil {
+	if _, err := h.s.Status(t.Context(), coord, b); err != nil {
 		t.Fatal("b evicted too early")
 	}
 	if c := census(h.s); c[work.StateCompleted] != 1 {
 		t.Fatalf("census = %v", c)
 	}
 	h.clk.Advance(time.Hour)
-	if l, _ := h.s.List(coord); len(l) != 0 {
+	if l, _ := h.s.List(t.Context(), coord); len(l) != 0 {
 		t.Fatalf("list = %v", l)
 	}
 	if censusTotal(h.s) != 0 {
@@ -85,7 +85,7 @@ func TestRetentionEvictionOrder(t *testing.T) {
 		case "fail":
 			c.fail()
 		case "cancel":
-			h.s.Cancel(coord, ref.ID)
+			h.s.Cancel(t.Context(), coord, ref.ID)
 			c.returnCtxErr()
 		default:
 			c.complete(how)
@@ -100,7 +100,7 @@ func TestRetentionEvictionOrder(t *testing.T) {
 	}
 	kept := func(want ...string) {
 		t.Helper()
-		l, _ := h.s.List(coord)
+		l, _ := h.s.List(t.Context(), coord)
 		got := map[string]bool{}
 		for _, st := range l {
 			got[st.Work.ID] = true

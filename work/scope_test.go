@@ -54,7 +54,7 @@ func TestScopeEndedRefusesStarts(t *testing.T) {
 			if _, err := s.Call(context.Background(), work.Spec{Owner: scope, Target: target, Run: noop}); !errors.Is(err, work.ErrScopeEnded) {
 				t.Errorf("Call in an ended scope: err = %v, want ErrScopeEnded", err)
 			}
-			if list, _ := s.List(scope); len(list) != 0 {
+			if list, _ := s.List(t.Context(), scope); len(list) != 0 {
 				t.Errorf("ended scope lists %d works", len(list))
 			}
 		})
@@ -92,22 +92,22 @@ func TestForgedScopeOwnerRefused(t *testing.T) {
 			t.Errorf("%s: err = %v, want invalid_owner", name, err)
 		}
 	}
-	_, err := h.s.Status(forged, inner.ID)
+	_, err := h.s.Status(t.Context(), forged, inner.ID)
 	refused("Status", err)
-	_, err = h.s.List(forged)
+	_, err = h.s.List(t.Context(), forged)
 	refused("List", err)
 	_, _, err = h.s.Result(t.Context(), forged, inner.ID, 0)
 	refused("Result", err)
-	_, err = h.s.Send(forged, inner.ID, "c", "steer")
+	_, err = h.s.Send(t.Context(), forged, inner.ID, "c", "steer")
 	refused("Send", err)
-	_, err = h.s.Cancel(forged, inner.ID)
+	_, err = h.s.Cancel(t.Context(), forged, inner.ID)
 	refused("Cancel", err)
-	_, err = h.s.Detach(forged, inner.ID)
+	_, err = h.s.Detach(t.Context(), forged, inner.ID)
 	refused("Detach", err)
-	if rows, more := h.s.Rows(forged); rows != nil || more != 0 {
+	if rows, more, _ := h.s.Rows(t.Context(), forged); rows != nil || more != 0 {
 		t.Errorf("Rows = %v, %d", rows, more)
 	}
-	h.s.Release(forged)
+	h.s.Release(t.Context(), forged)
 	if st := h.status(c.ex.Scope(), inner.ID); st.State != work.StateRunning {
 		t.Fatalf("inner Work after the forged calls: %s", st.State)
 	}

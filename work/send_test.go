@@ -13,7 +13,7 @@ func TestSendFIFODelivery(t *testing.T) {
 	ref, c := h.running(coord, agent)
 	var receipts []work.SendReceipt
 	for i := 1; i <= 3; i++ {
-		r, err := h.s.Send(coord, ref.ID, fmt.Sprintf("call-%d", i), fmt.Sprintf("msg %d", i))
+		r, err := h.s.Send(t.Context(), coord, ref.ID, fmt.Sprintf("call-%d", i), fmt.Sprintf("msg %d", i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +28,7 @@ func TestSendFIFODelivery(t *testing.T) {
 	if got := c.ex.Guidance(); got != nil {
 		t.Fatalf("second drain %q", got)
 	}
-	h.s.Send(coord, ref.ID, "call-4", "msg 4")
+	h.s.Send(t.Context(), coord, ref.ID, "call-4", "msg 4")
 	if got := c.ex.Guidance(); fmt.Sprint(got) != "[msg 4]" {
 		t.Fatalf("drained %q", got)
 	}
@@ -55,7 +55,7 @@ func TestSendToQueuedWorkIsDeliveredWhenItRuns(t *testing.T) {
 	_, blocker := h.running(work.NewOwner("b"), fn)
 	c := h.child()
 	ref := h.start(coord, agent, c)
-	if _, err := h.s.Send(coord, ref.ID, "x", "first"); err != nil {
+	if _, err := h.s.Send(t.Context(), coord, ref.ID, "x", "first"); err != nil {
 		t.Fatal(err)
 	}
 	blocker.complete("")
@@ -68,23 +68,23 @@ func TestSendToQueuedWorkIsDeliveredWhenItRuns(t *testing.T) {
 func TestSendIdempotentPerCommandID(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	r1, err := h.s.Send(coord, ref.ID, "call-1", "hello")
+	r1, err := h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(5)
-	r2, err := h.s.Send(coord, ref.ID, "call-1", "hello")
+	r2, err := h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello")
 	if err != nil || r2 != r1 {
 		t.Fatalf("replay = %+v %v, want %+v", r2, err, r1)
 	}
-	_, err = h.s.Send(coord, ref.ID, "call-1", "hello!")
+	_, err = h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello!")
 	if !errors.Is(err, work.ErrConflict) {
 		t.Fatalf("err = %v", err)
 	}
 	wantCode(t, err, "conflict")
 	// No command id: never deduplicated.
-	h.s.Send(coord, ref.ID, "", "hello")
-	h.s.Send(coord, ref.ID, "", "hello")
+	h.s.Send(t.Context(), coord, ref.ID, "", "hello")
+	h.s.Send(t.Context(), coord, ref.ID, "", "hello")
 	if got := c.ex.Guidance(); fmt.Sprint(got) != "[hello hello hello]" {
 		t.Fatalf("drained %q", got)
 	}
@@ -94,10 +94,10 @@ func TestSendIdempotentPerCommandID(t *testing.T) {
 	// A replay after the Work ended still returns the first receipt.
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
-	if r3, err := h.s.Send(coord, ref.ID, "call-1", "hello"); err != nil || r3 != r1 {
+	if r3, err := h.s.Send(t.Context(), coord, ref.ID, "call-1", "hello"); err != nil || r3 != r1 {
 		t.Fatalf("replay after end = %+v %v", r3, err)
 	}
-	if _, err := h.s.Send(coord, ref.ID, "call-9", "new"); !errors.Is(err, work.ErrTerminal) {
+	if _, err := h.s.Send(t.Context(), coord, ref.ID, "call-9", "new"); !errors.Is(err, work.ErrTerminal) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -105,21 +105,21 @@ func TestSendIdempotentPerCommandID(t *testing.T) {
 func TestSendRefusals(t *testing.T) {
 	h := newHarness(t)
 	fref, _ := h.running(coord, fn)
-	_, err := h.s.Send(coord, fref.ID, "c", "hi")
+	_, err := h.s.Send(t.Context(), coord, fref.ID, "c", "hi")
 	if !errors.Is(err, work.ErrNotAgent) {
 		t.Fatalf("function child: %v", err)
 	}
 	wantCode(t, err, "not_agent")
 	aref, c := h.running(coord, agent)
 	for _, m := range []string{"", " ", "\n\t"} {
-		_, err := h.s.Send(coord, aref.ID, "c", m)
+		_, err := h.s.Send(t.Context(), coord, aref.ID, "c", m)
 		if !errors.Is(err, work.ErrEmptyMessage) {
 			t.Fatalf("message %q: %v", m, err)
 		}
 	}
 	c.complete("")
 	h.obs.waitTerminal(aref.ID)
-	_, err = h.s.Send(coord, aref.ID, "c", "late")
+	_, err = h.s.Send(t.Context(), coord, aref.ID, "c", "late")
 	wantCode(t, err, "terminal")
 	if n := h.obs.count(work.EventGuidanceAccepted); n != 0 {
 		t.Fatalf("%d accepted", n)
@@ -129,8 +129,8 @@ func TestSendRefusals(t *testing.T) {
 func TestUndeliveredGuidanceDroppedAtEnd(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	h.s.Send(coord, ref.ID, "a", "one")
-	h.s.Send(coord, ref.ID, "b", "two")
+	h.s.Send(t.Context(), coord, ref.ID, "a", "one")
+	h.s.Send(t.Context(), coord, ref.ID, "b", "two")
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
 	evs := h.obs.ofType(work.EventGuidanceDropped)

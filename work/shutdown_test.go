@@ -58,7 +58,7 @@ func shutdownHarness(t *testing.T, opts ...work.Option) (*harness, *signalClock)
 func TestShutdownDrains(t *testing.T) {
 	h, clk := shutdownHarness(t, work.WithMaxRunning(1))
 	o := work.NewOwner("coord")
-	sub, _ := h.s.Subscribe(o, 0)
+	sub, _ := h.s.Subscribe(t.Context(), o, 0)
 	r1, c1 := h.running(o, agent)
 	c2 := h.child()
 	r2 := h.start(o, fn, c2) // queued behind c1

@@ -313,7 +313,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		guard(t, res, "Result at its timeout")
 		req := boundary(a)
 		guard(t, waits, "a's boundary waiting for its slot")
-		if _, err := h.s.Cancel(coord, aRef.ID); err != nil {
+		if _, err := h.s.Cancel(t.Context(), coord, aRef.ID); err != nil {
 			t.Fatal(err)
 		}
 		guard(t, req, "a's model request once its context ended")

@@ -35,9 +35,9 @@ func TestStartOverlappingCloseOrRelease(t *testing.T) {
 				t.Error(err)
 			}
 		}, true},
-		{"release", func(s *work.Supervisor, o work.Owner) { s.Release(o) }, false},
+		{"release", func(s *work.Supervisor, o work.Owner) { s.Release(t.Context(), o) }, false},
 		{"release and close", func(s *work.Supervisor, o work.Owner) {
-			s.Release(o)
+			s.Release(t.Context(), o)
 			if err := s.Close(context.Background()); err != nil {
 				t.Error(err)
 			}
@@ -66,7 +66,7 @@ func TestStartOverlappingCloseOrRelease(t *testing.T) {
 			if r.err != nil {
 				t.Fatalf("Start: %v", r.err)
 			}
-			st, err := s.Status(owner, r.ref.ID)
+			st, err := s.Status(t.Context(), owner, r.ref.ID)
 			switch {
 			case tc.visible && (err != nil || st.State != work.StateCancelled):
 				t.Errorf("after an overlapping close: %v %v, want cancelled", st.State, err)

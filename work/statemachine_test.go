@@ -352,7 +352,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 		case op < 55: // cancel
 			counts["cancel"]++
 			id, w := target(owner)
-			rc, err := h.s.Cancel(o, id)
+			rc, err := h.s.Cancel(t.Context(), o, id)
 			if w == nil {
 				if !errors.Is(err, work.ErrNotFound) {
 					fail("cancel of invisible: %v", err)
@@ -371,7 +371,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 			id, w := target(owner)
 			cmd := fmt.Sprintf("call-%d", r.IntN(4))
 			text := fmt.Sprintf("guidance %d", r.IntN(2))
-			rc, err := h.s.Send(o, id, cmd, text)
+			rc, err := h.s.Send(t.Context(), o, id, cmd, text)
 			switch {
 			case w == nil:
 				if !errors.Is(err, work.ErrNotFound) {
@@ -422,7 +422,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 		case op < 80: // detach
 			counts["detach"]++
 			id, w := target(owner)
-			rc, err := h.s.Detach(o, id)
+			rc, err := h.s.Detach(t.Context(), o, id)
 			if w == nil {
 				if !errors.Is(err, work.ErrNotFound) {
 					fail("detach of invisible: %v", err)
@@ -455,7 +455,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 					w.dropCommands()
 				}
 			} else {
-				st, err := h.s.Status(o, id)
+				st, err := h.s.Status(t.Context(), o, id)
 				if w == nil {
 					if !errors.Is(err, work.ErrNotFound) {
 						fail("status of invisible: %v", err)
@@ -468,7 +468,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 			}
 		case op < 95: // release
 			counts["release"]++
-			h.s.Release(o)
+			h.s.Release(t.Context(), o)
 			if mo := m.owners[owner]; mo != nil {
 				ids := make([]string, 0, len(mo.visible))
 				for id := range mo.visible {
@@ -537,7 +537,7 @@ func checkModel(t *testing.T, h *harness, m *model, owners []string, step int, s
 		return
 	}
 	for _, name := range owners {
-		l, err := h.s.List(work.NewOwner(name))
+		l, err := h.s.List(t.Context(), work.NewOwner(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -554,7 +554,7 @@ func checkModel(t *testing.T, h *harness, m *model, owners []string, step int, s
 				t.Fatalf("step %d (seed %d): %s lists %s %s", step, seed, name, st.Work.ID, st.State)
 			}
 		}
-		rows, more := h.s.Rows(work.NewOwner(name))
+		rows, more, _ := h.s.Rows(t.Context(), work.NewOwner(name))
 		if len(rows)+more != n {
 			t.Fatalf("step %d: rows %d + more %d != %d", step, len(rows), more, n)
 		}
@@ -630,7 +630,7 @@ func verifyEvents(t *testing.T, h *harness, m *model, final bool) {
 			// Visibly unfinished: its owner sees it unfinished, or the
 			// census counts it (detached).
 			if w.visible {
-				st, err := h.s.Status(work.NewOwner(w.owner.name), w.id)
+				st, err := h.s.Status(t.Context(), work.NewOwner(w.owner.name), w.id)
 				if err != nil || st.State != w.state {
 					t.Fatalf("%s: unfinished but status %+v %v", w.id, st, err)
 				}

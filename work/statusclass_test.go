@@ -71,7 +71,7 @@ func TestStatusClass(t *testing.T) {
 		}},
 		{name: "cancelled running", state: work.StateCancelled, class: work.ClassCancelled, run: func(h *harness) work.Ref {
 			ref, c := h.running(o, agent)
-			if _, err := h.s.Cancel(o, ref.ID); err != nil {
+			if _, err := h.s.Cancel(t.Context(), o, ref.ID); err != nil {
 				t.Fatal(err)
 			}
 			c.returnCtxErr()
@@ -81,14 +81,14 @@ func TestStatusClass(t *testing.T) {
 			class: work.ClassCancelled, run: func(h *harness) work.Ref {
 				h.running(o, fn)
 				ref := h.start(o, agent, h.child())
-				if _, err := h.s.Cancel(o, ref.ID); err != nil {
+				if _, err := h.s.Cancel(t.Context(), o, ref.ID); err != nil {
 					t.Fatal(err)
 				}
 				return ref
 			}},
 		{name: "unrelated failure after cancel", state: work.StateFailed, class: work.ClassError, run: func(h *harness) work.Ref {
 			ref, c := h.running(o, agent)
-			if _, err := h.s.Cancel(o, ref.ID); err != nil {
+			if _, err := h.s.Cancel(t.Context(), o, ref.ID); err != nil {
 				t.Fatal(err)
 			}
 			c.fail()
@@ -104,7 +104,7 @@ func TestStatusClass(t *testing.T) {
 		}},
 		{name: "cancel-requested", state: work.StateCancelRequested, run: func(h *harness) work.Ref {
 			ref, _ := h.running(o, agent)
-			if _, err := h.s.Cancel(o, ref.ID); err != nil {
+			if _, err := h.s.Cancel(t.Context(), o, ref.ID); err != nil {
 				t.Fatal(err)
 			}
 			return ref
@@ -124,7 +124,7 @@ func TestStatusClass(t *testing.T) {
 				t.Fatalf("status %s class %q, want %s class %q", st.State, st.Class, tt.state, tt.class)
 			}
 			// Settled and List carry the same class.
-			l, _ := h.s.List(o)
+			l, _ := h.s.List(t.Context(), o)
 			for _, s := range l {
 				if s.Work.ID == ref.ID && s.Class != tt.class {
 					t.Fatalf("List class %q", s.Class)

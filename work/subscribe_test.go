@@ -15,7 +15,7 @@ import (
 func TestSubscribeNotices(t *testing.T) {
 	h := newHarness(t)
 	o, other := work.NewOwner("coord"), work.NewOwner("other")
-	sub, err := h.s.Subscribe(o, 0)
+	sub, err := h.s.Subscribe(t.Context(), o, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestSubscribeNotices(t *testing.T) {
 	r3, c3 := h.running(o, agent)
 	r4, c4 := h.running(o, fn)
 	_, c5 := h.running(other, fn)
-	if _, err := h.s.Detach(o, r4.ID); err != nil {
+	if _, err := h.s.Detach(t.Context(), o, r4.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -44,7 +44,7 @@ func TestSubscribeNotices(t *testing.T) {
 	c4.complete("detached")
 	c5.complete("other owner")
 	h.obs.waitTerminal(r4.ID)
-	if _, err := h.s.Cancel(o, r3.ID); err != nil {
+	if _, err := h.s.Cancel(t.Context(), o, r3.ID); err != nil {
 		t.Fatal(err)
 	}
 	c3.returnCtxErr()
@@ -66,7 +66,7 @@ func TestSubscribeNotices(t *testing.T) {
 func TestSubscribeBounded(t *testing.T) {
 	h := newHarness(t)
 	o := work.NewOwner("coord")
-	sub, err := h.s.Subscribe(o, 1)
+	sub, err := h.s.Subscribe(t.Context(), o, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,16 +96,16 @@ func TestSubscribeBounded(t *testing.T) {
 func TestSubscribeCloses(t *testing.T) {
 	h := newHarness(t)
 	o := work.NewOwner("coord")
-	released, _ := h.s.Subscribe(o, 0)
-	own, _ := h.s.Subscribe(o, 0)
-	atClose, _ := h.s.Subscribe(work.NewOwner("late"), 0)
+	released, _ := h.s.Subscribe(t.Context(), o, 0)
+	own, _ := h.s.Subscribe(t.Context(), o, 0)
+	atClose, _ := h.s.Subscribe(t.Context(), work.NewOwner("late"), 0)
 	ref, c := h.running(o, fn)
 	own.Close()
 	own.Close() // idempotent
 	if _, ok := <-own.C(); ok {
 		t.Fatal("Subscription.Close did not close the channel")
 	}
-	h.s.Release(o)
+	h.s.Release(t.Context(), o)
 	c.returnCtxErr()
 	h.obs.waitTerminal(ref.ID)
 	if n, ok := <-released.C(); ok {
@@ -117,12 +117,12 @@ func TestSubscribeCloses(t *testing.T) {
 	if _, ok := <-atClose.C(); ok {
 		t.Fatal("Close did not close the channel")
 	}
-	if _, err := h.s.Subscribe(o, 0); err == nil {
+	if _, err := h.s.Subscribe(t.Context(), o, 0); err == nil {
 		t.Fatal("Subscribe after Close succeeded")
 	} else {
 		wantCode(t, err, "closed")
 	}
-	if _, err := h.s.Subscribe(work.Owner{}, 0); err == nil {
+	if _, err := h.s.Subscribe(t.Context(), work.Owner{}, 0); err == nil {
 		t.Fatal("Subscribe with the zero owner succeeded")
 	}
 }
@@ -132,7 +132,7 @@ func TestSubscribeCloses(t *testing.T) {
 func TestSubscribeScopeEnd(t *testing.T) {
 	h := newHarness(t)
 	_, c := h.running(work.NewOwner("coord"), agent)
-	sub, err := h.s.Subscribe(c.ex.Scope(), 0)
+	sub, err := h.s.Subscribe(t.Context(), c.ex.Scope(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestScopeSubscriptionClosesWithoutWork(t *testing.T) {
 	subscribe := func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
 		scopes = append(scopes, ex.Scope())
-		sub, err := s.Subscribe(ex.Scope(), 0)
+		sub, err := s.Subscribe(ctx, ex.Scope(), 0)
 		if err != nil {
 			return "", err
 		}
@@ -187,7 +187,7 @@ func TestScopeSubscriptionClosesWithoutWork(t *testing.T) {
 		}
 	}
 	for _, sc := range scopes {
-		if _, err := s.Subscribe(sc, 0); !errors.Is(err, work.ErrScopeEnded) {
+		if _, err := s.Subscribe(t.Context(), sc, 0); !errors.Is(err, work.ErrScopeEnded) {
 			t.Fatalf("Subscribe(ended scope) = %v", err)
 		}
 	}

@@ -46,15 +46,15 @@ func TestZeroSupervisor(t *testing.T) {
 	}{
 		{"Start", func(s *work.Supervisor) error { _, err := s.Start(t.Context(), spec); return err }},
 		{"Call", func(s *work.Supervisor) error { _, err := s.Call(t.Context(), spec); return err }},
-		{"Status", func(s *work.Supervisor) error { _, err := s.Status(o, "x"); return err }},
-		{"List", func(s *work.Supervisor) error { _, err := s.List(o); return err }},
+		{"Status", func(s *work.Supervisor) error { _, err := s.Status(t.Context(), o, "x"); return err }},
+		{"List", func(s *work.Supervisor) error { _, err := s.List(t.Context(), o); return err }},
 		{"Result", func(s *work.Supervisor) error { _, _, err := s.Result(t.Context(), o, "x", time.Second); return err }},
-		{"Cancel", func(s *work.Supervisor) error { _, err := s.Cancel(o, "x"); return err }},
-		{"Detach", func(s *work.Supervisor) error { _, err := s.Detach(o, "x"); return err }},
-		{"Send", func(s *work.Supervisor) error { _, err := s.Send(o, "x", "c", "hello"); return err }},
-		{"SetPool", func(s *work.Supervisor) error { return s.SetPool(o, work.Budget{MaxTurns: 1}) }},
-		{"Subscribe", func(s *work.Supervisor) error { _, err := s.Subscribe(o, 1); return err }},
-		{"Settled", func(s *work.Supervisor) error { _, err := s.Settled(o); return err }},
+		{"Cancel", func(s *work.Supervisor) error { _, err := s.Cancel(t.Context(), o, "x"); return err }},
+		{"Detach", func(s *work.Supervisor) error { _, err := s.Detach(t.Context(), o, "x"); return err }},
+		{"Send", func(s *work.Supervisor) error { _, err := s.Send(t.Context(), o, "x", "c", "hello"); return err }},
+		{"SetPool", func(s *work.Supervisor) error { return s.SetPool(t.Context(), o, work.Budget{MaxTurns: 1}) }},
+		{"Subscribe", func(s *work.Supervisor) error { _, err := s.Subscribe(t.Context(), o, 1); return err }},
+		{"Settled", func(s *work.Supervisor) error { _, err := s.Settled(t.Context(), o); return err }},
 		{"Close", func(s *work.Supervisor) error { return s.Close(t.Context()) }},
 		{"Shutdown", func(s *work.Supervisor) error { _, err := s.Shutdown(t.Context()); return err }},
 	}
@@ -121,18 +121,18 @@ func TestZeroSupervisor(t *testing.T) {
 			return nil
 		}},
 		{"Rows", func(s *work.Supervisor) error {
-			if rows, more := s.Rows(o); rows != nil || more != 0 {
+			if rows, more, _ := s.Rows(t.Context(), o); rows != nil || more != 0 {
 				return fmt.Errorf("Rows() = %v %d", rows, more)
 			}
 			return nil
 		}},
 		{"Live", func(s *work.Supervisor) error {
-			if s.Live(o) {
+			if s.Live(t.Context(), o) {
 				return errors.New("Live() = true")
 			}
 			return nil
 		}},
-		{"Release", func(s *work.Supervisor) error { s.Release(o); return nil }},
+		{"Release", func(s *work.Supervisor) error { s.Release(t.Context(), o); return nil }},
 		{"Pool", func(s *work.Supervisor) error {
 			if _, ok := s.Pool(o); ok {
 				return errors.New("Pool() reports a pool")

@@ -107,7 +107,7 @@ func launchAndRead(t *testing.T, sup *work.Supervisor, child *lc.Child, opts ...
 	id := wantRef(t, out, child.Name())
 	awaitState(t, sup, kit.Owner(), id)
 	res := callOK(t, ctx, workTool(t, kit.Tools()), js(map[string]any{"action": "result", "id": id}))
-	st, err := sup.Status(kit.Owner(), id)
+	st, err := sup.Status(ctx, kit.Owner(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestPoolRefusesStartWithErrorObject(t *testing.T) {
 	if errObj["code"] != "budget_exhausted" {
 		t.Fatalf("third start = %v", refused)
 	}
-	if l, _ := sup.List(kit.Owner()); len(l) != 2 {
+	if l, _ := sup.List(ctx, kit.Owner()); len(l) != 2 {
 		t.Fatalf("a refused start left Work: %d", len(l))
 	}
 	close(release)

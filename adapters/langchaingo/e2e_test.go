@@ -199,10 +199,10 @@ func testEndToEnd(t *testing.T, k agentKind) {
 	if n := betaModel.Remaining(); n != 1 {
 		t.Errorf("beta's script has %d steps left, want 1", n)
 	}
-	if st, err := sup.Status(kit.Owner(), betaID); err != nil || st.State != work.StateCancelled {
+	if st, err := sup.Status(ctx, kit.Owner(), betaID); err != nil || st.State != work.StateCancelled {
 		t.Errorf("beta status = %v, %v; want cancelled", st.State, err)
 	}
-	if st, err := sup.Status(kit.Owner(), alphaID); err != nil || st.State != work.StateCompleted {
+	if st, err := sup.Status(ctx, kit.Owner(), alphaID); err != nil || st.State != work.StateCompleted {
 		t.Errorf("alpha status = %v, %v; want completed", st.State, err)
 	}
 

@@ -269,7 +269,7 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 		k.owned = key
 	}
 	if cfg.pool != nil {
-		if err := sup.SetPool(cfg.owner, *cfg.pool); err != nil {
+		if err := sup.SetPool(ctx, cfg.owner, *cfg.pool); err != nil {
 			if k.owned != nil {
 				releaseOwner(*k.owned, k)
 			}

@@ -276,7 +276,7 @@ func TestChildInputBoundAdapter(t *testing.T) {
 			if code := misCode(out); code != tc.want {
 				t.Fatalf("out = %.200s, want code %q", out, tc.want)
 			}
-			if l, err := sup.List(kit.Owner()); err != nil || len(l) != 0 || runs.Load() != 0 {
+			if l, err := sup.List(t.Context(), kit.Owner()); err != nil || len(l) != 0 || runs.Load() != 0 {
 				t.Fatalf("after a refused input: list = %v (%v), runs = %d; want nothing", l, err, runs.Load())
 			}
 		})
@@ -386,7 +386,7 @@ func TestOwnerInUse(t *testing.T) {
 		})
 	}
 	// The refused second Kit did not touch the first's Work.
-	if st, err := sup.Status(first.Owner(), id); err != nil || st.State != work.StateRunning {
+	if st, err := sup.Status(t.Context(), first.Owner(), id); err != nil || st.State != work.StateRunning {
 		t.Fatalf("first Kit's Work = %+v, %v; want running", st, err)
 	}
 	if err := first.Release(); err != nil {
@@ -400,7 +400,7 @@ func TestOwnerInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	id2 := misLaunch(t, again, "job")
-	if st, err := sup.Status(again.Owner(), id2); err != nil || st.State != work.StateRunning {
+	if st, err := sup.Status(t.Context(), again.Owner(), id2); err != nil || st.State != work.StateRunning {
 		t.Fatalf("new Kit's Work = %+v, %v; want running", st, err)
 	}
 	if _, err := prep(sup, "coord"); !errors.Is(err, lc.ErrOwnerInUse) {

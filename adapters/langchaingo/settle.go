@@ -117,7 +117,7 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		return res, errors.New("langchaingo: RunUntilSettled: nil chain")
 	}
 	owner := k.Owner()
-	sub, err := k.sup.Subscribe(owner, 0)
+	sub, err := k.sup.Subscribe(ctx, owner, 0)
 	if err != nil {
 		return res, err
 	}
@@ -140,8 +140,8 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 			drain(sub.C())
 			// Live first: a Work settling between the two reads is then
 			// either still live or among the settled.
-			live := k.sup.Live(owner)
-			settled, err := k.sup.Settled(owner)
+			live := k.sup.Live(ctx, owner)
+			settled, err := k.sup.Settled(ctx, owner)
 			if err != nil {
 				return res, err
 			}

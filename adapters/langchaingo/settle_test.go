@@ -76,7 +76,7 @@ func newSettleEnvModel(t *testing.T, m *scripted.Model) (*settleEnv, *agents.Exe
 		t.Fatal(err)
 	}
 	e.kit = kit
-	if e.sub, err = e.sup.Subscribe(kit.Owner(), 0); err != nil {
+	if e.sub, err = e.sup.Subscribe(t.Context(), kit.Owner(), 0); err != nil {
 		t.Fatal(err)
 	}
 	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(6))
@@ -99,7 +99,7 @@ func (e *settleEnv) settle(names ...string) {
 
 // id returns the Work id of the target label.
 func (e *settleEnv) id(label string) string {
-	list, _ := e.sup.List(e.kit.Owner())
+	list, _ := e.sup.List(context.Background(), e.kit.Owner())
 	for _, st := range list {
 		if st.TargetLabel == label {
 			return st.Work.ID
@@ -264,7 +264,7 @@ func TestAgentChildProgress(t *testing.T) {
 	}
 	id := wantRef(t, callOK(t, context.Background(), toolNamed(t, kit.Tools(), "researcher"), `{"input":"go","run_in_background":true}`), "researcher")
 	awaitState(t, sup, kit.Owner(), id)
-	st, err := sup.Status(kit.Owner(), id)
+	st, err := sup.Status(t.Context(), kit.Owner(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestRunUntilSettledBeyondList(t *testing.T) {
 	const n = work.MaxListed + 10
 	sup := work.New(work.WithMaxOutstanding(2*n), work.WithMaxStarts(0))
 	defer closeSup(t, sup)
-	own, err := sup.Subscribe(work.NewOwner("coord"), 2*n)
+	own, err := sup.Subscribe(t.Context(), work.NewOwner("coord"), 2*n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 		}
 	case stateOrphaned:
 		// A pool large enough never to refuse the spender in a day.
-		if err = d.sup.SetPool(d.owner, work.Budget{MaxTurns: 1_000_000, MaxToolCalls: 1_000_000, MaxTokens: 1_000_000_000}); err != nil {
+		if err = d.sup.SetPool(ctx, d.owner, work.Budget{MaxTurns: 1_000_000, MaxToolCalls: 1_000_000, MaxTokens: 1_000_000_000}); err != nil {
 			break
 		}
 		if err = d.orphan(ctx); err == nil {
@@ -263,7 +263,7 @@ func (d *driver) hold(ctx context.Context, target string, cancel bool) error {
 	}
 	state := work.StateRunning
 	if cancel {
-		r, err := d.sup.Cancel(d.owner, ref.ID)
+		r, err := d.sup.Cancel(ctx, d.owner, ref.ID)
 		if err != nil {
 			return fmt.Errorf("cancel %s: %w", target, err)
 		}
@@ -286,7 +286,7 @@ func (d *driver) queue(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start %s: %w", targetWaiter, err)
 	}
-	st, err := d.sup.Status(d.owner, ref.ID)
+	st, err := d.sup.Status(ctx, d.owner, ref.ID)
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,7 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	}
 
 	// Result wakes on settlement: afterwards every child's spans have ended.
-	list, err := sup.List(kit.Owner())
+	list, err := sup.List(ctx, kit.Owner())
 	if err == nil {
 		for _, st := range list {
 			if _, _, err = sup.Result(ctx, kit.Owner(), st.Work.ID, work.MaxResultWait); err != nil {

@@ -107,7 +107,7 @@ func TestCanary(t *testing.T) {
 		return ref.ID
 	}
 	okID, failID, steerID := start("ok"), start("fail"), start("steer")
-	if _, err := eng.Send(o, steerID, "call-1", canaryGuidance); err != nil {
+	if _, err := eng.Send(t.Context(), o, steerID, "call-1", canaryGuidance); err != nil {
 		t.Fatal(err)
 	}
 	if g := <-took; len(g) != 1 || g[0] != canaryGuidance {
@@ -125,7 +125,7 @@ func TestCanary(t *testing.T) {
 		}
 	}
 	_ = eng.List
-	rows, _ := eng.Rows(o)
+	rows, _, _ := eng.Rows(t.Context(), o)
 	for _, r := range rows {
 		if strings.Contains(r.TargetLabel+string(r.State), "CANARY") {
 			t.Fatalf("row carries content: %+v", r)

@@ -33,7 +33,7 @@ func TestTelemetryQueryOfClosedWork(t *testing.T) {
 		t.Fatalf("%d invoke_agent spans before the query, want 1", n)
 	}
 	for i := range 2 {
-		if _, err := eng.Send(o, ref.ID, "call-"+strconv.Itoa(i), "late"); !errors.Is(err, work.ErrTerminal) {
+		if _, err := eng.Send(t.Context(), o, ref.ID, "call-"+strconv.Itoa(i), "late"); !errors.Is(err, work.ErrTerminal) {
 			t.Fatalf("send to the ended Work: %v, want terminal", err)
 		}
 	}

@@ -38,7 +38,7 @@ func TestUpdateOnClosedWork(t *testing.T) {
 	if err := e.CancelClosed(o, ref.ID); !errors.Is(err, temporal.ErrWorkflowClosed) {
 		t.Fatalf("cancel update on a closed Work workflow: %v, want the closed-workflow error", err)
 	}
-	if r, err := e.Cancel(o, ref.ID); err != nil || r.Accepted || r.State != work.StateCompleted {
+	if r, err := e.Cancel(t.Context(), o, ref.ID); err != nil || r.Accepted || r.State != work.StateCompleted {
 		t.Fatalf("Cancel(completed) = %+v, %v", r, err)
 	}
 }

@@ -50,7 +50,7 @@ func TestRegistryContinuesAsNew(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	list, err := eng.List(o)
+	list, err := eng.List(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

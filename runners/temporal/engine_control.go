@@ -155,7 +155,7 @@ func (e *Engine) Release(o work.Owner) {
 	ctx, cancel := e.rpc()
 	defer cancel()
 	_ = e.update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
-	e.local.Release(o)
+	e.local.Release(ctx, o)
 }
 
 // SetPool gives the top-level owner o a pool, as work.Supervisor.SetPool:

@@ -187,7 +187,7 @@ func TestLifecycleEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eng.Send(o, steer, "call-1", "go on"); err != nil {
+	if _, err := eng.Send(t.Context(), o, steer, "call-1", "go on"); err != nil {
 		t.Fatal(err)
 	}
 	st, out := settle(t, eng, o, steer)
@@ -235,7 +235,7 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	// Detaching the ended Work is reported (by the coordinator: the
 	// workflow has closed), as in-process.
-	if _, err := eng.Detach(o, steer); err != nil {
+	if _, err := eng.Detach(t.Context(), o, steer); err != nil {
 		t.Fatal(err)
 	}
 	var detached []work.Event
@@ -262,11 +262,11 @@ func TestLifecycleEvents(t *testing.T) {
 	// is a duplicate) is dropped when the Work ends; every holder deletes
 	// itself.
 	for range 2 {
-		if _, err := eng.Send(o, block, "call-2", "never taken"); err != nil {
+		if _, err := eng.Send(t.Context(), o, block, "call-2", "never taken"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r, err := eng.Cancel(o, block); err != nil || !r.Accepted {
+	if r, err := eng.Cancel(t.Context(), o, block); err != nil || !r.Accepted {
 		t.Fatalf("cancel: %+v %v", r, err)
 	}
 	if st, _ := settle(t, eng, o, block); st.State != work.StateCancelled {
@@ -432,7 +432,7 @@ func TestTelemetry(t *testing.T) {
 	}
 	<-running
 	worker.PurgeStickyWorkflowCache()
-	if r, err := eng.Cancel(o, ref.ID); err != nil || !r.Accepted {
+	if r, err := eng.Cancel(t.Context(), o, ref.ID); err != nil || !r.Accepted {
 		t.Fatalf("cancel: %+v %v", r, err)
 	}
 	if st, _ := settle(t, eng, o, ref.ID); st.State != work.StateCancelled {

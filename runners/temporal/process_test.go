@@ -114,7 +114,7 @@ func TestWorkerLost(t *testing.T) {
 	if res.State != work.StateFailed || res.Class != work.ClassWorkerLost {
 		t.Fatalf("outcome = %+v, want failed worker_lost", res)
 	}
-	st, err := eng.Status(o, id)
+	st, err := eng.Status(t.Context(), o, id)
 	if err != nil || st.State != work.StateFailed || st.Attempt != 1 {
 		t.Fatalf("status = %+v, %v", st, err)
 	}

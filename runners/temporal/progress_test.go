@@ -32,7 +32,7 @@ func TestStatusProgress(t *testing.T) {
 	want := work.Progress{Done: 2, Total: 5, ToolCalls: 1}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		st, err := eng.Status(o, ref.ID)
+		st, err := eng.Status(t.Context(), o, ref.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

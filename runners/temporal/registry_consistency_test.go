@@ -77,12 +77,12 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 			<-hook.waiting
 			switch hide {
 			case "detach":
-				if _, err := e.Detach(o, ref.ID); err != nil {
+				if _, err := e.Detach(t.Context(), o, ref.ID); err != nil {
 					t.Fatal(err)
 				}
 				close(release)
 			case "release":
-				e.Release(o)
+				e.Release(t.Context(), o)
 			}
 			a := <-got
 			if !errors.Is(a.err, work.ErrNotFound) || a.out != "" {
@@ -200,7 +200,7 @@ func TestTransitionFromLostTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		st, err := e.Status(o, ref.ID)
+		st, err := e.Status(t.Context(), o, ref.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +211,7 @@ func TestTransitionFromLostTask(t *testing.T) {
 	}
 	cancelled := make(chan error, 1)
 	go func() {
-		_, err := e.Cancel(o, ref.ID)
+		_, err := e.Cancel(t.Context(), o, ref.ID)
 		cancelled <- err
 	}()
 	if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), nil); err != nil {
@@ -222,7 +222,7 @@ func TestTransitionFromLostTask(t *testing.T) {
 		t.Fatal("no workflow task was lost")
 	}
 	// The Work's workflow closed once its registry had its last record.
-	st, err := e.Status(o, ref.ID)
+	st, err := e.Status(t.Context(), o, ref.ID)
 	if err != nil || !st.State.Terminal() {
 		t.Fatalf("Status after the Work ended = %s, %v; want terminal", st.State, err)
 	}
@@ -277,7 +277,7 @@ func TestStartedSignalRetried(t *testing.T) {
 	// child ends, which it does only after this loop.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st, err := e.Status(o, ref.ID)
+		st, err := e.Status(t.Context(), o, ref.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +326,7 @@ func TestTerminalFromLostTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Cancel(o, ref.ID); err == nil {
+	if _, err := e.Cancel(t.Context(), o, ref.ID); err == nil {
 		t.Fatal("the cancel of a lost task was accepted")
 	}
 	if inj.armed.Load() {

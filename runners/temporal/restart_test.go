@@ -81,7 +81,7 @@ func TestCoordinatorRestart(t *testing.T) {
 	defer c2.Close()
 	e2 := temporal.New(c2, opts...)
 	defer e2.Close(context.Background())
-	l, err := e2.List(o)
+	l, err := e2.List(t.Context(), o)
 	if err != nil || len(l) != 2 {
 		t.Fatalf("List after restart = %d, %v", len(l), err)
 	}
@@ -89,13 +89,13 @@ func TestCoordinatorRestart(t *testing.T) {
 	if err != nil || st.State != work.StateCompleted || out != "done while the coordinator was down: x" {
 		t.Fatalf("Result after restart = %s %q %v", st.State, out, err)
 	}
-	if _, err := e2.Send(o, agent.ID, "c1", "after the restart"); err != nil {
+	if _, err := e2.Send(t.Context(), o, agent.ID, "c1", "after the restart"); err != nil {
 		t.Fatal(err)
 	}
 	if g := <-steered; len(g) != 1 || g[0] != "after the restart" {
 		t.Fatalf("guidance after restart = %q", g)
 	}
-	if r, err := e2.Cancel(o, agent.ID); err != nil || !r.Accepted {
+	if r, err := e2.Cancel(t.Context(), o, agent.ID); err != nil || !r.Accepted {
 		t.Fatalf("Cancel after restart = %+v, %v", r, err)
 	}
 	for {

@@ -27,20 +27,20 @@ func (s *suite) badInput(t *testing.T) {
 		_, err := v.e.Start(v.ctx, tc.spec)
 		wantErr(t, "Start "+tc.name, err, tc.want)
 	}
-	if l, _ := v.e.List(o); len(l) != 0 {
+	if l, _ := v.e.List(t.Context(), o); len(l) != 0 {
 		t.Fatalf("refused starts registered Work: %+v", l)
 	}
-	_, err := v.e.List(work.Owner{})
+	_, err := v.e.List(t.Context(), work.Owner{})
 	wantErr(t, "List(zero owner)", err, work.ErrInvalidOwner)
-	_, err = v.e.Status(work.Owner{}, "x")
+	_, err = v.e.Status(t.Context(), work.Owner{}, "x")
 	wantErr(t, "Status(zero owner)", err, work.ErrInvalidOwner)
-	if rows, more := v.e.Rows(work.Owner{}); len(rows) != 0 || more != 0 {
+	if rows, more := v.e.Rows(t.Context(), work.Owner{}); len(rows) != 0 || more != 0 {
 		t.Fatal("Rows(zero owner) returned rows")
 	}
 	ref := v.start(o, Echo, "x")
 	_, _, err = v.e.Result(v.ctx, o, ref.ID, -time.Second)
 	wantErr(t, "Result(negative timeout)", err, work.ErrInvalidTimeout)
-	if l, err := v.e.List(owner(t, "nobody")); err != nil || l == nil || len(l) != 0 {
+	if l, err := v.e.List(t.Context(), owner(t, "nobody")); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("List(unknown owner) = %#v, %v; want an empty non-nil slice", l, err)
 	}
 }
@@ -76,7 +76,7 @@ func (s *suite) limitStarts(t *testing.T) {
 		t.Fatalf("limit error %q does not name %q", err, work.LimitStarts)
 	}
 	// Release forgets the owner, its starts budget included.
-	v.e.Release(o)
+	v.e.Release(t.Context(), o)
 	v.settle(o, v.start(o, Echo, "after release").ID)
 }
 
@@ -146,7 +146,7 @@ func (s *suite) launchIdempotency(t *testing.T) {
 	if err != nil || again != first {
 		t.Fatalf("repeated launch = %+v, %v; want %+v", again, err, first)
 	}
-	if l, err := v.e.List(o); err != nil || len(l) != 1 {
+	if l, err := v.e.List(t.Context(), o); err != nil || len(l) != 1 {
 		t.Fatalf("a repeated launch started Work: %d listed, %v", len(l), err)
 	}
 	_, err = launch(o, Echo, "b")

@@ -18,7 +18,7 @@ type broken struct {
 }
 
 func (b broken) List(o work.Owner) ([]work.Status, error) {
-	l, err := b.Engine.List(o)
+	l, err := b.Engine.List(ctx, o)
 	if b.defect == "list-order" && len(l) > 1 {
 		l[0], l[len(l)-1] = l[len(l)-1], l[0]
 	}
@@ -29,11 +29,11 @@ func (b broken) Send(o work.Owner, id, cmd, msg string) (work.SendReceipt, error
 	if b.defect == "send-not-idempotent" {
 		cmd = ""
 	}
-	return b.Engine.Send(o, id, cmd, msg)
+	return b.Engine.Send(ctx, o, id, cmd, msg)
 }
 
 func (b broken) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
-	r, err := b.Engine.Cancel(o, id)
+	r, err := b.Engine.Cancel(ctx, o, id)
 	if b.defect == "cancel-terminal-accepted" && err == nil && r.State.Terminal() {
 		r.Accepted = true
 	}
@@ -41,7 +41,7 @@ func (b broken) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
 }
 
 func (b broken) Rows(o work.Owner) ([]work.Row, int) {
-	rows, more := b.Engine.Rows(o)
+	rows, more, _ := b.Engine.Rows(ctx, o)
 	if b.defect == "rows-unlimited" {
 		more = 0
 	}

@@ -37,15 +37,15 @@ func (s *suite) budget(t *testing.T) {
 func (s *suite) pool(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "pool")
-	err := v.e.SetPool(work.Owner{}, work.Budget{MaxTurns: 1})
+	err := v.e.SetPool(t.Context(), work.Owner{}, work.Budget{MaxTurns: 1})
 	wantErr(t, "SetPool(zero owner)", err, work.ErrInvalidOwner)
 	if !s.caps.Pools {
-		if err := v.e.SetPool(o, work.Budget{MaxTurns: 3}); err == nil {
+		if err := v.e.SetPool(t.Context(), o, work.Budget{MaxTurns: 3}); err == nil {
 			t.Fatal("SetPool on an Engine without pools: no error (a pool it does not enforce)")
 		}
 		return
 	}
-	if err := v.e.SetPool(o, work.Budget{MaxTurns: 3}); err != nil {
+	if err := v.e.SetPool(t.Context(), o, work.Budget{MaxTurns: 3}); err != nil {
 		t.Fatalf("SetPool: %v", err)
 	}
 	withBudget := func(label, input string) work.Spec {
@@ -61,13 +61,13 @@ func (s *suite) pool(t *testing.T) {
 	v.waitStarted(c)
 	r := v.boundary(c)
 	if r.ok {
-		if err := v.e.SetPool(r.scope, work.Budget{MaxTurns: 1}); !errors.Is(err, work.ErrInvalidOwner) {
+		if err := v.e.SetPool(t.Context(), r.scope, work.Budget{MaxTurns: 1}); !errors.Is(err, work.ErrInvalidOwner) {
 			t.Fatalf("SetPool(child scope) = %v, want ErrInvalidOwner", err)
 		}
 	}
 	_, err = v.e.Start(v.ctx, withBudget(Echo, "x"))
 	wantErr(t, "Start beyond the pool", err, work.ErrBudgetExhausted)
-	if l, _ := v.e.List(o); len(l) != 1 {
+	if l, _ := v.e.List(t.Context(), o); len(l) != 1 {
 		t.Fatalf("a refused start registered Work: %d listed", len(l))
 	}
 	// What the child did not spend is refunded when it settles.

@@ -17,7 +17,7 @@ func (s *suite) cancelQueued(t *testing.T) {
 	if st := v.status(o, ref.ID); st.State != work.StateQueued || !st.StartedAt.IsZero() {
 		t.Fatalf("second Work with one slot: %+v, want queued", st)
 	}
-	r, err := v.e.Cancel(o, ref.ID)
+	r, err := v.e.Cancel(t.Context(), o, ref.ID)
 	if err != nil || !r.Accepted || r.State != work.StateCancelled || r.WorkID != ref.ID || r.AcceptedAt.IsZero() {
 		t.Fatalf("Cancel(queued) = %+v, %v", r, err)
 	}
@@ -37,7 +37,7 @@ func (s *suite) cancelRunning(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "cr")
 	ref, c := v.running(o, Agent, "")
-	r, err := v.e.Cancel(o, ref.ID)
+	r, err := v.e.Cancel(t.Context(), o, ref.ID)
 	if err != nil || !r.Accepted || r.State != work.StateCancelRequested {
 		t.Fatalf("Cancel(running) = %+v, %v", r, err)
 	}
@@ -48,7 +48,7 @@ func (s *suite) cancelRunning(t *testing.T) {
 	if st.State != work.StateCancelled || st.ResultAvailable {
 		t.Fatalf("cancelled child: %+v", st)
 	}
-	r, err = v.e.Cancel(o, ref.ID)
+	r, err = v.e.Cancel(t.Context(), o, ref.ID)
 	if err != nil || r.Accepted || r.State != work.StateCancelled {
 		t.Fatalf("Cancel(cancelled) = %+v, %v", r, err)
 	}
@@ -58,10 +58,10 @@ func (s *suite) cancelLosesToCompletion(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "race")
 	ref, c := v.running(o, Func, "complete")
-	r1, err1 := v.e.Cancel(o, ref.ID)
+	r1, err1 := v.e.Cancel(t.Context(), o, ref.ID)
 	// The child does not return before the test finishes it: a repeated
 	// cancel lands on cancel-requested Work, accepted, no change.
-	r2, err2 := v.e.Cancel(o, ref.ID)
+	r2, err2 := v.e.Cancel(t.Context(), o, ref.ID)
 	if err1 != nil || err2 != nil || !r1.Accepted || !r2.Accepted ||
 		r1.State != work.StateCancelRequested || r2.State != work.StateCancelRequested {
 		t.Fatalf("cancels = %+v %v, %+v %v; want both accepted, cancel-requested", r1, err1, r2, err2)
@@ -75,7 +75,7 @@ func (s *suite) cancelLosesToCompletion(t *testing.T) {
 		t.Fatalf("completion after cancel: %s %q, want completed", st.State, out)
 	}
 	// A cancel after the completion: terminal Work, not accepted.
-	r3, err3 := v.e.Cancel(o, ref.ID)
+	r3, err3 := v.e.Cancel(t.Context(), o, ref.ID)
 	if err3 != nil || r3.Accepted || r3.State != work.StateCompleted {
 		t.Fatalf("cancel after completion = %+v, %v; want not accepted, completed", r3, err3)
 	}
@@ -85,7 +85,7 @@ func (s *suite) cancelUnrelatedFailure(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "fail")
 	ref, _ := v.running(o, Func, "fail")
-	if _, err := v.e.Cancel(o, ref.ID); err != nil {
+	if _, err := v.e.Cancel(t.Context(), o, ref.ID); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := v.settle(o, ref.ID); st.State != work.StateFailed {
@@ -98,7 +98,7 @@ func (s *suite) cancelTerminal(t *testing.T) {
 	o := owner(t, "ct")
 	ref := v.start(o, Echo, "x")
 	v.settle(o, ref.ID)
-	r, err := v.e.Cancel(o, ref.ID)
+	r, err := v.e.Cancel(t.Context(), o, ref.ID)
 	if err != nil || r.Accepted || r.State != work.StateCompleted {
 		t.Fatalf("Cancel(completed) = %+v, %v", r, err)
 	}
@@ -112,7 +112,7 @@ func (s *suite) detach(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "d")
 	ref, c := v.running(o, Agent, "")
-	r, err := v.e.Detach(o, ref.ID)
+	r, err := v.e.Detach(t.Context(), o, ref.ID)
 	if err != nil || r.ID != ref.ID {
 		t.Fatalf("Detach = %+v, %v", r, err)
 	}
@@ -120,13 +120,13 @@ func (s *suite) detach(t *testing.T) {
 	if string(b) != `{"id":"`+ref.ID+`","detached":true}` {
 		t.Fatalf("detach JSON = %s", b)
 	}
-	_, err = v.e.Status(o, ref.ID)
+	_, err = v.e.Status(t.Context(), o, ref.ID)
 	wantErr(t, "Status after Detach", err, work.ErrNotFound)
 	_, _, err = v.e.Result(v.ctx, o, ref.ID, 0)
 	wantErr(t, "Result after Detach", err, work.ErrNotFound)
-	_, err = v.e.Detach(o, ref.ID)
+	_, err = v.e.Detach(t.Context(), o, ref.ID)
 	wantErr(t, "second Detach", err, work.ErrNotFound)
-	if l, _ := v.e.List(o); len(l) != 0 {
+	if l, _ := v.e.List(t.Context(), o); len(l) != 0 {
 		t.Fatalf("List after Detach has %d Works", len(l))
 	}
 	// Execution continues: the child was not cancelled.
@@ -141,15 +141,15 @@ func (s *suite) release(t *testing.T) {
 	o := owner(t, "rel")
 	ref, c := v.running(o, Func, "")
 	queued := v.start(o, Echo, "never")
-	v.e.Release(o)
+	v.e.Release(t.Context(), o)
 	if err := <-c.ended; err == nil {
 		t.Fatal("Release did not cancel the running child")
 	}
 	for _, id := range []string{ref.ID, queued.ID} {
-		_, err := v.e.Status(o, id)
+		_, err := v.e.Status(t.Context(), o, id)
 		wantErr(t, "Status after Release", err, work.ErrNotFound)
 	}
-	if l, err := v.e.List(o); err != nil || len(l) != 0 {
+	if l, err := v.e.List(t.Context(), o); err != nil || len(l) != 0 {
 		t.Fatalf("List after Release = %d, %v", len(l), err)
 	}
 }

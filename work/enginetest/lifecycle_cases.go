@@ -92,7 +92,7 @@ func (s *suite) foreground(t *testing.T) {
 	if strings.Contains(err.Error(), "canary") {
 		t.Fatalf("foreground error carries the child's text: %v", err)
 	}
-	if l, _ := v.e.List(o); len(l) != 0 {
+	if l, _ := v.e.List(t.Context(), o); len(l) != 0 {
 		t.Fatalf("a foreground call is listed: %+v", l)
 	}
 }

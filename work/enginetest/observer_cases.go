@@ -20,11 +20,11 @@ func (s *suite) observerAndClock(t *testing.T) {
 func (s *suite) subscribe(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "sub")
-	sub, err := v.e.Subscribe(o, 0)
+	sub, err := v.e.Subscribe(t.Context(), o, 0)
 	if err != nil {
 		t.Fatalf("Subscribe: %v", err)
 	}
-	_, err = v.e.Subscribe(work.Owner{}, 0)
+	_, err = v.e.Subscribe(t.Context(), work.Owner{}, 0)
 	wantErr(t, "Subscribe(zero owner)", err, work.ErrInvalidOwner)
 	ref := v.start(o, Echo, "notice me")
 	select {
@@ -40,24 +40,24 @@ func (s *suite) subscribe(t *testing.T) {
 	}
 	// Settled: every terminal visible Work, oldest settlement first; Live:
 	// whether any visible Work is unfinished.
-	if v.e.Live(o) {
+	if v.e.Live(t.Context(), o) {
 		t.Fatal("Live with only settled Work")
 	}
 	_, c := v.running(o, Func, "")
-	if !v.e.Live(o) {
+	if !v.e.Live(t.Context(), o) {
 		t.Fatal("not Live with a running Work")
 	}
 	second := v.start(o, Echo, "second")
 	v.eventually("second settled", func() bool {
-		st, err := v.e.Status(o, second.ID)
+		st, err := v.e.Status(t.Context(), o, second.ID)
 		return err == nil && st.State.Terminal()
 	})
-	settled, err := v.e.Settled(o)
+	settled, err := v.e.Settled(t.Context(), o)
 	if err != nil || len(settled) != 2 || settled[0].Work.ID != ref.ID || settled[1].Work.ID != second.ID {
 		t.Fatalf("Settled = %+v, %v; want %s then %s", settled, err, ref.ID, second.ID)
 	}
 	v.finish(c, "", nil)
-	if l, err := v.e.Settled(owner(t, "none")); err != nil || l == nil || len(l) != 0 {
+	if l, err := v.e.Settled(t.Context(), owner(t, "none")); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("Settled(unknown owner) = %#v, %v", l, err)
 	}
 }

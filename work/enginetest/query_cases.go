@@ -14,24 +14,24 @@ func (s *suite) ownerIsolation(t *testing.T) {
 	ref, c := v.running(a, Agent, "")
 	defer v.finish(c, "", nil)
 	for _, id := range []string{ref.ID, "0123456789abcdef0123456789abcdef", "not-an-id"} {
-		_, err := v.e.Status(b, id)
+		_, err := v.e.Status(t.Context(), b, id)
 		wantErr(t, "Status(other owner)", err, work.ErrNotFound)
 		_, _, err = v.e.Result(v.ctx, b, id, 0)
 		wantErr(t, "Result(other owner)", err, work.ErrNotFound)
-		_, err = v.e.Cancel(b, id)
+		_, err = v.e.Cancel(t.Context(), b, id)
 		wantErr(t, "Cancel(other owner)", err, work.ErrNotFound)
-		_, err = v.e.Detach(b, id)
+		_, err = v.e.Detach(t.Context(), b, id)
 		wantErr(t, "Detach(other owner)", err, work.ErrNotFound)
-		_, err = v.e.Send(b, id, "c1", "hello")
+		_, err = v.e.Send(t.Context(), b, id, "c1", "hello")
 		wantErr(t, "Send(other owner)", err, work.ErrNotFound)
 	}
-	if l, _ := v.e.List(b); len(l) != 0 {
+	if l, _ := v.e.List(t.Context(), b); len(l) != 0 {
 		t.Fatalf("other owner lists %d Works", len(l))
 	}
-	if rows, _ := v.e.Rows(b); len(rows) != 0 {
+	if rows, _ := v.e.Rows(t.Context(), b); len(rows) != 0 {
 		t.Fatalf("other owner has %d rows", len(rows))
 	}
-	v.e.Release(b) // releasing another owner touches nothing of a's
+	v.e.Release(t.Context(), b) // releasing another owner touches nothing of a's
 	if st := v.status(a, ref.ID); st.State != work.StateRunning {
 		t.Fatalf("after another owner's Release: %s", st.State)
 	}
@@ -53,7 +53,7 @@ func (s *suite) listOrder(t *testing.T) {
 		live = append(live, ref.ID)
 		ctls = append(ctls, c)
 	}
-	l, err := v.e.List(o)
+	l, err := v.e.List(t.Context(), o)
 	if err != nil || len(l) != 5 {
 		t.Fatalf("List = %d, %v", len(l), err)
 	}
@@ -70,7 +70,7 @@ func (s *suite) listOrder(t *testing.T) {
 	for i := 0; i < work.MaxListed+2; i++ {
 		v.settle(o, v.start(o, Echo, "n").ID)
 	}
-	if l, _ := v.e.List(o); len(l) != work.MaxListed {
+	if l, _ := v.e.List(t.Context(), o); len(l) != work.MaxListed {
 		t.Fatalf("List returned %d, want at most %d", len(l), work.MaxListed)
 	}
 }
@@ -85,7 +85,7 @@ func (s *suite) statusRows(t *testing.T) {
 	v.settle(o, failed.ID)
 	unread := v.start(o, Echo, "unread")
 	v.eventually("completed unread Work", func() bool {
-		st, err := v.e.Status(o, unread.ID)
+		st, err := v.e.Status(t.Context(), o, unread.ID)
 		return err == nil && st.State == work.StateCompleted
 	})
 	running, rc := v.running(o, Func, "")
@@ -95,7 +95,7 @@ func (s *suite) statusRows(t *testing.T) {
 	if st := v.status(o, queued.ID); st.State != work.StateQueued {
 		t.Fatalf("third Work with two slots is %s", st.State)
 	}
-	rows, more := v.e.Rows(o)
+	rows, more := v.e.Rows(t.Context(), o)
 	want := []string{unread.ID, failed.ID, running2.ID, running.ID, queued.ID, read.ID}
 	if len(rows) != len(want) || more != 0 {
 		t.Fatalf("Rows = %d rows, more %d; want %d, 0", len(rows), more, len(want))
@@ -119,7 +119,7 @@ func (s *suite) statusRows(t *testing.T) {
 	for i := 0; i < work.MaxRows+3; i++ {
 		v.settle(o, v.start(o, Echo, "n").ID)
 	}
-	rows, more = v.e.Rows(o)
+	rows, more = v.e.Rows(t.Context(), o)
 	if visible := len(want) + work.MaxRows + 3; len(rows) != work.MaxRows || more != visible-work.MaxRows {
 		t.Fatalf("Rows = %d rows, more %d; want %d, %d", len(rows), more, work.MaxRows, visible-work.MaxRows)
 	}

@@ -15,7 +15,7 @@ func (s *suite) guidanceOrder(t *testing.T) {
 	var want []string
 	for i := 1; i <= 3; i++ {
 		msg := "guidance " + strconv.Itoa(i)
-		r, err := v.e.Send(o, ref.ID, "call-"+strconv.Itoa(i), msg)
+		r, err := v.e.Send(t.Context(), o, ref.ID, "call-"+strconv.Itoa(i), msg)
 		if err != nil {
 			t.Fatalf("Send %d: %v", i, err)
 		}
@@ -30,7 +30,7 @@ func (s *suite) guidanceOrder(t *testing.T) {
 	if got := v.boundary(c).guidance; len(got) != 0 {
 		t.Fatalf("second boundary delivered %q again", got)
 	}
-	r, err := v.e.Send(o, ref.ID, "call-4", "guidance 4")
+	r, err := v.e.Send(t.Context(), o, ref.ID, "call-4", "guidance 4")
 	if err != nil || r.Cursor != "4" {
 		t.Fatalf("Send after delivery = %+v, %v", r, err)
 	}
@@ -45,19 +45,19 @@ func (s *suite) guidanceIdempotency(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "gi")
 	ref, c := v.running(o, Agent, "")
-	r1, err := v.e.Send(o, ref.ID, "call-1", "once")
+	r1, err := v.e.Send(t.Context(), o, ref.ID, "call-1", "once")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r2, err := v.e.Send(o, ref.ID, "call-1", "once")
+	r2, err := v.e.Send(t.Context(), o, ref.ID, "call-1", "once")
 	if err != nil || r2 != r1 {
 		t.Fatalf("replayed Send = %+v, %v; want the first receipt %+v", r2, err, r1)
 	}
-	_, err = v.e.Send(o, ref.ID, "call-1", "other text")
+	_, err = v.e.Send(t.Context(), o, ref.ID, "call-1", "other text")
 	wantErr(t, "Send(same id, other text)", err, work.ErrConflict)
 	// An empty command id is never deduplicated.
-	e1, err1 := v.e.Send(o, ref.ID, "", "twice")
-	e2, err2 := v.e.Send(o, ref.ID, "", "twice")
+	e1, err1 := v.e.Send(t.Context(), o, ref.ID, "", "twice")
+	e2, err2 := v.e.Send(t.Context(), o, ref.ID, "", "twice")
 	if err1 != nil || err2 != nil || e1.Cursor == e2.Cursor {
 		t.Fatalf("empty command ids: %+v %v, %+v %v", e1, err1, e2, err2)
 	}
@@ -68,13 +68,13 @@ func (s *suite) guidanceIdempotency(t *testing.T) {
 	// A replay of an accepted command returns its receipt after the end
 	// (until Result has returned the terminal answer).
 	v.eventually("terminal Work", func() bool {
-		st, err := v.e.Status(o, ref.ID)
+		st, err := v.e.Status(t.Context(), o, ref.ID)
 		return err == nil && st.State.Terminal()
 	})
-	if r3, err := v.e.Send(o, ref.ID, "call-1", "once"); err != nil || r3 != r1 {
+	if r3, err := v.e.Send(t.Context(), o, ref.ID, "call-1", "once"); err != nil || r3 != r1 {
 		t.Fatalf("replay after the end = %+v, %v", r3, err)
 	}
-	_, err = v.e.Send(o, ref.ID, "call-9", "late")
+	_, err = v.e.Send(t.Context(), o, ref.ID, "call-9", "late")
 	wantErr(t, "Send(terminal)", err, work.ErrTerminal)
 	v.settle(o, ref.ID)
 }
@@ -83,13 +83,13 @@ func (s *suite) guidanceRefusals(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "gr")
 	ref, c := v.running(o, Func, "")
-	_, err := v.e.Send(o, ref.ID, "c", "hi")
+	_, err := v.e.Send(t.Context(), o, ref.ID, "c", "hi")
 	wantErr(t, "Send(function child)", err, work.ErrNotAgent)
-	_, err = v.e.Send(o, ref.ID, "c", "  \n")
+	_, err = v.e.Send(t.Context(), o, ref.ID, "c", "  \n")
 	wantErr(t, "Send(blank)", err, work.ErrEmptyMessage)
-	_, err = v.e.Send(o, ref.ID, "c", strings.Repeat("m", work.DefaultMaxMessageBytes+1))
+	_, err = v.e.Send(t.Context(), o, ref.ID, "c", strings.Repeat("m", work.DefaultMaxMessageBytes+1))
 	wantErr(t, "Send(too large)", err, work.ErrMessageTooLarge)
-	_, err = v.e.Send(o, "0123456789abcdef0123456789abcdef", "c", "hi")
+	_, err = v.e.Send(t.Context(), o, "0123456789abcdef0123456789abcdef", "c", "hi")
 	wantErr(t, "Send(unknown)", err, work.ErrNotFound)
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)

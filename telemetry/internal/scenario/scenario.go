@@ -77,7 +77,7 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 
 	// The coordinator's pool: each researcher without a budget of its own
 	// reserves its share (10 turns, 20 tool calls, 50,000 tokens).
-	if err := s.SetPool(o, work.Budget{MaxTurns: 40, MaxToolCalls: 80, MaxTokens: 200_000}); err != nil {
+	if err := s.SetPool(ctx, o, work.Budget{MaxTurns: 40, MaxToolCalls: 80, MaxTokens: 200_000}); err != nil {
 		return stop, err
 	}
 
@@ -125,7 +125,7 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	}
 	for _, id := range []string{r1, r2, r2} {
 		if err := r.action("send", id, "ok", func() error {
-			_, err := s.Send(o, id, "", "look deeper")
+			_, err := s.Send(ctx, o, id, "", "look deeper")
 			return err
 		}); err != nil {
 			return stop, err
@@ -149,7 +149,7 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	// r2 is cancelled after running 0.5 s, dropping its 2 guidance messages.
 	clk.Advance(500 * time.Millisecond)
 	if err := r.action("cancel", r2, "ok", func() error {
-		_, err := s.Cancel(o, r2)
+		_, err := s.Cancel(ctx, o, r2)
 		return err
 	}); err != nil {
 		return stop, err

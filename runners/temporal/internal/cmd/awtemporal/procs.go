@@ -295,7 +295,7 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 			Input: input, Run: func(context.Context) (string, error) { return "", nil }})
 		return map[string]string{"work": ref.ID}, err
 	case "status":
-		return e.Status(o, arg(1))
+		return e.Status(context.Background(), o, arg(1))
 	case "result":
 		st, res, err := e.Result(context.Background(), o, arg(1), work.MaxResultWait)
 		return struct {
@@ -303,11 +303,11 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 			Result string      `json:"result"`
 		}{st, res}, err
 	case "cancel":
-		return e.Cancel(o, arg(1))
+		return e.Cancel(context.Background(), o, arg(1))
 	case "send":
-		return e.Send(o, arg(1), arg(2), arg(3))
+		return e.Send(context.Background(), o, arg(1), arg(2), arg(3))
 	case "list":
-		return e.List(o)
+		return e.List(context.Background(), o)
 	}
 	return nil, work.ErrInvalidSpec.Detail("unknown command")
 }
