@@ -12,7 +12,8 @@ import (
 // StatusBlock renders the owner's boundary status block, to be appended
 // after the cacheable prefix of the owner's next model request (never as a
 // system message, never cached). It returns "" when the owner has no
-// visible Work. The format is exactly:
+// visible Work, and when the engine cannot read the rows (an error of
+// work.Engine.Rows, which ctx bounds). The format is exactly:
 //
 //	[background work] id | target | state | elapsed | result
 //	<id> | <target label> | <state> | <elapsed> | <available|none>
@@ -41,8 +42,8 @@ func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rows, more := s.sup.Rows(ctx, s.owner)
-	if len(rows) == 0 {
+	rows, more, err := s.sup.Rows(ctx, s.owner)
+	if err != nil || len(rows) == 0 { // an engine that cannot read the rows shows no block, as an empty one
 		return "", nil
 	}
 	var b strings.Builder

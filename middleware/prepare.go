@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -141,9 +142,12 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 
 // probe asks the engine whether it serves owner, with the cheapest call
 // that reports a closed engine: a Subscribe of one entry, closed at once.
-// It carries no content.
+// It carries no content. Prepare has no ctx: the probe's is
+// context.Background(), bounded by probeTimeout.
 func probe(sup work.Engine, owner work.Owner) error {
-	sub, err := sup.Subscribe(context.Background(), owner, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	sub, err := sup.Subscribe(ctx, owner, 1)
 	if err != nil {
 		return fmt.Errorf("middleware: the engine refuses owner %q: %w", owner.ID(), err)
 	}
@@ -180,6 +184,13 @@ func (s *Set) Owner() work.Owner {
 // concurrently with the tools: no launch starts Work after it (a
 // foreground call already past its check may still run, and Release
 // cancels it as the engine cancels the owner's unfinished Work).
+//
+// Release has no ctx: it calls the engine's Release with
+// context.Background() bounded by releaseTimeout, and returns that call's
+// error (never one for a work.Supervisor made by New; a remote engine's
+// when it could not release the owner). The Set is released even then:
+// its tools refuse from then on, and a second Release does not retry (call
+// the engine's Release for that).
 func (s *Set) Release() error {
 	if s == nil || s.sup == nil {
 		return ErrNotPrepared
@@ -187,11 +198,21 @@ func (s *Set) Release() error {
 	s.relMu.Lock()
 	first := s.released.CompareAndSwap(false, true)
 	s.relMu.Unlock()
-	if first {
-		s.sup.Release(context.Background(), s.owner)
+	if !first {
+		return nil
 	}
-	return nil
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	return s.sup.Release(ctx, s.owner)
 }
+
+// probeTimeout and releaseTimeout bound the engine calls of Prepare's
+// probe and of Release, which have no caller's ctx. An in-process engine
+// answers at once; a remote one gets long enough for a few round trips.
+const (
+	probeTimeout   = 30 * time.Second
+	releaseTimeout = 30 * time.Second
+)
 
 // Released reports whether Release was called.
 func (s *Set) Released() bool { return s != nil && s.released.Load() }

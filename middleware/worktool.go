@@ -166,7 +166,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
 	if bad != nil && !knownAction(in.Action) {
 		call.Action = "invalid"
-	} else if bad == nil && !gone && t.exists(in) {
+	} else if bad == nil && !gone && t.exists(ctx, in) {
 		call.WorkID = in.ID
 	}
 	ctx, end := s.obs.Begin(ctx, call)
@@ -191,11 +191,11 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 // Set's owner right now. Only then does the observer get the id: the
 // string is the model's until the engine has recognised it, and an id
 // that is unknown, another owner's or detached never reaches telemetry.
-func (t *workTool) exists(in workInput) bool {
+func (t *workTool) exists(ctx context.Context, in workInput) bool {
 	if in.Action == "list" || !work.IsID(in.ID) {
 		return false
 	}
-	_, err := t.set.sup.Status(context.Background(), t.set.owner, in.ID)
+	_, err := t.set.sup.Status(ctx, t.set.owner, in.ID)
 	return err == nil
 }
 

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"context"
 	"time"
 )
 
@@ -9,7 +10,7 @@ import (
 // child stops cooperatively; completion or an unrelated failure may still
 // win); a repeated request is accepted again with no change; terminal Work
 // is not accepted.
-func (s *Supervisor) Cancel(o Owner, id string) (CancelReceipt, error) {
+func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelReceipt, error) {
 	if s.uninitialized() {
 		return CancelReceipt{}, ErrNotInitialized
 	}
@@ -58,7 +59,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 // Release, by the end of the child whose scope o is, and by Close; the
 // Observer sees the rest of its events. Its command records are dropped at
 // once, and it is forgotten entirely once it is terminal.
-func (s *Supervisor) Detach(o Owner, id string) (DetachReceipt, error) {
+func (s *Supervisor) Detach(ctx context.Context, o Owner, id string) (DetachReceipt, error) {
 	if s.uninitialized() {
 		return DetachReceipt{}, ErrNotInitialized
 	}
@@ -96,10 +97,15 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 // cancel-requested and is forgotten when it ends) and forgets o (including
 // its starts budget). Call it when the agent instance that o stands for is
 // done. A child's own scope is released when the child ends. Release of an
-// invalid owner does nothing.
-func (s *Supervisor) Release(o Owner) {
+// invalid owner does nothing. Its error is ErrNotInitialized for a
+// Supervisor not made by New, and nil otherwise: in memory, a release
+// cannot fail.
+func (s *Supervisor) Release(ctx context.Context, o Owner) error {
+	if s.uninitialized() {
+		return ErrNotInitialized
+	}
 	if validOwner(o) != nil {
-		return
+		return nil
 	}
 	var e emission
 	s.mu.Lock()
@@ -109,6 +115,7 @@ func (s *Supervisor) Release(o Owner) {
 	s.forgetPoolLocked(o.id)
 	s.closeSubscriptionsLocked(o.id, false)
 	s.unlockAndEmit(&e)
+	return nil
 }
 
 // releaseLocked detaches every Work visible to os, then cancels the

@@ -13,11 +13,16 @@ import (
 //
 // The contract, for every implementation:
 //
-//   - Every method is safe for concurrent use.
+//   - Every method is safe for concurrent use. Every method that can fail
+//     or block takes the caller's ctx first and returns an error: an
+//     implementation that talks to a remote service bounds each call by
+//     ctx (and may cap it with its own timeout). The in-process Supervisor
+//     answers every method but Start, Call and Result from memory and
+//     ignores its ctx there.
 //   - Owners are isolated: an id that is unknown, or that belongs to another
 //     owner (or was detached from this one), is ErrNotFound for every
 //     per-Work method. The zero Owner is ErrInvalidOwner (Rows returns
-//     nothing for it).
+//     nothing and Release does nothing for it, with no error).
 //   - Start admits Work atomically against the owner's limits (outstanding,
 //     starts, depth) and returns its Ref at once; the child runs later. On
 //     failure (ErrInvalidOwner, ErrInvalidSpec, ErrClosed, ErrScopeEnded,
@@ -35,7 +40,9 @@ import (
 //   - Rows returns at most MaxRows status-block rows in priority order
 //     (unread results, failed, running and cancel-requested, queued, the
 //     rest; newest first within each) and how many visible Works it left
-//     out. It never carries output or failure text.
+//     out. It never carries output or failure text. Its error is non-nil
+//     only when the rows cannot be read (e.g. a remote registry that does
+//     not answer).
 //   - Result returns the exact output of completed Work; for failed or
 //     cancelled Work it returns the Status at once. Otherwise it waits
 //     until the Work settles, timeout (capped at MaxResultWait; 0 does not
@@ -59,7 +66,9 @@ import (
 //     Work.
 //   - Release detaches all of an owner's visible Work, cancels the
 //     unfinished part and forgets the owner (including its starts budget
-//     and its pool).
+//     and its pool). Its error is non-nil only when the release could not
+//     be done (e.g. a remote registry that does not answer); releasing an
+//     owner the engine does not know, or the zero Owner, is no error.
 //   - SetPool gives a top-level owner a pool of turns, tool calls and
 //     tokens that each start (and foreground call) reserves its child's
 //     Budget from; a start the pool cannot cover fails with
@@ -74,31 +83,31 @@ import (
 //     NewSubscription.
 //   - Settled returns every terminal Work visible to o, oldest settlement
 //     first, with no limit but the retention (an empty slice for none);
-//     Live reports whether o has visible Work that is not terminal. A
+//     Live reports whether o has visible Work that is not terminal; its
+//     error is ErrInvalidOwner for the zero Owner, else non-nil only when
+//     that cannot be read (as for Rows). A
 //     reader woken by a Notice reads Live first, then Settled.
 //   - Observer returns the Observer the layers above report through (never
 //     nil); Now returns the implementation's clock's time.
 //
 // What an implementation may legitimately choose: the Ref's guarantees
 // (Ref.Guarantees), the attempt count in Status, how many Works run at once
-// and where. The methods without a context (Status, List, Rows, Cancel,
-// Detach, Send, Release) must bound their own work: an implementation that
-// talks to a remote service applies its own timeout.
+// and where.
 type Engine interface {
 	Start(ctx context.Context, spec Spec) (Ref, error)
 	Call(ctx context.Context, spec Spec) (string, error)
-	Status(o Owner, id string) (Status, error)
-	List(o Owner) ([]Status, error)
-	Rows(o Owner) (rows []Row, more int)
+	Status(ctx context.Context, o Owner, id string) (Status, error)
+	List(ctx context.Context, o Owner) ([]Status, error)
+	Rows(ctx context.Context, o Owner) (rows []Row, more int, err error)
 	Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error)
-	Cancel(o Owner, id string) (CancelReceipt, error)
-	Detach(o Owner, id string) (DetachReceipt, error)
-	Send(o Owner, id, commandID, message string) (SendReceipt, error)
-	Release(o Owner)
-	SetPool(o Owner, b Budget) error
-	Subscribe(o Owner, buffer int) (*Subscription, error)
-	Settled(o Owner) ([]Status, error)
-	Live(o Owner) bool
+	Cancel(ctx context.Context, o Owner, id string) (CancelReceipt, error)
+	Detach(ctx context.Context, o Owner, id string) (DetachReceipt, error)
+	Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error)
+	Release(ctx context.Context, o Owner) error
+	SetPool(ctx context.Context, o Owner, b Budget) error
+	Subscribe(ctx context.Context, o Owner, buffer int) (*Subscription, error)
+	Settled(ctx context.Context, o Owner) ([]Status, error)
+	Live(ctx context.Context, o Owner) (bool, error)
 	Observer() Observer
 	Now() time.Time
 }

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"context"
 	"crypto/sha256"
 	"strconv"
 	"strings"
@@ -79,7 +80,7 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // ErrNotFound, ErrNotAgent, ErrConflict, ErrTerminal or ErrMailboxFull,
 // checked in that order: a replay of a recorded command returns its
 // receipt even after the Work has ended or while its mailbox is full.
-func (s *Supervisor) Send(o Owner, id, commandID, message string) (SendReceipt, error) {
+func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
 	if s.uninitialized() {
 		return SendReceipt{}, ErrNotInitialized
 	}

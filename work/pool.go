@@ -1,5 +1,7 @@
 package work
 
+import "context"
+
 // budgets is the Supervisor's budget accounting, guarded by s.mu.
 type budgets struct {
 	// pools are the top-level owners' pools by owner id (a child's
@@ -21,7 +23,7 @@ type budgets struct {
 //
 // SetPool fails with ErrInvalidOwner for the zero Owner or a child's scope
 // (its children reserve from the child's own reservation).
-func (s *Supervisor) SetPool(o Owner, b Budget) error {
+func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 	if err := s.poolable(b); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"context"
 	"time"
 )
 
@@ -28,7 +29,7 @@ func (it *item) status() Status {
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
-func (s *Supervisor) Status(o Owner, id string) (Status, error) {
+func (s *Supervisor) Status(ctx context.Context, o Owner, id string) (Status, error) {
 	if s.uninitialized() {
 		return Status{}, ErrNotInitialized
 	}
@@ -44,7 +45,7 @@ func (s *Supervisor) Status(o Owner, id string) (Status, error) {
 // List returns at most 50 Works visible to o: unfinished first, then
 // finished; within each group newest first (by start order). It returns an
 // empty slice for an owner with none.
-func (s *Supervisor) List(o Owner) ([]Status, error) {
+func (s *Supervisor) List(ctx context.Context, o Owner) ([]Status, error) {
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -77,15 +78,20 @@ func (s *Supervisor) List(o Owner) ([]Status, error) {
 // Within a priority, newest first. Elapsed is measured from start (or
 // creation while queued) to now, or to the finish for terminal Work.
 // Selection costs O(n log 12) for n visible Works: it does not sort them.
-func (s *Supervisor) Rows(o Owner) (rows []Row, more int) {
+// Rows of the zero Owner is nothing and no error; its error is
+// ErrNotInitialized for a Supervisor not made by New, and nil otherwise.
+func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, err error) {
+	if s.uninitialized() {
+		return nil, 0, ErrNotInitialized
+	}
 	if validOwner(o) != nil {
-		return nil, 0
+		return nil, 0, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	os := s.visibleLocked(o)
 	if os == nil {
-		return nil, 0
+		return nil, 0, nil
 	}
 	top := topK(os.items, MaxRows, func(a, b *item) bool {
 		if pa, pb := a.priority(), b.priority(); pa != pb {
@@ -99,7 +105,7 @@ func (s *Supervisor) Rows(o Owner) (rows []Row, more int) {
 		rows[i] = Row{ID: it.ref.ID, TargetLabel: it.target.Label, State: it.state,
 			Elapsed: it.elapsed(now), ResultAvailable: it.hasOutput}
 	}
-	return rows, len(os.items) - len(rows)
+	return rows, len(os.items) - len(rows), nil
 }
 
 func (it *item) priority() int {

@@ -1,6 +1,7 @@
 package work
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +54,7 @@ type Subscription struct {
 // ErrInvalidOwner, ErrClosed, or ErrScopeEnded for a child's scope that
 // has ended.
 // An owner may have several Subscriptions.
-func (s *Supervisor) Subscribe(o Owner, buffer int) (*Subscription, error) {
+func (s *Supervisor) Subscribe(ctx context.Context, o Owner, buffer int) (*Subscription, error) {
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -215,7 +216,7 @@ func (sub *Subscription) send(n Notice) {
 // Subscription's reader reads after a wake-up so that it misses none. The
 // visible terminal Works are bounded by the retention (WithRetention). It
 // returns an empty slice for an owner with none.
-func (s *Supervisor) Settled(o Owner) ([]Status, error) {
+func (s *Supervisor) Settled(ctx context.Context, o Owner) ([]Status, error) {
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -235,13 +236,18 @@ func (s *Supervisor) Settled(o Owner) ([]Status, error) {
 	return out, nil
 }
 
-// Live reports whether o has visible Work that is not terminal.
-func (s *Supervisor) Live(o Owner) bool {
-	if validOwner(o) != nil {
-		return false
+// Live reports whether o has visible Work that is not terminal. Its error
+// is ErrNotInitialized for a Supervisor not made by New and ErrInvalidOwner
+// for the zero Owner; otherwise it is nil.
+func (s *Supervisor) Live(ctx context.Context, o Owner) (bool, error) {
+	if s.uninitialized() {
+		return false, ErrNotInitialized
+	}
+	if err := validOwner(o); err != nil {
+		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	os := s.owners[o.id]
-	return os != nil && len(os.items) > os.terminal.len()
+	return os != nil && len(os.items) > os.terminal.len(), nil
 }

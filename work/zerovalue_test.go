@@ -55,6 +55,21 @@ func TestZeroSupervisor(t *testing.T) {
 		{"SetPool", func(s *work.Supervisor) error { return s.SetPool(t.Context(), o, work.Budget{MaxTurns: 1}) }},
 		{"Subscribe", func(s *work.Supervisor) error { _, err := s.Subscribe(t.Context(), o, 1); return err }},
 		{"Settled", func(s *work.Supervisor) error { _, err := s.Settled(t.Context(), o); return err }},
+		{"Rows", func(s *work.Supervisor) error {
+			rows, more, err := s.Rows(t.Context(), o)
+			if rows != nil || more != 0 {
+				return fmt.Errorf("Rows() = %v %d", rows, more)
+			}
+			return err
+		}},
+		{"Live", func(s *work.Supervisor) error {
+			live, err := s.Live(t.Context(), o)
+			if live {
+				return errors.New("Live() = true")
+			}
+			return err
+		}},
+		{"Release", func(s *work.Supervisor) error { return s.Release(t.Context(), o) }},
 		{"Close", func(s *work.Supervisor) error { return s.Close(t.Context()) }},
 		{"Shutdown", func(s *work.Supervisor) error { _, err := s.Shutdown(t.Context()); return err }},
 	}
@@ -120,19 +135,6 @@ func TestZeroSupervisor(t *testing.T) {
 			}
 			return nil
 		}},
-		{"Rows", func(s *work.Supervisor) error {
-			if rows, more, _ := s.Rows(t.Context(), o); rows != nil || more != 0 {
-				return fmt.Errorf("Rows() = %v %d", rows, more)
-			}
-			return nil
-		}},
-		{"Live", func(s *work.Supervisor) error {
-			if s.Live(t.Context(), o) {
-				return errors.New("Live() = true")
-			}
-			return nil
-		}},
-		{"Release", func(s *work.Supervisor) error { s.Release(t.Context(), o); return nil }},
 		{"Pool", func(s *work.Supervisor) error {
 			if _, ok := s.Pool(o); ok {
 				return errors.New("Pool() reports a pool")

@@ -89,7 +89,8 @@ func (s Settled) Answer() string {
 //
 // It returns when no Work of the Kit's owner is live and every settled
 // Work has been announced, when the resume cap is hit (Capped), when ctx
-// ends (with ctx's error), when a run fails (with its error), or when the
+// ends (with ctx's error), when a run fails (with its error), when the
+// engine cannot read the owner's Work (Live's or Settled's error), or when the
 // Kit's owner is released or the Supervisor closed (its subscription
 // closes). Each settled Work is announced exactly once, none missed, also
 // when several settle together or while a run is in progress, and however
@@ -140,7 +141,10 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 			drain(sub.C())
 			// Live first: a Work settling between the two reads is then
 			// either still live or among the settled.
-			live := k.sup.Live(ctx, owner)
+			live, err := k.sup.Live(ctx, owner)
+			if err != nil {
+				return res, err
+			}
 			settled, err := k.sup.Settled(ctx, owner)
 			if err != nil {
 				return res, err

@@ -37,8 +37,8 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // is counted on the worker as in-process; an owner's pool (SetPool) is
 // kept by its registry.
 //
-// The methods without a context bound each call to Temporal by the RPC
-// timeout (WithRPCTimeout). An Engine is safe for concurrent use; Close
+// Each method bounds its calls to Temporal by the caller's ctx, each call
+// capped at the RPC timeout (WithRPCTimeout). An Engine is safe for concurrent use; Close
 // releases the in-process part (the Temporal client stays the caller's).
 type Engine struct {
 	c     client.Client
@@ -92,8 +92,10 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (e *Engine) rpc() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), e.cfg.rpcTimeout)
+// rpc derives the context of one call to Temporal from the caller's ctx,
+// capped at the RPC timeout (WithRPCTimeout).
+func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
 }
 
 func validOwner(o work.Owner) error {

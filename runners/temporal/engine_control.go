@@ -16,20 +16,20 @@ import (
 
 // Cancel asks for a Work to stop, as work.Supervisor.Cancel. A running
 // child learns it through its heartbeat (cooperative cancellation).
-func (e *Engine) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
-	rec, err := e.lookup(o, id)
+func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
+	rec, err := e.lookup(ctx, o, id)
 	if err != nil {
 		return work.CancelReceipt{}, err
 	}
 	if rec.State.Terminal() {
 		return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
 	}
-	ctx, cancel := e.rpc()
+	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r cancelReply
 	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
 		if errors.Is(err, errWorkflowClosed) {
-			if rec, err = e.lookup(o, id); err != nil {
+			if rec, err = e.lookup(ctx, o, id); err != nil {
 				return work.CancelReceipt{}, err
 			}
 			return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
@@ -40,12 +40,12 @@ func (e *Engine) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
 }
 
 // Detach hides a Work from o without cancelling it.
-func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
-	rec, err := e.lookup(o, id)
+func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error) {
+	rec, err := e.lookup(ctx, o, id)
 	if err != nil {
 		return work.DetachReceipt{}, err
 	}
-	ctx, cancel := e.rpc()
+	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	if !rec.State.Terminal() {
 		err = e.update(ctx, id, updateDetach, nil, o.ID())
@@ -74,7 +74,7 @@ func (e *Engine) Detach(o work.Owner, id string) (work.DetachReceipt, error) {
 // message was refused or is a repeated command, and at the latest a week
 // and the maximum duration after it was sent (a safety net). Configure a
 // payload codec on the client to encrypt it meanwhile.
-func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
+func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
 	if err := validOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
@@ -84,7 +84,7 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 	if len(message) > work.DefaultMaxMessageBytes {
 		return work.SendReceipt{}, work.ErrMessageTooLarge
 	}
-	rec, err := e.lookup(o, id)
+	rec, err := e.lookup(ctx, o, id)
 	if err != nil {
 		return work.SendReceipt{}, err
 	}
@@ -98,7 +98,7 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 		c := sha256.Sum256([]byte(commandID))
 		req.Command = hex.EncodeToString(c[:])
 	}
-	ctx, cancel := e.rpc()
+	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r sendReply
 	if !rec.State.Terminal() {
@@ -113,7 +113,9 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 		}
 		err = e.update(ctx, id, updateSend, &r, req)
 		if err != nil || r.Ref != req.Ref {
-			sctx, scancel := e.rpc()
+			// On the caller's values, without its cancellation: a holder
+			// left running holds the text until its safety net.
+			sctx, scancel := e.rpc(context.WithoutCancel(ctx))
 			_ = e.c.SignalWorkflow(sctx, req.Ref, "", signalDone, nil)
 			scancel()
 		}
@@ -147,15 +149,20 @@ func (e *Engine) Send(o work.Owner, id, commandID, message string) (work.SendRec
 }
 
 // Release detaches all of o's visible Work, cancels the unfinished part
-// and forgets o (its starts included).
-func (e *Engine) Release(o work.Owner) {
+// and forgets o (its starts included). Its error is the registry update's;
+// an owner with no registry (nothing started) is released with no error.
+func (e *Engine) Release(ctx context.Context, o work.Owner) error {
 	if o.IsZero() {
-		return
+		return nil
 	}
-	ctx, cancel := e.rpc()
+	ctx, cancel := e.rpc(ctx)
 	defer cancel()
-	_ = e.update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
-	e.local.Release(ctx, o)
+	err := e.update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
+	if errors.Is(err, work.ErrNotFound) {
+		err = nil // no registry: nothing of o's to release
+	}
+	_ = e.local.Release(ctx, o) // in memory, made by work.New: it does not fail
+	return err
 }
 
 // SetPool gives the top-level owner o a pool, as work.Supervisor.SetPool:
@@ -165,14 +172,14 @@ func (e *Engine) Release(o work.Owner) {
 // died with its worker is charged its whole reservation (its usage is
 // unknown). Work started by a child (a deeper scope) does not reserve from
 // it. Release forgets the pool.
-func (e *Engine) SetPool(o work.Owner, b work.Budget) error {
+func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
 	if err := validOwner(o); err != nil {
 		return err
 	}
 	if o.Depth() > 0 {
 		return work.ErrInvalidOwner.Detail("a child's scope has no pool of its own")
 	}
-	ctx, cancel := e.rpc()
+	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	return fromTemporal(e.updateOwner(ctx, o, updatePool, nil, dims(b)))
 }

@@ -13,14 +13,14 @@ import (
 
 // lookup finds a Work visible to o in o's registry: the registry decides
 // visibility (owner, detach, retention) and holds the state.
-func (e *Engine) lookup(o work.Owner, id string) (ownerRecord, error) {
+func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerRecord, error) {
 	if err := validOwner(o); err != nil {
 		return ownerRecord{}, err
 	}
 	if !work.IsID(id) {
 		return ownerRecord{}, work.ErrNotFound
 	}
-	recs, err := e.records(o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return ownerRecord{}, err
 	}
@@ -33,14 +33,14 @@ func (e *Engine) lookup(o work.Owner, id string) (ownerRecord, error) {
 }
 
 // Status returns the projection of one Work visible to o.
-func (e *Engine) Status(o work.Owner, id string) (work.Status, error) {
-	r, err := e.lookup(o, id)
+func (e *Engine) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
+	r, err := e.lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, err
 	}
 	st := r.status()
 	if r.State == work.StateRunning || r.State == work.StateCancelRequested {
-		st.Progress = e.progress(id)
+		st.Progress = e.progress(ctx, id)
 	}
 	return st, nil
 }
@@ -48,8 +48,8 @@ func (e *Engine) Status(o work.Owner, id string) (work.Status, error) {
 // progress reads a running Work's progress counts from its attempt's last
 // heartbeat (zero when there is none yet, or when the heartbeat's payload
 // does not decode with the default data converter, as under a codec).
-func (e *Engine) progress(id string) work.Progress {
-	ctx, cancel := e.rpc()
+func (e *Engine) progress(ctx context.Context, id string) work.Progress {
+	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
@@ -66,7 +66,9 @@ func (e *Engine) progress(id string) work.Progress {
 	return work.Progress{}
 }
 
-func (e *Engine) records(o work.Owner) ([]ownerRecord, error) {
+// records reads o's registry (nil when o has none), retrying a transient
+// failure up to queryTries times while ctx is not done.
+func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}
@@ -76,10 +78,10 @@ func (e *Engine) records(o work.Owner) ([]ownerRecord, error) {
 	var v converter.EncodedValue
 	var err error
 	for try := 1; ; try++ {
-		ctx, cancel := e.rpc()
-		v, err = e.c.QueryWorkflow(ctx, ownerWorkflowID(o.ID()), "", queryRecords)
+		qctx, cancel := e.rpc(ctx)
+		v, err = e.c.QueryWorkflow(qctx, ownerWorkflowID(o.ID()), "", queryRecords)
 		cancel()
-		if err == nil || try == queryTries || !transient(err) {
+		if err == nil || try == queryTries || !transient(err) || ctx.Err() != nil {
 			break
 		}
 	}
@@ -108,8 +110,8 @@ func (r ownerRecord) status() work.Status {
 
 // List returns at most work.MaxListed Works visible to o, unfinished first,
 // then finished, newest first within each group.
-func (e *Engine) List(o work.Owner) ([]work.Status, error) {
-	recs, err := e.records(o)
+func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -145,14 +147,18 @@ func (r ownerRecord) priority() int {
 	return 4
 }
 
-// Rows returns the status-block rows of o, as work.Supervisor.Rows.
-func (e *Engine) Rows(o work.Owner) ([]work.Row, int) {
+// Rows returns the status-block rows of o, as work.Supervisor.Rows, or the
+// error of reading o's registry.
+func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
 	if o.IsZero() {
-		return nil, 0
+		return nil, 0, nil
 	}
-	recs, err := e.records(o)
-	if err != nil || len(recs) == 0 {
-		return nil, 0
+	recs, err := e.records(ctx, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(recs) == 0 {
+		return nil, 0, nil
 	}
 	sort.Slice(recs, func(i, j int) bool {
 		a, b := recs[i], recs[j]
@@ -176,7 +182,7 @@ func (e *Engine) Rows(o work.Owner) ([]work.Row, int) {
 		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State, Elapsed: max(to.Sub(from), 0),
 			ResultAvailable: r.HasResult}
 	}
-	return rows, len(recs) - n
+	return rows, len(recs) - n, nil
 }
 
 // Result returns the exact output of completed Work, else waits (up to the
@@ -188,7 +194,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		return work.Status{}, "", work.ErrInvalidTimeout
 	}
 	timeout = min(timeout, work.MaxResultWait)
-	r, err := e.lookup(o, id)
+	r, err := e.lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, "", err
 	}
@@ -208,7 +214,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 			r.take(*res.Final)
 		default:
 			res = workOutcome{}
-			if r, err = e.lookup(o, id); err != nil {
+			if r, err = e.lookup(ctx, o, id); err != nil {
 				return work.Status{}, "", err
 			}
 		}
@@ -234,8 +240,8 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 
 // Settled returns every terminal Work visible to o, oldest settlement
 // first, as work.Supervisor.Settled.
-func (e *Engine) Settled(o work.Owner) ([]work.Status, error) {
-	recs, err := e.records(o)
+func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -253,14 +259,17 @@ func (e *Engine) Settled(o work.Owner) ([]work.Status, error) {
 	return out, nil
 }
 
-// Live reports whether o has visible Work that is not terminal (false when
-// o's registry cannot be read).
-func (e *Engine) Live(o work.Owner) bool {
-	recs, _ := e.records(o)
+// Live reports whether o has visible Work that is not terminal, or the
+// error of reading o's registry.
+func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
+	recs, err := e.records(ctx, o)
+	if err != nil {
+		return false, err
+	}
 	for _, r := range recs {
 		if !r.State.Terminal() {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }

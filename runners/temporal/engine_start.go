@@ -94,7 +94,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		Memo:                  map[string]any{"target": spec.Target.Label},
 	}, WorkWorkflowName, in)
 	if err != nil {
-		sctx, scancel := e.rpc()
+		sctx, scancel := e.rpc(context.WithoutCancel(caller))
 		defer scancel()
 		_ = tellOwner(sctx, e.c, ownerWF, updateForget, id)
 		return work.Ref{}, fromTemporal(err)

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -10,12 +11,12 @@ import (
 // Subscribe returns a Subscription to o's completion notices, as
 // work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval): Temporal has no push to a client.
-func (e *Engine) Subscribe(o work.Owner, buffer int) (*work.Subscription, error) {
+func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	recs, err := e.records(o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,9 @@ func (e *Engine) Subscribe(o work.Owner, buffer int) (*work.Subscription, error)
 				return
 			case <-tick.C:
 			}
-			recs, err := e.records(o)
+			// The poller outlives Subscribe's ctx: it ends with the
+			// Subscription (each read capped at the RPC timeout).
+			recs, err := e.records(context.Background(), o)
 			if err != nil {
 				continue
 			}

@@ -1,6 +1,8 @@
 package temporal
 
 import (
+	"context"
+
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -12,7 +14,7 @@ import (
 // skipping the owner registry's terminal check: a test of an update that
 // reaches a workflow that closed after the registry was read.
 func (e *Engine) CancelClosed(o work.Owner, id string) error {
-	ctx, cancel := e.rpc()
+	ctx, cancel := e.rpc(context.Background())
 	defer cancel()
 	var r cancelReply
 	return e.update(ctx, id, updateCancel, &r, o.ID())

@@ -183,8 +183,8 @@ func WithHeartbeatTimeout(d time.Duration) Option {
 	})
 }
 
-// WithRPCTimeout bounds each call to Temporal of the methods without a
-// context (default 10 s).
+// WithRPCTimeout caps each call an Engine method makes to Temporal
+// (default 10 s); the method's ctx may end it sooner.
 func WithRPCTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {

@@ -82,7 +82,9 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 				}
 				close(release)
 			case "release":
-				e.Release(t.Context(), o)
+				if err := e.Release(t.Context(), o); err != nil {
+					t.Fatal(err)
+				}
 			}
 			a := <-got
 			if !errors.Is(a.err, work.ErrNotFound) || a.out != "" {

@@ -34,9 +34,11 @@ func (s *suite) badInput(t *testing.T) {
 	wantErr(t, "List(zero owner)", err, work.ErrInvalidOwner)
 	_, err = v.e.Status(t.Context(), work.Owner{}, "x")
 	wantErr(t, "Status(zero owner)", err, work.ErrInvalidOwner)
-	if rows, more := v.e.Rows(t.Context(), work.Owner{}); len(rows) != 0 || more != 0 {
-		t.Fatal("Rows(zero owner) returned rows")
+	if rows, more, err := v.e.Rows(t.Context(), work.Owner{}); err != nil || len(rows) != 0 || more != 0 {
+		t.Fatalf("Rows(zero owner) = %d rows, %d more, %v; want nothing and no error", len(rows), more, err)
 	}
+	_, err = v.e.Live(t.Context(), work.Owner{})
+	wantErr(t, "Live(zero owner)", err, work.ErrInvalidOwner)
 	ref := v.start(o, Echo, "x")
 	_, _, err = v.e.Result(v.ctx, o, ref.ID, -time.Second)
 	wantErr(t, "Result(negative timeout)", err, work.ErrInvalidTimeout)
@@ -76,7 +78,9 @@ func (s *suite) limitStarts(t *testing.T) {
 		t.Fatalf("limit error %q does not name %q", err, work.LimitStarts)
 	}
 	// Release forgets the owner, its starts budget included.
-	v.e.Release(t.Context(), o)
+	if err := v.e.Release(t.Context(), o); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
 	v.settle(o, v.start(o, Echo, "after release").ID)
 }
 

@@ -1,6 +1,7 @@
 package enginetest_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,7 +18,7 @@ type broken struct {
 	defect string
 }
 
-func (b broken) List(o work.Owner) ([]work.Status, error) {
+func (b broken) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
 	l, err := b.Engine.List(ctx, o)
 	if b.defect == "list-order" && len(l) > 1 {
 		l[0], l[len(l)-1] = l[len(l)-1], l[0]
@@ -25,14 +26,14 @@ func (b broken) List(o work.Owner) ([]work.Status, error) {
 	return l, err
 }
 
-func (b broken) Send(o work.Owner, id, cmd, msg string) (work.SendReceipt, error) {
+func (b broken) Send(ctx context.Context, o work.Owner, id, cmd, msg string) (work.SendReceipt, error) {
 	if b.defect == "send-not-idempotent" {
 		cmd = ""
 	}
 	return b.Engine.Send(ctx, o, id, cmd, msg)
 }
 
-func (b broken) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
+func (b broken) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
 	r, err := b.Engine.Cancel(ctx, o, id)
 	if b.defect == "cancel-terminal-accepted" && err == nil && r.State.Terminal() {
 		r.Accepted = true
@@ -40,12 +41,12 @@ func (b broken) Cancel(o work.Owner, id string) (work.CancelReceipt, error) {
 	return r, err
 }
 
-func (b broken) Rows(o work.Owner) ([]work.Row, int) {
-	rows, more, _ := b.Engine.Rows(ctx, o)
+func (b broken) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+	rows, more, err := b.Engine.Rows(ctx, o)
 	if b.defect == "rows-unlimited" {
 		more = 0
 	}
-	return rows, more
+	return rows, more, err
 }
 
 type brokenHarness struct{ defect string }

@@ -141,7 +141,9 @@ func (s *suite) release(t *testing.T) {
 	o := owner(t, "rel")
 	ref, c := v.running(o, Func, "")
 	queued := v.start(o, Echo, "never")
-	v.e.Release(t.Context(), o)
+	if err := v.e.Release(t.Context(), o); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
 	if err := <-c.ended; err == nil {
 		t.Fatal("Release did not cancel the running child")
 	}

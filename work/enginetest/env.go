@@ -95,7 +95,7 @@ func (v *env) settle(o work.Owner, id string) (work.Status, string) {
 
 func (v *env) status(o work.Owner, id string) work.Status {
 	v.t.Helper()
-	st, err := v.e.Status(context.Background(), o, id)
+	st, err := v.e.Status(v.ctx, o, id)
 	if err != nil {
 		v.t.Fatalf("Status: %v", err)
 	}

@@ -40,12 +40,12 @@ func (s *suite) subscribe(t *testing.T) {
 	}
 	// Settled: every terminal visible Work, oldest settlement first; Live:
 	// whether any visible Work is unfinished.
-	if v.e.Live(t.Context(), o) {
-		t.Fatal("Live with only settled Work")
+	if live, err := v.e.Live(t.Context(), o); err != nil || live {
+		t.Fatalf("Live with only settled Work = %v, %v; want false", live, err)
 	}
 	_, c := v.running(o, Func, "")
-	if !v.e.Live(t.Context(), o) {
-		t.Fatal("not Live with a running Work")
+	if live, err := v.e.Live(t.Context(), o); err != nil || !live {
+		t.Fatalf("Live with a running Work = %v, %v; want true", live, err)
 	}
 	second := v.start(o, Echo, "second")
 	v.eventually("second settled", func() bool {

@@ -28,10 +28,12 @@ func (s *suite) ownerIsolation(t *testing.T) {
 	if l, _ := v.e.List(t.Context(), b); len(l) != 0 {
 		t.Fatalf("other owner lists %d Works", len(l))
 	}
-	if rows, _ := v.e.Rows(t.Context(), b); len(rows) != 0 {
-		t.Fatalf("other owner has %d rows", len(rows))
+	if rows, _, err := v.e.Rows(t.Context(), b); err != nil || len(rows) != 0 {
+		t.Fatalf("other owner has %d rows (%v)", len(rows), err)
 	}
-	v.e.Release(t.Context(), b) // releasing another owner touches nothing of a's
+	if err := v.e.Release(t.Context(), b); err != nil { // releasing another owner touches nothing of a's
+		t.Fatalf("Release(other owner): %v", err)
+	}
 	if st := v.status(a, ref.ID); st.State != work.StateRunning {
 		t.Fatalf("after another owner's Release: %s", st.State)
 	}
@@ -95,7 +97,10 @@ func (s *suite) statusRows(t *testing.T) {
 	if st := v.status(o, queued.ID); st.State != work.StateQueued {
 		t.Fatalf("third Work with two slots is %s", st.State)
 	}
-	rows, more := v.e.Rows(t.Context(), o)
+	rows, more, err := v.e.Rows(t.Context(), o)
+	if err != nil {
+		t.Fatalf("Rows: %v", err)
+	}
 	want := []string{unread.ID, failed.ID, running2.ID, running.ID, queued.ID, read.ID}
 	if len(rows) != len(want) || more != 0 {
 		t.Fatalf("Rows = %d rows, more %d; want %d, 0", len(rows), more, len(want))
@@ -119,7 +124,9 @@ func (s *suite) statusRows(t *testing.T) {
 	for i := 0; i < work.MaxRows+3; i++ {
 		v.settle(o, v.start(o, Echo, "n").ID)
 	}
-	rows, more = v.e.Rows(t.Context(), o)
+	if rows, more, err = v.e.Rows(t.Context(), o); err != nil {
+		t.Fatalf("Rows: %v", err)
+	}
 	if visible := len(want) + work.MaxRows + 3; len(rows) != work.MaxRows || more != visible-work.MaxRows {
 		t.Fatalf("Rows = %d rows, more %d; want %d, %d", len(rows), more, work.MaxRows, visible-work.MaxRows)
 	}
