@@ -119,7 +119,10 @@ func (o *Observer) Unregister() error {
 // agentwork.work.state (transitions), agentwork.guidance.count,
 // agentwork.result.bytes and error.type where they apply. Every transition
 // also sets agentwork.work.state on the span; a terminal one ends it at
-// e.Time (failed: status Error, empty description, error.type set). An
+// e.Time (failed: status Error, empty description, error.type set).
+// EventOrphaned ends it too, after its span event, at e.Time: status Error,
+// error.type=orphaned; if the child returns later, its terminal event
+// still counts in the metrics and the log but finds the span ended. An
 // event that arrives after the span ended goes on the open
 // "execute_tool work" span of a work-tool call naming the same Work, if
 // there is one (a result read, guidance dropped by a cancel, a detach).
