@@ -48,7 +48,8 @@
 // second per Work: agentwork.progress.done, agentwork.progress.total,
 // agentwork.progress.model_requests, agentwork.progress.tool_calls; counts
 // only) and agentwork.work.orphaned (a Work Shutdown abandoned, with the
-// agentwork.work.state it was left in).
+// agentwork.work.state it was left in; it ends the span with status Error
+// and error.type=orphaned).
 // The engine reports a result read, and guidance dropped when a Work ends,
 // after the terminal event that ended the span: such events go on the open
 // "execute_tool work" span of the call that caused them, when there is one.

@@ -52,6 +52,12 @@ func appendTrace(attrs []slog.Attr, ctx context.Context) []slog.Attr {
 	return append(attrs, slog.String(logTraceID, sc.TraceID().String()), slog.String(logSpanID, sc.SpanID().String()))
 }
 
+// logs reports whether the Observer logs at level (the zero Observer has
+// no logger).
+func (o *Observer) logs(ctx context.Context, level slog.Level) bool {
+	return o.log != nil && o.log.Enabled(ctx, level)
+}
+
 // logEvent writes one line for e: Warn for a failure, Debug for anything
 // else. The fields are content-free: id, target label, states, error class,
 // durations, counts, sizes and the owner's depth (never the owner's id).
@@ -60,7 +66,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 	if e.Type == work.EventFailed || e.Type == work.EventOrphaned {
 		level = slog.LevelWarn
 	}
-	if !o.log.Enabled(ctx, level) {
+	if !o.logs(ctx, level) {
 		return
 	}
 	var buf [12]slog.Attr
@@ -124,7 +130,7 @@ func (o *Observer) logForeground(ctx context.Context, c work.Call, ce work.CallE
 	if outcome != outcomeOK {
 		level = slog.LevelWarn
 	}
-	if !o.log.Enabled(ctx, level) {
+	if !o.logs(ctx, level) {
 		return
 	}
 	attrs := []slog.Attr{slog.String(logTarget, c.Tool), slog.String(logOutcome, outcome)}
@@ -146,7 +152,7 @@ func (o *Observer) ShutdownReported(ctx context.Context, r work.ShutdownReport) 
 	if !r.Drained || r.OrphanCount() > 0 {
 		level = slog.LevelWarn
 	}
-	if !o.log.Enabled(ctx, level) {
+	if !o.logs(ctx, level) {
 		return
 	}
 	o.log.LogAttrs(ctx, level, msgShutdown, slog.Any("report", r))

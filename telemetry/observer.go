@@ -19,7 +19,10 @@ import (
 // work.WithObserver, and the Supervisor registers itself for the gauges.
 // One Observer may serve several Supervisors.
 //
-// Create one with New; the zero value is not usable. It is safe for
+// Create one with New. The zero value records nothing (no spans, metrics
+// or log lines) and never panics: Begin and Bind return the context they
+// were given, Event, Replay and ShutdownReported do nothing, and Watch,
+// Status and StatusHandler report the Supervisors it watches. It is safe for
 // concurrent use, never blocks on I/O (export is the providers' business)
 // and never calls back into a Supervisor except Census and Limits at metric
 // collection.
@@ -119,7 +122,10 @@ func (o *Observer) Unregister() error {
 // agentwork.work.state (transitions), agentwork.guidance.count,
 // agentwork.result.bytes and error.type where they apply. Every transition
 // also sets agentwork.work.state on the span; a terminal one ends it at
-// e.Time (failed: status Error, empty description, error.type set). An
+// e.Time (failed: status Error, empty description, error.type set).
+// EventOrphaned ends it too, after its span event, at e.Time: status Error,
+// error.type=orphaned; if the child returns later, its terminal event
+// still counts in the metrics and the log but finds the span ended. An
 // event that arrives after the span ended goes on the open
 // "execute_tool work" span of a work-tool call naming the same Work, if
 // there is one (a result read, guidance dropped by a cancel, a detach).
@@ -129,18 +135,24 @@ func (o *Observer) Unregister() error {
 // "agentwork.status_block" (agentwork.status_block.rows) on the caller's
 // span, when it records.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
-	if o.budgetEvent(ctx, e) {
-		return
-	}
 	switch {
 	case e.Type == work.EventCancelRequested && e.WorkID != "":
 		o.cancelMu.Lock()
+		if o.cancelAt == nil { // the zero Observer
+			o.cancelAt = make(map[string]time.Time)
+		}
 		o.cancelAt[e.WorkID] = e.Time
 		o.cancelMu.Unlock()
 	case e.To.Terminal() && e.Type == work.EventType(e.To):
 		o.cancelMu.Lock()
 		delete(o.cancelAt, e.WorkID)
 		o.cancelMu.Unlock()
+	}
+	if o.log == nil { // the zero Observer: no tracer, meter or logger
+		return
+	}
+	if o.budgetEvent(ctx, e) {
+		return
 	}
 	if o.tracer != nil {
 		o.spanEvent(ctx, e)

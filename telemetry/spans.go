@@ -171,7 +171,8 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 //     gen_ai.provider.name when caller carries a work.TargetInfo with them.
 //     The launch span gets the reverse link (Span.AddLink), so either end
 //     leads to the other. The child's own spans nest under it; the span
-//     ends with the Work's terminal event.
+//     ends with the Work's terminal event, or with EventOrphaned when
+//     Shutdown abandons the Work.
 //   - EventForeground: exec carrying caller's current span (normally the
 //     "execute_tool {label}" span Begin started), so the child's spans nest
 //     under the call. For an agent child (work.KindAgent) called through
@@ -353,18 +354,34 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		opts = append(opts, trace.WithTimestamp(e.Time))
 	}
 	span.AddEvent(name, opts...)
-	if !own || !transition {
+	if !own {
 		return
 	}
-	if si >= 0 {
-		span.SetAttributes(stateAttrs[si]...)
-	}
-	if !e.To.Terminal() {
-		return
-	}
-	if e.To == work.StateFailed {
+	switch {
+	case e.Type == work.EventOrphaned:
+		// Shutdown abandoned the Work: its span ends here, so that an
+		// exporter sees it. A terminal event that follows (the child
+		// returned after all) finds the span no longer recording: nothing
+		// more lands on it and it is not ended again; its metrics count.
+		et = errorType(e.ErrorClass)
+		if et == "" {
+			et = work.ClassOrphaned
+		}
 		span.SetAttributes(keyErrorType.String(et))
 		span.SetStatus(codes.Error, "")
+	case !transition:
+		return
+	default:
+		if si >= 0 {
+			span.SetAttributes(stateAttrs[si]...)
+		}
+		if !e.To.Terminal() {
+			return
+		}
+		if e.To == work.StateFailed {
+			span.SetAttributes(keyErrorType.String(et))
+			span.SetStatus(codes.Error, "")
+		}
 	}
 	if e.Time.IsZero() {
 		span.End()

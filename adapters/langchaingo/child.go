@@ -39,10 +39,20 @@ type Child struct {
 var _ tools.Tool = (*Child)(nil)
 
 // Name returns the child's tool name.
-func (c *Child) Name() string { return c.name }
+func (c *Child) Name() string {
+	if c == nil {
+		return ""
+	}
+	return c.name
+}
 
 // Description returns the child's description.
-func (c *Child) Description() string { return c.c.Description }
+func (c *Child) Description() string {
+	if c == nil {
+		return ""
+	}
+	return c.c.Description
+}
 
 // Call runs the child directly, without isolation or telemetry (it is not
 // prepared). It returns the child's Go error as langchaingo tools do, and

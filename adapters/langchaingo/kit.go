@@ -20,7 +20,8 @@ import (
 
 // Kit is one coordinator agent instance's prepared tools and model. Build
 // the agent from Tools and Model. It is safe for concurrent use. The zero
-// Kit has no tools, no model and the zero Owner; its Release returns
+// Kit has no tools, no model (its Model's GenerateContent returns
+// ErrZeroModel) and the zero Owner; its Release and RunUntilSettled return
 // ErrNotPrepared.
 type Kit struct {
 	owned   *ownerKey // the registry entry of a WithOwner id, or nil
@@ -38,7 +39,8 @@ type Kit struct {
 // engine's refusal as it returned it (a closed engine: work.ErrClosed):
 // test with errors.Is.
 var (
-	// ErrNilContext: Prepare or Retrofit got a nil context.Context.
+	// ErrNilContext: Prepare, Retrofit, RunUntilSettled or a Model's
+	// GenerateContent or Call got a nil context.Context.
 	ErrNilContext = errors.New("langchaingo: nil context (pass context.Background() or the request's context)")
 	// ErrNilModel: Prepare got a nil model.
 	ErrNilModel = errors.New("langchaingo: nil model")
@@ -55,6 +57,12 @@ var (
 	// ErrNotPrepared: a method of a Kit that Prepare did not make (the
 	// zero Kit).
 	ErrNotPrepared = errors.New("langchaingo: the Kit was not made by Prepare")
+	// ErrZeroModel: GenerateContent or Call of a Model that neither
+	// WrapModel nor Prepare made (the zero or nil Model, also the zero
+	// Kit's Model).
+	ErrZeroModel = errors.New("langchaingo: zero Model (build it with WrapModel or Prepare)")
+	// ErrReleased: RunUntilSettled of a Kit after its Release.
+	ErrReleased = errors.New("langchaingo: the Kit was released")
 	// ErrZeroChild: a Child that no constructor made (the zero Child).
 	ErrZeroChild = errors.New("langchaingo: zero Child (build it with NewFunction, NewAgent, FromTool or FromExecutor)")
 	// ErrInvalidChild: a child built from nothing (FromTool of a nil
@@ -317,10 +325,21 @@ func unwrap(m llms.Model) llms.Model {
 
 // Tools returns the prepared tools in the order given to Prepare: ordinary
 // tools untouched, children wrapped, the work tool last when there is one.
-func (k *Kit) Tools() []tools.Tool { return append([]tools.Tool(nil), k.tools...) }
+func (k *Kit) Tools() []tools.Tool {
+	if k == nil {
+		return nil
+	}
+	return append([]tools.Tool(nil), k.tools...)
+}
 
-// Model returns the coordinator's wrapped model.
-func (k *Kit) Model() *Model { return k.model }
+// Model returns the coordinator's wrapped model (nil for the zero Kit: its
+// GenerateContent and Call return ErrZeroModel).
+func (k *Kit) Model() *Model {
+	if k == nil {
+		return nil
+	}
+	return k.model
+}
 
 // Owner returns the Kit's owner (the zero Owner for the zero Kit).
 func (k *Kit) Owner() work.Owner {

@@ -44,7 +44,9 @@ import (
 // an Unwrap() llms.Model method to be recognised in step 3.
 //
 // It never mutates the caller's slice and never adds a system message or a
-// cache mark. It is safe for concurrent use.
+// cache mark. It is safe for concurrent use. The zero (and a nil) Model
+// wraps nothing: its GenerateContent and Call return ErrZeroModel. A nil
+// context gets ErrNilContext.
 type Model struct {
 	inner llms.Model
 	kit   *Kit // nil for a child's model
@@ -68,15 +70,32 @@ func WrapModel(m llms.Model) *Model {
 }
 
 // Unwrap returns the wrapped model.
-func (m *Model) Unwrap() llms.Model { return m.inner }
+func (m *Model) Unwrap() llms.Model {
+	if m == nil {
+		return nil
+	}
+	return m.inner
+}
 
 // Call implements llms.Model's single-prompt call through GenerateContent.
 func (m *Model) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
+	if m == nil || m.inner == nil {
+		return "", ErrZeroModel
+	}
+	if ctx == nil {
+		return "", ErrNilContext
+	}
 	return llms.GenerateFromSinglePrompt(ctx, m, prompt, opts...)
 }
 
 // GenerateContent implements llms.Model as the type comment describes.
 func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	if m == nil || m.inner == nil {
+		return nil, ErrZeroModel
+	}
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	var extra []llms.MessageContent
 	if err := ctx.Err(); err != nil {
 		return nil, err

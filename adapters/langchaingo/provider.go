@@ -37,6 +37,9 @@ func ProviderName(m llms.Model) string {
 	case nil:
 		return ""
 	case *Model:
+		if v == nil {
+			return ""
+		}
 		return ProviderName(v.inner)
 	case interface{ ProviderName() string }:
 		return v.ProviderName()

@@ -92,7 +92,11 @@ func (s Settled) Answer() string {
 // ends (with ctx's error), when a run fails (with its error), when the
 // engine cannot read the owner's Work (Live's or Settled's error), or when the
 // Kit's owner is released or the Supervisor closed (its subscription
-// closes). Each settled Work is announced exactly once, none missed, also
+// closes, or the Kit is found released after a run; it then reads no more
+// of the engine, where a later Kit may have the same owner id). Called
+// after the Kit's Release it returns ErrReleased, on the zero Kit
+// ErrNotPrepared, with a nil ctx ErrNilContext, all before it runs the
+// chain. Each settled Work is announced exactly once, none missed, also
 // when several settle together or while a run is in progress, and however
 // many the owner has: a subscription (work.Supervisor.Subscribe) only
 // wakes the helper, which then reads all of the owner's settled Works
@@ -114,7 +118,14 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		}
 	}
 	var res Settled
-	if chain == nil {
+	switch {
+	case k == nil || k.set == nil:
+		return res, ErrNotPrepared
+	case ctx == nil:
+		return res, ErrNilContext
+	case k.set.Released():
+		return res, ErrReleased
+	case chain == nil:
 		return res, errors.New("langchaingo: RunUntilSettled: nil chain")
 	}
 	owner := k.Owner()
@@ -138,6 +149,11 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		}
 		var due []work.Status
 		for {
+			if k.set.Released() {
+				// Released during the run: the owner's Work is gone and
+				// its id may already be another Kit's.
+				return res, nil
+			}
 			drain(sub.C())
 			// Live first: a Work settling between the two reads is then
 			// either still live or among the settled.
