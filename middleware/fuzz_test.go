@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // childSeeds are accepted forms of child input, added to the bad inputs.
@@ -55,7 +56,7 @@ func FuzzChildInput(f *testing.F) {
 	}
 	echo := func(_ context.Context, in string) (string, error) { return "out:" + in, nil }
 	f.Fuzz(func(t *testing.T, raw string) {
-		rec := &work.Recorder{}
+		rec := &enginetest.Recorder{}
 		sup := work.New(work.WithMaxDuration(0), work.WithObserver(rec))
 		defer func() {
 			if err := sup.Close(context.Background()); err != nil {

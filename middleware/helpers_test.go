@@ -15,6 +15,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -25,10 +26,10 @@ var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 // iso returns the ISO form of t0+d, as the JSON contract writes it.
 func iso(d time.Duration) string { return t0.Add(d).UTC().Format(work.TimeFormat) }
 
-// observer is a work.Recorder that also lets a test wait, without polling,
+// observer is a enginetest.Recorder that also lets a test wait, without polling,
 // for a lifecycle event.
 type observer struct {
-	work.Recorder
+	enginetest.Recorder
 	mu   sync.Mutex
 	cond sync.Cond
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -39,7 +40,7 @@ type harness struct {
 	reader *sdkmetric.ManualReader
 	logs   *syncBuffer
 	obs    *telemetry.Observer
-	rec    *work.Recorder // sees every event the Observer sees
+	rec    *enginetest.Recorder // sees every event the Observer sees
 	clk    *fakeclock.Clock
 	s      *work.Supervisor
 	owner  work.Owner
@@ -48,7 +49,7 @@ type harness struct {
 func newHarness(t *testing.T, opts ...work.Option) *harness {
 	t.Helper()
 	h := &harness{t: t, spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(),
-		logs: &syncBuffer{}, rec: &work.Recorder{}, clk: fakeclock.New(epoch), owner: work.NewOwner("coordinator")}
+		logs: &syncBuffer{}, rec: &enginetest.Recorder{}, clk: fakeclock.New(epoch), owner: work.NewOwner("coordinator")}
 	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -73,7 +74,7 @@ func newHarness(t *testing.T, opts ...work.Option) *harness {
 // It is a Watcher so that the gauges see the Supervisor.
 type tee struct {
 	obs *telemetry.Observer
-	rec *work.Recorder
+	rec *enginetest.Recorder
 }
 
 func (t tee) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // t0 is the fake clock's start: a time with milliseconds, so that the JSON
@@ -20,10 +21,10 @@ var (
 	fn    = work.Target{Label: "fetch", Kind: work.KindFunction}
 )
 
-// obs is the test Observer: a work.Recorder plus a condition variable so a
+// obs is the test Observer: a enginetest.Recorder plus a condition variable so a
 // test can wait for an event without polling.
 type obs struct {
-	rec    work.Recorder
+	rec    enginetest.Recorder
 	mu     sync.Mutex
 	cond   sync.Cond
 	byWork map[string][]work.Event

@@ -259,7 +259,6 @@ func TestZeroValues(t *testing.T) {
 		{"Kind", func() { var k work.Kind; _ = k.String() }},
 		{"Usage", func() { var u work.Usage; _ = u.Tokens() }},
 		{"ShutdownReport", func() { var r work.ShutdownReport; _, _, _ = r.String(), r.OrphanCount(), r.LogValue() }},
-		{"Recorder", func() { var r work.Recorder; r.Event(context.Background(), work.Event{}); _, _ = r.Events(), r.Calls() }},
 		{"NopObserver", func() { var o work.NopObserver; o.Event(context.Background(), work.Event{}) }},
 		{"Error", func() {
 			var e work.Error

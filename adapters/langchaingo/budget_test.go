@@ -14,6 +14,7 @@ import (
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	pt "github.com/agentwork/agentwork/adapters/langchaingo/providertest"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // loopModel is a child's model that never finishes on its own: every
@@ -132,7 +133,7 @@ func TestBudgetStopsLoopingChild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := &work.Recorder{}
+			rec := &enginetest.Recorder{}
 			sup := work.New(work.WithObserver(rec))
 			defer closeSup(t, sup)
 			m := &loopModel{callsPerTurn: tt.callsPerTurn, react: tt.react}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // TestFunctionsCallIdentity: with the functions agent the model's tool-call
@@ -23,7 +24,7 @@ import (
 // is a conflict.
 func TestFunctionsCallIdentity(t *testing.T) {
 	ctx := context.Background()
-	rec := &work.Recorder{}
+	rec := &enginetest.Recorder{}
 	sup := work.New(work.WithObserver(rec))
 	defer closeSup(t, sup)
 
@@ -119,7 +120,7 @@ func TestTextAgentCallIdentity(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			k := kindNamed(name)
 			ctx := context.Background()
-			rec := &work.Recorder{}
+			rec := &enginetest.Recorder{}
 			sup := work.New(work.WithObserver(rec))
 			defer closeSup(t, sup)
 			job := lc.NewFunction("job", "A job.", func(context.Context, string) (string, error) { return "ok", nil })

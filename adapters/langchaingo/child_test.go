@@ -16,6 +16,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // TestChildIterationsBounded: a child executor without its own iteration
@@ -67,7 +68,7 @@ func TestChildMaxDuration(t *testing.T) {
 		t.Run(fmt.Sprintf("background=%v", background), func(t *testing.T) {
 			ctx := context.Background()
 			clock := fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-			rec := &work.Recorder{}
+			rec := &enginetest.Recorder{}
 			sup := work.New(work.WithObserver(rec), work.WithClock(clock))
 			defer closeSup(t, sup)
 			in := make(chan struct{})
@@ -133,7 +134,7 @@ func TestChildMaxDuration(t *testing.T) {
 // tools) fails its Work with class panic; the process goes on.
 func TestPanickingChild(t *testing.T) {
 	ctx := context.Background()
-	rec := &work.Recorder{}
+	rec := &enginetest.Recorder{}
 	sup := work.New(work.WithObserver(rec))
 	defer closeSup(t, sup)
 	fnChild := lc.NewFunction("boom", "Panics.", func(context.Context, string) (string, error) { panic("PANIC-VALUE") })

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -304,7 +305,7 @@ func awaitState(t *testing.T, sup *work.Supervisor, owner work.Owner, id string)
 // eventOf returns the first event of type typ that rec recorded for the
 // Work id. Call it once the Work is terminal (awaitState): a terminal
 // Result is never ahead of the Observer, so the event is there by then.
-func eventOf(t *testing.T, rec *work.Recorder, id string, typ work.EventType) work.Event {
+func eventOf(t *testing.T, rec *enginetest.Recorder, id string, typ work.EventType) work.Event {
 	t.Helper()
 	for _, e := range rec.Events() {
 		if e.WorkID == id && e.Type == typ {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // TestBudgetThenDeadline: a child whose turns ran out and whose final
@@ -14,7 +15,7 @@ import (
 // in-process, the budget that ran out first is the one Status names and
 // the only one reported exhausted.
 func TestBudgetThenDeadline(t *testing.T) {
-	rec := &work.Recorder{}
+	rec := &enginetest.Recorder{}
 	eng, queue := deploy(t, "budget-deadline", map[string]temporal.Target{
 		"hang": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)

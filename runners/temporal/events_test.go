@@ -21,12 +21,13 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
-// replayRecorder records live events (work.Recorder), Binds and replayed
+// replayRecorder records live events (enginetest.Recorder), Binds and replayed
 // events separately.
 type replayRecorder struct {
-	work.Recorder
+	enginetest.Recorder
 	mu       sync.Mutex
 	binds    []work.Event
 	replayed []work.Event
@@ -139,7 +140,7 @@ var eventQueues int
 // reports nothing.
 func TestLifecycleEvents(t *testing.T) {
 	c := server(t)
-	wrec, erec := &replayRecorder{}, &work.Recorder{}
+	wrec, erec := &replayRecorder{}, &enginetest.Recorder{}
 	running := make(chan struct{}, 1)
 	eng, queue := deploy(t, "events", map[string]temporal.Target{
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {

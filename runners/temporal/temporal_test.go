@@ -109,7 +109,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
 		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
-		temporal.WithRetention(cfg.Retain),
+		temporal.WithRetention(cfg.Retain), temporal.WithObserver(cfg.Observer),
 		// Long enough for a loaded 2-core machine running the race
 		// detector; its third is how long a cancel takes to arrive.
 		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute),
@@ -139,6 +139,8 @@ func (harness) Capabilities() enginetest.Capabilities {
 		Attempt:        1,
 		ExactWaitClock: true,
 		Pools:          true,
+		// "Delivery is at least once" (the package doc, Telemetry).
+		AtLeastOnceEvents: true,
 	}
 }
 

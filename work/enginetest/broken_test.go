@@ -52,7 +52,20 @@ func (b broken) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error)
 type brokenHarness struct{ defect string }
 
 func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+	if h.defect == "repeat-terminal" {
+		cfg.Observer = repeatTerminal{cfg.Observer}
+	}
 	return broken{supervisor{}.NewEngine(t, cfg), h.defect}
+}
+
+// repeatTerminal reports every terminal event twice.
+type repeatTerminal struct{ work.Observer }
+
+func (r repeatTerminal) Event(ctx context.Context, e work.Event) {
+	r.Observer.Event(ctx, e)
+	if e.To.Terminal() {
+		r.Observer.Event(ctx, e)
+	}
 }
 
 func (h brokenHarness) Capabilities() enginetest.Capabilities {
@@ -86,6 +99,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"cancel-terminal-accepted": "CancelTerminal",
 		"rows-unlimited":           "StatusRows",
 		"wrong-guarantees":         "Lifecycle",
+		"repeat-terminal":          "ObserverEvents",
 	} {
 		t.Run(defect, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")

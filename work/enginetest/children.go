@@ -57,7 +57,13 @@ var (
 )
 
 func newControl(t *testing.T, onCancel string) (string, *control) {
-	token := "ctl-" + strconv.FormatInt(tokenSeq.Add(1), 10)
+	return newControlWith(t, onCancel, "")
+}
+
+// newControlWith is newControl with suffix appended to the token (the
+// Work's input).
+func newControlWith(t *testing.T, onCancel, suffix string) (string, *control) {
+	token := "ctl-" + strconv.FormatInt(tokenSeq.Add(1), 10) + suffix
 	c := &control{started: make(chan struct{}), boundary: make(chan chan boundaryReply),
 		finish: make(chan finishReq, 1), onCancel: onCancel, ended: make(chan error, 4)}
 	controls.Store(token, c)

@@ -2,7 +2,8 @@
 // test that drives any implementation through the whole model-facing
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
-// release, status rows, foreground calls, budgets and pools). It follows the Go Cloud Development Kit's drivertest:
+// release, status rows, foreground calls, budgets and pools, and the
+// Observer events: their order, one terminal event, no content). It follows the Go Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
 //
 //	func TestConformance(t *testing.T) { enginetest.Run(t, myHarness{}) }
@@ -29,7 +30,7 @@ import (
 // Harness makes Engines for the suite.
 type Harness interface {
 	// NewEngine returns a fresh Engine with cfg's limits that runs
-	// cfg.Children by target label. It registers its own cleanup with t
+	// cfg.Children by target label and reports to cfg.Observer. It registers its own cleanup with t
 	// (closing the Engine and anything it started). Every call must give
 	// an Engine that shares no owners or Work with earlier ones.
 	NewEngine(t *testing.T, cfg Config) work.Engine
@@ -47,6 +48,10 @@ type Config struct {
 	MaxDuration    time.Duration // per-Work deadline; 0: none
 	Retain         int           // terminal Works kept per owner
 	Children       map[string]Child
+	// Observer is the Observer the Engine must report every event and
+	// call to (a *Recorder the suite reads); an implementation that runs
+	// Work in workers gives it to them too.
+	Observer work.Observer
 }
 
 // Capabilities is what an implementation legitimately chooses.
@@ -64,6 +69,13 @@ type Capabilities struct {
 	// without them must refuse SetPool with an error, never accept a pool
 	// it does not enforce.
 	Pools bool
+	// AtLeastOnceEvents: the Engine delivers Observer events at least once
+	// (a durable runner whose worker dies after reporting and before it
+	// records the step reports again), so a Work's transition may repeat
+	// with the same From and To. The suite then drops exact repeats before
+	// it checks the order and the one terminal event; without it a repeat
+	// is a defect.
+	AtLeastOnceEvents bool
 }
 
 // Child is one of the suite's children: run with the Work's input.
@@ -111,6 +123,7 @@ func Run(t *testing.T, h Harness) {
 	}{
 		{"Lifecycle", s.lifecycle},
 		{"ObserverAndClock", s.observerAndClock},
+		{"ObserverEvents", s.observerEvents},
 		{"BadInput", s.badInput},
 		{"OwnerIsolation", s.ownerIsolation},
 		{"LimitOutstanding", s.limitOutstanding},

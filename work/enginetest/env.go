@@ -16,6 +16,7 @@ type env struct {
 	e    work.Engine
 	caps Capabilities
 	cfg  Config
+	rec  *Recorder // cfg.Observer
 	ctx  context.Context
 }
 
@@ -26,6 +27,8 @@ func defaults() Config {
 
 func (s *suite) env(t *testing.T, edit func(*Config)) *env {
 	cfg := defaults()
+	rec := &Recorder{}
+	cfg.Observer = rec
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -33,7 +36,7 @@ func (s *suite) env(t *testing.T, edit func(*Config)) *env {
 	if e == nil {
 		t.Fatal("Harness.NewEngine returned nil")
 	}
-	return &env{t: t, e: e, caps: s.caps, cfg: cfg, ctx: context.Background()}
+	return &env{t: t, e: e, caps: s.caps, cfg: cfg, rec: rec, ctx: context.Background()}
 }
 
 func owner(t *testing.T, name string) work.Owner {

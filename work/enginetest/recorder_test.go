@@ -1,0 +1,34 @@
+package enginetest_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
+)
+
+func TestRecorder(t *testing.T) {
+	var zero enginetest.Recorder // the zero value is usable
+	zero.Event(context.Background(), work.Event{})
+	if len(zero.Events()) != 1 || len(zero.Calls()) != 0 {
+		t.Fatalf("zero Recorder: events %v, calls %v", zero.Events(), zero.Calls())
+	}
+	var r enginetest.Recorder
+	ctx := context.Background()
+	got, end := r.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "list", Owner: "coord"})
+	if got != ctx {
+		t.Fatal("Begin changed the context")
+	}
+	if c := r.Calls(); len(c) != 1 || c[0].Ended {
+		t.Fatalf("calls = %+v", c)
+	}
+	end(work.CallEnd{Outcome: "ok"})
+	if c := r.Calls(); !c[0].Ended || c[0].End.Outcome != "ok" || c[0].Call.Action != "list" {
+		t.Fatalf("calls = %+v", c)
+	}
+	exec := context.WithValue(context.Background(), struct{}{}, 1)
+	if r.Bind(ctx, exec, work.Event{}) != exec {
+		t.Fatal("Bind")
+	}
+}
