@@ -91,17 +91,8 @@ func (e *Execution) Scope() Owner {
 // then yields ErrClosed unless the child still returns its output) and
 // waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
-	if err := s.admissible(&spec.Budget); err != nil {
+	if err := s.admissible(&spec); err != nil {
 		return "", err
-	}
-	if err := validOwner(spec.Owner); err != nil {
-		return "", err
-	}
-	if err := validTarget(spec.Target); err != nil {
-		return "", err
-	}
-	if spec.Run == nil {
-		return "", errorf(ErrInvalidSpec, "run function is nil")
 	}
 	ev := Event{Type: EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}

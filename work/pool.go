@@ -43,7 +43,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		a = &account{}
 		s.bud.pools[o.id] = a
 	}
-	for i, v := range b.dims() {
+	for i, v := range b.Dims() {
 		a.m[i].limit, a.m[i].pooled = max(v, 0), v > 0
 	}
 	return nil
@@ -68,9 +68,9 @@ func (s *Supervisor) Pool(o Owner) (PoolState, bool) {
 		lim[i], held[i], used[i] = a.m[i].limit, a.m[i].held.Load(), a.m[i].used.Load()
 	}
 	var p PoolState
-	p.Limit.setDims(lim)
-	p.Reserved.setDims(held)
-	p.Spent.setDims(used)
+	p.Limit.SetDims(lim)
+	p.Reserved.SetDims(held)
+	p.Spent.SetDims(used)
 	return p, true
 }
 
