@@ -51,7 +51,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
-		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+		return Ref{}, PoolRefusal(short)
 	}
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.

@@ -260,3 +260,9 @@ func LimitRefusal(limit string, n int) *Error {
 		return errorf(ErrLimit, "starts limit %d reached for this owner", n)
 	}
 }
+
+// PoolRefusal returns the ErrBudgetExhausted of a start its owner's pool
+// cannot cover in budget (the short dimension PoolReserve names).
+func PoolRefusal(budget string) *Error {
+	return errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", budget)
+}

@@ -119,7 +119,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	r := new(run)
 	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
-		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+		return "", PoolRefusal(short)
 	}
 	scopeID := spec.Owner.id + "/" + newID()
 	r.emit = s.foregroundEmitter(exec, spec)
