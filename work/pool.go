@@ -81,6 +81,10 @@ func (s *Supervisor) Pool(o Owner) (PoolState, bool) {
 func (s *Supervisor) PoolCensus(fn func(budget string, reserved, remaining int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.poolTotalsLocked(fn)
+}
+
+func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining int64)) {
 	var held, rem [numDims]int64
 	var any [numDims]bool
 	for _, a := range s.bud.pools {
