@@ -83,13 +83,17 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 	if err != nil {
 		return nil, err
 	}
-	b.reg, err = m.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
+	b.reg, err = m.RegisterCallback(func(ctx context.Context, ob metric.Observer) error {
 		for _, s := range o.watchedSupervisors() {
-			s.PoolCensus(func(budget string, reserved, remaining int64) {
-				set := metric.WithAttributeSet(attribute.NewSet(labelBudget.String(budgetName(budget))))
-				ob.ObserveInt64(b.reserved, reserved, set)
-				ob.ObserveInt64(b.remaining, remaining, set)
-			})
+			snap, err := s.Snapshot(ctx)
+			if err != nil {
+				continue
+			}
+			for _, p := range snap.Pools {
+				set := metric.WithAttributeSet(attribute.NewSet(labelBudget.String(budgetName(p.Budget))))
+				ob.ObserveInt64(b.reserved, p.Reserved, set)
+				ob.ObserveInt64(b.remaining, p.Remaining, set)
+			}
 		}
 		return nil
 	}, b.reserved, b.remaining)

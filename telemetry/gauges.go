@@ -48,8 +48,8 @@ type liveWork struct {
 	CancelWaiting time.Duration // since cancel was requested, for cancel-requested Work
 }
 
-// census reads the watched supervisors: Census for the per-state counts
-// and Snapshot for the live Work, slots and ages.
+// census reads the watched engines' Snapshots (work.Watched): the
+// per-state counts, the live Work, slots and ages.
 //
 // It also forgets the cancel-request times of Work that no watched
 // Supervisor holds cancel-requested: a Work that a durable runner's
@@ -58,7 +58,7 @@ type liveWork struct {
 // snapshots are forgotten (a Supervisor reports a cancel request after
 // its state changed, so such a Work shows in its snapshot if it is still
 // cancel-requested).
-func (o *Observer) census(sups []*work.Supervisor) census {
+func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 	o.cancelMu.Lock()
 	var stale map[string]struct{}
 	if len(o.cancelAt) > 0 {
@@ -81,19 +81,22 @@ func (o *Observer) census(sups []*work.Supervisor) census {
 	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	for _, s := range sups {
-		s.Census(func(target string, st work.State, n int) {
-			i := stateIndex(st)
-			if i < 0 {
-				return
-			}
-			v := c.counts[target]
+		snap, err := s.Snapshot(ctx)
+		if err != nil {
+			continue // an engine that cannot answer now reports nothing
+		}
+		for _, tc := range snap.Counts {
+			v := c.counts[tc.Target]
 			if v == nil {
 				v = new([len(work.States)]int)
-				c.counts[target] = v
+				c.counts[tc.Target] = v
 			}
-			v[i] += n
-		})
-		snap := s.Snapshot()
+			for i, n := range tc.Counts {
+				if j := stateIndex(work.States[i]); j >= 0 {
+					v[j] += n
+				}
+			}
+		}
 		c.limit += snap.MaxRunning
 		c.slots += snap.SlotsInUse
 		c.queued += snap.Queued
@@ -123,14 +126,14 @@ func (o *Observer) census(sups []*work.Supervisor) census {
 	return c
 }
 
-func (o *Observer) collect(_ context.Context, ob metric.Observer) error {
+func (o *Observer) collect(ctx context.Context, ob metric.Observer) error {
 	sups := o.watchedSupervisors()
-	o.m.observe(ob, o.census(sups))
+	o.m.observe(ob, o.census(ctx, sups))
 	return nil
 }
 
-// watchedSupervisors returns the Supervisors the Observer reports on.
-func (o *Observer) watchedSupervisors() []*work.Supervisor {
+// watchedSupervisors returns the engines the Observer reports on.
+func (o *Observer) watchedSupervisors() []work.Watched {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
 	return slices.Clone(o.watched)
@@ -145,11 +148,11 @@ func (o *Observer) cancelRequestedAt(id string) (time.Time, bool) {
 	return t, ok
 }
 
-// Watch adds s to the Supervisors whose live counts the gauges report
-// (agentwork_work_items and agentwork_work_concurrency_limit sum over
-// them). work.New calls it; the returned function, which Supervisor.Close
+// Watch adds s (any engine, through work.Watched) to those whose live
+// counts the gauges report (agentwork_work_items and
+// agentwork_work_concurrency_limit sum over them). work.New calls it; the returned function, which Supervisor.Close
 // calls, removes s again. It is idempotent.
-func (o *Observer) Watch(s *work.Supervisor) (unwatch func()) {
+func (o *Observer) Watch(s work.Watched) (unwatch func()) {
 	o.watchMu.Lock()
 	o.watched = append(o.watched, s)
 	o.watchMu.Unlock()

@@ -90,7 +90,7 @@ func (t tee) Event(ctx context.Context, e work.Event) {
 	t.obs.Event(ctx, e)
 }
 
-func (t tee) Watch(s *work.Supervisor) func() { return t.obs.Watch(s) }
+func (t tee) Watch(s work.Watched) func() { return t.obs.Watch(s) }
 
 func (t tee) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
 	t.obs.ShutdownReported(ctx, r)

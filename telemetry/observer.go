@@ -56,7 +56,7 @@ type Observer struct {
 	cancelAt map[string]time.Time
 
 	watchMu sync.Mutex
-	watched []*work.Supervisor
+	watched []work.Watched
 
 	names     sync.Map // spanNameKey -> span name
 	nameCount atomic.Int32

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"encoding/json"
 	"html/template"
 	"net/http"
@@ -77,7 +78,7 @@ type StatusWork struct {
 // watches. It is safe for concurrent use and takes each Supervisor's lock
 // briefly.
 func (o *Observer) Status() StatusPage {
-	c := o.census(o.watchedSupervisors())
+	c := o.census(context.Background(), o.watchedSupervisors())
 	p := StatusPage{Time: time.Now().UTC(), Slots: StatusSlots{InUse: c.slots, Limit: c.limit},
 		Queue: StatusQueue{Length: c.queued}, Targets: []StatusTarget{}, Work: []StatusWork{}}
 	for target, n := range c.counts {

@@ -15,17 +15,8 @@ import (
 // without the Supervisor's lock. A Start that overlaps Close (or the
 // owner's Release) may return a Ref whose Work was cancelled before it ran.
 func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
-	if err := s.admissible(&spec.Budget); err != nil {
+	if err := s.admissible(&spec); err != nil {
 		return Ref{}, err
-	}
-	if err := validOwner(spec.Owner); err != nil {
-		return Ref{}, err
-	}
-	if err := validTarget(spec.Target); err != nil {
-		return Ref{}, err
-	}
-	if spec.Run == nil {
-		return Ref{}, errorf(ErrInvalidSpec, "run function is nil")
 	}
 	// The Work's id and item are made before the lock is taken (a refused
 	// Start drops them), so that its holders wait for no allocation.
@@ -60,7 +51,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
-		return Ref{}, errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+		return Ref{}, PoolRefusal(short)
 	}
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
@@ -165,11 +156,11 @@ func (s *Supervisor) refusal(reason string) error {
 	case reasonScopeEnded:
 		return ErrScopeEnded
 	case LimitDepth:
-		return errorf(ErrLimit, "nesting depth limit %d reached", s.cfg.maxDepth)
+		return LimitRefusal(LimitDepth, s.cfg.maxDepth)
 	case LimitOutstanding:
-		return errorf(ErrLimit, "outstanding limit %d reached for this owner", s.cfg.maxOutstanding)
+		return LimitRefusal(LimitOutstanding, s.cfg.maxOutstanding)
 	default:
-		return errorf(ErrLimit, "starts limit %d reached for this owner", s.cfg.maxStarts)
+		return LimitRefusal(LimitStarts, s.cfg.maxStarts)
 	}
 }
 

@@ -76,14 +76,6 @@ const (
 
 var dimNames = [numDims]string{BudgetTurns, BudgetToolCalls, BudgetTokens}
 
-func (b Budget) dims() [numDims]int64 {
-	return [numDims]int64{int64(b.MaxTurns), int64(b.MaxToolCalls), b.MaxTokens}
-}
-
-func (b *Budget) setDims(d [numDims]int64) {
-	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = int(d[dimTurns]), int(d[dimToolCalls]), d[dimTokens]
-}
-
 // budgetConfig is the Supervisor's budget configuration.
 type budgetConfig struct {
 	def, ceiling Budget
@@ -110,13 +102,13 @@ func WithDefaultBudget(b Budget) Option {
 			c.recordErr(err)
 			return
 		}
-		d := c.budget.def.dims()
-		for i, v := range b.dims() {
+		d := c.budget.def.Dims()
+		for i, v := range b.Dims() {
 			if v != 0 {
 				d[i] = max(v, 0)
 			}
 		}
-		c.budget.def.setDims(d)
+		c.budget.def.SetDims(d)
 		if b.MaxDuration != 0 {
 			c.maxDuration = max(b.MaxDuration, 0)
 		}
@@ -135,11 +127,11 @@ func WithBudgetCeiling(b Budget) Option {
 			c.recordErr(err)
 			return
 		}
-		d := b.dims()
+		d := b.Dims()
 		for i := range d {
 			d[i] = max(d[i], 0)
 		}
-		c.budget.ceiling.setDims(d)
+		c.budget.ceiling.SetDims(d)
 		c.budget.ceiling.MaxDuration = max(b.MaxDuration, 0)
 	})
 }
@@ -163,13 +155,13 @@ func resolveDim(want, def, ceil int64) int64 {
 // deadline. An Engine that runs children elsewhere resolves budgets with
 // it, as the Supervisor does.
 func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
-	want, def, ceil := spec.Budget.dims(), s.cfg.budget.def.dims(), s.cfg.budget.ceiling.dims()
+	want, def, ceil := spec.Budget.Dims(), s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
 	var eff [numDims]int64
 	for i := range eff {
 		eff[i] = max(resolveDim(want[i], def[i], ceil[i]), 0)
 	}
 	var b Budget
-	b.setDims(eff)
+	b.SetDims(eff)
 	b.MaxDuration = s.cfg.duration(&spec)
 	return b
 }

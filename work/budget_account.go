@@ -101,41 +101,34 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 		}
 	}
 	r.parent = parent
-	want := spec.Budget.dims()
-	def, ceil := s.cfg.budget.def.dims(), s.cfg.budget.ceiling.dims()
-	var eff [numDims]int64
+	want := spec.Budget.Dims()
+	def, ceil := s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
+	var eff, lim, avail [numDims]int64
 	var src [numDims]*meter
-	var through [numDims]bool
 	for i := range eff {
-		v, explicit := resolveDim(want[i], def[i], ceil[i]), want[i] > 0
+		eff[i] = resolveDim(want[i], def[i], ceil[i])
 		if m := parent.source(i); m != nil {
-			if avail := m.avail(); avail >= 0 {
-				if !explicit && spec.Target.Kind == KindFunction {
-					through[i] = true
-					continue
-				}
-				share := (m.limit + PoolShare - 1) / PoolShare
-				switch {
-				case avail == 0 || (explicit && v > avail):
-					return dimNames[i]
-				case !explicit && (v <= 0 || v > share):
-					v = share
-				}
-				v = min(v, avail)
-				src[i] = m
+			if a := m.avail(); a >= 0 {
+				lim[i], avail[i], src[i] = m.limit, a, m
 			}
 		}
-		eff[i] = max(v, 0)
+	}
+	function := spec.Target.Kind == KindFunction
+	eff, held, short := PoolReserve(lim, avail, want, eff, function)
+	if short != "" {
+		return short
 	}
 	for i, v := range eff {
-		r.m[i].limit, r.m[i].through = v, through[i]
-		r.m[i].pooled = v > 0 && (src[i] != nil || want[i] > 0)
-		if src[i] != nil {
+		// A function child that sets no limit in a pooled dimension
+		// reserves nothing there: its children reserve from its source.
+		r.m[i].limit, r.m[i].through = v, src[i] != nil && held[i] == 0
+		r.m[i].pooled = v > 0 && (held[i] > 0 || want[i] > 0)
+		if held[i] > 0 {
 			src[i].held.Add(v)
 			r.m[i].from = src[i]
 		}
 	}
-	r.budget.setDims(eff)
+	r.budget.SetDims(eff)
 	r.budget.MaxDuration = s.cfg.duration(spec)
 	return ""
 }
@@ -152,11 +145,13 @@ func (s *Supervisor) settleRunLocked(r *run) {
 		return
 	}
 	r.parent = nil
+	var limit, used [numDims]int64
 	for i := range r.m {
-		spent := r.m[i].used.Load()
-		if i == dimTokens && r.unknown.Load() > 0 && r.m[i].limit > 0 {
-			spent = max(spent, r.m[i].limit)
-		}
+		limit[i], used[i] = r.m[i].limit, r.m[i].used.Load()
+	}
+	charge := PoolCharge(limit, used, r.unknown.Load() > 0)
+	for i := range r.m {
+		spent := charge[i]
 		if f := r.m[i].from; f != nil {
 			// Reserved from f (the parent's meter, or an enclosing one past
 			// function children that reserved nothing): refund and charge it.

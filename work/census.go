@@ -1,6 +1,7 @@
 package work
 
 import (
+	"context"
 	"sort"
 	"time"
 )
@@ -43,17 +44,60 @@ type Snapshot struct {
 	// Live is every queued, running and cancel-requested Work (visible or
 	// detached), oldest first.
 	Live []LiveWork
+	// Counts is, for every known target label, how many Works are in
+	// each state (in the order of States; visible or detached, zero
+	// included).
+	Counts []TargetCounts
+	// Pools is, for each budget (BudgetTurns, BudgetToolCalls,
+	// BudgetTokens) that some owner's pool limits, the sums over those
+	// pools of what unsettled children reserved and what remains.
+	Pools []PoolTotal
 }
 
-// Snapshot returns the live Work and slot usage under the Supervisor's lock.
-// It costs O(live Work) and allocates the list; it never returns content.
-func (s *Supervisor) Snapshot() Snapshot {
+// TargetCounts is how many Works of one target are in each state.
+type TargetCounts struct {
+	Target string
+	Counts [len(States)]int
+}
+
+// PoolTotal is one budget's pool sums in a Snapshot.
+type PoolTotal struct {
+	Budget              string
+	Reserved, Remaining int64
+}
+
+// Watched is what gauges and status pages read of an engine when they
+// collect: a content-free Snapshot of its live Work, slots, per-target
+// state counts and pools. The Supervisor implements it; a Watcher watches
+// any Watched. Snapshot must be safe for concurrent use and quick (it runs
+// at every metric collection).
+type Watched interface {
+	Snapshot(ctx context.Context) (Snapshot, error)
+}
+
+var _ Watched = (*Supervisor)(nil)
+
+// Snapshot returns the live Work, slot usage, per-target state counts and
+// pool sums under the Supervisor's lock (Watched). It costs O(live Work +
+// targets + pools) and allocates the lists; it never returns content. Its
+// error is ErrNotInitialized for a Supervisor not made by New (with the
+// zero Snapshot), and nil otherwise.
+func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	if s.uninitialized() {
-		return Snapshot{}
+		return Snapshot{}, ErrNotInitialized
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: s.used}
+	if len(s.counts) > 0 {
+		snap.Counts = make([]TargetCounts, 0, len(s.counts))
+		for label, c := range s.counts {
+			snap.Counts = append(snap.Counts, TargetCounts{Target: label, Counts: *c})
+		}
+	}
+	s.poolTotalsLocked(func(budget string, reserved, remaining int64) {
+		snap.Pools = append(snap.Pools, PoolTotal{Budget: budget, Reserved: reserved, Remaining: remaining})
+	})
 	for it := s.running.front(); it != nil; it = it.next {
 		snap.Live = append(snap.Live, it.live())
 	}
@@ -70,7 +114,7 @@ func (s *Supervisor) Snapshot() Snapshot {
 		}
 		return a.ID < b.ID
 	})
-	return snap
+	return snap, nil
 }
 
 func (it *item) live() LiveWork {

@@ -22,7 +22,7 @@ func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
 	h.clk.Advance(time.Minute)
 	queued := h.start(o, agent, h.child())
 
-	snap := h.s.Snapshot()
+	snap, _ := h.s.Snapshot(context.Background())
 	if snap.MaxRunning != 2 || snap.SlotsInUse != 2 || snap.Queued != 1 || len(snap.Live) != 3 {
 		t.Fatalf("snapshot = %+v, want limit 2, slots 2, queued 1, 3 live", snap)
 	}
@@ -48,7 +48,7 @@ func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
 	h.obs.waitTerminal(stuckRef.ID)
 	// keep still holds its slot; the queued Work took the freed one.
 	// The queued Work got a slot when the cancel-requested one returned.
-	snap = h.s.Snapshot()
+	snap, _ = h.s.Snapshot(context.Background())
 	if snap.Queued != 0 || snap.SlotsInUse != 2 || len(snap.Live) != 2 {
 		t.Fatalf("after the cancel settled: %+v", snap)
 	}

@@ -114,6 +114,19 @@
 // ignored cancellation (each also reported as EventOrphaned). Close is the
 // immediate variant.
 //
+// # For engine implementations
+//
+// An Engine other than the Supervisor (a durable runner such as the
+// Temporal one) uses the contract logic of contract.go instead of writing
+// it again: Spec.Validate and ValidateOwner (what every engine refuses),
+// Order (List's and Rows' orders, RowPriority) and Elapsed, Budget.Dims
+// with PoolReserve and PoolCharge (a pool's reservation and settlement,
+// the unknown-usage rule included), ErrorCode and DecodeError (the
+// errors by code, across a process boundary), ErrUnavailable with
+// Error.Wrap (a transport or server failure, its cause reachable),
+// LaunchConflict, LimitRefusal and PoolRefusal (the refusals' messages).
+// Gauges and status pages watch an engine through Watched (Snapshot).
+//
 // # Content
 //
 // Child output, failure text and guidance text are held only where the

@@ -9,6 +9,7 @@ type Error struct {
 	Code  string
 	Class string // for ErrChildFailed: the failure class (a Class constant)
 	msg   string
+	cause error
 }
 
 func (e *Error) Error() string {
@@ -18,6 +19,24 @@ func (e *Error) Error() string {
 	return e.msg
 }
 
+// Unwrap returns the cause of an error made by Wrap (ErrUnavailable's
+// transport or server error), or nil.
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.cause
+}
+
+// Wrap returns an error with e's code, class and message whose cause
+// (Unwrap) is cause; the message does not include the cause's.
+func (e *Error) Wrap(cause error) *Error {
+	if e == nil {
+		return &Error{cause: cause}
+	}
+	return &Error{Code: e.Code, Class: e.Class, msg: e.msg, cause: cause}
+}
+
 // Is matches any *Error with the same Code, so errors.Is(err, ErrNotFound)
 // works for wrapped and detailed errors alike.
 func (e *Error) Is(target error) bool {
@@ -25,7 +44,15 @@ func (e *Error) Is(target error) bool {
 	return ok && e != nil && t != nil && t.Code == e.Code
 }
 
-func newError(code, msg string) *Error { return &Error{Code: code, msg: msg} }
+func newError(code, msg string) *Error {
+	e := &Error{Code: code, msg: msg}
+	if errorCodes[code] == nil {
+		errorCodes[code] = e
+	} else {
+		errorVariants = append(errorVariants, e)
+	}
+	return e
+}
 
 func errorf(base *Error, format string, args ...any) *Error {
 	return &Error{Code: base.Code, msg: base.msg + ": " + fmt.Sprintf(format, args...)}

@@ -91,17 +91,8 @@ func (e *Execution) Scope() Owner {
 // then yields ErrClosed unless the child still returns its output) and
 // waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
-	if err := s.admissible(&spec.Budget); err != nil {
+	if err := s.admissible(&spec); err != nil {
 		return "", err
-	}
-	if err := validOwner(spec.Owner); err != nil {
-		return "", err
-	}
-	if err := validTarget(spec.Target); err != nil {
-		return "", err
-	}
-	if spec.Run == nil {
-		return "", errorf(ErrInvalidSpec, "run function is nil")
 	}
 	ev := Event{Type: EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
@@ -128,7 +119,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	r := new(run)
 	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
-		return "", errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", short)
+		return "", PoolRefusal(short)
 	}
 	scopeID := spec.Owner.id + "/" + newID()
 	r.emit = s.foregroundEmitter(exec, spec)

@@ -22,16 +22,15 @@ var ErrInvalidBudget = newError("invalid_budget", "invalid budget")
 func (s *Supervisor) uninitialized() bool { return s.idle == nil }
 
 // admissible checks what precedes every Start and Call: that s was made
-// by New with a valid configuration and that the child's budget has no
-// negative field.
-func (s *Supervisor) admissible(b *Budget) error {
+// by New with a valid configuration and that spec is valid (Spec.Validate).
+func (s *Supervisor) admissible(spec *Spec) error {
 	if s.idle == nil {
 		return ErrNotInitialized
 	}
 	if s.cfg.err != nil {
 		return s.cfg.err
 	}
-	return checkBudget("Spec.Budget", *b, false)
+	return spec.Validate()
 }
 
 // poolable is admissible for SetPool.

@@ -49,8 +49,6 @@ func (s *Supervisor) replayLocked(spec *Spec) (r *launchRecord, err error, ok bo
 	return r, nil, true
 }
 
-var errLaunchConflict = newError(ErrConflict.Code, "the tool-call id was already used to launch other work (another target or input)")
-
 // recordLaunchLocked remembers spec's launch identity for os, with the Ref
 // its Work gets. It returns nil when spec has no identity.
 func recordLaunchLocked(os *ownerState, spec *Spec, ref Ref) *launchRecord {

@@ -145,11 +145,12 @@ type Replayer interface {
 	Replay(ctx context.Context, e Event)
 }
 
-// Watcher is implemented by an Observer that reads the Supervisor's live
-// counts when it collects (for gauges). New calls Watch once; Close calls
-// the returned function.
+// Watcher is implemented by an Observer that reads an engine's live
+// counts when it collects (for gauges and status pages), through the
+// small Watched interface, so that it watches any engine. New calls Watch
+// once with the Supervisor; Close calls the returned function.
 type Watcher interface {
-	Watch(s *Supervisor) (unwatch func())
+	Watch(w Watched) (unwatch func())
 }
 
 // NopObserver ignores everything.

@@ -9,11 +9,11 @@ import (
 
 type watcher struct {
 	work.NopObserver
-	watched   *work.Supervisor
+	watched   work.Watched
 	unwatched int
 }
 
-func (w *watcher) Watch(s *work.Supervisor) func() {
+func (w *watcher) Watch(s work.Watched) func() {
 	w.watched = s
 	return func() { w.unwatched++ }
 }
@@ -21,7 +21,7 @@ func (w *watcher) Watch(s *work.Supervisor) func() {
 func TestWatcherWatchedOnceUnwatchedOnFirstClose(t *testing.T) {
 	w := &watcher{}
 	s := work.New(work.WithObserver(w))
-	if w.watched != s {
+	if w.watched != work.Watched(s) {
 		t.Fatal("Watch not called with the Supervisor")
 	}
 	s.Close(context.Background())

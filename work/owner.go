@@ -1,9 +1,5 @@
 package work
 
-import (
-	"strings"
-)
-
 // Owner is an agent instance that owns Work. Only its owner can see, await,
 // cancel, detach or steer a Work. The zero Owner is invalid.
 //
@@ -76,15 +72,4 @@ type ownerState struct {
 	// counts its census entry (s.counts[countsLabel]).
 	countsLabel string
 	counts      *[len(States)]int
-}
-
-// validOwner refuses the zero Owner and a top-level id containing "/".
-func validOwner(o Owner) error {
-	if o.IsZero() {
-		return ErrInvalidOwner
-	}
-	if o.depth == 0 && strings.Contains(o.id, "/") {
-		return errorf(ErrInvalidOwner, "a top-level owner id may not contain \"/\"")
-	}
-	return nil
 }

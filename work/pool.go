@@ -43,7 +43,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		a = &account{}
 		s.bud.pools[o.id] = a
 	}
-	for i, v := range b.dims() {
+	for i, v := range b.Dims() {
 		a.m[i].limit, a.m[i].pooled = max(v, 0), v > 0
 	}
 	return nil
@@ -68,9 +68,9 @@ func (s *Supervisor) Pool(o Owner) (PoolState, bool) {
 		lim[i], held[i], used[i] = a.m[i].limit, a.m[i].held.Load(), a.m[i].used.Load()
 	}
 	var p PoolState
-	p.Limit.setDims(lim)
-	p.Reserved.setDims(held)
-	p.Spent.setDims(used)
+	p.Limit.SetDims(lim)
+	p.Reserved.SetDims(held)
+	p.Spent.SetDims(used)
 	return p, true
 }
 
@@ -81,6 +81,10 @@ func (s *Supervisor) Pool(o Owner) (PoolState, bool) {
 func (s *Supervisor) PoolCensus(fn func(budget string, reserved, remaining int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.poolTotalsLocked(fn)
+}
+
+func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining int64)) {
 	var held, rem [numDims]int64
 	var any [numDims]bool
 	for _, a := range s.bud.pools {

@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"time"
 )
 
 // lookupLocked finds a Work visible to o, evicting expired Work first.
@@ -58,12 +57,7 @@ func (s *Supervisor) List(ctx context.Context, o Owner) ([]Status, error) {
 	if os == nil {
 		return []Status{}, nil
 	}
-	top := topK(os.items, MaxListed, func(a, b *item) bool {
-		if at, bt := a.state.Terminal(), b.state.Terminal(); at != bt {
-			return !at
-		}
-		return a.seq > b.seq
-	})
+	top := topK(os.items, MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
 	out := make([]Status, len(top))
 	for i, it := range top {
 		out[i] = it.status()
@@ -93,48 +87,17 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 	if os == nil {
 		return nil, 0, nil
 	}
-	top := topK(os.items, MaxRows, func(a, b *item) bool {
-		if pa, pb := a.priority(), b.priority(); pa != pb {
-			return pa < pb
-		}
-		return a.seq > b.seq
-	})
+	top := topK(os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
 	now := s.cfg.clock.Now()
 	rows = make([]Row, len(top))
 	for i, it := range top {
 		rows[i] = Row{ID: it.ref.ID, TargetLabel: it.target.Label, State: it.state,
-			Elapsed: it.elapsed(now), ResultAvailable: it.hasOutput}
+			Elapsed: Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
 	}
 	return rows, len(os.items) - len(rows), nil
 }
 
-func (it *item) priority() int {
-	switch it.state {
-	case StateCompleted:
-		if it.hasOutput && !it.read {
-			return 0
-		}
-		return 4
-	case StateFailed:
-		return 1
-	case StateRunning, StateCancelRequested:
-		return 2
-	case StateQueued:
-		return 3
-	}
-	return 4
-}
-
-func (it *item) elapsed(now time.Time) time.Duration {
-	from := it.started
-	if from.IsZero() {
-		from = it.created
-	}
-	if !it.finished.IsZero() {
-		now = it.finished
-	}
-	if d := now.Sub(from); d > 0 {
-		return d
-	}
-	return 0
+// order is what the contract's orders (Order) read of it.
+func (it *item) order() Order {
+	return Order{State: it.state, Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
 }

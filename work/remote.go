@@ -49,7 +49,7 @@ func WithRemote(ctx context.Context, r Remote) context.Context {
 	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
 	e := &Execution{scope: scope, remote: &r, prog: new(progress)}
 	ru := &run{budget: r.Budget, fail: r.FailOnBudget}
-	for i, v := range r.Budget.dims() {
+	for i, v := range r.Budget.Dims() {
 		ru.m[i].limit = max(v, 0)
 	}
 	if r.Event != nil {

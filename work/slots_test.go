@@ -140,7 +140,7 @@ func TestWaitingCoordinatorsAtDefaults(t *testing.T) {
 				t.Fatalf("%d pool slots, %d executing; want %d of each", used, executing, tc.coordinators)
 			}
 			// Operators see the pool slots, not one per waiting ancestor.
-			snap := h.s.Snapshot()
+			snap, _ := h.s.Snapshot(context.Background())
 			if snap.SlotsInUse != tc.coordinators {
 				t.Fatalf("Snapshot.SlotsInUse = %d, want %d (waiting ancestors lend theirs)", snap.SlotsInUse, tc.coordinators)
 			}

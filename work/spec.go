@@ -56,13 +56,3 @@ type Spec struct {
 	// for a repeated CallID. The engine keeps only the digest.
 	InputDigest [sha256.Size]byte
 }
-
-func validTarget(t Target) error {
-	if t.Label == "" {
-		return errorf(ErrInvalidSpec, "target label is empty")
-	}
-	if t.Kind != KindAgent && t.Kind != KindFunction {
-		return errorf(ErrInvalidSpec, "unknown target kind %d", t.Kind)
-	}
-	return nil
-}

@@ -130,7 +130,7 @@ func TestZeroSupervisor(t *testing.T) {
 			return nil
 		}},
 		{"Snapshot", func(s *work.Supervisor) error {
-			if snap := s.Snapshot(); !snap.Time.IsZero() || len(snap.Live) != 0 || snap.MaxRunning != 0 {
+			if snap, _ := s.Snapshot(context.Background()); !snap.Time.IsZero() || len(snap.Live) != 0 || snap.MaxRunning != 0 {
 				return fmt.Errorf("Snapshot() = %+v", snap)
 			}
 			return nil

@@ -76,4 +76,9 @@
 // its holder's history until the holder deletes itself (see Mapping). Use
 // a payload codec on the client (client.Options.DataConverter) to encrypt
 // them.
+//
+// The telemetry gauges and status page watch an engine through
+// work.Watched (Snapshot); the Engine does not implement it yet: its live
+// gauges await a Snapshot read from Temporal's visibility. Until then they
+// cover its in-process foreground calls only.
 package temporal

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strings"
 	"sync"
 	"time"
 
@@ -96,16 +95,6 @@ func newID() string {
 // capped at the RPC timeout (WithRPCTimeout).
 func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
-}
-
-func validOwner(o work.Owner) error {
-	if o.IsZero() {
-		return work.ErrInvalidOwner
-	}
-	if o.Depth() == 0 && strings.Contains(o.ID(), "/") {
-		return work.ErrInvalidOwner.Detail(`a top-level owner id may not contain "/"`)
-	}
-	return nil
 }
 
 func (e *Engine) update(ctx context.Context, id, name string, out any, args ...any) error {

@@ -75,7 +75,7 @@ func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.Deta
 // and the maximum duration after it was sent (a safety net). Configure a
 // payload codec on the client to encrypt it meanwhile.
 func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
-	if err := validOwner(o); err != nil {
+	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
 	if strings.TrimSpace(message) == "" {
@@ -173,7 +173,7 @@ func (e *Engine) Release(ctx context.Context, o work.Owner) error {
 // unknown). Work started by a child (a deeper scope) does not reserve from
 // it. Release forgets the pool.
 func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
-	if err := validOwner(o); err != nil {
+	if err := work.ValidateOwner(o); err != nil {
 		return err
 	}
 	if o.Depth() > 0 {
@@ -181,5 +181,5 @@ func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error
 	}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
-	return fromTemporal(e.updateOwner(ctx, o, updatePool, nil, dims(b)))
+	return fromTemporal(e.updateOwner(ctx, o, updatePool, nil, b.Dims()))
 }

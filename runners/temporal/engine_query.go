@@ -14,7 +14,7 @@ import (
 // lookup finds a Work visible to o in o's registry: the registry decides
 // visibility (owner, detach, retention) and holds the state.
 func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerRecord, error) {
-	if err := validOwner(o); err != nil {
+	if err := work.ValidateOwner(o); err != nil {
 		return ownerRecord{}, err
 	}
 	if !work.IsID(id) {
@@ -69,7 +69,7 @@ func (e *Engine) progress(ctx context.Context, id string) work.Progress {
 // records reads o's registry (nil when o has none), retrying a transient
 // failure up to queryTries times while ctx is not done.
 func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
-	if err := validOwner(o); err != nil {
+	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	// The registry answers through a worker: a query that reached a worker
@@ -105,7 +105,7 @@ func (r ownerRecord) status() work.Status {
 	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
 		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
 		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
-		Progress: r.Progress}
+		Progress: r.Progress, Class: r.Class}
 }
 
 // List returns at most work.MaxListed Works visible to o, unfinished first,
@@ -115,13 +115,7 @@ func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if at, bt := a.State.Terminal(), b.State.Terminal(); at != bt {
-			return !at
-		}
-		return a.Seq > b.Seq
-	})
+	sort.Slice(recs, func(i, j int) bool { return recs[i].order().ListsBefore(recs[j].order()) })
 	recs = recs[:min(len(recs), work.MaxListed)]
 	out := make([]work.Status, len(recs))
 	for i, r := range recs {
@@ -130,21 +124,9 @@ func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) 
 	return out, nil
 }
 
-func (r ownerRecord) priority() int {
-	switch r.State {
-	case work.StateCompleted:
-		if r.HasResult && !r.Read {
-			return 0
-		}
-		return 4
-	case work.StateFailed:
-		return 1
-	case work.StateRunning, work.StateCancelRequested:
-		return 2
-	case work.StateQueued:
-		return 3
-	}
-	return 4
+// order is what the contract's orders (work.Order) read of r.
+func (r ownerRecord) order() work.Order {
+	return work.Order{State: r.State, Seq: uint64(r.Seq), ResultAvailable: r.HasResult, ResultRead: r.Read}
 }
 
 // Rows returns the status-block rows of o, as work.Supervisor.Rows, or the
@@ -160,26 +142,12 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 	if len(recs) == 0 {
 		return nil, 0, nil
 	}
-	sort.Slice(recs, func(i, j int) bool {
-		a, b := recs[i], recs[j]
-		if pa, pb := a.priority(), b.priority(); pa != pb {
-			return pa < pb
-		}
-		return a.Seq > b.Seq
-	})
+	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
 	now := time.Now()
 	n := min(len(recs), work.MaxRows)
 	rows := make([]work.Row, n)
 	for i, r := range recs[:n] {
-		from := r.Started
-		if from.IsZero() {
-			from = r.Created
-		}
-		to := now
-		if !r.Finished.IsZero() {
-			to = r.Finished
-		}
-		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State, Elapsed: max(to.Sub(from), 0),
+		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State, Elapsed: work.Elapsed(r.Created, r.Started, r.Finished, now),
 			ResultAvailable: r.HasResult}
 	}
 	return rows, len(recs) - n, nil

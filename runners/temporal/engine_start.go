@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"strconv"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -15,33 +14,17 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-func validSpec(spec work.Spec) error {
-	if err := validOwner(spec.Owner); err != nil {
-		return err
-	}
-	if spec.Target.Label == "" {
-		return work.ErrInvalidSpec.Detail("target label is empty")
-	}
-	if spec.Target.Kind != work.KindAgent && spec.Target.Kind != work.KindFunction {
-		return work.ErrInvalidSpec.Detail("unknown target kind " + strconv.Itoa(int(spec.Target.Kind)))
-	}
-	if spec.Run == nil {
-		return work.ErrInvalidSpec.Detail("run function is nil")
-	}
-	return nil
-}
-
 // Start admits Work in the owner's registry (atomically, against its
 // limits) and starts its workflow. The child runs later on a Worker that
 // registered spec.Target.Label, from spec.Input (spec.Run is not used).
 func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
-	if err := validSpec(spec); err != nil {
+	if err := spec.Validate(); err != nil {
 		return work.Ref{}, err
 	}
 	o := spec.Owner
 	if o.Depth() >= e.cfg.maxDepth {
 		e.refused(ctx, spec, work.LimitDepth, "")
-		return work.Ref{}, work.ErrLimit.Detail("nesting depth limit " + strconv.Itoa(e.cfg.maxDepth) + " reached")
+		return work.Ref{}, work.LimitRefusal(work.LimitDepth, e.cfg.maxDepth)
 	}
 	launch := newLaunchInfo(ctx)
 	caller := ctx
@@ -61,7 +44,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	var reply admitReply
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
-		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, Want: dims(spec.Budget), Eff: dims(budget),
+		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, Want: spec.Budget.Dims(), Eff: budget.Dims(),
 		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec)})
 	if err != nil {
 		if reason, short := refusalOf(err); reason != "" {
@@ -72,7 +55,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if reply.Replay {
 		return work.Ref{ID: reply.ID, TargetID: reply.TargetID, Durable: true}, nil
 	}
-	setDims(&budget, reply.Budget)
+	budget.SetDims(reply.Budget)
 	maxDur := budget.MaxDuration
 	maxBytes := e.cfg.maxResultBytes
 	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {

@@ -12,7 +12,7 @@ import (
 // work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval): Temporal has no push to a client.
 func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
-	if err := validOwner(o); err != nil {
+	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}

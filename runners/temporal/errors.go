@@ -13,13 +13,9 @@ import (
 )
 
 // workErr is e as an update's failure; details (content-free, such as a
-// limit's name) travel with it.
-func workErr(e *work.Error, detail string, details ...any) error {
-	msg := e.Error()
-	if detail != "" {
-		msg = e.Detail(detail).Error()
-	}
-	return temporal.NewApplicationError(msg, errTypePrefix+e.Code, details...)
+// limit's name) travel with it. fromTemporal decodes it.
+func workErr(e *work.Error, details ...any) error {
+	return temporal.NewApplicationError(e.Error(), errTypePrefix+e.Code, details...)
 }
 
 var errWorkflowClosed = errors.New("temporal: workflow closed")
@@ -31,15 +27,8 @@ func fromTemporal(err error) error {
 	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && strings.HasPrefix(app.Type(), errTypePrefix) {
-		code := strings.TrimPrefix(app.Type(), errTypePrefix)
-		for _, we := range engineErrors {
-			if we.Code == code {
-				msg := app.Message()
-				if d, ok := strings.CutPrefix(msg, we.Error()+": "); ok {
-					return we.Detail(d)
-				}
-				return we
-			}
+		if we, ok := work.DecodeError(strings.TrimPrefix(app.Type(), errTypePrefix), app.Message()); ok {
+			return we
 		}
 	}
 	var nf *serviceerror.NotFound
@@ -53,17 +42,24 @@ func fromTemporal(err error) error {
 		}
 		return work.ErrNotFound
 	}
-	return err
+	if !isServiceError(err) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err // the caller's context ended: its error, as is
+	}
+	// A transport or server error the contract does not name: the cause
+	// stays reachable (errors.As to a serviceerror type).
+	return work.ErrUnavailable.Wrap(err)
+}
+
+// isServiceError reports whether err is (or wraps) the server's answer.
+func isServiceError(err error) bool {
+	var se serviceerror.ServiceError
+	return errors.As(err, &se)
 }
 
 // closedMessages are the server's NotFound messages for an update to a
 // closed workflow (go.temporal.io/server: consts.ErrWorkflowCompleted and
 // update.AbortedByWorkflowClosingErr).
 var closedMessages = []string{"workflow execution already completed", "workflow update was aborted by closing workflow"}
-
-var engineErrors = []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec,
-	work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict, work.ErrLimit,
-	work.ErrMessageTooLarge, work.ErrMailboxFull, work.ErrBudgetExhausted}
 
 // transient reports whether err is a call that was cut off (cancelled,
 // timed out, unavailable) rather than an answer.

@@ -178,10 +178,13 @@ type ownerRecord struct {
 	Read      bool
 	Detached  bool
 	Budget    string `json:",omitempty"` // the budget that ran out, if one did
+	// Class is why a terminal Work did not complete (work.Status.Class):
+	// its failure class, or work.ClassCancelled.
+	Class string `json:",omitempty"`
 	// Progress is a settled Work's last progress counts.
 	Progress work.Progress
 	// Held is what the Work reserved from its owner's pool.
-	Held [numDims]int64
+	Held [3]int64
 	// Spent is what a terminal Work spent, in its transition record; nil
 	// when unknown (its attempt died with its worker).
 	Spent *work.Usage `json:",omitempty"`
@@ -190,7 +193,7 @@ type ownerRecord struct {
 // take applies what a Work's transition record x says of its state.
 func (r *ownerRecord) take(x ownerRecord) {
 	r.Rev, r.State, r.Attempt, r.Started, r.Finished, r.HasResult = x.Rev, x.State, x.Attempt, x.Started, x.Finished, x.HasResult
-	r.Budget, r.Progress = x.Budget, x.Progress
+	r.Budget, r.Progress, r.Class = x.Budget, x.Progress, x.Class
 }
 
 type admitRequest struct {
@@ -200,7 +203,7 @@ type admitRequest struct {
 	Retain         int
 	// The child's own budget limits (Spec.Budget) and its budget with the
 	// defaults and ceiling applied, for the owner's pool.
-	Want, Eff [numDims]int64
+	Want, Eff [3]int64
 	Function  bool
 	// Launch is the SHA-256 of the launch's identity (Spec.CallID), hex,
 	// or ""; Digest is the input's digest (Spec.InputDigest), hex.
@@ -217,7 +220,7 @@ type launchRecord struct {
 // runs with (its pool applied).
 type admitReply struct {
 	Seq    int64
-	Budget [numDims]int64
+	Budget [3]int64
 	// Replay: the launch identity was used before, with the same target
 	// and input: nothing was admitted; ID and TargetID are its Work's.
 	Replay       bool

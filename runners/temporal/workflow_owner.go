@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"slices"
-	"strconv"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -60,7 +59,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandler(ctx, updatePool, func(ctx workflow.Context, limit [numDims]int64) error {
+	if err := workflow.SetUpdateHandler(ctx, updatePool, func(ctx workflow.Context, limit [3]int64) error {
 		if o.st.Pool == nil {
 			o.st.Pool = &pool{}
 		}
@@ -159,7 +158,7 @@ func (o *ownerRun) forget(id string) {
 }
 
 func poolErr(short string) error {
-	return workErr(work.ErrBudgetExhausted, "the "+short+" budget of this owner cannot cover the child's", short)
+	return workErr(work.PoolRefusal(short), short)
 }
 
 // launch finds the launch identity of r, if the owner used it.
@@ -174,10 +173,6 @@ func (o *ownerRun) launch(r admitRequest) (launchRecord, bool) {
 	return o.st.Launches[i], true
 }
 
-func errLaunchConflict() error {
-	return workErr(work.ErrConflict, "the tool-call id was already used to launch other work (another target or input)")
-}
-
 func (o *ownerRun) validateAdmit(r admitRequest) error {
 	_, _, err := o.admission(r)
 	return err
@@ -188,7 +183,7 @@ func (o *ownerRun) validateAdmit(r admitRequest) error {
 func (o *ownerRun) admission(r admitRequest) (l launchRecord, replay bool, err error) {
 	if l, ok := o.launch(r); ok {
 		if l.Target != r.Record.Label || l.Digest != r.Digest {
-			return launchRecord{}, false, errLaunchConflict()
+			return launchRecord{}, false, workErr(work.LaunchConflict())
 		}
 		return l, true, nil
 	}
@@ -199,10 +194,10 @@ func (o *ownerRun) admission(r admitRequest) (l launchRecord, replay bool, err e
 		}
 	}
 	if r.MaxOutstanding > 0 && active >= r.MaxOutstanding {
-		return launchRecord{}, false, workErr(work.ErrLimit, "outstanding limit "+strconv.Itoa(r.MaxOutstanding)+" reached for this owner", work.LimitOutstanding)
+		return launchRecord{}, false, workErr(work.LimitRefusal(work.LimitOutstanding, r.MaxOutstanding), work.LimitOutstanding)
 	}
 	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
-		return launchRecord{}, false, workErr(work.ErrLimit, "starts limit "+strconv.Itoa(r.MaxStarts)+" reached for this owner", work.LimitStarts)
+		return launchRecord{}, false, workErr(work.LimitRefusal(work.LimitStarts, r.MaxStarts), work.LimitStarts)
 	}
 	if _, _, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function); short != "" {
 		return launchRecord{}, false, poolErr(short)
@@ -236,7 +231,7 @@ func (o *ownerRun) transition(r ownerRecord) {
 		return
 	}
 	o.st.Pool.settle(rec.Held, r.Spent)
-	rec.Held = [numDims]int64{}
+	rec.Held = [3]int64{}
 	if rec.Detached {
 		o.remove(i)
 		return

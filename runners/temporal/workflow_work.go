@@ -88,6 +88,7 @@ type workRun struct {
 	cancelAct workflow.CancelFunc
 	ev        *lifecycle
 	budget    string      // the budget that ran out in the last attempt
+	failClass string      // a failed Work's class
 	spent     *work.Usage // what the last attempt spent; nil: unknown
 	progress  work.Progress
 	pending   []guidanceRef
@@ -146,7 +147,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return w.cancel(ctx), nil
 	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
 		if !w.visible(owner) {
-			return workErr(work.ErrNotFound, "")
+			return workErr(work.ErrNotFound)
 		}
 		return nil
 	}}); err != nil {
@@ -159,7 +160,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
 		if !w.visible(owner) {
-			return workErr(work.ErrNotFound, "")
+			return workErr(work.ErrNotFound)
 		}
 		return nil
 	}}); err != nil {
@@ -226,22 +227,22 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 
 func (w *workRun) validateSend(r sendRequest) error {
 	if !w.visible(r.Owner) {
-		return workErr(work.ErrNotFound, "")
+		return workErr(work.ErrNotFound)
 	}
 	if w.in.Kind != work.KindAgent {
-		return workErr(work.ErrNotAgent, "")
+		return workErr(work.ErrNotAgent)
 	}
 	if c, ok := w.commands[r.Command]; ok && r.Command != "" {
 		if c.Digest != r.Digest {
-			return workErr(work.ErrConflict, "")
+			return workErr(work.ErrConflict)
 		}
 		return nil
 	}
 	if w.state.Terminal() {
-		return workErr(work.ErrTerminal, "")
+		return workErr(work.ErrTerminal)
 	}
 	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+r.Bytes > m.Bytes) {
-		return workErr(work.ErrMailboxFull, "")
+		return workErr(work.ErrMailboxFull)
 	}
 	return nil
 }
@@ -323,6 +324,9 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 		w.finished = workflow.Now(ctx)
 	}
 	w.hasResult = res.State == work.StateCompleted
+	if res.State == work.StateFailed {
+		w.failClass = res.Class
+	}
 	w.notify(ctx)
 }
 
@@ -358,7 +362,19 @@ func (w *workRun) record(ctx workflow.Context) ownerRecord {
 	w.rev = max(w.rev+1, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())<<revTaskShift)
 	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
 		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
-		Progress: w.progress, Detached: w.detached}
+		Progress: w.progress, Detached: w.detached, Class: w.class()}
+}
+
+// class is the Work's work.Status.Class: why a terminal Work did not
+// complete ("" otherwise).
+func (w *workRun) class() string {
+	switch w.state {
+	case work.StateCancelled:
+		return work.ClassCancelled
+	case work.StateFailed:
+		return w.failClass
+	}
+	return ""
 }
 
 // revTaskShift leaves room for the records of one workflow task in a

@@ -1,0 +1,268 @@
+package work
+
+import (
+	"strings"
+	"time"
+)
+
+// This file is the contract logic every Engine needs, written once: the
+// Supervisor uses it and so must any other engine (see "For engine
+// implementations" in the package documentation). An engine that copies
+// any of it is a defect.
+
+// ValidateOwner returns ErrInvalidOwner for the zero Owner or a top-level
+// owner whose id contains "/", and nil for any other Owner.
+func ValidateOwner(o Owner) error { return validOwner(o) }
+
+func validOwner(o Owner) error {
+	if o.IsZero() {
+		return ErrInvalidOwner
+	}
+	if o.depth == 0 && strings.Contains(o.id, "/") {
+		return errorf(ErrInvalidOwner, "a top-level owner id may not contain \"/\"")
+	}
+	return nil
+}
+
+// Validate checks what every engine refuses in a Spec before anything
+// else, in this order: a negative Budget field (ErrInvalidBudget, naming
+// the field), an invalid Owner (ErrInvalidOwner), an empty target label,
+// an unknown target kind or a nil Run (ErrInvalidSpec). It returns nil
+// for a Spec an engine may admit.
+func (s Spec) Validate() error {
+	if err := checkBudget("Spec.Budget", s.Budget, false); err != nil {
+		return err
+	}
+	if err := validOwner(s.Owner); err != nil {
+		return err
+	}
+	if err := validTarget(s.Target); err != nil {
+		return err
+	}
+	if s.Run == nil {
+		return errorf(ErrInvalidSpec, "run function is nil")
+	}
+	return nil
+}
+
+func validTarget(t Target) error {
+	if t.Label == "" {
+		return errorf(ErrInvalidSpec, "target label is empty")
+	}
+	if t.Kind != KindAgent && t.Kind != KindFunction {
+		return errorf(ErrInvalidSpec, "unknown target kind %d", t.Kind)
+	}
+	return nil
+}
+
+// Order is what the contract's orders read of one Work: its state, its
+// admission sequence (larger is newer: each owner's starts are numbered in
+// order) and whether its result is available and was read. It is a small
+// value: comparing two costs no allocation.
+type Order struct {
+	State           State
+	Seq             uint64
+	ResultAvailable bool
+	ResultRead      bool
+}
+
+// ListsBefore reports whether a comes before b in List: unfinished Work
+// first, then finished; within each group newest (largest Seq) first. An
+// engine returns at most MaxListed Works in this order.
+func (a Order) ListsBefore(b Order) bool {
+	if at, bt := a.State.Terminal(), b.State.Terminal(); at != bt {
+		return !at
+	}
+	return a.Seq > b.Seq
+}
+
+// RowsBefore reports whether a comes before b in Rows: by RowPriority,
+// then newest first. An engine returns at most MaxRows rows in this order.
+func (a Order) RowsBefore(b Order) bool {
+	if pa, pb := a.RowPriority(), b.RowPriority(); pa != pb {
+		return pa < pb
+	}
+	return a.Seq > b.Seq
+}
+
+// RowPriority is a Work's rank in the status block, lower first: 0 a
+// completed Work whose result is available and unread, 1 failed, 2 running
+// or cancel-requested, 3 queued, 4 the rest (results already read,
+// cancelled).
+func (a Order) RowPriority() int {
+	switch a.State {
+	case StateCompleted:
+		if a.ResultAvailable && !a.ResultRead {
+			return 0
+		}
+		return 4
+	case StateFailed:
+		return 1
+	case StateRunning, StateCancelRequested:
+		return 2
+	case StateQueued:
+		return 3
+	}
+	return 4
+}
+
+// Elapsed is a Row's Elapsed: from started (or created, while the Work
+// has not started) to now, or to finished once the Work is terminal
+// (finished is not zero); never negative.
+func Elapsed(created, started, finished, now time.Time) time.Duration {
+	from := started
+	if from.IsZero() {
+		from = created
+	}
+	if !finished.IsZero() {
+		now = finished
+	}
+	if d := now.Sub(from); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// Dims returns b's pooled dimensions in the order turns, tool calls,
+// tokens (BudgetTurns, BudgetToolCalls, BudgetTokens): the arrays
+// PoolReserve and PoolCharge work on. MaxDuration is not pooled.
+func (b Budget) Dims() [3]int64 {
+	return [numDims]int64{int64(b.MaxTurns), int64(b.MaxToolCalls), b.MaxTokens}
+}
+
+// SetDims sets b's pooled dimensions from d, in the order of Dims.
+func (b *Budget) SetDims(d [3]int64) {
+	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = int(d[dimTurns]), int(d[dimToolCalls]), d[dimTokens]
+}
+
+// Dims returns what u spent in the order of Budget.Dims (tokens: input
+// plus output).
+func (u Usage) Dims() [3]int64 {
+	return [numDims]int64{int64(u.Turns), int64(u.ToolCalls), u.Tokens()}
+}
+
+// PoolReserve resolves a start's budget against a pool, as SetPool
+// documents, dimension by dimension in the order of Budget.Dims. limit is
+// the pool's limits (0 or less: that dimension is not pooled), avail what
+// remains of each (limit less reserved and spent, at least 0), want the
+// child's own limits (Spec.Budget), eff its budget with the engine's
+// defaults and ceiling applied, function whether it is a function child.
+//
+// In a pooled dimension a child that sets its own limit reserves it,
+// refused when it does not fit; one that sets none reserves, if it is an
+// agent, eff capped at 1/PoolShare of the limit (rounded up; the share
+// when eff is 0) and at what remains, refused when nothing remains; a
+// function child that sets none reserves nothing and runs with no limit
+// there (its own children reserve from the pool). Elsewhere the child runs
+// with eff. PoolReserve returns the budget the child runs with and what it
+// reserves, or the name of the first dimension that cannot be covered
+// (BudgetTurns, BudgetToolCalls or BudgetTokens). It changes nothing and
+// does not allocate.
+func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]int64, short string) {
+	for i := range run {
+		v, explicit := eff[i], want[i] > 0
+		if limit[i] <= 0 {
+			run[i] = max(v, 0)
+			continue
+		}
+		if !explicit && function {
+			continue
+		}
+		a := max(avail[i], 0)
+		share := (limit[i] + PoolShare - 1) / PoolShare
+		switch {
+		case a == 0 || (explicit && v > a):
+			return run, held, dimNames[i]
+		case !explicit && (v <= 0 || v > share):
+			v = share
+		}
+		v = min(v, a)
+		run[i], held[i] = v, v
+	}
+	return run, held, ""
+}
+
+// PoolCharge returns what a settled run is charged, in the order of
+// Budget.Dims: what it spent, except that tokens are charged at least the
+// run's token limit (limit, what it ran with) when any of its responses
+// reported no usage (unknownUsage), since what those cost is unknown. The
+// engine refunds the run's reservation and adds the charge to what was
+// spent.
+func PoolCharge(limit, spent [3]int64, unknownUsage bool) [3]int64 {
+	if unknownUsage && limit[dimTokens] > 0 {
+		spent[dimTokens] = max(spent[dimTokens], limit[dimTokens])
+	}
+	return spent
+}
+
+// ErrUnavailable: the engine could not reach what keeps the Work (its
+// server or transport failed, or answered with an error the contract does
+// not name). errors.Unwrap (and errors.Is, errors.As) reach the cause.
+var ErrUnavailable = newError("unavailable", "engine unavailable")
+
+// ErrorCode returns the error of this package whose Code is code (any of
+// them, ErrNotFound to ErrUnavailable), for an engine that carries the
+// contract's errors across a process boundary by code; false for a code
+// that is not one.
+func ErrorCode(code string) (*Error, bool) {
+	e, ok := errorCodes[code]
+	return e, ok
+}
+
+// DecodeError returns the error an engine reported as code and message
+// (an *Error's Code and Error(), carried across a process boundary):
+// ErrorCode(code) with message kept when message is that error's, with a
+// detail (Detail), or another message this package gives that code. The
+// message must be one a *Error produced: it is not checked for caller
+// content. false for an unknown code.
+func DecodeError(code, message string) (*Error, bool) {
+	base, ok := errorCodes[code]
+	if !ok {
+		return nil, false
+	}
+	if message == base.msg {
+		return base, true
+	}
+	if d, ok := strings.CutPrefix(message, base.msg+": "); ok {
+		return base.Detail(d), true
+	}
+	for _, v := range errorVariants {
+		if v.Code == code && v.msg == message {
+			return v, true
+		}
+	}
+	return base, true
+}
+
+// errorCodes are the package's errors by code, the first registered of
+// each code (newError registers them as the package initializes).
+var errorCodes = map[string]*Error{}
+
+// errorVariants are errors with the code of another and a message of
+// their own.
+var errorVariants []*Error
+
+// LaunchConflict returns the ErrConflict of a launch identity
+// (Spec.CallID) reused with another target or input.
+func LaunchConflict() *Error { return errLaunchConflict }
+
+var errLaunchConflict = newError(ErrConflict.Code, "the tool-call id was already used to launch other work (another target or input)")
+
+// LimitRefusal returns the ErrLimit of a start refused by limit
+// (LimitOutstanding, LimitStarts or LimitDepth) whose value is n.
+func LimitRefusal(limit string, n int) *Error {
+	switch limit {
+	case LimitDepth:
+		return errorf(ErrLimit, "nesting depth limit %d reached", n)
+	case LimitOutstanding:
+		return errorf(ErrLimit, "outstanding limit %d reached for this owner", n)
+	default:
+		return errorf(ErrLimit, "starts limit %d reached for this owner", n)
+	}
+}
+
+// PoolRefusal returns the ErrBudgetExhausted of a start its owner's pool
+// cannot cover in budget (the short dimension PoolReserve names).
+func PoolRefusal(budget string) *Error {
+	return errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", budget)
+}

@@ -1,0 +1,174 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func TestSpecValidate(t *testing.T) {
+	run := func(context.Context) (string, error) { return "", nil }
+	ok := work.Spec{Owner: work.NewOwner("o"), Target: work.Target{Label: "t", Kind: work.KindAgent}, Run: run}
+	for _, tc := range []struct {
+		name string
+		mod  func(*work.Spec)
+		want error
+	}{
+		{"valid", func(*work.Spec) {}, nil},
+		{"negative budget", func(s *work.Spec) { s.Budget.MaxTurns = -1 }, work.ErrInvalidBudget},
+		{"zero owner", func(s *work.Spec) { s.Owner = work.Owner{} }, work.ErrInvalidOwner},
+		{"slash owner", func(s *work.Spec) { s.Owner = work.NewOwner("a/b") }, work.ErrInvalidOwner},
+		{"empty label", func(s *work.Spec) { s.Target.Label = "" }, work.ErrInvalidSpec},
+		{"bad kind", func(s *work.Spec) { s.Target.Kind = 99 }, work.ErrInvalidSpec},
+		{"nil run", func(s *work.Spec) { s.Run = nil }, work.ErrInvalidSpec},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ok
+			tc.mod(&s)
+			if err := s.Validate(); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("Validate() = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	if err := work.ValidateOwner(work.NewOwner("o")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		a, b       work.Order
+		list, rows bool
+	}{
+		{"unfinished before finished", work.Order{State: work.StateQueued, Seq: 1}, work.Order{State: work.StateCompleted, Seq: 2}, true, true},
+		{"newer first", work.Order{State: work.StateRunning, Seq: 2}, work.Order{State: work.StateRunning, Seq: 1}, true, true},
+		{"unread result first in rows", work.Order{State: work.StateCompleted, Seq: 1, ResultAvailable: true}, work.Order{State: work.StateFailed, Seq: 2}, false, true},
+		{"read result last", work.Order{State: work.StateCompleted, Seq: 3, ResultAvailable: true, ResultRead: true}, work.Order{State: work.StateQueued, Seq: 1}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.a.ListsBefore(tc.b); got != tc.list {
+				t.Errorf("ListsBefore = %v", got)
+			}
+			if got := tc.a.RowsBefore(tc.b); got != tc.rows {
+				t.Errorf("RowsBefore = %v", got)
+			}
+		})
+	}
+	for st, want := range map[work.State]int{work.StateFailed: 1, work.StateRunning: 2, work.StateCancelRequested: 2,
+		work.StateQueued: 3, work.StateCancelled: 4, work.StateCompleted: 4} {
+		if got := (work.Order{State: st}).RowPriority(); got != want {
+			t.Errorf("RowPriority(%v) = %d, want %d", st, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = work.Order{Seq: 1}.ListsBefore(work.Order{Seq: 2}) }); n != 0 {
+		t.Errorf("ListsBefore allocates %v", n)
+	}
+}
+
+func TestElapsed(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		name                       string
+		created, started, finished time.Time
+		want                       time.Duration
+	}{
+		{"queued", t0, time.Time{}, time.Time{}, 10 * time.Second},
+		{"running", t0, t0.Add(4 * time.Second), time.Time{}, 6 * time.Second},
+		{"finished", t0, t0.Add(4 * time.Second), t0.Add(5 * time.Second), time.Second},
+		{"clock behind", t0.Add(time.Hour), time.Time{}, time.Time{}, 0},
+	} {
+		if got := work.Elapsed(tc.created, tc.started, tc.finished, t0.Add(10*time.Second)); got != tc.want {
+			t.Errorf("%s: Elapsed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestPoolReserve(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		limit, avail      [3]int64
+		want, eff         [3]int64
+		function          bool
+		wantRun, wantHeld [3]int64
+		short             string
+	}{
+		{"unpooled", [3]int64{}, [3]int64{}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50, 100, 0}, [3]int64{}, ""},
+		{"agent share", [3]int64{20, 0, 200000}, [3]int64{20, 0, 200000}, [3]int64{}, [3]int64{50, 100, 0}, false,
+			[3]int64{5, 100, 50000}, [3]int64{5, 0, 50000}, ""},
+		{"explicit fits", [3]int64{20, 0, 0}, [3]int64{10, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{8, 100, 0}, [3]int64{8, 0, 0}, ""},
+		{"explicit too big", [3]int64{20, 0, 0}, [3]int64{5, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{}, [3]int64{}, work.BudgetTurns},
+		{"nothing remains", [3]int64{0, 10, 0}, [3]int64{0, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50}, [3]int64{}, work.BudgetToolCalls},
+		{"share capped by remaining", [3]int64{20, 0, 0}, [3]int64{2, 0, 0}, [3]int64{}, [3]int64{50, 0, 0}, false, [3]int64{2}, [3]int64{2}, ""},
+		{"function reserves nothing", [3]int64{20, 0, 0}, [3]int64{20, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, true, [3]int64{0, 100, 0}, [3]int64{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, held, short := work.PoolReserve(tc.limit, tc.avail, tc.want, tc.eff, tc.function)
+			if short != tc.short || (short == "" && (run != tc.wantRun || held != tc.wantHeld)) {
+				t.Fatalf("PoolReserve = %v %v %q, want %v %v %q", run, held, short, tc.wantRun, tc.wantHeld, tc.short)
+			}
+		})
+	}
+}
+
+func TestPoolCharge(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		limit, spent [3]int64
+		unknown      bool
+		want         [3]int64
+	}{
+		{"known", [3]int64{5, 0, 1000}, [3]int64{2, 1, 300}, false, [3]int64{2, 1, 300}},
+		{"unknown usage charges the token limit", [3]int64{5, 0, 1000}, [3]int64{2, 1, 300}, true, [3]int64{2, 1, 1000}},
+		{"unknown without token limit", [3]int64{5, 0, 0}, [3]int64{2, 1, 300}, true, [3]int64{2, 1, 300}},
+	} {
+		if got := work.PoolCharge(tc.limit, tc.spent, tc.unknown); got != tc.want {
+			t.Errorf("%s: PoolCharge = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	var b work.Budget
+	b.SetDims([3]int64{1, 2, 3})
+	if b.Dims() != [3]int64{1, 2, 3} || (work.Usage{Turns: 1, ToolCalls: 2, InputTokens: 1, OutputTokens: 2}).Dims() != [3]int64{1, 2, 3} {
+		t.Fatal("Dims round trip")
+	}
+}
+
+func TestErrorCodeAndDecode(t *testing.T) {
+	for _, e := range []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec, work.ErrInvalidTimeout,
+		work.ErrInvalidDuration, work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrMessageTooLarge,
+		work.ErrMailboxFull, work.ErrConflict, work.ErrLimit, work.ErrClosed, work.ErrCloseFromChild, work.ErrScopeEnded,
+		work.ErrChildFailed, work.ErrCancelled, work.ErrNotInitialized, work.ErrInvalidBudget, work.ErrBudgetExhausted,
+		work.ErrUnavailable} {
+		if got, ok := work.ErrorCode(e.Code); !ok || got != e {
+			t.Errorf("ErrorCode(%q) = %v, %v", e.Code, got, ok)
+		}
+	}
+	if _, ok := work.ErrorCode("nope"); ok {
+		t.Error("unknown code found")
+	}
+	for _, tc := range []struct {
+		name string
+		in   *work.Error
+	}{
+		{"base", work.ErrNotFound},
+		{"detail", work.LimitRefusal(work.LimitOutstanding, 3)},
+		{"variant", work.LaunchConflict()},
+		{"pool", work.PoolRefusal(work.BudgetTurns)},
+	} {
+		got, ok := work.DecodeError(tc.in.Code, tc.in.Error())
+		if !ok || got.Error() != tc.in.Error() || !errors.Is(got, tc.in) {
+			t.Errorf("%s: DecodeError = %v, %v", tc.name, got, ok)
+		}
+	}
+	if got := work.LimitRefusal(work.LimitStarts, 2).Error(); got != "limit exceeded: starts limit 2 reached for this owner" {
+		t.Errorf("LimitRefusal = %q", got)
+	}
+	cause := errors.New("transport")
+	err := error(work.ErrUnavailable.Wrap(cause))
+	if !errors.Is(err, work.ErrUnavailable) || !errors.Is(err, cause) || err.Error() != "engine unavailable" {
+		t.Errorf("Wrap: %v", err)
+	}
+}
