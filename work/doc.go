@@ -95,7 +95,7 @@
 // Execution.CountModelRequest, Execution.CountToolCall): lock-free, never
 // blocking, allocation-free; Status.Progress and LiveWork.Progress show the
 // counts and the Observer gets at most one EventProgress per
-// ProgressInterval per Work, never after its terminal event.
+// second per Work, never after its terminal event.
 //
 // Subscribe gives an owner content-free completion Notices through a
 // bounded buffer that drops (and counts) rather than wait; the channel

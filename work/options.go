@@ -53,7 +53,7 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{
-		clock:          SystemClock,
+		clock:          systemClock{},
 		observer:       NopObserver{},
 		maxRunning:     DefaultMaxRunning,
 		maxOutstanding: DefaultMaxOutstanding,
