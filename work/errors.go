@@ -44,8 +44,6 @@ var (
 	ErrInvalidSpec = newError("invalid_spec", "invalid work spec")
 	// ErrInvalidTimeout: a negative timeout.
 	ErrInvalidTimeout = newError("invalid_timeout", "timeout must not be negative")
-	// ErrInvalidDuration: a duration string that does not parse.
-	ErrInvalidDuration = newError("invalid_duration", "invalid duration")
 	// ErrEmptyMessage: guidance with no text.
 	ErrEmptyMessage = newError("empty_message", "guidance message must be non-empty")
 	// ErrNotAgent: guidance sent to a function child.
