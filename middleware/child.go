@@ -51,9 +51,13 @@ type Child struct {
 	// duration. work.ExecutionFrom(ctx) gives its guidance and its own
 	// owner scope.
 	Run func(ctx context.Context, input string) (string, error)
-	// MaxDuration and MaxResultBytes override the Supervisor's limits for
-	// this child when > 0.
-	MaxDuration    time.Duration
+	// MaxDuration, when > 0, is the same as Budget.MaxDuration (and is used
+	// in its place): it lowers the Supervisor's deadline for each run.
+	//
+	// Deprecated: use Budget.MaxDuration.
+	MaxDuration time.Duration
+	// MaxResultBytes overrides the Supervisor's output limit for this child
+	// when > 0.
 	MaxResultBytes int
 	// MaxInputBytes bounds the child tool's raw input (what the model
 	// sent, in bytes): over it the call returns the error object with code

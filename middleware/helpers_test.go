@@ -80,7 +80,7 @@ type env struct {
 func newEnv(t *testing.T, opts ...work.Option) *env {
 	t.Helper()
 	e := &env{t: t, clock: fakeclock.New(t0), obs: newObserver()}
-	base := []work.Option{work.WithClock(e.clock), work.WithObserver(e.obs), work.WithMaxDuration(0)}
+	base := []work.Option{work.WithClock(e.clock), work.WithObserver(e.obs), work.WithDefaultBudget(work.Budget{MaxDuration: -1})}
 	e.sup = work.New(append(base, opts...)...)
 	t.Cleanup(func() {
 		if err := e.sup.Close(context.Background()); err != nil {

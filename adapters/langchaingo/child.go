@@ -78,7 +78,11 @@ func WithValidate(fn func(input string) error) ChildOption {
 }
 
 // WithMaxDuration bounds one run of the child; reaching it cancels the child
-// at its next boundary and fails the Work with class deadline_exceeded.
+// at its next boundary and fails the Work with class deadline_exceeded. It
+// sets middleware.Child.MaxDuration, which is the same as
+// Budget.MaxDuration and wins over a WithBudget's.
+//
+// Deprecated: use WithBudget(work.Budget{MaxDuration: d}).
 func WithMaxDuration(d time.Duration) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.MaxDuration = d })
 }
