@@ -146,7 +146,12 @@ func WithMaxResultBytes(n int) Option {
 }
 
 // WithRetention sets how many finished Works each owner keeps visible
-// (default 64).
+// (default 64; values below 1 are ignored): beyond it the oldest finished
+// goes, as each Work finishes. Unlike work.WithRetention(count, age) it
+// takes no age bound: the owner's registry is workflow state, which
+// evicts only when a Work finishes (a deterministic point of its
+// history), so it has no clock to expire records by; and it evicts by
+// finish time alone, not read results first.
 func WithRetention(n int) Option {
 	return optionFunc(func(c *config) {
 		if n > 0 {
