@@ -90,7 +90,7 @@ bench-all:
 	@set -e; for m in $(SUBMODS); do (cd $$m && $(GO) test -run '^$$' -bench . -benchmem -count=1 ./...); done
 
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseDuration -fuzztime $(FUZZTIME) ./work
+	$(GO) test -run '^$$' -fuzz FuzzParseDuration -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzChildInput -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzWorkToolInput -fuzztime $(FUZZTIME) ./middleware
 

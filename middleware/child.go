@@ -51,9 +51,13 @@ type Child struct {
 	// duration. work.ExecutionFrom(ctx) gives its guidance and its own
 	// owner scope.
 	Run func(ctx context.Context, input string) (string, error)
-	// MaxDuration and MaxResultBytes override the Supervisor's limits for
-	// this child when > 0.
-	MaxDuration    time.Duration
+	// MaxDuration, when > 0, is the same as Budget.MaxDuration (and is used
+	// in its place): it lowers the Supervisor's deadline for each run.
+	//
+	// Deprecated: use Budget.MaxDuration.
+	MaxDuration time.Duration
+	// MaxResultBytes overrides the Supervisor's output limit for this child
+	// when > 0.
 	MaxResultBytes int
 	// MaxInputBytes bounds the child tool's raw input (what the model
 	// sent, in bytes): over it the call returns the error object with code
@@ -73,10 +77,15 @@ type Child struct {
 // is zero: 1 MiB.
 const DefaultMaxInputBytes = 1 << 20
 
-// Background is a frozen, inert backgroundable child: it does nothing on its
-// own and becomes executable only as an entry of a tool map given to
-// Prepare. Its zero value is invalid.
-type Background struct {
+// Background is the former name of BackgroundChild.
+//
+// Deprecated: use BackgroundChild.
+type Background = BackgroundChild
+
+// BackgroundChild is a frozen, inert backgroundable child, made by
+// Backgroundable: it does nothing on its own and becomes executable only
+// as an entry of a tool map given to Prepare. Its zero value is invalid.
+type BackgroundChild struct {
 	child Child
 	err   error // the child's Schema could not be copied; Prepare reports it
 	ok    bool
@@ -86,10 +95,10 @@ type Background struct {
 // including a deep copy of its Schema: later changes to the caller's value
 // or map do not reach it. A Schema that is not JSON-encodable makes Prepare
 // fail.
-func Backgroundable(child Child) Background {
+func Backgroundable(child Child) BackgroundChild {
 	var err error
 	if child.Schema != nil {
 		child.Schema, err = cloneSchema(child.Schema)
 	}
-	return Background{child: child, err: err, ok: true}
+	return BackgroundChild{child: child, err: err, ok: true}
 }

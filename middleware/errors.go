@@ -91,7 +91,7 @@ func errObj(code, msg string) ErrorObject { return ErrorObject{Code: code, Messa
 func fromWork(err error) ErrorObject {
 	var we *work.Error
 	if errors.As(err, &we) {
-		if we.Code == work.ErrInvalidDuration.Code || we.Code == work.ErrInvalidTimeout.Code {
+		if we.Code == work.ErrInvalidTimeout.Code {
 			return errObj(CodeInvalidTimeout, we.Error())
 		}
 		if we.Code == work.ErrEmptyMessage.Code {

@@ -112,7 +112,7 @@ func ExampleBackgroundable() {
 // where the block has each Work's 32-digit id.
 func ExampleSet_StatusBlock() {
 	clock := fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	sup := work.New(work.WithClock(clock), work.WithMaxRunning(1), work.WithMaxDuration(0))
+	sup := work.New(work.WithClock(clock), work.WithMaxRunning(1), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	defer sup.Close(context.Background())
 
 	release, hold := make(chan struct{}), make(chan struct{})

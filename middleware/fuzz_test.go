@@ -57,7 +57,7 @@ func FuzzChildInput(f *testing.F) {
 	echo := func(_ context.Context, in string) (string, error) { return "out:" + in, nil }
 	f.Fuzz(func(t *testing.T, raw string) {
 		rec := &enginetest.Recorder{}
-		sup := work.New(work.WithMaxDuration(0), work.WithObserver(rec))
+		sup := work.New(work.WithDefaultBudget(work.Budget{MaxDuration: -1}), work.WithObserver(rec))
 		defer func() {
 			if err := sup.Close(context.Background()); err != nil {
 				t.Fatal(err)
@@ -178,7 +178,7 @@ func FuzzWorkToolInput(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		obs := newObserver()
-		sup := work.New(work.WithClock(instantClock{}), work.WithMaxDuration(0), work.WithObserver(obs))
+		sup := work.New(work.WithClock(instantClock{}), work.WithDefaultBudget(work.Budget{MaxDuration: -1}), work.WithObserver(obs))
 		hold := make(chan struct{})
 		defer func() {
 			close(hold)

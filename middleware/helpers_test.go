@@ -23,8 +23,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // t0 is the fake clock's start; its ISO form is 2026-01-02T03:04:05.000Z.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
+// isoFormat is the ISO-8601 UTC form of every timestamp in the JSON
+// contract.
+const isoFormat = "2006-01-02T15:04:05.000Z"
+
 // iso returns the ISO form of t0+d, as the JSON contract writes it.
-func iso(d time.Duration) string { return t0.Add(d).UTC().Format(work.TimeFormat) }
+func iso(d time.Duration) string { return t0.Add(d).UTC().Format(isoFormat) }
 
 // observer is a enginetest.Recorder that also lets a test wait, without polling,
 // for a lifecycle event.
@@ -77,7 +81,7 @@ type env struct {
 func newEnv(t *testing.T, opts ...work.Option) *env {
 	t.Helper()
 	e := &env{t: t, clock: fakeclock.New(t0), obs: newObserver()}
-	base := []work.Option{work.WithClock(e.clock), work.WithObserver(e.obs), work.WithMaxDuration(0)}
+	base := []work.Option{work.WithClock(e.clock), work.WithObserver(e.obs), work.WithDefaultBudget(work.Budget{MaxDuration: -1})}
 	e.sup = work.New(append(base, opts...)...)
 	t.Cleanup(func() {
 		if err := e.sup.Close(context.Background()); err != nil {

@@ -21,7 +21,7 @@ var (
 	// ErrZeroOwner: Prepare got the zero work.Owner.
 	ErrZeroOwner = errors.New("middleware: zero Owner")
 	// ErrInvalidEntry: an entry is empty, nil, of an unsupported type, a
-	// Tool whose Name differs from its label, or a zero Background.
+	// Tool whose Name differs from its label, or a zero BackgroundChild.
 	ErrInvalidEntry = errors.New("middleware: invalid entry")
 	// ErrWorkToolName: a tool (authored, or named in extra) is named "work"
 	// in any case while the work tool is added.

@@ -141,7 +141,7 @@ func TestPrepareErrorsAreSentinels(t *testing.T) {
 		{"nil tool", work.NewOwner("o"), map[string]any{"t": middleware.Tool(nil)}, nil, middleware.ErrInvalidEntry, "t"},
 		{"unsupported type", work.NewOwner("o"), map[string]any{"t": 3}, nil, middleware.ErrInvalidEntry, "t"},
 		{"name mismatch", work.NewOwner("o"), map[string]any{"t": &plainTool{name: "u"}}, nil, middleware.ErrInvalidEntry, "t"},
-		{"zero Background", work.NewOwner("o"), map[string]any{"t": middleware.Background{}}, nil, middleware.ErrInvalidEntry, "t"},
+		{"zero BackgroundChild", work.NewOwner("o"), map[string]any{"t": middleware.BackgroundChild{}}, nil, middleware.ErrInvalidEntry, "t"},
 		{"authored work", work.NewOwner("o"), map[string]any{"job": middleware.Backgroundable(fn), "Work": &plainTool{name: "Work"}}, nil, middleware.ErrWorkToolName, "Work"},
 		{"extra work", work.NewOwner("o"), map[string]any{"job": middleware.Backgroundable(fn)}, []string{"WORK"}, middleware.ErrWorkToolName, "WORK"},
 		{"no Run", work.NewOwner("o"), map[string]any{"c": middleware.Child{Kind: work.KindAgent}}, nil, middleware.ErrInvalidChild, "c"},

@@ -39,9 +39,9 @@ type Set struct {
 // Prepare prepares one agent's tool map for owner on sup (the in-process
 // *work.Supervisor or another work.Engine). Each entry is a
 // Tool (passed through untouched; its Name must equal its label), a Child
-// (a foreground child: run isolated, exact output) or a Background (a
+// (a foreground child: run isolated, exact output) or a BackgroundChild (a
 // backgroundable child). Exactly one work tool is added when at least one
-// entry is a Background. Tools are returned in label order, work last.
+// entry is a BackgroundChild. Tools are returned in label order, work last.
 //
 // Prepare fails (each error wraps one of the sentinels of this package,
 // for errors.Is, or the engine's refusal) when sup is nil (ErrNilEngine)
@@ -50,7 +50,7 @@ type Set struct {
 // a Subscribe that it closes at once), when a label is empty, an entry has another type, a Tool's
 // Name differs from its label, a label is named "work" in any case while the
 // work tool is added (an ordinary tool named "work" is allowed when no
-// entry is a Background: there is no collision), a child has
+// entry is a BackgroundChild: there is no collision), a child has
 // no Run or an invalid Kind, a child's label is not a tool name providers
 // accept (^[a-zA-Z0-9_-]{1,64}$, as OpenAI and Anthropic require:
 // ErrInvalidChildName), a child's Budget has a negative field
@@ -72,14 +72,14 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 	if owner.IsZero() {
 		return nil, ErrZeroOwner
 	}
-	// The work tool is added when any entry is a Background; a name equal
+	// The work tool is added when any entry is a BackgroundChild; a name equal
 	// to it in any case (frameworks such as langchaingo match tool names
 	// case-insensitively) collides with it.
 	hasWork := false
 	labels := make([]string, 0, len(entries))
 	for label, e := range entries {
 		labels = append(labels, label)
-		if _, ok := e.(Background); ok {
+		if _, ok := e.(BackgroundChild); ok {
 			hasWork = true
 		}
 	}
@@ -100,9 +100,9 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 			return nil, prepErr(ErrWorkToolName, `middleware: an authored tool is named %q, which collides with the automatic "work" tool`, label)
 		}
 		switch e := entries[label].(type) {
-		case Background:
+		case BackgroundChild:
 			if !e.ok {
-				return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: zero Background (use Backgroundable)", label)
+				return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: zero BackgroundChild (use Backgroundable)", label)
 			}
 			if e.err != nil {
 				return nil, prepErr(ErrInvalidSchema, "middleware: child %q: input schema is not JSON-encodable: %v", label, e.err)
@@ -128,7 +128,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 			}
 			s.tools = append(s.tools, e)
 		default:
-			return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: unsupported type %T (want Tool, Child or Background)", label, e)
+			return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: unsupported type %T (want Tool, Child or BackgroundChild)", label, e)
 		}
 	}
 	if err := probe(sup, owner); err != nil {

@@ -112,7 +112,7 @@ func TestPrepareErrors(t *testing.T) {
 			"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: echo, Schema: map[string]any{"type": "object", "x": make(chan int)}})}, want: "JSON"},
 		{name: "foreground schema not JSON-encodable", entries: map[string]any{
 			"research": middleware.Child{Kind: work.KindAgent, Run: echo, Schema: map[string]any{"x": func() {}}}}, want: "JSON"},
-		{name: "zero Background", entries: map[string]any{"research": middleware.Background{}}, want: "zero Background"},
+		{name: "zero BackgroundChild", entries: map[string]any{"research": middleware.BackgroundChild{}}, want: "zero BackgroundChild"},
 		{name: "child without Run", entries: map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent})}, want: "no Run"},
 		{name: "child without kind", entries: map[string]any{"research": middleware.Child{Run: echo}}, want: "kind"},
 		{name: "empty label", entries: map[string]any{"": &plainTool{name: ""}}, want: "empty"},
@@ -298,7 +298,7 @@ func TestPrepareCopies(t *testing.T) {
 	}
 	fg := middleware.Child{Kind: work.KindFunction, Run: echo, Schema: fgSchema}
 
-	// Change the caller's values before Prepare: the Background is frozen.
+	// Change the caller's values before Prepare: the BackgroundChild is frozen.
 	child.Description = "changed"
 	child.Run = func(context.Context, string) (string, error) { return "changed", nil }
 	child.ID = "changed"

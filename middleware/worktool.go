@@ -62,7 +62,7 @@ type workInput struct {
 
 const timeoutHint = `timeout must be a non-negative duration like "10s" or "30 seconds", or a number of seconds like 10`
 
-// parseTimeout reads the timeout field: a duration string (work.ParseDuration)
+// parseTimeout reads the timeout field: a duration string (ParseDuration)
 // or a JSON number of seconds, with the same range as the string "<n>
 // seconds" (non-negative, at most 1e9). wrongType reports a value that is
 // neither a string nor a number.
@@ -70,14 +70,14 @@ func parseTimeout(raw json.RawMessage) (d time.Duration, wrongType bool, err err
 	if len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
 		// A JSON number (raw is valid JSON): the same rules as its spelled
 		// form, so 5 is "5 seconds", 1e400 and -1 are refused.
-		d, err = work.ParseDuration(string(raw) + " seconds")
+		d, err = ParseDuration(string(raw) + " seconds")
 		return d, false, err
 	}
 	var s string
 	if bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &s) != nil {
 		return 0, true, nil
 	}
-	d, err = work.ParseDuration(s)
+	d, err = ParseDuration(s)
 	return d, false, err
 }
 

@@ -77,7 +77,7 @@ func TestProgressSpanEvent(t *testing.T) {
 // agentwork.work.orphaned{target} (agentwork_work_orphaned_total), gets an
 // "agentwork.work.orphaned" span event and a Warn log line.
 func TestOrphanCounted(t *testing.T) {
-	h := newHarness(t, work.WithShutdownGrace(0), work.WithMaxDuration(0))
+	h := newHarness(t, work.WithShutdownGrace(0), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	ctx, root := h.root()
 	defer root.End()
 	started, release := make(chan struct{}), make(chan struct{})

@@ -84,18 +84,6 @@ func TestBadInputs(t *testing.T) {
 			_, err := h.s.List(t.Context(), work.NewOwner(""))
 			return err
 		}, "invalid_owner", work.ErrInvalidOwner},
-		{"duration/malformed", func(h *harness, _ string) error {
-			_, err := work.ParseDuration("soon")
-			return err
-		}, "invalid_duration", work.ErrInvalidDuration},
-		{"duration/negative", func(h *harness, _ string) error {
-			_, err := work.ParseDuration("-5s")
-			return err
-		}, "invalid_duration", work.ErrInvalidDuration},
-		{"duration/empty", func(h *harness, _ string) error {
-			_, err := work.ParseDuration("")
-			return err
-		}, "invalid_duration", work.ErrInvalidDuration},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +113,7 @@ func TestBadInputs(t *testing.T) {
 func TestErrorIsMatchesByCode(t *testing.T) {
 	codes := map[string]bool{}
 	for _, e := range []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec, work.ErrInvalidTimeout,
-		work.ErrInvalidDuration, work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict,
+		work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrConflict,
 		work.ErrLimit, work.ErrClosed, work.ErrChildFailed, work.ErrCancelled} {
 		if e.Code == "" || codes[e.Code] {
 			t.Fatalf("code %q empty or repeated", e.Code)

@@ -91,7 +91,7 @@ func BenchmarkBaselineGoroutineChannel(b *testing.B) {
 func BenchmarkResultWakeup(b *testing.B) {
 	ctx := context.Background()
 	clk := fakeclock.New(t0)
-	s := work.New(work.WithClock(clk), work.WithMaxStarts(0), work.WithMaxDuration(0))
+	s := work.New(work.WithClock(clk), work.WithMaxStarts(0), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	defer s.Close(ctx)
 	o := work.NewOwner("bench")
 	var engine, bare time.Duration
@@ -144,7 +144,7 @@ func BenchmarkResultWakeup(b *testing.B) {
 func registry(b *testing.B, others int) (*work.Supervisor, []string, func()) {
 	ctx := context.Background()
 	sig := terminalSignal{ch: make(chan struct{}, 16), lossy: true} // Close cancels 100,000
-	s := work.New(work.WithClock(fakeclock.New(t0)), work.WithObserver(sig), work.WithMaxDuration(0))
+	s := work.New(work.WithClock(fakeclock.New(t0)), work.WithObserver(sig), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	target := work.NewOwner("target")
 	var ids []string
 	for range 6 {
@@ -243,7 +243,7 @@ func BenchmarkRows10k(b *testing.B) {
 	ctx := context.Background()
 	const finished = 7000
 	sig := terminalSignal{ch: make(chan struct{}, finished)}
-	s := work.New(work.WithClock(fakeclock.New(t0)), work.WithObserver(sig), work.WithMaxDuration(0),
+	s := work.New(work.WithClock(fakeclock.New(t0)), work.WithObserver(sig), work.WithDefaultBudget(work.Budget{MaxDuration: -1}),
 		work.WithMaxRunning(100), work.WithMaxOutstanding(1<<20), work.WithMaxStarts(0), work.WithRetention(1<<20, 0))
 	gate := make(chan struct{})
 	defer func() { close(gate); s.Close(ctx) }()

@@ -90,9 +90,13 @@ const (
 )
 
 // WithDefaultBudget sets the budget of a child that leaves a field zero
-// (default: 50 turns, 100 tool calls, no token limit, and the duration of
-// WithMaxDuration). A zero field keeps the current default; -1 means "no
-// limit" for that field (no deadline for MaxDuration). Any other negative
+// (default: 50 turns, 100 tool calls, no token limit, and a 30-minute
+// MaxDuration). A zero field keeps the current default; -1 means "no
+// limit" for that field (no deadline for MaxDuration). Its MaxDuration is
+// the one way to set the Supervisor's per-Work deadline, counted from
+// running: reaching it cancels the child's context and the Work fails with
+// class deadline_exceeded; a child's own Budget.MaxDuration can only lower
+// it. Any other negative
 // value is invalid: the option then changes nothing, and every Start, Call
 // and SetPool of the Supervisor fails with ErrInvalidBudget naming the
 // field (New cannot fail).
@@ -171,7 +175,7 @@ func defaultBudgetConfig() budgetConfig {
 }
 
 // duration resolves a child's deadline: its own (Spec.MaxDuration, else
-// Budget.MaxDuration), else the Supervisor's default (WithMaxDuration),
+// Budget.MaxDuration), else the Supervisor's default (WithDefaultBudget),
 // clamped to the ceiling: WithBudgetCeiling's MaxDuration when set, else
 // the Supervisor's default itself, so a child can lower but never raise it.
 func (c *config) duration(spec *Spec) time.Duration {

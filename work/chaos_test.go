@@ -49,7 +49,7 @@ func TestChaosChurn(t *testing.T) {
 	const batch, owners = 1000, 16
 	obs := terminalSignal{ch: make(chan struct{}, batch)}
 	s := work.New(work.WithObserver(obs), work.WithMaxStarts(0), work.WithMaxOutstanding(batch),
-		work.WithMaxDuration(time.Hour))
+		work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))
 	defer s.Close(context.Background())
 	ctx := context.Background()
 	run := immediate(strings.Repeat("r", 64))
@@ -208,7 +208,7 @@ func TestChaosResultWaiters(t *testing.T) {
 	waiters := scale(1_000, 10_000)
 	const works = 100
 	h := newHarness(t, work.WithMaxRunning(works), work.WithMaxOutstanding(works), work.WithMaxStarts(0),
-		work.WithRetention(works, 0), work.WithMaxDuration(0))
+		work.WithRetention(works, 0), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	refs := make([]work.Ref, works)
 	kids := make([]*child, works)
 	for i := range refs {

@@ -10,12 +10,13 @@ import (
 	"sync/atomic"
 )
 
-// ProfileLabel is the profiler label (runtime/pprof) that every goroutine
+// profileLabel is the profiler label (runtime/pprof) that every goroutine
 // running a child carries, with a value unique to its Supervisor within the
 // process (a decimal number). Goroutines a child starts inherit it, so CPU
 // and goroutine profiles can be split by Supervisor; Close and Shutdown use
-// it to recognise a child that closes its own Supervisor.
-const ProfileLabel = "agentwork.supervisor"
+// it to recognise a child that closes its own Supervisor. Its value is
+// documented on Supervisor.Close.
+const profileLabel = "agentwork.supervisor"
 
 var supervisorSeq atomic.Uint64
 
@@ -23,7 +24,7 @@ var supervisorSeq atomic.Uint64
 // child goroutines carry, and the label's value.
 func childLabels() (context.Context, string) {
 	v := strconv.FormatUint(supervisorSeq.Add(1), 10)
-	return pprof.WithLabels(context.Background(), pprof.Labels(ProfileLabel, v)), v
+	return pprof.WithLabels(context.Background(), pprof.Labels(profileLabel, v)), v
 }
 
 // labelChild gives the calling goroutine the Supervisor's child label.
@@ -71,7 +72,7 @@ func probeLabel(v string) bool {
 // whose stack holds function fn carries the child label with value v.
 func labelledIn(profile []byte, fn, v string) bool {
 	frame := []byte("\t" + fn + "+0x")
-	want := []byte(strconv.Quote(ProfileLabel) + ":" + strconv.Quote(v))
+	want := []byte(strconv.Quote(profileLabel) + ":" + strconv.Quote(v))
 	for rec := range bytes.SplitSeq(profile, []byte("\n\n")) {
 		if !bytes.Contains(rec, frame) {
 			continue

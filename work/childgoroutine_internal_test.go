@@ -43,7 +43,7 @@ func blockedInProbe() int {
 // labelled (else its Close would be refused as a child's).
 func TestConcurrentProbes(t *testing.T) {
 	const v = "concurrent-probe"
-	labelled := pprof.WithLabels(context.Background(), pprof.Labels(ProfileLabel, v))
+	labelled := pprof.WithLabels(context.Background(), pprof.Labels(profileLabel, v))
 	probeMu.Lock()
 	type answer struct{ labelled, told bool }
 	got := make(chan answer, 3)

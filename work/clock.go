@@ -13,6 +13,7 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
+// systemClock is the real clock, the default.
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }
@@ -20,6 +21,3 @@ func (systemClock) Now() time.Time { return time.Now() }
 func (systemClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
-
-// SystemClock is the real clock, the default.
-var SystemClock Clock = systemClock{}

@@ -28,7 +28,12 @@ func (s *Supervisor) signalIdleLocked() {
 // and changes nothing, where it would otherwise wait for the caller itself.
 // The caller is recognised by ctx when it carries an Execution of this
 // Supervisor, and otherwise, whatever ctx it passes, by its goroutine's
-// ProfileLabel (read from one goroutine profile, only while children run).
+// profiler label "agentwork.supervisor" (runtime/pprof), which every
+// goroutine running a child carries with a value unique to its Supervisor
+// within the process (a decimal number), and which goroutines a child
+// starts inherit, so CPU and goroutine profiles can also be split by
+// Supervisor. The label is read from one goroutine profile, only while
+// children run.
 // A child that replaces its goroutine's profiler labels (pprof.Do or
 // pprof.SetGoroutineLabels with a context that lacks the label) and then
 // closes with a context not derived from its own is not recognised.

@@ -138,7 +138,7 @@ func TestPoolCharge(t *testing.T) {
 
 func TestErrorCodeAndDecode(t *testing.T) {
 	for _, e := range []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec, work.ErrInvalidTimeout,
-		work.ErrInvalidDuration, work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrMessageTooLarge,
+		work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrMessageTooLarge,
 		work.ErrMailboxFull, work.ErrConflict, work.ErrLimit, work.ErrClosed, work.ErrCloseFromChild, work.ErrScopeEnded,
 		work.ErrChildFailed, work.ErrCancelled, work.ErrNotInitialized, work.ErrInvalidBudget, work.ErrBudgetExhausted,
 		work.ErrUnavailable} {

@@ -223,7 +223,7 @@ func TestClosedSupervisorIsCollectable(t *testing.T) {
 // times out (both use the system clock's own timers).
 func TestSystemClockDeadline(t *testing.T) {
 	ctx := context.Background()
-	s := work.New(work.WithMaxDuration(20 * time.Millisecond))
+	s := work.New(work.WithDefaultBudget(work.Budget{MaxDuration: 20 * time.Millisecond}))
 	defer s.Close(ctx)
 	o := work.NewOwner("clock")
 	ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Run: func(ctx context.Context) (string, error) {

@@ -2,9 +2,14 @@
 // background Work for owners (agent instances) and keeps each Work's
 // lifecycle, result, guidance mailbox and limits.
 //
-// The engine knows nothing of langchaingo, OpenTelemetry or JSON tool
-// plumbing; it imports only the standard library. Everything it holds is
-// process-local: process exit loses it.
+// The engine knows nothing of langchaingo or OpenTelemetry; it imports only
+// the standard library. It defines the canonical JSON encoding of its
+// values (the crux shapes: Ref, Status and the Cancel, Send and Detach
+// receipts marshal to what the model sees), because the encoding is a
+// property of the value: a Ref is the same value to a Go caller and to the
+// model, and durable engines and applications store and log it. The middleware owns the rest of the work
+// tool: its input parsing, its error objects and its protocol. Everything
+// the Supervisor holds is process-local: process exit loses it.
 //
 // # Lifecycle
 //
@@ -95,7 +100,7 @@
 // Execution.CountModelRequest, Execution.CountToolCall): lock-free, never
 // blocking, allocation-free; Status.Progress and LiveWork.Progress show the
 // counts and the Observer gets at most one EventProgress per
-// ProgressInterval per Work, never after its terminal event.
+// second per Work, never after its terminal event.
 //
 // Subscribe gives an owner content-free completion Notices through a
 // bounded buffer that drops (and counts) rather than wait; the channel

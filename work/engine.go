@@ -32,7 +32,7 @@ import (
 //     failures are ErrChildFailed (with a Class; result_too_large for an
 //     output over the result-byte limit, which applies as to background
 //     Work), ErrCancelled or ErrClosed, and admission fails as for Start.
-//   - States move only along CanTransition's edges: queued, running,
+//   - States move only along the lifecycle's edges: queued, running,
 //     cancel-requested, then exactly one of completed, failed, cancelled.
 //   - Status and List return result-free projections; List returns at most
 //     MaxListed, unfinished first, then finished, newest first within each

@@ -2,9 +2,10 @@ package work
 
 import "fmt"
 
-// Error is every error the Supervisor returns. Code is stable and
-// machine-readable; the message never contains child output, failure text,
-// guidance text or any other caller-supplied content.
+// Error is every error the engines (the Supervisor and other Engines)
+// return. Code is stable and machine-readable; the message never contains
+// child output, failure text, guidance text or any other caller-supplied
+// content.
 type Error struct {
 	Code  string
 	Class string // for ErrChildFailed: the failure class (a Class constant)
@@ -65,14 +66,12 @@ var (
 	ErrNotFound = newError("not_found", "work not found")
 	// ErrInvalidOwner: the owner is the zero Owner, or a top-level owner
 	// whose id contains "/".
-	ErrInvalidOwner = newError("invalid_owner", "owner must be non-empty")
+	ErrInvalidOwner = newError("invalid_owner", "invalid owner")
 	// ErrInvalidSpec: a Spec has no Run function, an empty target label or
 	// an unknown target kind.
 	ErrInvalidSpec = newError("invalid_spec", "invalid work spec")
 	// ErrInvalidTimeout: a negative timeout.
 	ErrInvalidTimeout = newError("invalid_timeout", "timeout must not be negative")
-	// ErrInvalidDuration: a duration string that does not parse.
-	ErrInvalidDuration = newError("invalid_duration", "invalid duration")
 	// ErrEmptyMessage: guidance with no text.
 	ErrEmptyMessage = newError("empty_message", "guidance message must be non-empty")
 	// ErrNotAgent: guidance sent to a function child.
@@ -88,8 +87,8 @@ var (
 	ErrConflict = newError("conflict", "command id was already used with a different message")
 	// ErrLimit: a start refused by a limit; the message names the limit.
 	ErrLimit = newError("limit_exceeded", "limit exceeded")
-	// ErrClosed: the Supervisor is closed and admits no more work.
-	ErrClosed = newError("closed", "supervisor is closed")
+	// ErrClosed: the engine is closed and admits no more work.
+	ErrClosed = newError("closed", "engine is closed")
 	// ErrCloseFromChild: Close called from a child of the same Supervisor
 	// (it would wait for that child itself).
 	ErrCloseFromChild = newError("close_from_child", "a child cannot close its own supervisor")

@@ -38,3 +38,15 @@ func (s *Supervisor) SetBoundaryHookForTest(f func()) {
 	s.boundHook = f
 	s.mu.Unlock()
 }
+
+// Unexported names the external tests use.
+const (
+	ProfileLabel     = profileLabel
+	ProgressInterval = progressInterval
+)
+
+// CanTransition reports whether from -> to is a legal lifecycle edge.
+func CanTransition(from, to State) bool { return canTransition(from, to) }
+
+// RefKind returns r's JSON kind.
+func RefKind(r Ref) string { return r.kind() }

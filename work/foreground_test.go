@@ -11,7 +11,7 @@ import (
 )
 
 func TestForegroundCall(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	out, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Run: func(ctx context.Context) (string, error) {
 		ex, ok := work.ExecutionFrom(ctx)
 		if !ok || ex.WorkID() != "" || ex.Guidance() != nil || ex.Scope().Depth() != 1 {
@@ -78,7 +78,7 @@ func TestForegroundCall(t *testing.T) {
 }
 
 func TestForegroundDeadline(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(time.Minute))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))
 	done := make(chan error)
 	go func() {
 		_, err := h.s.Call(context.Background(), work.Spec{Owner: coord, Target: agent, Run: func(ctx context.Context) (string, error) {

@@ -188,7 +188,7 @@ func TestGoexitFailsWork(t *testing.T) {
 
 func TestDeadline(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(time.Minute))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))
 		ref, c := h.running(coord, agent)
 		h.clk.Advance(time.Minute - time.Millisecond)
 		if c.ctx.Err() != nil {
@@ -205,7 +205,7 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	t.Run("spec override", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(time.Hour))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))
 		c := h.child()
 		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, MaxDuration: time.Second})
 		if err != nil {
@@ -219,7 +219,7 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	t.Run("spec override clamped to the supervisor's", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(time.Minute))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))
 		c := h.child()
 		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, MaxDuration: time.Hour})
 		if err != nil {
@@ -251,7 +251,7 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	t.Run("reached while cancel-requested is cancelled", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(time.Minute))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))
 		ref, c := h.running(coord, agent)
 		h.s.Cancel(t.Context(), coord, ref.ID)
 		h.clk.Advance(time.Minute)
@@ -261,7 +261,7 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	t.Run("deadline counts from running, not queued", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(time.Minute), work.WithMaxRunning(1))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), work.WithMaxRunning(1))
 		_, blocker := h.running(work.NewOwner("b"), fn)
 		c := h.child()
 		ref := h.start(coord, agent, c)
@@ -282,7 +282,7 @@ func TestDeadline(t *testing.T) {
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(0))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 		ref, c := h.running(coord, agent)
 		if h.clk.Pending() != 0 {
 			t.Fatal("a deadline timer was set with MaxDuration 0")

@@ -53,7 +53,7 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{
-		clock:          SystemClock,
+		clock:          systemClock{},
 		observer:       NopObserver{},
 		maxRunning:     DefaultMaxRunning,
 		maxOutstanding: DefaultMaxOutstanding,
@@ -142,16 +142,19 @@ func WithMaxDepth(n int) Option {
 }
 
 // WithMaxDuration sets the per-Work deadline, counted from running
-// (default 30 minutes); 0 means none. Reaching it cancels the child's
-// context, and the Work fails with class deadline_exceeded. It is also the
-// ceiling of Spec.MaxDuration, which can only lower it. Negative values are
-// ignored.
+// (default 30 minutes); 0 means none. Negative values are ignored. It is
+// WithDefaultBudget(Budget{MaxDuration: d}), with 0 spelled -1 there.
+//
+// Deprecated: use WithDefaultBudget(Budget{MaxDuration: d}) (-1: no
+// deadline).
 func WithMaxDuration(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d >= 0 {
-			c.maxDuration = d
-		}
-	})
+	switch {
+	case d > 0:
+		return WithDefaultBudget(Budget{MaxDuration: d})
+	case d == 0:
+		return WithDefaultBudget(Budget{MaxDuration: -1})
+	}
+	return optionFunc(func(*config) {})
 }
 
 // WithMaxResultBytes sets the maximum output size (default 1 MiB); 0 means

@@ -52,7 +52,7 @@ func TestShutdownOrphanEvents(t *testing.T) {
 			h := &harness{t: t, clk: fakeclock.New(t0), obs: newObs(), kill: make(chan struct{})}
 			bo := &bindingObs{obs: h.obs}
 			clk := &signalClock{Clock: h.clk}
-			h.s = work.New(work.WithClock(clk), work.WithObserver(bo), work.WithMaxDuration(0), work.WithShutdownGrace(time.Second))
+			h.s = work.New(work.WithClock(clk), work.WithObserver(bo), work.WithDefaultBudget(work.Budget{MaxDuration: -1}), work.WithShutdownGrace(time.Second))
 			t.Cleanup(func() {
 				close(h.kill)
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

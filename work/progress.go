@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// ProgressInterval is the least time between two EventProgress events of
+// progressInterval is the least time between two EventProgress events of
 // one Work: reports in between only update the counts.
-const ProgressInterval = time.Second
+const progressInterval = time.Second
 
 // Progress is a Work's progress as counts only: never text, so that no
 // content can travel through it. Function children set Done and Total with
@@ -65,8 +65,9 @@ func ReportProgress(ctx context.Context, done, total int64) {
 
 // ReportProgress sets the Work's Done and Total counts (negative values
 // count as 0). It never blocks and does not allocate; at most one
-// EventProgress per ProgressInterval reaches the Observer, on the reporting
-// goroutine, and none after the Work is terminal. It does nothing for a
+// EventProgress per second per Work reaches the Observer (reports in
+// between only update the counts), on the reporting goroutine, and none
+// after the Work is terminal. It does nothing for a
 // foreground call.
 func (e *Execution) ReportProgress(done, total int64) {
 	if e == nil {
@@ -120,13 +121,13 @@ func (e *Execution) CountToolCall() {
 }
 
 // progressed emits EventProgress for it when the last one is at least
-// ProgressInterval old (by the Supervisor's clock). It never waits: when
+// progressInterval old (by the Supervisor's clock). It never waits: when
 // another event of the Work is being delivered, the report stays pending
 // and the deliverer emits it as it finishes (flushProgress), with the
 // counts of that moment.
 func (s *Supervisor) progressed(it *item) {
 	p := &it.prog
-	if last := p.last.Load(); last != 0 && s.cfg.clock.Now().UnixNano()-last < int64(ProgressInterval) {
+	if last := p.last.Load(); last != 0 && s.cfg.clock.Now().UnixNano()-last < int64(progressInterval) {
 		return
 	}
 	p.pending.Store(true)
@@ -146,7 +147,7 @@ func (s *Supervisor) flushProgress(it *item) {
 		if p.pending.Swap(false) && !p.ended.Load() {
 			now := s.cfg.clock.Now()
 			last := p.last.Load()
-			if (last == 0 || now.UnixNano()-last >= int64(ProgressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
+			if (last == 0 || now.UnixNano()-last >= int64(progressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
 				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.ref.ID,
 					Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
 					Kind: it.target.Kind, Time: now, Progress: p.snapshot()})

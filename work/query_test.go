@@ -83,7 +83,7 @@ func TestListOrderAndCap(t *testing.T) {
 // documented order: unread results; failed; running and cancel-requested;
 // queued; the rest (read results, cancelled). Newest first within a class.
 func TestRowsPriority(t *testing.T) {
-	h := newHarness(t, work.WithMaxRunning(3), work.WithMaxDuration(0))
+	h := newHarness(t, work.WithMaxRunning(3), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	names := map[string]string{} // id -> name
 	finish := func(name string, end func(c *child, id string)) string {
 		ref, c := h.running(coord, agent)

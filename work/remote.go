@@ -33,7 +33,7 @@ type Remote struct {
 	// Event, when set, receives the run's content-free events as they
 	// happen, with WorkID, Owner, Depth and Time set (the Engine adds the
 	// target): EventBudgetExhausted when a budget runs out, and
-	// EventProgress at most once per ProgressInterval when the child
+	// EventProgress at most once per second when the child
 	// reports progress. It must not block.
 	Event func(Event)
 }
@@ -70,7 +70,7 @@ func (e *Execution) remoteEvent(ev Event) {
 }
 
 // remoteProgressed emits EventProgress for a remote run when the last one
-// is at least ProgressInterval old.
+// is at least a second old.
 func (e *Execution) remoteProgressed() {
 	if e.remote.Event == nil {
 		return
@@ -78,7 +78,7 @@ func (e *Execution) remoteProgressed() {
 	p := e.prog
 	now := time.Now()
 	last := p.last.Load()
-	if last != 0 && now.UnixNano()-last < int64(ProgressInterval) {
+	if last != 0 && now.UnixNano()-last < int64(progressInterval) {
 		return
 	}
 	if p.last.CompareAndSwap(last, now.UnixNano()) {

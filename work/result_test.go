@@ -53,7 +53,7 @@ func TestResultWokenBySettlement(t *testing.T) {
 		}, work.StateCancelled, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, work.WithMaxDuration(0)) // the only fake timer is the wait's
+			h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1})) // the only fake timer is the wait's
 			ref, c := h.running(coord, agent)
 			ch := h.resultAsync(t.Context(), coord, ref.ID, 20*time.Second)
 			h.clk.BlockUntil(1) // Result is waiting
@@ -73,7 +73,7 @@ func TestResultWokenBySettlement(t *testing.T) {
 }
 
 func TestResultWaitsForQueuedWork(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0), work.WithMaxRunning(1))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}), work.WithMaxRunning(1))
 	_, blocker := h.running(work.NewOwner("b"), fn)
 	c := h.child()
 	ref := h.start(coord, agent, c)
@@ -93,7 +93,7 @@ func TestResultWaitsForQueuedWork(t *testing.T) {
 
 func TestResultTimeout(t *testing.T) {
 	t.Run("zero returns at once", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(0))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 		ref, _ := h.running(coord, agent)
 		st, out, err := h.s.Result(t.Context(), coord, ref.ID, 0)
 		if err != nil || st.State != work.StateRunning || out != "" || h.clk.Pending() != 0 {
@@ -110,7 +110,7 @@ func TestResultTimeout(t *testing.T) {
 		{"capped at 30s", time.Hour, 30 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, work.WithMaxDuration(0))
+			h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 			ref, _ := h.running(coord, agent)
 			ch := h.resultAsync(t.Context(), coord, ref.ID, tt.timeout)
 			h.clk.BlockUntil(1)
@@ -135,7 +135,7 @@ func TestResultTimeout(t *testing.T) {
 		wantCode(t, err, "invalid_timeout")
 	})
 	t.Run("context ends the wait", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(0))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 		ref, _ := h.running(coord, agent)
 		ctx, cancel := context.WithCancel(t.Context())
 		ch := h.resultAsync(ctx, coord, ref.ID, 10*time.Second)
@@ -149,7 +149,7 @@ func TestResultTimeout(t *testing.T) {
 		}
 	})
 	t.Run("detached while waiting", func(t *testing.T) {
-		h := newHarness(t, work.WithMaxDuration(0))
+		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 		ref, c := h.running(coord, agent)
 		ch := h.resultAsync(t.Context(), coord, ref.ID, 10*time.Second)
 		h.clk.BlockUntil(1)
@@ -160,7 +160,7 @@ func TestResultTimeout(t *testing.T) {
 }
 
 func TestResultTerminalAtOnce(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	ref, c := h.running(coord, agent)
 	c.fail()
 	h.obs.waitTerminal(ref.ID)
@@ -284,7 +284,7 @@ func startGated(t *testing.T) *gated {
 	t.Helper()
 	x := &gated{clk: fakeclock.New(t0), g: &gateObs{entered: make(chan struct{}), release: make(chan struct{})},
 		o: work.NewOwner("a"), proceed: make(chan struct{})}
-	x.s = work.New(work.WithClock(x.clk), work.WithObserver(x.g), work.WithMaxDuration(0))
+	x.s = work.New(work.WithClock(x.clk), work.WithObserver(x.g), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	t.Cleanup(func() { x.s.Close(context.Background()) })
 	var err error
 	x.ref, err = x.s.Start(context.Background(), work.Spec{Owner: x.o, Target: fn,

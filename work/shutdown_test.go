@@ -40,7 +40,7 @@ func shutdownHarness(t *testing.T, opts ...work.Option) (*harness, *signalClock)
 	t.Helper()
 	h := &harness{t: t, clk: fakeclock.New(t0), obs: newObs(), kill: make(chan struct{})}
 	clk := &signalClock{Clock: h.clk}
-	h.s = work.New(append([]work.Option{work.WithClock(clk), work.WithObserver(h.obs), work.WithMaxDuration(0)}, opts...)...)
+	h.s = work.New(append([]work.Option{work.WithClock(clk), work.WithObserver(h.obs), work.WithDefaultBudget(work.Budget{MaxDuration: -1})}, opts...)...)
 	t.Cleanup(func() {
 		close(h.kill)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

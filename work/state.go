@@ -36,9 +36,9 @@ func (s State) index() int {
 	return -1
 }
 
-// CanTransition reports whether from -> to is a legal lifecycle edge. It is
+// canTransition reports whether from -> to is a legal lifecycle edge. It is
 // the only table the Supervisor consults; no other edge can occur.
-func CanTransition(from, to State) bool {
+func canTransition(from, to State) bool {
 	switch from {
 	case StateQueued:
 		return to == StateRunning || to == StateCancelled
@@ -124,11 +124,11 @@ func classOf(class string) termClass {
 }
 
 // transition is the only place a Work's state changes. It refuses any edge
-// CanTransition does not allow (and returns nil), keeps the census and
+// canTransition does not allow (and returns nil), keeps the census and
 // records the event at time t, which it returns for the caller to complete
 // (before anything else is added to e).
 func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *Event {
-	if !CanTransition(it.state, to) {
+	if !canTransition(it.state, to) {
 		return nil
 	}
 	if to.Terminal() && it.mb != nil && len(it.mb.queued) > 0 {

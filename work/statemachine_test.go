@@ -216,7 +216,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	h := newHarness(t, work.WithMaxRunning(smMaxRunning), work.WithMaxOutstanding(smMaxOutstanding),
 		work.WithMaxStarts(smMaxStarts), work.WithRetention(smRetain, 0), work.WithMaxResultBytes(smMaxBytes),
-		work.WithMaxDuration(0))
+		work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	m := &model{owners: map[string]*mOwner{}, byID: map[string]*mWork{}}
 	ownerNames := make([]string, 10)
 	for i := range ownerNames {

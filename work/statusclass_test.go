@@ -46,7 +46,7 @@ func TestStatusClass(t *testing.T) {
 				c.complete("too long")
 				return ref
 			}},
-		{name: "deadline", opts: []work.Option{work.WithMaxDuration(time.Minute)}, state: work.StateFailed,
+		{name: "deadline", opts: []work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})}, state: work.StateFailed,
 			class: work.ClassDeadline, run: func(h *harness) work.Ref {
 				ref, c := h.running(o, agent)
 				h.clk.BlockUntil(1)

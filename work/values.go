@@ -5,12 +5,12 @@ import (
 	"time"
 )
 
-// TimeFormat is the ISO-8601 UTC form of every timestamp in the
+// timeFormat is the ISO-8601 UTC form of every timestamp in the
 // model-facing values, with millisecond precision (as JavaScript's
 // Date.prototype.toISOString writes it).
-const TimeFormat = "2006-01-02T15:04:05.000Z"
+const timeFormat = "2006-01-02T15:04:05.000Z"
 
-func isoTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+func isoTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 // Ref identifies one Work. It is an immutable value: its kind is a
 // constant, its guarantees depend only on Durable, and its JSON encoding is
@@ -51,8 +51,8 @@ type Guarantees struct {
 	Rejoin    string `json:"rejoin"`
 }
 
-// Kind returns "work.ref".
-func (Ref) Kind() string { return "work.ref" }
+// kind returns "work.ref".
+func (Ref) kind() string { return "work.ref" }
 
 // Guarantees returns {process-local, process-local}: execution and rejoin are
 // both bound to this process; or {durable, durable} when r.Durable is set.
@@ -70,7 +70,7 @@ func (r Ref) MarshalJSON() ([]byte, error) {
 		ID         string     `json:"id"`
 		TargetID   string     `json:"targetId"`
 		Guarantees Guarantees `json:"guarantees"`
-	}{r.Kind(), r.ID, r.TargetID, r.Guarantees()})
+	}{r.kind(), r.ID, r.TargetID, r.Guarantees()})
 }
 
 // Status is the result-free projection of one Work, as list and status

@@ -88,7 +88,11 @@ func WithValidate(fn func(input string) error) ChildOption {
 }
 
 // WithMaxDuration bounds one run of the child; reaching it cancels the child
-// at its next boundary and fails the Work with class deadline_exceeded.
+// at its next boundary and fails the Work with class deadline_exceeded. It
+// sets middleware.Child.MaxDuration, which is the same as
+// Budget.MaxDuration and wins over a WithBudget's.
+//
+// Deprecated: use WithBudget(work.Budget{MaxDuration: d}).
 func WithMaxDuration(d time.Duration) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.MaxDuration = d })
 }
@@ -359,35 +363,41 @@ func runExecutor(ctx context.Context, exec *agents.Executor, input string) (stri
 	return "", fmt.Errorf("langchaingo: child executor returned no string output")
 }
 
-// Background is a backgroundable child as a langchaingo tool: a frozen,
-// inert marker that becomes executable only in Prepare's tools. Called
-// directly it does nothing and returns an error object.
-type Background struct {
+// Background is the former name of BackgroundChild.
+//
+// Deprecated: use BackgroundChild.
+type Background = BackgroundChild
+
+// BackgroundChild is a backgroundable child as a langchaingo tool, made by
+// Backgroundable: a frozen, inert marker that becomes executable only in
+// Prepare's tools. Called directly it does nothing and returns an error
+// object.
+type BackgroundChild struct {
 	name string
-	bg   middleware.Background
+	bg   middleware.BackgroundChild
 	desc string
 	err  error
 	info work.TargetInfo
 }
 
-var _ tools.Tool = Background{}
+var _ tools.Tool = BackgroundChild{}
 
 // Backgroundable marks child as backgroundable.
-func Backgroundable(child *Child) Background {
+func Backgroundable(child *Child) BackgroundChild {
 	if child == nil {
-		return Background{err: prepErr(ErrInvalidChild, "Backgroundable: nil child")}
+		return BackgroundChild{err: prepErr(ErrInvalidChild, "Backgroundable: nil child")}
 	}
-	return Background{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description, err: child.err,
+	return BackgroundChild{name: child.name, bg: middleware.Backgroundable(child.c), desc: child.c.Description, err: child.err,
 		info: targetInfo(child.name, child.c, child.provider)}
 }
 
 // Name returns the child's tool name.
-func (b Background) Name() string { return b.name }
+func (b BackgroundChild) Name() string { return b.name }
 
 // Description returns the child's description.
-func (b Background) Description() string { return b.desc }
+func (b BackgroundChild) Description() string { return b.desc }
 
-// Call does nothing: a Background runs only once prepared.
-func (b Background) Call(context.Context, string) (string, error) {
+// Call does nothing: a BackgroundChild runs only once prepared.
+func (b BackgroundChild) Call(context.Context, string) (string, error) {
 	return middleware.ErrorObject{Code: "not_prepared", Message: "this child is not prepared: pass it to langchaingo.Prepare"}.JSON(), nil
 }

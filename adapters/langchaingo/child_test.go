@@ -79,7 +79,7 @@ func TestChildMaxDuration(t *testing.T) {
 			}}
 			s := &spy{inner: scripted.New(scripted.ReActCall("slow", "x"), scripted.ReActFinal("too late"))}
 			child := lc.FromExecutor("slowpoke", "Slow.", agents.NewExecutor(agents.NewOneShotAgent(s, []tools.Tool{slow})),
-				lc.WithMaxDuration(time.Minute))
+				lc.WithBudget(work.Budget{MaxDuration: time.Minute}))
 			kit, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{lc.Backgroundable(child)})
 			if err != nil {
 				t.Fatal(err)

@@ -174,7 +174,7 @@ func WithPromptTools(names ...string) Option {
 // *work.Supervisor or another work.Engine). ts holds ordinary tools
 // (passed through untouched), Children (foreground children) and
 // Backgrounds (backgroundable children); the work tool is added when any is
-// a Background. When ctx is a child's, the Kit's owner is that child's own
+// a BackgroundChild. When ctx is a child's, the Kit's owner is that child's own
 // scope, one nesting level deeper (the depth limit applies).
 //
 // Prepare fails (each error is one of this package's sentinels,
@@ -246,7 +246,7 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 			}
 			entries[name] = v.c
 			infos[name] = targetInfo(name, v.c, v.provider)
-		case Background:
+		case BackgroundChild:
 			if v.err != nil {
 				return nil, fmt.Errorf("langchaingo: child %q: %w", name, v.err)
 			}

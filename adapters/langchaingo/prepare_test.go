@@ -215,7 +215,7 @@ func TestNestedPrepare(t *testing.T) {
 	}
 }
 
-// TestUnpreparedBackground: a Background used outside Prepare does
+// TestUnpreparedBackground: a BackgroundChild used outside Prepare does
 // nothing and says so, without a Go error.
 func TestUnpreparedBackground(t *testing.T) {
 	ran := false

@@ -24,7 +24,7 @@ type gated struct {
 	fail bool
 }
 
-func (g *gated) tool(name string) lc.Background {
+func (g *gated) tool(name string) lc.BackgroundChild {
 	return lc.Backgroundable(lc.NewFunction(name, "A slow job.", func(ctx context.Context, _ string) (string, error) {
 		select {
 		case <-g.gate:

@@ -162,7 +162,7 @@ func (d *driver) feedOrphans(ctx context.Context) {
 // until the driver stops): with no shutdown grace, Shutdown abandons it at
 // once. The Supervisor is closed by its Shutdown and reports no gauges.
 func (d *driver) orphan(ctx context.Context) error {
-	sup := work.New(work.WithObserver(d.obs), work.WithShutdownGrace(0), work.WithMaxDuration(0))
+	sup := work.New(work.WithObserver(d.obs), work.WithShutdownGrace(0), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	running := make(chan struct{})
 	_, err := sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetOrphan, Kind: work.KindFunction},
 		Run: func(context.Context) (string, error) {

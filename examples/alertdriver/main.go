@@ -128,7 +128,7 @@ func run(ctx context.Context, out io.Writer, cfg config, ready chan<- string) er
 	}
 	d := &driver{
 		sup: work.New(work.WithObserver(obs), work.WithClock(newFastClock(cfg.clockSpeed)),
-			work.WithMaxRunning(maxRunning), work.WithMaxStarts(0), work.WithMaxDuration(0)),
+			work.WithMaxRunning(maxRunning), work.WithMaxStarts(0), work.WithDefaultBudget(work.Budget{MaxDuration: -1})),
 		obs: obs, owner: work.NewOwner("driver"), state: cfg.state,
 		release: make(chan struct{}), shutdown: make(chan struct{}),
 	}

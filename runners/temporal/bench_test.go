@@ -56,7 +56,7 @@ func BenchmarkTemporal(b *testing.B) {
 	}
 	opts := []temporal.Option{temporal.WithTaskQueue("bench"), temporal.WithMaxStarts(0),
 		temporal.WithMaxOutstanding(1 << 20), temporal.WithRetention(16)}
-	aw, err := temporal.NewWorker(c, map[string]temporal.Target{
+	aw, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
 	}, opts...)
 	if err != nil || aw.Start() != nil {

@@ -73,7 +73,7 @@ func TestCanary(t *testing.T) {
 	tel := newObserved(t, tp)
 	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second), temporal.WithObserver(tel.obs)}
 	took := make(chan []string, 1)
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"ok":   {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return canaryOutput, nil }},
 		"fail": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "", errors.New(canaryFailure) }},
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {

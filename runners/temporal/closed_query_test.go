@@ -17,7 +17,7 @@ import (
 func TestTelemetryQueryOfClosedWork(t *testing.T) {
 	tel := newObserved(t, nil)
 	spans := tel.spans
-	eng, queue := deploy(t, "query-closed", map[string]temporal.Target{
+	eng, queue := deploy(t, "query-closed", map[string]temporal.Child{
 		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
 	}, []temporal.Option{temporal.WithObserver(tel.obs)}, nil)
 	o := work.NewOwner("query-owner-" + queue)

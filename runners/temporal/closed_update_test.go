@@ -17,7 +17,7 @@ import (
 func TestUpdateOnClosedWork(t *testing.T) {
 	c := server(t)
 	opts := []temporal.Option{temporal.WithTaskQueue("closed"), temporal.WithHeartbeatTimeout(2 * time.Second)}
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
 	}, opts...)
 	if err != nil || w.Start() != nil {

@@ -16,7 +16,7 @@ import (
 // the only one reported exhausted.
 func TestBudgetThenDeadline(t *testing.T) {
 	rec := &enginetest.Recorder{}
-	eng, queue := deploy(t, "budget-deadline", map[string]temporal.Target{
+	eng, queue := deploy(t, "budget-deadline", map[string]temporal.Child{
 		"hang": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {

@@ -142,7 +142,7 @@ func TestLifecycleEvents(t *testing.T) {
 	c := server(t)
 	wrec, erec := &replayRecorder{}, &enginetest.Recorder{}
 	running := make(chan struct{}, 1)
-	eng, queue := deploy(t, "events", map[string]temporal.Target{
+	eng, queue := deploy(t, "events", map[string]temporal.Child{
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
@@ -361,7 +361,7 @@ func TestTelemetry(t *testing.T) {
 	live := newObserved(t, nil)
 	obs, spans, reader := live.obs, live.spans, live.reader
 	running := make(chan struct{}, 1)
-	eng, queue := deploy(t, "telemetry", map[string]temporal.Target{
+	eng, queue := deploy(t, "telemetry", map[string]temporal.Child{
 		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
 		"block": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			running <- struct{}{}

@@ -120,14 +120,18 @@ func WithMaxDepth(n int) Option {
 }
 
 // WithMaxDuration sets the per-Work deadline from running (default 30
-// minutes); 0 means none.
+// minutes); 0 means none. Negative values are ignored.
+//
+// Deprecated: use WithDefaultBudget(work.Budget{MaxDuration: d}) (-1: no
+// deadline).
 func WithMaxDuration(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d >= 0 {
-			c.maxDuration = d
-			c.budget = append(c.budget, work.WithMaxDuration(d))
-		}
-	})
+	switch {
+	case d > 0:
+		return WithDefaultBudget(work.Budget{MaxDuration: d})
+	case d == 0:
+		return WithDefaultBudget(work.Budget{MaxDuration: -1})
+	}
+	return optionFunc(func(*config) {})
 }
 
 // WithMaxResultBytes sets the output size limit (default 1 MiB, which
@@ -142,7 +146,12 @@ func WithMaxResultBytes(n int) Option {
 }
 
 // WithRetention sets how many finished Works each owner keeps visible
-// (default 64).
+// (default 64; values below 1 are ignored): beyond it the oldest finished
+// goes, as each Work finishes. Unlike work.WithRetention(count, age) it
+// takes no age bound: the owner's registry is workflow state, which
+// evicts only when a Work finishes (a deterministic point of its
+// history), so it has no clock to expire records by; and it evicts by
+// finish time alone, not read results first.
 func WithRetention(n int) Option {
 	return optionFunc(func(c *config) {
 		if n > 0 {
@@ -208,9 +217,9 @@ func WithObserver(o work.Observer) Option {
 
 // WithDefaultBudget sets the budget of a child that sets none, as
 // work.WithDefaultBudget (its non-zero fields replace the defaults: 50
-// turns, 100 tool calls, no token limit; a MaxDuration replaces
-// WithMaxDuration given before it). Budget options compose in order, as
-// work's do. Give coordinators' Engines the same option.
+// turns, 100 tool calls, no token limit, a 30-minute MaxDuration; -1: no
+// limit). Its MaxDuration is the one way to set the per-Work deadline from
+// running. Budget options compose in order, as work's do. Give coordinators' Engines the same option.
 func WithDefaultBudget(b work.Budget) Option {
 	return optionFunc(func(c *config) {
 		if b.MaxDuration != 0 {

@@ -37,7 +37,7 @@ func workerProcess(spec string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"slow": {Kind: work.KindAgent, Run: func(ctx context.Context, input string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			fmt.Printf("started %s\n", ex.WorkID())
@@ -137,7 +137,7 @@ func TestRetryableWorkerLost(t *testing.T) {
 	o := work.NewOwner("retry-owner")
 	id := killedWorker(t, hostPort, ns, queue, eng, o)
 	// A second worker takes the next attempt.
-	w2, err := temporal.NewWorker(c, map[string]temporal.Target{
+	w2, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"slow": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "second attempt", nil }},
 	}, opts...)
 	if err != nil || w2.Start() != nil {

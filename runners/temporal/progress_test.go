@@ -14,7 +14,7 @@ import (
 // Work keeps its last counts, as in-process.
 func TestStatusProgress(t *testing.T) {
 	release := make(chan struct{})
-	eng, queue := deploy(t, "progress", map[string]temporal.Target{
+	eng, queue := deploy(t, "progress", map[string]temporal.Child{
 		"counting": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			ex.ReportProgress(2, 5)

@@ -46,7 +46,7 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 		t.Run(hide, func(t *testing.T) {
 			c := server(t)
 			release := make(chan struct{})
-			targets := map[string]temporal.Target{"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			targets := map[string]temporal.Child{"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 				select {
 				case <-release:
 					return "the output", nil
@@ -183,7 +183,7 @@ func TestTransitionFromLostTask(t *testing.T) {
 	defer c.Close()
 	opts := []temporal.Option{temporal.WithTaskQueue("lost-task"), temporal.WithHeartbeatTimeout(5 * time.Second),
 		temporal.WithRPCTimeout(time.Minute)}
-	w, err := temporal.NewWorker(c, map[string]temporal.Target{
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			<-release // it never hears of the cancel: the task that asked for it was lost
 			return "the output", nil
@@ -256,7 +256,7 @@ func TestStartedSignalRetried(t *testing.T) {
 	release := make(chan struct{})
 	opts := []temporal.Option{temporal.WithTaskQueue("started-retried"), temporal.WithHeartbeatTimeout(5 * time.Second),
 		temporal.WithRPCTimeout(time.Minute)}
-	w, err := temporal.NewWorker(wc, map[string]temporal.Target{
+	w, err := temporal.NewWorker(wc, map[string]temporal.Child{
 		"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			<-release
 			return "the output", nil
@@ -334,7 +334,7 @@ func TestTerminalFromLostTask(t *testing.T) {
 	if inj.armed.Load() {
 		t.Fatal("no workflow task was lost")
 	}
-	w, err := temporal.NewWorker(base, map[string]temporal.Target{
+	w, err := temporal.NewWorker(base, map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
 	}, opts...)
 	if err != nil || w.Start() != nil {

@@ -28,7 +28,7 @@ func TestCoordinatorRestart(t *testing.T) {
 	steered := make(chan []string, 1)
 	wc := dial()
 	defer wc.Close()
-	w, err := temporal.NewWorker(wc, map[string]temporal.Target{
+	w, err := temporal.NewWorker(wc, map[string]temporal.Child{
 		"gated": {Kind: work.KindFunction, Run: func(ctx context.Context, in string) (string, error) {
 			<-release
 			return "done while the coordinator was down: " + in, nil

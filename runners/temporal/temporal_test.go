@@ -114,9 +114,9 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		// detector; its third is how long a cancel takes to arrive.
 		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute),
 	}
-	targets := map[string]temporal.Target{}
+	targets := map[string]temporal.Child{}
 	for label, c := range cfg.Children {
-		targets[label] = temporal.Target{Kind: c.Kind, Run: c.Run}
+		targets[label] = temporal.Child{Kind: c.Kind, Run: c.Run}
 	}
 	w, err := temporal.NewWorker(h.c, targets, opts...)
 	if err != nil {

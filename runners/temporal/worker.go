@@ -17,12 +17,17 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Target is a child a Worker runs: its kind and its body, called with the
-// Work's input. Its context carries a work.Execution (guidance at each
+// Target is the former name of Child.
+//
+// Deprecated: use Child.
+type Target = Child
+
+// Child is a child a Worker runs, registered under its target label: its
+// kind and its body, called with the Work's input. Its context carries a work.Execution (guidance at each
 // model boundary, the child's own scope) and is cancelled when the Work is
 // cancelled (the cancellation arrives through the attempt's heartbeat) or
 // its deadline passes.
-type Target struct {
+type Child struct {
 	Kind work.Kind
 	Run  func(ctx context.Context, input string) (string, error)
 }
@@ -35,14 +40,14 @@ type Target struct {
 type Worker struct {
 	c       client.Client
 	cfg     config
-	targets map[string]Target
+	targets map[string]Child
 	workers []worker.Worker
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
 // with Start.
-func NewWorker(c client.Client, targets map[string]Target, opts ...Option) (*Worker, error) {
-	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Target{}}
+func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
+	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
 	for label, t := range targets {
 		if label == "" || t.Run == nil || (t.Kind != work.KindAgent && t.Kind != work.KindFunction) {
 			return nil, fmt.Errorf("temporal: target %q needs a label, a Run and a kind", label)

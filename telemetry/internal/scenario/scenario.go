@@ -55,7 +55,7 @@ var (
 func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
 	s := work.New(work.WithObserver(obs), work.WithClock(clk),
-		work.WithMaxRunning(2), work.WithMaxStarts(5), work.WithMaxDuration(time.Hour))
+		work.WithMaxRunning(2), work.WithMaxStarts(5), work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))
 	o := work.NewOwner("coordinator")
 	r := &runner{ctx: ctx, s: s, o: o, obs: obs}
 	release3, releaseOrphan, orphanReturned := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -228,7 +228,11 @@ type runner struct {
 // around Start.
 func (r *runner) launch(t work.Target, maxDur time.Duration, run work.RunFunc) (string, error) {
 	ctx, end := r.obs.Begin(r.ctx, work.Call{Kind: work.CallLaunch, Tool: t.Label, Owner: r.o.ID()})
-	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, MaxDuration: maxDur, Budget: r.budget})
+	b := r.budget
+	if maxDur > 0 {
+		b.MaxDuration = maxDur
+	}
+	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, Budget: b})
 	if err != nil {
 		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err

@@ -128,13 +128,13 @@ func Digest(msgs []string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-func targets(name string, log *slog.Logger) map[string]temporal.Target {
+func targets(name string, log *slog.Logger) map[string]temporal.Child {
 	started := func(ctx context.Context, label string) {
 		ex, _ := work.ExecutionFrom(ctx)
 		fmt.Printf("started %s %s\n", ex.WorkID(), name)
 		log.Info("attempt started", "work", ex.WorkID(), "target", label)
 	}
-	return map[string]temporal.Target{
+	return map[string]temporal.Child{
 		// slow: input "N ...": returns after N guidance messages (0: runs
 		// until cancelled), a model boundary every 50 ms.
 		"slow": {Kind: work.KindAgent, Run: func(ctx context.Context, input string) (string, error) {
