@@ -62,9 +62,10 @@ func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.Message
 	p.turn++
 	turn := p.turn
 	notice := ""
-	for _, m := range msgs { // a resumed run's input, shown once
-		if text := partsText(m); strings.HasPrefix(text, lc.NoticeHeader) && text != p.notice {
-			notice, p.notice = text, text
+	for _, m := range msgs { // a resumed run's notice, shown once (a memoryless coordinator's input is its task, a blank line, then the notice)
+		text := partsText(m)
+		if i := strings.Index(text, lc.NoticeHeader); i >= 0 && text[i:] != p.notice {
+			notice, p.notice = text[i:], text[i:]
 		}
 	}
 	p.mu.Unlock()
