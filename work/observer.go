@@ -30,7 +30,7 @@ const (
 	// caller's. The middleware emits it.
 	EventStatusBlock EventType = "status-block"
 	// EventProgress reports a Work's progress counts (Event.Progress), at
-	// most once per ProgressInterval per Work, from the reporting child's
+	// most once a second per Work, from the reporting child's
 	// goroutine. It is never delivered after the Work's terminal event.
 	EventProgress EventType = "progress"
 	// EventOrphaned reports a Work that Shutdown abandoned: its child had

@@ -37,6 +37,9 @@ type Spec struct {
 	// MaxDuration, when > 0, lowers the Supervisor's per-Work deadline for
 	// this Work; it never raises it (it is clamped to the Supervisor's
 	// maximum duration, unless that is 0, meaning none).
+	//
+	// Deprecated: use Budget.MaxDuration, the one way to set a Work's
+	// deadline. Still honoured: when > 0 it is used as Budget.MaxDuration.
 	MaxDuration time.Duration
 	// MaxResultBytes, when > 0, lowers the Supervisor's output limit for
 	// this Work; it is clamped the same way.
