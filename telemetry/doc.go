@@ -63,7 +63,7 @@
 // otlptranslator.UnderscoreEscapingWithSuffixes (what promexport sets)
 // exports exactly:
 //
-//	agentwork_work_items{state,target}                gauge, from Supervisor.Census at collection; every state, 0 included;
+//	agentwork_work_items{state,target}                gauge, from the watched engines' Snapshot at collection; every state, 0 included;
 //	                                                  terminal states count retained Work only (use the counter for totals)
 //	agentwork_work_concurrency_limit                  gauge, sum of the watched supervisors' MaxRunning
 //	agentwork_work_slots_in_use                       gauge, running + cancel-requested (both hold a slot)

@@ -22,10 +22,10 @@ import (
 // Create one with New. The zero value records nothing (no spans, metrics
 // or log lines) and never panics: Begin and Bind return the context they
 // were given, Event, Replay and ShutdownReported do nothing, and Watch,
-// Status and StatusHandler report the Supervisors it watches. It is safe for
+// Status and StatusHandler report the engines it watches. It is safe for
 // concurrent use, never blocks on I/O (export is the providers' business)
-// and never calls back into a Supervisor except Census and Limits at metric
-// collection.
+// and never calls back into an engine except its Snapshot (work.Watched) at
+// metric collection and for the status page.
 //
 // Nothing an Observer records carries content: names, attributes, events,
 // links, status descriptions, metric labels and log fields hold only ids,

@@ -144,19 +144,6 @@ func (e *Execution) BeginToolCall() bool {
 	return true
 }
 
-// Budget returns the child's effective budget: its own, the Supervisor's
-// defaults and ceiling, and its pool applied. It is the zero Budget for a
-// context that is no child run.
-func (e *Execution) Budget() Budget {
-	if e == nil {
-		return Budget{}
-	}
-	if e.run == nil {
-		return Budget{}
-	}
-	return e.run.budget
-}
-
 // Usage returns what the child has spent so far.
 func (e *Execution) Usage() Usage {
 	if e == nil {

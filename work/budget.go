@@ -9,7 +9,7 @@ import (
 // reports them) it may spend, and how long it may run. A zero field means
 // "inherit": the Supervisor's default (WithDefaultBudget); inside a pool or
 // a parent child's reservation, an agent child reserves that default
-// capped at its share (PoolShare) and at what remains, and a function
+// capped at its share (poolShare) and at what remains, and a function
 // child reserves nothing (see SetPool). The
 // Supervisor's ceiling (WithBudgetCeiling) clamps every field: a child can
 // lower it, never raise it. No field may be negative (ErrInvalidBudget from

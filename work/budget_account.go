@@ -81,7 +81,7 @@ func (a *account) source(i int) *meter {
 // In a pooled dimension (the owner's pool, or a parent child's reservation
 // that is explicit or from a pool), a child that sets its own limit
 // reserves it, refused when it does not fit. A child that sets none
-// reserves, if it is an agent, its default capped at its PoolShare of the
+// reserves, if it is an agent, its default capped at its poolShare of the
 // pool and at what remains (refused when nothing remains); if it is a
 // function (no model requests of its own), nothing: its own children then
 // reserve from the pool as if they were the function's siblings, so that

@@ -137,7 +137,7 @@ func TestBudgetDefaultsAndCeiling(t *testing.T) {
 		got := make(chan work.Budget, 1)
 		ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: b, Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			got <- ex.Budget()
+			got <- ex.BudgetForTest()
 			return "", nil
 		}})
 		h.obs.waitTerminal(ref.ID)
@@ -196,7 +196,7 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 	release := make(chan struct{})
 	first := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: child, Run: holding(1, release)})
 	h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: child, Run: holding(0, make(chan struct{}))})
-	if p, _ := h.s.Pool(coord); p.Reserved != (work.Budget{MaxTurns: 8, MaxTokens: 600}) {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved != (work.Budget{MaxTurns: 8, MaxTokens: 600}) {
 		t.Fatalf("reserved = %+v", p.Reserved)
 	}
 	before := censusTotal(h.s)
@@ -211,14 +211,14 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 	}
 	close(release) // the first child ends after one turn and 20 tokens
 	h.obs.waitTerminal(first.ID)
-	p, _ := h.s.Pool(coord)
+	p, _ := h.s.PoolForTest(coord)
 	if p.Reserved != (work.Budget{MaxTurns: 4, MaxTokens: 300}) || p.Spent != (work.Budget{MaxTurns: 1, MaxTokens: 20}) {
 		t.Fatalf("after refund: %+v", p)
 	}
 	third := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: child, Run: immediate("x")})
 	h.obs.waitTerminal(third.ID)
 	var reserved, remaining []int64
-	h.s.PoolCensus(func(budget string, res, rem int64) {
+	h.s.PoolCensusForTest(func(budget string, res, rem int64) {
 		if budget == work.BudgetTurns {
 			reserved, remaining = append(reserved, res), append(remaining, rem)
 		}
@@ -227,13 +227,13 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 		t.Fatalf("census: reserved %v, remaining %v", reserved, remaining)
 	}
 	h.s.Release(t.Context(), coord)
-	if _, ok := h.s.Pool(coord); ok {
+	if _, ok := h.s.PoolForTest(coord); ok {
 		t.Fatal("Release kept the pool")
 	}
 }
 
 // TestPoolChildWithoutBudgetTakesItsShare: an agent child without a
-// budget of its own reserves its PoolShare of the pool (here 2 of 6
+// budget of its own reserves its poolShare of the pool (here 2 of 6
 // turns), not all of it: three fit, the fourth is refused.
 func TestPoolChildWithoutBudgetTakesItsShare(t *testing.T) {
 	h := newHarness(t)
@@ -247,7 +247,7 @@ func TestPoolChildWithoutBudgetTakesItsShare(t *testing.T) {
 			t.Fatalf("child %d: result = %q (%+v)", i, out, st)
 		}
 	}
-	if p, _ := h.s.Pool(coord); p.Spent.MaxTurns != 6 || p.Reserved.MaxTurns != 0 {
+	if p, _ := h.s.PoolForTest(coord); p.Spent.MaxTurns != 6 || p.Reserved.MaxTurns != 0 {
 		t.Fatalf("pool = %+v", p)
 	}
 	_, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("x")})
@@ -265,23 +265,23 @@ func TestPoolUnbudgetedChildrenAreFair(t *testing.T) {
 		t.Fatal(err)
 	}
 	fnRef, f := h.running(coord, fn)
-	if p, _ := h.s.Pool(coord); p.Reserved != (work.Budget{}) {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved != (work.Budget{}) {
 		t.Fatalf("a function child without a budget reserved %+v", p.Reserved)
 	}
-	if b := f.ex.Budget(); b.MaxTurns != 0 || b.MaxTokens != 0 {
+	if b := f.ex.BudgetForTest(); b.MaxTurns != 0 || b.MaxTokens != 0 {
 		t.Fatalf("function child's budget = %+v", b)
 	}
 	c := h.child()
 	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Run: c.run})
 	<-c.started
-	if b := c.ex.Budget(); b.MaxTurns != 5 || b.MaxTokens != 50_000 || b.MaxToolCalls != work.DefaultMaxToolCalls {
+	if b := c.ex.BudgetForTest(); b.MaxTurns != 5 || b.MaxTokens != 50_000 || b.MaxToolCalls != work.DefaultMaxToolCalls {
 		t.Fatalf("agent child's budget = %+v", b)
 	}
 	// The function child's own agent child reserves from the pool.
 	g := h.child()
 	gref := h.startSpec(work.Spec{Owner: f.ex.Scope(), Target: agent, Run: g.run})
 	<-g.started
-	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 10 || p.Reserved.MaxTokens != 100_000 {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved.MaxTurns != 10 || p.Reserved.MaxTokens != 100_000 {
 		t.Fatalf("reserved with a grandchild = %+v", p.Reserved)
 	}
 	_, err := h.s.Start(t.Context(), work.Spec{Owner: f.ex.Scope(), Target: agent, Budget: work.Budget{MaxTurns: 11}, Run: immediate("x")})
@@ -293,14 +293,14 @@ func TestPoolUnbudgetedChildrenAreFair(t *testing.T) {
 	}
 	g.complete("grandchild")
 	h.obs.waitTerminal(gref.ID)
-	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 5 || p.Spent.MaxTurns != 3 {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved.MaxTurns != 5 || p.Spent.MaxTurns != 3 {
 		t.Fatalf("after the grandchild settled: %+v", p)
 	}
 	f.complete("function")
 	c.complete("agent")
 	h.obs.waitTerminal(fnRef.ID)
 	h.obs.waitTerminal(ref.ID)
-	if p, _ := h.s.Pool(coord); p.Reserved != (work.Budget{}) || p.Spent.MaxTurns != 3 {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved != (work.Budget{}) || p.Spent.MaxTurns != 3 {
 		t.Fatalf("after all settled: %+v", p)
 	}
 }
@@ -312,7 +312,7 @@ func TestPoolUnknownUsageStaysCharged(t *testing.T) {
 	}
 	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 2, MaxTokens: 400}, Run: looping{}.run})
 	h.obs.waitTerminal(ref.ID)
-	if p, _ := h.s.Pool(coord); p.Spent.MaxTokens != 400 || p.Reserved.MaxTokens != 0 {
+	if p, _ := h.s.PoolForTest(coord); p.Spent.MaxTokens != 400 || p.Reserved.MaxTokens != 0 {
 		t.Fatalf("pool = %+v", p)
 	}
 }
@@ -365,14 +365,14 @@ func TestForegroundCallReservesAndRefunds(t *testing.T) {
 	out, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 4},
 		Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			during, _ = h.s.Pool(coord)
+			during, _ = h.s.PoolForTest(coord)
 			_, err := ex.BeginRequest()
 			return "ok", err
 		}})
 	if err != nil || out != "ok" {
 		t.Fatal(out, err)
 	}
-	after, _ := h.s.Pool(coord)
+	after, _ := h.s.PoolForTest(coord)
 	if during.Reserved.MaxTurns != 4 || after.Reserved.MaxTurns != 0 || after.Spent.MaxTurns != 1 {
 		t.Fatalf("during %+v, after %+v", during, after)
 	}
@@ -399,18 +399,18 @@ func TestQueuedCancelRefunds(t *testing.T) {
 	running := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 2}, Run: c.run})
 	<-c.started
 	q := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxTurns: 3}, Run: immediate("x")})
-	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 5 {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved.MaxTurns != 5 {
 		t.Fatalf("pool = %+v", p)
 	}
 	if _, err := h.s.Cancel(t.Context(), coord, q.ID); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 2 || p.Spent.MaxTurns != 0 {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved.MaxTurns != 2 || p.Spent.MaxTurns != 0 {
 		t.Fatalf("after cancelling the queued Work: %+v", p)
 	}
 	c.complete("x")
 	h.obs.waitTerminal(running.ID)
-	if p, _ := h.s.Pool(coord); p.Reserved.MaxTurns != 0 {
+	if p, _ := h.s.PoolForTest(coord); p.Reserved.MaxTurns != 0 {
 		t.Fatalf("after settlement: %+v", p)
 	}
 }

@@ -70,7 +70,7 @@ func TestNegativeBudgetRefused(t *testing.T) {
 				return
 			}
 			check("SetPool", err)
-			if _, ok := h.s.Pool(o); ok {
+			if _, ok := h.s.PoolForTest(o); ok {
 				t.Fatal("a refused SetPool made a pool")
 			}
 		})

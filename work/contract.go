@@ -76,20 +76,20 @@ func (a Order) ListsBefore(b Order) bool {
 	return a.Seq > b.Seq
 }
 
-// RowsBefore reports whether a comes before b in Rows: by RowPriority,
+// RowsBefore reports whether a comes before b in Rows: by rowPriority,
 // then newest first. An engine returns at most MaxRows rows in this order.
 func (a Order) RowsBefore(b Order) bool {
-	if pa, pb := a.RowPriority(), b.RowPriority(); pa != pb {
+	if pa, pb := a.rowPriority(), b.rowPriority(); pa != pb {
 		return pa < pb
 	}
 	return a.Seq > b.Seq
 }
 
-// RowPriority is a Work's rank in the status block, lower first: 0 a
+// rowPriority is a Work's rank in the status block, lower first: 0 a
 // completed Work whose result is available and unread, 1 failed, 2 running
 // or cancel-requested, 3 queued, 4 the rest (results already read,
 // cancelled).
-func (a Order) RowPriority() int {
+func (a Order) rowPriority() int {
 	switch a.State {
 	case StateCompleted:
 		if a.ResultAvailable && !a.ResultRead {
@@ -150,7 +150,7 @@ func (u Usage) Dims() [3]int64 {
 //
 // In a pooled dimension a child that sets its own limit reserves it,
 // refused when it does not fit; one that sets none reserves, if it is an
-// agent, eff capped at 1/PoolShare of the limit (rounded up; the share
+// agent, eff capped at 1/poolShare of the limit (rounded up; the share
 // when eff is 0) and at what remains, refused when nothing remains; a
 // function child that sets none reserves nothing and runs with no limit
 // there (its own children reserve from the pool). Elsewhere the child runs
@@ -169,7 +169,7 @@ func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]
 			continue
 		}
 		a := max(avail[i], 0)
-		share := (limit[i] + PoolShare - 1) / PoolShare
+		share := (limit[i] + poolShare - 1) / poolShare
 		switch {
 		case a == 0 || (explicit && v > a):
 			return run, held, dimNames[i]

@@ -60,8 +60,8 @@ func TestOrder(t *testing.T) {
 	}
 	for st, want := range map[work.State]int{work.StateFailed: 1, work.StateRunning: 2, work.StateCancelRequested: 2,
 		work.StateQueued: 3, work.StateCancelled: 4, work.StateCompleted: 4} {
-		if got := (work.Order{State: st}).RowPriority(); got != want {
-			t.Errorf("RowPriority(%v) = %d, want %d", st, got, want)
+		if got := (work.Order{State: st}).RowPriorityForTest(); got != want {
+			t.Errorf("rowPriority(%v) = %d, want %d", st, got, want)
 		}
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = work.Order{Seq: 1}.ListsBefore(work.Order{Seq: 2}) }); n != 0 {

@@ -124,7 +124,7 @@
 // An Engine other than the Supervisor (a durable runner such as the
 // Temporal one) uses the contract logic of contract.go instead of writing
 // it again: Spec.Validate and ValidateOwner (what every engine refuses),
-// Order (List's and Rows' orders, RowPriority) and Elapsed, Budget.Dims
+// Order (List's and Rows' orders, rowPriority) and Elapsed, Budget.Dims
 // with PoolReserve and PoolCharge (a pool's reservation and settlement,
 // the unknown-usage rule included), ErrorCode and DecodeError (the
 // errors by code, across a process boundary), ErrUnavailable with

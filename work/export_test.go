@@ -50,3 +50,68 @@ func CanTransition(from, to State) bool { return canTransition(from, to) }
 
 // RefKind returns r's JSON kind.
 func RefKind(r Ref) string { return r.kind() }
+
+// CensusForTest calls fn once for every known target label and state with the
+// number of Works in the registry in that state (visible or detached, zero
+// included). It holds the Supervisor's lock while it runs: fn must be quick
+// and must not call the Supervisor.
+func (s *Supervisor) CensusForTest(fn func(target string, state State, n int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for label, c := range s.counts {
+		for i, st := range States {
+			fn(label, st, c[i])
+		}
+	}
+}
+
+// PoolState is a pool's state: its limits, what unsettled children
+// reserved and what settled ones spent (MaxDuration unused).
+type PoolState struct {
+	Limit, Reserved, Spent Budget
+}
+
+// PoolForTest returns the state of o's pool, and whether o has one.
+func (s *Supervisor) PoolForTest(o Owner) (PoolState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.bud.pools[o.id]
+	if a == nil {
+		return PoolState{}, false
+	}
+	var lim, held, used [numDims]int64
+	for i := range a.m {
+		lim[i], held[i], used[i] = a.m[i].limit, a.m[i].held.Load(), a.m[i].used.Load()
+	}
+	var p PoolState
+	p.Limit.SetDims(lim)
+	p.Reserved.SetDims(held)
+	p.Spent.SetDims(used)
+	return p, true
+}
+
+// PoolCensusForTest calls fn once per budget name (turns, tool_calls, tokens) with
+// the sums over the Supervisor's pools that limit it: reserved by unsettled
+// children and remaining. It holds the Supervisor's lock while it runs: fn
+// must be quick and must not call the Supervisor.
+func (s *Supervisor) PoolCensusForTest(fn func(budget string, reserved, remaining int64)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.poolTotalsLocked(fn)
+}
+
+// BudgetForTest returns the child's effective budget: its own, the Supervisor's
+// defaults and ceiling, and its pool applied. It is the zero Budget for a
+// context that is no child run.
+func (e *Execution) BudgetForTest() Budget {
+	if e == nil {
+		return Budget{}
+	}
+	if e.run == nil {
+		return Budget{}
+	}
+	return e.run.budget
+}
+
+// RowPriorityForTest is Order.rowPriority.
+func (a Order) RowPriorityForTest() int { return a.rowPriority() }

@@ -234,7 +234,7 @@ func (h *harness) status(o work.Owner, id string) work.Status {
 // census returns the Supervisor's counts per state, summed over targets.
 func census(s *work.Supervisor) map[work.State]int {
 	m := make(map[work.State]int)
-	s.Census(func(_ string, st work.State, n int) {
+	s.CensusForTest(func(_ string, st work.State, n int) {
 		if n != 0 {
 			m[st] += n
 		}

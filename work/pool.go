@@ -13,7 +13,7 @@ type budgets struct {
 // and tokens all of the Work (and foreground calls) it starts may reserve.
 // Each start reserves its child's budget from it: a child's own limits
 // (Spec.Budget) in full; where it sets none, an agent child its default
-// capped at 1/PoolShare of the pool and at what remains, a function child
+// capped at 1/poolShare of the pool and at what remains, a function child
 // nothing (its own children reserve from the pool instead). A start it
 // cannot cover
 // fails with ErrBudgetExhausted before any Work exists; when the child
@@ -49,41 +49,6 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 	return nil
 }
 
-// PoolState is a pool's state: its limits, what unsettled children
-// reserved and what settled ones spent (MaxDuration unused).
-type PoolState struct {
-	Limit, Reserved, Spent Budget
-}
-
-// Pool returns the state of o's pool, and whether o has one.
-func (s *Supervisor) Pool(o Owner) (PoolState, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	a := s.bud.pools[o.id]
-	if a == nil {
-		return PoolState{}, false
-	}
-	var lim, held, used [numDims]int64
-	for i := range a.m {
-		lim[i], held[i], used[i] = a.m[i].limit, a.m[i].held.Load(), a.m[i].used.Load()
-	}
-	var p PoolState
-	p.Limit.SetDims(lim)
-	p.Reserved.SetDims(held)
-	p.Spent.SetDims(used)
-	return p, true
-}
-
-// PoolCensus calls fn once per budget name (turns, tool_calls, tokens) with
-// the sums over the Supervisor's pools that limit it: reserved by unsettled
-// children and remaining. It holds the Supervisor's lock while it runs: fn
-// must be quick and must not call the Supervisor.
-func (s *Supervisor) PoolCensus(fn func(budget string, reserved, remaining int64)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.poolTotalsLocked(fn)
-}
-
 func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining int64)) {
 	var held, rem [numDims]int64
 	var any [numDims]bool
@@ -103,15 +68,15 @@ func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining
 	}
 }
 
-// PoolShare is the divisor of an unbudgeted child's share of a pool: an
+// poolShare is the divisor of an unbudgeted child's share of a pool: an
 // agent child that sets no limit of its own in a pooled dimension reserves
-// its default there, but at most 1/PoolShare of the pool's limit (rounded
+// its default there, but at most 1/poolShare of the pool's limit (rounded
 // up), and at most what remains; where it has no default (tokens), it
 // reserves that share. So one child without a budget never takes a whole
 // pool: with a pool of 20 turns and 200,000 tokens it reserves 5 turns and
 // 50,000 tokens, and four such children fit. The same holds inside a
 // parent child's reservation.
-const PoolShare = 4
+const poolShare = 4
 
 // forgetPoolLocked drops the pool of the top-level owner id. Children
 // still holding reservations settle into the forgotten account.

@@ -114,14 +114,14 @@ func (e *Error) Detail(detail string) *Error {
 }
 
 // NewSubscription returns a Subscription that an Engine other than the
-// Supervisor feeds, with a buffer of buffer notices (DefaultNoticeBuffer
+// Supervisor feeds, with a buffer of buffer notices (defaultNoticeBuffer
 // when buffer < 1). publish delivers a Notice without waiting (dropped and
 // counted when the buffer is full, ignored once closed); closeFn closes the
 // channel (idempotent); onClose, when set, runs once when the Subscription
 // is closed by either, so that the Engine stops feeding it.
 func NewSubscription(buffer int, onClose func()) (sub *Subscription, publish func(Notice), closeFn func()) {
 	if buffer < 1 {
-		buffer = DefaultNoticeBuffer
+		buffer = defaultNoticeBuffer
 	}
 	sub = &Subscription{ch: make(chan Notice, buffer), onClose: onClose}
 	return sub, sub.send, sub.closeExternal

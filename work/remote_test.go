@@ -66,7 +66,7 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o", OwnerDepth: 1,
 		Budget: work.Budget{MaxTurns: 2, MaxToolCalls: 1}, Event: func(e work.Event) { evs = append(evs, e) }})
 	ex, _ := work.ExecutionFrom(ctx)
-	if b := ex.Budget(); b.MaxTurns != 2 || b.MaxToolCalls != 1 {
+	if b := ex.BudgetForTest(); b.MaxTurns != 2 || b.MaxToolCalls != 1 {
 		t.Fatalf("Budget = %+v", b)
 	}
 	for i := range 2 {

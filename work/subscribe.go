@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// DefaultNoticeBuffer is a Subscription's buffer when Subscribe is given
+// defaultNoticeBuffer is a Subscription's buffer when Subscribe is given
 // none.
-const DefaultNoticeBuffer = 64
+const defaultNoticeBuffer = 64
 
 // Notice is a content-free completion notice: a Work visible to the
 // subscribed owner reached a terminal state. It carries no output, failure
@@ -42,7 +42,7 @@ type Subscription struct {
 // Subscribe returns a Subscription to the completion notices of o: one
 // Notice for each Work visible to o that reaches a terminal state from now
 // on (detached Work, and Work cancelled by Release, is no longer visible and
-// has none). Notices wait in a buffer of buffer entries (DefaultNoticeBuffer
+// has none). Notices wait in a buffer of buffer entries (defaultNoticeBuffer
 // when buffer < 1); the engine never waits for the reader: when the buffer
 // is full the notice is dropped and counted (Dropped). A reader that must
 // not miss a settlement treats a Notice as a wake-up and reads the owner's
@@ -62,7 +62,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, o Owner, buffer int) (*Subsc
 		return nil, err
 	}
 	if buffer < 1 {
-		buffer = DefaultNoticeBuffer
+		buffer = defaultNoticeBuffer
 	}
 	sub := &Subscription{s: s, owner: o.id, ch: make(chan Notice, buffer)}
 	s.mu.Lock()

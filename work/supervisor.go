@@ -108,17 +108,3 @@ func (s *Supervisor) Limits() Limits {
 		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
 		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands}
 }
-
-// Census calls fn once for every known target label and state with the
-// number of Works in the registry in that state (visible or detached, zero
-// included). It holds the Supervisor's lock while it runs: fn must be quick
-// and must not call the Supervisor.
-func (s *Supervisor) Census(fn func(target string, state State, n int)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for label, c := range s.counts {
-		for i, st := range States {
-			fn(label, st, c[i])
-		}
-	}
-}

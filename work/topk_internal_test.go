@@ -15,7 +15,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			m[string(rune(i))+newID()] = it
 		}
 		better := func(a, b *item) bool {
-			if pa, pb := a.order().RowPriority(), b.order().RowPriority(); pa != pb {
+			if pa, pb := a.order().rowPriority(), b.order().rowPriority(); pa != pb {
 				return pa < pb
 			}
 			return a.seq > b.seq

@@ -123,7 +123,7 @@ func TestZeroSupervisor(t *testing.T) {
 		}},
 		{"Census", func(s *work.Supervisor) error {
 			n := 0
-			s.Census(func(string, work.State, int) { n++ })
+			s.CensusForTest(func(string, work.State, int) { n++ })
 			if n != 0 {
 				return fmt.Errorf("Census called fn %d times", n)
 			}
@@ -136,13 +136,13 @@ func TestZeroSupervisor(t *testing.T) {
 			return nil
 		}},
 		{"Pool", func(s *work.Supervisor) error {
-			if _, ok := s.Pool(o); ok {
+			if _, ok := s.PoolForTest(o); ok {
 				return errors.New("Pool() reports a pool")
 			}
 			return nil
 		}},
 		{"PoolCensus", func(s *work.Supervisor) error {
-			s.PoolCensus(func(string, int64, int64) {})
+			s.PoolCensusForTest(func(string, int64, int64) {})
 			return nil
 		}},
 		{"EffectiveBudget", func(s *work.Supervisor) error { _ = s.EffectiveBudget(spec); return nil }},
@@ -217,7 +217,7 @@ func TestZeroExecution(t *testing.T) {
 				if !ex.BeginToolCall() {
 					t.Error("BeginToolCall() = false")
 				}
-				if b := ex.Budget(); b != (work.Budget{}) {
+				if b := ex.BudgetForTest(); b != (work.Budget{}) {
 					t.Errorf("Budget() = %+v", b)
 				}
 				if u := ex.Usage(); u != (work.Usage{}) {
