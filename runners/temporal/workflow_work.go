@@ -103,6 +103,15 @@ type workRun struct {
 
 func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
 
+// seenBy validates an update from owner: ErrNotFound unless the Work is
+// visible to it.
+func (w *workRun) seenBy(owner string) error {
+	if !w.visible(owner) {
+		return workErr(work.ErrNotFound)
+	}
+	return nil
+}
+
 func (w *workRun) handlers(ctx workflow.Context) error {
 	if err := workflow.SetQueryHandler(ctx, queryStatus, func(owner string) (workStatus, error) {
 		if !w.visible(owner) {
@@ -145,12 +154,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateCancel, func(ctx workflow.Context, owner string) (cancelReply, error) {
 		return w.cancel(ctx), nil
-	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
-		if !w.visible(owner) {
-			return workErr(work.ErrNotFound)
-		}
-		return nil
-	}}); err != nil {
+	}, workflow.UpdateHandlerOptions{Validator: w.seenBy}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
@@ -158,12 +162,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
 		w.tellOwner(ctx, updateDetached, w.in.ID)
 		return nil
-	}, workflow.UpdateHandlerOptions{Validator: func(owner string) error {
-		if !w.visible(owner) {
-			return workErr(work.ErrNotFound)
-		}
-		return nil
-	}}); err != nil {
+	}, workflow.UpdateHandlerOptions{Validator: w.seenBy}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateSend, func(ctx workflow.Context, r sendRequest) (sendReply, error) {
