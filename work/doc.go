@@ -7,9 +7,21 @@
 // values (the crux shapes: Ref, Status and the Cancel, Send and Detach
 // receipts marshal to what the model sees), because the encoding is a
 // property of the value: a Ref is the same value to a Go caller and to the
-// model, and durable engines and applications store and log it. The middleware owns the rest of the work
-// tool: its input parsing, its error objects and its protocol. Everything
-// the Supervisor holds is process-local: process exit loses it.
+// model, and durable engines and applications store and log it. The
+// middleware owns the rest of the work tool: its input parsing, its error
+// objects and its protocol. Everything the Supervisor holds is
+// process-local: process exit loses it.
+//
+// # Words
+//
+// A target is a child as the engine knows it (Target: its label, id and
+// kind). Its label is its name: the tool name the model calls it by, the
+// key of the tool map, the adapter's child name, and what every
+// target-valued string in this package holds (Status.TargetLabel,
+// Row.TargetLabel, and the Target fields of Event, Notice, LiveWork,
+// TargetCount and TargetCounts), as telemetry's agentwork.work.target
+// attribute and target label do. Its id (Target.ID, Ref.TargetID, the
+// model-facing targetId) defaults to the label.
 //
 // # Lifecycle
 //
@@ -124,10 +136,10 @@
 // An Engine other than the Supervisor (a durable runner such as the
 // Temporal one) uses the contract logic of contract.go instead of writing
 // it again: Spec.Validate and ValidateOwner (what every engine refuses),
-// Order (List's and Rows' orders, rowPriority) and Elapsed, Budget.Dims
-// with PoolReserve and PoolCharge (a pool's reservation and settlement,
-// the unknown-usage rule included), ErrorCode and DecodeError (the
-// errors by code, across a process boundary), ErrUnavailable with
+// Order (List's and Rows' orders) and Elapsed, Budget.Dims with
+// PoolReserve and PoolCharge (a pool's reservation and settlement, the
+// unknown-usage rule included), DecodeError (the errors by code, across a
+// process boundary), ErrUnavailable with
 // Error.Wrap (a transport or server failure, its cause reachable),
 // LaunchConflict, LimitRefusal and PoolRefusal (the refusals' messages).
 // Gauges and status pages watch an engine through Watched (Snapshot).

@@ -115,3 +115,9 @@ func (e *Execution) BudgetForTest() Budget {
 
 // RowPriorityForTest is Order.rowPriority.
 func (a Order) RowPriorityForTest() int { return a.rowPriority() }
+
+// ReportProgressForTest is Execution.reportProgress.
+func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(done, total) }
+
+// ErrorCodeForTest is errorCode.
+func ErrorCodeForTest(code string) (*Error, bool) { return errorCode(code) }

@@ -54,22 +54,20 @@ func (e *Execution) Progress() Progress {
 	return Progress{}
 }
 
-// ReportProgress sets the progress of the background Work whose child ctx
-// belongs to (see Execution.ReportProgress). It does nothing when ctx is not
-// a child's, or is a foreground call's.
+// ReportProgress sets the Done and Total counts of the background Work
+// whose child ctx belongs to (negative values count as 0). It never blocks
+// and does not allocate; at most one EventProgress per second per Work
+// reaches the Observer (reports in between only update the counts), on the
+// reporting goroutine, and none after the Work is terminal. It does nothing
+// when ctx is not a child's, or is a foreground call's.
 func ReportProgress(ctx context.Context, done, total int64) {
 	if e, ok := ExecutionFrom(ctx); ok {
-		e.ReportProgress(done, total)
+		e.reportProgress(done, total)
 	}
 }
 
-// ReportProgress sets the Work's Done and Total counts (negative values
-// count as 0). It never blocks and does not allocate; at most one
-// EventProgress per second per Work reaches the Observer (reports in
-// between only update the counts), on the reporting goroutine, and none
-// after the Work is terminal. It does nothing for a
-// foreground call.
-func (e *Execution) ReportProgress(done, total int64) {
+// reportProgress is ReportProgress on e.
+func (e *Execution) reportProgress(done, total int64) {
 	if e == nil {
 		return
 	}

@@ -32,12 +32,12 @@ func TestProgressCounts(t *testing.T) {
 		t.Fatalf("%d progress events after the first report, want 1", n)
 	}
 	// Within the interval: counts update, no event.
-	c.ex.ReportProgress(4, 10)
+	c.ex.ReportProgressForTest(4, 10)
 	c.ex.CountModelRequest()
 	c.ex.CountToolCall()
 	c.ex.CountToolCall()
 	h.clk.Advance(work.ProgressInterval - time.Millisecond)
-	c.ex.ReportProgress(5, 10)
+	c.ex.ReportProgressForTest(5, 10)
 	if n := len(h.obs.ofType(work.EventProgress)); n != 1 {
 		t.Fatalf("%d progress events within one interval, want 1", n)
 	}
@@ -46,7 +46,7 @@ func TestProgressCounts(t *testing.T) {
 		t.Fatalf("Progress = %+v, want %+v", got, want)
 	}
 	h.clk.Advance(time.Millisecond)
-	c.ex.ReportProgress(-1, 10) // negative counts as 0
+	c.ex.ReportProgressForTest(-1, 10) // negative counts as 0
 	evs := h.obs.ofType(work.EventProgress)
 	if len(evs) != 2 {
 		t.Fatalf("%d progress events after an interval, want 2", len(evs))
@@ -78,7 +78,7 @@ func TestProgressCounts(t *testing.T) {
 	c.complete("ok")
 	h.obs.waitTerminal(ref.ID)
 	h.clk.Advance(time.Hour)
-	c.ex.ReportProgress(9, 10) // a leaked goroutine reporting late
+	c.ex.ReportProgressForTest(9, 10) // a leaked goroutine reporting late
 	evs = h.obs.events(ref.ID)
 	if last := evs[len(evs)-1]; last.Type != work.EventCompleted {
 		t.Fatalf("an event followed the terminal event: %+v", last)
@@ -135,7 +135,7 @@ func TestProgressNeverBlocks(t *testing.T) {
 		_, _ = s.Send(t.Context(), o, ref.ID, "", "steer")
 	}()
 	<-blocker.entered
-	ex.ReportProgress(1, 2) // must not wait for the observer
+	ex.ReportProgressForTest(1, 2) // must not wait for the observer
 	ex.CountModelRequest()
 	close(blocker.release)
 	<-sent
@@ -158,7 +158,7 @@ func TestProgressNeverBlocks(t *testing.T) {
 func TestProgressAllocs(t *testing.T) {
 	h := newHarness(t)
 	_, c := h.running(work.NewOwner("o"), agent)
-	c.ex.ReportProgress(0, 1)
+	c.ex.ReportProgressForTest(0, 1)
 	ctx := c.ctx
 	n := testing.AllocsPerRun(1000, func() {
 		work.ReportProgress(ctx, 1, 2)

@@ -90,8 +90,8 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	if u := ex.Usage(); u.Turns != 2 || u.ToolCalls != 1 || u.InputTokens != 20 || u.OutputTokens != 10 {
 		t.Fatalf("Usage = %+v", u)
 	}
-	ex.ReportProgress(3, 10)
-	ex.ReportProgress(4, 10) // within ProgressInterval: counted, not reported
+	ex.ReportProgressForTest(3, 10)
+	ex.ReportProgressForTest(4, 10) // within ProgressInterval: counted, not reported
 	var budget, progress []work.Event
 	for _, e := range evs {
 		if e.WorkID != "w1" || e.Owner != "o" || e.Depth != 1 || e.Time.IsZero() {
@@ -127,7 +127,7 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 func TestExecutionProgress(t *testing.T) {
 	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o"})
 	ex, _ := work.ExecutionFrom(ctx)
-	ex.ReportProgress(2, 5)
+	ex.ReportProgressForTest(2, 5)
 	ex.CountModelRequest()
 	ex.CountToolCall()
 	ex.CountToolCall()
@@ -140,7 +140,7 @@ func TestExecutionProgress(t *testing.T) {
 	ref, err := s.Start(context.Background(), work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "f", Kind: work.KindFunction},
 		Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.ReportProgress(3, 4)
+			ex.ReportProgressForTest(3, 4)
 			got <- ex.Progress()
 			return "", nil
 		}})

@@ -223,7 +223,7 @@ func TestZeroExecution(t *testing.T) {
 				if u := ex.Usage(); u != (work.Usage{}) {
 					t.Errorf("Usage() = %+v", u)
 				}
-				ex.ReportProgress(1, 2)
+				ex.ReportProgressForTest(1, 2)
 				ex.CountModelRequest()
 				ex.CountToolCall()
 				if p := ex.Progress(); p != (work.Progress{}) {

@@ -158,7 +158,7 @@ func TestLifecycleEvents(t *testing.T) {
 		}},
 		"turns": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.ReportProgress(1, 4)
+			work.ReportProgress(ctx, 1, 4)
 			for {
 				turn, err := ex.BeginRequest()
 				if err != nil {

@@ -17,7 +17,7 @@ func TestStatusProgress(t *testing.T) {
 	eng, queue := deploy(t, "progress", map[string]temporal.Child{
 		"counting": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.ReportProgress(2, 5)
+			work.ReportProgress(ctx, 2, 5)
 			ex.CountToolCall()
 			<-release
 			return "counted", nil
