@@ -8,7 +8,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// TestSendBoundsReachTheModel: the engine's guidance bounds (issue 9 §4)
+// TestSendBoundsReachTheModel: the engine's guidance bounds
 // reach the model as the error object with the engine's stable code, and
 // the call ends rejected with that code as its class.
 func TestSendBoundsReachTheModel(t *testing.T) {
