@@ -32,10 +32,10 @@
 //     Observer. An owner's pool (Engine.SetPool) lives in its registry:
 //     admission reserves from it, settlement refunds what was not spent.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's
-//     visible Work (list, status, status rows), enforces the outstanding
-//     and starts limits atomically across every coordinator process (an
-//     update with start), and releases. It continues as new as its history
-//     grows.
+//     visible Work (list, status, status rows; retention by count and
+//     age, WithRetention), enforces the outstanding and starts limits
+//     atomically across every coordinator process (an update with start),
+//     and releases. It continues as new as its history grows.
 //
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Temporal's.

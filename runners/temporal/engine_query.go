@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"time"
 
@@ -66,9 +67,23 @@ func (e *Engine) progress(ctx context.Context, id string) work.Progress {
 	return work.Progress{}
 }
 
-// records reads o's registry (nil when o has none), retrying a transient
-// failure up to queryTries times while ctx is not done.
+// records reads the records visible to o in its registry (nil when o has
+// none): those past the age bound (WithRetention) by the Engine's clock
+// are hidden, whether or not the registry has evicted them yet (it does
+// at its next update, see ownerRun.expire).
 func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
+	recs, err := e.registry(ctx, o)
+	if err != nil || e.cfg.retainAge <= 0 {
+		return recs, err
+	}
+	now := e.Now()
+	return slices.DeleteFunc(recs, func(r ownerRecord) bool { return r.expired(now, e.cfg.retainAge) }), nil
+}
+
+// registry reads o's registry (nil when o has none), with no age applied,
+// retrying a transient failure up to queryTries times while ctx is not
+// done.
+func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
@@ -143,7 +158,7 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 		return nil, 0, nil
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
-	now := time.Now()
+	now := e.Now()
 	n := min(len(recs), work.MaxRows)
 	rows := make([]work.Row, n)
 	for i, r := range recs[:n] {

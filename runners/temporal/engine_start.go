@@ -44,7 +44,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	var reply admitReply
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
-		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, Want: spec.Budget.Dims(), Eff: budget.Dims(),
+		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
 		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec)})
 	if err != nil {
 		if reason, short := refusalOf(err); reason != "" {
@@ -112,7 +112,7 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Retain: e.cfg.retain})
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Retain: e.cfg.retain, RetainAge: e.cfg.retainAge})
 	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: startOwner,
 		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,

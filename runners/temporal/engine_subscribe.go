@@ -11,12 +11,15 @@ import (
 // Subscribe returns a Subscription to o's completion notices, as
 // work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval): Temporal has no push to a client.
+// The poller reads the registry with no age bound applied: Work that ends
+// and expires (WithRetention) between two polls still has its notice, as
+// in-process, where the notice goes out as the Work ends.
 func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
-	recs, err := e.records(ctx, o)
+	recs, err := e.registry(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +56,7 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 			}
 			// The poller outlives Subscribe's ctx: it ends with the
 			// Subscription (each read capped at the RPC timeout).
-			recs, err := e.records(context.Background(), o)
+			recs, err := e.registry(context.Background(), o)
 			if err != nil {
 				continue
 			}

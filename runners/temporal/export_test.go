@@ -54,3 +54,11 @@ func SetMaxOwnerHistory(n int) (restore func()) {
 	maxOwnerHistory = n
 	return func() { maxOwnerHistory = old }
 }
+
+// ReplayOwner replays an owner registry's history as a Worker would after
+// losing it from its cache.
+func ReplayOwner(h *historypb.History) error {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	return r.ReplayWorkflowHistory(nil, h)
+}

@@ -30,6 +30,7 @@ type config struct {
 	maxDuration      time.Duration
 	maxResultBytes   int
 	retain           int
+	retainAge        time.Duration // 0: no age bound
 	retryable        map[string]bool
 	maxAttempts      int
 	heartbeatTimeout time.Duration
@@ -145,17 +146,31 @@ func WithMaxResultBytes(n int) Option {
 	})
 }
 
-// WithRetention sets how many finished Works each owner keeps visible
-// (default 64; values below 1 are ignored): beyond it the oldest finished
-// goes, as each Work finishes. Unlike work.WithRetention(count, age) it
-// takes no age bound: the owner's registry is workflow state, which
-// evicts only when a Work finishes (a deterministic point of its
-// history), so it has no clock to expire records by; and it evicts by
-// finish time alone, not read results first.
-func WithRetention(n int) Option {
+// WithRetention bounds the finished Work each owner keeps visible, as
+// work.WithRetention: at most count Works (default 64; values below 1 are
+// ignored) and, when age > 0, none finished longer than age ago (default
+// 0: no age bound; negative values are ignored). Unfinished Work is never
+// evicted.
+//
+// The owner's registry is workflow state and evicts at deterministic
+// points of its history, by workflow time: beyond count the oldest
+// finished goes as each Work finishes (by finish time alone, not read
+// results first as in-process); past age, records go whenever the
+// registry applies an update (an admission, a transition record, a result
+// read, a detach, a pool change). It sets no timer for the age: between
+// updates the Engine's reads (List, Status, Settled, Rows, Result and the
+// control methods) hide the records already past the age by the Engine's
+// clock (Now), so no reader sees expired Work; a Subscription still
+// delivers the notice of Work that expired before its next poll. The age
+// travels with each admission: give coordinators' Engines the same
+// option.
+func WithRetention(count int, age time.Duration) Option {
 	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.retain = n
+		if count > 0 {
+			c.retain = count
+		}
+		if age >= 0 {
+			c.retainAge = age
 		}
 	})
 }

@@ -109,7 +109,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
 		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
-		temporal.WithRetention(cfg.Retain), temporal.WithObserver(cfg.Observer),
+		temporal.WithRetention(cfg.Retain, 0), temporal.WithObserver(cfg.Observer),
 		// Long enough for a loaded 2-core machine running the race
 		// detector; its third is how long a cancel takes to arrive.
 		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute),

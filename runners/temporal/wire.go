@@ -201,6 +201,9 @@ type admitRequest struct {
 	MaxOutstanding int
 	MaxStarts      int
 	Retain         int
+	// RetainAge is the age bound of finished records (WithRetention); 0,
+	// as in requests from before it existed, is none.
+	RetainAge time.Duration `json:",omitempty"`
 	// The child's own budget limits (Spec.Budget) and its budget with the
 	// defaults and ceiling applied, for the owner's pool.
 	Want, Eff [3]int64
@@ -229,13 +232,16 @@ type admitReply struct {
 
 // ownerState is the Owner workflow's state, carried across continue-as-new.
 type ownerState struct {
-	Owner    string
-	Records  []ownerRecord
-	Starts   int
-	Seq      int64
-	Retain   int
-	Pool     *pool          `json:",omitempty"`
-	Launches []launchRecord `json:",omitempty"` // oldest first, at most work.MaxLaunchRecords
+	Owner   string
+	Records []ownerRecord
+	Starts  int
+	Seq     int64
+	Retain  int
+	// RetainAge is the age bound of finished records, by workflow time; 0,
+	// as in the histories of registries from before it existed, is none.
+	RetainAge time.Duration  `json:",omitempty"`
+	Pool      *pool          `json:",omitempty"`
+	Launches  []launchRecord `json:",omitempty"` // oldest first, at most work.MaxLaunchRecords
 }
 
 // startedReply answers an attempt's started update: whether it may run,

@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"slices"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -25,6 +26,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (admitReply, error) {
+		o.expire(ctx)
 		// The validator decided; deciding again costs nothing and keeps the
 		// handler right whatever ran between them.
 		l, replay, err := o.admission(r)
@@ -45,7 +47,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		r.Record.Seq = o.st.Seq
 		r.Record.State = work.StateQueued
 		r.Record.Held = held
-		o.st.Retain = r.Retain
+		o.st.Retain, o.st.RetainAge = r.Retain, r.RetainAge
 		o.st.Records = append(o.st.Records, r.Record)
 		if r.Launch != "" {
 			if len(o.st.Launches) >= work.MaxLaunchRecords {
@@ -60,6 +62,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updatePool, func(ctx workflow.Context, limit [3]int64) error {
+		o.expire(ctx)
 		if o.st.Pool == nil {
 			o.st.Pool = &pool{}
 		}
@@ -80,7 +83,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		for _, f := range futs {
 			_ = f.Get(ctx, nil)
 		}
-		o.st = ownerState{Owner: o.st.Owner, Retain: o.st.Retain}
+		o.st = ownerState{Owner: o.st.Owner, Retain: o.st.Retain, RetainAge: o.st.RetainAge}
 		o.trim = true
 		return nil
 	}); err != nil {
@@ -91,6 +94,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		apply func(string)
 	}{{updateRead, o.read}, {updateDetached, o.detach}, {updateForget, o.forget}} {
 		if err := workflow.SetUpdateHandler(ctx, u.name, func(ctx workflow.Context, id string) error {
+			o.expire(ctx)
 			u.apply(id)
 			o.dirty = true
 			return nil
@@ -99,6 +103,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		}
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateRecord, func(ctx workflow.Context, r ownerRecord) error {
+		o.expire(ctx)
 		o.transition(r)
 		o.dirty = true
 		return nil
@@ -129,6 +134,29 @@ type ownerRun struct {
 	st    ownerState
 	trim  bool
 	dirty bool // an update changed the state: the run checks its length
+}
+
+// expire drops the finished records older than the age bound (RetainAge;
+// 0: none) by workflow time, which the history records: each update
+// handler that may change the state calls it first, so eviction by age is
+// deterministic. No timer fires it between updates (it would add history
+// to every idle registry): the Engine's reads hide expired records
+// meanwhile (Engine.records).
+func (o *ownerRun) expire(ctx workflow.Context) {
+	if o.st.RetainAge <= 0 {
+		return
+	}
+	now := workflow.Now(ctx)
+	n := len(o.st.Records)
+	o.st.Records = slices.DeleteFunc(o.st.Records, func(r ownerRecord) bool { return r.expired(now, o.st.RetainAge) })
+	if len(o.st.Records) != n {
+		o.dirty = true
+	}
+}
+
+// expired reports whether r is finished and older than age (> 0) at now.
+func (r ownerRecord) expired(now time.Time, age time.Duration) bool {
+	return age > 0 && r.State.Terminal() && now.Sub(r.Finished) > age
 }
 
 func (o *ownerRun) read(id string) {
