@@ -101,6 +101,12 @@ func serverWithAddr(t *testing.T) (client.Client, string, string) {
 
 var queues atomic.Int64
 
+// conformanceHeartbeat is the conformance Engines' heartbeat timeout:
+// long enough for a loaded 2-core machine running the race detector,
+// short enough that CancelSlowCall, whose child's call outlasts it, takes
+// seconds; its third is how long a cancel takes to arrive.
+const conformanceHeartbeat = 3 * time.Second
+
 type harness struct{ c client.Client }
 
 func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
@@ -110,9 +116,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
 		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
 		temporal.WithRetention(cfg.Retain, 0), temporal.WithObserver(cfg.Observer),
-		// Long enough for a loaded 2-core machine running the race
-		// detector; its third is how long a cancel takes to arrive.
-		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute),
+		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
 	targets := map[string]temporal.Child{}
 	for label, c := range cfg.Children {
@@ -141,6 +145,7 @@ func (harness) Capabilities() enginetest.Capabilities {
 		Pools:          true,
 		// "Delivery is at least once" (the package doc, Telemetry).
 		AtLeastOnceEvents: true,
+		LivenessTimeout:   conformanceHeartbeat,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -29,6 +30,10 @@ func runTurns(ctx context.Context, _ string) (string, error) {
 	return "", errors.New("enginetest: the budget never ran out")
 }
 
+// SlowOutput is what a controlled child whose slow call outlasted a
+// cancel returns when it completes anyway.
+const SlowOutput = "finished after a slow call"
+
 // control steers one controlled child run, keyed by the Work's input.
 type control struct {
 	started  chan struct{} // closed when the child starts running
@@ -36,7 +41,8 @@ type control struct {
 	runs     atomic.Int32
 	boundary chan chan boundaryReply // a model-request boundary
 	finish   chan finishReq          // return
-	onCancel string                  // "" (return ctx error), "complete" (on the test's finish) or "fail"
+	onCancel string                  // "" (return ctx error), "complete" (on the test's finish), "fail", "slow" or "slow-complete"
+	hold     time.Duration           // "slow", "slow-complete": how long the call in progress goes on after the cancel
 	ended    chan error              // ctx.Err() when the child returned
 }
 
@@ -91,6 +97,13 @@ func runControlled(ctx context.Context, token string) (string, error) {
 				return f.out, f.err
 			case "fail":
 				return "", errors.New("an unrelated failure")
+			case "slow", "slow-complete":
+				// A provider or tool call that does not watch ctx: it
+				// goes on for hold, then the child returns.
+				time.Sleep(c.hold)
+				if c.onCancel == "slow-complete" {
+					return SlowOutput, nil
+				}
 			}
 			return "", ctx.Err()
 		case reply := <-c.boundary:

@@ -76,6 +76,13 @@ type Capabilities struct {
 	// it checks the order and the one terminal event; without it a repeat
 	// is a defect.
 	AtLeastOnceEvents bool
+	// LivenessTimeout is how long a running Work's child may go without a
+	// sign of life before the Engine declares its worker lost (a durable
+	// runner's heartbeat timeout); zero for an Engine that has none (the
+	// in-process Supervisor). A cancel must reach a running child well
+	// within it, and a child whose call in progress outlasts it after a
+	// cancel must still end as it returns, never failed as lost.
+	LivenessTimeout time.Duration
 }
 
 // Child is one of the suite's children: run with the Work's input.
@@ -136,6 +143,7 @@ func Run(t *testing.T, h Harness) {
 		{"CancelRunning", s.cancelRunning},
 		{"CancelLosesToCompletion", s.cancelLosesToCompletion},
 		{"CancelUnrelatedFailure", s.cancelUnrelatedFailure},
+		{"CancelSlowCall", s.cancelSlowCall},
 		{"CancelTerminal", s.cancelTerminal},
 		{"ChildFailure", s.childFailure},
 		{"GuidanceOrder", s.guidanceOrder},
