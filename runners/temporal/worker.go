@@ -119,13 +119,22 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// the timeout on a loaded machine), and they go on while a cancelled
 	// child finishes (a completion may still win the cancel race). Each
 	// carries the child's progress counts (Engine.Status reads them).
+	//
+	// They are recorded on hbCtx, the attempt's context without its
+	// cancellation: the SDK derives each heartbeat's RPC from the context
+	// it is given, so on ctx, done once the cancel has arrived, no later
+	// heartbeat would reach the server and Temporal would time out a
+	// cancelled attempt whose child is still finishing. The cancel itself
+	// still arrives: the SDK cancels ctx when a heartbeat's response asks
+	// for it, whatever context the heartbeat was recorded on.
+	hbCtx := context.WithoutCancel(ctx)
 	var exec atomic.Pointer[work.Execution]
 	heartbeat := func() {
 		if ex := exec.Load(); ex != nil {
-			activity.RecordHeartbeat(ctx, ex.Progress())
+			activity.RecordHeartbeat(hbCtx, ex.Progress())
 			return
 		}
-		activity.RecordHeartbeat(ctx)
+		activity.RecordHeartbeat(hbCtx)
 	}
 	heartbeat()
 	hbDone := make(chan struct{})
@@ -181,6 +190,12 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
 			heartbeat()
+			if ctx.Err() != nil {
+				// The boundary's heartbeat may bring the cancel: the
+				// child's context is done before its request goes out.
+				cancel(context.Cause(ctx))
+				return nil
+			}
 			return w.takeGuidance(ctx, in.ID)
 		}})
 	ex, _ := work.ExecutionFrom(child)
