@@ -14,7 +14,11 @@
 //     "<task queue>.<label>", which only Workers that registered that
 //     target poll. It heartbeats periodically and at every model boundary;
 //     cancellation arrives through the heartbeat and cancels the child's
-//     context (cooperative, as in-process).
+//     context (cooperative, as in-process: within a third of the heartbeat
+//     timeout, or at the child's next boundary, before its request). The
+//     heartbeats go on until the child returns, so a cancelled child whose
+//     call in progress outlasts the heartbeat timeout ends as it returns
+//     (cancelled, or completed when the completion wins), not worker_lost.
 //   - An attempt that dies with its worker (no heartbeat within the
 //     heartbeat timeout) is not replayed: the Work fails with class
 //     worker_lost, unless its child is declared retryable (WithRetryable),

@@ -198,7 +198,9 @@ func WithMaxAttempts(n int) Option {
 
 // WithHeartbeatTimeout sets how long an attempt may go without a
 // heartbeat before Temporal declares its worker lost (default 10 s).
-// Workers heartbeat at a third of it and at every model boundary.
+// Workers heartbeat at a third of it and at every model boundary, until
+// the child returns (a cancelled child included); a cancel reaches a
+// running child with the next heartbeat, within about a third of it.
 func WithHeartbeatTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {
