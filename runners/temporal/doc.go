@@ -14,8 +14,9 @@
 //     "<task queue>.<label>", which only Workers that registered that
 //     target poll. It heartbeats periodically and at every model boundary;
 //     cancellation arrives through the heartbeat and cancels the child's
-//     context (cooperative, as in-process: within a third of the heartbeat
-//     timeout, or at the child's next boundary, before its request). The
+//     context (cooperative, as in-process) within a third of the heartbeat
+//     timeout; when a model boundary's heartbeat brings it, the context is
+//     done before that boundary's request goes out. The
 //     heartbeats go on until the child returns, so a cancelled child whose
 //     call in progress outlasts the heartbeat timeout ends as it returns
 //     (cancelled, or completed when the completion wins), not worker_lost.
