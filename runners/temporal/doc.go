@@ -16,10 +16,10 @@
 //     cancellation arrives through the heartbeat and cancels the child's
 //     context (cooperative, as in-process) within a third of the heartbeat
 //     timeout; when a model boundary's heartbeat brings it, the context is
-//     done before that boundary's request goes out. The
-//     heartbeats go on until the child returns, so a cancelled child whose
-//     call in progress outlasts the heartbeat timeout ends as it returns
-//     (cancelled, or completed when the completion wins), not worker_lost.
+//     done before that boundary's request goes out. The heartbeats go on
+//     until the child returns, so a cancelled child whose call in progress
+//     outlasts the heartbeat timeout ends as it returns (cancelled, or
+//     completed when the completion wins), not worker_lost.
 //   - An attempt that dies with its worker (no heartbeat within the
 //     heartbeat timeout) is not replayed: the Work fails with class
 //     worker_lost, unless its child is declared retryable (WithRetryable),
