@@ -41,7 +41,7 @@ type Remote struct {
 // WithRemote returns ctx carrying an Execution for r: WorkID returns
 // r.WorkID, Scope an owner one level deeper than the Work's owner, Guidance
 // calls r.Guidance, the budget methods count against r.Budget, and
-// ReportProgress, CountModelRequest and CountToolCall count progress
+// work.ReportProgress, CountModelRequest and CountToolCall count progress
 // reported through r.Event. An Engine calls it on the context it runs a
 // child with; the scope's Work is the engine's to release when the child
 // returns. Usage and Exhausted tell it what the run spent.

@@ -124,6 +124,11 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if g := middleware.Guidance(ctx); g != "" {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
 	}
+	// A durable engine's boundary heartbeat, taken as guidance drains, may
+	// bring a cancel: the request of this boundary is not sent then.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if b.turn.Final {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, finalText(b.turn.Budget)))
 	}
