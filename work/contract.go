@@ -200,18 +200,10 @@ func PoolCharge(limit, spent [3]int64, unknownUsage bool) [3]int64 {
 // not name). errors.Unwrap (and errors.Is, errors.As) reach the cause.
 var ErrUnavailable = newError("unavailable", "engine unavailable")
 
-// errorCode returns the error of this package whose Code is code (any of
-// them, ErrNotFound to ErrUnavailable), for an engine that carries the
-// contract's errors across a process boundary by code; false for a code
-// that is not one.
-func errorCode(code string) (*Error, bool) {
-	e, ok := errorCodes[code]
-	return e, ok
-}
-
 // DecodeError returns the error an engine reported as code and message
 // (an *Error's Code and Error(), carried across a process boundary):
-// errorCode(code) with message kept when message is that error's, with a
+// the error of this package with that Code (any of them, ErrNotFound to
+// ErrUnavailable), with message kept when message is that error's, with a
 // detail (Detail), or another message this package gives that code. The
 // message must be one a *Error produced: it is not checked for caller
 // content. false for an unknown code.

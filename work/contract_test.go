@@ -142,11 +142,11 @@ func TestErrorCodeAndDecode(t *testing.T) {
 		work.ErrMailboxFull, work.ErrConflict, work.ErrLimit, work.ErrClosed, work.ErrCloseFromChild, work.ErrScopeEnded,
 		work.ErrChildFailed, work.ErrCancelled, work.ErrNotInitialized, work.ErrInvalidBudget, work.ErrBudgetExhausted,
 		work.ErrUnavailable} {
-		if got, ok := work.ErrorCodeForTest(e.Code); !ok || got != e {
-			t.Errorf("ErrorCode(%q) = %v, %v", e.Code, got, ok)
+		if got, ok := work.DecodeError(e.Code, e.Error()); !ok || got != e {
+			t.Errorf("DecodeError(%q) = %v, %v", e.Code, got, ok)
 		}
 	}
-	if _, ok := work.ErrorCodeForTest("nope"); ok {
+	if _, ok := work.DecodeError("nope", "nope"); ok {
 		t.Error("unknown code found")
 	}
 	for _, tc := range []struct {

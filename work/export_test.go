@@ -118,6 +118,3 @@ func (a Order) RowPriorityForTest() int { return a.rowPriority() }
 
 // ReportProgressForTest is Execution.reportProgress.
 func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(done, total) }
-
-// ErrorCodeForTest is errorCode.
-func ErrorCodeForTest(code string) (*Error, bool) { return errorCode(code) }
