@@ -121,7 +121,7 @@ func TestZeroSupervisor(t *testing.T) {
 			}
 			return nil
 		}},
-		{"Census", func(s *work.Supervisor) error {
+		{"counts (test view)", func(s *work.Supervisor) error {
 			n := 0
 			s.CensusForTest(func(string, work.State, int) { n++ })
 			if n != 0 {
@@ -135,13 +135,13 @@ func TestZeroSupervisor(t *testing.T) {
 			}
 			return nil
 		}},
-		{"Pool", func(s *work.Supervisor) error {
+		{"pool state (test view)", func(s *work.Supervisor) error {
 			if _, ok := s.PoolForTest(o); ok {
 				return errors.New("Pool() reports a pool")
 			}
 			return nil
 		}},
-		{"PoolCensus", func(s *work.Supervisor) error {
+		{"pool sums (test view)", func(s *work.Supervisor) error {
 			s.PoolCensusForTest(func(string, int64, int64) {})
 			return nil
 		}},
