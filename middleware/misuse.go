@@ -15,9 +15,12 @@ var (
 	// ErrNilEngine: Prepare got a nil engine (or a typed nil
 	// *work.Supervisor).
 	ErrNilEngine = errors.New("middleware: nil engine")
-	// ErrEngineNotReady: the engine is not usable, for example a zero
-	// work.Supervisor (build one with work.New).
+	// ErrEngineNotReady: the engine is not usable: it refuses the owner
+	// with work.ErrNotInitialized (a zero work.Supervisor: build one with
+	// work.New). Prepare's error then satisfies errors.Is for both.
 	ErrEngineNotReady = errors.New("middleware: the engine is not ready (a zero work.Supervisor? build one with work.New)")
+	// ErrNilContext: PrepareContext got a nil ctx.
+	ErrNilContext = errors.New("middleware: nil context (pass context.Background() or the request's context)")
 	// ErrZeroOwner: Prepare got the zero work.Owner.
 	ErrZeroOwner = errors.New("middleware: zero Owner")
 	// ErrInvalidEntry: an entry is empty, nil, of an unsupported type, a
@@ -34,7 +37,8 @@ var (
 	// ErrInvalidChildName: a child's label is not a tool name the
 	// providers accept (OpenAI and Anthropic: ^[a-zA-Z0-9_-]{1,64}$).
 	ErrInvalidChildName = errors.New("middleware: invalid child name")
-	// ErrNegativeBudget: a work.Budget with a negative field.
+	// ErrNegativeBudget: a work.Budget with a negative field (the error
+	// also satisfies errors.Is for work.ErrInvalidBudget).
 	ErrNegativeBudget = errors.New("middleware: negative budget")
 	// ErrNegativeLimit: a child's MaxInputBytes is negative.
 	ErrNegativeLimit = errors.New("middleware: negative limit")
@@ -80,21 +84,19 @@ func validChildName(name string) bool {
 	return true
 }
 
-// CheckBudget returns an error wrapping ErrNegativeBudget, naming the
-// field, when a field of b is negative; else nil.
+// CheckBudget returns work.Budget.Validate's error for b (a negative
+// field, named), wrapped so that it satisfies errors.Is for both
+// ErrNegativeBudget and work.ErrInvalidBudget; else nil. It is the check
+// every engine makes, with the same message.
 func CheckBudget(b work.Budget) error {
-	for _, f := range []struct {
-		name string
-		neg  bool
-	}{
-		{"MaxTurns", b.MaxTurns < 0},
-		{"MaxToolCalls", b.MaxToolCalls < 0},
-		{"MaxTokens", b.MaxTokens < 0},
-		{"MaxDuration", b.MaxDuration < 0},
-	} {
-		if f.neg {
-			return prepErr(ErrNegativeBudget, "budget field %s is negative", f.name)
-		}
+	if err := b.Validate(); err != nil {
+		return &budgetError{err: err}
 	}
 	return nil
 }
+
+// budgetError is CheckBudget's error: work's, an ErrNegativeBudget too.
+type budgetError struct{ err error }
+
+func (e *budgetError) Error() string   { return "middleware: negative budget: " + e.err.Error() }
+func (e *budgetError) Unwrap() []error { return []error{ErrNegativeBudget, e.err} }

@@ -37,27 +37,29 @@ func TestPrepareMisusedEngine(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		sup  work.Engine
-		want error // nil: any error
+		want []error // the error satisfies errors.Is for each
 	}{
-		{"nil", nil, middleware.ErrNilEngine},
-		{"typed nil", typedNil, middleware.ErrNilEngine},
-		{"zero Supervisor", &work.Supervisor{}, nil},
-		{"closed", closed, work.ErrClosed},
+		{"nil", nil, []error{middleware.ErrNilEngine}},
+		{"typed nil", typedNil, []error{middleware.ErrNilEngine}},
+		{"zero Supervisor", &work.Supervisor{}, []error{middleware.ErrEngineNotReady, work.ErrNotInitialized}},
+		{"closed", closed, []error{work.ErrClosed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var set *middleware.Set
 			var err error
 			noPanic(t, "Prepare", func() { set, err = middleware.Prepare(tc.sup, work.NewOwner("coord"), entries()) })
 			if err == nil {
-				// Today's zero Supervisor is accepted and panics at the
-				// first call: show that too.
+				// Every misused engine is refused. Should one be
+				// accepted, its first call must still not panic.
 				noPanic(t, "the prepared tool's Call", func() { _, _ = set.Tools()[0].Call(context.Background(), "x") })
 				t.Fatal("Prepare: no error")
 			}
-			if tc.want != nil && !errors.Is(err, tc.want) {
-				t.Fatalf("Prepare: err = %v, want errors.Is %v", err, tc.want)
+			for _, want := range tc.want {
+				if !errors.Is(err, want) {
+					t.Fatalf("Prepare: err = %v, want errors.Is %v", err, want)
+				}
 			}
-			if tc.want == middleware.ErrNilEngine && strings.Contains(err.Error(), "Supervisor") {
+			if tc.want[0] == middleware.ErrNilEngine && strings.Contains(err.Error(), "Supervisor") {
 				t.Fatalf("Prepare: err = %q names a Supervisor; the argument is an engine", err)
 			}
 		})
@@ -157,6 +159,9 @@ func TestPrepareErrorsAreSentinels(t *testing.T) {
 			_, err := middleware.Prepare(sup, tc.owner, tc.entries, tc.extra...)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Prepare: err = %v, want errors.Is %v", err, tc.want)
+			}
+			if tc.want == middleware.ErrNegativeBudget && !errors.Is(err, work.ErrInvalidBudget) {
+				t.Fatalf("Prepare: err = %v, want errors.Is work.ErrInvalidBudget too", err)
 			}
 			if tc.names != "" && !strings.Contains(err.Error(), fmt.Sprintf("%q", tc.names)) {
 				t.Fatalf("Prepare: err = %q does not name %q", err, tc.names)
@@ -361,5 +366,56 @@ func TestWorkActionCounting(t *testing.T) {
 				t.Fatalf("recorded %+v / %+v, want action %q, outcome invalid, class %q, no work id", c.Call, c.End, tc.action, tc.code)
 			}
 		})
+	}
+}
+
+// ctxEngine is a Supervisor whose Subscribe honours ctx as a remote
+// engine's does (the Supervisor's own answers at once and ignores it).
+type ctxEngine struct{ work.Engine }
+
+func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.Engine.Subscribe(ctx, owner, buffer)
+}
+
+// TestPrepareContext: the probe runs under the caller's ctx (a cancelled
+// one fails it with context.Canceled), a nil ctx is ErrNilContext, and
+// Prepare is PrepareContext with context.Background().
+func TestPrepareContext(t *testing.T) {
+	eng := ctxEngine{work.New()}
+	entries := map[string]any{"job": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: echo})}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := middleware.PrepareContext(ctx, eng, work.NewOwner("coord"), entries); !errors.Is(err, context.Canceled) {
+		t.Fatalf("PrepareContext(cancelled): err = %v, want context.Canceled", err)
+	}
+	var nilCtx context.Context
+	if _, err := middleware.PrepareContext(nilCtx, eng, work.NewOwner("coord"), entries); !errors.Is(err, middleware.ErrNilContext) {
+		t.Fatalf("PrepareContext(nil): err = %v, want ErrNilContext", err)
+	}
+	set, err := middleware.Prepare(eng, work.NewOwner("coord"), entries)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if err := set.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCheckBudget: CheckBudget is work.Budget.Validate (same message),
+// satisfying errors.Is for ErrNegativeBudget and work.ErrInvalidBudget.
+func TestCheckBudget(t *testing.T) {
+	if err := middleware.CheckBudget(work.Budget{MaxTurns: 1}); err != nil {
+		t.Fatal(err)
+	}
+	b := work.Budget{MaxTokens: -3}
+	err := middleware.CheckBudget(b)
+	if !errors.Is(err, middleware.ErrNegativeBudget) || !errors.Is(err, work.ErrInvalidBudget) {
+		t.Fatalf("err = %v, want ErrNegativeBudget and work.ErrInvalidBudget", err)
+	}
+	if !strings.Contains(err.Error(), b.Validate().Error()) {
+		t.Fatalf("err = %q, want it to carry %q", err, b.Validate())
 	}
 }

@@ -36,18 +36,36 @@ type Set struct {
 	released atomic.Bool
 }
 
-// Prepare prepares one agent's tool map for owner on sup (the in-process
-// *work.Supervisor or another work.Engine). Each entry is a
+// Prepare is PrepareContext with context.Background(): the probe of the
+// engine (see PrepareContext) cannot be cancelled by the caller, and is
+// bounded by probeTimeout (30 s) only. Use PrepareContext when the engine
+// is remote.
+func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+	return PrepareContext(context.Background(), sup, owner, entries, extra...)
+}
+
+// PrepareContext prepares one agent's tool map for owner on sup (the
+// in-process *work.Supervisor or another work.Engine). Each entry is a
 // Tool (passed through untouched; its Name must equal its label), a Child
 // (a foreground child: run isolated, exact output) or a BackgroundChild (a
 // backgroundable child). Exactly one work tool is added when at least one
 // entry is a BackgroundChild. Tools are returned in label order, work last.
 //
-// Prepare fails (each error wraps one of the sentinels of this package,
-// for errors.Is, or the engine's refusal) when sup is nil (ErrNilEngine)
-// or not ready (ErrEngineNotReady: a zero work.Supervisor), when the engine
-// refuses the owner (a closed engine: work.ErrClosed; Prepare asks it with
-// a Subscribe that it closes at once), when a label is empty, an entry has another type, a Tool's
+// ctx is only for the probe: PrepareContext asks the engine whether it
+// serves owner with a Subscribe (under ctx, bounded by probeTimeout) that
+// it closes at once. A ctx that is done makes the probe fail on an engine
+// whose Subscribe honours ctx (a remote one; a *work.Supervisor answers
+// at once and ignores it), with an error wrapping ctx.Err(). The Set keeps
+// no ctx.
+//
+// PrepareContext fails (each error wraps one of the sentinels of this
+// package, for errors.Is, or the engine's refusal) when ctx is nil
+// (ErrNilContext), when sup is nil (ErrNilEngine), when the engine is not
+// ready (it refuses the owner with work.ErrNotInitialized, as a zero
+// work.Supervisor does: the error satisfies errors.Is for both
+// ErrEngineNotReady and work.ErrNotInitialized), when the engine refuses
+// the owner otherwise (a closed engine: work.ErrClosed; a done ctx:
+// ctx.Err()), when a label is empty, an entry has another type, a Tool's
 // Name differs from its label, a label is named "work" in any case while the
 // work tool is added (an ordinary tool named "work" is allowed when no
 // entry is a BackgroundChild: there is no collision), a child has
@@ -61,13 +79,16 @@ type Set struct {
 // a "work" among them (in any case) is also an error when the work tool is
 // added. Every child's schema is copied:
 // later changes to the caller's map do not reach the Set.
-func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	if s, ok := sup.(*work.Supervisor); sup == nil || ok && s == nil {
 		return nil, ErrNilEngine
 	}
 	obs := sup.Observer()
-	if obs == nil {
-		return nil, ErrEngineNotReady
+	if obs == nil { // an engine of another package may have none
+		obs = work.NopObserver{}
 	}
 	if owner.IsZero() {
 		return nil, ErrZeroOwner
@@ -131,7 +152,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 			return nil, prepErr(ErrInvalidEntry, "middleware: entry %q: unsupported type %T (want Tool, Child or BackgroundChild)", label, e)
 		}
 	}
-	if err := probe(sup, owner); err != nil {
+	if err := probe(ctx, sup, owner); err != nil {
 		return nil, err
 	}
 	if s.bg {
@@ -142,12 +163,16 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 
 // probe asks the engine whether it serves owner, with the cheapest call
 // that reports a closed engine: a Subscribe of one entry, closed at once.
-// It carries no content. Prepare has no ctx: the probe's is
-// context.Background(), bounded by probeTimeout.
-func probe(sup work.Engine, owner work.Owner) error {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+// It carries no content. Its ctx is PrepareContext's, bounded by
+// probeTimeout. An engine that is not initialized (work.ErrNotInitialized)
+// is reported as ErrEngineNotReady too.
+func probe(ctx context.Context, sup work.Engine, owner work.Owner) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	sub, err := sup.Subscribe(ctx, owner, 1)
+	if errors.Is(err, work.ErrNotInitialized) {
+		return fmt.Errorf("%w: %w", ErrEngineNotReady, err)
+	}
 	if err != nil {
 		return fmt.Errorf("middleware: the engine refuses owner %q: %w", owner.ID(), err)
 	}
@@ -181,9 +206,19 @@ func (s *Set) Owner() work.Owner {
 // (even when the owner is prepared again: the new Set's Work is not this
 // Set's) and its status block is empty. A second Release does nothing and
 // returns nil; the zero Set's returns ErrNotPrepared. It is safe to call
-// concurrently with the tools: no launch starts Work after it (a
+// concurrently with the tools: no launch starts Work after it returns (a
 // foreground call already past its check may still run, and Release
 // cancels it as the engine cancels the owner's unfinished Work).
+//
+// To keep that guarantee Release first waits for the launches already in
+// flight (background child calls past their released check, inside the
+// engine's Start) to return, and only then marks the Set released and
+// releases the owner, so their Work is cancelled with the rest. Each such
+// wait is bounded only by the engine's own Start bound (a
+// *work.Supervisor's Start returns at once; a remote engine's is its RPC
+// under the launching tool call's ctx), not by Release, which has no ctx.
+// A launch that reaches its check while Release waits waits too, and is
+// then refused with code released.
 //
 // Release has no ctx: it calls the engine's Release with
 // context.Background() bounded by releaseTimeout, and returns that call's
@@ -206,8 +241,9 @@ func (s *Set) Release() error {
 	return s.sup.Release(ctx, s.owner)
 }
 
-// probeTimeout and releaseTimeout bound the engine calls of Prepare's
-// probe and of Release, which have no caller's ctx. An in-process engine
+// probeTimeout and releaseTimeout bound the engine calls of
+// PrepareContext's probe (under the caller's ctx too) and of Release,
+// which has no caller's ctx. An in-process engine
 // answers at once; a remote one gets long enough for a few round trips.
 const (
 	probeTimeout   = 30 * time.Second
@@ -241,7 +277,7 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 		return nil, prepErr(ErrInvalidChild, "middleware: child %q: unknown kind %d", label, c.Kind)
 	}
 	if err := CheckBudget(c.Budget); err != nil {
-		return nil, prepErr(ErrNegativeBudget, "middleware: child %q: %v", label, err)
+		return nil, fmt.Errorf("middleware: child %q: %w", label, err)
 	}
 	if c.MaxInputBytes < 0 {
 		return nil, prepErr(ErrNegativeLimit, "middleware: child %q: MaxInputBytes is negative (%d)", label, c.MaxInputBytes)

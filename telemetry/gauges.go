@@ -11,7 +11,8 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// observe reports the gauges from a census of the watched supervisors.
+// observe reports the gauges from a census of the watched engines
+// (work.Watched).
 func (in *instruments) observe(o metric.Observer, c census) {
 	if !c.watched {
 		return
@@ -29,7 +30,7 @@ func (in *instruments) observe(o metric.Observer, c census) {
 }
 
 // census is what the gauges and the status page read from the watched
-// supervisors at one moment: counts and ages only, never content.
+// engines at one moment: counts and ages only, never content.
 type census struct {
 	watched      bool
 	counts       map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
@@ -52,12 +53,13 @@ type liveWork struct {
 // per-state counts, the live Work, slots and ages.
 //
 // It also forgets the cancel-request times of Work that no watched
-// Supervisor holds cancel-requested: a Work that a durable runner's
+// engine holds cancel-requested: a Work that a durable runner's
 // worker reported cancel-requested may end in another process, whose
 // terminal event this Observer never sees. Only times recorded before the
 // snapshots are forgotten (a Supervisor reports a cancel request after
 // its state changed, so such a Work shows in its snapshot if it is still
-// cancel-requested).
+// cancel-requested), and none when any watched engine's Snapshot fails
+// (the Work it holds is unknown that round).
 func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 	o.cancelMu.Lock()
 	var stale map[string]struct{}
@@ -83,7 +85,11 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 	for _, s := range sups {
 		snap, err := s.Snapshot(ctx)
 		if err != nil {
-			continue // an engine that cannot answer now reports nothing
+			// An engine that cannot answer now reports nothing, and its
+			// cancel-requested Work is unknown: forget no request time
+			// this round (its Work may still be cancel-requested).
+			stale = nil
+			continue
 		}
 		for _, tc := range snap.Counts {
 			v := c.counts[tc.Target]

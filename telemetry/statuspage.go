@@ -74,11 +74,16 @@ type StatusWork struct {
 	Progress map[string]int64 `json:"progress,omitempty"`
 }
 
-// Status returns the status page's data for the Supervisors the Observer
-// watches. It is safe for concurrent use and takes each Supervisor's lock
-// briefly.
-func (o *Observer) Status() StatusPage {
-	c := o.census(context.Background(), o.watchedSupervisors())
+// Status returns the status page's data for the engines the Observer
+// watches (work.Watched: a *work.Supervisor or another engine). It is safe
+// for concurrent use; each engine's Snapshot gets context.Background()
+// (a *work.Supervisor's takes its lock briefly). StatusHandler passes the
+// request's context instead.
+func (o *Observer) Status() StatusPage { return o.statusCtx(context.Background()) }
+
+// statusCtx is Status with ctx for the engines' Snapshots.
+func (o *Observer) statusCtx(ctx context.Context) StatusPage {
+	c := o.census(ctx, o.watchedSupervisors())
 	p := StatusPage{Time: time.Now().UTC(), Slots: StatusSlots{InUse: c.slots, Limit: c.limit},
 		Queue: StatusQueue{Length: c.queued}, Targets: []StatusTarget{}, Work: []StatusWork{}}
 	for target, n := range c.counts {
@@ -124,7 +129,7 @@ func progressOf(w work.LiveWork) map[string]int64 {
 }
 
 // StatusHandler returns a zpages-style live status page for the
-// Supervisors the Observer watches: slots in use against the limit, the
+// engines the Observer watches (work.Watched): slots in use against the limit, the
 // queue's length and oldest age, every target's Work by state and each
 // live Work's id, target, owner, state, elapsed time, attempt and progress counts. The page
 // is HTML (html/template) that reloads itself every 5 seconds; with
@@ -141,7 +146,9 @@ func (o *Observer) StatusHandler() http.Handler {
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 			return
 		}
-		p := o.Status()
+		// The request's context: a remote engine's Snapshot stops when
+		// the client goes away.
+		p := o.statusCtx(r.Context())
 		w.Header().Set("Cache-Control", "no-store")
 		if wantsJSON(r) {
 			w.Header().Set("Content-Type", "application/json")

@@ -45,6 +45,11 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// Validate returns ErrInvalidBudget, naming the field, for a Budget with a
+// negative field, and nil otherwise: what SetPool refuses in every engine
+// (a Spec's Budget is checked by Spec.Validate).
+func (b Budget) Validate() error { return checkBudget("", b, false) }
+
 func validTarget(t Target) error {
 	if t.Label == "" {
 		return errorf(ErrInvalidSpec, "target label is empty")
@@ -251,6 +256,12 @@ func LimitRefusal(limit string, n int) *Error {
 	default:
 		return errorf(ErrLimit, "starts limit %d reached for this owner", n)
 	}
+}
+
+// PoolScopeRefusal returns the ErrInvalidOwner of SetPool for a child's
+// scope, which has no pool of its own.
+func PoolScopeRefusal() *Error {
+	return errorf(ErrInvalidOwner, "a child's scope has no pool of its own: its children reserve from the child's reservation")
 }
 
 // PoolRefusal returns the ErrBudgetExhausted of a start its owner's pool

@@ -3,6 +3,7 @@ package work_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -157,6 +158,7 @@ func TestErrorCodeAndDecode(t *testing.T) {
 		{"detail", work.LimitRefusal(work.LimitOutstanding, 3)},
 		{"variant", work.LaunchConflict()},
 		{"pool", work.PoolRefusal(work.BudgetTurns)},
+		{"pool scope", work.PoolScopeRefusal()},
 	} {
 		got, ok := work.DecodeError(tc.in.Code, tc.in.Error())
 		if !ok || got.Error() != tc.in.Error() || !errors.Is(got, tc.in) {
@@ -166,9 +168,26 @@ func TestErrorCodeAndDecode(t *testing.T) {
 	if got := work.LimitRefusal(work.LimitStarts, 2).Error(); got != "limit exceeded: starts limit 2 reached for this owner" {
 		t.Errorf("LimitRefusal = %q", got)
 	}
+	if !errors.Is(work.PoolScopeRefusal(), work.ErrInvalidOwner) {
+		t.Error("PoolScopeRefusal is not ErrInvalidOwner")
+	}
 	cause := errors.New("transport")
 	err := error(work.ErrUnavailable.Wrap(cause))
 	if !errors.Is(err, work.ErrUnavailable) || !errors.Is(err, cause) || err.Error() != "engine unavailable" {
 		t.Errorf("Wrap: %v", err)
+	}
+}
+
+// Budget.Validate refuses a negative field, naming it, and admits the rest.
+func TestBudgetValidate(t *testing.T) {
+	if err := (work.Budget{MaxTurns: 1, MaxDuration: time.Second}).Validate(); err != nil {
+		t.Errorf("valid budget: %v", err)
+	}
+	for field, b := range map[string]work.Budget{"MaxTurns": {MaxTurns: -1}, "MaxToolCalls": {MaxToolCalls: -2},
+		"MaxTokens": {MaxTokens: -1}, "MaxDuration": {MaxDuration: -time.Second}} {
+		err := b.Validate()
+		if !errors.Is(err, work.ErrInvalidBudget) || err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: Validate = %v", field, err)
+		}
 	}
 }

@@ -135,13 +135,15 @@
 //
 // An Engine other than the Supervisor (a durable runner such as the
 // Temporal one) uses the contract logic of contract.go instead of writing
-// it again: Spec.Validate and ValidateOwner (what every engine refuses),
+// it again: Spec.Validate, Budget.Validate and ValidateOwner (what every
+// engine refuses),
 // Order (List's and Rows' orders) and Elapsed, Budget.Dims with
 // PoolReserve and PoolCharge (a pool's reservation and settlement, the
 // unknown-usage rule included), DecodeError (the errors by code, across a
 // process boundary), ErrUnavailable with
 // Error.Wrap (a transport or server failure, its cause reachable),
-// LaunchConflict, LimitRefusal and PoolRefusal (the refusals' messages).
+// LaunchConflict, LimitRefusal, PoolRefusal and PoolScopeRefusal (the
+// refusals' messages).
 // Gauges and status pages watch an engine through Watched (Snapshot).
 //
 // # Content

@@ -41,14 +41,31 @@ func (s *Supervisor) poolable(b Budget) error {
 	if s.cfg.err != nil {
 		return s.cfg.err
 	}
-	return checkBudget("SetPool", b, false)
+	return checkBudget("SetPool", b, false) // Budget.Validate, naming SetPool
 }
 
 // checkBudget refuses a negative field of b, which where names; with
-// unlimited, -1 is allowed (it means no limit).
+// unlimited, -1 is allowed (it means no limit). Without unlimited it is
+// Budget.Validate with where in the message.
 func checkBudget(where string, b Budget, unlimited bool) error {
-	if b.MaxTurns >= 0 && b.MaxToolCalls >= 0 && b.MaxTokens >= 0 && b.MaxDuration >= 0 {
+	name, v, ok := budgetFault(b, unlimited)
+	if ok {
 		return nil
+	}
+	if where != "" {
+		where += ": "
+	}
+	if unlimited {
+		return errorf(ErrInvalidBudget, "%s%s is %s (-1 means no limit, 0 keeps the default; other negative values are invalid)", where, name, v)
+	}
+	return errorf(ErrInvalidBudget, "%s%s is %s (must not be negative; 0 means inherit or none)", where, name, v)
+}
+
+// budgetFault returns the first negative field of b (with unlimited, other
+// than -1) by name and value; ok when there is none.
+func budgetFault(b Budget, unlimited bool) (name, value string, ok bool) {
+	if b.MaxTurns >= 0 && b.MaxToolCalls >= 0 && b.MaxTokens >= 0 && b.MaxDuration >= 0 {
+		return "", "", true
 	}
 	for _, f := range [...]struct {
 		name string
@@ -62,12 +79,9 @@ func checkBudget(where string, b Budget, unlimited bool) error {
 		if f.name == "MaxDuration" {
 			v = time.Duration(f.v).String()
 		}
-		if unlimited {
-			return errorf(ErrInvalidBudget, "%s: %s is %s (-1 means no limit, 0 keeps the default; other negative values are invalid)", where, f.name, v)
-		}
-		return errorf(ErrInvalidBudget, "%s: %s is %s (must not be negative; 0 means inherit or none)", where, f.name, v)
+		return f.name, v, false
 	}
-	return nil
+	return "", "", true
 }
 
 // recordErr keeps the first configuration problem an option found.

@@ -31,7 +31,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		return err
 	}
 	if o.depth > 0 {
-		return errorf(ErrInvalidOwner, "a child's scope has no pool of its own: its children reserve from the child's reservation")
+		return PoolScopeRefusal()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -24,7 +26,7 @@ import (
 // ErrZeroModel) and the zero Owner; its Release and RunUntilSettled return
 // ErrNotPrepared.
 type Kit struct {
-	owned   *ownerKey // the registry entry of a WithOwner id, or nil
+	owned   *ownerClaim // the registry entry of a WithOwner id, or nil
 	sup     work.Engine
 	set     *middleware.Set
 	model   *Model
@@ -113,9 +115,15 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // is live (not released), Prepare with the same id on the same engine
 // fails with ErrOwnerInUse (two Kits of one owner would see, cancel and
 // release each other's Work). After that Kit's Release the id can be
-// prepared again. That is how a coordinator that restarts keeps seeing its
-// Work on a durable engine: a new process has a new engine instance, and
-// its Kit with the same id sees the Work the old process started. (An
+// prepared again: Release frees the id. The registry keeps a small token
+// per live id, never the Kit: a Kit dropped without Release is collected
+// with its Set, but its id stays taken on that engine until the engine
+// goes too (a *work.Supervisor is held weakly and its ids are forgotten
+// when it is collected; another engine is held until Release, so release
+// every WithOwner Kit of such an engine). That is how a coordinator that
+// restarts keeps seeing its Work on a durable engine: a new process has a
+// new engine instance, and its Kit with the same id sees the Work the old
+// process started. (An
 // engine whose dynamic type is not comparable cannot be told apart from
 // another and is not checked.)
 func WithOwner(id string) Option {
@@ -126,41 +134,81 @@ func WithOwner(id string) Option {
 	})
 }
 
-// ownerKey names an owner id in one engine instance.
+// ownerKey names an owner id in one engine instance. engine is a weak
+// pointer for a *work.Supervisor (the registry does not keep it alive),
+// else the engine value itself.
 type ownerKey struct {
-	engine work.Engine
+	engine any
 	id     string
 }
 
-// liveOwners is the registry of the WithOwner ids of live Kits, per engine
-// instance: an entry is added by Prepare and removed by its Kit's Release,
-// so it holds nothing for released Kits.
-var liveOwners struct {
-	mu sync.Mutex
-	m  map[ownerKey]*Kit
+// engineKey is the registry's key for sup: a weak pointer for a
+// *work.Supervisor (weak pointers made from one pointer are equal, even
+// after it is collected, and never equal one made from another object),
+// else sup itself, whose dynamic type must be comparable.
+func engineKey(sup work.Engine) any {
+	if s, ok := sup.(*work.Supervisor); ok {
+		return weak.Make(s)
+	}
+	return sup
 }
 
-// claimOwner registers kit as key's live Kit, or reports false when
-// another Kit is.
-func claimOwner(key ownerKey, kit *Kit) bool {
+// ownerClaim is a live Kit's entry in the registry: a token, not the Kit,
+// so an unreleased Kit that is dropped is collected with its Set.
+type ownerClaim struct {
+	key     ownerKey
+	cleanup runtime.Cleanup // deletes the entry when a *work.Supervisor is collected
+	hasCln  bool
+}
+
+// liveOwners is the registry of the WithOwner ids of live Kits, per engine
+// instance: an entry is added by Prepare and removed by its Kit's Release
+// (or, for a *work.Supervisor, when the Supervisor is collected), so it
+// holds nothing for released Kits. It holds a claim token, never a Kit;
+// for an engine other than a *work.Supervisor its key holds the engine
+// until that Release.
+var liveOwners struct {
+	mu sync.Mutex
+	m  map[ownerKey]*ownerClaim
+}
+
+// claimOwner registers a claim of id on sup, or reports nil when another
+// live Kit has it.
+func claimOwner(sup work.Engine, id string) *ownerClaim {
+	key := ownerKey{engine: engineKey(sup), id: id}
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
 	if _, taken := liveOwners.m[key]; taken {
-		return false
+		return nil
 	}
 	if liveOwners.m == nil {
-		liveOwners.m = make(map[ownerKey]*Kit)
+		liveOwners.m = make(map[ownerKey]*ownerClaim)
 	}
-	liveOwners.m[key] = kit
-	return true
+	c := &ownerClaim{key: key}
+	if s, ok := sup.(*work.Supervisor); ok {
+		c.cleanup, c.hasCln = runtime.AddCleanup(s, forgetOwner, key), true
+	}
+	liveOwners.m[key] = c
+	return c
 }
 
-// releaseOwner removes key's entry when it is kit's.
-func releaseOwner(key ownerKey, kit *Kit) {
+// forgetOwner deletes key's entry: its Supervisor was collected, so no
+// Kit can claim key again (a weak pointer to it cannot be made anew).
+func forgetOwner(key ownerKey) {
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
-	if liveOwners.m[key] == kit {
-		delete(liveOwners.m, key)
+	delete(liveOwners.m, key)
+}
+
+// releaseOwner removes c's entry when it is still c's.
+func releaseOwner(c *ownerClaim) {
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	if liveOwners.m[c.key] == c {
+		delete(liveOwners.m, c.key)
+		if c.hasCln {
+			c.cleanup.Stop()
+		}
 	}
 }
 
@@ -264,22 +312,22 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 			}
 		}
 	}
-	set, err := middleware.Prepare(sup, cfg.owner, entries, cfg.extraNames...)
+	set, err := middleware.PrepareContext(ctx, sup, cfg.owner, entries, cfg.extraNames...)
 	if err != nil {
 		return nil, err
 	}
 	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
 	if cfg.named && reflect.TypeOf(sup).Comparable() {
-		key := &ownerKey{engine: sup, id: cfg.owner.ID()}
-		if !claimOwner(*key, k) {
+		claim := claimOwner(sup, cfg.owner.ID())
+		if claim == nil {
 			return nil, prepErr(ErrOwnerInUse, "langchaingo: owner %q: another live Kit has it on this engine; release that Kit first", cfg.owner.ID())
 		}
-		k.owned = key
+		k.owned = claim
 	}
 	if cfg.pool != nil {
 		if err := sup.SetPool(ctx, cfg.owner, *cfg.pool); err != nil {
 			if k.owned != nil {
-				releaseOwner(*k.owned, k)
+				releaseOwner(k.owned)
 			}
 			return nil, err
 		}
@@ -363,13 +411,19 @@ func (k *Kit) Set() *middleware.Set {
 // list return the error object with code released, and its id actions
 // {"status":"not_found"} (middleware.Set.Release). A second Release does
 // nothing and returns nil; the zero Kit's returns ErrNotPrepared.
+//
+// Release waits for the Kit's launches already in flight (background
+// child calls inside the engine's Start) to return, so that no launch
+// starts Work after Release returns; each is bounded only by the engine's
+// own Start bound (at once for a *work.Supervisor; a remote engine's RPC
+// under the launching call's ctx), as middleware.Set.Release says.
 func (k *Kit) Release() error {
 	if k == nil || k.set == nil {
 		return ErrNotPrepared
 	}
 	err := k.set.Release()
 	if k.owned != nil {
-		releaseOwner(*k.owned, k)
+		releaseOwner(k.owned)
 	}
 	return err
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/tools"
@@ -130,7 +132,8 @@ func TestPrepareMisuse(t *testing.T) {
 		{"nil ctx", nilCtx, sup, nil, nil, lc.ErrNilContext, ""},
 		{"nil ctx with a child", nilCtx, sup, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, lc.ErrNilContext, ""},
 		{"nil engine", context.Background(), nil, nil, nil, middleware.ErrNilEngine, "engine"},
-		{"zero Supervisor", context.Background(), &work.Supervisor{}, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, nil, ""},
+		{"zero Supervisor", context.Background(), &work.Supervisor{}, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, middleware.ErrEngineNotReady, ""},
+		{"zero Supervisor, no child", context.Background(), &work.Supervisor{}, nil, nil, work.ErrNotInitialized, ""},
 		{"closed engine", context.Background(), closed, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, work.ErrClosed, ""},
 		{"closed engine, no child", context.Background(), closed, nil, nil, work.ErrClosed, ""},
 		{"child name with a space", context.Background(), sup, []tools.Tool{misEcho("deep research")}, nil, lc.ErrInvalidChildName, `"deep research"`},
@@ -151,7 +154,8 @@ func TestPrepareMisuse(t *testing.T) {
 			var kit *lc.Kit
 			misNoPanic(t, "Prepare", func() { kit, err = lc.Prepare(tc.ctx, tc.sup, scripted.New(), tc.ts, tc.opts...) })
 			if err == nil {
-				// Show what today's accepted misuse does at the first call.
+				// Every case is refused. Should one be accepted, its
+				// first call must still not panic: show that too.
 				misNoPanic(t, "the first call", func() {
 					if ts := kit.Tools(); len(ts) > 0 {
 						_, _ = ts[0].Call(context.Background(), `{"input":"x","run_in_background":true}`)
@@ -228,8 +232,8 @@ func TestNegativeBudgets(t *testing.T) {
 					}
 					return
 				}
-				if !errors.Is(err, lc.ErrNegativeBudget) {
-					t.Fatalf("Prepare: err = %v, want ErrNegativeBudget", err)
+				if !errors.Is(err, lc.ErrNegativeBudget) || !errors.Is(err, work.ErrInvalidBudget) {
+					t.Fatalf("Prepare: err = %v, want ErrNegativeBudget and work.ErrInvalidBudget", err)
 				}
 			})
 		}
@@ -450,5 +454,80 @@ func TestOwnerInUseConcurrent(t *testing.T) {
 	}
 	if n := lc.LiveOwnersForTest(); n != 0 {
 		t.Fatalf("registry holds %d owners after Release, want 0", n)
+	}
+}
+
+// ctxEngine is a Supervisor whose Subscribe honours ctx as a remote
+// engine's does (the Supervisor's own answers at once and ignores it).
+type ctxEngine struct{ work.Engine }
+
+func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.Engine.Subscribe(ctx, owner, buffer)
+}
+
+// Prepare and Retrofit probe the engine under their ctx: a cancelled one
+// fails them with context.Canceled.
+func TestPrepareProbesUnderTheCallersContext(t *testing.T) {
+	eng := ctxEngine{misSup(t)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ts := []tools.Tool{lc.Backgroundable(misEcho("job"))}
+	if _, err := lc.Prepare(ctx, eng, scripted.New(), ts); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prepare: err = %v, want context.Canceled", err)
+	}
+	agent := agents.NewOpenAIFunctionsAgent(scripted.New(), ts)
+	if _, _, err := lc.Retrofit(ctx, eng, agent); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Retrofit: err = %v, want context.Canceled", err)
+	}
+	kit, err := lc.Prepare(context.Background(), eng, scripted.New(), ts)
+	if err != nil {
+		t.Fatalf("Prepare with a live ctx: %v", err)
+	}
+	_ = kit.Release()
+}
+
+// The live-owner registry keeps neither the Kit nor a *work.Supervisor
+// alive: an unreleased WithOwner Kit that is dropped is collected, and
+// when its Supervisor is collected too its id leaves the registry.
+func TestOwnerRegistryHoldsNoKit(t *testing.T) {
+	kitGone, supGone := make(chan struct{}), make(chan struct{})
+	var ek any
+	func() {
+		sup := work.New()
+		kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{lc.Backgroundable(misEcho("job"))}, lc.WithOwner("weakly-held"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !lc.OwnerLiveForTest(sup, "weakly-held") {
+			t.Fatal("the registry does not hold the live Kit's id")
+		}
+		runtime.AddCleanup(kit, func(ch chan struct{}) { close(ch) }, kitGone)
+		runtime.AddCleanup(sup, func(ch chan struct{}) { close(ch) }, supGone)
+		ek = lc.EngineKeyForTest(sup)
+	}()
+	for _, ch := range []chan struct{}{kitGone, supGone} {
+		deadline := time.After(10 * time.Second)
+	wait:
+		for {
+			runtime.GC()
+			select {
+			case <-ch:
+				break wait
+			case <-deadline:
+				t.Fatal("the unreleased Kit or its Supervisor was not collected")
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for lc.OwnerKeyLiveForTest(ek, "weakly-held") {
+		if time.Now().After(deadline) {
+			t.Fatal("the collected Supervisor's owner id stays in the registry")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
 	}
 }

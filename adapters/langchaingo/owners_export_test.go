@@ -1,8 +1,30 @@
 package langchaingo
 
+import "github.com/agentwork/agentwork/work"
+
 // LiveOwnersForTest returns how many owner ids the live-Kit registry holds.
 func LiveOwnersForTest() int {
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
 	return len(liveOwners.m)
+}
+
+// OwnerLiveForTest reports whether the live-Kit registry holds id on sup.
+func OwnerLiveForTest(sup work.Engine, id string) bool {
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	_, ok := liveOwners.m[ownerKey{engine: engineKey(sup), id: id}]
+	return ok
+}
+
+// EngineKeyForTest is sup's registry key (a weak pointer for a
+// *work.Supervisor).
+func EngineKeyForTest(sup work.Engine) any { return engineKey(sup) }
+
+// OwnerKeyLiveForTest reports whether the registry holds id under key.
+func OwnerKeyLiveForTest(key any, id string) bool {
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	_, ok := liveOwners.m[ownerKey{engine: key, id: id}]
+	return ok
 }
