@@ -16,7 +16,9 @@ import (
 //   - Every method is safe for concurrent use. Every method that can fail
 //     or block takes the caller's ctx first and returns an error: an
 //     implementation that talks to a remote service bounds each call by
-//     ctx (and may cap it with its own timeout). The in-process Supervisor
+//     ctx (and may cap it with its own timeout), except where abandoning
+//     a call could leave it half done (runners/temporal's Start, bounded
+//     by its timeout alone, documents this). The in-process Supervisor
 //     answers every method but Start, Call and Result from memory and
 //     ignores its ctx there.
 //   - Owners are isolated: an id that is unknown, or that belongs to another
@@ -74,7 +76,8 @@ import (
 //     Budget from; a start the pool cannot cover fails with
 //     ErrBudgetExhausted before any Work exists, and what a settled child
 //     did not spend is refunded. The zero Owner or a child's scope is
-//     ErrInvalidOwner.
+//     ErrInvalidOwner; a negative Budget field is ErrInvalidBudget
+//     (Budget.Validate).
 //   - Subscribe returns a Subscription to content-free completion
 //     notices for o's visible Work (one per Work reaching a terminal state
 //     from now on); it never waits for the reader (a full buffer drops and

@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -44,5 +45,54 @@ func TestBudgetOptionsComposeAsInProcess(t *testing.T) {
 				t.Errorf("Engine budget %+v, in-process %+v", got, want)
 			}
 		})
+	}
+}
+
+// An invalid budget option is refused as by the Supervisor: every Start,
+// Call and SetPool returns it (New cannot fail).
+func TestInvalidBudgetOptionRefused(t *testing.T) {
+	for name, opt := range map[string]temporal.Option{
+		"default": temporal.WithDefaultBudget(work.Budget{MaxTurns: -2}),
+		"ceiling": temporal.WithBudgetCeiling(work.Budget{MaxTokens: -1}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			eng := temporal.New(nil, opt)
+			defer eng.Close(context.Background())
+			o := work.NewOwner("o")
+			spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindAgent},
+				Run: func(context.Context) (string, error) { return "", nil }}
+			if _, err := eng.Start(t.Context(), spec); !errors.Is(err, work.ErrInvalidBudget) {
+				t.Errorf("Start = %v, want ErrInvalidBudget", err)
+			}
+			if _, err := eng.Call(t.Context(), spec); !errors.Is(err, work.ErrInvalidBudget) {
+				t.Errorf("Call = %v, want ErrInvalidBudget", err)
+			}
+			if err := eng.SetPool(t.Context(), o, work.Budget{MaxTurns: 1}); !errors.Is(err, work.ErrInvalidBudget) {
+				t.Errorf("SetPool = %v, want ErrInvalidBudget", err)
+			}
+		})
+	}
+	// A negative pool field is refused before the registry is reached.
+	eng := temporal.New(nil)
+	defer eng.Close(context.Background())
+	if err := eng.SetPool(t.Context(), work.NewOwner("o"), work.Budget{MaxTurns: -1}); !errors.Is(err, work.ErrInvalidBudget) {
+		t.Errorf("SetPool(negative) = %v, want ErrInvalidBudget", err)
+	}
+}
+
+// After Close, Start and Call refuse with work.ErrClosed: a prepared Spec
+// launches no durable Work.
+func TestStartAfterClose(t *testing.T) {
+	eng := temporal.New(nil)
+	if err := eng.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spec := work.Spec{Owner: work.NewOwner("o"), Target: work.Target{Label: "x", Kind: work.KindAgent},
+		Run: func(context.Context) (string, error) { return "", nil }}
+	if _, err := eng.Start(t.Context(), spec); !errors.Is(err, work.ErrClosed) {
+		t.Errorf("Start after Close = %v, want ErrClosed", err)
+	}
+	if _, err := eng.Call(t.Context(), spec); !errors.Is(err, work.ErrClosed) {
+		t.Errorf("Call after Close = %v, want ErrClosed", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"sync"
 	"time"
 
@@ -37,7 +38,9 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // kept by its registry.
 //
 // Each method bounds its calls to Temporal by the caller's ctx, each call
-// capped at the RPC timeout (WithRPCTimeout). An Engine is safe for concurrent use; Close
+// capped at the RPC timeout (WithRPCTimeout), with one exception: Start's
+// admission and workflow start are bounded by the RPC timeout alone (a ctx
+// that ends during them does not interrupt them; see Start). An Engine is safe for concurrent use; Close
 // releases the in-process part (the Temporal client stays the caller's).
 type Engine struct {
 	c     client.Client
@@ -56,13 +59,21 @@ func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
 		work.WithMaxResultBytes(cfg.maxResultBytes)}, cfg.budget...)...)
+	// The Supervisor returns an invalid option's error from every SetPool
+	// before it looks at the owner: that is the budget options' check,
+	// written once in work.
+	if err := local.SetPool(context.Background(), work.Owner{}, work.Budget{}); errors.Is(err, work.ErrInvalidBudget) {
+		cfg.err = err
+	}
 	return &Engine{c: c, cfg: cfg, local: local, subs: map[*work.Subscription]func(){}}
 }
 
 var _ work.Engine = (*Engine)(nil)
 
-// Close ends the Subscriptions, cancels the foreground calls in progress
-// and waits for them, as work.Supervisor.Close. Work on Temporal is
+// Close ends the Subscriptions (interrupting their registry reads in
+// progress), cancels the foreground calls in progress and waits for them,
+// as work.Supervisor.Close, while ctx allows (its error if it ends first).
+// Afterwards Start and Call return work.ErrClosed. Work on Temporal is
 // unaffected.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
@@ -73,7 +84,16 @@ func (e *Engine) Close(ctx context.Context) error {
 	for _, closeFn := range subs {
 		closeFn()
 	}
-	e.wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		e.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return e.local.Close(ctx)
 }
 

@@ -61,7 +61,7 @@ func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.Deta
 	if err := tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateDetached, id); err != nil {
 		return work.DetachReceipt{}, fromTemporal(err)
 	}
-	e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventDetached, WorkID: id,
+	e.cfg.observer.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id,
 		Owner: o.ID(), Depth: o.Depth(), Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
 	return work.DetachReceipt{ID: id}, nil
 }
@@ -171,13 +171,22 @@ func (e *Engine) Release(ctx context.Context, o work.Owner) error {
 // refunded what it did not spend when it settles. A Work whose attempt
 // died with its worker is charged its whole reservation (its usage is
 // unknown). Work started by a child (a deeper scope) does not reserve from
-// it. Release forgets the pool.
+// it. Release forgets the pool. A negative Budget field is
+// work.ErrInvalidBudget (work.Budget.Validate), as is an invalid budget
+// option (WithDefaultBudget, WithBudgetCeiling) for every SetPool, Start
+// and Call.
 func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
+	if e.cfg.err != nil {
+		return e.cfg.err
+	}
+	if err := b.Validate(); err != nil {
+		return err
+	}
 	if err := work.ValidateOwner(o); err != nil {
 		return err
 	}
 	if o.Depth() > 0 {
-		return work.ErrInvalidOwner.Detail("a child's scope has no pool of its own")
+		return work.PoolScopeRefusal()
 	}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()

@@ -117,10 +117,14 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 const queryTries = 3
 
 func (r ownerRecord) status() work.Status {
+	class := r.Class
+	if r.State == work.StateCancelled && class == "" {
+		class = work.ClassCancelled // the terminal event's class, as in-process
+	}
 	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
 		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
 		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
-		Progress: r.Progress, Class: r.Class}
+		Progress: r.Progress, Class: class}
 }
 
 // List returns at most work.MaxListed Works visible to o, unfinished first,
@@ -196,8 +200,11 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 			// registry now holds.
 			r.take(*res.Final)
 		default:
+			// The wait ended (timeout, or ctx: Result then returns the
+			// Status with no error, as in-process): read the registry
+			// again, whatever the caller's ctx.
 			res = workOutcome{}
-			if r, err = e.lookup(ctx, o, id); err != nil {
+			if r, err = e.lookup(context.WithoutCancel(ctx), o, id); err != nil {
 				return work.Status{}, "", err
 			}
 		}
@@ -215,7 +222,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 	if !r.Read {
 		// For the status block's priority: the result has been read.
 		_ = tellOwner(gctx, e.c, ownerWorkflowID(o.ID()), updateRead, id)
-		e.cfg.observer.Event(context.Background(), work.Event{Type: work.EventResultRead, WorkID: id,
+		e.cfg.observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id,
 			Owner: o.ID(), Depth: o.Depth(), Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(res.Output)})
 	}
 	return r.status(), res.Output, nil

@@ -17,7 +17,18 @@ import (
 // Start admits Work in the owner's registry (atomically, against its
 // limits) and starts its workflow. The child runs later on a Worker that
 // registered spec.Target.Label, from spec.Input (spec.Run is not used).
+//
+// Its two calls to Temporal (the admission in the owner's registry, then
+// the start of the Work's workflow) are bounded by the RPC timeout but not
+// by ctx: a call a cancelled client abandons may still take effect on the
+// server, and Start could then neither report the Work (its caller was
+// told it failed) nor forget it safely (a registry record without its
+// workflow, or a running workflow its registry forgot). ctx's values
+// reach the Observer's events. After Close it returns work.ErrClosed.
 func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
+	if err := e.admissible(); err != nil {
+		return work.Ref{}, err
+	}
 	if err := spec.Validate(); err != nil {
 		return work.Ref{}, err
 	}
@@ -83,6 +94,19 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		return work.Ref{}, fromTemporal(err)
 	}
 	return work.Ref{ID: id, TargetID: targetID, Durable: true}, nil
+}
+
+// admissible checks what precedes every Start and Call, as the
+// Supervisor: the Engine is not closed (work.ErrClosed) and its options
+// are valid (the first invalid budget option's work.ErrInvalidBudget).
+func (e *Engine) admissible() error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return work.ErrClosed
+	}
+	return e.cfg.err
 }
 
 func activityQueue(base, label string) string { return base + "." + label }
@@ -155,6 +179,9 @@ func refusalOf(err error) (reason, budget string) {
 
 // Call runs a foreground child in this process (see Engine).
 func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
+	if err := e.admissible(); err != nil {
+		return "", err
+	}
 	if spec.Owner.Depth() == 0 && !spec.Owner.IsZero() && e.cfg.maxDepth < 1 {
 		return "", work.ErrLimit
 	}

@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/agentwork/agentwork/work"
@@ -28,12 +27,15 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 			seen[r.ID] = true
 		}
 	}
-	stop := make(chan struct{})
-	var once sync.Once
-	sub, publish, closeFn := work.NewSubscription(buffer, func() { once.Do(func() { close(stop) }) })
+	// The poller outlives Subscribe's ctx: it ends with the Subscription,
+	// whose stop also interrupts a read in progress (each read capped at
+	// the RPC timeout).
+	pctx, stop := context.WithCancel(context.Background())
+	sub, publish, closeFn := work.NewSubscription(buffer, stop)
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
+		stop()
 		return nil, work.ErrClosed
 	}
 	e.subs[sub] = closeFn
@@ -50,14 +52,12 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 		defer tick.Stop()
 		for {
 			select {
-			case <-stop:
+			case <-pctx.Done():
 				return
 			case <-tick.C:
 			}
-			// The poller outlives Subscribe's ctx: it ends with the
-			// Subscription (each read capped at the RPC timeout).
-			recs, err := e.registry(context.Background(), o)
-			if err != nil {
+			recs, err := e.registry(pctx, o)
+			if err != nil || pctx.Err() != nil {
 				continue
 			}
 			for _, r := range recs {

@@ -138,9 +138,15 @@ func (l *lifecycle) bind() {
 	l.replayed = nil
 }
 
-// transition reports a state change.
+// transition reports a state change. EventCancelled carries
+// work.ClassCancelled, as in-process. (Only the event reported to the
+// Observer changes: no command or recorded state depends on it, so
+// replay is unaffected.)
 func (l *lifecycle) transition(ctx workflow.Context, from, to work.State, e work.Event) {
 	e.Type, e.From, e.To = work.EventType(to), from, to
+	if to == work.StateCancelled && e.ErrorClass == "" {
+		e.ErrorClass = work.ClassCancelled
+	}
 	l.emit(ctx, e)
 }
 

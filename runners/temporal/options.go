@@ -41,6 +41,10 @@ type config struct {
 	// Engine's Supervisor (which resolves every Work's budget): they
 	// compose as work's options do.
 	budget []work.Option
+	// err is the first invalid budget option (work.ErrInvalidBudget, as
+	// the Engine's Supervisor recorded it): every Start, Call and SetPool
+	// returns it.
+	err error
 }
 
 func newConfig(opts []Option) config {

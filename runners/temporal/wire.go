@@ -43,7 +43,7 @@ const (
 
 // The outcome classes of an attempt that are not failures.
 const (
-	classCancelled = "cancelled"
+	classCancelled = work.ClassCancelled
 	classNotRun    = "not_run"
 )
 

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
@@ -39,6 +40,10 @@ func (s *suite) pool(t *testing.T) {
 	o := owner(t, "pool")
 	err := v.e.SetPool(t.Context(), work.Owner{}, work.Budget{MaxTurns: 1})
 	wantErr(t, "SetPool(zero owner)", err, work.ErrInvalidOwner)
+	for _, b := range []work.Budget{{MaxTurns: -1}, {MaxToolCalls: -1}, {MaxTokens: -1}, {MaxDuration: -1}} {
+		err := v.e.SetPool(t.Context(), o, b)
+		wantErr(t, fmt.Sprintf("SetPool(%+v)", b), err, work.ErrInvalidBudget)
+	}
 	if !s.caps.Pools {
 		if err := v.e.SetPool(t.Context(), o, work.Budget{MaxTurns: 3}); err == nil {
 			t.Fatal("SetPool on an Engine without pools: no error (a pool it does not enforce)")

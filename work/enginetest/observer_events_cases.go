@@ -146,6 +146,23 @@ func (s *suite) observerEvents(t *testing.T) {
 		if n := countTerminal(trans); n != 1 {
 			t.Errorf("Work %s (%s): %d terminal events, want exactly 1\n%s", w.ref.ID, w.label, n, describe(evs))
 		}
+		// The terminal event's class: ClassCancelled for cancelled Work,
+		// and what Status.Class says (the detached Work has no Status).
+		var class string
+		for _, e := range trans {
+			if e.To.Terminal() {
+				class = e.ErrorClass
+			}
+		}
+		if w.end == x && class != work.ClassCancelled {
+			t.Errorf("Work %s (%s): cancelled event has ErrorClass %q, want %q", w.ref.ID, w.label, class, work.ClassCancelled)
+		}
+		if w.ref.ID == detached.ID {
+			continue
+		}
+		if st, err := v.e.Status(t.Context(), o, w.ref.ID); err != nil || st.Class != class {
+			t.Errorf("Work %s (%s): Status.Class = %q (%v), want the terminal event's ErrorClass %q", w.ref.ID, w.label, st.Class, err, class)
+		}
 	}
 	if by[detached.ID] != nil && !hasType(by[detached.ID], work.EventDetached) {
 		t.Errorf("Work %s: no detached event\n%s", detached.ID, describe(by[detached.ID]))

@@ -24,18 +24,23 @@ func (s *suite) resultWait(t *testing.T) {
 			t.Fatalf("Result(150ms) = %s after %v", st.State, el)
 		}
 	}
-	// ctx ends the wait.
+	// ctx ends the wait: Result returns the Status then, with no error.
 	ctx, cancel := context.WithCancel(v.ctx)
-	done := make(chan work.Status, 1)
+	type res struct {
+		st  work.Status
+		err error
+	}
+	done := make(chan res, 1)
 	go func() {
-		st, _, _ := v.e.Result(ctx, o, ref.ID, work.MaxResultWait)
-		done <- st
+		st, _, err := v.e.Result(ctx, o, ref.ID, work.MaxResultWait)
+		done <- res{st, err}
 	}()
+	time.Sleep(300 * time.Millisecond) // into the wait
 	cancel()
 	select {
-	case st := <-done:
-		if st.State.Terminal() {
-			t.Fatalf("Result after ctx: %s", st.State)
+	case r := <-done:
+		if r.err != nil || r.st.Work.ID != ref.ID || r.st.State.Terminal() {
+			t.Fatalf("Result after ctx = %s %s, %v; want the running Work's Status, nil error", r.st.Work.ID, r.st.State, r.err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("Result ignored its context")
