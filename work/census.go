@@ -24,6 +24,12 @@ type LiveWork struct {
 	// slot back while a descendant still runs on it.
 	Lending  bool
 	Progress Progress // the child's progress counts so far
+	// Waiting reports an external job between submit and result: it
+	// holds no running slot.
+	Waiting bool
+	// AwaitingApproval reports a queued Work held for its approval: it
+	// is not in the dispatch queue.
+	AwaitingApproval bool
 }
 
 // Snapshot is a point-in-time, content-free view of a Supervisor's live
@@ -39,8 +45,13 @@ type Snapshot struct {
 	// its slot to them (see "Running slots" in the package doc): that slot
 	// counts once, not once per Work of the chain.
 	SlotsInUse int
-	// Queued is how many Works wait for a slot.
+	// Queued is how many Works wait for a slot (not those awaiting
+	// approval, which are not in the dispatch queue).
 	Queued int
+	// Waiting is how many external jobs wait for their result (running,
+	// holding no slot); AwaitingApproval how many queued Works wait for
+	// their approval.
+	Waiting, AwaitingApproval int
 	// Live is every queued, running and cancel-requested Work (visible or
 	// detached), oldest first.
 	Live []LiveWork
@@ -58,6 +69,12 @@ type Snapshot struct {
 type TargetCounts struct {
 	Target string
 	Counts [len(States)]int
+	// Waiting and AwaitingApproval count the target's waiting jobs and
+	// Works awaiting approval (also counted in Counts as running and
+	// queued); OldestApproval is when its oldest pending approval was
+	// requested (zero for none).
+	Waiting, AwaitingApproval int
+	OldestApproval            time.Time
 }
 
 // PoolTotal is one budget's pool sums in a Snapshot.

@@ -18,6 +18,9 @@ func validOwner(o Owner) error {
 	if o.IsZero() {
 		return ErrInvalidOwner
 	}
+	if o.IsApprover() {
+		return errorf(ErrInvalidOwner, "the approver role only reads and answers approvals")
+	}
 	if o.depth == 0 && strings.Contains(o.id, "/") {
 		return errorf(ErrInvalidOwner, "a top-level owner id may not contain \"/\"")
 	}
@@ -27,8 +30,10 @@ func validOwner(o Owner) error {
 // Validate checks what every engine refuses in a Spec before anything
 // else, in this order: a negative Budget field (ErrInvalidBudget, naming
 // the field), an invalid Owner (ErrInvalidOwner), an empty target label,
-// an unknown target kind or a nil Run (ErrInvalidSpec). It returns nil
-// for a Spec an engine may admit.
+// an unknown target kind, a nil Run with no Job, an invalid Job (Submit
+// or Await nil, a negative bound or backoff, Backoff.Initial over a set
+// Backoff.Max, an agent target) or a negative ApprovalTimeout
+// (ErrInvalidSpec). It returns nil for a Spec an engine may admit.
 func (s Spec) Validate() error {
 	if err := checkBudget("Spec.Budget", s.Budget, false); err != nil {
 		return err
@@ -39,10 +44,62 @@ func (s Spec) Validate() error {
 	if err := validTarget(s.Target); err != nil {
 		return err
 	}
-	if s.Run == nil {
+	if s.Job != nil {
+		if s.Target.Kind != KindFunction {
+			return errorf(ErrInvalidSpec, "a job is a function target")
+		}
+		if err := s.Job.Validate(); err != nil {
+			return err
+		}
+	} else if s.Run == nil {
 		return errorf(ErrInvalidSpec, "run function is nil")
 	}
+	if s.ApprovalTimeout < 0 {
+		return errorf(ErrInvalidSpec, "negative approval timeout")
+	}
 	return nil
+}
+
+// Validate returns ErrInvalidSpec for a Job an engine cannot run: Submit
+// or Await nil, a negative MaxPolls, MaxPollErrors or Backoff field, or a
+// Backoff.Initial over a set Backoff.Max. A durable engine checks the Job
+// its workers register with it.
+func (j *Job) Validate() error {
+	switch {
+	case j == nil:
+		return errorf(ErrInvalidSpec, "job is nil")
+	case j.Submit == nil || j.Await == nil:
+		return errorf(ErrInvalidSpec, "a job needs Submit and Await")
+	case j.MaxPolls < 0 || j.MaxPollErrors < 0:
+		return errorf(ErrInvalidSpec, "negative job bound")
+	case j.Backoff.Initial < 0 || j.Backoff.Max < 0:
+		return errorf(ErrInvalidSpec, "negative job backoff")
+	case j.Backoff.Max > 0 && j.Backoff.Initial > j.Backoff.Max:
+		return errorf(ErrInvalidSpec, "job backoff starts above its cap")
+	}
+	return nil
+}
+
+// Delays returns the Backoff with its defaults applied.
+func (b Backoff) Delays() Backoff {
+	if b.Initial == 0 {
+		b.Initial = DefaultPollInitial
+	}
+	if b.Max == 0 {
+		b.Max = max(DefaultPollMax, b.Initial)
+	}
+	return b
+}
+
+// Next returns the delay after a poll that answered waiting, given the
+// delay before it: doubled and capped, or Initial again after progress.
+// d is 0 for the first poll after the submit (Next returns Initial).
+func (b Backoff) Next(d time.Duration, progress bool) time.Duration {
+	b = b.Delays()
+	if d <= 0 || progress {
+		return b.Initial
+	}
+	return min(2*d, b.Max)
 }
 
 // Validate returns ErrInvalidBudget, naming the field, for a Budget with a

@@ -50,6 +50,22 @@ const (
 	// before the terminal event of a background Work, at the end of a
 	// foreground call (WorkID empty, the call's execution context).
 	EventUsage EventType = "usage"
+	// EventWaiting reports that an external job was submitted and now
+	// waits (the Work stays running; it gives back its running slot).
+	EventWaiting EventType = "waiting"
+	// EventPolled reports one poll of an external job: Poll is its
+	// outcome (PollOutcome*). It is delivered before the terminal event a
+	// poll ends the Work with.
+	EventPolled EventType = "polled"
+	// EventApprovalRequested reports that a Work awaits approval (it
+	// follows EventQueued).
+	EventApprovalRequested EventType = "approval-requested"
+	// EventApproved reports that a Work's approval was given: it joins
+	// the dispatch queue.
+	EventApproved EventType = "approved"
+	// EventDenied reports that a Work's approval was denied; EventCancelled
+	// (ClassDenied) follows.
+	EventDenied EventType = "denied"
 	// EventForeground is never delivered to Event: it is the type of the
 	// Event passed to Bind for a foreground call (WorkID empty).
 	EventForeground EventType = "foreground"
@@ -79,6 +95,7 @@ type Event struct {
 	Progress   Progress      // set on EventProgress
 	Budget     string        // set on EventBudgetExhausted: which budget ran out
 	Usage      Usage         // set on EventUsage
+	Poll       string        // set on EventPolled: PollOutcome*
 }
 
 // CallKind says what a model-facing call is.

@@ -58,4 +58,17 @@ type Spec struct {
 	// InputDigest is a digest of the child's input (SHA-256), compared
 	// for a repeated CallID. The engine keeps only the digest.
 	InputDigest [sha256.Size]byte
+	// Job, when set, makes the Work an external job (Target.Kind must be
+	// KindFunction; Run is then unused): submitted once when it leaves the
+	// queue, then polled with backoff, holding no goroutine and no running
+	// slot between polls (see Job).
+	Job *Job
+	// NeedsApproval keeps the Work queued, out of the dispatch queue,
+	// until the application approves it (Approvals.Approve) or denies it
+	// (cancelled, ClassDenied); Input is what the approver reads.
+	NeedsApproval bool
+	// ApprovalTimeout is how long the Work waits for its approval before
+	// it ends cancelled with ClassApprovalTimeout (DefaultApprovalTimeout
+	// when 0).
+	ApprovalTimeout time.Duration
 }

@@ -15,9 +15,13 @@ const defaultNoticeBuffer = 64
 // subscribed owner reached a terminal state. It carries no output, failure
 // text or guidance.
 type Notice struct {
+	// Kind says what the notice reports: a settlement (the zero value) or
+	// a request for approval. A settlement notice is never dropped to make
+	// room for a notice of another kind.
+	Kind            NoticeKind
 	WorkID          string
 	Target          string // the target label
-	State           State  // completed, failed or cancelled
+	State           State  // completed, failed or cancelled (queued for NoticeApproval)
 	ResultAvailable bool   // completed, with its output held: read it with Result
 	Time            time.Time
 }
