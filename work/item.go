@@ -59,6 +59,7 @@ type item struct {
 	exec        Execution         // its child's, from running
 	xctx        execCtx           // its child's context, from running
 	scope       scope             // its own owner scope (sc points here), from running
+	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
 }
 
 // doneLocked returns the channel closed once it is terminal and its events

@@ -101,7 +101,12 @@ var termClassNames = [...]string{classNone: "", classError: ClassError, classPan
 	classDeadline: ClassDeadline, classResultTooLarge: ClassResultTooLarge,
 	classBudgetExhausted: ClassBudgetExhausted, classCancelled: ClassCancelled}
 
-func (c termClass) String() string { return termClassNames[c] }
+func (c termClass) String() string {
+	if int(c) >= len(termClassNames) {
+		return jobClassName(c) // a failed job's own class (jobpoll.go)
+	}
+	return termClassNames[c]
+}
 
 // classOf returns the termClass of class, one of the classes settle
 // assigns (classNone for any other).
