@@ -22,10 +22,10 @@ const JobClass = "quota_exceeded"
 
 // jobControl steers one run of the suite's job, keyed by the Work's input.
 type jobControl struct {
-	script []work.Poll    // the answers of the first polls; then waiting
-	gated  bool           // each poll waits for a token on gate
-	gate   chan struct{}  // one token lets one poll answer
-	polled chan int       // the number of each poll, as it starts (buffered; a full one drops)
+	script []work.Poll   // the answers of the first polls; then waiting
+	gated  bool          // each poll waits for a token on gate
+	gate   chan struct{} // one token lets one poll answer
+	polled chan int      // the number of each poll, as it starts (buffered; a full one drops)
 	mu     sync.Mutex
 	keys   []string // Submit's keys
 	handle []byte   // what Submit returned
