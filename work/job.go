@@ -10,7 +10,8 @@ import (
 // queue into a running slot like any Work; its Submit runs on the child
 // goroutine there. Once Submit has returned a handle the Work gives its
 // slot back (EventWaiting): it stays running, Status.Waiting is set, and
-// between polls nothing but a Clock timer refers to it (no goroutine, no
+// between polls nothing but an entry in the poll timers' heap (jobtimer.go:
+// one Clock timer for all waiting jobs) refers to it (no goroutine, no
 // slot). A due poll takes its target's poll bound (Job.MaxPolls), or waits
 // for it in the bound's FIFO list, and runs Await on a goroutine of its
 // own (jobpoll.go). At any time at most one goroutine acts for a job's
@@ -26,7 +27,7 @@ type jobPhase uint8
 
 const (
 	jobSubmitting jobPhase = iota // Submit runs on the Work's running slot
-	jobTimer                      // between polls: a Clock timer is armed
+	jobTimer                      // between polls: in the poll timers' heap
 	jobDue                        // due, in its target's poll FIFO
 	jobPolling                    // a poll runs on a goroutine of its own
 	jobStopping                   // cancelled or past its deadline: Cancel runs, then it settles
@@ -42,8 +43,9 @@ type jobWait struct {
 	phase   jobPhase
 	waiting bool  // it gave its slot back (EventWaiting)
 	errs    int32 // consecutive poll errors
+	tIdx    int32 // 1 + its index in the poll timers' heap; 0 when not in it
 	delay   time.Duration
-	stop    func() bool // the armed poll timer's
+	due     time.Time // when its next poll is due, while in the heap
 }
 
 func newJobWait(spec *Spec) *jobWait {
@@ -123,8 +125,8 @@ func (s *Supervisor) nextLocked(e *emission) (*item, context.Context, RunFunc) {
 
 // wakeJobLocked is called as it's context is cancelled (Cancel, Release,
 // Close, the end of its owner's scope, its deadline): a job waiting
-// between polls or for its poll bound stops at once (its timer stopped or
-// its FIFO entry skipped) and a goroutine of its own calls its Cancel and
+// between polls or for its poll bound stops at once (it leaves the poll
+// timers' heap, or its FIFO entry is skipped) and a goroutine of its own calls its Cancel and
 // settles it. A Submit or a poll in progress sees its context end instead.
 func (s *Supervisor) wakeJobLocked(it *item) {
 	jw := it.job
@@ -133,10 +135,7 @@ func (s *Supervisor) wakeJobLocked(it *item) {
 	}
 	switch jw.phase {
 	case jobTimer:
-		if jw.stop == nil || !jw.stop() {
-			return // the timer fired: pollDue finds the context ended
-		}
-		jw.stop = nil
+		s.removeTimerLocked(jw)
 	case jobDue:
 		// Its entry in the poll FIFO is skipped (the phase no longer says due).
 	default:
@@ -205,10 +204,7 @@ func (s *Supervisor) finishJobLocked(it *item, jw *jobWait, to State, class term
 			it.output, it.hasOutput = out, true
 		}
 	}
-	if jw.stop != nil {
-		jw.stop()
-		jw.stop = nil
-	}
+	s.removeTimerLocked(jw)
 	jw.handle, jw.phase = nil, jobStopping
 	it.job = nil
 	s.running.remove(it)

@@ -19,6 +19,7 @@ type pollBound struct {
 // jobs is the Supervisor's state of external jobs (guarded by s.mu).
 type jobs struct {
 	bounds map[string]*pollBound // target label -> its poll bound
+	timer  jobTimers             // the waiting jobs' poll timer (jobtimer.go)
 }
 
 // maxPolls is the bound j puts on its target's polls at once.
@@ -38,24 +39,20 @@ func (j *Job) maxPollErrors() int32 {
 }
 
 // armPollLocked schedules it's next poll d from now, on the Supervisor's
-// Clock: between polls that timer is all that refers to the Work.
+// Clock: between polls an entry in the poll timers' heap is all that
+// refers to the Work (jobtimer.go).
 func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 	jw.delay, jw.phase = d, jobTimer
-	jw.stop = s.cfg.clock.AfterFunc(d, func() { s.pollDue(it) })
+	jw.due = s.cfg.clock.Now().Add(d)
+	s.addTimerLocked(it, jw)
 }
 
-// pollDue runs as it's poll timer fires: the poll starts on a goroutine of
-// its own when its target's poll bound has room, else it joins the
-// bound's FIFO list (no goroutine waits for the bound). A Work whose
-// context has ended is stopped instead.
-func (s *Supervisor) pollDue(it *item) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// pollDueLocked is called as it's poll falls due (it has left the timers'
+// heap): the poll starts on a goroutine of its own when its target's poll
+// bound has room, else it joins the bound's FIFO list (no goroutine waits
+// for the bound). A Work whose context has ended is stopped instead.
+func (s *Supervisor) pollDueLocked(it *item) {
 	jw := it.job
-	if jw == nil || jw.phase != jobTimer {
-		return
-	}
-	jw.stop = nil
 	if it.exec.cctx.Err() != nil {
 		jw.phase = jobStopping
 		go s.stopJob(it, jw)
