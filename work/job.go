@@ -33,6 +33,21 @@ const (
 	jobStopping                   // cancelled or past its deadline: Cancel runs, then it settles
 )
 
+// jobStop is why a job's Work was told to stop: its context (Submit's, a
+// poll's) is cancelled with that cause, and between polls, when it has
+// none, the reason is all there is to read.
+type jobStop uint8
+
+const (
+	jobRuns     jobStop = iota
+	jobCancel           // cancel requested (Cancel, Release, Close, its scope's end)
+	jobDeadline         // its maximum duration passed
+)
+
+// noCancel is a waiting job's item.cancel between polls: it has no
+// context then (wakeJobLocked records why it stops).
+func noCancel(error) {}
+
 // jobWait is an external job's state in its item, from Start until it
 // settles (then item.job is nil). Only the handle survives Submit: no
 // closure of the caller's is kept.
@@ -41,8 +56,9 @@ type jobWait struct {
 	input   string // the child's input, until Submit has it
 	handle  []byte // what Submit returned
 	phase   jobPhase
-	waiting bool  // it gave its slot back (EventWaiting)
-	errs    int32 // consecutive poll errors
+	waiting bool    // it gave its slot back (EventWaiting)
+	stopped jobStop // why its context ended, if it did
+	errs    int32   // consecutive poll errors
 	tIdx    int32 // 1 + its index in the poll timers' heap; 0 when not in it
 	delay   time.Duration
 	due     time.Time // when its next poll is due, while in the heap
@@ -95,6 +111,10 @@ func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
 		return nil, nil, nil
 	default:
 		jw.handle, jw.waiting = handle, true
+		// Between polls the Work has no context: Submit's ends here, and
+		// each poll gets one of its own (startPollLocked).
+		it.cancel(nil)
+		it.cancel, it.exec.cctx, it.xctx.Context = noCancel, nil, nil
 		e.push(it, EventWaiting, now)
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
@@ -123,15 +143,22 @@ func (s *Supervisor) nextLocked(e *emission) (*item, context.Context, RunFunc) {
 	return nit, nctx, nrun
 }
 
-// wakeJobLocked is called as it's context is cancelled (Cancel, Release,
-// Close, the end of its owner's scope, its deadline): a job waiting
+// wakeJobLocked is called as it's context is cancelled with cause (Cancel,
+// Release, Close, the end of its owner's scope: errCancelRequested or
+// errClosed; its deadline: errDeadline): it records why, and a job waiting
 // between polls or for its poll bound stops at once (it leaves the poll
 // timers' heap, or its FIFO entry is skipped) and a goroutine of its own calls its Cancel and
 // settles it. A Submit or a poll in progress sees its context end instead.
-func (s *Supervisor) wakeJobLocked(it *item) {
+func (s *Supervisor) wakeJobLocked(it *item, cause error) {
 	jw := it.job
 	if jw == nil {
 		return
+	}
+	if jw.stopped == jobRuns {
+		jw.stopped = jobCancel
+		if errors.Is(cause, errDeadline) {
+			jw.stopped = jobDeadline
+		}
 	}
 	switch jw.phase {
 	case jobTimer:
@@ -145,11 +172,13 @@ func (s *Supervisor) wakeJobLocked(it *item) {
 	go s.stopJob(it, jw)
 }
 
-// expireJob is a job's deadline on a Clock other than the system's (the
-// Work's context is already cancelled with errDeadline).
+// expireJob is a job's deadline on a Clock other than the system's.
 func (s *Supervisor) expireJob(it *item) {
 	s.mu.Lock()
-	s.wakeJobLocked(it)
+	if it.job != nil {
+		it.cancel(errDeadline)
+		s.wakeJobLocked(it, errDeadline)
+	}
 	s.mu.Unlock()
 }
 
@@ -164,7 +193,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 	defer func() { *e = emission{}; emissions.Put(e) }()
 	s.mu.Lock()
 	to, class := StateCancelled, classCancelled
-	if errors.Is(context.Cause(it.exec.cctx), errDeadline) {
+	if jw.stopped == jobDeadline {
 		to, class = StateFailed, classDeadline
 	}
 	s.endJobLocked(it, jw, to, class, "", e)

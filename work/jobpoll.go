@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -53,7 +52,7 @@ func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 // for the bound). A Work whose context has ended is stopped instead.
 func (s *Supervisor) pollDueLocked(it *item) {
 	jw := it.job
-	if it.exec.cctx.Err() != nil {
+	if jw.stopped != jobRuns {
 		jw.phase = jobStopping
 		go s.stopJob(it, jw)
 		return
@@ -74,10 +73,14 @@ func (s *Supervisor) pollDueLocked(it *item) {
 	b.due = append(b.due, it)
 }
 
+// startPollLocked starts it's poll under b, with a context of its own
+// that it.cancel cancels while the poll runs.
 func (s *Supervisor) startPollLocked(b *pollBound, it *item, jw *jobWait) {
 	b.n++
 	jw.phase = jobPolling
-	go s.poll(b, it, jw)
+	ctx, cancel := context.WithCancelCause(it.ctx)
+	it.cancel = cancel
+	go s.poll(ctx, b, it, jw)
 }
 
 // releasePollLocked gives back a poll's place in b and starts the polls
@@ -104,13 +107,14 @@ func (s *Supervisor) releasePollLocked(b *pollBound) {
 // poll runs one Await of it on a goroutine of its own, under b, and acts
 // on its answer: EventPolled with the outcome, then the next poll after
 // the backoff delay, or the end of the Work.
-func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
-	cctx := it.exec.cctx
+func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobWait) {
 	returned := false
 	defer func() {
 		if !returned { // Await called runtime.Goexit
 			s.mu.Lock()
 			s.releasePollLocked(b)
+			it.cancel(nil)
+			it.cancel = noCancel
 			s.mu.Unlock()
 			s.failJob(it, jw, classPanic)
 		}
@@ -123,6 +127,8 @@ func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
 	defer func() { *e = emission{}; emissions.Put(e) }()
 	s.mu.Lock()
 	s.releasePollLocked(b)
+	it.cancel(nil) // the poll's context ends with the poll
+	it.cancel = noCancel
 	now := s.nowLocked(e)
 	outcome := PollOutcomeWaiting
 	switch {
@@ -138,7 +144,7 @@ func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
 	e.push(it, EventPolled, now).Poll = outcome
 	unfinished := outcome == PollOutcomeWaiting || outcome == PollOutcomeError
 	switch {
-	case errors.Is(context.Cause(cctx), errDeadline):
+	case jw.stopped == jobDeadline:
 		if unfinished {
 			jw.phase = jobStopping
 			s.unlockAndEmit(e)
@@ -153,7 +159,7 @@ func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
 		s.endJobLocked(it, jw, StateCompleted, classNone, p.Output, e)
 	case outcome == PollOutcomeFailed:
 		s.endJobLocked(it, jw, StateFailed, jobClass(p.Class), "", e)
-	case cctx.Err() != nil:
+	case jw.stopped != jobRuns:
 		jw.phase = jobStopping
 		s.unlockAndEmit(e)
 		s.stopJob(it, jw) // Cancel, then cancelled
