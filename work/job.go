@@ -59,7 +59,7 @@ type jobWait struct {
 	waiting bool    // it gave its slot back (EventWaiting)
 	stopped jobStop // why its context ended, if it did
 	errs    int32   // consecutive poll errors
-	tIdx    int32 // 1 + its index in the poll timers' heap; 0 when not in it
+	tIdx    int32   // 1 + its index in the poll timers' heap; 0 when not in it
 	delay   time.Duration
 	due     time.Time // when its next poll is due, while in the heap
 }
