@@ -615,3 +615,36 @@ func TestWaitingJobsHoldNoGoroutine(t *testing.T) {
 	a.complete("a")
 	c.complete("c")
 }
+
+// TestJobInAChildsScope: a job a child starts in its own scope is
+// cancelled (Job.Cancel once) when the child returns, as the scope's other
+// Work is; a detached job goes on and completes.
+func TestJobInAChildsScope(t *testing.T) {
+	h := newHarness(t)
+	j := newTestJob()
+	o := work.NewOwner("o")
+	parent, c := h.running(o, agent)
+	ref, err := h.s.Start(context.Background(), work.Spec{Owner: c.ex.Scope(), Target: jobTarget, Job: j.job()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitType(ref.ID, work.EventWaiting, 1)
+	detached := h.startJob(o, j.job(), "detached")
+	h.waitType(detached.ID, work.EventWaiting, 1)
+	if _, err := h.s.Detach(context.Background(), o, detached.ID); err != nil {
+		t.Fatal(err)
+	}
+	c.complete("parent done")
+	h.obs.waitTerminal(parent.ID)
+	if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCancelled {
+		t.Fatalf("the scope's job ended %s", ev.Type)
+	}
+	if cs := j.cancelCalls(); len(cs) != 1 || !bytes.Equal(cs[0], []byte("handle-"+ref.ID+" "+canary)) {
+		t.Fatalf("Cancel calls %q", cs)
+	}
+	h.clk.Advance(time.Second)
+	(<-j.awaits).answer(jobReply{poll: work.Poll{State: work.PollDone, Output: "x"}})
+	if ev := h.obs.waitTerminal(detached.ID); ev.Type != work.EventCompleted {
+		t.Fatalf("the detached job ended %s", ev.Type)
+	}
+}
