@@ -16,7 +16,7 @@ import "time"
 // addDeadlineLocked adds running it, whose deadline is it.deadline(), to
 // the heap.
 func (s *Supervisor) addDeadlineLocked(it *item, now time.Time) {
-	it.dlIdx = len(s.dls) + 1
+	it.dlIdx = int32(len(s.dls) + 1)
 	s.dls = append(s.dls, it)
 	s.dlUp(len(s.dls) - 1)
 	if s.dlAt.IsZero() || it.deadline().Before(s.dlAt) {
@@ -35,7 +35,7 @@ func (s *Supervisor) armDeadlineLocked(at, now time.Time) {
 
 // removeDeadlineLocked takes it out of the heap, if it is there.
 func (s *Supervisor) removeDeadlineLocked(it *item) {
-	i := it.dlIdx - 1
+	i := int(it.dlIdx) - 1
 	if i < 0 {
 		return
 	}
@@ -81,6 +81,7 @@ func (s *Supervisor) expireDue() {
 		it := s.dls[0]
 		s.removeDeadlineLocked(it)
 		it.cancel(errDeadline)
+		s.wakeJobLocked(it, errDeadline)
 	}
 	if len(s.dls) > 0 {
 		s.armDeadlineLocked(s.dls[0].deadline(), now)
@@ -93,7 +94,7 @@ func (it *item) deadline() time.Time { return it.started.Add(it.maxDur) }
 
 func (s *Supervisor) dlSwap(i, j int) {
 	s.dls[i], s.dls[j] = s.dls[j], s.dls[i]
-	s.dls[i].dlIdx, s.dls[j].dlIdx = i+1, j+1
+	s.dls[i].dlIdx, s.dls[j].dlIdx = int32(i+1), int32(j+1)
 }
 
 // dlUp moves the entry at i up to its place and reports whether it moved.

@@ -27,7 +27,6 @@ type item struct {
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
-	dlIdx     int         // 1 + its index in the deadline heap; 0 when not in it
 	maxDur    time.Duration
 	maxBytes  int
 	// prev and next link the Work into list: its owner's queue, the
@@ -50,6 +49,7 @@ type item struct {
 	reclaiming  atomic.Bool
 	boundary    atomic.Bool
 	queuedBelow int32
+	dlIdx       int32 // 1 + its index in the deadline heap; 0 when not in it
 	emitMu      sync.Mutex
 	budget      *run // budget state: brun
 	brun        run
@@ -60,6 +60,7 @@ type item struct {
 	xctx        execCtx           // its child's context, from running
 	scope       scope             // its own owner scope (sc points here), from running
 	ap          *approval         // its approval request, for a Spec with NeedsApproval (approval.go)
+	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
 }
 
 // doneLocked returns the channel closed once it is terminal and its events

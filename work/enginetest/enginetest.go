@@ -3,8 +3,10 @@
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
 // release, status rows, foreground calls, approval before a child starts
-// (for an Engine that implements work.Approvals), budgets and pools, and the
-// Observer events: their order, one terminal event, no content). It follows the Go Cloud Development Kit's drivertest:
+// (for an Engine that implements work.Approvals), budgets and pools,
+// external jobs (submit once, polls, cancel, deadline), and the Observer
+// events: their order, one terminal event, no content). It follows the Go
+// Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
 //
 //	func TestConformance(t *testing.T) { enginetest.Run(t, myHarness{}) }
@@ -86,10 +88,13 @@ type Capabilities struct {
 	LivenessTimeout time.Duration
 }
 
-// Child is one of the suite's children: run with the Work's input.
+// Child is one of the suite's children: run with the Work's input, or,
+// when Job is set, an external job (Spec.Job, Kind function, Run nil)
+// submitted with the Work's input.
 type Child struct {
 	Kind work.Kind
 	Run  func(ctx context.Context, input string) (string, error)
+	Job  *work.Job
 }
 
 // The suite's target labels.
@@ -105,6 +110,9 @@ const (
 	// until its budget grants the final one, and returns
 	// "requests=N final=BUDGET"; a refused request fails it.
 	Turns = "turns"
+	// Job is an external job (Child.Job) steered by the test through its
+	// input, polled with a short backoff (JobBackoff).
+	Job = "job"
 )
 
 // Children returns the suite's children, keyed by label. A Harness must
@@ -115,6 +123,7 @@ func Children() map[string]Child {
 		Agent: {Kind: work.KindAgent, Run: runControlled},
 		Func:  {Kind: work.KindFunction, Run: runControlled},
 		Turns: {Kind: work.KindAgent, Run: runTurns},
+		Job:   {Kind: work.KindFunction, Job: suiteJob()},
 	}
 }
 
@@ -160,6 +169,11 @@ func Run(t *testing.T, h Harness) {
 		{"LaunchIdempotency", s.launchIdempotency},
 		{"Pool", s.pool},
 		{"Subscribe", s.subscribe},
+		{"JobCompletes", s.jobCompletes},
+		{"JobFails", s.jobFails},
+		{"JobCancelWhileWaiting", s.jobCancelWhileWaiting},
+		{"JobLaunchIdempotency", s.jobLaunchIdempotency},
+		{"JobDeadline", s.jobDeadline},
 	} {
 		t.Run(tc.name, tc.run)
 	}
