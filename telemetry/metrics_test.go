@@ -62,10 +62,12 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.guidance.messages {message} counter",
 		"agentwork.status_block.rows {row} histogram",
 		"agentwork.work.actions {call} counter",
+		"agentwork.work.awaiting_approval {work} gauge",
 		"agentwork.work.budget_exhausted {work} counter",
 		"agentwork.work.concurrency_limit {work} gauge",
 		"agentwork.work.duration s histogram",
 		"agentwork.work.items {work} gauge",
+		"agentwork.work.oldest_approval_age s gauge",
 		"agentwork.work.oldest_cancel_requested_age s gauge",
 		"agentwork.work.oldest_queued_age s gauge",
 		"agentwork.work.orphaned {work} counter",
@@ -77,6 +79,7 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.tool_calls {call} counter",
 		"agentwork.work.transitions {transition} counter",
 		"agentwork.work.turns {request} counter",
+		"agentwork.work.waiting {work} gauge",
 	}
 	diff(t, "instruments", strings.Join(instruments, "\n"), strings.Join(wantInstruments, "\n"))
 
@@ -99,6 +102,8 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.actions{action=result,outcome=timeout} 1",
 		"agentwork.work.actions{action=send,outcome=ok} 3",
 		"agentwork.work.actions{action=status,outcome=not_found} 1",
+		"agentwork.work.awaiting_approval{target=researcher} 0",
+		"agentwork.work.awaiting_approval{target=summarizer} 0",
 		"agentwork.work.budget_exhausted{budget=duration,target=summarizer} 1",
 		"agentwork.work.budget_exhausted{budget=turns,target=researcher} 1",
 		"agentwork.work.concurrency_limit 2",
@@ -117,6 +122,8 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.items{state=queued,target=summarizer} 0",
 		"agentwork.work.items{state=running,target=researcher} 1",
 		"agentwork.work.items{state=running,target=summarizer} 0",
+		"agentwork.work.oldest_approval_age{target=researcher} 0",
+		"agentwork.work.oldest_approval_age{target=summarizer} 0",
 		"agentwork.work.oldest_cancel_requested_age{target=researcher} 0",
 		"agentwork.work.oldest_cancel_requested_age{target=summarizer} 0",
 		"agentwork.work.oldest_queued_age{target=researcher} 0",
@@ -140,6 +147,8 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.transitions{state=running,target=researcher} 3",
 		"agentwork.work.transitions{state=running,target=summarizer} 3",
 		"agentwork.work.turns{target=researcher} 2",
+		"agentwork.work.waiting{target=researcher} 0",
+		"agentwork.work.waiting{target=summarizer} 0",
 	}
 	diff(t, "series", strings.Join(series(rm), "\n"), strings.Join(want, "\n"))
 
