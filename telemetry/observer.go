@@ -147,6 +147,14 @@ func (o *Observer) Unregister() error {
 // the events "agentwork.start.refused" (error.type = the reason) and
 // "agentwork.status_block" (agentwork.status_block.rows) on the caller's
 // span, when it records.
+//
+// EventWaiting, EventApprovalRequested, EventApproved and EventDenied are
+// span events (agentwork.work.waiting, ...approval_requested, ...approved,
+// ...denied) and log lines. EventPolled adds no span event and no log
+// line: it counts in agentwork_job_polls_total{target,outcome} and in the
+// Work's poll counts, which its span gets as one agentwork.work.polls
+// event (and the agentwork.job.polls attribute) as it ends, and its
+// terminal log line as fields.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
 	switch {
 	case e.Type == work.EventCancelRequested && e.WorkID != "":
@@ -180,7 +188,8 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 // Replay records a replayed event on the Work's span in ctx (what Bind
 // returned for it), as Event does, and nothing else: no metric, no log
 // line, no event on a work-tool action span (see work.Replayer). A
-// terminal transition ends the span at e.Time.
+// terminal transition ends the span at e.Time. A replayed EventPolled
+// counts for the poll summary the span gets as it ends.
 func (o *Observer) Replay(ctx context.Context, e work.Event) {
 	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
