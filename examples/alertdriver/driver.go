@@ -17,6 +17,7 @@ const (
 	stateCancelRequested = "cancel-requested"
 	stateSlotsFull       = "slots-full"
 	stateOrphaned        = "orphaned"
+	stateApproval        = "approval-pending"
 )
 
 // The targets the driver's Works run.
@@ -27,6 +28,7 @@ const (
 	targetWaiter  = "waiter"
 	targetOrphan  = "orphan"
 	targetSpender = "spender"
+	targetGated   = "gated"
 )
 
 // failEvery is how often the failure-ratio state runs a Work.
@@ -81,6 +83,8 @@ func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 				err = d.queue(ctx)
 			}
 		}
+	case stateApproval:
+		err = d.awaitApproval(ctx, wg)
 	case stateOrphaned:
 		// A pool large enough never to refuse the spender in a day.
 		if err = d.sup.SetPool(ctx, d.owner, work.Budget{MaxTurns: 1_000_000, MaxToolCalls: 1_000_000, MaxTokens: 1_000_000_000}); err != nil {
@@ -305,4 +309,46 @@ func (d *driver) fail(err error) {
 	if d.failed == nil {
 		d.failed = err
 	}
+}
+
+// approvalTimeout is the gated Work's approval timeout: far longer than
+// the driver runs, even on a fast clock (a week is 2.8 hours at 60x).
+const approvalTimeout = 7 * 24 * time.Hour
+
+// awaitApproval starts a Work of target gated that needs approval and
+// holds it unanswered (queued, out of the dispatch queue, no slot) until
+// release, when the approver role approves it: it then runs and
+// completes.
+func (d *driver) awaitApproval(ctx context.Context, wg *sync.WaitGroup) error {
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetGated, Kind: work.KindFunction},
+		NeedsApproval: true, ApprovalTimeout: approvalTimeout,
+		Run: func(context.Context) (string, error) { return "done", nil }})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetGated, err)
+	}
+	st, err := d.sup.Status(ctx, d.owner, ref.ID)
+	if err != nil {
+		return err
+	}
+	if st.State != work.StateQueued || !st.AwaitingApproval {
+		return fmt.Errorf("%s is %s (awaiting approval %v), want queued awaiting approval", targetGated, st.State, st.AwaitingApproval)
+	}
+	d.mu.Lock()
+	d.held = append(d.held, heldWork{ID: ref.ID, Target: targetGated, State: string(work.StateQueued)})
+	d.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-d.release:
+		case <-d.shutdown:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if err := d.sup.Approve(context.WithoutCancel(ctx), work.Approver(), ref.ID); err != nil {
+			d.fail(fmt.Errorf("approve %s: %w", targetGated, err))
+		}
+	}()
+	return nil
 }
