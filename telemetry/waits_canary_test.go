@@ -2,6 +2,7 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -178,6 +179,176 @@ func TestApprovalTelemetryThroughSupervisor(t *testing.T) {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %s:\n%s", want, logs)
 		}
+	}
+	html2, js2 := statusPages(t, h)
+	checkNoCanary(t, h, html, js, html2, js2)
+}
+
+// canaryJob is an external job whose handle, poll errors, failure class
+// and output all carry the wait canary. Await reports each poll on polled
+// so that the test can drive its fake clock.
+type canaryJob struct {
+	polled    chan struct{}
+	polls     []work.Poll // answers in order; a Poll with Class "err" is a Go error
+	n         int
+	cancelled chan []byte
+}
+
+func (c *canaryJob) job() *work.Job {
+	return &work.Job{
+		Backoff: work.Backoff{Initial: time.Second, Max: 4 * time.Second},
+		Submit: func(ctx context.Context, key, input string) ([]byte, error) {
+			return []byte("handle " + waitCanary + " " + input), nil
+		},
+		Await: func(ctx context.Context, handle []byte) (work.Poll, error) {
+			c.polled <- struct{}{}
+			p := work.Poll{State: work.PollWaiting}
+			if c.n < len(c.polls) {
+				p = c.polls[c.n]
+			}
+			c.n++
+			if p.Class == "err" {
+				return work.Poll{}, errors.New("poll error " + waitCanary)
+			}
+			return p, nil
+		},
+		Cancel: func(ctx context.Context, handle []byte) error {
+			c.cancelled <- handle
+			return errors.New("cancel error " + waitCanary)
+		},
+	}
+}
+
+// TestJobTelemetryThroughSupervisor drives external jobs through a real
+// Supervisor on the fake clock, with the canary in each handle, poll
+// error, failure class and output: a completed job, a failed one and a
+// cancelled one. While the first waits, the gauges count it waiting and
+// running but not in a slot, and the status page marks it; its span gets
+// agentwork.work.waiting and one poll summary; the counter counts each
+// poll by outcome; and the canary is nowhere.
+func TestJobTelemetryThroughSupervisor(t *testing.T) {
+	h := newHarness(t, work.WithMaxRunning(1))
+	ctx, root := h.root()
+	batch := work.Target{Label: "batch", Kind: work.KindFunction}
+
+	// The job's events, as the Observer has seen them: once EventWaiting
+	// or a poll's EventPolled arrives, the next poll's timer is armed.
+	waits := make(chan work.Event, 16)
+	h.hook.set(func(e work.Event) {
+		if e.Type == work.EventWaiting || e.Type == work.EventPolled {
+			waits <- e
+		}
+	})
+	// run launches a job and answers its polls, advancing the clock past
+	// each backoff delay, and returns the Work's id once every poll has
+	// been answered; it calls during (if set) while the job waits before
+	// its first poll.
+	run := func(polls []work.Poll, during func(id string)) string {
+		t.Helper()
+		c := &canaryJob{polled: make(chan struct{}), polls: polls, cancelled: make(chan []byte, 1)}
+		id, err := h.launch(ctx, batch, work.Spec{Job: c.job(), Input: "input " + waitCanary})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := <-waits; e.Type != work.EventWaiting || e.WorkID != id {
+			t.Fatalf("first event %+v, want waiting", e)
+		}
+		if during != nil {
+			during(id)
+		}
+		for i := range polls {
+			h.clk.Advance(4 * time.Second) // the backoff's cap
+			<-c.polled
+			if e := <-waits; e.Type != work.EventPolled || e.WorkID != id {
+				t.Fatalf("poll %d: event %+v, want polled", i, e)
+			}
+		}
+		return id
+	}
+
+	var gauges []string
+	var html, js string
+	done := run([]work.Poll{{State: work.PollWaiting}, {Class: "err"}, {State: work.PollWaiting, Progress: true},
+		{State: work.PollDone, Output: "output " + waitCanary}}, func(id string) {
+		for _, s := range series(h.collect()) {
+			for _, p := range []string{"agentwork.work.waiting", "agentwork.work.slots_in_use", "agentwork.work.items{state=running"} {
+				if strings.HasPrefix(s, p) {
+					gauges = append(gauges, s)
+				}
+			}
+		}
+		html, js = statusPages(t, h)
+	})
+	diff(t, "gauges while the job waits", strings.Join(gauges, "\n"), strings.Join([]string{
+		"agentwork.work.items{state=running,target=batch} 1",
+		"agentwork.work.slots_in_use 0",
+		"agentwork.work.waiting{target=batch} 1",
+	}, "\n"))
+	for _, want := range []string{`id="jobs-waiting">1</b>`, `id="slots-in-use" >0</b>`, `running (job waiting, no slot)`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("status page lacks %q:\n%s", want, html)
+		}
+	}
+	h.action(ctx, "result", done, func(ctx context.Context) (string, string) {
+		st, out, err := h.s.Result(ctx, h.owner, done, work.MaxResultWait)
+		if err != nil || st.State != work.StateCompleted || !strings.Contains(out, waitCanary) {
+			t.Fatalf("result %v %q %v", st.State, out, err)
+		}
+		return "ok", ""
+	})
+
+	failed := run([]work.Poll{{State: work.PollFailed, Class: "quota_exceeded"}}, nil)
+	h.await(failed, work.StateFailed)
+	odd := run([]work.Poll{{State: work.PollFailed, Class: "failed: " + waitCanary}}, nil)
+	h.await(odd, work.StateFailed)
+
+	// Cancelled while it waits: Cancel gets the handle (and fails, with
+	// the canary in its error).
+	c := &canaryJob{polled: make(chan struct{}), cancelled: make(chan []byte, 1)}
+	cancelled, err := h.launch(ctx, batch, work.Spec{Job: c.job(), Input: "input " + waitCanary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := <-waits; e.Type != work.EventWaiting || e.WorkID != cancelled {
+		t.Fatalf("event %+v, want waiting", e)
+	}
+	h.action(ctx, "cancel", cancelled, func(context.Context) (string, string) {
+		if _, err := h.s.Cancel(ctx, h.owner, cancelled); err != nil {
+			t.Fatal(err)
+		}
+		return "ok", ""
+	})
+	if hd := <-c.cancelled; !strings.Contains(string(hd), waitCanary) {
+		t.Errorf("Cancel got handle %q", hd)
+	}
+	h.await(cancelled, work.StateCancelled)
+	root.End()
+
+	spans := renderSpans(h.spans.Ended())
+	for _, want := range []string{
+		"  event agentwork.work.waiting\n  event agentwork.work.polls {agentwork.job.polls.done=1 agentwork.job.polls.error=1 agentwork.job.polls.failed=0 agentwork.job.polls.waiting=2}\n  event agentwork.work.completed",
+		"agentwork.job.polls=4 ",
+		"event agentwork.work.polls {agentwork.job.polls.done=0 agentwork.job.polls.error=0 agentwork.job.polls.failed=1 agentwork.job.polls.waiting=0}\n  event agentwork.work.failed {agentwork.work.state=failed error.type=quota_exceeded}",
+		"error.type=error gen_ai", // the engine keeps a class that is not one as error
+	} {
+		if !strings.Contains(spans, want) {
+			t.Errorf("spans lack %q:\n%s", want, spans)
+		}
+	}
+	var polls []string
+	for _, s := range series(h.collect()) {
+		if strings.HasPrefix(s, "agentwork.job.polls") {
+			polls = append(polls, s)
+		}
+	}
+	diff(t, "polls counter", strings.Join(polls, "\n"), strings.Join([]string{
+		"agentwork.job.polls{outcome=done,target=batch} 1",
+		"agentwork.job.polls{outcome=error,target=batch} 1",
+		"agentwork.job.polls{outcome=failed,target=batch} 2",
+		"agentwork.job.polls{outcome=waiting,target=batch} 2",
+	}, "\n"))
+	if !strings.Contains(h.logs.String(), `"polls.waiting":2,"polls.done":1,"polls.error":1`) {
+		t.Errorf("the completed job's terminal line lacks its poll counts:\n%s", h.logs.String())
 	}
 	html2, js2 := statusPages(t, h)
 	checkNoCanary(t, h, html, js, html2, js2)
