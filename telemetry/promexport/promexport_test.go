@@ -35,12 +35,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // metricNames are the Prometheus names of DESIGN.md's Telemetry contract,
 // plus the refusal counter, the concurrency limit, slots-in-use and
 // oldest-age gauges, the budget counters and pool gauges, the orphan
-// counter, and the gauges of Work that waits (waiting jobs, Work awaiting
-// approval, the oldest approval's age).
+// counter, the gauges of Work that waits (waiting jobs, Work awaiting
+// approval, the oldest approval's age) and the job polls counter.
 var metricNames = []string{
 	"agentwork_budget_pool_remaining",
 	"agentwork_budget_pool_reserved",
 	"agentwork_guidance_messages_total",
+	"agentwork_job_polls_total",
 	"agentwork_status_block_rows",
 	"agentwork_work_actions_total",
 	"agentwork_work_awaiting_approval",
