@@ -29,6 +29,7 @@ const (
 	targetOrphan  = "orphan"
 	targetSpender = "spender"
 	targetGated   = "gated"
+	targetBatch   = "batch"
 )
 
 // failEvery is how often the failure-ratio state runs a Work.
@@ -84,7 +85,9 @@ func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 			}
 		}
 	case stateApproval:
-		err = d.awaitApproval(ctx, wg)
+		if err = d.awaitApproval(ctx, wg); err == nil {
+			err = d.waitJob(ctx)
+		}
 	case stateOrphaned:
 		// A pool large enough never to refuse the spender in a day.
 		if err = d.sup.SetPool(ctx, d.owner, work.Budget{MaxTurns: 1_000_000, MaxToolCalls: 1_000_000, MaxTokens: 1_000_000_000}); err != nil {
@@ -350,5 +353,40 @@ func (d *driver) awaitApproval(ctx context.Context, wg *sync.WaitGroup) error {
 			d.fail(fmt.Errorf("approve %s: %w", targetGated, err))
 		}
 	}()
+	return nil
+}
+
+// waitJob starts an external job of target batch that answers waiting
+// until release, then done: between polls it is running and holds no slot
+// (agentwork_work_waiting, agentwork_job_polls_total), and it fires no
+// alert. It returns once the job waits.
+func (d *driver) waitJob(ctx context.Context) error {
+	submitted := make(chan struct{})
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetBatch, Kind: work.KindFunction},
+		Job: &work.Job{
+			Submit: func(context.Context, string, string) ([]byte, error) {
+				close(submitted)
+				return []byte("batch"), nil
+			},
+			Await: func(context.Context, []byte) (work.Poll, error) {
+				select {
+				case <-d.release:
+					return work.Poll{State: work.PollDone, Output: "done"}, nil
+				default:
+					return work.Poll{State: work.PollWaiting}, nil
+				}
+			},
+		}})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetBatch, err)
+	}
+	select {
+	case <-submitted:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	d.mu.Lock()
+	d.held = append(d.held, heldWork{ID: ref.ID, Target: targetBatch, State: string(work.StateRunning)})
+	d.mu.Unlock()
 	return nil
 }

@@ -29,7 +29,9 @@
 //	approval-pending  a Work of target gated needs approval and waits for it
 //	                  unanswered (queued, outside the dispatch queue, no
 //	                  slot); after release the approver role approves it and
-//	                  it runs and completes
+//	                  it runs and completes. Meanwhile an external job of
+//	                  target batch waits (running, no slot, polled with
+//	                  backoff) until release, when it answers done
 //
 // Other flags:
 //
