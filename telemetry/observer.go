@@ -62,6 +62,7 @@ type Observer struct {
 	// engine holding the Work live.
 	pollMu sync.Mutex
 	polls  map[string]pollCounts
+	pollN  atomic.Int64 // len(polls), read without the lock
 
 	watchMu sync.Mutex
 	watched []work.Watched

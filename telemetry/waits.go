@@ -226,11 +226,15 @@ func (o *Observer) countPoll(id string, i int) {
 		c[i]++
 	}
 	o.polls[id] = c
+	o.pollN.Store(int64(len(o.polls)))
 	o.pollMu.Unlock()
 }
 
 // pollsOf returns the Work's poll counts so far.
 func (o *Observer) pollsOf(id string) (pollCounts, bool) {
+	if o.pollN.Load() == 0 { // no job polled: the common case takes no lock
+		return pollCounts{}, false
+	}
 	o.pollMu.Lock()
 	defer o.pollMu.Unlock()
 	c, ok := o.polls[id]
@@ -240,11 +244,12 @@ func (o *Observer) pollsOf(id string) (pollCounts, bool) {
 // forgetPolls drops the poll counts of a Work that ended (its terminal
 // event) or was orphaned.
 func (o *Observer) forgetPolls(e work.Event) {
-	if e.WorkID == "" || (e.Type != work.EventOrphaned && !(e.To.Terminal() && e.Type == work.EventType(e.To))) {
+	if e.WorkID == "" || o.pollN.Load() == 0 || (e.Type != work.EventOrphaned && !(e.To.Terminal() && e.Type == work.EventType(e.To))) {
 		return
 	}
 	o.pollMu.Lock()
 	delete(o.polls, e.WorkID)
+	o.pollN.Store(int64(len(o.polls)))
 	o.pollMu.Unlock()
 }
 
@@ -252,6 +257,9 @@ func (o *Observer) forgetPolls(e work.Event) {
 // census to forget those of Work no watched engine holds any more (a
 // durable runner's Work may end in another process).
 func (o *Observer) pollIDs() map[string]struct{} {
+	if o.pollN.Load() == 0 {
+		return nil
+	}
 	o.pollMu.Lock()
 	defer o.pollMu.Unlock()
 	if len(o.polls) == 0 {
@@ -278,6 +286,7 @@ func (o *Observer) forgetStalePolls(stale map[string]struct{}, c *census) {
 	for id := range stale {
 		delete(o.polls, id)
 	}
+	o.pollN.Store(int64(len(o.polls)))
 	o.pollMu.Unlock()
 }
 
