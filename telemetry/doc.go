@@ -64,7 +64,8 @@
 // and the span attribute agentwork.job.polls (the total). The counts live
 // in the Observer (a few dozen bytes per polling Work, by work id) until
 // the Work's terminal or orphaned event, or until a census finds no watched
-// engine holding it live. The handle, the job's output and an approval
+// engine holding it live; they are the polls this process reported or
+// replayed (a durable engine's Work may poll in several processes). The handle, the job's output and an approval
 // request's input never reach a span.
 // The engine reports a result read, and guidance dropped when a Work ends,
 // after the terminal event that ended the span: such events go on the open
