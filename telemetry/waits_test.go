@@ -428,3 +428,25 @@ func TestPollEntriesForgotten(t *testing.T) {
 		t.Errorf("after a census: %d poll entries, want 1 (the live job's)", n)
 	}
 }
+
+// TestWaitOrphaned: a job that Shutdown abandons gets its poll summary
+// before agentwork.work.orphaned ends its span, and its counts go.
+func TestWaitOrphaned(t *testing.T) {
+	h := newHarness(t)
+	job := newWaitEvents(jobID, "batch")
+	q := job.next(work.EventQueued)
+	ctx := h.obs.Bind(context.Background(), context.Background(), q)
+	for _, e := range []work.Event{q, job.next(work.EventRunning), job.next(work.EventWaiting),
+		job.next(work.EventPolled, polled(work.PollOutcomeWaiting)), job.next(work.EventPolled, polled(work.PollOutcomeWaiting)),
+		job.next(work.EventOrphaned, func(e *work.Event) { e.From, e.ErrorClass = work.StateRunning, work.ClassOrphaned })} {
+		h.obs.Event(ctx, e)
+	}
+	got := renderSpans(h.spans.Ended())
+	want := "  event agentwork.work.polls {agentwork.job.polls.done=0 agentwork.job.polls.error=0 agentwork.job.polls.failed=0 agentwork.job.polls.waiting=2}\n  event agentwork.work.orphaned {agentwork.work.state=running}\n"
+	if !strings.Contains(got, want) || !strings.Contains(got, "agentwork.job.polls=2 ") {
+		t.Errorf("span lacks %q:\n%s", want, got)
+	}
+	if n := telemetry.PollEntries(h.obs); n != 0 {
+		t.Errorf("%d poll entries kept after the orphan", n)
+	}
+}
