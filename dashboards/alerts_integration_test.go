@@ -66,6 +66,8 @@ var driverSpecs = []driverSpec{
 		"limit 2: holder running and stuck cancel-requested hold both slots, waiter queued, at real clock speed (no age threshold reached); released: all three end"},
 	{"orphaned", 1, []alertKey{{"AgentworkWorkOrphaned", "orphan"}},
 		"every 500 ms a Supervisor is shut down (grace 0) while its Work of target orphan ignores cancellation, and Shutdown abandons it; a spender child fills the budget metrics; released: no more shutdowns, the abandoned children return"},
+	{"approval-pending", compressFactor, []alertKey{{"AgentworkApprovalPending", "gated"}},
+		"a Work of target gated needs approval and gets no answer (queued, outside the dispatch queue, no slot: neither queue alert fires), and a job of target batch waits between polls (no slot); released: the approver approves it and the job answers done, both complete"},
 }
 
 // driver is one running alert driver.

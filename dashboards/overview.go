@@ -316,6 +316,9 @@ func Overview() (dashboard.Dashboard, error) {
 			instant("A", `sum by (target) (round(increase(agentwork_work_orphaned_total{`+targetSel+`}[$__range])))`, "{{target}} in range"),
 			instant("B", `sum by (target) (agentwork_work_orphaned_total{`+targetSel+`})`, "{{target}} since start")))
 
+	// Row: jobs and approvals (waits.go).
+	b = withWaitsRow(b)
+
 	d, err := b.Build()
 	if err != nil {
 		return d, err

@@ -255,6 +255,7 @@ func TestAlertRules(t *testing.T) {
 		"AgentworkWorkStuckCancelRequested": false,
 		"AgentworkAtConcurrencyLimit":       false,
 		"AgentworkWorkOrphaned":             false,
+		"AgentworkApprovalPending":          false,
 	}
 	seen := map[string]bool{}
 	for _, r := range loadRules(t) {

@@ -35,6 +35,7 @@ func TestCardinality(t *testing.T) {
 		1 + // concurrency limit
 		1 + // slots in use
 		2*T + // oldest queued and oldest cancel-requested age
+		3*T + // waiting, awaiting approval, oldest approval age
 		T*states + // transitions
 		T*terminal + // duration
 		T + // queue wait

@@ -50,6 +50,23 @@
 // only) and agentwork.work.orphaned (a Work Shutdown abandoned, with the
 // agentwork.work.state it was left in; it ends the span with status Error
 // and error.type=orphaned).
+//
+// Work that waits: agentwork.work.waiting (an external job was submitted
+// and waits between polls, holding no running slot),
+// agentwork.work.approval_requested, agentwork.work.approved and
+// agentwork.work.denied (then agentwork.work.cancelled). Polls are counted,
+// not recorded one by one: a job polled every 30 s for a day would
+// otherwise add some 2,900 events. As a job's span ends (its terminal or
+// orphaned event) it gets one event agentwork.work.polls, just before the
+// terminal one, with agentwork.job.polls.waiting, agentwork.job.polls.done,
+// agentwork.job.polls.failed and agentwork.job.polls.error (transient poll
+// errors, and any outcome an engine reports that is not one of the four),
+// and the span attribute agentwork.job.polls (the total). The counts live
+// in the Observer (a few dozen bytes per polling Work, by work id) until
+// the Work's terminal or orphaned event, or until a census finds no watched
+// engine holding it live; they are the polls this process reported or
+// replayed (a durable engine's Work may poll in several processes). The handle, the job's output and an approval
+// request's input never reach a span.
 // The engine reports a result read, and guidance dropped when a Work ends,
 // after the terminal event that ended the span: such events go on the open
 // "execute_tool work" span of the call that caused them, when there is one.
@@ -66,7 +83,8 @@
 //	agentwork_work_items{state,target}                gauge, from the watched engines' Snapshot at collection; every state, 0 included;
 //	                                                  terminal states count retained Work only (use the counter for totals)
 //	agentwork_work_concurrency_limit                  gauge, sum of the watched supervisors' MaxRunning
-//	agentwork_work_slots_in_use                       gauge, running + cancel-requested (both hold a slot)
+//	agentwork_work_slots_in_use                       gauge, running + cancel-requested (both hold a slot),
+//	                                                  except external jobs waiting between polls (they hold none)
 //	agentwork_work_oldest_queued_age_seconds{target}  gauge, age of the oldest queued Work (0 when none): in the dispatch queue
 //	                                                  only, so not Work awaiting approval, and counted from the approval
 //	                                                  for approved Work (LiveWork.Enqueued)
@@ -81,18 +99,28 @@
 //	agentwork_work_result_bytes{target}               histogram, completed results' sizes
 //	agentwork_work_starts_refused_total{target,reason} counter
 //	agentwork_work_orphaned_total{target}             counter, Works a Supervisor's Shutdown abandoned
+//	agentwork_work_waiting{target}                    gauge, external jobs waiting between polls (counted as running in items)
+//	agentwork_work_awaiting_approval{target}          gauge, Work awaiting approval (counted as queued in items)
+//	agentwork_work_oldest_approval_age_seconds{target}
+//	                                                  gauge, how long the oldest pending approval has waited (0 when none)
+//	agentwork_job_polls_total{target,outcome}         counter, polls of external jobs: waiting|done|failed|error
 //
 // Every label value comes from a bounded set: the six states, the target
 // labels, the six actions (anything else is "invalid"), the six call
 // outcomes (ok, not_found, rejected, invalid, timeout, failed), the three
-// guidance events, the refusal reasons. No id is ever a label.
+// guidance events, the refusal reasons, the four poll outcomes (anything
+// else is "_OTHER"). No id is ever a label.
 //
 // # Logs
 //
 // One line per lifecycle event, its message the span event's name
 // ("agentwork.work.queued", "agentwork.work.failed", ...), Debug
 // for everything but failures and orphans, which are Warn (a deadline is a
-// failure with error.type=deadline_exceeded). Fields: work.id, work.target,
+// failure with error.type=deadline_exceeded), and the approval events
+// (agentwork.work.approval_requested, agentwork.work.approved,
+// agentwork.work.denied), which are Info. A poll writes no line; a job's
+// terminal line carries its non-zero poll counts (polls.waiting,
+// polls.done, polls.failed, polls.error). Fields: work.id, work.target,
 // work.state, from, error.type, queue_wait, duration, count, bytes,
 // progress.done, progress.total, progress.model_requests,
 // progress.tool_calls (progress lines), owner.depth, and
@@ -105,15 +133,20 @@
 // # Status page
 //
 // StatusHandler is a zpages-style live page (HTML that reloads itself, or
-// JSON): slots in use against the limit, the queue's length and oldest
-// age, every target's Work by state, and each live Work's id, target,
-// owner, state, elapsed time, attempt and progress counts. Long-running Work, whose
+// JSON): slots in use against the limit (running and cancel-requested Work
+// except jobs waiting between polls), the queue's length and oldest age
+// (Work awaiting approval is not in the queue), the jobs waiting and the
+// Work awaiting approval with the oldest request's age, every target's
+// Work by state, and each live Work's id, target, owner, state (marked
+// when a job waits between polls or a Work awaits approval), elapsed
+// time, attempt and progress counts. Long-running Work, whose
 // "invoke_agent" span is not exported until it ends, is visible there.
 //
 // # Content
 //
-// Child output, failure text, prompts and guidance text never reach a span,
-// an event, an attribute, a metric or a log line: the seam does not carry
+// Child output, failure text, prompts, guidance text, job handles and
+// outputs, and approval inputs never reach a span, an event, an
+// attribute, a metric, a log line or the status page: the seam does not carry
 // them, and the few model-controlled strings a call carries (an action, a
 // work id, a tool-call id) are recorded only when they have their expected
 // form. There is no opt-in.

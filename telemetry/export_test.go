@@ -6,3 +6,10 @@ func CancelEntries(o *Observer) int {
 	defer o.cancelMu.Unlock()
 	return len(o.cancelAt)
 }
+
+// PollEntries is how many Works' poll counts o keeps (for the tests).
+func PollEntries(o *Observer) int {
+	o.pollMu.Lock()
+	defer o.pollMu.Unlock()
+	return len(o.polls)
+}

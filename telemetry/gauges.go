@@ -40,6 +40,8 @@ type census struct {
 	oldestQueued map[string]time.Duration // by target; absent when none is queued
 	oldestCancel map[string]time.Duration // by target; absent when none is cancel-requested
 	live         []liveWork
+	waits        waitCensus // waiting jobs and Work awaiting approval
+	partial      bool       // some watched engine's Snapshot failed
 }
 
 // liveWork is one live Work as the status page shows it.
@@ -82,6 +84,7 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 	}()
 	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
+	defer o.forgetStalePolls(o.pollIDs(), &c)
 	for _, s := range sups {
 		snap, err := s.Snapshot(ctx)
 		if err != nil {
@@ -89,6 +92,7 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 			// cancel-requested Work is unknown: forget no request time
 			// this round (its Work may still be cancel-requested).
 			stale = nil
+			c.partial = true
 			continue
 		}
 		for _, tc := range snap.Counts {
@@ -102,6 +106,7 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 					v[j] += n
 				}
 			}
+			c.waits.add(snap.Time, tc)
 		}
 		c.limit += snap.MaxRunning
 		c.slots += snap.SlotsInUse
@@ -142,7 +147,9 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 
 func (o *Observer) collect(ctx context.Context, ob metric.Observer) error {
 	sups := o.watchedSupervisors()
-	o.m.observe(ob, o.census(ctx, sups))
+	c := o.census(ctx, sups)
+	o.m.observe(ob, c)
+	o.w.observe(ob, c)
 	return nil
 }
 

@@ -44,12 +44,13 @@ type harness struct {
 	clk    *fakeclock.Clock
 	s      *work.Supervisor
 	owner  work.Owner
+	hook   *eventHook // called with each event after the Observer
 }
 
 func newHarness(t *testing.T, opts ...work.Option) *harness {
 	t.Helper()
 	h := &harness{t: t, spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader(),
-		logs: &syncBuffer{}, rec: &enginetest.Recorder{}, clk: fakeclock.New(epoch), owner: work.NewOwner("coordinator")}
+		logs: &syncBuffer{}, rec: &enginetest.Recorder{}, clk: fakeclock.New(epoch), owner: work.NewOwner("coordinator"), hook: &eventHook{}}
 	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(h.reader))
 	logger := slog.New(slog.NewJSONHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -58,7 +59,7 @@ func newHarness(t *testing.T, opts ...work.Option) *harness {
 		t.Fatal(err)
 	}
 	h.obs = obs
-	opts = append([]work.Option{work.WithObserver(tee{obs, h.rec}), work.WithClock(h.clk)}, opts...)
+	opts = append([]work.Option{work.WithObserver(tee{obs, h.rec, h.hook}), work.WithClock(h.clk)}, opts...)
 	h.s = work.New(opts...)
 	t.Cleanup(func() {
 		if err := h.s.Close(context.Background()); err != nil {
@@ -73,8 +74,9 @@ func newHarness(t *testing.T, opts ...work.Option) *harness {
 // tee sends everything to the telemetry Observer and records the events.
 // It is a Watcher so that the gauges see the Supervisor.
 type tee struct {
-	obs *telemetry.Observer
-	rec *enginetest.Recorder
+	obs  *telemetry.Observer
+	rec  *enginetest.Recorder
+	hook *eventHook
 }
 
 func (t tee) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
@@ -88,12 +90,38 @@ func (t tee) Bind(caller, exec context.Context, e work.Event) context.Context {
 func (t tee) Event(ctx context.Context, e work.Event) {
 	t.rec.Event(ctx, e)
 	t.obs.Event(ctx, e)
+	t.hook.call(e)
 }
 
 func (t tee) Watch(s work.Watched) func() { return t.obs.Watch(s) }
 
 func (t tee) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
 	t.obs.ShutdownReported(ctx, r)
+}
+
+// eventHook is an optional function the harness calls with each event,
+// after the Observer saw it (set sets it; nil calls nothing).
+type eventHook struct {
+	mu sync.Mutex
+	f  func(work.Event)
+}
+
+func (k *eventHook) set(f func(work.Event)) {
+	k.mu.Lock()
+	k.f = f
+	k.mu.Unlock()
+}
+
+func (k *eventHook) call(e work.Event) {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	f := k.f
+	k.mu.Unlock()
+	if f != nil {
+		f(e)
+	}
 }
 
 type syncBuffer struct {

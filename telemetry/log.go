@@ -62,7 +62,7 @@ func (o *Observer) logs(ctx context.Context, level slog.Level) bool {
 // else. The fields are content-free: id, target label, states, error class,
 // durations, counts, sizes and the owner's depth (never the owner's id).
 func (o *Observer) logEvent(ctx context.Context, e work.Event) {
-	level := slog.LevelDebug
+	level := waitLogLevel(e.Type)
 	if e.Type == work.EventFailed || e.Type == work.EventOrphaned {
 		level = slog.LevelWarn
 	}
@@ -117,6 +117,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 				slog.Int64(logRequests, p.ModelRequests), slog.Int64(logTools, p.ToolCalls))
 		}
 	}
+	attrs = o.appendPolls(attrs, e)
 	attrs = append(attrs, slog.Int(logOwnerDepth, e.Depth))
 	attrs = appendTrace(attrs, ctx)
 	o.log.LogAttrs(ctx, level, msg, attrs...)

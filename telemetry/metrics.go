@@ -61,7 +61,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("How many work items may run at once: the sum of the watched supervisors' running limits."))
 	err = errors.Join(err, e)
 	in.slots, e = m.Int64ObservableGauge(metricSlots, metric.WithUnit("{work}"),
-		metric.WithDescription("Running slots in use: running plus cancel-requested work (a cancel-requested item keeps its slot until its child returns), summed over the watched supervisors."))
+		metric.WithDescription("Running slots in use: running plus cancel-requested work (a cancel-requested item keeps its slot until its child returns), except external jobs waiting between polls (they hold no slot), summed over the watched supervisors."))
 	err = errors.Join(err, e)
 	in.oldestQueued, e = m.Float64ObservableGauge(metricOldestQueue, metric.WithUnit("s"),
 		metric.WithDescription("Age of the oldest queued work item by target (0 when none is queued), read from the supervisor at collection."))

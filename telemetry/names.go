@@ -103,7 +103,7 @@ func eventName(t work.EventType) string {
 	case work.EventOrphaned:
 		return evOrphaned
 	}
-	return ""
+	return waitEventName(t)
 }
 
 // Metric instrument names (OTel) and units. Through the OTel Prometheus

@@ -36,6 +36,7 @@ type Observer struct {
 	m      *instruments // nil when metrics are off
 	reg    metric.Registration
 	bud    *budgetInstruments // nil when metrics are off
+	w      *waitInstruments   // nil when metrics are off
 	log    *slog.Logger
 
 	// Open work-tool action spans by the work id they name: lifecycle
@@ -54,6 +55,14 @@ type Observer struct {
 	// Supervisor holding the Work cancel-requested.
 	cancelMu sync.Mutex
 	cancelAt map[string]time.Time
+
+	// Each job's polls by outcome so far (by work id), for the summary
+	// its span and terminal log line get; an entry lives until the Work's
+	// terminal or orphaned event, or until a census finds no watched
+	// engine holding the Work live.
+	pollMu sync.Mutex
+	polls  map[string]pollCounts
+	pollN  atomic.Int64 // len(polls), read without the lock
 
 	watchMu sync.Mutex
 	watched []work.Watched
@@ -88,11 +97,16 @@ func New(opts ...Option) (*Observer, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg, err := meter.RegisterCallback(o.collect, m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel)
+		w, err := newWaitInstruments(meter)
 		if err != nil {
 			return nil, err
 		}
-		o.m, o.reg = m, reg
+		reg, err := meter.RegisterCallback(o.collect,
+			append([]metric.Observable{m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel}, w.observables()...)...)
+		if err != nil {
+			return nil, err
+		}
+		o.m, o.w, o.reg = m, w, reg
 		if o.bud, err = newBudgetInstruments(meter, o); err != nil {
 			return nil, err
 		}
@@ -134,6 +148,14 @@ func (o *Observer) Unregister() error {
 // the events "agentwork.start.refused" (error.type = the reason) and
 // "agentwork.status_block" (agentwork.status_block.rows) on the caller's
 // span, when it records.
+//
+// EventWaiting, EventApprovalRequested, EventApproved and EventDenied are
+// span events (agentwork.work.waiting, ...approval_requested, ...approved,
+// ...denied) and log lines. EventPolled adds no span event and no log
+// line: it counts in agentwork_job_polls_total{target,outcome} and in the
+// Work's poll counts, which its span gets as one agentwork.work.polls
+// event (and the agentwork.job.polls attribute) as it ends, and its
+// terminal log line as fields.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
 	switch {
 	case e.Type == work.EventCancelRequested && e.WorkID != "":
@@ -151,7 +173,7 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 	if o.log == nil { // the zero Observer: no tracer, meter or logger
 		return
 	}
-	if o.budgetEvent(ctx, e) {
+	if o.budgetEvent(ctx, e) || o.waitEvent(ctx, e) {
 		return
 	}
 	if o.tracer != nil {
@@ -161,12 +183,14 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 		o.m.record(ctx, e)
 	}
 	o.logEvent(ctx, e)
+	o.forgetPolls(e)
 }
 
 // Replay records a replayed event on the Work's span in ctx (what Bind
 // returned for it), as Event does, and nothing else: no metric, no log
 // line, no event on a work-tool action span (see work.Replayer). A
-// terminal transition ends the span at e.Time.
+// terminal transition ends the span at e.Time. A replayed EventPolled
+// counts for the poll summary the span gets as it ends.
 func (o *Observer) Replay(ctx context.Context, e work.Event) {
 	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
@@ -175,5 +199,10 @@ func (o *Observer) Replay(ctx context.Context, e work.Event) {
 		o.budgetSpan(ctx, e)
 		return
 	}
+	if e.Type == work.EventPolled {
+		o.countPoll(e.WorkID, pollIndex(e.Poll))
+		return
+	}
 	o.spanEvent(ctx, e)
+	o.forgetPolls(e)
 }

@@ -74,6 +74,8 @@ func TestSlotsAndOldestAges(t *testing.T) {
 		"agentwork.work.items{state=queued,target=summarizer} 0",
 		"agentwork.work.items{state=running,target=researcher} 1",
 		"agentwork.work.items{state=running,target=summarizer} 0",
+		"agentwork.work.oldest_approval_age{target=researcher} 0",
+		"agentwork.work.oldest_approval_age{target=summarizer} 0",
 		"agentwork.work.oldest_cancel_requested_age{target=researcher} 0",
 		"agentwork.work.oldest_cancel_requested_age{target=summarizer} 330",
 		"agentwork.work.oldest_queued_age{target=researcher} 240",

@@ -313,6 +313,9 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	si := stateIndex(e.To)
 	sc := getScratch()
 	defer sc.put()
+	if own && (e.Type == work.EventOrphaned || (transition && e.To.Terminal())) {
+		o.pollSummary(span, e, sc) // before the attributes below: it uses sc too
+	}
 	attrs := sc.attributes()
 	if transition && si >= 0 {
 		attrs = append(attrs, stateAttrs[si]...)

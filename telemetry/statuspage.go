@@ -25,6 +25,7 @@ type StatusPage struct {
 	Time    time.Time      `json:"time"`
 	Slots   StatusSlots    `json:"slots"`
 	Queue   StatusQueue    `json:"queue"`
+	Waits   StatusWaits    `json:"waits"`
 	Targets []StatusTarget `json:"targets"`
 	Work    []StatusWork   `json:"work"`
 	// More is how many live Works were left out beyond the first 500.
@@ -32,6 +33,7 @@ type StatusPage struct {
 }
 
 // StatusSlots is running-slot usage: running plus cancel-requested Work
+// (except external jobs waiting between polls, which hold no slot)
 // against the sum of the running limits.
 type StatusSlots struct {
 	InUse int `json:"inUse"`
@@ -39,10 +41,19 @@ type StatusSlots struct {
 }
 
 // StatusQueue is the queue: how many Works wait for a slot and how long the
-// oldest has waited.
+// oldest has waited (Work awaiting approval is not in it: see StatusWaits).
 type StatusQueue struct {
 	Length           int     `json:"length"`
 	OldestAgeSeconds float64 `json:"oldestAgeSeconds"`
+}
+
+// StatusWaits is the Work that waits: external jobs between polls (running,
+// holding no slot), Work awaiting approval (queued, outside the dispatch
+// queue) and how long the oldest approval request has waited.
+type StatusWaits struct {
+	Waiting                  int     `json:"waiting"`
+	AwaitingApproval         int     `json:"awaitingApproval"`
+	OldestApprovalAgeSeconds float64 `json:"oldestApprovalAgeSeconds"`
 }
 
 // StatusTarget is one target label's Work by state (live and retained
@@ -52,6 +63,14 @@ type StatusTarget struct {
 	States                          map[string]int `json:"states"`
 	OldestQueuedAgeSeconds          float64        `json:"oldestQueuedAgeSeconds"`
 	OldestCancelRequestedAgeSeconds float64        `json:"oldestCancelRequestedAgeSeconds"`
+	// Waiting and AwaitingApproval count the target's external jobs
+	// waiting between polls (counted as running in States) and its Work
+	// awaiting approval (counted as queued in States);
+	// OldestApprovalAgeSeconds is how long its oldest pending approval
+	// request has waited.
+	Waiting                  int     `json:"waiting"`
+	AwaitingApproval         int     `json:"awaitingApproval"`
+	OldestApprovalAgeSeconds float64 `json:"oldestApprovalAgeSeconds"`
 }
 
 // StatusWork is one live Work (queued, running or cancel-requested).
@@ -69,6 +88,11 @@ type StatusWork struct {
 	// running slot.
 	Lending  bool `json:"lending,omitempty"`
 	Detached bool `json:"detached"`
+	// Waiting: an external job between polls (running, holding no slot).
+	Waiting bool `json:"waiting,omitempty"`
+	// AwaitingApproval: queued Work held for its approval, outside the
+	// dispatch queue.
+	AwaitingApproval bool `json:"awaitingApproval,omitempty"`
 	// Progress holds the Work's progress counts by name when the engine
 	// reports them (absent otherwise).
 	Progress map[string]int64 `json:"progress,omitempty"`
@@ -85,11 +109,13 @@ func (o *Observer) Status() StatusPage { return o.statusCtx(context.Background()
 func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 	c := o.census(ctx, o.watchedSupervisors())
 	p := StatusPage{Time: time.Now().UTC(), Slots: StatusSlots{InUse: c.slots, Limit: c.limit},
-		Queue: StatusQueue{Length: c.queued}, Targets: []StatusTarget{}, Work: []StatusWork{}}
+		Queue: StatusQueue{Length: c.queued}, Waits: c.waits.status(), Targets: []StatusTarget{}, Work: []StatusWork{}}
 	for target, n := range c.counts {
 		t := StatusTarget{Target: target, States: map[string]int{},
 			OldestQueuedAgeSeconds:          c.oldestQueued[target].Seconds(),
-			OldestCancelRequestedAgeSeconds: c.oldestCancel[target].Seconds()}
+			OldestCancelRequestedAgeSeconds: c.oldestCancel[target].Seconds(),
+			Waiting:                         c.waits.waiting[target], AwaitingApproval: c.waits.awaiting[target],
+			OldestApprovalAgeSeconds: c.waits.oldestApproval[target].Seconds()}
 		for i, st := range work.States {
 			t.States[string(st)] = n[i]
 		}
@@ -104,7 +130,8 @@ func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 		}
 		p.Work = append(p.Work, StatusWork{ID: w.ID, Target: w.Target, Owner: w.Owner, State: string(w.State),
 			ElapsedSeconds: w.Elapsed.Seconds(), CancelRequestedSeconds: w.CancelWaiting.Seconds(),
-			Attempt: w.Attempt, Lending: w.Lending, Detached: w.Detached, Progress: progressOf(w.LiveWork)})
+			Attempt: w.Attempt, Lending: w.Lending, Detached: w.Detached, Waiting: w.Waiting,
+			AwaitingApproval: w.AwaitingApproval, Progress: progressOf(w.LiveWork)})
 	}
 	return p
 }
@@ -130,8 +157,11 @@ func progressOf(w work.LiveWork) map[string]int64 {
 
 // StatusHandler returns a zpages-style live status page for the
 // engines the Observer watches (work.Watched): slots in use against the limit, the
-// queue's length and oldest age, every target's Work by state and each
-// live Work's id, target, owner, state, elapsed time, attempt and progress counts. The page
+// queue's length and oldest age, the external jobs waiting between polls and
+// the Work awaiting approval (with the oldest request's age), every target's
+// Work by state and each
+// live Work's id, target, owner, state (marked "waiting, no slot" or
+// "awaiting approval"), elapsed time, attempt and progress counts. The page
 // is HTML (html/template) that reloads itself every 5 seconds; with
 // ?format=json, or an Accept header naming application/json and not
 // text/html, it is the same data as JSON (StatusPage). It never shows
@@ -202,17 +232,19 @@ code{font-size:.9em}
 <span>Slots in use: <b id="slots-in-use" {{if and (gt .Slots.Limit 0) (ge .Slots.InUse .Slots.Limit)}}class="full"{{end}}>{{.Slots.InUse}}</b> / <b id="slots-limit">{{.Slots.Limit}}</b></span>
 <span>Queued: <b id="queue-length">{{.Queue.Length}}</b></span>
 <span>Oldest queued: <b id="queue-oldest">{{dur .Queue.OldestAgeSeconds}}</b></span>
+<span>Jobs waiting (no slot): <b id="jobs-waiting">{{.Waits.Waiting}}</b></span>
+<span>Awaiting approval: <b id="awaiting-approval">{{.Waits.AwaitingApproval}}</b>{{if .Waits.AwaitingApproval}}, oldest <b id="approval-oldest">{{dur .Waits.OldestApprovalAgeSeconds}}</b>{{end}}</span>
 </p>
 <h2>Work by target and state</h2>
 <p>Live states are exact; terminal states count the finished Work still retained (not totals: see agentwork_work_transitions_total).</p>
 <table id="targets">
-<thead><tr><th>target</th>{{range .States}}<th>{{.}}</th>{{end}}<th>oldest queued</th><th>oldest cancel-requested</th></tr></thead>
+<thead><tr><th>target</th>{{range .States}}<th>{{.}}</th>{{end}}<th>oldest queued</th><th>oldest cancel-requested</th><th>jobs waiting</th><th>awaiting approval</th><th>oldest approval</th></tr></thead>
 <tbody>
 {{- $states := .States}}
 {{- range .Targets}}
-<tr data-target="{{.Target}}"><td>{{.Target}}</td>{{$t := .}}{{range $states}}<td class="n" data-state="{{.}}">{{count $t.States .}}</td>{{end}}<td class="n">{{dur .OldestQueuedAgeSeconds}}</td><td class="n">{{dur .OldestCancelRequestedAgeSeconds}}</td></tr>
+<tr data-target="{{.Target}}"><td>{{.Target}}</td>{{$t := .}}{{range $states}}<td class="n" data-state="{{.}}">{{count $t.States .}}</td>{{end}}<td class="n">{{dur .OldestQueuedAgeSeconds}}</td><td class="n">{{dur .OldestCancelRequestedAgeSeconds}}</td><td class="n" data-waits="waiting">{{.Waiting}}</td><td class="n" data-waits="awaiting-approval">{{.AwaitingApproval}}</td><td class="n">{{dur .OldestApprovalAgeSeconds}}</td></tr>
 {{- else}}
-<tr><td colspan="9">no work yet</td></tr>
+<tr><td colspan="12">no work yet</td></tr>
 {{- end}}
 </tbody></table>
 <h2>Live work</h2>
@@ -220,7 +252,7 @@ code{font-size:.9em}
 <thead><tr><th>id</th><th>target</th><th>owner</th><th>state</th><th>elapsed</th><th>attempt</th><th>progress</th></tr></thead>
 <tbody>
 {{- range .Work}}
-<tr data-id="{{.ID}}" data-state="{{.State}}"><td><code>{{.ID}}</code></td><td>{{.Target}}</td><td>{{.Owner}}{{if .Detached}} (detached){{end}}</td><td>{{.State}}{{if .CancelRequestedSeconds}} for {{dur .CancelRequestedSeconds}}{{end}}{{if .Lending}} (waiting on its children, slot lent){{end}}</td><td class="n">{{dur .ElapsedSeconds}}</td><td class="n">{{.Attempt}}</td><td>{{range $k, $v := .Progress}}{{$k}}={{$v}} {{end}}</td></tr>
+<tr data-id="{{.ID}}" data-state="{{.State}}"><td><code>{{.ID}}</code></td><td>{{.Target}}</td><td>{{.Owner}}{{if .Detached}} (detached){{end}}</td><td>{{.State}}{{if .CancelRequestedSeconds}} for {{dur .CancelRequestedSeconds}}{{end}}{{if .Lending}} (waiting on its children, slot lent){{end}}{{if .Waiting}} (job waiting, no slot){{end}}{{if .AwaitingApproval}} (awaiting approval){{end}}</td><td class="n">{{dur .ElapsedSeconds}}</td><td class="n">{{.Attempt}}</td><td>{{range $k, $v := .Progress}}{{$k}}={{$v}} {{end}}</td></tr>
 {{- else}}
 <tr><td colspan="7">no live work</td></tr>
 {{- end}}

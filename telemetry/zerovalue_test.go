@@ -26,6 +26,9 @@ func TestZeroObserver(t *testing.T) {
 		{Type: work.EventUsage, WorkID: "w", Target: "t", Usage: work.Usage{Turns: 1}},
 		{Type: work.EventRefused, Target: "t", ErrorClass: "closed"},
 		{Type: work.EventStatusBlock, Count: 1},
+		{Type: work.EventWaiting, WorkID: "w", Target: "t"},
+		{Type: work.EventPolled, WorkID: "w", Target: "t", Poll: work.PollOutcomeWaiting},
+		{Type: work.EventApprovalRequested, WorkID: "w", Target: "t"},
 	}
 	for _, tc := range []struct {
 		name string

@@ -17,6 +17,7 @@ const (
 	stateCancelRequested = "cancel-requested"
 	stateSlotsFull       = "slots-full"
 	stateOrphaned        = "orphaned"
+	stateApproval        = "approval-pending"
 )
 
 // The targets the driver's Works run.
@@ -27,6 +28,8 @@ const (
 	targetWaiter  = "waiter"
 	targetOrphan  = "orphan"
 	targetSpender = "spender"
+	targetGated   = "gated"
+	targetBatch   = "batch"
 )
 
 // failEvery is how often the failure-ratio state runs a Work.
@@ -80,6 +83,10 @@ func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 			if err = d.hold(ctx, targetStuck, true); err == nil {
 				err = d.queue(ctx)
 			}
+		}
+	case stateApproval:
+		if err = d.awaitApproval(ctx, wg); err == nil {
+			err = d.waitJob(ctx)
 		}
 	case stateOrphaned:
 		// A pool large enough never to refuse the spender in a day.
@@ -305,4 +312,81 @@ func (d *driver) fail(err error) {
 	if d.failed == nil {
 		d.failed = err
 	}
+}
+
+// approvalTimeout is the gated Work's approval timeout: far longer than
+// the driver runs, even on a fast clock (a week is 2.8 hours at 60x).
+const approvalTimeout = 7 * 24 * time.Hour
+
+// awaitApproval starts a Work of target gated that needs approval and
+// holds it unanswered (queued, out of the dispatch queue, no slot) until
+// release, when the approver role approves it: it then runs and
+// completes.
+func (d *driver) awaitApproval(ctx context.Context, wg *sync.WaitGroup) error {
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetGated, Kind: work.KindFunction},
+		NeedsApproval: true, ApprovalTimeout: approvalTimeout,
+		Run: func(context.Context) (string, error) { return "done", nil }})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetGated, err)
+	}
+	st, err := d.sup.Status(ctx, d.owner, ref.ID)
+	if err != nil {
+		return err
+	}
+	if st.State != work.StateQueued || !st.AwaitingApproval {
+		return fmt.Errorf("%s is %s (awaiting approval %v), want queued awaiting approval", targetGated, st.State, st.AwaitingApproval)
+	}
+	d.mu.Lock()
+	d.held = append(d.held, heldWork{ID: ref.ID, Target: targetGated, State: string(work.StateQueued)})
+	d.mu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-d.release:
+		case <-d.shutdown:
+			return
+		case <-ctx.Done():
+			return
+		}
+		if err := d.sup.Approve(context.WithoutCancel(ctx), work.Approver(), ref.ID); err != nil {
+			d.fail(fmt.Errorf("approve %s: %w", targetGated, err))
+		}
+	}()
+	return nil
+}
+
+// waitJob starts an external job of target batch that answers waiting
+// until release, then done: between polls it is running and holds no slot
+// (agentwork_work_waiting, agentwork_job_polls_total), and it fires no
+// alert. It returns once the job waits.
+func (d *driver) waitJob(ctx context.Context) error {
+	submitted := make(chan struct{})
+	ref, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetBatch, Kind: work.KindFunction},
+		Job: &work.Job{
+			Submit: func(context.Context, string, string) ([]byte, error) {
+				close(submitted)
+				return []byte("batch"), nil
+			},
+			Await: func(context.Context, []byte) (work.Poll, error) {
+				select {
+				case <-d.release:
+					return work.Poll{State: work.PollDone, Output: "done"}, nil
+				default:
+					return work.Poll{State: work.PollWaiting}, nil
+				}
+			},
+		}})
+	if err != nil {
+		return fmt.Errorf("start %s: %w", targetBatch, err)
+	}
+	select {
+	case <-submitted:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	d.mu.Lock()
+	d.held = append(d.held, heldWork{ID: ref.ID, Target: targetBatch, State: string(work.StateRunning)})
+	d.mu.Unlock()
+	return nil
 }

@@ -26,13 +26,19 @@
 //	                  runs from the owner's budget pool, spends tokens, turns
 //	                  and a tool call and runs out of turns (the budget
 //	                  metrics, which no alert watches)
+//	approval-pending  a Work of target gated needs approval and waits for it
+//	                  unanswered (queued, outside the dispatch queue, no
+//	                  slot); after release the approver role approves it and
+//	                  it runs and completes. Meanwhile an external job of
+//	                  target batch waits (running, no slot, polled with
+//	                  backoff) until release, when it answers done
 //
 // Other flags:
 //
 //	-addr 127.0.0.1:0     where to serve (host defaults to 127.0.0.1)
 //	-clock-speed 1        the Supervisor's clock runs this many times faster
 //	                      than real time, so that ages reach the alerts'
-//	                      thresholds (5 and 10 minutes) in seconds
+//	                      thresholds (5, 10 and 30 minutes) in seconds
 //	-environment test     the deployment.environment.name resource attribute,
 //	                      exported as target_info
 //
@@ -77,7 +83,7 @@ type config struct {
 func main() {
 	var cfg config
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:0", "serve /metrics, /statusz and /driver on this address (host defaults to 127.0.0.1)")
-	flag.StringVar(&cfg.state, "state", "", "the state to hold: failure-ratio, queued, cancel-requested, slots-full or orphaned")
+	flag.StringVar(&cfg.state, "state", "", "the state to hold: failure-ratio, queued, cancel-requested, slots-full, orphaned or approval-pending")
 	flag.Float64Var(&cfg.clockSpeed, "clock-speed", 1, "run the Supervisor's clock this many times faster than real time (>= 1)")
 	flag.StringVar(&cfg.environment, "environment", "test", "deployment.environment.name of the driver's resource (target_info)")
 	flag.Parse()
@@ -93,9 +99,9 @@ func main() {
 // it receives the address served once the state is set up.
 func run(ctx context.Context, out io.Writer, cfg config, ready chan<- string) error {
 	switch cfg.state {
-	case stateFailureRatio, stateQueued, stateCancelRequested, stateSlotsFull, stateOrphaned:
+	case stateFailureRatio, stateQueued, stateCancelRequested, stateSlotsFull, stateOrphaned, stateApproval:
 	default:
-		return fmt.Errorf("-state %q: want failure-ratio, queued, cancel-requested, slots-full or orphaned", cfg.state)
+		return fmt.Errorf("-state %q: want failure-ratio, queued, cancel-requested, slots-full, orphaned or approval-pending", cfg.state)
 	}
 	if cfg.clockSpeed < 1 {
 		return fmt.Errorf("-clock-speed %v: want >= 1", cfg.clockSpeed)

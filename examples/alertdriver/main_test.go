@@ -122,6 +122,7 @@ func TestHeldStates(t *testing.T) {
 		{stateQueued, []string{"holder=running", "waiter=queued"}, 1, 1, 1},
 		{stateCancelRequested, []string{"stuck=cancel-requested"}, 1, work.DefaultMaxRunning, 0},
 		{stateSlotsFull, []string{"holder=running", "stuck=cancel-requested", "waiter=queued"}, 2, 2, 1},
+		{stateApproval, []string{"gated=queued", "batch=running"}, 0, work.DefaultMaxRunning, 0}, // neither holds a slot nor queues
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			base := start(t, tc.state, 60)
@@ -162,6 +163,45 @@ func TestFastClock(t *testing.T) {
 		p, _ := liveStates(t, base)
 		if p.Queue.OldestAgeSeconds <= 300 {
 			return fmt.Errorf("oldest queued age %vs", p.Queue.OldestAgeSeconds)
+		}
+		return nil
+	})
+}
+
+// TestApprovalPending checks that the gated Work awaits approval (marked
+// on the status page, its request's age growing at the clock's speed in
+// agentwork_work_oldest_approval_age_seconds) and that release approves
+// it: it runs and completes.
+func TestApprovalPending(t *testing.T) {
+	base := start(t, stateApproval, 600)
+	p, _ := liveStates(t, base)
+	if len(p.Work) != 2 || !p.Work[0].AwaitingApproval || p.Waits.AwaitingApproval != 1 || p.Slots.InUse != 0 {
+		t.Fatalf("status page: %+v", p)
+	}
+	waitFor(t, "the approval age to pass 30 minutes", func() error {
+		if age := metricValue(t, base, "agentwork_work_oldest_approval_age_seconds", `target="gated"`); age <= 1800 {
+			return fmt.Errorf("oldest approval age %vs", age)
+		}
+		return nil
+	})
+	if n := metricValue(t, base, "agentwork_work_awaiting_approval", `target="gated"`); n != 1 {
+		t.Errorf("awaiting approval %v, want 1", n)
+	}
+	if n := metricValue(t, base, "agentwork_work_waiting", `target="batch"`); n != 1 {
+		t.Errorf("jobs waiting %v, want 1", n)
+	}
+	if n := metricValue(t, base, "agentwork_job_polls_total", `target="batch"`, `outcome="waiting"`); n < 1 {
+		t.Errorf("waiting polls %v, want some", n)
+	}
+	release(t, base)
+	waitFor(t, "the approved Work and the job to complete", func() error {
+		for _, target := range []string{"gated", "batch"} {
+			if n := metricValue(t, base, "agentwork_work_transitions_total", `state="completed"`, `target="`+target+`"`); n != 1 {
+				return fmt.Errorf("%s: %v completed", target, n)
+			}
+		}
+		if n := metricValue(t, base, "agentwork_work_awaiting_approval", `target="gated"`); n != 0 {
+			return fmt.Errorf("awaiting approval %v", n)
 		}
 		return nil
 	})

@@ -34,18 +34,22 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // metricNames are the Prometheus names of DESIGN.md's Telemetry contract,
 // plus the refusal counter, the concurrency limit, slots-in-use and
-// oldest-age gauges, the budget counters and pool gauges, and the orphan
-// counter.
+// oldest-age gauges, the budget counters and pool gauges, the orphan
+// counter, the gauges of Work that waits (waiting jobs, Work awaiting
+// approval, the oldest approval's age) and the job polls counter.
 var metricNames = []string{
 	"agentwork_budget_pool_remaining",
 	"agentwork_budget_pool_reserved",
 	"agentwork_guidance_messages_total",
+	"agentwork_job_polls_total",
 	"agentwork_status_block_rows",
 	"agentwork_work_actions_total",
+	"agentwork_work_awaiting_approval",
 	"agentwork_work_budget_exhausted_total",
 	"agentwork_work_concurrency_limit",
 	"agentwork_work_duration_seconds",
 	"agentwork_work_items",
+	"agentwork_work_oldest_approval_age_seconds",
 	"agentwork_work_oldest_cancel_requested_age_seconds",
 	"agentwork_work_oldest_queued_age_seconds",
 	"agentwork_work_orphaned_total",
@@ -57,6 +61,7 @@ var metricNames = []string{
 	"agentwork_work_tool_calls_total",
 	"agentwork_work_transitions_total",
 	"agentwork_work_turns_total",
+	"agentwork_work_waiting",
 }
 
 // runScenario runs the scripted scenario against a fresh Exporter and

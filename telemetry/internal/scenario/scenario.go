@@ -1,9 +1,9 @@
 // Package scenario is the scripted lifecycle the telemetry tests measure:
 // a real work.Supervisor on a manual clock, driven step by step through
 // every transition, guidance event, work-tool action outcome, a refusal, a
-// status block, a pool, a child's spending and budget exhaustion, and a
-// Shutdown that abandons a child, so that every metric has known, exact
-// values. The
+// status block, a pool, a child's spending and budget exhaustion, a
+// Shutdown that abandons a child and an external job polled to its end, so
+// that every metric has known, exact values. The
 // Prometheus golden (promexport/testdata/scenario.golden) is its exposition.
 package scenario
 
@@ -52,6 +52,8 @@ var (
 //	pool          reserved turns 10, tool_calls 20, tokens 50,000 (r3's share);
 //	              remaining turns 28, tool_calls 57, tokens 146,800
 //	orphaned      summarizer 1
+//	job           batch (a Supervisor of its own, closed: no gauges): queued 1, running 1, completed 1,
+//	              ran 7 s, 100 result bytes; polls waiting 1, error 1, done 1
 func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
 	s := work.New(work.WithObserver(obs), work.WithClock(clk),
@@ -213,7 +215,71 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	if rep, err := s2nd.Shutdown(done); err != nil || rep.OrphanCount() != 1 {
 		return stop, fmt.Errorf("shutdown: %v, %v, want one orphan", rep, err)
 	}
+	if err := runJob(ctx, obs, o); err != nil {
+		return stop, err
+	}
 	return stop, nil
+}
+
+// Batch is the scenario's external job target.
+var Batch = work.Target{Label: "batch", Kind: work.KindFunction}
+
+// jobObserver forwards to an Observer (but not as a Watcher: the job's
+// Supervisor reports no gauges) and reports the job's waiting and polled
+// events on waits, once the Observer has them: by then its next poll's
+// timer is armed.
+type jobObserver struct {
+	work.Observer
+	waits chan work.EventType
+}
+
+func (j jobObserver) Event(ctx context.Context, e work.Event) {
+	j.Observer.Event(ctx, e)
+	if e.Type == work.EventWaiting || e.Type == work.EventPolled {
+		j.waits <- e.Type
+	}
+}
+
+// runJob runs one external job of target batch on a Supervisor of its own
+// (its own manual clock, closed at the end, so it adds no gauge): it is
+// submitted, polled after 1 s (waiting), 2 s later (a transient error)
+// and 4 s later (done, 100 bytes): polls waiting 1, error 1, done 1; it
+// ran 7 s.
+func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
+	clk := fakeclock.New(Start)
+	jo := jobObserver{Observer: obs, waits: make(chan work.EventType, 4)}
+	s := work.New(work.WithObserver(jo), work.WithClock(clk))
+	defer func() { _ = s.Close(ctx) }()
+	answers := []work.Poll{{State: work.PollWaiting}, {}, {State: work.PollDone, Output: strings.Repeat("b", 100)}}
+	polls := 0
+	job := &work.Job{
+		Submit: func(context.Context, string, string) ([]byte, error) { return []byte("handle"), nil },
+		Await: func(context.Context, []byte) (work.Poll, error) {
+			polls++
+			if polls == 2 {
+				return work.Poll{}, errors.New("the service is unavailable")
+			}
+			return answers[polls-1], nil
+		},
+	}
+	pctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: Batch.Label, Owner: o.ID()})
+	ref, err := s.Start(pctx, work.Spec{Owner: o, Target: Batch, Job: job, Input: "batch input"})
+	if err != nil {
+		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		return err
+	}
+	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+	if t := <-jo.waits; t != work.EventWaiting {
+		return fmt.Errorf("job: %s, want waiting", t)
+	}
+	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		clk.Advance(d)
+		if t := <-jo.waits; t != work.EventPolled {
+			return fmt.Errorf("job: %s, want polled", t)
+		}
+	}
+	st, _, err := s.Result(ctx, o, ref.ID, work.MaxResultWait)
+	return want(st, err, work.StateCompleted)
 }
 
 type runner struct {
