@@ -88,7 +88,7 @@ func New(opts ...Option) (*Observer, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg, err := meter.RegisterCallback(o.collect, m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel)
+		reg, err := meter.RegisterCallback(o.collect, m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel, m.pollers)
 		if err != nil {
 			return nil, err
 		}
