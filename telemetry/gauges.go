@@ -39,8 +39,8 @@ func (in *instruments) observe(o metric.Observer, c census) {
 // census is what the gauges and the status page read from the watched
 // engines at one moment: counts and ages only, never content.
 type census struct {
-	watched      bool
-	counts       map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
+	watched bool
+	counts  map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
 	// limits are the running limits by target: a limit every target of
 	// an engine shares (a Supervisor's) under SharedLimit, a per-target
 	// one (a Temporal Worker's) under its target; summed over engines.
