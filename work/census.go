@@ -167,14 +167,20 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 			snap.Queued++
 		}
 	}
-	sort.Slice(snap.Live, func(i, j int) bool {
-		a, b := snap.Live[i], snap.Live[j]
+	SortLive(snap.Live)
+	return snap, nil
+}
+
+// SortLive puts live Work in a Snapshot's order: oldest first (by
+// Created), then by id.
+func SortLive(live []LiveWork) {
+	sort.Slice(live, func(i, j int) bool {
+		a, b := live[i], live[j]
 		if !a.Created.Equal(b.Created) {
 			return a.Created.Before(b.Created)
 		}
 		return a.ID < b.ID
 	})
-	return snap, nil
 }
 
 func (it *item) live() LiveWork {
