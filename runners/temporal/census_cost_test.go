@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
 
@@ -34,16 +35,25 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 	shared.mu.Unlock()
 	var mu sync.Mutex
 	calls := map[string]int{}
+	var pageSizes []int // entries of each list page (-1: the call failed)
 	var counting atomic.Bool
 	c := srv.NewClientWithOptions(client.Options{Namespace: namespace(), ConnectionOptions: client.ConnectionOptions{
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
 			cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			err := invoker(ctx, method, req, reply, cc, opts...)
 			if counting.Load() {
 				mu.Lock()
 				calls[method]++
+				if r, ok := reply.(*workflowservice.ListWorkflowExecutionsResponse); ok {
+					pageSizes = append(pageSizes, len(r.GetExecutions()))
+					if err != nil {
+						pageSizes = append(pageSizes, -1)
+						t.Logf("list page failed: %v", err)
+					}
+				}
 				mu.Unlock()
 			}
-			return invoker(ctx, method, req, reply, cc, opts...)
+			return err
 		})}}})
 	defer c.Close()
 	eventQueues++
@@ -88,6 +98,7 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 		eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(namespace()), temporal.WithStatusRows(rows))
 		mu.Lock()
 		clear(calls)
+		pageSizes = nil
 		mu.Unlock()
 		counting.Store(true)
 		took := time.Now()
@@ -104,7 +115,7 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 		for _, v := range calls {
 			total += v
 		}
-		t.Logf("rows %d: %d live Works, %d targets, %d rows: one refresh %d calls %v in %v", rows, n, len(snap.Counts), len(snap.Live), total, calls, elapsed.Round(time.Millisecond))
+		t.Logf("rows %d: %d live Works, %d targets, %d rows: one refresh %d calls %v (list pages %v) in %v", rows, n, len(snap.Counts), len(snap.Live), total, calls, pageSizes, elapsed.Round(time.Millisecond))
 		// A full last page may come with a token for an empty one.
 		pages := calls["/temporal.api.workflowservice.v1.WorkflowService/ListWorkflowExecutions"]
 		wantPages := (n + 999) / 1000
