@@ -20,7 +20,9 @@ import (
 // deployment view costs the Temporal service: calls by method and time,
 // with N open Work workflows of one target on a queue no worker polls
 // (started directly: they stay open, their first workflow task pending).
-// Set AGENTWORK_SNAPSHOT_COST=N (1 means 2000).
+// Set AGENTWORK_SNAPSHOT_COST=N (1 means 2000); with
+// AGENTWORK_TEMPORAL_HOSTPORT it measures that server (namespace
+// "default", e.g. the CLI's dev server) instead of the in-process one.
 func TestDeploymentSnapshotCost(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("AGENTWORK_SNAPSHOT_COST"))
 	if n <= 0 {
@@ -29,15 +31,20 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 	if n == 1 {
 		n = 2000
 	}
-	server(t)
-	shared.mu.Lock()
-	srv := shared.srv
-	shared.mu.Unlock()
 	var mu sync.Mutex
 	calls := map[string]int{}
 	var pageSizes []int // entries of each list page (-1: the call failed)
 	var counting atomic.Bool
-	c := srv.NewClientWithOptions(client.Options{Namespace: namespace(), ConnectionOptions: client.ConnectionOptions{
+	ns := "default"
+	hostPort := os.Getenv("AGENTWORK_TEMPORAL_HOSTPORT")
+	if hostPort == "" {
+		server(t)
+		ns = namespace()
+		shared.mu.Lock()
+		hostPort = shared.srv.GetFrontendHostPort()
+		shared.mu.Unlock()
+	}
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns, ConnectionOptions: client.ConnectionOptions{
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any,
 			cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 			err := invoker(ctx, method, req, reply, cc, opts...)
@@ -55,6 +62,9 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 			}
 			return err
 		})}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
 	eventQueues++
 	queue := "snapcost-" + strconv.Itoa(eventQueues)
@@ -75,7 +85,7 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 	wg.Wait()
 	t.Logf("started %d open Work workflows in %v", n, time.Since(start).Round(time.Millisecond))
 	for _, rows := range []int{0, temporal.DefaultStatusRows} {
-		eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(namespace()), temporal.WithStatusRows(rows))
+		eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
 		// Visibility trails the starts: wait until it lists them all.
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
@@ -91,11 +101,11 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 				t.Fatalf("snapshot lists %d of %d: %v", live, n, err)
 			}
 			_ = eng.Close(context.Background())
-			eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(namespace()), temporal.WithStatusRows(rows))
+			eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
 			time.Sleep(time.Second) // visibility is eventually consistent
 		}
 		_ = eng.Close(context.Background())
-		eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(namespace()), temporal.WithStatusRows(rows))
+		eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
 		mu.Lock()
 		clear(calls)
 		pageSizes = nil
