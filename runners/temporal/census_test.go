@@ -2,6 +2,8 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,7 +109,7 @@ func TestDeploymentView(t *testing.T) {
 	var refs []work.Ref
 	var runs []*holdRun
 	for i := range 3 {
-		in := o.ID() + "-" + strconv.Itoa(i)
+		in := o.ID() + "-" + strconv.Itoa(i) + " " + censusCanary
 		runs = append(runs, newHoldRun(t, in))
 		ref, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "hold", Kind: work.KindFunction}, Input: in,
 			Run: func(ctx context.Context) (string, error) { return holdChild.Run(ctx, in) }})
@@ -200,10 +202,34 @@ func TestDeploymentView(t *testing.T) {
 	if page.More != 1 || len(page.Work) != 4 { // 3 deployment rows + the worker's attempt
 		t.Fatalf("status page: more %d, %d rows", page.More, len(page.Work))
 	}
+	// No content reaches the gauges or the status page: the Works' input
+	// carries the canary.
+	js, err := json.Marshal(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := obs.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(js), censusCanary) || strings.Contains(fmt.Sprintf("%+v", rm), censusCanary) {
+		t.Fatal("the status page or a gauge carries a Work's input")
+	}
 	for _, r := range runs {
 		close(r.release)
 	}
+	if err := eng.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Snapshot(t.Context()); !errors.Is(err, work.ErrClosed) {
+		t.Fatalf("Snapshot after Close: %v, want ErrClosed", err)
+	}
+	if _, err := (&temporal.Engine{}).Snapshot(t.Context()); !errors.Is(err, work.ErrNotInitialized) {
+		t.Fatalf("zero Engine's Snapshot: %v, want ErrNotInitialized", err)
+	}
 }
+
+const censusCanary = "CANARY-census-9c1f"
 
 func targetCounts(s work.Snapshot) map[string]work.TargetCounts {
 	m := map[string]work.TargetCounts{}

@@ -71,8 +71,11 @@ var _ work.Watched = (*Engine)(nil)
 // A refresh's calls are bounded by ctx and each by the RPC timeout; a
 // failed refresh returns its error (the gauges then report nothing that
 // round) and is retried at the next call. After Close it returns
-// work.ErrClosed.
+// work.ErrClosed; an Engine not made by New returns work.ErrNotInitialized.
 func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
+	if e == nil || e.c == nil {
+		return work.Snapshot{}, work.ErrNotInitialized
+	}
 	e.mu.Lock()
 	closed := e.closed
 	e.mu.Unlock()
