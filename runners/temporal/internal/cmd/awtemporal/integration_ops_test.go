@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ import (
 // one job per deployment, so that a worker's per-target limit meets its
 // target's queue, which the coordinator exports.
 const opsJob = "agentwork-temporal"
+
+// promqlBlock is a fenced promql block of a runbook.
+var promqlBlock = regexp.MustCompile("(?s)```promql\n(.*?)```")
 
 // opsAlertKey is one alert series: alert, instance ("" for an alert
 // aggregated over instances) and target.
@@ -192,6 +196,29 @@ func TestIntegrationTemporalOps(t *testing.T) {
 		return nil
 	})
 	t.Logf("fired after %v: %v", time.Since(start).Round(time.Second), want)
+
+	// The runbooks of the alert only Temporal fires, and the slots, limit
+	// and queue queries of the per-target limit's (the first three; its
+	// duration quantile needs finished Work), run as written while they
+	// fire: each returns data.
+	for alert, n := range map[string]int{"AgentworkTargetHasNoWorker": 0, "AgentworkAtConcurrencyLimit": 3} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "..", "dashboards", "runbooks", alert+".md"))
+		must(err)
+		qs := promqlBlock.FindAllSubmatch(b, -1)
+		if len(qs) < n || len(qs) == 0 {
+			t.Fatalf("runbook %s has %d promql blocks", alert, len(qs))
+		}
+		if n > 0 {
+			qs = qs[:n]
+		}
+		for i, m := range qs {
+			q := strings.TrimSpace(string(m[1]))
+			res, err := promQuery(promURL, q)
+			if err != nil || len(res) == 0 {
+				t.Errorf("runbook %s query %d returns nothing while it fires (%v):\n%s", alert, i+1, err, q)
+			}
+		}
+	}
 
 	// Work by state agrees with Temporal's visibility: the open Work
 	// workflows of the deployment's queue, counted by the server, against
