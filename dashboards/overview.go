@@ -191,13 +191,14 @@ func Overview() (dashboard.Dashboard, error) {
 			pos(6, 1, 6, 8),
 			instant("A", `sum by (state) (round(increase(agentwork_work_transitions_total{state=~"completed|failed|cancelled", `+targetSel+`}[$__range])))`, "{{state}}"))).
 		WithPanel(ts("Slots in use vs limit", units.Short,
-			"Running slots in use (running plus cancel-requested work: a cancel-requested item keeps its slot until its child returns) against the supervisor's concurrency limit, and queued work, per process (agentwork_work_slots_in_use, agentwork_work_concurrency_limit, agentwork_work_items{state=\"queued\"}; not filtered by target because the slots are shared). "+
+			"Running slots in use (running plus cancel-requested work: a cancel-requested item keeps its slot until its child returns) against the concurrency limit, per process and target, and queued work per target (agentwork_work_slots_in_use, agentwork_work_concurrency_limit, agentwork_work_items{state=\"queued\"}; not filtered by target because a limit may be shared). "+
+				"A limit with target \"*\" is shared by all of a process's targets (an in-process supervisor's: compare it with that process's slots summed); any other limit is its target's own on one Temporal worker (compare it with that worker's slots of the target; the queue is the deployment's, from its coordinator). "+
 				"Slots pinned at the limit with work queued means the queue is blocked: AgentworkAtConcurrencyLimit fires; find what holds the slots on the status page (/statusz). "+
 				"A limit of 0 or no limit series means the supervisor was built without one or the process is not scraped: check the Prometheus target.",
 			pos(12, 1, 6, 8),
-			query("A", `sum by (instance) (agentwork_work_slots_in_use{`+procSel+`})`, "{{instance}} slots in use"),
-			query("B", `max by (instance) (agentwork_work_concurrency_limit{`+procSel+`})`, "{{instance}} limit"),
-			query("C", `sum by (instance) (agentwork_work_items{state="queued", `+procSel+`})`, "{{instance}} queued"))).
+			query("A", `sum by (instance, target) (agentwork_work_slots_in_use{`+procSel+`})`, "{{instance}} {{target}} slots in use"),
+			query("B", `max by (instance, target) (agentwork_work_concurrency_limit{`+procSel+`})`, "{{instance}} {{target}} limit"),
+			query("C", `sum by (target) (agentwork_work_items{state="queued", `+procSel+`})`, "{{target}} queued"))).
 		WithPanel(ts("Refused starts", units.OpsPerSecond,
 			"Starts the supervisor refused before any work was queued, by target and reason, per second (agentwork_work_starts_refused_total). "+
 				"Anything above zero means the model asked for work the policy would not accept: read the reason label; for a limit or budget reason raise the limit or tell the model about it in the prompt, for a validation reason fix the tool schema or the prompt.",

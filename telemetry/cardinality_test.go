@@ -32,8 +32,8 @@ func TestCardinality(t *testing.T) {
 	)
 	T := len(targets)
 	want := T*states + // items
-		1 + // concurrency limit
-		1 + // slots in use
+		1 + // concurrency limit, target="*"
+		T + // slots in use, by target
 		2*T + // oldest queued and oldest cancel-requested age
 		3*T + // waiting, awaiting approval, oldest approval age
 		T*states + // transitions

@@ -82,9 +82,13 @@
 //
 //	agentwork_work_items{state,target}                gauge, from the watched engines' Snapshot at collection; every state, 0 included;
 //	                                                  terminal states count retained Work only (use the counter for totals)
-//	agentwork_work_concurrency_limit                  gauge, sum of the watched supervisors' MaxRunning
-//	agentwork_work_slots_in_use                       gauge, running + cancel-requested (both hold a slot),
+//	agentwork_work_concurrency_limit{target}          gauge, running limits: target "*" for one all of an engine's
+//	                                                  targets share (a Supervisor's MaxRunning, summed), else that
+//	                                                  target's own (a Temporal Worker's per-target limit)
+//	agentwork_work_slots_in_use{target}               gauge, running + cancel-requested (both hold a slot) in this process,
 //	                                                  except external jobs waiting between polls (they hold none)
+//	agentwork_target_pollers{target}                  gauge, workers polling the target's queue (a durable engine's
+//	                                                  deployment view only, work.Snapshot.Deployment)
 //	agentwork_work_oldest_queued_age_seconds{target}  gauge, age of the oldest queued Work (0 when none): in the dispatch queue
 //	                                                  only, so not Work awaiting approval, and counted from the approval
 //	                                                  for approved Work (LiveWork.Enqueued)

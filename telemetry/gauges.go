@@ -24,24 +24,64 @@ func (in *instruments) observe(o metric.Observer, c census) {
 		}
 		o.ObserveFloat64(in.oldestQueued, c.oldestQueued[target].Seconds(), t.target)
 		o.ObserveFloat64(in.oldestCancel, c.oldestCancel[target].Seconds(), t.target)
+		if c.local[target] {
+			o.ObserveInt64(in.slots, int64(c.slots[target]), t.target)
+		}
+		if p, ok := c.pollers[target]; ok {
+			o.ObserveInt64(in.pollers, int64(p), t.target)
+		}
 	}
-	o.ObserveInt64(in.limit, int64(c.limit))
-	o.ObserveInt64(in.slots, int64(c.slots))
+	for target, n := range c.limits {
+		o.ObserveInt64(in.limit, int64(n), in.forTarget(target).target)
+	}
 }
 
 // census is what the gauges and the status page read from the watched
 // engines at one moment: counts and ages only, never content.
 type census struct {
-	watched      bool
-	counts       map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
-	limit        int                               // sum of the running limits
-	slots        int                               // running + cancel-requested
+	watched bool
+	counts  map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
+	// limits are the running limits by target: a limit every target of
+	// an engine shares (a Supervisor's) under SharedLimit, a per-target
+	// one (a Temporal Worker's) under its target; summed over engines.
+	limits map[string]int
+	slots  map[string]int  // running + cancel-requested, by target
+	local  map[string]bool // targets some process-local engine reports (slots are exported for them)
+	// pollers is, by target, how many workers poll its queue (from a
+	// deployment snapshot only).
+	pollers      map[string]int
 	queued       int
 	oldestQueued map[string]time.Duration // by target; absent when none is queued
 	oldestCancel map[string]time.Duration // by target; absent when none is cancel-requested
 	live         []liveWork
 	waits        waitCensus // waiting jobs and Work awaiting approval
 	partial      bool       // some watched engine's Snapshot failed
+	omitted      int        // live Works a deployment snapshot left out
+}
+
+// SharedLimit is the target label of agentwork_work_concurrency_limit
+// for a running limit that all of an engine's targets share (an
+// in-process Supervisor's WithMaxRunning): the slots of every target of
+// that process count against it. A per-target limit (a Temporal
+// Worker's) carries its target's label instead.
+const SharedLimit = "*"
+
+// slotsTotal is the running slots in use over every target.
+func (c census) slotsTotal() int {
+	n := 0
+	for _, v := range c.slots {
+		n += v
+	}
+	return n
+}
+
+// limitTotal is the sum of the running limits.
+func (c census) limitTotal() int {
+	n := 0
+	for _, v := range c.limits {
+		n += v
+	}
+	return n
 }
 
 // liveWork is one live Work as the status page shows it.
@@ -83,6 +123,7 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		o.cancelMu.Unlock()
 	}()
 	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
+		limits: map[string]int{}, slots: map[string]int{}, local: map[string]bool{}, pollers: map[string]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	defer o.forgetStalePolls(o.pollIDs(), &c)
 	for _, s := range sups {
@@ -107,10 +148,22 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 				}
 			}
 			c.waits.add(snap.Time, tc)
+			if snap.Deployment {
+				c.pollers[tc.Target] += tc.Pollers
+			} else {
+				c.local[tc.Target] = true
+				c.slots[tc.Target] += tc.SlotsInUse
+			}
+			if tc.MaxRunning > 0 {
+				c.limits[tc.Target] += tc.MaxRunning
+			}
+			c.oldestQueued[tc.Target] = max(c.oldestQueued[tc.Target], tc.OldestQueued)
 		}
-		c.limit += snap.MaxRunning
-		c.slots += snap.SlotsInUse
+		if snap.MaxRunning > 0 {
+			c.limits[SharedLimit] += snap.MaxRunning
+		}
 		c.queued += snap.Queued
+		c.omitted += snap.LiveOmitted
 		for _, lw := range snap.Live {
 			w := liveWork{LiveWork: lw, Elapsed: snap.Time.Sub(lw.Created)}
 			switch lw.State {
@@ -127,9 +180,14 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 			case work.StateRunning, work.StateCancelRequested:
 				w.Elapsed = snap.Time.Sub(lw.Started)
 			}
-			if lw.State == work.StateCancelRequested {
+			// A deployment snapshot's cancel-requested Work is also
+			// reported, with its age, by the worker that runs it.
+			if lw.State == work.StateCancelRequested && !snap.Deployment {
 				delete(stale, lw.ID)
-				at, ok := o.cancelRequestedAt(lw.ID)
+				at, ok := lw.CancelAt, !lw.CancelAt.IsZero()
+				if !ok {
+					at, ok = o.cancelRequestedAt(lw.ID)
+				}
 				if !ok {
 					at = lw.Started
 				}

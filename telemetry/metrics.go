@@ -18,6 +18,7 @@ type instruments struct {
 	slots        metric.Int64ObservableGauge
 	oldestQueued metric.Float64ObservableGauge
 	oldestCancel metric.Float64ObservableGauge
+	pollers      metric.Int64ObservableGauge
 	transitions  metric.Int64Counter
 	duration     metric.Float64Histogram
 	queueWait    metric.Float64Histogram
@@ -58,16 +59,19 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Work items in the registry by state and target, read from the supervisor at collection."))
 	err = errors.Join(err, e)
 	in.limit, e = m.Int64ObservableGauge(metricLimit, metric.WithUnit("{work}"),
-		metric.WithDescription("How many work items may run at once: the sum of the watched supervisors' running limits."))
+		metric.WithDescription("How many work items may run at once, by target: a limit all of a process's targets share (an in-process supervisor's) has target \"*\", a per-target limit (a Temporal worker's) its target."))
 	err = errors.Join(err, e)
 	in.slots, e = m.Int64ObservableGauge(metricSlots, metric.WithUnit("{work}"),
-		metric.WithDescription("Running slots in use: running plus cancel-requested work (a cancel-requested item keeps its slot until its child returns), except external jobs waiting between polls (they hold no slot), summed over the watched supervisors."))
+		metric.WithDescription("Running slots in use in this process by target: running plus cancel-requested work (a cancel-requested item keeps its slot until its child returns), except external jobs waiting between polls (they hold no slot)."))
 	err = errors.Join(err, e)
 	in.oldestQueued, e = m.Float64ObservableGauge(metricOldestQueue, metric.WithUnit("s"),
 		metric.WithDescription("Age of the oldest queued work item by target (0 when none is queued), read from the supervisor at collection."))
 	err = errors.Join(err, e)
 	in.oldestCancel, e = m.Float64ObservableGauge(metricOldestCR, metric.WithUnit("s"),
 		metric.WithDescription("How long the oldest cancel-requested work item by target has been waiting for its child to stop (0 when none)."))
+	err = errors.Join(err, e)
+	in.pollers, e = m.Int64ObservableGauge(metricPollers, metric.WithUnit("{poller}"),
+		metric.WithDescription("Workers polling the target's task queue (a durable runner's deployment gauge; 0: no worker runs the target)."))
 	err = errors.Join(err, e)
 	in.transitions, e = m.Int64Counter(metricTransitions, metric.WithUnit("{transition}"),
 		metric.WithDescription("Lifecycle transitions of work items, by the state entered and target."))

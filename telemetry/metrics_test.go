@@ -110,7 +110,7 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.awaiting_approval{target=summarizer} 0",
 		"agentwork.work.budget_exhausted{budget=duration,target=summarizer} 1",
 		"agentwork.work.budget_exhausted{budget=turns,target=researcher} 1",
-		"agentwork.work.concurrency_limit 2",
+		"agentwork.work.concurrency_limit{target=*} 2",
 		"agentwork.work.duration{outcome=cancelled,target=researcher} count=1 sum=0.5",
 		"agentwork.work.duration{outcome=completed,target=batch} count=1 sum=7",
 		"agentwork.work.duration{outcome=completed,target=researcher} count=1 sum=1.5",
@@ -139,7 +139,8 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.queue_wait{target=summarizer} count=3 sum=0",
 		"agentwork.work.result{target=batch} count=1 sum=100",
 		"agentwork.work.result{target=researcher} count=1 sum=300",
-		"agentwork.work.slots_in_use 1",
+		"agentwork.work.slots_in_use{target=researcher} 1",
+		"agentwork.work.slots_in_use{target=summarizer} 0",
 		"agentwork.work.starts_refused{reason=starts,target=researcher} 1",
 		"agentwork.work.tokens{target=researcher,type=input} 2500",
 		"agentwork.work.tokens{target=researcher,type=output} 700",
@@ -192,7 +193,7 @@ func TestItemsGauge(t *testing.T) {
 		}
 		return out
 	}
-	if got := items(); len(got) != 1 || got[0] != "agentwork.work.concurrency_limit 11" {
+	if got := items(); len(got) != 1 || got[0] != "agentwork.work.concurrency_limit{target=*} 11" {
 		t.Errorf("before any work: %q", got)
 	}
 	release := make(chan struct{})
@@ -206,7 +207,7 @@ func TestItemsGauge(t *testing.T) {
 	}
 	got := items()
 	want := []string{
-		"agentwork.work.concurrency_limit 11",
+		"agentwork.work.concurrency_limit{target=*} 11",
 		"agentwork.work.items{state=cancel-requested,target=researcher} 0",
 		"agentwork.work.items{state=cancelled,target=researcher} 0",
 		"agentwork.work.items{state=completed,target=researcher} 0",
@@ -223,7 +224,7 @@ func TestItemsGauge(t *testing.T) {
 	}
 	got = items()
 	want = []string{
-		"agentwork.work.concurrency_limit 8",
+		"agentwork.work.concurrency_limit{target=*} 8",
 		"agentwork.work.items{state=cancel-requested,target=researcher} 0",
 		"agentwork.work.items{state=cancelled,target=researcher} 0",
 		"agentwork.work.items{state=completed,target=researcher} 1",

@@ -126,6 +126,7 @@ const (
 	metricOldestQueue = "agentwork.work.oldest_queued_age"           // agentwork_work_oldest_queued_age_seconds
 	metricOldestCR    = "agentwork.work.oldest_cancel_requested_age" // agentwork_work_oldest_cancel_requested_age_seconds
 	metricOrphaned    = "agentwork.work.orphaned"                    // agentwork_work_orphaned_total
+	metricPollers     = "agentwork.target.pollers"                   // agentwork_target_pollers
 )
 
 // Metric attribute keys: short, because they become Prometheus labels

@@ -102,7 +102,7 @@ func New(opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 		reg, err := meter.RegisterCallback(o.collect,
-			append([]metric.Observable{m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel}, w.observables()...)...)
+			append([]metric.Observable{m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel, m.pollers}, w.observables()...)...)
 		if err != nil {
 			return nil, err
 		}

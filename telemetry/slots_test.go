@@ -67,7 +67,7 @@ func TestSlotsAndOldestAges(t *testing.T) {
 		}
 	}
 	want := []string{
-		"agentwork.work.concurrency_limit 2",
+		"agentwork.work.concurrency_limit{target=*} 2",
 		"agentwork.work.items{state=cancel-requested,target=researcher} 0",
 		"agentwork.work.items{state=cancel-requested,target=summarizer} 1",
 		"agentwork.work.items{state=queued,target=researcher} 1",
@@ -80,7 +80,8 @@ func TestSlotsAndOldestAges(t *testing.T) {
 		"agentwork.work.oldest_cancel_requested_age{target=summarizer} 330",
 		"agentwork.work.oldest_queued_age{target=researcher} 240",
 		"agentwork.work.oldest_queued_age{target=summarizer} 0",
-		"agentwork.work.slots_in_use 2",
+		"agentwork.work.slots_in_use{target=researcher} 1",
+		"agentwork.work.slots_in_use{target=summarizer} 1",
 	}
 	diff(t, "gauges", strings.Join(got, "\n"), strings.Join(want, "\n"))
 

@@ -28,13 +28,16 @@ type StatusPage struct {
 	Waits   StatusWaits    `json:"waits"`
 	Targets []StatusTarget `json:"targets"`
 	Work    []StatusWork   `json:"work"`
-	// More is how many live Works were left out beyond the first 500.
+	// More is how many live Works were left out: beyond the first 500,
+	// and those a deployment view (a durable engine's, bounded to the
+	// newest Works per target) did not list.
 	More int `json:"more"`
 }
 
-// StatusSlots is running-slot usage: running plus cancel-requested Work
-// (except external jobs waiting between polls, which hold no slot)
-// against the sum of the running limits.
+// StatusSlots is running-slot usage in this process: running plus
+// cancel-requested Work (except external jobs waiting between polls, which
+// hold no slot) against the sum of the running limits (shared and per
+// target).
 type StatusSlots struct {
 	InUse int `json:"inUse"`
 	Limit int `json:"limit"`
@@ -71,6 +74,14 @@ type StatusTarget struct {
 	Waiting                  int     `json:"waiting"`
 	AwaitingApproval         int     `json:"awaitingApproval"`
 	OldestApprovalAgeSeconds float64 `json:"oldestApprovalAgeSeconds"`
+	// SlotsInUse is the running slots the target's Work holds in this
+	// process; Limit is the target's own running limit (a Temporal
+	// Worker's), 0 when it shares the process's (Slots.Limit).
+	SlotsInUse int `json:"slotsInUse"`
+	Limit      int `json:"limit,omitempty"`
+	// Pollers is how many workers poll the target's queue, in a durable
+	// engine's deployment view (absent elsewhere).
+	Pollers *int `json:"pollers,omitempty"`
 }
 
 // StatusWork is one live Work (queued, running or cancel-requested).
@@ -108,14 +119,18 @@ func (o *Observer) Status() StatusPage { return o.statusCtx(context.Background()
 // statusCtx is Status with ctx for the engines' Snapshots.
 func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 	c := o.census(ctx, o.watchedSupervisors())
-	p := StatusPage{Time: time.Now().UTC(), Slots: StatusSlots{InUse: c.slots, Limit: c.limit},
+	p := StatusPage{Time: time.Now().UTC(), Slots: StatusSlots{InUse: c.slotsTotal(), Limit: c.limitTotal()},
 		Queue: StatusQueue{Length: c.queued}, Waits: c.waits.status(), Targets: []StatusTarget{}, Work: []StatusWork{}}
 	for target, n := range c.counts {
 		t := StatusTarget{Target: target, States: map[string]int{},
 			OldestQueuedAgeSeconds:          c.oldestQueued[target].Seconds(),
 			OldestCancelRequestedAgeSeconds: c.oldestCancel[target].Seconds(),
 			Waiting:                         c.waits.waiting[target], AwaitingApproval: c.waits.awaiting[target],
-			OldestApprovalAgeSeconds: c.waits.oldestApproval[target].Seconds()}
+			OldestApprovalAgeSeconds: c.waits.oldestApproval[target].Seconds(),
+			SlotsInUse:               c.slots[target], Limit: c.limits[target]}
+		if n, ok := c.pollers[target]; ok {
+			t.Pollers = &n
+		}
 		for i, st := range work.States {
 			t.States[string(st)] = n[i]
 		}
@@ -123,9 +138,10 @@ func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 		p.Targets = append(p.Targets, t)
 	}
 	sort.Slice(p.Targets, func(i, j int) bool { return p.Targets[i].Target < p.Targets[j].Target })
+	p.More = c.omitted
 	for i, w := range c.live {
 		if i == maxStatusRows {
-			p.More = len(c.live) - i
+			p.More += len(c.live) - i
 			break
 		}
 		p.Work = append(p.Work, StatusWork{ID: w.ID, Target: w.Target, Owner: w.Owner, State: string(w.State),
@@ -211,6 +227,7 @@ var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap
 		return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
 	},
 	"count": func(m map[string]int, st work.State) int { return m[string(st)] },
+	"deref": func(p *int) int { return *p },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="refresh" content="{{.Refresh}}">
@@ -238,13 +255,13 @@ code{font-size:.9em}
 <h2>Work by target and state</h2>
 <p>Live states are exact; terminal states count the finished Work still retained (not totals: see agentwork_work_transitions_total).</p>
 <table id="targets">
-<thead><tr><th>target</th>{{range .States}}<th>{{.}}</th>{{end}}<th>oldest queued</th><th>oldest cancel-requested</th><th>jobs waiting</th><th>awaiting approval</th><th>oldest approval</th></tr></thead>
+<thead><tr><th>target</th>{{range .States}}<th>{{.}}</th>{{end}}<th>oldest queued</th><th>oldest cancel-requested</th><th>jobs waiting</th><th>awaiting approval</th><th>oldest approval</th><th>slots</th><th>workers polling</th></tr></thead>
 <tbody>
 {{- $states := .States}}
 {{- range .Targets}}
-<tr data-target="{{.Target}}"><td>{{.Target}}</td>{{$t := .}}{{range $states}}<td class="n" data-state="{{.}}">{{count $t.States .}}</td>{{end}}<td class="n">{{dur .OldestQueuedAgeSeconds}}</td><td class="n">{{dur .OldestCancelRequestedAgeSeconds}}</td><td class="n" data-waits="waiting">{{.Waiting}}</td><td class="n" data-waits="awaiting-approval">{{.AwaitingApproval}}</td><td class="n">{{dur .OldestApprovalAgeSeconds}}</td></tr>
+<tr data-target="{{.Target}}"><td>{{.Target}}</td>{{$t := .}}{{range $states}}<td class="n" data-state="{{.}}">{{count $t.States .}}</td>{{end}}<td class="n">{{dur .OldestQueuedAgeSeconds}}</td><td class="n">{{dur .OldestCancelRequestedAgeSeconds}}</td><td class="n" data-waits="waiting">{{.Waiting}}</td><td class="n" data-waits="awaiting-approval">{{.AwaitingApproval}}</td><td class="n">{{dur .OldestApprovalAgeSeconds}}</td><td class="n">{{.SlotsInUse}}{{if .Limit}} / {{.Limit}}{{end}}</td><td class="n"{{if .Pollers}} data-pollers="{{deref .Pollers}}"{{end}}>{{if .Pollers}}{{deref .Pollers}}{{end}}</td></tr>
 {{- else}}
-<tr><td colspan="12">no work yet</td></tr>
+<tr><td colspan="14">no work yet</td></tr>
 {{- end}}
 </tbody></table>
 <h2>Live work</h2>

@@ -281,7 +281,7 @@ func TestJobTelemetryThroughSupervisor(t *testing.T) {
 	})
 	diff(t, "gauges while the job waits", strings.Join(gauges, "\n"), strings.Join([]string{
 		"agentwork.work.items{state=running,target=batch} 1",
-		"agentwork.work.slots_in_use 0",
+		"agentwork.work.slots_in_use{target=batch} 0",
 		"agentwork.work.waiting{target=batch} 1",
 	}, "\n"))
 	for _, want := range []string{`id="jobs-waiting">1</b>`, `id="slots-in-use" >0</b>`, `running (job waiting, no slot)`} {

@@ -280,7 +280,7 @@ func waitSnapshot(now time.Time) work.Snapshot {
 	}
 	return work.Snapshot{Time: now, MaxRunning: 4, SlotsInUse: 1, Queued: 1, Waiting: 2, AwaitingApproval: 2,
 		Counts: []work.TargetCounts{
-			{Target: "batch", Counts: batch, Waiting: 2},
+			{Target: "batch", Counts: batch, Waiting: 2, SlotsInUse: 1},
 			{Target: "deploy", Counts: deploy, AwaitingApproval: 2, OldestApproval: now.Add(-10 * time.Minute)},
 		},
 		Live: []work.LiveWork{
@@ -321,7 +321,8 @@ func TestWaitGauges(t *testing.T) {
 		"agentwork.work.oldest_approval_age{target=deploy} 600",
 		"agentwork.work.oldest_queued_age{target=batch} 0",
 		"agentwork.work.oldest_queued_age{target=deploy} 60",
-		"agentwork.work.slots_in_use 1",
+		"agentwork.work.slots_in_use{target=batch} 1",
+		"agentwork.work.slots_in_use{target=deploy} 0",
 		"agentwork.work.waiting{target=batch} 2",
 		"agentwork.work.waiting{target=deploy} 0",
 	}, "\n"))

@@ -36,6 +36,11 @@ type LiveWork struct {
 	// AwaitingApproval reports a queued Work held for its approval: it
 	// is not in the dispatch queue.
 	AwaitingApproval bool
+	// CancelAt is when the cancel request reached the Work, when the
+	// engine knows it (a Temporal Worker: when the cancel arrived with a
+	// heartbeat); zero otherwise (the Observer's own record, or Started,
+	// stands in).
+	CancelAt time.Time
 }
 
 // Snapshot is a point-in-time, content-free view of a Supervisor's live
@@ -43,8 +48,21 @@ type LiveWork struct {
 type Snapshot struct {
 	// Time is the Supervisor's clock when the snapshot was taken.
 	Time time.Time
-	// MaxRunning is the running limit (WithMaxRunning).
+	// MaxRunning is the running limit (WithMaxRunning) that every target
+	// shares; 0 when the engine has none shared (its limits, if any, are
+	// per target: TargetCounts.MaxRunning).
 	MaxRunning int
+	// Deployment reports figures of a whole deployment, read from a
+	// durable engine's service (Temporal's visibility and task queues),
+	// not of this process: exported by one process per deployment. Such a
+	// Snapshot holds no slots, its Live is bounded (the newest Works per
+	// target, the rest counted in LiveOmitted), its cancel-requested
+	// Work counts as running (the workers that run it report it), and
+	// TargetCounts.OldestQueued and Pollers are set.
+	Deployment bool
+	// LiveOmitted is how many live Works a Deployment snapshot leaves
+	// out of Live.
+	LiveOmitted int
 	// SlotsInUse is how many of the MaxRunning slots are taken by running
 	// and cancel-requested Work (a cancel-requested Work keeps its slot
 	// until its child returns), except external jobs waiting for their
@@ -84,6 +102,20 @@ type TargetCounts struct {
 	// requested (zero for none).
 	Waiting, AwaitingApproval int
 	OldestApproval            time.Time
+	// SlotsInUse is how many running slots the target's Work holds (of
+	// Snapshot.SlotsInUse when the limit is shared; a slot lent down a
+	// chain of Works counts for the target of the chain's first Work).
+	SlotsInUse int
+	// MaxRunning is the target's own running limit (a Temporal Worker's
+	// per-target limit); 0 when the target shares Snapshot.MaxRunning.
+	MaxRunning int
+	// OldestQueued is the age of the target's oldest queued Work when the
+	// engine measures it apart from Live (a Deployment snapshot: the
+	// backlog age of the target's task queue); 0 otherwise.
+	OldestQueued time.Duration
+	// Pollers is how many worker processes poll the target's queue (a
+	// Deployment snapshot only; 0 elsewhere).
+	Pollers int
 }
 
 // PoolTotal is one budget's pool sums in a Snapshot.
@@ -115,10 +147,22 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: s.used}
+	// A pool slot is held by one running Work with no lender (for itself
+	// or lent down its chain): it counts for that Work's target. An
+	// external job waiting for its result is running but holds none.
+	var slots map[string]int
+	for it := s.running.front(); it != nil; it = it.next {
+		if it.lender == nil && (it.job == nil || !it.job.waiting) {
+			if slots == nil {
+				slots = map[string]int{}
+			}
+			slots[it.target.Label]++
+		}
+	}
 	if len(s.counts) > 0 {
 		snap.Counts = make([]TargetCounts, 0, len(s.counts))
 		for label, c := range s.counts {
-			snap.Counts = append(snap.Counts, TargetCounts{Target: label, Counts: *c})
+			snap.Counts = append(snap.Counts, TargetCounts{Target: label, Counts: *c, SlotsInUse: slots[label]})
 		}
 	}
 	s.poolTotalsLocked(func(budget string, reserved, remaining int64) {
@@ -139,14 +183,20 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 		}
 	}
 	s.heldSnapshotLocked(&snap)
-	sort.Slice(snap.Live, func(i, j int) bool {
-		a, b := snap.Live[i], snap.Live[j]
+	SortLive(snap.Live)
+	return snap, nil
+}
+
+// SortLive puts live Work in a Snapshot's order: oldest first (by
+// Created), then by id.
+func SortLive(live []LiveWork) {
+	sort.Slice(live, func(i, j int) bool {
+		a, b := live[i], live[j]
 		if !a.Created.Equal(b.Created) {
 			return a.Created.Before(b.Created)
 		}
 		return a.ID < b.ID
 	})
-	return snap, nil
 }
 
 func (it *item) live() LiveWork {

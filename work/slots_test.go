@@ -144,6 +144,15 @@ func TestWaitingCoordinatorsAtDefaults(t *testing.T) {
 			if snap.SlotsInUse != tc.coordinators {
 				t.Fatalf("Snapshot.SlotsInUse = %d, want %d (waiting ancestors lend theirs)", snap.SlotsInUse, tc.coordinators)
 			}
+			// Per target, a lent slot counts once too (for its chain's
+			// first Work's target).
+			perTarget := 0
+			for _, c := range snap.Counts {
+				perTarget += c.SlotsInUse
+			}
+			if perTarget != snap.SlotsInUse {
+				t.Fatalf("slots per target sum to %d, Snapshot.SlotsInUse = %d", perTarget, snap.SlotsInUse)
+			}
 			lending := 0
 			for _, w := range snap.Live {
 				if w.Lending {

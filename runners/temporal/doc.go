@@ -70,8 +70,39 @@
 // Work's counts from the last heartbeat (one more call to Temporal), and a
 // settled Work keeps its last counts in its owner's registry (List has
 // only those).
-// The live gauges
-// (Work by state, slots) count only the in-process foreground calls.
+//
+// # Gauges and status pages
+//
+// The telemetry gauges and status page watch engines through work.Watched,
+// and both halves of a deployment implement it:
+//
+//   - A Worker's Snapshot is its own slots: per target, the attempts it
+//     runs (running, or cancel-requested from the moment the cancel
+//     arrived with a heartbeat) against its per-target running limit
+//     (WithMaxRunning), exported as agentwork_work_slots_in_use{target} and
+//     agentwork_work_concurrency_limit{target}, with the oldest
+//     cancel-requested age; Start has its Observer (a work.Watcher) watch
+//     it, so a worker process without an Engine exports them. Prometheus
+//     sums them across workers.
+//   - The Engine's Snapshot is the deployment's, read from Temporal: open
+//     Work workflows of the task queue by target (visibility; the target
+//     from the memo), queued Work and the oldest queued age from each
+//     target's activity queue statistics (DescribeTaskQueue backlog count
+//     and age: Temporal's own figures), the workers polling it
+//     (agentwork_target_pollers), and the newest WithStatusRows Works per
+//     target with their attempt's state for the status page. It is
+//     exported by the one coordinator given WithDeploymentGauges, cached
+//     for WithSnapshotInterval (default 15 s) so that a scrape never fans
+//     out. Its counts are live Work only (queued, and running, which
+//     includes cancel-requested Work: the workers report that); queued is
+//     the target's backlog, so an open Work whose attempt is not in it
+//     (just started, or between attempts) counts as running.
+//
+// Scrape a deployment's processes under one Prometheus job: the
+// concurrency alert matches a worker's per-target limit with its target's
+// queue, which the coordinator exports. The Engine's foreground calls run
+// on its in-process Supervisor, whose gauges are exported as in-process
+// (its limit shared by its targets: target "*").
 //
 // # Content
 //
@@ -81,9 +112,4 @@
 // its holder's history until the holder deletes itself (see Mapping). Use
 // a payload codec on the client (client.Options.DataConverter) to encrypt
 // them.
-//
-// The telemetry gauges and status page watch an engine through
-// work.Watched (Snapshot); the Engine does not implement it yet: its live
-// gauges await a Snapshot read from Temporal's visibility. Until then they
-// cover its in-process foreground calls only.
 package temporal

@@ -51,6 +51,8 @@ type Engine struct {
 	closed bool
 	subs   map[*work.Subscription]func()
 	wg     sync.WaitGroup
+
+	census census // the deployment view (engine_census.go)
 }
 
 // New returns an Engine that starts Work through c. The Workers that run
@@ -65,7 +67,11 @@ func New(c client.Client, opts ...Option) *Engine {
 	if err := local.SetPool(context.Background(), work.Owner{}, work.Budget{}); errors.Is(err, work.ErrInvalidBudget) {
 		cfg.err = err
 	}
-	return &Engine{c: c, cfg: cfg, local: local, subs: map[*work.Subscription]func(){}}
+	e := &Engine{c: c, cfg: cfg, local: local, subs: map[*work.Subscription]func(){}}
+	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
+		e.census.unwatch = wt.Watch(e)
+	}
+	return e
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -73,14 +79,20 @@ var _ work.Engine = (*Engine)(nil)
 // Close ends the Subscriptions (interrupting their registry reads in
 // progress), cancels the foreground calls in progress and waits for them,
 // as work.Supervisor.Close, while ctx allows (its error if it ends first).
-// Afterwards Start and Call return work.ErrClosed. Work on Temporal is
+// Afterwards Start and Call return work.ErrClosed, and the Observer no
+// longer watches the Engine (WithDeploymentGauges). Work on Temporal is
 // unaffected.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
 	subs := e.subs
 	e.subs = map[*work.Subscription]func(){}
+	unwatch := e.census.unwatch
+	e.census.unwatch = nil
 	e.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	for _, closeFn := range subs {
 		closeFn()
 	}

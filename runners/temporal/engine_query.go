@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
@@ -56,7 +57,13 @@ func (e *Engine) progress(ctx context.Context, id string) work.Progress {
 	if err != nil {
 		return work.Progress{}
 	}
-	for _, a := range d.GetPendingActivities() {
+	return heartbeatProgress(d.GetPendingActivities())
+}
+
+// heartbeatProgress decodes the progress counts of the last heartbeat of
+// a Work's pending attempt (zero for none, or one that does not decode).
+func heartbeatProgress(pending []*workflowpb.PendingActivityInfo) work.Progress {
+	for _, a := range pending {
 		if det := a.GetHeartbeatDetails(); det != nil && len(det.GetPayloads()) > 0 {
 			var p work.Progress
 			if converter.GetDefaultDataConverter().FromPayloads(det, &p) == nil {

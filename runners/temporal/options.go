@@ -37,6 +37,7 @@ type config struct {
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
 	observer         work.Observer
+	ops              opsConfig // the deployment view (options_ops.go)
 	// The duration and budget options, in the order given, for the
 	// Engine's Supervisor (which resolves every Work's budget): they
 	// compose as work's options do.
@@ -63,6 +64,7 @@ func newConfig(opts []Option) config {
 		rpcTimeout:       DefaultRPCTimeout,
 		pollInterval:     250 * time.Millisecond,
 		observer:         work.NopObserver{},
+		ops:              defaultOps(),
 	}
 	for _, o := range opts {
 		if o != nil {

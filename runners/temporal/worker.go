@@ -42,6 +42,7 @@ type Worker struct {
 	cfg     config
 	targets map[string]Child
 	workers []worker.Worker
+	slots   slots
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
@@ -80,7 +81,9 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	return w, nil
 }
 
-// Start starts polling. It fails if a poller cannot start.
+// Start starts polling. It fails if a poller cannot start. When the
+// Observer (WithObserver) is a work.Watcher (the telemetry Observer is),
+// Start has it watch the Worker's slots (Snapshot) until Stop.
 func (w *Worker) Start() error {
 	for i, x := range w.workers {
 		if err := x.Start(); err != nil {
@@ -90,17 +93,31 @@ func (w *Worker) Start() error {
 			return err
 		}
 	}
+	if wt, ok := w.cfg.observer.(work.Watcher); ok {
+		unwatch := wt.Watch(w)
+		w.slots.mu.Lock()
+		w.slots.unwatch = unwatch
+		w.slots.mu.Unlock()
+	}
 	return nil
 }
 
 // Stop stops polling and waits for the attempts in progress (their
-// contexts are cancelled after the workers' stop timeout).
+// contexts are cancelled after the workers' stop timeout); the Observer
+// stops watching the Worker.
 func (w *Worker) Stop() {
 	var wg sync.WaitGroup
 	for _, x := range w.workers {
 		wg.Go(x.Stop)
 	}
 	wg.Wait()
+	w.slots.mu.Lock()
+	unwatch := w.slots.unwatch
+	w.slots.unwatch = nil
+	w.slots.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 }
 
 var errDeadline = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
@@ -113,6 +130,13 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		return runOutcome{}, fmt.Errorf("temporal: this worker has no target %q", in.Label)
 	}
 	info := activity.GetInfo(ctx)
+	// The attempt holds one of its target's slots here until it returns
+	// (Snapshot); the cancel is recorded as it arrives.
+	slot := &attempt{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth,
+		n: int(info.Attempt), created: info.ScheduledTime, started: info.StartedTime}
+	defer w.slots.add(slot)()
+	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.cancelled(slot, time.Now()) })
+	defer stopCancelAt()
 	// Heartbeats keep the attempt alive and bring cancellation. The
 	// heartbeat timeout runs from the attempt's start: the first heartbeat
 	// goes now, not after the started update (which may take longer than
@@ -200,6 +224,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		}})
 	ex, _ := work.ExecutionFrom(child)
 	exec.Store(ex)
+	w.slots.running(slot, ex)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	res := outcome(child, ctx, in, out, err, panicked, ex)
 	ended.Store(true)

@@ -24,6 +24,7 @@ import (
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/telemetry/internal/scenario"
 	"github.com/agentwork/agentwork/telemetry/promexport"
+	"github.com/agentwork/agentwork/work"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/scenario.golden")
@@ -43,6 +44,7 @@ var metricNames = []string{
 	"agentwork_guidance_messages_total",
 	"agentwork_job_polls_total",
 	"agentwork_status_block_rows",
+	"agentwork_target_pollers",
 	"agentwork_work_actions_total",
 	"agentwork_work_awaiting_approval",
 	"agentwork_work_budget_exhausted_total",
@@ -86,8 +88,17 @@ func runScenario(t *testing.T, opts ...promexport.Option) *promexport.Exporter {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+	// A durable runner's deployment view beside the scenario's
+	// Supervisor: one worker polls researcher's queue.
+	t.Cleanup(obs.Watch(&deployment{work.Snapshot{Time: scenario.Start, Deployment: true,
+		Counts: []work.TargetCounts{{Target: "researcher", Pollers: 1}}}}))
 	return exp
 }
+
+// deployment is a watched durable engine's deployment view.
+type deployment struct{ snap work.Snapshot }
+
+func (d *deployment) Snapshot(context.Context) (work.Snapshot, error) { return d.snap, nil }
 
 // TestScenarioGolden pins every exported metric family (name, type, help,
 // labels and values) after the scripted scenario. Run with -update to

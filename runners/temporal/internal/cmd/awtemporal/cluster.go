@@ -139,8 +139,9 @@ func (c *cluster) startServer(ctx context.Context) error {
 	}
 }
 
-// startWorker starts a worker process and waits until it polls.
-func (c *cluster) startWorker(name string) (*proc, error) {
+// startWorker starts a worker process, with extra flags, and waits until
+// it polls.
+func (c *cluster) startWorker(name string, extra ...string) (*proc, error) {
 	ready := make(chan struct{})
 	var once sync.Once
 	p, err := c.spawn(name, func(line string) {
@@ -154,7 +155,8 @@ func (c *cluster) startWorker(name string) (*proc, error) {
 			c.cond.Broadcast()
 			c.mu.Unlock()
 		}
-	}, c.self, "worker", "-hostport", c.hostPort, "-queue", c.queue, "-name", name, "-spans", filepath.Join(c.dir, name+".spans"))
+	}, c.self, append([]string{"worker", "-hostport", c.hostPort, "-queue", c.queue, "-name", name,
+		"-spans", filepath.Join(c.dir, name+".spans")}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +195,12 @@ type coordinator struct {
 	p *proc
 }
 
-func (c *cluster) startCoordinator(name, owner string) (*coordinator, error) {
+// startCoordinator starts a coordinator process for owner, with extra
+// flags, and waits until it is ready.
+func (c *cluster) startCoordinator(name, owner string, extra ...string) (*coordinator, error) {
 	lines := make(chan string, 64)
-	p, err := c.spawn(name, func(l string) { lines <- l }, c.self, "coordinator", "-hostport", c.hostPort,
-		"-queue", c.queue, "-owner", owner, "-spans", filepath.Join(c.dir, name+".spans"))
+	p, err := c.spawn(name, func(l string) { lines <- l }, c.self, append([]string{"coordinator", "-hostport", c.hostPort,
+		"-queue", c.queue, "-owner", owner, "-spans", filepath.Join(c.dir, name+".spans")}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

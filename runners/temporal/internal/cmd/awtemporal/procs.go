@@ -74,21 +74,30 @@ func (s *spanFile) Shutdown(context.Context) error { return nil }
 // its spans recorded in path ("" records none), and returns the agentwork
 // telemetry Observer of the process: its spans go to the same file, its
 // log lines to log (metrics stay in memory).
-func dial(hostPort, path string, log *slog.Logger) (client.Client, work.Observer, error) {
+func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client, work.Observer, func(), error) {
 	tp := sdktrace.NewTracerProvider()
 	if path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
 	}
-	obs, err := telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithLogger(log))
+	mp, metrics, err := ops.meter()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	tobs, err := telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithLogger(log),
+		telemetry.WithMeterProvider(mp))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	obs, stop, err := ops.serve(tobs, metrics)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	c, err := dialTraced(hostPort, tp, path != "")
-	return c, obs, err
+	return c, obs, stop, err
 }
 
 func dialTraced(hostPort string, tp *sdktrace.TracerProvider, traced bool) (client.Client, error) {
@@ -194,6 +203,19 @@ func targets(name string, log *slog.Logger) map[string]temporal.Child {
 				}
 			}
 		}},
+		// stubborn: input a file path; returns once the file exists, and
+		// ignores its cancellation until then.
+		"stubborn": {Kind: work.KindFunction, Run: func(ctx context.Context, path string) (string, error) {
+			started(ctx, "stubborn")
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+			for range tick.C {
+				if _, err := os.Stat(path); err == nil {
+					break
+				}
+			}
+			return "stubborn on " + name, nil
+		}},
 		// fail: fails with canary failure text.
 		"fail": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			started(ctx, "fail")
@@ -208,14 +230,18 @@ func workerMain(args []string) int {
 	queue := fs.String("queue", "agentwork", "task queue")
 	name := fs.String("name", "worker", "this worker's name")
 	spans := fs.String("spans", "", "span file")
+	maxRunning := fs.Int("max-running", 0, "attempts per target at once (0: the default)")
+	var ops opsFlags
+	ops.register(fs)
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("worker", *name)
-	c, obs, err := dial(*hostPort, *spans, log)
+	c, obs, stopOps, err := dial(*hostPort, *spans, log, ops)
 	if err != nil {
 		log.Error("dial", "err", err)
 		return 1
 	}
-	w, err := temporal.NewWorker(c, targets(*name, log), options(*queue, obs)...)
+	defer stopOps()
+	w, err := temporal.NewWorker(c, targets(*name, log), append(options(*queue, obs), temporal.WithMaxRunning(*maxRunning))...)
 	if err == nil {
 		err = w.Start()
 	}
@@ -238,15 +264,24 @@ func coordinatorMain(args []string) int {
 	queue := fs.String("queue", "agentwork", "task queue")
 	owner := fs.String("owner", "coordinator", "owner id")
 	spans := fs.String("spans", "", "span file")
+	deployment := fs.Bool("deployment", false, "export the deployment's gauges (temporal.WithDeploymentGauges)")
+	interval := fs.Duration("snapshot-interval", 0, "how long the deployment view is reused (0: the default)")
+	var ops opsFlags
+	ops.register(fs)
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("owner", *owner)
-	c, obs, err := dial(*hostPort, *spans, log)
+	c, obs, stopOps, err := dial(*hostPort, *spans, log, ops)
 	if err != nil {
 		log.Error("dial", "err", err)
 		return 1
 	}
+	defer stopOps()
 	defer c.Close()
-	e := temporal.New(c, options(*queue, obs)...)
+	opts := append(options(*queue, obs), temporal.WithNamespace(namespace), temporal.WithSnapshotInterval(*interval))
+	if *deployment {
+		opts = append(opts, temporal.WithDeploymentGauges())
+	}
+	e := temporal.New(c, opts...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
 	out := json.NewEncoder(os.Stdout)
