@@ -30,11 +30,13 @@ var ErrJobNotPrepared = errors.New("langchaingo: a job child runs on an engine: 
 // and calls job.Cancel when it is set; without job.Cancel the job at the
 // service goes on. The maximum duration (WithBudget's MaxDuration) counts
 // from when the Work starts running; past it the Work fails with class
-// deadline_exceeded (job.Cancel is called when set). The result-byte limit applies to the output.
+// deadline_exceeded (job.Cancel is called when set). The result-byte
+// limit applies to the output.
 //
 // job is copied; an invalid job (work.Job.Validate: Submit or Await nil, a
-// negative bound or backoff) makes Prepare fail with ErrInvalidChild. Call
-// on the returned Child outside Prepare returns ErrJobNotPrepared.
+// negative bound or backoff) makes Prepare fail with
+// middleware.ErrInvalidChild. Call on the returned Child outside Prepare
+// returns ErrJobNotPrepared.
 func NewJob(name, description string, job work.Job, opts ...ChildOption) *Child {
 	c := newChild(name, description, work.KindFunction, nil, opts)
 	c.c.Job = &job
@@ -55,8 +57,9 @@ func NewJob(name, description string, job work.Job, opts ...ChildOption) *Child 
 // lets the child start; what it then does needs its own authorization.
 //
 // Only a backgroundable child can wait for approval: Prepare fails with
-// ErrInvalidChild for a foreground-only one, and a foreground call of a
-// backgroundable one gets the error object with code invalid_child_input.
+// middleware.ErrInvalidChild for a foreground-only one, and a foreground
+// call of a backgroundable one gets the error object with code
+// invalid_child_input.
 // A negative timeout makes Prepare fail (middleware.ErrNegativeLimit).
 func WithApproval(timeout time.Duration) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) {
