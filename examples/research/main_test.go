@@ -114,11 +114,11 @@ func TestDemo(t *testing.T) {
 	inOrder := []string{
 		`   \| ` + pub[1] + ` \| publish_brief \| queued \| `,
 		statusCall + q(`"queued",`),
-		q("application: approval requested for publish_brief (work "+pub[1]+"), launched by coordinator, input the Go scheduler brief [approval "+canary+"]"),
+		q("application: approval requested for publish_brief (work " + pub[1] + "), launched by coordinator, input the Go scheduler brief [approval " + canary + "]"),
 		q("application: approved " + pub[1]),
 		statusCall + q(`"running",`),
 		`   \| ` + pub[1] + ` \| publish_brief \| running \| `,
-		q(`   work({"action":"result","id":"`+pub[1]+`","timeout":"10s"}) -> Published to the team wiki. [output `+canary+`]`),
+		q(`   work({"action":"result","id":"` + pub[1] + `","timeout":"10s"}) -> Published to the team wiki. [output ` + canary + `]`),
 	}
 	rest := out
 	for _, w := range inOrder {

@@ -214,7 +214,7 @@ type demo struct {
 	// approveGate is opened once the coordinator has seen publish_brief
 	// queued; approved is closed once the application has answered;
 	// publishGate once the coordinator has seen it running.
-	approveGate, approved, publishGate chan struct{}
+	approveGate, approved, publishGate     chan struct{}
 	approveOnce, approvedOnce, publishOnce sync.Once
 }
 
