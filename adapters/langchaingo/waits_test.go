@@ -121,6 +121,18 @@ func (w *eventWaiter) count(id string, typ work.EventType) int {
 	return n
 }
 
+// pollDue waits until the job's poll timer is armed (the only timer: no
+// per-Work deadline) and makes it due.
+func pollDue(t *testing.T, clock *fakeclock.Clock) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	if err := clock.BlockUntilContext(ctx, 1); err != nil {
+		t.Fatalf("no poll timer armed: %v", err)
+	}
+	clock.Advance(time.Minute)
+}
+
 // stateOf returns the state the work tool's JSON reports in out.
 func stateOf(t *testing.T, out string) string {
 	t.Helper()
@@ -154,11 +166,15 @@ func TestJobChildBackground(t *testing.T) {
 			if snap, err = sup.Snapshot(context.Background()); err != nil {
 				t.Errorf("Snapshot: %v", err)
 			}
+			pollDue(t, clock) // the first poll answers waiting
+			if e := obs.wait(t, id, work.EventPolled); e.Poll != work.PollOutcomeWaiting {
+				t.Errorf("first poll: outcome %q, want waiting", e.Poll)
+			}
 			return scripted.ToolCall("work", js(map[string]any{"action": "status", "id": id}))
 		}),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			close(svc.done)
-			clock.Advance(time.Minute) // the next poll is due: it answers done
+			pollDue(t, clock) // the next poll answers done
 			return scripted.ToolCall("work", js(map[string]any{"action": "result", "id": id, "timeout": "10s"}))
 		}),
 		scripted.Text("done"),
