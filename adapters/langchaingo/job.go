@@ -1,7 +1,11 @@
 package langchaingo
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentwork/agentwork/middleware"
@@ -65,4 +69,58 @@ func WithApproval(timeout time.Duration) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) {
 		c.NeedsApproval, c.ApprovalTimeout = true, timeout
 	})
+}
+
+// NewTypedJob is NewJob for a job whose input is a JSON object decoded
+// into In: schema is that object's JSON schema (what the model is shown,
+// as WithSchema sets it), and submit gets the decoded value with the
+// idempotency key. An input that does not decode into In (a wrong type,
+// a field In does not have) is refused with the error object code
+// invalid_child_input before any Work is accepted; a WithValidate runs
+// after the decoding. job's Await, Cancel, Backoff and bounds are used as
+// NewJob uses them; job.Submit must be nil (Prepare fails with
+// ErrInvalidChild otherwise: the submit argument is the job's submit).
+func NewTypedJob[In any](name, description string, schema map[string]any, submit func(ctx context.Context, key string, in In) ([]byte, error), job work.Job, opts ...ChildOption) *Child {
+	c := NewJob(name, description, job, append([]ChildOption{WithSchema(schema)}, opts...)...)
+	switch {
+	case job.Submit != nil:
+		c.err = prepErr(ErrInvalidChild, "NewTypedJob %q: job.Submit is set; the submit argument is the job's submit", name)
+	case submit == nil:
+		c.err = prepErr(ErrInvalidChild, "NewTypedJob %q: nil submit", name)
+	case schema == nil:
+		c.err = prepErr(ErrInvalidChild, "NewTypedJob %q: nil schema (the model needs the input object's fields)", name)
+	}
+	c.c.Job.Submit = func(ctx context.Context, key, input string) ([]byte, error) {
+		in, err := decodeInput[In](input)
+		if err != nil {
+			return nil, err
+		}
+		return submit(ctx, key, in)
+	}
+	validate := c.c.Validate
+	c.c.Validate = func(input string) error {
+		if _, err := decodeInput[In](input); err != nil {
+			return err
+		}
+		if validate != nil {
+			return validate(input)
+		}
+		return nil
+	}
+	return c
+}
+
+// decodeInput decodes a child's input object into In, refusing fields In
+// does not have.
+func decodeInput[In any](input string) (In, error) {
+	var in In
+	dec := json.NewDecoder(strings.NewReader(input))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return in, fmt.Errorf("the input does not match this child's fields: %v", err)
+	}
+	if dec.More() {
+		return in, errors.New("the input must be one JSON object")
+	}
+	return in, nil
 }

@@ -398,3 +398,61 @@ func TestApprovalChild(t *testing.T) {
 		t.Errorf("the child ran %d times, want once (the denied launch never runs)", len(ran))
 	}
 }
+
+// TestTypedJob: NewTypedJob decodes the input object into its type before
+// the submit, refuses an input that does not decode before any Work is
+// accepted, and refuses a job.Submit of its own at Prepare.
+func TestTypedJob(t *testing.T) {
+	type batch struct {
+		Table string `json:"table"`
+		Rows  int    `json:"rows"`
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"table": map[string]any{"type": "string"}, "rows": map[string]any{"type": "integer"},
+	}, "required": []any{"table"}}
+	sup := work.New()
+	defer closeSup(t, sup)
+	got := make(chan batch, 1)
+	svc := newFakeService()
+	close(svc.done)
+	j := svc.job(time.Millisecond)
+	j.Submit = nil
+	typed := lc.NewTypedJob("import", "Imports a table.", schema, func(_ context.Context, key string, in batch) ([]byte, error) {
+		got <- in
+		return []byte(in.Table), nil
+	}, j)
+	kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{lc.Backgroundable(typed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	tool := toolNamed(t, kit.Tools(), "import")
+
+	for _, bad := range []string{`{"table":"users","colour":"red","run_in_background":true}`, `{"table":"users","rows":"many","run_in_background":true}`} {
+		out := callOK(t, ctx, tool, bad)
+		if e, _ := decode(t, out)["error"].(map[string]any); e["code"] != middleware.CodeChildInput {
+			t.Errorf("%s: %s, want code %s", bad, out, middleware.CodeChildInput)
+		}
+	}
+	if live, err := sup.Live(ctx, kit.Owner()); err != nil || live {
+		t.Fatalf("a refused input started Work (live %v, %v)", live, err)
+	}
+	id := wantRef(t, callOK(t, ctx, tool, `{"table":"users","rows":3,"run_in_background":true}`), "import")
+	if st := awaitState(t, sup, kit.Owner(), id); st != work.StateCompleted {
+		t.Fatalf("state %s, want completed", st)
+	}
+	if in := <-got; in != (batch{Table: "users", Rows: 3}) {
+		t.Errorf("submit got %+v, want the decoded input", in)
+	}
+	if _, out, err := sup.Result(ctx, kit.Owner(), id, 0); err != nil || out != "batch done: users" {
+		t.Errorf("result %q, %v; want the job's output", out, err)
+	}
+
+	_, err = lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewTypedJob("import", "d", schema,
+		func(context.Context, string, batch) ([]byte, error) { return nil, nil }, svc.job(0)))})
+	if !errors.Is(err, lc.ErrInvalidChild) {
+		t.Errorf("NewTypedJob with a job.Submit: Prepare = %v, want ErrInvalidChild", err)
+	}
+}
