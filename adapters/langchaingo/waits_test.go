@@ -157,6 +157,8 @@ func TestJobChildBackground(t *testing.T) {
 	var log toolLog
 	var id string
 	var snap work.Snapshot
+	var block string
+	var kit *lc.Kit
 	m := scripted.New(
 		scripted.ToolCall("batch", js(map[string]any{"input": "nightly", "run_in_background": true})),
 		scripted.Func(func(req scripted.Request) scripted.Step {
@@ -170,6 +172,7 @@ func TestJobChildBackground(t *testing.T) {
 			if e := obs.wait(t, id, work.EventPolled); e.Poll != work.PollOutcomeWaiting {
 				t.Errorf("first poll: outcome %q, want waiting", e.Poll)
 			}
+			block = kit.Set().StatusBlock(context.Background())
 			return scripted.ToolCall("work", js(map[string]any{"action": "status", "id": id}))
 		}),
 		scripted.Func(func(req scripted.Request) scripted.Step {
@@ -207,6 +210,9 @@ func TestJobChildBackground(t *testing.T) {
 	}
 	if got := stateOf(t, status[0]); got != "running" {
 		t.Errorf("a waiting job's state = %q, want running (%s)", got, status[0])
+	}
+	if strings.Contains(status[0]+block, "job-nightly") || !strings.Contains(block, id+" | batch | running") {
+		t.Errorf("while waiting: status %s, block %q; want the job running, without its handle", status[0], block)
 	}
 	if status[1] != "batch done: job-nightly" {
 		t.Errorf("result = %q, want the job's exact output", status[1])
@@ -358,8 +364,14 @@ func TestApprovalChild(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no approval notice")
 	}
-	if got := stateOf(t, callOK(t, ctx, wt, js(map[string]any{"action": "status", "id": id}))); got != "queued" {
+	status := callOK(t, ctx, wt, js(map[string]any{"action": "status", "id": id}))
+	if got := stateOf(t, status); got != "queued" {
 		t.Errorf("awaiting approval: state %q, want queued", got)
+	}
+	// The request's input is the approver's alone: neither the work
+	// tool's JSON nor the status block carries it.
+	if block := kit.Set().StatusBlock(ctx); !strings.Contains(block, id+" | deploy | queued") || strings.Contains(block+status, "payments") {
+		t.Errorf("awaiting approval: status block %q and status %s; want the Work queued, without its input", block, status)
 	}
 	pending, err := ap.Pending(ctx, work.Approver())
 	if err != nil {
