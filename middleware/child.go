@@ -76,7 +76,7 @@ type Child struct {
 	// nil): the engine submits it with the Work's id as its idempotency
 	// key and polls it with backoff, holding no goroutine and no running
 	// slot between polls (see work.Job). A foreground call runs it on the
-	// engine's Call, which waits for it in the caller's goroutine. An
+	// engine's Call, which submits and polls it while the caller waits. An
 	// invalid Job (work.Job.Validate) fails Prepare (ErrInvalidChild).
 	Job *work.Job
 	// NeedsApproval makes each background launch wait, queued and out of
