@@ -30,13 +30,12 @@ var ErrJobNotPrepared = errors.New("langchaingo: a job child runs on an engine: 
 //
 // Wrapped with Backgroundable, a launch returns the work.ref at once. A
 // foreground call waits for the job on the engine's Call (which submits
-// and polls it while the caller waits) and returns its output. Cancelling
-// the Work stops the wait
-// and calls job.Cancel when it is set; without job.Cancel the job at the
-// service goes on. The maximum duration (WithBudget's MaxDuration) counts
-// from when the Work starts running; past it the Work fails with class
-// deadline_exceeded (job.Cancel is called when set). The result-byte
-// limit applies to the output.
+// and polls it while the caller waits) and returns its output.
+// Cancelling the Work stops the wait and calls job.Cancel when it is set;
+// without job.Cancel the job at the service goes on. The maximum duration
+// (WithBudget's MaxDuration) counts from when the Work starts running;
+// past it the Work fails with class deadline_exceeded (job.Cancel is
+// called when set). The result-byte limit applies to the output.
 //
 // job is copied; an invalid job (work.Job.Validate: Submit or Await nil, a
 // negative bound or backoff) makes Prepare fail with
