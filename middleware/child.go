@@ -71,6 +71,27 @@ type Child struct {
 	// partial result.
 	Budget       work.Budget
 	FailOnBudget bool
+	// Job, when set, makes the child an external job at another service
+	// (Kind must be work.KindFunction; Run is then not used and may be
+	// nil): the engine submits it with the Work's id as its idempotency
+	// key and polls it with backoff, holding no goroutine and no running
+	// slot between polls (see work.Job). A foreground call runs it on the
+	// engine's Call, which submits and polls it while the caller waits. An
+	// invalid Job (work.Job.Validate) fails Prepare (ErrInvalidChild).
+	Job *work.Job
+	// NeedsApproval makes each background launch wait, queued and out of
+	// the dispatch queue, until the application approves it through the
+	// engine (work.Approvals); a denial ends it cancelled. Only a
+	// backgroundable child may need approval (Prepare fails with
+	// ErrInvalidChild otherwise), and a foreground call of one is refused
+	// with code invalid_child_input before any Work is accepted: the
+	// coordinator could not go on while a person decides.
+	NeedsApproval bool
+	// ApprovalTimeout is how long a launch waits for its approval before
+	// it ends cancelled (class approval_timeout); zero means
+	// work.DefaultApprovalTimeout (24 h), a negative value fails Prepare
+	// (ErrNegativeLimit).
+	ApprovalTimeout time.Duration
 }
 
 // DefaultMaxInputBytes is a child's input bound when Child.MaxInputBytes

@@ -270,11 +270,14 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 	if !validChildName(label) {
 		return nil, prepErr(ErrInvalidChildName, "middleware: child %q: the name must match ^[a-zA-Z0-9_-]{1,64}$ (the tool names OpenAI and Anthropic accept)", label)
 	}
-	if c.Run == nil {
+	if c.Run == nil && c.Job == nil {
 		return nil, prepErr(ErrInvalidChild, "middleware: child %q has no Run", label)
 	}
 	if c.Kind != work.KindAgent && c.Kind != work.KindFunction {
 		return nil, prepErr(ErrInvalidChild, "middleware: child %q: unknown kind %d", label, c.Kind)
+	}
+	if err := checkWaits(label, c, background); err != nil {
+		return nil, err
 	}
 	if err := CheckBudget(c.Budget); err != nil {
 		return nil, fmt.Errorf("middleware: child %q: %w", label, err)
@@ -349,6 +352,9 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 			kind = work.CallLaunch
 		}
 	}
+	if perr == nil && kind == work.CallForeground && t.child.NeedsApproval {
+		perr = errors.New(`this child needs approval before it starts: set "run_in_background": true and check on it with the work tool`)
+	}
 	if perr == nil && t.child.Validate != nil {
 		perr = t.validate(in.input)
 	}
@@ -370,6 +376,13 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		MaxResultBytes: t.child.MaxResultBytes,
 		Budget:         t.child.Budget,
 		FailOnBudget:   t.child.FailOnBudget,
+		Job:            t.child.Job,
+	}
+	if t.child.Job != nil {
+		spec.Run = nil // the engine submits and polls the job
+	}
+	if kind == work.CallLaunch {
+		spec.NeedsApproval, spec.ApprovalTimeout = t.child.NeedsApproval, t.child.ApprovalTimeout
 	}
 	if kind == work.CallLaunch {
 		// A launch repeated with the same tool-call identity (a retry

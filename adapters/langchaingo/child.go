@@ -56,13 +56,17 @@ func (c *Child) Description() string {
 
 // Call runs the child directly, without isolation or telemetry (it is not
 // prepared). It returns the child's Go error as langchaingo tools do, and
-// ErrZeroChild for the zero Child.
+// ErrZeroChild for the zero Child and ErrJobNotPrepared for a job child
+// (NewJob), which runs only on an engine.
 func (c *Child) Call(ctx context.Context, input string) (string, error) {
-	if c == nil || c.err == nil && c.c.Run == nil {
+	if c == nil || c.err == nil && c.c.Run == nil && c.c.Job == nil {
 		return "", ErrZeroChild
 	}
 	if c.err != nil {
 		return "", c.err
+	}
+	if c.c.Job != nil {
+		return "", ErrJobNotPrepared
 	}
 	return c.c.Run(ctx, input)
 }

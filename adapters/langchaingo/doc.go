@@ -19,7 +19,11 @@
 // model-request boundary.
 //
 // NewFunction makes a function a child and FromTool makes any existing
-// tool one, so that Backgroundable can run it in the background.
+// tool one, so that Backgroundable can run it in the background. NewJob
+// makes a job at another service a child (submit and await steps, polled
+// by the engine with backoff, holding no goroutine or running slot between
+// polls), and WithApproval makes a child's launches wait, queued, for the
+// application's approval (work.Approvals).
 //
 // Wrapped tools never return a Go error (langchaingo's Executor aborts the
 // whole run on one): bad input and failures come back as the error object.

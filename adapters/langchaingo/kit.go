@@ -63,7 +63,7 @@ var (
 	// ErrReleased: RunUntilSettled of a Kit after its Release.
 	ErrReleased = errors.New("langchaingo: the Kit was released")
 	// ErrZeroChild: a Child that no constructor made (the zero Child).
-	ErrZeroChild = errors.New("langchaingo: zero Child (build it with NewFunction, NewAgent, FromTool or FromExecutor)")
+	ErrZeroChild = errors.New("langchaingo: zero Child (build it with NewFunction, NewJob, NewAgent, FromTool or FromExecutor)")
 	// ErrInvalidChild: a child built from nothing (FromTool of a nil
 	// tool, FromExecutor of a nil executor, Backgroundable of a nil child).
 	ErrInvalidChild = errors.New("langchaingo: invalid child")

@@ -102,7 +102,11 @@ func (s Settled) Answer() string {
 // wakes the helper, which then reads all of the owner's settled Works
 // (work.Supervisor.Settled, not limited like List). A Work the owner's
 // retention (work.WithRetention) evicts before it is announced is lost
-// with its result.
+// with its result. A notice of another kind (work.NoticeApproval) only
+// wakes it: a Work awaiting approval is live, so it keeps waiting, up to
+// the Work's approval timeout, until the application answers (approved, it
+// runs and its settlement is announced; denied, it ends cancelled, which
+// brings no notice).
 //
 // The chain gets the input under the key "input" and must have one string
 // output. A chain with memory (one whose memory has variables, such as

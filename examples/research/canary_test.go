@@ -16,10 +16,10 @@ import (
 // TestCanaryNeverLeavesThroughTelemetry is the no-content guarantee, end to
 // end through the langchaingo adapter: a unique string planted in the
 // coordinator's prompt, a child's input, a child's output, a child's failure
-// text and the guidance text reaches the model and the children (positive
-// controls) and appears in no span name, attribute, event, link, status
-// description or resource, no metric name, label or help text, no slog line
-// and no status block.
+// text, the guidance text and an approval request's input reaches the
+// model, the children and the approver (positive controls) and appears in
+// no span name, attribute, event, link, status description or resource, no
+// metric name, label or help text, no slog line and no status block.
 func TestCanaryNeverLeavesThroughTelemetry(t *testing.T) {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
@@ -51,7 +51,7 @@ func TestCanaryNeverLeavesThroughTelemetry(t *testing.T) {
 	transcript := out.String()
 
 	// Positive controls: the canary was planted where the contract allows it.
-	for _, where := range []string{"[input " + canary, "[output " + canary, "[guidance " + canary} {
+	for _, where := range []string{"[input " + canary, "[output " + canary, "[guidance " + canary, "[approval " + canary} {
 		if !strings.Contains(transcript, where) {
 			t.Errorf("positive control: transcript lacks %q: the canary was not planted", where)
 		}

@@ -3,7 +3,10 @@
 // On the embedded scripted model (the default: no keys, no network) it
 // launches two researches and a dataset fetch in the background, keeps
 // working, sees the status block, steers one research, cancels the other,
-// awaits a result with a timeout and answers, printing a transcript.
+// awaits a result with a timeout, launches a publication that needs
+// approval (queued until the application, reading the request through
+// work.Approvals.Pending, approves it; then running) and answers, printing
+// a transcript.
 //
 // Flags and environment:
 //

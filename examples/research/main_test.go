@@ -97,8 +97,40 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(out, result) {
 		fail("research_web's result is not its exact report")
 	}
-	if !strings.Contains(out, "\n== answer ==\nBrief: "+report+" (The papers search was cancelled; the dataset fetch failed.)\n") {
+	if !strings.Contains(out, "\n== answer ==\nBrief: "+report+" (The papers search was cancelled; the dataset fetch failed; the brief is published.)\n") {
 		fail("the answer is missing")
+	}
+
+	// publish_brief needed approval: queued (in the work tool's JSON and
+	// the status block) until the application, reading the request
+	// through Pending, approved it; then running, then its result.
+	pub := regexp.MustCompile(`(?m)^   publish_brief\(\{"input":"the Go scheduler brief \[approval ` + canary + `\]","run_in_background":true\}\) -> \{"kind":"work\.ref","id":"([0-9a-f]{32})","targetId":"publish_brief",`).FindStringSubmatch(out)
+	if pub == nil {
+		fail("no background launch of publish_brief")
+		return
+	}
+	q := regexp.QuoteMeta
+	statusCall := q(`   work({"action":"status","id":"`+pub[1]+`"}) -> {"work":{"kind":"work.ref","id":"`+pub[1]+`",`) + `[^\n]*` + q(`"targetLabel":"publish_brief","state":`)
+	inOrder := []string{
+		`   \| ` + pub[1] + ` \| publish_brief \| queued \| `,
+		statusCall + q(`"queued",`),
+		q("application: approval requested for publish_brief (work " + pub[1] + "), launched by coordinator, input the Go scheduler brief [approval " + canary + "]"),
+		q("application: approved " + pub[1]),
+		statusCall + q(`"running",`),
+		`   \| ` + pub[1] + ` \| publish_brief \| running \| `,
+		q(`   work({"action":"result","id":"` + pub[1] + `","timeout":"10s"}) -> Published to the team wiki. [output ` + canary + `]`),
+	}
+	rest := out
+	for _, w := range inOrder {
+		loc := regexp.MustCompile(`(?m)^` + w).FindStringIndex(rest)
+		if loc == nil {
+			fail("the transcript lacks, in order, /%s/", w)
+			break
+		}
+		rest = rest[loc[1]:]
+	}
+	if n := strings.Count(out, "application: approval requested"); n != 1 {
+		fail("%d approval requests printed, want 1", n)
 	}
 
 	// check_citations was still running when the first run ended:

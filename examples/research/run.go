@@ -138,10 +138,18 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
 		lc.Backgroundable(d.fetchDataset()),
 		lc.Backgroundable(d.checkCitations()),
+		lc.Backgroundable(d.publishBrief()),
 	}, lc.WithOwner(owner))
 	if err != nil {
 		return nil, err
 	}
+	// The application's approval handler, for publish_brief.
+	ap, err := d.startApprover(ctx, sup, kit.Owner())
+	if err != nil {
+		kit.Release()
+		return nil, err
+	}
+	defer ap.stop()
 	agent := agents.NewOpenAIFunctionsAgent(kit.Model(), tr.tools("coordinator", kit.Tools()),
 		agents.NewOpenAIOption().WithSystemMessage(systemPrompt+d.plant("prompt")))
 	exec := agents.NewExecutor(agent, agents.WithMaxIterations(12))
@@ -203,10 +211,16 @@ type demo struct {
 	// so the scripted coordinator steers and cancels children that are
 	// mid-run (as a real model would after a few turns of its own).
 	searching chan string
+	// approveGate is opened once the coordinator has seen publish_brief
+	// queued; approved is closed once the application has answered;
+	// publishGate once the coordinator has seen it running.
+	approveGate, approved, publishGate     chan struct{}
+	approveOnce, approvedOnce, publishOnce sync.Once
 }
 
 func newDemo(cfg config, tr *transcript) *demo {
-	return &demo{canary: cfg.canary, tr: tr, webGate: make(chan struct{}), citeGate: make(chan struct{}), searching: make(chan string, 2)}
+	return &demo{canary: cfg.canary, tr: tr, webGate: make(chan struct{}), citeGate: make(chan struct{}), searching: make(chan string, 2),
+		approveGate: make(chan struct{}), approved: make(chan struct{}), publishGate: make(chan struct{})}
 }
 
 func (d *demo) mode() string {
@@ -381,7 +395,23 @@ func (d *demo) coordinatorScript() []scripted.Step {
 		scripted.ToolCalls(
 			scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "list"})},
 			scripted.Call{Name: "check_citations", Arguments: args(map[string]any{"input": "the brief's three sources", "run_in_background": true})},
+			// publish_brief needs approval: queued until the application answers.
+			scripted.Call{Name: "publish_brief", Arguments: args(map[string]any{"input": "the Go scheduler brief" + d.plant("approval"), "run_in_background": true})},
 		),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			return scripted.ToolCall("work", args(map[string]any{"action": "status", "id": refs(req)["publish_brief"]}))
+		}),
+		// The coordinator saw it queued: the application approves it.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			d.approveOnce.Do(func() { close(d.approveGate) })
+			d.awaitApproved()
+			return scripted.ToolCall("work", args(map[string]any{"action": "status", "id": refs(req)["publish_brief"]}))
+		}),
+		// It saw it running: publish_brief finishes.
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			d.publishOnce.Do(func() { close(d.publishGate) })
+			return scripted.ToolCall("work", args(map[string]any{"action": "result", "id": refs(req)["publish_brief"], "timeout": "10s"}))
+		}),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			d.citeOnce.Do(func() { close(d.citeGate) }) // finishes after this answer
 			report := ""
@@ -392,7 +422,7 @@ func (d *demo) coordinatorScript() []scripted.Step {
 					}
 				}
 			}
-			return scripted.Text("Brief: " + report + " (The papers search was cancelled; the dataset fetch failed.)")
+			return scripted.Text("Brief: " + report + " (The papers search was cancelled; the dataset fetch failed; the brief is published.)")
 		}),
 		// The resume: RunUntilSettled's notice names check_citations.
 		scripted.Func(func(req scripted.Request) scripted.Step {
