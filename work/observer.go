@@ -66,6 +66,11 @@ const (
 	// EventDenied reports that a Work's approval was denied; EventCancelled
 	// (ClassDenied) follows.
 	EventDenied EventType = "denied"
+	// EventUpdate reports one update a child reported: accepted
+	// (ErrorClass "", Seq its sequence number, Bytes its encoded size) or
+	// refused (ErrorClass an UpdateRefused* reason). Question marks a
+	// question. Never its value.
+	EventUpdate EventType = "update"
 	// EventForeground is never delivered to Event: it is the type of the
 	// Event passed to Bind for a foreground call (WorkID empty).
 	EventForeground EventType = "foreground"
@@ -98,6 +103,8 @@ type Event struct {
 	Budget     string        // set on EventBudgetExhausted: which budget ran out
 	Usage      Usage         // set on EventUsage
 	Poll       string        // set on EventPolled: PollOutcome*
+	Seq        int           // set on EventUpdate: the update's sequence number
+	Question   bool          // set on EventUpdate: the update is a question
 }
 
 // CallKind says what a model-facing call is.

@@ -71,4 +71,7 @@ type Spec struct {
 	// it ends cancelled with ClassApprovalTimeout (DefaultApprovalTimeout
 	// when 0).
 	ApprovalTimeout time.Duration
+	// Updates, when set, declares that the Work reports updates (and may
+	// ask questions), bounded by it (see UpdatePolicy).
+	Updates *UpdatePolicy
 }

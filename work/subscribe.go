@@ -24,6 +24,8 @@ type Notice struct {
 	Target          string // the target label
 	State           State  // completed, failed or cancelled (queued for NoticeApproval)
 	ResultAvailable bool   // completed, with its output held: read it with Result
+	Seq             int    // NoticeUpdate: the update's sequence number
+	Bytes           int    // NoticeUpdate: the update's encoded size
 	Time            time.Time
 }
 

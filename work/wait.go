@@ -170,6 +170,8 @@ func (k NoticeKind) String() string {
 		return "settled"
 	case NoticeApproval:
 		return "approval"
+	case NoticeUpdate:
+		return "update"
 	}
 	return "unknown"
 }

@@ -1,0 +1,90 @@
+package work
+
+import (
+	"context"
+	"time"
+)
+
+// Children that talk back: a Work whose Spec declares updates (Spec.Updates)
+// can report bounded, ordered intermediate updates while it runs
+// (ReportUpdate, or the agent child's automatic emit_update tool), and ask
+// its supervisor a question (an update with Question set) that is answered
+// with guidance at the child's next model-request boundary. Updates are
+// child content: they reach the application through Updates and, only when
+// the application opts in for that child, the coordinator's model through
+// the application-level resume path; never telemetry, logs or the status
+// block.
+
+// The bounds of a Work's updates.
+const (
+	// DefaultMaxUpdates is how many updates a Work may report when
+	// UpdatePolicy.MaxUpdates is 0; MaxUpdatesCeiling bounds any setting.
+	DefaultMaxUpdates = 32
+	MaxUpdatesCeiling = 1024
+	// DefaultMaxUpdateBytes is the total encoded payload a Work's updates
+	// may take when UpdatePolicy.MaxBytes is 0; MaxUpdateBytesCeiling
+	// bounds any setting.
+	DefaultMaxUpdateBytes = 16 << 10
+	MaxUpdateBytesCeiling = 1 << 20
+	// DefaultQuestionTimeout is how long a child's next boundary waits for
+	// the answer to its question when UpdatePolicy.QuestionTimeout is 0.
+	DefaultQuestionTimeout = 10 * time.Minute
+)
+
+// UpdatePolicy declares that a Work reports updates, and bounds them. The
+// zero fields take the defaults; a field over its ceiling, or negative, is
+// ErrInvalidSpec.
+type UpdatePolicy struct {
+	MaxUpdates      int           // updates accepted per Work (DefaultMaxUpdates)
+	MaxBytes        int           // total encoded payload per Work (DefaultMaxUpdateBytes)
+	QuestionTimeout time.Duration // a question's wait at the next boundary (DefaultQuestionTimeout)
+}
+
+// Update is one accepted update of a Work. Value is its encoded payload
+// (JSON, as the child gave it): child content, for the application and
+// (opted in) the coordinator only.
+type Update struct {
+	Seq      int       // 1, 2, ... per Work, in acceptance order
+	Key      string    // its idempotency key
+	Value    []byte    // the encoded payload
+	Question bool      // the child asks its supervisor and waits for guidance
+	Time     time.Time // when it was accepted
+}
+
+// UpdateReceipt is what an accepted update answers: its sequence number,
+// and whether it was a repeat of an update already accepted with its key.
+type UpdateReceipt struct {
+	Seq       int
+	Duplicate bool
+}
+
+// The refusal reasons of an update (ErrorClass of EventUpdate, the outcome
+// telemetry counts; "" on EventUpdate is an accepted update).
+const (
+	UpdateRefusedNotDeclared = "not_declared" // the Work's Spec declares no updates
+	UpdateRefusedCount       = "count"        // over UpdatePolicy.MaxUpdates
+	UpdateRefusedBytes       = "bytes"        // over UpdatePolicy.MaxBytes
+	UpdateRefusedEnding      = "ending"       // the Work is cancel-requested or settling
+	UpdateRefusedConflict    = "conflict"     // its key was accepted with another payload
+	UpdateRefusedInvalid     = "invalid"      // an empty key or a payload that is not JSON
+)
+
+// Updater is implemented by an Engine whose Work can report updates: the
+// application reads them by cursor and answers questions. Both engines in
+// this module implement it. A Work that is unknown or belongs to another
+// owner is ErrNotFound; updates stay readable after the Work ends, until its
+// record is evicted with it.
+type Updater interface {
+	// Updates returns the Work's updates with Seq > after, in order.
+	Updates(ctx context.Context, o Owner, id string, after int) ([]Update, error)
+	// Answer queues guidance for the Work as Send does, for an agent or a
+	// function child (the work tool's send still refuses a function
+	// child): the child reads it at its next boundary (an agent) or from
+	// AwaitAnswer (a function child).
+	Answer(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error)
+}
+
+// NoticeUpdate is the Kind of a Notice of one accepted update (Notice.Seq
+// and Notice.Bytes say which and how large). It never pushes a settlement
+// notice out of a full buffer.
+const NoticeUpdate NoticeKind = NoticeApproval + 1
