@@ -36,6 +36,7 @@ type config struct {
 	heartbeatTimeout time.Duration
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
+	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
 	// The duration and budget options, in the order given, for the
 	// Engine's Supervisor (which resolves every Work's budget): they
@@ -62,6 +63,7 @@ func newConfig(opts []Option) config {
 		heartbeatTimeout: DefaultHeartbeatTimeout,
 		rpcTimeout:       DefaultRPCTimeout,
 		pollInterval:     250 * time.Millisecond,
+		pollsPerRun:      DefaultPollsPerRun,
 		observer:         work.NopObserver{},
 	}
 	for _, o := range opts {
