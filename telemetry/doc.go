@@ -67,7 +67,9 @@
 //	                                                  terminal states count retained Work only (use the counter for totals)
 //	agentwork_work_concurrency_limit                  gauge, sum of the watched supervisors' MaxRunning
 //	agentwork_work_slots_in_use                       gauge, running + cancel-requested (both hold a slot)
-//	agentwork_work_oldest_queued_age_seconds{target}  gauge, age of the oldest queued Work (0 when none)
+//	agentwork_work_oldest_queued_age_seconds{target}  gauge, age of the oldest queued Work (0 when none): in the dispatch queue
+//	                                                  only, so not Work awaiting approval, and counted from the approval
+//	                                                  for approved Work (LiveWork.Enqueued)
 //	agentwork_work_oldest_cancel_requested_age_seconds{target}
 //	                                                  gauge, how long the oldest cancel-requested Work has waited to stop
 //	agentwork_work_transitions_total{state,target}    counter, per state entered

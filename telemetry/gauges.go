@@ -110,7 +110,15 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 			w := liveWork{LiveWork: lw, Elapsed: snap.Time.Sub(lw.Created)}
 			switch lw.State {
 			case work.StateQueued:
-				c.oldestQueued[lw.Target] = max(c.oldestQueued[lw.Target], w.Elapsed)
+				// A Work awaiting approval is not in the dispatch queue;
+				// an approved one has waited in it since its approval.
+				if !lw.AwaitingApproval {
+					since := lw.Enqueued
+					if since.IsZero() {
+						since = lw.Created
+					}
+					c.oldestQueued[lw.Target] = max(c.oldestQueued[lw.Target], snap.Time.Sub(since))
+				}
 			case work.StateRunning, work.StateCancelRequested:
 				w.Elapsed = snap.Time.Sub(lw.Started)
 			}

@@ -11,7 +11,10 @@ import (
 //
 // Start fails with ErrInvalidOwner, ErrInvalidSpec, ErrClosed,
 // ErrScopeEnded or ErrLimit (outstanding, starts or depth); on failure
-// nothing is registered. Admission is atomic; Observer.Bind then runs
+// nothing is registered. A Spec with NeedsApproval is admitted the same
+// way (it counts against the owner's outstanding limit and reserves its
+// pool budget) and then held out of the dispatch queue until it is
+// answered (see Approve). Admission is atomic; Observer.Bind then runs
 // without the Supervisor's lock. A Start that overlaps Close (or the
 // owner's Release) may return a Ref whose Work was cancelled before it ran.
 func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
@@ -93,12 +96,16 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	it.counts = c
 	c[StateQueued.index()]++
-	os.queue.pushBack(it)
-	s.queuedBelowLocked(os, 1)
+	if spec.NeedsApproval {
+		s.holdLocked(it, &spec, &e) // out of the dispatch queue until answered
+	} else {
+		os.queue.pushBack(it)
+		s.queuedBelowLocked(os, 1)
+	}
 	if launch != nil {
 		close(launch.ready)
 	}
-	if !os.inRing {
+	if !os.inRing && os.queue.len() > 0 {
 		s.ready.pushBack(os)
 	}
 	switch {

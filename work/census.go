@@ -18,6 +18,12 @@ type LiveWork struct {
 	Detached bool
 	Attempt  int       // always 1 in process
 	Created  time.Time // when it was queued
+	// Enqueued is when it joined the dispatch queue: Created, or when its
+	// approval was given (Spec.NeedsApproval); zero while it awaits
+	// approval. Queue ages (the oldest-queued gauges) count from it; an
+	// Engine that leaves it zero for a queued Work not awaiting approval
+	// has them count from Created.
+	Enqueued time.Time
 	Started  time.Time // when it started running; zero while queued
 	// Lending reports that the Work waits on its own descendants and lends
 	// its running slot to them meanwhile, or, its wait over, is owed its
@@ -124,6 +130,7 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 			snap.Queued++
 		}
 	}
+	s.heldSnapshotLocked(&snap)
 	sort.Slice(snap.Live, func(i, j int) bool {
 		a, b := snap.Live[i], snap.Live[j]
 		if !a.Created.Equal(b.Created) {
@@ -138,5 +145,5 @@ func (it *item) live() LiveWork {
 	return LiveWork{ID: it.ref.ID, Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
 		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
 		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil,
-		Progress: it.prog.snapshot()}
+		Progress: it.prog.snapshot(), Enqueued: it.enqueued(), AwaitingApproval: it.awaiting()}
 }

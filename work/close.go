@@ -55,6 +55,9 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	s.closed = true
 	s.closing.Store(true)
 	now := s.cfg.clock.Now()
+	for _, it := range s.held {
+		s.cancelLocked(it, now, errClosed, &e)
+	}
 	for os := s.ready.front(); os != nil; os = s.ready.front() {
 		for q := os.queue.front(); q != nil; q = os.queue.front() {
 			s.cancelLocked(q, now, errClosed, &e)

@@ -31,6 +31,10 @@ func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelRece
 func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emission) bool {
 	switch it.state {
 	case StateQueued:
+		if it.awaiting() {
+			s.cancelHeldLocked(it, now, classCancelled, e)
+			return true
+		}
 		os := it.owner
 		os.queue.remove(it)
 		s.queuedBelowLocked(os, -1)

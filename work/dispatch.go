@@ -30,7 +30,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
 	now := s.nowLocked(e)
 	it.started = now
-	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.created)
+	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.enqueued())
 	s.running.pushBack(it)
 	if lender != nil {
 		it.lender, lender.borrower = lender, it

@@ -87,12 +87,17 @@ func (e *Execution) Scope() Owner {
 // when ctx ends first and the child returns an error it yields ErrCancelled
 // (a child that still returns its output wins). Call waits for the child
 // even then. Bad specs, a closed Supervisor, an ended scope and the depth
-// limit fail as for Start. Close cancels a foreground call in progress (it
+// limit fail as for Start; a Spec with NeedsApproval is ErrInvalidSpec
+// (ApprovalCallRefusal: a foreground call has no Ref to return while it
+// would wait for an answer; start it in the background). Close cancels a foreground call in progress (it
 // then yields ErrClosed unless the child still returns its output) and
 // waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	if err := s.admissible(&spec); err != nil {
 		return "", err
+	}
+	if spec.NeedsApproval {
+		return "", errCallApproval
 	}
 	ev := Event{Type: EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}

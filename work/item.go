@@ -59,6 +59,7 @@ type item struct {
 	exec        Execution         // its child's, from running
 	xctx        execCtx           // its child's context, from running
 	scope       scope             // its own owner scope (sc points here), from running
+	ap          *approval         // its approval request, for a Spec with NeedsApproval (approval.go)
 }
 
 // doneLocked returns the channel closed once it is terminal and its events

@@ -75,9 +75,11 @@ const (
 // that could carry output, prompts, guidance or error text.
 //
 // ErrorClass is a low-cardinality class, never error text: on EventFailed
-// the failure's Class constant and on EventCancelled ClassCancelled (both
-// the Work's Status.Class, recorded once as it settles); on EventOrphaned
-// ClassOrphaned; on EventRefused the refusal reason; "" otherwise.
+// the failure's Class constant and on EventCancelled ClassCancelled, or
+// ClassDenied or ClassApprovalTimeout for a Work that never got its
+// approval (both the Work's Status.Class, recorded once as it settles); on
+// EventOrphaned ClassOrphaned; on EventRefused the refusal reason; ""
+// otherwise.
 type Event struct {
 	Type       EventType
 	WorkID     string
@@ -87,7 +89,7 @@ type Event struct {
 	Kind       Kind
 	From, To   State // for transitions; both empty otherwise
 	Time       time.Time
-	QueueWait  time.Duration // set on EventRunning: created -> started
+	QueueWait  time.Duration // set on EventRunning: queued (created, or approved) -> started
 	Duration   time.Duration // set on terminal events: started (or created) -> finished
 	Bytes      int           // output size in bytes, set on EventCompleted and result_too_large failures
 	ErrorClass string        // the class: see below

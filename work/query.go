@@ -24,7 +24,8 @@ func (it *item) status() Status {
 	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
 		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget(),
-		ResultRead: it.read, Progress: it.prog.snapshot(), Class: it.class.String()}
+		ResultRead: it.read, Progress: it.prog.snapshot(), Class: it.class.String(),
+		AwaitingApproval: it.awaiting()}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.

@@ -216,6 +216,9 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 			add(q)
 		}
 	}
+	for _, it := range s.held {
+		add(it)
+	}
 	for fg := range s.foreground {
 		fgs[fg] = struct{}{}
 		waits = append(waits, fg.done)

@@ -95,11 +95,14 @@ const (
 	classResultTooLarge
 	classBudgetExhausted
 	classCancelled
+	classDenied
+	classApprovalTimeout
 )
 
 var termClassNames = [...]string{classNone: "", classError: ClassError, classPanic: ClassPanic,
 	classDeadline: ClassDeadline, classResultTooLarge: ClassResultTooLarge,
-	classBudgetExhausted: ClassBudgetExhausted, classCancelled: ClassCancelled}
+	classBudgetExhausted: ClassBudgetExhausted, classCancelled: ClassCancelled,
+	classDenied: ClassDenied, classApprovalTimeout: ClassApprovalTimeout}
 
 func (c termClass) String() string { return termClassNames[c] }
 
@@ -119,6 +122,10 @@ func classOf(class string) termClass {
 		return classBudgetExhausted
 	case ClassCancelled:
 		return classCancelled
+	case ClassDenied:
+		return classDenied
+	case ClassApprovalTimeout:
+		return classApprovalTimeout
 	}
 	return classNone
 }

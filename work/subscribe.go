@@ -11,9 +11,10 @@ import (
 // none.
 const defaultNoticeBuffer = 64
 
-// Notice is a content-free completion notice: a Work visible to the
-// subscribed owner reached a terminal state. It carries no output, failure
-// text or guidance.
+// Notice is a content-free notice: a Work visible to the subscribed owner
+// reached a terminal state (NoticeSettled), or started to await approval
+// (NoticeApproval: read the request with Approvals.Pending). It carries no
+// input, output, failure text or guidance.
 type Notice struct {
 	// Kind says what the notice reports: a settlement (the zero value) or
 	// a request for approval. A settlement notice is never dropped to make
@@ -46,9 +47,13 @@ type Subscription struct {
 // Subscribe returns a Subscription to the completion notices of o: one
 // Notice for each Work visible to o that reaches a terminal state from now
 // on (detached Work, and Work cancelled by Release, is no longer visible and
-// has none). Notices wait in a buffer of buffer entries (defaultNoticeBuffer
-// when buffer < 1); the engine never waits for the reader: when the buffer
-// is full the notice is dropped and counted (Dropped). A reader that must
+// has none), and one NoticeApproval for each Work visible to o that starts
+// to await approval (Spec.NeedsApproval). Notices wait in a buffer of
+// buffer entries (defaultNoticeBuffer when buffer < 1); the engine never
+// waits for the reader: when the buffer is full the notice is dropped and
+// counted (Dropped), except that a settlement notice is never dropped to
+// make room for a notice of another kind: it takes the place of the
+// oldest buffered NoticeApproval instead (which is dropped and counted). A reader that must
 // not miss a settlement treats a Notice as a wake-up and reads the owner's
 // state with List or Status.
 //
@@ -201,7 +206,10 @@ func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *e
 	}
 }
 
-// send delivers n without waiting: a full buffer drops it.
+// send delivers n without waiting. When the buffer is full a settlement
+// notice takes the place of the oldest buffered notice of another kind (a
+// NoticeApproval), which is dropped; any other notice, or a settlement
+// that finds only settlements buffered, is dropped. Every drop is counted.
 func (sub *Subscription) send(n Notice) {
 	sub.mu.Lock()
 	defer sub.mu.Unlock()
@@ -210,8 +218,47 @@ func (sub *Subscription) send(n Notice) {
 	}
 	select {
 	case sub.ch <- n:
+		return
+	default:
+	}
+	if n.Kind == NoticeSettled {
+		sub.evictLocked()
+	}
+	select {
+	case sub.ch <- n:
 	default:
 		sub.dropped.Add(1)
+	}
+}
+
+// evictLocked drops the oldest buffered notice that is not a settlement,
+// if there is one, keeping the order of the others. sub.mu is held, so no
+// other notice is sent meanwhile: the buffer is taken out and put back
+// (the reader only ever takes notices out, so putting back never blocks).
+// A reader receiving at the same moment may get a notice taken out before
+// one that was behind it: notices are wake-ups, and this happens only
+// when the buffer is full.
+//
+//go:noinline
+func (sub *Subscription) evictLocked() {
+	buf := make([]Notice, 0, len(sub.ch))
+drain:
+	for {
+		select {
+		case x := <-sub.ch:
+			buf = append(buf, x)
+		default:
+			break drain
+		}
+	}
+	evicted := false
+	for _, x := range buf {
+		if !evicted && x.Kind != NoticeSettled {
+			evicted = true
+			sub.dropped.Add(1)
+			continue
+		}
+		sub.ch <- x
 	}
 }
 

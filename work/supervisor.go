@@ -58,6 +58,7 @@ type Supervisor struct {
 
 	subs     map[string]map[*Subscription]struct{} // owner id -> subscriptions (subscribe.go)
 	draining bool                                  // Shutdown refuses new starts (shutdown.go)
+	held     map[string]*item                      // Works awaiting approval, by id (approval.go)
 
 	labels     context.Context // child goroutines' profiler labels (childgoroutine.go)
 	labelValue string

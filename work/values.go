@@ -96,11 +96,16 @@ type Status struct {
 	// Class says why a terminal Work did not complete: for failed Work its
 	// failure class (ClassError, ClassPanic, ClassDeadline,
 	// ClassResultTooLarge, ClassBudgetExhausted, or an Engine's own such as
-	// ClassWorkerLost), for cancelled Work ClassCancelled; "" for completed
+	// ClassWorkerLost), for cancelled Work ClassCancelled (ClassDenied or
+	// ClassApprovalTimeout for Work that never got its approval); "" for completed
 	// and unfinished Work. It is the ErrorClass of the Work's terminal event
 	// (what telemetry records as error.type), never error text. For the
 	// application only: the JSON does not have it.
 	Class string
+	// AwaitingApproval reports a queued Work held for its approval
+	// (Spec.NeedsApproval): out of the dispatch queue, holding no slot.
+	// For the application only: the JSON says queued.
+	AwaitingApproval bool
 }
 
 // MarshalJSON encodes the exact WorkStatus contract: attachment is always

@@ -2,7 +2,8 @@
 // test that drives any implementation through the whole model-facing
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
-// release, status rows, foreground calls, budgets and pools, and the
+// release, status rows, foreground calls, approval before a child starts
+// (for an Engine that implements work.Approvals), budgets and pools, and the
 // Observer events: their order, one terminal event, no content). It follows the Go Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
 //
@@ -154,6 +155,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListOrder", s.listOrder},
 		{"StatusRows", s.statusRows},
 		{"Foreground", s.foreground},
+		{"Approval", s.approval},
 		{"Budget", s.budget},
 		{"LaunchIdempotency", s.launchIdempotency},
 		{"Pool", s.pool},
