@@ -62,12 +62,11 @@ func (w *workRun) approvalDeadline() time.Time {
 	return w.in.Created.Add(w.in.Approval.Timeout)
 }
 
-// awaitApproval holds the Work until it is approved, denied, cancelled
-// or its approval timeout passes (then it ends cancelled,
+// awaitApproval holds the Work (its EventApprovalRequested reported as
+// the workflow began) until it is approved, denied, cancelled or its
+// approval timeout passes (then it ends cancelled,
 // work.ClassApprovalTimeout). The approvals index lists it meanwhile.
 func (w *workRun) awaitApproval(ctx workflow.Context) {
-	w.awaiting = true
-	w.ev.emit(ctx, work.Event{Type: work.EventApprovalRequested})
 	w.tellApprovals(ctx, updateApprovalAdd, approvalEntry{ID: w.in.ID, Owner: w.in.Owner, Requested: w.in.Created})
 	if wait := w.approvalDeadline().Sub(workflow.Now(ctx)); wait > 0 {
 		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.awaiting || w.state != work.StateQueued })

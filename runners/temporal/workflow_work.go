@@ -26,7 +26,13 @@ func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutc
 func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash) (workOutcome, error) {
 	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}, queuedFrom: in.Created}
 	w.resume()
+	// From the start: an answer delivered with the first workflow task is
+	// validated as its handler is registered.
+	w.awaiting = in.Approval != nil && in.Cont == nil
 	w.ev = newLifecycle(ctx, obs, in, stash)
+	if w.awaiting {
+		w.ev.emit(ctx, work.Event{Type: work.EventApprovalRequested})
+	}
 	actx, cancelAct := workflow.WithCancel(ctx)
 	w.cancelAct = cancelAct
 	if err := w.handlers(ctx); err != nil {
