@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"testing"
@@ -74,12 +75,13 @@ func TestWaitCanary(t *testing.T) {
 		t.Fatalf("denied: %+v", st)
 	}
 	c := server(t)
-	if h := history(t, c, jref.ID); !bytes.Contains(h, []byte(canaryHandle)) {
+	handle64 := base64.StdEncoding.EncodeToString([]byte(canaryHandle)) // []byte is base64 in JSON
+	if h := history(t, c, jref.ID); !bytes.Contains(h, []byte(handle64)) {
 		t.Fatal("the job's history lacks its handle (the canary check is broken)")
 	}
 	for _, id := range []string{"agentwork-owner/" + o.ID(), "agentwork-approvals/" + queue} {
 		h := history(t, c, id)
-		for _, s := range []string{canaryInput, canaryHandle, canaryJobOut, canaryApproval} {
+		for _, s := range []string{canaryInput, canaryHandle, handle64, canaryJobOut, canaryApproval} {
 			if bytes.Contains(h, []byte(s)) {
 				t.Fatalf("%s's history carries %s", id, s)
 			}
