@@ -1,7 +1,5 @@
 package temporal
 
-
-
 // WithPollsPerRun sets how many polls a waiting job's workflow makes
 // before it continues as new, carrying the job's handle, backoff, error
 // count and deadline (default DefaultPollsPerRun: a job polled at the
@@ -15,4 +13,3 @@ func WithPollsPerRun(n int) Option {
 		}
 	})
 }
-
