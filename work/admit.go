@@ -32,6 +32,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
 		scopeID:  scopeID,
 	}
+	if spec.Job != nil {
+		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
+	}
 	r := &it.brun
 	s.mu.Lock()
 	if r, err, ok := s.replayLocked(&spec); ok {

@@ -47,9 +47,12 @@ type Snapshot struct {
 	MaxRunning int
 	// SlotsInUse is how many of the MaxRunning slots are taken by running
 	// and cancel-requested Work (a cancel-requested Work keeps its slot
-	// until its child returns). A Work waiting on its own descendants lends
-	// its slot to them (see "Running slots" in the package doc): that slot
-	// counts once, not once per Work of the chain.
+	// until its child returns), except external jobs waiting for their
+	// result (Waiting), which hold none: a job holds a slot only while its
+	// Submit runs, and its polls run under a bound of their own. A Work
+	// waiting on its own descendants lends its slot to them (see "Running
+	// slots" in the package doc): that slot counts once, not once per Work
+	// of the chain.
 	SlotsInUse int
 	// Queued is how many Works wait for a slot (not those awaiting
 	// approval, which are not in the dispatch queue).
@@ -122,7 +125,12 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 		snap.Pools = append(snap.Pools, PoolTotal{Budget: budget, Reserved: reserved, Remaining: remaining})
 	})
 	for it := s.running.front(); it != nil; it = it.next {
-		snap.Live = append(snap.Live, it.live())
+		lw := it.live()
+		if lw.Waiting {
+			snap.Waiting++
+			countWaiting(snap.Counts, lw.Target)
+		}
+		snap.Live = append(snap.Live, lw)
 	}
 	for os := s.ready.front(); os != nil; os = os.rnext {
 		for q := os.queue.front(); q != nil; q = q.next {
@@ -145,5 +153,16 @@ func (it *item) live() LiveWork {
 	return LiveWork{ID: it.ref.ID, Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
 		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
 		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil,
-		Progress: it.prog.snapshot(), Enqueued: it.enqueued(), AwaitingApproval: it.awaiting()}
+		Progress: it.prog.snapshot(), Enqueued: it.enqueued(), AwaitingApproval: it.awaiting(),
+		Waiting: it.job != nil && it.job.waiting}
+}
+
+// countWaiting counts one waiting job of target in cs.
+func countWaiting(cs []TargetCounts, target string) {
+	for i := range cs {
+		if cs[i].Target == target {
+			cs[i].Waiting++
+			return
+		}
+	}
 }

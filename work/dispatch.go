@@ -46,7 +46,11 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 		if _, system := s.cfg.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
-			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, func() { cancel(errDeadline) })
+			f := func() { cancel(errDeadline) }
+			if it.job != nil {
+				f = func() { cancel(errDeadline); s.expireJob(it) }
+			}
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, f)
 		}
 	}
 	run := it.run

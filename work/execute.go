@@ -24,6 +24,10 @@ func (s *Supervisor) exited() {
 func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
 	for it != nil {
+		if it.job != nil { // an external job: its Submit runs here (job.go)
+			it, ctx, run = s.submitJob(it)
+			continue
+		}
 		out, err, panicked := s.executeOne(it, ctx, run)
 		it, ctx, run = s.settle(it, ctx, out, err, panicked, true)
 	}

@@ -155,6 +155,9 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.unlockAndEmit(&e)
 	}()
 	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, cctx: exec})
+	if spec.Job != nil {
+		spec.Run = s.foregroundJob(spec.Job, spec.Input) // job.go
+	}
 	type outcome struct {
 		out      string
 		err      error

@@ -60,6 +60,7 @@ type item struct {
 	xctx        execCtx           // its child's context, from running
 	scope       scope             // its own owner scope (sc points here), from running
 	ap          *approval         // its approval request, for a Spec with NeedsApproval (approval.go)
+	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
 }
 
 // doneLocked returns the channel closed once it is terminal and its events

@@ -25,7 +25,7 @@ func (it *item) status() Status {
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
 		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget(),
 		ResultRead: it.read, Progress: it.prog.snapshot(), Class: it.class.String(),
-		AwaitingApproval: it.awaiting()}
+		AwaitingApproval: it.awaiting(), Waiting: it.job != nil && it.job.waiting}
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.

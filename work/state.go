@@ -104,7 +104,12 @@ var termClassNames = [...]string{classNone: "", classError: ClassError, classPan
 	classBudgetExhausted: ClassBudgetExhausted, classCancelled: ClassCancelled,
 	classDenied: ClassDenied, classApprovalTimeout: ClassApprovalTimeout}
 
-func (c termClass) String() string { return termClassNames[c] }
+func (c termClass) String() string {
+	if int(c) >= len(termClassNames) {
+		return jobClassName(c) // a failed job's own class (jobpoll.go)
+	}
+	return termClassNames[c]
+}
 
 // classOf returns the termClass of class, one of the classes settle
 // assigns (classNone for any other).

@@ -88,7 +88,11 @@ type Status struct {
 	// ResultRead reports that Result has returned the output. Like
 	// Progress it is for the application only: the JSON has neither.
 	ResultRead bool
-	Progress   Progress // the child's progress counts so far
+	// Waiting reports an external job (Spec.Job) that was submitted and
+	// waits for its result: its state is running, and it holds no running
+	// slot. For the application only: the JSON does not have it.
+	Waiting  bool
+	Progress Progress // the child's progress counts so far
 	// BudgetExhausted names the budget that ran out (Budget* constants),
 	// or is "". A completed Work with it set holds a partial result. Like
 	// the usage it is for the application: the JSON does not have it.

@@ -86,10 +86,13 @@ type Capabilities struct {
 	LivenessTimeout time.Duration
 }
 
-// Child is one of the suite's children: run with the Work's input.
+// Child is one of the suite's children: run with the Work's input, or,
+// when Job is set, an external job (Spec.Job, Kind function, Run nil)
+// submitted with the Work's input.
 type Child struct {
 	Kind work.Kind
 	Run  func(ctx context.Context, input string) (string, error)
+	Job  *work.Job
 }
 
 // The suite's target labels.
@@ -105,6 +108,9 @@ const (
 	// until its budget grants the final one, and returns
 	// "requests=N final=BUDGET"; a refused request fails it.
 	Turns = "turns"
+	// Job is an external job (Child.Job) steered by the test through its
+	// input, polled with a short backoff (JobBackoff).
+	Job = "job"
 )
 
 // Children returns the suite's children, keyed by label. A Harness must
@@ -115,6 +121,7 @@ func Children() map[string]Child {
 		Agent: {Kind: work.KindAgent, Run: runControlled},
 		Func:  {Kind: work.KindFunction, Run: runControlled},
 		Turns: {Kind: work.KindAgent, Run: runTurns},
+		Job:   {Kind: work.KindFunction, Job: suiteJob()},
 	}
 }
 
@@ -160,6 +167,11 @@ func Run(t *testing.T, h Harness) {
 		{"LaunchIdempotency", s.launchIdempotency},
 		{"Pool", s.pool},
 		{"Subscribe", s.subscribe},
+		{"JobCompletes", s.jobCompletes},
+		{"JobFails", s.jobFails},
+		{"JobCancelWhileWaiting", s.jobCancelWhileWaiting},
+		{"JobLaunchIdempotency", s.jobLaunchIdempotency},
+		{"JobDeadline", s.jobDeadline},
 	} {
 		t.Run(tc.name, tc.run)
 	}

@@ -47,6 +47,9 @@ func owner(t *testing.T, name string) work.Owner {
 
 func (v *env) spec(o work.Owner, label, input string) work.Spec {
 	c := v.cfg.Children[label]
+	if c.Job != nil {
+		return work.Spec{Owner: o, Target: work.Target{Label: label, Kind: c.Kind}, Input: input, Job: c.Job}
+	}
 	return work.Spec{Owner: o, Target: work.Target{Label: label, Kind: c.Kind}, Input: input,
 		Run: func(ctx context.Context) (string, error) { return c.Run(ctx, input) }}
 }

@@ -1,0 +1,259 @@
+package work
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// pollBound is a target label's poll bound: the polls of its jobs that
+// run (n) and the Works whose poll is due and waits for the bound, oldest
+// first (due[head:], entries no longer due are skipped).
+type pollBound struct {
+	n    int
+	due  []*item
+	head int
+}
+
+// jobs is the Supervisor's state of external jobs (guarded by s.mu).
+type jobs struct {
+	bounds map[string]*pollBound // target label -> its poll bound
+}
+
+// maxPolls is the bound j puts on its target's polls at once.
+func (j *Job) maxPolls() int {
+	if j.MaxPolls > 0 {
+		return j.MaxPolls
+	}
+	return DefaultMaxPolls
+}
+
+// maxPollErrors is how many consecutive poll errors fail j's Work.
+func (j *Job) maxPollErrors() int32 {
+	if j.MaxPollErrors > 0 {
+		return int32(j.MaxPollErrors)
+	}
+	return DefaultMaxPollErrors
+}
+
+// armPollLocked schedules it's next poll d from now, on the Supervisor's
+// Clock: between polls that timer is all that refers to the Work.
+func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
+	jw.delay, jw.phase = d, jobTimer
+	jw.stop = s.cfg.clock.AfterFunc(d, func() { s.pollDue(it) })
+}
+
+// pollDue runs as it's poll timer fires: the poll starts on a goroutine of
+// its own when its target's poll bound has room, else it joins the
+// bound's FIFO list (no goroutine waits for the bound). A Work whose
+// context has ended is stopped instead.
+func (s *Supervisor) pollDue(it *item) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	jw := it.job
+	if jw == nil || jw.phase != jobTimer {
+		return
+	}
+	jw.stop = nil
+	if it.exec.cctx.Err() != nil {
+		jw.phase = jobStopping
+		go s.stopJob(it, jw)
+		return
+	}
+	if s.jobs.bounds == nil {
+		s.jobs.bounds = make(map[string]*pollBound)
+	}
+	b := s.jobs.bounds[it.target.Label]
+	if b == nil {
+		b = new(pollBound)
+		s.jobs.bounds[it.target.Label] = b
+	}
+	if b.n < jw.job.maxPolls() {
+		s.startPollLocked(b, it, jw)
+		return
+	}
+	jw.phase = jobDue
+	b.due = append(b.due, it)
+}
+
+func (s *Supervisor) startPollLocked(b *pollBound, it *item, jw *jobWait) {
+	b.n++
+	jw.phase = jobPolling
+	go s.poll(b, it, jw)
+}
+
+// releasePollLocked gives back a poll's place in b and starts the polls
+// that are due, oldest first, while the bound has room.
+func (s *Supervisor) releasePollLocked(b *pollBound) {
+	b.n--
+	for b.head < len(b.due) {
+		it := b.due[b.head]
+		jw := it.job
+		if jw != nil && jw.phase == jobDue {
+			if b.n >= jw.job.maxPolls() {
+				break
+			}
+			s.startPollLocked(b, it, jw)
+		}
+		b.due[b.head] = nil
+		b.head++
+	}
+	if b.head == len(b.due) {
+		b.due, b.head = b.due[:0], 0
+	}
+}
+
+// poll runs one Await of it on a goroutine of its own, under b, and acts
+// on its answer: EventPolled with the outcome, then the next poll after
+// the backoff delay, or the end of the Work.
+func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
+	cctx := it.exec.cctx
+	returned := false
+	defer func() {
+		if !returned { // Await called runtime.Goexit
+			s.mu.Lock()
+			s.releasePollLocked(b)
+			s.mu.Unlock()
+			s.failJob(it, jw, classPanic)
+		}
+	}()
+	s.labelChild()
+	p, err, panicked := callAwait(cctx, jw.job, jw.handle)
+	returned = true
+
+	e := emissions.Get().(*emission)
+	defer func() { *e = emission{}; emissions.Put(e) }()
+	s.mu.Lock()
+	s.releasePollLocked(b)
+	now := s.nowLocked(e)
+	outcome := PollOutcomeWaiting
+	switch {
+	case panicked:
+		outcome = PollOutcomeFailed
+	case err != nil:
+		outcome = PollOutcomeError
+	case p.State == PollDone:
+		outcome = PollOutcomeDone
+	case p.State == PollFailed:
+		outcome = PollOutcomeFailed
+	}
+	e.push(it, EventPolled, now).Poll = outcome
+	unfinished := outcome == PollOutcomeWaiting || outcome == PollOutcomeError
+	switch {
+	case errors.Is(context.Cause(cctx), errDeadline):
+		if unfinished {
+			jw.phase = jobStopping
+			s.unlockAndEmit(e)
+			s.stopJob(it, jw) // Cancel, then failed deadline_exceeded
+			return
+		}
+		s.endJobLocked(it, jw, StateFailed, classDeadline, "", e)
+	case panicked:
+		s.endJobLocked(it, jw, StateFailed, classPanic, "", e)
+	case outcome == PollOutcomeDone:
+		// Completion wins over a cancel request, as a child's does.
+		s.endJobLocked(it, jw, StateCompleted, classNone, p.Output, e)
+	case outcome == PollOutcomeFailed:
+		s.endJobLocked(it, jw, StateFailed, jobClass(p.Class), "", e)
+	case cctx.Err() != nil:
+		jw.phase = jobStopping
+		s.unlockAndEmit(e)
+		s.stopJob(it, jw) // Cancel, then cancelled
+	case outcome == PollOutcomeError:
+		if jw.errs++; jw.errs >= jw.job.maxPollErrors() {
+			s.endJobLocked(it, jw, StateFailed, classError, "", e)
+			return
+		}
+		s.armPollLocked(it, jw, jw.job.Backoff.Next(jw.delay, false))
+		s.unlockAndEmit(e)
+	default:
+		jw.errs = 0
+		s.armPollLocked(it, jw, jw.job.Backoff.Next(jw.delay, p.Progress))
+		s.unlockAndEmit(e)
+	}
+}
+
+// callAwait calls j.Await, recovering a panic.
+func callAwait(ctx context.Context, j *Job, h []byte) (p Poll, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err, panicked = Poll{}, nil, true
+		}
+	}()
+	p, err = j.Await(ctx, h)
+	return p, err, false
+}
+
+// Poll.Class, when it is not one of this package's classes, is kept as a
+// class of its own: a process-wide table of at most maxJobClasses names,
+// each a valid class name (validJobClass). Any other class, and any class
+// beyond the table's room, is ClassError.
+const (
+	jobClassBase  = 128 // termClass values from here name jobClasses entries
+	maxJobClasses = 64
+)
+
+var jobClasses struct {
+	mu    sync.RWMutex
+	names []string
+}
+
+// jobClass returns the termClass of a failed poll's class.
+func jobClass(class string) termClass {
+	if class == "" {
+		return classError
+	}
+	if c := classOf(class); c != classNone {
+		return c
+	}
+	if !validJobClass(class) {
+		return classError
+	}
+	jobClasses.mu.RLock()
+	for i, n := range jobClasses.names {
+		if n == class {
+			jobClasses.mu.RUnlock()
+			return termClass(jobClassBase + i)
+		}
+	}
+	jobClasses.mu.RUnlock()
+	jobClasses.mu.Lock()
+	defer jobClasses.mu.Unlock()
+	for i, n := range jobClasses.names {
+		if n == class {
+			return termClass(jobClassBase + i)
+		}
+	}
+	if len(jobClasses.names) >= maxJobClasses {
+		return classError
+	}
+	jobClasses.names = append(jobClasses.names, class)
+	return termClass(jobClassBase + len(jobClasses.names) - 1)
+}
+
+// jobClassName returns the name of a termClass from jobClass's table.
+func jobClassName(c termClass) string {
+	jobClasses.mu.RLock()
+	defer jobClasses.mu.RUnlock()
+	if i := int(c) - jobClassBase; i >= 0 && i < len(jobClasses.names) {
+		return jobClasses.names[i]
+	}
+	return ""
+}
+
+// validJobClass reports whether class is a low-cardinality class name:
+// 1 to 32 bytes of lower-case letters, digits and '_', starting with a
+// letter. Anything else (text, ids) never becomes a class.
+func validJobClass(class string) bool {
+	if len(class) == 0 || len(class) > 32 || class[0] < 'a' || class[0] > 'z' {
+		return false
+	}
+	for i := 0; i < len(class); i++ {
+		c := class[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
