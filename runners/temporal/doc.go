@@ -78,7 +78,9 @@
 //     submit returned one, and the Work ends cancelled. A poll in
 //     progress is let finish: its done answer wins the race. Past the
 //     Work's maximum duration (from the submit's start) Cancel is called
-//     and the Work fails with class deadline_exceeded. A job whose Worker
+//     and the Work fails with class deadline_exceeded (a job whose first
+//     poll falls due past it, the submit's round trips having taken the
+//     rest, is polled once first: done, it completes). A job whose Worker
 //     has no Cancel: cancelling stops the wait, not the job.
 //   - Approval (Spec.NeedsApproval): the Work's workflow starts, queued,
 //     and schedules nothing until an approve or deny update arrives, or

@@ -132,8 +132,8 @@ func TestJobCompletes(t *testing.T) {
 	}
 	waitPolls(t, f, 3) // the third poll is held: the job waits
 	st, err := eng.Status(t.Context(), o, ref.ID)
-	if err != nil || st.State != work.StateRunning {
-		t.Fatalf("Status while waiting = %+v, %v; want running", st, err)
+	if err != nil || st.State != work.StateRunning || !st.Waiting {
+		t.Fatalf("Status while waiting = %+v, %v; want running, Waiting", st, err)
 	}
 	// The target has one running slot: the waiting job does not hold it.
 	p, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "plain", Kind: work.KindFunction},
@@ -147,7 +147,7 @@ func TestJobCompletes(t *testing.T) {
 	}
 	close(held)
 	st, out := settle(t, eng, o, ref.ID)
-	if st.State != work.StateCompleted || out != "done after 4 polls" {
+	if st.State != work.StateCompleted || out != "done after 4 polls" || st.Waiting {
 		t.Fatalf("job = %+v %q; want completed after 4 polls", st, out)
 	}
 	subs, polls, cancels := f.counts()
@@ -368,7 +368,7 @@ func TestJobWaitHoldsNothing(t *testing.T) {
 	if n := pendingActivities(t, server(t), ref.ID); n != 0 {
 		t.Fatalf("a waiting job has %d pending activities", n)
 	}
-	if st, err := eng.Status(t.Context(), o, ref.ID); err != nil || st.State != work.StateRunning {
+	if st, err := eng.Status(t.Context(), o, ref.ID); err != nil || st.State != work.StateRunning || !st.Waiting {
 		t.Fatalf("Status of the waiting job = %+v, %v", st, err)
 	}
 	if _, err := eng.Cancel(t.Context(), o, ref.ID); err != nil {

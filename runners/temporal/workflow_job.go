@@ -111,7 +111,11 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		if w.state != work.StateRunning {
 			continue
 		}
-		if !deadline.IsZero() && !workflow.Now(ctx).Before(deadline) {
+		// Past the deadline the job is cancelled; but a job submitted in
+		// time whose first poll is due past it (the round trips of the
+		// submit took the rest) is polled once first, at once: a job
+		// already done is not cancelled.
+		if !deadline.IsZero() && !workflow.Now(ctx).Before(deadline) && st.Polls > 0 {
 			w.cancelJob(ctx, st.Handle)
 			return workOutcome{State: work.StateFailed, Class: work.ClassDeadline}, nil
 		}
