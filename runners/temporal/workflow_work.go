@@ -51,7 +51,10 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 		}
 		return w.end(ctx, res), nil
 	}
-	if w.state == work.StateCancelled { // denied, timed out or cancelled awaiting approval
+	// Denied, timed out or cancelled awaiting approval. (Other Work
+	// cancelled while queued goes through the activity call, a no-op on a
+	// cancelled context, as before approvals: its histories replay.)
+	if in.Approval != nil && w.state == work.StateCancelled {
 		return w.end(ctx, workOutcome{State: work.StateCancelled}), nil
 	}
 	maxDur := in.MaxDuration
