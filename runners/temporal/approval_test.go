@@ -151,4 +151,9 @@ func TestApprovedJob(t *testing.T) {
 	if subs, _, _ := f.counts(); len(subs) != 1 || subs[ok.ID] != 1 {
 		t.Fatalf("submits %v; want the approved job's once", subs)
 	}
+	for _, id := range []string{ok.ID, denied.ID} {
+		if err := temporal.ReplayWork(workHistory(t, server(t), id), work.NopObserver{}); err != nil {
+			t.Fatalf("replaying %s's history: %v", id, err)
+		}
+	}
 }

@@ -162,6 +162,10 @@ func TestJobCompletes(t *testing.T) {
 	if got := polledOutcomes(dedupe(evs)); fmt.Sprint(got) != "[waiting waiting waiting done]" {
 		t.Fatalf("poll outcomes %v", got)
 	}
+	// A worker that lost the workflow from its cache rebuilds it.
+	if err := temporal.ReplayWork(workHistory(t, server(t), ref.ID), work.NopObserver{}); err != nil {
+		t.Fatalf("replaying the job's history: %v", err)
+	}
 }
 
 func waitPolls(t *testing.T, f *fakeJobs, n int) {
