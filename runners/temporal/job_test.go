@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -383,5 +384,40 @@ func TestJobWaitHoldsNothing(t *testing.T) {
 	}
 	if subs, polls, cancels := f.counts(); subs[ref.ID] != 1 || polls != 0 || len(cancels) != 1 {
 		t.Fatalf("submits %v, polls %d, cancels %d; want 1, 0, 1", subs, polls, len(cancels))
+	}
+}
+
+// TestJobSpanAcrossRuns: a job whose workflow continues as new on the
+// same Worker keeps one invoke_agent span, from queued to completed
+// (its context stays with the Worker between the runs).
+func TestJobSpanAcrossRuns(t *testing.T) {
+	f := newFakeJobs(func(n int) (work.Poll, error) {
+		if n < 7 {
+			return work.Poll{State: work.PollWaiting}, nil
+		}
+		return work.Poll{State: work.PollDone, Output: "seven"}, nil
+	})
+	tel := newObserved(t, nil)
+	eng, _ := deploy(t, "jobspan", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: f.job()}},
+		[]temporal.Option{temporal.WithObserver(tel.obs)}, []temporal.Option{temporal.WithPollsPerRun(3)})
+	o := work.NewOwner(fmt.Sprintf("jobspan-%d", time.Now().UnixNano()))
+	ref, err := eng.Start(context.Background(), jobSpec(o, "in", f.job()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, out := settle(t, eng, o, ref.ID); st.State != work.StateCompleted || out != "seven" {
+		t.Fatalf("job = %+v %q", st, out)
+	}
+	var spans []string
+	eventually(t, "the job's span", func() bool { return len(invokeSpans(tel.spans.Ended(), ref.ID)) > 0 })
+	for _, s := range invokeSpans(tel.spans.Ended(), ref.ID) {
+		var evs []string
+		for _, e := range s.Events() {
+			evs = append(evs, e.Name)
+		}
+		spans = append(spans, fmt.Sprint(evs))
+	}
+	if len(spans) != 1 || !strings.Contains(spans[0], "agentwork.work.queued") || !strings.Contains(spans[0], "agentwork.work.completed") {
+		t.Fatalf("the job's spans: %v; want one, queued to completed", spans)
 	}
 }
