@@ -205,7 +205,7 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	t.Logf("4. guidance delivered across processes (Work %s), cancel (Work %s), failure (Work %s)", guided[:8], cancelled[:8], failed[:8])
 
-	// 6. A job waits at the fake batch service; the worker that polled
+	// 5. A job waits at the fake batch service; the worker that polled
 	// it last is SIGKILLed right after a poll: the next polls run on the
 	// other worker, the job completes there, and it was submitted once.
 	var jr struct{ Work string }
@@ -233,10 +233,10 @@ func TestIntegrationTemporal(t *testing.T) {
 	if subs := svc.submitted(); len(subs) != 1 || subs[job] != 1 {
 		t.Fatalf("job: submits %v, want one, keyed by the Work id", subs)
 	}
-	t.Logf("6. SIGKILL of %s between polls: job %s polled %d times, completed on %s, submitted once", victim, job[:8], len(ws), other[victim])
+	t.Logf("5. SIGKILL of %s between polls: job %s polled again on %s (%d polls by then), completed, submitted once", victim, job[:8], other[victim], len(ws))
 	startWorker(victim)
 
-	// 7. A Work that needs approval; the coordinator dies; a new
+	// 6. A Work that needs approval; the coordinator dies; a new
 	// coordinator process lists the request and approves it: it runs.
 	var hr struct{ Work string }
 	must(co.do(&hr, "held", "gated", gate))
@@ -261,9 +261,9 @@ func TestIntegrationTemporal(t *testing.T) {
 	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "gated on ") {
 		t.Fatalf("approved after the restart: %+v %q", r.Status, r.Result)
 	}
-	t.Logf("7. coordinator restarted: approved Work %s, which then ran", held[:8])
+	t.Logf("6. coordinator restarted: approved Work %s, which then ran", held[:8])
 
-	// 5. The canary: histories (read with the CLI), logs and spans.
+	// 7. The canary: histories (read with the CLI), logs and spans.
 	show := func(id string) []byte {
 		t.Helper()
 		out, err := exec.Command(temporalBin, "workflow", "show", "--address", cl.hostPort, "--namespace", namespace,
@@ -359,7 +359,7 @@ func TestIntegrationTemporal(t *testing.T) {
 			t.Errorf("Work %s: %d invoke_agent spans across the processes, want 1", id, workSpans[id])
 		}
 	}
-	t.Logf("5. canary: %d histories, %d log files, %d spans checked", len(ids)+1, len(files), nspans)
+	t.Logf("7. canary: %d histories, %d log files, %d spans checked", len(ids)+1, len(files), nspans)
 }
 
 // batchService is the fake external batch service: a job per
