@@ -49,7 +49,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 	case StateRunning:
 		s.transition(it, StateCancelRequested, e, now)
 		it.cancel(cause)
-		s.wakeJobLocked(it)
+		s.wakeJobLocked(it, cause)
 		return true
 	case StateCancelRequested:
 		return true

@@ -81,7 +81,7 @@ func (s *Supervisor) expireDue() {
 		it := s.dls[0]
 		s.removeDeadlineLocked(it)
 		it.cancel(errDeadline)
-		s.wakeJobLocked(it)
+		s.wakeJobLocked(it, errDeadline)
 	}
 	if len(s.dls) > 0 {
 		s.armDeadlineLocked(s.dls[0].deadline(), now)

@@ -48,7 +48,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 		} else {
 			f := func() { cancel(errDeadline) }
 			if it.job != nil {
-				f = func() { cancel(errDeadline); s.expireJob(it) }
+				f = func() { s.expireJob(it) }
 			}
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, f)
 		}

@@ -49,7 +49,9 @@
 //
 // At most MaxRunning children execute at once across all owners; queued
 // Work takes a free slot in FIFO order within an owner and round-robin
-// across owners. Agent trees delegate and wait: a child that waits in
+// across owners. An external job (see "External jobs") holds a slot only
+// while its Submit runs: waiting for its result it holds none, and
+// Snapshot.SlotsInUse does not count it. Agent trees delegate and wait: a child that waits in
 // Result on Work of its own scope would hold its slot while its
 // descendants queue behind it, and a few such waits fill the pool and stall
 // everything. So a waiting child lends its slot to its own subtree for the
@@ -94,6 +96,65 @@
 // ancestor waits on gets to run: the slot chain always ends in a Work that
 // executes or in an idle slot its subtree may use, and nesting is bounded
 // by the depth limit.
+//
+// # External jobs
+//
+// A Spec with a Job is a job at another service: a submit step and an
+// await step (Job.Submit, Job.Await), and optionally a cancel step
+// (Job.Cancel). Its Work is queued and dispatched like any Work; Submit
+// runs on its running slot with the Work's id as its idempotency key and
+// the Spec's Input, and returns the job's handle, bytes the Supervisor
+// keeps in the Work's record (nothing else of Submit survives, no closure).
+// Then the Work waits: EventWaiting, its slot goes back to the pool (the
+// next queued Work runs), its state stays running (the model sees
+// running) and Status.Waiting, LiveWork.Waiting, Snapshot.Waiting and
+// TargetCounts.Waiting say so. Between polls it holds no goroutine and no
+// slot: a waiting job is an entry in a heap that one Clock timer serves.
+// A due poll runs Await on a goroutine of its own, under its target
+// label's poll bound (Job.MaxPolls at once, default DefaultMaxPolls); a
+// poll due while the bound is full waits in the bound's FIFO list, not on
+// a goroutine. Each poll is reported as EventPolled with its outcome
+// (Event.Poll). The delays follow Job.Backoff (1 s doubling to 30 s by
+// default, back to the first delay after a poll that reports
+// Poll.Progress). A poll that answers PollDone completes the Work with
+// Poll.Output (the result-byte limit applies: over it the Work fails with
+// result_too_large); PollFailed fails it with Poll.Class (ClassError when
+// empty or when it is not a class name: 1 to 32 bytes of a-z, 0-9 and
+// '_', starting with a letter; at most 64 such classes per process); a Go
+// error from Await is transient (outcome "error") and MaxPollErrors of
+// them in a row fail the Work with ClassError. A Submit that fails fails
+// the Work (ClassError); a panic in Submit or Await fails it with
+// ClassPanic. A Work that fails this way is not cancelled at the service.
+//
+// What cancel does to the job: Cancel (and Release, the end of the
+// owner's scope, Close and Shutdown's cancellation) makes a job's Work
+// cancel-requested, stops its wait at once (it leaves the timers' heap or
+// the poll FIFO; a poll or Submit in progress sees its context cancelled)
+// and, when the job was submitted and Job.Cancel is set, calls Job.Cancel
+// once with the handle (also when Submit returned a handle after the
+// cancel), then the Work is cancelled. A poll in progress that answers
+// done still completes it, and one that answers failed still fails it.
+// Without Job.Cancel, cancelling stops the wait, not the job: the service
+// goes on with it. A job that waits past its maximum duration
+// (Budget.MaxDuration, WithMaxDuration; from when it started running)
+// is stopped the same way and fails with ClassDeadline. Shutdown lets
+// waiting jobs poll on while its context allows, as it does running
+// Work, then cancels them as Close does (Job.Cancel once each); Close
+// waits for those Cancel calls as it waits for children. A foreground
+// Call of a job submits it and polls it on the call's own goroutine
+// (key: the call's scope id), not under the poll bound, and calls
+// Job.Cancel when the call's context ends first; a failed poll is
+// ErrChildFailed with ClassError.
+//
+// Idempotency: a launch retried with the same CallID reuses the Work, so
+// the job is submitted once per Work. The key handed to Submit is the
+// Work's id: stable, so a service that honours idempotency keys makes a
+// repeated Submit harmless. The in-process Supervisor never repeats one;
+// a durable engine may (it retries a submit whose worker died), and that
+// is safe only when the service honours the key. Everything the Supervisor
+// holds is process-local: a process exit loses the wait (the job goes on
+// at the service). The handle, the input and the output are content: they
+// never reach an Observer, a Status or a Row.
 //
 // # Bounds
 //

@@ -10,7 +10,8 @@ import (
 // queue into a running slot like any Work; its Submit runs on the child
 // goroutine there. Once Submit has returned a handle the Work gives its
 // slot back (EventWaiting): it stays running, Status.Waiting is set, and
-// between polls nothing but a Clock timer refers to it (no goroutine, no
+// between polls nothing but an entry in the poll timers' heap (jobtimer.go:
+// one Clock timer for all waiting jobs) refers to it (no goroutine, no
 // slot). A due poll takes its target's poll bound (Job.MaxPolls), or waits
 // for it in the bound's FIFO list, and runs Await on a goroutine of its
 // own (jobpoll.go). At any time at most one goroutine acts for a job's
@@ -26,11 +27,26 @@ type jobPhase uint8
 
 const (
 	jobSubmitting jobPhase = iota // Submit runs on the Work's running slot
-	jobTimer                      // between polls: a Clock timer is armed
+	jobTimer                      // between polls: in the poll timers' heap
 	jobDue                        // due, in its target's poll FIFO
 	jobPolling                    // a poll runs on a goroutine of its own
 	jobStopping                   // cancelled or past its deadline: Cancel runs, then it settles
 )
+
+// jobStop is why a job's Work was told to stop: its context (Submit's, a
+// poll's) is cancelled with that cause, and between polls, when it has
+// none, the reason is all there is to read.
+type jobStop uint8
+
+const (
+	jobRuns     jobStop = iota
+	jobCancel           // cancel requested (Cancel, Release, Close, its scope's end)
+	jobDeadline         // its maximum duration passed
+)
+
+// noCancel is a waiting job's item.cancel between polls: it has no
+// context then (wakeJobLocked records why it stops).
+func noCancel(error) {}
 
 // jobWait is an external job's state in its item, from Start until it
 // settles (then item.job is nil). Only the handle survives Submit: no
@@ -40,10 +56,12 @@ type jobWait struct {
 	input   string // the child's input, until Submit has it
 	handle  []byte // what Submit returned
 	phase   jobPhase
-	waiting bool  // it gave its slot back (EventWaiting)
-	errs    int32 // consecutive poll errors
+	waiting bool    // it gave its slot back (EventWaiting)
+	stopped jobStop // why its context ended, if it did
+	errs    int32   // consecutive poll errors
+	tIdx    int32   // 1 + its index in the poll timers' heap; 0 when not in it
 	delay   time.Duration
-	stop    func() bool // the armed poll timer's
+	due     time.Time // when its next poll is due, while in the heap
 }
 
 func newJobWait(spec *Spec) *jobWait {
@@ -93,6 +111,10 @@ func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
 		return nil, nil, nil
 	default:
 		jw.handle, jw.waiting = handle, true
+		// Between polls the Work has no context: Submit's ends here, and
+		// each poll gets one of its own (startPollLocked).
+		it.cancel(nil)
+		it.cancel, it.exec.cctx, it.xctx.Context = noCancel, nil, nil
 		e.push(it, EventWaiting, now)
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
@@ -121,22 +143,26 @@ func (s *Supervisor) nextLocked(e *emission) (*item, context.Context, RunFunc) {
 	return nit, nctx, nrun
 }
 
-// wakeJobLocked is called as it's context is cancelled (Cancel, Release,
-// Close, the end of its owner's scope, its deadline): a job waiting
-// between polls or for its poll bound stops at once (its timer stopped or
-// its FIFO entry skipped) and a goroutine of its own calls its Cancel and
+// wakeJobLocked is called as it's context is cancelled with cause (Cancel,
+// Release, Close, the end of its owner's scope: errCancelRequested or
+// errClosed; its deadline: errDeadline): it records why, and a job waiting
+// between polls or for its poll bound stops at once (it leaves the poll
+// timers' heap, or its FIFO entry is skipped) and a goroutine of its own calls its Cancel and
 // settles it. A Submit or a poll in progress sees its context end instead.
-func (s *Supervisor) wakeJobLocked(it *item) {
+func (s *Supervisor) wakeJobLocked(it *item, cause error) {
 	jw := it.job
 	if jw == nil {
 		return
 	}
+	if jw.stopped == jobRuns {
+		jw.stopped = jobCancel
+		if errors.Is(cause, errDeadline) {
+			jw.stopped = jobDeadline
+		}
+	}
 	switch jw.phase {
 	case jobTimer:
-		if jw.stop == nil || !jw.stop() {
-			return // the timer fired: pollDue finds the context ended
-		}
-		jw.stop = nil
+		s.removeTimerLocked(jw)
 	case jobDue:
 		// Its entry in the poll FIFO is skipped (the phase no longer says due).
 	default:
@@ -146,11 +172,13 @@ func (s *Supervisor) wakeJobLocked(it *item) {
 	go s.stopJob(it, jw)
 }
 
-// expireJob is a job's deadline on a Clock other than the system's (the
-// Work's context is already cancelled with errDeadline).
+// expireJob is a job's deadline on a Clock other than the system's.
 func (s *Supervisor) expireJob(it *item) {
 	s.mu.Lock()
-	s.wakeJobLocked(it)
+	if it.job != nil {
+		it.cancel(errDeadline)
+		s.wakeJobLocked(it, errDeadline)
+	}
 	s.mu.Unlock()
 }
 
@@ -165,7 +193,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 	defer func() { *e = emission{}; emissions.Put(e) }()
 	s.mu.Lock()
 	to, class := StateCancelled, classCancelled
-	if errors.Is(context.Cause(it.exec.cctx), errDeadline) {
+	if jw.stopped == jobDeadline {
 		to, class = StateFailed, classDeadline
 	}
 	s.endJobLocked(it, jw, to, class, "", e)
@@ -205,10 +233,7 @@ func (s *Supervisor) finishJobLocked(it *item, jw *jobWait, to State, class term
 			it.output, it.hasOutput = out, true
 		}
 	}
-	if jw.stop != nil {
-		jw.stop()
-		jw.stop = nil
-	}
+	s.removeTimerLocked(jw)
 	jw.handle, jw.phase = nil, jobStopping
 	it.job = nil
 	s.running.remove(it)

@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -19,6 +18,7 @@ type pollBound struct {
 // jobs is the Supervisor's state of external jobs (guarded by s.mu).
 type jobs struct {
 	bounds map[string]*pollBound // target label -> its poll bound
+	timer  jobTimers             // the waiting jobs' poll timer (jobtimer.go)
 }
 
 // maxPolls is the bound j puts on its target's polls at once.
@@ -38,25 +38,21 @@ func (j *Job) maxPollErrors() int32 {
 }
 
 // armPollLocked schedules it's next poll d from now, on the Supervisor's
-// Clock: between polls that timer is all that refers to the Work.
+// Clock: between polls an entry in the poll timers' heap is all that
+// refers to the Work (jobtimer.go).
 func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 	jw.delay, jw.phase = d, jobTimer
-	jw.stop = s.cfg.clock.AfterFunc(d, func() { s.pollDue(it) })
+	jw.due = s.cfg.clock.Now().Add(d)
+	s.addTimerLocked(it, jw)
 }
 
-// pollDue runs as it's poll timer fires: the poll starts on a goroutine of
-// its own when its target's poll bound has room, else it joins the
-// bound's FIFO list (no goroutine waits for the bound). A Work whose
-// context has ended is stopped instead.
-func (s *Supervisor) pollDue(it *item) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// pollDueLocked is called as it's poll falls due (it has left the timers'
+// heap): the poll starts on a goroutine of its own when its target's poll
+// bound has room, else it joins the bound's FIFO list (no goroutine waits
+// for the bound). A Work whose context has ended is stopped instead.
+func (s *Supervisor) pollDueLocked(it *item) {
 	jw := it.job
-	if jw == nil || jw.phase != jobTimer {
-		return
-	}
-	jw.stop = nil
-	if it.exec.cctx.Err() != nil {
+	if jw.stopped != jobRuns {
 		jw.phase = jobStopping
 		go s.stopJob(it, jw)
 		return
@@ -77,10 +73,14 @@ func (s *Supervisor) pollDue(it *item) {
 	b.due = append(b.due, it)
 }
 
+// startPollLocked starts it's poll under b, with a context of its own
+// that it.cancel cancels while the poll runs.
 func (s *Supervisor) startPollLocked(b *pollBound, it *item, jw *jobWait) {
 	b.n++
 	jw.phase = jobPolling
-	go s.poll(b, it, jw)
+	ctx, cancel := context.WithCancelCause(it.ctx)
+	it.cancel = cancel
+	go s.poll(ctx, b, it, jw)
 }
 
 // releasePollLocked gives back a poll's place in b and starts the polls
@@ -107,13 +107,14 @@ func (s *Supervisor) releasePollLocked(b *pollBound) {
 // poll runs one Await of it on a goroutine of its own, under b, and acts
 // on its answer: EventPolled with the outcome, then the next poll after
 // the backoff delay, or the end of the Work.
-func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
-	cctx := it.exec.cctx
+func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobWait) {
 	returned := false
 	defer func() {
 		if !returned { // Await called runtime.Goexit
 			s.mu.Lock()
 			s.releasePollLocked(b)
+			it.cancel(nil)
+			it.cancel = noCancel
 			s.mu.Unlock()
 			s.failJob(it, jw, classPanic)
 		}
@@ -126,6 +127,8 @@ func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
 	defer func() { *e = emission{}; emissions.Put(e) }()
 	s.mu.Lock()
 	s.releasePollLocked(b)
+	it.cancel(nil) // the poll's context ends with the poll
+	it.cancel = noCancel
 	now := s.nowLocked(e)
 	outcome := PollOutcomeWaiting
 	switch {
@@ -141,7 +144,7 @@ func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
 	e.push(it, EventPolled, now).Poll = outcome
 	unfinished := outcome == PollOutcomeWaiting || outcome == PollOutcomeError
 	switch {
-	case errors.Is(context.Cause(cctx), errDeadline):
+	case jw.stopped == jobDeadline:
 		if unfinished {
 			jw.phase = jobStopping
 			s.unlockAndEmit(e)
@@ -156,7 +159,7 @@ func (s *Supervisor) poll(b *pollBound, it *item, jw *jobWait) {
 		s.endJobLocked(it, jw, StateCompleted, classNone, p.Output, e)
 	case outcome == PollOutcomeFailed:
 		s.endJobLocked(it, jw, StateFailed, jobClass(p.Class), "", e)
-	case cctx.Err() != nil:
+	case jw.stopped != jobRuns:
 		jw.phase = jobStopping
 		s.unlockAndEmit(e)
 		s.stopJob(it, jw) // Cancel, then cancelled

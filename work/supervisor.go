@@ -48,7 +48,7 @@ type Supervisor struct {
 	dlTimer *time.Timer
 	dlAt    time.Time
 	bud     budgets
-	jobs    jobs // external jobs' poll bounds (jobpoll.go)
+	jobs    jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).

@@ -3,8 +3,9 @@
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
 // release, status rows, foreground calls, approval before a child starts
-// (for an Engine that implements work.Approvals), budgets and pools, and the
-// Observer events: their order, one terminal event, no content). It follows the Go Cloud Development Kit's drivertest:
+// (for an Engine that implements work.Approvals), budgets and pools,
+// external jobs (submit once, polls, cancel, deadline), and the Observer
+// events: their order, one terminal event, no content). It follows the Go Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
 //
 //	func TestConformance(t *testing.T) { enginetest.Run(t, myHarness{}) }
