@@ -120,6 +120,7 @@ func (s *Supervisor) approvalExpired(it *item, ap *approval) {
 // ClassDenied or ClassApprovalTimeout).
 func (s *Supervisor) cancelHeldLocked(it *item, now time.Time, class termClass, e *emission) {
 	s.unholdLocked(it)
+	it.ap = nil // a terminal Work keeps nothing of its request
 	it.run = nil
 	it.class = class
 	s.transition(it, StateCancelled, e, now).Duration = now.Sub(it.created)

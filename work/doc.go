@@ -192,6 +192,35 @@
 // ignored cancellation (each also reported as EventOrphaned). Close is the
 // immediate variant.
 //
+// # Approval
+//
+// A Spec with NeedsApproval is admitted by Start like any other (its Ref
+// at once; it counts against the owner's outstanding limit and reserves
+// its pool budget) and is then held: queued (Status.AwaitingApproval; the
+// JSON says queued), out of the dispatch queue, so it blocks no Work
+// queued after it, holds no running slot and is neither in
+// Snapshot.Queued nor in the queue age (LiveWork.Enqueued is zero). Its
+// events are EventQueued then EventApprovalRequested, and the owner's
+// Subscriptions get a content-free NoticeApproval. The application reads
+// the request (target, input, launching owner, deadline) with Pending and
+// answers it with Approve or Deny, as the Work's owner or as Approver(),
+// the role that sees and answers every owner's requests:
+//
+//	approved:  EventApproved, then the tail of the owner's queue; its queue
+//	           age (LiveWork.Enqueued, Event.QueueWait) counts from now
+//	denied:    EventDenied, then cancelled with Status.Class ClassDenied
+//	no answer: within ApprovalTimeout (DefaultApprovalTimeout, 24 h), by
+//	           the Supervisor's Clock: cancelled, ClassApprovalTimeout
+//
+// Cancel, Release (and the end of a child's scope) and Close cancel a held
+// Work (ClassCancelled); Shutdown waits for it like other queued Work.
+// The timeout is one Clock.AfterFunc timer, stopped by whichever comes
+// first: no goroutine waits for an answer. An answer counts once: a Work
+// that is unknown, another owner's, detached (for its owner; the approver
+// still sees it), or not awaiting approval is ErrNotFound. A foreground
+// Call cannot wait for approval (ApprovalCallRefusal, ErrInvalidSpec).
+// The input reaches Pending only, never an event, a Status or an error.
+//
 // # For engine implementations
 //
 // An Engine other than the Supervisor (a durable runner such as the

@@ -84,6 +84,10 @@ import (
 //     counts). A reader treats a Notice as a wake-up and reads the state
 //     with List or Status. Engines other than the Supervisor build it with
 //     NewSubscription.
+//   - A Spec with NeedsApproval is held queued, out of the dispatch queue
+//     and holding no slot, until it is answered through Approvals (an
+//     Engine that does not implement it refuses such a Spec with
+//     ErrInvalidSpec); Call refuses it (ApprovalCallRefusal).
 //   - Settled returns every terminal Work visible to o, oldest settlement
 //     first, with no limit but the retention (an empty slice for none);
 //     Live reports whether o has visible Work that is not terminal; its

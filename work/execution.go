@@ -89,9 +89,9 @@ func (e *Execution) Scope() Owner {
 // even then. Bad specs, a closed Supervisor, an ended scope and the depth
 // limit fail as for Start; a Spec with NeedsApproval is ErrInvalidSpec
 // (ApprovalCallRefusal: a foreground call has no Ref to return while it
-// would wait for an answer; start it in the background). Close cancels a foreground call in progress (it
-// then yields ErrClosed unless the child still returns its output) and
-// waits for it.
+// would wait for an answer; start it in the background). Close cancels a
+// foreground call in progress (it then yields ErrClosed unless the child
+// still returns its output) and waits for it.
 func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	if err := s.admissible(&spec); err != nil {
 		return "", err

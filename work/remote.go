@@ -116,7 +116,9 @@ func (e *Error) Detail(detail string) *Error {
 // NewSubscription returns a Subscription that an Engine other than the
 // Supervisor feeds, with a buffer of buffer notices (defaultNoticeBuffer
 // when buffer < 1). publish delivers a Notice without waiting (dropped and
-// counted when the buffer is full, ignored once closed); closeFn closes the
+// counted when the buffer is full, except that a settlement takes the
+// place of the oldest buffered notice of another kind, as Subscribe
+// describes; ignored once closed); closeFn closes the
 // channel (idempotent); onClose, when set, runs once when the Subscription
 // is closed by either, so that the Engine stops feeding it.
 func NewSubscription(buffer int, onClose func()) (sub *Subscription, publish func(Notice), closeFn func()) {

@@ -115,7 +115,11 @@ const DefaultApprovalTimeout = 24 * time.Hour
 //
 // o is the launching owner, or Approver() for a role that sees and answers
 // every owner's requests. A Work that is unknown, that belongs to another
-// owner or that does not await approval is ErrNotFound.
+// owner or that does not await approval (any more: an answer counts once)
+// is ErrNotFound, as is an empty id; the zero Owner is ErrInvalidOwner.
+// An Engine that does not implement Approvals refuses a Spec with
+// NeedsApproval (ErrInvalidSpec), and every engine refuses it in a
+// foreground Call (ApprovalCallRefusal). work/enginetest checks all of it.
 type Approvals interface {
 	// Pending returns the Work visible to o that awaits approval, oldest
 	// request first (an empty, non-nil slice for none).
