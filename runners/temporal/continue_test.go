@@ -39,7 +39,7 @@ func TestRegistryContinuesAsNew(t *testing.T) {
 				ids[i] = ref.ID
 				st, out, err := eng.Result(context.Background(), o, ref.ID, work.MaxResultWait)
 				if err != nil || st.State != work.StateCompleted || out != fmt.Sprint(i) {
-					errs <- fmt.Errorf("Work %d: %s %q %v", i, st.State, out, err)
+					errs <- fmt.Errorf("Work %d: %s (%s) %q %v", i, st.State, st.Class, out, err)
 					return
 				}
 			}

@@ -42,6 +42,63 @@
 //     atomically across every coordinator process (an update with start),
 //     and releases. It continues as new as its history grows.
 //
+// # Work that waits
+//
+//   - An external job (a Child with a Job; the coordinator's Spec.Job says
+//     that a Work is one and carries its Backoff and MaxPollErrors, which
+//     travel in the workflow's input): Submit is an activity
+//     (agentwork.Submit) on the target's queue, holding one of the Worker's
+//     running slots, with the Work's id as its idempotency key; its handle
+//     is the activity's result, kept in the workflow's state. A Submit
+//     whose Worker died is tried again (up to 3 attempts; attempt counts
+//     them): safe only when the service honours the key. A Go error from
+//     Submit fails the Work (class error) with no retry.
+//   - Then EventWaiting, and between polls only a workflow timer
+//     (work.Backoff.Next: 1 s doubling to 30 s by default, back to the
+//     start after a poll that reports progress): no activity, no
+//     heartbeat, no worker slot. Each poll is an activity
+//     (agentwork.Await, one attempt, a minute at most, heartbeating) on
+//     the target's poll queue "<task queue>:poll.<label>", whose pollers
+//     run at most Job.MaxPolls of them at once per Worker (default 8;
+//     Temporal has no global bound); a due poll beyond the bound waits in
+//     that task queue. Each poll's outcome is an EventPolled; a poll that
+//     errs or times out (its Worker died) counts toward MaxPollErrors
+//     consecutive errors (then failed, class error).
+//   - Every WithPollsPerRun polls (default 500) the workflow continues as
+//     new with the handle, the backoff, the error count, the start time
+//     (the deadline) and the registry's revision: a job at the 30 s cap
+//     starts a new run about every four hours, a day of waiting is about
+//     six runs of short histories. The Work's span stays whole when the
+//     next run's first task runs on the same Worker; on another Worker
+//     (or after a Worker died) the span is bound again there and holds
+//     the events of the runs it saw.
+//   - Cancel (or Release) stops the timer at once; the job's Cancel is
+//     then called through an activity (agentwork.CancelJob, on the poll
+//     queue; tried again only if its Worker died) with the handle, if a
+//     submit returned one, and the Work ends cancelled. A poll in
+//     progress is let finish: its done answer wins the race. Past the
+//     Work's maximum duration (from the submit's start) Cancel is called
+//     and the Work fails with class deadline_exceeded (a job whose first
+//     poll falls due past it, the submit's round trips having taken the
+//     rest, is polled once first: done, it completes). A job whose Worker
+//     has no Cancel: cancelling stops the wait, not the job.
+//   - Approval (Spec.NeedsApproval): the Work's workflow starts, queued,
+//     and schedules nothing until an approve or deny update arrives, or
+//     its approval timeout (a workflow timer; default 24 h) passes: no
+//     activity, no heartbeat, no worker slot, and no dispatch queue to
+//     block. The owner's registry marks it from its admission on (it
+//     counts against the owner's outstanding limit); Status says
+//     AwaitingApproval; Subscribe sends a work.NoticeApproval. Approve and
+//     Deny are updates to the Work's workflow, which checks the owner:
+//     any coordinator process can answer, after a restart too. Pending
+//     reads the owner's registry and then each such Work's workflow (its
+//     input, its times); for work.Approver() it reads the approvals index
+//     of the Engine's task queue (agentwork.Approvals,
+//     "agentwork-approvals/<task queue>": ids, owners and times only,
+//     kept by the Work that awaits approval), at most the 100 oldest.
+//     Denied: cancelled, class denied; timed out: cancelled, class
+//     approval_timeout; cancelled or released: cancelled.
+//
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Temporal's.
 //

@@ -27,14 +27,22 @@ func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.Canc
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r cancelReply
-	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
-		if errors.Is(err, errWorkflowClosed) {
-			if rec, err = e.lookup(ctx, o, id); err != nil {
-				return work.CancelReceipt{}, err
-			}
+	for try := 1; ; try++ {
+		err := e.update(ctx, id, updateCancel, &r, o.ID())
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errWorkflowClosed) {
+			return work.CancelReceipt{}, err
+		}
+		if rec, err = e.lookup(ctx, o, id); err != nil {
+			return work.CancelReceipt{}, err
+		}
+		// A run that closed while the Work is live continued as new (a
+		// waiting job): the next try reaches the next run.
+		if rec.State.Terminal() || try == closedTries {
 			return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
 		}
-		return work.CancelReceipt{}, err
 	}
 	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}, nil
 }

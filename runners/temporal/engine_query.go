@@ -131,7 +131,8 @@ func (r ownerRecord) status() work.Status {
 	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
 		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
 		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
-		Progress: r.Progress, Class: class}
+		Progress: r.Progress, Class: class, AwaitingApproval: r.Approval && r.State == work.StateQueued,
+		Waiting: r.Waiting && !r.State.Terminal()}
 }
 
 // List returns at most work.MaxListed Works visible to o, unfinished first,

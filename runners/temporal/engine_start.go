@@ -56,7 +56,8 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
 		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
-		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec)})
+		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec),
+		Approval: spec.NeedsApproval})
 	if err != nil {
 		if reason, short := refusalOf(err); reason != "" {
 			e.refused(caller, spec, reason, short)
@@ -82,6 +83,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: now,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
+	e.waitInput(spec, &in)
 	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: e.cfg.taskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),

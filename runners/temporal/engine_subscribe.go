@@ -7,8 +7,9 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Subscribe returns a Subscription to o's completion notices, as
-// work.Supervisor.Subscribe. The notices come from reading o's registry
+// Subscribe returns a Subscription to o's completion notices and
+// approval requests (work.NoticeApproval, once per Work that awaits
+// approval after the Subscription began), as work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval): Temporal has no push to a client.
 // The poller reads the registry with no age bound applied: Work that ends
 // and expires (WithRetention) between two polls still has its notice, as
@@ -22,9 +23,13 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 	if err != nil {
 		return nil, err
 	}
+	asked := map[string]bool{} // the Work whose approval notice went out
 	for _, r := range recs {
 		if r.State.Terminal() {
 			seen[r.ID] = true
+		}
+		if r.Approval {
+			asked[r.ID] = true
 		}
 	}
 	// The poller outlives Subscribe's ctx: it ends with the Subscription,
@@ -61,6 +66,10 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 				continue
 			}
 			for _, r := range recs {
+				if r.Approval && !r.State.Terminal() && !asked[r.ID] {
+					asked[r.ID] = true
+					publish(work.Notice{Kind: work.NoticeApproval, WorkID: r.ID, Target: r.Label, State: r.State, Time: r.Requested})
+				}
 				if r.State.Terminal() && !seen[r.ID] {
 					seen[r.ID] = true
 					publish(work.Notice{WorkID: r.ID, Target: r.Label, State: r.State,

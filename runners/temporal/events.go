@@ -75,10 +75,13 @@ type lifecycle struct {
 	// yet), and whether a replayed terminal event ended the span elsewhere.
 	replayed []work.Event
 	ended    bool
+	// stash keeps the Work's span context across continue-as-new in this
+	// process (workflow_job.go); nil: none.
+	stash *spanStash
 }
 
-func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput) *lifecycle {
-	l := &lifecycle{ctx: context.Background(), launch: in.Launch,
+func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput, stash *spanStash) *lifecycle {
+	l := &lifecycle{ctx: context.Background(), launch: in.Launch, stash: stash,
 		base: work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
 	if _, nop := obs.(work.NopObserver); nop || obs == nil {
 		return l
@@ -86,7 +89,9 @@ func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput) *lifecy
 	l.obs = obs
 	q := work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created}
 	l.queued = l.fill(q)
-	l.emit(ctx, q)
+	if in.Cont == nil { // a continued run's Work was queued in its first run
+		l.emit(ctx, q)
+	}
 	return l
 }
 
@@ -129,7 +134,7 @@ func (l *lifecycle) bind() {
 	if l.ended {
 		return
 	}
-	l.ctx = l.obs.Bind(l.launch.caller(), context.Background(), q)
+	l.ctx = l.bindCtx(q)
 	if r, ok := l.obs.(work.Replayer); ok {
 		for _, e := range l.replayed {
 			r.Replay(l.ctx, e)

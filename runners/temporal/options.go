@@ -36,6 +36,7 @@ type config struct {
 	heartbeatTimeout time.Duration
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
+	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
 	ops              opsConfig // the deployment view (options_ops.go)
 	// The duration and budget options, in the order given, for the
@@ -63,6 +64,7 @@ func newConfig(opts []Option) config {
 		heartbeatTimeout: DefaultHeartbeatTimeout,
 		rpcTimeout:       DefaultRPCTimeout,
 		pollInterval:     250 * time.Millisecond,
+		pollsPerRun:      DefaultPollsPerRun,
 		observer:         work.NopObserver{},
 		ops:              defaultOps(),
 	}

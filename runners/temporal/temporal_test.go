@@ -120,7 +120,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	}
 	targets := map[string]temporal.Child{}
 	for label, c := range cfg.Children {
-		targets[label] = temporal.Child{Kind: c.Kind, Run: c.Run}
+		targets[label] = temporal.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
 	w, err := temporal.NewWorker(h.c, targets, opts...)
 	if err != nil {

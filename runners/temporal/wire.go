@@ -66,6 +66,11 @@ type workInput struct {
 	Launch           launchInfo
 	Budget           work.Budget // effective: defaults and ceiling applied
 	FailOnBudget     bool
+	// Work that waits (wire_wait.go): an external job, an approval before
+	// anything is scheduled, and a job's state in a continued run.
+	Job      *jobInput      `json:",omitempty"`
+	Approval *approvalInput `json:",omitempty"`
+	Cont     *jobState      `json:",omitempty"`
 }
 
 type mailboxLimits struct {
@@ -188,12 +193,19 @@ type ownerRecord struct {
 	// Spent is what a terminal Work spent, in its transition record; nil
 	// when unknown (its attempt died with its worker).
 	Spent *work.Usage `json:",omitempty"`
+	// Waiting: an external job between its submit and its result.
+	// Approval: a queued Work awaiting its approval (Requested is when it
+	// was requested).
+	Waiting   bool      `json:",omitempty"`
+	Approval  bool      `json:",omitempty"`
+	Requested time.Time `json:",omitempty"`
 }
 
 // take applies what a Work's transition record x says of its state.
 func (r *ownerRecord) take(x ownerRecord) {
 	r.Rev, r.State, r.Attempt, r.Started, r.Finished, r.HasResult = x.Rev, x.State, x.Attempt, x.Started, x.Finished, x.HasResult
 	r.Budget, r.Progress, r.Class = x.Budget, x.Progress, x.Class
+	r.Waiting, r.Approval = x.Waiting, x.Approval
 }
 
 type admitRequest struct {
@@ -211,6 +223,8 @@ type admitRequest struct {
 	// Launch is the SHA-256 of the launch's identity (Spec.CallID), hex,
 	// or ""; Digest is the input's digest (Spec.InputDigest), hex.
 	Launch, Digest string
+	// Approval: the Work awaits its approval from its admission on.
+	Approval bool `json:",omitempty"`
 }
 
 // launchRecord is a launch identity an owner used, for repeated launches.

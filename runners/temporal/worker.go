@@ -27,9 +27,18 @@ type Target = Child
 // model boundary, the child's own scope) and is cancelled when the Work is
 // cancelled (the cancellation arrives through the attempt's heartbeat) or
 // its deadline passes.
+//
+// A Child has either Run or Job. Job makes it an external job (Kind must
+// be work.KindFunction; NewWorker checks it with work.Job.Validate): its
+// Submit runs holding one of the Worker's running slots, its Await and
+// Cancel on the target's poll queue, at most Job.MaxPolls at once on this
+// Worker (default work.DefaultMaxPolls). The coordinator's Spec.Job says
+// that a Work is a job and carries its Backoff and MaxPollErrors; the
+// Worker's Job is what runs.
 type Child struct {
 	Kind work.Kind
 	Run  func(ctx context.Context, input string) (string, error)
+	Job  *work.Job
 }
 
 // Worker runs the runner's workflows and the attempts of the targets it
@@ -50,8 +59,8 @@ type Worker struct {
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
 	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
 	for label, t := range targets {
-		if label == "" || t.Run == nil || (t.Kind != work.KindAgent && t.Kind != work.KindFunction) {
-			return nil, fmt.Errorf("temporal: target %q needs a label, a Run and a kind", label)
+		if err := validChild(label, t); err != nil {
+			return nil, err
 		}
 		w.targets[label] = t
 	}
@@ -67,8 +76,10 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
 	wf.RegisterActivityWithOptions(tellOwnerActivity(c), activity.RegisterOptions{Name: tellOwnerName})
+	wf.RegisterWorkflowWithOptions(ApprovalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
+	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
-	for label := range w.targets {
+	for label, t := range w.targets {
 		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
 			MaxConcurrentActivityExecutionSize: w.cfg.maxRunning,
 			DefaultHeartbeatThrottleInterval:   hbThrottle,
@@ -77,6 +88,9 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 		})
 		aw.RegisterActivityWithOptions(w.run, activity.RegisterOptions{Name: RunActivityName})
 		w.workers = append(w.workers, aw)
+		if t.Job != nil {
+			w.registerJob(aw, label, t.Job)
+		}
 	}
 	return w, nil
 }
@@ -128,6 +142,9 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	t, ok := w.targets[in.Label]
 	if !ok {
 		return runOutcome{}, fmt.Errorf("temporal: this worker has no target %q", in.Label)
+	}
+	if t.Run == nil { // a job target started as a Run: the deployment disagrees on it
+		return runOutcome{Class: work.ClassError}, nil
 	}
 	info := activity.GetInfo(ctx)
 	// The attempt holds one of its target's slots here until it returns

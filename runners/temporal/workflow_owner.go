@@ -47,6 +47,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		r.Record.Seq = o.st.Seq
 		r.Record.State = work.StateQueued
 		r.Record.Held = held
+		r.Record.Approval, r.Record.Requested = r.Approval, r.Record.Created
 		o.st.Retain, o.st.RetainAge = r.Retain, r.RetainAge
 		o.st.Records = append(o.st.Records, r.Record)
 		if r.Launch != "" {

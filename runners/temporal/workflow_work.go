@@ -17,18 +17,45 @@ import (
 // guidance mailbox and cancellation. Its result is the output (completed
 // Work only).
 func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutcome, error) {
+	stash := newSpanStash()
 	return func(ctx workflow.Context, in workInput) (workOutcome, error) {
-		return runWork(ctx, in, obs)
+		return runWork(ctx, in, obs, stash)
 	}
 }
 
-func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome, error) {
-	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}}
-	w.ev = newLifecycle(ctx, obs, in)
+func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash) (workOutcome, error) {
+	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}, queuedFrom: in.Created}
+	w.resume()
+	// From the start: an answer delivered with the first workflow task is
+	// validated as its handler is registered.
+	w.awaiting = in.Approval != nil && in.Cont == nil
+	w.ev = newLifecycle(ctx, obs, in, stash)
+	if w.awaiting {
+		w.ev.emit(ctx, work.Event{Type: work.EventApprovalRequested})
+	}
 	actx, cancelAct := workflow.WithCancel(ctx)
 	w.cancelAct = cancelAct
 	if err := w.handlers(ctx); err != nil {
 		return workOutcome{}, err
+	}
+	if err := w.waitHandlers(ctx); err != nil {
+		return workOutcome{}, err
+	}
+	if in.Approval != nil && in.Cont == nil {
+		w.awaitApproval(ctx)
+	}
+	if in.Job != nil {
+		res, cont := w.runJob(ctx, actx)
+		if cont != nil {
+			return workOutcome{}, cont
+		}
+		return w.end(ctx, res), nil
+	}
+	// Denied, timed out or cancelled awaiting approval. (Other Work
+	// cancelled while queued goes through the activity call, a no-op on a
+	// cancelled context, as before approvals: its histories replay.)
+	if in.Approval != nil && w.state == work.StateCancelled {
+		return w.end(ctx, workOutcome{State: work.StateCancelled}), nil
 	}
 	maxDur := in.MaxDuration
 	startToClose := 365 * 24 * time.Hour
@@ -63,6 +90,12 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 	} else if w.attempt == 0 {
 		w.spent = &work.Usage{} // it never ran
 	}
+	return w.end(ctx, res), nil
+}
+
+// end settles the Work with res, lets the handlers in progress finish and
+// tells the holders of undelivered guidance to delete themselves.
+func (w *workRun) end(ctx workflow.Context, res workOutcome) workOutcome {
 	w.finish(ctx, res)
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 	// The holders of undelivered guidance delete themselves.
@@ -74,7 +107,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer) (workOutcome
 		_ = f.Get(ctx, nil)
 	}
 	res.Final = &w.last
-	return res, nil
+	return res
 }
 
 type workRun struct {
@@ -99,6 +132,11 @@ type workRun struct {
 	cmdOrder  []string
 	rev       int64       // the revision of the last record made for the registry (see record)
 	last      ownerRecord // the last record this workflow sent to it
+	// Work that waits (workflow_job.go, workflow_approval.go).
+	waiting     bool      // an external job between its submit and its result
+	awaiting    bool      // queued, awaiting its approval
+	queuedFrom  time.Time // when it joined the dispatch queue (its approval, or its creation)
+	cancelClass string    // a cancelled Work's class when not work.ClassCancelled
 }
 
 func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
@@ -146,7 +184,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		}
 		w.state = work.StateRunning
 		if first {
-			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.in.Created), 0)})
+			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.queuedFrom), 0)})
 		}
 		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record(ctx)}, nil
 	}); err != nil {
@@ -361,7 +399,8 @@ func (w *workRun) record(ctx workflow.Context) ownerRecord {
 	w.rev = max(w.rev+1, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())<<revTaskShift)
 	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
 		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
-		Progress: w.progress, Detached: w.detached, Class: w.class()}
+		Progress: w.progress, Detached: w.detached, Class: w.class(),
+		Waiting: w.waiting && !w.state.Terminal(), Approval: w.awaiting && w.state == work.StateQueued}
 }
 
 // class is the Work's work.Status.Class: why a terminal Work did not
@@ -369,6 +408,9 @@ func (w *workRun) record(ctx workflow.Context) ownerRecord {
 func (w *workRun) class() string {
 	switch w.state {
 	case work.StateCancelled:
+		if w.cancelClass != "" {
+			return w.cancelClass
+		}
 		return work.ClassCancelled
 	case work.StateFailed:
 		return w.failClass

@@ -26,10 +26,12 @@ import (
 type cluster struct {
 	self, temporal, dir string
 	hostPort, queue     string
+	jobs                string // the fake batch service's URL, for the workers' batch target
 
 	mu      sync.Mutex
 	procs   []*proc
-	started map[string]string // work id -> the worker that said it started it
+	started map[string]string   // work id -> the worker that said it started it
+	polled  map[string][]string // job work id -> the workers of its polls, in order
 	cond    *sync.Cond
 }
 
@@ -53,7 +55,7 @@ func freePort() (int, error) {
 }
 
 func newCluster(self, temporalBin, dir string) *cluster {
-	c := &cluster{self: self, temporal: temporalBin, dir: dir, queue: "agentwork", started: map[string]string{}}
+	c := &cluster{self: self, temporal: temporalBin, dir: dir, queue: "agentwork", started: map[string]string{}, polled: map[string][]string{}}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
@@ -154,9 +156,14 @@ func (c *cluster) startWorker(name string, extra ...string) (*proc, error) {
 			c.started[f[1]] = f[2]
 			c.cond.Broadcast()
 			c.mu.Unlock()
+		case len(f) == 3 && f[0] == "polled":
+			c.mu.Lock()
+			c.polled[f[1]] = append(c.polled[f[1]], f[2])
+			c.cond.Broadcast()
+			c.mu.Unlock()
 		}
 	}, c.self, append([]string{"worker", "-hostport", c.hostPort, "-queue", c.queue, "-name", name,
-		"-spans", filepath.Join(c.dir, name+".spans")}, extra...)...)
+		"-spans", filepath.Join(c.dir, name+".spans"), "-jobs", c.jobs}, extra...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +192,25 @@ func (c *cluster) waitStarted(id, since string, timeout time.Duration) (string, 
 		}
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("no worker started Work %s within %s", id, timeout)
+		}
+		c.cond.Wait()
+	}
+}
+
+// waitPolled waits until the polls of job id satisfy cond (the workers
+// that made them, in order) and returns them.
+func (c *cluster) waitPolled(id string, cond func([]string) bool, timeout time.Duration) ([]string, error) {
+	deadline := time.Now().Add(timeout)
+	t := time.AfterFunc(timeout, func() { c.mu.Lock(); c.cond.Broadcast(); c.mu.Unlock() })
+	defer t.Stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if ws := c.polled[id]; cond(ws) {
+			return append([]string(nil), ws...), nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("job %s: polls %v within %s", id, c.polled[id], timeout)
 		}
 		c.cond.Wait()
 	}

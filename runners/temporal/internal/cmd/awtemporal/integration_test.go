@@ -7,10 +7,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,6 +39,10 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	cl := newCluster(self, temporalBin, dir)
 	t.Cleanup(cl.stop)
+	svc := newBatchService()
+	hs := httptest.NewServer(svc) // on 127.0.0.1
+	t.Cleanup(hs.Close)
+	cl.jobs = hs.URL
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := cl.startServer(ctx); err != nil {
@@ -198,7 +205,65 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	t.Logf("4. guidance delivered across processes (Work %s), cancel (Work %s), failure (Work %s)", guided[:8], cancelled[:8], failed[:8])
 
-	// 5. The canary: histories (read with the CLI), logs and spans.
+	// 5. A job waits at the fake batch service; the worker that polled
+	// it last is SIGKILLed right after a poll: the next polls run on the
+	// other worker, the job completes there, and it was submitted once.
+	var jr struct{ Work string }
+	must(co.do(&jr, "job", "nightly"))
+	job := jr.Work
+	ids = append(ids, job)
+	ws, err := cl.waitPolled(job, func(ws []string) bool { return len(ws) >= 2 }, 2*time.Minute)
+	must(err)
+	victim := ws[len(ws)-1]
+	workers[victim].kill()
+	cl.mu.Lock()
+	atKill := len(cl.polled[job])
+	cl.mu.Unlock()
+	ws, err = cl.waitPolled(job, func(ws []string) bool { return len(ws) > atKill }, 2*time.Minute)
+	must(err)
+	if last := ws[len(ws)-1]; last != other[victim] {
+		t.Fatalf("job: a poll after the SIGKILL of %s ran on %s", victim, last)
+	}
+	svc.finish(job)
+	r, err = co.settled(job, 2*time.Minute)
+	must(err)
+	if r.Status.State != "completed" || r.Result != "batch nightly done" {
+		t.Fatalf("job after the SIGKILL: %+v %q, want completed", r.Status, r.Result)
+	}
+	if subs := svc.submitted(); len(subs) != 1 || subs[job] != 1 {
+		t.Fatalf("job: submits %v, want one, keyed by the Work id", subs)
+	}
+	t.Logf("5. SIGKILL of %s between polls: job %s polled again on %s (%d polls by then), completed, submitted once", victim, job[:8], other[victim], len(ws))
+	startWorker(victim)
+
+	// 6. A Work that needs approval; the coordinator dies; a new
+	// coordinator process lists the request and approves it: it runs.
+	var hr struct{ Work string }
+	must(co.do(&hr, "held", "gated", gate))
+	held := hr.Work
+	ids = append(ids, held)
+	co.p.kill()
+	co, err = cl.startCoordinator("coordinator-3", "integration")
+	must(err)
+	var pending []struct {
+		Work struct {
+			ID string `json:"id"`
+		}
+		Input string
+	}
+	must(co.do(&pending, "pending"))
+	if len(pending) != 1 || pending[0].Work.ID != held || pending[0].Input != gate {
+		t.Fatalf("pending after the restart: %+v, want %s", pending, held)
+	}
+	must(co.do(nil, "approve", held))
+	r, err = co.settled(held, 2*time.Minute)
+	must(err)
+	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "gated on ") {
+		t.Fatalf("approved after the restart: %+v %q", r.Status, r.Result)
+	}
+	t.Logf("6. coordinator restarted: approved Work %s, which then ran", held[:8])
+
+	// 7. The canary: histories (read with the CLI), logs and spans.
 	show := func(id string) []byte {
 		t.Helper()
 		out, err := exec.Command(temporalBin, "workflow", "show", "--address", cl.hostPort, "--namespace", namespace,
@@ -213,7 +278,7 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	allowed := map[string][]string{ // Work id -> the canaries its history may hold
 		lost: {CanaryInput}, retry: nil, gated: {CanaryOutput}, guided: {CanaryInput, CanaryOutput},
-		cancelled: {CanaryInput}, failed: {CanaryInput},
+		cancelled: {CanaryInput}, failed: {CanaryInput}, job: nil, held: {CanaryOutput},
 	}
 	canaries := []string{CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance}
 	for _, id := range ids {
@@ -294,7 +359,64 @@ func TestIntegrationTemporal(t *testing.T) {
 			t.Errorf("Work %s: %d invoke_agent spans across the processes, want 1", id, workSpans[id])
 		}
 	}
-	t.Logf("5. canary: %d histories, %d log files, %d spans checked", len(ids)+1, len(files), nspans)
+	t.Logf("7. canary: %d histories, %d log files, %d spans checked", len(ids)+1, len(files), nspans)
+}
+
+// batchService is the fake external batch service: a job per
+// idempotency key (a repeated submit finds it), waiting until finish.
+type batchService struct {
+	mu      sync.Mutex
+	submits map[string]int
+	inputs  map[string]string // handle -> input
+	done    map[string]bool   // handle -> finished
+}
+
+func newBatchService() *batchService {
+	return &batchService{submits: map[string]int{}, inputs: map[string]string{}, done: map[string]bool{}}
+}
+
+func (b *batchService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := r.URL.Query()
+	switch r.URL.Path {
+	case "/submit":
+		key := q.Get("key")
+		b.submits[key]++
+		b.inputs["h-"+key] = q.Get("input")
+		_ = json.NewEncoder(w).Encode(map[string]string{"Handle": "h-" + key})
+	case "/poll":
+		h := q.Get("handle")
+		in, ok := b.inputs[h]
+		switch {
+		case !ok:
+			_ = json.NewEncoder(w).Encode(map[string]string{"Key": strings.TrimPrefix(h, "h-"), "State": "failed"})
+		case b.done[h]:
+			_ = json.NewEncoder(w).Encode(map[string]string{"Key": strings.TrimPrefix(h, "h-"), "State": "done", "Output": "batch " + in + " done"})
+		default:
+			_ = json.NewEncoder(w).Encode(map[string]string{"Key": strings.TrimPrefix(h, "h-"), "State": "waiting"})
+		}
+	case "/cancel":
+		delete(b.inputs, q.Get("handle"))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (b *batchService) finish(key string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done["h-"+key] = true
+}
+
+func (b *batchService) submitted() map[string]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range b.submits {
+		out[k] = v
+	}
+	return out
 }
 
 func contains(s []string, v string) bool {

@@ -3,15 +3,18 @@
 // demo of make demo-temporal. It lives in the runner's module, so that the
 // root module never imports Temporal.
 //
-//	awtemporal worker      -hostport H -queue Q -name N -spans FILE
+//	awtemporal worker      -hostport H -queue Q -name N -spans FILE [-jobs URL]
 //	awtemporal coordinator -hostport H -queue Q -owner O -spans FILE
 //	awtemporal demo        -temporal BIN
 //
 // A worker runs the runner's workflows and four targets (slow, retry,
-// gated, fail) and says "started <work id> <worker name>" on stdout when an
-// attempt begins; its log lines (stderr) carry ids and states only. A
-// coordinator reads one command a line on stdin (start LABEL INPUT, status
-// ID, result ID, cancel ID, send ID CALL MESSAGE, list) and answers each
+// gated, fail), and with -jobs URL a fifth, batch, a job at the fake batch
+// service at URL; it says "started <work id> <worker name>" on stdout when
+// an attempt begins and "polled <work id> <worker name>" at each poll of a
+// job; its log lines (stderr) carry ids and states only. A coordinator
+// reads one command a line on stdin (start LABEL INPUT, job INPUT, held
+// LABEL INPUT, pending, approve ID, status ID, result ID, cancel ID, send
+// ID CALL MESSAGE, list) and answers each
 // with one JSON line on stdout: the object the model would see, or
 // {"error":CODE}. Both record the spans of the Temporal SDK's
 // OpenTelemetry interceptor in -spans (one line per span: name,

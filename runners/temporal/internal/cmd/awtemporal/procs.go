@@ -137,13 +137,13 @@ func Digest(msgs []string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-func targets(name string, log *slog.Logger) map[string]temporal.Child {
+func targets(name, jobs string, log *slog.Logger) map[string]temporal.Child {
 	started := func(ctx context.Context, label string) {
 		ex, _ := work.ExecutionFrom(ctx)
 		fmt.Printf("started %s %s\n", ex.WorkID(), name)
 		log.Info("attempt started", "work", ex.WorkID(), "target", label)
 	}
-	return map[string]temporal.Child{
+	t := map[string]temporal.Child{
 		// slow: input "N ...": returns after N guidance messages (0: runs
 		// until cancelled), a model boundary every 50 ms.
 		"slow": {Kind: work.KindAgent, Run: func(ctx context.Context, input string) (string, error) {
@@ -222,6 +222,11 @@ func targets(name string, log *slog.Logger) map[string]temporal.Child {
 			return "", errors.New(CanaryFailure)
 		}},
 	}
+	if jobs != "" {
+		// batch: a job at the fake batch service (jobs.go).
+		t["batch"] = temporal.Child{Kind: work.KindFunction, Job: batchJob(jobs, name, log)}
+	}
+	return t
 }
 
 func workerMain(args []string) int {
@@ -233,6 +238,7 @@ func workerMain(args []string) int {
 	maxRunning := fs.Int("max-running", 0, "attempts per target at once (0: the default)")
 	var ops opsFlags
 	ops.register(fs)
+	jobs := fs.String("jobs", "", "the fake batch service's URL (the batch target)")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("worker", *name)
 	c, obs, stopOps, err := dial(*hostPort, *spans, log, ops)
@@ -241,7 +247,7 @@ func workerMain(args []string) int {
 		return 1
 	}
 	defer stopOps()
-	w, err := temporal.NewWorker(c, targets(*name, log), append(options(*queue, obs), temporal.WithMaxRunning(*maxRunning))...)
+	w, err := temporal.NewWorker(c, targets(*name, *jobs, log), append(options(*queue, obs), temporal.WithMaxRunning(*maxRunning))...)
 	if err == nil {
 		err = w.Start()
 	}
@@ -317,6 +323,18 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 		return ""
 	}
 	switch f[0] {
+	case "job": // job INPUT: a Work of the batch job target
+		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "batch", Kind: work.KindFunction},
+			Input: arg(1), Job: &work.Job{Backoff: jobBackoff, Submit: noSubmit, Await: noAwait}})
+		return map[string]string{"work": ref.ID}, err
+	case "held": // held LABEL INPUT: a Work that needs approval
+		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: work.KindFunction},
+			Input: arg(2), NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "pending":
+		return e.Pending(context.Background(), o)
+	case "approve":
+		return map[string]bool{"approved": true}, e.Approve(context.Background(), o, arg(1))
 	case "start":
 		kind := work.KindFunction
 		if arg(1) == "slow" {
@@ -346,3 +364,9 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 	}
 	return nil, work.ErrInvalidSpec.Detail("unknown command")
 }
+
+// The coordinator's declaration of a job needs Submit and Await
+// (work.Job.Validate); on Temporal the Worker's Job is what runs.
+func noSubmit(context.Context, string, string) ([]byte, error) { return nil, work.ErrInvalidSpec }
+
+func noAwait(context.Context, []byte) (work.Poll, error) { return work.Poll{}, work.ErrInvalidSpec }

@@ -1,0 +1,186 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// validChild checks a Child NewWorker registers under label: a label,
+// and either a Run (with a kind) or a valid Job (a function target).
+func validChild(label string, t Child) error {
+	switch {
+	case label == "":
+		return fmt.Errorf("temporal: a target needs a label: %w", work.ErrInvalidSpec)
+	case t.Job != nil && t.Run != nil:
+		return fmt.Errorf("temporal: target %q has both a Run and a Job: %w", label, work.ErrInvalidSpec)
+	case t.Job != nil:
+		if t.Kind != work.KindFunction {
+			return fmt.Errorf("temporal: target %q: a job is a function target: %w", label, work.ErrInvalidSpec)
+		}
+		if err := t.Job.Validate(); err != nil {
+			return fmt.Errorf("temporal: target %q: %w", label, err)
+		}
+	case t.Run == nil || (t.Kind != work.KindAgent && t.Kind != work.KindFunction):
+		return fmt.Errorf("temporal: target %q needs a label, a Run and a kind: %w", label, work.ErrInvalidSpec)
+	}
+	return nil
+}
+
+// registerJob registers a job target's activities: Submit on the target's
+// queue worker aw (it holds one of its running slots), Await and
+// CancelJob on a worker of the target's poll queue, bounded by the job's
+// MaxPolls (the Worker's own bound: Temporal has no global one).
+func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
+	aw.RegisterActivityWithOptions(w.submit, activity.RegisterOptions{Name: SubmitActivityName})
+	polls := j.MaxPolls
+	if polls == 0 {
+		polls = work.DefaultMaxPolls
+	}
+	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
+	pw := worker.New(w.c, pollQueue(w.cfg.taskQueue, label), worker.Options{
+		MaxConcurrentActivityExecutionSize: polls,
+		DefaultHeartbeatThrottleInterval:   hbThrottle,
+		MaxHeartbeatThrottleInterval:       hbThrottle,
+		DisableWorkflowWorker:              true,
+	})
+	pw.RegisterActivityWithOptions(w.await, activity.RegisterOptions{Name: AwaitActivityName})
+	pw.RegisterActivityWithOptions(w.cancelJob, activity.RegisterOptions{Name: CancelJobActivityName})
+	w.workers = append(w.workers, pw)
+}
+
+// keepAlive heartbeats the activity of ctx now and at a third of the
+// heartbeat timeout until stop is called. The heartbeats are recorded
+// without ctx's cancellation (see run), which they still bring.
+func (w *Worker) keepAlive(ctx context.Context) (stop func()) {
+	hbCtx := context.WithoutCancel(ctx)
+	activity.RecordHeartbeat(hbCtx)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(max(w.cfg.heartbeatTimeout/3, 20*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				activity.RecordHeartbeat(hbCtx)
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// submit is a job's submit: announce the attempt (the Work runs), call
+// the target's Submit with the Work's id as the idempotency key, and
+// return the handle or a class (never failure text). Cancellation
+// reaches Submit's context through the heartbeat; a handle it returns all
+// the same is kept, and the job is then cancelled.
+func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, error) {
+	t, ok := w.targets[in.Label]
+	if !ok || t.Job == nil {
+		return submitOutcome{Class: work.ClassError}, nil // this deployment's Workers disagree on the target
+	}
+	stop := w.keepAlive(ctx)
+	defer stop()
+	var started startedReply
+	if err := w.update(ctx, in.ID, updateStarted, &started, int(activity.GetInfo(ctx).Attempt)); err != nil {
+		return submitOutcome{}, err
+	}
+	if !started.Run {
+		return submitOutcome{Class: classNotRun}, nil
+	}
+	stopAnnounce := w.announce(ctx, started)
+	defer stopAnnounce()
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stopCancel := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stopCancel()
+	if in.MaxDuration > 0 {
+		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
+		defer timer.Stop()
+	}
+	h, err, panicked := invokeSubmit(sctx, t.Job.Submit, in.ID, in.Input)
+	switch {
+	case panicked:
+		return submitOutcome{Class: work.ClassPanic}, nil
+	case err == nil:
+		return submitOutcome{Handle: h}, nil
+	case errors.Is(context.Cause(sctx), errDeadline):
+		return submitOutcome{Class: work.ClassDeadline}, nil
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return submitOutcome{Class: classCancelled}, nil
+	}
+	return submitOutcome{Class: work.ClassError}, nil
+}
+
+// await is one poll: the target's Await on the handle. A Go error or a
+// panic is a transient poll error (Err); its text stays here.
+func (w *Worker) await(ctx context.Context, in awaitInput) (pollOutcome, error) {
+	t, ok := w.targets[in.Label]
+	if !ok || t.Job == nil {
+		return pollOutcome{Err: true}, nil
+	}
+	stop := w.keepAlive(ctx)
+	defer stop()
+	var p work.Poll
+	var err error
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				err = errPanicked
+			}
+		}()
+		p, err = t.Job.Await(ctx, in.Handle)
+	}()
+	switch {
+	case err != nil:
+		return pollOutcome{Err: true}, nil
+	case p.State == work.PollDone:
+		return pollOutcome{State: work.PollDone, Output: p.Output}, nil
+	case p.State == work.PollFailed:
+		return pollOutcome{State: work.PollFailed, Class: p.Class}, nil
+	case p.State == work.PollWaiting:
+		return pollOutcome{State: work.PollWaiting, Progress: p.Progress}, nil
+	}
+	return pollOutcome{Err: true}, nil // an unknown state
+}
+
+// cancelJob calls the target's Cancel on the handle, if it has one. Its
+// error is not reported: the Work ends as its workflow decided.
+func (w *Worker) cancelJob(ctx context.Context, in awaitInput) error {
+	t, ok := w.targets[in.Label]
+	if !ok || t.Job == nil || t.Job.Cancel == nil {
+		return nil
+	}
+	stop := w.keepAlive(ctx)
+	defer stop()
+	func() {
+		defer func() { _ = recover() }()
+		_ = t.Job.Cancel(ctx, in.Handle)
+	}()
+	return nil
+}
+
+var errPanicked = errors.New("temporal: panicked")
+
+func invokeSubmit(ctx context.Context, submit func(context.Context, string, string) ([]byte, error), key, input string) (h []byte, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			h, err, panicked = nil, nil, true
+		}
+	}()
+	h, err = submit(ctx, key, input)
+	return h, err, false
+}

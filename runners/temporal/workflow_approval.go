@@ -1,0 +1,103 @@
+package temporal
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Approval in the Work workflow: a Work started with Spec.NeedsApproval
+// waits, queued, for an approve or deny update (or its approval timeout,
+// a workflow timer) before it schedules anything: no activity, no
+// heartbeat, no worker slot. The owner's registry knows it awaits
+// approval from its admission on (ownerRecord.Approval); the approvals
+// index (ApprovalsWorkflow) lists it for the approver role.
+
+// waitHandlers registers the approve and deny updates and the approval
+// query (on every Work: one that does not await approval answers
+// work.ErrNotFound, or Found false).
+func (w *workRun) waitHandlers(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, queryApproval, func(r answerRequest) (approvalInfo, error) {
+		if !w.awaitingFor(r) {
+			return approvalInfo{}, nil
+		}
+		return approvalInfo{Found: true, Owner: w.in.Owner, Label: w.in.Label, TargetID: w.in.TargetID,
+			Input: w.in.Input, Requested: w.in.Created, Deadline: w.approvalDeadline()}, nil
+	}); err != nil {
+		return err
+	}
+	validate := func(r answerRequest) error {
+		if !w.awaitingFor(r) {
+			return workErr(work.ErrNotFound)
+		}
+		return nil
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateApprove, func(ctx workflow.Context, r answerRequest) error {
+		w.awaiting = false
+		w.queuedFrom = workflow.Now(ctx)
+		w.ev.emit(ctx, work.Event{Type: work.EventApproved})
+		w.notify(ctx)
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, updateDeny, func(ctx workflow.Context, r answerRequest) error {
+		w.awaiting = false
+		w.ev.emit(ctx, work.Event{Type: work.EventDenied})
+		w.endQueued(ctx, work.ClassDenied)
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: validate})
+}
+
+// awaitingFor reports whether the Work awaits approval and r may see it:
+// its owner (not detached) or the approver role.
+func (w *workRun) awaitingFor(r answerRequest) bool {
+	return w.awaiting && w.state == work.StateQueued && (r.Approver || w.visible(r.Owner))
+}
+
+func (w *workRun) approvalDeadline() time.Time {
+	return w.in.Created.Add(w.in.Approval.Timeout)
+}
+
+// awaitApproval holds the Work (its EventApprovalRequested reported as
+// the workflow began) until it is approved, denied, cancelled or its
+// approval timeout passes (then it ends cancelled,
+// work.ClassApprovalTimeout). The approvals index lists it meanwhile.
+func (w *workRun) awaitApproval(ctx workflow.Context) {
+	w.tellApprovals(ctx, updateApprovalAdd, approvalEntry{ID: w.in.ID, Owner: w.in.Owner, Requested: w.in.Created})
+	if wait := w.approvalDeadline().Sub(workflow.Now(ctx)); wait > 0 {
+		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.awaiting || w.state != work.StateQueued })
+	}
+	if w.awaiting && w.state == work.StateQueued {
+		w.awaiting = false
+		w.endQueued(ctx, work.ClassApprovalTimeout)
+	}
+	w.awaiting = false
+	w.tellApprovals(ctx, updateApprovalRemove, approvalEntry{ID: w.in.ID})
+}
+
+// endQueued ends a queued Work cancelled with class (denied, or its
+// approval timed out).
+func (w *workRun) endQueued(ctx workflow.Context, class string) {
+	w.dropGuidance(ctx)
+	w.state = work.StateCancelled
+	w.finished = workflow.Now(ctx)
+	w.cancelClass = class
+	w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created), ErrorClass: class})
+	w.cancelAct()
+	w.notify(ctx)
+}
+
+// tellApprovals sends update name to the approvals index of the Work's
+// task queue (starting it if need be), from a local activity, as
+// tellOwner does for the registry.
+func (w *workRun) tellApprovals(ctx workflow.Context, name string, e approvalEntry) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 10 * time.Second},
+	})
+	_ = workflow.ExecuteLocalActivity(lctx, tellApprovalsName, workflow.GetInfo(ctx).TaskQueueName, name, e).Get(ctx, nil)
+}

@@ -1,0 +1,257 @@
+package temporal
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// External jobs in the Work workflow. The submit is an activity on the
+// target's queue (it holds a running slot of the Worker that runs it);
+// then the workflow waits on a workflow timer (no activity, no heartbeat,
+// no worker slot) and polls with an activity on the target's poll queue,
+// bounded per Worker by the job's MaxPolls. The handle and the backoff
+// are workflow state; every PollsPerRun polls the workflow continues as
+// new with them (jobState), so that a job that waits for days keeps a
+// short history.
+
+// Timeouts of a job's activities: a poll and a cancel are short calls;
+// their Worker's loss shows within the heartbeat timeout.
+const (
+	pollTimeout = time.Minute
+	// submitAttempts bounds the tries of a submit whose Worker died (a
+	// Go error from Submit is not retried: the Work fails).
+	submitAttempts = 3
+	// cancelAttempts bounds the tries of a cancel whose Worker died.
+	cancelAttempts = 3
+)
+
+// closedTries bounds the tries of a cancel that reached a run of a live
+// Work's workflow as it closed (it continued as new).
+const closedTries = 3
+
+// DefaultPollsPerRun is how many polls a waiting job's workflow makes
+// before it continues as new (WithPollsPerRun).
+const DefaultPollsPerRun = 500
+
+// resume restores a continued run's state (a no-op for a first run).
+func (w *workRun) resume() {
+	c := w.in.Cont
+	if c == nil {
+		return
+	}
+	w.state, w.attempt, w.started, w.rev, w.detached = c.State, c.Attempt, c.Started, c.Rev, c.Detached
+	w.waiting = true
+}
+
+// runJob runs an external job to its end, or returns the continue-as-new
+// error of its next run (cont).
+func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont error) {
+	in, j := w.in, w.in.Job
+	w.spent = &work.Usage{} // a job spends no model budget
+	var st jobState
+	if in.Cont != nil {
+		st = *in.Cont
+	} else {
+		if w.state == work.StateCancelled { // cancelled, denied or timed out before it ran
+			return workOutcome{State: work.StateCancelled}, nil
+		}
+		ao := workflow.ActivityOptions{
+			TaskQueue:           in.TaskQueue,
+			StartToCloseTimeout: startToClose(in.MaxDuration),
+			HeartbeatTimeout:    in.HeartbeatTimeout,
+			WaitForCancellation: true,
+			RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: submitAttempts},
+		}
+		var out submitOutcome
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), SubmitActivityName, submitInput{
+			ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Input: in.Input,
+			MaxDuration: in.MaxDuration}).Get(ctx, &out)
+		switch {
+		case err != nil:
+			return w.settle(runOutcome{}, err), nil
+		case out.Class != "":
+			return w.settle(runOutcome{Class: out.Class}, nil), nil
+		}
+		st.Handle = out.Handle
+		w.waiting = true
+		if w.state == work.StateRunning { // else cancelled during the submit: the loop cancels the job
+			w.ev.emit(ctx, work.Event{Type: work.EventWaiting})
+			w.notify(ctx)
+		}
+	}
+	var deadline time.Time
+	if in.MaxDuration > 0 {
+		deadline = w.started.Add(in.MaxDuration)
+	}
+	pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           j.PollQueue,
+		StartToCloseTimeout: pollTimeout,
+		HeartbeatTimeout:    in.HeartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	for polls := 0; ; polls++ {
+		if w.state != work.StateRunning { // cancel-requested (Cancel, Release)
+			w.cancelJob(ctx, st.Handle)
+			return workOutcome{State: work.StateCancelled}, nil
+		}
+		if polls >= max(j.PollsPerRun, 1) {
+			return workOutcome{}, w.continueJob(ctx, st)
+		}
+		st.Delay = j.Backoff.Next(st.Delay, st.Progress)
+		wait := st.Delay
+		if !deadline.IsZero() {
+			wait = min(wait, deadline.Sub(workflow.Now(ctx)))
+		}
+		if wait > 0 {
+			// A workflow timer, cancelled when a cancel arrives first.
+			_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return w.state != work.StateRunning })
+		}
+		if w.state != work.StateRunning {
+			continue
+		}
+		// Past the deadline the job is cancelled; but a job submitted in
+		// time whose first poll is due past it (the round trips of the
+		// submit took the rest) is polled once first, at once: a job
+		// already done is not cancelled.
+		if !deadline.IsZero() && !workflow.Now(ctx).Before(deadline) && st.Polls > 0 {
+			w.cancelJob(ctx, st.Handle)
+			return workOutcome{State: work.StateFailed, Class: work.ClassDeadline}, nil
+		}
+		var p pollOutcome
+		if err := workflow.ExecuteActivity(pctx, AwaitActivityName, awaitInput{Label: in.Label, Handle: st.Handle}).Get(ctx, &p); err != nil {
+			p = pollOutcome{Err: true} // a timeout, or no Worker had the job
+		}
+		st.Polls++
+		switch {
+		case p.Err:
+			st.Errors++
+			st.Progress = false
+			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeError})
+			if st.Errors >= max(j.MaxPollErrors, 1) {
+				return workOutcome{State: work.StateFailed, Class: work.ClassError}, nil
+			}
+		case p.State == work.PollDone:
+			// The completion wins a cancel that arrived during the poll.
+			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeDone})
+			if in.MaxResultBytes > 0 && len(p.Output) > in.MaxResultBytes {
+				return workOutcome{State: work.StateFailed, Class: work.ClassResultTooLarge, Bytes: len(p.Output)}, nil
+			}
+			return workOutcome{State: work.StateCompleted, Output: p.Output, Bytes: len(p.Output)}, nil
+		case p.State == work.PollFailed:
+			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeFailed})
+			class := p.Class
+			if class == "" {
+				class = work.ClassError
+			}
+			return workOutcome{State: work.StateFailed, Class: class}, nil
+		default:
+			st.Errors, st.Progress = 0, p.Progress
+			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeWaiting})
+		}
+	}
+}
+
+func startToClose(maxDur time.Duration) time.Duration {
+	if maxDur > 0 {
+		return maxDur + time.Minute
+	}
+	return 365 * 24 * time.Hour
+}
+
+// cancelJob asks the job's service to stop it, through the target's
+// Cancel on a Worker (a no-op there when the job has none). Its failure
+// is not the Work's: the Work ends as decided.
+func (w *workRun) cancelJob(ctx workflow.Context, handle []byte) {
+	cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		TaskQueue:           w.in.Job.PollQueue,
+		StartToCloseTimeout: pollTimeout,
+		HeartbeatTimeout:    w.in.HeartbeatTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: cancelAttempts},
+	})
+	_ = workflow.ExecuteActivity(cctx, CancelJobActivityName, awaitInput{Label: w.in.Label, Handle: handle}).Get(ctx, nil)
+}
+
+// continueJob returns the error that continues the workflow as new with
+// the job's state, once the handlers in progress have finished. The
+// span's context stays in this process for the next run (spanStash).
+func (w *workRun) continueJob(ctx workflow.Context, st jobState) error {
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	st.State, st.Attempt, st.Started, st.Rev, st.Detached = w.state, w.attempt, w.started, w.rev, w.detached
+	w.ev.keep()
+	in := w.in
+	in.Cont = &st
+	return workflow.NewContinueAsNewError(ctx, WorkWorkflowName, in)
+}
+
+// spanStash holds, per Worker, the span contexts of Work whose workflow
+// continued as new there, until the next run binds them (at its first
+// live event). A next run that runs on another Worker binds a new span
+// from its own history (as a replay does); the entry left here is evicted
+// when the stash is full (maxStashed, oldest first), its span unexported.
+type spanStash struct {
+	mu    sync.Mutex
+	m     map[string]context.Context
+	order []string
+}
+
+const maxStashed = 1024
+
+func newSpanStash() *spanStash { return &spanStash{m: map[string]context.Context{}} }
+
+func (s *spanStash) put(id string, ctx context.Context) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[id]; !ok {
+		s.order = append(s.order, id)
+	}
+	s.m[id] = ctx
+	for len(s.order) > maxStashed {
+		delete(s.m, s.order[0])
+		s.order = s.order[1:]
+	}
+}
+
+func (s *spanStash) take(id string) (context.Context, bool) {
+	if s == nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx, ok := s.m[id]
+	if ok {
+		delete(s.m, id)
+		for i, x := range s.order {
+			if x == id {
+				s.order = append(s.order[:i], s.order[i+1:]...)
+				break
+			}
+		}
+	}
+	return ctx, ok
+}
+
+// keep stashes the bound span context of a run that continues as new
+// live (a replayed continue stashes nothing: its span is elsewhere).
+func (l *lifecycle) keep() {
+	if l.obs != nil && l.queued.Type == "" && !l.ended {
+		l.stash.put(l.base.WorkID, l.ctx)
+	}
+}
+
+// bindCtx binds the Work for its first live event: the span its earlier
+// run left in this process, or a new one (Observer.Bind with q).
+func (l *lifecycle) bindCtx(q work.Event) context.Context {
+	if ctx, ok := l.stash.take(l.base.WorkID); ok {
+		return ctx
+	}
+	return l.obs.Bind(l.launch.caller(), context.Background(), q)
+}
