@@ -570,3 +570,33 @@ func TestRemoteUpdateHooks(t *testing.T) {
 		t.Fatalf("a Remote without Update: %v", err)
 	}
 }
+
+// TestUpdateAfterSettled: a goroutine the child left behind reports after
+// the Work settled: refused with ending, and no event follows the
+// terminal one.
+func TestUpdateAfterSettled(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	o := work.NewOwner("late")
+	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
+	if _, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil {
+		t.Fatal(err)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+	if _, err := c.ex.ReportUpdate("k2", []byte(`2`), false); !isRefusal(err, work.UpdateRefusedEnding) {
+		t.Fatalf("an update after the end: %v", err)
+	}
+	if rec, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil || !rec.Duplicate || rec.Seq != 1 {
+		t.Fatalf("a repeat after the end = %+v, %v", rec, err)
+	}
+	evs := h.obs.events(ref.ID)
+	if terminalIndex(evs) != len(evs)-1 {
+		t.Fatalf("an event follows the terminal one: %v", eventTypes(evs))
+	}
+	if n := len(h.obs.ofType(work.EventUpdate)); n != 1 {
+		t.Fatalf("%d EventUpdate events, want the one before the end", n)
+	}
+	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || len(us) != 1 {
+		t.Fatalf("Updates after the end = %v, %v", us, err)
+	}
+}
