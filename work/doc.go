@@ -286,7 +286,8 @@
 // Error.Wrap (a transport or server failure, its cause reachable),
 // LaunchConflict, LimitRefusal, PoolRefusal and PoolScopeRefusal (the
 // refusals' messages), UpdateLog and UpdateRefusal (the decision on each
-// update, deterministic for a workflow).
+// update, deterministic for a workflow; UpdateLog.State and
+// RestoreUpdateLog carry it as plain data).
 // Gauges and status pages watch an engine through Watched (Snapshot).
 //
 // # Content
