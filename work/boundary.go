@@ -34,8 +34,8 @@ type Turn struct {
 //
 // It is safe for concurrent use, does not allocate on the ordinary path
 // and never takes the Supervisor's lock except to report the exhaustion,
-// to wait for a slot or to wait for an answer. Outside a child run (no budget) it always returns
-// the zero Turn.
+// to wait for a slot or to wait for an answer. Outside a child run (no
+// budget) it always returns the zero Turn.
 func (e *Execution) BeginRequest() (Turn, error) {
 	if e == nil {
 		return Turn{}, nil

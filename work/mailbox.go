@@ -63,8 +63,8 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // next model-request boundary (Execution.Guidance); the engine then holds no
 // copy. Guidance accepted while the child has a question open answers it
 // (see "Updates and questions" in the package doc; Answer also reaches a
-// function child). commandID is the caller's command identity (the model's tool-call
-// id): the same commandID with the same text returns the first receipt and
+// function child). commandID is the caller's command identity (the
+// model's tool-call id): the same commandID with the same text returns the first receipt and
 // queues nothing; with other text it is ErrConflict. Only SHA-256 digests
 // of the command id and of the text are kept for this. An empty commandID
 // is never deduplicated.
