@@ -61,8 +61,10 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // Send queues guidance for a non-terminal agent child visible to o. The
 // text waits in the Work's FIFO mailbox until the child drains it at its
 // next model-request boundary (Execution.Guidance); the engine then holds no
-// copy. commandID is the caller's command identity (the model's tool-call
-// id): the same commandID with the same text returns the first receipt and
+// copy. Guidance accepted while the child has a question open answers it
+// (see "Updates and questions" in the package doc; Answer also reaches a
+// function child). commandID is the caller's command identity (the
+// model's tool-call id): the same commandID with the same text returns the first receipt and
 // queues nothing; with other text it is ErrConflict. Only SHA-256 digests
 // of the command id and of the text are kept for this. An empty commandID
 // is never deduplicated.
@@ -81,6 +83,13 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // checked in that order: a replay of a recorded command returns its
 // receipt even after the Work has ended or while its mailbox is full.
 func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+	return s.send(o, id, commandID, message, true)
+}
+
+// send is Send, and Answer when agentOnly is false (a function child's
+// guidance is its answer: AwaitAnswer). Guidance accepted while the child
+// has a question open answers it (update_work.go).
+func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool) (SendReceipt, error) {
 	if s.uninitialized() {
 		return SendReceipt{}, ErrNotInitialized
 	}
@@ -105,7 +114,7 @@ func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message s
 		s.mu.Unlock()
 		return SendReceipt{}, err
 	}
-	if it.target.Kind != KindAgent {
+	if agentOnly && it.target.Kind != KindAgent {
 		s.mu.Unlock()
 		return SendReceipt{}, ErrNotAgent
 	}
@@ -140,6 +149,9 @@ func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message s
 		mb.remember(key, record{digest: digest, cursor: mb.cursor, at: now}, s.cfg.maxCommands)
 	}
 	r := it.receipt(mb.cursor, now)
+	if it.upd != nil {
+		it.upd.answerLocked()
+	}
 	e.add(it, Event{Type: EventGuidanceAccepted, Time: now, Count: 1})
 	s.unlockAndEmit(&e)
 	return r, nil
