@@ -77,7 +77,9 @@
 // duplicate reports no event. A Work gets at most 32 such events (the
 // default bound of its accepted updates); a Work allowed more (up to
 // work.MaxUpdatesCeiling) or a child that keeps reporting after refusals
-// (they have no bound of their own) gets no event for the rest. As the
+// (they have no bound of their own) gets no event for the rest, and a
+// foreground call's child (it has no Work: its updates are refused
+// not_declared) none; they count in the metrics and logs. As the
 // span ends it gets agentwork.work.updates (accepted) and
 // agentwork.work.updates.refused, and agentwork.work.updates.unrecorded
 // (updates without an event) when some were left out. The counts live

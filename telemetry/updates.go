@@ -51,6 +51,7 @@ const (
 	// after refusals (which have no bound of their own), gets no event
 	// for the rest: they are counted (agentwork.work.updates.unrecorded)
 	// and in the metrics as usual.
+	// A foreground call's child (no Work, WorkID "") gets none.
 	maxUpdateEvents = work.DefaultMaxUpdates
 )
 
@@ -160,7 +161,10 @@ func (o *Observer) updateEvent(ctx context.Context, e work.Event) bool {
 }
 
 // countUpdate counts one update of outcome index i in the Work's tally
-// and reports whether it may have a span event.
+// and reports whether it may have a span event: not when the Work has
+// maxUpdateEvents already, nor when there is no Work (a foreground call's
+// child, whose updates are all refused: nothing would bound their
+// events).
 func (o *Observer) countUpdate(id string, i int) (event bool) {
 	o.tally(id, func(t *workTally) {
 		c := &t.updates
@@ -176,7 +180,7 @@ func (o *Observer) countUpdate(id string, i int) (event bool) {
 			c.unrecorded = sat(c.unrecorded)
 		}
 	})
-	return event || id == ""
+	return event
 }
 
 // sat is n+1, saturating.

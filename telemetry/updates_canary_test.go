@@ -246,3 +246,41 @@ func TestUpdateTelemetryThroughSupervisor(t *testing.T) {
 	}
 	updateMarks.check(t, h, html, js, html2, js2, block, block2)
 }
+
+// TestUpdateForeground: a foreground call's child has no Work, so its
+// updates are refused (not_declared): they count and log, with no span
+// event (nothing would bound them), and the canary is nowhere.
+func TestUpdateForeground(t *testing.T) {
+	h := newHarness(t)
+	ctx, root := h.root()
+	var results []string
+	out, err := h.foreground(ctx, summarizer, func(ctx context.Context) (string, error) {
+		for i := range 40 {
+			results = append(results, reportResult(work.ReportUpdate(ctx, fmt.Sprint("k", i), canaryValue("fg"), i%2 == 0)))
+		}
+		return "output " + updateCanary, nil
+	})
+	if err != nil || !strings.Contains(out, updateCanary) {
+		t.Fatalf("Call: %q %v", out, err)
+	}
+	root.End()
+	for _, r := range results {
+		if r != "refused not_declared" {
+			t.Fatalf("a foreground update answered %q", r)
+		}
+	}
+	if spans := renderSpans(h.spans.Ended()); strings.Contains(spans, "update") {
+		t.Errorf("a foreground update reached a span:\n%s", spans)
+	}
+	var metrics []string
+	for _, s := range series(h.collect()) {
+		if strings.HasPrefix(s, "agentwork.work.update") {
+			metrics = append(metrics, s)
+		}
+	}
+	diff(t, "update metrics", strings.Join(metrics, "\n"), "agentwork.work.updates{outcome=not_declared,target=summarizer} 40")
+	if n := strings.Count(h.logs.String(), `"msg":"agentwork.work.update","work.id":"","work.target":"summarizer","outcome":"not_declared"`); n != 40 {
+		t.Errorf("%d update log lines, want 40:\n%s", n, h.logs.String())
+	}
+	updateMarks.check(t, h)
+}
