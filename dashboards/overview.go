@@ -62,7 +62,8 @@ func quantile(q, metric, by string) string {
 // the target variable, the others take everything.
 func sel(metric string) string {
 	switch metric {
-	case "agentwork_work_duration_seconds", "agentwork_work_queue_wait_seconds", "agentwork_work_result_bytes":
+	case "agentwork_work_duration_seconds", "agentwork_work_queue_wait_seconds", "agentwork_work_result_bytes",
+		"agentwork_work_update_bytes":
 		return "{" + targetSel + "}"
 	}
 	return "{" + procSel + "}"
@@ -319,6 +320,8 @@ func Overview() (dashboard.Dashboard, error) {
 
 	// Row: jobs and approvals (waits.go).
 	b = withWaitsRow(b)
+	// Row: updates from children (updates.go).
+	b = withUpdatesRow(b)
 
 	d, err := b.Build()
 	if err != nil {

@@ -67,6 +67,25 @@
 // engine holding it live; they are the polls this process reported or
 // replayed (a durable engine's Work may poll in several processes). The handle, the job's output and an approval
 // request's input never reach a span.
+//
+// Children that talk back: each update a child reports (work.EventUpdate)
+// is an event agentwork.work.update: accepted, with agentwork.update.seq,
+// agentwork.update.bytes and agentwork.update.question; refused, with
+// error.type (the reason: not_declared, count, bytes, ending, conflict,
+// invalid, else _OTHER), agentwork.update.bytes when the engine gave the
+// size, and agentwork.update.question. A repeat the engine answers as a
+// duplicate reports no event. A Work gets at most 32 such events (the
+// default bound of its accepted updates); a Work allowed more (up to
+// work.MaxUpdatesCeiling) or a child that keeps reporting after refusals
+// (they have no bound of their own) gets no event for the rest, and a
+// foreground call's child (it has no Work: its updates are refused
+// not_declared) none; they count in the metrics and logs. As the
+// span ends it gets agentwork.work.updates (accepted) and
+// agentwork.work.updates.refused, and agentwork.work.updates.unrecorded
+// (updates without an event) when some were left out. The counts live
+// with a job's poll counts, as long. An update's value never reaches a
+// span: a question is a flag, and its answer is guidance
+// (agentwork.work.guidance.accepted, ...delivered, counts only).
 // The engine reports a result read, and guidance dropped when a Work ends,
 // after the terminal event that ended the span: such events go on the open
 // "execute_tool work" span of the call that caused them, when there is one.
@@ -108,12 +127,15 @@
 //	agentwork_work_oldest_approval_age_seconds{target}
 //	                                                  gauge, how long the oldest pending approval has waited (0 when none)
 //	agentwork_job_polls_total{target,outcome}         counter, polls of external jobs: waiting|done|failed|error
+//	agentwork_work_updates_total{target,outcome}      counter, updates children reported: accepted or the refusal reason
+//	                                                  (not_declared|count|bytes|ending|conflict|invalid)
+//	agentwork_work_update_bytes{target}               histogram, accepted updates' encoded sizes (16 B to 1 MiB by fours)
 //
 // Every label value comes from a bounded set: the six states, the target
 // labels, the six actions (anything else is "invalid"), the six call
 // outcomes (ok, not_found, rejected, invalid, timeout, failed), the three
-// guidance events, the refusal reasons, the four poll outcomes (anything
-// else is "_OTHER"). No id is ever a label.
+// guidance events, the refusal reasons, the four poll outcomes and the
+// update outcomes (anything else is "_OTHER"). No id is ever a label.
 //
 // # Logs
 //
@@ -124,7 +146,12 @@
 // (agentwork.work.approval_requested, agentwork.work.approved,
 // agentwork.work.denied), which are Info. A poll writes no line; a job's
 // terminal line carries its non-zero poll counts (polls.waiting,
-// polls.done, polls.failed, polls.error). Fields: work.id, work.target,
+// polls.done, polls.failed, polls.error). An update writes the line
+// agentwork.work.update (Debug; Info for an accepted question: the child
+// waits for its supervisor) with outcome (accepted or the refusal reason),
+// update.seq (accepted), bytes and update.question; a Work's terminal line
+// carries its non-zero update counts (updates.accepted, updates.refused).
+// Fields: work.id, work.target,
 // work.state, from, error.type, queue_wait, duration, count, bytes,
 // progress.done, progress.total, progress.model_requests,
 // progress.tool_calls (progress lines), owner.depth, and
@@ -149,11 +176,11 @@
 // # Content
 //
 // Child output, failure text, prompts, guidance text, job handles and
-// outputs, and approval inputs never reach a span, an event, an
-// attribute, a metric, a log line or the status page: the seam does not carry
-// them, and the few model-controlled strings a call carries (an action, a
-// work id, a tool-call id) are recorded only when they have their expected
-// form. There is no opt-in.
+// outputs, approval inputs, and update values and questions never reach a
+// span, an event, an attribute, a metric, a log line or the status page:
+// the seam does not carry them, and the few model-controlled strings a call
+// carries (an action, a work id, a tool-call id) are recorded only when
+// they have their expected form. There is no opt-in.
 //
 // # Identifiers
 //

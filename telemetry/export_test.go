@@ -7,9 +7,10 @@ func CancelEntries(o *Observer) int {
 	return len(o.cancelAt)
 }
 
-// PollEntries is how many Works' poll counts o keeps (for the tests).
+// PollEntries is how many Works' tallies (poll and update counts) o keeps
+// (for the tests).
 func PollEntries(o *Observer) int {
-	o.pollMu.Lock()
-	defer o.pollMu.Unlock()
-	return len(o.polls)
+	o.tallyMu.Lock()
+	defer o.tallyMu.Unlock()
+	return len(o.tallies)
 }

@@ -125,7 +125,7 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
 		limits: map[string]int{}, slots: map[string]int{}, local: map[string]bool{}, pollers: map[string]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
-	defer o.forgetStalePolls(o.pollIDs(), &c)
+	defer o.forgetStaleTallies(o.tallyIDs(), &c)
 	for _, s := range sups {
 		snap, err := s.Snapshot(ctx)
 		if err != nil {

@@ -118,6 +118,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		}
 	}
 	attrs = o.appendPolls(attrs, e)
+	attrs = o.appendUpdates(attrs, e)
 	attrs = append(attrs, slog.Int(logOwnerDepth, e.Depth))
 	attrs = appendTrace(attrs, ctx)
 	o.log.LogAttrs(ctx, level, msg, attrs...)

@@ -80,6 +80,8 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.tool_calls {call} counter",
 		"agentwork.work.transitions {transition} counter",
 		"agentwork.work.turns {request} counter",
+		"agentwork.work.update By histogram",
+		"agentwork.work.updates {update} counter",
 		"agentwork.work.waiting {work} gauge",
 	}
 	diff(t, "instruments", strings.Join(instruments, "\n"), strings.Join(wantInstruments, "\n"))
@@ -158,6 +160,9 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.work.transitions{state=running,target=researcher} 3",
 		"agentwork.work.transitions{state=running,target=summarizer} 3",
 		"agentwork.work.turns{target=researcher} 2",
+		"agentwork.work.updates{outcome=accepted,target=researcher} 2",
+		"agentwork.work.updates{outcome=count,target=researcher} 1",
+		"agentwork.work.update{target=researcher} count=2 sum=27",
 		"agentwork.work.waiting{target=researcher} 0",
 		"agentwork.work.waiting{target=summarizer} 0",
 	}
@@ -175,6 +180,17 @@ func TestScenarioMetrics(t *testing.T) {
 		10.24, 20.48, 40.96, 81.92, 163.84, 327.68, 655.36, 1310.72, 1800, 3600}
 	if !slices.Equal(bounds, wantBounds) {
 		t.Errorf("duration buckets %v, want %v", bounds, wantBounds)
+	}
+	var updateBounds []float64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "agentwork.work.update" {
+				updateBounds = m.Data.(metricdata.Histogram[int64]).DataPoints[0].Bounds
+			}
+		}
+	}
+	if want := []float64{16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}; !slices.Equal(updateBounds, want) {
+		t.Errorf("update bytes buckets %v, want %v", updateBounds, want)
 	}
 }
 

@@ -37,6 +37,7 @@ type Observer struct {
 	reg    metric.Registration
 	bud    *budgetInstruments // nil when metrics are off
 	w      *waitInstruments   // nil when metrics are off
+	u      *updateInstruments // nil when metrics are off
 	log    *slog.Logger
 
 	// Open work-tool action spans by the work id they name: lifecycle
@@ -56,13 +57,14 @@ type Observer struct {
 	cancelMu sync.Mutex
 	cancelAt map[string]time.Time
 
-	// Each job's polls by outcome so far (by work id), for the summary
-	// its span and terminal log line get; an entry lives until the Work's
-	// terminal or orphaned event, or until a census finds no watched
-	// engine holding the Work live.
-	pollMu sync.Mutex
-	polls  map[string]pollCounts
-	pollN  atomic.Int64 // len(polls), read without the lock
+	// Each job's polls by outcome and each Work's updates so far (by work
+	// id), for the summaries its span and terminal log line get
+	// (tally.go); an entry lives until the Work's terminal or orphaned
+	// event, or until a census finds no watched engine holding the Work
+	// live.
+	tallyMu sync.Mutex
+	tallies map[string]workTally
+	tallyN  atomic.Int64 // len(tallies), read without the lock
 
 	watchMu sync.Mutex
 	watched []work.Watched
@@ -101,12 +103,16 @@ func New(opts ...Option) (*Observer, error) {
 		if err != nil {
 			return nil, err
 		}
+		u, err := newUpdateInstruments(meter)
+		if err != nil {
+			return nil, err
+		}
 		reg, err := meter.RegisterCallback(o.collect,
 			append([]metric.Observable{m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel, m.pollers}, w.observables()...)...)
 		if err != nil {
 			return nil, err
 		}
-		o.m, o.w, o.reg = m, w, reg
+		o.m, o.w, o.u, o.reg = m, w, u, reg
 		if o.bud, err = newBudgetInstruments(meter, o); err != nil {
 			return nil, err
 		}
@@ -156,6 +162,16 @@ func (o *Observer) Unregister() error {
 // Work's poll counts, which its span gets as one agentwork.work.polls
 // event (and the agentwork.job.polls attribute) as it ends, and its
 // terminal log line as fields.
+//
+// EventUpdate (a child's update, accepted or refused) is the span event
+// agentwork.work.update (agentwork.update.seq, agentwork.update.bytes,
+// agentwork.update.question; error.type for a refusal), at most
+// maxUpdateEvents (32) per Work, the rest counted; it counts in
+// agentwork_work_updates_total{target,outcome} and, accepted, in
+// agentwork_work_update_bytes{target}, and writes a log line. The Work's
+// span gets agentwork.work.updates, agentwork.work.updates.refused (and
+// agentwork.work.updates.unrecorded) as it ends, its terminal log line the
+// non-zero counts. Never an update's value.
 func (o *Observer) Event(ctx context.Context, e work.Event) {
 	switch {
 	case e.Type == work.EventCancelRequested && e.WorkID != "":
@@ -173,7 +189,7 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 	if o.log == nil { // the zero Observer: no tracer, meter or logger
 		return
 	}
-	if o.budgetEvent(ctx, e) || o.waitEvent(ctx, e) {
+	if o.budgetEvent(ctx, e) || o.waitEvent(ctx, e) || o.updateEvent(ctx, e) {
 		return
 	}
 	if o.tracer != nil {
@@ -183,14 +199,16 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 		o.m.record(ctx, e)
 	}
 	o.logEvent(ctx, e)
-	o.forgetPolls(e)
+	o.forgetTally(e)
 }
 
 // Replay records a replayed event on the Work's span in ctx (what Bind
 // returned for it), as Event does, and nothing else: no metric, no log
 // line, no event on a work-tool action span (see work.Replayer). A
 // terminal transition ends the span at e.Time. A replayed EventPolled
-// counts for the poll summary the span gets as it ends.
+// counts for the poll summary the span gets as it ends; a replayed
+// EventUpdate is its span event (within the Work's bound) and counts for
+// the span's update counts.
 func (o *Observer) Replay(ctx context.Context, e work.Event) {
 	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
@@ -203,6 +221,10 @@ func (o *Observer) Replay(ctx context.Context, e work.Event) {
 		o.countPoll(e.WorkID, pollIndex(e.Poll))
 		return
 	}
+	if e.Type == work.EventUpdate {
+		o.updateSpan(ctx, e, updateIndex(e.ErrorClass))
+		return
+	}
 	o.spanEvent(ctx, e)
-	o.forgetPolls(e)
+	o.forgetTally(e)
 }

@@ -315,6 +315,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	defer sc.put()
 	if own && (e.Type == work.EventOrphaned || (transition && e.To.Terminal())) {
 		o.pollSummary(span, e, sc) // before the attributes below: it uses sc too
+		o.updateSummary(span, e)
 	}
 	attrs := sc.attributes()
 	if transition && si >= 0 {

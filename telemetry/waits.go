@@ -214,80 +214,17 @@ func (o *Observer) waitEvent(ctx context.Context, e work.Event) bool {
 
 // countPoll adds one poll of outcome index i to the Work's counts.
 func (o *Observer) countPoll(id string, i int) {
-	if id == "" {
-		return
-	}
-	o.pollMu.Lock()
-	if o.polls == nil {
-		o.polls = make(map[string]pollCounts)
-	}
-	c := o.polls[id]
-	if c[i] < ^uint32(0) {
-		c[i]++
-	}
-	o.polls[id] = c
-	o.pollN.Store(int64(len(o.polls)))
-	o.pollMu.Unlock()
+	o.tally(id, func(t *workTally) {
+		if t.polls[i] < ^uint32(0) {
+			t.polls[i]++
+		}
+	})
 }
 
-// pollsOf returns the Work's poll counts so far.
+// pollsOf returns the Work's poll counts so far, and whether it polled.
 func (o *Observer) pollsOf(id string) (pollCounts, bool) {
-	if o.pollN.Load() == 0 { // no job polled: the common case takes no lock
-		return pollCounts{}, false
-	}
-	o.pollMu.Lock()
-	defer o.pollMu.Unlock()
-	c, ok := o.polls[id]
-	return c, ok
-}
-
-// forgetPolls drops the poll counts of a Work that ended (its terminal
-// event) or was orphaned.
-func (o *Observer) forgetPolls(e work.Event) {
-	if e.WorkID == "" || o.pollN.Load() == 0 || (e.Type != work.EventOrphaned && !(e.To.Terminal() && e.Type == work.EventType(e.To))) {
-		return
-	}
-	o.pollMu.Lock()
-	delete(o.polls, e.WorkID)
-	o.pollN.Store(int64(len(o.polls)))
-	o.pollMu.Unlock()
-}
-
-// pollIDs returns the ids whose poll counts the Observer holds, for a
-// census to forget those of Work no watched engine holds any more (a
-// durable runner's Work may end in another process).
-func (o *Observer) pollIDs() map[string]struct{} {
-	if o.pollN.Load() == 0 {
-		return nil
-	}
-	o.pollMu.Lock()
-	defer o.pollMu.Unlock()
-	if len(o.polls) == 0 {
-		return nil
-	}
-	ids := make(map[string]struct{}, len(o.polls))
-	for id := range o.polls {
-		ids[id] = struct{}{}
-	}
-	return ids
-}
-
-// forgetStalePolls drops the poll counts of the ids in stale that no
-// watched engine reported live in c, unless some engine's Snapshot failed
-// (its Work is unknown that round).
-func (o *Observer) forgetStalePolls(stale map[string]struct{}, c *census) {
-	if len(stale) == 0 || c.partial {
-		return
-	}
-	for _, lw := range c.live {
-		delete(stale, lw.ID)
-	}
-	o.pollMu.Lock()
-	for id := range stale {
-		delete(o.polls, id)
-	}
-	o.pollN.Store(int64(len(o.polls)))
-	o.pollMu.Unlock()
+	t, ok := o.tallyOf(id)
+	return t.polls, ok && t.polls.total() > 0
 }
 
 // pollSummary adds the evPolls span event and the agentwork.job.polls

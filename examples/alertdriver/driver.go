@@ -114,11 +114,20 @@ func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 }
 
 // feedFlaky starts a Work of target flaky every failEvery until ctx is done
-// or the driver stops; it fails until release and completes after.
+// or the driver stops; it fails until release and completes after. Each
+// reports two updates first: its Spec allows one, so the second is
+// refused (agentwork_work_updates_total, outcomes accepted and count;
+// agentwork_work_update_bytes), which no alert watches.
 func (d *driver) feedFlaky(ctx context.Context) {
 	tick := time.NewTicker(failEvery)
 	defer tick.Stop()
-	run := func(context.Context) (string, error) {
+	run := func(ctx context.Context) (string, error) {
+		if _, err := work.ReportUpdate(ctx, "first", []byte(`{"step":"starting"}`), false); err != nil {
+			d.fail(fmt.Errorf("%s: first update: %w", targetFlaky, err))
+		}
+		if _, err := work.ReportUpdate(ctx, "second", []byte(`{"step":"one too many"}`), false); !errors.Is(err, work.ErrUpdateRefused) {
+			d.fail(fmt.Errorf("%s: second update: %v, want refused", targetFlaky, err))
+		}
 		select {
 		case <-d.release:
 			return "done", nil
@@ -127,7 +136,8 @@ func (d *driver) feedFlaky(ctx context.Context) {
 		}
 	}
 	for {
-		if _, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetFlaky, Kind: work.KindFunction}, Run: run}); err != nil {
+		if _, err := d.sup.Start(ctx, work.Spec{Owner: d.owner, Target: work.Target{Label: targetFlaky, Kind: work.KindFunction},
+			Updates: &work.UpdatePolicy{MaxUpdates: 1}, Run: run}); err != nil {
 			d.fail(err)
 		}
 		select {

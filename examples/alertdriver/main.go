@@ -11,7 +11,9 @@
 // States (-state):
 //
 //	failure-ratio     every 100 ms a Work of target flaky runs and fails;
-//	                  after release they complete
+//	                  after release they complete. Each reports two
+//	                  updates first, and its Spec allows one: accepted
+//	                  and refused (count) updates, which no alert watches
 //	queued            limit 1: holder runs until release, waiter waits queued
 //	                  behind it
 //	cancel-requested  stuck runs, is asked to cancel and ignores it until

@@ -208,7 +208,8 @@ func TestApprovalPending(t *testing.T) {
 }
 
 // TestFailureRatio checks that flaky Work fails until release and
-// completes after, as counted in agentwork_work_transitions_total.
+// completes after, as counted in agentwork_work_transitions_total, and
+// that each reports an update accepted and one refused.
 func TestFailureRatio(t *testing.T) {
 	base := start(t, stateFailureRatio, 1)
 	count := func(state string) float64 {
@@ -237,6 +238,15 @@ func TestFailureRatio(t *testing.T) {
 		}
 		return nil
 	})
+	// Each flaky Work reports one update accepted and one refused.
+	for _, outcome := range []string{"accepted", "count"} {
+		if n := metricValue(t, base, "agentwork_work_updates_total", `target="flaky"`, `outcome="`+outcome+`"`); n < 3 {
+			t.Errorf("%v updates %s, want at least 3", n, outcome)
+		}
+	}
+	if n := metricValue(t, base, "agentwork_work_update_bytes_count", `target="flaky"`); n < 3 {
+		t.Errorf("%v update sizes recorded, want at least 3", n)
+	}
 	release(t, base)
 	waitFor(t, "completions after release", func() error {
 		if n := count("completed"); n < 3 {

@@ -37,7 +37,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // plus the refusal counter, the concurrency limit, slots-in-use and
 // oldest-age gauges, the budget counters and pool gauges, the orphan
 // counter, the gauges of Work that waits (waiting jobs, Work awaiting
-// approval, the oldest approval's age) and the job polls counter.
+// approval, the oldest approval's age), the job polls counter and the
+// update counter and sizes.
 var metricNames = []string{
 	"agentwork_budget_pool_remaining",
 	"agentwork_budget_pool_reserved",
@@ -63,6 +64,8 @@ var metricNames = []string{
 	"agentwork_work_tool_calls_total",
 	"agentwork_work_transitions_total",
 	"agentwork_work_turns_total",
+	"agentwork_work_update_bytes",
+	"agentwork_work_updates_total",
 	"agentwork_work_waiting",
 }
 

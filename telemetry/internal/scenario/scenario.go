@@ -1,9 +1,9 @@
 // Package scenario is the scripted lifecycle the telemetry tests measure:
 // a real work.Supervisor on a manual clock, driven step by step through
 // every transition, guidance event, work-tool action outcome, a refusal, a
-// status block, a pool, a child's spending and budget exhaustion, a
-// Shutdown that abandons a child and an external job polled to its end, so
-// that every metric has known, exact values. The
+// status block, a pool, a child's updates, its spending and budget
+// exhaustion, a Shutdown that abandons a child and an external job polled
+// to its end, so that every metric has known, exact values. The
 // Prometheus golden (promexport/testdata/scenario.golden) is its exposition.
 package scenario
 
@@ -42,6 +42,7 @@ var (
 //	duration      researcher completed 1.5s, cancelled 0.5s; summarizer failed 5s (error) and 10s (deadline)
 //	queue wait    researcher 0, 1.5s, 0; summarizer 0, 0, 0
 //	result bytes  researcher 300
+//	updates       researcher accepted 2 (10 and 17 bytes), refused count 1 (r1, which declares at most 2)
 //	guidance      accepted 3, delivered 1, dropped 2
 //	actions       send ok 3, result ok 1, list ok 1, status not_found 1, invalid invalid 1,
 //	              cancel ok 1, detach not_found 1, result timeout 1
@@ -86,10 +87,18 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	// Two running (r1, s1), one queued (r2).
 	release1, releaseS1 := make(chan struct{}), make(chan struct{})
 	r.budget = work.Budget{MaxTurns: 2}
+	r.updates = &work.UpdatePolicy{MaxUpdates: 2}
 	r1, err := r.launch(Researcher, 0, func(ctx context.Context) (string, error) {
 		<-release1
 		ex, _ := work.ExecutionFrom(ctx)
 		_ = ex.Guidance() // delivered 1
+		// Two updates (10 and 20 bytes) and a third over the count.
+		for i, v := range []string{`{"step":1}`, `{"step":2,"of":2}`, `{"step":3}`} {
+			_, err := ex.ReportUpdate(fmt.Sprint("u", i), []byte(v), false)
+			if (i < 2) != (err == nil) {
+				return "", fmt.Errorf("update %d: %v", i+1, err)
+			}
+		}
 		// What the langchaingo adapter does at the model-request boundary:
 		// two ordinary turns with three tool calls, then the final request
 		// once the two turns are used up (budget turns exhausted).
@@ -107,7 +116,7 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 		ex.EndRequest(400, 150, true)
 		return strings.Repeat("r", 300), nil
 	})
-	r.budget = work.Budget{}
+	r.budget, r.updates = work.Budget{}, nil
 	if err != nil {
 		return stop, err
 	}
@@ -283,11 +292,12 @@ func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
 }
 
 type runner struct {
-	ctx    context.Context
-	s      *work.Supervisor
-	o      work.Owner
-	obs    work.Observer
-	budget work.Budget // the next launch's Spec.Budget
+	ctx     context.Context
+	s       *work.Supervisor
+	o       work.Owner
+	obs     work.Observer
+	budget  work.Budget        // the next launch's Spec.Budget
+	updates *work.UpdatePolicy // the next launch's Spec.Updates
 }
 
 // launch does what the middleware does for run_in_background: a call span
@@ -298,7 +308,7 @@ func (r *runner) launch(t work.Target, maxDur time.Duration, run work.RunFunc) (
 	if maxDur > 0 {
 		b.MaxDuration = maxDur
 	}
-	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, Budget: b})
+	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, Budget: b, Updates: r.updates})
 	if err != nil {
 		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err
