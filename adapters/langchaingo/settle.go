@@ -335,7 +335,6 @@ func noticeMessage(due []work.Status) string {
 	return b.String()
 }
 
-
 // runChain runs chain with input under "input" and returns its one string
 // output.
 func runChain(ctx context.Context, chain chains.Chain, input string) (string, error) {
