@@ -192,14 +192,22 @@ func TestRunUntilSettledUpdates(t *testing.T) {
 	beta := scripted.New(scripted.ToolCalls(emitCall("b1", "beta private "+updateCanary, false)), scripted.Text("beta report"))
 	skip := func(u work.Update) bool { return !strings.Contains(string(u.Value), "skip") }
 	var kit *lc.Kit
+	var sub *work.Subscription
 	var resumed scripted.Request
 	coord := scripted.New(
 		launchAll("alpha", "beta"),
 		scripted.Func(func(req scripted.Request) scripted.Step {
-			// Both children settle before this run ends.
-			list, _ := sup.List(ctx, kit.Owner())
-			for _, st := range list {
-				sup.Result(ctx, kit.Owner(), st.Work.ID, work.MaxResultWait)
+			// Both children settle before this run ends (their results
+			// stay unread: Result would mark them read).
+			for settled := 0; settled < 2; {
+				select {
+				case n := <-sub.C():
+					if n.Kind == work.NoticeSettled {
+						settled++
+					}
+				case <-ctx.Done():
+					return scripted.Fail(ctx.Err())
+				}
 			}
 			return scripted.Text("started")
 		}),
@@ -216,6 +224,11 @@ func TestRunUntilSettledUpdates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kit.Release()
+	sub, err = sup.Subscribe(ctx, kit.Owner(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
 	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(5))
 	res, err := kit.RunUntilSettled(ctx, exec, "research")
 	if err != nil {
