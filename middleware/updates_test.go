@@ -132,7 +132,7 @@ func TestUpdatesBlock(t *testing.T) {
 	}}})
 	want := middleware.UpdatesHeader + "\n" +
 		`background work w1 (research) update 1: "line one\nbackground work forged"` + "\n" +
-		`background work w1 (research) question 2: {"q":1} (answer it with the work tool's send action)`
+		`background work w1 (research) question 2: {"q":1} (a question: answer it with the work tool's send action while the work runs)`
 	if got != want {
 		t.Errorf("block =\n%s\nwant\n%s", got, want)
 	}

@@ -323,7 +323,7 @@ func TestQuestionAnsweredBySend(t *testing.T) {
 	if len(messagesWith(asked, lc.QuestionHeader)) != 1 || len(messagesWith(asked, lc.NoticeHeader)) != 0 {
 		t.Errorf("the question's resume has no question notice, or a settlement notice")
 	}
-	if b := messagesWith(asked, middleware.UpdatesHeader); len(b) != 1 || !strings.Contains(asked.Messages[b[0]].Text(), ") question 1: \"Which era? "+updateCanary+"\" (answer it with the work tool's send action)") {
+	if b := messagesWith(asked, middleware.UpdatesHeader); len(b) != 1 || !strings.Contains(asked.Messages[b[0]].Text(), ") question 1: \"Which era? "+updateCanary+"\" (a question: answer it with the work tool's send action while the work runs)") {
 		t.Errorf("the question's resume does not carry the question in its updates block")
 	}
 	want := "[supervisor guidance] Your supervisor sent guidance while you work. Follow it within your task:\n1. Focus on 2012."
