@@ -372,3 +372,54 @@ func TestQuestionUnanswered(t *testing.T) {
 		t.Errorf("guidance was delivered with no answer sent")
 	}
 }
+
+// TestEmitUpdateTextAgent: a text agent's prompt lists emit_update; its
+// calls have no tool-call id, so the input's key makes a retry count once.
+func TestEmitUpdateTextAgent(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	in := js(map[string]any{"value": "halfway", "key": "k1"})
+	child := scripted.New(scripted.ReActCall("emit_update", in), scripted.ReActCall("emit_update", in), scripted.ReActFinal("done"))
+	exec := agents.NewExecutor(agents.NewOneShotAgent(child, nil), agents.WithMaxIterations(4))
+	kit, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{
+		lc.Backgroundable(lc.FromExecutor("writer", "Writes.", exec, lc.WithUpdates(work.UpdatePolicy{}))),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	id := launch(t, ctx, kit, "writer")
+	if _, out, err := sup.Result(ctx, kit.Owner(), id, work.MaxResultWait); err != nil || out != "done" {
+		t.Fatalf("Result = %q, %v", out, err)
+	}
+	if first := child.Requests()[0].Text(); !strings.Contains(first, "emit_update") {
+		t.Errorf("the text agent's prompt does not list emit_update:\n%s", first)
+	}
+	ups, err := sup.Updates(ctx, kit.Owner(), id, 0)
+	if err != nil || len(ups) != 1 || ups[0].Key != "k1" || string(ups[0].Value) != `"halfway"` {
+		t.Errorf("Updates = %+v, %v; want one update with key k1", ups, err)
+	}
+}
+
+// TestNewAgentUpdateCollision: a NewAgent child's executor is built at
+// each run, so an authored emit_update fails that run.
+func TestNewAgentUpdateCollision(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	child := lc.NewAgent("writer", "Writes.", func(context.Context) (*agents.Executor, error) {
+		return agents.NewExecutor(agents.NewOpenAIFunctionsAgent(scripted.New(scripted.Text("x")), []tools.Tool{constTool("emit_update", "mine")})), nil
+	}, lc.WithUpdates(work.UpdatePolicy{}))
+	kit, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{lc.Backgroundable(child)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	id := launch(t, ctx, kit, "writer")
+	if st, _, err := sup.Result(ctx, kit.Owner(), id, work.MaxResultWait); err != nil || st.State != work.StateFailed {
+		t.Errorf("Result = %+v, %v; want the run failed", st, err)
+	}
+}
