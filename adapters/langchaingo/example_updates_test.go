@@ -39,7 +39,7 @@ func ExampleWithUpdates() {
 	var r struct{ ID string }
 	json.Unmarshal([]byte(ref), &r)
 	sup.Result(ctx, kit.Owner(), r.ID, work.MaxResultWait) // wait until it ends
-	ups, _ := sup.Updates(ctx, kit.Owner(), r.ID, 0)         // after cursor 0: all
+	ups, _ := sup.Updates(ctx, kit.Owner(), r.ID, 0)       // after cursor 0: all
 	for _, u := range ups {
 		fmt.Println(u.Seq, string(u.Value))
 	}
