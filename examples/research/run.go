@@ -134,10 +134,11 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 		// second request is its final one, without tools, and its answer
 		// is a partial result.
 		// It also reports updates (two findings and a question, answered
-		// by the coordinator's send), handed to the coordinator with its
+		// by the coordinator's send; a live model that does not answer
+		// lets it go on after 30 s), handed to the coordinator with its
 		// next resume (ReportUpdates).
 		lc.Backgroundable(d.researcher("research_web", "Researches a topic on the web and returns a short report with sources.", cfg.provider, d.webGate,
-			lc.WithBudget(work.Budget{MaxTurns: 1}), lc.WithUpdates(work.UpdatePolicy{}), lc.ReportUpdates(nil))),
+			lc.WithBudget(work.Budget{MaxTurns: 1}), lc.WithUpdates(work.UpdatePolicy{QuestionTimeout: 30 * time.Second}), lc.ReportUpdates(nil))),
 		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
 		lc.Backgroundable(d.fetchDataset()),
 		lc.Backgroundable(d.checkCitations()),
