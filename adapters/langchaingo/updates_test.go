@@ -211,6 +211,9 @@ func TestRunUntilSettledUpdates(t *testing.T) {
 			}
 			return scripted.Text("started")
 		}),
+		// The resumed run calls a tool: its next request still has the
+		// block right after the notice, before the tool call.
+		scripted.ToolCall("work", js(map[string]any{"action": "list"})),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			resumed = req
 			return scripted.Text("done")
@@ -243,11 +246,15 @@ func TestRunUntilSettledUpdates(t *testing.T) {
 			t.Errorf("request %d of the first run carries the updates block", req.Index)
 		}
 	}
-	blocks := messagesWith(resumed, middleware.UpdatesHeader)
-	notices := messagesWith(resumed, lc.NoticeHeader)
-	if len(blocks) != 1 || len(notices) != 1 || blocks[0] != notices[0]+1 {
-		t.Fatalf("the resume has the updates block at %v and the notice at %v; want one block right after the notice", blocks, notices)
+	for _, req := range reqs[2:] {
+		blocks := messagesWith(req, middleware.UpdatesHeader)
+		notices := messagesWith(req, lc.NoticeHeader)
+		if len(blocks) != 1 || len(notices) != 1 || blocks[0] != notices[0]+1 {
+			t.Fatalf("resumed request %d has the updates block at %v and the notice at %v of %d messages; want one block right after the notice, before the run's tool call",
+				req.Index, blocks, notices, len(req.Messages))
+		}
 	}
+	blocks := messagesWith(resumed, middleware.UpdatesHeader)
 	block := resumed.Messages[blocks[0]].Text()
 	if resumed.Messages[blocks[0]].Role != "human" || !strings.HasPrefix(block, middleware.UpdatesHeader) {
 		t.Errorf("the updates block is not a user message of its own: %q", block)
