@@ -430,3 +430,74 @@ func TestNewAgentUpdateCollision(t *testing.T) {
 		t.Errorf("Result = %+v, %v; want the run failed", st, err)
 	}
 }
+
+// TestQuestionNotReported: the question of a child that does not report
+// its updates does not resume the coordinator; the application, told by
+// a NoticeUpdate, reads it by cursor and answers it with Answer; the
+// child's next request gets the answer, and the coordinator is resumed
+// once, for the settlement, with no updates block.
+func TestQuestionNotReported(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	var childSaw string
+	child := scripted.New(
+		scripted.ToolCall(middleware.UpdateToolName, js(map[string]any{"value": "Which era? " + updateCanary, "question": true})),
+		scripted.Func(func(req scripted.Request) scripted.Step {
+			childSaw = req.LastMessage().Text()
+			return scripted.Text("report")
+		}),
+	)
+	coord := scripted.New(launchAll("asker"), scripted.Text("waiting"), scripted.Text("settled"))
+	kit, err := lc.Prepare(ctx, sup, coord, []tools.Tool{
+		updatingChild("asker", child, lc.WithUpdates(work.UpdatePolicy{QuestionTimeout: time.Minute})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	sub, err := sup.Subscribe(ctx, kit.Owner(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan []work.Update, 1)
+	go func() { // the application
+		defer close(answered)
+		for n := range sub.C() {
+			if n.Kind != work.NoticeUpdate {
+				continue
+			}
+			ups, err := sup.Updates(ctx, kit.Owner(), n.WorkID, n.Seq-1)
+			if err == nil && len(ups) == 1 && ups[0].Question {
+				_, err = sup.Answer(ctx, kit.Owner(), n.WorkID, "app-1", "The 2012 redesign.")
+			}
+			if err != nil {
+				t.Errorf("the application: %v", err)
+			}
+			answered <- ups
+			return
+		}
+	}()
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools()), agents.WithMaxIterations(5))
+	res, err := kit.RunUntilSettled(ctx, exec, "research")
+	sub.Close()
+	ups := <-answered
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ups) != 1 || string(ups[0].Value) != `"Which era? `+updateCanary+`"` {
+		t.Errorf("the application read %+v, want the question", ups)
+	}
+	if res.Resumes != 1 || res.Questions != 0 || res.Updates != 0 || res.Answer() != "settled" {
+		t.Errorf("RunUntilSettled = %+v, want one resume for the settlement only", res)
+	}
+	if !strings.HasSuffix(childSaw, "1. The 2012 redesign.") {
+		t.Errorf("the child's next request ends with %q, want the application's answer", childSaw)
+	}
+	for _, req := range coord.Requests() {
+		if len(messagesWith(req, middleware.UpdatesHeader)) != 0 || strings.Contains(req.Text(), updateCanary) {
+			t.Errorf("request %d of the coordinator carries the child's update", req.Index)
+		}
+	}
+}
