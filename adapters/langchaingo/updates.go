@@ -28,7 +28,9 @@ import (
 // at each run, it fails that run. A retried emit_update call with the
 // same provider-issued tool-call id (OpenAIFunctionsAgent) is accepted
 // once; a text agent's call has no id, so its "key" field (or else a
-// random key) is the idempotency key.
+// random key) is the idempotency key. A foreground call of the child has
+// no Work to keep updates: its emit_update calls are refused with reason
+// not_declared.
 //
 // A function child (NewFunction, FromTool) reports with
 // work.ReportUpdate(ctx, key, value, question) on its own context, and
