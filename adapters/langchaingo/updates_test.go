@@ -501,3 +501,25 @@ func TestQuestionNotReported(t *testing.T) {
 		}
 	}
 }
+
+// TestEmitUpdateForeground: a foreground call has no Work to keep
+// updates: emit_update refuses with not_declared and the child goes on.
+func TestEmitUpdateForeground(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	child := scripted.New(scripted.ToolCall(middleware.UpdateToolName, js(map[string]any{"value": "x"})), scripted.Text("report"))
+	kit, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{updatingChild("researcher", child, lc.WithUpdates(work.UpdatePolicy{}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	if out := callOK(t, ctx, toolNamed(t, kit.Tools(), "researcher"), js(map[string]any{"input": "go"})); out != "report" {
+		t.Fatalf("foreground call = %q, want the report", out)
+	}
+	got := toolResults(child.Requests()[1])
+	if len(got) != 1 || !strings.Contains(got[0], `"emitted":false`) || !strings.Contains(got[0], `"reason":"not_declared"`) {
+		t.Errorf("emit_update in the foreground answered %q, want a not_declared refusal", got)
+	}
+}
