@@ -31,7 +31,9 @@ import (
 //     (anthropic, googleai) declare them; langchaingo's OpenAI client, which
 //     turns both into tools and would declare each twice, gets Functions
 //     only. A coordinator's Model first replaces the fixed __arg1 schema of
-//     the work tool and of prepared children with their real JSON schemas.
+//     the work tool and of prepared children with their real JSON schemas,
+//     and a child's Model (in a run of a child that declares updates) that
+//     of emit_update.
 //     A client that sends no tools at all (langchaingo v0.1.14's
 //     llms/ollama) fails the request with ErrToolsNotSent instead of
 //     running the agent without tools;
@@ -124,7 +126,8 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			opts, dropped = finalOptions(m.inner, opts, msgs)
 		}
 		if !dropped {
-			opts = m.toolOptions(opts, co)
+			_, updates := ctx.Value(runIDsKey{}).(*callIDs) // a run of a child that declares updates
+			opts = m.toolOptions(opts, co, updates)
 		}
 	}
 	countModelRequest(ctx)

@@ -2,6 +2,7 @@ package langchaingo_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -94,9 +95,15 @@ func TestEmitUpdate(t *testing.T) {
 	if !slices.Contains(reqs[0].ToolNames(), middleware.UpdateToolName) {
 		t.Errorf("the child was offered %v, want emit_update among them", reqs[0].ToolNames())
 	}
+	want, _ := json.Marshal(middleware.UpdateTool().(middleware.Schemer).Schema())
+	for _, def := range append(reqs[0].Functions, reqs[0].Tools...) {
+		if def.Name == middleware.UpdateToolName && string(def.Parameters) != string(want) {
+			t.Errorf("emit_update is declared with %s, want its real schema %s", def.Parameters, want)
+		}
+	}
 	got := toolResults(reqs[1])
-	want := []string{`{"emitted":true}`, `{"emitted":true}`, `{"emitted":true}`}
-	if len(got) != 4 || !slices.Equal(got[:3], want) {
+	emitted := []string{`{"emitted":true}`, `{"emitted":true}`, `{"emitted":true}`}
+	if len(got) != 4 || !slices.Equal(got[:3], emitted) {
 		t.Fatalf("emit_update answered %q, want three {\"emitted\":true} and a refusal", got)
 	}
 	refusal := decode(t, got[3])
