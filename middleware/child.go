@@ -92,6 +92,22 @@ type Child struct {
 	// work.DefaultApprovalTimeout (24 h), a negative value fails Prepare
 	// (ErrNegativeLimit).
 	ApprovalTimeout time.Duration
+	// Updates, when set, declares that the child reports bounded, ordered
+	// updates while it runs and may ask a question (work.UpdatePolicy,
+	// copied at Prepare; its zero fields take the defaults: 32 updates,
+	// 16 KiB, a 10-minute question timeout). An agent child's adapter
+	// adds UpdateTool (emit_update) to the child's agent; a function child
+	// reports with work.ReportUpdate. A policy work.Spec.Validate refuses
+	// fails Prepare (ErrInvalidChild).
+	Updates *work.UpdatePolicy
+	// ReportUpdates hands the child's accepted updates to the coordinator's
+	// model too (an adapter's resume path, as a block of untrusted child
+	// content: UpdatesBlock), not only to the application; UpdateFilter,
+	// when set, chooses which (it must be pure: it may be asked about an
+	// update more than once). ReportUpdates without Updates fails Prepare
+	// (ErrInvalidChild).
+	ReportUpdates bool
+	UpdateFilter  func(work.Update) bool
 }
 
 // DefaultMaxInputBytes is a child's input bound when Child.MaxInputBytes

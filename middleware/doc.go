@@ -2,7 +2,10 @@
 // agentwork: the Backgroundable marker, preparation of an agent's tool map
 // (wrapped children plus one automatic work tool), run_in_background
 // parsing, the work tool's JSON contract, the boundary status block and
-// guidance delivery. It imports only the standard library and work.
+// guidance delivery; and, for children that declare updates, the
+// emit_update tool (UpdateTool), the coordinator's updates block
+// (UpdatesBlock) and the no-answer note (NoAnswer). It imports only the
+// standard library and work.
 //
 // Misuse is a stable error, never a panic: Prepare's errors wrap the
 // sentinels of this package (ErrNilEngine, ErrInvalidChildName, ...) or the

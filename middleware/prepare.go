@@ -279,6 +279,9 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 	if err := checkWaits(label, c, background); err != nil {
 		return nil, err
 	}
+	if err := checkUpdates(label, &c, s.owner); err != nil {
+		return nil, err
+	}
 	if err := CheckBudget(c.Budget); err != nil {
 		return nil, fmt.Errorf("middleware: child %q: %w", label, err)
 	}
@@ -377,6 +380,7 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		Budget:         t.child.Budget,
 		FailOnBudget:   t.child.FailOnBudget,
 		Job:            t.child.Job,
+		Updates:        t.child.Updates,
 	}
 	if t.child.Job != nil {
 		spec.Run = nil // the engine submits and polls the job

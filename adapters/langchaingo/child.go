@@ -144,6 +144,7 @@ func NewFunction(name, description string, fn func(ctx context.Context, input st
 // output. build's ctx is the child's own; Prepare with that ctx gives the
 // child background children of its own, one nesting level deeper.
 func NewAgent(name, description string, build func(ctx context.Context) (*agents.Executor, error), opts ...ChildOption) *Child {
+	var updates bool // WithUpdates: set before any run
 	run := func(ctx context.Context, input string) (string, error) {
 		exec, err := build(ctx)
 		if err != nil {
@@ -152,9 +153,15 @@ func NewAgent(name, description string, build func(ctx context.Context) (*agents
 		if exec == nil {
 			return "", errors.New("langchaingo: child builder returned a nil executor")
 		}
-		return runExecutor(ctx, prepareChildExecutor(exec), input)
+		prepared, err := prepareChildExecutor(exec, updates)
+		if err != nil {
+			return "", err
+		}
+		return runExecutor(ctx, prepared, input, updates)
 	}
-	return newChild(name, description, work.KindAgent, run, opts)
+	c := newChild(name, description, work.KindAgent, run, opts)
+	updates = c.c.Updates != nil
+	return c
 }
 
 // FromTool returns a function child that runs t: any existing tool (an MCP
@@ -187,14 +194,22 @@ func FromTool(t tools.Tool, opts ...ChildOption) *Child {
 // ErrToolsNotSent.
 func FromExecutor(name, description string, exec *agents.Executor, opts ...ChildOption) *Child {
 	var cache preparedCache
+	var updates bool // WithUpdates: set before any run
 	run := func(ctx context.Context, input string) (string, error) {
-		return runExecutor(ctx, cache.executor(exec), input)
+		prepared, err := cache.executor(exec, updates)
+		if err != nil {
+			return "", err
+		}
+		return runExecutor(ctx, prepared, input, updates)
 	}
 	c := newChild(name, description, work.KindAgent, run, opts)
+	updates = c.c.Updates != nil
 	if exec == nil {
 		c.err = prepErr(ErrInvalidChild, "FromExecutor: nil executor")
 	} else if fa, ok := exec.Agent.(*agents.OpenAIFunctionsAgent); ok && len(fa.Tools) > 0 && fa.LLM != nil && !sendsTools(fa.LLM) {
 		c.err = errToolsNotSent(fa.LLM)
+	} else if n := updateCollision(exec.Agent.GetTools()); updates && n != "" {
+		c.err = errUpdateCollision(n)
 	}
 	if c.provider == "" && exec != nil {
 		c.provider = ProviderName(agentModel(exec.Agent))
@@ -203,25 +218,37 @@ func FromExecutor(name, description string, exec *agents.Executor, opts ...Child
 }
 
 // prepareChildExecutor copies exec with a wrapped model, fresh memory and
-// bounded iterations.
-func prepareChildExecutor(exec *agents.Executor) *agents.Executor {
+// bounded iterations, and with emit_update when the child declares
+// updates.
+func prepareChildExecutor(exec *agents.Executor, updates bool) (*agents.Executor, error) {
 	cp := *exec
 	if cp.MaxIterations <= 0 {
 		cp.MaxIterations = DefaultChildIterations
 	}
 	cp.Memory = freshMemory(cp.Memory)
-	cp.Agent = prepareChildAgent(cp.Agent)
-	return &cp
+	a, err := prepareChildAgent(cp.Agent, updates)
+	if err != nil {
+		return nil, err
+	}
+	cp.Agent = a
+	return &cp, nil
 }
 
 // prepareChildAgent returns a copy of a known agent with a wrapped model
-// and budgeted tools.
-func prepareChildAgent(a agents.Agent) agents.Agent {
+// and budgeted tools, emit_update among them when updates is set (an
+// authored tool of that name is an error).
+func prepareChildAgent(a agents.Agent, updates bool) (agents.Agent, error) {
 	a = wrapAgentModel(a)
+	if updates {
+		var err error
+		if a, err = withUpdateTool(a); err != nil {
+			return nil, err
+		}
+	}
 	if len(a.GetTools()) > 0 {
 		a = budgetAgentTools(a)
 	}
-	return a
+	return a, nil
 }
 
 // preparedCache keeps a child executor's prepared agent between runs, so
@@ -273,14 +300,18 @@ func fingerprint(a agents.Agent) (agentPrint, bool) {
 // executor returns a run's copy of exec: the cached prepared agent, fresh
 // memory and bounded iterations. The agent is prepared again when exec's
 // agent, its model (or chain) or its tool list changed.
-func (c *preparedCache) executor(exec *agents.Executor) *agents.Executor {
+func (c *preparedCache) executor(exec *agents.Executor, updates bool) (*agents.Executor, error) {
 	fp, ok := fingerprint(exec.Agent)
 	if !ok {
-		return prepareChildExecutor(exec)
+		return prepareChildExecutor(exec, updates)
 	}
 	p := c.p.Load()
 	if p == nil || p.src != fp {
-		p = &preparedAgent{src: fp, agent: prepareChildAgent(exec.Agent)}
+		a, err := prepareChildAgent(exec.Agent, updates)
+		if err != nil {
+			return nil, err
+		}
+		p = &preparedAgent{src: fp, agent: a}
 		c.p.Store(p)
 	}
 	cp := *exec
@@ -289,7 +320,7 @@ func (c *preparedCache) executor(exec *agents.Executor) *agents.Executor {
 	}
 	cp.Memory = freshMemory(cp.Memory)
 	cp.Agent = p.agent
-	return &cp
+	return &cp, nil
 }
 
 // freshMemory returns memory like m with an empty history, so that runs
@@ -348,9 +379,15 @@ func wrapChain(c chains.Chain) chains.Chain {
 	return c
 }
 
-func runExecutor(ctx context.Context, exec *agents.Executor, input string) (string, error) {
+// runExecutor runs a prepared child executor. A child that declares
+// updates gets its run's tool-call ids in ctx, for emit_update.
+func runExecutor(ctx context.Context, exec *agents.Executor, input string, updates bool) (string, error) {
 	final := &finalCapture{}
-	out, err := chains.Call(context.WithValue(ctx, finalKey{}, final), exec, map[string]any{"input": input})
+	ctx = context.WithValue(ctx, finalKey{}, final)
+	if updates {
+		ctx = context.WithValue(ctx, runIDsKey{}, &callIDs{})
+	}
+	out, err := chains.Call(ctx, exec, map[string]any{"input": input})
 	if err != nil && final.set && ctx.Err() == nil {
 		// The budget ran out and the model gave its final answer, which
 		// the agent could not take as one (or kept on): it is the output.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -31,6 +32,9 @@ type Kit struct {
 	schemas map[string]map[string]any // upper-cased tool name -> real schema
 	ids     *callIDs
 	watch   failureWatch // failures shown to the model while RunUntilSettled runs
+	// resume is the updates block of the run RunUntilSettled is resuming
+	// (settle_updates.go), nil outside one.
+	resume atomic.Pointer[resumeBlock]
 }
 
 // Preparation errors. Prepare's errors wrap one of them, one of

@@ -15,25 +15,34 @@ import (
 //  1. if ctx is a child's (a background or foreground child run), returns
 //     the context's error when the child's Work was cancelled or its
 //     deadline passed (cooperative cancel at the boundary), else appends the
-//     child's queued guidance, framed, as a final user message;
-//  2. if the Model belongs to a Kit (a coordinator), appends the owner's
+//     child's queued guidance, framed, as a final user message (after
+//     waiting there, when the child asked a question with emit_update,
+//     for the answer: the engine's BeginRequest waits; a question that
+//     went unanswered in time adds middleware.NoAnswerNote before it);
+//  2. if the Model belongs to a Kit that RunUntilSettled is resuming
+//     with child updates (ReportUpdates), inserts their block
+//     (middleware.UpdatesBlock) as a user message of its own right after
+//     the resume's notice, in every request of that resumed run;
+//  3. if the Model belongs to a Kit (a coordinator), appends the owner's
 //     status block as a final user message when the owner has visible Work;
-//  3. when the request carries function definitions (a function-calling
+//  4. when the request carries function definitions (a function-calling
 //     agent: OpenAIFunctionsAgent passes Functions only), passes them as
 //     Tools as well as Functions, so that clients that read only Tools
 //     (anthropic, googleai) declare them; langchaingo's OpenAI client, which
 //     turns both into tools and would declare each twice, gets Functions
 //     only. A coordinator's Model first replaces the fixed __arg1 schema of
-//     the work tool and of prepared children with their real JSON schemas.
+//     the work tool and of prepared children with their real JSON schemas,
+//     and a child's Model (in a run of a child that declares updates) that
+//     of emit_update.
 //     A client that sends no tools at all (langchaingo v0.1.14's
 //     llms/ollama) fails the request with ErrToolsNotSent instead of
 //     running the agent without tools;
-//  4. replays every earlier tool call with JSON-object arguments:
+//  5. replays every earlier tool call with JSON-object arguments:
 //     OpenAIFunctionsAgent replays an ordinary tool's call with the
 //     unwrapped __arg1 string as its arguments, which the anthropic client
 //     cannot send (it decodes them as JSON and fails the request); such
 //     arguments are sent as {"__arg1": <string>}, what the model wrote;
-//  5. merges a reply split into several choices (anthropic gives each
+//  6. merges a reply split into several choices (anthropic gives each
 //     content block its own choice: text, then one per tool_use) into one
 //     choice holding every tool call, the texts joined with "\n", so that
 //     no call is lost and text before a call does not end the run. A
@@ -41,7 +50,7 @@ import (
 //     as it is.
 //
 // Wrappers around a client (logging, tracing, retries) must expose it with
-// an Unwrap() llms.Model method to be recognised in step 3.
+// an Unwrap() llms.Model method to be recognised in step 4.
 //
 // It never mutates the caller's slice and never adds a system message or a
 // cache mark. It is safe for concurrent use. The zero (and a nil) Model
@@ -59,7 +68,7 @@ var _ llms.Model = (*Model)(nil)
 
 // WrapModel wraps a child's model so that it delivers guidance, stops at
 // the boundary when its Work is cancelled, passes function definitions as
-// Tools as well and merges split replies (steps 1, 3 and 4 of Model).
+// Tools as well and merges split replies (steps 1, 4, 5 and 6 of Model).
 // FromExecutor and NewAgent do this for langchaingo's three agents; use
 // WrapModel for others.
 func WrapModel(m llms.Model) *Model {
@@ -117,10 +126,14 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			opts, dropped = finalOptions(m.inner, opts, msgs)
 		}
 		if !dropped {
-			opts = m.toolOptions(opts, co)
+			_, updates := ctx.Value(runIDsKey{}).(*callIDs) // a run of a child that declares updates
+			opts = m.toolOptions(opts, co, updates)
 		}
 	}
 	countModelRequest(ctx)
+	if note := middleware.NoAnswer(ctx); note != "" {
+		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, note))
+	}
 	if g := middleware.Guidance(ctx); g != "" {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
 	}
@@ -139,6 +152,9 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			m.kit.shown(rows)
 		}
 	}
+	if m.kit != nil {
+		msgs = m.kit.withUpdatesBlock(msgs)
+	}
 	msgs = objectArguments(msgs)
 	if len(extra) > 0 {
 		msgs = append(msgs[:len(msgs):len(msgs)], extra...)
@@ -152,6 +168,9 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	}
 	if m.kit != nil {
 		m.kit.ids.step(resp)
+	}
+	if ids, ok := ctx.Value(runIDsKey{}).(*callIDs); ok {
+		ids.step(resp) // a child's run: its emit_update calls' ids
 	}
 	return resp, err
 }

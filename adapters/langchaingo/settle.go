@@ -8,6 +8,7 @@ import (
 
 	"github.com/tmc/langchaingo/chains"
 
+	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -62,6 +63,9 @@ type Settled struct {
 	Answers []string // each run's answer, the first run's first
 	Resumes int      // runs after the first
 	Notices int      // settled Works the coordinator was told about
+	// Updates counts the child updates handed to the coordinator
+	// (ReportUpdates), Questions the resumes for a child's question.
+	Updates, Questions int
 	// Capped reports that the resume cap stopped the loop while the Kit's
 	// Work was still live or had settled unannounced.
 	Capped bool
@@ -108,6 +112,20 @@ func (s Settled) Answer() string {
 // runs and its settlement is announced; denied, it ends cancelled, which
 // brings no notice).
 //
+// Children that report their updates to the coordinator (ReportUpdates)
+// add two things. The updates accepted since the last resume (those the
+// child's filter keeps) ride with the next resume, batched, as a user
+// message of their own (middleware.UpdatesBlock: untrusted child content
+// with each Work's id, target and sequence numbers) right after the
+// resume's notice, in each request of that resumed run only: never in the
+// notice, never in the status block, never in a request already sent. An
+// update alone does not resume the coordinator; a question of a Work
+// still live does, with a content-free notice of its own (QuestionHeader)
+// that tells it to answer with the work tool's send action. A question
+// of a Work already settled rides with the next resume like any update.
+// Update notices (work.NoticeUpdate) only wake the helper, which then
+// reads the updates by cursor (work.Updater.Updates).
+//
 // The chain gets the input under the key "input" and must have one string
 // output. A chain with memory (one whose memory has variables, such as
 // memory.NewConversationBuffer) keeps the conversation across runs and is
@@ -141,9 +159,11 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 	shown := k.watch.begin()
 	defer k.watch.end(shown)
 	announced := make(map[string]bool)
+	watch := k.newUpdateWatch()
 	task, remembers := input, hasMemory(ctx, chain)
 	for run := 0; ; run++ {
 		answer, err := runChain(ctx, chain, input)
+		k.resume.Store(nil)
 		if err != nil {
 			return res, err
 		}
@@ -152,13 +172,14 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 			cfg.onAnswer(run, answer)
 		}
 		var due []work.Status
+		var ups pendingUpdates
 		for {
 			if k.set.Released() {
 				// Released during the run: the owner's Work is gone and
 				// its id may already be another Kit's.
 				return res, nil
 			}
-			drain(sub.C())
+			drainNotices(sub.C(), watch)
 			// Live first: a Work settling between the two reads is then
 			// either still live or among the settled.
 			live, err := k.sup.Live(ctx, owner)
@@ -170,7 +191,10 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 				return res, err
 			}
 			due = pending(settled, announced, k.watch.failedShown(shown))
-			if len(due) > 0 || !live {
+			if ups, err = watch.collect(ctx, owner, settled); err != nil {
+				return res, err
+			}
+			if len(due) > 0 || len(ups.questions) > 0 || !live {
 				break
 			}
 			if res.Resumes >= cfg.maxResumes {
@@ -178,15 +202,16 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 				return res, nil
 			}
 			select {
-			case _, ok := <-sub.C():
+			case n, ok := <-sub.C():
 				if !ok {
 					return res, nil // released or closed
 				}
+				watch.note(n)
 			case <-ctx.Done():
 				return res, ctx.Err()
 			}
 		}
-		if len(due) == 0 {
+		if len(due) == 0 && len(ups.questions) == 0 {
 			return res, nil
 		}
 		if res.Resumes >= cfg.maxResumes {
@@ -198,7 +223,22 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 		}
 		res.Resumes++
 		res.Notices += len(due)
-		input = noticeMessage(due)
+		var notice []string
+		if len(due) > 0 {
+			notice = append(notice, noticeMessage(due))
+		}
+		if len(ups.questions) > 0 {
+			res.Questions++
+			notice = append(notice, questionMessage(ups.questions))
+		}
+		input = strings.Join(notice, "\n\n")
+		if block := middleware.UpdatesBlock(ups.works); block != "" {
+			// Handed over with this resume only: the next run's requests
+			// carry it, as a user message of its own after the notice.
+			k.resume.Store(&resumeBlock{marker: input, block: block})
+			res.Updates += ups.count()
+		}
+		watch.commit(ups)
 		if !remembers {
 			input = task + "\n\n" + input
 		}
@@ -293,19 +333,6 @@ func noticeMessage(due []work.Status) string {
 		}
 	}
 	return b.String()
-}
-
-func drain(ch <-chan work.Notice) {
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-		default:
-			return
-		}
-	}
 }
 
 // runChain runs chain with input under "input" and returns its one string

@@ -6,18 +6,28 @@ import (
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
+
+	"github.com/agentwork/agentwork/middleware"
 )
+
+// updateSchema is emit_update's real input schema, which a child's
+// function-calling agent would otherwise declare as the fixed __arg1
+// string.
+var updateSchema = middleware.UpdateTool().(middleware.Schemer).Schema()
 
 // toolCache is what toolOptions made of one list of function definitions.
 type toolCache struct {
-	fns  []llms.FunctionDefinition // the request's, as given
-	opts []llms.CallOption         // WithFunctions and WithTools
+	fns     []llms.FunctionDefinition // the request's, as given
+	updates bool                      // emit_update got its real schema
+	opts    []llms.CallOption         // WithFunctions and WithTools
 }
 
 // toolOptions passes the request's function definitions (with real
-// schemas on a coordinator) as Functions, and as Tools except to the OpenAI
-// client. A child's request that carries only Tools is left as it is.
-func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.CallOption {
+// schemas on a coordinator, and for emit_update in the run of a child that
+// declares updates, where no authored tool has that name) as Functions,
+// and as Tools except to the OpenAI client. A child's request that carries
+// only Tools is left as it is.
+func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions, updates bool) []llms.CallOption {
 	fns := co.Functions
 	if len(fns) == 0 {
 		if m.kit == nil {
@@ -29,7 +39,7 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 			}
 		}
 	}
-	if c := m.tools.Load(); c != nil && sameFunctions(c.fns, fns) {
+	if c := m.tools.Load(); c != nil && c.updates == updates && sameFunctions(c.fns, fns) {
 		return append(opts[:len(opts):len(opts)], c.opts...)
 	}
 	out := make([]llms.FunctionDefinition, len(fns))
@@ -39,6 +49,9 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 			if s, ok := m.kit.schemas[strings.ToUpper(f.Name)]; ok {
 				f.Parameters = s
 			}
+		}
+		if updates && strings.EqualFold(f.Name, middleware.UpdateToolName) {
+			f.Parameters = updateSchema
 		}
 		out[i] = f
 		ts[i] = llms.Tool{Type: "function", Function: &out[i]}
@@ -50,7 +63,7 @@ func (m *Model) toolOptions(opts []llms.CallOption, co llms.CallOptions) []llms.
 		// the caller passed are cleared.
 		add[1] = llms.WithTools(nil)
 	}
-	m.tools.Store(&toolCache{fns: slices.Clone(fns), opts: add})
+	m.tools.Store(&toolCache{fns: slices.Clone(fns), updates: updates, opts: add})
 	return append(opts[:len(opts):len(opts)], add...)
 }
 

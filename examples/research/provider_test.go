@@ -161,8 +161,8 @@ func TestDemoBinaryOnFakeProviders(t *testing.T) {
 			}
 			// On the wire: every request went to the selected API and model;
 			// the research child got the guidance-free, own-tools request,
-			// then (its budget being one turn) its final request, without
-			// tools.
+			// plus emit_update (it declares updates), then (its budget
+			// being one turn) its final request, without tools.
 			reqs := srv.Requests()
 			webTurn := 0
 			if len(reqs) != 5 {
@@ -176,7 +176,7 @@ func TestDemoBinaryOnFakeProviders(t *testing.T) {
 					continue
 				}
 				webTurn++
-				want := "search"
+				want := "search,emit_update"
 				if webTurn == 2 && r.API != "anthropic" {
 					// Anthropic's history of tool calls needs the
 					// definitions: the final request keeps them.

@@ -133,8 +133,12 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 		// research_web has a budget of one model request (turn): its
 		// second request is its final one, without tools, and its answer
 		// is a partial result.
+		// It also reports updates (two findings and a question, answered
+		// by the coordinator's send; a live model that does not answer
+		// lets it go on after 30 s), handed to the coordinator with its
+		// next resume (ReportUpdates).
 		lc.Backgroundable(d.researcher("research_web", "Researches a topic on the web and returns a short report with sources.", cfg.provider, d.webGate,
-			lc.WithBudget(work.Budget{MaxTurns: 1}))),
+			lc.WithBudget(work.Budget{MaxTurns: 1}), lc.WithUpdates(work.UpdatePolicy{QuestionTimeout: 30 * time.Second}), lc.ReportUpdates(nil))),
 		lc.Backgroundable(d.researcher("research_papers", "Researches academic papers on a topic and returns a short report.", cfg.provider, nil)),
 		lc.Backgroundable(d.fetchDataset()),
 		lc.Backgroundable(d.checkCitations()),
@@ -185,6 +189,21 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor
 	if err != nil {
 		kit.Release()
 		return nil, err
+	}
+	// The application reads each Work's updates by cursor (its own data:
+	// the transcript shows them, telemetry never does).
+	for _, st := range list {
+		ups, err := sup.Updates(ctx, kit.Owner(), st.Work.ID, 0)
+		if err != nil || len(ups) == 0 {
+			continue
+		}
+		for _, u := range ups {
+			kind := "update"
+			if u.Question {
+				kind = "question"
+			}
+			fmt.Fprintf(w, "application: %s %d of %s: %s\n", kind, u.Seq, st.TargetLabel, u.Value)
+		}
 	}
 	for _, st := range list {
 		if st.BudgetExhausted != "" && st.State == work.StateCompleted {
@@ -301,10 +320,21 @@ func (d *demo) researcher(name, desc string, provider llms.Model, gate chan stru
 		return scripted.Text("Report: Go 1.0 used one global run queue; Go 1.1 (2012) introduced per-P run queues with work stealing (Vyukov's design); Go 1.14 added asynchronous preemption." + steer + d.plant("output"))
 	})
 	query := "history of the Go scheduler"
+	first := scripted.FunctionsCall("search", query)
 	if gate == nil {
-		query = "work-stealing scheduler papers"
+		first = scripted.FunctionsCall("search", "work-stealing scheduler papers")
+	} else {
+		// research_web reports two findings and asks a question
+		// (emit_update), then searches; its next model request waits for
+		// the answer, which the coordinator sends as guidance.
+		first = scripted.ToolCalls(
+			scripted.Call{Name: "emit_update", Arguments: args(map[string]any{"value": "Found Vyukov's 2012 scheduler design doc." + d.plant("update")})},
+			scripted.Call{Name: "emit_update", Arguments: args(map[string]any{"value": map[string]any{"sources": 2, "eras": []string{"Go 1.0", "Go 1.1", "Go 1.14"}}})},
+			scripted.Call{Name: "emit_update", Arguments: args(map[string]any{"value": "Should I cover every era, or focus on one?", "question": true})},
+			scripted.Call{Name: "search", Arguments: args(map[string]any{"__arg1": query})},
+		)
 	}
-	m := d.model(provider, scripted.FunctionsCall("search", query), final)
+	m := d.model(provider, first, final)
 	agent := agents.NewOpenAIFunctionsAgent(d.tr.model(name, m), []tools.Tool{d.tr.tool(name, search)})
 	return lc.FromExecutor(name, desc, agents.NewExecutor(agent, agents.WithMaxIterations(4)), opts...)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tmc/langchaingo/tools"
 
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
+	"github.com/agentwork/agentwork/middleware"
 )
 
 // transcript prints each model turn and each tool call with its reply. It is
@@ -46,6 +47,7 @@ type printingModel struct {
 	mu     sync.Mutex
 	turn   int
 	notice string // the last completion notice shown
+	block  string // the last updates block shown
 }
 
 // Unwrap returns the wrapped model, so that the adapter recognises
@@ -66,6 +68,12 @@ func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.Message
 		text := partsText(m)
 		if i := strings.Index(text, lc.NoticeHeader); i >= 0 && text[i:] != p.notice {
 			notice, p.notice = text[i:], text[i:]
+		}
+		// The children's updates ride with the resume, as a message of
+		// their own (ReportUpdates), shown once.
+		if strings.HasPrefix(text, middleware.UpdatesHeader) && text != p.block {
+			p.block = text
+			notice += "\n" + text
 		}
 	}
 	p.mu.Unlock()
