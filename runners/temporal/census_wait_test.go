@@ -214,3 +214,50 @@ func TestDeploymentWaits(t *testing.T) {
 		return targetCounts(ws)["batch"].SlotsInUse == 0
 	})
 }
+
+// TestDeploymentApprovalsWithoutWorker: the approvals index is read with
+// a query, which needs a worker to answer. With no worker left, a
+// refresh still succeeds within the RPC timeout, the index's last answer
+// standing in (the rest of the view, the pollers above all, is still
+// reported).
+func TestDeploymentApprovalsWithoutWorker(t *testing.T) {
+	c := server(t)
+	eventQueues++
+	queue := "deploynoworker-" + strconv.Itoa(eventQueues)
+	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute)}
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, base...)
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	var stop sync.Once
+	t.Cleanup(func() { stop.Do(w.Stop) })
+	eng := temporal.New(c, base...)
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	// The deployment view's Engine: its calls bounded by 2 s.
+	view := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(2*time.Second), temporal.WithNamespace(namespace()),
+		temporal.WithSnapshotInterval(time.Second), temporal.WithDeploymentGauges("hold"))
+	t.Cleanup(func() { _ = view.Close(context.Background()) })
+
+	o := work.NewOwner("deploynoworker-" + strconv.FormatInt(time.Now().UnixNano(), 36))
+	if _, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "hold", Kind: work.KindFunction},
+		NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }}); err != nil {
+		t.Fatal(err)
+	}
+	var snap work.Snapshot
+	eventually(t, "the approval in the deployment view", func() bool {
+		snap, err = view.Snapshot(t.Context())
+		return err == nil && snap.AwaitingApproval == 1
+	})
+	stop.Do(w.Stop)
+	stopped := time.Now()
+	eventually(t, "a refresh without a worker", func() bool {
+		snap, err = view.Snapshot(t.Context())
+		if err != nil {
+			t.Fatalf("refresh without a worker: %v", err)
+		}
+		return snap.Time.After(stopped)
+	})
+	if tc := targetCounts(snap)["hold"]; snap.AwaitingApproval != 1 || tc.AwaitingApproval != 1 || tc.Counts[0] != 1 || snap.Queued != 0 {
+		t.Fatalf("without a worker: %+v", snap)
+	}
+}

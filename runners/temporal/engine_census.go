@@ -37,6 +37,9 @@ type census struct {
 	snap    work.Snapshot
 	err     error
 	unwatch func()
+	// approvals is the approvals index's last answer, for a refresh whose
+	// query fails (see awaitingApproval).
+	approvals []approvalEntry
 }
 
 var _ work.Watched = (*Engine)(nil)
@@ -58,7 +61,8 @@ var _ work.Watched = (*Engine)(nil)
 //   - one query of the approvals index (ApprovalsWorkflow) of the task
 //     queue, only when a listed Work needed approval when it started: the
 //     Work that awaits approval now and when each asked (a query is a
-//     billable action on Temporal Cloud: one per refresh at most);
+//     billable action on Temporal Cloud: one per refresh at most; when no
+//     worker answers it, the index's last answer stands in);
 //   - up to R×T DescribeWorkflowExecution calls: the newest R live Works
 //     of each target (none for a Work awaiting approval), their attempt's
 //     state (scheduled: queued; started: running; cancel requested:
@@ -250,7 +254,11 @@ func (c rowCounts) waitingJobs(jobs, queued, running int) int {
 // asked for it, by id, from the approvals index of the Engine's task
 // queue: one query, made only when a listed Work needed approval when it
 // started (its memo says so). A Work the index lists that visibility did
-// not (yet) list is left out.
+// not (yet) list is left out. A query needs a worker of the task queue to
+// answer: when it fails (none runs, or none answers within the RPC
+// timeout) the index's last answer stands in, so that the rest of the
+// view (the pollers above all) is still reported. Called with the
+// census's lock held.
 func (e *Engine) awaitingApproval(ctx context.Context, open []openWork) (map[string]time.Time, error) {
 	idx := map[string]int{}
 	for i, w := range open {
@@ -263,8 +271,12 @@ func (e *Engine) awaitingApproval(ctx context.Context, open []openWork) (map[str
 	}
 	entries, err := e.approvalIndex(ctx)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		entries = e.census.approvals
 	}
+	e.census.approvals = entries
 	out := map[string]time.Time{}
 	for _, x := range entries {
 		i, ok := idx[x.ID]
