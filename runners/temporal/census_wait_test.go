@@ -96,6 +96,11 @@ func TestDeploymentWaits(t *testing.T) {
 	between := jobSpec(o, "idle "+censusCanary, g.job())
 	between.Job.Backoff = work.Backoff{Initial: time.Hour, Max: time.Hour}
 	idle := start(between)
+	// Its submit has returned (its slot is back) once it waits.
+	eventually(t, "the first job's wait", func() bool {
+		st, err := eng.Status(t.Context(), o, idle.ID)
+		return err == nil && st.Waiting
+	})
 	polled := jobSpec(o, "poll "+censusCanary, g.job())
 	polled.Job.Backoff = fastBackoff
 	poll := start(polled)
