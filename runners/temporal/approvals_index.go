@@ -15,7 +15,9 @@ import (
 // (work.Approver). Each such Work adds itself when it starts waiting and
 // removes itself when the wait ends, from a local activity; the index
 // holds ids, owners and times only. It continues as new as its history
-// grows. Work that needs no approval never touches it.
+// grows. Work that needs no approval never touches it. Each entry carries
+// its Work's target label (an entry an older version added has none; the
+// Engine's Snapshot then takes the label from the Work's memo).
 func ApprovalsWorkflow(ctx workflow.Context, st approvalsState) error {
 	dirty := false
 	if err := workflow.SetQueryHandler(ctx, queryApprovals, func() ([]approvalEntry, error) {

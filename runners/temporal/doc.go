@@ -153,7 +153,20 @@
 //     out. Its counts are live Work only (queued, and running, which
 //     includes cancel-requested Work: the workers report that); queued is
 //     the target's backlog, so an open Work whose attempt is not in it
-//     (just started, or between attempts) counts as running.
+//     (just started, or between attempts) counts as running. Work that
+//     awaits approval is queued but in no task queue: it is read from the
+//     approvals index (one query per refresh, only when an open Work's
+//     memo says it needed approval) and counted apart
+//     (agentwork_work_awaiting_approval and the oldest approval's age), not
+//     in the queued count or the queued age. An external job (its memo
+//     says so) waits from its submit on: agentwork_work_waiting counts a
+//     target's jobs that the backlog and its described rows do not show
+//     queued or submitting (see Engine.Snapshot).
+//
+// A job's submit holds one of its Worker's slots for the target, as a Run
+// attempt does; its polls and its cancel hold none (they run on the
+// target's poll queue), so a Worker's slot gauges count its submits in
+// progress, not its polls.
 //
 // Scrape a deployment's processes under one Prometheus job: the
 // concurrency alert matches a worker's per-target limit with its target's

@@ -37,6 +37,9 @@ type census struct {
 	snap    work.Snapshot
 	err     error
 	unwatch func()
+	// approvals is the approvals index's last answer, for a refresh whose
+	// query fails (see awaitingApproval).
+	approvals []approvalEntry
 }
 
 var _ work.Watched = (*Engine)(nil)
@@ -49,24 +52,41 @@ var _ work.Watched = (*Engine)(nil)
 // status rows per target (WithStatusRows):
 //
 //   - ceil(L/1000) ListWorkflowExecutions calls (visibility: the open
-//     agentwork.Work workflows of the task queue, with the target from
-//     their memo and the owner from AgentworkOwner);
+//     agentwork.Work workflows of the task queue, with their memo, set
+//     when each started: the target, the creation time, whether it is an
+//     external job or needed approval; and the owner from AgentworkOwner);
 //   - T DescribeTaskQueue calls with statistics on the targets' activity
 //     queues: the backlog count (queued Work) and age (the oldest queued
 //     age, Temporal's own figure) and the pollers (workers that poll it);
+//   - one query of the approvals index (ApprovalsWorkflow) of the task
+//     queue, only when a listed Work needed approval when it started: the
+//     Work that awaits approval now and when each asked (a query is a
+//     billable action on Temporal Cloud: one per refresh at most; when no
+//     worker answers it, the index's last answer stands in);
 //   - up to R×T DescribeWorkflowExecution calls: the newest R live Works
-//     of each target, their attempt's state (scheduled: queued; started:
-//     running; cancel requested: cancel-requested), attempt count and
-//     progress. The rest are counted in LiveOmitted.
+//     of each target (none for a Work awaiting approval), their attempt's
+//     state (scheduled: queued; started: running; cancel requested:
+//     cancel-requested), attempt count and progress, and for an external
+//     job past its submit that it waits. The rest are counted in
+//     LiveOmitted.
 //
 // Its counts are live Work only: queued is the backlog (at most the
-// target's open Works), running the rest of them (cancel-requested Work
-// included: telling it apart would take a call per Work; each Worker's
-// Snapshot reports its own cancel-requested attempts and their age).
-// Terminal Work is not counted (closed workflows are Temporal's history,
-// not live state). It reads no search attribute that a Work would have to
-// upsert (each upsert is a billable action): the owner's is set when the
-// workflow starts, and the target comes from the memo.
+// target's open Works not awaiting approval) plus the Work awaiting
+// approval (AwaitingApproval, OldestApproval; in no task queue, so not in
+// Snapshot.Queued nor in the oldest queued age), running the rest of them
+// (cancel-requested Work included: telling it apart would take a call per
+// Work; each Worker's Snapshot reports its own cancel-requested attempts
+// and their age). Waiting counts the external jobs that wait for their
+// result: those the rows show waiting, and the jobs beyond the rows that
+// the backlog does not account for (a job's submit is its only attempt
+// in the task queue; it waits from then on): exact while a target's
+// queued and submitting jobs are among its R newest Works, else a submit
+// in progress beyond them counts as waiting (at most the target's running
+// slots in use, which the Workers export). Terminal Work is not counted
+// (closed workflows are Temporal's history, not live state). It reads no
+// search attribute that a Work would have to upsert (each upsert is a
+// billable action): the owner's is set when the workflow starts, and the
+// rest comes from the memo.
 //
 // A refresh's calls are bounded by ctx and each by the RPC timeout; a
 // failed refresh returns its error (the gauges then report nothing that
@@ -93,15 +113,45 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	return snap, err
 }
 
-// openWork is one open Work workflow as visibility lists it.
+// The keys of a Work workflow's memo, set when it starts (free: part of
+// the start, no upsert) and carried across continue-as-new: its target
+// label, when it was created, and whether it is an external job or needs
+// approval (absent for Work that is neither, and in the memos of older
+// versions, which set the target only).
+const (
+	memoTarget   = "target"
+	memoCreated  = "created"
+	memoJob      = "job"
+	memoApproval = "approval"
+)
+
+// startMemo is the memo a Work workflow starts with.
+func startMemo(spec work.Spec, created time.Time) map[string]any {
+	m := map[string]any{memoTarget: spec.Target.Label, memoCreated: created}
+	if spec.Job != nil {
+		m[memoJob] = true
+	}
+	if spec.NeedsApproval {
+		m[memoApproval] = true
+	}
+	return m
+}
+
+// openWork is one open Work workflow as visibility lists it, with its
+// memo.
 type openWork struct {
 	id, owner, target string
 	created           time.Time
+	job, approval     bool
 }
 
 // readDeployment reads the deployment view from Temporal (see Snapshot).
 func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 	open, err := e.listOpenWork(ctx)
+	if err != nil {
+		return work.Snapshot{}, err
+	}
+	awaiting, err := e.awaitingApproval(ctx, open)
 	if err != nil {
 		return work.Snapshot{}, err
 	}
@@ -125,29 +175,120 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 			return work.Snapshot{}, err
 		}
 		tc := work.TargetCounts{Target: label, Pollers: q.pollers}
-		queued := min(q.backlog, len(ws))
-		tc.Counts[stateIndex(work.StateQueued)] = queued
-		tc.Counts[stateIndex(work.StateRunning)] = len(ws) - queued
+		jobs := 0
+		for _, w := range ws {
+			if r, ok := awaiting[w.id]; ok {
+				tc.AwaitingApproval++
+				if tc.OldestApproval.IsZero() || r.Before(tc.OldestApproval) {
+					tc.OldestApproval = r
+				}
+			} else if w.job {
+				jobs++
+			}
+		}
+		// Work awaiting approval is queued but in no task queue: the
+		// backlog is of the rest.
+		queued := min(q.backlog, len(ws)-tc.AwaitingApproval)
+		tc.Counts[stateIndex(work.StateQueued)] = queued + tc.AwaitingApproval
+		tc.Counts[stateIndex(work.StateRunning)] = len(ws) - queued - tc.AwaitingApproval
 		if queued > 0 {
 			tc.OldestQueued = q.age
 		}
-		snap.Queued += queued
-		snap.Counts = append(snap.Counts, tc)
 		sort.Slice(ws, func(i, j int) bool { return ws[i].created.After(ws[j].created) })
 		n := min(len(ws), e.cfg.ops.rows)
+		var seen rowCounts
 		for _, w := range ws[:n] {
-			lw, err := e.describeWork(ctx, w)
+			_, held := awaiting[w.id]
+			lw, err := e.describeWork(ctx, w, held)
 			if err != nil {
 				// It ended since the list, or cannot be read now: counted, not shown.
 				snap.LiveOmitted++
 				continue
 			}
+			seen.add(w, lw)
 			snap.Live = append(snap.Live, lw)
 		}
+		tc.Waiting = seen.waitingJobs(jobs, queued, tc.Counts[stateIndex(work.StateRunning)])
 		snap.LiveOmitted += len(ws) - n
+		snap.Queued += queued
+		snap.Waiting += tc.Waiting
+		snap.AwaitingApproval += tc.AwaitingApproval
+		snap.Counts = append(snap.Counts, tc)
 	}
 	work.SortLive(snap.Live)
 	return snap, nil
+}
+
+// rowCounts is what the described rows of one target showed: its queued
+// Work in the task queue, and its jobs (not awaiting approval), those
+// waiting among them.
+type rowCounts struct {
+	queued, jobs, waiting int
+}
+
+func (c *rowCounts) add(w openWork, lw work.LiveWork) {
+	if lw.State == work.StateQueued && !lw.AwaitingApproval {
+		c.queued++
+	}
+	if w.job && !lw.AwaitingApproval {
+		c.jobs++
+		if lw.Waiting {
+			c.waiting++
+		}
+	}
+}
+
+// waitingJobs is how many of a target's jobs (not awaiting approval)
+// wait for their result: those its described rows showed waiting, and of
+// the rest those the backlog (queued, beyond the rows' queued Work) does
+// not account for; at most running, the target's running Work. Exact when
+// every job not yet waiting is among the rows (they are the newest: a job
+// waits from its submit on); else a submit in progress beyond the rows
+// counts as waiting.
+func (c rowCounts) waitingJobs(jobs, queued, running int) int {
+	rest := jobs - c.jobs - max(queued-c.queued, 0)
+	return min(c.waiting+max(rest, 0), running)
+}
+
+// awaitingApproval returns when each open Work that awaits approval
+// asked for it, by id, from the approvals index of the Engine's task
+// queue: one query, made only when a listed Work needed approval when it
+// started (its memo says so). A Work the index lists that visibility did
+// not (yet) list is left out. A query needs a worker of the task queue to
+// answer: when it fails (none runs, or none answers within the RPC
+// timeout) the index's last answer stands in, so that the rest of the
+// view (the pollers above all) is still reported. Called with the
+// census's lock held.
+func (e *Engine) awaitingApproval(ctx context.Context, open []openWork) (map[string]time.Time, error) {
+	idx := map[string]int{}
+	for i, w := range open {
+		if w.approval {
+			idx[w.id] = i
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	entries, err := e.approvalIndex(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		entries = e.census.approvals
+	}
+	e.census.approvals = entries
+	out := map[string]time.Time{}
+	for _, x := range entries {
+		i, ok := idx[x.ID]
+		if !ok {
+			continue
+		}
+		if x.Label != "" && open[i].target == "" {
+			open[i].target = x.Label
+		}
+		out[x.ID] = x.Requested
+	}
+	return out, nil
 }
 
 // stateIndex is st's index in work.States.
@@ -179,8 +320,22 @@ func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 		}
 		for _, x := range resp.GetExecutions() {
 			w := openWork{id: x.GetExecution().GetWorkflowId(), created: x.GetStartTime().AsTime()}
-			if p := x.GetMemo().GetFields()["target"]; p != nil {
+			memo := x.GetMemo().GetFields()
+			if p := memo[memoTarget]; p != nil {
 				_ = dc.FromPayload(p, &w.target)
+			}
+			if p := memo[memoCreated]; p != nil {
+				// The start time of a continued run is not its Work's.
+				var t time.Time
+				if dc.FromPayload(p, &t) == nil && !t.IsZero() {
+					w.created = t
+				}
+			}
+			if p := memo[memoJob]; p != nil {
+				_ = dc.FromPayload(p, &w.job)
+			}
+			if p := memo[memoApproval]; p != nil {
+				_ = dc.FromPayload(p, &w.approval)
 			}
 			if p := x.GetSearchAttributes().GetIndexedFields()[OwnerSearchAttribute]; p != nil {
 				_ = dc.FromPayload(p, &w.owner)
@@ -227,17 +382,32 @@ func (e *Engine) describeQueue(ctx context.Context, label string) (queueStats, e
 }
 
 // describeWork reads one live Work's attempt: its state, attempt count,
-// start and progress.
-func (e *Engine) describeWork(ctx context.Context, w openWork) (work.LiveWork, error) {
+// start and progress. A Work awaiting approval (held) costs no call: it is queued, in no task queue. A queued
+// Work's queue age counts from when its attempt was scheduled (Enqueued:
+// after its approval, or its retry's backoff). An external job with no
+// submit pending waits for its result (running, Waiting: between polls,
+// polling on its poll queue, or cancel-requested while its job's cancel
+// runs); its start is in its history, not in what the describe returns,
+// so its row's Started is its creation.
+func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (work.LiveWork, error) {
+	lw := work.LiveWork{ID: w.id, Target: w.target, Owner: w.owner, State: work.StateQueued, Attempt: 1, Created: w.created}
+	if w.job {
+		lw.Kind = work.KindFunction
+	}
+	if held {
+		lw.AwaitingApproval = true
+		return lw, nil
+	}
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
 	d, err := e.c.DescribeWorkflowExecution(rctx, w.id, "")
 	if err != nil {
 		return work.LiveWork{}, fromTemporal(err)
 	}
-	lw := work.LiveWork{ID: w.id, Target: w.target, Owner: w.owner, State: work.StateQueued, Attempt: 1, Created: w.created}
 	pending := d.GetPendingActivities()
-	if a := attemptOf(pending); a != nil {
+	a := attemptOf(pending)
+	switch {
+	case a != nil:
 		lw.Attempt = max(int(a.GetAttempt()), 1)
 		switch a.GetState() {
 		case enumspb.PENDING_ACTIVITY_STATE_STARTED:
@@ -247,16 +417,26 @@ func (e *Engine) describeWork(ctx context.Context, w openWork) (work.LiveWork, e
 		}
 		if lw.State != work.StateQueued {
 			lw.Started = a.GetLastStartedTime().AsTime()
+		} else if at := a.GetScheduledTime(); at != nil {
+			lw.Enqueued = at.AsTime()
 		}
 		lw.Progress = heartbeatProgress(pending)
+	case w.job:
+		lw.State, lw.Waiting, lw.Started = work.StateRunning, true, w.created
+		for _, p := range pending {
+			if p.GetActivityType().GetName() == CancelJobActivityName {
+				lw.State = work.StateCancelRequested
+			}
+		}
 	}
 	return lw, nil
 }
 
-// attemptOf is a Work's pending attempt (its Run activity), or nil.
+// attemptOf is a Work's pending attempt (its Run activity, or a job's
+// Submit: each holds a running slot), or nil.
 func attemptOf(pending []*workflowpb.PendingActivityInfo) *workflowpb.PendingActivityInfo {
 	for _, a := range pending {
-		if a.GetActivityType().GetName() == RunActivityName {
+		if n := a.GetActivityType().GetName(); n == RunActivityName || n == SubmitActivityName {
 			return a
 		}
 	}

@@ -87,7 +87,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: e.cfg.taskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),
-		Memo:                  map[string]any{"target": spec.Target.Label},
+		Memo:                  startMemo(spec, now),
 	}, WorkWorkflowName, in)
 	if err != nil {
 		sctx, scancel := e.rpc(context.WithoutCancel(caller))

@@ -108,9 +108,11 @@ type approvalInfo struct {
 	Deadline  time.Time
 }
 
-// approvalEntry is one Work in the approvals index.
+// approvalEntry is one Work in the approvals index. Label, the Work's
+// target label, is absent from the entries of older versions.
 type approvalEntry struct {
 	ID, Owner string
+	Label     string `json:",omitempty"`
 	Requested time.Time
 }
 

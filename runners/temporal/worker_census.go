@@ -11,7 +11,9 @@ import (
 
 // slots are the attempts a Worker runs now, for its Snapshot: each holds
 // one of its target's running slots (WithMaxRunning, per target) from the
-// moment the Worker picks it up until its child returns.
+// moment the Worker picks it up until its child returns. An external
+// job's submit is such an attempt; its polls and its cancel are not (they
+// run on the target's poll queue, under the job's MaxPolls).
 type slots struct {
 	mu       sync.Mutex
 	attempts map[*attempt]struct{}
@@ -64,7 +66,8 @@ var _ work.Watched = (*Worker)(nil)
 // worker process without an Engine exports its slots through the same
 // telemetry Observer: for each registered target its running slots in use
 // (attempts running or cancel-requested on this Worker: a cancel-requested
-// one keeps its slot until its child returns) and its running limit
+// one keeps its slot until its child returns; for a job target its
+// submits in progress, not its polls) and its running limit
 // (WithMaxRunning, per target: TargetCounts.MaxRunning; Snapshot.MaxRunning
 // is 0), and each attempt as a live Work (cancel-requested from the moment
 // its cancel arrived with a heartbeat, CancelAt then). Its state counts are

@@ -92,6 +92,15 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	if !ok || t.Job == nil {
 		return submitOutcome{Class: work.ClassError}, nil // this deployment's Workers disagree on the target
 	}
+	// The submit holds one of its target's slots here until it returns
+	// (Snapshot), as a Run attempt does; a poll or a cancel of the job
+	// holds none (it runs on the poll queue).
+	info := activity.GetInfo(ctx)
+	slot := &attempt{id: in.ID, owner: in.Owner, label: in.Label, kind: work.KindFunction, depth: in.Depth,
+		n: int(info.Attempt), created: info.ScheduledTime, started: info.StartedTime}
+	defer w.slots.add(slot)()
+	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.cancelled(slot, time.Now()) })
+	defer stopCancelAt()
 	stop := w.keepAlive(ctx)
 	defer stop()
 	var started startedReply

@@ -67,7 +67,7 @@ func (w *workRun) approvalDeadline() time.Time {
 // approval timeout passes (then it ends cancelled,
 // work.ClassApprovalTimeout). The approvals index lists it meanwhile.
 func (w *workRun) awaitApproval(ctx workflow.Context) {
-	w.tellApprovals(ctx, updateApprovalAdd, approvalEntry{ID: w.in.ID, Owner: w.in.Owner, Requested: w.in.Created})
+	w.tellApprovals(ctx, updateApprovalAdd, approvalEntry{ID: w.in.ID, Owner: w.in.Owner, Label: w.in.Label, Requested: w.in.Created})
 	if wait := w.approvalDeadline().Sub(workflow.Now(ctx)); wait > 0 {
 		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.awaiting || w.state != work.StateQueued })
 	}

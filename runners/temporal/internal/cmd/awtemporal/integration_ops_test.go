@@ -49,6 +49,8 @@ type opsAlertKey struct{ alert, instance, target string }
 // queue waiting) fire, then resolve when released; meanwhile the scraped
 // Work by state equals Temporal's visibility count, the status pages list
 // Work of both worker processes, and no canary reaches a series or a page.
+// Last, a Work awaiting approval: the scraped awaiting-approval gauge
+// equals the coordinator's pending requests, then 0 once approved.
 func TestIntegrationTemporalOps(t *testing.T) {
 	temporalBin, self, promBin := os.Getenv("TEMPORAL_BIN"), os.Getenv("AWTEMPORAL_BIN"), os.Getenv("PROMETHEUS_BIN")
 	rules := os.Getenv("AGENTWORK_COMPRESSED_RULES")
@@ -345,6 +347,65 @@ func TestIntegrationTemporalOps(t *testing.T) {
 		return nil
 	})
 	t.Logf("resolved %v after the release", time.Since(start).Round(time.Second))
+
+	// Work awaiting approval: the coordinator's scraped
+	// agentwork_work_awaiting_approval equals its pending requests; it is
+	// queued by state but not in the target's queue (no queued age).
+	var hr struct{ Work string }
+	must(co.do(&hr, "held", "gated", gate))
+	var pending []struct {
+		Work struct {
+			ID string `json:"id"`
+		}
+	}
+	must(co.do(&pending, "pending"))
+	if len(pending) != 1 || pending[0].Work.ID != hr.Work {
+		t.Fatalf("pending %+v, want %s", pending, hr.Work)
+	}
+	one := func(expr string) (float64, error) {
+		res, err := promQuery(promURL, expr)
+		if err != nil || len(res) != 1 {
+			return 0, fmt.Errorf("%s: %v %v", expr, res, err)
+		}
+		return res[0].value, nil
+	}
+	waitUntil(t, "the scraped approvals to equal the pending requests", 30*time.Second, prom, func() error {
+		awaiting, err := one(`sum(agentwork_work_awaiting_approval{job="` + opsJob + `"})`)
+		if err != nil {
+			return err
+		}
+		queued, err := one(`sum(agentwork_work_items{job="` + opsJob + `", target="gated", state="queued"})`)
+		if err != nil {
+			return err
+		}
+		age, err := one(`max(agentwork_work_oldest_approval_age_seconds{job="` + opsJob + `", target="gated"})`)
+		if err != nil {
+			return err
+		}
+		queuedAge, err := one(`max(agentwork_work_oldest_queued_age_seconds{job="` + opsJob + `", target="gated"})`)
+		if err != nil {
+			return err
+		}
+		if int(awaiting) != len(pending) || queued != 1 || age <= 0 || queuedAge != 0 {
+			return fmt.Errorf("scraped awaiting %v (pending %d), gated queued %v, oldest approval %vs, oldest queued %vs",
+				awaiting, len(pending), queued, age, queuedAge)
+		}
+		return nil
+	})
+	must(co.do(nil, "approve", hr.Work))
+	r, err := co.settled(hr.Work, 2*time.Minute)
+	must(err)
+	if r.Status.State != "completed" {
+		t.Fatalf("the approved Work: %+v", r.Status)
+	}
+	waitUntil(t, "no approval scraped after the approval", 30*time.Second, prom, func() error {
+		awaiting, err := one(`sum(agentwork_work_awaiting_approval{job="` + opsJob + `"})`)
+		if err != nil || awaiting != 0 {
+			return fmt.Errorf("scraped awaiting %v, %v; want 0", awaiting, err)
+		}
+		return nil
+	})
+	t.Logf("awaiting approval scraped as pending: %d, then 0 once approved", len(pending))
 }
 
 func short(ids []string) []string {
