@@ -35,6 +35,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if spec.Job != nil {
 		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
 	}
+	if spec.Updates != nil {
+		it.upd = &updates{log: UpdateLog{policy: spec.Updates.Resolved()}} // update_work.go
+	}
 	r := &it.brun
 	s.mu.Lock()
 	if r, err, ok := s.replayLocked(&spec); ok {
@@ -75,7 +78,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 
 	it.owner, it.created = os, now
-	it.maxDur, it.budget, r.it = r.budget.MaxDuration, r, it
+	it.budget, r.it = r, it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	if nop {

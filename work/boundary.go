@@ -38,6 +38,7 @@ func (e *Execution) BeginRequest() (Turn, error) {
 	if r == nil {
 		return Turn{}, nil
 	}
+	e.awaitQuestion() // update_work.go
 	e.awaitSlot()
 	r.mu.Lock()
 	if r.phase != phaseOrdinary {

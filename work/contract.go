@@ -32,7 +32,8 @@ func validOwner(o Owner) error {
 // the field), an invalid Owner (ErrInvalidOwner), an empty target label,
 // an unknown target kind, a nil Run with no Job, an invalid Job (Submit
 // or Await nil, a negative bound or backoff, Backoff.Initial over a set
-// Backoff.Max, an agent target) or a negative ApprovalTimeout
+// Backoff.Max, an agent target), a negative ApprovalTimeout or an
+// Updates policy with a negative field or one over its ceiling
 // (ErrInvalidSpec). It returns nil for a Spec an engine may admit.
 func (s Spec) Validate() error {
 	if err := checkBudget("Spec.Budget", s.Budget, false); err != nil {
@@ -56,6 +57,9 @@ func (s Spec) Validate() error {
 	}
 	if s.ApprovalTimeout < 0 {
 		return errorf(ErrInvalidSpec, "negative approval timeout")
+	}
+	if s.Updates != nil {
+		return s.Updates.validate() // update_log.go
 	}
 	return nil
 }

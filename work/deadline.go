@@ -90,7 +90,7 @@ func (s *Supervisor) expireDue() {
 
 // deadline is a running Work's deadline on the system clock: maxDur after
 // it started (kept as that, not as a field of its own).
-func (it *item) deadline() time.Time { return it.started.Add(it.maxDur) }
+func (it *item) deadline() time.Time { return it.started.Add(it.maxDur()) }
 
 func (s *Supervisor) dlSwap(i, j int) {
 	s.dls[i], s.dls[j] = s.dls[j], s.dls[i]

@@ -42,7 +42,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
 	it.xctx = execCtx{Context: ctx, ex: &it.exec}
 	ctx = &it.xctx
-	if it.maxDur > 0 {
+	if it.maxDur() > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
@@ -50,7 +50,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 			if it.job != nil {
 				f = func() { s.expireJob(it) }
 			}
-			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur, f)
+			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur(), f)
 		}
 	}
 	run := it.run

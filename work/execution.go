@@ -36,7 +36,7 @@ type Execution struct {
 	cctx  context.Context // the child's cancellable context: its end ends the boundary's slot wait
 	// remote is set for a child another Engine runs (WithRemote), with
 	// its progress counts.
-	remote *Remote
+	remote *remoteRun
 	prog   *progress
 }
 

@@ -27,7 +27,6 @@ type item struct {
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
-	maxDur    time.Duration
 	maxBytes  int
 	// prev and next link the Work into list: its owner's queue, the
 	// Supervisor's running list or its owner's terminal list (ilist.go).
@@ -61,10 +60,14 @@ type item struct {
 	scope       scope             // its own owner scope (sc points here), from running
 	ap          *approval         // its approval request, for a Spec with NeedsApproval (approval.go)
 	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
+	upd         *updates          // its updates, for a Spec that declares them (update_work.go); set at Start
 }
 
 // doneLocked returns the channel closed once it is terminal and its events
 // are delivered, made by the first waiter (most Works have none).
+// maxDur returns its effective duration limit (0: none).
+func (it *item) maxDur() time.Duration { return it.brun.budget.MaxDuration }
+
 func (it *item) doneLocked() chan struct{} {
 	if it.done == nil {
 		it.done = make(chan struct{})

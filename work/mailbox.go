@@ -81,6 +81,13 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // checked in that order: a replay of a recorded command returns its
 // receipt even after the Work has ended or while its mailbox is full.
 func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+	return s.send(o, id, commandID, message, true)
+}
+
+// send is Send, and Answer when agentOnly is false (a function child's
+// guidance is its answer: AwaitAnswer). Guidance accepted while the child
+// has a question open answers it (update_work.go).
+func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool) (SendReceipt, error) {
 	if s.uninitialized() {
 		return SendReceipt{}, ErrNotInitialized
 	}
@@ -105,7 +112,7 @@ func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message s
 		s.mu.Unlock()
 		return SendReceipt{}, err
 	}
-	if it.target.Kind != KindAgent {
+	if agentOnly && it.target.Kind != KindAgent {
 		s.mu.Unlock()
 		return SendReceipt{}, ErrNotAgent
 	}
@@ -140,6 +147,9 @@ func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message s
 		mb.remember(key, record{digest: digest, cursor: mb.cursor, at: now}, s.cfg.maxCommands)
 	}
 	r := it.receipt(mb.cursor, now)
+	if it.upd != nil {
+		it.upd.answerLocked()
+	}
 	e.add(it, Event{Type: EventGuidanceAccepted, Time: now, Count: 1})
 	s.unlockAndEmit(&e)
 	return r, nil

@@ -2,6 +2,8 @@ package work
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,22 +34,50 @@ type Remote struct {
 	FailOnBudget bool
 	// Event, when set, receives the run's content-free events as they
 	// happen, with WorkID, Owner, Depth and Time set (the Engine adds the
-	// target): EventBudgetExhausted when a budget runs out, and
+	// target): EventBudgetExhausted when a budget runs out,
 	// EventProgress at most once per second when the child
-	// reports progress. It must not block.
+	// reports progress, and EventUpdate for each update Update decided
+	// (not for a duplicate). It must not block.
 	Event func(Event)
+	// Update, when set, decides on an update the child reports
+	// (ReportUpdate): the Engine keeps the Work's UpdateLog (Accept, with
+	// End once the Work is ending) and answers its receipt, or the
+	// refusal reason, which the Execution turns into ErrUpdateRefused.
+	// nil refuses every update with UpdateRefusedNotDeclared (a Work that
+	// declares none).
+	Update func(key string, value []byte, question bool) (UpdateReceipt, string)
+	// AwaitAnswer, when set, is the wait of a question the child asked
+	// (an accepted update with question set): it blocks until guidance
+	// for the Work has arrived since the question (true; the Execution
+	// then drains it with Guidance), or until the question's timeout
+	// passes or ctx ends (false). The Execution calls it at the child's
+	// next BeginRequest (with the context given to WithRemote) and from
+	// AwaitAnswer. nil: a question is never waited for, and counts as
+	// unanswered.
+	AwaitAnswer func(ctx context.Context) bool
+}
+
+// remoteRun is the Remote of an Execution, with its question state.
+type remoteRun struct {
+	Remote
+	ctx        context.Context // what WithRemote was given: the question wait's
+	asking     atomic.Bool     // asked holds a question
+	mu         sync.Mutex      // guards asked and unanswered
+	asked      []int           // the questions accepted and not yet waited for
+	unanswered []int           // the questions whose wait gave up, not yet reported
 }
 
 // WithRemote returns ctx carrying an Execution for r: WorkID returns
 // r.WorkID, Scope an owner one level deeper than the Work's owner, Guidance
 // calls r.Guidance, the budget methods count against r.Budget, and
 // work.ReportProgress, CountModelRequest and CountToolCall count progress
-// reported through r.Event. An Engine calls it on the context it runs a
+// reported through r.Event, and ReportUpdate, AwaitAnswer and a question's
+// wait at BeginRequest use r.Update and r.AwaitAnswer. An Engine calls it on the context it runs a
 // child with; the scope's Work is the engine's to release when the child
 // returns. Usage and Exhausted tell it what the run spent.
 func WithRemote(ctx context.Context, r Remote) context.Context {
 	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
-	e := &Execution{scope: scope, remote: &r, prog: new(progress)}
+	e := &Execution{scope: scope, remote: &remoteRun{Remote: r, ctx: ctx}, prog: new(progress)}
 	ru := &run{budget: r.Budget, fail: r.FailOnBudget}
 	for i, v := range r.Budget.Dims() {
 		ru.m[i].limit = max(v, 0)
@@ -57,6 +87,55 @@ func WithRemote(ctx context.Context, r Remote) context.Context {
 	}
 	e.run = ru
 	return context.WithValue(ctx, execKey{}, e)
+}
+
+// remoteUpdate is ReportUpdate under another Engine: r.Update decides.
+func (e *Execution) remoteUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
+	r := e.remote
+	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
+	if r.Update != nil {
+		rec, reason = r.Update(key, value, question)
+	}
+	if reason == "" && rec.Duplicate {
+		return rec, nil
+	}
+	e.run.report(Event{Type: EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
+	if reason != "" {
+		return UpdateReceipt{}, UpdateRefusal(reason)
+	}
+	if question {
+		r.mu.Lock()
+		r.asked = append(r.asked, rec.Seq)
+		r.asking.Store(true)
+		r.mu.Unlock()
+	}
+	return rec, nil
+}
+
+// remoteAwait waits for the answer to the questions asked (r.AwaitAnswer)
+// and reports whether one came; unanswered questions are kept for
+// Unanswered unless ctx ended.
+func (e *Execution) remoteAwait(ctx context.Context) bool {
+	r := e.remote
+	r.mu.Lock()
+	n := len(r.asked)
+	r.mu.Unlock()
+	if n == 0 {
+		return true
+	}
+	ok := r.AwaitAnswer != nil && r.AwaitAnswer(ctx)
+	r.mu.Lock()
+	seqs := r.asked[:n:n]
+	r.asked = r.asked[n:]
+	if len(r.asked) == 0 {
+		r.asked = nil
+		r.asking.Store(false)
+	}
+	if !ok && ctx.Err() == nil {
+		r.unanswered = append(r.unanswered, seqs...)
+	}
+	r.mu.Unlock()
+	return ok
 }
 
 // remoteEvent delivers an event of a remote run through Remote.Event.

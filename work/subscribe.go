@@ -190,6 +190,9 @@ type pendingNotice struct {
 // released, with the emission).
 func (s *Supervisor) settledLocked(it *item, now time.Time, e *emission) {
 	it.prog.ended.Store(true)
+	if it.upd != nil {
+		it.upd.endLocked() // no more updates, no open question (update_work.go)
+	}
 	if it.detached || len(s.subs) == 0 {
 		return
 	}

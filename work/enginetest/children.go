@@ -44,6 +44,9 @@ type control struct {
 	onCancel string                  // "" (return ctx error), "complete" (on the test's finish), "fail", "slow" or "slow-complete"
 	hold     time.Duration           // "slow", "slow-complete": how long the call in progress goes on after the cancel
 	ended    chan error              // ctx.Err() when the child returned
+	update   chan updateReq          // report an update (update_cases.go)
+	begin    chan chan beginReply    // a model-request boundary through BeginRequest (its question wait)
+	await    chan chan awaitReply    // a function child's AwaitAnswer
 }
 
 type boundaryReply struct {
@@ -71,7 +74,8 @@ func newControl(t *testing.T, onCancel string) (string, *control) {
 func newControlWith(t *testing.T, onCancel, suffix string) (string, *control) {
 	token := "ctl-" + strconv.FormatInt(tokenSeq.Add(1), 10) + suffix
 	c := &control{started: make(chan struct{}), boundary: make(chan chan boundaryReply),
-		finish: make(chan finishReq, 1), onCancel: onCancel, ended: make(chan error, 4)}
+		finish: make(chan finishReq, 1), onCancel: onCancel, ended: make(chan error, 4),
+		update: make(chan updateReq), begin: make(chan chan beginReply), await: make(chan chan awaitReply)}
 	controls.Store(token, c)
 	t.Cleanup(func() { controls.Delete(token) })
 	return token, c
@@ -93,8 +97,17 @@ func runControlled(ctx context.Context, token string) (string, error) {
 			case "complete":
 				// Completes when the test says so: the test decides
 				// whether a cancel lands before or after the completion.
-				f := <-c.finish
-				return f.out, f.err
+				// It may still report updates meanwhile (refused: the
+				// Work is ending).
+				for {
+					select {
+					case f := <-c.finish:
+						return f.out, f.err
+					case u := <-c.update:
+						rec, err := work.ReportUpdate(ctx, u.key, u.value, u.question)
+						u.reply <- updateReply{rec, err}
+					}
+				}
 			case "fail":
 				return "", errors.New("an unrelated failure")
 			case "slow", "slow-complete":
@@ -116,6 +129,14 @@ func runControlled(ctx context.Context, token string) (string, error) {
 		case f := <-c.finish:
 			c.ended <- ctx.Err()
 			return f.out, f.err
+		case u := <-c.update:
+			rec, err := work.ReportUpdate(ctx, u.key, u.value, u.question)
+			u.reply <- updateReply{rec, err}
+		case reply := <-c.begin:
+			reply <- beginAt(ctx)
+		case reply := <-c.await:
+			g, err := work.AwaitAnswer(ctx)
+			reply <- awaitReply{g, err}
 		}
 	}
 }

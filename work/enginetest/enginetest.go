@@ -4,7 +4,10 @@
 // races, guidance order and idempotency, launch idempotency, detach,
 // release, status rows, foreground calls, approval before a child starts
 // (for an Engine that implements work.Approvals), budgets and pools,
-// external jobs (submit once, polls, cancel, deadline), and the Observer
+// external jobs (submit once, polls, cancel, deadline), children that
+// talk back (for an Engine that implements work.Updater: updates in order
+// and bounded, idempotent, owner-checked, readable after the end;
+// questions answered by guidance or left unanswered), and the Observer
 // events: their order, one terminal event, no content). It follows the Go
 // Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
@@ -174,6 +177,7 @@ func Run(t *testing.T, h Harness) {
 		{"JobCancelWhileWaiting", s.jobCancelWhileWaiting},
 		{"JobLaunchIdempotency", s.jobLaunchIdempotency},
 		{"JobDeadline", s.jobDeadline},
+		{"Updates", s.updates},
 	} {
 		t.Run(tc.name, tc.run)
 	}
