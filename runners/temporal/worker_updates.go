@@ -1,0 +1,82 @@
+package temporal
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// The attempt's side of children that talk back: the work.Remote hooks
+// that send a child's updates to its Work's workflow (which decides on
+// them) and hold the wait of its questions.
+
+// reportTries bounds the tries of a report whose call was cut off (a
+// retry is safe: the update's key makes it idempotent).
+const reportTries = 3
+
+// reportUpdate is the Remote.Update of an attempt (ctx is the attempt's):
+// the Work's workflow decides (report). A Spec that declares no updates
+// is refused here (work.UpdateRefusedNotDeclared) without a call; a
+// workflow that closed refuses with work.UpdateRefusedEnding; a call
+// that fails otherwise is refused as "unavailable" (nothing was accepted
+// that the child cannot retry with the same key). The report is not cut
+// off by the attempt's cancel: the workflow then refuses it as ending.
+func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+		if !in.Updates {
+			return work.UpdateReceipt{}, work.UpdateRefusedNotDeclared
+		}
+		rctx := context.WithoutCancel(ctx)
+		for try := 1; ; try++ {
+			var r reportReply
+			err := fromTemporal(w.update(rctx, in.ID, updateReport, &r, reportRequest{Key: key, Value: value, Question: question}))
+			switch {
+			case err == nil:
+				// A repeat after a try that was cut off is the child's first
+				// report: the cut-off try was applied.
+				return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate && try == 1}, r.Reason
+			case errors.Is(err, errWorkflowClosed):
+				return work.UpdateReceipt{}, work.UpdateRefusedEnding
+			case try == reportTries || !errors.Is(err, work.ErrUnavailable) && !transient(err):
+				return work.UpdateReceipt{}, updateRefusedUnavailable
+			}
+		}
+	}
+}
+
+// awaitAnswer is the Remote.AwaitAnswer of an attempt: it holds the
+// await-answer update of the Work's workflow open until the workflow
+// answers (the question's timeout is the workflow's timer) or ctx ends
+// (the child's context: a cancel, which the heartbeats bring meanwhile,
+// or the deadline).
+func (w *Worker) awaitAnswer(id string) func(ctx context.Context) bool {
+	return func(ctx context.Context) bool {
+		for ctx.Err() == nil {
+			var answered bool
+			err := update(ctx, w.c, id, updateAwait, &answered)
+			if err == nil {
+				return answered
+			}
+			if !transient(err) {
+				return false
+			}
+			t := time.NewTimer(announceDelay)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		return false
+	}
+}
+
+// localUpdateEvent reports whether ev is an EventUpdate decided in the
+// attempt (not declared, or the call failed): the Work's workflow reports
+// every other one.
+func localUpdateEvent(ev work.Event) bool {
+	return ev.Type == work.EventUpdate &&
+		(ev.ErrorClass == work.UpdateRefusedNotDeclared || ev.ErrorClass == updateRefusedUnavailable)
+}
