@@ -1,0 +1,572 @@
+package work_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestUpdateLog: the decision on each update, in its documented order, and
+// reading by cursor.
+func TestUpdateLog(t *testing.T) {
+	now := t0
+	l := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 3, MaxBytes: 10})
+	if p := l.Policy(); p.MaxUpdates != 3 || p.MaxBytes != 10 || p.QuestionTimeout != work.DefaultQuestionTimeout {
+		t.Fatalf("Policy() = %+v", p)
+	}
+	steps := []struct {
+		key, value string
+		question   bool
+		seq        int
+		dup        bool
+		refusal    string
+	}{
+		{"a", `1`, false, 1, false, ""},
+		{"", `1`, false, 0, false, work.UpdateRefusedInvalid},
+		{"b", `{`, false, 0, false, work.UpdateRefusedInvalid},
+		{"b", ``, false, 0, false, work.UpdateRefusedInvalid},
+		{"a", `1`, false, 1, true, ""},
+		{"a", `2`, false, 0, false, work.UpdateRefusedConflict},
+		{"a", `1`, true, 0, false, work.UpdateRefusedConflict}, // a question is another payload
+		{"b", `"12345678"`, false, 0, false, work.UpdateRefusedBytes},
+		{"b", `"123456"`, true, 2, false, ""},
+		{"c", `[1]`, false, 0, false, work.UpdateRefusedBytes}, // 9 + 3 > 10
+		{"c", `0`, false, 3, false, ""},
+		{"d", `0`, false, 0, false, work.UpdateRefusedCount},
+		{"c", `0`, false, 3, true, ""}, // a repeat even at the bound
+	}
+	for i, st := range steps {
+		rec, refusal := l.Accept(st.key, []byte(st.value), st.question, now.Add(time.Duration(i)*time.Second))
+		if refusal != st.refusal || rec.Seq != st.seq || rec.Duplicate != st.dup {
+			t.Fatalf("step %d Accept(%q, %s, %v) = %+v, %q; want seq %d dup %v refusal %q",
+				i, st.key, st.value, st.question, rec, refusal, st.seq, st.dup, st.refusal)
+		}
+	}
+	if l.Len() != 3 || l.Bytes() != 1+8+1 {
+		t.Fatalf("Len, Bytes = %d, %d; want 3, 10", l.Len(), l.Bytes())
+	}
+	all := l.After(0)
+	if len(all) != 3 || all[0].Key != "a" || all[1].Key != "b" || !all[1].Question || all[2].Key != "c" ||
+		!all[1].Time.Equal(now.Add(8*time.Second)) {
+		t.Fatalf("After(0) = %+v", all)
+	}
+	all[0].Value[0] = 'X' // a copy: the log keeps its own
+	if got := string(l.After(0)[0].Value); got != "1" {
+		t.Fatalf("the log's value changed through After's copy: %q", got)
+	}
+	if got := l.After(2); len(got) != 1 || got[0].Seq != 3 {
+		t.Fatalf("After(2) = %+v", got)
+	}
+	if got := l.After(3); got == nil || len(got) != 0 {
+		t.Fatalf("After(3) = %#v, want an empty slice", got)
+	}
+	if got := l.Open(); len(got) != 1 || got[0] != 2 {
+		t.Fatalf("Open() = %v, want [2]", got)
+	}
+	if got := l.Answered(); len(got) != 1 || got[0] != 2 || l.Open() != nil || l.Answered() != nil {
+		t.Fatalf("Answered() = %v, then Open() = %v", got, l.Open())
+	}
+
+	// Ending refuses new updates; a repeat still gets its receipt.
+	l2 := work.NewUpdateLog(work.UpdatePolicy{})
+	l2.Accept("k", []byte(`true`), false, now)
+	l2.End()
+	if _, r := l2.Accept("n", []byte(`true`), false, now); r != work.UpdateRefusedEnding {
+		t.Fatalf("Accept after End = %q, want ending", r)
+	}
+	if rec, r := l2.Accept("k", []byte(`true`), false, now); r != "" || !rec.Duplicate {
+		t.Fatalf("a repeat after End = %+v, %q", rec, r)
+	}
+
+	// A nil log declares nothing.
+	var nl *work.UpdateLog
+	if _, r := nl.Accept("k", []byte(`1`), false, now); r != work.UpdateRefusedNotDeclared {
+		t.Fatalf("nil log Accept = %q", r)
+	}
+	if nl.Len() != 0 || nl.Bytes() != 0 || nl.Open() != nil || nl.Answered() != nil || len(nl.After(0)) != 0 {
+		t.Fatal("a nil log holds something")
+	}
+	nl.End()
+}
+
+// TestUpdatePolicy: defaults and the bounds Spec.Validate refuses.
+func TestUpdatePolicy(t *testing.T) {
+	if p := (work.UpdatePolicy{}).Resolved(); p.MaxUpdates != work.DefaultMaxUpdates ||
+		p.MaxBytes != work.DefaultMaxUpdateBytes || p.QuestionTimeout != work.DefaultQuestionTimeout {
+		t.Fatalf("Resolved() = %+v", p)
+	}
+	spec := work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "t", Kind: work.KindFunction}, Run: immediate("")}
+	for _, tc := range []struct {
+		p  work.UpdatePolicy
+		ok bool
+	}{
+		{work.UpdatePolicy{}, true},
+		{work.UpdatePolicy{MaxUpdates: work.MaxUpdatesCeiling, MaxBytes: work.MaxUpdateBytesCeiling, QuestionTimeout: time.Hour}, true},
+		{work.UpdatePolicy{MaxUpdates: -1}, false},
+		{work.UpdatePolicy{MaxBytes: -1}, false},
+		{work.UpdatePolicy{QuestionTimeout: -1}, false},
+		{work.UpdatePolicy{MaxUpdates: work.MaxUpdatesCeiling + 1}, false},
+		{work.UpdatePolicy{MaxBytes: work.MaxUpdateBytesCeiling + 1}, false},
+	} {
+		spec.Updates = &tc.p
+		err := spec.Validate()
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, work.ErrInvalidSpec)) {
+			t.Errorf("Validate(Updates %+v) = %v", tc.p, err)
+		}
+	}
+}
+
+// TestUpdateRefusalCodes: every refusal is ErrUpdateRefused with its
+// reason as Class, and DecodeError restores it.
+func TestUpdateRefusalCodes(t *testing.T) {
+	for _, r := range []string{work.UpdateRefusedNotDeclared, work.UpdateRefusedCount, work.UpdateRefusedBytes,
+		work.UpdateRefusedEnding, work.UpdateRefusedConflict, work.UpdateRefusedInvalid} {
+		e := work.UpdateRefusal(r)
+		if !errors.Is(e, work.ErrUpdateRefused) || e.Class != r || !strings.Contains(e.Error(), r) {
+			t.Fatalf("UpdateRefusal(%q) = %v (class %q)", r, e, e.Class)
+		}
+		d, ok := work.DecodeError(e.Code, e.Error())
+		if !ok || d.Class != r || !errors.Is(d, work.ErrUpdateRefused) {
+			t.Fatalf("DecodeError(%q, %q) = %v (class %q), %v", e.Code, e.Error(), d, d.Class, ok)
+		}
+	}
+	if e := work.UpdateRefusal("other"); e != work.ErrUpdateRefused {
+		t.Fatalf("UpdateRefusal(unknown) = %v", e)
+	}
+	if d, ok := work.DecodeError(work.ErrUnanswered.Code, work.ErrUnanswered.Error()); !ok || !errors.Is(d, work.ErrUnanswered) {
+		t.Fatalf("DecodeError(unanswered) = %v, %v", d, ok)
+	}
+}
+
+// startUpdating starts a controlled child of target declaring p.
+func (h *harness) startUpdating(o work.Owner, target work.Target, p work.UpdatePolicy, opts ...func(*work.Spec)) (work.Ref, *child) {
+	h.t.Helper()
+	c := h.child()
+	spec := work.Spec{Owner: o, Target: target, Run: c.run, Updates: &p}
+	for _, f := range opts {
+		f(&spec)
+	}
+	ref, err := h.s.Start(context.Background(), spec)
+	if err != nil {
+		h.t.Fatalf("Start: %v", err)
+	}
+	<-c.started
+	return ref, c
+}
+
+var agentT = work.Target{Label: "researcher", Kind: work.KindAgent}
+
+// beginAsync calls BeginRequest on the child's Execution and returns the
+// channel its error arrives on once it returns.
+func beginAsync(ex *work.Execution) chan error {
+	ch := make(chan error, 1)
+	go func() {
+		_, err := ex.BeginRequest()
+		ch <- err
+	}()
+	return ch
+}
+
+func notYet(t *testing.T, ch chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s returned (%v) before it should", what, err)
+	default:
+	}
+}
+
+func within(t *testing.T, ch chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return", what)
+	}
+	return nil
+}
+
+// TestQuestionTimeout: on the fake clock, an agent child's open question
+// holds its next boundary until the question's timeout (from the
+// question's acceptance), then the boundary goes on and Unanswered
+// reports it once; the timer is gone.
+func TestQuestionTimeout(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	o := work.NewOwner("qt")
+	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{QuestionTimeout: time.Minute})
+	base := h.clk.Pending()
+	if rec, err := c.ex.ReportUpdate("q1", []byte(`"first?"`), true); err != nil || rec.Seq != 1 {
+		t.Fatalf("question 1 = %+v, %v", rec, err)
+	}
+	if h.clk.Pending() != base+1 {
+		t.Fatalf("the question's timer is not pending (%d timers, %d before)", h.clk.Pending(), base)
+	}
+	h.clk.Advance(30 * time.Second)
+	// A second question joins the open wait: its timeout is the first's.
+	if rec, err := c.ex.ReportUpdate("q2", []byte(`"second?"`), true); err != nil || rec.Seq != 2 {
+		t.Fatalf("question 2 = %+v, %v", rec, err)
+	}
+	if h.clk.Pending() != base+1 {
+		t.Fatalf("the second question started a timer of its own (%d timers)", h.clk.Pending())
+	}
+	ch := beginAsync(c.ex)
+	notYet(t, ch, "BeginRequest with a question open")
+	h.clk.Advance(30 * time.Second)
+	if err := within(t, ch, "BeginRequest after the timeout"); err != nil {
+		t.Fatalf("BeginRequest: %v", err)
+	}
+	if got := c.ex.Unanswered(); fmt.Sprint(got) != "[1 2]" {
+		t.Fatalf("Unanswered() = %v, want [1 2]", got)
+	}
+	if got := c.ex.Unanswered(); got != nil {
+		t.Fatalf("Unanswered() again = %v", got)
+	}
+	if g := c.ex.Guidance(); g != nil {
+		t.Fatalf("guidance after an unanswered question: %q", g)
+	}
+	if h.clk.Pending() != base {
+		t.Fatalf("%d timers pending after the timeout, want %d", h.clk.Pending(), base)
+	}
+	// An ordinary boundary does not wait.
+	if err := within(t, beginAsync(c.ex), "an ordinary BeginRequest"); err != nil {
+		t.Fatal(err)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+}
+
+// TestQuestionAnswered: an answer (Send or Answer) accepted after the
+// question ends the wait and stops the timer; guidance accepted before
+// it does not answer it.
+func TestQuestionAnswered(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	ctx := context.Background()
+	o := work.NewOwner("qa")
+	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
+	base := h.clk.Pending()
+	if _, err := h.s.Send(ctx, o, ref.ID, "", "before"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ex.ReportUpdate("q", []byte(`"which?"`), true); err != nil {
+		t.Fatal(err)
+	}
+	ch := beginAsync(c.ex)
+	notYet(t, ch, "BeginRequest with a question open")
+	if _, err := h.s.Answer(ctx, o, ref.ID, "a1", "this one"); err != nil {
+		t.Fatalf("Answer: %v", err)
+	}
+	if err := within(t, ch, "BeginRequest after the answer"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.ex.Guidance(); strings.Join(got, "|") != "before|this one" {
+		t.Fatalf("Guidance() = %q", got)
+	}
+	if got := c.ex.Unanswered(); got != nil {
+		t.Fatalf("Unanswered() = %v after an answer", got)
+	}
+	if h.clk.Pending() != base {
+		t.Fatalf("the question's timer outlived its answer (%d pending, want %d)", h.clk.Pending(), base)
+	}
+	// Answer's idempotency is Send's.
+	r1, err1 := h.s.Answer(ctx, o, ref.ID, "a1", "this one")
+	_, err2 := h.s.Answer(ctx, o, ref.ID, "a1", "another")
+	if err1 != nil || r1.Cursor != "2" || !errors.Is(err2, work.ErrConflict) {
+		t.Fatalf("replayed Answer = %+v, %v; conflicting = %v", r1, err1, err2)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+}
+
+// TestQuestionFunctionChild: AwaitAnswer returns the answer, gives up
+// with ErrUnanswered after the timeout, returns at once with no question
+// open, and ends with ErrCancelled when its context does.
+func TestQuestionFunctionChild(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	ctx := context.Background()
+	o := work.NewOwner("qf")
+	fn := work.Target{Label: "fn", Kind: work.KindFunction}
+	ref, c := h.startUpdating(o, fn, work.UpdatePolicy{QuestionTimeout: time.Minute})
+	await := func(actx context.Context) chan awaitResult {
+		ch := make(chan awaitResult, 1)
+		go func() {
+			g, err := work.AwaitAnswer(actx)
+			ch <- awaitResult{g, err}
+		}()
+		return ch
+	}
+	if g, err := work.AwaitAnswer(c.ctx); g != nil || err != nil {
+		t.Fatalf("AwaitAnswer with no question = %q, %v", g, err)
+	}
+	if _, err := work.ReportUpdate(c.ctx, "q1", []byte(`"ok?"`), true); err != nil {
+		t.Fatal(err)
+	}
+	ch := await(c.ctx)
+	if _, err := h.s.Send(ctx, o, ref.ID, "", "no"); !errors.Is(err, work.ErrNotAgent) {
+		t.Fatalf("Send to a function child = %v", err)
+	}
+	if _, err := h.s.Answer(ctx, o, ref.ID, "", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	if r := recvAwait(t, ch); r.err != nil || strings.Join(r.g, "|") != "yes" {
+		t.Fatalf("AwaitAnswer = %q, %v", r.g, r.err)
+	}
+	if _, err := work.ReportUpdate(c.ctx, "q2", []byte(`"still?"`), true); err != nil {
+		t.Fatal(err)
+	}
+	ch = await(c.ctx)
+	h.clk.Advance(time.Minute)
+	if r := recvAwait(t, ch); !errors.Is(r.err, work.ErrUnanswered) || r.g != nil {
+		t.Fatalf("AwaitAnswer after the timeout = %q, %v", r.g, r.err)
+	}
+	if _, err := work.ReportUpdate(c.ctx, "q3", []byte(`"again?"`), true); err != nil {
+		t.Fatal(err)
+	}
+	actx, cancel := context.WithCancel(c.ctx)
+	ch = await(actx)
+	cancel()
+	if r := recvAwait(t, ch); !errors.Is(r.err, work.ErrCancelled) {
+		t.Fatalf("AwaitAnswer with its context cancelled = %q, %v", r.g, r.err)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+}
+
+func recvAwait(t *testing.T, ch chan awaitResult) awaitResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("AwaitAnswer did not return")
+	}
+	return awaitResult{}
+}
+
+type awaitResult struct {
+	g   []string
+	err error
+}
+
+// TestQuestionWaitEndsWithWork: the Work's deadline and its cancel end the
+// question wait at once, long before the question's timeout, and the
+// settled Work keeps no timer.
+func TestQuestionWaitEndsWithWork(t *testing.T) {
+	for _, how := range []string{"deadline", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHarness(t, work.WithMaxDuration(time.Hour))
+			o := work.NewOwner("qd")
+			ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{QuestionTimeout: 10 * time.Hour},
+				func(s *work.Spec) { s.Budget.MaxDuration = time.Minute })
+			base := h.clk.Pending()
+			if _, err := c.ex.ReportUpdate("q", []byte(`"?"`), true); err != nil {
+				t.Fatal(err)
+			}
+			ch := beginAsync(c.ex)
+			notYet(t, ch, "BeginRequest with a question open")
+			if how == "deadline" {
+				h.clk.Advance(time.Minute)
+			} else if _, err := h.s.Cancel(context.Background(), o, ref.ID); err != nil {
+				t.Fatal(err)
+			}
+			within(t, ch, "BeginRequest once the Work ends")
+			if got := c.ex.Unanswered(); got != nil {
+				t.Fatalf("Unanswered() = %v: the question did not time out", got)
+			}
+			c.returnCtxErr()
+			h.obs.waitTerminal(ref.ID)
+			if n := h.clk.Pending(); n >= base+1 {
+				t.Fatalf("%d timers pending after the Work settled (the question's outlived it)", n)
+			}
+		})
+	}
+}
+
+// TestUpdateEventsAndNotices: each decided update is an EventUpdate with
+// its size and sequence number; an accepted one is a NoticeUpdate; a
+// duplicate is neither; a refusal holds no value.
+func TestUpdateEventsAndNotices(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	o := work.NewOwner("ue")
+	sub, err := h.s.Subscribe(context.Background(), o, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{MaxUpdates: 1})
+	v := []byte(`{"note":"` + canary + `"}`)
+	if _, err := c.ex.ReportUpdate("k", v, false); err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := c.ex.ReportUpdate("k", v, false); err != nil || !rec.Duplicate {
+		t.Fatalf("repeat = %+v, %v", rec, err)
+	}
+	_, err = c.ex.ReportUpdate("k2", v, true)
+	var we *work.Error
+	if !errors.As(err, &we) || we.Class != work.UpdateRefusedCount || strings.Contains(err.Error(), canary) {
+		t.Fatalf("over the count: %v", err)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+	evs := h.obs.ofType(work.EventUpdate)
+	if len(evs) != 2 || evs[0].Seq != 1 || evs[0].Bytes != len(v) || evs[0].ErrorClass != "" || evs[0].Question ||
+		evs[1].Seq != 0 || evs[1].ErrorClass != work.UpdateRefusedCount || !evs[1].Question || evs[1].WorkID != ref.ID {
+		t.Fatalf("EventUpdate events = %+v", evs)
+	}
+	if dump := fmt.Sprintf("%#v", h.obs.ofType(work.EventUpdate)); strings.Contains(dump, canary) {
+		t.Fatalf("an event carries the update's value: %s", dump)
+	}
+	n := <-sub.C()
+	if n.Kind != work.NoticeUpdate || n.WorkID != ref.ID || n.Seq != 1 || n.Bytes != len(v) || n.State != work.StateRunning {
+		t.Fatalf("first notice = %+v", n)
+	}
+	if n := <-sub.C(); n.Kind != work.NoticeSettled {
+		t.Fatalf("second notice = %+v, want the settlement (the duplicate and the refusal have none)", n)
+	}
+}
+
+// TestUpdateNoticeLeavesSettlement: update notices fill a buffer, and the
+// settlement takes the place of the oldest.
+func TestUpdateNoticeLeavesSettlement(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	o := work.NewOwner("un")
+	sub, err := h.s.Subscribe(context.Background(), o, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
+	for _, k := range []string{"a", "b", "c"} {
+		if _, err := c.ex.ReportUpdate(k, []byte(`0`), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+	n1, n2 := <-sub.C(), <-sub.C()
+	if n1.Kind != work.NoticeUpdate || n1.Seq != 2 || n2.Kind != work.NoticeSettled || sub.Dropped() != 2 {
+		t.Fatalf("buffer = %+v, %+v, dropped %d; want update 2 then the settlement, 2 dropped", n1, n2, sub.Dropped())
+	}
+}
+
+// TestUpdatesOutsideWork: a foreground call's updates, and those outside
+// any child, are refused with not_declared; the foreground one is still
+// an event.
+func TestUpdatesOutsideWork(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	if _, err := work.ReportUpdate(context.Background(), "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+		t.Fatalf("outside a child: %v", err)
+	}
+	var nilEx *work.Execution
+	if g, err := nilEx.AwaitAnswer(context.Background()); g != nil || err != nil || nilEx.Unanswered() != nil {
+		t.Fatalf("a nil Execution's AwaitAnswer = %q, %v", g, err)
+	}
+	var got error
+	_, err := h.s.Call(context.Background(), work.Spec{Owner: work.NewOwner("fg"), Target: agentT,
+		Updates: &work.UpdatePolicy{}, Run: func(ctx context.Context) (string, error) {
+			_, got = work.ReportUpdate(ctx, "k", []byte(`1`), true)
+			return "ok", nil
+		}})
+	if err != nil || !isRefusal(got, work.UpdateRefusedNotDeclared) {
+		t.Fatalf("Call: %v; the foreground update: %v", err, got)
+	}
+	evs := h.obs.ofType(work.EventUpdate)
+	if len(evs) != 1 || evs[0].ErrorClass != work.UpdateRefusedNotDeclared || evs[0].WorkID != "" || !evs[0].Question {
+		t.Fatalf("foreground EventUpdate = %+v", evs)
+	}
+	// A Work that declares none: refused, and no updates to read.
+	o := work.NewOwner("nd")
+	ref, c := h.running(o, agentT)
+	if _, err := c.ex.ReportUpdate("k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+		t.Fatalf("undeclared: %v", err)
+	}
+	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || us == nil || len(us) != 0 {
+		t.Fatalf("Updates = %v, %v", us, err)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+	if _, err := (&work.Supervisor{}).Updates(context.Background(), o, ref.ID, 0); !errors.Is(err, work.ErrNotInitialized) {
+		t.Fatalf("an uninitialized Supervisor's Updates = %v", err)
+	}
+}
+
+func isRefusal(err error, reason string) bool {
+	var we *work.Error
+	return errors.Is(err, work.ErrUpdateRefused) && errors.As(err, &we) && we.Class == reason
+}
+
+// TestRemoteUpdateHooks: under another Engine, Remote.Update decides,
+// the Execution reports EventUpdate through Remote.Event, and a question
+// waits through Remote.AwaitAnswer at the next boundary.
+func TestRemoteUpdateHooks(t *testing.T) {
+	var evs []work.Event
+	log := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 2})
+	answered := make(chan bool, 4)
+	var guidance []string
+	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o",
+		Event: func(e work.Event) { evs = append(evs, e) },
+		Update: func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+			return log.Accept(key, value, question, t0)
+		},
+		AwaitAnswer: func(ctx context.Context) bool {
+			ok := <-answered
+			if ok {
+				guidance = []string{"the answer"}
+			}
+			return ok
+		},
+		Guidance: func() []string { g := guidance; guidance = nil; return g },
+	})
+	ex, _ := work.ExecutionFrom(ctx)
+	if rec, err := work.ReportUpdate(ctx, "q", []byte(`"?"`), true); err != nil || rec.Seq != 1 {
+		t.Fatalf("remote question = %+v, %v", rec, err)
+	}
+	answered <- true
+	if _, err := ex.BeginRequest(); err != nil {
+		t.Fatal(err)
+	}
+	if g := ex.Guidance(); strings.Join(g, "") != "the answer" || ex.Unanswered() != nil {
+		t.Fatalf("after the answer: guidance %q", g)
+	}
+	if len(answered) != 0 {
+		t.Fatal("BeginRequest did not wait through AwaitAnswer")
+	}
+	// No question open: no wait (AwaitAnswer would block on the empty channel).
+	if _, err := ex.BeginRequest(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := work.ReportUpdate(ctx, "q2", []byte(`"??"`), true); err != nil {
+		t.Fatal(err)
+	}
+	answered <- false
+	if _, err := ex.BeginRequest(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.Unanswered(); fmt.Sprint(got) != "[2]" {
+		t.Fatalf("Unanswered() = %v, want [2]", got)
+	}
+	if _, err := work.ReportUpdate(ctx, "x", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedCount) {
+		t.Fatalf("over the count: %v", err)
+	}
+	if len(evs) != 3 || evs[0].Type != work.EventUpdate || evs[0].WorkID != "w1" || evs[0].Seq != 1 ||
+		evs[2].ErrorClass != work.UpdateRefusedCount || evs[2].Time.IsZero() {
+		t.Fatalf("remote events = %+v", evs)
+	}
+	// A function child under another Engine.
+	if _, err := work.ReportUpdate(ctx, "q", []byte(`"?"`), true); err != nil { // a duplicate: nothing opens
+		t.Fatal(err)
+	}
+	if g, err := work.AwaitAnswer(ctx); g != nil || err != nil {
+		t.Fatalf("AwaitAnswer with no question open = %q, %v", g, err)
+	}
+	// No hooks: not declared.
+	bare := work.WithRemote(context.Background(), work.Remote{WorkID: "w2", OwnerID: "o"})
+	if _, err := work.ReportUpdate(bare, "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+		t.Fatalf("a Remote without Update: %v", err)
+	}
+}
