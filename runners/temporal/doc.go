@@ -111,9 +111,15 @@
 //     Work is cancel-requested or settling) and answers the receipt or
 //     the refusal. A Spec that declares none is refused in the attempt
 //     (not_declared) without a call; a call that fails is refused as
-//     "unavailable" (the child may retry with the same key). The bounds
-//     (by default 32 updates, 16 KiB of payload; at most 1 MiB) keep the
-//     history and a continued run's input far below Temporal's limits.
+//     "unavailable" (the child may retry with the same key). An update
+//     that cannot be accepted as a new one (the Work ending, its count
+//     reached, its value over the bytes left) is refused by the update's
+//     validator, the same decision on a copy of the log, and never enters
+//     the history. The bounds (by default 32 updates, 16 KiB of payload;
+//     at most 1 MiB) keep the history and a continued run's input far
+//     below Temporal's limits. Each report is one of the updates Temporal
+//     allows a workflow run (history.maxTotalUpdates, 2000 by default),
+//     as each model boundary's guidance read is.
 //   - They survive a worker's death (the history rebuilds the log; a
 //     retried attempt that repeats an update gets its first receipt) and
 //     continue-as-new (the next run's input carries them). Each accepted

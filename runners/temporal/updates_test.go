@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 const (
@@ -311,5 +312,61 @@ func TestUpdateCanary(t *testing.T) {
 		if strings.Contains(b.String(), "CANARY") {
 			t.Fatalf("span %q carries content: %s", s.Name(), b.String())
 		}
+	}
+}
+
+// TestUpdateRefusalsOutOfHistory: an update that cannot be accepted as a
+// new one (over the bytes left, over the count, a conflict once the log is
+// full) is refused by the workflow's validator, so that it never enters
+// the Work's history, and still has its EventUpdate; a repeat of an
+// accepted update gets its first receipt.
+func TestUpdateRefusalsOutOfHistory(t *testing.T) {
+	rec := &enginetest.Recorder{}
+	big := []byte(`"` + strings.Repeat("B", 200) + `"`)
+	late := []byte(`"late-count-refusal"`)
+	other := []byte(`"a-conflicting-payload"`)
+	eng, _ := deploy(t, "updhistory", map[string]temporal.Child{
+		"talker": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			var got []string
+			report := func(key string, value []byte) {
+				rec, err := work.ReportUpdate(ctx, key, value, false)
+				got = append(got, reportClass(rec, err)+map[bool]string{true: " dup"}[rec.Duplicate])
+			}
+			report("a", []byte(`"small"`))
+			report("big", big)
+			report("b", []byte(`"two"`))
+			report("c", late)
+			report("a", []byte(`"small"`))
+			report("a", other)
+			return strings.Join(got, "|"), nil
+		}},
+	}, []temporal.Option{temporal.WithObserver(rec)}, []temporal.Option{temporal.WithObserver(rec)})
+	o := work.NewOwner(fmt.Sprintf("updhistory-%d", time.Now().UnixNano()))
+	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "talker", Kind: work.KindFunction},
+		Input: "x", Updates: &work.UpdatePolicy{MaxUpdates: 2, MaxBytes: 64}, Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, out := settle(t, eng, o, ref.ID)
+	if want := "ok 1|bytes|ok 2|count|ok 1 dup|conflict"; st.State != work.StateCompleted || out != want {
+		t.Fatalf("%s %q, want completed %q", st.State, out, want)
+	}
+	h := history(t, server(t), ref.ID)
+	if !bytes.Contains(h, []byte(base64.StdEncoding.EncodeToString([]byte(`"small"`)))) {
+		t.Fatal("the Work's history lacks its accepted update (the check is broken)")
+	}
+	for _, v := range [][]byte{big, late, other} {
+		if bytes.Contains(h, []byte(base64.StdEncoding.EncodeToString(v))) {
+			t.Errorf("the Work's history holds the refused update %s", v)
+		}
+	}
+	var classes []string
+	for _, e := range eventsOf(rec, ref.ID) {
+		if e.Type == work.EventUpdate {
+			classes = append(classes, e.ErrorClass)
+		}
+	}
+	if got, want := strings.Join(classes, ","), ",bytes,,count,conflict"; got != want {
+		t.Fatalf("EventUpdate classes = %q, want %q", got, want)
 	}
 }

@@ -217,13 +217,12 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		defer timer.Stop()
 	}
 	// Progress goes to this Worker's Observer as it is reported (none
-	// after the child returned), and so do the update events decided here
-	// (localUpdateEvent); the budget that ran out and the usage
+	// after the child returned); the budget that ran out and the usage
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
 	var ended atomic.Bool
 	emit := func(ev work.Event) {
-		if (ev.Type == work.EventProgress || localUpdateEvent(ev)) && !ended.Load() {
+		if ev.Type == work.EventProgress && !ended.Load() {
 			ev.Target, ev.Kind = in.Label, in.Kind
 			w.cfg.observer.Event(context.Background(), ev)
 		}

@@ -17,30 +17,42 @@ import (
 const reportTries = 3
 
 // reportUpdate is the Remote.Update of an attempt (ctx is the attempt's):
-// the Work's workflow decides (report). A Spec that declares no updates
-// is refused here (work.UpdateRefusedNotDeclared) without a call; a
-// workflow that closed refuses with work.UpdateRefusedEnding; a call
-// that fails otherwise is refused as "unavailable" (nothing was accepted
-// that the child cannot retry with the same key). The report is not cut
-// off by the attempt's cancel: the workflow then refuses it as ending.
+// the Work's workflow decides (report), and reports the EventUpdate of
+// what its handler decided. The refusals decided elsewhere are reported
+// here, to the Worker's Observer: a Spec that declares no updates
+// (work.UpdateRefusedNotDeclared, without a call), an update the
+// workflow's validator refused (kept out of its history), a workflow that
+// closed (work.UpdateRefusedEnding), and a call that failed otherwise
+// ("unavailable": nothing was accepted that the child cannot retry with
+// the same key). The report is not cut off by the attempt's cancel: the
+// workflow then refuses it as ending.
 func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+		refused := func(reason string) (work.UpdateReceipt, string) {
+			w.cfg.observer.Event(context.Background(), work.Event{Type: work.EventUpdate, WorkID: in.ID, Owner: in.Owner,
+				Depth: in.Depth, Target: in.Label, Kind: in.Kind, Time: time.Now(), Bytes: len(value), Question: question,
+				ErrorClass: reason})
+			return work.UpdateReceipt{}, reason
+		}
 		if !in.Updates {
-			return work.UpdateReceipt{}, work.UpdateRefusedNotDeclared
+			return refused(work.UpdateRefusedNotDeclared)
 		}
 		rctx := context.WithoutCancel(ctx)
 		for try := 1; ; try++ {
 			var r reportReply
 			err := fromTemporal(w.update(rctx, in.ID, updateReport, &r, reportRequest{Key: key, Value: value, Question: question}))
+			var we *work.Error
 			switch {
 			case err == nil:
 				// A repeat after a try that was cut off is the child's first
 				// report: the cut-off try was applied.
 				return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate && try == 1}, r.Reason
+			case errors.Is(err, work.ErrUpdateRefused) && errors.As(err, &we) && we.Class != "":
+				return refused(we.Class) // the validator's
 			case errors.Is(err, errWorkflowClosed):
-				return work.UpdateReceipt{}, work.UpdateRefusedEnding
+				return refused(work.UpdateRefusedEnding)
 			case try == reportTries || !errors.Is(err, work.ErrUnavailable) && !transient(err):
-				return work.UpdateReceipt{}, updateRefusedUnavailable
+				return refused(updateRefusedUnavailable)
 			}
 		}
 	}
@@ -71,12 +83,4 @@ func (w *Worker) awaitAnswer(id string) func(ctx context.Context) bool {
 		}
 		return false
 	}
-}
-
-// localUpdateEvent reports whether ev is an EventUpdate decided in the
-// attempt (not declared, or the call failed): the Work's workflow reports
-// every other one.
-func localUpdateEvent(ev work.Event) bool {
-	return ev.Type == work.EventUpdate &&
-		(ev.ErrorClass == work.UpdateRefusedNotDeclared || ev.ErrorClass == updateRefusedUnavailable)
 }

@@ -35,7 +35,8 @@ func (w *workRun) updateHandlers(ctx workflow.Context) error {
 		w.upd.log = work.NewUpdateLog(*p)
 		w.restoreUpdates(w.in.Carry)
 	}
-	if err := workflow.SetUpdateHandler(ctx, updateReport, w.report); err != nil {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateReport, w.report,
+		workflow.UpdateHandlerOptions{Validator: w.validateReport}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateAwait, w.awaitAnswer); err != nil {
@@ -60,6 +61,38 @@ func (w *workRun) updateHandlers(ctx workflow.Context) error {
 		}
 		return updateMetaReply{Found: true, Updates: out}, nil
 	})
+}
+
+// validateReport keeps out of the history an update that cannot be
+// accepted as a new one (the Work is ending, its updates are at their
+// count, or its value does not fit in the bytes left), so that a child
+// that goes on reporting what is refused does not grow it: the shared
+// decision, on a copy of the log, refuses it here (the rejection carries
+// the reason; the attempt reports its EventUpdate), unless it repeats an
+// accepted update (the handler answers the first receipt). Every other
+// update goes to the handler, which decides on the log itself. Only these
+// refusals pay for the copy.
+func (w *workRun) validateReport(r reportRequest) error {
+	l := w.upd.log
+	if l == nil {
+		return nil
+	}
+	ending := w.state == work.StateCancelRequested || w.state.Terminal()
+	p := l.Policy()
+	if !ending && l.Len() < p.MaxUpdates && l.Bytes()+len(r.Value) <= p.MaxBytes {
+		return nil
+	}
+	cp := work.NewUpdateLog(p)
+	for _, u := range l.After(0) {
+		cp.Accept(u.Key, u.Value, u.Question, u.Time)
+	}
+	if ending {
+		cp.End()
+	}
+	if _, reason := cp.Accept(r.Key, r.Value, r.Question, time.Time{}); reason != "" {
+		return workErr(work.UpdateRefusal(reason))
+	}
+	return nil
 }
 
 // report decides on an update the child reports: refused (the reason,
