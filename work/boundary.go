@@ -20,6 +20,12 @@ type Turn struct {
 // fail on exhaustion (Spec.FailOnBudget). A refused child that returns an
 // error fails with class budget_exhausted.
 //
+// When the child has a question open (ReportUpdate with question set),
+// BeginRequest first waits, holding the child's running slot, until
+// guidance arrives for the Work, the question's timeout passes (then
+// Unanswered reports it) or the child's context ends (see "Updates and
+// questions" in the package doc); an adapter calls Guidance after it.
+//
 // It is also where a child reclaims its running slot: when the Work it
 // runs on lent its slot for a Result wait that ended while a descendant
 // still runs on it, BeginRequest first blocks until that Work has a slot
@@ -27,9 +33,9 @@ type Turn struct {
 // package doc).
 //
 // It is safe for concurrent use, does not allocate on the ordinary path
-// and never takes the Supervisor's lock except to report the exhaustion or
-// to wait for a slot. Outside a child run (no budget) it always returns
-// the zero Turn.
+// and never takes the Supervisor's lock except to report the exhaustion,
+// to wait for a slot or to wait for an answer. Outside a child run (no
+// budget) it always returns the zero Turn.
 func (e *Execution) BeginRequest() (Turn, error) {
 	if e == nil {
 		return Turn{}, nil

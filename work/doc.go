@@ -221,6 +221,58 @@
 // Call cannot wait for approval (ApprovalCallRefusal, ErrInvalidSpec).
 // The input reaches Pending only, never an event, a Status or an error.
 //
+// # Updates and questions
+//
+// A Spec with Updates (an UpdatePolicy) declares that its child reports
+// intermediate updates: ReportUpdate (or Execution.ReportUpdate) with an
+// idempotency key (an agent child's tool-call id) and a JSON value, at
+// most MaxUpdates (DefaultMaxUpdates, 32) and MaxBytes of values
+// (DefaultMaxUpdateBytes, 16 KiB) per Work, each setting capped
+// (MaxUpdatesCeiling, MaxUpdateBytesCeiling; negative or over the ceiling
+// is ErrInvalidSpec). UpdateLog decides each update, in this order:
+// not_declared, invalid (empty key, not JSON), a repeat of an accepted
+// key (the same value returns the first receipt with Duplicate set; any
+// other value is conflict), ending (the Work is cancel-requested or
+// settling), count, bytes. A refusal is ErrUpdateRefused with the reason
+// as Class (UpdateRefusal; DecodeError keeps it) and stores nothing: an
+// update is refused before it is accepted, never dropped after.
+//
+// Accepted updates are numbered 1, 2, ... in acceptance order. The
+// application reads them with Updates (by cursor: Seq > after),
+// owner-checked like Status, also after the Work has ended, until its
+// record is evicted; the Supervisor implements Updater. Each decided
+// update is an EventUpdate (its size, sequence number and refusal reason,
+// never its value; a duplicate is none), and each accepted one a
+// NoticeUpdate to the owner's Subscriptions (Notice.Seq, Notice.Bytes),
+// which never pushes a settlement out of a full buffer (the settlement
+// takes the place of the oldest notice of another kind). A foreground
+// Call has no Work to read updates from: its updates are refused with
+// not_declared.
+//
+// A question is an update with question set. Its answer is guidance:
+// Send or Answer (Answer also reaches a function child, which Send
+// refuses), accepted after the question. An agent child's next
+// BeginRequest waits until the answer arrives, then returns, and the
+// adapter's Guidance delivers it as ordinary guidance (call Guidance after
+// BeginRequest); guidance queued before the question is delivered with
+// it but does not answer it. A function child waits with AwaitAnswer. The
+// wait is bounded by the question's timeout (QuestionTimeout,
+// DefaultQuestionTimeout, 10 min, counted from the question's acceptance
+// on the Supervisor's Clock: one AfterFunc timer, stopped by the answer
+// or the Work's end), the Work's deadline and its context (Cancel, Close):
+// it ends at once with any of them. A question that times out is reported
+// once by Execution.Unanswered (the adapter frames a "no answer" note into
+// the next request) or as ErrUnanswered by AwaitAnswer. One question is
+// open at a time: a question asked while one is open joins its wait (the
+// first question's timeout holds) and one answer answers both. The wait
+// holds the child's running slot: a child waiting for an answer counts
+// as running and blocks the Work queued behind it.
+//
+// Update state is one allocation per Work that declares updates; a Work
+// that does not carries only a nil pointer. Under another Engine
+// (WithRemote) Remote.Update decides (its UpdateLog as workflow state)
+// and Remote.AwaitAnswer is the wait.
+//
 // # For engine implementations
 //
 // An Engine other than the Supervisor (a durable runner such as the
@@ -233,14 +285,17 @@
 // process boundary), ErrUnavailable with
 // Error.Wrap (a transport or server failure, its cause reachable),
 // LaunchConflict, LimitRefusal, PoolRefusal and PoolScopeRefusal (the
-// refusals' messages).
+// refusals' messages), UpdateLog and UpdateRefusal (the decision on each
+// update, deterministic for a workflow; UpdateLog.State and
+// RestoreUpdateLog carry it as plain data).
 // Gauges and status pages watch an engine through Watched (Snapshot).
 //
 // # Content
 //
-// Child output, failure text and guidance text are held only where the
-// contract needs them (a completed Work's output until it is evicted, queued
-// guidance until the child drains it) and never reach an Observer, a Status,
+// Child output, failure text, guidance text and update values are held
+// only where the contract needs them (a completed Work's output until it
+// is evicted, queued guidance until the child drains it, accepted updates
+// until the Work is evicted) and never reach an Observer, a Status,
 // a Row or an error message. Failures are visible only as a state and a
 // low-cardinality error class.
 package work

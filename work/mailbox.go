@@ -61,8 +61,10 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // Send queues guidance for a non-terminal agent child visible to o. The
 // text waits in the Work's FIFO mailbox until the child drains it at its
 // next model-request boundary (Execution.Guidance); the engine then holds no
-// copy. commandID is the caller's command identity (the model's tool-call
-// id): the same commandID with the same text returns the first receipt and
+// copy. Guidance accepted while the child has a question open answers it
+// (see "Updates and questions" in the package doc; Answer also reaches a
+// function child). commandID is the caller's command identity (the
+// model's tool-call id): the same commandID with the same text returns the first receipt and
 // queues nothing; with other text it is ErrConflict. Only SHA-256 digests
 // of the command id and of the text are kept for this. An empty commandID
 // is never deduplicated.

@@ -12,17 +12,18 @@ import (
 const defaultNoticeBuffer = 64
 
 // Notice is a content-free notice: a Work visible to the subscribed owner
-// reached a terminal state (NoticeSettled), or started to await approval
-// (NoticeApproval: read the request with Approvals.Pending). It carries no
-// input, output, failure text or guidance.
+// reached a terminal state (NoticeSettled), started to await approval
+// (NoticeApproval: read the request with Approvals.Pending), or had an
+// update accepted (NoticeUpdate: read it with Updater.Updates). It
+// carries no input, output, failure text, guidance or update value.
 type Notice struct {
-	// Kind says what the notice reports: a settlement (the zero value) or
-	// a request for approval. A settlement notice is never dropped to make
+	// Kind says what the notice reports: a settlement (the zero value), a
+	// request for approval or an accepted update. A settlement notice is never dropped to make
 	// room for a notice of another kind.
 	Kind            NoticeKind
 	WorkID          string
 	Target          string // the target label
-	State           State  // completed, failed or cancelled (queued for NoticeApproval)
+	State           State  // completed, failed or cancelled (queued for NoticeApproval, the Work's state for NoticeUpdate)
 	ResultAvailable bool   // completed, with its output held: read it with Result
 	Seq             int    // NoticeUpdate: the update's sequence number
 	Bytes           int    // NoticeUpdate: the update's encoded size
@@ -50,12 +51,15 @@ type Subscription struct {
 // Notice for each Work visible to o that reaches a terminal state from now
 // on (detached Work, and Work cancelled by Release, is no longer visible and
 // has none), and one NoticeApproval for each Work visible to o that starts
-// to await approval (Spec.NeedsApproval). Notices wait in a buffer of
+// to await approval (Spec.NeedsApproval), and one NoticeUpdate for each
+// update such a Work's child reports and that is accepted (Spec.Updates).
+// Notices wait in a buffer of
 // buffer entries (defaultNoticeBuffer when buffer < 1); the engine never
 // waits for the reader: when the buffer is full the notice is dropped and
 // counted (Dropped), except that a settlement notice is never dropped to
 // make room for a notice of another kind: it takes the place of the
-// oldest buffered NoticeApproval instead (which is dropped and counted). A reader that must
+// oldest buffered notice of another kind (NoticeApproval or NoticeUpdate)
+// instead, which is dropped and counted. A reader that must
 // not miss a settlement treats a Notice as a wake-up and reads the owner's
 // state with List or Status.
 //
@@ -213,7 +217,7 @@ func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *e
 
 // send delivers n without waiting. When the buffer is full a settlement
 // notice takes the place of the oldest buffered notice of another kind (a
-// NoticeApproval), which is dropped; any other notice, or a settlement
+// NoticeApproval or a NoticeUpdate), which is dropped; any other notice, or a settlement
 // that finds only settlements buffered, is dropped. Every drop is counted.
 func (sub *Subscription) send(n Notice) {
 	sub.mu.Lock()

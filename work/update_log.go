@@ -86,9 +86,9 @@ func (l *UpdateLog) End() {
 // now. It returns the receipt and "", or the refusal reason (an
 // UpdateRefused* constant), checked in this order: not_declared (a nil
 // log), invalid (an empty key or a value that is not valid JSON), a
-// repeat of an accepted key (the same value: the first receipt with
-// Duplicate set, even once the log is full or ending; another value:
-// conflict), ending (End was called), count, bytes. A refused update
+// repeat of an accepted key (the same value and question: the first
+// receipt with Duplicate set, even once the log is full or ending;
+// another value, or a question where there was none: conflict), ending (End was called), count, bytes. A refused update
 // changes nothing: an update is refused before it is accepted, never
 // dropped after. An accepted question opens (Open) until Answered.
 func (l *UpdateLog) Accept(key string, value []byte, question bool, now time.Time) (UpdateReceipt, string) {
@@ -179,4 +179,45 @@ func (l *UpdateLog) Answered() []int {
 	seqs := l.open
 	l.open = nil
 	return seqs
+}
+
+// UpdateLogState is an UpdateLog as plain data (JSON-encodable): what a
+// durable engine carries across a workflow's continue-as-new or stores
+// with the Work, and gives back to RestoreUpdateLog.
+type UpdateLogState struct {
+	Policy  UpdatePolicy `json:"policy"`
+	Updates []Update     `json:"updates,omitempty"`
+	Open    []int        `json:"open,omitempty"`
+	Ending  bool         `json:"ending,omitempty"`
+}
+
+// State returns the log as plain data (copies: the log keeps its own).
+func (l *UpdateLog) State() UpdateLogState {
+	if l == nil {
+		return UpdateLogState{}
+	}
+	var us []Update
+	if len(l.updates) > 0 {
+		us = l.After(0)
+	}
+	return UpdateLogState{Policy: l.policy, Updates: us, Open: l.Open(), Ending: l.ending}
+}
+
+// RestoreUpdateLog returns the log st describes: the same updates, keys,
+// bytes, open questions and ending as the log State was taken from, so
+// that it decides every later update as that log would have.
+func RestoreUpdateLog(st UpdateLogState) *UpdateLog {
+	l := NewUpdateLog(st.Policy)
+	for _, u := range st.Updates {
+		l.updates = append(l.updates, Update{Seq: len(l.updates) + 1, Key: u.Key, Value: bytes.Clone(u.Value),
+			Question: u.Question, Time: u.Time})
+		l.bytes += len(u.Value)
+		if l.keys == nil {
+			l.keys = make(map[string]int)
+		}
+		l.keys[u.Key] = len(l.updates) - 1
+	}
+	l.open = append([]int(nil), st.Open...)
+	l.ending = st.Ending
+	return l
 }

@@ -2,6 +2,7 @@ package work_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -380,8 +381,8 @@ func TestQuestionWaitEndsWithWork(t *testing.T) {
 			}
 			c.returnCtxErr()
 			h.obs.waitTerminal(ref.ID)
-			if n := h.clk.Pending(); n >= base+1 {
-				t.Fatalf("%d timers pending after the Work settled (the question's outlived it)", n)
+			if n := h.clk.Pending(); n != base-1 { // the deadline's timer is gone too
+				t.Fatalf("%d timers pending after the Work settled, want %d (the question's outlived it)", n, base-1)
 			}
 		})
 	}
@@ -569,4 +570,86 @@ func TestRemoteUpdateHooks(t *testing.T) {
 	if _, err := work.ReportUpdate(bare, "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
 		t.Fatalf("a Remote without Update: %v", err)
 	}
+}
+
+// TestUpdateAfterSettled: a goroutine the child left behind reports after
+// the Work settled: refused with ending, and no event follows the
+// terminal one.
+func TestUpdateAfterSettled(t *testing.T) {
+	h := newHarness(t, work.WithMaxDuration(0))
+	o := work.NewOwner("late")
+	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
+	if _, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil {
+		t.Fatal(err)
+	}
+	c.complete("")
+	h.obs.waitTerminal(ref.ID)
+	if _, err := c.ex.ReportUpdate("k2", []byte(`2`), false); !isRefusal(err, work.UpdateRefusedEnding) {
+		t.Fatalf("an update after the end: %v", err)
+	}
+	if rec, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil || !rec.Duplicate || rec.Seq != 1 {
+		t.Fatalf("a repeat after the end = %+v, %v", rec, err)
+	}
+	evs := h.obs.events(ref.ID)
+	if terminalIndex(evs) != len(evs)-1 {
+		t.Fatalf("an event follows the terminal one: %v", eventTypes(evs))
+	}
+	if n := len(h.obs.ofType(work.EventUpdate)); n != 1 {
+		t.Fatalf("%d EventUpdate events, want the one before the end", n)
+	}
+	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || len(us) != 1 {
+		t.Fatalf("Updates after the end = %v, %v", us, err)
+	}
+}
+
+// TestUpdateLogState: a log restored from its State (through JSON, as a
+// durable engine carries it) decides every later update as the original.
+func TestUpdateLogState(t *testing.T) {
+	l := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 3, MaxBytes: 64})
+	l.Accept("a", []byte(`{"x":1}`), false, t0)
+	l.Accept("q", []byte(`"why?"`), true, t0.Add(time.Second))
+	raw, err := json.Marshal(l.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st work.UpdateLogState
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	r := work.RestoreUpdateLog(st)
+	if fmt.Sprint(r.Open()) != "[2]" || r.Len() != 2 || r.Bytes() != l.Bytes() || r.Policy() != l.Policy() {
+		t.Fatalf("restored: open %v len %d bytes %d policy %+v", r.Open(), r.Len(), r.Bytes(), r.Policy())
+	}
+	for _, lg := range []*work.UpdateLog{l, r} {
+		if rec, ref := lg.Accept("a", []byte(`{"x":1}`), false, t0); ref != "" || !rec.Duplicate || rec.Seq != 1 {
+			t.Fatalf("repeat = %+v, %q", rec, ref)
+		}
+		if _, ref := lg.Accept("a", []byte(`{"x":2}`), false, t0); ref != work.UpdateRefusedConflict {
+			t.Fatalf("conflict = %q", ref)
+		}
+		if rec, ref := lg.Accept("b", []byte(`1`), false, t0); ref != "" || rec.Seq != 3 {
+			t.Fatalf("third = %+v, %q", rec, ref)
+		}
+		if _, ref := lg.Accept("c", []byte(`1`), false, t0); ref != work.UpdateRefusedCount {
+			t.Fatalf("fourth = %q", ref)
+		}
+	}
+	if a, b := seqsOf(l.After(0)), seqsOf(r.After(0)); a != b {
+		t.Fatalf("original %s, restored %s", a, b)
+	}
+	l.End()
+	if r2 := work.RestoreUpdateLog(l.State()); !func() bool { _, ref := r2.Accept("z", []byte(`1`), false, t0); return ref == work.UpdateRefusedEnding }() {
+		t.Fatal("a restored ending log accepts updates")
+	}
+	if st := (*work.UpdateLog)(nil).State(); st.Updates != nil || st.Policy != (work.UpdatePolicy{}) {
+		t.Fatalf("nil log State = %+v", st)
+	}
+}
+
+func seqsOf(us []work.Update) string {
+	var b strings.Builder
+	for _, u := range us {
+		fmt.Fprintf(&b, "%d:%s=%s?%v@%s ", u.Seq, u.Key, u.Value, u.Question, u.Time.Format(time.RFC3339))
+	}
+	return b.String()
 }

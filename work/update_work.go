@@ -135,8 +135,10 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // value returns the first receipt (Duplicate set) and reports nothing new.
 //
 // Each update decided is an EventUpdate (ErrorClass the refusal reason, ""
-// when accepted; its size and sequence number, never its value), and an
-// accepted one is a NoticeUpdate to the owner's Subscriptions.
+// when accepted; its size and sequence number, never its value), except
+// one reported after the Work settled (a goroutine the child left behind:
+// refused, and its events have ended), and an accepted one is a
+// NoticeUpdate to the owner's Subscriptions.
 //
 // A foreground call (Supervisor.Call) has no Work to read updates from:
 // its updates are refused with UpdateRefusedNotDeclared (an EventUpdate
@@ -166,8 +168,13 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 		}
 		rec, reason = u.log.Accept(key, value, question, now)
 	}
-	if reason == "" && rec.Duplicate {
+	if reason == "" && rec.Duplicate || it.state.Terminal() {
+		// A repeat reports nothing new; a settled Work's events have
+		// ended (its terminal event was the last).
 		s.mu.Unlock()
+		if reason != "" {
+			return UpdateReceipt{}, UpdateRefusal(reason)
+		}
 		return rec, nil
 	}
 	em.add(it, Event{Type: EventUpdate, Time: now, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})

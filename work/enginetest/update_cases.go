@@ -269,6 +269,16 @@ func (s *suite) updateOwnerIsolation(t *testing.T) {
 	v.settle(o, ref.ID)
 	_, err = v.updater().Answer(v.ctx, o, ref.ID, "c", "late")
 	wantErr(t, "Answer(terminal)", err, work.ErrTerminal)
+
+	// A detached Work's updates are its owner's no more.
+	ref2, c2 := v.reporting(o, Agent, "", work.UpdatePolicy{})
+	v.accepted(c2, "k", `"x"`, false, 1)
+	if _, err := v.e.Detach(v.ctx, o, ref2.ID); err != nil {
+		t.Fatalf("Detach: %v", err)
+	}
+	_, err = v.updater().Updates(v.ctx, o, ref2.ID, 0)
+	wantErr(t, "Updates(detached)", err, work.ErrNotFound)
+	v.finish(c2, "", nil)
 }
 
 func (s *suite) updateNotDeclared(t *testing.T) {
