@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/agentwork/agentwork/work"
@@ -60,21 +59,13 @@ type updateMetaReply struct {
 	Updates []updateMeta
 }
 
-// updateCarry is a Work's updates carried across continue-as-new in
-// workInput.Carry: the accepted updates in order (their payloads raw JSON,
-// not base64, to keep the input small) and the first open question's
-// sequence number (0: none open). The next run rebuilds its
-// work.UpdateLog from them through Accept, the shared decision.
+// updateCarry is a Work's update state carried across continue-as-new in
+// workInput.Carry: its log as plain data (work.UpdateLogState, restored
+// with work.RestoreUpdateLog), when its open questions' wait began and
+// how the last ones closed. The bounds (at most work.MaxUpdateBytesCeiling
+// of payload, base64 in JSON) keep it below Temporal's payload limit.
 type updateCarry struct {
-	Updates  []carriedUpdate
-	OpenFrom int  `json:",omitempty"`
-	Answered bool `json:",omitempty"` // how the last open questions closed
-}
-
-type carriedUpdate struct {
-	Seq      int
-	Key      string
-	Value    json.RawMessage
-	Question bool `json:",omitempty"`
-	Time     time.Time
+	Log      work.UpdateLogState
+	OpenedAt time.Time `json:",omitempty"`
+	Answered bool      `json:",omitempty"`
 }

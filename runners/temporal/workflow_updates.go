@@ -82,10 +82,7 @@ func (w *workRun) validateReport(r reportRequest) error {
 	if !ending && l.Len() < p.MaxUpdates && l.Bytes()+len(r.Value) <= p.MaxBytes {
 		return nil
 	}
-	cp := work.NewUpdateLog(p)
-	for _, u := range l.After(0) {
-		cp.Accept(u.Key, u.Value, u.Question, u.Time)
-	}
+	cp := work.RestoreUpdateLog(l.State())
 	if ending {
 		cp.End()
 	}
@@ -166,32 +163,16 @@ func (w *workRun) carryUpdates() *updateCarry {
 	if u.log == nil {
 		return nil
 	}
-	c := &updateCarry{Answered: u.answered}
-	for _, x := range u.log.After(0) {
-		c.Updates = append(c.Updates, carriedUpdate{Seq: x.Seq, Key: x.Key, Value: x.Value, Question: x.Question, Time: x.Time})
-	}
-	if open := u.log.Open(); len(open) > 0 {
-		c.OpenFrom = open[0]
-	}
-	return c
+	return &updateCarry{Log: u.log.State(), OpenedAt: u.openedAt, Answered: u.answered}
 }
 
-// restoreUpdates rebuilds the log of a continued run from c through
-// Accept: the questions before the first open one close as they did.
+// restoreUpdates restores the update state of a continued run from c
+// (work.RestoreUpdateLog: the log decides as the carried one would).
 func (w *workRun) restoreUpdates(c *updateCarry) {
 	if c == nil {
 		return
 	}
 	u := &w.upd
-	for _, x := range c.Updates {
-		if x.Seq == c.OpenFrom {
-			u.log.Answered()
-			u.openedAt = x.Time
-		}
-		u.log.Accept(x.Key, x.Value, x.Question, x.Time)
-	}
-	if c.OpenFrom == 0 {
-		u.log.Answered()
-	}
-	u.answered = c.Answered
+	u.log = work.RestoreUpdateLog(c.Log)
+	u.openedAt, u.answered = c.OpenedAt, c.Answered
 }
