@@ -370,3 +370,52 @@ func TestUpdateRefusalsOutOfHistory(t *testing.T) {
 		t.Fatalf("EventUpdate classes = %q, want %q", got, want)
 	}
 }
+
+// TestUpdateAfterSettled: a report from a child's stray goroutine after
+// its Work settled is refused as ending (its workflow has closed: a repeat
+// too), with no event after the terminal one.
+func TestUpdateAfterSettled(t *testing.T) {
+	rec := &enginetest.Recorder{}
+	stray := make(chan context.Context, 1)
+	eng, _ := deploy(t, "updsettled", map[string]temporal.Child{
+		"talker": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			if _, err := work.ReportUpdate(ctx, "a", []byte(`1`), false); err != nil {
+				return "", err
+			}
+			stray <- ctx
+			return "done", nil
+		}},
+	}, []temporal.Option{temporal.WithObserver(rec)}, []temporal.Option{temporal.WithObserver(rec)})
+	o := work.NewOwner(fmt.Sprintf("updsettled-%d", time.Now().UnixNano()))
+	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "talker", Kind: work.KindFunction},
+		Input: "x", Updates: &work.UpdatePolicy{}, Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := settle(t, eng, o, ref.ID); st.State != work.StateCompleted {
+		t.Fatalf("settled %s", st.State)
+	}
+	ctx := <-stray
+	_, err = work.ReportUpdate(ctx, "b", []byte(`2`), false)
+	if got := reportClass(work.UpdateReceipt{}, err); got != work.UpdateRefusedEnding {
+		t.Fatalf("a report after the Work settled = %s, want ending", got)
+	}
+	if r, err := work.ReportUpdate(ctx, "a", []byte(`1`), false); err != nil && !errors.Is(err, work.ErrUpdateRefused) || err == nil && r.Seq != 1 {
+		t.Fatalf("a repeat after the Work settled = %+v, %v", r, err)
+	}
+	terminal := false
+	for _, e := range eventsOf(rec, ref.ID) {
+		switch {
+		case e.Type == work.EventCompleted:
+			terminal = true
+		case e.Type == work.EventUpdate && terminal:
+			t.Fatalf("an EventUpdate (%q) after the terminal event", e.ErrorClass)
+		}
+	}
+	if !terminal {
+		t.Fatal("no terminal event (the check is broken)")
+	}
+	if us, err := eng.Updates(t.Context(), o, ref.ID, 0); err != nil || updateSeqs(us) != "1:a=1" {
+		t.Fatalf("Updates = %s, %v", updateSeqs(us), err)
+	}
+}

@@ -21,11 +21,12 @@ const reportTries = 3
 // what its handler decided. The refusals decided elsewhere are reported
 // here, to the Worker's Observer: a Spec that declares no updates
 // (work.UpdateRefusedNotDeclared, without a call), an update the
-// workflow's validator refused (kept out of its history), a workflow that
-// closed (work.UpdateRefusedEnding), and a call that failed otherwise
-// ("unavailable": nothing was accepted that the child cannot retry with
-// the same key). The report is not cut off by the attempt's cancel: the
-// workflow then refuses it as ending.
+// workflow's validator refused (kept out of its history), and a call that
+// failed otherwise ("unavailable": nothing was accepted that the child
+// cannot retry with the same key). A Work that settled (its workflow
+// closed, or its validator says so) refuses it as work.UpdateRefusedEnding
+// with no event (none follows the terminal one). The report is not cut off by the attempt's cancel: the workflow
+// then refuses it as ending.
 func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 		refused := func(reason string) (work.UpdateReceipt, string) {
@@ -49,8 +50,9 @@ func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string,
 				return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate && try == 1}, r.Reason
 			case errors.Is(err, work.ErrUpdateRefused) && errors.As(err, &we) && we.Class != "":
 				return refused(we.Class) // the validator's
-			case errors.Is(err, errWorkflowClosed):
-				return refused(work.UpdateRefusedEnding)
+			case errors.Is(err, errWorkflowClosed) || errors.Is(err, work.ErrTerminal):
+				// Settled: no event after the terminal one.
+				return work.UpdateReceipt{}, work.UpdateRefusedEnding
 			case try == reportTries || !errors.Is(err, work.ErrUnavailable) && !transient(err):
 				return refused(updateRefusedUnavailable)
 			}

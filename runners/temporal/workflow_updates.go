@@ -87,6 +87,9 @@ func (w *workRun) validateReport(r reportRequest) error {
 		cp.End()
 	}
 	if _, reason := cp.Accept(r.Key, r.Value, r.Question, time.Time{}); reason != "" {
+		if w.state.Terminal() {
+			return workErr(work.ErrTerminal) // ending, with no event after the terminal one
+		}
 		return workErr(work.UpdateRefusal(reason))
 	}
 	return nil
@@ -97,7 +100,9 @@ func (w *workRun) validateReport(r reportRequest) error {
 // accepted (EventUpdate, and a record to the owner's registry with the
 // new count, before the reply: a Subscription's notice and Updates see it
 // once the child has its receipt). A Work that is cancel-requested or
-// ending refuses it (work.UpdateRefusedEnding).
+// settled refuses it (work.UpdateRefusedEnding; a settled Work reports no
+// event after its terminal one). A repeat of an accepted update still
+// gets its first receipt then.
 func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, error) {
 	u := &w.upd
 	if w.state == work.StateCancelRequested || w.state.Terminal() {
@@ -106,7 +111,9 @@ func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, er
 	wasOpen := len(u.log.Open()) > 0
 	rec, reason := u.log.Accept(r.Key, r.Value, r.Question, workflow.Now(ctx))
 	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
-	if reason == "" && rec.Duplicate {
+	if reason == "" && rec.Duplicate || w.state.Terminal() {
+		// A repeat reports nothing new; a settled Work's events have ended
+		// (a child's stray report after its attempt returned).
 		return reply, nil
 	}
 	w.ev.emit(ctx, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reason})
