@@ -99,6 +99,49 @@
 //     Denied: cancelled, class denied; timed out: cancelled, class
 //     approval_timeout; cancelled or released: cancelled.
 //
+// # Children that talk back
+//
+//   - A Work whose Spec declares updates (Spec.Updates; its policy, with
+//     the defaults applied, travels in the workflow's input) keeps its
+//     updates in its workflow's state: the child's ReportUpdate (or an
+//     agent's emit_update) is an update (report) from its attempt to the
+//     Work's workflow, which decides with the shared work.UpdateLog
+//     (order and sequence numbers, idempotency by key, conflict, the
+//     count and byte bounds, refusal before acceptance, ending once the
+//     Work is cancel-requested or settling) and answers the receipt or
+//     the refusal. A Spec that declares none is refused in the attempt
+//     (not_declared) without a call; a call that fails is refused as
+//     "unavailable" (the child may retry with the same key). An update
+//     that cannot be accepted as a new one (the Work ending, its count
+//     reached, its value over the bytes left) is refused by the update's
+//     validator, the same decision on a copy of the log, and never enters
+//     the history. The bounds (by default 32 updates, 16 KiB of payload;
+//     at most 1 MiB) keep the history and a continued run's input far
+//     below Temporal's limits. Each report is one of the updates Temporal
+//     allows a workflow run (history.maxTotalUpdates, 2000 by default),
+//     as each model boundary's guidance read is.
+//   - They survive a worker's death (the history rebuilds the log; a
+//     retried attempt that repeats an update gets its first receipt) and
+//     continue-as-new (the next run's input carries them). Each accepted
+//     update also sends the Work's record, with the new count only, to
+//     the owner's registry before the child has its receipt.
+//   - Engine.Updates reads them by cursor with a query of the Work's
+//     workflow, after the registry checked the owner (it answers from the
+//     count alone when there is nothing after the cursor): readable after
+//     the Work ended while the registry retains its record and Temporal
+//     its history. Subscribe sends a work.NoticeUpdate per accepted update
+//     (its sequence number and size, from a query) when its registry poll
+//     sees a Work's count grow.
+//   - A question (an update with question set) is workflow state too: it
+//     is open until guidance is accepted for the Work (Send, or
+//     Engine.Answer, which a function child reads from work.AwaitAnswer)
+//     or its timeout (UpdatePolicy.QuestionTimeout, from when it was
+//     asked: a workflow timer) passes. Only the wait lives in the
+//     attempt: the child's next boundary (an agent) or AwaitAnswer holds
+//     an update (await-answer) open until the workflow answers, while the
+//     attempt goes on heartbeating; the child's cancel or deadline ends
+//     the wait. A question asked while another is open joins it.
+//
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Temporal's.
 //
@@ -179,7 +222,9 @@
 // Failure text never leaves the worker (an attempt reports a class), and
 // nothing here logs or traces content. The child's input and its output
 // are payloads in the Work's history; a guidance message is a payload in
-// its holder's history until the holder deletes itself (see Mapping). Use
+// its holder's history until the holder deletes itself (see Mapping); a
+// child's update values are payloads in its Work's history (its workflow
+// state), never in its owner's registry, a span, a metric or a log line. Use
 // a payload codec on the client (client.Options.DataConverter) to encrypt
 // them.
 package temporal

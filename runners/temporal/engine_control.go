@@ -83,6 +83,12 @@ func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.Deta
 // and the maximum duration after it was sent (a safety net). Configure a
 // payload codec on the client to encrypt it meanwhile.
 func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
+	return e.send(ctx, o, id, commandID, message, true)
+}
+
+// send is Send, and Answer when agentOnly is false (a function child
+// reads its guidance from work.AwaitAnswer; engine_updates.go).
+func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message string, agentOnly bool) (work.SendReceipt, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
@@ -96,10 +102,10 @@ func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err != nil {
 		return work.SendReceipt{}, err
 	}
-	if rec.Kind != work.KindAgent {
+	if agentOnly && rec.Kind != work.KindAgent {
 		return work.SendReceipt{}, work.ErrNotAgent
 	}
-	req := sendRequest{Owner: o.ID(), Bytes: len(message)}
+	req := sendRequest{Owner: o.ID(), Bytes: len(message), Answer: !agentOnly}
 	d := sha256.Sum256([]byte(message))
 	req.Digest = hex.EncodeToString(d[:])
 	if commandID != "" {

@@ -84,6 +84,10 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
 	e.waitInput(spec, &in)
+	if spec.Updates != nil { // engine_updates.go
+		p := spec.Updates.Resolved()
+		in.Updates = &p
+	}
 	_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: e.cfg.taskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),

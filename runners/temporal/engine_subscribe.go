@@ -7,9 +7,12 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Subscribe returns a Subscription to o's completion notices and
-// approval requests (work.NoticeApproval, once per Work that awaits
-// approval after the Subscription began), as work.Supervisor.Subscribe. The notices come from reading o's registry
+// Subscribe returns a Subscription to o's completion notices, approval
+// requests (work.NoticeApproval, once per Work that awaits approval after
+// the Subscription began) and accepted updates (work.NoticeUpdate, once
+// per update accepted after the Subscription began, in order, before its
+// Work's settlement notice; its size and sequence number are read from
+// the Work's workflow), as work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval): Temporal has no push to a client.
 // The poller reads the registry with no age bound applied: Work that ends
 // and expires (WithRetention) between two polls still has its notice, as
@@ -24,7 +27,10 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 		return nil, err
 	}
 	asked := map[string]bool{} // the Work whose approval notice went out
+	// The last update of each Work notified (engine_updates.go).
+	updated := map[string]int{}
 	for _, r := range recs {
+		updated[r.ID] = r.Updates
 		if r.State.Terminal() {
 			seen[r.ID] = true
 		}
@@ -69,6 +75,9 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 				if r.Approval && !r.State.Terminal() && !asked[r.ID] {
 					asked[r.ID] = true
 					publish(work.Notice{Kind: work.NoticeApproval, WorkID: r.ID, Target: r.Label, State: r.State, Time: r.Requested})
+				}
+				if r.Updates > updated[r.ID] {
+					updated[r.ID] = e.updateNotices(pctx, o, r, updated[r.ID], publish)
 				}
 				if r.State.Terminal() && !seen[r.ID] {
 					seen[r.ID] = true

@@ -44,6 +44,7 @@ func workerProcess(spec string) int {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}},
+		"talker": {Kind: work.KindFunction, Run: talkerFirst}, // updates_test.go
 	}, temporal.WithTaskQueue(f[2]), temporal.WithHeartbeatTimeout(time.Second))
 	if err == nil {
 		err = w.Start()

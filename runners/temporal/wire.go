@@ -71,6 +71,11 @@ type workInput struct {
 	Job      *jobInput      `json:",omitempty"`
 	Approval *approvalInput `json:",omitempty"`
 	Cont     *jobState      `json:",omitempty"`
+	// Children that talk back (wire_updates.go): the Spec's update policy
+	// (defaults applied; nil: none declared), and a continued run's
+	// updates.
+	Updates *work.UpdatePolicy `json:",omitempty"`
+	Carry   *updateCarry       `json:",omitempty"`
 }
 
 type mailboxLimits struct {
@@ -88,6 +93,7 @@ type runInput struct {
 	MaxResultBytes int
 	Budget         work.Budget
 	FailOnBudget   bool
+	Updates        bool `json:",omitempty"` // the Spec declares updates
 }
 
 // runOutcome is an attempt's result: the output, or a class. Failure text
@@ -143,6 +149,7 @@ type sendRequest struct {
 	Digest  string // SHA-256 of the text, hex
 	Ref     string // the id of the message's holder workflow
 	Bytes   int    // the text's size, for the mailbox limit
+	Answer  bool   `json:",omitempty"` // Engine.Answer: a function child's guidance too
 }
 
 type sendReply struct {
@@ -199,6 +206,9 @@ type ownerRecord struct {
 	Waiting   bool      `json:",omitempty"`
 	Approval  bool      `json:",omitempty"`
 	Requested time.Time `json:",omitempty"`
+	// Updates is how many updates the Work accepted (the Subscriptions'
+	// update notices; Engine.Updates reads none when there are none).
+	Updates int `json:",omitempty"`
 }
 
 // take applies what a Work's transition record x says of its state.
@@ -206,6 +216,7 @@ func (r *ownerRecord) take(x ownerRecord) {
 	r.Rev, r.State, r.Attempt, r.Started, r.Finished, r.HasResult = x.Rev, x.State, x.Attempt, x.Started, x.Finished, x.HasResult
 	r.Budget, r.Progress, r.Class = x.Budget, x.Progress, x.Class
 	r.Waiting, r.Approval = x.Waiting, x.Approval
+	r.Updates = x.Updates
 }
 
 type admitRequest struct {

@@ -238,7 +238,8 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 				return nil
 			}
 			return w.takeGuidance(ctx, in.ID)
-		}})
+		},
+		Update: w.reportUpdate(ctx, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
 	ex, _ := work.ExecutionFrom(child)
 	exec.Store(ex)
 	w.slots.running(slot, ex)

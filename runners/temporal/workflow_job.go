@@ -186,6 +186,7 @@ func (w *workRun) continueJob(ctx workflow.Context, st jobState) error {
 	w.ev.keep()
 	in := w.in
 	in.Cont = &st
+	in.Carry = w.carryUpdates() // workflow_updates.go
 	return workflow.NewContinueAsNewError(ctx, WorkWorkflowName, in)
 }
 

@@ -41,6 +41,9 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 	if err := w.waitHandlers(ctx); err != nil {
 		return workOutcome{}, err
 	}
+	if err := w.updateHandlers(ctx); err != nil { // workflow_updates.go
+		return workOutcome{}, err
+	}
 	if in.Approval != nil && in.Cont == nil {
 		w.awaitApproval(ctx)
 	}
@@ -74,7 +77,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 	err := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RunActivityName, runInput{
 		ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind, Input: in.Input,
 		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes, Budget: in.Budget,
-		FailOnBudget: in.FailOnBudget}).Get(ctx, &out)
+		FailOnBudget: in.FailOnBudget, Updates: in.Updates != nil}).Get(ctx, &out)
 	res := w.settle(out, err)
 	w.budget, w.progress = out.Budget, out.Progress
 	// The attempt's budget and usage, as in-process before the terminal
@@ -137,6 +140,8 @@ type workRun struct {
 	awaiting    bool      // queued, awaiting its approval
 	queuedFrom  time.Time // when it joined the dispatch queue (its approval, or its creation)
 	cancelClass string    // a cancelled Work's class when not work.ClassCancelled
+	// Its updates and questions (workflow_updates.go).
+	upd updateState
 }
 
 func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
@@ -212,6 +217,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		w.pending = append(w.pending, guidanceRef{Ref: r.Ref, Bytes: r.Bytes})
 		w.pendBytes += r.Bytes
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
+		w.answerQuestions() // guidance answers the open questions (workflow_updates.go)
 		if r.Command != "" {
 			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
 			w.cmdOrder = append(w.cmdOrder, r.Command)
@@ -266,7 +272,7 @@ func (w *workRun) validateSend(r sendRequest) error {
 	if !w.visible(r.Owner) {
 		return workErr(work.ErrNotFound)
 	}
-	if w.in.Kind != work.KindAgent {
+	if w.in.Kind != work.KindAgent && !r.Answer {
 		return workErr(work.ErrNotAgent)
 	}
 	if c, ok := w.commands[r.Command]; ok && r.Command != "" {
@@ -400,7 +406,8 @@ func (w *workRun) record(ctx workflow.Context) ownerRecord {
 	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
 		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
 		Progress: w.progress, Detached: w.detached, Class: w.class(),
-		Waiting: w.waiting && !w.state.Terminal(), Approval: w.awaiting && w.state == work.StateQueued}
+		Waiting: w.waiting && !w.state.Terminal(), Approval: w.awaiting && w.state == work.StateQueued,
+		Updates: w.upd.log.Len()}
 }
 
 // class is the Work's work.Status.Class: why a terminal Work did not

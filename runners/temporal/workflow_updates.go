@@ -1,0 +1,185 @@
+package temporal
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Children that talk back, in the Work workflow. A Work's updates and
+// questions are workflow state: the attempt reports each update with the
+// report update, and the workflow decides on it with the shared
+// work.UpdateLog (its bounds, order, idempotency and refusals are those of
+// every engine), so that they survive the worker (the history rebuilds the
+// log) and continue-as-new (updateCarry). Only a question's wait lives in
+// the attempt (the await-answer update, which the attempt holds open
+// while it goes on heartbeating); the question, its timeout (a workflow
+// timer, from when it was asked) and its answer (guidance accepted while
+// it is open) are the workflow's.
+
+// updateState is a Work workflow's update state.
+type updateState struct {
+	log      *work.UpdateLog // nil: the Spec declares no updates
+	openedAt time.Time       // when the open questions' wait began (their timeout runs from it)
+	gen      int             // counts the closes of open questions
+	answered bool            // the last close was an answer (not a timeout)
+}
+
+// updateHandlers restores the Work's update state (a continued run's from
+// its carry) and registers the report and await-answer updates and the
+// updates queries.
+func (w *workRun) updateHandlers(ctx workflow.Context) error {
+	if p := w.in.Updates; p != nil {
+		w.upd.log = work.NewUpdateLog(*p)
+		w.restoreUpdates(w.in.Carry)
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateReport, w.report,
+		workflow.UpdateHandlerOptions{Validator: w.validateReport}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandler(ctx, updateAwait, w.awaitAnswer); err != nil {
+		return err
+	}
+	if err := workflow.SetQueryHandler(ctx, queryUpdates, func(q updatesQuery) (updatesReply, error) {
+		if !w.visible(q.Owner) {
+			return updatesReply{}, nil
+		}
+		return updatesReply{Found: true, Updates: w.upd.log.After(q.After)}, nil
+	}); err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, queryUpdateMap, func(q updatesQuery) (updateMetaReply, error) {
+		if !w.visible(q.Owner) {
+			return updateMetaReply{}, nil
+		}
+		us := w.upd.log.After(q.After)
+		out := make([]updateMeta, len(us))
+		for i, u := range us {
+			out[i] = updateMeta{Seq: u.Seq, Bytes: len(u.Value), Time: u.Time}
+		}
+		return updateMetaReply{Found: true, Updates: out}, nil
+	})
+}
+
+// validateReport keeps out of the history an update that cannot be
+// accepted as a new one (the Work is ending, its updates are at their
+// count, or its value does not fit in the bytes left), so that a child
+// that goes on reporting what is refused does not grow it: the shared
+// decision, on a copy of the log, refuses it here (the rejection carries
+// the reason; the attempt reports its EventUpdate), unless it repeats an
+// accepted update (the handler answers the first receipt). Every other
+// update goes to the handler, which decides on the log itself. Only these
+// refusals pay for the copy.
+func (w *workRun) validateReport(r reportRequest) error {
+	l := w.upd.log
+	if l == nil {
+		return nil
+	}
+	ending := w.state == work.StateCancelRequested || w.state.Terminal()
+	p := l.Policy()
+	if !ending && l.Len() < p.MaxUpdates && l.Bytes()+len(r.Value) <= p.MaxBytes {
+		return nil
+	}
+	cp := work.RestoreUpdateLog(l.State())
+	if ending {
+		cp.End()
+	}
+	if _, reason := cp.Accept(r.Key, r.Value, r.Question, time.Time{}); reason != "" {
+		if w.state.Terminal() {
+			return workErr(work.ErrTerminal) // ending, with no event after the terminal one
+		}
+		return workErr(work.UpdateRefusal(reason))
+	}
+	return nil
+}
+
+// report decides on an update the child reports: refused (the reason,
+// EventUpdate with it), a repeat (the first receipt, nothing reported) or
+// accepted (EventUpdate, and a record to the owner's registry with the
+// new count, before the reply: a Subscription's notice and Updates see it
+// once the child has its receipt). A Work that is cancel-requested or
+// settled refuses it (work.UpdateRefusedEnding; a settled Work reports no
+// event after its terminal one). A repeat of an accepted update still
+// gets its first receipt then.
+func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, error) {
+	u := &w.upd
+	if w.state == work.StateCancelRequested || w.state.Terminal() {
+		u.log.End()
+	}
+	wasOpen := len(u.log.Open()) > 0
+	rec, reason := u.log.Accept(r.Key, r.Value, r.Question, workflow.Now(ctx))
+	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
+	if reason == "" && rec.Duplicate || w.state.Terminal() {
+		// A repeat reports nothing new; a settled Work's events have ended
+		// (a child's stray report after its attempt returned).
+		return reply, nil
+	}
+	w.ev.emit(ctx, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reason})
+	if reason == "" {
+		if r.Question && !wasOpen {
+			u.openedAt = workflow.Now(ctx)
+		}
+		w.notify(ctx)
+	}
+	return reply, nil
+}
+
+// awaitAnswer is the wait of the child's open questions: it answers true
+// once guidance has answered them, false when their timeout (from when
+// the first of them was asked) passes first (they close unanswered) or
+// the Work ends. With none open it answers how the last ones closed. A
+// cancel ends the attempt's side of the wait (its context) first.
+func (w *workRun) awaitAnswer(ctx workflow.Context) (bool, error) {
+	u := &w.upd
+	if len(u.log.Open()) == 0 {
+		return u.answered, nil
+	}
+	gen := u.gen
+	closed := func() bool { return u.gen != gen || w.state.Terminal() }
+	if d := u.openedAt.Add(u.log.Policy().QuestionTimeout).Sub(workflow.Now(ctx)); d > 0 {
+		_, _ = workflow.AwaitWithTimeout(ctx, d, closed)
+	}
+	switch {
+	case u.gen != gen:
+		return u.answered, nil
+	case w.state.Terminal():
+		return false, nil
+	}
+	u.log.Answered() // timed out
+	u.gen++
+	u.answered = false
+	return false, nil
+}
+
+// answerQuestions answers the open questions: guidance was accepted for
+// the Work.
+func (w *workRun) answerQuestions() {
+	u := &w.upd
+	if len(u.log.Open()) > 0 {
+		u.log.Answered()
+		u.gen++
+		u.answered = true
+	}
+}
+
+// carryUpdates is the Work's update state for its next run (nil: none).
+func (w *workRun) carryUpdates() *updateCarry {
+	u := &w.upd
+	if u.log == nil {
+		return nil
+	}
+	return &updateCarry{Log: u.log.State(), OpenedAt: u.openedAt, Answered: u.answered}
+}
+
+// restoreUpdates restores the update state of a continued run from c
+// (work.RestoreUpdateLog: the log decides as the carried one would).
+func (w *workRun) restoreUpdates(c *updateCarry) {
+	if c == nil {
+		return
+	}
+	u := &w.upd
+	u.log = work.RestoreUpdateLog(c.Log)
+	u.openedAt, u.answered = c.OpenedAt, c.Answered
+}
