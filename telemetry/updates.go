@@ -61,7 +61,7 @@ const (
 // "_OTHER".
 var updateOutcomes = [...]string{outcomeAccepted, work.UpdateRefusedNotDeclared, work.UpdateRefusedCount,
 	work.UpdateRefusedBytes, work.UpdateRefusedEnding, work.UpdateRefusedConflict, work.UpdateRefusedInvalid,
-	otherErrorType}
+	work.UpdateRefusedUnavailable, otherErrorType}
 
 // updateBytesBuckets go by fours from 16 B to 1 MiB: a Work's updates
 // take 16 KiB in all by default, at most work.MaxUpdateBytesCeiling.

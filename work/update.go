@@ -67,6 +67,10 @@ const (
 	UpdateRefusedEnding      = "ending"       // the Work is cancel-requested or settling
 	UpdateRefusedConflict    = "conflict"     // its key was accepted with another payload
 	UpdateRefusedInvalid     = "invalid"      // an empty key or a payload that is not JSON
+	// UpdateRefusedUnavailable: a durable engine could not reach the
+	// Work's record; nothing was accepted and the child may retry with
+	// the same key.
+	UpdateRefusedUnavailable = "unavailable"
 )
 
 // Updater is implemented by an Engine whose Work can report updates: the

@@ -24,7 +24,7 @@ var ErrUnanswered = newError("unanswered", "the question was not answered in tim
 var updateRefusals = func() map[string]*Error {
 	m := make(map[string]*Error)
 	for _, r := range []string{UpdateRefusedNotDeclared, UpdateRefusedCount, UpdateRefusedBytes,
-		UpdateRefusedEnding, UpdateRefusedConflict, UpdateRefusedInvalid} {
+		UpdateRefusedEnding, UpdateRefusedConflict, UpdateRefusedInvalid, UpdateRefusedUnavailable} {
 		e := newError(ErrUpdateRefused.Code, "update refused ("+r+")")
 		e.Class = r
 		m[r] = e

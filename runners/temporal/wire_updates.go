@@ -13,7 +13,7 @@ const (
 	updateAwait              = "await-answer" // the wait of the child's open questions (from its attempt)
 	queryUpdates             = "updates"      // the accepted updates after a cursor (Engine.Updates)
 	queryUpdateMap           = "update-sizes" // their sequence numbers, sizes and times (the notices)
-	updateRefusedUnavailable = "unavailable"
+	updateRefusedUnavailable = work.UpdateRefusedUnavailable
 )
 
 // reportRequest is one update a child reports: its idempotency key, its
