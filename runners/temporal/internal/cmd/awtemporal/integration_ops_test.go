@@ -112,11 +112,7 @@ func TestIntegrationTemporalOps(t *testing.T) {
 		rules, opsJob, `"`+strings.Join(scrape, `", "`)+`"`)
 	pcfg := filepath.Join(dir, "prometheus.yml")
 	must(os.WriteFile(pcfg, []byte(cfg), 0o644))
-	prom, err := cl.spawn("prometheus", nil, promBin, "--config.file="+pcfg, "--web.listen-address="+promAddr,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"))
-	must(err)
-	promURL := "http://" + promAddr
-	waitUntil(t, "Prometheus ready", time.Minute, prom, func() error { _, err := get(promURL + "/-/ready"); return err })
+	prom, promURL := startPrometheus(t, cl, promBin, pcfg, filepath.Join(dir, "tsdb"), promAddr, addr)
 	waitUntil(t, "three targets scraped", time.Minute, prom, func() error {
 		res, err := promQuery(promURL, `count(up{job="`+opsJob+`"} == 1)`)
 		if err != nil || len(res) != 1 || res[0].value != 3 {
@@ -428,6 +424,57 @@ func containsKey(ks []opsAlertKey, k opsAlertKey) bool {
 // waitUntil polls check every 250 ms until it succeeds, failing the test
 // after timeout or when p exits (a real external system: polling with a
 // deadline).
+// startPrometheus starts Prometheus on promAddr and waits until it is
+// ready. The port comes from a free-port pick that another process may
+// take before Prometheus binds it: readiness counts only when the answer
+// names this config file (another process answering there does not), and
+// a Prometheus that exited before it was ready (address in use) is started
+// again on a fresh port from next, three times at most.
+func startPrometheus(t *testing.T, cl *cluster, bin, cfg, tsdb, promAddr string, next func() string) (*proc, string) {
+	t.Helper()
+	for try := 1; ; try++ {
+		prom, err := cl.spawn("prometheus", nil, bin, "--config.file="+cfg, "--web.listen-address="+promAddr,
+			"--storage.tsdb.path="+tsdb)
+		if err != nil {
+			t.Fatalf("prometheus: %v", err)
+		}
+		promURL := "http://" + promAddr
+		ours := func() error {
+			body, err := get(promURL + "/api/v1/status/flags")
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(string(body), strconv.Quote(cfg)) {
+				return fmt.Errorf("another process answers at %s", promAddr)
+			}
+			_, err = get(promURL + "/-/ready")
+			return err
+		}
+		deadline := time.Now().Add(time.Minute)
+		for {
+			err := ours()
+			if err == nil {
+				return prom, promURL
+			}
+			select {
+			case <-prom.done:
+				if try == 3 {
+					t.Fatalf("Prometheus ready: exited %d times (last: %v)", try, err)
+				}
+				t.Logf("Prometheus exited before it was ready on %s (%v): again on a fresh port", promAddr, err)
+				promAddr = next()
+			default:
+				if time.Now().After(deadline) {
+					t.Fatalf("Prometheus ready: not within a minute: %v", err)
+				}
+				time.Sleep(250 * time.Millisecond)
+				continue
+			}
+			break
+		}
+	}
+}
+
 func waitUntil(t *testing.T, what string, timeout time.Duration, p *proc, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
