@@ -30,11 +30,11 @@ import (
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
-	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
+	"github.com/agentwork/agentwork/examples/internal/transcript"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -68,7 +68,7 @@ func run(ctx context.Context, w io.Writer) error {
 		Backoff: work.Backoff{Initial: 10 * time.Millisecond, Max: 40 * time.Millisecond},
 	})
 
-	tr := &transcript{w: w}
+	tr := &transcript.Transcript{W: w}
 	sawRunning := func() {
 		// Once submitted, the job waits: its Work is running but holds
 		// no slot.
@@ -81,7 +81,7 @@ func run(ctx context.Context, w io.Writer) error {
 		}
 		once.Do(func() { close(seen) })
 	}
-	kit, err := lc.Prepare(ctx, sup, tr.model(scripted.New(script(sawRunning)...)),
+	kit, err := lc.Prepare(ctx, sup, tr.Model(scripted.New(script(sawRunning)...)),
 		[]tools.Tool{lc.Backgroundable(runBatch)})
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func run(ctx context.Context, w io.Writer) error {
 	defer kit.Release()
 
 	fmt.Fprintf(w, "batchjob demo (scripted model, a fake batch service on 127.0.0.1)\ntask: %s\n\n", task)
-	agent := agents.NewOneShotAgent(kit.Model(), tr.tools(kit.Tools()))
+	agent := agents.NewOneShotAgent(kit.Model(), tr.Tools(kit.Tools()))
 	answer, err := chains.Run(ctx, agents.NewExecutor(agent, agents.WithMaxIterations(6)), task)
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
@@ -221,65 +221,4 @@ func script(sawRunning func()) []scripted.Step {
 			return scripted.ReActFinal("The nightly import finished. " + result)
 		}),
 	}
-}
-
-// transcript prints each model turn (with the status block the model was
-// sent) and each tool call with its reply.
-type transcript struct {
-	w    io.Writer
-	turn int
-}
-
-func (t *transcript) model(m llms.Model) llms.Model { return &printingModel{t: t, inner: m} }
-
-type printingModel struct {
-	t     *transcript
-	inner llms.Model
-}
-
-func (p *printingModel) Call(ctx context.Context, prompt string, opts ...llms.CallOption) (string, error) {
-	return llms.GenerateFromSinglePrompt(ctx, p, prompt, opts...)
-}
-
-// GenerateContent runs on the agent's goroutine only: turns never overlap.
-func (p *printingModel) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
-	p.t.turn++
-	fmt.Fprintf(p.t.w, "-- model turn %d --\n", p.t.turn)
-	if n := len(msgs); n > 1 {
-		for _, part := range msgs[n-1].Parts {
-			if text, ok := part.(llms.TextContent); ok && strings.HasPrefix(text.Text, "[background work]") {
-				for _, line := range strings.Split(text.Text, "\n") {
-					fmt.Fprintf(p.t.w, "   | %s\n", line)
-				}
-			}
-		}
-	}
-	resp, err := p.inner.GenerateContent(ctx, msgs, opts...)
-	if err != nil {
-		fmt.Fprintf(p.t.w, "   model error: %v\n", err)
-		return resp, err
-	}
-	for _, line := range strings.Split(resp.Choices[0].Content, "\n") {
-		fmt.Fprintf(p.t.w, "   says: %s\n", line)
-	}
-	return resp, nil
-}
-
-func (t *transcript) tools(ts []tools.Tool) []tools.Tool {
-	out := make([]tools.Tool, len(ts))
-	for i, x := range ts {
-		out[i] = printingTool{Tool: x, w: t.w}
-	}
-	return out
-}
-
-type printingTool struct {
-	tools.Tool
-	w io.Writer
-}
-
-func (p printingTool) Call(ctx context.Context, input string) (string, error) {
-	out, err := p.Tool.Call(ctx, input)
-	fmt.Fprintf(p.w, "   %s -> %s\n", p.Name(), out)
-	return out, err
 }
