@@ -44,7 +44,7 @@ func (s *suite) cancelSlowCall(t *testing.T) {
 		r.ref, r.c = v.start(o, label, token), c
 	}
 	for _, r := range runs {
-		v.waitStarted(r.c)
+		v.waitStartedOf(o, r.ref, r.c)
 	}
 	for _, r := range runs {
 		cr, err := v.e.Cancel(t.Context(), o, r.ref.ID)

@@ -68,7 +68,7 @@ func (v *env) running(o work.Owner, label, onCancel string) (work.Ref, *control)
 	v.t.Helper()
 	token, c := newControl(v.t, onCancel)
 	ref := v.start(o, label, token)
-	v.waitStarted(c)
+	v.waitStartedOf(o, ref, c)
 	return ref, c
 }
 
@@ -78,6 +78,19 @@ func (v *env) waitStarted(c *control) {
 	case <-c.started:
 	case <-time.After(30 * time.Second):
 		v.t.Fatal("the child did not start within 30s")
+	}
+}
+
+// waitStartedOf is waitStarted for the Work of ref, whose Status (state,
+// attempt, times) the failure reports: a start that does not come is then
+// told apart from one the Engine lost.
+func (v *env) waitStartedOf(o work.Owner, ref work.Ref, c *control) {
+	v.t.Helper()
+	select {
+	case <-c.started:
+	case <-time.After(30 * time.Second):
+		st, err := v.e.Status(v.ctx, o, ref.ID)
+		v.t.Fatalf("the child of %s did not start within 30s: status %+v, %v", ref.ID, st, err)
 	}
 }
 
