@@ -1,0 +1,70 @@
+// Package restate runs agentwork's background Work on Restate: a
+// work.Engine (Engine) for coordinator processes and a Worker, an SDK
+// deployment serving the Restate services, for the processes that run
+// children. The model-facing contract is the same as under the
+// in-process work.Supervisor, except that a work.ref's guarantees say
+// "durable" and a status's attempt counts real attempts.
+//
+// # Mapping
+//
+//   - One Virtual Object per owner (agentwork.Owner, keyed by the owner's
+//     id) is its registry: its visible Work (list, status, status rows,
+//     retention), the starts count, the launch identities and the pool.
+//     Restate runs one exclusive handler per key at a time, so admission
+//     (the outstanding and starts limits, the launch identity) holds
+//     across every coordinator process with no lock of ours. Admission is
+//     one invocation: it records the Work, creates its control object and
+//     sends the Work's workflow its start, each a journaled step, so a
+//     coordinator that dies during Start leaves either no Work or a Work
+//     that runs.
+//   - One Virtual Object per Work (agentwork.Control, keyed by the Work's
+//     id) is the Work's state machine: queued, running, cancel-requested,
+//     then one terminal state, each transition decided by one exclusive
+//     handler (claim, cancel, finish, release) and sent to the owner's
+//     registry with a revision, which never moves a record back. It holds
+//     the guidance mailbox (messages, cursors, the command records with a
+//     digest, never the text) until the child takes the messages at its
+//     model boundary or the Work ends; it reports the Work's lifecycle
+//     events to the Observer of the process that serves it.
+//   - One Workflow per Work (agentwork.Work.<label>, keyed by the Work's
+//     id), served only by the Worker that registered the target. Its run
+//     handler runs the child in one journaled step (restate.Run) and keeps
+//     the output in the workflow's state (read by the Engine through a
+//     shared handler); a child's failure text never leaves the process.
+//     The step first claims an attempt from the Work's control object:
+//     that claim is the "started" marker. A step that Restate retries
+//     (its process died, or its connection was lost) claims again and
+//     finds the previous attempt started and not finished: the Work fails
+//     with class worker_lost, unless the target is declared retryable
+//     (WithRetryable), when the child runs again and attempt counts it.
+//   - Cancellation and guidance reach the running child through the
+//     ingress: the step polls the control object's shared state handler
+//     (WithPollInterval) and cancels the child's context when the Work is
+//     cancel-requested; at each model boundary (work.Remote.Guidance) it
+//     takes the messages accepted since the last one, and a cancel found
+//     there cancels the context before the boundary's request goes out.
+//   - Every service sets its inactivity and abort timeouts above the
+//     Work's maximum duration (WithMaxDuration; 30 minutes when none), so
+//     that Restate never aborts and replays a long child.
+//   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
+//     travels in the workflow's input and is counted at the child's
+//     boundary by work.Remote, as the Temporal runner does.
+//
+// Restate routes each service to the deployment registered last and does
+// not balance between deployments: a target is served by one deployment
+// URL. Run several worker processes for one target behind a load balancer
+// registered as that URL (the Restate protocol is a request per
+// invocation attempt, so any of them may run it), and serve the registry
+// services (WithRegistry) from a deployment of its own that outlives the
+// workers.
+//
+// Nothing here implements a queue, a timer, a retry or persistence: they
+// are Restate's.
+//
+// # Content
+//
+// The child's input and output are journal entries and state in Restate,
+// and a guidance message is state of its Work's control object until the
+// child takes it or the Work ends. Failure text never leaves the worker
+// (an attempt reports a class), and nothing here logs or traces content.
+package restate
