@@ -3,7 +3,10 @@ module github.com/agentwork/agentwork/runners/restate
 go 1.26.8
 
 require (
+	github.com/agentwork/agentwork v0.0.0-00010101000000-000000000000
 	github.com/restatedev/sdk-go v1.2.0
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -17,8 +20,6 @@ require (
 	github.com/mr-tron/base58 v1.2.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/tetratelabs/wazero v1.9.0 // indirect
-	go.opentelemetry.io/otel v1.47.0 // indirect
-	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

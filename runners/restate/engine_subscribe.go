@@ -1,0 +1,64 @@
+package restate
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Subscribe returns a Subscription to o's completion notices, as
+// work.Supervisor.Subscribe. The notices come from reading o's registry
+// every poll interval (WithPollInterval).
+func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
+	recs, err := e.registry(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if r.State.Terminal() {
+			seen[r.ID] = true
+		}
+	}
+	pctx, stop := context.WithCancel(context.Background())
+	sub, publish, closeFn := work.NewSubscription(buffer, stop)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		stop()
+		return nil, work.ErrClosed
+	}
+	e.subs[sub] = closeFn
+	e.wg.Add(1)
+	e.mu.Unlock()
+	go func() {
+		defer e.wg.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.subs, sub)
+			e.mu.Unlock()
+		}()
+		tick := time.NewTicker(e.cfg.pollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-tick.C:
+			}
+			recs, err := e.registry(pctx, o)
+			if err != nil || pctx.Err() != nil {
+				continue
+			}
+			for _, r := range recs {
+				if r.State.Terminal() && !seen[r.ID] {
+					seen[r.ID] = true
+					publish(work.Notice{WorkID: r.ID, Target: r.Label, State: r.State,
+						ResultAvailable: r.HasResult, Time: r.Finished})
+				}
+			}
+		}
+	}()
+	return sub, nil
+}
