@@ -26,6 +26,7 @@ type config struct {
 	ingress        string
 	admin          string
 	advertise      string
+	listen         string
 	maxRunning     int
 	maxOutstanding int
 	maxStarts      int
@@ -92,6 +93,13 @@ func WithAdmin(url string) Option { return optionFunc(func(c *config) { c.admin 
 // at (default: http:// and the address it listens on), for a Worker
 // behind a load balancer.
 func WithAdvertisedURL(url string) Option { return optionFunc(func(c *config) { c.advertise = url }) }
+
+// WithListenAddress sets the loopback address a Worker's deployment
+// listens on (default "127.0.0.1:0", a free port). Restate keeps an
+// invocation that started on a deployment on that deployment's URL: a
+// worker process that restarts to take over its attempts listens where
+// it did (or sits behind a stable URL, WithAdvertisedURL).
+func WithListenAddress(addr string) Option { return optionFunc(func(c *config) { c.listen = addr }) }
 
 // WithRegistry makes a Worker serve the registry services (the owners'
 // and the Works' objects) besides its targets. A deployment has exactly

@@ -84,7 +84,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := w.cfg.listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
