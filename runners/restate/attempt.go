@@ -72,7 +72,8 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
 			var r takeReply
-			if err := w.in.object(rc, controlService, in.ID, hTake, newID(), nil, &r); err != nil {
+			// No idempotency key: its retained answer would keep the texts.
+			if err := w.in.object(rc, controlService, in.ID, hTake, "", nil, &r); err != nil {
 				return nil // left queued for the next boundary
 			}
 			if r.Cancel {

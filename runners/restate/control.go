@@ -41,7 +41,7 @@ type control struct {
 }
 
 func (c control) definition() restate.ServiceDefinition {
-	return restate.NewObject(c.ns+"."+controlService, timeouts()...).
+	return restate.NewObject(c.ns+"."+controlService, append(timeouts(), noJournal)...).
 		Handler(hInit, restate.NewObjectHandler(c.init)).
 		Handler(hClaim, restate.NewObjectHandler(c.claim)).
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
