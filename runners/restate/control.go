@@ -23,6 +23,7 @@ type controlState struct {
 	Budget    string        `json:",omitempty"`
 	Progress  work.Progress `json:",omitzero"`
 	Spent     *work.Usage   `json:",omitempty"`
+	Waiting   bool          `json:",omitempty"` // an external job after its submit
 	// The guidance mailbox: the texts until the child takes them or the
 	// Work ends; the command records keep digests only.
 	Pending   []string `json:",omitempty"`
@@ -50,6 +51,8 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hTake, restate.NewObjectHandler(c.take)).
 		Handler(hDetach, restate.NewObjectHandler(c.detach)).
 		Handler(hDrop, restate.NewObjectHandler(c.release)).
+		Handler(hWaiting, restate.NewObjectHandler(c.waiting)).
+		Handler(hPolled, restate.NewObjectHandler(c.polled)).
 		Handler(hPeek, restate.NewObjectSharedHandler(c.peek))
 }
 
@@ -96,7 +99,8 @@ func (c control) record(ctx restate.ObjectContext, s *controlState) {
 		spent = s.Spent
 	}
 	r := ownerRecord{ID: s.In.ID, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
-		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent}
+		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent,
+		Waiting: s.Waiting && !s.State.Terminal()}
 	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hRecord).Request(r)
 }
 
@@ -115,14 +119,14 @@ func (c control) claim(ctx restate.ObjectContext, _ restate.Void) (claimReply, e
 		s.State, s.Attempt, s.Started = work.StateRunning, 1, t
 		c.record(ctx, s)
 		c.rep.transition(s.In, work.StateQueued, work.StateRunning, work.Event{Time: t, QueueWait: max(t.Sub(s.In.Created), 0)})
-		return claimReply{Run: true, Attempt: 1}, nil
+		return claimReply{Run: true, Attempt: 1, Started: t}, nil
 	case work.StateRunning, work.StateCancelRequested:
 		if s.Attempt >= max(s.In.MaxAttempts, 1) {
 			return claimReply{Lost: true, Attempt: s.Attempt}, nil
 		}
 		s.Attempt++
 		c.record(ctx, s)
-		return claimReply{Run: true, Attempt: s.Attempt, Cancel: s.State == work.StateCancelRequested}, nil
+		return claimReply{Run: true, Attempt: s.Attempt, Cancel: s.State == work.StateCancelRequested, Started: s.Started}, nil
 	}
 	return claimReply{}, nil
 }
@@ -151,6 +155,10 @@ func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelRepl
 		s.State = work.StateCancelRequested
 		c.record(ctx, s)
 		c.rep.transition(s.In, work.StateRunning, work.StateCancelRequested, work.Event{Time: t})
+		if s.Waiting {
+			// A job between polls waits on its workflow's stop promise.
+			restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
+		}
 		return cancelReply{Accepted: true, State: s.State, At: t}
 	case work.StateCancelRequested:
 		return cancelReply{Accepted: true, State: s.State, At: t}

@@ -18,10 +18,12 @@ import (
 )
 
 // Child is one target a Worker runs: its kind and its run, called with
-// the Work's input.
+// the Work's input, or, with Job set (Run nil), an external job submitted
+// with the Work's input and polled with backoff (see the package doc).
 type Child struct {
 	Kind work.Kind
 	Run  func(ctx context.Context, input string) (string, error)
+	Job  *work.Job
 }
 
 // Worker is a Restate SDK deployment serving the Work workflows of its
@@ -35,7 +37,8 @@ type Worker struct {
 	targets map[string]Child
 	in      *ingress
 	rep     *reporter
-	slots   map[string]chan struct{}
+	slots   map[string]chan struct{} // per target: its running attempts and submits
+	polls   map[string]chan struct{} // per job target: its polls in progress
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -54,13 +57,21 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
 	}
 	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout),
-		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}}
+		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
-		if label == "" || strings.ContainsAny(label, "/ ") || t.Run == nil {
-			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and a Run are required", label)
+		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
+			t.Job != nil && (t.Job.Submit == nil || t.Job.Await == nil) {
+			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and either a Run or a Job (with Submit and Await) are required", label)
 		}
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, max(cfg.maxRunning, 1))
+		if t.Job != nil {
+			n := t.Job.MaxPolls
+			if n <= 0 {
+				n = work.DefaultMaxPolls
+			}
+			w.polls[label] = make(chan struct{}, n)
+		}
 	}
 	return w, nil
 }
@@ -141,6 +152,9 @@ func (w *Worker) Stop() {
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
 	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts()...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
+			if in.Job != nil {
+				return restate.Void{}, w.runJob(ctx, in)
+			}
 			res, err := restate.Run(ctx, func(rc restate.RunContext) (attemptResult, error) {
 				return w.attempt(rc, in)
 			}, restate.WithName("child"))
@@ -154,6 +168,10 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 				_, err = restate.Object[restate.Void](ctx, w.cfg.ns+"."+controlService, in.ID, hFinish).Request(res.Out)
 			}
 			return restate.Void{}, err
+		})).
+		Handler(hStop, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (restate.Void, error) {
+			_ = restate.Promise[bool](ctx, stopPromise).Resolve(true) // already resolved: stopping anyway
+			return restate.Void{}, nil
 		})).
 		Handler(hOutput, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (string, error) {
 			out, err := restate.Get[string](ctx, outputKey)
