@@ -162,13 +162,13 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 // submit claims the attempt and submits the job with the Work's id as its
 // key, on one of the target's slots.
 func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submitResult, error) {
-	slot := w.slots[in.Label]
+	free := w.slots[in.Label]
 	select {
-	case slot <- struct{}{}:
+	case free <- struct{}{}:
 	case <-rc.Done():
 		return submitResult{}, rc.Err()
 	}
-	defer func() { <-slot }()
+	defer func() { <-free }()
 	var claim claimReply
 	if err := w.in.object(rc, controlService, in.ID, hClaim, newID(), nil, &claim); err != nil {
 		return submitResult{}, err
@@ -179,6 +179,8 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	case !claim.Run:
 		return submitResult{Out: runOutcome{NotRun: true}}, nil
 	}
+	defer w.running.add(&slot{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth,
+		n: claim.Attempt, created: in.Created, started: claim.Started})()
 	sctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stop := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })

@@ -39,6 +39,8 @@ type Worker struct {
 	rep     *reporter
 	slots   map[string]chan struct{} // per target: its running attempts and submits
 	polls   map[string]chan struct{} // per job target: its polls in progress
+	running slots                    // the attempts in progress (Snapshot)
+	unwatch func()
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -122,6 +124,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
+	if wt, ok := w.cfg.observer.(work.Watcher); ok {
+		unwatch := wt.Watch(w)
+		w.mu.Lock()
+		w.unwatch = unwatch
+		w.mu.Unlock()
+	}
 	return nil
 }
 
@@ -136,9 +144,12 @@ func (w *Worker) URL() string {
 // progress, and waits for it. It is idempotent.
 func (w *Worker) Stop() {
 	w.mu.Lock()
-	srv, done := w.srv, w.done
-	w.srv = nil
+	srv, done, unwatch := w.srv, w.done, w.unwatch
+	w.srv, w.unwatch = nil, nil
 	w.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	if srv == nil {
 		return
 	}
