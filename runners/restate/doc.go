@@ -70,8 +70,21 @@
 // adds a few journal entries: a job at the 30 s cap journals about four
 // entries a minute.
 //
-// Approvals (work.Approvals) and updates (work.Updater) are not
-// implemented: a Spec with NeedsApproval or Updates is
+// Approval (Spec.NeedsApproval; the Engine implements work.Approvals):
+// the Work's control object is created queued and awaiting, with the
+// child's input for Pending until it is answered; its workflow waits,
+// before any attempt (no slot, no process), on its approval promise
+// raced against a durable timer to its approval deadline (default
+// 24 h). Approve and Deny are decided by the control object (owner
+// checked; work.Approver() answers any), which resolves the promise:
+// any coordinator process can answer, after a restart too. Pending reads
+// the owner's registry, or for work.Approver() the namespace's approvals
+// index (one object: ids, owners and times only), then each Work's
+// control object; at most the 100 oldest. Denied: cancelled, class
+// denied; timed out: cancelled, class approval_timeout; cancelled or
+// released: cancelled.
+//
+// Updates (work.Updater) are not implemented: a Spec with Updates is
 // work.ErrInvalidSpec.
 //
 // Restate routes each service to the deployment registered last and does

@@ -63,6 +63,7 @@ type ownerRecord struct {
 	Class     string    `json:",omitempty"` // why a terminal Work did not complete
 	Progress  work.Progress
 	Waiting   bool        `json:",omitempty"` // an external job between its submit and its end
+	Approval  bool        `json:",omitempty"` // queued, awaiting its approval
 	Held      [3]int64    // what the Work reserved from its owner's pool
 	Spent     *work.Usage `json:",omitempty"` // a terminal record's usage; nil: unknown or not terminal
 }
@@ -73,6 +74,7 @@ func (rec *ownerRecord) take(r ownerRecord) {
 	rec.State, rec.Rev, rec.Attempt = r.State, r.Rev, r.Attempt
 	rec.Started, rec.Finished, rec.HasResult = r.Started, r.Finished, r.HasResult
 	rec.Budget, rec.Class, rec.Progress, rec.Waiting = r.Budget, r.Class, r.Progress, r.Waiting
+	rec.Approval = r.Approval
 }
 
 // launchRecord is a launch identity the owner used: the SHA-256 of its
@@ -138,6 +140,7 @@ type workInput struct {
 	Mailbox        mailboxLimits
 	Trace          map[string]string `json:",omitempty"` // the launch's trace context
 	Job            *jobInput         `json:",omitempty"` // an external job (Spec.Job)
+	Approval       *approvalInput    `json:",omitempty"` // Spec.NeedsApproval
 }
 
 // jobInput is what the coordinator's Spec.Job says of an external job:

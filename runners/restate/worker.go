@@ -83,7 +83,8 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 func (w *Worker) Start(ctx context.Context) error {
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true)
 	if w.cfg.registry {
-		rs = rs.Bind(registry{ns: w.cfg.ns}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep}.definition())
+		rs = rs.Bind(registry{ns: w.cfg.ns}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep}.definition()).
+			Bind(approvals{ns: w.cfg.ns}.definition())
 	}
 	labels := make([]string, 0, len(w.targets))
 	for l := range w.targets {
@@ -163,6 +164,11 @@ func (w *Worker) Stop() {
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
 	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts()...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
+			if in.Approval != nil {
+				if run, err := w.awaitApproval(ctx, in); err != nil || !run {
+					return restate.Void{}, err
+				}
+			}
 			if in.Job != nil {
 				return restate.Void{}, w.runJob(ctx, in)
 			}
@@ -182,6 +188,10 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 		})).
 		Handler(hStop, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (restate.Void, error) {
 			_ = restate.Promise[bool](ctx, stopPromise).Resolve(true) // already resolved: stopping anyway
+			return restate.Void{}, nil
+		})).
+		Handler(hApproval, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, answer string) (restate.Void, error) {
+			_ = restate.Promise[string](ctx, approvalPromise).Resolve(answer) // answered once
 			return restate.Void{}, nil
 		})).
 		Handler(hOutput, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (string, error) {
