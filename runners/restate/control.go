@@ -46,12 +46,13 @@ const stateKey = "s"
 
 // control is the control object's handlers, reporting to rep.
 type control struct {
-	ns  string
-	rep *reporter
+	ns     string
+	rep    *reporter
+	maxDur time.Duration // the services' timeouts' floor (see timeouts)
 }
 
 func (c control) definition() restate.ServiceDefinition {
-	return restate.NewObject(c.ns+"."+controlService, append(timeouts(), noJournal)...).
+	return restate.NewObject(c.ns+"."+controlService, append(timeouts(c.maxDur), noJournal)...).
 		Handler(hInit, restate.NewObjectHandler(c.init)).
 		Handler(hClaim, restate.NewObjectHandler(c.claim)).
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
