@@ -115,6 +115,21 @@ integration:
 test-temporal:
 	cd runners/temporal && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...
 
+# The Restate runner (its own module, runners/restate): vet, tidiness,
+# then the engine conformance suite against a real Restate server that the
+# tests start (restatetest: the restate-server binary from
+# AGENTWORK_RESTATE_SERVER, else installed once from npm into
+# .cache/restate/<version>).
+.PHONY: test-restate
+test-restate:
+	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
+
+# The Restate runner's latencies beside a bare Restate invocation on the
+# same server, in one run: start -> work.ref and start -> result.
+.PHONY: bench-restate
+bench-restate:
+	cd runners/restate && $(GO) test -run '^$$' -bench . -benchtime 3s -count 1 .
+
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator
 # (.ci/integration-temporal). demo-temporal kills a worker mid-run and

@@ -1,0 +1,168 @@
+package restate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+var (
+	errDeadline  = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
+	errCancelled = fmt.Errorf("agentwork: cancel requested: %w", context.Canceled)
+)
+
+// attempt runs one attempt of Work in, inside its workflow's journaled
+// step: it waits for one of the target's slots, claims the attempt from
+// the Work's control object (the started marker) and runs the child with
+// a work.Remote Execution. Its error (the claim could not be made, or the
+// step was cut off) makes Restate run the step again.
+func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error) {
+	t, ok := w.targets[in.Label]
+	if !ok {
+		return attemptResult{}, fmt.Errorf("restate: this worker has no target %q", in.Label)
+	}
+	free := w.slots[in.Label]
+	select {
+	case free <- struct{}{}:
+	case <-rc.Done():
+		return attemptResult{}, rc.Err()
+	}
+	defer func() { <-free }()
+	var claim claimReply
+	if err := w.in.object(rc, controlService, in.ID, hClaim, newID(), nil, &claim); err != nil {
+		return attemptResult{}, err
+	}
+	switch {
+	case claim.Lost:
+		return attemptResult{Out: runOutcome{Class: work.ClassWorkerLost, Attempt: claim.Attempt}}, nil
+	case !claim.Run:
+		return attemptResult{Out: runOutcome{NotRun: true}}, nil
+	}
+	a := &slot{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth, n: claim.Attempt,
+		created: in.Created, started: claim.Started}
+	defer w.running.add(a)()
+	child, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stopCut := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
+	defer stopCut()
+	if in.MaxDuration > 0 {
+		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
+		defer timer.Stop()
+	}
+	var cancelled atomic.Bool
+	cancelReq := func() {
+		if !cancelled.Swap(true) {
+			w.running.set(a, func(a *slot) { a.cancelAt = time.Now() })
+		}
+		cancel(errCancelled)
+	}
+	if claim.Cancel {
+		cancelReq()
+	}
+	stopPoll := w.watch(child, in.ID, cancelReq)
+	defer stopPoll()
+	var ended atomic.Bool
+	emit := func(ev work.Event) {
+		if ev.Type == work.EventProgress && !ended.Load() {
+			ev.Target, ev.Kind = in.Label, in.Kind
+			w.cfg.observer.Event(context.Background(), ev)
+		}
+	}
+	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
+		Guidance: func() []string {
+			var r takeReply
+			// No idempotency key: its retained answer would keep the texts.
+			if err := w.in.object(rc, controlService, in.ID, hTake, "", nil, &r); err != nil {
+				return nil // left queued for the next boundary
+			}
+			if r.Cancel {
+				cancelReq() // done before the boundary's request goes out
+			}
+			return r.Messages
+		},
+		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
+	ex, _ := work.ExecutionFrom(child)
+	w.running.set(a, func(a *slot) { a.exec = ex })
+	out, err, panicked := invoke(child, t.Run, in.Input)
+	ended.Store(true)
+	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
+	res.Out.Attempt = claim.Attempt
+	return res, nil
+}
+
+// watch polls the Work's state every poll interval until stop, calling
+// cancelReq once the Work is cancel-requested.
+func (w *Worker) watch(ctx context.Context, id string, cancelReq func()) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(w.cfg.pollInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if ctx.Err() != nil {
+				continue // cancelled already: the child is finishing
+			}
+			var v controlView
+			pctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+			err := w.in.object(pctx, controlService, id, hPeek, "", nil, &v)
+			cancel()
+			if err == nil && (v.State == work.StateCancelRequested || v.State.Terminal()) {
+				cancelReq()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// classify maps a child's return to the attempt's outcome: a class, never
+// the failure's text.
+func classify(child context.Context, cancelled bool, in workInput, out string, err error, panicked bool, ex *work.Execution) attemptResult {
+	u := ex.Usage()
+	budget, refused := ex.Exhausted()
+	o := runOutcome{Usage: &u, Budget: budget, Progress: ex.Progress()}
+	switch {
+	case panicked:
+		o.Class = work.ClassPanic
+	case errors.Is(context.Cause(child), errDeadline):
+		o.Class = work.ClassDeadline
+		if o.Budget == "" {
+			o.Budget = work.BudgetDuration
+		}
+	case err != nil && cancelled && errors.Is(err, context.Canceled):
+		o.Class = work.ClassCancelled
+	case err != nil && refused:
+		o.Class = work.ClassBudgetExhausted
+	case err != nil:
+		o.Class = work.ClassError
+	case in.MaxResultBytes > 0 && len(out) > in.MaxResultBytes:
+		o.Class, o.Bytes = work.ClassResultTooLarge, len(out)
+	default:
+		o.Bytes = len(out)
+		return attemptResult{Out: o, Output: out}
+	}
+	return attemptResult{Out: o}
+}
+
+func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err, panicked = "", nil, true
+		}
+	}()
+	out, err = run(ctx, input)
+	return out, err, false
+}

@@ -1,0 +1,143 @@
+package restate
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// ingress calls the runner's handlers through Restate's HTTP ingress.
+// Handlers answer refusals in their replies, never as an error whose text
+// the ingress would carry: an error here is the call's (transport, or
+// Restate's own answer).
+type ingress struct {
+	base string
+	hc   *http.Client
+	ns   string
+}
+
+func newIngress(base, ns string, timeout time.Duration) *ingress {
+	return &ingress{base: strings.TrimRight(base, "/"), ns: ns, hc: &http.Client{Timeout: timeout}}
+}
+
+// errStatus is a call Restate answered with an error status.
+type errStatus struct {
+	Status int
+	Code   string // the body's code, when it has one
+}
+
+func (e *errStatus) Error() string {
+	return fmt.Sprintf("restate: ingress answered %d %s", e.Status, e.Code)
+}
+
+// object calls handler of the Virtual Object service (namespaced) with key,
+// decoding the reply into out (nil: none). key is escaped; idem, when set,
+// is the call's idempotency key (a repeated call gets the first answer).
+func (c *ingress) object(ctx context.Context, service, key, handler, idem string, in, out any) error {
+	return c.call(ctx, c.ns+"."+service+"/"+url.PathEscape(key)+"/"+handler, idem, in, out)
+}
+
+// workflow calls handler of Work id's workflow for label.
+func (c *ingress) workflow(ctx context.Context, label, id, handler string, in, out any) error {
+	return c.call(ctx, workName(c.ns, label)+"/"+url.PathEscape(id)+"/"+handler, "", in, out)
+}
+
+func (c *ingress) call(ctx context.Context, path, idem string, in, out any) error {
+	var body []byte
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = b
+	}
+	// An idempotent call is tried again while it is cut off: the key
+	// makes a repeat return the first attempt's answer.
+	for try := 1; ; try++ {
+		err := c.once(ctx, path, idem, body, out)
+		var st *errStatus
+		if err == nil || idem == "" || errors.As(err, &st) && st.Status < 500 || ctx.Err() != nil || try == 5 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(try) * 50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *ingress) once(ctx context.Context, path, idem string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/"+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idem != "" {
+		req.Header.Set("Idempotency-Key", idem)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		var e struct {
+			Code string `json:"code"`
+		}
+		_ = json.Unmarshal(b, &e) // the body's message is not kept: it may echo content
+		return &errStatus{Status: resp.StatusCode, Code: e.Code}
+	}
+	if out == nil || len(b) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b, out)
+}
+
+// fromIngress maps a call's error to the engine's: the caller's context
+// as is, anything else work.ErrUnavailable (its cause reachable).
+func fromIngress(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return ctx.Err()
+	}
+	return work.ErrUnavailable.Wrap(err)
+}
+
+func workName(ns, label string) string { return ns + "." + workService + "." + label }
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// decodeErr is a reply's refusal as the engine's error (nil for none).
+func decodeErr(code, msg string) error {
+	if code == "" {
+		return nil
+	}
+	if e, ok := work.DecodeError(code, msg); ok {
+		return e
+	}
+	return work.ErrUnavailable.Detail("an unknown refusal")
+}

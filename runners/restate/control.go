@@ -1,0 +1,286 @@
+package restate
+
+import (
+	"time"
+
+	restate "github.com/restatedev/sdk-go"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// controlState is one Work's state machine and mailbox, the state of its
+// control object. In holds no child input.
+type controlState struct {
+	In        workInput
+	State     work.State
+	Attempt   int
+	Started   time.Time `json:",omitzero"`
+	Finished  time.Time `json:",omitzero"`
+	HasResult bool      `json:",omitempty"`
+	Detached  bool      `json:",omitempty"`
+	Rev       int64
+	Class     string        `json:",omitempty"`
+	Budget    string        `json:",omitempty"`
+	Progress  work.Progress `json:",omitzero"`
+	Spent     *work.Usage   `json:",omitempty"`
+	Waiting   bool          `json:",omitempty"` // an external job after its submit
+	// Awaiting: queued for its approval, with the child's input for
+	// Pending until it is answered; Enqueued: when it was approved.
+	Awaiting      bool      `json:",omitempty"`
+	ApprovalInput string    `json:",omitempty"`
+	Enqueued      time.Time `json:",omitzero"`
+	// Upd is the Work's updates (nil: its Spec declares none); Updates
+	// their count, for the owner's registry.
+	Upd     *updState `json:",omitempty"`
+	Updates int       `json:",omitempty"`
+	// The guidance mailbox: the texts until the child takes them or the
+	// Work ends; the command records keep digests only.
+	Pending   []string `json:",omitempty"`
+	PendBytes int      `json:",omitempty"`
+	Cursor    int      `json:",omitempty"`
+	Commands  map[string]commandRecord
+	CmdOrder  []string `json:",omitempty"`
+}
+
+const stateKey = "s"
+
+// control is the control object's handlers, reporting to rep.
+type control struct {
+	ns     string
+	rep    *reporter
+	maxDur time.Duration // the services' timeouts' floor (see timeouts)
+}
+
+func (c control) definition() restate.ServiceDefinition {
+	return restate.NewObject(c.ns+"."+controlService, append(timeouts(c.maxDur), noJournal)...).
+		Handler(hInit, restate.NewObjectHandler(c.init)).
+		Handler(hClaim, restate.NewObjectHandler(c.claim)).
+		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
+		Handler(hFinish, restate.NewObjectHandler(c.finish)).
+		Handler(hSend, restate.NewObjectHandler(c.send)).
+		Handler(hTake, restate.NewObjectHandler(c.take)).
+		Handler(hDetach, restate.NewObjectHandler(c.detach)).
+		Handler(hDrop, restate.NewObjectHandler(c.release)).
+		Handler(hWaiting, restate.NewObjectHandler(c.waiting)).
+		Handler(hPolled, restate.NewObjectHandler(c.polled)).
+		Handler(hAnswer, restate.NewObjectHandler(c.answer)).
+		Handler(hTimedOut, restate.NewObjectHandler(c.timedOut)).
+		Handler(hRequest, restate.NewObjectSharedHandler(c.request)).
+		Handler(hReport, restate.NewObjectHandler(c.report)).
+		Handler(hQTimedOut, restate.NewObjectHandler(c.questionTimedOut)).
+		Handler(hQuestion, restate.NewObjectSharedHandler(c.question)).
+		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates)).
+		Handler(hPeek, restate.NewObjectSharedHandler(c.peek))
+}
+
+// now is the handler's clock, journaled (a replay sees the same time).
+func now(ctx restate.Context) time.Time {
+	t, _ := restate.Run(ctx, func(restate.RunContext) (time.Time, error) { return time.Now().UTC(), nil },
+		restate.WithName("now"))
+	return t
+}
+
+func load(ctx restate.ObjectSharedContext) (*controlState, bool) {
+	s, err := restate.Get[*controlState](ctx, stateKey)
+	if err != nil || s == nil {
+		return nil, false
+	}
+	return s, true
+}
+
+// init creates the Work's state, queued (the owner's admission calls it
+// before the Work's workflow is sent its start).
+func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, error) {
+	if _, ok := load(ctx); ok {
+		return restate.Void{}, nil
+	}
+	input := in.Input
+	in.Input = ""
+	s := &controlState{In: in, State: work.StateQueued, Commands: map[string]commandRecord{}}
+	if in.Updates != nil {
+		s.Upd = &updState{Log: work.NewUpdateLog(*in.Updates).State()}
+	}
+	if in.Approval != nil {
+		s.Awaiting, s.ApprovalInput = true, input
+		restate.ObjectSend(ctx, c.ns+"."+approvalsService, approvalsKey, hAdd).
+			Send(approvalEntry{ID: in.ID, Owner: in.Owner, Requested: in.Created})
+	}
+	restate.Set(ctx, stateKey, s)
+	c.rep.emit(in, work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created})
+	if in.Approval != nil {
+		c.rep.emit(in, work.Event{Type: work.EventApprovalRequested, Time: in.Created})
+	}
+	return restate.Void{}, nil
+}
+
+// record sends the Work's state to its owner's registry at the next
+// revision and waits until it is applied, so that a reply never runs
+// ahead of the owner's list.
+func (c control) record(ctx restate.ObjectContext, s *controlState) {
+	s.Rev++
+	restate.Set(ctx, stateKey, s)
+	class := s.Class
+	if s.State == work.StateCancelled && class == "" {
+		class = work.ClassCancelled
+	}
+	var spent *work.Usage
+	if s.State.Terminal() {
+		spent = s.Spent
+	}
+	r := ownerRecord{ID: s.In.ID, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
+		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent,
+		Waiting: s.Waiting && !s.State.Terminal(), Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
+	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hRecord).Request(r)
+}
+
+// claim starts an attempt: it is the "started" marker of the recovery
+// rule. An attempt that finds an earlier one started and not finished
+// (its process died) runs only when the target is retryable and attempts
+// are left; else the Work is lost.
+func (c control) claim(ctx restate.ObjectContext, _ restate.Void) (claimReply, error) {
+	s, ok := load(ctx)
+	if !ok {
+		return claimReply{}, nil
+	}
+	switch s.State {
+	case work.StateQueued:
+		t := now(ctx)
+		s.State, s.Attempt, s.Started = work.StateRunning, 1, t
+		c.record(ctx, s)
+		from := s.In.Created
+		if !s.Enqueued.IsZero() {
+			from = s.Enqueued
+		}
+		c.rep.transition(s.In, work.StateQueued, work.StateRunning, work.Event{Time: t, QueueWait: max(t.Sub(from), 0)})
+		return claimReply{Run: true, Attempt: 1, Started: t}, nil
+	case work.StateRunning, work.StateCancelRequested:
+		if s.Attempt >= max(s.In.MaxAttempts, 1) {
+			return claimReply{Lost: true, Attempt: s.Attempt}, nil
+		}
+		s.Attempt++
+		c.record(ctx, s)
+		return claimReply{Run: true, Attempt: s.Attempt, Cancel: s.State == work.StateCancelRequested, Started: s.Started}, nil
+	}
+	return claimReply{}, nil
+}
+
+// cancel is Engine.Cancel's decision: queued Work is cancelled, running
+// Work becomes cancel-requested (its attempt sees it through peek or its
+// next boundary), terminal Work is not accepted.
+func (c control) cancel(ctx restate.ObjectContext, owner string) (cancelReply, error) {
+	s, ok := load(ctx)
+	if !ok || s.In.Owner != owner || s.Detached {
+		return cancelReply{State: "not_found"}, nil
+	}
+	return c.doCancel(ctx, s), nil
+}
+
+func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelReply {
+	t := now(ctx)
+	switch s.State {
+	case work.StateQueued:
+		if s.Awaiting {
+			c.endAwaiting(ctx, s, answerStop)
+		}
+		c.drop(s)
+		s.State, s.Finished, s.Spent = work.StateCancelled, t, &work.Usage{}
+		c.record(ctx, s)
+		c.rep.transition(s.In, work.StateQueued, work.StateCancelled, work.Event{Time: t, Duration: t.Sub(s.In.Created)})
+		return cancelReply{Accepted: true, State: s.State, At: t}
+	case work.StateRunning:
+		s.State = work.StateCancelRequested
+		c.record(ctx, s)
+		c.rep.transition(s.In, work.StateRunning, work.StateCancelRequested, work.Event{Time: t})
+		if s.Waiting {
+			// A job between polls waits on its workflow's stop promise.
+			restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
+		}
+		return cancelReply{Accepted: true, State: s.State, At: t}
+	case work.StateCancelRequested:
+		return cancelReply{Accepted: true, State: s.State, At: t}
+	}
+	return cancelReply{State: s.State, At: t}
+}
+
+// finish settles the Work with its last attempt's outcome.
+func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void, error) {
+	s, ok := load(ctx)
+	if !ok || s.State.Terminal() {
+		return restate.Void{}, nil
+	}
+	t := now(ctx)
+	state, class := work.StateFailed, out.Class
+	switch {
+	case out.Class == "":
+		state = work.StateCompleted
+	case out.Class == work.ClassCancelled && s.State == work.StateCancelRequested:
+		state, class = work.StateCancelled, ""
+	case out.Class == work.ClassCancelled:
+		class = work.ClassError
+	}
+	c.drop(s)
+	from := s.State
+	s.State, s.Finished, s.Class = state, t, class
+	s.HasResult = state == work.StateCompleted
+	s.Budget, s.Progress, s.Spent = out.Budget, out.Progress, out.Usage
+	if out.Budget != "" {
+		c.rep.emit(s.In, work.Event{Type: work.EventBudgetExhausted, Budget: out.Budget, Time: t})
+	}
+	if out.Usage != nil && *out.Usage != (work.Usage{}) {
+		c.rep.emit(s.In, work.Event{Type: work.EventUsage, Usage: *out.Usage, Time: t})
+	}
+	c.record(ctx, s)
+	ev := work.Event{Time: t, Duration: t.Sub(s.Started), ErrorClass: class}
+	if state == work.StateCompleted || class == work.ClassResultTooLarge {
+		ev.Bytes = out.Bytes
+	}
+	c.rep.transition(s.In, from, state, ev)
+	return restate.Void{}, nil
+}
+
+// drop drops undelivered guidance (the Work ends).
+func (c control) drop(s *controlState) {
+	if n := len(s.Pending); n > 0 {
+		s.Pending, s.PendBytes = nil, 0
+		c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDropped, Count: n})
+	}
+}
+
+// detach hides a live Work from its owner (Engine.Detach).
+func (c control) detach(ctx restate.ObjectContext, owner string) (bool, error) {
+	s, ok := load(ctx)
+	if !ok || s.In.Owner != owner || s.Detached {
+		return false, nil
+	}
+	s.Detached = true
+	restate.Set(ctx, stateKey, s)
+	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hDetached).Request(s.In.ID)
+	c.rep.emit(s.In, work.Event{Type: work.EventDetached, Time: now(ctx)})
+	return true, nil
+}
+
+// release is the owner's Release reaching one of its live Works:
+// detached and cancelled.
+func (c control) release(ctx restate.ObjectContext, _ restate.Void) (restate.Void, error) {
+	s, ok := load(ctx)
+	if !ok || s.State.Terminal() {
+		return restate.Void{}, nil
+	}
+	if !s.Detached {
+		s.Detached = true
+		c.rep.emit(s.In, work.Event{Type: work.EventDetached, Time: now(ctx)})
+	}
+	c.doCancel(ctx, s)
+	restate.Set(ctx, stateKey, s)
+	return restate.Void{}, nil
+}
+
+// peek is the attempt's view between boundaries (a shared handler: it
+// never waits for the exclusive ones).
+func (c control) peek(ctx restate.ObjectSharedContext, _ restate.Void) (controlView, error) {
+	s, ok := load(ctx)
+	if !ok {
+		return controlView{}, nil
+	}
+	return controlView{State: s.State}, nil
+}

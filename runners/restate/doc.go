@@ -1,0 +1,129 @@
+// Package restate runs agentwork's background Work on Restate: a
+// work.Engine (Engine) for coordinator processes and a Worker, an SDK
+// deployment serving the Restate services, for the processes that run
+// children. The model-facing contract is the same as under the
+// in-process work.Supervisor, except that a work.ref's guarantees say
+// "durable" and a status's attempt counts real attempts.
+//
+// # Mapping
+//
+//   - One Virtual Object per owner (agentwork.Owner, keyed by the owner's
+//     id) is its registry: its visible Work (list, status, status rows,
+//     retention), the starts count, the launch identities and the pool.
+//     Restate runs one exclusive handler per key at a time, so admission
+//     (the outstanding and starts limits, the launch identity) holds
+//     across every coordinator process with no lock of ours. Admission is
+//     one invocation: it records the Work, creates its control object and
+//     sends the Work's workflow its start, each a journaled step, so a
+//     coordinator that dies during Start leaves either no Work or a Work
+//     that runs.
+//   - One Virtual Object per Work (agentwork.Control, keyed by the Work's
+//     id) is the Work's state machine: queued, running, cancel-requested,
+//     then one terminal state, each transition decided by one exclusive
+//     handler (claim, cancel, finish, release) and sent to the owner's
+//     registry with a revision, which never moves a record back. It holds
+//     the guidance mailbox (messages, cursors, the command records with a
+//     digest, never the text) until the child takes the messages at its
+//     model boundary or the Work ends; it reports the Work's lifecycle
+//     events to the Observer of the process that serves it.
+//   - One Workflow per Work (agentwork.Work.<label>, keyed by the Work's
+//     id), served only by the Worker that registered the target. Its run
+//     handler runs the child in one journaled step (restate.Run) and keeps
+//     the output in the workflow's state (read by the Engine through a
+//     shared handler); a child's failure text never leaves the process.
+//     The step first claims an attempt from the Work's control object:
+//     that claim is the "started" marker. A step that Restate retries
+//     (its process died, or its connection was lost) claims again and
+//     finds the previous attempt started and not finished: the Work fails
+//     with class worker_lost, unless the target is declared retryable
+//     (WithRetryable), when the child runs again and attempt counts it.
+//   - Cancellation and guidance reach the running child through the
+//     ingress: the step polls the control object's shared state handler
+//     (WithPollInterval) and cancels the child's context when the Work is
+//     cancel-requested; at each model boundary (work.Remote.Guidance) it
+//     takes the messages accepted since the last one, and a cancel found
+//     there cancels the context before the boundary's request goes out.
+//   - Every service sets its inactivity and abort timeouts above the
+//     Work's maximum duration (WithMaxDuration; 30 minutes when none), so
+//     that Restate never aborts and replays a long child.
+//   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
+//     travels in the workflow's input and is counted at the child's
+//     boundary by work.Remote, as the Temporal runner does.
+//
+// # Work that waits
+//
+// An external job (a Child with a Job; the coordinator's Spec.Job says
+// that a Work is one and carries its Backoff and MaxPollErrors in the
+// workflow's input) is its Work's workflow too: Submit is a journaled
+// step on one of the target's slots, after the attempt's claim, with the
+// Work's id as its key (a submit whose worker died is tried again, up to
+// 3 attempts: safe only when the service honours the key); its handle is
+// that step's journaled result. Then EventWaiting, and between polls
+// only a durable timer (work.Backoff.Next) raced against the workflow's
+// stop promise: no slot, no process, nothing in memory. Each poll is a
+// journaled step (one minute at most) holding one of the Worker's poll
+// slots for the target (Job.MaxPolls, default 8), and its outcome an
+// EventPolled. A cancel resolves the stop promise (the timer is
+// abandoned at once); a poll in progress is let finish, and its done
+// answer wins. Past the maximum duration (from the submit's start) the
+// job's Cancel is called and the Work fails, deadline_exceeded. Each poll
+// adds a few journal entries: a job at the 30 s cap journals about four
+// entries a minute.
+//
+// Approval (Spec.NeedsApproval; the Engine implements work.Approvals):
+// the Work's control object is created queued and awaiting, with the
+// child's input for Pending until it is answered; its workflow waits,
+// before any attempt (no slot, no process), on its approval promise
+// raced against a durable timer to its approval deadline (default
+// 24 h). Approve and Deny are decided by the control object (owner
+// checked; work.Approver() answers any), which resolves the promise:
+// any coordinator process can answer, after a restart too. Pending reads
+// the owner's registry, or for work.Approver() the namespace's approvals
+// index (one object: ids, owners and times only), then each Work's
+// control object; at most the 100 oldest. Denied: cancelled, class
+// denied; timed out: cancelled, class approval_timeout; cancelled or
+// released: cancelled.
+//
+// # Children that talk back
+//
+// A Work whose Spec declares updates (Spec.Updates; its policy, with the
+// defaults applied, travels in its input) keeps them in its control
+// object's state: the child's ReportUpdate (or an agent's emit_update)
+// is a call from its attempt, through the ingress, to the control
+// object, which decides with the shared work.UpdateLog (order and
+// sequence numbers, idempotency by key, conflict, the count and byte
+// bounds, ending once the Work is cancel-requested or terminal) and
+// reports EventUpdate; the owner's registry gets the new count only. A
+// Spec that declares none is refused in the attempt (not_declared), and
+// a call that fails is refused "unavailable" (the child may retry with
+// the same key). Engine.Updates reads them by cursor from the control
+// object (a shared handler), after the registry checked the owner;
+// Subscribe sends a work.NoticeUpdate per accepted update. A question is
+// open in the control object until guidance is accepted for the Work
+// (Send, or Engine.Answer for a function child) or its timeout
+// (UpdatePolicy.QuestionTimeout) passes; the child's wait reads the
+// control object's question handler every poll interval (the wait is
+// the attempt's, the state Restate's).
+//
+// Restate routes each service to the deployment registered last and does
+// not balance between deployments: a target is served by one deployment
+// URL. Run several worker processes for one target behind a load balancer
+// registered as that URL (the Restate protocol is a request per
+// invocation attempt, so any of them may run it), and serve the registry
+// services (WithRegistry) from a deployment of its own that outlives the
+// workers.
+//
+// Nothing here implements a queue, a timer, a retry or persistence: they
+// are Restate's.
+//
+// # Content
+//
+// The child's input and output are journal entries and state in Restate,
+// and a guidance message is state of its Work's control object until the
+// child takes it or the Work ends. Failure text never leaves the worker
+// (an attempt reports a class), and nothing here logs or traces content.
+// A child's update values are state of its control object, never of its
+// owner's registry. The registry objects keep no journal of their
+// invocations (which carry inputs, guidance and update values): their
+// state is all they keep.
+package restate

@@ -1,0 +1,100 @@
+package restate
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Engine is a work.Engine whose Work runs on Restate (see the package
+// doc's mapping): an owner's registry object admits and lists its Work
+// across every coordinator process; each Work is a workflow run by the
+// Worker that registered its target, with a control object for its state
+// and guidance. Work survives the loss of the coordinator and of workers:
+// a coordinator that restarts with the same owner id sees its Work again.
+//
+// Refs say "durable" for execution and rejoin; Status counts real
+// attempts. Foreground calls (Call) run in the calling process, on an
+// in-process work.Supervisor with the same limits. Each method bounds its
+// calls to Restate by the caller's ctx, each capped at WithRPCTimeout,
+// except Start's admission (see Start). An Engine is safe for concurrent
+// use; Close releases the in-process part.
+type Engine struct {
+	cfg   config
+	in    *ingress
+	local *work.Supervisor
+
+	mu     sync.Mutex
+	closed bool
+	subs   map[*work.Subscription]func()
+	wg     sync.WaitGroup
+}
+
+var _ work.Engine = (*Engine)(nil)
+
+// New returns an Engine that calls Restate's ingress (WithIngress,
+// required: without it every call is work.ErrUnavailable).
+func New(opts ...Option) *Engine {
+	cfg := newConfig(opts)
+	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
+		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
+	return &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
+		subs: map[*work.Subscription]func(){}}
+}
+
+// Close ends the Subscriptions, cancels the foreground calls in progress
+// and waits for them while ctx allows. Afterwards Start and Call return
+// work.ErrClosed. Work on Restate is unaffected.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	subs := e.subs
+	e.subs = map[*work.Subscription]func(){}
+	e.mu.Unlock()
+	for _, closeFn := range subs {
+		closeFn()
+	}
+	done := make(chan struct{})
+	go func() {
+		e.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return e.local.Close(ctx)
+}
+
+// Observer returns the configured Observer.
+func (e *Engine) Observer() work.Observer { return e.cfg.observer }
+
+// Now returns the current time.
+func (e *Engine) Now() time.Time { return time.Now() }
+
+// rpc caps one call's context at the RPC timeout.
+func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
+}
+
+// admissible: not closed (work.ErrClosed), an ingress configured, and the
+// budget options valid (the Supervisor's check, written once in work).
+func (e *Engine) admissible() error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return work.ErrClosed
+	}
+	if e.cfg.ingress == "" {
+		return work.ErrUnavailable.Detail("no ingress (WithIngress)")
+	}
+	if err := e.local.SetPool(context.Background(), work.Owner{}, work.Budget{}); errors.Is(err, work.ErrInvalidBudget) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package restate
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// registry reads o's visible records (nil when o has none).
+func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
+	if err := work.ValidateOwner(o); err != nil {
+		return nil, err
+	}
+	if e.cfg.ingress == "" {
+		return nil, work.ErrUnavailable.Detail("no ingress (WithIngress)")
+	}
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	var recs []ownerRecord
+	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
+		return nil, fromIngress(ctx, err)
+	}
+	return recs, nil
+}
+
+// lookup finds a Work visible to o in o's registry.
+func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerRecord, error) {
+	if err := work.ValidateOwner(o); err != nil {
+		return ownerRecord{}, err
+	}
+	if !work.IsID(id) {
+		return ownerRecord{}, work.ErrNotFound
+	}
+	recs, err := e.registry(ctx, o)
+	if err != nil {
+		return ownerRecord{}, err
+	}
+	for _, r := range recs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return ownerRecord{}, work.ErrNotFound
+}
+
+func (r ownerRecord) status() work.Status {
+	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
+		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
+		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
+		Progress: r.Progress, Class: r.Class, Waiting: r.Waiting && !r.State.Terminal(),
+		AwaitingApproval: r.Approval && r.State == work.StateQueued}
+}
+
+// order is what the contract's orders (work.Order) read of r.
+func (r ownerRecord) order() work.Order {
+	return work.Order{State: r.State, Seq: uint64(r.Seq), ResultAvailable: r.HasResult, ResultRead: r.Read}
+}
+
+// Status returns the projection of one Work visible to o.
+func (e *Engine) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
+	r, err := e.lookup(ctx, o, id)
+	if err != nil {
+		return work.Status{}, err
+	}
+	return r.status(), nil
+}
+
+// List returns at most work.MaxListed Works visible to o in the
+// contract's order (work.Order.ListsBefore).
+func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := e.registry(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].order().ListsBefore(recs[j].order()) })
+	recs = recs[:min(len(recs), work.MaxListed)]
+	out := make([]work.Status, len(recs))
+	for i, r := range recs {
+		out[i] = r.status()
+	}
+	return out, nil
+}
+
+// Rows returns the status-block rows of o (work.Order.RowsBefore), or the
+// error of reading o's registry.
+func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+	if o.IsZero() {
+		return nil, 0, nil
+	}
+	recs, err := e.registry(ctx, o)
+	if err != nil || len(recs) == 0 {
+		return nil, 0, err
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
+	now := e.Now()
+	n := min(len(recs), work.MaxRows)
+	rows := make([]work.Row, n)
+	for i, r := range recs[:n] {
+		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State,
+			Elapsed: work.Elapsed(r.Created, r.Started, r.Finished, now), ResultAvailable: r.HasResult}
+	}
+	return rows, len(recs) - n, nil
+}
+
+// Result returns the exact output of completed Work, else waits (up to
+// the capped timeout, or ctx) for the Work to settle, reading its
+// registry with a backoff (10 ms doubling to 200 ms). The output is kept
+// by the Work's workflow: one that completed while this process was down
+// is read the same way.
+func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
+	if timeout < 0 {
+		return work.Status{}, "", work.ErrInvalidTimeout
+	}
+	timeout = min(timeout, work.MaxResultWait)
+	r, err := e.lookup(ctx, o, id)
+	if err != nil {
+		return work.Status{}, "", err
+	}
+	if !r.State.Terminal() && timeout > 0 {
+		deadline := time.NewTimer(timeout)
+		defer deadline.Stop()
+	wait:
+		for d := 10 * time.Millisecond; !r.State.Terminal(); d = min(2*d, 200*time.Millisecond) {
+			select {
+			case <-ctx.Done():
+				break wait
+			case <-deadline.C:
+				break wait
+			case <-time.After(d):
+			}
+			if r, err = e.lookup(context.WithoutCancel(ctx), o, id); err != nil {
+				return work.Status{}, "", err
+			}
+		}
+	}
+	if r.State != work.StateCompleted || !r.HasResult {
+		return r.status(), "", nil
+	}
+	gctx, cancel := e.rpc(context.WithoutCancel(ctx))
+	defer cancel()
+	var out string
+	if err := e.in.workflow(gctx, r.Label, id, hOutput, nil, &out); err != nil {
+		return work.Status{}, "", fromIngress(gctx, err)
+	}
+	if !r.Read {
+		// For the status block's priority: the result has been read.
+		_ = e.in.object(gctx, ownerService, o.ID(), hRead, "", id, nil)
+		e.cfg.observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+			Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(out)})
+		r.Read = true
+	}
+	return r.status(), out, nil
+}
+
+// Settled returns every terminal Work visible to o, oldest settlement
+// first.
+func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := e.registry(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	var term []ownerRecord
+	for _, r := range recs {
+		if r.State.Terminal() {
+			term = append(term, r)
+		}
+	}
+	sort.SliceStable(term, func(i, j int) bool { return term[i].Finished.Before(term[j].Finished) })
+	out := make([]work.Status, len(term))
+	for i, r := range term {
+		out[i] = r.status()
+	}
+	return out, nil
+}
+
+// Live reports whether o has visible Work that is not terminal.
+func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
+	recs, err := e.registry(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range recs {
+		if !r.State.Terminal() {
+			return true, nil
+		}
+	}
+	return false, nil
+}

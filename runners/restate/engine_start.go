@@ -1,0 +1,129 @@
+package restate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Start admits Work in the owner's registry, which records it and starts
+// its workflow in one invocation; the child runs later on the Worker that
+// registered spec.Target.Label, from spec.Input (spec.Run is not used).
+// The admission is bounded by the RPC timeout, not by ctx (an abandoned
+// call may still take effect, and Start could not then report the Work):
+// it carries an idempotency key, so a call cut off is tried again without
+// admitting twice. A Spec with NeedsApproval, Job or Updates runs as the
+// package doc says.
+func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
+	if err := e.admissible(); err != nil {
+		return work.Ref{}, err
+	}
+	if err := spec.Validate(); err != nil {
+		return work.Ref{}, err
+	}
+	o := spec.Owner
+	if o.Depth() >= e.cfg.maxDepth {
+		e.refused(ctx, spec, work.LimitDepth, "")
+		return work.Ref{}, work.LimitRefusal(work.LimitDepth, e.cfg.maxDepth)
+	}
+	targetID := spec.Target.ID
+	if targetID == "" {
+		targetID = spec.Target.Label
+	}
+	id := newID()
+	now := time.Now().UTC()
+	budget := e.local.EffectiveBudget(spec)
+	maxBytes := e.cfg.maxResultBytes
+	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {
+		maxBytes = spec.MaxResultBytes
+	}
+	attempts := 1
+	if e.cfg.retryable[spec.Target.Label] {
+		attempts = e.cfg.maxAttempts
+	}
+	var approval *approvalInput
+	if spec.NeedsApproval {
+		approval = &approvalInput{Timeout: spec.ApprovalTimeout}
+		if approval.Timeout <= 0 {
+			approval.Timeout = work.DefaultApprovalTimeout
+		}
+	}
+	var updates *work.UpdatePolicy
+	if spec.Updates != nil {
+		p := spec.Updates.Resolved()
+		updates = &p
+	}
+	var job *jobInput
+	if spec.Job != nil {
+		// A submit whose worker died is tried again, with the Work's id as
+		// its key (safe only when the service honours it).
+		attempts = submitAttempts
+		job = &jobInput{Backoff: spec.Job.Backoff, MaxPollErrors: spec.Job.MaxPollErrors}
+	}
+	in := workInput{ID: id, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: targetID,
+		Kind: spec.Target.Kind, Input: spec.Input, MaxDuration: budget.MaxDuration, MaxResultBytes: maxBytes,
+		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: updates,
+		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
+			Commands: work.DefaultMaxCommandRecords}}
+	req := admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID, Kind: spec.Target.Kind,
+		Created: now, Approval: spec.NeedsApproval}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain,
+		Want: spec.Budget.Dims(), Eff: budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
+		Launch: launchKey(spec.CallID), Digest: launchDigest(spec), Work: in}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
+	defer cancel()
+	var reply admitReply
+	if err := e.in.object(actx, ownerService, o.ID(), hAdmit, id, req, &reply); err != nil {
+		return work.Ref{}, fromIngress(actx, err)
+	}
+	if err := decodeErr(reply.Error, reply.Message); err != nil {
+		switch {
+		case reply.Limit != "":
+			e.refused(ctx, spec, reply.Limit, "")
+		case reply.Budget != "":
+			e.refused(ctx, spec, work.ClassBudgetExhausted, reply.Budget)
+		}
+		return work.Ref{}, err
+	}
+	if reply.Replay {
+		return work.Ref{ID: reply.ID, TargetID: reply.TargetID, Durable: true}, nil
+	}
+	return work.Ref{ID: id, TargetID: targetID, Durable: true}, nil
+}
+
+// launchKey is the SHA-256 of a launch identity, hex ("" for none): the
+// registry keeps no tool-call id.
+func launchKey(callID string) string {
+	if callID == "" {
+		return ""
+	}
+	k := sha256.Sum256([]byte(callID))
+	return hex.EncodeToString(k[:])
+}
+
+func launchDigest(spec work.Spec) string {
+	if spec.CallID == "" {
+		return ""
+	}
+	return hex.EncodeToString(spec.InputDigest[:])
+}
+
+// refused reports a refused start to the Observer, with the caller's
+// context (as work.Supervisor does).
+func (e *Engine) refused(ctx context.Context, spec work.Spec, reason, budget string) {
+	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
+}
+
+// Call runs a foreground child in this process (see Engine).
+func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
+	if err := e.admissible(); err != nil {
+		return "", err
+	}
+	if spec.Owner.Depth() == 0 && !spec.Owner.IsZero() && e.cfg.maxDepth < 1 {
+		return "", work.ErrLimit
+	}
+	return e.local.Call(ctx, spec)
+}

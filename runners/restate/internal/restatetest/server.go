@@ -1,0 +1,272 @@
+// Package restatetest starts a real Restate server for tests: the
+// restate-server binary (AGENTWORK_RESTATE_SERVER, else installed once
+// from npm into $REPO/.cache/restate/<version>), on free loopback ports,
+// with a temporary base directory, and stops it. Nothing it starts
+// listens beyond 127.0.0.1 or outlives Stop.
+package restatetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Version is the Restate server version the tests run.
+const Version = "1.7.12"
+
+// Server is a running Restate server.
+type Server struct {
+	// Ingress and Admin are the base URLs of its ingress and admin APIs.
+	Ingress, Admin string
+
+	cmd  *exec.Cmd
+	dir  string
+	logs *lockedBuffer
+	done chan struct{}
+	once sync.Once
+}
+
+// Start starts a server and waits until its admin and ingress answer
+// (at most a minute).
+func Start() (*Server, error) {
+	bin, err := Binary()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "restatetest-")
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(4)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+	cmd := exec.Command(bin, "--no-logo", "--listen-mode", "tcp")
+	cmd.Env = append(os.Environ(),
+		"RESTATE_BASE_DIR="+dir,
+		"RESTATE_BIND_ADDRESS="+addr(ports[0]),
+		"RESTATE_ADVERTISED_ADDRESS=http://"+addr(ports[0]),
+		"RESTATE_INGRESS__BIND_ADDRESS="+addr(ports[1]),
+		"RESTATE_INGRESS__ADVERTISED_INGRESS_ENDPOINT=http://"+addr(ports[1]),
+		"RESTATE_ADMIN__BIND_ADDRESS="+addr(ports[2]),
+		"RESTATE_ADMIN__QUERY_ENGINE__PGSQL_BIND_ADDRESS="+addr(ports[3]),
+		"RESTATE_DISABLE_TELEMETRY=true",
+		"RESTATE_DEFAULT_NUM_PARTITIONS=4",
+		"RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE=256MB",
+		"RESTATE_LOG_FILTER=warn",
+	)
+	logs := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &Server{Ingress: "http://" + addr(ports[1]), Admin: "http://" + addr(ports[2]),
+		cmd: cmd, dir: dir, logs: logs, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(s.done)
+	}()
+	if err := s.ready(time.Minute); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("restatetest: the server did not become ready: %w\n%s", err, logs.String())
+	}
+	return s, nil
+}
+
+func (s *Server) ready(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	c := &http.Client{Timeout: 2 * time.Second}
+	for d := 20 * time.Millisecond; ; d = min(2*d, 500*time.Millisecond) {
+		select {
+		case <-s.done:
+			return errors.New("it exited")
+		default:
+		}
+		okA := get(c, s.Admin+"/health") == nil
+		okI := get(c, s.Ingress+"/restate/health") == nil
+		if okA && okI {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("timeout")
+		}
+		time.Sleep(d) // polling an external process's readiness
+	}
+}
+
+func get(c *http.Client, url string) error {
+	resp, err := c.Get(url)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// Register registers the deployment serving at uri (an SDK endpoint
+// speaking HTTP/2 cleartext), forcing over an earlier registration of
+// the same uri.
+func (s *Server) Register(ctx context.Context, uri string) error {
+	return Register(ctx, s.Admin, uri)
+}
+
+// Register registers the deployment at uri with the admin API at admin.
+func Register(ctx context.Context, admin, uri string) error {
+	body, _ := json.Marshal(map[string]any{"uri": uri, "force": true})
+	var last error
+	for try := 0; try < 20; try++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, admin+"/deployments", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode/100 == 2 {
+				return nil
+			}
+			last = fmt.Errorf("registering %s: %s: %s", uri, resp.Status, strings.TrimSpace(string(b)))
+			if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusNotFound {
+				return last
+			}
+		} else {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond << min(try, 4)):
+		}
+	}
+	return last
+}
+
+// Logs returns what the server wrote so far.
+func (s *Server) Logs() string { return s.logs.String() }
+
+// Stop kills the server (its process group), waits for it and removes
+// its base directory. It is idempotent.
+func (s *Server) Stop() {
+	s.once.Do(func() {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+			<-s.done
+		}
+		_ = os.RemoveAll(s.dir)
+	})
+}
+
+// freePorts returns n distinct free loopback ports.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// Binary returns the restate-server binary: AGENTWORK_RESTATE_SERVER when
+// set, else the one cached under the repository's .cache/restate/<Version>,
+// installed there with npm the first time.
+func Binary() (string, error) {
+	if b := os.Getenv("AGENTWORK_RESTATE_SERVER"); b != "" {
+		return b, nil
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, ".cache", "restate", Version)
+	bin := filepath.Join(dir, "node_modules", "@restatedev", "restate-server-linux-x64", "bin", "restate-server")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	cmd := exec.Command("npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, "@restatedev/restate-server@"+Version)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("restatetest: npm install of the Restate server %s: %v\n%s", Version, err, out)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("restatetest: npm installed no %s: %w", bin, err)
+	}
+	return bin, nil
+}
+
+// repoRoot is the directory above the working directory holding the root
+// module's go.mod (module github.com/agentwork/agentwork).
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), "module github.com/agentwork/agentwork\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("restatetest: no repository root above the working directory (set AGENTWORK_RESTATE_SERVER)")
+		}
+		dir = parent
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() > 1<<20 {
+		return len(p), nil
+	}
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -1,0 +1,232 @@
+package restate
+
+import (
+	"log/slog"
+	"time"
+
+	restate "github.com/restatedev/sdk-go"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// DefaultNamespace prefixes the runner's service names by default.
+const DefaultNamespace = "agentwork"
+
+// Option configures an Engine or a Worker (each ignores what does not
+// concern it). Coordinators and workers of one deployment must agree on
+// WithNamespace and WithIngress.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	ns             string
+	ingress        string
+	admin          string
+	advertise      string
+	listen         string
+	maxRunning     int
+	maxOutstanding int
+	maxStarts      int
+	maxDepth       int
+	maxDuration    time.Duration
+	maxResultBytes int
+	retain         int
+	retryable      map[string]bool
+	maxAttempts    int
+	rpcTimeout     time.Duration
+	pollInterval   time.Duration
+	observer       work.Observer
+	logger         slog.Handler
+	registry       bool
+	budget         []work.Option
+}
+
+func newConfig(opts []Option) config {
+	c := config{
+		ns:             DefaultNamespace,
+		maxRunning:     work.DefaultMaxRunning,
+		maxOutstanding: work.DefaultMaxOutstanding,
+		maxStarts:      work.DefaultMaxStarts,
+		maxDepth:       work.DefaultMaxDepth,
+		maxDuration:    work.DefaultMaxDuration,
+		maxResultBytes: work.DefaultMaxResultBytes,
+		retain:         64,
+		retryable:      map[string]bool{},
+		maxAttempts:    3,
+		rpcTimeout:     30 * time.Second,
+		pollInterval:   100 * time.Millisecond,
+		observer:       work.NopObserver{},
+		logger:         slog.DiscardHandler,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// WithNamespace prefixes the service names ("<ns>.Owner", "<ns>.Control",
+// "<ns>.Work.<label>"; default "agentwork"), so that several deployments
+// share one Restate server.
+func WithNamespace(ns string) Option {
+	return optionFunc(func(c *config) {
+		if ns != "" {
+			c.ns = ns
+		}
+	})
+}
+
+// WithIngress sets the base URL of Restate's ingress (required: the Engine
+// calls the services through it, and a Worker's attempts call the Work's
+// control object through it).
+func WithIngress(url string) Option { return optionFunc(func(c *config) { c.ingress = url }) }
+
+// WithAdmin sets the base URL of Restate's admin API, where Worker.Start
+// registers its deployment (required for a Worker).
+func WithAdmin(url string) Option { return optionFunc(func(c *config) { c.admin = url }) }
+
+// WithAdvertisedURL sets the URL Restate reaches the Worker's deployment
+// at (default: http:// and the address it listens on), for a Worker
+// behind a load balancer.
+func WithAdvertisedURL(url string) Option { return optionFunc(func(c *config) { c.advertise = url }) }
+
+// WithListenAddress sets the loopback address a Worker's deployment
+// listens on (default "127.0.0.1:0", a free port). Restate keeps an
+// invocation that started on a deployment on that deployment's URL: a
+// worker process that restarts to take over its attempts listens where
+// it did (or sits behind a stable URL, WithAdvertisedURL).
+func WithListenAddress(addr string) Option { return optionFunc(func(c *config) { c.listen = addr }) }
+
+// WithRegistry makes a Worker serve the registry services (the owners'
+// and the Works' objects) besides its targets. A deployment has exactly
+// one deployment URL serving them; the lifecycle events are reported to
+// the Observer of the process that does.
+func WithRegistry() Option { return optionFunc(func(c *config) { c.registry = true }) }
+
+// WithMaxRunning sets how many attempts a Worker runs at once per target
+// (default work.DefaultMaxRunning); the rest wait queued.
+func WithMaxRunning(n int) Option { return optionFunc(func(c *config) { c.maxRunning = n }) }
+
+// WithMaxOutstanding sets the queued and running Work per owner (default
+// work.DefaultMaxOutstanding; 0: no limit).
+func WithMaxOutstanding(n int) Option { return optionFunc(func(c *config) { c.maxOutstanding = n }) }
+
+// WithMaxStarts sets the starts per owner over its lifetime (0: no limit).
+func WithMaxStarts(n int) Option { return optionFunc(func(c *config) { c.maxStarts = n }) }
+
+// WithMaxDepth sets the owner nesting limit (default work.DefaultMaxDepth).
+func WithMaxDepth(n int) Option { return optionFunc(func(c *config) { c.maxDepth = n }) }
+
+// WithMaxDuration sets the per-Work deadline, from running (default 30
+// minutes; 0: none). The services' inactivity and abort timeouts are set
+// above it on the Worker (see doc).
+func WithMaxDuration(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.maxDuration = d })
+}
+
+// WithMaxResultBytes sets the output size limit.
+func WithMaxResultBytes(n int) Option { return optionFunc(func(c *config) { c.maxResultBytes = n }) }
+
+// WithRetention sets how many terminal Works an owner's registry keeps
+// (default 64).
+func WithRetention(n int) Option { return optionFunc(func(c *config) { c.retain = n }) }
+
+// WithRetryable declares targets whose child may run again when its
+// attempt died with its process (up to WithMaxAttempts attempts); other
+// targets' Work then fails with class worker_lost.
+func WithRetryable(labels ...string) Option {
+	return optionFunc(func(c *config) {
+		for _, l := range labels {
+			c.retryable[l] = true
+		}
+	})
+}
+
+// WithMaxAttempts sets the attempts of a retryable target (default 3).
+func WithMaxAttempts(n int) Option {
+	return optionFunc(func(c *config) {
+		if n > 0 {
+			c.maxAttempts = n
+		}
+	})
+}
+
+// WithRPCTimeout caps each call to Restate (default 30 s).
+func WithRPCTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.rpcTimeout = d
+		}
+	})
+}
+
+// WithPollInterval sets how often a running attempt reads its Work's
+// state for a cancel between model boundaries, and how often a
+// Subscription reads its owner's registry (default 100 ms).
+func WithPollInterval(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.pollInterval = d
+		}
+	})
+}
+
+// WithObserver sets the Observer (nil: ignored).
+func WithObserver(o work.Observer) Option {
+	return optionFunc(func(c *config) {
+		if o != nil {
+			c.observer = o
+		}
+	})
+}
+
+// WithLogger sets the handler of the Restate SDK's own log lines (default:
+// discarded). They carry invocation ids and the SDK's errors, never a
+// handler's input or output.
+func WithLogger(h slog.Handler) Option {
+	return optionFunc(func(c *config) {
+		if h != nil {
+			c.logger = h
+		}
+	})
+}
+
+// WithDefaultBudget and WithBudgetCeiling are work's budget options, for
+// the Engine's budget resolution.
+func WithDefaultBudget(b work.Budget) Option {
+	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithDefaultBudget(b)) })
+}
+
+// WithBudgetCeiling clamps every Work's budget (work.WithBudgetCeiling).
+func WithBudgetCeiling(b work.Budget) Option {
+	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithBudgetCeiling(b)) })
+}
+
+// minServiceTimeout is the least inactivity and abort timeout of the
+// runner's services (a Work with no maximum duration gets it).
+const minServiceTimeout = 24 * time.Hour
+
+// timeouts are the service options every service of the runner gets: an
+// inactivity and an abort timeout above the longest Work (maxDuration and
+// an hour, at least a day), since an attempt sends Restate nothing while
+// its child runs and Restate would otherwise abort and retry it (the
+// server's defaults are 1 and 10 minutes); retries from 50 ms doubling to
+// 2 s.
+func timeouts(maxDuration time.Duration) []restate.ServiceDefinitionOption {
+	d := max(minServiceTimeout, maxDuration+time.Hour)
+	return []restate.ServiceDefinitionOption{
+		restate.WithInactivityTimeout(d), restate.WithAbortTimeout(d),
+		restate.WithInvocationRetryPolicy(restate.WithInitialRetryInterval(50*time.Millisecond),
+			restate.WithMaxRetryInterval(2*time.Second), restate.WithRetryIntervalFactor(2)),
+	}
+}
+
+// noJournal drops a completed invocation's journal at once: the registry
+// objects' invocations carry a Work's input (admission) and guidance
+// (send, take), which must not outlive their handler. Their state is
+// what they keep.
+var noJournal = restate.WithJournalRetention(0)

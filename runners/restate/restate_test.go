@@ -1,0 +1,119 @@
+package restate_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentwork/agentwork/runners/restate"
+	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
+)
+
+// shared is the Restate server of the tests, started once per test binary
+// (each test's services have a namespace of their own); TestMain stops it.
+var shared struct {
+	mu  sync.Mutex
+	srv *restatetest.Server
+	err error
+}
+
+func server(t testing.TB) *restatetest.Server {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.srv == nil && shared.err == nil {
+		shared.srv, shared.err = restatetest.Start()
+	}
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.srv
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.mu.Lock()
+	if shared.srv != nil {
+		shared.srv.Stop()
+	}
+	shared.mu.Unlock()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var namespaces atomic.Int64
+
+// deploy starts a Worker (with the registry) for targets and an Engine in
+// a fresh namespace on the shared server; the test's end stops them.
+func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Option) *restate.Engine {
+	t.Helper()
+	s := server(t)
+	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
+		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute)}
+	opts = append(base, opts...)
+	w, err := restate.NewWorker(targets, append(opts, restate.WithRegistry())...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := restate.New(opts...)
+	t.Cleanup(func() {
+		_ = e.Close(context.Background())
+		w.Stop()
+	})
+	return e
+}
+
+type harness struct{}
+
+func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+	targets := map[string]restate.Child{}
+	for label, c := range cfg.Children {
+		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
+	}
+	return deploy(t, targets, restate.WithMaxRunning(cfg.MaxRunning), restate.WithMaxOutstanding(cfg.MaxOutstanding),
+		restate.WithMaxStarts(cfg.MaxStarts), restate.WithMaxDepth(cfg.MaxDepth),
+		restate.WithMaxDuration(cfg.MaxDuration), restate.WithMaxResultBytes(cfg.MaxResultBytes),
+		restate.WithRetention(cfg.Retain), restate.WithObserver(cfg.Observer))
+}
+
+func (harness) Capabilities() enginetest.Capabilities {
+	return enginetest.Capabilities{
+		Guarantees:     work.Guarantees{Execution: "durable", Rejoin: "durable"},
+		Attempt:        1,
+		ExactWaitClock: true,
+		Pools:          true,
+		// A control object's handler that is retried after it reported
+		// an event reports it again.
+		AtLeastOnceEvents: true,
+	}
+}
+
+// TestConformance runs the engine conformance suite against the Restate
+// runner on a real Restate server.
+func TestConformance(t *testing.T) {
+	enginetest.Run(t, harness{})
+}
+
+var tokens atomic.Int64
+
+func newToken() string {
+	return strconv.FormatInt(tokens.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+}

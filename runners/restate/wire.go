@@ -1,0 +1,216 @@
+package restate
+
+import (
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// The names of the services and handlers (prefixed with the namespace,
+// WithNamespace): they are the runner's wire format and must not change
+// between the coordinators and workers of one deployment.
+const (
+	ownerService   = "Owner"   // Virtual Object per owner: the registry
+	controlService = "Control" // Virtual Object per Work: its state machine and mailbox
+	workService    = "Work"    // Workflow per Work, one service per target: "<ns>.Work.<label>"
+
+	hAdmit    = "Admit"
+	hRecord   = "Record"
+	hRecords  = "Records"
+	hRead     = "MarkRead"
+	hDetached = "Detached"
+	hRelease  = "Release"
+	hPool     = "SetPool"
+
+	hInit   = "Init"
+	hClaim  = "Claim"
+	hCancel = "Cancel"
+	hFinish = "Finish"
+	hSend   = "Send"
+	hTake   = "Take"
+	hPeek   = "Peek"
+	hDetach = "Detach"
+	hDrop   = "ReleaseWork"
+
+	hWaiting = "Waiting"
+	hPolled  = "Polled"
+
+	hRun    = "Run"
+	hOutput = "Output"
+	hStop   = "Stop"
+)
+
+// ownerRecord is one Work as its owner's registry keeps it: never its
+// input, output, failure text or guidance.
+type ownerRecord struct {
+	ID       string
+	Label    string
+	TargetID string
+	Kind     work.Kind
+	State    work.State
+	Seq      int64
+	// Rev orders a Work's transition records (its control object numbers
+	// them): the registry applies a record only over an older revision.
+	Rev       int64
+	Attempt   int
+	Created   time.Time
+	Started   time.Time `json:",omitzero"`
+	Finished  time.Time `json:",omitzero"`
+	HasResult bool      `json:",omitempty"`
+	Read      bool      `json:",omitempty"`
+	Detached  bool      `json:",omitempty"`
+	Budget    string    `json:",omitempty"` // the budget that ran out, if one did
+	Class     string    `json:",omitempty"` // why a terminal Work did not complete
+	Progress  work.Progress
+	Waiting   bool        `json:",omitempty"` // an external job between its submit and its end
+	Approval  bool        `json:",omitempty"` // queued, awaiting its approval
+	Updates   int         `json:",omitempty"` // how many updates the Work accepted
+	Held      [3]int64    // what the Work reserved from its owner's pool
+	Spent     *work.Usage `json:",omitempty"` // a terminal record's usage; nil: unknown or not terminal
+}
+
+// take applies a later transition record r (from the Work's control
+// object) to rec, keeping what only the registry knows.
+func (rec *ownerRecord) take(r ownerRecord) {
+	rec.State, rec.Rev, rec.Attempt = r.State, r.Rev, r.Attempt
+	rec.Started, rec.Finished, rec.HasResult = r.Started, r.Finished, r.HasResult
+	rec.Budget, rec.Class, rec.Progress, rec.Waiting = r.Budget, r.Class, r.Progress, r.Waiting
+	rec.Approval, rec.Updates = r.Approval, r.Updates
+}
+
+// launchRecord is a launch identity the owner used: the SHA-256 of its
+// tool-call id and of the input, never either.
+type launchRecord struct {
+	Key, Target, Digest string
+	ID, TargetID        string
+}
+
+// pool is a top-level owner's budget pool (see pool.go).
+type pool struct {
+	Limit, Held, Used [3]int64
+}
+
+// ownerState is an owner's registry.
+type ownerState struct {
+	Records  []ownerRecord
+	Launches []launchRecord
+	Starts   int
+	Seq      int64
+	Retain   int   // terminal Works kept (the last admission's)
+	Pool     *pool `json:",omitempty"`
+}
+
+// admitRequest asks the owner's registry to admit one Work and, admitted,
+// to start it.
+type admitRequest struct {
+	Record         ownerRecord
+	MaxOutstanding int
+	MaxStarts      int
+	Retain         int
+	Want, Eff      [3]int64 // the Spec's budget and the effective one, for the pool
+	Function       bool
+	Launch, Digest string
+	Work           workInput
+}
+
+type admitReply struct {
+	// Error is the refusal's code and message ("" when admitted), with
+	// Limit the limit's name or Budget the pool's short dimension.
+	Error, Message string `json:",omitempty"`
+	Limit, Budget  string `json:",omitempty"`
+	Replay         bool   `json:",omitempty"`
+	ID, TargetID   string `json:",omitempty"`
+	Seq            int64
+}
+
+// workInput is a Work: its control object's and its workflow's input. It
+// holds the child's input (the child's run needs it on the worker).
+type workInput struct {
+	ID, Owner      string
+	Depth          int
+	Label          string
+	TargetID       string
+	Kind           work.Kind
+	Input          string
+	MaxDuration    time.Duration
+	MaxResultBytes int
+	MaxAttempts    int // 1 unless the target is retryable
+	Created        time.Time
+	Budget         work.Budget
+	FailOnBudget   bool
+	Mailbox        mailboxLimits
+	Trace          map[string]string  `json:",omitempty"` // the launch's trace context
+	Job            *jobInput          `json:",omitempty"` // an external job (Spec.Job)
+	Approval       *approvalInput     `json:",omitempty"` // Spec.NeedsApproval
+	Updates        *work.UpdatePolicy `json:",omitempty"` // Spec.Updates, resolved
+}
+
+// jobInput is what the coordinator's Spec.Job says of an external job:
+// its backoff between polls and how many consecutive poll errors fail it.
+type jobInput struct {
+	Backoff       work.Backoff
+	MaxPollErrors int
+}
+
+type mailboxLimits struct{ Messages, Bytes, Commands int }
+
+// claimReply answers an attempt's claim: Run says the child runs (with
+// Attempt), Lost that an earlier attempt started and never finished and
+// no attempt is left (worker_lost); neither: the Work ended before it ran.
+type claimReply struct {
+	Run, Lost bool
+	Cancel    bool // cancel-requested already: the child starts cancelled
+	Attempt   int
+	Started   time.Time // when the first attempt started (a job's deadline runs from it)
+}
+
+// runOutcome is an attempt's end: the output's size or a class. The
+// output itself stays in the Work's workflow.
+type runOutcome struct {
+	Class    string        `json:",omitempty"`
+	NotRun   bool          `json:",omitempty"` // the Work ended before it ran
+	Bytes    int           `json:",omitempty"`
+	Usage    *work.Usage   `json:",omitempty"` // nil: unknown (the attempt was lost)
+	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
+	Progress work.Progress `json:",omitzero"`
+	Attempt  int           `json:",omitempty"`
+}
+
+// controlView is what the control object's shared handler tells the
+// child's attempt between boundaries.
+type controlView struct {
+	State work.State
+}
+
+type cancelReply struct {
+	Accepted bool
+	State    work.State
+	At       time.Time
+}
+
+// sendRequest queues one guidance message.
+type sendRequest struct {
+	Owner   string
+	Command string // SHA-256 of the command id, hex; "" is never deduplicated
+	Digest  string // SHA-256 of the text, hex
+	Text    string
+	Answer  bool `json:",omitempty"` // Engine.Answer: a function child's guidance too
+}
+
+type sendReply struct {
+	Error  string `json:",omitempty"` // a refusal's code
+	Cursor int
+	At     time.Time
+}
+
+type commandRecord struct {
+	Digest string
+	Reply  sendReply
+}
+
+// takeReply is the guidance a boundary takes, and whether the Work is
+// cancel-requested (the boundary then cancels the child's context).
+type takeReply struct {
+	Messages []string `json:",omitempty"`
+	Cancel   bool     `json:",omitempty"`
+}

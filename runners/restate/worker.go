@@ -1,0 +1,234 @@
+package restate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	restate "github.com/restatedev/sdk-go"
+	"github.com/restatedev/sdk-go/server"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Child is one target a Worker runs: its kind and its run, called with
+// the Work's input, or, with Job set (Run nil), an external job submitted
+// with the Work's input and polled with backoff (see the package doc).
+type Child struct {
+	Kind work.Kind
+	Run  func(ctx context.Context, input string) (string, error)
+	Job  *work.Job
+}
+
+// Worker is a Restate SDK deployment serving the Work workflows of its
+// targets ("<ns>.Work.<label>"), and, WithRegistry, the owners' and the
+// Works' objects. Start listens on a loopback port and registers the
+// deployment with the admin API; Stop closes it (attempts in progress are
+// cut off: Restate retries them, and the recovery rule applies). A Worker
+// is safe for concurrent use.
+type Worker struct {
+	cfg     config
+	targets map[string]Child
+	in      *ingress
+	rep     *reporter
+	slots   map[string]chan struct{} // per target: its running attempts and submits
+	polls   map[string]chan struct{} // per job target: its polls in progress
+	running slots                    // the attempts in progress (Snapshot)
+	unwatch func()
+
+	mu   sync.Mutex
+	srv  *http.Server
+	done chan struct{}
+	url  string
+}
+
+// NewWorker returns a Worker for targets (by label). It needs WithIngress
+// and WithAdmin.
+func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
+	cfg := newConfig(opts)
+	if cfg.ingress == "" || cfg.admin == "" {
+		return nil, errors.New("restate: a Worker needs WithIngress and WithAdmin")
+	}
+	if len(targets) == 0 && !cfg.registry {
+		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
+	}
+	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout),
+		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
+	for label, t := range targets {
+		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
+			t.Job != nil && (t.Job.Submit == nil || t.Job.Await == nil) {
+			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and either a Run or a Job (with Submit and Await) are required", label)
+		}
+		w.targets[label] = t
+		w.slots[label] = make(chan struct{}, max(cfg.maxRunning, 1))
+		if t.Job != nil {
+			n := t.Job.MaxPolls
+			if n <= 0 {
+				n = work.DefaultMaxPolls
+			}
+			w.polls[label] = make(chan struct{}, n)
+		}
+	}
+	return w, nil
+}
+
+// Start serves the deployment on a free loopback port and registers it
+// (bounded by ctx).
+func (w *Worker) Start(ctx context.Context) error {
+	rs := server.NewRestate().WithLogger(w.cfg.logger, true)
+	if w.cfg.registry {
+		d := w.cfg.maxDuration
+		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d}.definition()).
+			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
+	}
+	labels := make([]string, 0, len(w.targets))
+	for l := range w.targets {
+		labels = append(labels, l)
+	}
+	sort.Strings(labels)
+	for _, l := range labels {
+		rs = rs.Bind(w.workflow(l))
+	}
+	h, err := rs.Handler()
+	if err != nil {
+		return err
+	}
+	addr := w.cfg.listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: h, Protocols: &protocols, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(l)
+	}()
+	url := w.cfg.advertise
+	if url == "" {
+		url = "http://" + l.Addr().String()
+	}
+	w.mu.Lock()
+	w.srv, w.done, w.url = srv, done, url
+	w.mu.Unlock()
+	if err := register(ctx, w.cfg.admin, url); err != nil {
+		w.Stop()
+		return err
+	}
+	if wt, ok := w.cfg.observer.(work.Watcher); ok {
+		unwatch := wt.Watch(w)
+		w.mu.Lock()
+		w.unwatch = unwatch
+		w.mu.Unlock()
+	}
+	return nil
+}
+
+// URL returns the deployment's URL ("" before Start).
+func (w *Worker) URL() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.url
+}
+
+// Stop closes the deployment's server, cutting off the attempts in
+// progress, and waits for it. It is idempotent.
+func (w *Worker) Stop() {
+	w.mu.Lock()
+	srv, done, unwatch := w.srv, w.done, w.unwatch
+	w.srv, w.unwatch = nil, nil
+	w.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+	if srv == nil {
+		return
+	}
+	_ = srv.Close()
+	<-done
+}
+
+// workflow is the Work workflow of target label: its run handler runs the
+// child in one journaled step and settles the Work; the output handler
+// reads the output it kept.
+func (w *Worker) workflow(label string) restate.ServiceDefinition {
+	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.maxDuration)...).
+		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
+			if in.Approval != nil {
+				if run, err := w.awaitApproval(ctx, in); err != nil || !run {
+					return restate.Void{}, err
+				}
+			}
+			if in.Job != nil {
+				return restate.Void{}, w.runJob(ctx, in)
+			}
+			res, err := restate.Run(ctx, func(rc restate.RunContext) (attemptResult, error) {
+				return w.attempt(rc, in)
+			}, restate.WithName("child"))
+			if err != nil {
+				return restate.Void{}, err
+			}
+			if res.Out.Class == "" && !res.Out.NotRun {
+				restate.Set(ctx, outputKey, res.Output)
+			}
+			if !res.Out.NotRun {
+				_, err = restate.Object[restate.Void](ctx, w.cfg.ns+"."+controlService, in.ID, hFinish).Request(res.Out)
+			}
+			return restate.Void{}, err
+		})).
+		Handler(hStop, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (restate.Void, error) {
+			_ = restate.Promise[bool](ctx, stopPromise).Resolve(true) // already resolved: stopping anyway
+			return restate.Void{}, nil
+		})).
+		Handler(hApproval, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, answer string) (restate.Void, error) {
+			_ = restate.Promise[string](ctx, approvalPromise).Resolve(answer) // answered once
+			return restate.Void{}, nil
+		})).
+		Handler(hOutput, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (string, error) {
+			out, err := restate.Get[string](ctx, outputKey)
+			return out, err
+		}))
+}
+
+const outputKey = "output"
+
+// attemptResult is the journaled step's result: the outcome and, for a
+// completed child, its output.
+type attemptResult struct {
+	Out    runOutcome
+	Output string `json:",omitempty"`
+}
+
+// register registers the deployment at url with the admin API at admin,
+// forcing over an earlier registration of the same url.
+func register(ctx context.Context, admin, url string) error {
+	c := newIngress(admin, "", 30*time.Second)
+	var last error
+	for try := 1; try <= 10; try++ {
+		last = c.call(ctx, "deployments", "", map[string]any{"uri": url, "force": true}, nil)
+		var st *errStatus
+		if last == nil || errors.As(last, &st) && st.Status/100 == 4 || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(try) * 100 * time.Millisecond):
+		}
+	}
+	if last != nil {
+		return fmt.Errorf("restate: registering the deployment %s: %w", url, last)
+	}
+	return nil
+}
