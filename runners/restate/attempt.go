@@ -43,6 +43,8 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	case !claim.Run:
 		return attemptResult{Out: runOutcome{NotRun: true}}, nil
 	}
+	live := w.live.add(in, claim.Attempt)
+	defer w.live.remove(live)
 	child, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopCut := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
@@ -54,6 +56,7 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	var cancelled atomic.Bool
 	cancelReq := func() {
 		cancelled.Store(true)
+		w.live.cancelled(live)
 		cancel(errCancelled)
 	}
 	if claim.Cancel {
@@ -81,6 +84,7 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 			return r.Messages
 		}})
 	ex, _ := work.ExecutionFrom(child)
+	w.live.running(live, ex)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	ended.Store(true)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)

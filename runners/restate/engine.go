@@ -31,6 +31,8 @@ type Engine struct {
 	closed bool
 	subs   map[*work.Subscription]func()
 	wg     sync.WaitGroup
+
+	census census // the deployment view (engine_census.go)
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -41,8 +43,12 @@ func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
 		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
-	return &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
+	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
 		subs: map[*work.Subscription]func(){}}
+	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
+		e.census.unwatch = wt.Watch(e)
+	}
+	return e
 }
 
 // Close ends the Subscriptions, cancels the foreground calls in progress
@@ -53,7 +59,12 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closed = true
 	subs := e.subs
 	e.subs = map[*work.Subscription]func(){}
+	unwatch := e.census.unwatch // set by New only; guarded by mu from here on
+	e.census.unwatch = nil
 	e.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	for _, closeFn := range subs {
 		closeFn()
 	}

@@ -42,6 +42,7 @@ type config struct {
 	logger         slog.Handler
 	registry       bool
 	budget         []work.Option
+	ops            opsConfig // the deployment view (options_ops.go)
 }
 
 func newConfig(opts []Option) config {
@@ -60,6 +61,7 @@ func newConfig(opts []Option) config {
 		pollInterval:   100 * time.Millisecond,
 		observer:       work.NopObserver{},
 		logger:         slog.DiscardHandler,
+		ops:            defaultOps(),
 	}
 	for _, o := range opts {
 		if o != nil {

@@ -36,6 +36,7 @@ type Worker struct {
 	in      *ingress
 	rep     *reporter
 	slots   map[string]chan struct{}
+	live    attempts // the attempts in progress (worker_census.go)
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -111,6 +112,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
+	w.watchSlots()
 	return nil
 }
 
@@ -128,6 +130,7 @@ func (w *Worker) Stop() {
 	srv, done := w.srv, w.done
 	w.srv = nil
 	w.mu.Unlock()
+	w.unwatchSlots()
 	if srv == nil {
 		return
 	}
