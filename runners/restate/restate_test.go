@@ -25,7 +25,7 @@ var shared struct {
 	err error
 }
 
-func server(t *testing.T) *restatetest.Server {
+func server(t testing.TB) *restatetest.Server {
 	t.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
