@@ -35,6 +35,8 @@ func costRounds() int {
 // notifications, sys_journal), by handler.
 type cost struct {
 	invocations, entries int
+	journalBytes         int            // the journal entries' encoded size (sys_journal.raw_length)
+	stateBytes           int            // the services' state left once the Works ended (state.value_length)
 	byHandler            map[string]int // "<service suffix>/<handler>" -> invocations
 }
 
@@ -114,17 +116,25 @@ func countCost(t *testing.T, s *restatetest.Server, prefix string) cost {
 	adminRows(t, s.Admin, "SELECT target_service_name AS svc, target_handler_name AS handler, COUNT(*) AS n FROM sys_invocation WHERE "+
 		where+" GROUP BY 1, 2", &inv)
 	var ent []struct {
-		N int `json:"n"`
+		N     int `json:"n"`
+		Bytes int `json:"bytes"`
 	}
-	adminRows(t, s.Admin, "SELECT COUNT(*) AS n FROM sys_journal j JOIN sys_invocation i ON j.id = i.id WHERE starts_with(i.target_service_name, '"+
-		prefix+"')", &ent)
+	adminRows(t, s.Admin, "SELECT COUNT(*) AS n, SUM(j.raw_length) AS bytes FROM sys_journal j JOIN sys_invocation i ON j.id = i.id "+
+		"WHERE starts_with(i.target_service_name, '"+prefix+"')", &ent)
+	var st []struct {
+		Bytes int `json:"bytes"`
+	}
+	adminRows(t, s.Admin, "SELECT SUM(value_length) AS bytes FROM state WHERE starts_with(service_name, '"+prefix+"')", &st)
 	c := cost{byHandler: map[string]int{}}
 	for _, r := range inv {
 		c.invocations += r.N
 		c.byHandler[strings.TrimPrefix(r.Service, prefix)+"/"+r.Handler] += r.N
 	}
 	if len(ent) == 1 {
-		c.entries = ent[0].N
+		c.entries, c.journalBytes = ent[0].N, ent[0].Bytes
+	}
+	if len(st) == 1 {
+		c.stateBytes = st[0].Bytes
 	}
 	return c
 }
@@ -137,6 +147,7 @@ const (
 	caseCancel   = "cancelled while running"
 	caseCall     = "one foreground call"
 	caseBare     = "bare: one workflow invocation, one step, awaited"
+	casePoll     = "plain, its child running 1 s (default 100 ms cancel poll)"
 )
 
 // TestCost counts, per Work, the invocations and journal entries Restate
@@ -154,6 +165,9 @@ func TestCost(t *testing.T) {
 	rounds := costRounds()
 	proceed, started := map[string]chan struct{}{}, map[string]chan struct{}{}
 	child := restate.Child{Kind: work.KindAgent, Run: func(ctx context.Context, in string) (string, error) {
+		if strings.HasPrefix(in, "s") {
+			time.Sleep(time.Second) // a child that runs for a second
+		}
 		if ch := proceed[in]; ch != nil {
 			close(started[in])
 			<-ch // the test sent the guidance, or asked to cancel
@@ -172,9 +186,10 @@ func TestCost(t *testing.T) {
 		}
 	}
 	table := map[string]cost{}
-	measure := func(name string, run func(e *restate.Engine, o work.Owner, i int)) {
+	measure := func(name string, run func(e *restate.Engine, o work.Owner, i int), opts ...restate.Option) {
 		ns := "cost" + strconv.FormatInt(namespaces.Add(1), 10)
-		e, _ := deployRunner(t, s, ns, map[string]restate.Child{"agent": child}, restate.WithPollInterval(time.Hour))
+		e, _ := deployRunner(t, s, ns, map[string]restate.Child{"agent": child},
+			append([]restate.Option{restate.WithPollInterval(time.Hour)}, opts...)...)
 		retainJournals(t, s, ns+".")
 		o := work.NewOwner("cost-" + ns)
 		for i := range rounds {
@@ -247,6 +262,11 @@ func TestCost(t *testing.T) {
 		settle("", id)
 		read(e, o, id, work.StateCancelled)
 	})
+	measure(casePoll, func(e *restate.Engine, o work.Owner, i int) {
+		id := start(e, o, "s"+strconv.Itoa(i))
+		settle("", id)
+		read(e, o, id, work.StateCompleted)
+	}, restate.WithPollInterval(100*time.Millisecond))
 	measure(caseCall, func(e *restate.Engine, o work.Owner, i int) {
 		if _, err := e.Call(t.Context(), spec(o, "f"+strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
@@ -276,6 +296,9 @@ func TestCost(t *testing.T) {
 		c.byHandler["Control/Cancel"] != rounds || c.byHandler["Control/Take"] != rounds || per(caseCall).invocations != 0 {
 		t.Fatalf("guidance %+v, cancel %+v, plain %+v, call %+v", g, c, plain, per(caseCall))
 	}
+	if p := per(casePoll); p.byHandler["Control/Peek"] < 5*rounds || p.byHandler["Control/Peek"] > 10*rounds {
+		t.Fatalf("a child running 1 s was polled %d times over %d rounds; want 5 to 10 each", p.byHandler["Control/Peek"], rounds)
+	}
 	for _, name := range []string{caseGuidance, caseCancel} {
 		if x := per(name); x.invocations%rounds != 0 || x.entries%rounds != 0 {
 			t.Fatalf("%s: %+v over %d rounds; want the same cost per Work", name, x, rounds)
@@ -287,16 +310,17 @@ func TestCost(t *testing.T) {
 // entries, and the invocations by handler.
 func logCostTable(t *testing.T, table map[string]cost, rounds int) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "per Work (%d each) | invocations | journal entries | by handler\n", rounds)
-	for _, name := range []string{casePlain, caseGuidance, caseCancel, caseCall, caseBare} {
+	fmt.Fprintf(&b, "per Work (%d each) | invocations | journal entries | journal bytes | state bytes left | by handler\n", rounds)
+	for _, name := range []string{casePlain, caseGuidance, caseCancel, caseCall, caseBare, casePoll} {
 		c := table[name]
 		var hs []string
 		for h, n := range c.byHandler {
 			hs = append(hs, fmt.Sprintf("%s %g", h, float64(n)/float64(rounds)))
 		}
 		sort.Strings(hs)
-		fmt.Fprintf(&b, "%s | %g | %g | %s\n", name, float64(c.invocations)/float64(rounds),
-			float64(c.entries)/float64(rounds), strings.Join(hs, ", "))
+		r := float64(rounds)
+		fmt.Fprintf(&b, "%s | %g | %g | %g | %g | %s\n", name, float64(c.invocations)/r, float64(c.entries)/r,
+			float64(c.journalBytes)/r, float64(c.stateBytes)/r, strings.Join(hs, ", "))
 	}
 	t.Log("\n" + b.String())
 }
