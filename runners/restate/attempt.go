@@ -43,8 +43,6 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	case !claim.Run:
 		return attemptResult{Out: runOutcome{NotRun: true}}, nil
 	}
-	live := w.live.add(in, claim.Attempt)
-	defer w.live.remove(live)
 	child, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopCut := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
@@ -56,7 +54,6 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	var cancelled atomic.Bool
 	cancelReq := func() {
 		cancelled.Store(true)
-		w.live.cancelled(live)
 		cancel(errCancelled)
 	}
 	if claim.Cancel {
@@ -84,7 +81,6 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 			return r.Messages
 		}})
 	ex, _ := work.ExecutionFrom(child)
-	w.live.running(live, ex)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	ended.Store(true)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)

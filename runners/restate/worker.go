@@ -36,7 +36,6 @@ type Worker struct {
 	in      *ingress
 	rep     *reporter
 	slots   map[string]chan struct{}
-	live    attempts // the attempts in progress (worker_census.go)
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -112,7 +111,6 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
-	w.watchSlots()
 	return nil
 }
 
@@ -130,7 +128,6 @@ func (w *Worker) Stop() {
 	srv, done := w.srv, w.done
 	w.srv = nil
 	w.mu.Unlock()
-	w.unwatchSlots()
 	if srv == nil {
 		return
 	}
