@@ -250,6 +250,9 @@ func TestDeploymentView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := len(rec.all()); n != 3 {
+		t.Fatalf("a refresh made %d queries, want 3", n)
+	}
 	tc := byTarget(snap)
 	if !snap.Deployment || snap.Queued != 1 || snap.SlotsInUse != 0 || snap.MaxRunning != 0 || len(tc) != 3 ||
 		tc["hold"].Counts != counts(1, 0, 1) || tc["hold"].Pollers != 1 || tc["hold"].OldestQueued <= 0 ||

@@ -50,6 +50,43 @@
 //     travels in the workflow's input and is counted at the child's
 //     boundary by work.Remote, as the Temporal runner does.
 //
+// # Work that waits
+//
+// An external job (a Child with a Job; the coordinator's Spec.Job says
+// that a Work is one and carries its Backoff and MaxPollErrors in the
+// workflow's input) is its Work's workflow too: Submit is a journaled
+// step on one of the target's slots, after the attempt's claim, with the
+// Work's id as its key (a submit whose worker died is tried again, up to
+// 3 attempts: safe only when the service honours the key); its handle is
+// that step's journaled result. Then EventWaiting, and between polls
+// only a durable timer (work.Backoff.Next) raced against the workflow's
+// stop promise: no slot, no process, nothing in memory. Each poll is a
+// journaled step (one minute at most) holding one of the Worker's poll
+// slots for the target (Job.MaxPolls, default 8), and its outcome an
+// EventPolled. A cancel resolves the stop promise (the timer is
+// abandoned at once); a poll in progress is let finish, and its done
+// answer wins. Past the maximum duration (from the submit's start) the
+// job's Cancel is called and the Work fails, deadline_exceeded. Each poll
+// adds a few journal entries: a job at the 30 s cap journals about four
+// entries a minute.
+//
+// Approval (Spec.NeedsApproval; the Engine implements work.Approvals):
+// the Work's control object is created queued and awaiting, with the
+// child's input for Pending until it is answered; its workflow waits,
+// before any attempt (no slot, no process), on its approval promise
+// raced against a durable timer to its approval deadline (default
+// 24 h). Approve and Deny are decided by the control object (owner
+// checked; work.Approver() answers any), which resolves the promise:
+// any coordinator process can answer, after a restart too. Pending reads
+// the owner's registry, or for work.Approver() the namespace's approvals
+// index (one object: ids, owners and times only), then each Work's
+// control object; at most the 100 oldest. Denied: cancelled, class
+// denied; timed out: cancelled, class approval_timeout; cancelled or
+// released: cancelled.
+//
+// Updates (work.Updater) are not implemented: a Spec with Updates is
+// work.ErrInvalidSpec.
+//
 // Restate routes each service to the deployment registered last and does
 // not balance between deployments: a target is served by one deployment
 // URL. Run several worker processes for one target behind a load balancer

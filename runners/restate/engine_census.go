@@ -174,7 +174,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 	}
 	total := 0
 	for _, c := range counts {
-		i := stateIndex(work.State(c.State))
+		i := liveStateIndex(work.State(c.State))
 		if i < 0 {
 			continue
 		}
@@ -215,8 +215,8 @@ func (r liveRow) live() work.LiveWork {
 	return lw
 }
 
-// stateIndex is st's index in work.States, or -1.
-func stateIndex(st work.State) int {
+// liveStateIndex is st's index in work.States, or -1.
+func liveStateIndex(st work.State) int {
 	for i, s := range work.States {
 		if s == st {
 			return i

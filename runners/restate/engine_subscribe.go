@@ -7,18 +7,22 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Subscribe returns a Subscription to o's completion notices, as
-// work.Supervisor.Subscribe. The notices come from reading o's registry
+// Subscribe returns a Subscription to o's completion notices and
+// approval requests (work.NoticeApproval, once per Work that awaits
+// approval after the Subscription began), as work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval).
 func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
 	recs, err := e.registry(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
+	seen, asked := map[string]bool{}, map[string]bool{}
 	for _, r := range recs {
 		if r.State.Terminal() {
 			seen[r.ID] = true
+		}
+		if r.Approval {
+			asked[r.ID] = true
 		}
 	}
 	pctx, stop := context.WithCancel(context.Background())
@@ -52,6 +56,10 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 				continue
 			}
 			for _, r := range recs {
+				if r.Approval && !r.State.Terminal() && !asked[r.ID] {
+					asked[r.ID] = true
+					publish(work.Notice{Kind: work.NoticeApproval, WorkID: r.ID, Target: r.Label, State: r.State, Time: r.Created})
+				}
 				if r.State.Terminal() && !seen[r.ID] {
 					seen[r.ID] = true
 					publish(work.Notice{WorkID: r.ID, Target: r.Label, State: r.State,

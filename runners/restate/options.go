@@ -220,3 +220,9 @@ func timeouts() []restate.ServiceDefinitionOption {
 			restate.WithMaxRetryInterval(2*time.Second), restate.WithRetryIntervalFactor(2)),
 	}
 }
+
+// noJournal drops a completed invocation's journal at once: the registry
+// objects' invocations carry a Work's input (admission) and guidance
+// (send, take), which must not outlive their handler. Their state is
+// what they keep.
+var noJournal = restate.WithJournalRetention(0)

@@ -15,7 +15,7 @@ const ownerKey = "o"
 type registry struct{ ns string }
 
 func (g registry) definition() restate.ServiceDefinition {
-	return restate.NewObject(g.ns+"."+ownerService, timeouts()...).
+	return restate.NewObject(g.ns+"."+ownerService, append(timeouts(), noJournal)...).
 		Handler(hAdmit, restate.NewObjectHandler(g.admit)).
 		Handler(hRecord, restate.NewObjectHandler(g.record)).
 		Handler(hRead, restate.NewObjectHandler(g.markRead)).
