@@ -209,6 +209,13 @@ func TestDeploymentView(t *testing.T) {
 			<-runs[0].started // the first takes the worker's one slot
 		}
 	}
+	// A Work that awaits its approval: queued, out of the dispatch queue.
+	ap, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "hold", Kind: work.KindAgent},
+		Input: "approval " + censusCanary, NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testStart := time.Now()
 	q, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "quick", Kind: work.KindFunction}, Input: censusCanary,
 		Run: func(context.Context) (string, error) { return "ok", nil }})
 	if err != nil {
@@ -254,15 +261,24 @@ func TestDeploymentView(t *testing.T) {
 		t.Fatalf("a refresh made %d queries, want 3", n)
 	}
 	tc := byTarget(snap)
+	hold := tc["hold"]
 	if !snap.Deployment || snap.Queued != 1 || snap.SlotsInUse != 0 || snap.MaxRunning != 0 || len(tc) != 3 ||
-		tc["hold"].Counts != counts(1, 0, 1) || tc["hold"].Pollers != 1 || tc["hold"].OldestQueued <= 0 ||
+		hold.Counts != counts(2, 0, 1) || hold.Pollers != 1 || hold.AwaitingApproval != 1 || hold.Waiting != 0 ||
 		tc["quick"].Counts != counts(0, 0, 0) || tc["quick"].Pollers != 1 ||
-		tc["idle"].Counts != counts(0, 0, 0) || tc["idle"].Pollers != 0 || snap.Waiting != 0 || snap.AwaitingApproval != 0 {
+		tc["idle"].Counts != counts(0, 0, 0) || tc["idle"].Pollers != 0 || snap.Waiting != 0 || snap.AwaitingApproval != 1 {
 		t.Fatalf("deployment snapshot %+v", snap)
 	}
-	if len(snap.Live) != 1 || snap.LiveOmitted != 1 || snap.Live[0].ID != refs[2].ID || snap.Live[0].State != work.StateQueued ||
-		snap.Live[0].Owner != o.ID() || snap.Live[0].Kind != work.KindAgent || snap.Live[0].Created.IsZero() {
-		t.Fatalf("rows %+v, omitted %d: want the newest, queued", snap.Live, snap.LiveOmitted)
+	// Restate's clock and ours agree on the ages (the same machine): the
+	// oldest queued Work was created before the approval Work, which
+	// asked for its approval when it was created.
+	if age := time.Since(testStart); hold.OldestQueued <= age || hold.OldestQueued > age+time.Minute ||
+		hold.OldestApproval.IsZero() || hold.OldestApproval.After(testStart) || time.Since(hold.OldestApproval) > time.Minute {
+		t.Fatalf("ages: oldest queued %v (test start %v ago), oldest approval %v", hold.OldestQueued, age, hold.OldestApproval)
+	}
+	if len(snap.Live) != 1 || snap.LiveOmitted != 2 || snap.Live[0].ID != ap.ID || snap.Live[0].State != work.StateQueued ||
+		!snap.Live[0].AwaitingApproval || snap.Live[0].Owner != o.ID() || snap.Live[0].Kind != work.KindAgent ||
+		snap.Live[0].Created.IsZero() {
+		t.Fatalf("rows %+v, omitted %d: want the newest, awaiting approval", snap.Live, snap.LiveOmitted)
 	}
 	// Within the interval the same view is reused: no query.
 	before := len(rec.all())
@@ -276,7 +292,7 @@ func TestDeploymentView(t *testing.T) {
 	slots := gauges(t, reader, "agentwork.work.slots_in_use")
 	limit := gauges(t, reader, "agentwork.work.concurrency_limit")
 	pollers := gauges(t, reader, "agentwork.target.pollers")
-	if items["state=queued,target=hold"] != 1 || items["state=cancel-requested,target=hold"] != 1 ||
+	if items["state=queued,target=hold"] != 2 || gauges(t, reader, "agentwork.work.awaiting_approval")["target=hold"] != 1 || items["state=cancel-requested,target=hold"] != 1 ||
 		items["state=running,target=hold"] != 0 || slots["target=hold"] != 1 || limit["target=hold"] != 1 ||
 		pollers["target=hold"] != 1 || pollers["target=quick"] != 1 || pollers["target=idle"] != 0 {
 		t.Fatalf("gauges: items %v slots %v limit %v pollers %v", items, slots, limit, pollers)
@@ -288,7 +304,7 @@ func TestDeploymentView(t *testing.T) {
 		t.Fatalf("oldest cancel-requested age %v, want > 0 from the worker", age)
 	}
 	page := obs.Status()
-	if page.More != 1 || len(page.Work) != 2 || page.Queue.Length != 1 { // the newest row + the worker's attempt
+	if page.More != 2 || len(page.Work) != 2 || page.Queue.Length != 1 { // the newest row + the worker's attempt
 		t.Fatalf("status page: more %d, %d rows, queue %+v", page.More, len(page.Work), page.Queue)
 	}
 
@@ -300,7 +316,7 @@ func TestDeploymentView(t *testing.T) {
 	// Content: the admin API's answers, the gauges, the status page and
 	// the log lines hold neither the input nor the waiting guidance.
 	answers := rec.all()
-	if len(answers) < 3 || !strings.Contains(strings.Join(answers, ""), refs[2].ID) {
+	if len(answers) < 3 || !strings.Contains(strings.Join(answers, ""), ap.ID) {
 		t.Fatalf("the recorded admin answers do not hold the view (%d answers): %q", len(answers), answers)
 	}
 	js, _ := json.Marshal(page)
@@ -322,7 +338,10 @@ func TestDeploymentView(t *testing.T) {
 	for _, r := range runs {
 		r.free()
 	}
-	for _, ref := range []work.Ref{refs[0], refs[2]} {
+	if _, err := eng.Cancel(t.Context(), o, ap.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range []work.Ref{refs[0], refs[2], ap} {
 		if st, _, err := eng.Result(t.Context(), o, ref.ID, time.Minute); err != nil || !st.State.Terminal() {
 			t.Fatalf("%s: %+v, %v", ref.ID, st, err)
 		}

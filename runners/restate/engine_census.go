@@ -31,17 +31,18 @@ var _ work.Watched = (*Engine)(nil)
 // is three SQL queries on the admin API's introspection endpoint
 // (POST <admin>/query), whatever the number of Works, owners or targets:
 //
-//   - the live Work by target and state: the Work workflows
-//     ("<ns>.Work.<label>", handler Run) whose invocation Restate has not
-//     completed (sys_invocation), joined with their control object's
-//     state (its State field, read on the server with json_get_str: no
-//     stored value leaves Restate whole, so guidance waiting in a
-//     mailbox never reaches this process), with the creation time of the
-//     oldest queued one's invocation (the oldest queued age: Restate's
-//     clock);
+//   - the live Work by target, state, job waiting and approval awaited:
+//     the Work workflows ("<ns>.Work.<label>", handler Run) whose
+//     invocation Restate has not completed (sys_invocation), joined with
+//     their control object's state (its fields read on the server with
+//     json_get_*: no stored value leaves Restate whole, so neither an
+//     input awaiting approval nor guidance waiting in a mailbox reaches
+//     this process), with each group's oldest queue entry (the Work's
+//     invocation's creation, Restate's clock, or its approval);
 //   - the newest WithStatusRows live Works of each target (a window
 //     function on the server), the rest counted in LiveOmitted: their
-//     owner, state, attempt, creation and start;
+//     owner, state, attempt, creation, start and approval, and whether
+//     they wait;
 //   - the registered services (sys_service): a target whose Work
 //     workflow a deployment serves has Pollers 1 (Restate routes a
 //     service to the deployment registered last, and pushes invocations
@@ -49,9 +50,11 @@ var _ work.Watched = (*Engine)(nil)
 //     unreachable deployment shows as Work that stays queued.
 //
 // The counts are exact, cancel-requested included (the control object
-// knows it); terminal Work is not counted. It holds no slots (each
-// Worker's Snapshot reports its own). This Engine has no external jobs
-// and no approvals: Waiting and AwaitingApproval are zero.
+// knows it); terminal Work is not counted. Work awaiting its approval
+// counts as queued and in AwaitingApproval (with OldestApproval), not in
+// Queued nor in the oldest queued age; an external job between its
+// submit and its result counts as running and in Waiting. It holds no
+// slots (each Worker's Snapshot reports its own).
 //
 // A refresh's queries are bounded by ctx and each by the RPC timeout; a
 // failed refresh returns its error (the gauges then report nothing that
@@ -82,12 +85,19 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	return snap, err
 }
 
-// liveCount is one (target, state) group of live Work.
+// liveCount is one group of live Work: a target, a state, and whether
+// it is an external job waiting for its result or a Work awaiting its
+// approval.
 type liveCount struct {
-	Label  string `json:"label"`
-	State  string `json:"state"`
-	N      int    `json:"n"`
-	Oldest int64  `json:"oldest"` // unix nanoseconds of its oldest invocation's creation
+	Label    string `json:"label"`
+	State    string `json:"state"`
+	Waiting  bool   `json:"waiting"`
+	Awaiting bool   `json:"awaiting"`
+	N        int    `json:"n"`
+	// Oldest is the unix nanoseconds of the group's oldest queue entry:
+	// when an approved Work was approved, else when the Work's
+	// invocation was created (for Work awaiting approval: when it asked).
+	Oldest int64 `json:"oldest"`
 }
 
 // liveRow is one live Work as the rows query returns it: identifiers,
@@ -102,7 +112,10 @@ type liveRow struct {
 	Attempt  int    `json:"attempt"`
 	Created  string `json:"created"`
 	Started  string `json:"started"`
+	Enqueued string `json:"enqueued"`
 	Detached bool   `json:"detached"`
+	Waiting  bool   `json:"waiting"`
+	Awaiting bool   `json:"awaiting"`
 }
 
 // liveFrom is the FROM and WHERE of the live Work: the namespace's Work
@@ -122,26 +135,35 @@ AND s.service_name = %s AND s.key = %s AND json_get_str(s.value_utf8, 'State') I
 		strings.Join(live, ", "))
 }
 
-const labelCol = `json_get_str(s.value_utf8, 'In', 'Label')`
+// The columns read of a live Work's control state, on the server.
+const (
+	labelCol    = `json_get_str(s.value_utf8, 'In', 'Label')`
+	stateCol    = `json_get_str(s.value_utf8, 'State')`
+	waitingCol  = `COALESCE(json_get_bool(s.value_utf8, 'Waiting'), false)`
+	awaitingCol = `COALESCE(json_get_bool(s.value_utf8, 'Awaiting'), false)`
+)
 
 // readDeployment reads the deployment view from Restate (see Snapshot).
 func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout)
 	from := liveFrom(e.cfg.ns)
 	var counts []liveCount
-	q := `SELECT ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'State') AS state, COUNT(*) AS n,
-CAST(CAST(MIN(i.created_at) AS TIMESTAMP) AS BIGINT) AS oldest ` + from + ` GROUP BY 1, 2`
+	q := `SELECT label, state, waiting, awaiting, COUNT(*) AS n, MIN(since) AS oldest FROM (SELECT ` +
+		labelCol + ` AS label, ` + stateCol + ` AS state, ` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
+COALESCE(CAST(CAST(json_get_str(s.value_utf8, 'Enqueued') AS TIMESTAMP) AS BIGINT),
+CAST(CAST(i.created_at AS TIMESTAMP) AS BIGINT)) AS since ` + from + `) GROUP BY label, state, waiting, awaiting`
 	if err := e.sql(ctx, admin, q, &counts); err != nil {
 		return work.Snapshot{}, err
 	}
 	var rows []liveRow
 	if e.cfg.ops.rows > 0 {
-		q = `SELECT id, label, owner, depth, kind, state, attempt, created, started, detached FROM (SELECT
-s.service_key AS id, ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'In', 'Owner') AS owner,
+		q = `SELECT id, label, owner, depth, kind, state, attempt, created, started, enqueued, detached, waiting, awaiting
+FROM (SELECT s.service_key AS id, ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'In', 'Owner') AS owner,
 json_get_int(s.value_utf8, 'In', 'Depth') AS depth, json_get_int(s.value_utf8, 'In', 'Kind') AS kind,
-json_get_str(s.value_utf8, 'State') AS state, json_get_int(s.value_utf8, 'Attempt') AS attempt,
+` + stateCol + ` AS state, json_get_int(s.value_utf8, 'Attempt') AS attempt,
 json_get_str(s.value_utf8, 'In', 'Created') AS created, json_get_str(s.value_utf8, 'Started') AS started,
-json_get_bool(s.value_utf8, 'Detached') AS detached,
+json_get_str(s.value_utf8, 'Enqueued') AS enqueued, json_get_bool(s.value_utf8, 'Detached') AS detached,
+` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
 ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.service_key) AS rn ` + from +
 			`) WHERE rn <= ` + strconv.Itoa(e.cfg.ops.rows)
 		if err := e.sql(ctx, admin, q, &rows); err != nil {
@@ -181,11 +203,23 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		tc := target(c.Label)
 		tc.Counts[i] += c.N
 		total += c.N
-		if work.State(c.State) == work.StateQueued {
+		oldest := time.Unix(0, c.Oldest)
+		switch st := work.State(c.State); {
+		case st == work.StateQueued && c.Awaiting:
+			// Not in the dispatch queue: neither Queued nor its age.
+			tc.AwaitingApproval += c.N
+			snap.AwaitingApproval += c.N
+			if c.Oldest > 0 && (tc.OldestApproval.IsZero() || oldest.Before(tc.OldestApproval)) {
+				tc.OldestApproval = oldest
+			}
+		case st == work.StateQueued:
 			snap.Queued += c.N
 			if c.Oldest > 0 {
-				tc.OldestQueued = max(now.Sub(time.Unix(0, c.Oldest)), 0)
+				tc.OldestQueued = max(tc.OldestQueued, now.Sub(oldest))
 			}
+		case c.Waiting:
+			tc.Waiting += c.N
+			snap.Waiting += c.N
 		}
 	}
 	for _, r := range rows {
@@ -209,9 +243,11 @@ func (e *Engine) sql(ctx context.Context, admin *ingress, q string, out any) err
 
 func (r liveRow) live() work.LiveWork {
 	lw := work.LiveWork{ID: r.ID, Target: r.Label, Owner: r.Owner, Depth: r.Depth, Kind: work.Kind(r.Kind),
-		State: work.State(r.State), Detached: r.Detached, Attempt: max(r.Attempt, 1)}
+		State: work.State(r.State), Detached: r.Detached, Attempt: max(r.Attempt, 1),
+		Waiting: r.Waiting && !work.State(r.State).Terminal(), AwaitingApproval: r.Awaiting && work.State(r.State) == work.StateQueued}
 	lw.Created, _ = time.Parse(time.RFC3339Nano, r.Created)
 	lw.Started, _ = time.Parse(time.RFC3339Nano, r.Started)
+	lw.Enqueued, _ = time.Parse(time.RFC3339Nano, r.Enqueued)
 	return lw
 }
 
