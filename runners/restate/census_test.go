@@ -179,7 +179,29 @@ func TestDeploymentView(t *testing.T) {
 	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(admin), restate.WithRPCTimeout(time.Minute),
 		restate.WithObserver(obs)}
-	w, err := restate.NewWorker(map[string]restate.Child{"hold": holdChild,
+	// An external job: waiting from its submit until jobDone.
+	polled, jobDone := make(chan struct{}), make(chan struct{})
+	var pollOnce sync.Once
+	job := &work.Job{
+		Submit: func(context.Context, string, string) ([]byte, error) { return []byte("h"), nil },
+		Await: func(context.Context, []byte) (work.Poll, error) {
+			pollOnce.Do(func() { close(polled) }) // polled: its Work is waiting
+			select {
+			case <-jobDone:
+				return work.Poll{State: work.PollDone, Output: "done"}, nil
+			default:
+				return work.Poll{State: work.PollWaiting}, nil
+			}
+		},
+		Backoff: work.Backoff{Initial: 20 * time.Millisecond, Max: 50 * time.Millisecond}}
+	defer func() {
+		select {
+		case <-jobDone:
+		default:
+			close(jobDone)
+		}
+	}()
+	w, err := restate.NewWorker(map[string]restate.Child{"hold": holdChild, "job": {Kind: work.KindFunction, Job: job},
 		"quick": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "ok", nil }}},
 		append(base, restate.WithRegistry(), restate.WithMaxRunning(1))...)
 	if err != nil {
@@ -216,6 +238,12 @@ func TestDeploymentView(t *testing.T) {
 		t.Fatal(err)
 	}
 	testStart := time.Now()
+	jw, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "job", Kind: work.KindFunction},
+		Input: "job " + censusCanary, Job: job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-polled
 	q, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "quick", Kind: work.KindFunction}, Input: censusCanary,
 		Run: func(context.Context) (string, error) { return "ok", nil }})
 	if err != nil {
@@ -262,10 +290,11 @@ func TestDeploymentView(t *testing.T) {
 	}
 	tc := byTarget(snap)
 	hold := tc["hold"]
-	if !snap.Deployment || snap.Queued != 1 || snap.SlotsInUse != 0 || snap.MaxRunning != 0 || len(tc) != 3 ||
+	if !snap.Deployment || snap.Queued != 1 || snap.SlotsInUse != 0 || snap.MaxRunning != 0 ||
 		hold.Counts != counts(2, 0, 1) || hold.Pollers != 1 || hold.AwaitingApproval != 1 || hold.Waiting != 0 ||
-		tc["quick"].Counts != counts(0, 0, 0) || tc["quick"].Pollers != 1 ||
-		tc["idle"].Counts != counts(0, 0, 0) || tc["idle"].Pollers != 0 || snap.Waiting != 0 || snap.AwaitingApproval != 1 {
+		tc["quick"].Counts != counts(0, 0, 0) || tc["quick"].Pollers != 1 || tc["job"].Counts != counts(0, 1, 0) ||
+		tc["job"].Waiting != 1 || tc["job"].Pollers != 1 || len(tc) != 4 ||
+		tc["idle"].Counts != counts(0, 0, 0) || tc["idle"].Pollers != 0 || snap.Waiting != 1 || snap.AwaitingApproval != 1 {
 		t.Fatalf("deployment snapshot %+v", snap)
 	}
 	// Restate's clock and ours agree on the ages (the same machine): the
@@ -275,10 +304,16 @@ func TestDeploymentView(t *testing.T) {
 		hold.OldestApproval.IsZero() || hold.OldestApproval.After(testStart) || time.Since(hold.OldestApproval) > time.Minute {
 		t.Fatalf("ages: oldest queued %v (test start %v ago), oldest approval %v", hold.OldestQueued, age, hold.OldestApproval)
 	}
-	if len(snap.Live) != 1 || snap.LiveOmitted != 2 || snap.Live[0].ID != ap.ID || snap.Live[0].State != work.StateQueued ||
-		!snap.Live[0].AwaitingApproval || snap.Live[0].Owner != o.ID() || snap.Live[0].Kind != work.KindAgent ||
-		snap.Live[0].Created.IsZero() {
-		t.Fatalf("rows %+v, omitted %d: want the newest, awaiting approval", snap.Live, snap.LiveOmitted)
+	rows := map[string]work.LiveWork{}
+	for _, lw := range snap.Live {
+		rows[lw.Target] = lw
+	}
+	if r := rows["hold"]; len(snap.Live) != 2 || snap.LiveOmitted != 2 || r.ID != ap.ID || r.State != work.StateQueued ||
+		!r.AwaitingApproval || r.Owner != o.ID() || r.Kind != work.KindAgent || r.Created.IsZero() {
+		t.Fatalf("rows %+v, omitted %d: want hold's newest, awaiting approval", snap.Live, snap.LiveOmitted)
+	}
+	if r := rows["job"]; r.ID != jw.ID || r.State != work.StateRunning || !r.Waiting || r.Started.IsZero() {
+		t.Fatalf("job row %+v: want running, waiting", r)
 	}
 	// Within the interval the same view is reused: no query.
 	before := len(rec.all())
@@ -292,7 +327,8 @@ func TestDeploymentView(t *testing.T) {
 	slots := gauges(t, reader, "agentwork.work.slots_in_use")
 	limit := gauges(t, reader, "agentwork.work.concurrency_limit")
 	pollers := gauges(t, reader, "agentwork.target.pollers")
-	if items["state=queued,target=hold"] != 2 || gauges(t, reader, "agentwork.work.awaiting_approval")["target=hold"] != 1 || items["state=cancel-requested,target=hold"] != 1 ||
+	if items["state=queued,target=hold"] != 2 || gauges(t, reader, "agentwork.work.awaiting_approval")["target=hold"] != 1 ||
+		gauges(t, reader, "agentwork.work.waiting")["target=job"] != 1 || items["state=running,target=job"] != 1 || items["state=cancel-requested,target=hold"] != 1 ||
 		items["state=running,target=hold"] != 0 || slots["target=hold"] != 1 || limit["target=hold"] != 1 ||
 		pollers["target=hold"] != 1 || pollers["target=quick"] != 1 || pollers["target=idle"] != 0 {
 		t.Fatalf("gauges: items %v slots %v limit %v pollers %v", items, slots, limit, pollers)
@@ -304,7 +340,7 @@ func TestDeploymentView(t *testing.T) {
 		t.Fatalf("oldest cancel-requested age %v, want > 0 from the worker", age)
 	}
 	page := obs.Status()
-	if page.More != 2 || len(page.Work) != 2 || page.Queue.Length != 1 { // the newest row + the worker's attempt
+	if page.More != 2 || len(page.Work) != 3 || page.Queue.Length != 1 { // a row per target + the worker's attempt
 		t.Fatalf("status page: more %d, %d rows, queue %+v", page.More, len(page.Work), page.Queue)
 	}
 
@@ -341,13 +377,15 @@ func TestDeploymentView(t *testing.T) {
 	if _, err := eng.Cancel(t.Context(), o, ap.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []work.Ref{refs[0], refs[2], ap} {
+	close(jobDone)
+	for _, ref := range []work.Ref{refs[0], refs[2], ap, jw} {
 		if st, _, err := eng.Result(t.Context(), o, ref.ID, time.Minute); err != nil || !st.State.Terminal() {
 			t.Fatalf("%s: %+v, %v", ref.ID, st, err)
 		}
 	}
 	deadline = time.Now().Add(time.Minute)
-	for snap, err = eng.Snapshot(t.Context()); err != nil || byTarget(snap)["hold"].Counts != counts(0, 0, 0) || len(snap.Live) != 0; snap, err = eng.Snapshot(t.Context()) {
+	for snap, err = eng.Snapshot(t.Context()); err != nil || byTarget(snap)["hold"].Counts != counts(0, 0, 0) ||
+		byTarget(snap)["job"].Counts != counts(0, 0, 0) || len(snap.Live) != 0 || snap.Waiting != 0; snap, err = eng.Snapshot(t.Context()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the Work ended: %+v, %v", snap, err)
 		}
