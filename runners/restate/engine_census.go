@@ -28,8 +28,9 @@ var _ work.Watched = (*Engine)(nil)
 // (work.Watched, a Deployment snapshot), read at most once per
 // WithSnapshotInterval (default 15 s) and reused in between, so that a
 // scrape never fans out: concurrent callers share one refresh. A refresh
-// is three SQL queries on the admin API's introspection endpoint
-// (POST <admin>/query), whatever the number of Works, owners or targets:
+// is three SQL queries (two WithStatusRows(0)) on the admin API's
+// introspection endpoint (POST <admin>/query), whatever the number of
+// Works, owners or targets:
 //
 //   - the live Work by target, state, job waiting and approval awaited:
 //     the Work workflows ("<ns>.Work.<label>", handler Run) whose
