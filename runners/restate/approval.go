@@ -132,10 +132,13 @@ func (c control) request(ctx restate.ObjectSharedContext, r answerRequest) (appr
 }
 
 // approvals is the namespace's index of awaiting Works.
-type approvals struct{ ns string }
+type approvals struct {
+	ns     string
+	maxDur time.Duration
+}
 
 func (a approvals) definition() restate.ServiceDefinition {
-	return restate.NewObject(a.ns+"."+approvalsService, append(timeouts(), noJournal)...).
+	return restate.NewObject(a.ns+"."+approvalsService, append(timeouts(a.maxDur), noJournal)...).
 		Handler(hAdd, restate.NewObjectHandler(func(ctx restate.ObjectContext, e approvalEntry) (restate.Void, error) {
 			l, _ := restate.Get[[]approvalEntry](ctx, "l")
 			if !slices.ContainsFunc(l, func(x approvalEntry) bool { return x.ID == e.ID }) {

@@ -85,7 +85,8 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 				cancelReq() // done before the boundary's request goes out
 			}
 			return r.Messages
-		}})
+		},
+		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
 	ex, _ := work.ExecutionFrom(child)
 	w.running.set(a, func(a *slot) { a.exec = ex })
 	out, err, panicked := invoke(child, t.Run, in.Input)

@@ -29,6 +29,10 @@ type controlState struct {
 	Awaiting      bool      `json:",omitempty"`
 	ApprovalInput string    `json:",omitempty"`
 	Enqueued      time.Time `json:",omitzero"`
+	// Upd is the Work's updates (nil: its Spec declares none); Updates
+	// their count, for the owner's registry.
+	Upd     *updState `json:",omitempty"`
+	Updates int       `json:",omitempty"`
 	// The guidance mailbox: the texts until the child takes them or the
 	// Work ends; the command records keep digests only.
 	Pending   []string `json:",omitempty"`
@@ -42,12 +46,13 @@ const stateKey = "s"
 
 // control is the control object's handlers, reporting to rep.
 type control struct {
-	ns  string
-	rep *reporter
+	ns     string
+	rep    *reporter
+	maxDur time.Duration // the services' timeouts' floor (see timeouts)
 }
 
 func (c control) definition() restate.ServiceDefinition {
-	return restate.NewObject(c.ns+"."+controlService, append(timeouts(), noJournal)...).
+	return restate.NewObject(c.ns+"."+controlService, append(timeouts(c.maxDur), noJournal)...).
 		Handler(hInit, restate.NewObjectHandler(c.init)).
 		Handler(hClaim, restate.NewObjectHandler(c.claim)).
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
@@ -61,6 +66,10 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hAnswer, restate.NewObjectHandler(c.answer)).
 		Handler(hTimedOut, restate.NewObjectHandler(c.timedOut)).
 		Handler(hRequest, restate.NewObjectSharedHandler(c.request)).
+		Handler(hReport, restate.NewObjectHandler(c.report)).
+		Handler(hQTimedOut, restate.NewObjectHandler(c.questionTimedOut)).
+		Handler(hQuestion, restate.NewObjectSharedHandler(c.question)).
+		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates)).
 		Handler(hPeek, restate.NewObjectSharedHandler(c.peek))
 }
 
@@ -88,6 +97,9 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 	input := in.Input
 	in.Input = ""
 	s := &controlState{In: in, State: work.StateQueued, Commands: map[string]commandRecord{}}
+	if in.Updates != nil {
+		s.Upd = &updState{Log: work.NewUpdateLog(*in.Updates).State()}
+	}
 	if in.Approval != nil {
 		s.Awaiting, s.ApprovalInput = true, input
 		restate.ObjectSend(ctx, c.ns+"."+approvalsService, approvalsKey, hAdd).
@@ -117,7 +129,7 @@ func (c control) record(ctx restate.ObjectContext, s *controlState) {
 	}
 	r := ownerRecord{ID: s.In.ID, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
 		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent,
-		Waiting: s.Waiting && !s.State.Terminal(), Approval: s.Awaiting && s.State == work.StateQueued}
+		Waiting: s.Waiting && !s.State.Terminal(), Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
 	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hRecord).Request(r)
 }
 

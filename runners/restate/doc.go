@@ -84,8 +84,26 @@
 // denied; timed out: cancelled, class approval_timeout; cancelled or
 // released: cancelled.
 //
-// Updates (work.Updater) are not implemented: a Spec with Updates is
-// work.ErrInvalidSpec.
+// # Children that talk back
+//
+// A Work whose Spec declares updates (Spec.Updates; its policy, with the
+// defaults applied, travels in its input) keeps them in its control
+// object's state: the child's ReportUpdate (or an agent's emit_update)
+// is a call from its attempt, through the ingress, to the control
+// object, which decides with the shared work.UpdateLog (order and
+// sequence numbers, idempotency by key, conflict, the count and byte
+// bounds, ending once the Work is cancel-requested or terminal) and
+// reports EventUpdate; the owner's registry gets the new count only. A
+// Spec that declares none is refused in the attempt (not_declared), and
+// a call that fails is refused "unavailable" (the child may retry with
+// the same key). Engine.Updates reads them by cursor from the control
+// object (a shared handler), after the registry checked the owner;
+// Subscribe sends a work.NoticeUpdate per accepted update. A question is
+// open in the control object until guidance is accepted for the Work
+// (Send, or Engine.Answer for a function child) or its timeout
+// (UpdatePolicy.QuestionTimeout) passes; the child's wait reads the
+// control object's question handler every poll interval (the wait is
+// the attempt's, the state Restate's).
 //
 // Restate routes each service to the deployment registered last and does
 // not balance between deployments: a target is served by one deployment
@@ -104,4 +122,8 @@
 // and a guidance message is state of its Work's control object until the
 // child takes it or the Work ends. Failure text never leaves the worker
 // (an attempt reports a class), and nothing here logs or traces content.
+// A child's update values are state of its control object, never of its
+// owner's registry. The registry objects keep no journal of their
+// invocations (which carry inputs, guidance and update values): their
+// state is all they keep.
 package restate

@@ -64,6 +64,7 @@ type ownerRecord struct {
 	Progress  work.Progress
 	Waiting   bool        `json:",omitempty"` // an external job between its submit and its end
 	Approval  bool        `json:",omitempty"` // queued, awaiting its approval
+	Updates   int         `json:",omitempty"` // how many updates the Work accepted
 	Held      [3]int64    // what the Work reserved from its owner's pool
 	Spent     *work.Usage `json:",omitempty"` // a terminal record's usage; nil: unknown or not terminal
 }
@@ -74,7 +75,7 @@ func (rec *ownerRecord) take(r ownerRecord) {
 	rec.State, rec.Rev, rec.Attempt = r.State, r.Rev, r.Attempt
 	rec.Started, rec.Finished, rec.HasResult = r.Started, r.Finished, r.HasResult
 	rec.Budget, rec.Class, rec.Progress, rec.Waiting = r.Budget, r.Class, r.Progress, r.Waiting
-	rec.Approval = r.Approval
+	rec.Approval, rec.Updates = r.Approval, r.Updates
 }
 
 // launchRecord is a launch identity the owner used: the SHA-256 of its
@@ -138,9 +139,10 @@ type workInput struct {
 	Budget         work.Budget
 	FailOnBudget   bool
 	Mailbox        mailboxLimits
-	Trace          map[string]string `json:",omitempty"` // the launch's trace context
-	Job            *jobInput         `json:",omitempty"` // an external job (Spec.Job)
-	Approval       *approvalInput    `json:",omitempty"` // Spec.NeedsApproval
+	Trace          map[string]string  `json:",omitempty"` // the launch's trace context
+	Job            *jobInput          `json:",omitempty"` // an external job (Spec.Job)
+	Approval       *approvalInput     `json:",omitempty"` // Spec.NeedsApproval
+	Updates        *work.UpdatePolicy `json:",omitempty"` // Spec.Updates, resolved
 }
 
 // jobInput is what the coordinator's Spec.Job says of an external job:
@@ -192,6 +194,7 @@ type sendRequest struct {
 	Command string // SHA-256 of the command id, hex; "" is never deduplicated
 	Digest  string // SHA-256 of the text, hex
 	Text    string
+	Answer  bool `json:",omitempty"` // Engine.Answer: a function child's guidance too
 }
 
 type sendReply struct {

@@ -83,8 +83,9 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 func (w *Worker) Start(ctx context.Context) error {
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true)
 	if w.cfg.registry {
-		rs = rs.Bind(registry{ns: w.cfg.ns}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep}.definition()).
-			Bind(approvals{ns: w.cfg.ns}.definition())
+		d := w.cfg.maxDuration
+		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d}.definition()).
+			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
 	labels := make([]string, 0, len(w.targets))
 	for l := range w.targets {
@@ -162,7 +163,7 @@ func (w *Worker) Stop() {
 // child in one journaled step and settles the Work; the output handler
 // reads the output it kept.
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
-	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts()...).
+	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.maxDuration)...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
 			if in.Approval != nil {
 				if run, err := w.awaitApproval(ctx, in); err != nil || !run {
