@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,7 +212,8 @@ func TestDeploymentView(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	eng := restate.New(append(base, restate.WithDeploymentGauges("idle"), restate.WithSnapshotInterval(time.Second),
+	// The interval outlasts the test's reads, which then see one view.
+	eng := restate.New(append(base, restate.WithDeploymentGauges("idle"), restate.WithSnapshotInterval(time.Hour),
 		restate.WithStatusRows(1))...)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 
@@ -370,7 +372,8 @@ func TestDeploymentView(t *testing.T) {
 		}
 	}
 
-	// Once the Work ends, a refresh (after the interval) counts none.
+	// Once the Work ends, a refresh (an Engine whose view ages out in a
+	// second) counts none.
 	for _, r := range runs {
 		r.free()
 	}
@@ -383,9 +386,11 @@ func TestDeploymentView(t *testing.T) {
 			t.Fatalf("%s: %+v, %v", ref.ID, st, err)
 		}
 	}
+	later := restate.New(append(base, restate.WithSnapshotInterval(time.Second))...)
+	defer func() { _ = later.Close(context.Background()) }()
 	deadline = time.Now().Add(time.Minute)
-	for snap, err = eng.Snapshot(t.Context()); err != nil || byTarget(snap)["hold"].Counts != counts(0, 0, 0) ||
-		byTarget(snap)["job"].Counts != counts(0, 0, 0) || len(snap.Live) != 0 || snap.Waiting != 0; snap, err = eng.Snapshot(t.Context()) {
+	for snap, err = later.Snapshot(t.Context()); err != nil || byTarget(snap)["hold"].Counts != counts(0, 0, 0) ||
+		byTarget(snap)["job"].Counts != counts(0, 0, 0) || len(snap.Live) != 0 || snap.Waiting != 0; snap, err = later.Snapshot(t.Context()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the Work ended: %+v, %v", snap, err)
 		}
@@ -396,6 +401,21 @@ func TestDeploymentView(t *testing.T) {
 	defer func() { _ = noAdmin.Close(context.Background()) }()
 	if _, err := noAdmin.Snapshot(t.Context()); !errors.Is(err, work.ErrUnavailable) {
 		t.Fatalf("Snapshot with no admin API: %v, want ErrUnavailable", err)
+	}
+	// An admin API that does not answer: the refresh fails, is not
+	// cached, and the next call tries again.
+	var tries atomic.Int64
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		tries.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	gone := restate.New(restate.WithIngress(s.Ingress), restate.WithAdmin(down.URL), restate.WithDeploymentGauges())
+	defer func() { _ = gone.Close(context.Background()) }()
+	for i := range 2 {
+		if _, err := gone.Snapshot(t.Context()); !errors.Is(err, work.ErrUnavailable) || tries.Load() != int64(i+1) {
+			t.Fatalf("Snapshot %d with the admin API down: %v after %d queries, want ErrUnavailable after %d", i, err, tries.Load(), i+1)
+		}
 	}
 	if err := eng.Close(context.Background()); err != nil {
 		t.Fatal(err)
