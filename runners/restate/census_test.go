@@ -301,7 +301,7 @@ func TestDeploymentView(t *testing.T) {
 	}
 	// Restate's clock and ours agree on the ages (the same machine): the
 	// oldest queued Work was created before the approval Work, which
-	// asked for its approval when it was created.
+	// asked for its approval when it was created (before Start returned).
 	if age := time.Since(testStart); hold.OldestQueued <= age || hold.OldestQueued > age+time.Minute ||
 		hold.OldestApproval.IsZero() || hold.OldestApproval.After(testStart) || time.Since(hold.OldestApproval) > time.Minute {
 		t.Fatalf("ages: oldest queued %v (test start %v ago), oldest approval %v", hold.OldestQueued, age, hold.OldestApproval)

@@ -39,7 +39,8 @@ var _ work.Watched = (*Engine)(nil)
 //     json_get_*: no stored value leaves Restate whole, so neither an
 //     input awaiting approval nor guidance waiting in a mailbox reaches
 //     this process), with each group's oldest queue entry (the Work's
-//     invocation's creation, Restate's clock, or its approval);
+//     invocation's creation, Restate's clock, or its approval) and
+//     oldest approval request (the Work's creation);
 //   - the newest WithStatusRows live Works of each target (a window
 //     function on the server), the rest counted in LiveOmitted: their
 //     owner, state, attempt, creation, start and approval, and whether
@@ -96,9 +97,11 @@ type liveCount struct {
 	Awaiting bool   `json:"awaiting"`
 	N        int    `json:"n"`
 	// Oldest is the unix nanoseconds of the group's oldest queue entry:
-	// when an approved Work was approved, else when the Work's
-	// invocation was created (for Work awaiting approval: when it asked).
+	// when an approved Work was approved, else when Restate created the
+	// Work's invocation; Asked of its oldest Work's creation (when a Work
+	// awaiting approval asked for it).
 	Oldest int64 `json:"oldest"`
+	Asked  int64 `json:"asked"`
 }
 
 // liveRow is one live Work as the rows query returns it: identifiers,
@@ -149,10 +152,12 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout)
 	from := liveFrom(e.cfg.ns)
 	var counts []liveCount
-	q := `SELECT label, state, waiting, awaiting, COUNT(*) AS n, MIN(since) AS oldest FROM (SELECT ` +
+	q := `SELECT label, state, waiting, awaiting, COUNT(*) AS n, MIN(since) AS oldest, MIN(asked) AS asked FROM (SELECT ` +
 		labelCol + ` AS label, ` + stateCol + ` AS state, ` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
 COALESCE(CAST(CAST(json_get_str(s.value_utf8, 'Enqueued') AS TIMESTAMP) AS BIGINT),
-CAST(CAST(i.created_at AS TIMESTAMP) AS BIGINT)) AS since ` + from + `) GROUP BY label, state, waiting, awaiting`
+CAST(CAST(i.created_at AS TIMESTAMP) AS BIGINT)) AS since,
+CAST(CAST(json_get_str(s.value_utf8, 'In', 'Created') AS TIMESTAMP) AS BIGINT) AS asked ` + from + `)
+GROUP BY label, state, waiting, awaiting`
 	if err := e.sql(ctx, admin, q, &counts); err != nil {
 		return work.Snapshot{}, err
 	}
@@ -204,14 +209,14 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		tc := target(c.Label)
 		tc.Counts[i] += c.N
 		total += c.N
-		oldest := time.Unix(0, c.Oldest)
+		oldest, asked := time.Unix(0, c.Oldest), time.Unix(0, c.Asked).UTC()
 		switch st := work.State(c.State); {
 		case st == work.StateQueued && c.Awaiting:
 			// Not in the dispatch queue: neither Queued nor its age.
 			tc.AwaitingApproval += c.N
 			snap.AwaitingApproval += c.N
-			if c.Oldest > 0 && (tc.OldestApproval.IsZero() || oldest.Before(tc.OldestApproval)) {
-				tc.OldestApproval = oldest
+			if c.Asked > 0 && (tc.OldestApproval.IsZero() || asked.Before(tc.OldestApproval)) {
+				tc.OldestApproval = asked
 			}
 		case st == work.StateQueued:
 			snap.Queued += c.N
