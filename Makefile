@@ -127,13 +127,16 @@ test-restate:
 # What durable Work costs on Restate (docs/durable-cost-restate.md), not
 # part of .ci/run (benchmarks need a quiet machine): start -> work.ref and
 # start -> result beside a bare Restate workflow invocation (interleaved
-# rounds, medians), then the invocations, journal entries and bytes per
-# Work beside a bare invocation, counted from Restate's introspection.
+# rounds, medians: BenchmarkRestate), the same as separate benchmarks
+# (BenchmarkBare, BenchmarkStartRef, BenchmarkStartResult), then the
+# invocations, journal entries and bytes per Work beside a bare
+# invocation, counted from Restate's introspection (TestCost).
 RESTATE_BENCHTIME ?= 200x
 RESTATE_COSTN     ?= 5
 .PHONY: bench-restate
 bench-restate:
 	cd runners/restate && $(GO) test -run '^$$' -bench '^BenchmarkRestate$$' -benchtime $(RESTATE_BENCHTIME) -count=1 . && \
+	$(GO) test -run '^$$' -bench '^Benchmark(Bare|StartRef|StartResult)$$' -benchtime 3s -count 1 . && \
 	AGENTWORK_RESTATE_COST=$(RESTATE_COSTN) $(GO) test -count=1 -run '^TestCost$$' -v . | grep -v '^=== '
 
 # The Temporal runner across processes: the Temporal CLI's dev server (built
