@@ -147,7 +147,7 @@ const (
 	caseCancel   = "cancelled while running"
 	caseCall     = "one foreground call"
 	caseBare     = "bare: one workflow invocation, one step, awaited"
-	casePoll     = "plain, its child running 1 s (default 100 ms cancel poll)"
+	casePoll     = "plain, its child running 1 s (the cancel poll's fallback: every 4 x 100 ms)"
 )
 
 // TestCost counts, per Work, the invocations and journal entries Restate
@@ -156,7 +156,8 @@ const (
 // It asserts what the contract fixes: the bare invocation is one; each
 // guidance message is one Send and the boundary one Take; the cancel one
 // Cancel; a foreground call none (it runs in the calling process); and
-// that every Work costs the same as the others of its case. The attempt's
+// that every Work costs the same invocations as the others of its case
+// (and journal entries, except a cancelled one: see below). The attempt's
 // cancel poll (WithPollInterval) is set above the runs, so that the
 // figures do not depend on how long a child ran: each poll costs one
 // invocation of the control object's Peek (see the doc).
@@ -296,11 +297,17 @@ func TestCost(t *testing.T) {
 		c.byHandler["Control/Cancel"] != rounds || c.byHandler["Control/Take"] != rounds || per(caseCall).invocations != 0 {
 		t.Fatalf("guidance %+v, cancel %+v, plain %+v, call %+v", g, c, plain, per(caseCall))
 	}
-	if p := per(casePoll); p.byHandler["Control/Peek"] < 5*rounds || p.byHandler["Control/Peek"] > 10*rounds {
-		t.Fatalf("a child running 1 s was polled %d times over %d rounds; want 5 to 10 each", p.byHandler["Control/Peek"], rounds)
+	// A running attempt reads its Work's state every four poll intervals
+	// (WithPollInterval's contract): a child running 1 s at the default
+	// 100 ms is read at least once and at most 1 s / 400 ms + 1 times.
+	if p := per(casePoll); p.byHandler["Control/Peek"] < rounds || p.byHandler["Control/Peek"] > (int(time.Second/(4*100*time.Millisecond))+1)*rounds {
+		t.Fatalf("a child running 1 s was polled %d times over %d rounds", p.byHandler["Control/Peek"], rounds)
 	}
+	// A cancel races the Work's stop promise against its attempt's step:
+	// the journal entries of a cancelled Work vary with which the
+	// workflow sees first, its invocations do not.
 	for _, name := range []string{caseGuidance, caseCancel} {
-		if x := per(name); x.invocations%rounds != 0 || x.entries%rounds != 0 {
+		if x := per(name); x.invocations%rounds != 0 || name != caseCancel && x.entries%rounds != 0 {
 			t.Fatalf("%s: %+v over %d rounds; want the same cost per Work", name, x, rounds)
 		}
 	}
