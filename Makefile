@@ -124,11 +124,20 @@ test-temporal:
 test-restate:
 	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
-# The Restate runner's latencies beside a bare Restate invocation on the
-# same server, in one run: start -> work.ref and start -> result.
+# What durable Work costs on Restate (docs/durable-cost-restate.md), not
+# part of .ci/run (benchmarks need a quiet machine): start -> work.ref and
+# start -> result beside a bare Restate workflow invocation (interleaved
+# rounds, medians: BenchmarkRestate), the same as separate benchmarks
+# (BenchmarkBare, BenchmarkStartRef, BenchmarkStartResult), then the
+# invocations, journal entries and bytes per Work beside a bare
+# invocation, counted from Restate's introspection (TestCost).
+RESTATE_BENCHTIME ?= 200x
+RESTATE_COSTN     ?= 5
 .PHONY: bench-restate
 bench-restate:
-	cd runners/restate && $(GO) test -run '^$$' -bench . -benchtime 3s -count 1 .
+	cd runners/restate && $(GO) test -run '^$$' -bench '^BenchmarkRestate$$' -benchtime $(RESTATE_BENCHTIME) -count=1 . && \
+	$(GO) test -run '^$$' -bench '^Benchmark(Bare|StartRef|StartResult)$$' -benchtime 3s -count 1 . && \
+	AGENTWORK_RESTATE_COST=$(RESTATE_COSTN) $(GO) test -count=1 -run '^TestCost$$' -v . | grep -v '^=== '
 
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator

@@ -3,6 +3,9 @@ package restate
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +34,9 @@ type Engine struct {
 	closed bool
 	subs   map[*work.Subscription]func()
 	wg     sync.WaitGroup
+	served map[string]bool // target labels whose Work service is registered (WithAdmin)
+
+	census census // the deployment view (engine_census.go)
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -41,8 +47,12 @@ func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
 		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
-	return &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
-		subs: map[*work.Subscription]func(){}}
+	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
+		subs: map[*work.Subscription]func(){}, served: map[string]bool{}}
+	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
+		e.census.unwatch = wt.Watch(e)
+	}
+	return e
 }
 
 // Close ends the Subscriptions, cancels the foreground calls in progress
@@ -53,7 +63,12 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closed = true
 	subs := e.subs
 	e.subs = map[*work.Subscription]func(){}
+	unwatch := e.census.unwatch // set by New only; guarded by mu from here on
+	e.census.unwatch = nil
 	e.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	for _, closeFn := range subs {
 		closeFn()
 	}
@@ -97,4 +112,41 @@ func (e *Engine) admissible() error {
 		return err
 	}
 	return nil
+}
+
+// servedTarget checks, with the admin API (WithAdmin; without it nothing
+// is checked), that a Worker registered label's Work service: the
+// admission's send to an unregistered service would hold the owner's
+// registry until one registers. A registered target is remembered.
+func (e *Engine) servedTarget(ctx context.Context, label string) error {
+	if e.cfg.admin == "" {
+		return nil
+	}
+	e.mu.Lock()
+	ok := e.served[label]
+	e.mu.Unlock()
+	if ok {
+		return nil
+	}
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(e.cfg.admin, "/")+"/services/"+url.PathEscape(workName(e.cfg.ns, label)), nil)
+	if err != nil {
+		return work.ErrInvalidSpec.Detail("a target label that is not a service name")
+	}
+	resp, err := e.in.hc.Do(req)
+	if err != nil {
+		return fromIngress(ctx, err)
+	}
+	_ = resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		e.mu.Lock()
+		e.served[label] = true
+		e.mu.Unlock()
+		return nil
+	case resp.StatusCode == http.StatusNotFound:
+		return work.ErrInvalidSpec.Detail("no Worker has registered this target")
+	}
+	return work.ErrUnavailable.Detail("the admin API answered " + resp.Status)
 }

@@ -42,6 +42,7 @@ type config struct {
 	logger         slog.Handler
 	registry       bool
 	budget         []work.Option
+	ops            opsConfig // the deployment view (options_ops.go)
 }
 
 func newConfig(opts []Option) config {
@@ -60,6 +61,7 @@ func newConfig(opts []Option) config {
 		pollInterval:   100 * time.Millisecond,
 		observer:       work.NopObserver{},
 		logger:         slog.DiscardHandler,
+		ops:            defaultOps(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -86,7 +88,10 @@ func WithNamespace(ns string) Option {
 func WithIngress(url string) Option { return optionFunc(func(c *config) { c.ingress = url }) }
 
 // WithAdmin sets the base URL of Restate's admin API, where Worker.Start
-// registers its deployment (required for a Worker).
+// registers its deployment (required for a Worker), and where an Engine
+// checks that a Start's target is registered (recommended: without it a
+// Start for a target that no Worker registered holds its owner's registry
+// until one does, Restate retrying the admission).
 func WithAdmin(url string) Option { return optionFunc(func(c *config) { c.admin = url }) }
 
 // WithAdvertisedURL sets the URL Restate reaches the Worker's deployment
@@ -164,9 +169,10 @@ func WithRPCTimeout(d time.Duration) Option {
 	})
 }
 
-// WithPollInterval sets how often a running attempt reads its Work's
-// state for a cancel between model boundaries, and how often a
-// Subscription reads its owner's registry (default 100 ms).
+// WithPollInterval sets how often a Subscription reads its owner's
+// registry and a child's question wait reads its Work (default 100 ms);
+// a running attempt reads its Work's state every four intervals, a
+// fallback of the cancel its workflow pushes.
 func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {

@@ -1,0 +1,268 @@
+package restate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// census caches the Engine's deployment view: refreshed at most once per
+// interval (WithSnapshotInterval), one refresh at a time.
+type census struct {
+	mu      sync.Mutex // held during a refresh: concurrent scrapes wait for it
+	at      time.Time  // when snap was read; zero: never
+	snap    work.Snapshot
+	err     error
+	unwatch func() // set by New; Close takes it under the Engine's mu
+}
+
+var _ work.Watched = (*Engine)(nil)
+
+// Snapshot returns the deployment's live Work as Restate keeps it
+// (work.Watched, a Deployment snapshot), read at most once per
+// WithSnapshotInterval (default 15 s) and reused in between, so that a
+// scrape never fans out: concurrent callers share one refresh. A refresh
+// is three SQL queries (two WithStatusRows(0)) on the admin API's
+// introspection endpoint (POST <admin>/query), whatever the number of
+// Works, owners or targets:
+//
+//   - the live Work by target, state, job waiting and approval awaited:
+//     the Work workflows ("<ns>.Work.<label>", handler Run) whose
+//     invocation Restate has not completed (sys_invocation), joined with
+//     their control object's state (its fields read on the server with
+//     json_get_*: no stored value leaves Restate whole, so neither an
+//     input awaiting approval nor guidance waiting in a mailbox reaches
+//     this process), with each group's oldest queue entry (the Work's
+//     invocation's creation, Restate's clock, or its approval) and
+//     oldest approval request (the Work's creation);
+//   - the newest WithStatusRows live Works of each target (a window
+//     function on the server), the rest counted in LiveOmitted: their
+//     owner, state, attempt, creation, start and approval, and whether
+//     they wait;
+//   - the registered services (sys_service): a target whose Work
+//     workflow a deployment serves has Pollers 1 (Restate routes a
+//     service to the deployment registered last, and pushes invocations
+//     to it: nothing polls), else 0. Registered is not reachable: an
+//     unreachable deployment shows as Work that stays queued.
+//
+// The counts are exact, cancel-requested included (the control object
+// knows it); terminal Work is not counted. Work awaiting its approval
+// counts as queued and in AwaitingApproval (with OldestApproval), not in
+// Queued nor in the oldest queued age; an external job between its
+// submit and its result counts as running and in Waiting. It holds no
+// slots (each Worker's Snapshot reports its own).
+//
+// A refresh's queries are bounded by ctx and each by the RPC timeout; a
+// failed refresh returns its error (the gauges then report nothing that
+// round) and is retried at the next call. It needs WithAdmin (else
+// work.ErrUnavailable); after Close it returns work.ErrClosed; an Engine
+// not made by New returns work.ErrNotInitialized.
+func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
+	if e == nil || e.in == nil {
+		return work.Snapshot{}, work.ErrNotInitialized
+	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return work.Snapshot{}, work.ErrClosed
+	}
+	if e.cfg.admin == "" {
+		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
+	}
+	e.census.mu.Lock()
+	defer e.census.mu.Unlock()
+	if !e.census.at.IsZero() && e.census.err == nil && time.Since(e.census.at) < e.cfg.ops.interval {
+		return e.census.snap, nil
+	}
+	snap, err := e.readDeployment(ctx)
+	e.census.snap, e.census.err = snap, err
+	e.census.at = time.Now()
+	return snap, err
+}
+
+// liveCount is one group of live Work: a target, a state, and whether
+// it is an external job waiting for its result or a Work awaiting its
+// approval.
+type liveCount struct {
+	Label    string `json:"label"`
+	State    string `json:"state"`
+	Waiting  bool   `json:"waiting"`
+	Awaiting bool   `json:"awaiting"`
+	N        int    `json:"n"`
+	// Oldest is the unix nanoseconds of the group's oldest queue entry:
+	// when an approved Work was approved, else when Restate created the
+	// Work's invocation; Asked of its oldest Work's creation (when a Work
+	// awaiting approval asked for it).
+	Oldest int64 `json:"oldest"`
+	Asked  int64 `json:"asked"`
+}
+
+// liveRow is one live Work as the rows query returns it: identifiers,
+// states and times only.
+type liveRow struct {
+	ID       string `json:"id"`
+	Label    string `json:"label"`
+	Owner    string `json:"owner"`
+	Depth    int    `json:"depth"`
+	Kind     int    `json:"kind"`
+	State    string `json:"state"`
+	Attempt  int    `json:"attempt"`
+	Created  string `json:"created"`
+	Started  string `json:"started"`
+	Enqueued string `json:"enqueued"`
+	Detached bool   `json:"detached"`
+	Waiting  bool   `json:"waiting"`
+	Awaiting bool   `json:"awaiting"`
+}
+
+// liveFrom is the FROM and WHERE of the live Work: the namespace's Work
+// workflow invocations not completed, with their control state not
+// terminal. Its columns are read with json_get_* on the server.
+func liveFrom(ns string) string {
+	var live []string
+	for _, s := range work.States {
+		if !s.Terminal() {
+			live = append(live, sqlString(string(s)))
+		}
+	}
+	return fmt.Sprintf(`FROM sys_invocation i JOIN state s ON s.service_key = i.target_service_key
+WHERE starts_with(i.target_service_name, %s) AND i.target_handler_name = %s AND i.status <> 'completed'
+AND s.service_name = %s AND s.key = %s AND json_get_str(s.value_utf8, 'State') IN (%s)`,
+		sqlString(ns+"."+workService+"."), sqlString(hRun), sqlString(ns+"."+controlService), sqlString(stateKey),
+		strings.Join(live, ", "))
+}
+
+// The columns read of a live Work's control state, on the server.
+const (
+	labelCol    = `json_get_str(s.value_utf8, 'In', 'Label')`
+	stateCol    = `json_get_str(s.value_utf8, 'State')`
+	waitingCol  = `COALESCE(json_get_bool(s.value_utf8, 'Waiting'), false)`
+	awaitingCol = `COALESCE(json_get_bool(s.value_utf8, 'Awaiting'), false)`
+)
+
+// readDeployment reads the deployment view from Restate (see Snapshot).
+func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
+	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout)
+	from := liveFrom(e.cfg.ns)
+	var counts []liveCount
+	q := `SELECT label, state, waiting, awaiting, COUNT(*) AS n, MIN(since) AS oldest, MIN(asked) AS asked FROM (SELECT ` +
+		labelCol + ` AS label, ` + stateCol + ` AS state, ` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
+COALESCE(CAST(CAST(json_get_str(s.value_utf8, 'Enqueued') AS TIMESTAMP) AS BIGINT),
+CAST(CAST(i.created_at AS TIMESTAMP) AS BIGINT)) AS since,
+CAST(CAST(json_get_str(s.value_utf8, 'In', 'Created') AS TIMESTAMP) AS BIGINT) AS asked ` + from + `)
+GROUP BY label, state, waiting, awaiting`
+	if err := e.sql(ctx, admin, q, &counts); err != nil {
+		return work.Snapshot{}, err
+	}
+	var rows []liveRow
+	if e.cfg.ops.rows > 0 {
+		q = `SELECT id, label, owner, depth, kind, state, attempt, created, started, enqueued, detached, waiting, awaiting
+FROM (SELECT s.service_key AS id, ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'In', 'Owner') AS owner,
+json_get_int(s.value_utf8, 'In', 'Depth') AS depth, json_get_int(s.value_utf8, 'In', 'Kind') AS kind,
+` + stateCol + ` AS state, json_get_int(s.value_utf8, 'Attempt') AS attempt,
+json_get_str(s.value_utf8, 'In', 'Created') AS created, json_get_str(s.value_utf8, 'Started') AS started,
+json_get_str(s.value_utf8, 'Enqueued') AS enqueued, json_get_bool(s.value_utf8, 'Detached') AS detached,
+` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
+ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.service_key) AS rn ` + from +
+			`) WHERE rn <= ` + strconv.Itoa(e.cfg.ops.rows)
+		if err := e.sql(ctx, admin, q, &rows); err != nil {
+			return work.Snapshot{}, err
+		}
+	}
+	var services []struct {
+		Name string `json:"name"`
+	}
+	prefix := workName(e.cfg.ns, "")
+	if err := e.sql(ctx, admin, `SELECT name FROM sys_service WHERE starts_with(name, `+sqlString(prefix)+`)`, &services); err != nil {
+		return work.Snapshot{}, err
+	}
+	now := time.Now()
+	snap := work.Snapshot{Time: now, Deployment: true}
+	byTarget := map[string]*work.TargetCounts{}
+	target := func(label string) *work.TargetCounts {
+		tc := byTarget[label]
+		if tc == nil {
+			tc = &work.TargetCounts{Target: label}
+			byTarget[label] = tc
+		}
+		return tc
+	}
+	for _, l := range e.cfg.ops.targets {
+		target(l)
+	}
+	for _, s := range services {
+		target(strings.TrimPrefix(s.Name, prefix)).Pollers = 1
+	}
+	total := 0
+	for _, c := range counts {
+		i := liveStateIndex(work.State(c.State))
+		if i < 0 {
+			continue
+		}
+		tc := target(c.Label)
+		tc.Counts[i] += c.N
+		total += c.N
+		oldest, asked := time.Unix(0, c.Oldest), time.Unix(0, c.Asked).UTC()
+		switch st := work.State(c.State); {
+		case st == work.StateQueued && c.Awaiting:
+			// Not in the dispatch queue: neither Queued nor its age.
+			tc.AwaitingApproval += c.N
+			snap.AwaitingApproval += c.N
+			if c.Asked > 0 && (tc.OldestApproval.IsZero() || asked.Before(tc.OldestApproval)) {
+				tc.OldestApproval = asked
+			}
+		case st == work.StateQueued:
+			snap.Queued += c.N
+			if c.Oldest > 0 {
+				tc.OldestQueued = max(tc.OldestQueued, now.Sub(oldest))
+			}
+		case c.Waiting:
+			tc.Waiting += c.N
+			snap.Waiting += c.N
+		}
+	}
+	for _, r := range rows {
+		snap.Live = append(snap.Live, r.live())
+	}
+	snap.LiveOmitted = max(total-len(snap.Live), 0)
+	for _, tc := range byTarget {
+		snap.Counts = append(snap.Counts, *tc)
+	}
+	sort.Slice(snap.Counts, func(i, j int) bool { return snap.Counts[i].Target < snap.Counts[j].Target })
+	work.SortLive(snap.Live)
+	return snap, nil
+}
+
+// sql runs one query bounded by the RPC timeout, its error the engine's.
+func (e *Engine) sql(ctx context.Context, admin *ingress, q string, out any) error {
+	qctx, cancel := e.rpc(ctx)
+	defer cancel()
+	return fromIngress(qctx, admin.query(qctx, q, out))
+}
+
+func (r liveRow) live() work.LiveWork {
+	lw := work.LiveWork{ID: r.ID, Target: r.Label, Owner: r.Owner, Depth: r.Depth, Kind: work.Kind(r.Kind),
+		State: work.State(r.State), Detached: r.Detached, Attempt: max(r.Attempt, 1),
+		Waiting: r.Waiting && !work.State(r.State).Terminal(), AwaitingApproval: r.Awaiting && work.State(r.State) == work.StateQueued}
+	lw.Created, _ = time.Parse(time.RFC3339Nano, r.Created)
+	lw.Started, _ = time.Parse(time.RFC3339Nano, r.Started)
+	lw.Enqueued, _ = time.Parse(time.RFC3339Nano, r.Enqueued)
+	return lw
+}
+
+// liveStateIndex is st's index in work.States, or -1.
+func liveStateIndex(st work.State) int {
+	for i, s := range work.States {
+		if s == st {
+			return i
+		}
+	}
+	return -1
+}
