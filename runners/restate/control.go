@@ -41,7 +41,10 @@ type control struct {
 }
 
 func (c control) definition() restate.ServiceDefinition {
-	return restate.NewObject(c.ns+"."+controlService, timeouts()...).
+	// No journal is kept once a handler completed (Restate keeps them a
+	// day by default): the journals of send, take and peek hold guidance.
+	opts := append(timeouts(), restate.WithJournalRetention(0))
+	return restate.NewObject(c.ns+"."+controlService, opts...).
 		Handler(hInit, restate.NewObjectHandler(c.init)).
 		Handler(hClaim, restate.NewObjectHandler(c.claim)).
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).

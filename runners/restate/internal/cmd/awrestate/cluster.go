@@ -26,10 +26,11 @@ type cluster struct {
 	srv       *restatetest.Server
 	lb        *balancer
 
-	mu      sync.Mutex
-	procs   []*proc
-	started map[string][]string // work id -> the service processes that said they started it, in order
-	cond    *sync.Cond
+	mu        sync.Mutex
+	procs     []*proc // the ones stop ends
+	everyProc []*proc
+	started   map[string][]string // work id -> the service processes that said they started it, in order
+	cond      *sync.Cond
 }
 
 // proc is one child process; its stdout lines go to onLine, and stdout and
@@ -74,6 +75,7 @@ func (c *cluster) spawn(name string, onLine func(string), args ...string) (*proc
 	p := &proc{name: name, cmd: cmd, in: in, done: make(chan struct{})}
 	c.mu.Lock()
 	c.procs = append(c.procs, p)
+	c.everyProc = append(c.everyProc, p)
 	c.mu.Unlock()
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -293,4 +295,11 @@ func (c *cluster) stop() {
 	if c.srv != nil {
 		c.srv.Stop()
 	}
+}
+
+// all returns every process started.
+func (c *cluster) all() []*proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*proc(nil), c.everyProc...)
 }

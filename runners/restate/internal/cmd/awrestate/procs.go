@@ -180,7 +180,7 @@ func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
 	switch f[0] {
 	case "start":
 		kind := work.KindFunction
-		if arg(1) == "slow" {
+		if arg(1) == "slow" || arg(1) == "deaf" {
 			kind = work.KindAgent
 		}
 		input := arg(2)

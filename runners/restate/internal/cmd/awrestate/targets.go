@@ -33,7 +33,7 @@ func Digest(msgs []string) string {
 	return hex.EncodeToString(h[:8])
 }
 
-// targets are a service process's children; name is the process's.
+// targets are a service process's children (slow and deaf are agents); name is the process's.
 func targets(name string, log *slog.Logger) map[string]restate.Child {
 	started := func(ctx context.Context, label string) {
 		ex, _ := work.ExecutionFrom(ctx)
@@ -108,6 +108,15 @@ func targets(name string, log *slog.Logger) map[string]restate.Child {
 			started(ctx, "stubborn")
 			_ = poll(context.Background(), exists(path))
 			return "stubborn on " + name, nil
+		}},
+		// deaf: an agent child that takes no guidance: input a file path;
+		// returns once the file exists.
+		"deaf": {Kind: work.KindAgent, Run: func(ctx context.Context, path string) (string, error) {
+			started(ctx, "deaf")
+			if err := poll(ctx, exists(path)); err != nil {
+				return "", err
+			}
+			return "deaf on " + name, nil
 		}},
 		// fail: fails with canary failure text.
 		"fail": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
