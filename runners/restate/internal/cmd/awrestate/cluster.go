@@ -294,6 +294,7 @@ func (c *cluster) stop() {
 	}
 	if c.srv != nil {
 		c.srv.Stop()
+		_ = os.WriteFile(filepath.Join(c.dir, "restate-server.out"), []byte(c.srv.Logs()), 0o644)
 	}
 }
 
