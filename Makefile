@@ -119,12 +119,10 @@ test-temporal:
 # then the engine conformance suite against a real Restate server that the
 # tests start (restatetest: the restate-server binary from
 # AGENTWORK_RESTATE_SERVER, else installed once from npm into
-# .cache/restate/<version>). External jobs are not implemented yet:
-# their conformance cases are skipped (RESTATE_SKIP).
-RESTATE_SKIP ?= TestConformance/Job
+# .cache/restate/<version>).
 .PHONY: test-restate
 test-restate:
-	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m -skip '$(RESTATE_SKIP)' ./...
+	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator

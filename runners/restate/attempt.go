@@ -26,13 +26,13 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	if !ok {
 		return attemptResult{}, fmt.Errorf("restate: this worker has no target %q", in.Label)
 	}
-	slot := w.slots[in.Label]
+	free := w.slots[in.Label]
 	select {
-	case slot <- struct{}{}:
+	case free <- struct{}{}:
 	case <-rc.Done():
 		return attemptResult{}, rc.Err()
 	}
-	defer func() { <-slot }()
+	defer func() { <-free }()
 	var claim claimReply
 	if err := w.in.object(rc, controlService, in.ID, hClaim, newID(), nil, &claim); err != nil {
 		return attemptResult{}, err
@@ -43,6 +43,9 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	case !claim.Run:
 		return attemptResult{Out: runOutcome{NotRun: true}}, nil
 	}
+	a := &slot{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth, n: claim.Attempt,
+		created: in.Created, started: claim.Started}
+	defer w.running.add(a)()
 	child, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopCut := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
@@ -53,7 +56,9 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	}
 	var cancelled atomic.Bool
 	cancelReq := func() {
-		cancelled.Store(true)
+		if !cancelled.Swap(true) {
+			w.running.set(a, func(a *slot) { a.cancelAt = time.Now() })
+		}
 		cancel(errCancelled)
 	}
 	if claim.Cancel {
@@ -72,15 +77,18 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
 			var r takeReply
-			if err := w.in.object(rc, controlService, in.ID, hTake, newID(), nil, &r); err != nil {
+			// No idempotency key: its retained answer would keep the texts.
+			if err := w.in.object(rc, controlService, in.ID, hTake, "", nil, &r); err != nil {
 				return nil // left queued for the next boundary
 			}
 			if r.Cancel {
 				cancelReq() // done before the boundary's request goes out
 			}
 			return r.Messages
-		}})
+		},
+		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
 	ex, _ := work.ExecutionFrom(child)
+	w.running.set(a, func(a *slot) { a.exec = ex })
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	ended.Store(true)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)

@@ -23,6 +23,16 @@ type controlState struct {
 	Budget    string        `json:",omitempty"`
 	Progress  work.Progress `json:",omitzero"`
 	Spent     *work.Usage   `json:",omitempty"`
+	Waiting   bool          `json:",omitempty"` // an external job after its submit
+	// Awaiting: queued for its approval, with the child's input for
+	// Pending until it is answered; Enqueued: when it was approved.
+	Awaiting      bool      `json:",omitempty"`
+	ApprovalInput string    `json:",omitempty"`
+	Enqueued      time.Time `json:",omitzero"`
+	// Upd is the Work's updates (nil: its Spec declares none); Updates
+	// their count, for the owner's registry.
+	Upd     *updState `json:",omitempty"`
+	Updates int       `json:",omitempty"`
 	// The guidance mailbox: the texts until the child takes them or the
 	// Work ends; the command records keep digests only.
 	Pending   []string `json:",omitempty"`
@@ -36,15 +46,13 @@ const stateKey = "s"
 
 // control is the control object's handlers, reporting to rep.
 type control struct {
-	ns  string
-	rep *reporter
+	ns     string
+	rep    *reporter
+	maxDur time.Duration // the services' timeouts' floor (see timeouts)
 }
 
 func (c control) definition() restate.ServiceDefinition {
-	// No journal is kept once a handler completed (Restate keeps them a
-	// day by default): the journals of send, take and peek hold guidance.
-	opts := append(timeouts(), restate.WithJournalRetention(0))
-	return restate.NewObject(c.ns+"."+controlService, opts...).
+	return restate.NewObject(c.ns+"."+controlService, append(timeouts(c.maxDur), noJournal)...).
 		Handler(hInit, restate.NewObjectHandler(c.init)).
 		Handler(hClaim, restate.NewObjectHandler(c.claim)).
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
@@ -53,6 +61,15 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hTake, restate.NewObjectHandler(c.take)).
 		Handler(hDetach, restate.NewObjectHandler(c.detach)).
 		Handler(hDrop, restate.NewObjectHandler(c.release)).
+		Handler(hWaiting, restate.NewObjectHandler(c.waiting)).
+		Handler(hPolled, restate.NewObjectHandler(c.polled)).
+		Handler(hAnswer, restate.NewObjectHandler(c.answer)).
+		Handler(hTimedOut, restate.NewObjectHandler(c.timedOut)).
+		Handler(hRequest, restate.NewObjectSharedHandler(c.request)).
+		Handler(hReport, restate.NewObjectHandler(c.report)).
+		Handler(hQTimedOut, restate.NewObjectHandler(c.questionTimedOut)).
+		Handler(hQuestion, restate.NewObjectSharedHandler(c.question)).
+		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates)).
 		Handler(hPeek, restate.NewObjectSharedHandler(c.peek))
 }
 
@@ -77,10 +94,22 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 	if _, ok := load(ctx); ok {
 		return restate.Void{}, nil
 	}
+	input := in.Input
 	in.Input = ""
 	s := &controlState{In: in, State: work.StateQueued, Commands: map[string]commandRecord{}}
+	if in.Updates != nil {
+		s.Upd = &updState{Log: work.NewUpdateLog(*in.Updates).State()}
+	}
+	if in.Approval != nil {
+		s.Awaiting, s.ApprovalInput = true, input
+		restate.ObjectSend(ctx, c.ns+"."+approvalsService, approvalsKey, hAdd).
+			Send(approvalEntry{ID: in.ID, Owner: in.Owner, Requested: in.Created})
+	}
 	restate.Set(ctx, stateKey, s)
 	c.rep.emit(in, work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created})
+	if in.Approval != nil {
+		c.rep.emit(in, work.Event{Type: work.EventApprovalRequested, Time: in.Created})
+	}
 	return restate.Void{}, nil
 }
 
@@ -99,7 +128,8 @@ func (c control) record(ctx restate.ObjectContext, s *controlState) {
 		spent = s.Spent
 	}
 	r := ownerRecord{ID: s.In.ID, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
-		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent}
+		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent,
+		Waiting: s.Waiting && !s.State.Terminal(), Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
 	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hRecord).Request(r)
 }
 
@@ -117,15 +147,19 @@ func (c control) claim(ctx restate.ObjectContext, _ restate.Void) (claimReply, e
 		t := now(ctx)
 		s.State, s.Attempt, s.Started = work.StateRunning, 1, t
 		c.record(ctx, s)
-		c.rep.transition(s.In, work.StateQueued, work.StateRunning, work.Event{Time: t, QueueWait: max(t.Sub(s.In.Created), 0)})
-		return claimReply{Run: true, Attempt: 1}, nil
+		from := s.In.Created
+		if !s.Enqueued.IsZero() {
+			from = s.Enqueued
+		}
+		c.rep.transition(s.In, work.StateQueued, work.StateRunning, work.Event{Time: t, QueueWait: max(t.Sub(from), 0)})
+		return claimReply{Run: true, Attempt: 1, Started: t}, nil
 	case work.StateRunning, work.StateCancelRequested:
 		if s.Attempt >= max(s.In.MaxAttempts, 1) {
 			return claimReply{Lost: true, Attempt: s.Attempt}, nil
 		}
 		s.Attempt++
 		c.record(ctx, s)
-		return claimReply{Run: true, Attempt: s.Attempt, Cancel: s.State == work.StateCancelRequested}, nil
+		return claimReply{Run: true, Attempt: s.Attempt, Cancel: s.State == work.StateCancelRequested, Started: s.Started}, nil
 	}
 	return claimReply{}, nil
 }
@@ -145,6 +179,9 @@ func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelRepl
 	t := now(ctx)
 	switch s.State {
 	case work.StateQueued:
+		if s.Awaiting {
+			c.endAwaiting(ctx, s, answerStop)
+		}
 		c.drop(s)
 		s.State, s.Finished, s.Spent = work.StateCancelled, t, &work.Usage{}
 		c.record(ctx, s)
@@ -154,6 +191,10 @@ func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelRepl
 		s.State = work.StateCancelRequested
 		c.record(ctx, s)
 		c.rep.transition(s.In, work.StateRunning, work.StateCancelRequested, work.Event{Time: t})
+		if s.Waiting {
+			// A job between polls waits on its workflow's stop promise.
+			restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
+		}
 		return cancelReply{Accepted: true, State: s.State, At: t}
 	case work.StateCancelRequested:
 		return cancelReply{Accepted: true, State: s.State, At: t}

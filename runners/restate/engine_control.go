@@ -64,6 +64,12 @@ func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.Deta
 // the child takes it at its next model boundary. The text is state of the
 // Work's control object until then (or until the Work ends).
 func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
+	return e.send(ctx, o, id, commandID, message, false)
+}
+
+// send is Send, and Answer with answer set (a function child's guidance
+// too).
+func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message string, answer bool) (work.SendReceipt, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
@@ -77,7 +83,7 @@ func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message 
 		return work.SendReceipt{}, err
 	}
 	d := sha256.Sum256([]byte(message))
-	req := sendRequest{Owner: o.ID(), Digest: hex.EncodeToString(d[:]), Text: message}
+	req := sendRequest{Owner: o.ID(), Digest: hex.EncodeToString(d[:]), Text: message, Answer: answer}
 	if commandID != "" {
 		c := sha256.Sum256([]byte(commandID))
 		req.Command = hex.EncodeToString(c[:])

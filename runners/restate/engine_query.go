@@ -49,7 +49,8 @@ func (r ownerRecord) status() work.Status {
 	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
 		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
 		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
-		Progress: r.Progress, Class: r.Class}
+		Progress: r.Progress, Class: r.Class, Waiting: r.Waiting && !r.State.Terminal(),
+		AwaitingApproval: r.Approval && r.State == work.StateQueued}
 }
 
 // order is what the contract's orders (work.Order) read of r.

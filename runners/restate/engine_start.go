@@ -15,18 +15,14 @@ import (
 // The admission is bounded by the RPC timeout, not by ctx (an abandoned
 // call may still take effect, and Start could not then report the Work):
 // it carries an idempotency key, so a call cut off is tried again without
-// admitting twice. A Spec with NeedsApproval, Job or Updates is
-// work.ErrInvalidSpec (this Engine implements neither work.Approvals nor
-// work.Updater, nor external jobs).
+// admitting twice. A Spec with NeedsApproval, Job or Updates runs as the
+// package doc says.
 func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := e.admissible(); err != nil {
 		return work.Ref{}, err
 	}
 	if err := spec.Validate(); err != nil {
 		return work.Ref{}, err
-	}
-	if spec.NeedsApproval || spec.Job != nil || spec.Updates != nil {
-		return work.Ref{}, work.ErrInvalidSpec.Detail("approvals, external jobs and updates are not supported by the Restate runner yet")
 	}
 	o := spec.Owner
 	if o.Depth() >= e.cfg.maxDepth {
@@ -48,13 +44,32 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
 	}
+	var approval *approvalInput
+	if spec.NeedsApproval {
+		approval = &approvalInput{Timeout: spec.ApprovalTimeout}
+		if approval.Timeout <= 0 {
+			approval.Timeout = work.DefaultApprovalTimeout
+		}
+	}
+	var updates *work.UpdatePolicy
+	if spec.Updates != nil {
+		p := spec.Updates.Resolved()
+		updates = &p
+	}
+	var job *jobInput
+	if spec.Job != nil {
+		// A submit whose worker died is tried again, with the Work's id as
+		// its key (safe only when the service honours it).
+		attempts = submitAttempts
+		job = &jobInput{Backoff: spec.Job.Backoff, MaxPollErrors: spec.Job.MaxPollErrors}
+	}
 	in := workInput{ID: id, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: targetID,
 		Kind: spec.Target.Kind, Input: spec.Input, MaxDuration: budget.MaxDuration, MaxResultBytes: maxBytes,
-		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx),
+		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: updates,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}}
 	req := admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID, Kind: spec.Target.Kind,
-		Created: now}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain,
+		Created: now, Approval: spec.NeedsApproval}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain,
 		Want: spec.Budget.Dims(), Eff: budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
 		Launch: launchKey(spec.CallID), Digest: launchDigest(spec), Work: in}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)

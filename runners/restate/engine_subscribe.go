@@ -7,7 +7,10 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Subscribe returns a Subscription to o's completion notices, as
+// Subscribe returns a Subscription to o's completion notices and
+// approval requests (work.NoticeApproval, once per Work that awaits
+// approval after the Subscription began) and accepted updates
+// (work.NoticeUpdate, in order, before its Work's settlement notice), as
 // work.Supervisor.Subscribe. The notices come from reading o's registry
 // every poll interval (WithPollInterval).
 func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
@@ -15,10 +18,15 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
+	seen, asked := map[string]bool{}, map[string]bool{}
+	updated := map[string]int{} // the last update of each Work notified
 	for _, r := range recs {
+		updated[r.ID] = r.Updates
 		if r.State.Terminal() {
 			seen[r.ID] = true
+		}
+		if r.Approval {
+			asked[r.ID] = true
 		}
 	}
 	pctx, stop := context.WithCancel(context.Background())
@@ -52,6 +60,13 @@ func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 				continue
 			}
 			for _, r := range recs {
+				if r.Approval && !r.State.Terminal() && !asked[r.ID] {
+					asked[r.ID] = true
+					publish(work.Notice{Kind: work.NoticeApproval, WorkID: r.ID, Target: r.Label, State: r.State, Time: r.Created})
+				}
+				if r.Updates > updated[r.ID] {
+					updated[r.ID] = e.updateNotices(pctx, o, r, updated[r.ID], publish)
+				}
 				if r.State.Terminal() && !seen[r.ID] {
 					seen[r.ID] = true
 					publish(work.Notice{WorkID: r.ID, Target: r.Label, State: r.State,

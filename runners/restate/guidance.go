@@ -14,7 +14,7 @@ func (c control) send(ctx restate.ObjectContext, r sendRequest) (sendReply, erro
 	if !ok || s.In.Owner != r.Owner || s.Detached {
 		return sendReply{Error: work.ErrNotFound.Code}, nil
 	}
-	if s.In.Kind != work.KindAgent {
+	if s.In.Kind != work.KindAgent && !r.Answer {
 		return sendReply{Error: work.ErrNotAgent.Code}, nil
 	}
 	if cr, ok := s.Commands[r.Command]; ok && r.Command != "" {
@@ -45,6 +45,7 @@ func (c control) send(ctx restate.ObjectContext, r sendRequest) (sendReply, erro
 			s.CmdOrder = s.CmdOrder[1:]
 		}
 	}
+	s.answerQuestions()
 	restate.Set(ctx, stateKey, s)
 	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceAccepted, Count: 1, Time: reply.At})
 	return reply, nil

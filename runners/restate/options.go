@@ -206,15 +206,27 @@ func WithBudgetCeiling(b work.Budget) Option {
 	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithBudgetCeiling(b)) })
 }
 
-// serviceTimeout is the services' inactivity and abort timeout: above the
-// longest Work (an attempt sends nothing while its child runs).
-var serviceTimeout = 24 * time.Hour
+// minServiceTimeout is the least inactivity and abort timeout of the
+// runner's services (a Work with no maximum duration gets it).
+const minServiceTimeout = 24 * time.Hour
 
-// timeouts are the service options every service of the runner gets.
-func timeouts() []restate.ServiceDefinitionOption {
+// timeouts are the service options every service of the runner gets: an
+// inactivity and an abort timeout above the longest Work (maxDuration and
+// an hour, at least a day), since an attempt sends Restate nothing while
+// its child runs and Restate would otherwise abort and retry it (the
+// server's defaults are 1 and 10 minutes); retries from 50 ms doubling to
+// 2 s.
+func timeouts(maxDuration time.Duration) []restate.ServiceDefinitionOption {
+	d := max(minServiceTimeout, maxDuration+time.Hour)
 	return []restate.ServiceDefinitionOption{
-		restate.WithInactivityTimeout(serviceTimeout), restate.WithAbortTimeout(serviceTimeout),
+		restate.WithInactivityTimeout(d), restate.WithAbortTimeout(d),
 		restate.WithInvocationRetryPolicy(restate.WithInitialRetryInterval(50*time.Millisecond),
 			restate.WithMaxRetryInterval(2*time.Second), restate.WithRetryIntervalFactor(2)),
 	}
 }
+
+// noJournal drops a completed invocation's journal at once: the registry
+// objects' invocations carry a Work's input (admission) and guidance
+// (send, take), which must not outlive their handler. Their state is
+// what they keep.
+var noJournal = restate.WithJournalRetention(0)

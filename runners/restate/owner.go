@@ -2,6 +2,7 @@ package restate
 
 import (
 	"slices"
+	"time"
 
 	restate "github.com/restatedev/sdk-go"
 
@@ -12,10 +13,13 @@ const ownerKey = "o"
 
 // registry is the owner Virtual Object's handlers: one exclusive handler
 // runs per owner at a time, so admission is atomic across coordinators.
-type registry struct{ ns string }
+type registry struct {
+	ns     string
+	maxDur time.Duration // the services' timeouts' floor (see timeouts)
+}
 
 func (g registry) definition() restate.ServiceDefinition {
-	return restate.NewObject(g.ns+"."+ownerService, timeouts()...).
+	return restate.NewObject(g.ns+"."+ownerService, append(timeouts(g.maxDur), noJournal)...).
 		Handler(hAdmit, restate.NewObjectHandler(g.admit)).
 		Handler(hRecord, restate.NewObjectHandler(g.record)).
 		Handler(hRead, restate.NewObjectHandler(g.markRead)).

@@ -99,3 +99,59 @@ func TestWorkerLost(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerSnapshot: a Worker's Snapshot shows the attempt it runs on
+// its target's slot, cancel-requested once the cancel reached it, and
+// nothing once the child returned.
+func TestWorkerSnapshot(t *testing.T) {
+	s := server(t)
+	started, ended := make(chan struct{}), make(chan struct{})
+	opts := []restate.Option{restate.WithNamespace("snap" + strconv.FormatInt(namespaces.Add(1), 10)),
+		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithMaxRunning(3), restate.WithRegistry()}
+	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+		close(started)
+		<-ctx.Done()
+		close(ended)
+		return "", ctx.Err()
+	}}}, opts...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err != nil || w.Start(ctx) != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	e := restate.New(opts...)
+	defer func() { _ = e.Close(context.Background()) }()
+	o := work.NewOwner("snap-" + strconv.FormatInt(time.Now().UnixNano(), 36))
+	ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: "c", Kind: work.KindFunction}, Input: "x",
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	snap, _ := w.Snapshot(ctx)
+	if snap.SlotsInUse != 1 || len(snap.Counts) != 1 || snap.Counts[0].MaxRunning != 3 || len(snap.Live) != 1 ||
+		snap.Live[0].ID != ref.ID || snap.Live[0].State != work.StateRunning || snap.Live[0].Attempt != 1 {
+		t.Fatalf("running: %+v", snap)
+	}
+	if _, err := e.Cancel(ctx, o, ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	<-ended
+	for {
+		snap, _ = w.Snapshot(ctx)
+		if snap.SlotsInUse == 0 {
+			break
+		}
+		if len(snap.Live) != 1 || snap.Live[0].State != work.StateCancelRequested || snap.Live[0].CancelAt.IsZero() {
+			t.Fatalf("cancelled, finishing: %+v", snap)
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the slot was never freed")
+		}
+		time.Sleep(5 * time.Millisecond) // polling another goroutine's release of the slot
+	}
+	if len(snap.Live) != 0 || snap.Counts[0].SlotsInUse != 0 {
+		t.Fatalf("after the child returned: %+v", snap)
+	}
+}

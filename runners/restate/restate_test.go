@@ -86,9 +86,7 @@ type harness struct{}
 func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	targets := map[string]restate.Child{}
 	for label, c := range cfg.Children {
-		if c.Run != nil {
-			targets[label] = restate.Child{Kind: c.Kind, Run: c.Run}
-		}
+		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
 	return deploy(t, targets, restate.WithMaxRunning(cfg.MaxRunning), restate.WithMaxOutstanding(cfg.MaxOutstanding),
 		restate.WithMaxStarts(cfg.MaxStarts), restate.WithMaxDepth(cfg.MaxDepth),

@@ -32,8 +32,12 @@ const (
 	hDetach = "Detach"
 	hDrop   = "ReleaseWork"
 
+	hWaiting = "Waiting"
+	hPolled  = "Polled"
+
 	hRun    = "Run"
 	hOutput = "Output"
+	hStop   = "Stop"
 )
 
 // ownerRecord is one Work as its owner's registry keeps it: never its
@@ -58,6 +62,9 @@ type ownerRecord struct {
 	Budget    string    `json:",omitempty"` // the budget that ran out, if one did
 	Class     string    `json:",omitempty"` // why a terminal Work did not complete
 	Progress  work.Progress
+	Waiting   bool        `json:",omitempty"` // an external job between its submit and its end
+	Approval  bool        `json:",omitempty"` // queued, awaiting its approval
+	Updates   int         `json:",omitempty"` // how many updates the Work accepted
 	Held      [3]int64    // what the Work reserved from its owner's pool
 	Spent     *work.Usage `json:",omitempty"` // a terminal record's usage; nil: unknown or not terminal
 }
@@ -67,7 +74,8 @@ type ownerRecord struct {
 func (rec *ownerRecord) take(r ownerRecord) {
 	rec.State, rec.Rev, rec.Attempt = r.State, r.Rev, r.Attempt
 	rec.Started, rec.Finished, rec.HasResult = r.Started, r.Finished, r.HasResult
-	rec.Budget, rec.Class, rec.Progress = r.Budget, r.Class, r.Progress
+	rec.Budget, rec.Class, rec.Progress, rec.Waiting = r.Budget, r.Class, r.Progress, r.Waiting
+	rec.Approval, rec.Updates = r.Approval, r.Updates
 }
 
 // launchRecord is a launch identity the owner used: the SHA-256 of its
@@ -131,7 +139,17 @@ type workInput struct {
 	Budget         work.Budget
 	FailOnBudget   bool
 	Mailbox        mailboxLimits
-	Trace          map[string]string `json:",omitempty"` // the launch's trace context
+	Trace          map[string]string  `json:",omitempty"` // the launch's trace context
+	Job            *jobInput          `json:",omitempty"` // an external job (Spec.Job)
+	Approval       *approvalInput     `json:",omitempty"` // Spec.NeedsApproval
+	Updates        *work.UpdatePolicy `json:",omitempty"` // Spec.Updates, resolved
+}
+
+// jobInput is what the coordinator's Spec.Job says of an external job:
+// its backoff between polls and how many consecutive poll errors fail it.
+type jobInput struct {
+	Backoff       work.Backoff
+	MaxPollErrors int
 }
 
 type mailboxLimits struct{ Messages, Bytes, Commands int }
@@ -143,6 +161,7 @@ type claimReply struct {
 	Run, Lost bool
 	Cancel    bool // cancel-requested already: the child starts cancelled
 	Attempt   int
+	Started   time.Time // when the first attempt started (a job's deadline runs from it)
 }
 
 // runOutcome is an attempt's end: the output's size or a class. The
@@ -175,6 +194,7 @@ type sendRequest struct {
 	Command string // SHA-256 of the command id, hex; "" is never deduplicated
 	Digest  string // SHA-256 of the text, hex
 	Text    string
+	Answer  bool `json:",omitempty"` // Engine.Answer: a function child's guidance too
 }
 
 type sendReply struct {

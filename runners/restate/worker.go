@@ -18,10 +18,12 @@ import (
 )
 
 // Child is one target a Worker runs: its kind and its run, called with
-// the Work's input.
+// the Work's input, or, with Job set (Run nil), an external job submitted
+// with the Work's input and polled with backoff (see the package doc).
 type Child struct {
 	Kind work.Kind
 	Run  func(ctx context.Context, input string) (string, error)
+	Job  *work.Job
 }
 
 // Worker is a Restate SDK deployment serving the Work workflows of its
@@ -35,7 +37,10 @@ type Worker struct {
 	targets map[string]Child
 	in      *ingress
 	rep     *reporter
-	slots   map[string]chan struct{}
+	slots   map[string]chan struct{} // per target: its running attempts and submits
+	polls   map[string]chan struct{} // per job target: its polls in progress
+	running slots                    // the attempts in progress (Snapshot)
+	unwatch func()
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -54,13 +59,21 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
 	}
 	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout),
-		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}}
+		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
-		if label == "" || strings.ContainsAny(label, "/ ") || t.Run == nil {
-			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and a Run are required", label)
+		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
+			t.Job != nil && (t.Job.Submit == nil || t.Job.Await == nil) {
+			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and either a Run or a Job (with Submit and Await) are required", label)
 		}
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, max(cfg.maxRunning, 1))
+		if t.Job != nil {
+			n := t.Job.MaxPolls
+			if n <= 0 {
+				n = work.DefaultMaxPolls
+			}
+			w.polls[label] = make(chan struct{}, n)
+		}
 	}
 	return w, nil
 }
@@ -70,7 +83,9 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 func (w *Worker) Start(ctx context.Context) error {
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true)
 	if w.cfg.registry {
-		rs = rs.Bind(registry{ns: w.cfg.ns}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep}.definition())
+		d := w.cfg.maxDuration
+		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d}.definition()).
+			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
 	labels := make([]string, 0, len(w.targets))
 	for l := range w.targets {
@@ -111,6 +126,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
+	if wt, ok := w.cfg.observer.(work.Watcher); ok {
+		unwatch := wt.Watch(w)
+		w.mu.Lock()
+		w.unwatch = unwatch
+		w.mu.Unlock()
+	}
 	return nil
 }
 
@@ -125,9 +146,12 @@ func (w *Worker) URL() string {
 // progress, and waits for it. It is idempotent.
 func (w *Worker) Stop() {
 	w.mu.Lock()
-	srv, done := w.srv, w.done
-	w.srv = nil
+	srv, done, unwatch := w.srv, w.done, w.unwatch
+	w.srv, w.unwatch = nil, nil
 	w.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
 	if srv == nil {
 		return
 	}
@@ -139,8 +163,16 @@ func (w *Worker) Stop() {
 // child in one journaled step and settles the Work; the output handler
 // reads the output it kept.
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
-	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts()...).
+	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.maxDuration)...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
+			if in.Approval != nil {
+				if run, err := w.awaitApproval(ctx, in); err != nil || !run {
+					return restate.Void{}, err
+				}
+			}
+			if in.Job != nil {
+				return restate.Void{}, w.runJob(ctx, in)
+			}
 			res, err := restate.Run(ctx, func(rc restate.RunContext) (attemptResult, error) {
 				return w.attempt(rc, in)
 			}, restate.WithName("child"))
@@ -154,6 +186,14 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 				_, err = restate.Object[restate.Void](ctx, w.cfg.ns+"."+controlService, in.ID, hFinish).Request(res.Out)
 			}
 			return restate.Void{}, err
+		})).
+		Handler(hStop, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (restate.Void, error) {
+			_ = restate.Promise[bool](ctx, stopPromise).Resolve(true) // already resolved: stopping anyway
+			return restate.Void{}, nil
+		})).
+		Handler(hApproval, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, answer string) (restate.Void, error) {
+			_ = restate.Promise[string](ctx, approvalPromise).Resolve(answer) // answered once
+			return restate.Void{}, nil
 		})).
 		Handler(hOutput, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (string, error) {
 			out, err := restate.Get[string](ctx, outputKey)

@@ -1,0 +1,269 @@
+package restate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	restate "github.com/restatedev/sdk-go"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// stopPromise is the durable promise of a job's workflow that its control
+// object resolves (through the Stop handler) when the Work is
+// cancel-requested while it waits.
+const stopPromise = "stop"
+
+// submitAttempts bounds the submits of a job whose worker died.
+const submitAttempts = 3
+
+// pollTimeout bounds one poll.
+const pollTimeout = time.Minute
+
+// submitResult is the submit step's result: the handle, or why there is
+// none.
+type submitResult struct {
+	Handle  []byte `json:",omitempty"`
+	Out     runOutcome
+	Started time.Time
+}
+
+// pollResult is one poll step's result.
+type pollResult struct {
+	Outcome  string // work.PollOutcome*
+	Output   string `json:",omitempty"`
+	Class    string `json:",omitempty"`
+	Progress bool   `json:",omitempty"`
+}
+
+// waitingReply tells the workflow whether the Work is cancel-requested.
+type waitingReply struct{ Stop bool }
+
+// runJob runs an external job's Work: the submit as a journaled step on
+// one of the target's slots (the step claims its attempt first, as a
+// child's run does), then, holding nothing, durable timers between polls
+// (work.Backoff.Next), each poll a journaled step of its own. A cancel
+// resolves the stop promise and ends the wait at once; past the maximum
+// duration the job is cancelled and the Work fails, deadline_exceeded.
+// The handle lives in the workflow's journal only.
+func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
+	t := w.targets[in.Label]
+	ctl := func(handler string, arg any) (waitingReply, error) {
+		return restate.Object[waitingReply](ctx, w.cfg.ns+"."+controlService, in.ID, handler).Request(arg)
+	}
+	finish := func(out runOutcome) error {
+		_, err := restate.Object[restate.Void](ctx, w.cfg.ns+"."+controlService, in.ID, hFinish).Request(out)
+		return err
+	}
+	sub, rerr := restate.Run(ctx, func(rc restate.RunContext) (submitResult, error) {
+		return w.submit(rc, t.Job, in)
+	}, restate.WithName("submit"))
+	if rerr != nil {
+		return rerr
+	}
+	switch {
+	case sub.Out.NotRun:
+		return nil
+	case sub.Out.Class != "":
+		return finish(sub.Out)
+	}
+	cancelJob := func(class string) error {
+		if t.Job.Cancel != nil {
+			if _, err := restate.Run(ctx, func(rc restate.RunContext) (bool, error) {
+				cctx, cancel := context.WithTimeout(rc, pollTimeout)
+				defer cancel()
+				_ = t.Job.Cancel(cctx, sub.Handle) // its error is the service's; the Work ends anyway
+				return true, nil
+			}, restate.WithName("cancel")); err != nil {
+				return err
+			}
+		}
+		return finish(runOutcome{Class: class, Usage: &work.Usage{}})
+	}
+	st, cerr := ctl(hWaiting, restate.Void{})
+	if cerr != nil {
+		return cerr
+	}
+	if st.Stop {
+		return cancelJob(work.ClassCancelled)
+	}
+	var deadline time.Time
+	if in.MaxDuration > 0 {
+		deadline = sub.Started.Add(in.MaxDuration)
+	}
+	maxErrs := in.Job.MaxPollErrors
+	if maxErrs <= 0 {
+		maxErrs = work.DefaultMaxPollErrors
+	}
+	stop := restate.Promise[bool](ctx, stopPromise)
+	delay, errs := in.Job.Backoff.Next(0, false), 0
+	// The clock is read in journaled steps: a replay waits the same.
+	clock := func() time.Time {
+		t, _ := restate.Run(ctx, func(restate.RunContext) (time.Time, error) { return time.Now(), nil }, restate.WithName("clock"))
+		return t
+	}
+	at := clock()
+	for {
+		d := delay
+		if !deadline.IsZero() {
+			d = max(min(d, deadline.Sub(at)), 0)
+		}
+		timer := restate.After(ctx, d)
+		first, err := restate.WaitFirst(ctx, timer, stop)
+		if err != nil {
+			return err
+		}
+		if first == stop {
+			return cancelJob(work.ClassCancelled)
+		}
+		p, err := restate.Run(ctx, func(rc restate.RunContext) (pollResult, error) {
+			return w.poll(rc, t.Job, in.Label, sub.Handle), nil
+		}, restate.WithName("poll"))
+		if err != nil {
+			return err
+		}
+		st, cerr := ctl(hPolled, p.Outcome)
+		if cerr != nil {
+			return cerr
+		}
+		at = clock()
+		past := !deadline.IsZero() && !at.Before(deadline)
+		switch {
+		case p.Outcome == work.PollOutcomeDone:
+			// Completion wins over a cancel request, as a child's does.
+			if in.MaxResultBytes > 0 && len(p.Output) > in.MaxResultBytes {
+				return finish(runOutcome{Class: work.ClassResultTooLarge, Bytes: len(p.Output), Usage: &work.Usage{}})
+			}
+			restate.Set(ctx, outputKey, p.Output)
+			return finish(runOutcome{Bytes: len(p.Output), Usage: &work.Usage{}})
+		case p.Outcome == work.PollOutcomeFailed:
+			class := p.Class
+			if class == "" {
+				class = work.ClassError
+			}
+			return finish(runOutcome{Class: class, Usage: &work.Usage{}})
+		case past:
+			return cancelJob(work.ClassDeadline)
+		case st.Stop:
+			return cancelJob(work.ClassCancelled)
+		case p.Outcome == work.PollOutcomeError:
+			if errs++; errs >= maxErrs {
+				return finish(runOutcome{Class: work.ClassError, Usage: &work.Usage{}})
+			}
+			delay = in.Job.Backoff.Next(delay, false)
+		default:
+			errs = 0
+			delay = in.Job.Backoff.Next(delay, p.Progress)
+		}
+	}
+}
+
+// submit claims the attempt and submits the job with the Work's id as its
+// key, on one of the target's slots.
+func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submitResult, error) {
+	free := w.slots[in.Label]
+	select {
+	case free <- struct{}{}:
+	case <-rc.Done():
+		return submitResult{}, rc.Err()
+	}
+	defer func() { <-free }()
+	var claim claimReply
+	if err := w.in.object(rc, controlService, in.ID, hClaim, newID(), nil, &claim); err != nil {
+		return submitResult{}, err
+	}
+	switch {
+	case claim.Lost:
+		return submitResult{Out: runOutcome{Class: work.ClassWorkerLost}}, nil
+	case !claim.Run:
+		return submitResult{Out: runOutcome{NotRun: true}}, nil
+	}
+	defer w.running.add(&slot{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth,
+		n: claim.Attempt, created: in.Created, started: claim.Started})()
+	sctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stop := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
+	defer stop()
+	if in.MaxDuration > 0 {
+		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
+		defer timer.Stop()
+	}
+	h, err, panicked := callSubmit(sctx, job, in.ID, in.Input)
+	switch {
+	case panicked:
+		return submitResult{Out: runOutcome{Class: work.ClassPanic, Usage: &work.Usage{}}}, nil
+	case err != nil && errors.Is(context.Cause(sctx), errDeadline):
+		return submitResult{Out: runOutcome{Class: work.ClassDeadline, Usage: &work.Usage{}}}, nil
+	case err != nil:
+		return submitResult{Out: runOutcome{Class: work.ClassError, Usage: &work.Usage{}}}, nil
+	}
+	return submitResult{Handle: h, Started: claim.Started}, nil
+}
+
+// poll runs one Await on one of the target's poll slots.
+func (w *Worker) poll(rc context.Context, job *work.Job, label string, handle []byte) pollResult {
+	bound := w.polls[label]
+	select {
+	case bound <- struct{}{}:
+	case <-rc.Done():
+		return pollResult{Outcome: work.PollOutcomeError}
+	}
+	defer func() { <-bound }()
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(rc), pollTimeout)
+	defer cancel()
+	p, err, panicked := callAwait(pctx, job, handle)
+	switch {
+	case panicked:
+		return pollResult{Outcome: work.PollOutcomeFailed, Class: work.ClassPanic}
+	case err != nil:
+		return pollResult{Outcome: work.PollOutcomeError}
+	case p.State == work.PollDone:
+		return pollResult{Outcome: work.PollOutcomeDone, Output: p.Output}
+	case p.State == work.PollFailed:
+		return pollResult{Outcome: work.PollOutcomeFailed, Class: p.Class}
+	}
+	return pollResult{Outcome: work.PollOutcomeWaiting, Progress: p.Progress}
+}
+
+func callSubmit(ctx context.Context, job *work.Job, key, input string) (h []byte, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			h, err, panicked = nil, nil, true
+		}
+	}()
+	h, err = job.Submit(ctx, key, input)
+	return h, err, false
+}
+
+func callAwait(ctx context.Context, job *work.Job, h []byte) (p work.Poll, err error, panicked bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, err, panicked = work.Poll{}, nil, true
+		}
+	}()
+	p, err = job.Await(ctx, h)
+	return p, err, false
+}
+
+// waiting marks a job's Work as waiting (EventWaiting) after its submit.
+func (c control) waiting(ctx restate.ObjectContext, _ restate.Void) (waitingReply, error) {
+	s, ok := load(ctx)
+	if !ok || s.State.Terminal() {
+		return waitingReply{Stop: true}, nil
+	}
+	s.Waiting = true
+	c.record(ctx, s)
+	c.rep.emit(s.In, work.Event{Type: work.EventWaiting, Time: now(ctx)})
+	return waitingReply{Stop: s.State == work.StateCancelRequested}, nil
+}
+
+// polled reports one poll's outcome (EventPolled).
+func (c control) polled(ctx restate.ObjectContext, outcome string) (waitingReply, error) {
+	s, ok := load(ctx)
+	if !ok || s.State.Terminal() {
+		return waitingReply{Stop: true}, nil
+	}
+	c.rep.emit(s.In, work.Event{Type: work.EventPolled, Poll: outcome, Time: now(ctx)})
+	return waitingReply{Stop: s.State == work.StateCancelRequested}, nil
+}

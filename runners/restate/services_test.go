@@ -1,0 +1,89 @@
+package restate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/agentwork/agentwork/runners/restate"
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestServiceTimeouts: every service a Worker registers has inactivity
+// and abort timeouts above the Work's maximum duration (and at least a
+// day), read back from the admin API, so that Restate never aborts and
+// retries a long child; the registry objects keep no journal.
+func TestServiceTimeouts(t *testing.T) {
+	s := server(t)
+	ns := "tmo" + strconv.FormatInt(namespaces.Add(1), 10)
+	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction,
+		Run: func(context.Context, string) (string, error) { return "", nil }}},
+		restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
+		restate.WithRegistry(), restate.WithMaxDuration(36*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for _, svc := range []string{ns + ".Work.c", ns + ".Owner", ns + ".Control", ns + ".Approvals"} {
+		resp, err := http.Get(s.Admin + "/services/" + svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		var d map[string]any
+		if err := json.Unmarshal(b, &d); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %s %s", svc, resp.Status, b)
+		}
+		for _, k := range []string{"inactivity_timeout", "abort_timeout"} {
+			got, err := humantime(d[k])
+			if err != nil || got < 37*time.Hour {
+				t.Errorf("%s: %s = %v (%v); want at least 37h", svc, k, d[k], err)
+			}
+		}
+		if svc != ns+".Work.c" {
+			if j, err := humantime(d["journal_retention"]); err != nil || j != 0 {
+				t.Errorf("%s: journal_retention = %v; want none", svc, d["journal_retention"])
+			}
+		}
+	}
+}
+
+// humantime parses the admin API's durations ("1d 13h", "37h", "0s").
+func humantime(v any) (time.Duration, error) {
+	s, _ := v.(string)
+	var total time.Duration
+	for _, tok := range strings.Fields(s) {
+		n, unit := strings.TrimRightFunc(tok, unicode.IsLetter), strings.TrimLeftFunc(tok, unicode.IsDigit)
+		mult := map[string]time.Duration{"w": 7 * 24 * time.Hour, "d": 24 * time.Hour}[unit]
+		if mult == 0 {
+			d, err := time.ParseDuration(tok)
+			if err != nil {
+				return 0, err
+			}
+			total += d
+			continue
+		}
+		k, err := strconv.Atoi(n)
+		if err != nil {
+			return 0, err
+		}
+		total += time.Duration(k) * mult
+	}
+	if s == "" {
+		return 0, fmt.Errorf("no duration")
+	}
+	return total, nil
+}

@@ -1,0 +1,148 @@
+package restate
+
+import (
+	"time"
+
+	restate "github.com/restatedev/sdk-go"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Children that talk back: a Work whose Spec declares updates keeps them
+// in its control object's state (a work.UpdateLog, which decides each
+// one); its child's ReportUpdate reaches it through the ingress. A
+// question is open there until guidance is accepted for the Work (Send,
+// or Engine.Answer) or its timeout passes; the child's wait for it polls
+// the control object's shared question handler.
+
+const (
+	hReport    = "Report"
+	hQuestion  = "Question"
+	hQTimedOut = "QuestionTimeout"
+	hUpdates   = "Updates"
+)
+
+// updState is a Work's updates and questions (nil: none declared).
+type updState struct {
+	Log      work.UpdateLogState
+	OpenedAt time.Time `json:",omitzero"` // when the open questions' wait began
+	Gen      int       // counts the closes of open questions
+	Answered bool      // the last close was an answer (not a timeout)
+}
+
+type reportRequest struct {
+	Key      string
+	Value    []byte
+	Question bool `json:",omitempty"`
+}
+
+type reportReply struct {
+	Seq       int
+	Duplicate bool   `json:",omitempty"`
+	Reason    string `json:",omitempty"`
+}
+
+// questionView is the child's view of its open question.
+type questionView struct {
+	Open, Answered, Ended bool
+	Gen                   int
+	Deadline              time.Time
+}
+
+type updatesQuery struct {
+	Owner string
+	After int
+}
+
+type updatesReply struct {
+	Found   bool
+	Updates []work.Update
+}
+
+// report decides on one update with the Work's log (work.UpdateLog:
+// order, idempotency, bounds, ending) and reports it (EventUpdate).
+func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply, error) {
+	s, ok := load(ctx)
+	if !ok || s.Upd == nil {
+		return reportReply{Reason: work.UpdateRefusedNotDeclared}, nil
+	}
+	if s.State.Terminal() {
+		return reportReply{Reason: work.UpdateRefusedEnding}, nil // no event after the terminal one
+	}
+	log := work.RestoreUpdateLog(s.Upd.Log)
+	if s.State == work.StateCancelRequested {
+		log.End()
+	}
+	wasOpen := len(log.Open()) > 0
+	t := now(ctx)
+	rec, reason := log.Accept(r.Key, r.Value, r.Question, t)
+	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
+	if reason == "" && rec.Duplicate {
+		return reply, nil
+	}
+	c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reason, Time: t})
+	if reason != "" {
+		return reply, nil
+	}
+	s.Upd.Log = log.State()
+	if r.Question && !wasOpen {
+		s.Upd.OpenedAt = t
+	}
+	s.Updates = log.Len()
+	c.record(ctx, s)
+	return reply, nil
+}
+
+// answerQuestions closes the open questions: guidance arrived.
+func (s *controlState) answerQuestions() {
+	if s.Upd == nil {
+		return
+	}
+	log := work.RestoreUpdateLog(s.Upd.Log)
+	if len(log.Open()) > 0 {
+		log.Answered()
+		s.Upd.Log, s.Upd.Gen, s.Upd.Answered = log.State(), s.Upd.Gen+1, true
+	}
+}
+
+// question is the child's view of its open questions (a shared handler).
+func (c control) question(ctx restate.ObjectSharedContext, _ restate.Void) (questionView, error) {
+	s, ok := load(ctx)
+	if !ok || s.Upd == nil {
+		return questionView{Ended: true}, nil
+	}
+	log := work.RestoreUpdateLog(s.Upd.Log)
+	return questionView{Open: len(log.Open()) > 0, Answered: s.Upd.Answered, Ended: s.State.Terminal(), Gen: s.Upd.Gen,
+		Deadline: s.Upd.OpenedAt.Add(log.Policy().QuestionTimeout)}, nil
+}
+
+// questionTimedOut closes the open questions of generation gen, unanswered
+// (their wait gave up at their deadline); it answers whether they were
+// answered meanwhile.
+func (c control) questionTimedOut(ctx restate.ObjectContext, gen int) (bool, error) {
+	s, ok := load(ctx)
+	if !ok || s.Upd == nil {
+		return false, nil
+	}
+	if s.Upd.Gen != gen {
+		return s.Upd.Answered, nil
+	}
+	log := work.RestoreUpdateLog(s.Upd.Log)
+	log.Answered()
+	s.Upd.Log, s.Upd.Gen, s.Upd.Answered = log.State(), s.Upd.Gen+1, false
+	restate.Set(ctx, stateKey, s)
+	return false, nil
+}
+
+// updates reads the Work's updates after a cursor for its owner (a
+// shared handler): readable after the Work ended.
+func (c control) updates(ctx restate.ObjectSharedContext, q updatesQuery) (updatesReply, error) {
+	s, ok := load(ctx)
+	if !ok || s.In.Owner != q.Owner || s.Detached {
+		return updatesReply{}, nil
+	}
+	if s.Upd == nil {
+		return updatesReply{Found: true}, nil
+	}
+	return updatesReply{Found: true, Updates: work.RestoreUpdateLog(s.Upd.Log).After(q.After)}, nil
+}

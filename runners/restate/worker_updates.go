@@ -1,0 +1,78 @@
+package restate
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// reportUpdate is the attempt's work.Remote.Update: the Work's control
+// object decides (and reports the decision); what it cannot be asked
+// (no updates declared, the call failed) is refused here, with its event.
+func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+		refused := func(reason string) (work.UpdateReceipt, string) {
+			w.cfg.observer.Event(context.Background(), work.Event{Type: work.EventUpdate, WorkID: in.ID, Owner: in.Owner,
+				Depth: in.Depth, Target: in.Label, Kind: in.Kind, Time: time.Now(), Bytes: len(value), Question: question,
+				ErrorClass: reason})
+			return work.UpdateReceipt{}, reason
+		}
+		if in.Updates == nil {
+			return refused(work.UpdateRefusedNotDeclared)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
+		defer cancel()
+		// Idempotent by its key in the log: a repeat after a lost answer
+		// gets the first receipt (Duplicate).
+		var r reportReply
+		if err := w.in.object(ctx, controlService, in.ID, hReport, "", reportRequest{Key: key, Value: value, Question: question}, &r); err != nil {
+			return refused(work.UpdateRefusedUnavailable)
+		}
+		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason
+	}
+}
+
+// awaitAnswer is the attempt's work.Remote.AwaitAnswer: it reads the
+// Work's open questions every poll interval until guidance answered them
+// (true), their deadline passed (false; the control object closes them),
+// the Work ended or ctx is done.
+func (w *Worker) awaitAnswer(id string) func(ctx context.Context) bool {
+	return func(ctx context.Context) bool {
+		var q0 questionView
+		if err := w.in.object(ctx, controlService, id, hQuestion, "", nil, &q0); err != nil || q0.Ended {
+			return false
+		}
+		if !q0.Open {
+			return q0.Answered
+		}
+		tick := time.NewTicker(w.cfg.pollInterval)
+		defer tick.Stop()
+		for {
+			deadline := time.NewTimer(time.Until(q0.Deadline))
+			select {
+			case <-ctx.Done():
+				deadline.Stop()
+				return false
+			case <-deadline.C:
+				var answered bool
+				tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.rpcTimeout)
+				err := w.in.object(tctx, controlService, id, hQTimedOut, "", q0.Gen, &answered)
+				cancel()
+				return err == nil && answered
+			case <-tick.C:
+			}
+			deadline.Stop()
+			var q questionView
+			if err := w.in.object(ctx, controlService, id, hQuestion, "", nil, &q); err != nil {
+				continue
+			}
+			switch {
+			case q.Gen != q0.Gen:
+				return q.Answered
+			case q.Ended:
+				return false
+			}
+		}
+	}
+}
