@@ -197,7 +197,35 @@ func TestIntegrationRestate(t *testing.T) {
 		t.Fatalf("deaf Work: %+v", r)
 	}
 
-	// 6. The canary in Restate: every table of its introspection schema
+	// 6. A Work that needs approval, its input a canary; the coordinator
+	// dies; a new coordinator process lists the request and approves it:
+	// it runs.
+	var hr struct{ Work string }
+	must(co.do(&hr, "held", "gated", gate+" "+CanaryInput))
+	held := hr.Work
+	ids = append(ids, held)
+	co.p.kill()
+	co, err = cl.startCoordinator("coordinator-3", "integration")
+	must(err)
+	var pending []struct {
+		Work struct {
+			ID string `json:"id"`
+		} `json:"work"`
+		Input string `json:"input"`
+	}
+	must(co.do(&pending, "pending"))
+	if len(pending) != 1 || pending[0].Work.ID != held || pending[0].Input != gate+" "+CanaryInput {
+		t.Fatalf("pending after the restart: %+v, want %s", pending, held)
+	}
+	must(co.do(nil, "approve", held))
+	r, err = co.settled(held, 2*time.Minute)
+	must(err)
+	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "gated on ") {
+		t.Fatalf("approved after the restart: %+v", r)
+	}
+	t.Logf("6. coordinator restarted: listed the approval request of Work %s and approved it; it ran", held[:8])
+
+	// The canary in Restate: every table of its introspection schema
 	// (state, journal, invocations, promises...). Input and output may be
 	// there (they are the Work's journal and state); guidance must be gone
 	// once delivered or its Work ended; failure text never gets there.
@@ -221,7 +249,7 @@ func TestIntegrationRestate(t *testing.T) {
 	canaries := []string{CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	spans, _ := filepath.Glob(filepath.Join(dir, "*.spans"))
-	if len(files) < 5 || len(spans) < 5 {
+	if len(files) < 6 || len(spans) < 6 {
 		t.Errorf("%d log and %d span files, want one each per process", len(files), len(spans))
 	}
 	var nspans int

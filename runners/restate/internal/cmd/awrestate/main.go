@@ -10,13 +10,14 @@
 //
 // A service process is a restate.Worker: with -registry it serves the
 // owners' and the Works' objects (one such process per deployment, at its
-// own URL); without, it serves six targets (slow, retry, gated,
-// stubborn, deaf, fail), listening on -listen and registered as -advertise (the
+// own URL); without, it serves five targets (slow, retry, gated,
+// deaf, fail), listening on -listen and registered as -advertise (the
 // load balancer in front of several service processes). It says "started
 // <work id> <name>" on stdout when an attempt begins; its log lines
 // (stderr) carry ids and states only. A coordinator reads one command a
-// line on stdin (start LABEL INPUT, status ID, result ID, cancel ID, send
-// ID CALL MESSAGE, list) and answers each with one JSON line on stdout:
+// line on stdin (start LABEL INPUT, held LABEL INPUT, pending, approve
+// ID, status ID, result ID, cancel ID, send ID CALL MESSAGE, list) and
+// answers each with one JSON line on stdout:
 // the object the model would see, or {"error":CODE}. Every process
 // records the spans of its agentwork telemetry Observer in -spans (one
 // line per span: name, attributes, events, status), for the canary

@@ -177,19 +177,27 @@ func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
 		return ""
 	}
 	ctx := context.Background()
+	input := arg(2) // start and held: the rest of the line
+	if arg(3) != "" {
+		input += " " + arg(3)
+	}
 	switch f[0] {
 	case "start":
 		kind := work.KindFunction
 		if arg(1) == "slow" || arg(1) == "deaf" {
 			kind = work.KindAgent
 		}
-		input := arg(2)
-		if arg(3) != "" {
-			input += " " + arg(3)
-		}
 		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: kind},
 			Input: input, Run: func(context.Context) (string, error) { return "", nil }})
 		return map[string]string{"work": ref.ID}, err
+	case "held": // held LABEL INPUT: a Work that needs approval
+		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: work.KindFunction},
+			Input: input, NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "pending":
+		return e.Pending(ctx, o)
+	case "approve":
+		return map[string]bool{"approved": true}, e.Approve(ctx, o, arg(1))
 	case "status":
 		st, err := e.Status(ctx, o, arg(1))
 		return statusReply{Status: st, Class: st.Class}, err

@@ -94,20 +94,14 @@ func targets(name string, log *slog.Logger) map[string]restate.Child {
 			}
 			return "second attempt on " + name, nil
 		}},
-		// gated: input a file path; returns once the file exists.
-		"gated": {Kind: work.KindFunction, Run: func(ctx context.Context, path string) (string, error) {
+		// gated: input a file path (and words after it); returns once
+		// the file exists.
+		"gated": {Kind: work.KindFunction, Run: func(ctx context.Context, input string) (string, error) {
 			started(ctx, "gated")
-			if err := poll(ctx, exists(path)); err != nil {
+			if err := poll(ctx, exists(strings.Fields(input + " ")[0])); err != nil {
 				return "", err
 			}
 			return "gated on " + name + " " + CanaryOutput, nil
-		}},
-		// stubborn: input a file path; returns once the file exists, and
-		// ignores its cancellation until then.
-		"stubborn": {Kind: work.KindFunction, Run: func(ctx context.Context, path string) (string, error) {
-			started(ctx, "stubborn")
-			_ = poll(context.Background(), exists(path))
-			return "stubborn on " + name, nil
 		}},
 		// deaf: an agent child that takes no guidance: input a file path;
 		// returns once the file exists.
