@@ -58,7 +58,9 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
 		Handler(hFinish, restate.NewObjectHandler(c.finish)).
 		Handler(hSend, restate.NewObjectHandler(c.send)).
-		Handler(hTake, restate.NewObjectHandler(c.take)).
+		// take answers with the guidance texts: Restate keeps no answer of it
+		// (it keeps an ingress call's answer a day by default).
+		Handler(hTake, restate.NewObjectHandler(c.take, restate.WithIdempotencyRetention(0))).
 		Handler(hDetach, restate.NewObjectHandler(c.detach)).
 		Handler(hDrop, restate.NewObjectHandler(c.release)).
 		Handler(hWaiting, restate.NewObjectHandler(c.waiting)).

@@ -185,7 +185,7 @@ func TestIntegrationRestate(t *testing.T) {
 	if sr.Outcome != "accepted" {
 		t.Fatalf("send to the deaf Work: %+v", sr)
 	}
-	if found := restateHolds(t, admin, CanaryGuidance); len(found) == 0 {
+	if found := restateHolds(t, admin, cl.srv.Ingress, CanaryGuidance); len(found) == 0 {
 		t.Fatal("queued guidance is nowhere in Restate's state: the canary check cannot see it")
 	} else {
 		t.Logf("5. queued guidance seen in Restate's %s while its Work runs", strings.Join(found, ", "))
@@ -226,15 +226,17 @@ func TestIntegrationRestate(t *testing.T) {
 	t.Logf("6. coordinator restarted: listed the approval request of Work %s and approved it; it ran", held[:8])
 
 	// The canary in Restate: every table of its introspection schema
-	// (state, journal, invocations, promises...). Input and output may be
+	// (state, journal, invocations, promises...) and the answers it keeps
+	// of completed ingress calls (a day by default, each with an
+	// idempotency key of Restate's when the caller gave none). Input and output may be
 	// there (they are the Work's journal and state); guidance must be gone
 	// once delivered or its Work ended; failure text never gets there.
 	for _, c := range []string{CanaryGuidance, CanaryFailure} {
-		if found := restateHolds(t, admin, c); len(found) > 0 {
+		if found := restateHolds(t, admin, cl.srv.Ingress, c); len(found) > 0 {
 			t.Errorf("Restate's %s hold %s after the Work ended:\n%s", strings.Join(found, ", "), c, journalHolding(t, admin, c))
 		}
 	}
-	if found := restateHolds(t, admin, CanaryOutput); len(found) == 0 {
+	if found := restateHolds(t, admin, cl.srv.Ingress, CanaryOutput); len(found) == 0 {
 		t.Error("no completed Work's output is in Restate's tables: the canary check cannot see payloads")
 	}
 
@@ -301,8 +303,9 @@ func TestIntegrationRestate(t *testing.T) {
 		len(files), nspans, len(ids))
 }
 
-// restateHolds returns the introspection tables holding s.
-func restateHolds(t *testing.T, admin, s string) []string {
+// restateHolds returns the introspection tables, and the retained
+// outputs of idempotent invocations, holding s.
+func restateHolds(t *testing.T, admin, ingress, s string) []string {
 	t.Helper()
 	tables, err := storedTables(context.Background(), admin)
 	if err != nil {
@@ -325,6 +328,18 @@ func restateHolds(t *testing.T, admin, s string) []string {
 	}
 	if seen < 3 {
 		t.Fatalf("read %d of Restate's tables %v", seen, tables)
+	}
+	outs, n, err := retainedOutputs(context.Background(), admin, ingress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("no retained output of an idempotent invocation: the check reads nothing")
+	}
+	for target, b := range outs {
+		if bytes.Contains(b, []byte(s)) {
+			found = append(found, "the retained output of "+target)
+		}
 	}
 	return found
 }

@@ -117,3 +117,38 @@ func decodeAll(out *bytes.Buffer, v any) {
 		}
 	}
 }
+
+// retainedOutputs is the outputs Restate keeps for the completed
+// invocations that had an idempotency key (read back through the
+// ingress's attach API, GET <ingress>/restate/invocation/<id>/output),
+// which the introspection tables do not show.
+// It returns them by invocation target.
+func retainedOutputs(ctx context.Context, admin, ingress string) (map[string][]byte, int, error) {
+	rows, err := query(ctx, admin, "SELECT id, target FROM sys_invocation WHERE idempotency_key IS NOT NULL AND status = 'completed'")
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string][]byte{}
+	for _, r := range rows {
+		id, _ := r["id"].(string)
+		target, _ := r["target"].(string)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ingress+"/restate/invocation/"+id+"/output", nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, 0, err
+		}
+		if resp.StatusCode/100 != 2 {
+			return nil, 0, fmt.Errorf("output of %s: %s: %s", id, resp.Status, b)
+		}
+		out[target] = append(append(out[target], b...), '\n')
+	}
+	return out, len(rows), nil
+}
