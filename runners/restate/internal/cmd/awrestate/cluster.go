@@ -22,9 +22,10 @@ import (
 // behind a balancer, and coordinator processes, on 127.0.0.1, every
 // process's output in dir.
 type cluster struct {
-	self, dir string
-	srv       *restatetest.Server
-	lb        *balancer
+	self, dir    string
+	srv          *restatetest.Server
+	lb           *balancer
+	registryAddr string
 
 	mu        sync.Mutex
 	procs     []*proc // the ones stop ends
@@ -109,8 +110,31 @@ func (c *cluster) start() error {
 	if c.lb, err = newBalancer(); err != nil {
 		return err
 	}
-	_, err = c.startService("registry", "-registry")
+	_, err = c.startRegistry()
 	return err
+}
+
+// startRegistry starts the registry process; it listens where the first
+// one did, so that a restarted registry serves the same deployment URL.
+func (c *cluster) startRegistry() (*proc, error) {
+	if c.registryAddr == "" {
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		c.registryAddr = addr
+	}
+	return c.startService("registry", "-registry", "-listen", c.registryAddr)
+}
+
+// freeAddr is a free loopback address (free when asked).
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // startService starts a service process with extra flags and waits until
@@ -148,12 +172,10 @@ func (c *cluster) startService(name string, extra ...string) (*proc, error) {
 // startWorker starts a service process of the targets behind the
 // balancer, on a free port of its own.
 func (c *cluster) startWorker(name string) (*proc, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
 	c.lb.add(addr) // refused until it listens: Restate's discovery retries
 	p, err := c.startService(name, "-listen", addr, "-advertise", c.lb.URL)
 	if err != nil {
@@ -303,4 +325,21 @@ func (c *cluster) all() []*proc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]*proc(nil), c.everyProc...)
+}
+
+// named returns the live process of that name.
+func (c *cluster) named(name string) (*proc, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, p := range c.procs {
+		if p.name != name {
+			continue
+		}
+		select {
+		case <-p.done:
+		default:
+			return p, true
+		}
+	}
+	return nil, false
 }

@@ -225,12 +225,33 @@ func TestIntegrationRestate(t *testing.T) {
 	}
 	t.Logf("6. coordinator restarted: listed the approval request of Work %s and approved it; it ran", held[:8])
 
+	// 7. The registry process dies (SIGKILL) while a Work runs and comes
+	// back at its URL: the Work's control object answers again (Restate
+	// kept its state), guidance reaches the child, the Work completes.
+	survivor, _ := start(co, "slow", "1 "+CanaryInput)
+	ids = append(ids, survivor)
+	registry, ok := cl.named("registry")
+	if !ok {
+		t.Fatal("no registry process")
+	}
+	registry.kill()
+	_, err = cl.startRegistry()
+	must(err)
+	must(co.do(&sr, "send", survivor, "call-1", CanaryGuidance))
+	r, err = co.settled(survivor, 2*time.Minute)
+	must(err)
+	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "took guidance "+Digest([]string{CanaryGuidance})+" on ") {
+		t.Fatalf("Work across the registry's restart: %+v", r)
+	}
+	t.Logf("7. registry process SIGKILLed and restarted at its URL: Work %s took its guidance and completed", survivor[:8])
+
 	// The canary in Restate: every table of its introspection schema
 	// (state, journal, invocations, promises...) and the answers it keeps
 	// of completed ingress calls (a day by default, each with an
-	// idempotency key of Restate's when the caller gave none). Input and output may be
-	// there (they are the Work's journal and state); guidance must be gone
-	// once delivered or its Work ended; failure text never gets there.
+	// idempotency key of Restate's when the caller gave none). Input and
+	// output may be there (they are the Work's journal and state);
+	// guidance must be gone once delivered or its Work ended; failure text
+	// never gets there.
 	for _, c := range []string{CanaryGuidance, CanaryFailure} {
 		if found := restateHolds(t, admin, cl.srv.Ingress, c); len(found) > 0 {
 			t.Errorf("Restate's %s hold %s after the Work ended:\n%s", strings.Join(found, ", "), c, journalHolding(t, admin, c))
@@ -240,7 +261,7 @@ func TestIntegrationRestate(t *testing.T) {
 		t.Error("no completed Work's output is in Restate's tables: the canary check cannot see payloads")
 	}
 
-	// 7. The canary in every process's log and span file and in the
+	// 8. The canary in every process's log and span file and in the
 	// server's log; one invoke_agent span per Work across the processes.
 	cl.stop() // flush and end every process before the logs are read
 	for _, p := range cl.all() {
@@ -299,7 +320,7 @@ func TestIntegrationRestate(t *testing.T) {
 			t.Errorf("Work %s: %d invoke_agent spans across the processes, want 1", id, workSpans[id])
 		}
 	}
-	t.Logf("7. canary: Restate's tables, %d log files, %d spans and the server's log checked; one invoke_agent span for each of %d Work",
+	t.Logf("8. canary: Restate's tables, %d log files, %d spans and the server's log checked; one invoke_agent span for each of %d Work",
 		len(files), nspans, len(ids))
 }
 

@@ -23,6 +23,11 @@
 // line per span: name, attributes, events, status), for the canary
 // check. server-binary prints the Restate server binary's path,
 // installing it once (restatetest.Binary).
+//
+// The balancer runs in the driving process (the integration test or the
+// demo); with AWRESTATE_DEBUG set it logs each request's path and backend
+// to that process's stderr. AWRESTATE_LOGS names a directory that keeps
+// the integration test's logs, span files and the server's log.
 package main
 
 import (
