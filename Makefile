@@ -124,6 +124,12 @@ test-temporal:
 test-restate:
 	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
+# The Restate runner's latencies beside a bare Restate invocation on the
+# same server, in one run: start -> work.ref and start -> result.
+.PHONY: bench-restate
+bench-restate:
+	cd runners/restate && $(GO) test -run '^$$' -bench . -benchtime 3s -count 1 .
+
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator
 # (.ci/integration-temporal). demo-temporal kills a worker mid-run and

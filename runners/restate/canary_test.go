@@ -128,7 +128,8 @@ func readable(t *testing.T, rows string) string {
 // metric or log line carries input, output, failure or guidance text; in
 // Restate's own state and journal (read through the admin SQL
 // introspection) the failure text never appears, the owners' registry
-// holds no content, and the guidance text is gone once the child took it.
+// holds no content, and the guidance text is gone once the child took it
+// or its Work ended without taking it.
 func TestTelemetryAndCanary(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
@@ -143,7 +144,7 @@ func TestTelemetryAndCanary(t *testing.T) {
 	defer func() { _ = obs.Unregister() }()
 	var sdkLogs logBuffer
 	took := make(chan []string, 1)
-	boundary := make(chan struct{})
+	boundary, leave := make(chan struct{}), make(chan struct{})
 	e := deploy(t, map[string]restate.Child{
 		"ok":   {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return canaryOutput, nil }},
 		"fail": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "", errors.New(canaryFailure) }},
@@ -152,6 +153,11 @@ func TestTelemetryAndCanary(t *testing.T) {
 			<-boundary
 			took <- ex.Guidance()
 			return "steered", nil
+		}},
+		// Ends without taking its guidance: the Work drops it.
+		"ignore": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) {
+			<-leave
+			return "ignored", nil
 		}},
 	}, restate.WithObserver(obs), restate.WithLogger(slog.NewJSONHandler(&sdkLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	ctx := context.Background()
@@ -179,6 +185,11 @@ func TestTelemetryAndCanary(t *testing.T) {
 	if _, err := e.Send(ctx, o, steerRef.ID, "cmd-1", canaryGuidance); err != nil {
 		t.Fatal(err)
 	}
+	ignoreRef := start("ignore", work.KindAgent)
+	if _, err := e.Send(ctx, o, ignoreRef.ID, "cmd-2", canaryGuidance+"-dropped"); err != nil {
+		t.Fatal(err)
+	}
+	close(leave)
 	close(boundary)
 	if g := <-took; len(g) != 1 || g[0] != canaryGuidance {
 		t.Fatalf("the child took %q; want the guidance", g)
@@ -191,6 +202,9 @@ func TestTelemetryAndCanary(t *testing.T) {
 	}
 	if st, _ := settle(steerRef); st.State != work.StateCompleted {
 		t.Fatalf("steer: %+v", st)
+	}
+	if st, _ := settle(ignoreRef); st.State != work.StateCompleted {
+		t.Fatalf("ignore: %+v", st)
 	}
 	_ = tp.ForceFlush(ctx)
 
@@ -210,7 +224,7 @@ func TestTelemetryAndCanary(t *testing.T) {
 			}
 		}
 	}
-	for _, ref := range []work.Ref{okRef, failRef, steerRef} {
+	for _, ref := range []work.Ref{okRef, failRef, steerRef, ignoreRef} {
 		if per[ref.ID] != 1 {
 			t.Errorf("Work %s has %d invoke_agent spans; want 1 (%v)", ref.ID, per[ref.ID], per)
 		}

@@ -116,6 +116,34 @@
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Restate's.
 //
+// # Telemetry
+//
+// A Work's lifecycle events (queued, approval requested, approved,
+// denied, running, cancel-requested, waiting, polled, the terminal one,
+// detached, guidance accepted, delivered and dropped, updates, budget
+// and usage) are decided by its control object and reported to the
+// Observer (WithObserver) of the Worker that serves the registry
+// (WithRegistry), which binds each Work (Observer.Bind, with the
+// launch's trace context from the Work's input) at its first event
+// there: with the telemetry Observer, one "invoke_agent {target}" span
+// per Work and the same metrics and log lines as in-process. A registry
+// process that restarts binds a live Work again at its next event (the
+// span restarts there). Delivery is at least once: a control object's
+// handler that Restate retries after it reported reports again. The
+// attempt's progress events go to the Observer of the Worker running
+// it; the Engine reports refused starts, result reads and the detach of
+// ended Work. A settled Work's registry record keeps its last progress
+// counts; Status of a running Work has none.
+//
+// # Gauges
+//
+// A Worker implements work.Watched (Snapshot: its per-target slots in
+// use and limits, and the attempts it runs), and Start has a
+// work.Watcher Observer watch it, so a worker process exports
+// agentwork_work_slots_in_use{target} and
+// agentwork_work_concurrency_limit{target}. The Engine has no deployment
+// snapshot yet.
+//
 // # Content
 //
 // The child's input and output are journal entries and state in Restate,

@@ -3,6 +3,9 @@ package restate
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +34,7 @@ type Engine struct {
 	closed bool
 	subs   map[*work.Subscription]func()
 	wg     sync.WaitGroup
+	served map[string]bool // target labels whose Work service is registered (WithAdmin)
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -42,7 +46,7 @@ func New(opts ...Option) *Engine {
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
 		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
 	return &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
-		subs: map[*work.Subscription]func(){}}
+		subs: map[*work.Subscription]func(){}, served: map[string]bool{}}
 }
 
 // Close ends the Subscriptions, cancels the foreground calls in progress
@@ -97,4 +101,41 @@ func (e *Engine) admissible() error {
 		return err
 	}
 	return nil
+}
+
+// servedTarget checks, with the admin API (WithAdmin; without it nothing
+// is checked), that a Worker registered label's Work service: the
+// admission's send to an unregistered service would hold the owner's
+// registry until one registers. A registered target is remembered.
+func (e *Engine) servedTarget(ctx context.Context, label string) error {
+	if e.cfg.admin == "" {
+		return nil
+	}
+	e.mu.Lock()
+	ok := e.served[label]
+	e.mu.Unlock()
+	if ok {
+		return nil
+	}
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(e.cfg.admin, "/")+"/services/"+url.PathEscape(workName(e.cfg.ns, label)), nil)
+	if err != nil {
+		return work.ErrInvalidSpec.Detail("a target label that is not a service name")
+	}
+	resp, err := e.in.hc.Do(req)
+	if err != nil {
+		return fromIngress(ctx, err)
+	}
+	_ = resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		e.mu.Lock()
+		e.served[label] = true
+		e.mu.Unlock()
+		return nil
+	case resp.StatusCode == http.StatusNotFound:
+		return work.ErrInvalidSpec.Detail("no Worker has registered this target")
+	}
+	return work.ErrUnavailable.Detail("the admin API answered " + resp.Status)
 }

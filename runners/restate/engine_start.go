@@ -16,7 +16,8 @@ import (
 // call may still take effect, and Start could not then report the Work):
 // it carries an idempotency key, so a call cut off is tried again without
 // admitting twice. A Spec with NeedsApproval, Job or Updates runs as the
-// package doc says.
+// package doc says. With WithAdmin, a target no Worker has registered is
+// work.ErrInvalidSpec (checked once per label until it is registered).
 func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := e.admissible(); err != nil {
 		return work.Ref{}, err
@@ -25,6 +26,9 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		return work.Ref{}, err
 	}
 	o := spec.Owner
+	if err := e.servedTarget(ctx, spec.Target.Label); err != nil {
+		return work.Ref{}, err
+	}
 	if o.Depth() >= e.cfg.maxDepth {
 		e.refused(ctx, spec, work.LimitDepth, "")
 		return work.Ref{}, work.LimitRefusal(work.LimitDepth, e.cfg.maxDepth)
@@ -76,7 +80,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	defer cancel()
 	var reply admitReply
 	if err := e.in.object(actx, ownerService, o.ID(), hAdmit, id, req, &reply); err != nil {
-		return work.Ref{}, fromIngress(actx, err)
+		return work.Ref{}, work.ErrUnavailable.Wrap(err) // bounded by the RPC timeout alone
 	}
 	if err := decodeErr(reply.Error, reply.Message); err != nil {
 		switch {

@@ -86,7 +86,10 @@ func WithNamespace(ns string) Option {
 func WithIngress(url string) Option { return optionFunc(func(c *config) { c.ingress = url }) }
 
 // WithAdmin sets the base URL of Restate's admin API, where Worker.Start
-// registers its deployment (required for a Worker).
+// registers its deployment (required for a Worker), and where an Engine
+// checks that a Start's target is registered (recommended: without it a
+// Start for a target that no Worker registered holds its owner's registry
+// until one does, Restate retrying the admission).
 func WithAdmin(url string) Option { return optionFunc(func(c *config) { c.admin = url }) }
 
 // WithAdvertisedURL sets the URL Restate reaches the Worker's deployment

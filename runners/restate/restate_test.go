@@ -25,7 +25,7 @@ var shared struct {
 	err error
 }
 
-func server(t *testing.T) *restatetest.Server {
+func server(t testing.TB) *restatetest.Server {
 	t.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -58,7 +58,7 @@ var namespaces atomic.Int64
 
 // deploy starts a Worker (with the registry) for targets and an Engine in
 // a fresh namespace on the shared server; the test's end stops them.
-func deploy(t *testing.T, targets map[string]restate.Child, opts ...restate.Option) *restate.Engine {
+func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Option) *restate.Engine {
 	t.Helper()
 	s := server(t)
 	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
@@ -110,4 +110,10 @@ func (harness) Capabilities() enginetest.Capabilities {
 // runner on a real Restate server.
 func TestConformance(t *testing.T) {
 	enginetest.Run(t, harness{})
+}
+
+var tokens atomic.Int64
+
+func newToken() string {
+	return strconv.FormatInt(tokens.Add(1), 10) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 }

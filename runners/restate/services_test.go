@@ -3,6 +3,7 @@ package restate_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,4 +87,38 @@ func humantime(v any) (time.Duration, error) {
 		return 0, fmt.Errorf("no duration")
 	}
 	return total, nil
+}
+
+// TestUnknownTarget: a Start for a target no Worker registered is refused
+// (work.ErrInvalidSpec) and leaves its owner's registry free for the next
+// Start.
+func TestUnknownTarget(t *testing.T) {
+	e := deploy(t, map[string]restate.Child{"c": {Kind: work.KindFunction,
+		Run: func(_ context.Context, in string) (string, error) { return in, nil }}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := work.NewOwner("unknown-" + newToken())
+	spec := func(label string) work.Spec {
+		return work.Spec{Owner: o, Target: work.Target{Label: label, Kind: work.KindFunction}, Input: "x",
+			Run: func(context.Context) (string, error) { return "", nil }}
+	}
+	if _, err := e.Start(ctx, spec("nope")); !errors.Is(err, work.ErrInvalidSpec) {
+		t.Fatalf("Start(unregistered target) = %v; want ErrInvalidSpec", err)
+	}
+	ref, err := e.Start(ctx, spec("c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, out, err := e.Result(ctx, o, ref.ID, work.MaxResultWait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State.Terminal() {
+			if st.State != work.StateCompleted || out != "x" {
+				t.Fatalf("%+v %q", st, out)
+			}
+			return
+		}
+	}
 }
