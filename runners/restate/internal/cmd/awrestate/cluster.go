@@ -38,7 +38,6 @@ type cluster struct {
 // stderr to dir/<name>.log.
 type proc struct {
 	name  string
-	addr  string // a service process's listen address
 	cmd   *exec.Cmd
 	in    io.WriteCloser
 	done  chan struct{}
@@ -182,7 +181,6 @@ func (c *cluster) startWorker(name string) (*proc, error) {
 		c.lb.remove(addr)
 		return nil, err
 	}
-	p.addr = addr
 	return p, nil
 }
 

@@ -19,8 +19,10 @@ import (
 // deployment URL (Restate routes a service to one URL and does not
 // balance). Each request, which is one invocation attempt of the Restate
 // protocol, goes to the next backend in turn; a backend refusing its
-// connection is skipped for a while (the attempt answered 502, which
-// Restate retries). A balancer is safe for concurrent use.
+// connection is skipped for a while (an attempt is answered 502, which
+// Restate retries; a request without a body goes to the next backend). A
+// backend's death mid-stream ends the stream with an error. A balancer is
+// safe for concurrent use.
 type balancer struct {
 	URL string
 
@@ -49,20 +51,14 @@ func newBalancer() (*balancer, error) {
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme, pr.Out.URL.Host = "http", b.pick()
-			if pr.In.Body != nil && pr.In.Body != http.NoBody {
+			if pr.Out.Body != nil && pr.Out.Body != http.NoBody {
 				pr.Out.Body = closingBody{pr.In.Body}
 			}
 		},
-		Transport:     b.tr,
+		Transport:     retrying{b},
 		FlushInterval: -1, // the protocol streams both ways
 		ErrorLog:      log.New(debugWriter{}, "", 0),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			var op *net.OpError
-			if errors.As(err, &op) && op.Op == "dial" {
-				b.mu.Lock()
-				b.down[r.URL.Host] = time.Now().Add(skipFor)
-				b.mu.Unlock()
-			}
 			debugf("lb error %s: %v", r.URL.Host, err)
 			w.WriteHeader(http.StatusBadGateway)
 		},
@@ -78,6 +74,31 @@ func newBalancer() (*balancer, error) {
 		_ = b.srv.Serve(l)
 	}()
 	return b, nil
+}
+
+// retrying is the balancer's transport: a backend that refuses the
+// connection is skipped for a while, and a request without a body (the
+// deployment's discovery) goes to the next backend at once; one with a
+// body cannot be sent again, and is answered 502.
+type retrying struct{ b *balancer }
+
+func (rt retrying) RoundTrip(req *http.Request) (*http.Response, error) {
+	for try := 0; ; try++ {
+		resp, err := rt.b.tr.RoundTrip(req)
+		var op *net.OpError
+		if err == nil || !errors.As(err, &op) || op.Op != "dial" {
+			return resp, err
+		}
+		rt.b.mu.Lock()
+		rt.b.down[req.URL.Host] = time.Now().Add(skipFor)
+		n := len(rt.b.backends)
+		rt.b.mu.Unlock()
+		if (req.Body != nil && req.Body != http.NoBody) || try >= n {
+			return nil, err
+		}
+		req = req.Clone(req.Context())
+		req.URL.Host = rt.b.pick()
+	}
 }
 
 // closingBody passes Close to the inbound request body. The transport

@@ -106,8 +106,21 @@ func TestBalancerCutsStreamOfDeadBackend(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream of a dead backend did not end")
 	}
+	// A request without a body is sent on to a live backend at once,
+	// from every place in the rotation.
+	for range 4 {
+		resp, err := c.Get(b.URL + "/discover")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "live" {
+			t.Fatalf("GET: %s %q, want the live backend's answer", resp.Status, body)
+		}
+	}
 	for range 3 {
-		resp, err := c.Post(b.URL+"/x", "text/plain", strings.NewReader(""))
+		resp, err := c.Post(b.URL+"/x", "text/plain", strings.NewReader("body"))
 		if err != nil {
 			t.Fatal(err)
 		}
