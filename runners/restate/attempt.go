@@ -21,7 +21,7 @@ var (
 // the Work's control object (the started marker) and runs the child with
 // a work.Remote Execution. Its error (the claim could not be made, or the
 // step was cut off) makes Restate run the step again.
-func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error) {
+func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{}) (attemptResult, error) {
 	t, ok := w.targets[in.Label]
 	if !ok {
 		return attemptResult{}, fmt.Errorf("restate: this worker has no target %q", in.Label)
@@ -64,7 +64,7 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	if claim.Cancel {
 		cancelReq()
 	}
-	stopPoll := w.watch(child, in.ID, cancelReq)
+	stopPoll := w.watch(child, in.ID, pushed, cancelReq)
 	defer stopPoll()
 	var ended atomic.Bool
 	emit := func(ev work.Event) {
@@ -96,18 +96,23 @@ func (w *Worker) attempt(rc context.Context, in workInput) (attemptResult, error
 	return res, nil
 }
 
-// watch polls the Work's state every poll interval until stop, calling
-// cancelReq once the Work is cancel-requested.
-func (w *Worker) watch(ctx context.Context, id string, cancelReq func()) (stop func()) {
+// watch calls cancelReq once the Work is cancel-requested: when pushed
+// closes (its workflow saw the stop promise resolved), or, as a fallback,
+// when its state, read every four poll intervals, says so.
+func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, cancelReq func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(w.cfg.pollInterval)
+		tick := time.NewTicker(4 * w.cfg.pollInterval)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
+			case <-pushed:
+				pushed = nil
+				cancelReq()
+				continue
 			case <-tick.C:
 			}
 			if ctx.Err() != nil {

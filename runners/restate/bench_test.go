@@ -100,3 +100,38 @@ func BenchmarkStartResult(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCancel is Cancel -> the running child's context done: the
+// Cancel call, the stop promise's completion reaching the attempt's
+// workflow handler, and the child's context cancelled.
+func BenchmarkCancel(b *testing.B) {
+	started := make(chan struct{}, 1)
+	ended := make(chan struct{}, 1)
+	e := deploy(b, map[string]restate.Child{"wait": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		ended <- struct{}{}
+		return "", ctx.Err()
+	}}}, restate.WithMaxOutstanding(0))
+	ctx := context.Background()
+	var total time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		o := work.NewOwner("bench-cancel-" + newToken())
+		spec := benchSpec(o)
+		spec.Target.Label = "wait"
+		ref, err := e.Start(ctx, spec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-started
+		b.StartTimer()
+		t0 := time.Now()
+		if _, err := e.Cancel(ctx, o, ref.ID); err != nil {
+			b.Fatal(err)
+		}
+		<-ended
+		total += time.Since(t0)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/cancel")
+}

@@ -193,10 +193,9 @@ func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelRepl
 		s.State = work.StateCancelRequested
 		c.record(ctx, s)
 		c.rep.transition(s.In, work.StateRunning, work.StateCancelRequested, work.Event{Time: t})
-		if s.Waiting {
-			// A job between polls waits on its workflow's stop promise.
-			restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
-		}
+		// The attempt (or a job between polls) waits on its workflow's
+		// stop promise.
+		restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
 		return cancelReply{Accepted: true, State: s.State, At: t}
 	case work.StateCancelRequested:
 		return cancelReply{Accepted: true, State: s.State, At: t}

@@ -37,12 +37,16 @@
 //     finds the previous attempt started and not finished: the Work fails
 //     with class worker_lost, unless the target is declared retryable
 //     (WithRetryable), when the child runs again and attempt counts it.
-//   - Cancellation and guidance reach the running child through the
-//     ingress: the step polls the control object's shared state handler
-//     (WithPollInterval) and cancels the child's context when the Work is
-//     cancel-requested; at each model boundary (work.Remote.Guidance) it
-//     takes the messages accepted since the last one, and a cancel found
-//     there cancels the context before the boundary's request goes out.
+//   - Cancellation: the control object resolves the Work workflow's
+//     stop promise, which the workflow handler awaits beside its running
+//     step (restate.RunAsync): the completion arrives on the invocation's
+//     open stream and the child's context is cancelled at once
+//     (cooperative, as in-process). As a fallback the step also reads the
+//     control object's shared state handler every four poll intervals
+//     (WithPollInterval). Guidance reaches the child through the ingress:
+//     at each model boundary (work.Remote.Guidance) the step takes the
+//     messages accepted since the last one, and a cancel found there
+//     cancels the context before the boundary's request goes out.
 //   - Every service sets its inactivity and abort timeouts above the
 //     Work's maximum duration (WithMaxDuration; 30 minutes when none), so
 //     that Restate never aborts and replays a long child.

@@ -167,9 +167,10 @@ func WithRPCTimeout(d time.Duration) Option {
 	})
 }
 
-// WithPollInterval sets how often a running attempt reads its Work's
-// state for a cancel between model boundaries, and how often a
-// Subscription reads its owner's registry (default 100 ms).
+// WithPollInterval sets how often a Subscription reads its owner's
+// registry and a child's question wait reads its Work (default 100 ms);
+// a running attempt reads its Work's state every four intervals, a
+// fallback of the cancel its workflow pushes.
 func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {

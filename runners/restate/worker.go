@@ -173,9 +173,21 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 			if in.Job != nil {
 				return restate.Void{}, w.runJob(ctx, in)
 			}
-			res, err := restate.Run(ctx, func(rc restate.RunContext) (attemptResult, error) {
-				return w.attempt(rc, in)
+			// The attempt runs beside a wait on the stop promise, which the
+			// control object resolves on a cancel: the running child's
+			// context is cancelled as the promise's completion arrives.
+			pushed := make(chan struct{})
+			fut := restate.RunAsync(ctx, func(rc restate.RunContext) (attemptResult, error) {
+				return w.attempt(rc, in, pushed)
 			}, restate.WithName("child"))
+			first, err := restate.WaitFirst(ctx, fut, restate.Promise[bool](ctx, stopPromise))
+			if err != nil {
+				return restate.Void{}, err
+			}
+			if first != fut {
+				close(pushed)
+			}
+			res, err := fut.Result()
 			if err != nil {
 				return restate.Void{}, err
 			}
