@@ -54,6 +54,13 @@ func TestIntegrationRestate(t *testing.T) {
 	other := map[string]string{"service-a": "service-b", "service-b": "service-a"}
 	co, err := cl.startCoordinator("coordinator-1", "integration")
 	must(err)
+	// Restate (its node, ingress and admin ports), the balancer and the
+	// three service processes listen; on 127.0.0.1 only.
+	if n := checkLoopback(t, cl); n < 7 {
+		t.Fatalf("ss saw %d listening sockets of the cluster, want at least 7", n)
+	} else {
+		t.Logf("0. the cluster's %d listening sockets are on 127.0.0.1", n)
+	}
 	start := func(co *coordinator, label, input string) (string, string) {
 		t.Helper()
 		id, err := co.start(label, input)
