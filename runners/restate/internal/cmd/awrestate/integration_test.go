@@ -266,6 +266,8 @@ func TestIntegrationRestate(t *testing.T) {
 	}
 	if found := restateHolds(t, admin, cl.srv.Ingress, CanaryOutput); len(found) == 0 {
 		t.Error("no completed Work's output is in Restate's tables: the canary check cannot see payloads")
+	} else {
+		t.Logf("   outputs (allowed) are in Restate's %s", strings.Join(found, ", "))
 	}
 
 	// 8. The canary in every process's log and span file and in the
