@@ -149,3 +149,14 @@ integration-temporal:
 
 demo-temporal:
 	MODE=demo ./.ci/integration-temporal
+
+# The Restate runner across processes: a Restate server (npm-cached, as
+# for test-restate), a registry process, two service processes behind a
+# loopback balancer and a coordinator (.ci/integration-restate).
+# demo-restate kills a service process mid-run and prints what survived.
+.PHONY: integration-restate demo-restate
+integration-restate:
+	./.ci/integration-restate
+
+demo-restate:
+	MODE=demo ./.ci/integration-restate

@@ -48,11 +48,6 @@ func (c *ingress) object(ctx context.Context, service, key, handler, idem string
 	return c.call(ctx, c.ns+"."+service+"/"+url.PathEscape(key)+"/"+handler, idem, in, out)
 }
 
-// workflow calls handler of Work id's workflow for label.
-func (c *ingress) workflow(ctx context.Context, label, id, handler string, in, out any) error {
-	return c.call(ctx, workName(c.ns, label)+"/"+url.PathEscape(id)+"/"+handler, "", in, out)
-}
-
 func (c *ingress) call(ctx context.Context, path, idem string, in, out any) error {
 	var body []byte
 	if in != nil {

@@ -23,7 +23,11 @@ type controlState struct {
 	Budget    string        `json:",omitempty"`
 	Progress  work.Progress `json:",omitzero"`
 	Spent     *work.Usage   `json:",omitempty"`
-	Waiting   bool          `json:",omitempty"` // an external job after its submit
+	// Output is a completed Work's output, kept while its owner's
+	// registry keeps its record (then the registry has this object
+	// forget it).
+	Output  string `json:",omitempty"`
+	Waiting bool   `json:",omitempty"` // an external job after its submit
 	// Awaiting: queued for its approval, with the child's input for
 	// Pending until it is answered; Enqueued: when it was approved.
 	Awaiting      bool      `json:",omitempty"`
@@ -58,7 +62,9 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hCancel, restate.NewObjectHandler(c.cancel)).
 		Handler(hFinish, restate.NewObjectHandler(c.finish)).
 		Handler(hSend, restate.NewObjectHandler(c.send)).
-		Handler(hTake, restate.NewObjectHandler(c.take)).
+		// take answers with the guidance texts: Restate keeps no answer of it
+		// (it keeps an ingress call's answer a day by default).
+		Handler(hTake, restate.NewObjectHandler(c.take, restate.WithIdempotencyRetention(0))).
 		Handler(hDetach, restate.NewObjectHandler(c.detach)).
 		Handler(hDrop, restate.NewObjectHandler(c.release)).
 		Handler(hWaiting, restate.NewObjectHandler(c.waiting)).
@@ -70,6 +76,8 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hQTimedOut, restate.NewObjectHandler(c.questionTimedOut)).
 		Handler(hQuestion, restate.NewObjectSharedHandler(c.question)).
 		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates)).
+		Handler(hForget, restate.NewObjectHandler(c.forget)).
+		Handler(hOutput, restate.NewObjectSharedHandler(c.output)).
 		Handler(hPeek, restate.NewObjectSharedHandler(c.peek))
 }
 
@@ -221,6 +229,9 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 	from := s.State
 	s.State, s.Finished, s.Class = state, t, class
 	s.HasResult = state == work.StateCompleted
+	if s.HasResult {
+		s.Output = out.Output
+	}
 	s.Budget, s.Progress, s.Spent = out.Budget, out.Progress, out.Usage
 	if out.Budget != "" {
 		c.rep.emit(s.In, work.Event{Type: work.EventBudgetExhausted, Budget: out.Budget, Time: t})
@@ -234,7 +245,34 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 		ev.Bytes = out.Bytes
 	}
 	c.rep.transition(s.In, from, state, ev)
+	if s.Detached {
+		restate.ClearAll(ctx) // nobody can read it any more
+	}
 	return restate.Void{}, nil
+}
+
+// forget drops a terminal Work's state (its owner's registry no longer
+// keeps its record: evicted, detached or released).
+func (c control) forget(ctx restate.ObjectContext, _ restate.Void) (restate.Void, error) {
+	if s, ok := load(ctx); ok && s.State.Terminal() {
+		restate.ClearAll(ctx)
+	}
+	return restate.Void{}, nil
+}
+
+type outputReply struct {
+	Found  bool
+	Output string `json:",omitempty"`
+}
+
+// output reads a completed Work's output for its owner (a shared
+// handler).
+func (c control) output(ctx restate.ObjectSharedContext, owner string) (outputReply, error) {
+	s, ok := load(ctx)
+	if !ok || s.In.Owner != owner || s.Detached || !s.HasResult {
+		return outputReply{}, nil
+	}
+	return outputReply{Found: true, Output: s.Output}, nil
 }
 
 // drop drops undelivered guidance (the Work ends).
@@ -270,7 +308,11 @@ func (c control) release(ctx restate.ObjectContext, _ restate.Void) (restate.Voi
 		c.rep.emit(s.In, work.Event{Type: work.EventDetached, Time: now(ctx)})
 	}
 	c.doCancel(ctx, s)
-	restate.Set(ctx, stateKey, s)
+	if s.State.Terminal() {
+		restate.ClearAll(ctx) // released: nobody can read it any more
+	} else {
+		restate.Set(ctx, stateKey, s)
+	}
 	return restate.Void{}, nil
 }
 

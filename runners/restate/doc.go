@@ -28,9 +28,13 @@
 //     events to the Observer of the process that serves it.
 //   - One Workflow per Work (agentwork.Work.<label>, keyed by the Work's
 //     id), served only by the Worker that registered the target. Its run
-//     handler runs the child in one journaled step (restate.Run) and keeps
-//     the output in the workflow's state (read by the Engine through a
-//     shared handler); a child's failure text never leaves the process.
+//     handler runs the child in one journaled step (restate.RunAsync) and
+//     gives the outcome to the control object, which keeps a completed
+//     Work's output in its state (read by the Engine through a shared
+//     handler) while the owner's registry keeps the Work's record: a Work
+//     the registry evicts (retention), or that its owner detached or
+//     released, has its control object's state cleared. A child's failure
+//     text never leaves the process.
 //     The step first claims an attempt from the Work's control object:
 //     that claim is the "started" marker. A step that Restate retries
 //     (its process died, or its connection was lost) claims again and

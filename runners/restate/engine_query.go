@@ -107,8 +107,8 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 // Result returns the exact output of completed Work, else waits (up to
 // the capped timeout, or ctx) for the Work to settle, reading its
 // registry with a backoff (10 ms doubling to 200 ms). The output is kept
-// by the Work's workflow: one that completed while this process was down
-// is read the same way.
+// by the Work's control object while the registry keeps its record: one
+// that completed while this process was down is read the same way.
 func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
 	if timeout < 0 {
 		return work.Status{}, "", work.ErrInvalidTimeout
@@ -140,10 +140,14 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 	}
 	gctx, cancel := e.rpc(context.WithoutCancel(ctx))
 	defer cancel()
-	var out string
-	if err := e.in.workflow(gctx, r.Label, id, hOutput, nil, &out); err != nil {
+	var rep outputReply
+	if err := e.in.object(gctx, controlService, id, hOutput, "", o.ID(), &rep); err != nil {
 		return work.Status{}, "", fromIngress(gctx, err)
 	}
+	if !rep.Found {
+		return work.Status{}, "", work.ErrNotFound // detached or released meanwhile
+	}
+	out := rep.Output
 	if !r.Read {
 		// For the status block's priority: the result has been read.
 		_ = e.in.object(gctx, ownerService, o.ID(), hRead, "", id, nil)

@@ -135,8 +135,7 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 			if in.MaxResultBytes > 0 && len(p.Output) > in.MaxResultBytes {
 				return finish(runOutcome{Class: work.ClassResultTooLarge, Bytes: len(p.Output), Usage: &work.Usage{}})
 			}
-			restate.Set(ctx, outputKey, p.Output)
-			return finish(runOutcome{Bytes: len(p.Output), Usage: &work.Usage{}})
+			return finish(runOutcome{Output: p.Output, Bytes: len(p.Output), Usage: &work.Usage{}})
 		case p.Outcome == work.PollOutcomeFailed:
 			class := p.Class
 			if class == "" {

@@ -116,17 +116,23 @@ func (g registry) record(ctx restate.ObjectContext, r ownerRecord) (restate.Void
 		s.Pool.settle(rec.Held, r.Spent)
 		rec.Held = [3]int64{}
 		if rec.Detached {
-			s.remove(i)
-		} else {
-			s.retain(s.Retain)
+			s.remove(i) // its control object forgets itself as it ends
+		} else if gone := s.retain(s.Retain); gone != "" {
+			g.forget(ctx, gone)
 		}
 	}
 	restate.Set(ctx, ownerKey, s)
 	return restate.Void{}, nil
 }
 
-// retain drops the oldest finished visible Work beyond n (0: no bound).
-func (s *ownerState) retain(n int) {
+// forget has a terminal Work's control object drop its state.
+func (g registry) forget(ctx restate.ObjectContext, id string) {
+	restate.ObjectSend(ctx, g.ns+"."+controlService, id, hForget).Send(restate.Void{})
+}
+
+// retain drops the oldest finished visible Work beyond n (0: no bound)
+// and returns its id ("" for none).
+func (s *ownerState) retain(n int) string {
 	var term []int
 	for j, x := range s.Records {
 		if x.State.Terminal() && !x.Detached {
@@ -134,7 +140,7 @@ func (s *ownerState) retain(n int) {
 		}
 	}
 	if n <= 0 || len(term) <= n {
-		return
+		return ""
 	}
 	oldest := term[0]
 	for _, j := range term[1:] {
@@ -142,7 +148,9 @@ func (s *ownerState) retain(n int) {
 			oldest = j
 		}
 	}
+	id := s.Records[oldest].ID
 	s.remove(oldest)
+	return id
 }
 
 func (g registry) markRead(ctx restate.ObjectContext, id string) (restate.Void, error) {
@@ -161,6 +169,7 @@ func (g registry) detached(ctx restate.ObjectContext, id string) (restate.Void, 
 	if i := s.find(id); i >= 0 {
 		s.Records[i].Detached = true
 		if s.Records[i].State.Terminal() {
+			g.forget(ctx, id)
 			s.remove(i)
 		}
 		restate.Set(ctx, ownerKey, s)
@@ -174,7 +183,9 @@ func (g registry) detached(ctx restate.ObjectContext, id string) (restate.Void, 
 func (g registry) release(ctx restate.ObjectContext, _ restate.Void) (restate.Void, error) {
 	s := loadOwner(ctx)
 	for _, r := range s.Records {
-		if !r.State.Terminal() {
+		if r.State.Terminal() {
+			g.forget(ctx, r.ID)
+		} else {
 			restate.ObjectSend(ctx, g.ns+"."+controlService, r.ID, hDrop).Send(restate.Void{})
 		}
 	}

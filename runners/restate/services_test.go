@@ -122,3 +122,51 @@ func TestUnknownTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestRetentionForgets: a Work its owner's registry evicts (retention)
+// leaves Restate's state (its control object, output included) while the
+// retained one keeps it.
+func TestRetentionForgets(t *testing.T) {
+	s := server(t)
+	e := deploy(t, map[string]restate.Child{"c": {Kind: work.KindFunction,
+		Run: func(_ context.Context, in string) (string, error) { return "out-" + in, nil }}}, restate.WithRetention(1))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := work.NewOwner("retain-" + newToken())
+	run := func(in string) work.Ref {
+		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: "c", Kind: work.KindFunction}, Input: in,
+			Run: func(context.Context) (string, error) { return "", nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			st, _, err := e.Result(ctx, o, ref.ID, work.MaxResultWait)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State.Terminal() {
+				return ref
+			}
+		}
+	}
+	first := run("a")
+	second := run("b")
+	rows := func(id string) string {
+		return query(t, s.Admin, "SELECT key FROM state WHERE service_name LIKE '%.Control' AND service_key = '"+id+"'")
+	}
+	for strings.Contains(rows(first.ID), `"key"`) {
+		if ctx.Err() != nil {
+			t.Fatalf("the evicted Work's control state is still there: %s", rows(first.ID))
+		}
+		time.Sleep(20 * time.Millisecond) // polling Restate's state for the one-way forget
+	}
+	if !strings.Contains(rows(second.ID), `"key"`) {
+		t.Fatalf("the retained Work's control state is gone: %s", rows(second.ID))
+	}
+	if _, err := e.Status(ctx, o, first.ID); !errors.Is(err, work.ErrNotFound) {
+		t.Fatalf("Status(evicted) = %v; want ErrNotFound", err)
+	}
+	if _, out, err := e.Result(ctx, o, second.ID, 0); err != nil || out != "out-b" {
+		t.Fatalf("Result(retained) = %q, %v", out, err)
+	}
+}

@@ -35,9 +35,11 @@ const (
 	hWaiting = "Waiting"
 	hPolled  = "Polled"
 
-	hRun    = "Run"
 	hOutput = "Output"
-	hStop   = "Stop"
+	hForget = "Forget"
+
+	hRun  = "Run"
+	hStop = "Stop"
 )
 
 // ownerRecord is one Work as its owner's registry keeps it: never its
@@ -164,9 +166,11 @@ type claimReply struct {
 	Started   time.Time // when the first attempt started (a job's deadline runs from it)
 }
 
-// runOutcome is an attempt's end: the output's size or a class. The
-// output itself stays in the Work's workflow.
+// runOutcome is an attempt's end: the output (and its size) or a class.
 type runOutcome struct {
+	// Output is a completed Work's output, given to the control object by
+	// the workflow's finish (the step's journaled result holds it too).
+	Output   string        `json:",omitempty"`
 	Class    string        `json:",omitempty"`
 	NotRun   bool          `json:",omitempty"` // the Work ended before it ran
 	Bytes    int           `json:",omitempty"`

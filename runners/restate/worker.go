@@ -161,7 +161,8 @@ func (w *Worker) Stop() {
 
 // workflow is the Work workflow of target label: its run handler runs the
 // child in one journaled step and settles the Work; the output handler
-// reads the output it kept.
+// is where its control object's cancel resolves the stop promise, and
+// where an approval's answer resolves the approval promise.
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
 	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.maxDuration)...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
@@ -192,7 +193,7 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 				return restate.Void{}, err
 			}
 			if res.Out.Class == "" && !res.Out.NotRun {
-				restate.Set(ctx, outputKey, res.Output)
+				res.Out.Output = res.Output
 			}
 			if !res.Out.NotRun {
 				_, err = restate.Object[restate.Void](ctx, w.cfg.ns+"."+controlService, in.ID, hFinish).Request(res.Out)
@@ -206,14 +207,8 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 		Handler(hApproval, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, answer string) (restate.Void, error) {
 			_ = restate.Promise[string](ctx, approvalPromise).Resolve(answer) // answered once
 			return restate.Void{}, nil
-		})).
-		Handler(hOutput, restate.NewWorkflowSharedHandler(func(ctx restate.WorkflowSharedContext, _ restate.Void) (string, error) {
-			out, err := restate.Get[string](ctx, outputKey)
-			return out, err
 		}))
 }
-
-const outputKey = "output"
 
 // attemptResult is the journaled step's result: the outcome and, for a
 // completed child, its output.

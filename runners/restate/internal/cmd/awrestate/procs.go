@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/agentwork/agentwork/runners/restate"
+	"github.com/agentwork/agentwork/telemetry"
+	"github.com/agentwork/agentwork/work"
+)
+
+// The deployment's settings, the same in every process: the retry target
+// may run twice, and a running attempt looks for a cancel every 100 ms.
+func options(ingress string, obs work.Observer, log *slog.Logger) []restate.Option {
+	return []restate.Option{restate.WithIngress(ingress), restate.WithRetryable("retry"), restate.WithMaxAttempts(2),
+		restate.WithObserver(obs), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}
+}
+
+// spanFile writes every ended span, synchronously (a SIGKILLed process
+// loses none it ended), one line each.
+type spanFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (s *spanFile) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sp := range spans {
+		var b strings.Builder
+		b.WriteString(sp.Name())
+		for _, a := range sp.Attributes() {
+			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
+		}
+		for _, e := range sp.Events() {
+			fmt.Fprintf(&b, " event:%s", e.Name)
+			for _, a := range e.Attributes {
+				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
+			}
+		}
+		fmt.Fprintf(&b, " status=%s %s\n", sp.Status().Code, sp.Status().Description)
+		if _, err := s.f.WriteString(b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *spanFile) Shutdown(context.Context) error { return nil }
+
+// observer is the process's agentwork telemetry Observer: its spans in
+// path ("" keeps none), its log lines to log, its metrics in memory.
+func observer(path string, log *slog.Logger) (work.Observer, error) {
+	tp := sdktrace.NewTracerProvider()
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
+	}
+	return telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithLogger(log))
+}
+
+func serviceMain(args []string) int {
+	fs := flag.NewFlagSet("service", flag.ExitOnError)
+	ingress := fs.String("ingress", "", "Restate's ingress URL")
+	admin := fs.String("admin", "", "Restate's admin URL")
+	name := fs.String("name", "service", "this process's name")
+	spans := fs.String("spans", "", "span file")
+	registry := fs.Bool("registry", false, "serve the registry objects (and no target)")
+	listen := fs.String("listen", "", "the loopback address to listen on (default: a free port)")
+	advertise := fs.String("advertise", "", "the deployment URL to register (default: http://<listen address>)")
+	_ = fs.Parse(args)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("process", *name)
+	obs, err := observer(*spans, log)
+	if err != nil {
+		log.Error("observer", "err", err)
+		return 1
+	}
+	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin))
+	if *listen != "" {
+		opts = append(opts, restate.WithListenAddress(*listen))
+	}
+	if *advertise != "" {
+		opts = append(opts, restate.WithAdvertisedURL(*advertise))
+	}
+	var children map[string]restate.Child
+	if *registry {
+		opts = append(opts, restate.WithRegistry())
+	} else {
+		children = targets(*name, log)
+	}
+	w, err := restate.NewWorker(children, opts...)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		err = w.Start(ctx)
+		cancel()
+	}
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	fmt.Printf("ready %s %s\n", *name, w.URL())
+	log.Info("service ready", "url", w.URL())
+	// Runs until killed, or until stdin closes.
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	w.Stop()
+	return 0
+}
+
+func coordinatorMain(args []string) int {
+	fs := flag.NewFlagSet("coordinator", flag.ExitOnError)
+	ingress := fs.String("ingress", "", "Restate's ingress URL")
+	owner := fs.String("owner", "coordinator", "owner id")
+	spans := fs.String("spans", "", "span file")
+	_ = fs.Parse(args)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("owner", *owner)
+	obs, err := observer(*spans, log)
+	if err != nil {
+		log.Error("observer", "err", err)
+		return 1
+	}
+	e := restate.New(options(*ingress, obs, log)...)
+	defer e.Close(context.Background())
+	o := work.NewOwner(*owner)
+	out := json.NewEncoder(os.Stdout)
+	fmt.Println(`{"ready":true}`)
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), " ", 4)
+		reply, err := command(e, o, f)
+		if err != nil {
+			var we *work.Error
+			code := "error"
+			if errors.As(err, &we) {
+				code = we.Code
+			}
+			log.Info("command failed", "command", f[0], "code", code)
+			// The answer (stdout) names the error; the log only its code.
+			reply = map[string]string{"error": code, "detail": err.Error()}
+		} else {
+			log.Info("command", "command", f[0])
+		}
+		if err := out.Encode(reply); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+// statusReply is a status as the model sees it, with the application's
+// failure class beside it (the model's JSON has none).
+type statusReply struct {
+	Status work.Status `json:"status"`
+	Class  string      `json:"class,omitempty"`
+	Result string      `json:"result,omitempty"`
+}
+
+func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
+	arg := func(i int) string {
+		if i < len(f) {
+			return f[i]
+		}
+		return ""
+	}
+	ctx := context.Background()
+	input := arg(2) // start and held: the rest of the line
+	if arg(3) != "" {
+		input += " " + arg(3)
+	}
+	switch f[0] {
+	case "start":
+		kind := work.KindFunction
+		if arg(1) == "slow" || arg(1) == "deaf" {
+			kind = work.KindAgent
+		}
+		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: kind},
+			Input: input, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "held": // held LABEL INPUT: a Work that needs approval
+		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: work.KindFunction},
+			Input: input, NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "pending":
+		return e.Pending(ctx, o)
+	case "approve":
+		return map[string]bool{"approved": true}, e.Approve(ctx, o, arg(1))
+	case "status":
+		st, err := e.Status(ctx, o, arg(1))
+		return statusReply{Status: st, Class: st.Class}, err
+	case "result":
+		st, res, err := e.Result(ctx, o, arg(1), work.MaxResultWait)
+		return statusReply{Status: st, Class: st.Class, Result: res}, err
+	case "cancel":
+		return e.Cancel(ctx, o, arg(1))
+	case "send":
+		return e.Send(ctx, o, arg(1), arg(2), arg(3))
+	case "list":
+		return e.List(ctx, o)
+	}
+	return nil, work.ErrInvalidSpec.Detail("unknown command")
+}
