@@ -85,11 +85,14 @@ func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply
 		return reply, nil
 	}
 	s.Upd.Log = log.State()
-	if r.Question && !wasOpen {
-		s.Upd.OpenedAt = t
-	}
 	s.Updates = log.Len()
 	c.record(ctx, s)
+	if r.Question && !wasOpen {
+		// The wait runs from the acceptance's end (the registry has the
+		// count; the receipt goes out now), not from before the record.
+		s.Upd.OpenedAt = now(ctx)
+		restate.Set(ctx, stateKey, s)
+	}
 	return reply, nil
 }
 
