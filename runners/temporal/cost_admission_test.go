@@ -15,7 +15,7 @@ import (
 )
 
 // TestCostAdmission measures one owner's admission throughput: N Starts
-// (AGENTWORK_COST_ADMIT, default 300) of trivial function Works from 8
+// (AGENTWORK_COST_ADMIT, default 300; make bench-temporal: 200) of trivial function Works from 8
 // concurrent callers against one registry, whose history is set to
 // continue as new every 400 events so that the run crosses several
 // continues-as-new, the Works running on a worker meanwhile (their
