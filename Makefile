@@ -160,3 +160,12 @@ integration-restate:
 
 demo-restate:
 	MODE=demo ./.ci/integration-restate
+
+# What durable Work costs beside bare Temporal in the same run, one table:
+# actions (Temporal Cloud's definition), history events and bytes per
+# Work, one owner's admission throughput, start latencies and a 1,000-Work
+# run through two worker processes (.ci/bench-temporal; docs/durable-cost.md
+# has the figures). Not part of .ci/run: it needs a quiet machine.
+.PHONY: bench-temporal
+bench-temporal:
+	./.ci/bench-temporal

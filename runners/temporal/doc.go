@@ -29,8 +29,9 @@
 //     and size, never the text) on the Work's workflow, where cursors and
 //     idempotency records live. The child's boundary reads the ids
 //     (update), the texts (a query on each holder) and marks them taken
-//     (update); a holder deletes its own execution once it is taken,
-//     dropped (the Work ended), refused or repeated.
+//     (update), then deletes the taken holders' executions; a holder
+//     deletes its own execution once it is dropped (the Work ended),
+//     refused or repeated, or when its TTL runs out.
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
 //     travels in its input; the worker counts it at the child's boundary
 //     (work.Remote) and reports progress, budget and usage events to its

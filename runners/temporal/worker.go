@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -155,11 +157,15 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.cancelled(slot, time.Now()) })
 	defer stopCancelAt()
 	// Heartbeats keep the attempt alive and bring cancellation. The
-	// heartbeat timeout runs from the attempt's start: the first heartbeat
-	// goes now, not after the started update (which may take longer than
-	// the timeout on a loaded machine), and they go on while a cancelled
-	// child finishes (a completion may still win the cancel race). Each
-	// carries the child's progress counts (Engine.Status reads them).
+	// heartbeat timeout runs from the attempt's start: the periodic beats
+	// (every third of the timeout) start now, not after the started update
+	// (which may take longer than the timeout on a loaded machine), and
+	// they go on while a cancelled child finishes (a completion may still
+	// win the cancel race). None goes at the start itself: a cancel before
+	// the attempt began reaches it through the started update, and each
+	// beat is a billable action, so an attempt shorter than a third of the
+	// timeout sends none. Each carries the child's progress counts
+	// (Engine.Status reads them).
 	//
 	// They are recorded on hbCtx, the attempt's context without its
 	// cancellation: the SDK derives each heartbeat's RPC from the context
@@ -177,7 +183,6 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		}
 		activity.RecordHeartbeat(hbCtx)
 	}
-	heartbeat()
 	hbDone := make(chan struct{})
 	var hbWG sync.WaitGroup
 	hbWG.Go(func() {
@@ -326,8 +331,9 @@ func classify(child, ctx context.Context, in runInput, out string, err error, pa
 
 // takeGuidance is the child's boundary: it reads the texts of the
 // guidance queued for Work id from their holders, marks them taken, and
-// tells the holders to delete themselves. Any failure leaves the guidance
-// queued for the next boundary.
+// deletes the holders (a deletion is no billable action; a holder left
+// by a failed one deletes itself when its TTL runs out). Any failure
+// before the mark leaves the guidance queued for the next boundary.
 func (w *Worker) takeGuidance(ctx context.Context, id string) []string {
 	var refs []string
 	if err := w.update(ctx, id, updateDrain, &refs); err != nil || len(refs) == 0 {
@@ -357,9 +363,11 @@ func (w *Worker) takeGuidance(ctx context.Context, id string) []string {
 	if taken == 0 || w.update(ctx, id, updateAck, nil, taken) != nil {
 		return nil
 	}
+	ns := activity.GetInfo(ctx).WorkflowNamespace
 	for _, ref := range refs[:taken] {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
-		_ = w.c.SignalWorkflow(sctx, ref, "", signalDone, nil) // else its TTL deletes it
+		_, _ = w.c.WorkflowService().DeleteWorkflowExecution(sctx, &workflowservice.DeleteWorkflowExecutionRequest{
+			Namespace: ns, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: ref}})
 		cancel()
 	}
 	return msgs

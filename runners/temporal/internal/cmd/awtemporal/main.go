@@ -3,13 +3,14 @@
 // demo of make demo-temporal. It lives in the runner's module, so that the
 // root module never imports Temporal.
 //
-//	awtemporal worker      -hostport H -queue Q -name N -spans FILE [-jobs URL]
+//	awtemporal worker      -hostport H -queue Q -name N -spans FILE [-jobs URL] [-bare]
 //	awtemporal coordinator -hostport H -queue Q -owner O -spans FILE
 //	awtemporal demo        -temporal BIN
 //
-// A worker runs the runner's workflows and four targets (slow, retry,
-// gated, fail), and with -jobs URL a fifth, batch, a job at the fake batch
-// service at URL; it says "started <work id> <worker name>" on stdout when
+// A worker runs the runner's workflows and its targets (slow, retry,
+// gated, stubborn, fail, echo), with -bare the scale run's bare Temporal
+// workflow and activity (scale.go), and with -jobs URL a job target,
+// batch, at the fake batch service at URL; it says "started <work id> <worker name>" on stdout when
 // an attempt begins and "polled <work id> <worker name>" at each poll of a
 // job; its log lines (stderr) carry ids and states only. A coordinator
 // reads one command a line on stdin (start LABEL INPUT, job INPUT, held

@@ -216,6 +216,8 @@ func targets(name, jobs string, log *slog.Logger) map[string]temporal.Child {
 			}
 			return "stubborn on " + name, nil
 		}},
+		// echo: returns its input (the scale run's child).
+		"echo": echoChild,
 		// fail: fails with canary failure text.
 		"fail": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			started(ctx, "fail")
@@ -239,6 +241,7 @@ func workerMain(args []string) int {
 	var ops opsFlags
 	ops.register(fs)
 	jobs := fs.String("jobs", "", "the fake batch service's URL (the batch target)")
+	bare := fs.Bool("bare", false, "also run the scale run's bare Temporal workflow and activity (scale.go)")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("worker", *name)
 	c, obs, stopOps, err := dial(*hostPort, *spans, log, ops)
@@ -255,10 +258,19 @@ func workerMain(args []string) int {
 		log.Error("start", "err", err)
 		return 1
 	}
+	stopBare := func() {}
+	if *bare {
+		if stopBare, err = startBare(c, *queue); err != nil {
+			log.Error("start bare", "err", err)
+			w.Stop()
+			return 1
+		}
+	}
 	fmt.Printf("ready %s\n", *name)
 	log.Info("worker ready")
 	// Runs until killed, or until stdin closes.
 	_, _ = io.Copy(io.Discard, os.Stdin)
+	stopBare()
 	w.Stop()
 	c.Close()
 	return 0
