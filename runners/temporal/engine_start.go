@@ -8,7 +8,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -136,18 +135,9 @@ func launchDigest(spec work.Spec) string {
 }
 
 // updateOwner sends an update to o's registry, starting the registry if
-// it is not running. A registry runs from its owner's first update on,
-// so the update goes alone first (update with start costs the server
-// more: BenchmarkAdmission); NotFound (no registry, or one that closed
-// before it accepted the update, which it then never applied) sends it
-// again with the registry's start.
+// it is not running (update with start).
 func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any) error {
 	ownerWF := ownerWorkflowID(o.ID())
-	err := update(ctx, e.c, ownerWF, name, out, arg)
-	var nf *serviceerror.NotFound
-	if !errors.As(err, &nf) {
-		return err
-	}
 	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
