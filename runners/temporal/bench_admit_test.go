@@ -58,7 +58,10 @@ func floorRun(ctx workflow.Context, start func(context.Context, string) error) e
 	// settle returns when the child id has ended (the registry has
 	// recorded it).
 	if err := workflow.SetUpdateHandler(ctx, "settle", func(ctx workflow.Context, id string) error {
-		f := children[id]
+		f, ok := children[id]
+		if !ok {
+			return errors.New("no child " + id)
+		}
 		delete(children, id)
 		return f.Get(ctx, nil)
 	}); err != nil {
@@ -99,8 +102,11 @@ func holdWorkflow(ctx workflow.Context) error {
 // whose handler returns at once (plain, and update-with-start as the
 // runner sends it); that update then a client start (the runner's shape);
 // an update whose handler starts the workflow as an abandoned child and
-// returns when its start is recorded; and one that returns when the
-// child's start is only initiated.
+// returns when its start is recorded; one that returns when the child's
+// start is only initiated (unstarted-%: how many of those Refs named no
+// workflow yet when the caller had them); and one that starts it from a
+// local activity. events/admit is the registry's history events per
+// admission. docs/durable-cost-admission.md has the figures.
 func BenchmarkAdmission(b *testing.B) {
 	c := benchServer(b)
 	echo := func(_ context.Context, in string) (string, error) { return in, nil }
