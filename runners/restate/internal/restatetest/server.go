@@ -204,7 +204,11 @@ func freePorts(n int) ([]int, error) {
 
 // Binary returns the restate-server binary: AGENTWORK_RESTATE_SERVER when
 // set, else the one cached under the repository's .cache/restate/<Version>,
-// installed there with npm the first time.
+// installed there with npm the first time. Concurrent callers (test
+// binaries of several packages) install it once: the install holds an
+// exclusive lock on .cache/restate/<Version>.lock and goes into a
+// temporary directory that is renamed into place only when it holds the
+// binary, so no caller ever sees a partial install.
 func Binary() (string, error) {
 	if b := os.Getenv("AGENTWORK_RESTATE_SERVER"); b != "" {
 		return b, nil
@@ -213,20 +217,45 @@ func Binary() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, ".cache", "restate", Version)
-	bin := filepath.Join(dir, "node_modules", "@restatedev", "restate-server-linux-x64", "bin", "restate-server")
+	cache := filepath.Join(root, ".cache", "restate")
+	dir := filepath.Join(cache, Version)
+	rel := filepath.Join("node_modules", "@restatedev", "restate-server-linux-x64", "bin", "restate-server")
+	bin := filepath.Join(dir, rel)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return "", err
 	}
-	cmd := exec.Command("npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", dir, "@restatedev/restate-server@"+Version)
+	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("restatetest: lock %s: %w", lock.Name(), err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // another process installed it while this one waited
+	}
+	tmp, err := os.MkdirTemp(cache, Version+".install-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	cmd := exec.Command("npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp, "@restatedev/restate-server@"+Version)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("restatetest: npm install of the Restate server %s: %v\n%s", Version, err, out)
 	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("restatetest: npm installed no %s: %w", bin, err)
+	if _, err := os.Stat(filepath.Join(tmp, rel)); err != nil {
+		return "", fmt.Errorf("restatetest: npm installed no %s: %w", rel, err)
+	}
+	if err := os.RemoveAll(dir); err != nil { // a partial install of an older run
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
 	}
 	return bin, nil
 }
