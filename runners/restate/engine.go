@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -30,10 +31,8 @@ type Engine struct {
 	in    *ingress
 	local *work.Supervisor
 
+	life   durable.Life // closed, the Subscriptions and the deployment watch
 	mu     sync.Mutex
-	closed bool
-	subs   map[*work.Subscription]func()
-	wg     sync.WaitGroup
 	served map[string]bool // target labels whose Work service is registered (WithAdmin)
 
 	census census // the deployment view (engine_census.go)
@@ -48,9 +47,9 @@ func New(opts ...Option) *Engine {
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
 		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
-		subs: map[*work.Subscription]func(){}, served: map[string]bool{}}
+		served: map[string]bool{}}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
-		e.census.unwatch = wt.Watch(e)
+		e.life.Watching(wt.Watch(e))
 	}
 	return e
 }
@@ -59,28 +58,8 @@ func New(opts ...Option) *Engine {
 // and waits for them while ctx allows. Afterwards Start and Call return
 // work.ErrClosed. Work on Restate is unaffected.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	e.closed = true
-	subs := e.subs
-	e.subs = map[*work.Subscription]func(){}
-	unwatch := e.census.unwatch // set by New only; guarded by mu from here on
-	e.census.unwatch = nil
-	e.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
-	for _, closeFn := range subs {
-		closeFn()
-	}
-	done := make(chan struct{})
-	go func() {
-		e.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := e.life.Close(ctx); err != nil {
+		return err
 	}
 	return e.local.Close(ctx)
 }
@@ -99,10 +78,7 @@ func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) 
 // admissible: not closed (work.ErrClosed), an ingress configured, and the
 // budget options valid (the Supervisor's check, written once in work).
 func (e *Engine) admissible() error {
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
+	if e.life.Closed() {
 		return work.ErrClosed
 	}
 	if e.cfg.ingress == "" {

@@ -15,11 +15,10 @@ import (
 // census caches the Engine's deployment view: refreshed at most once per
 // interval (WithSnapshotInterval), one refresh at a time.
 type census struct {
-	mu      sync.Mutex // held during a refresh: concurrent scrapes wait for it
-	at      time.Time  // when snap was read; zero: never
-	snap    work.Snapshot
-	err     error
-	unwatch func() // set by New; Close takes it under the Engine's mu
+	mu   sync.Mutex // held during a refresh: concurrent scrapes wait for it
+	at   time.Time  // when snap was read; zero: never
+	snap work.Snapshot
+	err  error
 }
 
 var _ work.Watched = (*Engine)(nil)
@@ -67,10 +66,7 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if e == nil || e.in == nil {
 		return work.Snapshot{}, work.ErrNotInitialized
 	}
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
+	if e.life.Closed() {
 		return work.Snapshot{}, work.ErrClosed
 	}
 	if e.cfg.admin == "" {

@@ -2,12 +2,10 @@ package restate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -73,21 +71,13 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if strings.TrimSpace(message) == "" {
-		return work.SendReceipt{}, work.ErrEmptyMessage
-	}
-	if len(message) > work.DefaultMaxMessageBytes {
-		return work.SendReceipt{}, work.ErrMessageTooLarge
+	if err := durable.CheckMessage(message); err != nil {
+		return work.SendReceipt{}, err
 	}
 	if _, err := e.lookup(ctx, o, id); err != nil {
 		return work.SendReceipt{}, err
 	}
-	d := sha256.Sum256([]byte(message))
-	req := sendRequest{Owner: o.ID(), Digest: hex.EncodeToString(d[:]), Text: message, Answer: answer}
-	if commandID != "" {
-		c := sha256.Sum256([]byte(commandID))
-		req.Command = hex.EncodeToString(c[:])
-	}
+	req := sendRequest{Owner: o.ID(), Digest: durable.Digest(message), Command: durable.Digest(commandID), Text: message, Answer: answer}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r sendReply

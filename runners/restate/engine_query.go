@@ -2,9 +2,9 @@ package restate
 
 import (
 	"context"
-	"sort"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -37,25 +37,7 @@ func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerReco
 	if err != nil {
 		return ownerRecord{}, err
 	}
-	for _, r := range recs {
-		if r.ID == id {
-			return r, nil
-		}
-	}
-	return ownerRecord{}, work.ErrNotFound
-}
-
-func (r ownerRecord) status() work.Status {
-	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
-		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
-		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
-		Progress: r.Progress, Class: r.Class, Waiting: r.Waiting && !r.State.Terminal(),
-		AwaitingApproval: r.Approval && r.State == work.StateQueued}
-}
-
-// order is what the contract's orders (work.Order) read of r.
-func (r ownerRecord) order() work.Order {
-	return work.Order{State: r.State, Seq: uint64(r.Seq), ResultAvailable: r.HasResult, ResultRead: r.Read}
+	return durable.Find(recs, id)
 }
 
 // Status returns the projection of one Work visible to o.
@@ -64,7 +46,7 @@ func (e *Engine) Status(ctx context.Context, o work.Owner, id string) (work.Stat
 	if err != nil {
 		return work.Status{}, err
 	}
-	return r.status(), nil
+	return r.Status(), nil
 }
 
 // List returns at most work.MaxListed Works visible to o in the
@@ -74,13 +56,7 @@ func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].order().ListsBefore(recs[j].order()) })
-	recs = recs[:min(len(recs), work.MaxListed)]
-	out := make([]work.Status, len(recs))
-	for i, r := range recs {
-		out[i] = r.status()
-	}
-	return out, nil
+	return durable.List(recs), nil
 }
 
 // Rows returns the status-block rows of o (work.Order.RowsBefore), or the
@@ -90,18 +66,11 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 		return nil, 0, nil
 	}
 	recs, err := e.registry(ctx, o)
-	if err != nil || len(recs) == 0 {
+	if err != nil {
 		return nil, 0, err
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
-	now := e.Now()
-	n := min(len(recs), work.MaxRows)
-	rows := make([]work.Row, n)
-	for i, r := range recs[:n] {
-		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State,
-			Elapsed: work.Elapsed(r.Created, r.Started, r.Finished, now), ResultAvailable: r.HasResult}
-	}
-	return rows, len(recs) - n, nil
+	rows, more := durable.Rows(recs, e.Now())
+	return rows, more, nil
 }
 
 // Result returns the exact output of completed Work, else waits (up to
@@ -136,7 +105,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		}
 	}
 	if r.State != work.StateCompleted || !r.HasResult {
-		return r.status(), "", nil
+		return r.Status(), "", nil
 	}
 	gctx, cancel := e.rpc(context.WithoutCancel(ctx))
 	defer cancel()
@@ -155,7 +124,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 			Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(out)})
 		r.Read = true
 	}
-	return r.status(), out, nil
+	return r.Status(), out, nil
 }
 
 // Settled returns every terminal Work visible to o, oldest settlement
@@ -165,18 +134,7 @@ func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, erro
 	if err != nil {
 		return nil, err
 	}
-	var term []ownerRecord
-	for _, r := range recs {
-		if r.State.Terminal() {
-			term = append(term, r)
-		}
-	}
-	sort.SliceStable(term, func(i, j int) bool { return term[i].Finished.Before(term[j].Finished) })
-	out := make([]work.Status, len(term))
-	for i, r := range term {
-		out[i] = r.status()
-	}
-	return out, nil
+	return durable.Settled(recs), nil
 }
 
 // Live reports whether o has visible Work that is not terminal.
@@ -185,10 +143,5 @@ func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, r := range recs {
-		if !r.State.Terminal() {
-			return true, nil
-		}
-	}
-	return false, nil
+	return durable.Live(recs), nil
 }

@@ -2,10 +2,9 @@ package restate
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -29,9 +28,8 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := e.servedTarget(ctx, spec.Target.Label); err != nil {
 		return work.Ref{}, err
 	}
-	if o.Depth() >= e.cfg.maxDepth {
-		e.refused(ctx, spec, work.LimitDepth, "")
-		return work.Ref{}, work.LimitRefusal(work.LimitDepth, e.cfg.maxDepth)
+	if err := durable.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
+		return work.Ref{}, err
 	}
 	targetID := spec.Target.ID
 	if targetID == "" {
@@ -40,10 +38,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	id := newID()
 	now := time.Now().UTC()
 	budget := e.local.EffectiveBudget(spec)
-	maxBytes := e.cfg.maxResultBytes
-	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {
-		maxBytes = spec.MaxResultBytes
-	}
+	maxBytes := durable.ResultBytes(spec, e.cfg.maxResultBytes)
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -72,10 +67,11 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: updates,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}}
+	launch, digest := durable.Launch(spec)
 	req := admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID, Kind: spec.Target.Kind,
 		Created: now, Approval: spec.NeedsApproval}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain,
 		Want: spec.Budget.Dims(), Eff: budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
-		Launch: launchKey(spec.CallID), Digest: launchDigest(spec), Work: in}
+		Launch: launch, Digest: digest, Work: in}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer cancel()
 	var reply admitReply
@@ -85,9 +81,9 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := decodeErr(reply.Error, reply.Message); err != nil {
 		switch {
 		case reply.Limit != "":
-			e.refused(ctx, spec, reply.Limit, "")
+			durable.Refused(ctx, e.cfg.observer, spec, reply.Limit, "")
 		case reply.Budget != "":
-			e.refused(ctx, spec, work.ClassBudgetExhausted, reply.Budget)
+			durable.Refused(ctx, e.cfg.observer, spec, work.ClassBudgetExhausted, reply.Budget)
 		}
 		return work.Ref{}, err
 	}
@@ -97,37 +93,13 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	return work.Ref{ID: id, TargetID: targetID, Durable: true}, nil
 }
 
-// launchKey is the SHA-256 of a launch identity, hex ("" for none): the
-// registry keeps no tool-call id.
-func launchKey(callID string) string {
-	if callID == "" {
-		return ""
-	}
-	k := sha256.Sum256([]byte(callID))
-	return hex.EncodeToString(k[:])
-}
-
-func launchDigest(spec work.Spec) string {
-	if spec.CallID == "" {
-		return ""
-	}
-	return hex.EncodeToString(spec.InputDigest[:])
-}
-
-// refused reports a refused start to the Observer, with the caller's
-// context (as work.Supervisor does).
-func (e *Engine) refused(ctx context.Context, spec work.Spec, reason, budget string) {
-	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
-		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
-}
-
 // Call runs a foreground child in this process (see Engine).
 func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := e.admissible(); err != nil {
 		return "", err
 	}
-	if spec.Owner.Depth() == 0 && !spec.Owner.IsZero() && e.cfg.maxDepth < 1 {
-		return "", work.ErrLimit
+	if err := durable.CallRefused(spec, e.cfg.maxDepth); err != nil {
+		return "", err
 	}
 	return e.local.Call(ctx, spec)
 }

@@ -66,7 +66,7 @@ func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, 
 		e := work.LimitRefusal(work.LimitStarts, r.MaxStarts)
 		return admitReply{Error: e.Code, Message: e.Error(), Limit: work.LimitStarts}, nil
 	}
-	run, held, short := s.Pool.reserve(r.Want, r.Eff, r.Function)
+	run, held, short := s.Pool.Reserve(r.Want, r.Eff, r.Function)
 	if short != "" {
 		e := work.PoolRefusal(short)
 		return admitReply{Error: e.Code, Message: e.Error(), Budget: short}, nil
@@ -111,9 +111,9 @@ func (g registry) record(ctx restate.ObjectContext, r ownerRecord) (restate.Void
 		return restate.Void{}, nil
 	}
 	settled := rec.State.Terminal()
-	rec.take(r)
+	rec.Take(r)
 	if !settled && rec.State.Terminal() {
-		s.Pool.settle(rec.Held, r.Spent)
+		s.Pool.Settle(rec.Held, r.Spent)
 		rec.Held = [3]int64{}
 		if rec.Detached {
 			s.remove(i) // its control object forgets itself as it ends

@@ -3,6 +3,7 @@ package restate
 import (
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -42,43 +43,8 @@ const (
 	hStop = "Stop"
 )
 
-// ownerRecord is one Work as its owner's registry keeps it: never its
-// input, output, failure text or guidance.
-type ownerRecord struct {
-	ID       string
-	Label    string
-	TargetID string
-	Kind     work.Kind
-	State    work.State
-	Seq      int64
-	// Rev orders a Work's transition records (its control object numbers
-	// them): the registry applies a record only over an older revision.
-	Rev       int64
-	Attempt   int
-	Created   time.Time
-	Started   time.Time `json:",omitzero"`
-	Finished  time.Time `json:",omitzero"`
-	HasResult bool      `json:",omitempty"`
-	Read      bool      `json:",omitempty"`
-	Detached  bool      `json:",omitempty"`
-	Budget    string    `json:",omitempty"` // the budget that ran out, if one did
-	Class     string    `json:",omitempty"` // why a terminal Work did not complete
-	Progress  work.Progress
-	Waiting   bool        `json:",omitempty"` // an external job between its submit and its end
-	Approval  bool        `json:",omitempty"` // queued, awaiting its approval
-	Updates   int         `json:",omitempty"` // how many updates the Work accepted
-	Held      [3]int64    // what the Work reserved from its owner's pool
-	Spent     *work.Usage `json:",omitempty"` // a terminal record's usage; nil: unknown or not terminal
-}
-
-// take applies a later transition record r (from the Work's control
-// object) to rec, keeping what only the registry knows.
-func (rec *ownerRecord) take(r ownerRecord) {
-	rec.State, rec.Rev, rec.Attempt = r.State, r.Rev, r.Attempt
-	rec.Started, rec.Finished, rec.HasResult = r.Started, r.Finished, r.HasResult
-	rec.Budget, rec.Class, rec.Progress, rec.Waiting = r.Budget, r.Class, r.Progress, r.Waiting
-	rec.Approval, rec.Updates = r.Approval, r.Updates
-}
+// ownerRecord is what the owner's registry keeps of one Work (durable.Record).
+type ownerRecord = durable.Record
 
 // launchRecord is a launch identity the owner used: the SHA-256 of its
 // tool-call id and of the input, never either.
@@ -87,10 +53,8 @@ type launchRecord struct {
 	ID, TargetID        string
 }
 
-// pool is a top-level owner's budget pool (see pool.go).
-type pool struct {
-	Limit, Held, Used [3]int64
-}
+// pool is a top-level owner's budget pool (durable.Pool).
+type pool = durable.Pool
 
 // ownerState is an owner's registry.
 type ownerState struct {

@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"sync"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -47,10 +47,7 @@ type Engine struct {
 	cfg   config
 	local *work.Supervisor
 
-	mu     sync.Mutex
-	closed bool
-	subs   map[*work.Subscription]func()
-	wg     sync.WaitGroup
+	life durable.Life // closed, the Subscriptions and the deployment watch
 
 	census census // the deployment view (engine_census.go)
 }
@@ -67,9 +64,9 @@ func New(c client.Client, opts ...Option) *Engine {
 	if err := local.SetPool(context.Background(), work.Owner{}, work.Budget{}); errors.Is(err, work.ErrInvalidBudget) {
 		cfg.err = err
 	}
-	e := &Engine{c: c, cfg: cfg, local: local, subs: map[*work.Subscription]func(){}}
+	e := &Engine{c: c, cfg: cfg, local: local}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
-		e.census.unwatch = wt.Watch(e)
+		e.life.Watching(wt.Watch(e))
 	}
 	return e
 }
@@ -83,28 +80,8 @@ var _ work.Engine = (*Engine)(nil)
 // longer watches the Engine (WithDeploymentGauges). Work on Temporal is
 // unaffected.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	e.closed = true
-	subs := e.subs
-	e.subs = map[*work.Subscription]func(){}
-	unwatch := e.census.unwatch
-	e.census.unwatch = nil
-	e.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
-	for _, closeFn := range subs {
-		closeFn()
-	}
-	done := make(chan struct{})
-	go func() {
-		e.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := e.life.Close(ctx); err != nil {
+		return err
 	}
 	return e.local.Close(ctx)
 }

@@ -96,10 +96,7 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if e == nil || e.c == nil {
 		return work.Snapshot{}, work.ErrNotInitialized
 	}
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
+	if e.life.Closed() {
 		return work.Snapshot{}, work.ErrClosed
 	}
 	e.census.mu.Lock()

@@ -2,15 +2,13 @@ package temporal
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -92,11 +90,8 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if strings.TrimSpace(message) == "" {
-		return work.SendReceipt{}, work.ErrEmptyMessage
-	}
-	if len(message) > work.DefaultMaxMessageBytes {
-		return work.SendReceipt{}, work.ErrMessageTooLarge
+	if err := durable.CheckMessage(message); err != nil {
+		return work.SendReceipt{}, err
 	}
 	rec, err := e.lookup(ctx, o, id)
 	if err != nil {
@@ -105,13 +100,8 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if agentOnly && rec.Kind != work.KindAgent {
 		return work.SendReceipt{}, work.ErrNotAgent
 	}
-	req := sendRequest{Owner: o.ID(), Bytes: len(message), Answer: !agentOnly}
-	d := sha256.Sum256([]byte(message))
-	req.Digest = hex.EncodeToString(d[:])
-	if commandID != "" {
-		c := sha256.Sum256([]byte(commandID))
-		req.Command = hex.EncodeToString(c[:])
-	}
+	req := sendRequest{Owner: o.ID(), Bytes: len(message), Answer: !agentOnly,
+		Digest: durable.Digest(message), Command: durable.Digest(commandID)}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r sendReply

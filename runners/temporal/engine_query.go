@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sort"
 	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -26,12 +26,7 @@ func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerReco
 	if err != nil {
 		return ownerRecord{}, err
 	}
-	for _, r := range recs {
-		if r.ID == id {
-			return r, nil
-		}
-	}
-	return ownerRecord{}, work.ErrNotFound
+	return durable.Find(recs, id)
 }
 
 // Status returns the projection of one Work visible to o.
@@ -40,7 +35,7 @@ func (e *Engine) Status(ctx context.Context, o work.Owner, id string) (work.Stat
 	if err != nil {
 		return work.Status{}, err
 	}
-	st := r.status()
+	st := r.Status()
 	if r.State == work.StateRunning || r.State == work.StateCancelRequested {
 		st.Progress = e.progress(ctx, id)
 	}
@@ -84,7 +79,7 @@ func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, erro
 		return recs, err
 	}
 	now := e.Now()
-	return slices.DeleteFunc(recs, func(r ownerRecord) bool { return r.expired(now, e.cfg.retainAge) }), nil
+	return slices.DeleteFunc(recs, func(r ownerRecord) bool { return r.Expired(now, e.cfg.retainAge) }), nil
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
@@ -123,18 +118,6 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 // queryTries bounds the tries of a registry query.
 const queryTries = 3
 
-func (r ownerRecord) status() work.Status {
-	class := r.Class
-	if r.State == work.StateCancelled && class == "" {
-		class = work.ClassCancelled // the terminal event's class, as in-process
-	}
-	return work.Status{Work: work.Ref{ID: r.ID, TargetID: r.TargetID, Durable: true}, TargetLabel: r.Label,
-		State: r.State, Attempt: max(r.Attempt, 1), CreatedAt: r.Created, StartedAt: r.Started,
-		FinishedAt: r.Finished, ResultAvailable: r.HasResult, ResultRead: r.Read, BudgetExhausted: r.Budget,
-		Progress: r.Progress, Class: class, AwaitingApproval: r.Approval && r.State == work.StateQueued,
-		Waiting: r.Waiting && !r.State.Terminal()}
-}
-
 // List returns at most work.MaxListed Works visible to o, unfinished first,
 // then finished, newest first within each group.
 func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
@@ -142,18 +125,7 @@ func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].order().ListsBefore(recs[j].order()) })
-	recs = recs[:min(len(recs), work.MaxListed)]
-	out := make([]work.Status, len(recs))
-	for i, r := range recs {
-		out[i] = r.status()
-	}
-	return out, nil
-}
-
-// order is what the contract's orders (work.Order) read of r.
-func (r ownerRecord) order() work.Order {
-	return work.Order{State: r.State, Seq: uint64(r.Seq), ResultAvailable: r.HasResult, ResultRead: r.Read}
+	return durable.List(recs), nil
 }
 
 // Rows returns the status-block rows of o, as work.Supervisor.Rows, or the
@@ -166,18 +138,8 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(recs) == 0 {
-		return nil, 0, nil
-	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
-	now := e.Now()
-	n := min(len(recs), work.MaxRows)
-	rows := make([]work.Row, n)
-	for i, r := range recs[:n] {
-		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State, Elapsed: work.Elapsed(r.Created, r.Started, r.Finished, now),
-			ResultAvailable: r.HasResult}
-	}
-	return rows, len(recs) - n, nil
+	rows, more := durable.Rows(recs, e.Now())
+	return rows, more, nil
 }
 
 // Result returns the exact output of completed Work, else waits (up to the
@@ -206,7 +168,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		case err == nil && res.Final != nil:
 			// The Work ended while awaited: its outcome says what the
 			// registry now holds.
-			r.take(*res.Final)
+			r.Take(*res.Final)
 		default:
 			// The wait ended (timeout, or ctx: Result then returns the
 			// Status with no error, as in-process): read the registry
@@ -218,7 +180,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		}
 	}
 	if r.State != work.StateCompleted || !r.HasResult {
-		return r.status(), "", nil
+		return r.Status(), "", nil
 	}
 	gctx, gcancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer gcancel()
@@ -233,7 +195,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		e.cfg.observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id,
 			Owner: o.ID(), Depth: o.Depth(), Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(res.Output)})
 	}
-	return r.status(), res.Output, nil
+	return r.Status(), res.Output, nil
 }
 
 // Settled returns every terminal Work visible to o, oldest settlement
@@ -243,18 +205,7 @@ func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, erro
 	if err != nil {
 		return nil, err
 	}
-	var term []ownerRecord
-	for _, r := range recs {
-		if r.State.Terminal() {
-			term = append(term, r)
-		}
-	}
-	sort.SliceStable(term, func(i, j int) bool { return term[i].Finished.Before(term[j].Finished) })
-	out := make([]work.Status, len(term))
-	for i, r := range term {
-		out[i] = r.status()
-	}
-	return out, nil
+	return durable.Settled(recs), nil
 }
 
 // Live reports whether o has visible Work that is not terminal, or the
@@ -264,10 +215,5 @@ func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, r := range recs {
-		if !r.State.Terminal() {
-			return true, nil
-		}
-	}
-	return false, nil
+	return durable.Live(recs), nil
 }

@@ -2,8 +2,6 @@ package temporal
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -33,9 +32,8 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		return work.Ref{}, err
 	}
 	o := spec.Owner
-	if o.Depth() >= e.cfg.maxDepth {
-		e.refused(ctx, spec, work.LimitDepth, "")
-		return work.Ref{}, work.LimitRefusal(work.LimitDepth, e.cfg.maxDepth)
+	if err := durable.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
+		return work.Ref{}, err
 	}
 	launch := newLaunchInfo(ctx)
 	caller := ctx
@@ -53,14 +51,15 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	// its pool at admission.
 	budget := e.local.EffectiveBudget(spec)
 	var reply admitReply
+	launchKey, launchDigest := durable.Launch(spec)
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
 		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
-		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey(spec.CallID), Digest: launchDigest(spec),
+		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey, Digest: launchDigest,
 		Approval: spec.NeedsApproval})
 	if err != nil {
 		if reason, short := refusalOf(err); reason != "" {
-			e.refused(caller, spec, reason, short)
+			durable.Refused(caller, e.cfg.observer, spec, reason, short)
 		}
 		return work.Ref{}, fromTemporal(err)
 	}
@@ -69,10 +68,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	}
 	budget.SetDims(reply.Budget)
 	maxDur := budget.MaxDuration
-	maxBytes := e.cfg.maxResultBytes
-	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < maxBytes {
-		maxBytes = spec.MaxResultBytes
-	}
+	maxBytes := durable.ResultBytes(spec, e.cfg.maxResultBytes)
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -106,33 +102,13 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 // Supervisor: the Engine is not closed (work.ErrClosed) and its options
 // are valid (the first invalid budget option's work.ErrInvalidBudget).
 func (e *Engine) admissible() error {
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
+	if e.life.Closed() {
 		return work.ErrClosed
 	}
 	return e.cfg.err
 }
 
 func activityQueue(base, label string) string { return base + "." + label }
-
-// launchKey is the SHA-256 of a launch identity, hex ("" for none): the
-// registry keeps no tool-call id.
-func launchKey(callID string) string {
-	if callID == "" {
-		return ""
-	}
-	k := sha256.Sum256([]byte(callID))
-	return hex.EncodeToString(k[:])
-}
-
-func launchDigest(spec work.Spec) string {
-	if spec.CallID == "" {
-		return ""
-	}
-	return hex.EncodeToString(spec.InputDigest[:])
-}
 
 // updateOwner sends an update to o's registry, starting the registry if
 // it is not running (update with start).
@@ -152,13 +128,6 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 		err = h.Get(ctx, out)
 	}
 	return err
-}
-
-// refused reports a refused start to the Observer, with the caller's
-// context (as work.Supervisor does).
-func (e *Engine) refused(ctx context.Context, spec work.Spec, reason, budget string) {
-	e.cfg.observer.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
-		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
 }
 
 // refusalOf returns why the owner's registry refused a start: a limit's
@@ -188,8 +157,8 @@ func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := e.admissible(); err != nil {
 		return "", err
 	}
-	if spec.Owner.Depth() == 0 && !spec.Owner.IsZero() && e.cfg.maxDepth < 1 {
-		return "", work.ErrLimit
+	if err := durable.CallRefused(spec, e.cfg.maxDepth); err != nil {
+		return "", err
 	}
 	return e.local.Call(ctx, spec)
 }

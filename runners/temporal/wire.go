@@ -3,6 +3,7 @@ package temporal
 import (
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -169,55 +170,11 @@ type commandRecord struct {
 	Reply  sendReply
 }
 
-// ownerRecord is one Work as its owner's registry keeps it.
-type ownerRecord struct {
-	ID       string
-	Label    string
-	TargetID string
-	Kind     work.Kind
-	State    work.State
-	Seq      int64
-	// Rev orders a Work's transition records (its workflow numbers them,
-	// see workRun.record): the registry applies a record only over an
-	// older revision, so one that arrives late (the started record goes
-	// from the worker) or again never moves the record back.
-	Rev       int64
-	Attempt   int
-	Created   time.Time
-	Started   time.Time
-	Finished  time.Time
-	HasResult bool
-	Read      bool
-	Detached  bool
-	Budget    string `json:",omitempty"` // the budget that ran out, if one did
-	// Class is why a terminal Work did not complete (work.Status.Class):
-	// its failure class, or work.ClassCancelled.
-	Class string `json:",omitempty"`
-	// Progress is a settled Work's last progress counts.
-	Progress work.Progress
-	// Held is what the Work reserved from its owner's pool.
-	Held [3]int64
-	// Spent is what a terminal Work spent, in its transition record; nil
-	// when unknown (its attempt died with its worker).
-	Spent *work.Usage `json:",omitempty"`
-	// Waiting: an external job between its submit and its result.
-	// Approval: a queued Work awaiting its approval (Requested is when it
-	// was requested).
-	Waiting   bool      `json:",omitempty"`
-	Approval  bool      `json:",omitempty"`
-	Requested time.Time `json:",omitempty"`
-	// Updates is how many updates the Work accepted (the Subscriptions'
-	// update notices; Engine.Updates reads none when there are none).
-	Updates int `json:",omitempty"`
-}
+// ownerRecord is what the owner's registry keeps of one Work (durable.Record).
+type ownerRecord = durable.Record
 
-// take applies what a Work's transition record x says of its state.
-func (r *ownerRecord) take(x ownerRecord) {
-	r.Rev, r.State, r.Attempt, r.Started, r.Finished, r.HasResult = x.Rev, x.State, x.Attempt, x.Started, x.Finished, x.HasResult
-	r.Budget, r.Progress, r.Class = x.Budget, x.Progress, x.Class
-	r.Waiting, r.Approval = x.Waiting, x.Approval
-	r.Updates = x.Updates
-}
+// pool is a top-level owner's budget pool, kept by its registry (durable.Pool).
+type pool = durable.Pool
 
 type admitRequest struct {
 	Record         ownerRecord

@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"slices"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -36,7 +35,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		case replay:
 			return admitReply{Replay: true, ID: l.ID, TargetID: l.TargetID}, nil
 		}
-		run, held, _ := o.st.Pool.reserve(r.Want, r.Eff, r.Function)
+		run, held, _ := o.st.Pool.Reserve(r.Want, r.Eff, r.Function)
 		if o.st.Pool != nil {
 			for i := range held {
 				o.st.Pool.Held[i] += held[i]
@@ -149,15 +148,10 @@ func (o *ownerRun) expire(ctx workflow.Context) {
 	}
 	now := workflow.Now(ctx)
 	n := len(o.st.Records)
-	o.st.Records = slices.DeleteFunc(o.st.Records, func(r ownerRecord) bool { return r.expired(now, o.st.RetainAge) })
+	o.st.Records = slices.DeleteFunc(o.st.Records, func(r ownerRecord) bool { return r.Expired(now, o.st.RetainAge) })
 	if len(o.st.Records) != n {
 		o.dirty = true
 	}
-}
-
-// expired reports whether r is finished and older than age (> 0) at now.
-func (r ownerRecord) expired(now time.Time, age time.Duration) bool {
-	return age > 0 && r.State.Terminal() && now.Sub(r.Finished) > age
 }
 
 func (o *ownerRun) read(id string) {
@@ -180,7 +174,7 @@ func (o *ownerRun) forget(id string) {
 	o.st.Launches = slices.DeleteFunc(o.st.Launches, func(l launchRecord) bool { return l.ID == id })
 	if i := o.find(id); i >= 0 {
 		if !o.st.Records[i].State.Terminal() {
-			o.st.Pool.settle(o.st.Records[i].Held, &work.Usage{}) // it never ran
+			o.st.Pool.Settle(o.st.Records[i].Held, &work.Usage{}) // it never ran
 		}
 		o.remove(i)
 	}
@@ -228,7 +222,7 @@ func (o *ownerRun) admission(r admitRequest) (l launchRecord, replay bool, err e
 	if r.MaxStarts > 0 && o.st.Starts >= r.MaxStarts {
 		return launchRecord{}, false, workErr(work.LimitRefusal(work.LimitStarts, r.MaxStarts), work.LimitStarts)
 	}
-	if _, _, short := o.st.Pool.reserve(r.Want, r.Eff, r.Function); short != "" {
+	if _, _, short := o.st.Pool.Reserve(r.Want, r.Eff, r.Function); short != "" {
 		return launchRecord{}, false, poolErr(short)
 	}
 	return launchRecord{}, false, nil
@@ -255,11 +249,11 @@ func (o *ownerRun) transition(r ownerRecord) {
 	// the Work go on to its real end. The owner's pool was settled at the
 	// first terminal record, and is not again.
 	settled := rec.State.Terminal()
-	rec.take(r)
+	rec.Take(r)
 	if settled || !rec.State.Terminal() {
 		return
 	}
-	o.st.Pool.settle(rec.Held, r.Spent)
+	o.st.Pool.Settle(rec.Held, r.Spent)
 	rec.Held = [3]int64{}
 	if rec.Detached {
 		o.remove(i)

@@ -1,4 +1,4 @@
-package temporal
+package durable
 
 import (
 	"testing"
@@ -9,57 +9,57 @@ import (
 // The registry's pool resolves and settles reservations as the in-process
 // Supervisor's pools do (work.Supervisor.SetPool).
 func TestPoolReserve(t *testing.T) {
-	p := &pool{Limit: [3]int64{8, 0, 1000}}
+	p := &Pool{Limit: [3]int64{8, 0, 1000}}
 	// An agent that sets nothing reserves its default capped at its share
 	// (a quarter of the pool), in each limited dimension only.
-	run, held, short := p.reserve([3]int64{}, [3]int64{50, 100, 0}, false)
+	run, held, short := p.Reserve([3]int64{}, [3]int64{50, 100, 0}, false)
 	if short != "" || run != [3]int64{2, 100, 250} || held != [3]int64{2, 0, 250} {
 		t.Fatalf("default agent: run %v held %v short %q", run, held, short)
 	}
 	// A function that sets nothing reserves nothing in limited dimensions.
-	run, held, _ = p.reserve([3]int64{}, [3]int64{50, 100, 0}, true)
+	run, held, _ = p.Reserve([3]int64{}, [3]int64{50, 100, 0}, true)
 	if run != [3]int64{0, 100, 0} || held != [3]int64{} {
 		t.Fatalf("function: run %v held %v", run, held)
 	}
 	// Its own limit is reserved whole, refused when it does not fit.
-	if _, held, short = p.reserve([3]int64{6}, [3]int64{6, 100, 0}, false); short != "" || held[0] != 6 {
+	if _, held, short = p.Reserve([3]int64{6}, [3]int64{6, 100, 0}, false); short != "" || held[0] != 6 {
 		t.Fatalf("explicit 6 of 8: held %v short %q", held, short)
 	}
 	p.Held[0] = 6
-	if _, _, short = p.reserve([3]int64{3}, [3]int64{3, 100, 0}, false); short != work.BudgetTurns {
+	if _, _, short = p.Reserve([3]int64{3}, [3]int64{3, 100, 0}, false); short != work.BudgetTurns {
 		t.Fatalf("explicit 3 of the 2 left: short %q, want turns", short)
 	}
 	// What remains caps a default reservation; nothing left refuses it.
-	if run, _, _ = p.reserve([3]int64{}, [3]int64{50, 100, 0}, false); run[0] != 2 {
+	if run, _, _ = p.Reserve([3]int64{}, [3]int64{50, 100, 0}, false); run[0] != 2 {
 		t.Fatalf("default with 2 left: %v", run)
 	}
 	p.Held[0] = 8
-	if _, _, short = p.reserve([3]int64{}, [3]int64{50, 100, 0}, false); short != work.BudgetTurns {
+	if _, _, short = p.Reserve([3]int64{}, [3]int64{50, 100, 0}, false); short != work.BudgetTurns {
 		t.Fatalf("nothing left: short %q", short)
 	}
 	// No pool: the resolved budget as it is.
-	var none *pool
-	if run, held, short = none.reserve([3]int64{1}, [3]int64{1, 2, 3}, false); run != [3]int64{1, 2, 3} || held != [3]int64{} || short != "" {
+	var none *Pool
+	if run, held, short = none.Reserve([3]int64{1}, [3]int64{1, 2, 3}, false); run != [3]int64{1, 2, 3} || held != [3]int64{} || short != "" {
 		t.Fatalf("no pool: %v %v %q", run, held, short)
 	}
 }
 
 func TestPoolSettle(t *testing.T) {
-	p := &pool{Limit: [3]int64{8, 10, 1000}, Held: [3]int64{4, 5, 500}}
+	p := &Pool{Limit: [3]int64{8, 10, 1000}, Held: [3]int64{4, 5, 500}}
 	// Spent is charged, the reservation refunded.
-	p.settle([3]int64{4, 5, 500}, &work.Usage{Turns: 1, ToolCalls: 2, InputTokens: 30, OutputTokens: 10})
+	p.Settle([3]int64{4, 5, 500}, &work.Usage{Turns: 1, ToolCalls: 2, InputTokens: 30, OutputTokens: 10})
 	if p.Held != [3]int64{} || p.Used != [3]int64{1, 2, 40} {
 		t.Fatalf("after settle: held %v used %v", p.Held, p.Used)
 	}
 	// Unknown token usage charges the token reservation in full.
 	p.Held = [3]int64{2, 0, 100}
-	p.settle([3]int64{2, 0, 100}, &work.Usage{Turns: 1, UnknownUsage: 1})
+	p.Settle([3]int64{2, 0, 100}, &work.Usage{Turns: 1, UnknownUsage: 1})
 	if p.Used != [3]int64{2, 2, 140} {
 		t.Fatalf("unknown usage: used %v", p.Used)
 	}
 	// An attempt lost with its worker: the whole reservation.
 	p.Held = [3]int64{3, 1, 10}
-	p.settle([3]int64{3, 1, 10}, nil)
+	p.Settle([3]int64{3, 1, 10}, nil)
 	if p.Held != [3]int64{} || p.Used != [3]int64{5, 3, 150} {
 		t.Fatalf("lost: held %v used %v", p.Held, p.Used)
 	}

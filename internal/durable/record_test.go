@@ -1,0 +1,186 @@
+package durable
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+var t0 = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+
+func TestStatusProjection(t *testing.T) {
+	r := Record{ID: "w1", Label: "research", TargetID: "research@1", State: work.StateCancelled, Created: t0,
+		Started: t0.Add(time.Second), Finished: t0.Add(2 * time.Second)}
+	st := r.Status()
+	if st.Class != work.ClassCancelled || st.Attempt != 1 || !st.Work.Durable || st.Work.TargetID != "research@1" {
+		t.Fatalf("cancelled with no class: %+v", st)
+	}
+	r.Class = work.ClassDeadline
+	if st := r.Status(); st.Class != work.ClassDeadline {
+		t.Fatalf("class kept: %q", st.Class)
+	}
+	// Waiting and awaiting approval hold only while they can be true.
+	q := Record{ID: "w2", State: work.StateQueued, Approval: true, Waiting: true}
+	if st := q.Status(); !st.AwaitingApproval || !st.Waiting {
+		t.Fatalf("queued: %+v", st)
+	}
+	q.State = work.StateFailed
+	if st := q.Status(); st.AwaitingApproval || st.Waiting {
+		t.Fatalf("failed: %+v", st)
+	}
+}
+
+func TestTakeKeepsWhatOnlyTheRegistryKnows(t *testing.T) {
+	r := Record{ID: "w1", Label: "l", Seq: 7, Read: true, Detached: true, Held: [3]int64{1, 2, 3}, Created: t0}
+	r.Take(Record{ID: "other", Seq: 99, Rev: 3, State: work.StateCompleted, Attempt: 2, HasResult: true,
+		Finished: t0.Add(time.Minute), Updates: 4, Class: "x", Budget: "turns", Progress: work.Progress{ModelRequests: 5}})
+	want := Record{ID: "w1", Label: "l", Seq: 7, Read: true, Detached: true, Held: [3]int64{1, 2, 3}, Created: t0,
+		Rev: 3, State: work.StateCompleted, Attempt: 2, HasResult: true, Finished: t0.Add(time.Minute), Updates: 4,
+		Class: "x", Budget: "turns", Progress: work.Progress{ModelRequests: 5}}
+	if r != want {
+		t.Fatalf("took\n %+v\nwant\n %+v", r, want)
+	}
+}
+
+// The field names are wire format: a record as an earlier version wrote
+// it (Temporal's struct, every field present) still decodes, whole.
+func TestRecordWireFormat(t *testing.T) {
+	type earlier struct {
+		ID, Label, TargetID string
+		Kind                work.Kind
+		State               work.State
+		Seq, Rev            int64
+		Attempt             int
+		Created, Started    time.Time
+		Finished            time.Time
+		HasResult, Read     bool
+		Detached            bool
+		Budget, Class       string
+		Progress            work.Progress
+		Held                [3]int64
+		Spent               *work.Usage
+		Waiting, Approval   bool
+		Requested           time.Time
+		Updates             int
+	}
+	in := earlier{ID: "w1", Label: "l", TargetID: "t", Kind: work.KindAgent, State: work.StateCompleted, Seq: 3, Rev: 4,
+		Attempt: 1, Created: t0, Finished: t0.Add(time.Minute), HasResult: true, Class: "c", Held: [3]int64{1, 0, 2},
+		Spent: &work.Usage{Turns: 2}, Progress: work.Progress{Done: 1}, Updates: 2}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	want := Record{ID: "w1", Label: "l", TargetID: "t", Kind: work.KindAgent, State: work.StateCompleted, Seq: 3, Rev: 4,
+		Attempt: 1, Created: t0, Finished: t0.Add(time.Minute), HasResult: true, Class: "c", Held: [3]int64{1, 0, 2},
+		Spent: r.Spent, Progress: work.Progress{Done: 1}, Updates: 2}
+	if r != want || r.Spent == nil || r.Spent.Turns != 2 {
+		t.Fatalf("decoded\n %+v\nwant\n %+v", r, want)
+	}
+	if b, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	var back Record
+	if err := json.Unmarshal(b, &back); err != nil || back.ID != r.ID || back.Rev != r.Rev || !back.Finished.Equal(r.Finished) {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}
+
+func TestListsRowsSettledLive(t *testing.T) {
+	recs := []Record{
+		{ID: "a", State: work.StateCompleted, Seq: 1, Created: t0, Finished: t0.Add(3 * time.Second), HasResult: true},
+		{ID: "b", State: work.StateRunning, Seq: 2, Created: t0, Started: t0},
+		{ID: "c", State: work.StateFailed, Seq: 3, Created: t0, Finished: t0.Add(time.Second)},
+	}
+	list := List(append([]Record(nil), recs...))
+	if len(list) != 3 || list[0].Work.ID != "b" {
+		t.Fatalf("list: unfinished first: %v", ids(list))
+	}
+	settled := Settled(append([]Record(nil), recs...))
+	if got := ids(settled); len(got) != 2 || got[0] != "c" || got[1] != "a" {
+		t.Fatalf("settled, oldest settlement first: %v", got)
+	}
+	if !Live(recs) || Live(recs[:1]) || Live(nil) {
+		t.Fatal("Live")
+	}
+	rows, more := Rows(append([]Record(nil), recs...), t0.Add(10*time.Second))
+	if len(rows) != 3 || more != 0 {
+		t.Fatalf("rows %v more %d", rows, more)
+	}
+	for _, r := range rows {
+		if r.ID == "b" && r.Elapsed != 10*time.Second {
+			t.Fatalf("running row's elapsed: %v", r.Elapsed)
+		}
+	}
+	if rows, more := Rows(nil, t0); rows != nil || more != 0 {
+		t.Fatal("no rows")
+	}
+	many := make([]Record, work.MaxListed+5)
+	for i := range many {
+		many[i] = Record{ID: string(rune('a' + i%26)), State: work.StateRunning, Seq: int64(i)}
+	}
+	if got := List(many); len(got) != work.MaxListed {
+		t.Fatalf("List is capped at %d: %d", work.MaxListed, len(got))
+	}
+	if _, more := Rows(many, t0); more != len(many)-work.MaxRows {
+		t.Fatalf("rows left out: %d", more)
+	}
+	if r, err := Find(recs, "c"); err != nil || r.ID != "c" {
+		t.Fatalf("Find: %v %v", r, err)
+	}
+	if _, err := Find(recs, "zz"); !errors.Is(err, work.ErrNotFound) {
+		t.Fatalf("Find missing: %v", err)
+	}
+}
+
+func TestExpired(t *testing.T) {
+	r := Record{State: work.StateCompleted, Finished: t0}
+	if r.Expired(t0.Add(time.Hour), 0) || r.Expired(t0.Add(time.Minute), time.Hour) || !r.Expired(t0.Add(2*time.Hour), time.Hour) {
+		t.Fatal("terminal expiry")
+	}
+	r.State = work.StateRunning
+	if r.Expired(t0.Add(2*time.Hour), time.Hour) {
+		t.Fatal("a live record never expires")
+	}
+}
+
+func TestMessageAndLaunch(t *testing.T) {
+	if !errors.Is(CheckMessage(" \n"), work.ErrEmptyMessage) {
+		t.Fatal("blank")
+	}
+	if !errors.Is(CheckMessage(string(make([]byte, work.DefaultMaxMessageBytes+1))), work.ErrMessageTooLarge) {
+		t.Fatal("too large")
+	}
+	if CheckMessage("go on") != nil {
+		t.Fatal("ordinary")
+	}
+	if Digest("") != "" || len(Digest("x")) != 64 || Digest("x") == Digest("y") {
+		t.Fatal("digest")
+	}
+	if k, d := Launch(work.Spec{}); k != "" || d != "" {
+		t.Fatal("no call id: no identity")
+	}
+	spec := work.Spec{CallID: "call-secret", InputDigest: [32]byte{1}}
+	k, d := Launch(spec)
+	if k != Digest("call-secret") || len(d) != 64 || k == "call-secret" {
+		t.Fatalf("launch %q %q", k, d)
+	}
+	if ResultBytes(work.Spec{}, 100) != 100 || ResultBytes(work.Spec{MaxResultBytes: 10}, 100) != 10 ||
+		ResultBytes(work.Spec{MaxResultBytes: 1000}, 100) != 100 {
+		t.Fatal("result bytes")
+	}
+}
+
+func ids(sts []work.Status) []string {
+	out := make([]string, len(sts))
+	for i, s := range sts {
+		out[i] = s.Work.ID
+	}
+	return out
+}
