@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -43,9 +44,9 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	case !claim.Run:
 		return attemptResult{Out: runOutcome{NotRun: true}}, nil
 	}
-	a := &slot{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth, n: claim.Attempt,
-		created: in.Created, started: claim.Started}
-	defer w.running.add(a)()
+	a := &durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
+		Created: in.Created, Started: claim.Started}
+	defer w.running.Add(a)()
 	child, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stopCut := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
@@ -57,7 +58,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	var cancelled atomic.Bool
 	cancelReq := func() {
 		if !cancelled.Swap(true) {
-			w.running.set(a, func(a *slot) { a.cancelAt = time.Now() })
+			w.running.Cancelled(a, time.Now())
 		}
 		cancel(errCancelled)
 	}
@@ -88,7 +89,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 		},
 		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
 	ex, _ := work.ExecutionFrom(child)
-	w.running.set(a, func(a *slot) { a.exec = ex })
+	w.running.Running(a, ex)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	ended.Store(true)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)

@@ -7,6 +7,7 @@ import (
 
 	restate "github.com/restatedev/sdk-go"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -178,8 +179,8 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	case !claim.Run:
 		return submitResult{Out: runOutcome{NotRun: true}}, nil
 	}
-	defer w.running.add(&slot{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth,
-		n: claim.Attempt, created: in.Created, started: claim.Started})()
+	defer w.running.Add(&durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
+		N: claim.Attempt, Created: in.Created, Started: claim.Started})()
 	sctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	stop := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })

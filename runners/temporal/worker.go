@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -53,7 +54,9 @@ type Worker struct {
 	cfg     config
 	targets map[string]Child
 	workers []worker.Worker
-	slots   slots
+	slots   durable.Slots // the attempts in progress (Snapshot)
+	mu      sync.Mutex    // guards unwatch
+	unwatch func()        // the end of the Observer's watch (Start)
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
@@ -111,9 +114,9 @@ func (w *Worker) Start() error {
 	}
 	if wt, ok := w.cfg.observer.(work.Watcher); ok {
 		unwatch := wt.Watch(w)
-		w.slots.mu.Lock()
-		w.slots.unwatch = unwatch
-		w.slots.mu.Unlock()
+		w.mu.Lock()
+		w.unwatch = unwatch
+		w.mu.Unlock()
 	}
 	return nil
 }
@@ -127,10 +130,10 @@ func (w *Worker) Stop() {
 		wg.Go(x.Stop)
 	}
 	wg.Wait()
-	w.slots.mu.Lock()
-	unwatch := w.slots.unwatch
-	w.slots.unwatch = nil
-	w.slots.mu.Unlock()
+	w.mu.Lock()
+	unwatch := w.unwatch
+	w.unwatch = nil
+	w.mu.Unlock()
 	if unwatch != nil {
 		unwatch()
 	}
@@ -151,10 +154,10 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	info := activity.GetInfo(ctx)
 	// The attempt holds one of its target's slots here until it returns
 	// (Snapshot); the cancel is recorded as it arrives.
-	slot := &attempt{id: in.ID, owner: in.Owner, label: in.Label, kind: in.Kind, depth: in.Depth,
-		n: int(info.Attempt), created: info.ScheduledTime, started: info.StartedTime}
-	defer w.slots.add(slot)()
-	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.cancelled(slot, time.Now()) })
+	slot := &durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
+		N: int(info.Attempt), Created: info.ScheduledTime, Started: info.StartedTime}
+	defer w.slots.Add(slot)()
+	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })
 	defer stopCancelAt()
 	// Heartbeats keep the attempt alive and bring cancellation. The
 	// heartbeat timeout runs from the attempt's start: the periodic beats
@@ -247,7 +250,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		Update: w.reportUpdate(ctx, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
 	ex, _ := work.ExecutionFrom(child)
 	exec.Store(ex)
-	w.slots.running(slot, ex)
+	w.slots.Running(slot, ex)
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	res := outcome(child, ctx, in, out, err, panicked, ex)
 	ended.Store(true)

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -96,10 +97,10 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	// (Snapshot), as a Run attempt does; a poll or a cancel of the job
 	// holds none (it runs on the poll queue).
 	info := activity.GetInfo(ctx)
-	slot := &attempt{id: in.ID, owner: in.Owner, label: in.Label, kind: work.KindFunction, depth: in.Depth,
-		n: int(info.Attempt), created: info.ScheduledTime, started: info.StartedTime}
-	defer w.slots.add(slot)()
-	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.cancelled(slot, time.Now()) })
+	slot := &durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: work.KindFunction, Depth: in.Depth,
+		N: int(info.Attempt), Created: info.ScheduledTime, Started: info.StartedTime}
+	defer w.slots.Add(slot)()
+	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })
 	defer stopCancelAt()
 	stop := w.keepAlive(ctx)
 	defer stop()
