@@ -6,20 +6,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
 // census caches the Engine's deployment view: refreshed at most once per
 // interval (WithSnapshotInterval), one refresh at a time.
-type census struct {
-	mu   sync.Mutex // held during a refresh: concurrent scrapes wait for it
-	at   time.Time  // when snap was read; zero: never
-	snap work.Snapshot
-	err  error
-}
+type census = durable.Cache
 
 var _ work.Watched = (*Engine)(nil)
 
@@ -72,15 +67,7 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if e.cfg.admin == "" {
 		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
 	}
-	e.census.mu.Lock()
-	defer e.census.mu.Unlock()
-	if !e.census.at.IsZero() && e.census.err == nil && time.Since(e.census.at) < e.cfg.ops.interval {
-		return e.census.snap, nil
-	}
-	snap, err := e.readDeployment(ctx)
-	e.census.snap, e.census.err = snap, err
-	e.census.at = time.Now()
-	return snap, err
+	return e.census.Snapshot(ctx, e.cfg.ops.interval, e.readDeployment)
 }
 
 // liveCount is one group of live Work: a target, a state, and whether

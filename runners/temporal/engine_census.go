@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -13,6 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -32,11 +32,7 @@ var ErrDeploymentTooLarge = fmt.Errorf("temporal: more live work than a snapshot
 // census caches the Engine's deployment view: refreshed at most once per
 // interval (WithSnapshotInterval), one refresh at a time.
 type census struct {
-	mu      sync.Mutex // held during a refresh: concurrent scrapes wait for it
-	at      time.Time  // when snap was read; zero: never
-	snap    work.Snapshot
-	err     error
-	unwatch func()
+	durable.Cache
 	// approvals is the approvals index's last answer, for a refresh whose
 	// query fails (see awaitingApproval).
 	approvals []approvalEntry
@@ -99,15 +95,7 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if e.life.Closed() {
 		return work.Snapshot{}, work.ErrClosed
 	}
-	e.census.mu.Lock()
-	defer e.census.mu.Unlock()
-	if !e.census.at.IsZero() && e.census.err == nil && time.Since(e.census.at) < e.cfg.ops.interval {
-		return e.census.snap, nil
-	}
-	snap, err := e.readDeployment(ctx)
-	e.census.snap, e.census.err = snap, err
-	e.census.at = time.Now()
-	return snap, err
+	return e.census.Snapshot(ctx, e.cfg.ops.interval, e.readDeployment)
 }
 
 // The keys of a Work workflow's memo, set when it starts (free: part of
