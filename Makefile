@@ -165,7 +165,9 @@ demo-restate:
 # actions (Temporal Cloud's definition), history events and bytes per
 # Work, one owner's admission throughput, start latencies and a 1,000-Work
 # run through two worker processes (.ci/bench-temporal; docs/durable-cost.md
-# has the figures). Not part of .ci/run: it needs a quiet machine.
+# has the figures); then the Restate runner's invocations, journal entries
+# and latencies beside a bare Restate invocation (BENCH_RESTATE=0 leaves
+# them out). Not part of .ci/run: it needs a quiet machine.
 .PHONY: bench-temporal
 bench-temporal:
 	./.ci/bench-temporal

@@ -283,6 +283,16 @@ func TestCost(t *testing.T) {
 		table[caseBare] = countCost(t, s, ns+".")
 	}()
 	logCostTable(t, table, rounds)
+	// make bench-temporal's table (runners/temporal/internal/cmd/costtable)
+	// has these rows beside Temporal's.
+	bare := table[caseBare]
+	r := float64(rounds)
+	for _, name := range []string{casePlain, caseGuidance, caseCancel, caseCall} {
+		c := table[name]
+		costRow("Restate: invocations per Work", name, float64(c.invocations)/r, float64(bare.invocations)/r, "")
+		costRow("Restate: journal entries per Work", name, float64(c.entries)/r, float64(bare.entries)/r, "")
+		costRow("Restate: journal bytes per Work", name, float64(c.journalBytes)/r, float64(bare.journalBytes)/r, "")
+	}
 
 	per := func(name string) cost { return table[name] }
 	if b := per(caseBare); b.invocations != rounds || b.entries == 0 || b.entries%rounds != 0 {
@@ -333,4 +343,10 @@ func logCostTable(t *testing.T, table map[string]cost, rounds int) {
 			float64(c.journalBytes)/r, float64(c.stateBytes)/r, strings.Join(hs, ", "))
 	}
 	t.Log("\n" + b.String())
+}
+
+// costRow prints one row of make bench-temporal's table, in the format
+// of runners/temporal's (tab-separated: section, case, ours, bare, goal).
+func costRow(section, name string, ours, bare float64, goal string) {
+	fmt.Printf("costrow\t%s\t%s\t%.4g\t%.4g\t%s\n", section, name, ours, bare, goal)
 }

@@ -1,7 +1,8 @@
 // Command costtable prints make bench-temporal's table: on stdin the
 // output of the runner's cost measurements (their "costrow" lines:
 // section, case, ours, bare, goal, tab-separated) and of BenchmarkTemporal
-// (its median latencies), one row each, ours beside bare Temporal in the
+// and runners/restate's BenchmarkRestate (their median latencies), one row
+// each, ours beside bare Temporal (or a bare Restate invocation) in the
 // same run. A failed test on stdin (a "--- FAIL", "FAIL" or "panic:"
 // line, echoed to stderr), or no row at all, exits 1.
 package main
@@ -23,7 +24,7 @@ type row struct {
 	goal          string
 }
 
-var bench = regexp.MustCompile(`^BenchmarkTemporal/(start|result)(?:-\d+)?\s+\d+\s+(.*)$`)
+var bench = regexp.MustCompile(`^Benchmark(Temporal|Restate)/(start|result)(?:-\d+)?\s+\d+\s+(.*)$`)
 
 // parse reads the rows; failed says a test failed.
 func parse(r io.Reader, errs io.Writer) (rows []row, failed bool, err error) {
@@ -47,15 +48,22 @@ func parse(r io.Reader, errs io.Writer) (rows []row, failed bool, err error) {
 		}
 		if m := bench.FindStringSubmatch(text); m != nil {
 			metrics := map[string]float64{}
-			f := strings.Fields(m[2])
+			f := strings.Fields(m[3])
 			for i := 0; i+1 < len(f); i += 2 {
 				if v, err := strconv.ParseFloat(f[i], 64); err == nil {
 					metrics[f[i+1]] = v
 				}
 			}
-			what := map[string]string{"start": "start -> work.ref", "result": "start -> result"}[m[1]]
+			what := map[string]string{"start": "start -> work.ref", "result": "start -> result"}[m[2]]
+			if m[1] == "Restate" {
+				// BenchmarkRestate (runners/restate): beside a bare
+				// workflow invocation with one journaled step.
+				rows = append(rows, row{"Restate: latency (median ms)", what + " vs a bare invocation",
+					metrics["runner-med-us"] / 1000, metrics["bare-med-us"] / 1000, ""})
+				continue
+			}
 			goal := "<=1.5x"
-			if m[1] == "result" {
+			if m[2] == "result" {
 				goal = ""
 			}
 			rows = append(rows,

@@ -20,6 +20,11 @@ func TestParse(t *testing.T) {
 	if rows[1].ours != 20.5 || rows[1].bare != 4.1 || rows[2].bare != 5 || rows[1].goal != "<=1.5x" {
 		t.Fatalf("latency rows %+v", rows[1:])
 	}
+	rs, _, err := parse(strings.NewReader("BenchmarkRestate/result-2 \t 200\t 9000 bare-med-us\t 27000 runner-med-us\t 3.0 runner/bare\n"), &errs)
+	if err != nil || len(rs) != 1 || rs[0].ours != 27 || rs[0].bare != 9 || rs[0].section != "Restate: latency (median ms)" ||
+		rs[0].name != "start -> result vs a bare invocation" {
+		t.Fatalf("Restate's latency row: %+v %v", rs, err)
+	}
 	var out strings.Builder
 	write(&out, rows)
 	if !strings.Contains(out.String(), "5.50x") || !strings.Contains(out.String(), "start -> work.ref vs a bare start") {
