@@ -268,6 +268,20 @@ func TestTelemetryAndCanary(t *testing.T) {
 	if !strings.Contains(state, canaryOutput) {
 		t.Errorf("the output is not in the Work's state: the introspection read nothing (%.300s)", state)
 	}
+	// The answers of the control object's reads (the output, guidance a
+	// boundary took) are not kept by Restate once answered: no completed
+	// invocation of them is retained (no idempotency key, no journal
+	// retention), so nothing can be attached to and read back.
+	var kept struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(query(t, s.Admin, "SELECT target_handler_name, status FROM sys_invocation "+
+		"WHERE target_service_name LIKE '%.Control' AND target_handler_name IN ('Output', 'Take', 'Updates', 'Request', 'Question', 'Peek')")), &kept); err != nil {
+		t.Fatal(err)
+	}
+	if len(kept.Rows) != 0 {
+		t.Errorf("Restate keeps invocations of the control object's reads: %v", kept.Rows)
+	}
 	var reg struct {
 		Rows []struct {
 			Service string `json:"service_name"`
