@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/harness"
 	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
 )
 
@@ -27,76 +22,24 @@ type cluster struct {
 	lb           *balancer
 	registryAddr string
 
-	mu        sync.Mutex
-	procs     []*proc // the ones stop ends
-	everyProc []*proc
-	started   map[string][]string // work id -> the service processes that said they started it, in order
-	cond      *sync.Cond
+	harness.Procs // the processes, their output in dir
+
+	mu      sync.Mutex
+	started map[string][]string // work id -> the service processes that said they started it, in order
+	cond    *sync.Cond
 }
 
-// proc is one child process; its stdout lines go to onLine, and stdout and
-// stderr to dir/<name>.log.
-type proc struct {
-	name  string
-	cmd   *exec.Cmd
-	in    io.WriteCloser
-	done  chan struct{}
-	lines chan string // stdout lines (coordinators)
-}
+type proc = harness.Proc
 
 func newCluster(self, dir string) *cluster {
-	c := &cluster{self: self, dir: dir, started: map[string][]string{}}
+	c := &cluster{self: self, dir: dir, Procs: harness.Procs{Dir: dir}, started: map[string][]string{}}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
 
-// spawn starts a child process, its output logged to dir/name.log.
+// spawn starts this binary with args as the process name.
 func (c *cluster) spawn(name string, onLine func(string), args ...string) (*proc, error) {
-	logf, err := os.OpenFile(filepath.Join(c.dir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(c.self, args...)
-	cmd.Stderr = logf
-	// A child dies with the driver, even when the driver is killed.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	p := &proc{name: name, cmd: cmd, in: in, done: make(chan struct{})}
-	c.mu.Lock()
-	c.procs = append(c.procs, p)
-	c.everyProc = append(c.everyProc, p)
-	c.mu.Unlock()
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			fmt.Fprintf(logf, "stdout: %s\n", sc.Text())
-			if onLine != nil {
-				onLine(sc.Text())
-			}
-		}
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-// kill SIGKILLs the process and waits for it.
-func (p *proc) kill() {
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
+	return c.Spawn(name, onLine, c.self, args...)
 }
 
 // start starts the Restate server, the balancer and the registry process.
@@ -160,10 +103,10 @@ func (c *cluster) startService(name string, extra ...string) (*proc, error) {
 	select {
 	case <-ready:
 		return p, nil
-	case <-p.done:
+	case <-p.Done:
 		return nil, fmt.Errorf("service %s exited (see %s.log)", name, name)
 	case <-time.After(2 * time.Minute):
-		p.kill()
+		p.Kill()
 		return nil, fmt.Errorf("service %s did not start", name)
 	}
 }
@@ -186,7 +129,7 @@ func (c *cluster) startWorker(name string) (*proc, error) {
 
 // killWorker SIGKILLs a service process behind the balancer. It stays in
 // the rotation: the balancer finds it gone.
-func (c *cluster) killWorker(p *proc) { p.kill() }
+func (c *cluster) killWorker(p *proc) { p.Kill() }
 
 // waitStarted waits until the n-th attempt of id started, and returns the
 // service process that said so.
@@ -208,107 +151,21 @@ func (c *cluster) waitStarted(id string, n int, timeout time.Duration) (string, 
 }
 
 // coordinator is a coordinator process driven line by line.
-type coordinator struct {
-	p *proc
-}
+type coordinator = harness.Coordinator
+
+// resultReply is a coordinator's status or result answer, decoded.
+type resultReply = harness.Result
 
 // startCoordinator starts a coordinator process for owner and waits until
 // it is ready.
 func (c *cluster) startCoordinator(name, owner string) (*coordinator, error) {
-	lines := make(chan string, 64)
-	p, err := c.spawn(name, func(l string) { lines <- l }, "coordinator", "-ingress", c.srv.Ingress,
+	return c.StartCoordinator(name, c.self, "coordinator", "-ingress", c.srv.Ingress,
 		"-owner", owner, "-spans", filepath.Join(c.dir, name+".spans"))
-	if err != nil {
-		return nil, err
-	}
-	p.lines = lines
-	co := &coordinator{p: p}
-	var ready struct{ Ready bool }
-	if err := co.read(&ready); err != nil {
-		p.kill()
-		return nil, err
-	}
-	return co, nil
 }
-
-func (co *coordinator) read(v any) error {
-	select {
-	case l := <-co.p.lines:
-		return json.Unmarshal([]byte(l), v)
-	case <-co.p.done:
-		return errors.New("the coordinator exited")
-	case <-time.After(2 * time.Minute):
-		return errors.New("the coordinator did not answer within 2 minutes")
-	}
-}
-
-// do sends one command and decodes its answer into v; an {"error":...}
-// answer is returned as an error.
-func (co *coordinator) do(v any, cmd ...string) error {
-	if _, err := fmt.Fprintln(co.p.in, strings.Join(cmd, " ")); err != nil {
-		return err
-	}
-	var raw json.RawMessage
-	if err := co.read(&raw); err != nil {
-		return err
-	}
-	var e struct{ Error, Detail string }
-	if json.Unmarshal(raw, &e) == nil && e.Error != "" {
-		return fmt.Errorf("%s: %s (%s)", cmd[0], e.Error, e.Detail)
-	}
-	if v == nil {
-		return nil
-	}
-	return json.Unmarshal(raw, v)
-}
-
-func (co *coordinator) start(label, input string) (string, error) {
-	var r struct{ Work string }
-	err := co.do(&r, "start", label, input)
-	return r.Work, err
-}
-
-// settled reads id's result until it is terminal.
-func (co *coordinator) settled(id string, timeout time.Duration) (resultReply, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		var r resultReply
-		if err := co.do(&r, "result", id); err != nil {
-			return r, err
-		}
-		if isTerminal(r.Status.State) || time.Now().After(deadline) {
-			return r, nil
-		}
-	}
-}
-
-// resultReply is a coordinator's status or result answer, decoded.
-type resultReply struct {
-	Status struct {
-		Work struct {
-			ID         string `json:"id"`
-			Guarantees struct {
-				Execution string `json:"execution"`
-			} `json:"guarantees"`
-		} `json:"work"`
-		State   string `json:"state"`
-		Attempt int    `json:"attempt"`
-	} `json:"status"`
-	Class  string `json:"class"`
-	Result string `json:"result"`
-}
-
-func isTerminal(s string) bool { return s == "completed" || s == "failed" || s == "cancelled" }
 
 // stop ends every process (SIGKILL), the balancer and the server.
 func (c *cluster) stop() {
-	c.mu.Lock()
-	procs := c.procs
-	c.procs = nil
-	c.mu.Unlock()
-	for _, p := range procs {
-		p.kill()
-	}
+	c.StopAll()
 	if c.lb != nil {
 		c.lb.close()
 	}
@@ -316,28 +173,4 @@ func (c *cluster) stop() {
 		c.srv.Stop()
 		_ = os.WriteFile(filepath.Join(c.dir, "restate-server.out"), []byte(c.srv.Logs()), 0o644)
 	}
-}
-
-// all returns every process started.
-func (c *cluster) all() []*proc {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*proc(nil), c.everyProc...)
-}
-
-// named returns the live process of that name.
-func (c *cluster) named(name string) (*proc, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, p := range c.procs {
-		if p.name != name {
-			continue
-		}
-		select {
-		case <-p.done:
-		default:
-			return p, true
-		}
-	}
-	return nil, false
 }

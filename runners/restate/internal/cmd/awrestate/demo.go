@@ -66,7 +66,7 @@ func demo(keep bool) error {
 	type item struct{ what, label, input, id, worker string }
 	var items []*item
 	launch := func(it *item) error {
-		if it.id, err = co.start(it.label, it.input); err != nil {
+		if it.id, err = co.Start(it.label, it.input); err != nil {
 			return err
 		}
 		if it.worker, err = cl.waitStarted(it.id, 1, time.Minute); err != nil {
@@ -96,7 +96,7 @@ func demo(keep bool) error {
 	if err := launch(guided); err != nil {
 		return err
 	}
-	if err := co.do(nil, "send", guided.id, "call-1", "please wrap up"); err != nil {
+	if err := co.Do(nil, "send", guided.id, "call-1", "please wrap up"); err != nil {
 		return err
 	}
 	say("  sent guidance to %s through the coordinator (Restate carries it to its service process)", guided.id[:8])
@@ -107,11 +107,11 @@ func demo(keep bool) error {
 		// forever is cancelled.
 		if it.worker != victim && it.input == "0" {
 			say("  (cancelling %s, which runs until cancelled, on %s)", it.id[:8], it.worker)
-			if err := co.do(nil, "cancel", it.id); err != nil {
+			if err := co.Do(nil, "cancel", it.id); err != nil {
 				return err
 			}
 		}
-		r, err := co.settled(it.id, 90*time.Second)
+		r, err := co.Settled(it.id, 90*time.Second)
 		if err != nil {
 			return err
 		}

@@ -63,7 +63,7 @@ func TestIntegrationRestate(t *testing.T) {
 	}
 	start := func(co *coordinator, label, input string) (string, string) {
 		t.Helper()
-		id, err := co.start(label, input)
+		id, err := co.Start(label, input)
 		must(err)
 		w, err := cl.waitStarted(id, 1, 2*time.Minute)
 		must(err)
@@ -76,7 +76,7 @@ func TestIntegrationRestate(t *testing.T) {
 	lost, w := start(co, "slow", "0 "+CanaryInput)
 	ids = append(ids, lost)
 	cl.killWorker(services[w])
-	r, err := co.settled(lost, 2*time.Minute)
+	r, err := co.Settled(lost, 2*time.Minute)
 	must(err)
 	if r.Status.State != "failed" || r.Class != "worker_lost" || r.Status.Attempt != 1 || r.Result != "" ||
 		r.Status.Work.Guarantees.Execution != "durable" {
@@ -94,7 +94,7 @@ func TestIntegrationRestate(t *testing.T) {
 	cl.killWorker(services[w])
 	w2, err := cl.waitStarted(retry, 2, 2*time.Minute)
 	must(err)
-	r, err = co.settled(retry, 2*time.Minute)
+	r, err = co.Settled(retry, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" || r.Status.Attempt != 2 || r.Result != "second attempt on "+other[w] || w2 != other[w] {
 		t.Fatalf("retryable: %+v (attempt 2 on %s), want completed by attempt 2 on %s", r, w2, other[w])
@@ -112,7 +112,7 @@ func TestIntegrationRestate(t *testing.T) {
 	deafGate := filepath.Join(dir, "deaf-gate")
 	deaf, _ := start(co, "deaf", deafGate)
 	ids = append(ids, gated, guided, doomed, deaf)
-	co.p.kill()
+	co.P.Kill()
 	must(os.WriteFile(gate, nil, 0o644))
 	must(waitInvocation(ctx, admin, "agentwork.Work.gated/"+gated+"/Run", "completed", time.Minute))
 	co, err = cl.startCoordinator("coordinator-2", "integration")
@@ -123,7 +123,7 @@ func TestIntegrationRestate(t *testing.T) {
 		} `json:"work"`
 		State string `json:"state"`
 	}
-	must(co.do(&list, "list"))
+	must(co.Do(&list, "list"))
 	listed := map[string]string{}
 	for _, s := range list {
 		listed[s.Work.ID] = s.State
@@ -131,7 +131,7 @@ func TestIntegrationRestate(t *testing.T) {
 	if len(list) != len(ids) || listed[gated] != "completed" || listed[guided] != "running" || listed[lost] != "failed" {
 		t.Fatalf("list after the restart: %+v, want the %d Work of the owner", list, len(ids))
 	}
-	r, err = co.settled(gated, time.Minute)
+	r, err = co.Settled(gated, time.Minute)
 	must(err)
 	if r.Status.State != "completed" || r.Result != "gated on "+w3+" "+CanaryOutput {
 		t.Fatalf("result after the restart: %+v", r)
@@ -145,16 +145,16 @@ func TestIntegrationRestate(t *testing.T) {
 		Outcome string `json:"outcome"`
 		Cursor  string `json:"cursor"`
 	}
-	must(co.do(&sr, "send", guided, "call-1", CanaryGuidance))
+	must(co.Do(&sr, "send", guided, "call-1", CanaryGuidance))
 	if sr.Outcome != "accepted" || sr.Cursor != "1" {
 		t.Fatalf("send: %+v", sr)
 	}
 	var again struct{ Cursor string }
-	must(co.do(&again, "send", guided, "call-1", CanaryGuidance)) // the same call: idempotent
+	must(co.Do(&again, "send", guided, "call-1", CanaryGuidance)) // the same call: idempotent
 	if again.Cursor != "1" {
 		t.Fatalf("repeated send: cursor %s, want 1", again.Cursor)
 	}
-	r, err = co.settled(guided, time.Minute)
+	r, err = co.Settled(guided, time.Minute)
 	must(err)
 	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "took guidance "+Digest([]string{CanaryGuidance})+" on ") ||
 		!strings.HasSuffix(r.Result, " "+CanaryOutput) {
@@ -164,22 +164,22 @@ func TestIntegrationRestate(t *testing.T) {
 		Accepted bool   `json:"accepted"`
 		State    string `json:"state"`
 	}
-	must(co.do(&cr, "cancel", doomed))
+	must(co.Do(&cr, "cancel", doomed))
 	if !cr.Accepted || cr.State != "cancel-requested" {
 		t.Fatalf("cancel: %+v", cr)
 	}
-	r, err = co.settled(doomed, time.Minute)
+	r, err = co.Settled(doomed, time.Minute)
 	must(err)
 	if r.Status.State != "cancelled" {
 		t.Fatalf("cancelled Work: %+v", r)
 	}
-	must(co.do(&cr, "cancel", doomed))
+	must(co.Do(&cr, "cancel", doomed))
 	if cr.Accepted || cr.State != "cancelled" {
 		t.Fatalf("cancel of cancelled Work: %+v, want not accepted", cr)
 	}
 	failed, _ := start(co, "fail", CanaryInput)
 	ids = append(ids, failed)
-	r, err = co.settled(failed, time.Minute)
+	r, err = co.Settled(failed, time.Minute)
 	must(err)
 	if r.Status.State != "failed" || r.Class != "error" || r.Result != "" {
 		t.Fatalf("failing Work: %+v", r)
@@ -188,7 +188,7 @@ func TestIntegrationRestate(t *testing.T) {
 
 	// 5. Guidance that is never taken: in Restate while the Work runs
 	// (the canary check can see it), gone once the Work ended.
-	must(co.do(&sr, "send", deaf, "call-1", CanaryGuidance))
+	must(co.Do(&sr, "send", deaf, "call-1", CanaryGuidance))
 	if sr.Outcome != "accepted" {
 		t.Fatalf("send to the deaf Work: %+v", sr)
 	}
@@ -198,7 +198,7 @@ func TestIntegrationRestate(t *testing.T) {
 		t.Logf("5. queued guidance seen in Restate's %s while its Work runs", strings.Join(found, ", "))
 	}
 	must(os.WriteFile(deafGate, nil, 0o644))
-	r, err = co.settled(deaf, time.Minute)
+	r, err = co.Settled(deaf, time.Minute)
 	must(err)
 	if r.Status.State != "completed" {
 		t.Fatalf("deaf Work: %+v", r)
@@ -208,10 +208,10 @@ func TestIntegrationRestate(t *testing.T) {
 	// dies; a new coordinator process lists the request and approves it:
 	// it runs.
 	var hr struct{ Work string }
-	must(co.do(&hr, "held", "gated", gate+" "+CanaryInput))
+	must(co.Do(&hr, "held", "gated", gate+" "+CanaryInput))
 	held := hr.Work
 	ids = append(ids, held)
-	co.p.kill()
+	co.P.Kill()
 	co, err = cl.startCoordinator("coordinator-3", "integration")
 	must(err)
 	var pending []struct {
@@ -220,12 +220,12 @@ func TestIntegrationRestate(t *testing.T) {
 		} `json:"work"`
 		Input string `json:"input"`
 	}
-	must(co.do(&pending, "pending"))
+	must(co.Do(&pending, "pending"))
 	if len(pending) != 1 || pending[0].Work.ID != held || pending[0].Input != gate+" "+CanaryInput {
 		t.Fatalf("pending after the restart: %+v, want %s", pending, held)
 	}
-	must(co.do(nil, "approve", held))
-	r, err = co.settled(held, 2*time.Minute)
+	must(co.Do(nil, "approve", held))
+	r, err = co.Settled(held, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "gated on ") {
 		t.Fatalf("approved after the restart: %+v", r)
@@ -237,15 +237,15 @@ func TestIntegrationRestate(t *testing.T) {
 	// kept its state), guidance reaches the child, the Work completes.
 	survivor, _ := start(co, "slow", "1 "+CanaryInput)
 	ids = append(ids, survivor)
-	registry, ok := cl.named("registry")
+	registry, ok := cl.Named("registry")
 	if !ok {
 		t.Fatal("no registry process")
 	}
-	registry.kill()
+	registry.Kill()
 	_, err = cl.startRegistry()
 	must(err)
-	must(co.do(&sr, "send", survivor, "call-1", CanaryGuidance))
-	r, err = co.settled(survivor, 2*time.Minute)
+	must(co.Do(&sr, "send", survivor, "call-1", CanaryGuidance))
+	r, err = co.Settled(survivor, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "took guidance "+Digest([]string{CanaryGuidance})+" on ") {
 		t.Fatalf("Work across the registry's restart: %+v", r)
@@ -273,9 +273,9 @@ func TestIntegrationRestate(t *testing.T) {
 	// 8. The canary in every process's log and span file and in the
 	// server's log; one invoke_agent span per Work across the processes.
 	cl.stop() // flush and end every process before the logs are read
-	for _, p := range cl.all() {
-		if p.cmd.ProcessState == nil {
-			t.Errorf("process %s still runs", p.name)
+	for _, p := range cl.All() {
+		if p.Cmd.ProcessState == nil {
+			t.Errorf("process %s still runs", p.Name)
 		}
 	}
 	canaries := []string{CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance}

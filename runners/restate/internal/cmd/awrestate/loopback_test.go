@@ -24,11 +24,11 @@ func checkLoopback(t *testing.T, cl *cluster) int {
 		t.Fatalf("ss -ltnpH: %v", err)
 	}
 	pids := map[string]bool{strconv.Itoa(os.Getpid()): true}
-	for _, p := range cl.all() {
+	for _, p := range cl.All() {
 		select {
-		case <-p.done:
+		case <-p.Done:
 		default:
-			pids[strconv.Itoa(p.cmd.Process.Pid)] = true
+			pids[strconv.Itoa(p.Cmd.Process.Pid)] = true
 		}
 	}
 	u, err := url.Parse(cl.srv.Ingress)

@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
-	"sync"
 	"time"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
+	"github.com/agentwork/agentwork/internal/harness"
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
@@ -28,48 +22,12 @@ func options(ingress string, obs work.Observer, log *slog.Logger) []restate.Opti
 		restate.WithObserver(obs), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}
 }
 
-// spanFile writes every ended span, synchronously (a SIGKILLed process
-// loses none it ended), one line each.
-type spanFile struct {
-	mu sync.Mutex
-	f  *os.File
-}
-
-func (s *spanFile) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sp := range spans {
-		var b strings.Builder
-		b.WriteString(sp.Name())
-		for _, a := range sp.Attributes() {
-			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
-		}
-		for _, e := range sp.Events() {
-			fmt.Fprintf(&b, " event:%s", e.Name)
-			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
-			}
-		}
-		fmt.Fprintf(&b, " status=%s %s\n", sp.Status().Code, sp.Status().Description)
-		if _, err := s.f.WriteString(b.String()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *spanFile) Shutdown(context.Context) error { return nil }
-
 // observer is the process's agentwork telemetry Observer: its spans in
 // path ("" keeps none), its log lines to log, its metrics in memory.
 func observer(path string, log *slog.Logger) (work.Observer, error) {
-	tp := sdktrace.NewTracerProvider()
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
+	tp, err := harness.TracerProvider(path)
+	if err != nil {
+		return nil, err
 	}
 	return telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithLogger(log))
 }
@@ -136,29 +94,7 @@ func coordinatorMain(args []string) int {
 	e := restate.New(options(*ingress, obs, log)...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
-	out := json.NewEncoder(os.Stdout)
-	fmt.Println(`{"ready":true}`)
-	sc := bufio.NewScanner(os.Stdin)
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 4)
-		reply, err := command(e, o, f)
-		if err != nil {
-			var we *work.Error
-			code := "error"
-			if errors.As(err, &we) {
-				code = we.Code
-			}
-			log.Info("command failed", "command", f[0], "code", code)
-			// The answer (stdout) names the error; the log only its code.
-			reply = map[string]string{"error": code, "detail": err.Error()}
-		} else {
-			log.Info("command", "command", f[0])
-		}
-		if err := out.Encode(reply); err != nil {
-			return 1
-		}
-	}
-	return 0
+	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) { return command(e, o, f) })
 }
 
 // statusReply is a status as the model sees it, with the application's
@@ -170,12 +106,7 @@ type statusReply struct {
 }
 
 func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
-	arg := func(i int) string {
-		if i < len(f) {
-			return f[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return harness.Arg(f, i) }
 	ctx := context.Background()
 	input := arg(2) // start and held: the rest of the line
 	if arg(3) != "" {

@@ -69,7 +69,7 @@ func demo(temporalBin string) error {
 		{what: "an agent child waiting for guidance", label: "slow", input: "1"},
 	}
 	launch := func(it *item) error {
-		if it.id, err = co.start(it.label, it.input); err != nil {
+		if it.id, err = co.Start(it.label, it.input); err != nil {
 			return err
 		}
 		if it.worker, err = cl.waitStarted(it.id, "", time.Minute); err != nil {
@@ -85,11 +85,11 @@ func demo(temporalBin string) error {
 	}
 	victim := items[0].worker
 	say("Killing %s (SIGKILL) while it runs children...", victim)
-	workers[victim].kill()
+	workers[victim].Kill()
 	if err := launch(items[2]); err != nil {
 		return err
 	}
-	if err := co.do(nil, "send", items[2].id, "call-1", "please wrap up"); err != nil {
+	if err := co.Do(nil, "send", items[2].id, "call-1", "please wrap up"); err != nil {
 		return err
 	}
 	say("  sent guidance to %s through the coordinator (Temporal carries it to its worker)", items[2].id[:8])
@@ -104,11 +104,11 @@ func demo(temporalBin string) error {
 		// Children still running on the live worker that would run on
 		// forever are cancelled (cooperatively, through the heartbeat).
 		if it.worker != victim && it.input != "1" {
-			if err := co.do(nil, "cancel", it.id); err != nil {
+			if err := co.Do(nil, "cancel", it.id); err != nil {
 				return err
 			}
 		}
-		r, err := co.settled(it.id, 90*time.Second)
+		r, err := co.Settled(it.id, 90*time.Second)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentwork/agentwork/internal/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
 )
 
@@ -86,7 +87,7 @@ func TestIntegrationTemporalOps(t *testing.T) {
 	}
 	addr := func() string {
 		t.Helper()
-		p, err := freePort()
+		p, err := harness.FreePort()
 		must(err)
 		return "127.0.0.1:" + strconv.Itoa(p)
 	}
@@ -133,7 +134,7 @@ func TestIntegrationTemporalOps(t *testing.T) {
 	var gated []string
 	byWorker := map[string]string{} // worker -> the gated Work it runs
 	for i := range 3 {
-		id, err := co.start("gated", gate)
+		id, err := co.Start("gated", gate)
 		must(err)
 		gated = append(gated, id)
 		if i < 2 {
@@ -146,7 +147,7 @@ func TestIntegrationTemporalOps(t *testing.T) {
 		t.Fatalf("the running gated Works ran on %v, want one on each worker", byWorker)
 	}
 	// stubborn: cancel-requested, its child ignores the cancel.
-	stubborn, err := co.start("stubborn", stubbornGate)
+	stubborn, err := co.Start("stubborn", stubbornGate)
 	must(err)
 	stubbornWorker, err := cl.waitStarted(stubborn, "", 2*time.Minute)
 	must(err)
@@ -154,12 +155,12 @@ func TestIntegrationTemporalOps(t *testing.T) {
 		Accepted bool   `json:"accepted"`
 		State    string `json:"state"`
 	}
-	must(co.do(&cr, "cancel", stubborn))
+	must(co.Do(&cr, "cancel", stubborn))
 	if !cr.Accepted || cr.State != "cancel-requested" {
 		t.Fatalf("cancel: %+v", cr)
 	}
 	// ghost: no worker registers it.
-	ghost, err := co.start("ghost", CanaryInput)
+	ghost, err := co.Start("ghost", CanaryInput)
 	must(err)
 	t.Logf("held: gated %v (running on %v), stubborn %s cancel-requested on %s, ghost %s", short(gated), byWorker, stubborn[:8], stubbornWorker, ghost[:8])
 
@@ -323,11 +324,11 @@ func TestIntegrationTemporalOps(t *testing.T) {
 	// the stubborn child returns, the ghost Work is cancelled (queued).
 	must(os.WriteFile(gate, nil, 0o644))
 	must(os.WriteFile(stubbornGate, nil, 0o644))
-	must(co.do(&cr, "cancel", ghost))
+	must(co.Do(&cr, "cancel", ghost))
 	for _, id := range append(gated, stubborn, ghost) {
-		r, err := co.settled(id, 2*time.Minute)
+		r, err := co.Settled(id, 2*time.Minute)
 		must(err)
-		if !isTerminal(r.Status.State) {
+		if !harness.IsTerminal(r.Status.State) {
 			t.Fatalf("Work %s did not end: %+v", id, r.Status)
 		}
 	}
@@ -348,13 +349,13 @@ func TestIntegrationTemporalOps(t *testing.T) {
 	// agentwork_work_awaiting_approval equals its pending requests; it is
 	// queued by state but not in the target's queue (no queued age).
 	var hr struct{ Work string }
-	must(co.do(&hr, "held", "gated", gate))
+	must(co.Do(&hr, "held", "gated", gate))
 	var pending []struct {
 		Work struct {
 			ID string `json:"id"`
 		}
 	}
-	must(co.do(&pending, "pending"))
+	must(co.Do(&pending, "pending"))
 	if len(pending) != 1 || pending[0].Work.ID != hr.Work {
 		t.Fatalf("pending %+v, want %s", pending, hr.Work)
 	}
@@ -388,8 +389,8 @@ func TestIntegrationTemporalOps(t *testing.T) {
 		}
 		return nil
 	})
-	must(co.do(nil, "approve", hr.Work))
-	r, err := co.settled(hr.Work, 2*time.Minute)
+	must(co.Do(nil, "approve", hr.Work))
+	r, err := co.Settled(hr.Work, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" {
 		t.Fatalf("the approved Work: %+v", r.Status)
@@ -433,7 +434,7 @@ func containsKey(ks []opsAlertKey, k opsAlertKey) bool {
 func startPrometheus(t *testing.T, cl *cluster, bin, cfg, tsdb, promAddr string, next func() string) (*proc, string) {
 	t.Helper()
 	for try := 1; ; try++ {
-		prom, err := cl.spawn("prometheus", nil, bin, "--config.file="+cfg, "--web.listen-address="+promAddr,
+		prom, err := cl.Spawn("prometheus", nil, bin, "--config.file="+cfg, "--web.listen-address="+promAddr,
 			"--storage.tsdb.path="+tsdb)
 		if err != nil {
 			t.Fatalf("prometheus: %v", err)
@@ -457,7 +458,7 @@ func startPrometheus(t *testing.T, cl *cluster, bin, cfg, tsdb, promAddr string,
 				return prom, promURL
 			}
 			select {
-			case <-prom.done:
+			case <-prom.Done:
 				if try == 3 {
 					t.Fatalf("Prometheus ready: exited %d times (last: %v)", try, err)
 				}
@@ -484,8 +485,8 @@ func waitUntil(t *testing.T, what string, timeout time.Duration, p *proc, check 
 			return
 		}
 		select {
-		case <-p.done:
-			t.Fatalf("%s: %s exited", what, p.name)
+		case <-p.Done:
+			t.Fatalf("%s: %s exited", what, p.Name)
 		default:
 		}
 		if time.Now().After(deadline) {

@@ -19,6 +19,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/agentwork/agentwork/internal/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
 )
 
@@ -78,7 +79,7 @@ func TestIntegrationTemporal(t *testing.T) {
 	}
 	start := func(co *coordinator, label, input string) (string, string) {
 		t.Helper()
-		id, err := co.start(label, input)
+		id, err := co.Start(label, input)
 		must(err)
 		w, err := cl.waitStarted(id, "", 2*time.Minute)
 		must(err)
@@ -101,13 +102,13 @@ func TestIntegrationTemporal(t *testing.T) {
 	// replayed; it fails with class worker_lost.
 	lost, w := start(co, "slow", "0 "+CanaryInput)
 	ids = append(ids, lost)
-	workers[w].kill()
+	workers[w].Kill()
 	var outcome struct{ State, Class string }
 	must(tc.GetWorkflow(ctx, lost, "").Get(ctx, &outcome))
 	if outcome.State != "failed" || outcome.Class != "worker_lost" {
 		t.Fatalf("killed worker: outcome %+v, want failed worker_lost", outcome)
 	}
-	r, err := co.settled(lost, time.Minute)
+	r, err := co.Settled(lost, time.Minute)
 	must(err)
 	if r.Status.State != "failed" || r.Status.Attempt != 1 || r.Result != "" || r.Status.Work.Guarantees.Execution != "durable" {
 		t.Fatalf("killed worker: status %+v %q, want failed, attempt 1", r.Status, r.Result)
@@ -121,10 +122,10 @@ func TestIntegrationTemporal(t *testing.T) {
 	must(os.MkdirAll(retryDir, 0o755))
 	retry, w := start(co, "retry", retryDir)
 	ids = append(ids, retry)
-	workers[w].kill()
+	workers[w].Kill()
 	w2, err := cl.waitStarted(retry, w, 2*time.Minute)
 	must(err)
-	r, err = co.settled(retry, 2*time.Minute)
+	r, err = co.Settled(retry, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" || r.Status.Attempt != 2 || r.Result != "second attempt on "+other[w] || w2 != other[w] {
 		t.Fatalf("retryable: status %+v %q (attempt 2 on %s), want completed by attempt 2 on %s", r.Status, r.Result, w2, other[w])
@@ -139,17 +140,17 @@ func TestIntegrationTemporal(t *testing.T) {
 	ids = append(ids, gated)
 	guided, _ := start(co, "slow", "1 "+CanaryInput)
 	ids = append(ids, guided)
-	co.p.kill()
+	co.P.Kill()
 	must(os.WriteFile(gate, nil, 0o644))
 	must(tc.GetWorkflow(ctx, gated, "").Get(ctx, nil))
 	co, err = cl.startCoordinator("coordinator-2", "integration")
 	must(err)
-	var list []statusReply
-	must(co.do(&list, "list"))
+	var list []harness.Status
+	must(co.Do(&list, "list"))
 	if len(list) != 4 {
 		t.Fatalf("list after the restart: %d Work, want 4", len(list))
 	}
-	r, err = co.settled(gated, time.Minute)
+	r, err = co.Settled(gated, time.Minute)
 	must(err)
 	if r.Status.State != "completed" || r.Result != "gated on "+w3+" "+CanaryOutput {
 		t.Fatalf("result after the restart: %+v %q", r.Status, r.Result)
@@ -162,16 +163,16 @@ func TestIntegrationTemporal(t *testing.T) {
 		Outcome string `json:"outcome"`
 		Cursor  string `json:"cursor"`
 	}
-	must(co.do(&sr, "send", guided, "call-1", CanaryGuidance))
+	must(co.Do(&sr, "send", guided, "call-1", CanaryGuidance))
 	if sr.Outcome != "accepted" || sr.Cursor != "1" {
 		t.Fatalf("send: %+v", sr)
 	}
 	var again struct{ Cursor string }
-	must(co.do(&again, "send", guided, "call-1", CanaryGuidance)) // the same call: idempotent
+	must(co.Do(&again, "send", guided, "call-1", CanaryGuidance)) // the same call: idempotent
 	if again.Cursor != "1" {
 		t.Fatalf("repeated send: cursor %s, want 1", again.Cursor)
 	}
-	r, err = co.settled(guided, time.Minute)
+	r, err = co.Settled(guided, time.Minute)
 	must(err)
 	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "took guidance "+Digest([]string{CanaryGuidance})+" on ") ||
 		!strings.HasSuffix(r.Result, " "+CanaryOutput) {
@@ -183,22 +184,22 @@ func TestIntegrationTemporal(t *testing.T) {
 		Accepted bool   `json:"accepted"`
 		State    string `json:"state"`
 	}
-	must(co.do(&cr, "cancel", cancelled))
+	must(co.Do(&cr, "cancel", cancelled))
 	if !cr.Accepted || cr.State != "cancel-requested" {
 		t.Fatalf("cancel: %+v", cr)
 	}
-	r, err = co.settled(cancelled, time.Minute)
+	r, err = co.Settled(cancelled, time.Minute)
 	must(err)
 	if r.Status.State != "cancelled" {
 		t.Fatalf("cancelled Work: %+v", r.Status)
 	}
-	must(co.do(&cr, "cancel", cancelled))
+	must(co.Do(&cr, "cancel", cancelled))
 	if cr.Accepted || cr.State != "cancelled" {
 		t.Fatalf("cancel of cancelled Work: %+v, want not accepted", cr)
 	}
 	failed, _ := start(co, "fail", CanaryInput)
 	ids = append(ids, failed)
-	r, err = co.settled(failed, time.Minute)
+	r, err = co.Settled(failed, time.Minute)
 	must(err)
 	if r.Status.State != "failed" || r.Result != "" {
 		t.Fatalf("failing Work: %+v %q", r.Status, r.Result)
@@ -209,13 +210,13 @@ func TestIntegrationTemporal(t *testing.T) {
 	// it last is SIGKILLed right after a poll: the next polls run on the
 	// other worker, the job completes there, and it was submitted once.
 	var jr struct{ Work string }
-	must(co.do(&jr, "job", "nightly"))
+	must(co.Do(&jr, "job", "nightly"))
 	job := jr.Work
 	ids = append(ids, job)
 	ws, err := cl.waitPolled(job, func(ws []string) bool { return len(ws) >= 2 }, 2*time.Minute)
 	must(err)
 	victim := ws[len(ws)-1]
-	workers[victim].kill()
+	workers[victim].Kill()
 	cl.mu.Lock()
 	atKill := len(cl.polled[job])
 	cl.mu.Unlock()
@@ -225,7 +226,7 @@ func TestIntegrationTemporal(t *testing.T) {
 		t.Fatalf("job: a poll after the SIGKILL of %s ran on %s", victim, last)
 	}
 	svc.finish(job)
-	r, err = co.settled(job, 2*time.Minute)
+	r, err = co.Settled(job, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" || r.Result != "batch nightly done" {
 		t.Fatalf("job after the SIGKILL: %+v %q, want completed", r.Status, r.Result)
@@ -239,10 +240,10 @@ func TestIntegrationTemporal(t *testing.T) {
 	// 6. A Work that needs approval; the coordinator dies; a new
 	// coordinator process lists the request and approves it: it runs.
 	var hr struct{ Work string }
-	must(co.do(&hr, "held", "gated", gate))
+	must(co.Do(&hr, "held", "gated", gate))
 	held := hr.Work
 	ids = append(ids, held)
-	co.p.kill()
+	co.P.Kill()
 	co, err = cl.startCoordinator("coordinator-3", "integration")
 	must(err)
 	var pending []struct {
@@ -251,12 +252,12 @@ func TestIntegrationTemporal(t *testing.T) {
 		}
 		Input string
 	}
-	must(co.do(&pending, "pending"))
+	must(co.Do(&pending, "pending"))
 	if len(pending) != 1 || pending[0].Work.ID != held || pending[0].Input != gate {
 		t.Fatalf("pending after the restart: %+v, want %s", pending, held)
 	}
-	must(co.do(nil, "approve", held))
-	r, err = co.settled(held, 2*time.Minute)
+	must(co.Do(nil, "approve", held))
+	r, err = co.Settled(held, 2*time.Minute)
 	must(err)
 	if r.Status.State != "completed" || !strings.HasPrefix(r.Result, "gated on ") {
 		t.Fatalf("approved after the restart: %+v %q", r.Status, r.Result)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,7 +12,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -22,6 +19,7 @@ import (
 	"go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/agentwork/agentwork/internal/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
@@ -38,50 +36,14 @@ func options(queue string, obs work.Observer) []temporal.Option {
 		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithObserver(obs)}
 }
 
-// spanFile writes every ended span, synchronously (a SIGKILLed process
-// loses none it ended), one line each.
-type spanFile struct {
-	mu sync.Mutex
-	f  *os.File
-}
-
-func (s *spanFile) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, sp := range spans {
-		var b strings.Builder
-		b.WriteString(sp.Name())
-		for _, a := range sp.Attributes() {
-			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
-		}
-		for _, e := range sp.Events() {
-			fmt.Fprintf(&b, " event:%s", e.Name)
-			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
-			}
-		}
-		fmt.Fprintf(&b, " status=%s %s\n", sp.Status().Code, sp.Status().Description)
-		if _, err := s.f.WriteString(b.String()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *spanFile) Shutdown(context.Context) error { return nil }
-
 // dial connects to Temporal with the SDK's OpenTelemetry interceptor,
 // its spans recorded in path ("" records none), and returns the agentwork
 // telemetry Observer of the process: its spans go to the same file, its
 // log lines to log (metrics stay in memory).
 func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client, work.Observer, func(), error) {
-	tp := sdktrace.NewTracerProvider()
-	if path != "" {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(&spanFile{f: f}))
+	tp, err := harness.TracerProvider(path)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	mp, metrics, err := ops.meter()
 	if err != nil {
@@ -302,38 +264,11 @@ func coordinatorMain(args []string) int {
 	e := temporal.New(c, opts...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
-	out := json.NewEncoder(os.Stdout)
-	fmt.Println(`{"ready":true}`)
-	sc := bufio.NewScanner(os.Stdin)
-	for sc.Scan() {
-		f := strings.SplitN(sc.Text(), " ", 4)
-		reply, err := command(e, o, f)
-		if err != nil {
-			var we *work.Error
-			code := "error"
-			if errors.As(err, &we) {
-				code = we.Code
-			}
-			log.Info("command failed", "command", f[0], "code", code)
-			// The answer (stdout) names the error; the log only its code.
-			reply = map[string]string{"error": code, "detail": err.Error()}
-		} else {
-			log.Info("command", "command", f[0])
-		}
-		if err := out.Encode(reply); err != nil {
-			return 1
-		}
-	}
-	return 0
+	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) { return command(e, o, f) })
 }
 
 func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
-	arg := func(i int) string {
-		if i < len(f) {
-			return f[i]
-		}
-		return ""
-	}
+	arg := func(i int) string { return harness.Arg(f, i) }
 	switch f[0] {
 	case "job": // job INPUT: a Work of the batch job target
 		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "batch", Kind: work.KindFunction},
