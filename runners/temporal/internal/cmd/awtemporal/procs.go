@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -92,99 +87,15 @@ const (
 	CanaryGuidance = "CANARY-GUIDANCE-5e1d"
 )
 
-// Digest is how a slow child reports the guidance it took: a digest, so
-// that the test can check the text arrived without printing it.
-func Digest(msgs []string) string {
-	h := sha256.Sum256([]byte(strings.Join(msgs, "\x00")))
-	return hex.EncodeToString(h[:8])
-}
+// Digest is how a slow child reports the guidance it took (harness.Digest).
+func Digest(msgs []string) string { return harness.Digest(msgs) }
 
+// targets are a worker process's children: harness.Children, echo (the
+// scale run's child) and, with jobs, batch; name is the process's.
 func targets(name, jobs string, log *slog.Logger) map[string]temporal.Child {
-	started := func(ctx context.Context, label string) {
-		ex, _ := work.ExecutionFrom(ctx)
-		fmt.Printf("started %s %s\n", ex.WorkID(), name)
-		log.Info("attempt started", "work", ex.WorkID(), "target", label)
-	}
-	t := map[string]temporal.Child{
-		// slow: input "N ...": returns after N guidance messages (0: runs
-		// until cancelled), a model boundary every 50 ms.
-		"slow": {Kind: work.KindAgent, Run: func(ctx context.Context, input string) (string, error) {
-			started(ctx, "slow")
-			want, _ := strconv.Atoi(strings.Fields(input + " 0")[0])
-			ex, _ := work.ExecutionFrom(ctx)
-			var got []string
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					log.Info("attempt cancelled", "work", ex.WorkID())
-					return "", ctx.Err()
-				case <-tick.C:
-				}
-				got = append(got, ex.Guidance()...)
-				if want > 0 && len(got) >= want {
-					log.Info("guidance taken", "work", ex.WorkID(), "messages", len(got))
-					out := "took guidance " + Digest(got) + " on " + name
-					if strings.Contains(input, CanaryInput) {
-						out += " " + CanaryOutput
-					}
-					return out, nil
-				}
-			}
-		}},
-		// retry: input a directory shared by the workers. The first
-		// attempt of a Work marks it and runs until killed; a later
-		// attempt returns at once.
-		"retry": {Kind: work.KindFunction, Run: func(ctx context.Context, dir string) (string, error) {
-			ex, _ := work.ExecutionFrom(ctx)
-			// Marked before it says it started: a kill after "started"
-			// always leaves the mark for the next attempt.
-			f, err := os.OpenFile(dir+"/"+ex.WorkID(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			started(ctx, "retry")
-			if err == nil {
-				_ = f.Close()
-				<-ctx.Done()
-				return "", ctx.Err()
-			}
-			return "second attempt on " + name, nil
-		}},
-		// gated: input a file path; returns once the file exists.
-		"gated": {Kind: work.KindFunction, Run: func(ctx context.Context, path string) (string, error) {
-			started(ctx, "gated")
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				if _, err := os.Stat(path); err == nil {
-					return "gated on " + name + " " + CanaryOutput, nil
-				}
-				select {
-				case <-ctx.Done():
-					return "", ctx.Err()
-				case <-tick.C:
-				}
-			}
-		}},
-		// stubborn: input a file path; returns once the file exists, and
-		// ignores its cancellation until then.
-		"stubborn": {Kind: work.KindFunction, Run: func(ctx context.Context, path string) (string, error) {
-			started(ctx, "stubborn")
-			tick := time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
-			for range tick.C {
-				if _, err := os.Stat(path); err == nil {
-					break
-				}
-			}
-			return "stubborn on " + name, nil
-		}},
-		// echo: returns its input (the scale run's child).
-		"echo": echoChild,
-		// fail: fails with canary failure text.
-		"fail": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
-			started(ctx, "fail")
-			return "", errors.New(CanaryFailure)
-		}},
+	t := map[string]temporal.Child{"echo": echoChild}
+	for label, c := range harness.Children(name, harness.Canaries{Input: CanaryInput, Output: CanaryOutput, Failure: CanaryFailure}, log) {
+		t[label] = temporal.Child{Kind: c.Kind, Run: c.Run}
 	}
 	if jobs != "" {
 		// batch: a job at the fake batch service (jobs.go).
