@@ -10,8 +10,8 @@
 //
 // A service process is a restate.Worker: with -registry it serves the
 // owners' and the Works' objects (one such process per deployment, at its
-// own URL); without, it serves five targets (slow, retry, gated,
-// deaf, fail), listening on -listen and registered as -advertise (the
+// own URL); without, it serves six targets (harness.Children: slow, retry, gated,
+// deaf, stubborn, fail), listening on -listen and registered as -advertise (the
 // load balancer in front of several service processes). It says "started
 // <work id> <name>" on stdout when an attempt begins; its log lines
 // (stderr) carry ids and states only. A coordinator reads one command a

@@ -8,7 +8,7 @@
 //	awtemporal demo        -temporal BIN
 //
 // A worker runs the runner's workflows and its targets (slow, retry,
-// gated, stubborn, fail, echo), with -bare the scale run's bare Temporal
+// gated, deaf, stubborn, fail: harness.Children; echo), with -bare the scale run's bare Temporal
 // workflow and activity (scale.go), and with -jobs URL a job target,
 // batch, at the fake batch service at URL; it says "started <work id> <worker name>" on stdout when
 // an attempt begins and "polled <work id> <worker name>" at each poll of a
