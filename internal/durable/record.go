@@ -153,3 +153,15 @@ func Rows(recs []Record, now time.Time) ([]work.Row, int) {
 	}
 	return rows, len(recs) - n
 }
+
+// AwaitingApproval returns the ids of recs' Work that is queued awaiting
+// its approval, in recs' order.
+func AwaitingApproval(recs []Record) []string {
+	var ids []string
+	for _, r := range recs {
+		if r.Approval && r.State == work.StateQueued {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}

@@ -131,6 +131,10 @@ func TestListsRowsSettledLive(t *testing.T) {
 	if _, more := Rows(many, t0); more != len(many)-work.MaxRows {
 		t.Fatalf("rows left out: %d", more)
 	}
+	if got := AwaitingApproval([]Record{{ID: "q", State: work.StateQueued, Approval: true},
+		{ID: "r", State: work.StateRunning, Approval: true}, {ID: "p", State: work.StateQueued}}); len(got) != 1 || got[0] != "q" {
+		t.Fatalf("awaiting approval: %v", got)
+	}
 	if r, err := Find(recs, "c"); err != nil || r.ID != "c" {
 		t.Fatalf("Find: %v %v", r, err)
 	}

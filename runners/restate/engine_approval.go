@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -41,11 +42,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range recs {
-			if r.Approval && r.State == work.StateQueued {
-				ids = append(ids, r.ID)
-			}
-		}
+		ids = durable.AwaitingApproval(recs)
 	}
 	out := []work.ApprovalRequest{}
 	for _, id := range ids {

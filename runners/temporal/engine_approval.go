@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -60,11 +61,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range recs {
-			if r.Approval && r.State == work.StateQueued {
-				ids = append(ids, r.ID)
-			}
-		}
+		ids = durable.AwaitingApproval(recs)
 	}
 	out := []work.ApprovalRequest{}
 	req := answerRequest{Owner: o.ID(), Approver: o.IsApprover()}
