@@ -65,7 +65,14 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if claim.Cancel {
 		cancelReq()
 	}
-	stopPoll := w.watch(child, in.ID, pushed, cancelReq)
+	var exec atomic.Pointer[work.Execution] // set once the child's Execution exists
+	progress := func() work.Progress {
+		if ex := exec.Load(); ex != nil {
+			return ex.Progress()
+		}
+		return work.Progress{}
+	}
+	stopPoll := w.watch(child, in.ID, pushed, cancelReq, progress)
 	defer stopPoll()
 	var ended atomic.Bool
 	emit := func(ev work.Event) {
@@ -90,6 +97,9 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
 	ex, _ := work.ExecutionFrom(child)
 	w.running.Running(a, ex)
+	if ex != nil {
+		exec.Store(ex)
+	}
 	out, err, panicked := invoke(child, t.Run, in.Input)
 	ended.Store(true)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
@@ -99,13 +109,17 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 
 // watch calls cancelReq once the Work is cancel-requested: when pushed
 // closes (its workflow saw the stop promise resolved), or, as a fallback,
-// when its state, read every four poll intervals, says so.
-func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, cancelReq func()) (stop func()) {
+// when its state, read every four poll intervals, says so. The same read
+// carries the child's progress counts to the Work's control object when
+// they changed since the last one it took (a Status of the running Work
+// reads them there): no call of its own.
+func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, cancelReq func(), progress func() work.Progress) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(4 * w.cfg.pollInterval)
 		defer tick.Stop()
+		var sent work.Progress // what the control object took last
 		for {
 			select {
 			case <-done:
@@ -121,7 +135,14 @@ func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, c
 			}
 			var v controlView
 			pctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
-			err := w.in.object(pctx, controlService, id, hPeek, "", nil, &v)
+			var err error
+			if p := progress(); p != sent {
+				if err = w.in.object(pctx, controlService, id, hProg, "", p, &v); err == nil {
+					sent = p
+				}
+			} else {
+				err = w.in.object(pctx, controlService, id, hPeek, "", nil, &v)
+			}
 			cancel()
 			if err == nil && (v.State == work.StateCancelRequested || v.State.Terminal()) {
 				cancelReq()

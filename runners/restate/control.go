@@ -78,7 +78,8 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates)).
 		Handler(hForget, restate.NewObjectHandler(c.forget)).
 		Handler(hOutput, restate.NewObjectSharedHandler(c.output)).
-		Handler(hPeek, restate.NewObjectSharedHandler(c.peek))
+		Handler(hPeek, restate.NewObjectSharedHandler(c.peek)).
+		Handler(hProg, restate.NewObjectHandler(c.progress))
 }
 
 // now is the handler's clock, journaled (a replay sees the same time).
@@ -323,5 +324,20 @@ func (c control) peek(ctx restate.ObjectSharedContext, _ restate.Void) (controlV
 	if !ok {
 		return controlView{}, nil
 	}
-	return controlView{State: s.State}, nil
+	return controlView{State: s.State, Progress: s.Progress}, nil
+}
+
+// progress keeps a running attempt's progress counts p (for Status; the
+// registry's record gets the last ones when the Work settles) and
+// answers as peek.
+func (c control) progress(ctx restate.ObjectContext, p work.Progress) (controlView, error) {
+	s, ok := load(ctx)
+	if !ok {
+		return controlView{}, nil
+	}
+	if !s.State.Terminal() && s.Progress != p {
+		s.Progress = p
+		restate.Set(ctx, stateKey, s)
+	}
+	return controlView{State: s.State, Progress: s.Progress}, nil
 }

@@ -140,8 +140,11 @@
 // handler that Restate retries after it reported reports again. The
 // attempt's progress events go to the Observer of the Worker running
 // it; the Engine reports refused starts, result reads and the detach of
-// ended Work. A settled Work's registry record keeps its last progress
-// counts; Status of a running Work has none.
+// ended Work. A running attempt sends its child's progress counts to the
+// Work's control object with its state read (every four poll intervals,
+// only when they changed: no call of its own), and Status of a running
+// Work reads them there; a settled Work's registry record keeps the last
+// ones.
 //
 // # Gauges
 //

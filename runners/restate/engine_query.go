@@ -40,13 +40,31 @@ func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerReco
 	return durable.Find(recs, id)
 }
 
-// Status returns the projection of one Work visible to o.
+// Status returns the projection of one Work visible to o; a running
+// Work's progress counts are read from its control object (one more call).
 func (e *Engine) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
 	r, err := e.lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, err
 	}
-	return r.Status(), nil
+	st := r.Status()
+	if r.State == work.StateRunning || r.State == work.StateCancelRequested {
+		st.Progress = e.progress(ctx, id, st.Progress)
+	}
+	return st, nil
+}
+
+// progress reads a running Work's last progress counts from its control
+// object (its attempt sends them there when they change, see
+// Worker.watch); on a failed read, or none yet, it returns known.
+func (e *Engine) progress(ctx context.Context, id string, known work.Progress) work.Progress {
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	var v controlView
+	if e.in.object(ctx, controlService, id, hPeek, "", nil, &v) != nil || v.Progress == (work.Progress{}) {
+		return known
+	}
+	return v.Progress
 }
 
 // List returns at most work.MaxListed Works visible to o in the

@@ -30,6 +30,7 @@ const (
 	hSend   = "Send"
 	hTake   = "Take"
 	hPeek   = "Peek"
+	hProg   = "Progress"
 	hDetach = "Detach"
 	hDrop   = "ReleaseWork"
 
@@ -144,10 +145,12 @@ type runOutcome struct {
 	Attempt  int           `json:",omitempty"`
 }
 
-// controlView is what the control object's shared handler tells the
-// child's attempt between boundaries.
+// controlView is what the control object tells the child's attempt
+// between boundaries (its state), and the Engine of a running Work (its
+// last progress counts the attempt sent).
 type controlView struct {
-	State work.State
+	State    work.State
+	Progress work.Progress `json:",omitzero"`
 }
 
 type cancelReply struct {
