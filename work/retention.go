@@ -7,15 +7,23 @@ const (
 	evictUnread          // completed, result not yet read
 )
 
-func (it *item) evictClass() int {
+// EvictionClass is the rank of a terminal Work in state, its result read
+// or not, in WithRetention's eviction order beyond the count bound: the
+// lowest goes first (0: a completed Work whose result was read; 1: failed
+// or cancelled; 2: a completed Work whose result is unread), the oldest
+// settled first within a rank. It is the rule every engine applies (the
+// durable runners' registries use it); it changes nothing.
+func EvictionClass(state State, read bool) int {
 	switch {
-	case it.state != StateCompleted:
+	case state != StateCompleted:
 		return evictUnwanted
-	case it.read:
+	case read:
 		return evictRead
 	}
 	return evictUnread
 }
+
+func (it *item) evictClass() int { return EvictionClass(it.state, it.read) }
 
 // evictLocked drops the owner's terminal Work beyond the retention bounds:
 // first every Work finished longer ago than the age bound, then, while more

@@ -63,8 +63,8 @@ func (l *Life) Close(ctx context.Context) error {
 	}
 }
 
-// Registry reads an owner's registry: its visible records.
-type Registry func(ctx context.Context) ([]Record, error)
+// Reader reads an owner's registry: its visible records.
+type Reader func(ctx context.Context) ([]Record, error)
 
 // UpdateNotices publishes the notices of r's updates after the seen
 // first ones, in order, and returns how many are notified now (seen when
@@ -80,7 +80,7 @@ type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(wo
 // The poller outlives ctx (which bounds the first read): it ends with the
 // Subscription, whose stop also interrupts a read in progress, or with
 // Close. After Close it returns work.ErrClosed.
-func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval time.Duration, read Registry, updates UpdateNotices) (*work.Subscription, error) {
+func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval time.Duration, read Reader, updates UpdateNotices) (*work.Subscription, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}

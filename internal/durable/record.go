@@ -165,3 +165,35 @@ func AwaitingApproval(recs []Record) []string {
 	}
 	return ids
 }
+
+// Evict returns the index in recs of the record the count bound n evicts
+// next, or -1 when recs hold at most n terminal Works that are not
+// detached (n <= 0: no bound). The order is work.WithRetention's
+// (work.EvictionClass: results read first, then failed and cancelled
+// Work, then unread results; the oldest settled first within each). It is
+// deterministic (a Temporal workflow applies it) and changes nothing.
+func Evict(recs []Record, n int) int {
+	if n <= 0 {
+		return -1
+	}
+	pick, terminal := -1, 0
+	for i, r := range recs {
+		if !r.State.Terminal() || r.Detached {
+			continue
+		}
+		terminal++
+		if pick < 0 {
+			pick = i
+			continue
+		}
+		p := recs[pick]
+		c, pc := work.EvictionClass(r.State, r.Read), work.EvictionClass(p.State, p.Read)
+		if c < pc || c == pc && r.Finished.Before(p.Finished) {
+			pick = i
+		}
+	}
+	if terminal <= n {
+		return -1
+	}
+	return pick
+}

@@ -167,11 +167,11 @@ func TestMessageAndLaunch(t *testing.T) {
 	if Digest("") != "" || len(Digest("x")) != 64 || Digest("x") == Digest("y") {
 		t.Fatal("digest")
 	}
-	if k, d := Launch(work.Spec{}); k != "" || d != "" {
+	if k, d := LaunchIdentity(work.Spec{}); k != "" || d != "" {
 		t.Fatal("no call id: no identity")
 	}
 	spec := work.Spec{CallID: "call-secret", InputDigest: [32]byte{1}}
-	k, d := Launch(spec)
+	k, d := LaunchIdentity(spec)
 	if k != Digest("call-secret") || len(d) != 64 || k == "call-secret" {
 		t.Fatalf("launch %q %q", k, d)
 	}
@@ -187,4 +187,35 @@ func ids(sts []work.Status) []string {
 		out[i] = s.Work.ID
 	}
 	return out
+}
+
+func TestEvictOrder(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	recs := []Record{
+		{ID: "u1", State: work.StateCompleted, Finished: at(1)},
+		{ID: "f", State: work.StateFailed, Finished: at(2)},
+		{ID: "live", State: work.StateRunning},
+		{ID: "r", State: work.StateCompleted, Read: true, Finished: at(3)},
+		{ID: "d", State: work.StateCompleted, Read: true, Detached: true, Finished: at(0)},
+		{ID: "u2", State: work.StateCompleted, Finished: at(4)},
+		{ID: "x", State: work.StateCancelled, Finished: at(5)},
+	}
+	var gone []string
+	for {
+		i := Evict(recs, 2)
+		if i < 0 {
+			break
+		}
+		gone = append(gone, recs[i].ID)
+		recs = append(recs[:i:i], recs[i+1:]...)
+	}
+	if want := []string{"r", "f", "x"}; len(gone) != len(want) || gone[0] != want[0] || gone[1] != want[1] || gone[2] != want[2] {
+		t.Fatalf("evicted %v, want %v (read, then failed and cancelled oldest first; unread, live and detached kept)", gone, want)
+	}
+	if Evict(recs, 1) < 0 || recs[Evict(recs, 1)].ID != "u1" {
+		t.Fatal("among unread results the oldest goes")
+	}
+	if Evict(recs, 0) != -1 || Evict(nil, 1) != -1 {
+		t.Fatal("no bound, or nothing to evict")
+	}
 }

@@ -8,10 +8,10 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Launch is spec's launch identity as a registry keeps it: the SHA-256 of
+// LaunchIdentity is spec's launch identity as a registry keeps it: the SHA-256 of
 // the tool-call id and of the input, hex, never either ("" and "" for a
 // start with no call id).
-func Launch(spec work.Spec) (key, digest string) {
+func LaunchIdentity(spec work.Spec) (key, digest string) {
 	if spec.CallID == "" {
 		return "", ""
 	}

@@ -91,7 +91,7 @@ func deployRunner(tb testing.TB, s *restatetest.Server, ns string, targets map[s
 	tb.Helper()
 	opts = append([]restate.Option{restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
 		restate.WithRPCTimeout(time.Minute), restate.WithMaxStarts(0), restate.WithMaxOutstanding(1 << 20),
-		restate.WithRetention(16)}, opts...)
+		restate.WithRetention(16, 0)}, opts...)
 	w, err := restate.NewWorker(targets, append(opts, restate.WithRegistry())...)
 	if err != nil {
 		tb.Fatal(err)

@@ -276,7 +276,7 @@ func TestTelemetryAndCanary(t *testing.T) {
 		Rows []map[string]any `json:"rows"`
 	}
 	if err := json.Unmarshal([]byte(query(t, s.Admin, "SELECT target_handler_name, status FROM sys_invocation "+
-		"WHERE target_service_name LIKE '%.Control' AND target_handler_name IN ('Output', 'Take', 'Updates', 'Request', 'Question', 'Peek')")), &kept); err != nil {
+		"WHERE target_service_name LIKE '%.Control' AND target_handler_name IN ('Output', 'Take', 'Updates', 'Request', 'Question')")), &kept); err != nil {
 		t.Fatal(err)
 	}
 	if len(kept.Rows) != 0 {

@@ -64,23 +64,31 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hSend, restate.NewObjectHandler(c.send)).
 		// take answers with the guidance texts: Restate keeps no answer of it
 		// (it keeps an ingress call's answer a day by default).
-		Handler(hTake, restate.NewObjectHandler(c.take, restate.WithIdempotencyRetention(0))).
+		Handler(hTake, restate.NewObjectHandler(c.take, readOnce)).
 		Handler(hDetach, restate.NewObjectHandler(c.detach)).
 		Handler(hDrop, restate.NewObjectHandler(c.release)).
 		Handler(hWaiting, restate.NewObjectHandler(c.waiting)).
 		Handler(hPolled, restate.NewObjectHandler(c.polled)).
 		Handler(hAnswer, restate.NewObjectHandler(c.answer)).
 		Handler(hTimedOut, restate.NewObjectHandler(c.timedOut)).
-		Handler(hRequest, restate.NewObjectSharedHandler(c.request)).
+		Handler(hRequest, restate.NewObjectSharedHandler(c.request, readOnce)).
 		Handler(hReport, restate.NewObjectHandler(c.report)).
 		Handler(hQTimedOut, restate.NewObjectHandler(c.questionTimedOut)).
-		Handler(hQuestion, restate.NewObjectSharedHandler(c.question)).
-		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates)).
+		Handler(hQuestion, restate.NewObjectSharedHandler(c.question, readOnce)).
+		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates, readOnce)).
 		Handler(hForget, restate.NewObjectHandler(c.forget)).
-		Handler(hOutput, restate.NewObjectSharedHandler(c.output)).
+		Handler(hOutput, restate.NewObjectSharedHandler(c.output, readOnce)).
 		Handler(hPeek, restate.NewObjectSharedHandler(c.peek)).
 		Handler(hProg, restate.NewObjectHandler(c.progress))
 }
+
+// readOnce is the option of the handlers whose answer is content read
+// once by its caller (guidance, the output, updates, a question, an
+// approval's input): Restate keeps no completed invocation of them, so
+// that nothing can attach to one and read its answer again (it keeps a
+// completed invocation a day by default). Peek and Progress answer a
+// state and counts only, and stay countable (cost_test.go).
+var readOnce = restate.WithIdempotencyRetention(0)
 
 // now is the handler's clock, journaled (a replay sees the same time).
 func now(ctx restate.Context) time.Time {

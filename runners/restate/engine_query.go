@@ -2,13 +2,15 @@ package restate
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/agentwork/agentwork/internal/durable"
 	"github.com/agentwork/agentwork/work"
 )
 
-// registry reads o's visible records (nil when o has none).
+// registry reads o's visible records (nil when o has none), those past
+// the age bound (WithRetention) left out.
 func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
@@ -21,6 +23,12 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	var recs []ownerRecord
 	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
 		return nil, fromIngress(ctx, err)
+	}
+	if e.cfg.retainAge > 0 {
+		// Past the age bound by this Engine's clock: hidden before the
+		// registry's next admission evicts them (WithRetention).
+		now := e.Now()
+		recs = slices.DeleteFunc(recs, func(r ownerRecord) bool { return r.Expired(now, e.cfg.retainAge) })
 	}
 	return recs, nil
 }

@@ -67,11 +67,11 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: updates,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}}
-	launch, digest := durable.Launch(spec)
-	req := admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID, Kind: spec.Target.Kind,
-		Created: now, Approval: spec.NeedsApproval}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain,
-		Want: spec.Budget.Dims(), Eff: budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
-		Launch: launch, Digest: digest, Work: in}
+	launch, digest := durable.LaunchIdentity(spec)
+	req := admitRequest{Admission: durable.Admission{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID,
+		Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts,
+		Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
+		Function: spec.Target.Kind == work.KindFunction, Launch: launch, Digest: digest, Approval: spec.NeedsApproval}, Work: in}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer cancel()
 	var reply admitReply

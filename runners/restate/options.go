@@ -33,6 +33,7 @@ type config struct {
 	maxDepth       int
 	maxDuration    time.Duration
 	maxResultBytes int
+	retainAge      time.Duration // 0: no age bound
 	retain         int
 	retryable      map[string]bool
 	maxAttempts    int
@@ -136,9 +137,27 @@ func WithMaxDuration(d time.Duration) Option {
 // WithMaxResultBytes sets the output size limit.
 func WithMaxResultBytes(n int) Option { return optionFunc(func(c *config) { c.maxResultBytes = n }) }
 
-// WithRetention sets how many terminal Works an owner's registry keeps
-// (default 64).
-func WithRetention(n int) Option { return optionFunc(func(c *config) { c.retain = n }) }
+// WithRetention bounds the finished Work each owner keeps visible, as
+// work.WithRetention: at most count Works (default 64; values below 1 are
+// ignored), evicted beyond it in work.WithRetention's order (results
+// already read first, then failed and cancelled Work, unread results
+// last), and, when age > 0, none finished longer than age ago (default
+// 0: no age bound; negative values are ignored). Unfinished Work is never
+// evicted. The registry evicts beyond count as each Work ends, and past
+// age at each admission (by the admission's time); between admissions
+// the Engine's reads hide the records already past the age by its clock.
+// The bounds travel with each admission: give coordinators' Engines the
+// same option.
+func WithRetention(count int, age time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if count > 0 {
+			c.retain = count
+		}
+		if age >= 0 {
+			c.retainAge = age
+		}
+	})
+}
 
 // WithRetryable declares targets whose child may run again when its
 // attempt died with its process (up to WithMaxAttempts attempts); other

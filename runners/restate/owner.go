@@ -1,12 +1,9 @@
 package restate
 
 import (
-	"slices"
 	"time"
 
 	restate "github.com/restatedev/sdk-go"
-
-	"github.com/agentwork/agentwork/work"
 )
 
 const ownerKey = "o"
@@ -37,57 +34,22 @@ func loadOwner(ctx restate.ObjectSharedContext) *ownerState {
 	return s
 }
 
-// admit decides a start and, admitted, records the Work, creates its
-// control object and sends its workflow the start: each a journaled step
-// of this one invocation.
+// admit decides a start (durable.Registry.Decide) and, admitted, records
+// the Work, creates its control object and sends its workflow the start:
+// each a journaled step of this one invocation. Records past the age
+// bound go first (by the admission's time, its input: deterministic).
 func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, error) {
 	s := loadOwner(ctx)
-	if r.Launch != "" {
-		if i := slices.IndexFunc(s.Launches, func(l launchRecord) bool { return l.Key == r.Launch }); i >= 0 {
-			l := s.Launches[i]
-			if l.Target != r.Record.Label || l.Digest != r.Digest {
-				e := work.LaunchConflict()
-				return admitReply{Error: e.Code, Message: e.Error()}, nil
-			}
-			return admitReply{Replay: true, ID: l.ID, TargetID: l.TargetID}, nil
-		}
+	for _, id := range s.Expire(r.Record.Created) {
+		g.forget(ctx, id)
 	}
-	active := 0
-	for _, rec := range s.Records {
-		if !rec.State.Terminal() {
-			active++
-		}
+	switch d := s.Decide(r.Admission); {
+	case d.Replay != nil:
+		return admitReply{Replay: true, ID: d.Replay.ID, TargetID: d.Replay.TargetID}, nil
+	case d.Refusal != nil:
+		return admitReply{Error: d.Refusal.Code, Message: d.Refusal.Error(), Limit: d.Limit, Budget: d.Budget}, nil
 	}
-	if r.MaxOutstanding > 0 && active >= r.MaxOutstanding {
-		e := work.LimitRefusal(work.LimitOutstanding, r.MaxOutstanding)
-		return admitReply{Error: e.Code, Message: e.Error(), Limit: work.LimitOutstanding}, nil
-	}
-	if r.MaxStarts > 0 && s.Starts >= r.MaxStarts {
-		e := work.LimitRefusal(work.LimitStarts, r.MaxStarts)
-		return admitReply{Error: e.Code, Message: e.Error(), Limit: work.LimitStarts}, nil
-	}
-	run, held, short := s.Pool.Reserve(r.Want, r.Eff, r.Function)
-	if short != "" {
-		e := work.PoolRefusal(short)
-		return admitReply{Error: e.Code, Message: e.Error(), Budget: short}, nil
-	}
-	if s.Pool != nil {
-		for i := range held {
-			s.Pool.Held[i] += held[i]
-		}
-	}
-	s.Starts++
-	s.Seq++
-	s.Retain = r.Retain
-	r.Record.Seq, r.Record.State, r.Record.Held = s.Seq, work.StateQueued, held
-	s.Records = append(s.Records, r.Record)
-	if r.Launch != "" {
-		if len(s.Launches) >= work.MaxLaunchRecords {
-			s.Launches = slices.Delete(s.Launches, 0, len(s.Launches)-work.MaxLaunchRecords+1)
-		}
-		s.Launches = append(s.Launches, launchRecord{Key: r.Launch, Target: r.Record.Label, Digest: r.Digest,
-			ID: r.Record.ID, TargetID: r.Record.TargetID})
-	}
+	run, rec := s.Admit(r.Admission)
 	restate.Set(ctx, ownerKey, s)
 	in := r.Work
 	in.Budget.SetDims(run)
@@ -95,30 +57,22 @@ func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, 
 		return admitReply{}, err
 	}
 	restate.WorkflowSend(ctx, workName(g.ns, in.Label), in.ID, hRun).Send(in)
-	return admitReply{ID: in.ID, TargetID: r.Record.TargetID, Seq: r.Record.Seq}, nil
+	return admitReply{ID: in.ID, TargetID: rec.TargetID, Seq: rec.Seq}, nil
 }
 
-// record applies a Work's transition record over an older revision; the
-// first terminal one settles its pool reservation and applies retention.
+// record applies a Work's transition record (durable.Registry.Transition:
+// the first terminal one settles its pool reservation and applies
+// retention); the control objects of the Work it dropped forget it.
 func (g registry) record(ctx restate.ObjectContext, r ownerRecord) (restate.Void, error) {
 	s := loadOwner(ctx)
-	i := s.find(r.ID)
-	if i < 0 {
+	i := s.Find(r.ID)
+	if i < 0 || r.Rev <= s.Records[i].Rev {
 		return restate.Void{}, nil
 	}
-	rec := &s.Records[i]
-	if r.Rev <= rec.Rev {
-		return restate.Void{}, nil
-	}
-	settled := rec.State.Terminal()
-	rec.Take(r)
-	if !settled && rec.State.Terminal() {
-		s.Pool.Settle(rec.Held, r.Spent)
-		rec.Held = [3]int64{}
-		if rec.Detached {
-			s.remove(i) // its control object forgets itself as it ends
-		} else if gone := s.retain(s.Retain); gone != "" {
-			g.forget(ctx, gone)
+	detached := s.Records[i].Detached // its control object forgets itself as it ends
+	for _, id := range s.Transition(r) {
+		if id != r.ID || !detached {
+			g.forget(ctx, id)
 		}
 	}
 	restate.Set(ctx, ownerKey, s)
@@ -130,33 +84,9 @@ func (g registry) forget(ctx restate.ObjectContext, id string) {
 	restate.ObjectSend(ctx, g.ns+"."+controlService, id, hForget).Send(restate.Void{})
 }
 
-// retain drops the oldest finished visible Work beyond n (0: no bound)
-// and returns its id ("" for none).
-func (s *ownerState) retain(n int) string {
-	var term []int
-	for j, x := range s.Records {
-		if x.State.Terminal() && !x.Detached {
-			term = append(term, j)
-		}
-	}
-	if n <= 0 || len(term) <= n {
-		return ""
-	}
-	oldest := term[0]
-	for _, j := range term[1:] {
-		if s.Records[j].Finished.Before(s.Records[oldest].Finished) {
-			oldest = j
-		}
-	}
-	id := s.Records[oldest].ID
-	s.remove(oldest)
-	return id
-}
-
 func (g registry) markRead(ctx restate.ObjectContext, id string) (restate.Void, error) {
 	s := loadOwner(ctx)
-	if i := s.find(id); i >= 0 && !s.Records[i].Read {
-		s.Records[i].Read = true
+	if s.MarkRead(id) {
 		restate.Set(ctx, ownerKey, s)
 	}
 	return restate.Void{}, nil
@@ -166,11 +96,9 @@ func (g registry) markRead(ctx restate.ObjectContext, id string) (restate.Void, 
 // ends.
 func (g registry) detached(ctx restate.ObjectContext, id string) (restate.Void, error) {
 	s := loadOwner(ctx)
-	if i := s.find(id); i >= 0 {
-		s.Records[i].Detached = true
-		if s.Records[i].State.Terminal() {
+	if found, dropped := s.Detach(id); found {
+		if dropped {
 			g.forget(ctx, id)
-			s.remove(i)
 		}
 		restate.Set(ctx, ownerKey, s)
 	}
@@ -195,12 +123,7 @@ func (g registry) release(ctx restate.ObjectContext, _ restate.Void) (restate.Vo
 
 func (g registry) setPool(ctx restate.ObjectContext, limit [3]int64) (restate.Void, error) {
 	s := loadOwner(ctx)
-	if s.Pool == nil {
-		s.Pool = &pool{}
-	}
-	for i, v := range limit {
-		s.Pool.Limit[i] = max(v, 0)
-	}
+	s.SetPool(limit)
 	restate.Set(ctx, ownerKey, s)
 	return restate.Void{}, nil
 }
@@ -208,18 +131,5 @@ func (g registry) setPool(ctx restate.ObjectContext, limit [3]int64) (restate.Vo
 // records answers the owner's visible records (a shared handler: reads
 // never wait for admission).
 func (g registry) records(ctx restate.ObjectSharedContext, _ restate.Void) ([]ownerRecord, error) {
-	s := loadOwner(ctx)
-	out := make([]ownerRecord, 0, len(s.Records))
-	for _, r := range s.Records {
-		if !r.Detached {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return loadOwner(ctx).Visible(), nil
 }
-
-func (s *ownerState) find(id string) int {
-	return slices.IndexFunc(s.Records, func(r ownerRecord) bool { return r.ID == id })
-}
-
-func (s *ownerState) remove(i int) { s.Records = slices.Delete(s.Records, i, i+1) }

@@ -129,7 +129,7 @@ func TestUnknownTarget(t *testing.T) {
 func TestRetentionForgets(t *testing.T) {
 	s := server(t)
 	e := deploy(t, map[string]restate.Child{"c": {Kind: work.KindFunction,
-		Run: func(_ context.Context, in string) (string, error) { return "out-" + in, nil }}}, restate.WithRetention(1))
+		Run: func(_ context.Context, in string) (string, error) { return "out-" + in, nil }}}, restate.WithRetention(1, 0))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	o := work.NewOwner("retain-" + newToken())

@@ -47,37 +47,18 @@ const (
 // ownerRecord is what the owner's registry keeps of one Work (durable.Record).
 type ownerRecord = durable.Record
 
-// launchRecord is a launch identity the owner used: the SHA-256 of its
-// tool-call id and of the input, never either.
-type launchRecord struct {
-	Key, Target, Digest string
-	ID, TargetID        string
-}
-
 // pool is a top-level owner's budget pool (durable.Pool).
 type pool = durable.Pool
 
-// ownerState is an owner's registry.
-type ownerState struct {
-	Records  []ownerRecord
-	Launches []launchRecord
-	Starts   int
-	Seq      int64
-	Retain   int   // terminal Works kept (the last admission's)
-	Pool     *pool `json:",omitempty"`
-}
+// ownerState is an owner's registry (durable.Registry): its records,
+// launch identities, starts, retention and pool.
+type ownerState = durable.Registry
 
 // admitRequest asks the owner's registry to admit one Work and, admitted,
-// to start it.
+// to start it with Work.
 type admitRequest struct {
-	Record         ownerRecord
-	MaxOutstanding int
-	MaxStarts      int
-	Retain         int
-	Want, Eff      [3]int64 // the Spec's budget and the effective one, for the pool
-	Function       bool
-	Launch, Digest string
-	Work           workInput
+	durable.Admission
+	Work workInput
 }
 
 type admitReply struct {

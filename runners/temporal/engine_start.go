@@ -51,7 +51,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	// its pool at admission.
 	budget := e.local.EffectiveBudget(spec)
 	var reply admitReply
-	launchKey, launchDigest := durable.Launch(spec)
+	launchKey, launchDigest := durable.LaunchIdentity(spec)
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
 		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
@@ -118,7 +118,7 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Retain: e.cfg.retain, RetainAge: e.cfg.retainAge})
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: durable.Registry{Retain: e.cfg.retain, RetainAge: e.cfg.retainAge}})
 	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: startOwner,
 		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,

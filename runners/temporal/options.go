@@ -161,9 +161,10 @@ func WithMaxResultBytes(n int) Option {
 // evicted.
 //
 // The owner's registry is workflow state and evicts at deterministic
-// points of its history, by workflow time: beyond count the oldest
-// finished goes as each Work finishes (by finish time alone, not read
-// results first as in-process); past age, records go whenever the
+// points of its history, by workflow time: beyond count as each Work
+// finishes, in work.WithRetention's order (results already read first,
+// then failed and cancelled Work, unread results last, the oldest
+// finished first within each); past age, records go whenever the
 // registry applies an update (an admission, a transition record, a result
 // read, a detach, a pool change). It sets no timer for the age: between
 // updates the Engine's reads (List, Status, Settled, Rows, Result and the

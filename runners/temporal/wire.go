@@ -176,30 +176,12 @@ type ownerRecord = durable.Record
 // pool is a top-level owner's budget pool, kept by its registry (durable.Pool).
 type pool = durable.Pool
 
-type admitRequest struct {
-	Record         ownerRecord
-	MaxOutstanding int
-	MaxStarts      int
-	Retain         int
-	// RetainAge is the age bound of finished records (WithRetention); 0,
-	// as in requests from before it existed, is none.
-	RetainAge time.Duration `json:",omitempty"`
-	// The child's own budget limits (Spec.Budget) and its budget with the
-	// defaults and ceiling applied, for the owner's pool.
-	Want, Eff [3]int64
-	Function  bool
-	// Launch is the SHA-256 of the launch's identity (Spec.CallID), hex,
-	// or ""; Digest is the input's digest (Spec.InputDigest), hex.
-	Launch, Digest string
-	// Approval: the Work awaits its approval from its admission on.
-	Approval bool `json:",omitempty"`
-}
+// admitRequest asks the owner's registry to admit one Work
+// (durable.Admission).
+type admitRequest = durable.Admission
 
-// launchRecord is a launch identity an owner used, for repeated launches.
-type launchRecord struct {
-	Key, Target, Digest string
-	ID, TargetID        string
-}
+// launchRecord is a launch identity the owner used (durable.Launch).
+type launchRecord = durable.Launch
 
 // admitReply is an admitted start's sequence number and the budget it
 // runs with (its pool applied).
@@ -212,18 +194,12 @@ type admitReply struct {
 	ID, TargetID string
 }
 
-// ownerState is the Owner workflow's state, carried across continue-as-new.
+// ownerState is the Owner workflow's state, carried across
+// continue-as-new: its owner and its registry (durable.Registry, whose
+// fields stand at the top of the state's JSON, as before it was shared).
 type ownerState struct {
-	Owner   string
-	Records []ownerRecord
-	Starts  int
-	Seq     int64
-	Retain  int
-	// RetainAge is the age bound of finished records, by workflow time; 0,
-	// as in the histories of registries from before it existed, is none.
-	RetainAge time.Duration  `json:",omitempty"`
-	Pool      *pool          `json:",omitempty"`
-	Launches  []launchRecord `json:",omitempty"` // oldest first, at most work.MaxLaunchRecords
+	Owner string
+	durable.Registry
 }
 
 // startedReply answers an attempt's started update: whether it may run,

@@ -47,6 +47,7 @@ type control struct {
 	update   chan updateReq          // report an update (update_cases.go)
 	begin    chan chan beginReply    // a model-request boundary through BeginRequest (its question wait)
 	await    chan chan awaitReply    // a function child's AwaitAnswer
+	progress chan progressReq        // report progress counts (progress_cases.go)
 }
 
 type boundaryReply struct {
@@ -75,7 +76,8 @@ func newControlWith(t *testing.T, onCancel, suffix string) (string, *control) {
 	token := "ctl-" + strconv.FormatInt(tokenSeq.Add(1), 10) + suffix
 	c := &control{started: make(chan struct{}), boundary: make(chan chan boundaryReply),
 		finish: make(chan finishReq, 1), onCancel: onCancel, ended: make(chan error, 4),
-		update: make(chan updateReq), begin: make(chan chan beginReply), await: make(chan chan awaitReply)}
+		update: make(chan updateReq), begin: make(chan chan beginReply), await: make(chan chan awaitReply),
+		progress: make(chan progressReq)}
 	controls.Store(token, c)
 	t.Cleanup(func() { controls.Delete(token) })
 	return token, c
@@ -137,6 +139,9 @@ func runControlled(ctx context.Context, token string) (string, error) {
 		case reply := <-c.await:
 			g, err := work.AwaitAnswer(ctx)
 			reply <- awaitReply{g, err}
+		case p := <-c.progress:
+			work.ReportProgress(ctx, p.done, p.total)
+			close(p.reported)
 		}
 	}
 }

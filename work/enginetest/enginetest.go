@@ -178,6 +178,8 @@ func Run(t *testing.T, h Harness) {
 		{"JobLaunchIdempotency", s.jobLaunchIdempotency},
 		{"JobDeadline", s.jobDeadline},
 		{"Updates", s.updates},
+		{"Progress", s.progress},
+		{"RetentionOrder", s.retentionOrder},
 	} {
 		t.Run(tc.name, tc.run)
 	}
