@@ -87,6 +87,16 @@ func (r Record) Expired(now time.Time, age time.Duration) bool {
 	return age > 0 && r.State.Terminal() && now.Sub(r.Finished) > age
 }
 
+// Current returns recs without the records past the age bound at now
+// (age 0: recs as they are), what a reader shows between the registry's
+// own evictions. It reuses recs' array.
+func Current(recs []Record, now time.Time, age time.Duration) []Record {
+	if age <= 0 {
+		return recs
+	}
+	return slices.DeleteFunc(recs, func(r Record) bool { return r.Expired(now, age) })
+}
+
 // RequestedAt is when r's approval was requested.
 func (r Record) RequestedAt() time.Time {
 	if r.Requested.IsZero() {

@@ -143,6 +143,18 @@ func TestListsRowsSettledLive(t *testing.T) {
 	}
 }
 
+func TestCurrent(t *testing.T) {
+	recs := []Record{{ID: "old", State: work.StateCompleted, Finished: t0}, {ID: "live", State: work.StateRunning},
+		{ID: "new", State: work.StateFailed, Finished: t0.Add(time.Hour)}}
+	if got := Current(append([]Record(nil), recs...), t0.Add(90*time.Minute), 0); len(got) != 3 {
+		t.Fatalf("no age bound: %d", len(got))
+	}
+	got := Current(append([]Record(nil), recs...), t0.Add(90*time.Minute), time.Hour)
+	if len(got) != 2 || got[0].ID != "live" || got[1].ID != "new" {
+		t.Fatalf("current: %+v", got)
+	}
+}
+
 func TestExpired(t *testing.T) {
 	r := Record{State: work.StateCompleted, Finished: t0}
 	if r.Expired(t0.Add(time.Hour), 0) || r.Expired(t0.Add(time.Minute), time.Hour) || !r.Expired(t0.Add(2*time.Hour), time.Hour) {

@@ -130,36 +130,37 @@ func (g *Registry) Admit(a Admission) (run [3]int64, rec Record) {
 }
 
 // Transition applies a Work's transition record r over an older revision
-// (a late or repeated one never moves the record back). The first
-// terminal record settles the Work's pool reservation (a later terminal
-// one, for a later revision, does not again) and applies retention: a
-// detached Work is dropped, else the terminal Work beyond Retain goes in
-// work.WithRetention's order (Evict). It returns the ids it dropped.
-func (g *Registry) Transition(r Record) (dropped []string) {
+// (a late or repeated one never moves the record back) and reports
+// whether it applied. The first terminal record settles the Work's pool
+// reservation (a later terminal one, for a later revision, does not
+// again) and applies retention: a detached Work is dropped (its own
+// state forgets itself as it ends), else the terminal Work beyond Retain
+// goes in work.WithRetention's order (Evict), whose ids it returns.
+func (g *Registry) Transition(r Record) (applied bool, evicted []string) {
 	i := g.Find(r.ID)
 	if i < 0 {
-		return nil
+		return false, nil
 	}
 	rec := &g.Records[i]
 	if r.Rev <= rec.Rev {
-		return nil
+		return false, nil
 	}
 	settled := rec.State.Terminal()
 	rec.Take(r)
 	if settled || !rec.State.Terminal() {
-		return nil
+		return true, nil
 	}
 	g.Pool.Settle(rec.Held, r.Spent)
 	rec.Held = [3]int64{}
 	if rec.Detached {
 		g.Remove(i)
-		return []string{r.ID}
+		return true, nil
 	}
 	for j := Evict(g.Records, g.Retain); j >= 0; j = Evict(g.Records, g.Retain) {
-		dropped = append(dropped, g.Records[j].ID)
+		evicted = append(evicted, g.Records[j].ID)
 		g.Remove(j)
 	}
-	return dropped
+	return true, evicted
 }
 
 // Expire drops the terminal records settled more than RetainAge before

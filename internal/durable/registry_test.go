@@ -76,14 +76,16 @@ func TestRegistryTransitionsAndRetention(t *testing.T) {
 		t.Fatalf("held %v", g.Pool.Held)
 	}
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	if d := g.Transition(Record{ID: "a", Rev: 2, State: work.StateCompleted, Finished: at(1), Spent: &work.Usage{Turns: 1}}); d != nil {
-		t.Fatalf("dropped %v", d)
+	if ok, d := g.Transition(Record{ID: "a", Rev: 2, State: work.StateCompleted, Finished: at(1), Spent: &work.Usage{Turns: 1}}); !ok || d != nil {
+		t.Fatalf("applied %v, evicted %v", ok, d)
 	}
 	if g.Pool.Held[0] != 6 || g.Pool.Used[0] != 1 {
 		t.Fatalf("settled: held %v used %v", g.Pool.Held, g.Pool.Used)
 	}
 	// A late record, and a later terminal one, settle nothing again.
-	g.Transition(Record{ID: "a", Rev: 1, State: work.StateRunning})
+	if ok, _ := g.Transition(Record{ID: "a", Rev: 1, State: work.StateRunning}); ok {
+		t.Fatal("a late record applied")
+	}
 	g.Transition(Record{ID: "a", Rev: 3, State: work.StateCompleted, Finished: at(1), Spent: &work.Usage{Turns: 1}})
 	if g.Pool.Used[0] != 1 || g.Records[g.Find("a")].State != work.StateCompleted {
 		t.Fatalf("repeat: used %v, %+v", g.Pool.Used, g.Records[g.Find("a")])
@@ -93,7 +95,7 @@ func TestRegistryTransitionsAndRetention(t *testing.T) {
 	}
 	g.Transition(Record{ID: "b", Rev: 1, State: work.StateCompleted, Finished: at(2)})
 	// Retain 2: the third terminal Work evicts the read one first.
-	if d := g.Transition(Record{ID: "c", Rev: 1, State: work.StateFailed, Finished: at(3)}); len(d) != 1 || d[0] != "a" {
+	if _, d := g.Transition(Record{ID: "c", Rev: 1, State: work.StateFailed, Finished: at(3)}); len(d) != 1 || d[0] != "a" {
 		t.Fatalf("evicted %v, want the read result", d)
 	}
 	// A detached live Work goes when it ends.
@@ -103,8 +105,8 @@ func TestRegistryTransitionsAndRetention(t *testing.T) {
 	if len(g.Visible()) != 2 {
 		t.Fatalf("visible %d", len(g.Visible()))
 	}
-	if d := g.Transition(Record{ID: "d", Rev: 1, State: work.StateCancelled, Finished: at(4)}); len(d) != 1 || d[0] != "d" {
-		t.Fatalf("detached ended: %v", d)
+	if ok, d := g.Transition(Record{ID: "d", Rev: 1, State: work.StateCancelled, Finished: at(4)}); !ok || d != nil || g.Find("d") >= 0 {
+		t.Fatalf("detached ended: applied %v, evicted %v, still kept %v", ok, d, g.Find("d") >= 0)
 	}
 	if found, dropped := g.Detach("b"); !found || !dropped || g.Find("b") >= 0 {
 		t.Fatal("detach terminal drops it")

@@ -97,6 +97,9 @@ func TestSpawnFails(t *testing.T) {
 	if port, err := FreePort(); err != nil || port == 0 {
 		t.Fatalf("FreePort: %d %v", port, err)
 	}
+	if addr, err := FreeAddr(); err != nil || !strings.HasPrefix(addr, "127.0.0.1:") || addr == "127.0.0.1:0" {
+		t.Fatalf("FreeAddr: %q %v", addr, err)
+	}
 }
 
 func TestTracerProviderWritesEveryEndedSpan(t *testing.T) {

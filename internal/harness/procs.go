@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 )
@@ -123,6 +124,12 @@ func (ps *Procs) Named(name string) (*Proc, bool) {
 		}
 	}
 	return nil, false
+}
+
+// FreeAddr returns a loopback address (127.0.0.1:port) free now.
+func FreeAddr() (string, error) {
+	p, err := FreePort()
+	return "127.0.0.1:" + strconv.Itoa(p), err
 }
 
 // FreePort returns a TCP port free on 127.0.0.1 now.

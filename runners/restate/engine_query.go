@@ -2,7 +2,6 @@ package restate
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/agentwork/agentwork/internal/durable"
@@ -24,13 +23,9 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
 		return nil, fromIngress(ctx, err)
 	}
-	if e.cfg.retainAge > 0 {
-		// Past the age bound by this Engine's clock: hidden before the
-		// registry's next admission evicts them (WithRetention).
-		now := e.Now()
-		recs = slices.DeleteFunc(recs, func(r ownerRecord) bool { return r.Expired(now, e.cfg.retainAge) })
-	}
-	return recs, nil
+	// Past the age bound by this Engine's clock: hidden before the
+	// registry's next admission evicts them (WithRetention).
+	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
 }
 
 // lookup finds a Work visible to o in o's registry.

@@ -62,18 +62,15 @@ func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, 
 
 // record applies a Work's transition record (durable.Registry.Transition:
 // the first terminal one settles its pool reservation and applies
-// retention); the control objects of the Work it dropped forget it.
+// retention); the control objects of the Work retention evicted forget it.
 func (g registry) record(ctx restate.ObjectContext, r ownerRecord) (restate.Void, error) {
 	s := loadOwner(ctx)
-	i := s.Find(r.ID)
-	if i < 0 || r.Rev <= s.Records[i].Rev {
+	applied, evicted := s.Transition(r)
+	if !applied {
 		return restate.Void{}, nil
 	}
-	detached := s.Records[i].Detached // its control object forgets itself as it ends
-	for _, id := range s.Transition(r) {
-		if id != r.ID || !detached {
-			g.forget(ctx, id)
-		}
+	for _, id := range evicted {
+		g.forget(ctx, id)
 	}
 	restate.Set(ctx, ownerKey, s)
 	return restate.Void{}, nil

@@ -3,7 +3,6 @@ package temporal
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
@@ -78,8 +77,7 @@ func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, erro
 	if err != nil || e.cfg.retainAge <= 0 {
 		return recs, err
 	}
-	now := e.Now()
-	return slices.DeleteFunc(recs, func(r ownerRecord) bool { return r.Expired(now, e.cfg.retainAge) }), nil
+	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,23 +59,13 @@ func (c *cluster) start() error {
 // one did, so that a restarted registry serves the same deployment URL.
 func (c *cluster) startRegistry() (*proc, error) {
 	if c.registryAddr == "" {
-		addr, err := freeAddr()
+		addr, err := harness.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
 		c.registryAddr = addr
 	}
 	return c.startService("registry", "-registry", "-listen", c.registryAddr)
-}
-
-// freeAddr is a free loopback address (free when asked).
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // startService starts a service process with extra flags and waits until
@@ -114,7 +103,7 @@ func (c *cluster) startService(name string, extra ...string) (*proc, error) {
 // startWorker starts a service process of the targets behind the
 // balancer, on a free port of its own.
 func (c *cluster) startWorker(name string) (*proc, error) {
-	addr, err := freeAddr()
+	addr, err := harness.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
