@@ -40,8 +40,12 @@ func loadOwner(ctx restate.ObjectSharedContext) *ownerState {
 // bound go first (by the admission's time, its input: deterministic).
 func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, error) {
 	s := loadOwner(ctx)
-	for _, id := range s.Expire(r.Record.Created) {
-		g.forget(ctx, id)
+	if expired := s.Expire(r.Record.Created); len(expired) > 0 {
+		// Kept whatever the decision: their control objects forget them.
+		for _, id := range expired {
+			g.forget(ctx, id)
+		}
+		restate.Set(ctx, ownerKey, s)
 	}
 	switch d := s.Decide(r.Admission); {
 	case d.Replay != nil:
