@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -33,13 +34,13 @@ func TestRegistryContinuesAsNew(t *testing.T) {
 				ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction},
 					Input: fmt.Sprint(i), Run: func(context.Context) (string, error) { return "", nil }})
 				if err != nil {
-					errs <- err
+					errs <- fmt.Errorf("Start %d: %w (cause: %v)", i, err, errors.Unwrap(err))
 					return
 				}
 				ids[i] = ref.ID
 				st, out, err := eng.Result(context.Background(), o, ref.ID, work.MaxResultWait)
 				if err != nil || st.State != work.StateCompleted || out != fmt.Sprint(i) {
-					errs <- fmt.Errorf("Work %d: %s (%s) %q %v", i, st.State, st.Class, out, err)
+					errs <- fmt.Errorf("Work %d: %s (%s) %q %v (cause: %v)", i, st.State, st.Class, out, err, errors.Unwrap(err))
 					return
 				}
 			}

@@ -63,6 +63,19 @@ var costChildren = map[string]temporal.Child{
 		r.took <- got
 		return strconv.Itoa(len(got)), nil
 	}},
+	// turns takes three model-request boundaries, as an agent child that
+	// asks its model three times, and returns how many messages they took.
+	"turns": {Kind: work.KindAgent, Run: func(ctx context.Context, in string) (string, error) {
+		ex, _ := work.ExecutionFrom(ctx)
+		n := 0
+		for range 3 {
+			if _, err := ex.BeginRequest(); err != nil {
+				return "", err
+			}
+			n += len(ex.Guidance())
+		}
+		return strconv.Itoa(n), nil
+	}},
 	// hold runs until its context is done.
 	"hold": {Kind: work.KindAgent, Run: func(ctx context.Context, in string) (string, error) {
 		r := loadCostRun(in)
@@ -197,8 +210,9 @@ func (env *costEnv) measure(n int, o work.Owner, holders int, run func() []strin
 // workflow that runs one activity and is read once: billable actions (by
 // Temporal Cloud's definition, see cost_count_test.go), history events and
 // bytes, for a plain background Work launched, run and read (its owner's
-// registry its own, and shared by ten Works), one that takes two guidance
-// messages, one cancelled while running, and one foreground call. Each
+// registry its own, and shared by ten Works), an agent Work whose child
+// asks its model three times and is sent no guidance, one that takes two
+// guidance messages, one cancelled while running, and one foreground call. Each
 // case is the mean of AGENTWORK_COST rounds; it prints the "costrow"
 // lines make bench-temporal tabulates.
 func TestCost(t *testing.T) {
@@ -248,6 +262,16 @@ func TestCost(t *testing.T) {
 					}
 				}
 				return ids
+			})
+		}},
+		{"agent Work, three model requests, no guidance", func(int) *cost {
+			o := env.owner("turns")
+			return env.measure(1, o, 0, func() []string {
+				id := env.start(o, "turns", "x")
+				if st, out := env.result(o, id); st.State != work.StateCompleted || out != "0" {
+					t.Fatalf("turns: %s %q", st.State, out)
+				}
+				return []string{id}
 			})
 		}},
 		{"Work taking two guidance messages", func(i int) *cost {

@@ -34,6 +34,12 @@ const (
 	updateForget   = "forget"    // a Work whose workflow did not start
 
 	signalRelease = "release-cancel"
+	// A Work workflow's records reach its registry as this signal (one
+	// billable action, sent from the workflow; an update needs a local
+	// activity to send it, a second action). A query or an update that
+	// follows it sees it applied: the registry applies the signals it has
+	// before it answers either.
+	signalNote = "note"
 
 	queryStatus  = "status"
 	queryRecords = "records"
@@ -77,6 +83,19 @@ type workInput struct {
 	// updates.
 	Updates *work.UpdatePolicy `json:",omitempty"`
 	Carry   *updateCarry       `json:",omitempty"`
+	// Notes: the workflow sends its records to the registry as signals
+	// (signalNote), not as updates from a local activity. Set by every
+	// coordinator since it was added; a Work started without it (by an
+	// older coordinator, or before an upgrade, and replayed) keeps the
+	// local activity, so its history replays.
+	Notes bool `json:",omitempty"`
+}
+
+// ownerNote is a Work workflow's word to its owner's registry (the
+// signalNote signal): a transition record, or that the Work was detached.
+type ownerNote struct {
+	Record   *ownerRecord `json:",omitempty"`
+	Detached string       `json:",omitempty"` // the Work's id
 }
 
 type mailboxLimits struct {

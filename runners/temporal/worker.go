@@ -235,6 +235,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 			w.cfg.observer.Event(context.Background(), ev)
 		}
 	}
+	var seen sendsSeen // the attempt's boundaries, one at a time
 	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
@@ -245,7 +246,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 				cancel(context.Cause(ctx))
 				return nil
 			}
-			return w.takeGuidance(ctx, in.ID)
+			return w.takeGuidance(ctx, in.ID, &seen)
 		},
 		Update: w.reportUpdate(ctx, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
 	ex, _ := work.ExecutionFrom(child)
@@ -332,14 +333,30 @@ func classify(child, ctx context.Context, in runInput, out string, err error, pa
 	return runOutcome{Output: out}
 }
 
-// takeGuidance is the child's boundary: it reads the texts of the
-// guidance queued for Work id from their holders, marks them taken, and
-// deletes the holders (a deletion is no billable action; a holder left
-// by a failed one deletes itself when its TTL runs out). Any failure
-// before the mark leaves the guidance queued for the next boundary.
-func (w *Worker) takeGuidance(ctx context.Context, id string) []string {
+// takeGuidance is the child's boundary: when the Work's history has a
+// send accepted since the last boundary that took all it found (seen),
+// it reads the texts of the guidance queued for Work id from their
+// holders, marks them taken, and deletes the holders (a deletion is no
+// billable action; a holder left by a failed one deletes itself when its
+// TTL runs out). Any failure before the mark leaves the guidance queued
+// for the next boundary. A boundary with no send since costs a history
+// read, which is not a billable action, instead of the drain update.
+func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) []string {
+	newest, sent := w.sendsSince(ctx, seen)
+	if !sent {
+		seen.mu.Lock()
+		seen.last = newest
+		seen.mu.Unlock()
+		return nil
+	}
 	var refs []string
-	if err := w.update(ctx, id, updateDrain, &refs); err != nil || len(refs) == 0 {
+	if err := w.update(ctx, id, updateDrain, &refs); err != nil {
+		return nil
+	}
+	if len(refs) == 0 {
+		seen.mu.Lock()
+		seen.last = newest
+		seen.mu.Unlock()
 		return nil
 	}
 	msgs := make([]string, 0, len(refs))
@@ -366,6 +383,11 @@ func (w *Worker) takeGuidance(ctx context.Context, id string) []string {
 	if taken == 0 || w.update(ctx, id, updateAck, nil, taken) != nil {
 		return nil
 	}
+	if taken == len(refs) {
+		seen.mu.Lock()
+		seen.last = newest
+		seen.mu.Unlock()
+	}
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	for _, ref := range refs[:taken] {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
@@ -375,6 +397,58 @@ func (w *Worker) takeGuidance(ctx context.Context, id string) []string {
 	}
 	return msgs
 }
+
+// sendsSeen is how far an attempt's boundaries have read its Work's
+// history: every send accepted up to event last has been taken.
+type sendsSeen struct {
+	mu   sync.Mutex
+	last int64
+}
+
+// sendsSince reads the attempt's Work's history back from its newest
+// event to the one after seen's, and reports whether a send update was
+// accepted there, with the newest event's id. A read that fails, and a
+// run continued from another (whose sends are in the run before), report
+// a send: the boundary then drains, as it would without this check.
+func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64, sent bool) {
+	seen.mu.Lock()
+	last := seen.last
+	seen.mu.Unlock()
+	info := activity.GetInfo(ctx)
+	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.WorkflowNamespace,
+		Execution:       &commonpb.WorkflowExecution{WorkflowId: info.WorkflowExecution.ID, RunId: info.WorkflowExecution.RunID},
+		MaximumPageSize: sendsPage}
+	for {
+		rctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		resp, err := w.c.WorkflowService().GetWorkflowExecutionHistoryReverse(rctx, req)
+		cancel()
+		if err != nil {
+			return last, true
+		}
+		for _, e := range resp.GetHistory().GetEvents() {
+			if newest == 0 {
+				newest = e.GetEventId()
+			}
+			if e.GetEventId() <= last {
+				return newest, sent
+			}
+			if a := e.GetWorkflowExecutionUpdateAcceptedEventAttributes(); a != nil &&
+				a.GetAcceptedRequest().GetInput().GetName() == updateSend {
+				sent = true
+			}
+			if a := e.GetWorkflowExecutionStartedEventAttributes(); a != nil && a.GetContinuedExecutionRunId() != "" {
+				sent = true
+			}
+		}
+		if req.NextPageToken = resp.GetNextPageToken(); len(req.NextPageToken) == 0 {
+			return newest, sent
+		}
+	}
+}
+
+// sendsPage is the page size of a boundary's history read: a boundary
+// usually reads the few events since the last one.
+const sendsPage = 32
 
 func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {
 	defer func() {
