@@ -27,7 +27,9 @@
 //   - Guidance: each message is the input of a holder workflow of its own
 //     (agentwork.Guidance); an update queues its id (with the text's digest
 //     and size, never the text) on the Work's workflow, where cursors and
-//     idempotency records live. The child's boundary reads the ids
+//     idempotency records live. The child's boundary first reads the
+//     Work's history back to the last boundary (no billable action): with
+//     no send accepted since, it takes nothing; otherwise it reads the ids
 //     (update), the texts (a query on each holder) and marks them taken
 //     (update), then deletes the taken holders' executions; a holder
 //     deletes its own execution once it is dropped (the Work ended),
@@ -41,7 +43,11 @@
 //     visible Work (list, status, status rows; retention by count and
 //     age, WithRetention), enforces the outstanding and starts limits
 //     atomically across every coordinator process (an update with start),
-//     and releases. It continues as new as its history grows.
+//     and releases. It continues as new as its history grows. A Work's
+//     workflow sends it the Work's transitions as signals (one billable
+//     action each), which it applies before it decides any update or
+//     answers any query; the worker's running record, a result's read
+//     mark and a detach are updates.
 //
 // # Work that waits
 //

@@ -24,10 +24,14 @@ const (
 	updateDrain   = "drain"
 	updateAck     = "ack"
 	updatePool    = "pool"
-	// The registry's inputs from Work workflows, workers and coordinators
-	// are updates: an update's workflow task is handed to the worker at
-	// once, while a signal's waits in the server's task queue and holds up
-	// an admission that arrives meanwhile.
+	// The registry's inputs from workers and coordinators are updates: an
+	// update's workflow task is handed to the worker at once, while a
+	// signal's waits in the server's task queue and holds up an admission
+	// that arrives meanwhile. A Work's workflow sends its records as notes
+	// (signalNote), one billable action where an update from a local
+	// activity is two; updateRecord and updateDetached remain for the
+	// worker's running record, a coordinator's detach and Works started
+	// without notes.
 	updateRecord   = "record"    // a Work's transition record
 	updateRead     = "mark-read" // a Work's result was read
 	updateDetached = "detached"  // a Work was detached
