@@ -344,9 +344,7 @@ func classify(child, ctx context.Context, in runInput, out string, err error, pa
 func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) []string {
 	newest, sent := w.sendsSince(ctx, seen)
 	if !sent {
-		seen.mu.Lock()
-		seen.last = newest
-		seen.mu.Unlock()
+		seen.upTo(newest)
 		return nil
 	}
 	var refs []string
@@ -354,9 +352,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 		return nil
 	}
 	if len(refs) == 0 {
-		seen.mu.Lock()
-		seen.last = newest
-		seen.mu.Unlock()
+		seen.upTo(newest)
 		return nil
 	}
 	msgs := make([]string, 0, len(refs))
@@ -384,9 +380,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 		return nil
 	}
 	if taken == len(refs) {
-		seen.mu.Lock()
-		seen.last = newest
-		seen.mu.Unlock()
+		seen.upTo(newest)
 	}
 	ns := activity.GetInfo(ctx).WorkflowNamespace
 	for _, ref := range refs[:taken] {
@@ -403,6 +397,13 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 type sendsSeen struct {
 	mu   sync.Mutex
 	last int64
+}
+
+// upTo records that every send accepted up to event id has been taken.
+func (s *sendsSeen) upTo(id int64) {
+	s.mu.Lock()
+	s.last = max(s.last, id)
+	s.mu.Unlock()
 }
 
 // sendsSince reads the attempt's Work's history back from its newest
