@@ -43,11 +43,7 @@
 //     visible Work (list, status, status rows; retention by count and
 //     age, WithRetention), enforces the outstanding and starts limits
 //     atomically across every coordinator process (an update with start),
-//     and releases. It continues as new as its history grows. A Work's
-//     workflow sends it the Work's transitions as signals (one billable
-//     action each), which it applies before it decides any update or
-//     answers any query; the worker's running record, a result's read
-//     mark and a detach are updates.
+//     and releases. It continues as new as its history grows.
 //
 // # Work that waits
 //

@@ -78,7 +78,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		OwnerWorkflow: ownerWF, MaxDuration: maxDur, MaxResultBytes: maxBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: now,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
-			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget, Notes: sendNotes}
+			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
 	e.waitInput(spec, &in)
 	if spec.Updates != nil { // engine_updates.go
 		p := spec.Updates.Resolved()
@@ -107,11 +107,6 @@ func (e *Engine) admissible() error {
 	}
 	return e.cfg.err
 }
-
-// sendNotes: the Works this Engine starts send their records to the
-// registry as signals (workInput.Notes). Tests turn it off to run the form
-// that Works started by an earlier coordinator take.
-var sendNotes = true
 
 func activityQueue(base, label string) string { return base + "." + label }
 

@@ -38,32 +38,13 @@ func (e *Engine) EffectiveBudget(spec work.Spec) work.Budget { return e.local.Ef
 // owner's registry with.
 const TellOwnerName = tellOwnerName
 
-// SignalNote is the signal a Work's workflow sends its records to its
-// owner's registry with (workInput.Notes).
-const SignalNote = signalNote
-
-// RecordState is the state a transition update's record, or a note's,
-// carries ("" for anything else).
+// RecordState is the state a transition update's record carries ("" for
+// anything else).
 func RecordState(arg any) work.State {
-	switch r := arg.(type) {
-	case ownerRecord:
+	if r, ok := arg.(ownerRecord); ok {
 		return r.State
-	case ownerNote:
-		if r.Record != nil {
-			return r.Record.State
-		}
 	}
 	return ""
-}
-
-// SetNotes sets whether the Works an Engine starts send their records as
-// signals (the default) or, as Works started by an earlier coordinator
-// do, as updates from a local activity; it returns a function that
-// restores it.
-func SetNotes(on bool) (restore func()) {
-	old := sendNotes
-	sendNotes = on
-	return func() { sendNotes = old }
 }
 
 // SetMaxOwnerHistory sets the history length at which an owner's registry

@@ -95,14 +95,11 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 }
 
 // failAfterSignal fails the workflow task in which a Work's workflow
-// first sends a transition to state to its owner's registry: the server
-// refuses the task's completion (as it does a task whose worker died once
-// its update registry was cleared, a shard moved or a history host
-// restarted: the task's updates are not delivered again). Sent as an
-// update from a local activity (a Work without notes), the transition is
-// applied in the registry before the task fails; sent as a note (a
-// signal), it never leaves the failed task. hook runs in between, outside
-// the workflow.
+// first sends a transition to state to its owner's registry, after the
+// update is applied there: the server refuses the task's completion (as
+// it does a task whose worker died once its update registry was cleared,
+// a shard moved or a history host restarted: the task's updates are not
+// delivered again). hook runs in between, outside the workflow.
 type failAfterSignal struct {
 	interceptor.InterceptorBase
 	state work.State // the transition whose task fails
@@ -140,48 +137,12 @@ func (o *failOutbound) ExecuteLocalActivity(ctx workflow.Context, typ string, ar
 	if o.f.hook != nil {
 		_ = workflow.ExecuteLocalActivity(ctx, o.f.hook).Get(ctx, nil)
 	}
-	refuseTask(ctx)
-	return fut
-}
-
-func (o *failOutbound) SignalExternalWorkflow(ctx workflow.Context, id, runID, name string, arg any) workflow.Future {
-	fut := o.Next.SignalExternalWorkflow(ctx, id, runID, name, arg)
-	if name != temporal.SignalNote || temporal.RecordState(arg) != o.f.state || workflow.IsReplaying(ctx) ||
-		!o.f.armed.CompareAndSwap(true, false) {
-		return fut
-	}
-	if o.f.hook != nil {
-		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{ScheduleToCloseTimeout: time.Minute})
-		if err := workflow.ExecuteLocalActivity(lctx, o.f.hook).Get(ctx, nil); err != nil {
-			panic(err) // the test cannot go on: fail the task, loudly
-		}
-	}
-	refuseTask(ctx)
-	return fut
-}
-
-// refuseTask adds a command the server refuses: it fails the task as it
-// completes, with what the task decided (the cancel update included: its
-// caller is told the update failed).
-func refuseTask(ctx workflow.Context) {
+	// A command the server refuses: it fails the task as it completes,
+	// with what the task decided (the cancel update included: its caller
+	// is told the update failed).
 	bad := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: strings.Repeat("q", 2000), StartToCloseTimeout: time.Minute})
 	workflow.ExecuteActivity(bad, "refused")
-}
-
-// bothForms runs f as a subtest for each form in which a Work's workflow
-// tells its owner's registry: notes (signals, what Start sends now) and
-// updates from a local activity (Works started by an earlier coordinator).
-func bothForms(t *testing.T, f func(t *testing.T)) {
-	for _, notes := range []bool{true, false} {
-		name := "notes"
-		if !notes {
-			name = "local-activity"
-		}
-		t.Run(name, func(t *testing.T) {
-			defer temporal.SetNotes(notes)()
-			f(t)
-		})
-	}
+	return fut
 }
 
 // TestTransitionFromLostTask: a workflow task that sent a record to
@@ -191,86 +152,82 @@ func bothForms(t *testing.T, f func(t *testing.T)) {
 // the registry applies what the task that counts decided, so the Work
 // ends there, never stuck in the lost task's cancel-requested.
 func TestTransitionFromLostTask(t *testing.T) {
-	bothForms(t, func(t *testing.T) {
-		base := server(t)
-		release := make(chan struct{})
-		inj := &failAfterSignal{state: work.StateCancelRequested}
-		inj.armed.Store(true)
-		inj.hook = func(ctx context.Context) error {
-			// The child completes while the task is in flight: its completion
-			// comes in the task that runs again.
-			close(release)
-			id := activity.GetInfo(ctx).WorkflowExecution.ID
-			for {
-				d, err := base.DescribeWorkflowExecution(ctx, id, "")
-				if err != nil {
-					return err
-				}
-				if len(d.GetPendingActivities()) == 0 {
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-		}
-		c, err := client.NewClientFromExisting(base, client.Options{Namespace: namespace(), Interceptors: []interceptor.ClientInterceptor{inj}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		queues.Add(1)
-		queue := "lost-task-" + strconv.FormatInt(queues.Load(), 10)
-		opts := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(5 * time.Second),
-			temporal.WithRPCTimeout(time.Minute)}
-		w, err := temporal.NewWorker(c, map[string]temporal.Child{
-			"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
-				<-release // it never hears of the cancel: the task that asked for it was lost
-				return "the output", nil
-			}},
-		}, opts...)
-		if err != nil || w.Start() != nil {
-			t.Fatal("worker", err)
-		}
-		defer w.Stop()
-		e := temporal.New(base, opts...)
-		defer e.Close(context.Background())
-		o := work.NewOwner(queue)
-		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "held", Kind: work.KindFunction},
-			Run: func(context.Context) (string, error) { return "", nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
+	base := server(t)
+	release := make(chan struct{})
+	inj := &failAfterSignal{state: work.StateCancelRequested}
+	inj.armed.Store(true)
+	inj.hook = func(ctx context.Context) error {
+		// The child completes while the task is in flight: its completion
+		// comes in the task that runs again.
+		close(release)
+		id := activity.GetInfo(ctx).WorkflowExecution.ID
 		for {
-			st, err := e.Status(t.Context(), o, ref.ID)
+			d, err := base.DescribeWorkflowExecution(ctx, id, "")
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
-			if st.State == work.StateRunning {
-				break
+			if len(d.GetPendingActivities()) == 0 {
+				return nil
 			}
-			runtime.Gosched()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
-		cancelled := make(chan error, 1)
-		go func() {
-			_, err := e.Cancel(t.Context(), o, ref.ID)
-			cancelled <- err
-		}()
-		if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), nil); err != nil {
+	}
+	c, err := client.NewClientFromExisting(base, client.Options{Namespace: namespace(), Interceptors: []interceptor.ClientInterceptor{inj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	opts := []temporal.Option{temporal.WithTaskQueue("lost-task"), temporal.WithHeartbeatTimeout(5 * time.Second),
+		temporal.WithRPCTimeout(time.Minute)}
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{
+		"held": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
+			<-release // it never hears of the cancel: the task that asked for it was lost
+			return "the output", nil
+		}},
+	}, opts...)
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	e := temporal.New(base, opts...)
+	defer e.Close(context.Background())
+	o := work.NewOwner("lost-task")
+	ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "held", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		st, err := e.Status(t.Context(), o, ref.ID)
+		if err != nil {
 			t.Fatal(err)
 		}
-		<-cancelled
-		if inj.armed.Load() {
-			t.Fatal("no workflow task was lost")
+		if st.State == work.StateRunning {
+			break
 		}
-		// The Work's workflow closed once its registry had its last record.
-		st, err := e.Status(t.Context(), o, ref.ID)
-		if err != nil || !st.State.Terminal() {
-			t.Fatalf("Status after the Work ended = %s, %v; want terminal", st.State, err)
-		}
-	})
+		runtime.Gosched()
+	}
+	cancelled := make(chan error, 1)
+	go func() {
+		_, err := e.Cancel(t.Context(), o, ref.ID)
+		cancelled <- err
+	}()
+	if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	<-cancelled
+	if inj.armed.Load() {
+		t.Fatal("no workflow task was lost")
+	}
+	// The Work's workflow closed once its registry had its last record.
+	st, err := e.Status(t.Context(), o, ref.ID)
+	if err != nil || !st.State.Terminal() {
+		t.Fatalf("Status after the Work ended = %s, %v; want terminal", st.State, err)
+	}
 }
 
 // TestStartedSignalRetried: the attempt's worker tells the owner's
@@ -345,58 +302,56 @@ func TestStartedSignalRetried(t *testing.T) {
 // told cancelled by the lost task, follows the Work to its real end (a
 // terminal record is not final against a later revision).
 func TestTerminalFromLostTask(t *testing.T) {
-	bothForms(t, func(t *testing.T) {
-		base := server(t)
-		inj := &failAfterSignal{state: work.StateCancelled}
-		inj.armed.Store(true)
-		c, err := client.NewClientFromExisting(base, client.Options{Namespace: namespace(), Interceptors: []interceptor.ClientInterceptor{inj}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		queues.Add(1)
-		opts := []temporal.Option{temporal.WithTaskQueue("lost-terminal-" + strconv.FormatInt(queues.Load(), 10)),
-			temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute)}
-		// Workflows only: the Work stays queued until the target's worker
-		// starts.
-		wf, err := temporal.NewWorker(c, nil, opts...)
-		if err != nil || wf.Start() != nil {
-			t.Fatal("worker", err)
-		}
-		defer wf.Stop()
-		e := temporal.New(base, opts...)
-		defer e.Close(context.Background())
-		o := work.NewOwner("lost-terminal-" + strconv.FormatInt(queues.Load(), 10))
-		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction},
-			Input: "ran after all", Run: func(context.Context) (string, error) { return "", nil }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Cancel(t.Context(), o, ref.ID); err == nil {
-			t.Fatal("the cancel of a lost task was accepted")
-		}
-		if inj.armed.Load() {
-			t.Fatal("no workflow task was lost")
-		}
-		w, err := temporal.NewWorker(base, map[string]temporal.Child{
-			"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
-		}, opts...)
-		if err != nil || w.Start() != nil {
-			t.Fatal("worker", err)
-		}
-		defer w.Stop()
-		var out workOutput
-		if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), &out); err != nil {
-			t.Fatal(err)
-		}
-		if out.State != work.StateCompleted {
-			t.Fatalf("the Work ended %s, want completed (its cancel was lost)", out.State)
-		}
-		st, res, err := e.Result(context.Background(), o, ref.ID, 0)
-		if err != nil || st.State != work.StateCompleted || res != "ran after all" {
-			t.Fatalf("Result after the Work ended = %s %q %v; want completed and its output", st.State, res, err)
-		}
-	})
+	base := server(t)
+	inj := &failAfterSignal{state: work.StateCancelled}
+	inj.armed.Store(true)
+	c, err := client.NewClientFromExisting(base, client.Options{Namespace: namespace(), Interceptors: []interceptor.ClientInterceptor{inj}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	queues.Add(1)
+	opts := []temporal.Option{temporal.WithTaskQueue("lost-terminal-" + strconv.FormatInt(queues.Load(), 10)),
+		temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithRPCTimeout(time.Minute)}
+	// Workflows only: the Work stays queued until the target's worker
+	// starts.
+	wf, err := temporal.NewWorker(c, nil, opts...)
+	if err != nil || wf.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer wf.Stop()
+	e := temporal.New(base, opts...)
+	defer e.Close(context.Background())
+	o := work.NewOwner("lost-terminal-" + strconv.FormatInt(queues.Load(), 10))
+	ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction},
+		Input: "ran after all", Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Cancel(t.Context(), o, ref.ID); err == nil {
+		t.Fatal("the cancel of a lost task was accepted")
+	}
+	if inj.armed.Load() {
+		t.Fatal("no workflow task was lost")
+	}
+	w, err := temporal.NewWorker(base, map[string]temporal.Child{
+		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
+	}, opts...)
+	if err != nil || w.Start() != nil {
+		t.Fatal("worker", err)
+	}
+	defer w.Stop()
+	var out workOutput
+	if err := base.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.State != work.StateCompleted {
+		t.Fatalf("the Work ended %s, want completed (its cancel was lost)", out.State)
+	}
+	st, res, err := e.Result(context.Background(), o, ref.ID, 0)
+	if err != nil || st.State != work.StateCompleted || res != "ran after all" {
+		t.Fatalf("Result after the Work ended = %s %q %v; want completed and its output", st.State, res, err)
+	}
 }
 
 // workOutput is the part of a Work workflow's result a test reads.

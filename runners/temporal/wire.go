@@ -24,26 +24,16 @@ const (
 	updateDrain   = "drain"
 	updateAck     = "ack"
 	updatePool    = "pool"
-	// The registry's inputs from workers and coordinators are updates: an
-	// update's workflow task is handed to the worker at once, while a
-	// signal's waits in the server's task queue and holds up an admission
-	// that arrives meanwhile. A Work's workflow sends its records as notes
-	// (signalNote), one billable action where an update from a local
-	// activity is two; updateRecord and updateDetached remain for the
-	// worker's running record, a coordinator's detach and Works started
-	// without notes.
+	// The registry's inputs from Work workflows, workers and coordinators
+	// are updates: an update's workflow task is handed to the worker at
+	// once, while a signal's waits in the server's task queue and holds up
+	// an admission that arrives meanwhile.
 	updateRecord   = "record"    // a Work's transition record
 	updateRead     = "mark-read" // a Work's result was read
 	updateDetached = "detached"  // a Work was detached
 	updateForget   = "forget"    // a Work whose workflow did not start
 
 	signalRelease = "release-cancel"
-	// A Work workflow's records reach its registry as this signal (one
-	// billable action, sent from the workflow; an update needs a local
-	// activity to send it, a second action). A query or an update that
-	// follows it sees it applied: the registry applies the signals it has
-	// before it answers either.
-	signalNote = "note"
 
 	queryStatus  = "status"
 	queryRecords = "records"
@@ -87,19 +77,6 @@ type workInput struct {
 	// updates.
 	Updates *work.UpdatePolicy `json:",omitempty"`
 	Carry   *updateCarry       `json:",omitempty"`
-	// Notes: the workflow sends its records to the registry as signals
-	// (signalNote), not as updates from a local activity. Set by every
-	// coordinator since it was added; a Work started without it (by an
-	// older coordinator, or before an upgrade, and replayed) keeps the
-	// local activity, so its history replays.
-	Notes bool `json:",omitempty"`
-}
-
-// ownerNote is a Work workflow's word to its owner's registry (the
-// signalNote signal): a transition record, or that the Work was detached.
-type ownerNote struct {
-	Record   *ownerRecord `json:",omitempty"`
-	Detached string       `json:",omitempty"` // the Work's id
 }
 
 type mailboxLimits struct {

@@ -10,18 +10,30 @@ import (
 // starts and outstanding Work (across every coordinator process), and
 // release. It continues as new when its history grows.
 func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
-	o := &ownerRun{st: st, notes: workflow.GetSignalChannel(ctx, signalNote)}
+	o := &ownerRun{st: st}
 	if err := workflow.SetQueryHandler(ctx, queryRecords, func() ([]ownerRecord, error) {
 		return o.st.Visible(), nil
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, o.admit,
-		workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateAdmit, func(ctx workflow.Context, r admitRequest) (admitReply, error) {
+		o.expire(ctx)
+		// The validator decided; deciding again costs nothing and keeps the
+		// handler right whatever ran between them.
+		d := o.st.Decide(r)
+		switch {
+		case d.Refusal != nil:
+			return admitReply{}, refusal(d)
+		case d.Replay != nil:
+			return admitReply{Replay: true, ID: d.Replay.ID, TargetID: d.Replay.TargetID}, nil
+		}
+		run, rec := o.st.Admit(r)
+		o.dirty = true
+		return admitReply{Seq: rec.Seq, Budget: run}, nil
+	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updatePool, func(ctx workflow.Context, limit [3]int64) error {
-		o.drain(ctx)
 		o.expire(ctx)
 		o.st.SetPool(limit)
 		return nil
@@ -29,7 +41,6 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateRelease, func(ctx workflow.Context) error {
-		o.drain(ctx)
 		var futs []workflow.Future
 		for _, r := range o.st.Records {
 			if !r.State.Terminal() {
@@ -50,7 +61,6 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		apply func(string)
 	}{{updateRead, func(id string) { o.st.MarkRead(id) }}, {updateDetached, func(id string) { o.st.Detach(id) }}, {updateForget, o.st.Forget}} {
 		if err := workflow.SetUpdateHandler(ctx, u.name, func(ctx workflow.Context, id string) error {
-			o.drain(ctx)
 			o.expire(ctx)
 			u.apply(id)
 			o.dirty = true
@@ -60,7 +70,6 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		}
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateRecord, func(ctx workflow.Context, r ownerRecord) error {
-		o.drain(ctx)
 		o.expire(ctx)
 		o.st.Transition(r)
 		o.dirty = true
@@ -72,19 +81,13 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		info := workflow.GetInfo(ctx)
 		return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() > maxOwnerHistory
 	}
-	// The loop applies the notes (signals) as they arrive, and wakes after
-	// each update that changed the state, to check the history's length,
-	// and on a release. A query is answered once the loop has run, so it
-	// sees every note delivered before it. The run continues as new with
-	// no note left unapplied (the server refuses to close a run that has
-	// signals its last task did not see: that task runs again with them).
+	// The loop wakes after each update that changed the state, to check
+	// the history's length, and on a release.
 	for {
-		_ = workflow.Await(ctx, func() bool { return o.trim || o.dirty || o.notes.Len() > 0 })
-		o.drain(ctx)
+		_ = workflow.Await(ctx, func() bool { return o.trim || o.dirty })
 		o.dirty = false
 		if o.trim || long() {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-			o.drain(ctx)
 			return workflow.NewContinueAsNewError(ctx, OwnerWorkflowName, o.st)
 		}
 	}
@@ -98,27 +101,6 @@ type ownerRun struct {
 	st    ownerState
 	trim  bool
 	dirty bool // an update changed the state: the run checks its length
-	notes workflow.ReceiveChannel
-}
-
-// drain applies the notes delivered so far (signalNote), in their order:
-// every update handler calls it first, so an update decides over every
-// note delivered before it.
-func (o *ownerRun) drain(ctx workflow.Context) {
-	for {
-		var n ownerNote
-		if !o.notes.ReceiveAsync(&n) {
-			return
-		}
-		o.expire(ctx)
-		switch {
-		case n.Record != nil:
-			o.st.Transition(*n.Record)
-		case n.Detached != "":
-			o.st.Detach(n.Detached)
-		}
-		o.dirty = true
-	}
 }
 
 // expire drops the finished records older than the age bound (RetainAge;
@@ -136,32 +118,7 @@ func (o *ownerRun) expire(ctx workflow.Context) {
 	}
 }
 
-// admit decides an admission over every note delivered before it.
-func (o *ownerRun) admit(ctx workflow.Context, r admitRequest) (admitReply, error) {
-	o.drain(ctx)
-	o.expire(ctx)
-	// The validator decided; deciding again costs nothing and keeps the
-	// handler right whatever ran between them.
-	d := o.st.Decide(r)
-	switch {
-	case d.Refusal != nil:
-		return admitReply{}, refusal(d)
-	case d.Replay != nil:
-		return admitReply{Replay: true, ID: d.Replay.ID, TargetID: d.Replay.TargetID}, nil
-	}
-	run, rec := o.st.Admit(r)
-	o.dirty = true
-	return admitReply{Seq: rec.Seq, Budget: run}, nil
-}
-
-// validateAdmit refuses an admission before it enters the history. With
-// notes not yet applied (a validator may not change the state) it leaves
-// the decision to the handler, which applies them first: a Work that ended
-// frees its place.
 func (o *ownerRun) validateAdmit(r admitRequest) error {
-	if o.notes.Len() > 0 {
-		return nil
-	}
 	if d := o.st.Decide(r); d.Refusal != nil {
 		return refusal(d)
 	}

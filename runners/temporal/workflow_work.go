@@ -203,7 +203,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
 		w.detached = true
 		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
-		w.tellOwner(ctx, ownerNote{Detached: w.in.ID})
+		w.tellOwner(ctx, updateDetached, w.in.ID)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: w.seenBy}); err != nil {
 		return err
@@ -388,8 +388,7 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 // update is applied, so that the owner's list never lags a reply).
 func (w *workRun) notify(ctx workflow.Context) {
 	w.last = w.record(ctx)
-	r := w.last
-	w.tellOwner(ctx, ownerNote{Record: &r})
+	w.tellOwner(ctx, updateRecord, w.last)
 }
 
 // record is the Work's state for its owner's registry, at the next
@@ -442,36 +441,21 @@ func (w *workRun) spentIfTerminal() *work.Usage {
 	return w.spent
 }
 
-// tellOwner gives the owner's registry note and returns once the
-// registry has it: as a signal from this workflow (Notes), delivered when
-// the call returns and applied before the registry answers a later query
-// or update; or, for a Work started without Notes, as an update from a
-// local activity, within the workflow task that decides it. Either costs
-// this workflow's task one wait; the signal is one billable action, the
-// local activity and its update two. (A signal sent as the workflow
-// closes would never be delivered: the server drops a closed workflow's
-// signals, so end waits for it like any other.)
-//
-// A send from a task that is then lost (its worker died) is harmless: a
-// lost task's signal is never sent; a lost task's local activity may have
-// sent its update, but the registry applies a transition only over an
-// older revision, the task that runs again sends at later revisions, and
-// a detach is idempotent. A registry that is gone (released) ends the
-// wait at once.
-func (w *workRun) tellOwner(ctx workflow.Context, note ownerNote) {
-	if w.in.Notes {
-		_ = workflow.SignalExternalWorkflow(ctx, w.in.OwnerWorkflow, "", signalNote, note).Get(ctx, nil)
-		return
-	}
-	name, arg := updateDetached, any(note.Detached)
-	if note.Record != nil {
-		name, arg = updateRecord, *note.Record
-	}
+// tellOwner sends update name to the owner's registry and returns once
+// the registry has applied it. It is sent from a local activity, within
+// the workflow task that decides it: a signal from the workflow itself
+// would take a workflow task more, and one this workflow sends as it
+// closes would never be delivered. A send from a task that is then lost
+// (its worker died) is harmless: the registry applies a transition only
+// over an older revision, the task that runs again sends at later
+// revisions, and a detach is idempotent.
+func (w *workRun) tellOwner(ctx workflow.Context, name string, arg any) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		ScheduleToCloseTimeout: 24 * time.Hour,
 		RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumInterval: 10 * time.Second},
 	})
 	// It is retried until the registry has it: the registry counts the
-	// Work against its owner's limits until it learns that it ended.
+	// Work against its owner's limits until it learns that it ended. A
+	// registry that is gone (released) ends it at once.
 	_ = workflow.ExecuteLocalActivity(lctx, tellOwnerName, w.in.OwnerWorkflow, name, arg).Get(ctx, nil)
 }
