@@ -60,17 +60,8 @@ func (d *drainCounter) intercept(ctx context.Context, method string, req, reply 
 // after a send takes it, in order, and guidance sent while the Work was
 // queued is taken at its first boundary.
 func TestBoundaryWithoutGuidance(t *testing.T) {
-	server(t)
-	shared.mu.Lock()
-	hostPort := shared.srv.GetFrontendHostPort()
-	shared.mu.Unlock()
 	var drains drainCounter
-	wc, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace(),
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(drains.intercept)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
+	wc := dialShared(t, drains.intercept)
 	// The child takes a boundary each time it is told to, and hands over
 	// what the boundary took.
 	turn, took := make(chan struct{}), make(chan []string)

@@ -58,10 +58,6 @@ func newCostCounter() *costCounter {
 	return &costCounter{calls: map[string]int{}, errs: map[string]int{}, deleted: map[string][]*historypb.HistoryEvent{}}
 }
 
-func (k *costCounter) dialOption() grpc.DialOption {
-	return grpc.WithChainUnaryInterceptor(k.intercept)
-}
-
 func (k *costCounter) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if d, ok := req.(*workflowservice.DeleteWorkflowExecutionRequest); ok {

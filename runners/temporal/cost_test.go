@@ -14,7 +14,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/grpc"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -101,20 +100,8 @@ type costEnv struct {
 func newCostEnv(t *testing.T, opts ...temporal.Option) *costEnv {
 	t.Helper()
 	reader := server(t)
-	shared.mu.Lock()
-	hostPort := shared.srv.GetFrontendHostPort()
-	shared.mu.Unlock()
 	k := newCostCounter()
-	dial := func() client.Client {
-		c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace(),
-			ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{k.dialOption()}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c
-	}
-	ec, wc := dial(), dial()
+	ec, wc := dialShared(t, k.intercept), dialShared(t, k.intercept)
 	eventQueues++
 	queue := "cost-" + strconv.Itoa(eventQueues)
 	opts = append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithMaxStarts(0),
@@ -221,6 +208,20 @@ func TestCost(t *testing.T) {
 		t.Skip("set AGENTWORK_COST=N (rounds per case) to measure")
 	}
 	env := newCostEnv(t)
+	// completes measures one Work of child label (input "x", its own
+	// owner), read until it completes with output want.
+	completes := func(label, want string) func(int) *cost {
+		return func(int) *cost {
+			o := env.owner(label)
+			return env.measure(1, o, 0, func() []string {
+				id := env.start(o, label, "x")
+				if st, out := env.result(o, id); st.State != work.StateCompleted || out != want {
+					t.Fatalf("%s: %s %q", label, st.State, out)
+				}
+				return []string{id}
+			})
+		}
+	}
 	cases := []struct {
 		name string
 		run  func(i int) *cost
@@ -239,16 +240,7 @@ func TestCost(t *testing.T) {
 				return []string{id}
 			})
 		}},
-		{"plain Work, its own owner", func(int) *cost {
-			o := env.owner("plain")
-			return env.measure(1, o, 0, func() []string {
-				id := env.start(o, "echo", "x")
-				if st, out := env.result(o, id); st.State != work.StateCompleted || out != "x" {
-					t.Fatalf("plain: %s %q", st.State, out)
-				}
-				return []string{id}
-			})
-		}},
+		{"plain Work, its own owner", completes("echo", "x")},
 		{"plain Work, owner shared by 10", func(int) *cost {
 			o := env.owner("shared")
 			return env.measure(10, o, 0, func() []string {
@@ -264,16 +256,7 @@ func TestCost(t *testing.T) {
 				return ids
 			})
 		}},
-		{"agent Work, three model requests, no guidance", func(int) *cost {
-			o := env.owner("turns")
-			return env.measure(1, o, 0, func() []string {
-				id := env.start(o, "turns", "x")
-				if st, out := env.result(o, id); st.State != work.StateCompleted || out != "0" {
-					t.Fatalf("turns: %s %q", st.State, out)
-				}
-				return []string{id}
-			})
-		}},
+		{"agent Work, three model requests, no guidance", completes("turns", "0")},
 		{"Work taking two guidance messages", func(i int) *cost {
 			o := env.owner("guided")
 			in := o.ID() + "-" + strconv.Itoa(i)

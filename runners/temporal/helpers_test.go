@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -34,6 +37,24 @@ func deploy(t *testing.T, prefix string, targets map[string]temporal.Child, work
 	eng := temporal.New(c, append(base, engineOpts...)...)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	return eng, queue
+}
+
+// dialShared dials a client of its own to the shared server (starting it
+// if need be) whose calls go through interceptors, in order; the test's
+// end closes it.
+func dialShared(t *testing.T, interceptors ...grpc.UnaryClientInterceptor) client.Client {
+	t.Helper()
+	server(t)
+	shared.mu.Lock()
+	hostPort := shared.srv.GetFrontendHostPort()
+	shared.mu.Unlock()
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(interceptors...)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
 
 // observed is the telemetry Observer on SDK providers with in-memory

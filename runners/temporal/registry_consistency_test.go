@@ -235,10 +235,6 @@ func TestTransitionFromLostTask(t *testing.T) {
 // unreachable for a while), it tries again while the child runs, so the
 // registry never shows a running Work queued until it ends.
 func TestStartedSignalRetried(t *testing.T) {
-	server(t)
-	shared.mu.Lock()
-	hostPort := shared.srv.GetFrontendHostPort()
-	shared.mu.Unlock()
 	var failed atomic.Int64
 	refuse := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		if r, ok := req.(*workflowservice.UpdateWorkflowExecutionRequest); ok && r.GetRequest().GetInput().GetName() == "record" &&
@@ -247,12 +243,7 @@ func TestStartedSignalRetried(t *testing.T) {
 		}
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
-	wc, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace(),
-		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(refuse)}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer wc.Close()
+	wc := dialShared(t, refuse)
 	release := make(chan struct{})
 	opts := []temporal.Option{temporal.WithTaskQueue("started-retried"), temporal.WithHeartbeatTimeout(5 * time.Second),
 		temporal.WithRPCTimeout(time.Minute)}
