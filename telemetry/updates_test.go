@@ -17,7 +17,7 @@ import (
 const updateCanary = "CANARY-update-b0a7-do-not-export"
 
 // updateMarks are the update canary's.
-var updateMarks = canaryMarks{updateCanary, "b0a7"}
+var updateMarks = canaryMarks{updateCanary, "update-b0a7"}
 
 func accepted(seq, bytes int, question bool) func(*work.Event) {
 	return func(e *work.Event) { e.Seq, e.Bytes, e.Question = seq, bytes, question }
