@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/benchpair"
+	"github.com/agentwork/agentwork/bench/internal/benchpair"
 )
 
 // The Floor benchmarks measure what any registry of awaitable work costs

@@ -8,7 +8,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/agentwork/agentwork/internal/benchpair"
+	"github.com/agentwork/agentwork/bench/internal/benchpair"
 	"github.com/agentwork/agentwork/work"
 )
 

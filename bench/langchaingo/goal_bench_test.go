@@ -1,4 +1,4 @@
-package langchaingo_test
+package langchaingobench
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
-	"github.com/agentwork/agentwork/internal/benchpair"
+	"github.com/agentwork/agentwork/bench/internal/benchpair"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -77,12 +77,12 @@ func BenchmarkGoalRoundTrip(b *testing.B) {
 				next = func() llms.Model { return fixed }
 			}
 			rawModel, wrapModel := &relay{}, &relay{}
-			search := []tools.Tool{constTool("search", "a result")}
+			search := []tools.Tool{constTool{"search", "a result"}}
 			raw := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(rawModel, search))
 			sup := work.New()
 			defer sup.Close(ctx)
 			child := lc.FromExecutor("researcher", "researches", agents.NewExecutor(agents.NewOpenAIFunctionsAgent(wrapModel, search)))
-			kit, err := lc.Prepare(ctx, sup, &spy{}, []tools.Tool{child})
+			kit, err := lc.Prepare(ctx, sup, &relay{}, []tools.Tool{child})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,3 +115,10 @@ func BenchmarkGoalRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// constTool is a tool that returns out for every input.
+type constTool struct{ name, out string }
+
+func (c constTool) Name() string                                 { return c.name }
+func (c constTool) Description() string                          { return "Returns a constant." }
+func (c constTool) Call(context.Context, string) (string, error) { return c.out, nil }

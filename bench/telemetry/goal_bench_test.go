@@ -1,4 +1,4 @@
-package telemetry_test
+package telemetrybench
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwork/agentwork/internal/benchpair"
+	"github.com/agentwork/agentwork/bench/internal/benchpair"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
@@ -200,3 +200,5 @@ func BenchmarkGoalTelemetry(b *testing.B) {
 	b.ReportMetric((r[1].NsPerOp-r[0].NsPerOp)/r[2].NsPerOp, "x-floor")
 	b.ReportMetric(r[1].AllocsPerOp-r[0].AllocsPerOp, "added-allocs/op")
 }
+
+var researcher = work.Target{Label: "researcher", Kind: work.KindAgent}
