@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -44,7 +44,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	case !claim.Run:
 		return attemptResult{Out: runOutcome{NotRun: true}}, nil
 	}
-	a := &durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
+	a := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
 		Created: in.Created, Started: claim.Started}
 	defer w.running.Add(a)()
 	child, cancel := context.WithCancelCause(context.Background())

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -31,7 +31,7 @@ type Engine struct {
 	in    *ingress
 	local *work.Supervisor
 
-	life   durable.Life // closed, the Subscriptions and the deployment watch
+	life   driver.Life // closed, the Subscriptions and the deployment watch
 	mu     sync.Mutex
 	served map[string]bool // target labels whose Work service is registered (WithAdmin)
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sort"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -42,7 +42,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 		if err != nil {
 			return nil, err
 		}
-		ids = durable.AwaitingApproval(recs)
+		ids = driver.AwaitingApproval(recs)
 	}
 	out := []work.ApprovalRequest{}
 	for _, id := range ids {

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
 // census caches the Engine's deployment view: refreshed at most once per
 // interval (WithSnapshotInterval), one refresh at a time.
-type census = durable.Cache
+type census = driver.Cache
 
 var _ work.Watched = (*Engine)(nil)
 

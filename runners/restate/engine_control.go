@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -71,13 +71,13 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if err := durable.CheckMessage(message); err != nil {
+	if err := driver.CheckMessage(message); err != nil {
 		return work.SendReceipt{}, err
 	}
 	if _, err := e.lookup(ctx, o, id); err != nil {
 		return work.SendReceipt{}, err
 	}
-	req := sendRequest{Owner: o.ID(), Digest: durable.Digest(message), Command: durable.Digest(commandID), Text: message, Answer: answer}
+	req := sendRequest{Owner: o.ID(), Digest: driver.Digest(message), Command: driver.Digest(commandID), Text: message, Answer: answer}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r sendReply

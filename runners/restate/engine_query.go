@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -25,7 +25,7 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	}
 	// Past the age bound by this Engine's clock: hidden before the
 	// registry's next admission evicts them (WithRetention).
-	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
+	return driver.Current(recs, e.Now(), e.cfg.retainAge), nil
 }
 
 // lookup finds a Work visible to o in o's registry.
@@ -40,7 +40,7 @@ func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerReco
 	if err != nil {
 		return ownerRecord{}, err
 	}
-	return durable.Find(recs, id)
+	return driver.Find(recs, id)
 }
 
 // Status returns the projection of one Work visible to o; a running
@@ -77,7 +77,7 @@ func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	return durable.List(recs), nil
+	return driver.List(recs), nil
 }
 
 // Rows returns the status-block rows of o (work.Order.RowsBefore), or the
@@ -90,7 +90,7 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, more := durable.Rows(recs, e.Now())
+	rows, more := driver.Rows(recs, e.Now())
 	return rows, more, nil
 }
 
@@ -155,7 +155,7 @@ func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, erro
 	if err != nil {
 		return nil, err
 	}
-	return durable.Settled(recs), nil
+	return driver.Settled(recs), nil
 }
 
 // Live reports whether o has visible Work that is not terminal.
@@ -164,5 +164,5 @@ func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return durable.Live(recs), nil
+	return driver.Live(recs), nil
 }

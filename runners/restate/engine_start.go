@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -28,7 +28,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := e.servedTarget(ctx, spec.Target.Label); err != nil {
 		return work.Ref{}, err
 	}
-	if err := durable.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
+	if err := driver.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
 		return work.Ref{}, err
 	}
 	targetID := spec.Target.ID
@@ -38,7 +38,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	id := newID()
 	now := time.Now().UTC()
 	budget := e.local.EffectiveBudget(spec)
-	maxBytes := durable.ResultBytes(spec, e.cfg.maxResultBytes)
+	maxBytes := driver.ResultBytes(spec, e.cfg.maxResultBytes)
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -67,8 +67,8 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: updates,
 		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}}
-	launch, digest := durable.LaunchIdentity(spec)
-	req := admitRequest{Admission: durable.Admission{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID,
+	launch, digest := driver.LaunchIdentity(spec)
+	req := admitRequest{Admission: driver.Admission{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID,
 		Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts,
 		Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
 		Function: spec.Target.Kind == work.KindFunction, Launch: launch, Digest: digest, Approval: spec.NeedsApproval}, Work: in}
@@ -81,9 +81,9 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := decodeErr(reply.Error, reply.Message); err != nil {
 		switch {
 		case reply.Limit != "":
-			durable.Refused(ctx, e.cfg.observer, spec, reply.Limit, "")
+			driver.Refused(ctx, e.cfg.observer, spec, reply.Limit, "")
 		case reply.Budget != "":
-			durable.Refused(ctx, e.cfg.observer, spec, work.ClassBudgetExhausted, reply.Budget)
+			driver.Refused(ctx, e.cfg.observer, spec, work.ClassBudgetExhausted, reply.Budget)
 		}
 		return work.Ref{}, err
 	}
@@ -98,7 +98,7 @@ func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := e.admissible(); err != nil {
 		return "", err
 	}
-	if err := durable.CallRefused(spec, e.cfg.maxDepth); err != nil {
+	if err := driver.CallRefused(spec, e.cfg.maxDepth); err != nil {
 		return "", err
 	}
 	return e.local.Call(ctx, spec)

@@ -7,7 +7,7 @@ import (
 
 	restate "github.com/restatedev/sdk-go"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -179,7 +179,7 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	case !claim.Run:
 		return submitResult{Out: runOutcome{NotRun: true}}, nil
 	}
-	defer w.running.Add(&durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
+	defer w.running.Add(&driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
 		N: claim.Attempt, Created: in.Created, Started: claim.Started})()
 	sctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)

@@ -34,7 +34,7 @@ func loadOwner(ctx restate.ObjectSharedContext) *ownerState {
 	return s
 }
 
-// admit decides a start (durable.Registry.Decide) and, admitted, records
+// admit decides a start (driver.Registry.Decide) and, admitted, records
 // the Work, creates its control object and sends its workflow the start:
 // each a journaled step of this one invocation. Records past the age
 // bound go first (by the admission's time, its input: deterministic).
@@ -64,7 +64,7 @@ func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, 
 	return admitReply{ID: in.ID, TargetID: rec.TargetID, Seq: rec.Seq}, nil
 }
 
-// record applies a Work's transition record (durable.Registry.Transition:
+// record applies a Work's transition record (driver.Registry.Transition:
 // the first terminal one settles its pool reservation and applies
 // retention); the control objects of the Work retention evicted forget it.
 func (g registry) record(ctx restate.ObjectContext, r ownerRecord) (restate.Void, error) {

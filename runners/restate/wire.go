@@ -3,7 +3,7 @@ package restate
 import (
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -44,20 +44,20 @@ const (
 	hStop = "Stop"
 )
 
-// ownerRecord is what the owner's registry keeps of one Work (durable.Record).
-type ownerRecord = durable.Record
+// ownerRecord is what the owner's registry keeps of one Work (driver.Record).
+type ownerRecord = driver.Record
 
-// pool is a top-level owner's budget pool (durable.Pool).
-type pool = durable.Pool
+// pool is a top-level owner's budget pool (driver.Pool).
+type pool = driver.Pool
 
-// ownerState is an owner's registry (durable.Registry): its records,
+// ownerState is an owner's registry (driver.Registry): its records,
 // launch identities, starts, retention and pool.
-type ownerState = durable.Registry
+type ownerState = driver.Registry
 
 // admitRequest asks the owner's registry to admit one Work and, admitted,
 // to start it with Work.
 type admitRequest struct {
-	durable.Admission
+	driver.Admission
 	Work workInput
 }
 

@@ -14,7 +14,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 	"github.com/restatedev/sdk-go/server"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -40,7 +40,7 @@ type Worker struct {
 	rep     *reporter
 	slots   map[string]chan struct{} // per target: its running attempts and submits
 	polls   map[string]chan struct{} // per job target: its polls in progress
-	running durable.Slots            // the attempts in progress (Snapshot)
+	running driver.Slots            // the attempts in progress (Snapshot)
 	unwatch func()
 
 	mu   sync.Mutex

@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -47,7 +47,7 @@ type Engine struct {
 	cfg   config
 	local *work.Supervisor
 
-	life durable.Life // closed, the Subscriptions and the deployment watch
+	life driver.Life // closed, the Subscriptions and the deployment watch
 
 	census census // the deployment view (engine_census.go)
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -61,7 +61,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 		if err != nil {
 			return nil, err
 		}
-		ids = durable.AwaitingApproval(recs)
+		ids = driver.AwaitingApproval(recs)
 	}
 	out := []work.ApprovalRequest{}
 	req := answerRequest{Owner: o.ID(), Approver: o.IsApprover()}

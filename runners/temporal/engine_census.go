@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -32,7 +32,7 @@ var ErrDeploymentTooLarge = fmt.Errorf("temporal: more live work than a snapshot
 // census caches the Engine's deployment view: refreshed at most once per
 // interval (WithSnapshotInterval), one refresh at a time.
 type census struct {
-	durable.Cache
+	driver.Cache
 	// approvals is the approvals index's last answer, for a refresh whose
 	// query fails (see awaitingApproval).
 	approvals []approvalEntry

@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -90,7 +90,7 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if err := durable.CheckMessage(message); err != nil {
+	if err := driver.CheckMessage(message); err != nil {
 		return work.SendReceipt{}, err
 	}
 	rec, err := e.lookup(ctx, o, id)
@@ -101,7 +101,7 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 		return work.SendReceipt{}, work.ErrNotAgent
 	}
 	req := sendRequest{Owner: o.ID(), Bytes: len(message), Answer: !agentOnly,
-		Digest: durable.Digest(message), Command: durable.Digest(commandID)}
+		Digest: driver.Digest(message), Command: driver.Digest(commandID)}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r sendReply

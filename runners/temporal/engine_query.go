@@ -8,7 +8,7 @@ import (
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -25,7 +25,7 @@ func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerReco
 	if err != nil {
 		return ownerRecord{}, err
 	}
-	return durable.Find(recs, id)
+	return driver.Find(recs, id)
 }
 
 // Status returns the projection of one Work visible to o.
@@ -77,7 +77,7 @@ func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, erro
 	if err != nil || e.cfg.retainAge <= 0 {
 		return recs, err
 	}
-	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
+	return driver.Current(recs, e.Now(), e.cfg.retainAge), nil
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
@@ -123,7 +123,7 @@ func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) 
 	if err != nil {
 		return nil, err
 	}
-	return durable.List(recs), nil
+	return driver.List(recs), nil
 }
 
 // Rows returns the status-block rows of o, as work.Supervisor.Rows, or the
@@ -136,7 +136,7 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, more := durable.Rows(recs, e.Now())
+	rows, more := driver.Rows(recs, e.Now())
 	return rows, more, nil
 }
 
@@ -203,7 +203,7 @@ func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, erro
 	if err != nil {
 		return nil, err
 	}
-	return durable.Settled(recs), nil
+	return driver.Settled(recs), nil
 }
 
 // Live reports whether o has visible Work that is not terminal, or the
@@ -213,5 +213,5 @@ func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return durable.Live(recs), nil
+	return driver.Live(recs), nil
 }

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -32,7 +32,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		return work.Ref{}, err
 	}
 	o := spec.Owner
-	if err := durable.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
+	if err := driver.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
 		return work.Ref{}, err
 	}
 	launch := newLaunchInfo(ctx)
@@ -51,7 +51,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	// its pool at admission.
 	budget := e.local.EffectiveBudget(spec)
 	var reply admitReply
-	launchKey, launchDigest := durable.LaunchIdentity(spec)
+	launchKey, launchDigest := driver.LaunchIdentity(spec)
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
 		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
 		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
@@ -59,7 +59,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		Approval: spec.NeedsApproval})
 	if err != nil {
 		if reason, short := refusalOf(err); reason != "" {
-			durable.Refused(caller, e.cfg.observer, spec, reason, short)
+			driver.Refused(caller, e.cfg.observer, spec, reason, short)
 		}
 		return work.Ref{}, fromTemporal(err)
 	}
@@ -68,7 +68,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	}
 	budget.SetDims(reply.Budget)
 	maxDur := budget.MaxDuration
-	maxBytes := durable.ResultBytes(spec, e.cfg.maxResultBytes)
+	maxBytes := driver.ResultBytes(spec, e.cfg.maxResultBytes)
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -118,7 +118,7 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: durable.Registry{Retain: e.cfg.retain, RetainAge: e.cfg.retainAge}})
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.retain, RetainAge: e.cfg.retainAge}})
 	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: startOwner,
 		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,
@@ -157,7 +157,7 @@ func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := e.admissible(); err != nil {
 		return "", err
 	}
-	if err := durable.CallRefused(spec, e.cfg.maxDepth); err != nil {
+	if err := driver.CallRefused(spec, e.cfg.maxDepth); err != nil {
 		return "", err
 	}
 	return e.local.Call(ctx, spec)

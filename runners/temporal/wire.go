@@ -3,7 +3,7 @@ package temporal
 import (
 	"time"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -170,18 +170,18 @@ type commandRecord struct {
 	Reply  sendReply
 }
 
-// ownerRecord is what the owner's registry keeps of one Work (durable.Record).
-type ownerRecord = durable.Record
+// ownerRecord is what the owner's registry keeps of one Work (driver.Record).
+type ownerRecord = driver.Record
 
-// pool is a top-level owner's budget pool, kept by its registry (durable.Pool).
-type pool = durable.Pool
+// pool is a top-level owner's budget pool, kept by its registry (driver.Pool).
+type pool = driver.Pool
 
 // admitRequest asks the owner's registry to admit one Work
-// (durable.Admission).
-type admitRequest = durable.Admission
+// (driver.Admission).
+type admitRequest = driver.Admission
 
-// launchRecord is a launch identity the owner used (durable.Launch).
-type launchRecord = durable.Launch
+// launchRecord is a launch identity the owner used (driver.Launch).
+type launchRecord = driver.Launch
 
 // admitReply is an admitted start's sequence number and the budget it
 // runs with (its pool applied).
@@ -195,11 +195,11 @@ type admitReply struct {
 }
 
 // ownerState is the Owner workflow's state, carried across
-// continue-as-new: its owner and its registry (durable.Registry, whose
+// continue-as-new: its owner and its registry (driver.Registry, whose
 // fields stand at the top of the state's JSON, as before it was shared).
 type ownerState struct {
 	Owner string
-	durable.Registry
+	driver.Registry
 }
 
 // startedReply answers an attempt's started update: whether it may run,

@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -54,7 +54,7 @@ type Worker struct {
 	cfg     config
 	targets map[string]Child
 	workers []worker.Worker
-	slots   durable.Slots // the attempts in progress (Snapshot)
+	slots   driver.Slots // the attempts in progress (Snapshot)
 	mu      sync.Mutex    // guards unwatch
 	unwatch func()        // the end of the Observer's watch (Start)
 }
@@ -154,7 +154,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	info := activity.GetInfo(ctx)
 	// The attempt holds one of its target's slots here until it returns
 	// (Snapshot); the cancel is recorded as it arrives.
-	slot := &durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
+	slot := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
 		N: int(info.Attempt), Created: info.ScheduledTime, Started: info.StartedTime}
 	defer w.slots.Add(slot)()
 	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })

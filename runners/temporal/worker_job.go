@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -97,7 +97,7 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	// (Snapshot), as a Run attempt does; a poll or a cancel of the job
 	// holds none (it runs on the poll queue).
 	info := activity.GetInfo(ctx)
-	slot := &durable.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: work.KindFunction, Depth: in.Depth,
+	slot := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: work.KindFunction, Depth: in.Depth,
 		N: int(info.Attempt), Created: info.ScheduledTime, Started: info.StartedTime}
 	defer w.slots.Add(slot)()
 	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })

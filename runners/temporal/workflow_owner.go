@@ -3,7 +3,7 @@ package temporal
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentwork/agentwork/internal/durable"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // OwnerWorkflow is one owner's registry: its visible Work, the limits on
@@ -50,7 +50,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		for _, f := range futs {
 			_ = f.Get(ctx, nil)
 		}
-		o.st = ownerState{Owner: o.st.Owner, Registry: durable.Registry{Retain: o.st.Retain, RetainAge: o.st.RetainAge}}
+		o.st = ownerState{Owner: o.st.Owner, Registry: driver.Registry{Retain: o.st.Retain, RetainAge: o.st.RetainAge}}
 		o.trim = true
 		return nil
 	}); err != nil {
@@ -127,7 +127,7 @@ func (o *ownerRun) validateAdmit(r admitRequest) error {
 
 // refusal is a refused admission as the update's failure, with the
 // limit's name or the pool's budget as its detail (refusalOf reads it).
-func refusal(d durable.Decision) error {
+func refusal(d driver.Decision) error {
 	switch {
 	case d.Limit != "":
 		return workErr(d.Refusal, d.Limit)

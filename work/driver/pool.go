@@ -1,4 +1,4 @@
-package durable
+package driver
 
 import "github.com/agentwork/agentwork/work"
 
