@@ -1,6 +1,7 @@
-// Package harness is what the durable runners' integration drivers and
-// demos (runners/temporal/internal/cmd/awtemporal,
-// runners/restate/internal/cmd/awrestate) share, written once: child
+// Package harness is test support for engine implementers, not for
+// applications: what a durable engine's multi-process integration driver
+// and demo need (runners/temporal/internal/cmd/awtemporal and
+// runners/restate/internal/cmd/awrestate use it), written once: child
 // processes on 127.0.0.1 with their output in a directory, the
 // line-by-line coordinator protocol on both of its sides, and a span file
 // that a SIGKILLed process loses nothing of.
