@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentwork/agentwork/work/enginetest/harness"
+	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
 )
 

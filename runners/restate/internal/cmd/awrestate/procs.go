@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/agentwork/agentwork/work/enginetest/harness"
+	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"

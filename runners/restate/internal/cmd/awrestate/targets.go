@@ -3,7 +3,7 @@ package main
 import (
 	"log/slog"
 
-	"github.com/agentwork/agentwork/work/enginetest/harness"
+	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/restate"
 )
 

@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentwork/agentwork/work/enginetest/harness"
+	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
 )
 

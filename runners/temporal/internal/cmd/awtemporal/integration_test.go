@@ -19,7 +19,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentwork/agentwork/work/enginetest/harness"
+	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
 )
 
