@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var (

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Engine is a work.Engine whose Work runs on Restate (see the package
@@ -36,6 +36,7 @@ type Engine struct {
 	served map[string]bool // target labels whose Work service is registered (WithAdmin)
 
 	census census // the deployment view (engine_census.go)
+	reads         // Status, List, Rows, Result, Settled, Live, Subscribe
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -48,6 +49,8 @@ func New(opts ...Option) *Engine {
 		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
 		served: map[string]bool{}}
+	e.reads = reads{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
+		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
 		e.life.Watching(wt.Watch(e))
 	}

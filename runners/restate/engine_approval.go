@@ -4,8 +4,8 @@ import (
 	"context"
 	"sort"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var _ work.Approvals = (*Engine)(nil)
@@ -38,7 +38,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 			ids = append(ids, x.ID)
 		}
 	} else {
-		recs, err := e.registry(ctx, o)
+		recs, err := e.Visible(ctx, o)
 		if err != nil {
 			return nil, err
 		}

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // census caches the Engine's deployment view: refreshed at most once per

@@ -5,14 +5,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Cancel asks for a Work to stop, as work.Supervisor.Cancel. A running
 // child learns it at its next model boundary or poll (WithPollInterval).
 func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	rec, err := e.lookup(ctx, o, id)
+	rec, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return work.CancelReceipt{}, err
 	}
@@ -33,7 +33,7 @@ func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.Canc
 
 // Detach hides a Work from o without cancelling it.
 func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error) {
-	rec, err := e.lookup(ctx, o, id)
+	rec, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return work.DetachReceipt{}, err
 	}
@@ -74,7 +74,7 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err := driver.CheckMessage(message); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if _, err := e.lookup(ctx, o, id); err != nil {
+	if _, err := e.Lookup(ctx, o, id); err != nil {
 		return work.SendReceipt{}, err
 	}
 	req := sendRequest{Owner: o.ID(), Digest: driver.Digest(message), Command: driver.Digest(commandID), Text: message, Answer: answer}

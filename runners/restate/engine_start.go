@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Start admits Work in the owner's registry, which records it and starts

@@ -14,7 +14,7 @@ var _ work.Updater = (*Engine)(nil)
 // is nothing after the cursor): readable after the Work ended while the
 // registry retains its record.
 func (e *Engine) Updates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, error) {
-	r, err := e.lookup(ctx, o, id)
+	r, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 
 	restate "github.com/restatedev/sdk-go"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // stopPromise is the durable promise of a job's workflow that its control

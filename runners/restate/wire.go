@@ -3,8 +3,8 @@ package restate
 import (
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // The names of the services and handlers (prefixed with the namespace,

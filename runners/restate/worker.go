@@ -14,8 +14,8 @@ import (
 	restate "github.com/restatedev/sdk-go"
 	"github.com/restatedev/sdk-go/server"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Child is one target a Worker runs: its kind and its run, called with
@@ -40,7 +40,7 @@ type Worker struct {
 	rep     *reporter
 	slots   map[string]chan struct{} // per target: its running attempts and submits
 	polls   map[string]chan struct{} // per job target: its polls in progress
-	running driver.Slots            // the attempts in progress (Snapshot)
+	running driver.Slots             // the attempts in progress (Snapshot)
 	unwatch func()
 
 	mu   sync.Mutex

@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // OwnerSearchAttribute is the Keyword search attribute every Work workflow
@@ -50,6 +50,7 @@ type Engine struct {
 	life driver.Life // closed, the Subscriptions and the deployment watch
 
 	census census // the deployment view (engine_census.go)
+	reads         // Status, List, Rows, Result, Settled, Live, Subscribe
 }
 
 // New returns an Engine that starts Work through c. The Workers that run
@@ -65,6 +66,8 @@ func New(c client.Client, opts ...Option) *Engine {
 		cfg.err = err
 	}
 	e := &Engine{c: c, cfg: cfg, local: local}
+	e.reads = reads{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
+		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
 		e.life.Watching(wt.Watch(e))
 	}

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var _ work.Approvals = (*Engine)(nil)
@@ -57,7 +57,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 			ids = append(ids, x.ID)
 		}
 	} else {
-		recs, err := e.records(ctx, o)
+		recs, err := e.Visible(ctx, o)
 		if err != nil {
 			return nil, err
 		}

@@ -8,14 +8,14 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Cancel asks for a Work to stop, as work.Supervisor.Cancel. A running
 // child learns it through its heartbeat (cooperative cancellation).
 func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	rec, err := e.lookup(ctx, o, id)
+	rec, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return work.CancelReceipt{}, err
 	}
@@ -33,7 +33,7 @@ func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.Canc
 		if !errors.Is(err, errWorkflowClosed) {
 			return work.CancelReceipt{}, err
 		}
-		if rec, err = e.lookup(ctx, o, id); err != nil {
+		if rec, err = e.Lookup(ctx, o, id); err != nil {
 			return work.CancelReceipt{}, err
 		}
 		// A run that closed while the Work is live continued as new (a
@@ -47,7 +47,7 @@ func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.Canc
 
 // Detach hides a Work from o without cancelling it.
 func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error) {
-	rec, err := e.lookup(ctx, o, id)
+	rec, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return work.DetachReceipt{}, err
 	}
@@ -93,7 +93,7 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if err := driver.CheckMessage(message); err != nil {
 		return work.SendReceipt{}, err
 	}
-	rec, err := e.lookup(ctx, o, id)
+	rec, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return work.SendReceipt{}, err
 	}

@@ -3,42 +3,75 @@ package temporal
 import (
 	"context"
 	"errors"
-	"time"
 
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
-// lookup finds a Work visible to o in o's registry: the registry decides
-// visibility (owner, detach, retention) and holds the state.
-func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerRecord, error) {
-	if err := work.ValidateOwner(o); err != nil {
-		return ownerRecord{}, err
-	}
-	if !work.IsID(id) {
-		return ownerRecord{}, work.ErrNotFound
-	}
-	recs, err := e.records(ctx, o)
-	if err != nil {
-		return ownerRecord{}, err
-	}
-	return driver.Find(recs, id)
+// reads is the Engine's read side (Status, List, Rows, Result, Settled,
+// Live, Subscribe), written once in driver.Reads over store.
+type reads = driver.Reads
+
+// store is the Engine as the driver.Store (and driver.Waiter) that its
+// reads use: an owner's registry workflow, each Work's workflow for its
+// output and its attempt's heartbeat for its progress.
+type store Engine
+
+// Progress reads a running Work's progress counts from its attempt's
+// last heartbeat.
+func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool) {
+	p := (*Engine)(s).progress(ctx, id)
+	return p, p != (work.Progress{})
 }
 
-// Status returns the projection of one Work visible to o.
-func (e *Engine) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
-	r, err := e.lookup(ctx, o, id)
-	if err != nil {
-		return work.Status{}, err
+// Records reads o's registry, every record (Engine.registry).
+func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
+	return (*Engine)(s).registry(ctx, o)
+}
+
+// Wait waits for the Work workflow's result: its Final record says what
+// the registry holds now, with no second read.
+func (s *store) Wait(ctx context.Context, _ work.Owner, id string) (ownerRecord, string, bool, error) {
+	var res workOutcome
+	if err := (*Engine)(s).c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil || res.Final == nil {
+		return ownerRecord{}, "", false, nil
 	}
-	st := r.Status()
-	if r.State == work.StateRunning || r.State == work.StateCancelRequested {
-		st.Progress = e.progress(ctx, id)
+	if res.Final.Detached {
+		// Detached or released while awaited, before it ended: its owner
+		// no longer sees it (as in-process).
+		return ownerRecord{}, "", false, work.ErrNotFound
 	}
-	return st, nil
+	return *res.Final, res.Output, true, nil
+}
+
+// Output reads completed Work's output: its workflow's result, read from
+// Temporal (a result that completed while this process was down is read
+// the same way).
+func (s *store) Output(ctx context.Context, _ work.Owner, id string) (string, error) {
+	e := (*Engine)(s)
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	var res workOutcome
+	if err := e.c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil {
+		return "", fromTemporal(err)
+	}
+	return res.Output, nil
+}
+
+// MarkRead tells o's registry that o read id's result.
+func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
+	e := (*Engine)(s)
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	return tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateRead, id)
+}
+
+// UpdateNotices publishes the update notices of r (Engine.updateNotices).
+func (s *store) UpdateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
+	return (*Engine)(s).updateNotices(ctx, o, r, seen, publish)
 }
 
 // progress reads a running Work's progress counts from its attempt's last
@@ -66,18 +99,6 @@ func heartbeatProgress(pending []*workflowpb.PendingActivityInfo) work.Progress 
 		}
 	}
 	return work.Progress{}
-}
-
-// records reads the records visible to o in its registry (nil when o has
-// none): those past the age bound (WithRetention) by the Engine's clock
-// are hidden, whether or not the registry has evicted them yet (it does
-// at its next update, see ownerRun.expire).
-func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
-	recs, err := e.registry(ctx, o)
-	if err != nil || e.cfg.retainAge <= 0 {
-		return recs, err
-	}
-	return driver.Current(recs, e.Now(), e.cfg.retainAge), nil
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
@@ -115,103 +136,3 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 
 // queryTries bounds the tries of a registry query.
 const queryTries = 3
-
-// List returns at most work.MaxListed Works visible to o, unfinished first,
-// then finished, newest first within each group.
-func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := e.records(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return driver.List(recs), nil
-}
-
-// Rows returns the status-block rows of o, as work.Supervisor.Rows, or the
-// error of reading o's registry.
-func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
-	if o.IsZero() {
-		return nil, 0, nil
-	}
-	recs, err := e.records(ctx, o)
-	if err != nil {
-		return nil, 0, err
-	}
-	rows, more := driver.Rows(recs, e.Now())
-	return rows, more, nil
-}
-
-// Result returns the exact output of completed Work, else waits (up to the
-// capped timeout, or ctx) for the Work to settle, as work.Supervisor.Result.
-// The output is the Work workflow's result, read from Temporal: a result
-// that completed while this process was down is read the same way.
-func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
-	if timeout < 0 {
-		return work.Status{}, "", work.ErrInvalidTimeout
-	}
-	timeout = min(timeout, work.MaxResultWait)
-	r, err := e.lookup(ctx, o, id)
-	if err != nil {
-		return work.Status{}, "", err
-	}
-	var res workOutcome
-	if !r.State.Terminal() && timeout > 0 {
-		wctx, wcancel := context.WithTimeout(ctx, timeout)
-		err := e.c.GetWorkflow(wctx, id, "").Get(wctx, &res)
-		wcancel()
-		switch {
-		case err == nil && res.Final != nil && res.Final.Detached:
-			// Detached or released while awaited, before it ended: its
-			// owner no longer sees it (as in-process).
-			return work.Status{}, "", work.ErrNotFound
-		case err == nil && res.Final != nil:
-			// The Work ended while awaited: its outcome says what the
-			// registry now holds.
-			r.Take(*res.Final)
-		default:
-			// The wait ended (timeout, or ctx: Result then returns the
-			// Status with no error, as in-process): read the registry
-			// again, whatever the caller's ctx.
-			res = workOutcome{}
-			if r, err = e.lookup(context.WithoutCancel(ctx), o, id); err != nil {
-				return work.Status{}, "", err
-			}
-		}
-	}
-	if r.State != work.StateCompleted || !r.HasResult {
-		return r.Status(), "", nil
-	}
-	gctx, gcancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
-	defer gcancel()
-	if res.Final == nil {
-		if err := e.c.GetWorkflow(gctx, id, "").Get(gctx, &res); err != nil {
-			return work.Status{}, "", fromTemporal(err)
-		}
-	}
-	if !r.Read {
-		// For the status block's priority: the result has been read.
-		_ = tellOwner(gctx, e.c, ownerWorkflowID(o.ID()), updateRead, id)
-		e.cfg.observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id,
-			Owner: o.ID(), Depth: o.Depth(), Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(res.Output)})
-	}
-	return r.Status(), res.Output, nil
-}
-
-// Settled returns every terminal Work visible to o, oldest settlement
-// first, as work.Supervisor.Settled.
-func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := e.records(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return driver.Settled(recs), nil
-}
-
-// Live reports whether o has visible Work that is not terminal, or the
-// error of reading o's registry.
-func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
-	recs, err := e.records(ctx, o)
-	if err != nil {
-		return false, err
-	}
-	return driver.Live(recs), nil
-}

@@ -21,7 +21,7 @@ var _ work.Updater = (*Engine)(nil)
 // Worker). The registry decides visibility first: ErrInvalidOwner, or
 // ErrNotFound (unknown, another owner's, detached or evicted).
 func (e *Engine) Updates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, error) {
-	r, err := e.lookup(ctx, o, id)
+	r, err := e.Lookup(ctx, o, id)
 	if err != nil {
 		return nil, err
 	}

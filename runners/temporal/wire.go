@@ -3,8 +3,8 @@ package temporal
 import (
 	"time"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Names of the workflows, activity, updates, signals and queries: they are

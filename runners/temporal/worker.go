@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Target is the former name of Child.
@@ -55,8 +55,8 @@ type Worker struct {
 	targets map[string]Child
 	workers []worker.Worker
 	slots   driver.Slots // the attempts in progress (Snapshot)
-	mu      sync.Mutex    // guards unwatch
-	unwatch func()        // the end of the Observer's watch (Start)
+	mu      sync.Mutex   // guards unwatch
+	unwatch func()       // the end of the Observer's watch (Start)
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it

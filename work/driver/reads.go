@@ -1,0 +1,241 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Store is what a durable engine gives Reads: its owners' registries and
+// the outputs its Work keeps. Each method bounds its own calls to the
+// engine's service (its RPC timeout) within ctx.
+type Store interface {
+	// Records returns o's registry, every record with no age bound
+	// applied (nil when o has none). o is valid.
+	Records(ctx context.Context, o work.Owner) ([]Record, error)
+	// Progress returns the last progress counts of running Work id, or
+	// ok false when there are none to read.
+	Progress(ctx context.Context, id string) (p work.Progress, ok bool)
+	// Output returns the exact output of Work id, completed and visible
+	// to o; work.ErrNotFound when it is no longer o's.
+	Output(ctx context.Context, o work.Owner, id string) (string, error)
+	// MarkRead records in o's registry that o has read id's result (for
+	// the status block's priority). Best effort: Reads ignores its error.
+	MarkRead(ctx context.Context, o work.Owner, id string) error
+	// UpdateNotices publishes the notices of r's updates after the seen
+	// first ones, in order, and returns how many are notified now (seen
+	// when none could be read), as driver.UpdateNotices.
+	UpdateNotices(ctx context.Context, o work.Owner, r Record, seen int, publish func(work.Notice)) int
+}
+
+// Waiter is a Store's fast path for Result's wait (as database/sql's
+// optional driver interfaces): it waits until Work id of o ends or ctx is
+// done. ended reports whether it ended; final is then its record and out
+// its output when it completed. work.ErrNotFound: the Work was detached
+// or released while awaited. A Store without it is polled: its registry
+// read with a backoff of 10 ms doubling to 200 ms.
+type Waiter interface {
+	Wait(ctx context.Context, o work.Owner, id string) (final Record, out string, ended bool, err error)
+}
+
+// Reads are the read side of the work.Engine contract for a durable
+// engine, written once over a Store: owner and id checks, the age bound
+// of retention, Status (progress only while running), List, Rows (the
+// zero owner reads nothing), Result (the timeout's check and cap, the
+// wait, the read mark and its result-read event), Settled, Live and
+// Subscribe (reading the registry with no age bound, so that Work that
+// settles and expires between two polls still has its notice). A durable
+// engine embeds Reads; every field is set before its first use and never
+// changed afterwards. Its methods are safe for concurrent use.
+type Reads struct {
+	Store    Store
+	Observer work.Observer
+	// RetainAge hides records past this age since they settled (the
+	// engine's retention by age); 0: none.
+	RetainAge time.Duration
+	// PollInterval is how often a Subscription reads the registry.
+	PollInterval time.Duration
+	// Life holds the engine's Subscriptions and whether it is closed.
+	Life *Life
+}
+
+// Visible returns the records visible to o: its registry without those
+// past the age bound, whether or not the registry has evicted them yet.
+func (r *Reads) Visible(ctx context.Context, o work.Owner) ([]Record, error) {
+	if err := work.ValidateOwner(o); err != nil {
+		return nil, err
+	}
+	recs, err := r.Store.Records(ctx, o)
+	if err != nil || r.RetainAge <= 0 {
+		return recs, err
+	}
+	return Current(recs, time.Now(), r.RetainAge), nil
+}
+
+// Lookup finds Work id visible to o (work.ErrNotFound when none).
+func (r *Reads) Lookup(ctx context.Context, o work.Owner, id string) (Record, error) {
+	if err := work.ValidateOwner(o); err != nil {
+		return Record{}, err
+	}
+	if !work.IsID(id) {
+		return Record{}, work.ErrNotFound
+	}
+	recs, err := r.Visible(ctx, o)
+	if err != nil {
+		return Record{}, err
+	}
+	return Find(recs, id)
+}
+
+// Status returns the projection of one Work visible to o; a running
+// Work's progress counts are read from the Store.
+func (r *Reads) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
+	rec, err := r.Lookup(ctx, o, id)
+	if err != nil {
+		return work.Status{}, err
+	}
+	st := rec.Status()
+	if rec.State == work.StateRunning || rec.State == work.StateCancelRequested {
+		if p, ok := r.Store.Progress(ctx, id); ok {
+			st.Progress = p
+		}
+	}
+	return st, nil
+}
+
+// List returns at most work.MaxListed Works visible to o in the
+// contract's order (work.Order.ListsBefore).
+func (r *Reads) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := r.Visible(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return List(recs), nil
+}
+
+// Rows returns the status-block rows of o (work.Order.RowsBefore), or the
+// error of reading o's registry; nothing for the zero Owner.
+func (r *Reads) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+	if o.IsZero() {
+		return nil, 0, nil
+	}
+	recs, err := r.Visible(ctx, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, more := Rows(recs, time.Now())
+	return rows, more, nil
+}
+
+// Result returns the exact output of completed Work, else waits (up to
+// the capped timeout, or ctx) for the Work to settle and returns its
+// Status then, as work.Engine's contract says. The Status is the one
+// before this read: ResultRead is false on the first read of a result.
+func (r *Reads) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
+	if timeout < 0 {
+		return work.Status{}, "", work.ErrInvalidTimeout
+	}
+	timeout = min(timeout, work.MaxResultWait)
+	rec, err := r.Lookup(ctx, o, id)
+	if err != nil {
+		return work.Status{}, "", err
+	}
+	out, haveOut := "", false
+	if !rec.State.Terminal() && timeout > 0 {
+		if rec, out, haveOut, err = r.wait(ctx, o, rec, timeout); err != nil {
+			return work.Status{}, "", err
+		}
+	}
+	if rec.State != work.StateCompleted || !rec.HasResult {
+		return rec.Status(), "", nil
+	}
+	// The wait may have ended with ctx: the reads after it are the
+	// caller's whatever ctx says now.
+	rctx := context.WithoutCancel(ctx)
+	if !haveOut {
+		if out, err = r.Store.Output(rctx, o, id); err != nil {
+			return work.Status{}, "", err
+		}
+	}
+	if !rec.Read {
+		_ = r.Store.MarkRead(rctx, o, id)
+		r.Observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+			Target: rec.Label, Kind: rec.Kind, Time: time.Now(), Bytes: len(out)})
+	}
+	return rec.Status(), out, nil
+}
+
+// wait waits up to timeout, or ctx, for rec's Work to settle, through the
+// Store's Waiter or by polling, and returns its record then (with its
+// output when the wait brought it).
+func (r *Reads) wait(ctx context.Context, o work.Owner, rec Record, timeout time.Duration) (Record, string, bool, error) {
+	if w, ok := r.Store.(Waiter); ok {
+		wctx, cancel := context.WithTimeout(ctx, timeout)
+		final, out, ended, err := w.Wait(wctx, o, rec.ID)
+		cancel()
+		switch {
+		case err != nil && !ended:
+			if errors.Is(err, work.ErrNotFound) {
+				return Record{}, "", false, err
+			}
+		case ended:
+			rec.Take(final)
+			return rec, out, rec.State == work.StateCompleted, nil
+		}
+		// The wait ended (timeout, ctx or a failed wait): read the
+		// registry again, whatever the caller's ctx.
+		rec, err = r.Lookup(context.WithoutCancel(ctx), o, rec.ID)
+		return rec, "", false, err
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	id := rec.ID
+	for d := 10 * time.Millisecond; !rec.State.Terminal(); d = min(2*d, 200*time.Millisecond) {
+		select {
+		case <-ctx.Done():
+			return rec, "", false, nil
+		case <-deadline.C:
+			return rec, "", false, nil
+		case <-time.After(d):
+		}
+		var err error
+		if rec, err = r.Lookup(context.WithoutCancel(ctx), o, id); err != nil {
+			return Record{}, "", false, err
+		}
+	}
+	return rec, "", false, nil
+}
+
+// Settled returns every terminal Work visible to o, oldest settlement
+// first.
+func (r *Reads) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := r.Visible(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return Settled(recs), nil
+}
+
+// Live reports whether o has visible Work that is not terminal.
+func (r *Reads) Live(ctx context.Context, o work.Owner) (bool, error) {
+	recs, err := r.Visible(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	return Live(recs), nil
+}
+
+// Subscribe returns a Subscription to o's notices, as
+// work.Supervisor.Subscribe, from reading o's registry every
+// PollInterval (Life.Subscribe) with no age bound applied: Work that
+// ends and expires between two polls still has its notice, as in-process,
+// where the notice goes out as the Work ends.
+func (r *Reads) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
+	read := func(ctx context.Context) ([]Record, error) { return r.Store.Records(ctx, o) }
+	updates := func(ctx context.Context, rec Record, seen int, publish func(work.Notice)) int {
+		return r.Store.UpdateNotices(ctx, o, rec, seen, publish)
+	}
+	return r.Life.Subscribe(ctx, o, buffer, r.PollInterval, read, updates)
+}
