@@ -19,7 +19,7 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # lines, runners/temporal its own targets.
 SUBMODS   := examples bench
 
-.PHONY: demo test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: copies demo test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -60,7 +60,15 @@ files-check:
 toolchain-check:
 	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
-lint: fmt-check files-check vet tidy-check
+lint: fmt-check files-check vet tidy-check copies
+
+# Code written twice between the durable runners, or between either and
+# work/ (issue 34: one rule, one place): runs of six lines or more,
+# identical or differing only in names and values. COPIES_MAX is a
+# ratchet: it only goes down, to 0.
+COPIES_MAX ?= 31
+copies:
+	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver
 
 # The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
 # SDK floor, the adapter vs unwrapped langchaingo), each ratio measured in
