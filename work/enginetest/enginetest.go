@@ -152,6 +152,7 @@ func Run(t *testing.T, h Harness) {
 		{"LimitResultBytes", s.limitResultBytes},
 		{"LimitDuration", s.limitDuration},
 		{"ResultWait", s.resultWait},
+		{"ResultReadMark", s.resultReadMark},
 		{"CancelQueued", s.cancelQueued},
 		{"CancelRunning", s.cancelRunning},
 		{"CancelLosesToCompletion", s.cancelLosesToCompletion},
