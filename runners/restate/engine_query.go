@@ -143,8 +143,8 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 		_ = e.in.object(gctx, ownerService, o.ID(), hRead, "", id, nil)
 		e.cfg.observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 			Target: r.Label, Kind: r.Kind, Time: time.Now(), Bytes: len(out)})
-		r.Read = true
 	}
+	// ResultRead as it was before this read (work.Status.ResultRead).
 	return r.Status(), out, nil
 }
 
