@@ -38,7 +38,7 @@ func (e *Engine) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequ
 			ids = append(ids, x.ID)
 		}
 	} else {
-		recs, err := e.registry(ctx, o)
+		recs, err := e.records(ctx, o)
 		if err != nil {
 			return nil, err
 		}

@@ -8,8 +8,16 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// registry reads o's visible records (nil when o has none), those past
-// the age bound (WithRetention) left out.
+// records reads o's visible records (nil when o has none): its registry
+// with those past the age bound (WithRetention) by this Engine's clock
+// left out, before the registry's next admission evicts them.
+func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
+	recs, err := e.registry(ctx, o)
+	return durable.Current(recs, e.Now(), e.cfg.retainAge), err
+}
+
+// registry reads o's registry (nil when o has none) with no age bound
+// applied.
 func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
@@ -23,9 +31,7 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
 		return nil, fromIngress(ctx, err)
 	}
-	// Past the age bound by this Engine's clock: hidden before the
-	// registry's next admission evicts them (WithRetention).
-	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
+	return recs, nil
 }
 
 // lookup finds a Work visible to o in o's registry.
@@ -36,7 +42,7 @@ func (e *Engine) lookup(ctx context.Context, o work.Owner, id string) (ownerReco
 	if !work.IsID(id) {
 		return ownerRecord{}, work.ErrNotFound
 	}
-	recs, err := e.registry(ctx, o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return ownerRecord{}, err
 	}
@@ -73,7 +79,7 @@ func (e *Engine) progress(ctx context.Context, id string, known work.Progress) w
 // List returns at most work.MaxListed Works visible to o in the
 // contract's order (work.Order.ListsBefore).
 func (e *Engine) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := e.registry(ctx, o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +92,7 @@ func (e *Engine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error
 	if o.IsZero() {
 		return nil, 0, nil
 	}
-	recs, err := e.registry(ctx, o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -151,7 +157,7 @@ func (e *Engine) Result(ctx context.Context, o work.Owner, id string, timeout ti
 // Settled returns every terminal Work visible to o, oldest settlement
 // first.
 func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := e.registry(ctx, o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +166,7 @@ func (e *Engine) Settled(ctx context.Context, o work.Owner) ([]work.Status, erro
 
 // Live reports whether o has visible Work that is not terminal.
 func (e *Engine) Live(ctx context.Context, o work.Owner) (bool, error) {
-	recs, err := e.registry(ctx, o)
+	recs, err := e.records(ctx, o)
 	if err != nil {
 		return false, err
 	}

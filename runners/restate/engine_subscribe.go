@@ -11,7 +11,9 @@ import (
 // approval after the Subscription began) and accepted updates
 // (work.NoticeUpdate, in order, before its Work's settlement notice), as
 // work.Supervisor.Subscribe. The notices come from reading o's registry
-// every poll interval (WithPollInterval).
+// every poll interval (WithPollInterval), with no age bound applied: Work
+// that settles and expires (WithRetention) between two polls still has
+// its notice (durable.Life.Subscribe).
 func (e *Engine) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
 	read := func(ctx context.Context) ([]ownerRecord, error) { return e.registry(ctx, o) }
 	updates := func(ctx context.Context, r ownerRecord, seen int, publish func(work.Notice)) int {
