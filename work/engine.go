@@ -50,7 +50,8 @@ import (
 //     until the Work settles, timeout (capped at MaxResultWait; 0 does not
 //     wait) passes or ctx is done, and returns the Status then. A negative
 //     timeout is ErrInvalidTimeout. The output is meaningful only when the
-//     returned Status is completed.
+//     returned Status is completed. That Status has ResultRead as it was
+//     before this read: false on the first read of the output.
 //   - Cancel: queued Work is cancelled before it runs; running Work becomes
 //     cancel-requested and is stopped cooperatively (completion or an
 //     unrelated failure may still win); a repeated request is accepted with

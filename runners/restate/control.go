@@ -76,6 +76,7 @@ func (c control) definition() restate.ServiceDefinition {
 		Handler(hQTimedOut, restate.NewObjectHandler(c.questionTimedOut)).
 		Handler(hQuestion, restate.NewObjectSharedHandler(c.question, readOnce)).
 		Handler(hUpdates, restate.NewObjectSharedHandler(c.updates, readOnce)).
+		Handler(hSizes, restate.NewObjectSharedHandler(c.updateSizes)).
 		Handler(hForget, restate.NewObjectHandler(c.forget)).
 		Handler(hOutput, restate.NewObjectSharedHandler(c.output, readOnce)).
 		Handler(hPeek, restate.NewObjectSharedHandler(c.peek)).
@@ -86,8 +87,9 @@ func (c control) definition() restate.ServiceDefinition {
 // once by its caller (guidance, the output, updates, a question, an
 // approval's input): Restate keeps no completed invocation of them, so
 // that nothing can attach to one and read its answer again (it keeps a
-// completed invocation a day by default). Peek and Progress answer a
-// state and counts only, and stay countable (cost_test.go).
+// completed invocation a day by default). Peek, Progress and UpdateSizes
+// answer a state, counts and sizes only, and stay countable
+// (cost_test.go).
 var readOnce = restate.WithIdempotencyRetention(0)
 
 // now is the handler's clock, journaled (a replay sees the same time).

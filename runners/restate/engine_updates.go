@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var _ work.Updater = (*Engine)(nil)
@@ -51,16 +52,15 @@ func (e *Engine) Answer(ctx context.Context, o work.Owner, id, commandID, messag
 }
 
 // updateNotices publishes a NoticeUpdate for each of r's updates after
-// seen and returns the last one published.
+// seen (content-free: its sequence number, size and time, read from the
+// control object's UpdateSizes, never the values) and returns the last
+// one published (seen when the read failed: the next poll tries again).
 func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
-	rep, err := e.readUpdates(ctx, o, r.ID, seen)
-	if err != nil || !rep.Found {
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	var rep driver.UpdateMetaReply
+	if e.in.object(ctx, controlService, r.ID, hSizes, "", updatesQuery{Owner: o.ID(), After: seen}, &rep) != nil || !rep.Found {
 		return seen
 	}
-	for _, u := range rep.Updates {
-		publish(work.Notice{Kind: work.NoticeUpdate, WorkID: r.ID, Target: r.Label, State: r.State,
-			Seq: u.Seq, Bytes: len(u.Value), Time: u.Time})
-		seen = u.Seq
-	}
-	return seen
+	return driver.PublishUpdates(r, rep.Updates, seen, publish)
 }

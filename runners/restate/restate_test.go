@@ -91,7 +91,7 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	return deploy(t, targets, restate.WithMaxRunning(cfg.MaxRunning), restate.WithMaxOutstanding(cfg.MaxOutstanding),
 		restate.WithMaxStarts(cfg.MaxStarts), restate.WithMaxDepth(cfg.MaxDepth),
 		restate.WithMaxDuration(cfg.MaxDuration), restate.WithMaxResultBytes(cfg.MaxResultBytes),
-		restate.WithRetention(cfg.Retain, 0), restate.WithObserver(cfg.Observer))
+		restate.WithRetention(cfg.Retain, cfg.RetainAge), restate.WithObserver(cfg.Observer))
 }
 
 func (harness) Capabilities() enginetest.Capabilities {

@@ -6,6 +6,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Children that talk back: a Work whose Spec declares updates keeps them
@@ -20,6 +21,7 @@ const (
 	hQuestion  = "Question"
 	hQTimedOut = "QuestionTimeout"
 	hUpdates   = "Updates"
+	hSizes     = "UpdateSizes" // the updates' sequence numbers, sizes and times (the notices)
 )
 
 // updState is a Work's updates and questions (nil: none declared).
@@ -140,12 +142,29 @@ func (c control) questionTimedOut(ctx restate.ObjectContext, gen int) (bool, err
 // updates reads the Work's updates after a cursor for its owner (a
 // shared handler): readable after the Work ended.
 func (c control) updates(ctx restate.ObjectSharedContext, q updatesQuery) (updatesReply, error) {
+	us, found := visibleUpdates(ctx, q)
+	return updatesReply{Found: found, Updates: us}, nil
+}
+
+// updateSizes reads the metadata of the Work's updates after a cursor for
+// its owner (a shared handler): what a notice says, never a value.
+func (c control) updateSizes(ctx restate.ObjectSharedContext, q updatesQuery) (driver.UpdateMetaReply, error) {
+	us, found := visibleUpdates(ctx, q)
+	if !found {
+		return driver.UpdateMetaReply{}, nil
+	}
+	return driver.UpdateMetaReply{Found: true, Updates: driver.UpdateMetas(us)}, nil
+}
+
+// visibleUpdates returns the Work's updates after q's cursor, and whether
+// the Work is visible to q's owner (nil updates when it declares none).
+func visibleUpdates(ctx restate.ObjectSharedContext, q updatesQuery) ([]work.Update, bool) {
 	s, ok := load(ctx)
 	if !ok || s.In.Owner != q.Owner || s.Detached {
-		return updatesReply{}, nil
+		return nil, false
 	}
 	if s.Upd == nil {
-		return updatesReply{Found: true}, nil
+		return nil, true
 	}
-	return updatesReply{Found: true, Updates: work.RestoreUpdateLog(s.Upd.Log).After(q.After)}, nil
+	return work.RestoreUpdateLog(s.Upd.Log).After(q.After), true
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var _ work.Updater = (*Engine)(nil)
@@ -77,18 +78,13 @@ func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) e
 }
 
 // updateNotices publishes a NoticeUpdate for each update of r after seen
-// (content-free: its sequence number, size and time) and returns the last
-// sequence number published (seen when the read failed: the next poll
-// tries again).
+// (content-free: its sequence number, size and time, read with the
+// update-sizes query) and returns the last sequence number published
+// (seen when the read failed: the next poll tries again).
 func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
-	var rep updateMetaReply
+	var rep driver.UpdateMetaReply
 	if e.queryWork(ctx, r.ID, queryUpdateMap, &rep, updatesQuery{Owner: o.ID(), After: seen}) != nil || !rep.Found {
 		return seen
 	}
-	for _, u := range rep.Updates {
-		publish(work.Notice{Kind: work.NoticeUpdate, WorkID: r.ID, Target: r.Label, State: r.State,
-			Seq: u.Seq, Bytes: u.Bytes, Time: u.Time})
-		seen = u.Seq
-	}
-	return seen
+	return driver.PublishUpdates(r, rep.Updates, seen, publish)
 }

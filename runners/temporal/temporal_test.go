@@ -115,7 +115,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
 		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
-		temporal.WithRetention(cfg.Retain, 0), temporal.WithObserver(cfg.Observer),
+		temporal.WithRetention(cfg.Retain, cfg.RetainAge), temporal.WithObserver(cfg.Observer),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
 	targets := map[string]temporal.Child{}

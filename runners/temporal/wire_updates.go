@@ -46,19 +46,6 @@ type updatesReply struct {
 	Updates []work.Update
 }
 
-// updateMeta is what a notice says of an update: no content.
-type updateMeta struct {
-	Seq   int
-	Bytes int
-	Time  time.Time
-}
-
-// updateMetaReply answers the update-sizes query.
-type updateMetaReply struct {
-	Found   bool
-	Updates []updateMeta
-}
-
 // updateCarry is a Work's update state carried across continue-as-new in
 // workInput.Carry: its log as plain data (work.UpdateLogState, restored
 // with work.RestoreUpdateLog), when its open questions' wait began and

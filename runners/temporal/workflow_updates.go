@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Children that talk back, in the Work workflow. A Work's updates and
@@ -50,16 +51,11 @@ func (w *workRun) updateHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, queryUpdateMap, func(q updatesQuery) (updateMetaReply, error) {
+	return workflow.SetQueryHandler(ctx, queryUpdateMap, func(q updatesQuery) (driver.UpdateMetaReply, error) {
 		if !w.visible(q.Owner) {
-			return updateMetaReply{}, nil
+			return driver.UpdateMetaReply{}, nil
 		}
-		us := w.upd.log.After(q.After)
-		out := make([]updateMeta, len(us))
-		for i, u := range us {
-			out[i] = updateMeta{Seq: u.Seq, Bytes: len(u.Value), Time: u.Time}
-		}
-		return updateMetaReply{Found: true, Updates: out}, nil
+		return driver.UpdateMetaReply{Found: true, Updates: driver.UpdateMetas(w.upd.log.After(q.After))}, nil
 	})
 }
 

@@ -63,12 +63,14 @@ func (l *Life) Close(ctx context.Context) error {
 	}
 }
 
-// Reader reads an owner's registry: its visible records.
+// Reader reads an owner's registry: the records the owner has not
+// detached, with no age bound applied (not Current's view).
 type Reader func(ctx context.Context) ([]Record, error)
 
 // UpdateNotices publishes the notices of r's updates after the seen
 // first ones, in order, and returns how many are notified now (seen when
-// none could be read).
+// none could be read). It reads the updates' metadata (UpdateMeta), never
+// their values, and publishes them with PublishUpdates.
 type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(work.Notice)) int
 
 // Subscribe returns a Subscription to o's notices, as
@@ -77,6 +79,9 @@ type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(wo
 // Subscription began, an approval notice (work.NoticeApproval) once per
 // Work that awaits approval after it began, and the update notices of
 // each accepted update (updates) before its Work's settlement notice.
+// read applies no age bound (Reader): a Work that settles and passes the
+// age bound (work.WithRetention) between two reads still has its notice,
+// as in-process, where the notice goes out as the Work settles.
 // The poller outlives ctx (which bounds the first read): it ends with the
 // Subscription, whose stop also interrupts a read in progress, or with
 // Close. After Close it returns work.ErrClosed.

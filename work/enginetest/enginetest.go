@@ -53,6 +53,7 @@ type Config struct {
 	MaxResultBytes int           // output size limit
 	MaxDuration    time.Duration // per-Work deadline; 0: none
 	Retain         int           // terminal Works kept per owner
+	RetainAge      time.Duration // terminal Works settled longer ago are hidden (WithRetention's age); 0: none
 	Children       map[string]Child
 	// Observer is the Observer the Engine must report every event and
 	// call to (a *Recorder the suite reads); an implementation that runs
@@ -152,6 +153,7 @@ func Run(t *testing.T, h Harness) {
 		{"LimitResultBytes", s.limitResultBytes},
 		{"LimitDuration", s.limitDuration},
 		{"ResultWait", s.resultWait},
+		{"ResultReadMark", s.resultReadMark},
 		{"CancelQueued", s.cancelQueued},
 		{"CancelRunning", s.cancelRunning},
 		{"CancelLosesToCompletion", s.cancelLosesToCompletion},
@@ -172,6 +174,7 @@ func Run(t *testing.T, h Harness) {
 		{"LaunchIdempotency", s.launchIdempotency},
 		{"Pool", s.pool},
 		{"Subscribe", s.subscribe},
+		{"SubscribeExpired", s.subscribeExpired},
 		{"JobCompletes", s.jobCompletes},
 		{"JobFails", s.jobFails},
 		{"JobCancelWhileWaiting", s.jobCancelWhileWaiting},

@@ -1,6 +1,7 @@
 package enginetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -60,4 +61,33 @@ func (s *suite) subscribe(t *testing.T) {
 	if l, err := v.e.Settled(t.Context(), owner(t, "none")); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("Settled(unknown owner) = %#v, %v", l, err)
 	}
+}
+
+// subscribeExpired: a Work that settles and passes the retention age
+// (Config.RetainAge) before the Subscription's next read still has its
+// completion notice, as in-process, where the notice goes out as the Work
+// settles: the notice is of the settlement, not of what a reader can still
+// see.
+func (s *suite) subscribeExpired(t *testing.T) {
+	v := s.env(t, func(c *Config) { c.RetainAge = time.Nanosecond })
+	o := owner(t, "expired")
+	sub, err := v.e.Subscribe(t.Context(), o, 0)
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	ref := v.start(o, Echo, "gone before the poll")
+	select {
+	case n := <-sub.C():
+		if n.WorkID != ref.ID || n.State != work.StateCompleted || !n.ResultAvailable || n.Target != Echo {
+			t.Fatalf("notice = %+v", n)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no completion notice within 60s for a Work that settled and expired (RetainAge) before a poll")
+	}
+	// It did expire: the age bound applies to the owner's reads.
+	v.eventually("the expired Work is hidden", func() bool {
+		_, err := v.e.Status(v.ctx, o, ref.ID)
+		return errors.Is(err, work.ErrNotFound)
+	})
 }

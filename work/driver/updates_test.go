@@ -1,0 +1,41 @@
+package driver_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
+)
+
+func TestUpdateNoticesFromMetadata(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	us := []work.Update{
+		{Seq: 3, Key: "a", Value: []byte(`"three"`), Time: t0},
+		{Seq: 4, Key: "b", Value: []byte(`{"x":1}`), Question: true, Time: t0.Add(time.Second)},
+	}
+	ms := driver.UpdateMetas(us)
+	want := []driver.UpdateMeta{{Seq: 3, Bytes: 7, Time: t0}, {Seq: 4, Bytes: 7, Time: t0.Add(time.Second)}}
+	if len(ms) != len(want) || ms[0] != want[0] || ms[1] != want[1] {
+		t.Fatalf("UpdateMetas = %+v, want %+v", ms, want)
+	}
+	if ms := driver.UpdateMetas(nil); ms == nil || len(ms) != 0 {
+		t.Fatalf("UpdateMetas(nil) = %#v, want an empty slice", ms)
+	}
+	r := driver.Record{ID: "w1", Label: "agent", State: work.StateRunning}
+	var got []work.Notice
+	publish := func(n work.Notice) { got = append(got, n) }
+	if seen := driver.PublishUpdates(r, nil, 2, publish); seen != 2 || len(got) != 0 {
+		t.Fatalf("PublishUpdates(none) = %d, %d notices; want 2, none", seen, len(got))
+	}
+	if seen := driver.PublishUpdates(r, ms, 2, publish); seen != 4 {
+		t.Fatalf("PublishUpdates = %d, want 4", seen)
+	}
+	for i, n := range got {
+		w := work.Notice{Kind: work.NoticeUpdate, WorkID: "w1", Target: "agent", State: work.StateRunning,
+			Seq: want[i].Seq, Bytes: want[i].Bytes, Time: want[i].Time}
+		if n != w {
+			t.Fatalf("notice %d = %+v, want %+v", i, n, w)
+		}
+	}
+}
