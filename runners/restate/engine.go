@@ -35,8 +35,8 @@ type Engine struct {
 	mu     sync.Mutex
 	served map[string]bool // target labels whose Work service is registered (WithAdmin)
 
-	census census // the deployment view (engine_census.go)
-	reads         // Status, List, Rows, Result, Settled, Live, Subscribe
+	census   census // the deployment view (engine_census.go)
+	portable        // the contract's rules that need no call to the service (engine_query.go)
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -49,7 +49,7 @@ func New(opts ...Option) *Engine {
 		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
 		served: map[string]bool{}}
-	e.reads = reads{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
+	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
 		e.life.Watching(wt.Watch(e))

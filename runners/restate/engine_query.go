@@ -2,14 +2,15 @@ package restate
 
 import (
 	"context"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// reads is the Engine's read side (Status, List, Rows, Result, Settled,
-// Live, Subscribe), written once in driver.Reads over store.
-type reads = driver.Reads
+// portable is the Engine's part written once in driver.Portable over store:
+// its reads, Detach, Send, Release, SetPool and Updates.
+type portable = driver.Portable
 
 // store is the Engine as the driver.Store that its reads use: an owner's
 // registry object, and each Work's control object for its output and
@@ -73,4 +74,60 @@ func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
 // UpdateNotices publishes the update notices of r (Engine.updateNotices).
 func (s *store) UpdateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
 	return (*Engine)(s).updateNotices(ctx, o, r, seen, publish)
+}
+
+// DetachLive asks a live Work's control object to detach it from o.
+func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
+	e := (*Engine)(s)
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	var ok bool
+	if err := e.in.object(ctx, controlService, id, hDetach, "", o.ID(), &ok); err != nil {
+		return false, fromIngress(ctx, err)
+	}
+	return ok, nil
+}
+
+// ForgetSettled tells o's registry to forget a finished Work.
+func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) error {
+	e := (*Engine)(s)
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	return fromIngress(ctx, e.in.object(ctx, ownerService, o.ID(), hDetached, "", id, nil))
+}
+
+// SendGuidance queues g in the Work's control object: the text is its
+// state until the child takes it (or the Work ends).
+func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord, g driver.Guidance) (int, time.Time, error) {
+	e := (*Engine)(s)
+	req := sendRequest{Owner: o.ID(), Digest: g.Digest, Command: g.Command, Text: g.Text, Answer: g.Answer}
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	var r sendReply
+	if err := e.in.object(ctx, controlService, rec.ID, hSend, "", req, &r); err != nil {
+		return 0, time.Time{}, fromIngress(ctx, err)
+	}
+	if err := decodeErr(r.Error, ""); err != nil {
+		return 0, time.Time{}, err
+	}
+	return r.Cursor, r.At, nil
+}
+
+// ReleaseOwner releases o in its registry object, then its foreground
+// calls' in-process owner.
+func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
+	e := (*Engine)(s)
+	rctx, cancel := e.rpc(ctx)
+	defer cancel()
+	if err := e.in.object(rctx, ownerService, o.ID(), hRelease, "", nil, nil); err != nil {
+		return fromIngress(rctx, err)
+	}
+	return e.local.Release(ctx, o)
+}
+
+// ReadUpdates reads a Work's updates from its control object, which
+// checks the owner.
+func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, bool, error) {
+	rep, err := (*Engine)(s).readUpdates(ctx, o, id, after)
+	return rep.Updates, rep.Found, err
 }

@@ -49,8 +49,8 @@ type Engine struct {
 
 	life driver.Life // closed, the Subscriptions and the deployment watch
 
-	census census // the deployment view (engine_census.go)
-	reads         // Status, List, Rows, Result, Settled, Live, Subscribe
+	census   census // the deployment view (engine_census.go)
+	portable        // the contract's rules that need no call to the service (engine_query.go)
 }
 
 // New returns an Engine that starts Work through c. The Workers that run
@@ -66,7 +66,7 @@ func New(c client.Client, opts ...Option) *Engine {
 		cfg.err = err
 	}
 	e := &Engine{c: c, cfg: cfg, local: local}
-	e.reads = reads{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
+	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
 		e.life.Watching(wt.Watch(e))

@@ -3,7 +3,6 @@ package temporal
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -45,75 +44,53 @@ func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.Canc
 	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}, nil
 }
 
-// Detach hides a Work from o without cancelling it.
-func (e *Engine) Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error) {
-	rec, err := e.Lookup(ctx, o, id)
-	if err != nil {
-		return work.DetachReceipt{}, err
-	}
+// DetachLive asks a live Work's workflow to detach it from o; false
+// when its workflow has closed meanwhile.
+func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
+	e := (*Engine)(s)
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
-	if !rec.State.Terminal() {
-		err = e.update(ctx, id, updateDetach, nil, o.ID())
-		if err == nil {
-			return work.DetachReceipt{ID: id}, nil
-		}
-		if !errors.Is(err, errWorkflowClosed) {
-			return work.DetachReceipt{}, err
-		}
+	err := e.update(ctx, id, updateDetach, nil, o.ID())
+	if errors.Is(err, errWorkflowClosed) {
+		return false, nil
 	}
-	// A finished Work: its owner forgets it. Its workflow has closed (or
-	// is closing), so the detach is reported here, as in-process.
-	if err := tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateDetached, id); err != nil {
-		return work.DetachReceipt{}, fromTemporal(err)
-	}
-	e.cfg.observer.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id,
-		Owner: o.ID(), Depth: o.Depth(), Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
-	return work.DetachReceipt{ID: id}, nil
+	return err == nil, err
 }
 
-// Send queues guidance for a running agent child, as work.Supervisor.Send;
-// the child takes it at its next model boundary. The text is the input of
-// a holder workflow of its own (agentwork.Guidance), never in the Work's
-// history; the holder deletes its execution, history included, once the
-// child has taken the text, the Work ended without taking it, or the
-// message was refused or is a repeated command, and at the latest a week
-// and the maximum duration after it was sent (a safety net). Configure a
-// payload codec on the client to encrypt it meanwhile.
-func (e *Engine) Send(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
-	return e.send(ctx, o, id, commandID, message, true)
+// ForgetSettled tells o's registry to forget a finished Work (its
+// workflow has closed, or is closing).
+func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) error {
+	e := (*Engine)(s)
+	ctx, cancel := e.rpc(ctx)
+	defer cancel()
+	return fromTemporal(tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateDetached, id))
 }
 
-// send is Send, and Answer when agentOnly is false (a function child
-// reads its guidance from work.AwaitAnswer; engine_updates.go).
-func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message string, agentOnly bool) (work.SendReceipt, error) {
-	if err := work.ValidateOwner(o); err != nil {
-		return work.SendReceipt{}, err
-	}
-	if err := driver.CheckMessage(message); err != nil {
-		return work.SendReceipt{}, err
-	}
-	rec, err := e.Lookup(ctx, o, id)
-	if err != nil {
-		return work.SendReceipt{}, err
-	}
-	if agentOnly && rec.Kind != work.KindAgent {
-		return work.SendReceipt{}, work.ErrNotAgent
-	}
-	req := sendRequest{Owner: o.ID(), Bytes: len(message), Answer: !agentOnly,
-		Digest: driver.Digest(message), Command: driver.Digest(commandID)}
+// SendGuidance queues g for the Work. The text is the input of a holder
+// workflow of its own (agentwork.Guidance), never in the Work's history;
+// the holder deletes its execution, history included, once the child has
+// taken the text, the Work ended without taking it, or the message was
+// refused or is a repeated command, and at the latest a week and the
+// maximum duration after it was sent (a safety net). Configure a payload
+// codec on the client to encrypt it meanwhile. A Work whose workflow has
+// ended answers a repeated command from its command records.
+func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord, g driver.Guidance) (int, time.Time, error) {
+	e := (*Engine)(s)
+	id := rec.ID
+	req := sendRequest{Owner: o.ID(), Bytes: len(g.Text), Answer: g.Answer, Digest: g.Digest, Command: g.Command}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r sendReply
+	var err error
 	if !rec.State.Terminal() {
 		// The holder first: once the Work has the reference, the text must
 		// exist. A holder the Work did not keep is told it is done.
 		req.Ref = guidanceWorkflowID(id)
 		ttl := guidanceTTL + e.cfg.maxDuration
 		_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: req.Ref, TaskQueue: e.cfg.taskQueue},
-			GuidanceWorkflowName, guidanceInput{Text: message, TTL: ttl})
+			GuidanceWorkflowName, guidanceInput{Text: g.Text, TTL: ttl})
 		if err != nil {
-			return work.SendReceipt{}, fromTemporal(err)
+			return 0, time.Time{}, fromTemporal(err)
 		}
 		err = e.update(ctx, id, updateSend, &r, req)
 		if err != nil || r.Ref != req.Ref {
@@ -127,41 +104,38 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 	if rec.State.Terminal() || errors.Is(err, errWorkflowClosed) {
 		// The workflow has ended: a replay still gets its receipt.
 		if req.Command == "" {
-			return work.SendReceipt{}, work.ErrTerminal
+			return 0, time.Time{}, work.ErrTerminal
 		}
 		v, qerr := e.c.QueryWorkflow(ctx, id, "", queryCommand, req.Command)
 		if qerr != nil {
-			return work.SendReceipt{}, fromTemporal(qerr)
+			return 0, time.Time{}, fromTemporal(qerr)
 		}
 		var c commandRecord
 		if qerr := v.Get(&c); qerr != nil {
-			return work.SendReceipt{}, qerr
+			return 0, time.Time{}, qerr
 		}
 		switch {
 		case c.Digest == "":
-			return work.SendReceipt{}, work.ErrTerminal
+			return 0, time.Time{}, work.ErrTerminal
 		case c.Digest != req.Digest:
-			return work.SendReceipt{}, work.ErrConflict
+			return 0, time.Time{}, work.ErrConflict
 		}
 		r, err = c.Reply, nil
 	}
 	if err != nil {
-		return work.SendReceipt{}, err
+		return 0, time.Time{}, err
 	}
-	cursor := strconv.Itoa(r.Cursor)
-	return work.SendReceipt{WorkID: id, ID: id + "." + cursor, Cursor: cursor, AcceptedAt: r.At}, nil
+	return r.Cursor, r.At, nil
 }
 
-// Release detaches all of o's visible Work, cancels the unfinished part
-// and forgets o (its starts included). Its error is the registry update's;
-// an owner with no registry (nothing started) is released with no error.
-func (e *Engine) Release(ctx context.Context, o work.Owner) error {
-	if o.IsZero() {
-		return nil
-	}
-	ctx, cancel := e.rpc(ctx)
+// ReleaseOwner releases o in its registry workflow (an owner with no
+// registry, nothing started, is released with no error), then its
+// foreground calls' in-process owner.
+func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
+	e := (*Engine)(s)
+	rctx, cancel := e.rpc(ctx)
 	defer cancel()
-	err := e.update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
+	err := e.update(rctx, ownerWorkflowID(o.ID()), updateRelease, nil)
 	if errors.Is(err, work.ErrNotFound) {
 		err = nil // no registry: nothing of o's to release
 	}
@@ -183,14 +157,8 @@ func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error
 	if e.cfg.err != nil {
 		return e.cfg.err
 	}
-	if err := b.Validate(); err != nil {
+	if err := driver.CheckPool(o, b); err != nil {
 		return err
-	}
-	if err := work.ValidateOwner(o); err != nil {
-		return err
-	}
-	if o.Depth() > 0 {
-		return work.PoolScopeRefusal()
 	}
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()

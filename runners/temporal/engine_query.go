@@ -11,9 +11,9 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// reads is the Engine's read side (Status, List, Rows, Result, Settled,
-// Live, Subscribe), written once in driver.Reads over store.
-type reads = driver.Reads
+// portable is the Engine's part written once in driver.Portable over store:
+// its reads, Detach, Send, Release, SetPool and Updates.
+type portable = driver.Portable
 
 // store is the Engine as the driver.Store (and driver.Waiter) that its
 // reads use: an owner's registry workflow, each Work's workflow for its

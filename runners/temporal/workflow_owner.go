@@ -108,7 +108,7 @@ type ownerRun struct {
 // handler that may change the state calls it first, so eviction by age is
 // deterministic. No timer fires it between updates (it would add history
 // to every idle registry): the Engine's reads hide expired records
-// meanwhile (driver.Reads.Visible).
+// meanwhile (driver.Portable.Visible).
 func (o *ownerRun) expire(ctx workflow.Context) {
 	if o.st.RetainAge <= 0 {
 		return

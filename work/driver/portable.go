@@ -8,7 +8,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// Store is what a durable engine gives Reads: its owners' registries and
+// Store is what a durable engine gives Portable: its owners' registries and
 // the outputs its Work keeps. Each method bounds its own calls to the
 // engine's service (its RPC timeout) within ctx.
 type Store interface {
@@ -22,12 +22,13 @@ type Store interface {
 	// to o; work.ErrNotFound when it is no longer o's.
 	Output(ctx context.Context, o work.Owner, id string) (string, error)
 	// MarkRead records in o's registry that o has read id's result (for
-	// the status block's priority). Best effort: Reads ignores its error.
+	// the status block's priority). Best effort: Portable ignores its error.
 	MarkRead(ctx context.Context, o work.Owner, id string) error
 	// UpdateNotices publishes the notices of r's updates after the seen
 	// first ones, in order, and returns how many are notified now (seen
 	// when none could be read), as driver.UpdateNotices.
 	UpdateNotices(ctx context.Context, o work.Owner, r Record, seen int, publish func(work.Notice)) int
+	Controller
 }
 
 // Waiter is a Store's fast path for Result's wait (as database/sql's
@@ -40,16 +41,18 @@ type Waiter interface {
 	Wait(ctx context.Context, o work.Owner, id string) (final Record, out string, ended bool, err error)
 }
 
-// Reads are the read side of the work.Engine contract for a durable
-// engine, written once over a Store: owner and id checks, the age bound
+// Portable is the part of the work.Engine contract for a durable engine
+// that needs no call of its own to the service, written once over a
+// Store: owner and id checks, the age bound
 // of retention, Status (progress only while running), List, Rows (the
 // zero owner reads nothing), Result (the timeout's check and cap, the
 // wait, the read mark and its result-read event), Settled, Live and
 // Subscribe (reading the registry with no age bound, so that Work that
-// settles and expires between two polls still has its notice). A durable
-// engine embeds Reads; every field is set before its first use and never
+// settles and expires between two polls still has its notice), and the
+// checks, events and receipts around Detach, Send, Answer, Release,
+// SetPool and Updates (control.go). A durable engine embeds Portable; every field is set before its first use and never
 // changed afterwards. Its methods are safe for concurrent use.
-type Reads struct {
+type Portable struct {
 	Store    Store
 	Observer work.Observer
 	// RetainAge hides records past this age since they settled (the
@@ -63,26 +66,26 @@ type Reads struct {
 
 // Visible returns the records visible to o: its registry without those
 // past the age bound, whether or not the registry has evicted them yet.
-func (r *Reads) Visible(ctx context.Context, o work.Owner) ([]Record, error) {
+func (p *Portable) Visible(ctx context.Context, o work.Owner) ([]Record, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
-	recs, err := r.Store.Records(ctx, o)
-	if err != nil || r.RetainAge <= 0 {
+	recs, err := p.Store.Records(ctx, o)
+	if err != nil || p.RetainAge <= 0 {
 		return recs, err
 	}
-	return Current(recs, time.Now(), r.RetainAge), nil
+	return Current(recs, time.Now(), p.RetainAge), nil
 }
 
 // Lookup finds Work id visible to o (work.ErrNotFound when none).
-func (r *Reads) Lookup(ctx context.Context, o work.Owner, id string) (Record, error) {
+func (p *Portable) Lookup(ctx context.Context, o work.Owner, id string) (Record, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return Record{}, err
 	}
 	if !work.IsID(id) {
 		return Record{}, work.ErrNotFound
 	}
-	recs, err := r.Visible(ctx, o)
+	recs, err := p.Visible(ctx, o)
 	if err != nil {
 		return Record{}, err
 	}
@@ -91,14 +94,14 @@ func (r *Reads) Lookup(ctx context.Context, o work.Owner, id string) (Record, er
 
 // Status returns the projection of one Work visible to o; a running
 // Work's progress counts are read from the Store.
-func (r *Reads) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
-	rec, err := r.Lookup(ctx, o, id)
+func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
+	rec, err := p.Lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, err
 	}
 	st := rec.Status()
 	if rec.State == work.StateRunning || rec.State == work.StateCancelRequested {
-		if p, ok := r.Store.Progress(ctx, id); ok {
+		if p, ok := p.Store.Progress(ctx, id); ok {
 			st.Progress = p
 		}
 	}
@@ -107,8 +110,8 @@ func (r *Reads) Status(ctx context.Context, o work.Owner, id string) (work.Statu
 
 // List returns at most work.MaxListed Works visible to o in the
 // contract's order (work.Order.ListsBefore).
-func (r *Reads) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := r.Visible(ctx, o)
+func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := p.Visible(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +120,11 @@ func (r *Reads) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
 
 // Rows returns the status-block rows of o (work.Order.RowsBefore), or the
 // error of reading o's registry; nothing for the zero Owner.
-func (r *Reads) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+func (p *Portable) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
 	if o.IsZero() {
 		return nil, 0, nil
 	}
-	recs, err := r.Visible(ctx, o)
+	recs, err := p.Visible(ctx, o)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -133,18 +136,18 @@ func (r *Reads) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error)
 // the capped timeout, or ctx) for the Work to settle and returns its
 // Status then, as work.Engine's contract says. The Status is the one
 // before this read: ResultRead is false on the first read of a result.
-func (r *Reads) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
+func (p *Portable) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
 	if timeout < 0 {
 		return work.Status{}, "", work.ErrInvalidTimeout
 	}
 	timeout = min(timeout, work.MaxResultWait)
-	rec, err := r.Lookup(ctx, o, id)
+	rec, err := p.Lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, "", err
 	}
 	out, haveOut := "", false
 	if !rec.State.Terminal() && timeout > 0 {
-		if rec, out, haveOut, err = r.wait(ctx, o, rec, timeout); err != nil {
+		if rec, out, haveOut, err = p.wait(ctx, o, rec, timeout); err != nil {
 			return work.Status{}, "", err
 		}
 	}
@@ -155,13 +158,13 @@ func (r *Reads) Result(ctx context.Context, o work.Owner, id string, timeout tim
 	// caller's whatever ctx says now.
 	rctx := context.WithoutCancel(ctx)
 	if !haveOut {
-		if out, err = r.Store.Output(rctx, o, id); err != nil {
+		if out, err = p.Store.Output(rctx, o, id); err != nil {
 			return work.Status{}, "", err
 		}
 	}
 	if !rec.Read {
-		_ = r.Store.MarkRead(rctx, o, id)
-		r.Observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+		_ = p.Store.MarkRead(rctx, o, id)
+		p.Observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 			Target: rec.Label, Kind: rec.Kind, Time: time.Now(), Bytes: len(out)})
 	}
 	return rec.Status(), out, nil
@@ -170,8 +173,8 @@ func (r *Reads) Result(ctx context.Context, o work.Owner, id string, timeout tim
 // wait waits up to timeout, or ctx, for rec's Work to settle, through the
 // Store's Waiter or by polling, and returns its record then (with its
 // output when the wait brought it).
-func (r *Reads) wait(ctx context.Context, o work.Owner, rec Record, timeout time.Duration) (Record, string, bool, error) {
-	if w, ok := r.Store.(Waiter); ok {
+func (p *Portable) wait(ctx context.Context, o work.Owner, rec Record, timeout time.Duration) (Record, string, bool, error) {
+	if w, ok := p.Store.(Waiter); ok {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		final, out, ended, err := w.Wait(wctx, o, rec.ID)
 		cancel()
@@ -186,7 +189,7 @@ func (r *Reads) wait(ctx context.Context, o work.Owner, rec Record, timeout time
 		}
 		// The wait ended (timeout, ctx or a failed wait): read the
 		// registry again, whatever the caller's ctx.
-		rec, err = r.Lookup(context.WithoutCancel(ctx), o, rec.ID)
+		rec, err = p.Lookup(context.WithoutCancel(ctx), o, rec.ID)
 		return rec, "", false, err
 	}
 	deadline := time.NewTimer(timeout)
@@ -201,7 +204,7 @@ func (r *Reads) wait(ctx context.Context, o work.Owner, rec Record, timeout time
 		case <-time.After(d):
 		}
 		var err error
-		if rec, err = r.Lookup(context.WithoutCancel(ctx), o, id); err != nil {
+		if rec, err = p.Lookup(context.WithoutCancel(ctx), o, id); err != nil {
 			return Record{}, "", false, err
 		}
 	}
@@ -210,8 +213,8 @@ func (r *Reads) wait(ctx context.Context, o work.Owner, rec Record, timeout time
 
 // Settled returns every terminal Work visible to o, oldest settlement
 // first.
-func (r *Reads) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := r.Visible(ctx, o)
+func (p *Portable) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	recs, err := p.Visible(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -219,8 +222,8 @@ func (r *Reads) Settled(ctx context.Context, o work.Owner) ([]work.Status, error
 }
 
 // Live reports whether o has visible Work that is not terminal.
-func (r *Reads) Live(ctx context.Context, o work.Owner) (bool, error) {
-	recs, err := r.Visible(ctx, o)
+func (p *Portable) Live(ctx context.Context, o work.Owner) (bool, error) {
+	recs, err := p.Visible(ctx, o)
 	if err != nil {
 		return false, err
 	}
@@ -232,10 +235,10 @@ func (r *Reads) Live(ctx context.Context, o work.Owner) (bool, error) {
 // PollInterval (Life.Subscribe) with no age bound applied: Work that
 // ends and expires between two polls still has its notice, as in-process,
 // where the notice goes out as the Work ends.
-func (r *Reads) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
-	read := func(ctx context.Context) ([]Record, error) { return r.Store.Records(ctx, o) }
+func (p *Portable) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
+	read := func(ctx context.Context) ([]Record, error) { return p.Store.Records(ctx, o) }
 	updates := func(ctx context.Context, rec Record, seen int, publish func(work.Notice)) int {
-		return r.Store.UpdateNotices(ctx, o, rec, seen, publish)
+		return p.Store.UpdateNotices(ctx, o, rec, seen, publish)
 	}
-	return r.Life.Subscribe(ctx, o, buffer, r.PollInterval, read, updates)
+	return p.Life.Subscribe(ctx, o, buffer, p.PollInterval, read, updates)
 }

@@ -1,0 +1,150 @@
+package driver
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Controller is the control side of a Store: the calls to the service
+// that Portable's Detach, Send, Answer, Release and Updates make after
+// their checks. Each bounds its own calls (the engine's RPC timeout)
+// within ctx.
+type Controller interface {
+	// DetachLive asks non-terminal Work id to leave o's view while it
+	// runs on; detached false (and no error) when it ended meanwhile.
+	DetachLive(ctx context.Context, o work.Owner, id string) (detached bool, err error)
+	// ForgetSettled makes o's registry forget terminal Work id.
+	ForgetSettled(ctx context.Context, o work.Owner, id string) error
+	// SendGuidance queues g for Work rec of o and returns its cursor and
+	// when it was accepted, or the Work's refusal (work.ErrConflict,
+	// work.ErrTerminal, work.ErrMailboxFull, ...).
+	SendGuidance(ctx context.Context, o work.Owner, rec Record, g Guidance) (cursor int, at time.Time, err error)
+	// ReleaseOwner releases o (work.Engine.Release): its registry
+	// detaches all its Work, cancels the unfinished part and forgets it.
+	ReleaseOwner(ctx context.Context, o work.Owner) error
+	// ReadUpdates returns Work id's updates with Seq > after, in order;
+	// found false when the Work is no longer o's.
+	ReadUpdates(ctx context.Context, o work.Owner, id string, after int) (ups []work.Update, found bool, err error)
+}
+
+// Guidance is one guidance message as a Store receives it.
+type Guidance struct {
+	Text    string
+	Digest  string // Digest(Text): the command record keeps it, never the text
+	Command string // Digest of the model's tool-call identity; "" for none
+	Answer  bool   // Answer: a function child's guidance too (it answers its questions)
+}
+
+// Detach hides a Work from o without cancelling it (work.Engine.Detach):
+// a live Work is asked to leave o's view; a terminal one (or one that
+// ended meanwhile) is forgotten by o's registry, and its detached event
+// reported here.
+func (p *Portable) Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error) {
+	rec, err := p.Lookup(ctx, o, id)
+	if err != nil {
+		return work.DetachReceipt{}, err
+	}
+	if !rec.State.Terminal() {
+		ok, err := p.Store.DetachLive(ctx, o, id)
+		if err != nil {
+			return work.DetachReceipt{}, err
+		}
+		if ok {
+			return work.DetachReceipt{ID: id}, nil
+		}
+	}
+	if err := p.Store.ForgetSettled(ctx, o, id); err != nil {
+		return work.DetachReceipt{}, err
+	}
+	p.Observer.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+		Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
+	return work.DetachReceipt{ID: id}, nil
+}
+
+// Send queues guidance for a non-terminal agent child
+// (work.Engine.Send), its errors in the contract's order.
+func (p *Portable) Send(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
+	return p.send(ctx, o, id, commandID, message, false)
+}
+
+// Answer queues guidance as Send does, for an agent or a function child
+// (work.Updater): it answers the Work's open questions and never returns
+// work.ErrNotAgent.
+func (p *Portable) Answer(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
+	return p.send(ctx, o, id, commandID, message, true)
+}
+
+func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, message string, answer bool) (work.SendReceipt, error) {
+	if err := work.ValidateOwner(o); err != nil {
+		return work.SendReceipt{}, err
+	}
+	if err := CheckMessage(message); err != nil {
+		return work.SendReceipt{}, err
+	}
+	rec, err := p.Lookup(ctx, o, id)
+	if err != nil {
+		return work.SendReceipt{}, err
+	}
+	if !answer && rec.Kind != work.KindAgent {
+		return work.SendReceipt{}, work.ErrNotAgent
+	}
+	g := Guidance{Text: message, Digest: Digest(message), Command: Digest(commandID), Answer: answer}
+	n, at, err := p.Store.SendGuidance(ctx, o, rec, g)
+	if err != nil {
+		return work.SendReceipt{}, err
+	}
+	cursor := strconv.Itoa(n)
+	return work.SendReceipt{WorkID: id, ID: id + "." + cursor, Cursor: cursor, AcceptedAt: at}, nil
+}
+
+// Release detaches all of o's visible Work, cancels the unfinished part
+// and forgets o (work.Engine.Release); the zero Owner is no error.
+func (p *Portable) Release(ctx context.Context, o work.Owner) error {
+	if o.IsZero() {
+		return nil
+	}
+	return p.Store.ReleaseOwner(ctx, o)
+}
+
+// CheckPool is SetPool's checks before any call, in the contract's
+// order: a negative Budget field (work.ErrInvalidBudget), the zero Owner
+// (work.ErrInvalidOwner), a child's scope (work.PoolScopeRefusal).
+func CheckPool(o work.Owner, b work.Budget) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	if err := work.ValidateOwner(o); err != nil {
+		return err
+	}
+	if o.Depth() > 0 {
+		return work.PoolScopeRefusal()
+	}
+	return nil
+}
+
+// Updates returns the updates of Work id visible to o with Seq > after,
+// in order (work.Updater.Updates; an empty slice for none), answering
+// from the registry's count when there is nothing after the cursor.
+func (p *Portable) Updates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, error) {
+	rec, err := p.Lookup(ctx, o, id)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Updates <= max(after, 0) {
+		// The registry's count is sent before a child has its receipt.
+		return []work.Update{}, nil
+	}
+	ups, found, err := p.Store.ReadUpdates(ctx, o, id, after)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, work.ErrNotFound
+	case ups == nil:
+		return []work.Update{}, nil
+	}
+	return ups, nil
+}
