@@ -90,7 +90,7 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	}
 	return deploy(t, targets, restate.WithMaxRunning(cfg.MaxRunning), restate.WithMaxOutstanding(cfg.MaxOutstanding),
 		restate.WithMaxStarts(cfg.MaxStarts), restate.WithMaxDepth(cfg.MaxDepth),
-		restate.WithMaxDuration(cfg.MaxDuration), restate.WithMaxResultBytes(cfg.MaxResultBytes),
+		restate.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}), restate.WithMaxResultBytes(cfg.MaxResultBytes),
 		restate.WithRetention(cfg.Retain, 0), restate.WithObserver(cfg.Observer))
 }
 

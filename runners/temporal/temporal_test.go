@@ -114,7 +114,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
 		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
-		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
+		temporal.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
 		temporal.WithRetention(cfg.Retain, 0), temporal.WithObserver(cfg.Observer),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
