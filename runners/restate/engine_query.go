@@ -25,7 +25,7 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	}
 	// Past the age bound by this Engine's clock: hidden before the
 	// registry's next admission evicts them (WithRetention).
-	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
+	return durable.Current(recs, e.Now(), e.cfg.limits.RetainAge), nil
 }
 
 // lookup finds a Work visible to o in o's registry.

@@ -2,6 +2,7 @@ package restate_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"sync"
@@ -65,6 +66,12 @@ func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Opti
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute)}
 	opts = append(base, opts...)
 	w, err := restate.NewWorker(targets, append(opts, restate.WithRegistry())...)
+	if errors.Is(err, work.ErrInvalidLimit) {
+		// NewWorker refuses an invalid limit as the Engine does: the
+		// Worker (and the registry the Engine reads) runs with the
+		// defaults, and the Engine shows the refusal (LimitValues).
+		w, err = restate.NewWorker(targets, append(base, restate.WithRegistry())...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

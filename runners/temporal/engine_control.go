@@ -109,7 +109,7 @@ func (e *Engine) send(ctx context.Context, o work.Owner, id, commandID, message 
 		// The holder first: once the Work has the reference, the text must
 		// exist. A holder the Work did not keep is told it is done.
 		req.Ref = guidanceWorkflowID(id)
-		ttl := guidanceTTL + e.cfg.maxDuration
+		ttl := guidanceTTL + e.cfg.limits.MaxDuration
 		_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: req.Ref, TaskQueue: e.cfg.taskQueue},
 			GuidanceWorkflowName, guidanceInput{Text: message, TTL: ttl})
 		if err != nil {

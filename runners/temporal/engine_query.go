@@ -74,10 +74,10 @@ func heartbeatProgress(pending []*workflowpb.PendingActivityInfo) work.Progress 
 // at its next update, see ownerRun.expire).
 func (e *Engine) records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	recs, err := e.registry(ctx, o)
-	if err != nil || e.cfg.retainAge <= 0 {
+	if err != nil || e.cfg.limits.RetainAge <= 0 {
 		return recs, err
 	}
-	return durable.Current(recs, e.Now(), e.cfg.retainAge), nil
+	return durable.Current(recs, e.Now(), e.cfg.limits.RetainAge), nil
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
