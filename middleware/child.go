@@ -51,8 +51,9 @@ type Child struct {
 	// duration. work.ExecutionFrom(ctx) gives its guidance and its own
 	// owner scope.
 	Run func(ctx context.Context, input string) (string, error)
-	// MaxResultBytes overrides the Supervisor's output limit for this child
-	// when > 0.
+	// MaxResultBytes, when > 0, lowers the engine's output limit for this
+	// child (work.Spec.MaxResultBytes): it never raises it, and bounds the
+	// child's output on its own on an engine with no limit.
 	MaxResultBytes int
 	// MaxInputBytes bounds the child tool's raw input (what the model
 	// sent, in bytes): over it the call returns the error object with code

@@ -90,7 +90,8 @@ func WithValidate(fn func(input string) error) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.Validate = fn })
 }
 
-// WithMaxResultBytes bounds the child's output size in the background.
+// WithMaxResultBytes bounds the child's output size (middleware.Child's
+// MaxResultBytes: it lowers the engine's limit, never raises it).
 func WithMaxResultBytes(n int) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.MaxResultBytes = n })
 }
