@@ -51,13 +51,9 @@ type Child struct {
 	// duration. work.ExecutionFrom(ctx) gives its guidance and its own
 	// owner scope.
 	Run func(ctx context.Context, input string) (string, error)
-	// MaxDuration, when > 0, is the same as Budget.MaxDuration (and is used
-	// in its place): it lowers the Supervisor's deadline for each run.
-	//
-	// Deprecated: use Budget.MaxDuration.
-	MaxDuration time.Duration
-	// MaxResultBytes overrides the Supervisor's output limit for this child
-	// when > 0.
+	// MaxResultBytes, when > 0, lowers the engine's output limit for this
+	// child (work.Spec.MaxResultBytes): it never raises it, and bounds the
+	// child's output on its own on an engine with no limit.
 	MaxResultBytes int
 	// MaxInputBytes bounds the child tool's raw input (what the model
 	// sent, in bytes): over it the call returns the error object with code
@@ -113,11 +109,6 @@ type Child struct {
 // DefaultMaxInputBytes is a child's input bound when Child.MaxInputBytes
 // is zero: 1 MiB.
 const DefaultMaxInputBytes = 1 << 20
-
-// Background is the former name of BackgroundChild.
-//
-// Deprecated: use BackgroundChild.
-type Background = BackgroundChild
 
 // BackgroundChild is a frozen, inert backgroundable child, made by
 // Backgroundable: it does nothing on its own and becomes executable only

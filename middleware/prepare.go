@@ -375,7 +375,6 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		Target:         work.Target{Label: t.label, ID: t.child.ID, Kind: t.child.Kind},
 		Run:            func(ctx context.Context) (string, error) { return t.child.Run(ctx, in.input) },
 		Input:          in.input,
-		MaxDuration:    t.child.MaxDuration,
 		MaxResultBytes: t.child.MaxResultBytes,
 		Budget:         t.child.Budget,
 		FailOnBudget:   t.child.FailOnBudget,

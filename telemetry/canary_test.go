@@ -69,7 +69,7 @@ func TestCanary(t *testing.T) {
 	h.await(panicked, work.StateFailed)
 
 	// A deadline, with the canary in the error the child returns.
-	late, err := h.launch(ctx, researcher, work.Spec{MaxDuration: time.Second, Run: func(ctx context.Context) (string, error) {
+	late, err := h.launch(ctx, researcher, work.Spec{Budget: work.Budget{MaxDuration: time.Second}, Run: func(ctx context.Context) (string, error) {
 		<-ctx.Done()
 		return canary, fmt.Errorf("%s: %w", canary, ctx.Err())
 	}})

@@ -29,7 +29,7 @@ func TestLogLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.await(failed, work.StateFailed)
-	late, err := h.launch(ctx, researcher, work.Spec{MaxDuration: time.Minute, Run: func(ctx context.Context) (string, error) {
+	late, err := h.launch(ctx, researcher, work.Spec{Budget: work.Budget{MaxDuration: time.Minute}, Run: func(ctx context.Context) (string, error) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}})

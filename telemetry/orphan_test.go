@@ -31,7 +31,7 @@ func orphanSpans(h *harness) []sdktrace.ReadOnlySpan {
 // panics nor ends the span again; the transition and duration metrics
 // still count it once.
 func TestOrphanEndsSpan(t *testing.T) {
-	h := newHarness(t, work.WithShutdownGrace(0), work.WithMaxDuration(0))
+	h := newHarness(t, work.WithShutdownGrace(0), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	ctx, root := h.root()
 	defer root.End()
 	started, release := make(chan struct{}), make(chan struct{})

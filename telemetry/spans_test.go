@@ -303,7 +303,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 		{
 			name: "deadline",
 			run: func(t *testing.T, h *harness, ctx context.Context) {
-				id, err := h.launch(ctx, researcher, work.Spec{MaxDuration: time.Second, Run: func(ctx context.Context) (string, error) {
+				id, err := h.launch(ctx, researcher, work.Spec{Budget: work.Budget{MaxDuration: time.Second}, Run: func(ctx context.Context) (string, error) {
 					<-ctx.Done()
 					return "", ctx.Err()
 				}})

@@ -55,7 +55,7 @@ func TestApprovalTimerStopped(t *testing.T) {
 		{"close", func(h *harness, o work.Owner, id string) error { return h.s.Close(ctx) }, work.StateCancelled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newHarness(t, work.WithMaxDuration(0))
+			h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 			o := work.NewOwner("timer")
 			c := h.child()
 			ref := h.hold(o, fn, c.run, "in", time.Hour)
@@ -233,7 +233,7 @@ func TestApprovalMisuse(t *testing.T) {
 // counts from the approval.
 func TestApprovalJoinsQueueTail(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, work.WithMaxRunning(1), work.WithMaxDuration(0))
+	h := newHarness(t, work.WithMaxRunning(1), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	o := work.NewOwner("fifo")
 	first, fc := h.running(o, fn)
 	hc, q1c, q2c := h.child(), h.child(), h.child()
@@ -373,7 +373,7 @@ func TestApprovalDetached(t *testing.T) {
 // slot (the pool's only slot is the child's).
 func TestApprovalInScope(t *testing.T) {
 	ctx := context.Background()
-	h := newHarness(t, work.WithMaxRunning(1), work.WithMaxDuration(0))
+	h := newHarness(t, work.WithMaxRunning(1), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	_, parent := h.running(work.NewOwner("top"), agent)
 	scope := parent.ex.Scope()
 	gc := h.child()

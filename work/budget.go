@@ -174,15 +174,12 @@ func defaultBudgetConfig() budgetConfig {
 	return budgetConfig{def: Budget{MaxTurns: DefaultMaxTurns, MaxToolCalls: DefaultMaxToolCalls}}
 }
 
-// duration resolves a child's deadline: its own (Spec.MaxDuration, else
-// Budget.MaxDuration), else the Supervisor's default (WithDefaultBudget),
+// duration resolves a child's deadline: its own (Budget.MaxDuration),
+// else the Supervisor's default (WithDefaultBudget),
 // clamped to the ceiling: WithBudgetCeiling's MaxDuration when set, else
 // the Supervisor's default itself, so a child can lower but never raise it.
 func (c *config) duration(spec *Spec) time.Duration {
-	d := spec.MaxDuration
-	if d <= 0 {
-		d = spec.Budget.MaxDuration
-	}
+	d := spec.Budget.MaxDuration
 	ceil := c.budget.ceiling.MaxDuration
 	if ceil <= 0 {
 		return clamp(d, c.maxDuration)

@@ -473,7 +473,7 @@ func TestEffectiveBudget(t *testing.T) {
 	if got != want {
 		t.Fatalf("EffectiveBudget = %+v, want %+v", got, want)
 	}
-	spec.MaxDuration = time.Second
+	spec.Budget.MaxDuration = time.Second
 	if got := s.EffectiveBudget(spec); got.MaxDuration != time.Second {
 		t.Fatalf("own deadline: %v", got.MaxDuration)
 	}

@@ -510,7 +510,7 @@ func concurrentOperationsRound(t *testing.T) {
 					return "", context.Cause(ctx)
 				}
 			}
-			ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: d, Run: run})
+			ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Budget: work.Budget{MaxDuration: d}, Run: run})
 			if err != nil {
 				t.Fatal(err)
 			}

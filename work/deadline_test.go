@@ -33,7 +33,7 @@ func TestSystemClockDeadlines(t *testing.T) {
 	}
 	start := func(d time.Duration, run work.RunFunc) string {
 		t.Helper()
-		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: d, Run: run})
+		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Budget: work.Budget{MaxDuration: d}, Run: run})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestSystemDeadlinesStress(t *testing.T) {
 			r.kind = 0
 		}
 		recs[i] = r
-		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: r.d, Run: func(ctx context.Context) (string, error) {
+		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Budget: work.Budget{MaxDuration: r.d}, Run: func(ctx context.Context) (string, error) {
 			switch r.kind {
 			case 1:
 				return "early", nil
@@ -175,11 +175,11 @@ func TestShorterDeadlineRearms(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}
-	if _, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: time.Hour, Run: wait}); err != nil {
+	if _, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Budget: work.Budget{MaxDuration: time.Hour}, Run: wait}); err != nil {
 		t.Fatal(err)
 	}
 	for d := 200 * time.Millisecond; d > time.Millisecond; d /= 2 {
-		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: d, Run: wait})
+		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: agent, Budget: work.Budget{MaxDuration: d}, Run: wait})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestSystemClockDeadline(t *testing.T) {
 	}
 	gate := make(chan struct{})
 	defer close(gate)
-	ref, err = s.Start(ctx, work.Spec{Owner: o, Target: agent, MaxDuration: time.Hour, Run: func(context.Context) (string, error) {
+	ref, err = s.Start(ctx, work.Spec{Owner: o, Target: agent, Budget: work.Budget{MaxDuration: time.Hour}, Run: func(context.Context) (string, error) {
 		<-gate
 		return "", nil
 	}})

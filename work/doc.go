@@ -136,7 +136,7 @@
 // done still completes it, and one that answers failed still fails it.
 // Without Job.Cancel, cancelling stops the wait, not the job: the service
 // goes on with it. A job that waits past its maximum duration
-// (Budget.MaxDuration, WithMaxDuration; from when it started running)
+// (Budget.MaxDuration, WithDefaultBudget's; from when it started running)
 // is stopped the same way and fails with ClassDeadline. Shutdown lets
 // waiting jobs poll on while its context allows, as it does running
 // Work, then cancels them as Close does (Job.Cancel once each); Close
@@ -165,7 +165,12 @@
 // terminal answer was read). Terminal Work an owner keeps readable is
 // bounded by WithRetention, which evicts results already read first, then
 // failed and cancelled Work, and unread results last. A refused request
-// stores nothing and fails with a stable Error code.
+// stores nothing and fails with a stable Error code. Every limit option
+// gives 0 and negative values one meaning, on every engine (the durable
+// runners' options of the same names are these): 0 is the documented
+// default, or no limit where the option says so (WithMaxStarts,
+// WithMaxResultBytes, WithRetention's age); a negative value is
+// ErrInvalidLimit from every Start, Call and SetPool (ResolveLimits).
 //
 // # Progress, notices, launch identities, shutdown
 //

@@ -76,7 +76,7 @@ func (e *Execution) Scope() Owner {
 // child that calls runtime.Goexit ends only itself); it gets a fresh
 // context that carries only what the Observer binds and its Execution (no
 // value of ctx), is cancelled when ctx is, and is bounded by
-// spec.MaxDuration (clamped to the Supervisor's maximum) or the
+// spec.Budget.MaxDuration (clamped to the Supervisor's maximum) or the
 // Supervisor's default. Its own scope is released when it returns. Its
 // output is limited as background Work's is (WithMaxResultBytes, lowered by
 // spec.MaxResultBytes): a larger output yields ErrChildFailed with Class

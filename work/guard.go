@@ -18,6 +18,14 @@ var ErrNotInitialized = newError("uninitialized", "supervisor is not initialized
 // Start, Call and SetPool returns it.
 var ErrInvalidBudget = newError("invalid_budget", "invalid budget")
 
+// ErrInvalidLimit: a limit option with a negative value (WithMaxRunning,
+// WithMaxOutstanding, WithMaxStarts, WithMaxDepth, WithMaxResultBytes,
+// WithRetention and the guidance bounds, and the durable runners' options
+// of the same names). The message names the option. An option cannot
+// fail, so the Engine records the problem and every Start, Call and
+// SetPool returns it.
+var ErrInvalidLimit = newError("invalid_limit", "invalid limit")
+
 // uninitialized reports whether s is a zero Supervisor (New makes idle).
 func (s *Supervisor) uninitialized() bool { return s.idle == nil }
 

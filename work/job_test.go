@@ -235,7 +235,7 @@ func TestJobLifecycle(t *testing.T) {
 // TestJobBackoffCap: with the defaults the delay doubles up to 30 s and
 // stays there.
 func TestJobBackoffCap(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	j := newTestJob()
 	o := work.NewOwner("o")
 	ref := h.startJob(o, j.job(), "in")

@@ -207,7 +207,7 @@ func TestDeadline(t *testing.T) {
 	t.Run("spec override", func(t *testing.T) {
 		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))
 		c := h.child()
-		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, MaxDuration: time.Second})
+		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, Budget: work.Budget{MaxDuration: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestDeadline(t *testing.T) {
 	t.Run("spec override clamped to the supervisor's", func(t *testing.T) {
 		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))
 		c := h.child()
-		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, MaxDuration: time.Hour})
+		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, Budget: work.Budget{MaxDuration: time.Hour}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +238,7 @@ func TestDeadline(t *testing.T) {
 		done := make(chan error, 1)
 		started := make(chan struct{})
 		go func() {
-			_, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, MaxDuration: time.Hour,
+			_, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxDuration: time.Hour},
 				Run: func(ctx context.Context) (string, error) { close(started); <-ctx.Done(); return "", ctx.Err() }})
 			done <- err
 		}()

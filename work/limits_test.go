@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -263,18 +264,92 @@ func TestDepthLimitThroughScopes(t *testing.T) {
 	}
 }
 
+// TestLimitOptions: every limit option's 0 is its documented default (or
+// no limit), and a negative value changes nothing and is reported as
+// ErrInvalidLimit, naming the option, by ResolveLimits and by every
+// Start, Call and SetPool; nil options are ignored.
 func TestLimitOptions(t *testing.T) {
-	s := work.New(work.WithMaxRunning(0), work.WithMaxOutstanding(-1), work.WithMaxStarts(-1), work.WithMaxDepth(0),
-		work.WithMaxDuration(-1), work.WithMaxResultBytes(-1), work.WithRetention(0, -1), work.WithMaxMessageBytes(0),
-		work.WithGuidanceQueue(0, -1), work.WithCommandRecords(0), nil, work.WithClock(nil), work.WithObserver(nil))
-	defer s.Close(context.Background())
-	want := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
+	def := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
 		MaxResultBytes: 1 << 20, RetainTerminal: 64, MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32,
 		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256}
-	if got := s.Limits(); got != want {
-		t.Fatalf("limits = %+v, want %+v", got, want)
+	with := func(edit func(*work.Limits)) work.Limits { l := def; edit(&l); return l }
+	for _, tc := range []struct {
+		name string
+		opts []work.Option
+		want work.Limits
+		bad  string // the option an ErrInvalidLimit names, or ""
+	}{
+		{"none", []work.Option{nil, work.WithClock(nil), work.WithObserver(nil)}, def, ""},
+		{"positive", []work.Option{work.WithMaxRunning(2), work.WithMaxOutstanding(3), work.WithMaxStarts(4), work.WithMaxDepth(5),
+			work.WithMaxResultBytes(6), work.WithRetention(7, time.Hour), work.WithMaxMessageBytes(8), work.WithGuidanceQueue(9, 10),
+			work.WithCommandRecords(11), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
+			work.Limits{MaxRunning: 2, MaxOutstanding: 3, MaxStarts: 4, MaxDepth: 5, MaxDuration: time.Minute, MaxResultBytes: 6,
+				RetainTerminal: 7, RetainAge: time.Hour, MaxMessageBytes: 8, MaxQueuedGuidance: 9, MaxQueuedGuidanceBytes: 10,
+				MaxCommandRecords: 11}, ""},
+		// 0 after another value: the default again (or no limit), never "keep".
+		{"zero", []work.Option{work.WithMaxRunning(2), work.WithMaxRunning(0), work.WithMaxOutstanding(3), work.WithMaxOutstanding(0),
+			work.WithMaxStarts(0), work.WithMaxDepth(5), work.WithMaxDepth(0), work.WithMaxResultBytes(0), work.WithRetention(7, time.Hour),
+			work.WithRetention(0, 0), work.WithMaxMessageBytes(0), work.WithGuidanceQueue(0, 0), work.WithCommandRecords(0),
+			work.WithDefaultBudget(work.Budget{MaxDuration: 0})},
+			with(func(l *work.Limits) { l.MaxStarts, l.MaxResultBytes = 0, 0 }), ""},
+		{"no deadline", []work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: -1})}, with(func(l *work.Limits) { l.MaxDuration = 0 }), ""},
+		{"MaxRunning -1", []work.Option{work.WithMaxRunning(-1)}, def, "WithMaxRunning"},
+		{"MaxOutstanding -1", []work.Option{work.WithMaxOutstanding(-1)}, def, "WithMaxOutstanding"},
+		{"MaxStarts -1", []work.Option{work.WithMaxStarts(-1)}, def, "WithMaxStarts"},
+		{"MaxDepth -1", []work.Option{work.WithMaxDepth(-1)}, def, "WithMaxDepth"},
+		{"MaxResultBytes -1", []work.Option{work.WithMaxResultBytes(-1)}, def, "WithMaxResultBytes"},
+		{"Retention count -1", []work.Option{work.WithRetention(-1, 0)}, def, "WithRetention"},
+		{"Retention age -1ns", []work.Option{work.WithRetention(0, -1)}, def, "WithRetention"},
+		{"MaxMessageBytes -1", []work.Option{work.WithMaxMessageBytes(-1)}, def, "WithMaxMessageBytes"},
+		{"GuidanceQueue count -1", []work.Option{work.WithGuidanceQueue(-1, 0)}, def, "WithGuidanceQueue"},
+		{"GuidanceQueue bytes -1", []work.Option{work.WithGuidanceQueue(0, -1)}, def, "WithGuidanceQueue"},
+		{"CommandRecords -1", []work.Option{work.WithCommandRecords(-1)}, def, "WithCommandRecords"},
+		// The first invalid option is the one reported; later valid ones still apply.
+		{"first of two", []work.Option{work.WithMaxDepth(-2), work.WithMaxStarts(-3), work.WithMaxDepth(2)},
+			with(func(l *work.Limits) { l.MaxDepth = 2 }), "WithMaxDepth(-2)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := work.ResolveLimits(tc.opts...)
+			if got != tc.want {
+				t.Errorf("ResolveLimits = %+v, want %+v", got, tc.want)
+			}
+			s := work.New(tc.opts...)
+			defer s.Close(context.Background())
+			if l := s.Limits(); l != got {
+				t.Errorf("Limits() = %+v, ResolveLimits = %+v", l, got)
+			}
+			o := work.NewOwner("limits")
+			_, serr := s.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction}, Run: immediate("x")})
+			_, cerr := s.Call(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction}, Run: immediate("x")})
+			perr := s.SetPool(t.Context(), o, work.Budget{})
+			if tc.bad == "" {
+				if err != nil || serr != nil || cerr != nil || perr != nil {
+					t.Fatalf("ResolveLimits: %v, Start: %v, Call: %v, SetPool: %v; want no error", err, serr, cerr, perr)
+				}
+				return
+			}
+			for what, e := range map[string]error{"ResolveLimits": err, "Start": serr, "Call": cerr, "SetPool": perr} {
+				if !errors.Is(e, work.ErrInvalidLimit) || !strings.Contains(e.Error(), tc.bad) {
+					t.Errorf("%s: %v; want ErrInvalidLimit naming %s", what, e, tc.bad)
+				}
+			}
+		})
 	}
+	s := work.New(work.WithObserver(nil))
+	defer s.Close(context.Background())
 	if _, ok := s.Observer().(work.NopObserver); !ok {
-		t.Fatalf("observer = %T", s.Observer())
+		t.Fatalf("observer = %T, want NopObserver", s.Observer())
+	}
+}
+
+// TestLimitsResultBytes: a Spec's MaxResultBytes lowers the engine's bound
+// and bounds its Work when the engine has none; it never raises it.
+func TestLimitsResultBytes(t *testing.T) {
+	for _, tc := range []struct{ engine, spec, want int }{
+		{100, 0, 100}, {100, 10, 10}, {100, 1000, 100}, {0, 0, 0}, {0, 10, 10}, {100, -1, 100},
+	} {
+		if got := (work.Limits{MaxResultBytes: tc.engine}).ResultBytes(work.Spec{MaxResultBytes: tc.spec}); got != tc.want {
+			t.Errorf("engine %d, spec %d: %d, want %d", tc.engine, tc.spec, got, tc.want)
+		}
 	}
 }

@@ -6,7 +6,7 @@ import "time"
 const (
 	DefaultMaxRunning     = 8                // Work running at once, across all owners
 	DefaultMaxOutstanding = 32               // queued + running Work per owner
-	DefaultMaxStarts      = 64               // starts per owner over its lifetime; 0 means no limit
+	DefaultMaxStarts      = 64               // starts per owner over its lifetime
 	DefaultMaxDepth       = 4                // owner nesting levels: depth 0 .. 3 may start Work
 	DefaultMaxDuration    = 30 * time.Minute // per-Work deadline, from running
 	DefaultMaxResultBytes = 1 << 20          // per-Work output size
@@ -46,8 +46,8 @@ type config struct {
 	maxQueued       int
 	maxQueuedBytes  int
 	maxCommands     int
-	// err is the first invalid option value (ErrInvalidBudget), returned
-	// by every Start, Call and SetPool.
+	// err is the first invalid option value (ErrInvalidLimit,
+	// ErrInvalidBudget), returned by every Start, Call and SetPool.
 	err error
 }
 
@@ -96,133 +96,111 @@ func WithObserver(o Observer) Option {
 	})
 }
 
+// Every limit option below gives each value one meaning, on the
+// Supervisor and on the durable runners (whose options of the same names
+// are these, interpreted by ResolveLimits): n > 0 is the limit; 0 is the
+// documented default, or no limit where the option says so; a negative
+// value is invalid: the option changes nothing, and every Start, Call and
+// SetPool fails with ErrInvalidLimit naming the option (an option cannot
+// fail). The per-Work deadline is WithDefaultBudget's Budget.MaxDuration
+// (0: the default, 30 minutes; -1: none).
+
+// setLimit applies a limit option's value n to *dst: n when positive,
+// zero (the default or 0 for no limit) when 0; a negative n is recorded as
+// the configuration's ErrInvalidLimit.
+func setLimit[T int | time.Duration](c *config, option string, n T, dst *T, zero T) {
+	switch {
+	case n > 0:
+		*dst = n
+	case n == 0:
+		*dst = zero
+	default:
+		c.recordErr(errorf(ErrInvalidLimit, "%s(%v): a limit must not be negative", option, n))
+	}
+}
+
 // WithMaxRunning sets how many Works run at once across all owners
-// (default 8). Work beyond it waits queued, FIFO and fair across owners. A
-// child waiting in Result on its own descendants lends its slot to them
-// (see "Running slots" in the package doc). Values below 1 are ignored.
+// (0: the default, 8). Work beyond it waits queued, FIFO and fair across
+// owners. A child waiting in Result on its own descendants lends its slot
+// to them (see "Running slots" in the package doc). Negative: invalid.
 func WithMaxRunning(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 1 {
-			c.maxRunning = n
-		}
-	})
+	return optionFunc(func(c *config) { setLimit(c, "WithMaxRunning", n, &c.maxRunning, DefaultMaxRunning) })
 }
 
 // WithMaxOutstanding sets how many Works one owner may have queued or
-// running (default 32). Values below 1 are ignored.
+// running (0: the default, 32). Negative: invalid.
 func WithMaxOutstanding(n int) Option {
 	return optionFunc(func(c *config) {
-		if n >= 1 {
-			c.maxOutstanding = n
-		}
+		setLimit(c, "WithMaxOutstanding", n, &c.maxOutstanding, DefaultMaxOutstanding)
 	})
 }
 
 // WithMaxStarts sets how many Works one owner may start over its lifetime
-// (default 64); 0 means no limit. Negative values are ignored.
+// (default 64; 0: no limit). Negative: invalid.
 func WithMaxStarts(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 0 {
-			c.maxStarts = n
-		}
-	})
+	return optionFunc(func(c *config) { setLimit(c, "WithMaxStarts", n, &c.maxStarts, 0) })
 }
 
-// WithMaxDepth sets the owner nesting limit (default 4): an owner at depth
-// d may start Work (or call a foreground child) only when d < n, so at most
-// n levels of children run below a top-level owner. A top-level owner has
-// depth 0; a child's own scope is one deeper than its owner. Values below 1
-// are ignored.
+// WithMaxDepth sets the owner nesting limit (0: the default, 4): an owner
+// at depth d may start Work (or call a foreground child) only when d < n,
+// so at most n levels of children run below a top-level owner. A
+// top-level owner has depth 0; a child's own scope is one deeper than its
+// owner. Negative: invalid.
 func WithMaxDepth(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 1 {
-			c.maxDepth = n
-		}
-	})
+	return optionFunc(func(c *config) { setLimit(c, "WithMaxDepth", n, &c.maxDepth, DefaultMaxDepth) })
 }
 
-// WithMaxDuration sets the per-Work deadline, counted from running
-// (default 30 minutes); 0 means none. Negative values are ignored. It is
-// WithDefaultBudget(Budget{MaxDuration: d}), with 0 spelled -1 there.
-//
-// Deprecated: use WithDefaultBudget(Budget{MaxDuration: d}) (-1: no
-// deadline).
-func WithMaxDuration(d time.Duration) Option {
-	switch {
-	case d > 0:
-		return WithDefaultBudget(Budget{MaxDuration: d})
-	case d == 0:
-		return WithDefaultBudget(Budget{MaxDuration: -1})
-	}
-	return optionFunc(func(*config) {})
-}
-
-// WithMaxResultBytes sets the maximum output size (default 1 MiB); 0 means
-// none. A larger output fails the Work with class result_too_large and is
-// dropped (a foreground Call: ErrChildFailed with that class). It is also the ceiling of Spec.MaxResultBytes, which can only
-// lower it. Negative values are ignored.
+// WithMaxResultBytes sets the maximum output size (default 1 MiB; 0: no
+// limit). A larger output fails the Work with class result_too_large and
+// is dropped (a foreground Call: ErrChildFailed with that class). It is
+// also the ceiling of Spec.MaxResultBytes, which can only lower it (and
+// bounds its Work when this is 0). Negative: invalid.
 func WithMaxResultBytes(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 0 {
-			c.maxResultBytes = n
-		}
-	})
+	return optionFunc(func(c *config) { setLimit(c, "WithMaxResultBytes", n, &c.maxResultBytes, 0) })
 }
 
 // WithRetention bounds terminal Work kept readable per owner: at most count
-// items (default 64, at least 1) and, when age > 0, none finished longer
-// than age ago. Work past the age bound is evicted first. Beyond the count
-// bound the engine evicts, in this order, results already read, then
-// failed and cancelled Work, and unread completed results last; within
-// each group the oldest finished first. Unfinished Work is never evicted.
-// Eviction is lazy: it happens on the owner's next start or operation, and
-// as Work finishes.
+// items (0: the default, 64) and, when age > 0, none finished longer than
+// age ago (0: no age bound). Negative count or age: invalid. Work past the
+// age bound is evicted first. Beyond the count bound the engine evicts, in
+// this order, results already read, then failed and cancelled Work, and
+// unread completed results last; within each group the oldest finished
+// first. Unfinished Work is never evicted. Eviction is lazy: it happens on
+// the owner's next start or operation, and as Work finishes.
 func WithRetention(count int, age time.Duration) Option {
 	return optionFunc(func(c *config) {
-		if count >= 1 {
-			c.retainTerminal = count
-		}
-		if age >= 0 {
-			c.retainAge = age
-		}
+		setLimit(c, "WithRetention", count, &c.retainTerminal, DefaultRetainTerminal)
+		setLimit(c, "WithRetention", age, &c.retainAge, 0)
 	})
 }
 
 // WithMaxMessageBytes sets the largest guidance message Send accepts
-// (default 16 KiB); larger ones are ErrMessageTooLarge. Values below 1 are
-// ignored.
+// (0: the default, 16 KiB); larger ones are ErrMessageTooLarge.
+// Negative: invalid.
 func WithMaxMessageBytes(n int) Option {
 	return optionFunc(func(c *config) {
-		if n >= 1 {
-			c.maxMessageBytes = n
-		}
+		setLimit(c, "WithMaxMessageBytes", n, &c.maxMessageBytes, DefaultMaxMessageBytes)
 	})
 }
 
 // WithGuidanceQueue bounds the accepted, undelivered guidance of one Work:
-// at most count messages (default 32) and bytes bytes in all (default
-// 64 KiB). A Send beyond either is ErrMailboxFull until the child drains
-// its mailbox. Values below 1 are ignored, each on its own.
+// at most count messages (0: the default, 32) and bytes bytes in all (0:
+// the default, 64 KiB). A Send beyond either is ErrMailboxFull until the
+// child drains its mailbox. Negative: invalid.
 func WithGuidanceQueue(count, bytes int) Option {
 	return optionFunc(func(c *config) {
-		if count >= 1 {
-			c.maxQueued = count
-		}
-		if bytes >= 1 {
-			c.maxQueuedBytes = bytes
-		}
+		setLimit(c, "WithGuidanceQueue", count, &c.maxQueued, DefaultMaxQueuedGuidance)
+		setLimit(c, "WithGuidanceQueue", bytes, &c.maxQueuedBytes, DefaultMaxQueuedGuidanceBytes)
 	})
 }
 
 // WithCommandRecords sets how many idempotency records (one per accepted
-// Send with a command id) one Work keeps (default 256); beyond it the
-// oldest is dropped, and a replay of a dropped command is treated as a new
-// command. Values below 1 are ignored.
+// Send with a command id) one Work keeps (0: the default, 256); beyond it
+// the oldest is dropped, and a replay of a dropped command is treated as a
+// new command. Negative: invalid.
 func WithCommandRecords(n int) Option {
 	return optionFunc(func(c *config) {
-		if n >= 1 {
-			c.maxCommands = n
-		}
+		setLimit(c, "WithCommandRecords", n, &c.maxCommands, DefaultMaxCommandRecords)
 	})
 }
 
@@ -242,3 +220,29 @@ type Limits struct {
 	MaxQueuedGuidanceBytes int
 	MaxCommandRecords      int
 }
+
+// limits returns c's limits.
+func (c *config) limits() Limits {
+	return Limits{MaxRunning: c.maxRunning, MaxOutstanding: c.maxOutstanding, MaxStarts: c.maxStarts,
+		MaxDepth: c.maxDepth, MaxDuration: c.maxDuration, MaxResultBytes: c.maxResultBytes,
+		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
+		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
+		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands}
+}
+
+// ResolveLimits returns the limits of a Supervisor made by New(opts...)
+// and the error its Start, Call and SetPool would return for an invalid
+// option (ErrInvalidLimit, ErrInvalidBudget; nil when every option is
+// valid). It is how an Engine that runs Work elsewhere (the durable
+// runners) gives every value of these options the Supervisor's meaning.
+// Options other than the limit and budget options do not change the
+// result. MaxDuration is the default per-Work deadline (0: none).
+func ResolveLimits(opts ...Option) (Limits, error) {
+	c := newConfig(opts)
+	return c.limits(), c.err
+}
+
+// ResultBytes returns the output bound of spec's Work under l:
+// spec.MaxResultBytes when it is positive and lowers l.MaxResultBytes (or
+// l has none), else l.MaxResultBytes; 0 means no limit.
+func (l Limits) ResultBytes(spec Spec) int { return clamp(spec.MaxResultBytes, l.MaxResultBytes) }

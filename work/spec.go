@@ -34,18 +34,13 @@ type Spec struct {
 	// Engine that runs children in other processes starts them from
 	// Target.Label and Input; the in-process Supervisor ignores it.
 	Input string
-	// MaxDuration, when > 0, lowers the Supervisor's per-Work deadline for
-	// this Work; it never raises it (it is clamped to the Supervisor's
-	// maximum duration, unless that is 0, meaning none).
-	//
-	// Deprecated: use Budget.MaxDuration, the one way to set a Work's
-	// deadline. Still honoured: when > 0 it is used as Budget.MaxDuration.
-	MaxDuration time.Duration
-	// MaxResultBytes, when > 0, lowers the Supervisor's output limit for
-	// this Work; it is clamped the same way.
+	// MaxResultBytes, when > 0, lowers the engine's output limit for this
+	// Work (WithMaxResultBytes); it never raises it, and bounds the Work
+	// on its own when the engine has no limit (Limits.ResultBytes).
 	MaxResultBytes int
-	// Budget bounds the child's turns, tool calls and tokens (and its
-	// duration when MaxDuration is 0); see Budget for inheritance.
+	// Budget bounds the child's turns, tool calls, tokens and duration
+	// (Budget.MaxDuration, the one way to set a Work's deadline); see
+	// Budget for inheritance.
 	Budget Budget
 	// FailOnBudget makes an exhausted budget fail the Work (class
 	// budget_exhausted) instead of granting a final request.

@@ -102,11 +102,4 @@ func (s *Supervisor) Now() time.Time {
 }
 
 // Limits returns the effective limits.
-func (s *Supervisor) Limits() Limits {
-	c := s.cfg
-	return Limits{MaxRunning: c.maxRunning, MaxOutstanding: c.maxOutstanding, MaxStarts: c.maxStarts,
-		MaxDepth: c.maxDepth, MaxDuration: c.maxDuration, MaxResultBytes: c.maxResultBytes,
-		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
-		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
-		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands}
-}
+func (s *Supervisor) Limits() Limits { return s.cfg.limits() }

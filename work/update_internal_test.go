@@ -9,7 +9,7 @@ import (
 // allocated only for a Spec that declares updates, and the boundary of a
 // Work that declares them (no question open) still allocates nothing.
 func TestUpdateStateOnlyWhenDeclared(t *testing.T) {
-	s := New(WithMaxDuration(0))
+	s := New(WithDefaultBudget(Budget{MaxDuration: -1}))
 	defer s.Close(context.Background())
 	o := NewOwner("mem")
 	type seen struct {

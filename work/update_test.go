@@ -198,7 +198,7 @@ func within(t *testing.T, ch chan error, what string) error {
 // question's acceptance), then the boundary goes on and Unanswered
 // reports it once; the timer is gone.
 func TestQuestionTimeout(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	o := work.NewOwner("qt")
 	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{QuestionTimeout: time.Minute})
 	base := h.clk.Pending()
@@ -246,7 +246,7 @@ func TestQuestionTimeout(t *testing.T) {
 // question ends the wait and stops the timer; guidance accepted before
 // it does not answer it.
 func TestQuestionAnswered(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	ctx := context.Background()
 	o := work.NewOwner("qa")
 	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
@@ -288,7 +288,7 @@ func TestQuestionAnswered(t *testing.T) {
 // with ErrUnanswered after the timeout, returns at once with no question
 // open, and ends with ErrCancelled when its context does.
 func TestQuestionFunctionChild(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	ctx := context.Background()
 	o := work.NewOwner("qf")
 	fn := work.Target{Label: "fn", Kind: work.KindFunction}
@@ -360,7 +360,7 @@ type awaitResult struct {
 func TestQuestionWaitEndsWithWork(t *testing.T) {
 	for _, how := range []string{"deadline", "cancel"} {
 		t.Run(how, func(t *testing.T) {
-			h := newHarness(t, work.WithMaxDuration(time.Hour))
+			h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))
 			o := work.NewOwner("qd")
 			ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{QuestionTimeout: 10 * time.Hour},
 				func(s *work.Spec) { s.Budget.MaxDuration = time.Minute })
@@ -392,7 +392,7 @@ func TestQuestionWaitEndsWithWork(t *testing.T) {
 // its size and sequence number; an accepted one is a NoticeUpdate; a
 // duplicate is neither; a refusal holds no value.
 func TestUpdateEventsAndNotices(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	o := work.NewOwner("ue")
 	sub, err := h.s.Subscribe(context.Background(), o, 8)
 	if err != nil {
@@ -434,7 +434,7 @@ func TestUpdateEventsAndNotices(t *testing.T) {
 // TestUpdateNoticeLeavesSettlement: update notices fill a buffer, and the
 // settlement takes the place of the oldest.
 func TestUpdateNoticeLeavesSettlement(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	o := work.NewOwner("un")
 	sub, err := h.s.Subscribe(context.Background(), o, 2)
 	if err != nil {
@@ -459,7 +459,7 @@ func TestUpdateNoticeLeavesSettlement(t *testing.T) {
 // any child, are refused with not_declared; the foreground one is still
 // an event.
 func TestUpdatesOutsideWork(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	if _, err := work.ReportUpdate(context.Background(), "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
 		t.Fatalf("outside a child: %v", err)
 	}
@@ -576,7 +576,7 @@ func TestRemoteUpdateHooks(t *testing.T) {
 // the Work settled: refused with ending, and no event follows the
 // terminal one.
 func TestUpdateAfterSettled(t *testing.T) {
-	h := newHarness(t, work.WithMaxDuration(0))
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	o := work.NewOwner("late")
 	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
 	if _, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -91,17 +90,8 @@ func WithValidate(fn func(input string) error) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.Validate = fn })
 }
 
-// WithMaxDuration bounds one run of the child; reaching it cancels the child
-// at its next boundary and fails the Work with class deadline_exceeded. It
-// sets middleware.Child.MaxDuration, which is the same as
-// Budget.MaxDuration and wins over a WithBudget's.
-//
-// Deprecated: use WithBudget(work.Budget{MaxDuration: d}).
-func WithMaxDuration(d time.Duration) ChildOption {
-	return childOptionFunc(func(c *middleware.Child) { c.MaxDuration = d })
-}
-
-// WithMaxResultBytes bounds the child's output size in the background.
+// WithMaxResultBytes bounds the child's output size (middleware.Child's
+// MaxResultBytes: it lowers the engine's limit, never raises it).
 func WithMaxResultBytes(n int) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.MaxResultBytes = n })
 }
@@ -403,11 +393,6 @@ func runExecutor(ctx context.Context, exec *agents.Executor, input string, updat
 	}
 	return "", fmt.Errorf("langchaingo: child executor returned no string output")
 }
-
-// Background is the former name of BackgroundChild.
-//
-// Deprecated: use BackgroundChild.
-type Background = BackgroundChild
 
 // BackgroundChild is a backgroundable child as a langchaingo tool, made by
 // Backgroundable: a frozen, inert marker that becomes executable only in

@@ -26,7 +26,7 @@ func TestZeroValues(t *testing.T) {
 		nm   *lc.Model
 		zc   lc.Child
 		nc   *lc.Child
-		zb   lc.Background
+		zb   lc.BackgroundChild
 		zs   lc.Settled
 		exec = agents.NewExecutor(agents.NewOpenAIFunctionsAgent(scripted.New(scripted.Text("x")), nil))
 	)

@@ -2,7 +2,6 @@ package restate
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,11 +44,10 @@ var _ work.Engine = (*Engine)(nil)
 // required: without it every call is work.ErrUnavailable).
 func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
-		work.WithMaxResultBytes(cfg.maxResultBytes), work.WithMaxDuration(cfg.maxDuration)}, cfg.budget...)...)
+	local := work.New(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...)...)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
 		served: map[string]bool{}}
-	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
+	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
 		e.life.Watching(wt.Watch(e))
@@ -78,17 +76,18 @@ func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
 }
 
-// admissible: not closed (work.ErrClosed), an ingress configured, and the
-// budget options valid (the Supervisor's check, written once in work).
+// admissible: not closed (work.ErrClosed), the limit and budget options
+// valid (work.ResolveLimits' check, written once in work), and an
+// ingress configured.
 func (e *Engine) admissible() error {
 	if e.life.Closed() {
 		return work.ErrClosed
 	}
+	if e.cfg.err != nil {
+		return e.cfg.err
+	}
 	if e.cfg.ingress == "" {
 		return work.ErrUnavailable.Detail("no ingress (WithIngress)")
-	}
-	if err := e.local.SetPool(context.Background(), work.Owner{}, work.Budget{}); errors.Is(err, work.ErrInvalidBudget) {
-		return err
 	}
 	return nil
 }

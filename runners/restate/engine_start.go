@@ -28,7 +28,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if err := e.servedTarget(ctx, spec.Target.Label); err != nil {
 		return work.Ref{}, err
 	}
-	if err := driver.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
+	if err := driver.TooDeep(ctx, e.cfg.observer, spec, e.cfg.limits.MaxDepth); err != nil {
 		return work.Ref{}, err
 	}
 	targetID := spec.Target.ID
@@ -38,7 +38,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	id := newID()
 	now := time.Now().UTC()
 	budget := e.local.EffectiveBudget(spec)
-	maxBytes := driver.ResultBytes(spec, e.cfg.maxResultBytes)
+	maxBytes := e.cfg.limits.ResultBytes(spec)
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -69,8 +69,8 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 			Commands: work.DefaultMaxCommandRecords}}
 	launch, digest := driver.LaunchIdentity(spec)
 	req := admitRequest{Admission: driver.Admission{Record: ownerRecord{ID: id, Label: spec.Target.Label, TargetID: targetID,
-		Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding, MaxStarts: e.cfg.maxStarts,
-		Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
+		Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.limits.MaxOutstanding, MaxStarts: e.cfg.limits.MaxStarts,
+		Retain: e.cfg.limits.RetainTerminal, RetainAge: e.cfg.limits.RetainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
 		Function: spec.Target.Kind == work.KindFunction, Launch: launch, Digest: digest, Approval: spec.NeedsApproval}, Work: in}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer cancel()
@@ -96,9 +96,6 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 // Call runs a foreground child in this process (see Engine).
 func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := e.admissible(); err != nil {
-		return "", err
-	}
-	if err := driver.CallRefused(spec, e.cfg.maxDepth); err != nil {
 		return "", err
 	}
 	return e.local.Call(ctx, spec)

@@ -22,54 +22,51 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	ns             string
-	ingress        string
-	admin          string
-	advertise      string
-	listen         string
-	maxRunning     int
-	maxOutstanding int
-	maxStarts      int
-	maxDepth       int
-	maxDuration    time.Duration
-	maxResultBytes int
-	retainAge      time.Duration // 0: no age bound
-	retain         int
-	retryable      map[string]bool
-	maxAttempts    int
-	rpcTimeout     time.Duration
-	pollInterval   time.Duration
-	observer       work.Observer
-	logger         slog.Handler
-	registry       bool
-	budget         []work.Option
-	ops            opsConfig // the deployment view (options_ops.go)
+	ns        string
+	ingress   string
+	admin     string
+	advertise string
+	listen    string
+	// opts holds the limit and budget options in the order given, as
+	// work's own options: work.ResolveLimits interprets them into limits
+	// (and err), so that every value means here what it means to the
+	// in-process Supervisor.
+	opts         []work.Option
+	limits       work.Limits
+	err          error // the first invalid option (work.ErrInvalidLimit, work.ErrInvalidBudget)
+	retryable    map[string]bool
+	maxAttempts  int
+	rpcTimeout   time.Duration
+	pollInterval time.Duration
+	observer     work.Observer
+	logger       slog.Handler
+	registry     bool
+	ops          opsConfig // the deployment view (options_ops.go)
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		ns:             DefaultNamespace,
-		maxRunning:     work.DefaultMaxRunning,
-		maxOutstanding: work.DefaultMaxOutstanding,
-		maxStarts:      work.DefaultMaxStarts,
-		maxDepth:       work.DefaultMaxDepth,
-		maxDuration:    work.DefaultMaxDuration,
-		maxResultBytes: work.DefaultMaxResultBytes,
-		retain:         64,
-		retryable:      map[string]bool{},
-		maxAttempts:    3,
-		rpcTimeout:     30 * time.Second,
-		pollInterval:   100 * time.Millisecond,
-		observer:       work.NopObserver{},
-		logger:         slog.DiscardHandler,
-		ops:            defaultOps(),
+		ns:           DefaultNamespace,
+		retryable:    map[string]bool{},
+		maxAttempts:  3,
+		rpcTimeout:   30 * time.Second,
+		pollInterval: 100 * time.Millisecond,
+		observer:     work.NopObserver{},
+		logger:       slog.DiscardHandler,
+		ops:          defaultOps(),
 	}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
 		}
 	}
+	c.limits, c.err = work.ResolveLimits(c.opts...)
 	return c
+}
+
+// limit is an Option that is work's option o.
+func limit(o work.Option) Option {
+	return optionFunc(func(c *config) { c.opts = append(c.opts, o) })
 }
 
 // WithNamespace prefixes the service names ("<ns>.Owner", "<ns>.Control",
@@ -113,50 +110,45 @@ func WithListenAddress(addr string) Option { return optionFunc(func(c *config) {
 // the Observer of the process that does.
 func WithRegistry() Option { return optionFunc(func(c *config) { c.registry = true }) }
 
-// WithMaxRunning sets how many attempts a Worker runs at once per target
-// (default work.DefaultMaxRunning); the rest wait queued.
-func WithMaxRunning(n int) Option { return optionFunc(func(c *config) { c.maxRunning = n }) }
+// The limit options are work's options of the same names, with the same
+// meaning of every value, 0 and negative included (a negative value makes
+// every Start, Call and SetPool of the Engine, and NewWorker, fail with
+// work.ErrInvalidLimit). Coordinators' Engines and Workers of one
+// deployment should be given the same ones.
 
-// WithMaxOutstanding sets the queued and running Work per owner (default
-// work.DefaultMaxOutstanding; 0: no limit).
-func WithMaxOutstanding(n int) Option { return optionFunc(func(c *config) { c.maxOutstanding = n }) }
+// WithMaxRunning sets how many attempts a Worker runs at once per target,
+// as work.WithMaxRunning (0: the default, 8); the rest wait queued.
+func WithMaxRunning(n int) Option { return limit(work.WithMaxRunning(n)) }
 
-// WithMaxStarts sets the starts per owner over its lifetime (0: no limit).
-func WithMaxStarts(n int) Option { return optionFunc(func(c *config) { c.maxStarts = n }) }
+// WithMaxOutstanding sets the queued and running Work per owner, across
+// every coordinator, as work.WithMaxOutstanding (0: the default, 32).
+func WithMaxOutstanding(n int) Option { return limit(work.WithMaxOutstanding(n)) }
 
-// WithMaxDepth sets the owner nesting limit (default work.DefaultMaxDepth).
-func WithMaxDepth(n int) Option { return optionFunc(func(c *config) { c.maxDepth = n }) }
+// WithMaxStarts sets the starts per owner over its lifetime, as
+// work.WithMaxStarts (0: no limit).
+func WithMaxStarts(n int) Option { return limit(work.WithMaxStarts(n)) }
 
-// WithMaxDuration sets the per-Work deadline, from running (default 30
-// minutes; 0: none). The services' inactivity and abort timeouts are set
-// above it on the Worker (see doc).
-func WithMaxDuration(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.maxDuration = d })
-}
+// WithMaxDepth sets the owner nesting limit, as work.WithMaxDepth (0: the
+// default, 4).
+func WithMaxDepth(n int) Option { return limit(work.WithMaxDepth(n)) }
 
-// WithMaxResultBytes sets the output size limit.
-func WithMaxResultBytes(n int) Option { return optionFunc(func(c *config) { c.maxResultBytes = n }) }
+// WithMaxResultBytes sets the output size limit, as
+// work.WithMaxResultBytes (0: no limit); a Spec's MaxResultBytes lowers
+// it for its Work.
+func WithMaxResultBytes(n int) Option { return limit(work.WithMaxResultBytes(n)) }
 
 // WithRetention bounds the finished Work each owner keeps visible, as
-// work.WithRetention: at most count Works (default 64; values below 1 are
-// ignored), evicted beyond it in work.WithRetention's order (results
-// already read first, then failed and cancelled Work, unread results
-// last), and, when age > 0, none finished longer than age ago (default
-// 0: no age bound; negative values are ignored). Unfinished Work is never
-// evicted. The registry evicts beyond count as each Work ends, and past
-// age at each admission (by the admission's time); between admissions
-// the Engine's reads hide the records already past the age by its clock.
-// The bounds travel with each admission: give coordinators' Engines the
-// same option.
+// work.WithRetention: at most count Works (0: the default, 64), evicted
+// beyond it in work.WithRetention's order (results already read first,
+// then failed and cancelled Work, unread results last), and, when age >
+// 0, none finished longer than age ago (0: no age bound). Unfinished Work
+// is never evicted. The registry evicts beyond count as each Work ends,
+// and past age at each admission (by the admission's time); between
+// admissions the Engine's reads hide the records already past the age by
+// its clock. The bounds travel with each admission: give coordinators'
+// Engines the same option.
 func WithRetention(count int, age time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if count > 0 {
-			c.retain = count
-		}
-		if age >= 0 {
-			c.retainAge = age
-		}
-	})
+	return limit(work.WithRetention(count, age))
 }
 
 // WithRetryable declares targets whose child may run again when its
@@ -220,16 +212,16 @@ func WithLogger(h slog.Handler) Option {
 	})
 }
 
-// WithDefaultBudget and WithBudgetCeiling are work's budget options, for
-// the Engine's budget resolution.
-func WithDefaultBudget(b work.Budget) Option {
-	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithDefaultBudget(b)) })
-}
+// WithDefaultBudget sets the budget of a child that sets none, as
+// work.WithDefaultBudget (0 keeps a field's default, -1 means no limit).
+// Its MaxDuration is the per-Work deadline from running (default 30
+// minutes): the Engine's budget resolution uses it, and a Worker sets its
+// services' inactivity and abort timeouts above it (see timeouts). Budget
+// options compose in order, as work's do.
+func WithDefaultBudget(b work.Budget) Option { return limit(work.WithDefaultBudget(b)) }
 
 // WithBudgetCeiling clamps every Work's budget (work.WithBudgetCeiling).
-func WithBudgetCeiling(b work.Budget) Option {
-	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithBudgetCeiling(b)) })
-}
+func WithBudgetCeiling(b work.Budget) Option { return limit(work.WithBudgetCeiling(b)) }
 
 // minServiceTimeout is the least inactivity and abort timeout of the
 // runner's services (a Work with no maximum duration gets it).

@@ -2,6 +2,7 @@ package restate_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"sync"
@@ -65,6 +66,12 @@ func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Opti
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute)}
 	opts = append(base, opts...)
 	w, err := restate.NewWorker(targets, append(opts, restate.WithRegistry())...)
+	if errors.Is(err, work.ErrInvalidLimit) {
+		// NewWorker refuses an invalid limit as the Engine does: the
+		// Worker (and the registry the Engine reads) runs with the
+		// defaults, and the Engine shows the refusal (LimitValues).
+		w, err = restate.NewWorker(targets, append(base, restate.WithRegistry())...)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +97,7 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	}
 	return deploy(t, targets, restate.WithMaxRunning(cfg.MaxRunning), restate.WithMaxOutstanding(cfg.MaxOutstanding),
 		restate.WithMaxStarts(cfg.MaxStarts), restate.WithMaxDepth(cfg.MaxDepth),
-		restate.WithMaxDuration(cfg.MaxDuration), restate.WithMaxResultBytes(cfg.MaxResultBytes),
+		restate.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}), restate.WithMaxResultBytes(cfg.MaxResultBytes),
 		restate.WithRetention(cfg.Retain, cfg.RetainAge), restate.WithObserver(cfg.Observer))
 }
 

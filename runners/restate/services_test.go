@@ -19,7 +19,7 @@ import (
 
 // TestServiceTimeouts: every service a Worker registers has inactivity
 // and abort timeouts above the Work's maximum duration (and at least a
-// day), read back from the admin API, so that Restate never aborts and
+// day), the one WithDefaultBudget sets, read back from the admin API, so that Restate never aborts and
 // retries a long child; the registry objects keep no journal.
 func TestServiceTimeouts(t *testing.T) {
 	s := server(t)
@@ -27,7 +27,7 @@ func TestServiceTimeouts(t *testing.T) {
 	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction,
 		Run: func(context.Context, string) (string, error) { return "", nil }}},
 		restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
-		restate.WithRegistry(), restate.WithMaxDuration(36*time.Hour))
+		restate.WithRegistry(), restate.WithDefaultBudget(work.Budget{MaxDuration: 36 * time.Hour}))
 	if err != nil {
 		t.Fatal(err)
 	}

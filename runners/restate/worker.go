@@ -50,9 +50,13 @@ type Worker struct {
 }
 
 // NewWorker returns a Worker for targets (by label). It needs WithIngress
-// and WithAdmin.
+// and WithAdmin, and fails with work.ErrInvalidLimit or
+// work.ErrInvalidBudget for an invalid limit or budget option.
 func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	cfg := newConfig(opts)
+	if cfg.err != nil {
+		return nil, fmt.Errorf("restate: %w", cfg.err)
+	}
 	if cfg.ingress == "" || cfg.admin == "" {
 		return nil, errors.New("restate: a Worker needs WithIngress and WithAdmin")
 	}
@@ -67,7 +71,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and either a Run or a Job (with Submit and Await) are required", label)
 		}
 		w.targets[label] = t
-		w.slots[label] = make(chan struct{}, max(cfg.maxRunning, 1))
+		w.slots[label] = make(chan struct{}, cfg.limits.MaxRunning)
 		if t.Job != nil {
 			n := t.Job.MaxPolls
 			if n <= 0 {
@@ -84,7 +88,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 func (w *Worker) Start(ctx context.Context) error {
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true)
 	if w.cfg.registry {
-		d := w.cfg.maxDuration
+		d := w.cfg.limits.MaxDuration
 		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d}.definition()).
 			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
@@ -165,7 +169,7 @@ func (w *Worker) Stop() {
 // is where its control object's cancel resolves the stop promise, and
 // where an approval's answer resolves the approval promise.
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
-	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.maxDuration)...).
+	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.limits.MaxDuration)...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
 			if in.Approval != nil {
 				if run, err := w.awaitApproval(ctx, in); err != nil || !run {

@@ -20,5 +20,5 @@ var _ work.Watched = (*Worker)(nil)
 // worker process exports its slots. It makes no call to Restate, is safe
 // for concurrent use and never fails.
 func (w *Worker) Snapshot(context.Context) (work.Snapshot, error) {
-	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), max(w.cfg.maxRunning, 1)), nil
+	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.limits.MaxRunning), nil
 }

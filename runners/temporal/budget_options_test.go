@@ -3,6 +3,7 @@ package temporal_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,20 +12,20 @@ import (
 )
 
 // The budget options compose as work's do: in order, a later default
-// keeping the fields it leaves zero, and WithMaxDuration and a default's
-// MaxDuration replacing each other in the order given.
+// keeping the fields it leaves zero, and a later default's MaxDuration
+// replacing an earlier one.
 func TestBudgetOptionsComposeAsInProcess(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		eng  []temporal.Option
 		sup  []work.Option
 	}{
-		{"max duration after a default", []temporal.Option{
-			temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), temporal.WithMaxDuration(time.Hour)},
-			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), work.WithMaxDuration(time.Hour)}},
-		{"default after max duration", []temporal.Option{
-			temporal.WithMaxDuration(time.Hour), temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
-			[]work.Option{work.WithMaxDuration(time.Hour), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})}},
+		{"a longer duration after a default", []temporal.Option{
+			temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Hour})},
+			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour})}},
+		{"a shorter duration after a default", []temporal.Option{
+			temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}), temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
+			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})}},
 		{"unlimited default duration", []temporal.Option{
 			temporal.WithDefaultBudget(work.Budget{MaxDuration: -1})},
 			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: -1})}},
@@ -94,5 +95,41 @@ func TestStartAfterClose(t *testing.T) {
 	}
 	if _, err := eng.Call(t.Context(), spec); !errors.Is(err, work.ErrClosed) {
 		t.Errorf("Call after Close = %v, want ErrClosed", err)
+	}
+}
+
+// A negative limit option is refused as by the Supervisor: every Start,
+// Call and SetPool of the Engine returns work.ErrInvalidLimit naming it,
+// and NewWorker fails with it (as with an invalid budget option).
+func TestInvalidLimitOptionRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  temporal.Option
+		want error
+	}{
+		{"WithMaxRunning", temporal.WithMaxRunning(-1), work.ErrInvalidLimit},
+		{"WithMaxOutstanding", temporal.WithMaxOutstanding(-1), work.ErrInvalidLimit},
+		{"WithMaxStarts", temporal.WithMaxStarts(-1), work.ErrInvalidLimit},
+		{"WithMaxDepth", temporal.WithMaxDepth(-1), work.ErrInvalidLimit},
+		{"WithMaxResultBytes", temporal.WithMaxResultBytes(-1), work.ErrInvalidLimit},
+		{"WithRetention", temporal.WithRetention(-1, 0), work.ErrInvalidLimit},
+		{"WithDefaultBudget", temporal.WithDefaultBudget(work.Budget{MaxTurns: -2}), work.ErrInvalidBudget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := temporal.New(nil, tc.opt)
+			defer eng.Close(context.Background())
+			o := work.NewOwner("o")
+			spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindAgent},
+				Run: func(context.Context) (string, error) { return "", nil }}
+			_, serr := eng.Start(t.Context(), spec)
+			_, cerr := eng.Call(t.Context(), spec)
+			perr := eng.SetPool(t.Context(), o, work.Budget{MaxTurns: 1})
+			_, werr := temporal.NewWorker(nil, nil, tc.opt)
+			for what, err := range map[string]error{"Start": serr, "Call": cerr, "SetPool": perr, "NewWorker": werr} {
+				if !errors.Is(err, tc.want) || (tc.want == work.ErrInvalidLimit && !strings.Contains(err.Error(), tc.name)) {
+					t.Errorf("%s = %v, want %v naming %s", what, err, tc.want, tc.name)
+				}
+			}
+		})
 	}
 }

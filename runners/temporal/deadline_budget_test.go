@@ -34,7 +34,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 	}, []temporal.Option{temporal.WithObserver(rec)}, nil)
 	o := work.NewOwner("budget-deadline-owner-" + queue)
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "hang", Kind: work.KindAgent},
-		Input: "x", Budget: work.Budget{MaxTurns: 1}, MaxDuration: time.Second,
+		Input: "x", Budget: work.Budget{MaxTurns: 1, MaxDuration: time.Second},
 		Run: func(context.Context) (string, error) { return "", nil }})
 	if err != nil {
 		t.Fatal(err)

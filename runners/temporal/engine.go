@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -57,16 +56,12 @@ type Engine struct {
 // the children must use the same task queue (WithTaskQueue).
 func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	local := work.New(append([]work.Option{work.WithObserver(cfg.observer), work.WithMaxDepth(cfg.maxDepth),
-		work.WithMaxResultBytes(cfg.maxResultBytes)}, cfg.budget...)...)
-	// The Supervisor returns an invalid option's error from every SetPool
-	// before it looks at the owner: that is the budget options' check,
-	// written once in work.
-	if err := local.SetPool(context.Background(), work.Owner{}, work.Budget{}); errors.Is(err, work.ErrInvalidBudget) {
-		cfg.err = err
-	}
+	// The local Supervisor resolves budgets and runs foreground calls
+	// with the same options, its output bound lowered as the Work's.
+	local := work.New(append(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...),
+		work.WithMaxResultBytes(cfg.limits.MaxResultBytes))...)
 	e := &Engine{c: c, cfg: cfg, local: local}
-	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.retainAge,
+	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
 		e.life.Watching(wt.Watch(e))

@@ -32,7 +32,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 		return work.Ref{}, err
 	}
 	o := spec.Owner
-	if err := driver.TooDeep(ctx, e.cfg.observer, spec, e.cfg.maxDepth); err != nil {
+	if err := driver.TooDeep(ctx, e.cfg.observer, spec, e.cfg.limits.MaxDepth); err != nil {
 		return work.Ref{}, err
 	}
 	launch := newLaunchInfo(ctx)
@@ -53,8 +53,8 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	var reply admitReply
 	launchKey, launchDigest := driver.LaunchIdentity(spec)
 	err := e.updateOwner(ctx, o, updateAdmit, &reply, admitRequest{Record: ownerRecord{ID: id, Label: spec.Target.Label,
-		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.maxOutstanding,
-		MaxStarts: e.cfg.maxStarts, Retain: e.cfg.retain, RetainAge: e.cfg.retainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
+		TargetID: targetID, Kind: spec.Target.Kind, Created: now}, MaxOutstanding: e.cfg.limits.MaxOutstanding,
+		MaxStarts: e.cfg.limits.MaxStarts, Retain: e.cfg.limits.RetainTerminal, RetainAge: e.cfg.limits.RetainAge, Want: spec.Budget.Dims(), Eff: budget.Dims(),
 		Function: spec.Target.Kind == work.KindFunction, Launch: launchKey, Digest: launchDigest,
 		Approval: spec.NeedsApproval})
 	if err != nil {
@@ -68,7 +68,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	}
 	budget.SetDims(reply.Budget)
 	maxDur := budget.MaxDuration
-	maxBytes := driver.ResultBytes(spec, e.cfg.maxResultBytes)
+	maxBytes := e.cfg.limits.ResultBytes(spec)
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -118,7 +118,7 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.retain, RetainAge: e.cfg.retainAge}})
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.limits.RetainTerminal, RetainAge: e.cfg.limits.RetainAge}})
 	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: startOwner,
 		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,
@@ -155,9 +155,6 @@ func refusalOf(err error) (reason, budget string) {
 // Call runs a foreground child in this process (see Engine).
 func (e *Engine) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := e.admissible(); err != nil {
-		return "", err
-	}
-	if err := driver.CallRefused(spec, e.cfg.maxDepth); err != nil {
 		return "", err
 	}
 	return e.local.Call(ctx, spec)

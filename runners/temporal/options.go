@@ -22,15 +22,14 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	taskQueue        string
-	maxRunning       int
-	maxOutstanding   int
-	maxStarts        int
-	maxDepth         int
-	maxDuration      time.Duration
-	maxResultBytes   int
-	retain           int
-	retainAge        time.Duration // 0: no age bound
+	taskQueue string
+	// opts holds the limit and budget options in the order given, as
+	// work's own options: work.ResolveLimits interprets them into limits
+	// (and err), so that every value means here what it means to the
+	// in-process Supervisor; newConfig then lowers the result bound to
+	// maxResultPayload.
+	opts             []work.Option
+	limits           work.Limits
 	retryable        map[string]bool
 	maxAttempts      int
 	heartbeatTimeout time.Duration
@@ -39,26 +38,21 @@ type config struct {
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
 	ops              opsConfig // the deployment view (options_ops.go)
-	// The duration and budget options, in the order given, for the
-	// Engine's Supervisor (which resolves every Work's budget): they
-	// compose as work's options do.
-	budget []work.Option
-	// err is the first invalid budget option (work.ErrInvalidBudget, as
-	// the Engine's Supervisor recorded it): every Start, Call and SetPool
-	// returns it.
+	// err is the first invalid limit or budget option
+	// (work.ErrInvalidLimit, work.ErrInvalidBudget): every Start, Call and
+	// SetPool of the Engine, and NewWorker, return it.
 	err error
 }
+
+// maxResultPayload is the largest output a Work may have on this runner
+// (1.5 MiB, well below Temporal's 2 MB payload limit): a larger
+// WithMaxResultBytes, and 0 (no limit of the Engine's own), are lowered
+// to it.
+const maxResultPayload = 3 << 19
 
 func newConfig(opts []Option) config {
 	c := config{
 		taskQueue:        DefaultTaskQueue,
-		maxRunning:       work.DefaultMaxRunning,
-		maxOutstanding:   work.DefaultMaxOutstanding,
-		maxStarts:        work.DefaultMaxStarts,
-		maxDepth:         work.DefaultMaxDepth,
-		maxDuration:      work.DefaultMaxDuration,
-		maxResultBytes:   work.DefaultMaxResultBytes,
-		retain:           64,
 		retryable:        map[string]bool{},
 		maxAttempts:      DefaultMaxAttempts,
 		heartbeatTimeout: DefaultHeartbeatTimeout,
@@ -73,7 +67,16 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
+	c.limits, c.err = work.ResolveLimits(c.opts...)
+	if c.limits.MaxResultBytes == 0 || c.limits.MaxResultBytes > maxResultPayload {
+		c.limits.MaxResultBytes = maxResultPayload
+	}
 	return c
+}
+
+// limit is an Option that is work's option o.
+func limit(o work.Option) Option {
+	return optionFunc(func(c *config) { c.opts = append(c.opts, o) })
 }
 
 // WithTaskQueue sets the task queue of the runner's workflows (default
@@ -87,78 +90,41 @@ func WithTaskQueue(q string) Option {
 	})
 }
 
+// The limit options are work's options of the same names, with the same
+// meaning of every value, 0 and negative included (a negative value makes
+// every Start, Call and SetPool of the Engine, and NewWorker, fail with
+// work.ErrInvalidLimit). Coordinators' Engines and Workers of one
+// deployment should be given the same ones.
+
 // WithMaxRunning sets how many attempts one Worker runs at once, per
-// target (default 8). It is a per-process bound: Temporal has no global
-// one.
-func WithMaxRunning(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxRunning = n
-		}
-	})
-}
+// target, as work.WithMaxRunning (0: the default, 8). It is a per-process
+// bound: Temporal has no global one.
+func WithMaxRunning(n int) Option { return limit(work.WithMaxRunning(n)) }
 
 // WithMaxOutstanding sets the queued + running Work one owner may have,
-// across every coordinator process (default 32).
-func WithMaxOutstanding(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxOutstanding = n
-		}
-	})
-}
+// across every coordinator process, as work.WithMaxOutstanding (0: the
+// default, 32).
+func WithMaxOutstanding(n int) Option { return limit(work.WithMaxOutstanding(n)) }
 
-// WithMaxStarts sets the Work one owner may start over its lifetime
-// (default 64); 0 means no limit.
-func WithMaxStarts(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 0 {
-			c.maxStarts = n
-		}
-	})
-}
+// WithMaxStarts sets the Work one owner may start over its lifetime, as
+// work.WithMaxStarts (0: no limit).
+func WithMaxStarts(n int) Option { return limit(work.WithMaxStarts(n)) }
 
-// WithMaxDepth sets the owner nesting limit (default 4), as
-// work.WithMaxDepth.
-func WithMaxDepth(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxDepth = n
-		}
-	})
-}
+// WithMaxDepth sets the owner nesting limit, as work.WithMaxDepth (0: the
+// default, 4).
+func WithMaxDepth(n int) Option { return limit(work.WithMaxDepth(n)) }
 
-// WithMaxDuration sets the per-Work deadline from running (default 30
-// minutes); 0 means none. Negative values are ignored.
-//
-// Deprecated: use WithDefaultBudget(work.Budget{MaxDuration: d}) (-1: no
-// deadline).
-func WithMaxDuration(d time.Duration) Option {
-	switch {
-	case d > 0:
-		return WithDefaultBudget(work.Budget{MaxDuration: d})
-	case d == 0:
-		return WithDefaultBudget(work.Budget{MaxDuration: -1})
-	}
-	return optionFunc(func(*config) {})
-}
-
-// WithMaxResultBytes sets the output size limit (default 1 MiB, which
-// keeps a result well below Temporal's 2 MB payload limit). Values above
-// 1.5 MiB are lowered to it.
-func WithMaxResultBytes(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxResultBytes = min(n, 3<<19)
-		}
-	})
-}
+// WithMaxResultBytes sets the output size limit, as
+// work.WithMaxResultBytes (default 1 MiB; 0: no limit of the Engine's
+// own), within this runner's bound: an output never exceeds 1.5 MiB here,
+// well below Temporal's 2 MB payload limit (a larger n, and 0, mean
+// 1.5 MiB). A Spec's MaxResultBytes lowers it for its Work.
+func WithMaxResultBytes(n int) Option { return limit(work.WithMaxResultBytes(n)) }
 
 // WithRetention bounds the finished Work each owner keeps visible, as
-// work.WithRetention: at most count Works (default 64; values below 1 are
-// ignored) and, when age > 0, none finished longer than age ago (default
-// 0: no age bound; negative values are ignored). Unfinished Work is never
-// evicted.
+// work.WithRetention: at most count Works (0: the default, 64) and, when
+// age > 0, none finished longer than age ago (0: no age bound).
+// Unfinished Work is never evicted.
 //
 // The owner's registry is workflow state and evicts at deterministic
 // points of its history, by workflow time: beyond count as each Work
@@ -174,14 +140,7 @@ func WithMaxResultBytes(n int) Option {
 // travels with each admission: give coordinators' Engines the same
 // option.
 func WithRetention(count int, age time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if count > 0 {
-			c.retain = count
-		}
-		if age >= 0 {
-			c.retainAge = age
-		}
-	})
+	return limit(work.WithRetention(count, age))
 }
 
 // WithRetryable declares the children (by label) whose attempt may be run
@@ -245,20 +204,12 @@ func WithObserver(o work.Observer) Option {
 // work.WithDefaultBudget (its non-zero fields replace the defaults: 50
 // turns, 100 tool calls, no token limit, a 30-minute MaxDuration; -1: no
 // limit). Its MaxDuration is the one way to set the per-Work deadline from
-// running. Budget options compose in order, as work's do. Give coordinators' Engines the same option.
-func WithDefaultBudget(b work.Budget) Option {
-	return optionFunc(func(c *config) {
-		if b.MaxDuration != 0 {
-			c.maxDuration = max(b.MaxDuration, 0)
-		}
-		c.budget = append(c.budget, work.WithDefaultBudget(b))
-	})
-}
+// running. Budget options compose in order, as work's do. Give
+// coordinators' Engines the same option.
+func WithDefaultBudget(b work.Budget) Option { return limit(work.WithDefaultBudget(b)) }
 
 // WithBudgetCeiling caps every child's budget, as work.WithBudgetCeiling.
-func WithBudgetCeiling(b work.Budget) Option {
-	return optionFunc(func(c *config) { c.budget = append(c.budget, work.WithBudgetCeiling(b)) })
-}
+func WithBudgetCeiling(b work.Budget) Option { return limit(work.WithBudgetCeiling(b)) }
 
 // WithPollInterval sets how often a Subscription reads its owner's
 // registry for settled Work (default 250 ms).

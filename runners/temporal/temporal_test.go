@@ -2,6 +2,7 @@ package temporal_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -114,7 +115,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
 		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
 		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
-		temporal.WithMaxDuration(cfg.MaxDuration), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
+		temporal.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
 		temporal.WithRetention(cfg.Retain, cfg.RetainAge), temporal.WithObserver(cfg.Observer),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
@@ -123,6 +124,13 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		targets[label] = temporal.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
 	w, err := temporal.NewWorker(h.c, targets, opts...)
+	if errors.Is(err, work.ErrInvalidLimit) {
+		// NewWorker refuses an invalid limit as the Engine does; the
+		// Engine alone then shows the refusal (LimitValues).
+		e := temporal.New(h.c, opts...)
+		t.Cleanup(func() { _ = e.Close(context.Background()) })
+		return e
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

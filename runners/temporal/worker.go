@@ -20,11 +20,6 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// Target is the former name of Child.
-//
-// Deprecated: use Child.
-type Target = Child
-
 // Child is a child a Worker runs, registered under its target label: its
 // kind and its body, called with the Work's input. Its context carries a work.Execution (guidance at each
 // model boundary, the child's own scope) and is cancelled when the Work is
@@ -63,6 +58,9 @@ type Worker struct {
 // with Start.
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
 	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
+	if w.cfg.err != nil {
+		return nil, fmt.Errorf("temporal: %w", w.cfg.err)
+	}
 	for label, t := range targets {
 		if err := validChild(label, t); err != nil {
 			return nil, err
@@ -86,7 +84,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {
 		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
-			MaxConcurrentActivityExecutionSize: w.cfg.maxRunning,
+			MaxConcurrentActivityExecutionSize: w.cfg.limits.MaxRunning,
 			DefaultHeartbeatThrottleInterval:   hbThrottle,
 			MaxHeartbeatThrottleInterval:       hbThrottle,
 			DisableWorkflowWorker:              true,

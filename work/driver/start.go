@@ -18,15 +18,6 @@ func LaunchIdentity(spec work.Spec) (key, digest string) {
 	return Digest(spec.CallID), hex.EncodeToString(spec.InputDigest[:])
 }
 
-// ResultBytes is the output bound of spec's Work: spec.MaxResultBytes when
-// set and below the engine's max.
-func ResultBytes(spec work.Spec, max int) int {
-	if spec.MaxResultBytes > 0 && spec.MaxResultBytes < max {
-		return spec.MaxResultBytes
-	}
-	return max
-}
-
 // Refused reports a refused start to obs, with the caller's context (as
 // work.Supervisor does): reason is a limit's name or a failure class,
 // budget the budget that could not be covered.
@@ -43,13 +34,4 @@ func TooDeep(ctx context.Context, obs work.Observer, spec work.Spec, maxDepth in
 	}
 	Refused(ctx, obs, spec, work.LimitDepth, "")
 	return work.LimitRefusal(work.LimitDepth, maxDepth)
-}
-
-// CallRefused is the refusal of a foreground call by a top-level owner
-// when the engine allows no depth at all (maxDepth < 1): work.ErrLimit.
-func CallRefused(spec work.Spec, maxDepth int) error {
-	if spec.Owner.Depth() == 0 && !spec.Owner.IsZero() && maxDepth < 1 {
-		return work.ErrLimit
-	}
-	return nil
 }

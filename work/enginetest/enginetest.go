@@ -44,15 +44,19 @@ type Harness interface {
 	Capabilities() Capabilities
 }
 
-// Config is the configuration the suite asks for. Every field is set.
+// Config is the configuration the suite asks for. Every field is set. A
+// Harness passes each limit to its Engine's option of the same name as it
+// is, 0 and negative values included: the options give every value one
+// meaning on every Engine (see work.WithMaxRunning and the others), and
+// the suite checks it.
 type Config struct {
-	MaxRunning     int           // Works of one target running at once (the suite's queued Work shares its target with the running ones)
-	MaxOutstanding int           // queued + running Works per owner
+	MaxRunning     int           // Works of one target running at once (the suite's queued Work shares its target with the running ones); 0: the default
+	MaxOutstanding int           // queued + running Works per owner; 0: the default
 	MaxStarts      int           // starts per owner over its lifetime; 0: no limit
-	MaxDepth       int           // owner nesting limit
-	MaxResultBytes int           // output size limit
-	MaxDuration    time.Duration // per-Work deadline; 0: none
-	Retain         int           // terminal Works kept per owner
+	MaxDepth       int           // owner nesting limit; 0: the default
+	MaxResultBytes int           // output size limit; 0: no limit
+	MaxDuration    time.Duration // per-Work deadline, as WithDefaultBudget's Budget.MaxDuration: 0 the default, -1 none
+	Retain         int           // terminal Works kept per owner (WithRetention's count); 0: the default
 	RetainAge      time.Duration // terminal Works settled longer ago are hidden (WithRetention's age); 0: none
 	Children       map[string]Child
 	// Observer is the Observer the Engine must report every event and
@@ -152,6 +156,8 @@ func Run(t *testing.T, h Harness) {
 		{"LimitDepth", s.limitDepth},
 		{"LimitResultBytes", s.limitResultBytes},
 		{"LimitDuration", s.limitDuration},
+		{"LimitValues", s.limitValues},
+		{"SpecResultBytes", s.specResultBytes},
 		{"ResultWait", s.resultWait},
 		{"ResultReadMark", s.resultReadMark},
 		{"CancelQueued", s.cancelQueued},

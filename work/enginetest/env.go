@@ -22,7 +22,7 @@ type env struct {
 
 func defaults() Config {
 	return Config{MaxRunning: 4, MaxOutstanding: 8, MaxStarts: 0, MaxDepth: 4,
-		MaxResultBytes: 1 << 20, Retain: 64, Children: Children()}
+		MaxResultBytes: 1 << 20, MaxDuration: -1, Retain: 64, Children: Children()}
 }
 
 func (s *suite) env(t *testing.T, edit func(*Config)) *env {

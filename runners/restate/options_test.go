@@ -1,0 +1,50 @@
+package restate_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentwork/agentwork/runners/restate"
+	"github.com/agentwork/agentwork/work"
+)
+
+// A negative limit option (or an invalid budget option) is refused as by
+// the Supervisor, before Restate is reached: every Start, Call and
+// SetPool of the Engine returns it (work.ErrInvalidLimit naming the
+// option), and NewWorker fails with it.
+func TestInvalidOptionRefused(t *testing.T) {
+	const nowhere = "http://127.0.0.1:1"
+	for _, tc := range []struct {
+		name string
+		opt  restate.Option
+		want error
+	}{
+		{"WithMaxRunning", restate.WithMaxRunning(-1), work.ErrInvalidLimit},
+		{"WithMaxOutstanding", restate.WithMaxOutstanding(-1), work.ErrInvalidLimit},
+		{"WithMaxStarts", restate.WithMaxStarts(-1), work.ErrInvalidLimit},
+		{"WithMaxDepth", restate.WithMaxDepth(-1), work.ErrInvalidLimit},
+		{"WithMaxResultBytes", restate.WithMaxResultBytes(-1), work.ErrInvalidLimit},
+		{"WithRetention", restate.WithRetention(0, -1), work.ErrInvalidLimit},
+		{"WithDefaultBudget", restate.WithDefaultBudget(work.Budget{MaxTurns: -2}), work.ErrInvalidBudget},
+		{"WithBudgetCeiling", restate.WithBudgetCeiling(work.Budget{MaxTokens: -1}), work.ErrInvalidBudget},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eng := restate.New(restate.WithIngress(nowhere), tc.opt)
+			defer eng.Close(context.Background())
+			o := work.NewOwner("o")
+			spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindAgent},
+				Run: func(context.Context) (string, error) { return "", nil }}
+			_, serr := eng.Start(t.Context(), spec)
+			_, cerr := eng.Call(t.Context(), spec)
+			perr := eng.SetPool(t.Context(), o, work.Budget{MaxTurns: 1})
+			_, werr := restate.NewWorker(nil, restate.WithIngress(nowhere), restate.WithAdmin(nowhere), restate.WithRegistry(), tc.opt)
+			for what, err := range map[string]error{"Start": serr, "Call": cerr, "SetPool": perr, "NewWorker": werr} {
+				if !errors.Is(err, tc.want) || (tc.want == work.ErrInvalidLimit && !strings.Contains(err.Error(), tc.name)) {
+					t.Errorf("%s = %v, want %v naming %s", what, err, tc.want, tc.name)
+				}
+			}
+		})
+	}
+}
