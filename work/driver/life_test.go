@@ -158,3 +158,42 @@ func TestSubscribeRefusals(t *testing.T) {
 		t.Fatalf("Close ends the watch: %v %v", err, unwatched)
 	}
 }
+
+// TestSubscribeUpdatesBeforeSettlement: a terminal Work whose update
+// details could not be read in a poll keeps its settlement notice for a
+// later poll, so its update notices still come first; a Work whose
+// updates stay unreadable is notified after settleTries polls anyway.
+func TestSubscribeUpdatesBeforeSettlement(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	g := &registry{reads: make(chan struct{}, 1)}
+	var l Life
+	var mu sync.Mutex
+	failures := map[string]int{"flaky": 2, "gone": 1 << 30} // reads that fail before one succeeds
+	updates := func(_ context.Context, r Record, seen int, publish func(work.Notice)) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures[r.ID] > 0 {
+			failures[r.ID]--
+			return seen
+		}
+		for s := seen + 1; s <= r.Updates; s++ {
+			publish(work.Notice{Kind: work.NoticeUpdate, WorkID: r.ID, Seq: s})
+		}
+		return r.Updates
+	}
+	sub, err := l.Subscribe(context.Background(), o, 16, time.Millisecond, g.read, updates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	g.set(Record{ID: "flaky", State: work.StateCompleted, Updates: 2, Finished: t0})
+	for i, want := range []work.Notice{{Kind: work.NoticeUpdate, WorkID: "flaky", Seq: 1}, {Kind: work.NoticeUpdate, WorkID: "flaky", Seq: 2}, {WorkID: "flaky"}} {
+		if n := next(t, sub); n.Kind != want.Kind || n.WorkID != want.WorkID || n.Seq != want.Seq {
+			t.Fatalf("notice %d: %+v, want kind %q seq %d of %s", i, n, want.Kind, want.Seq, want.WorkID)
+		}
+	}
+	g.set(Record{ID: "gone", State: work.StateFailed, Updates: 1, Finished: t0})
+	if n := next(t, sub); n.Kind != work.NoticeSettled || n.WorkID != "gone" || n.State != work.StateFailed {
+		t.Fatalf("a Work whose updates stay unreadable: %+v, want its settlement notice", n)
+	}
+}
