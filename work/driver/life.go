@@ -63,6 +63,11 @@ func (l *Life) Close(ctx context.Context) error {
 	}
 }
 
+// settleTries bounds the polls a Work's settlement notice waits for its
+// update notices (their details unreadable): after them it goes out
+// anyway, the updates' notices then lost.
+const settleTries = 3
+
 // Reader reads an owner's registry: the records the owner has not
 // detached, with no age bound applied (not Current's view).
 type Reader func(ctx context.Context) ([]Record, error)
@@ -78,7 +83,9 @@ type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(wo
 // interval: a completion notice once per Work that settles after the
 // Subscription began, an approval notice (work.NoticeApproval) once per
 // Work that awaits approval after it began, and the update notices of
-// each accepted update (updates) before its Work's settlement notice.
+// each accepted update (updates) before its Work's settlement notice (a
+// settlement whose updates could not be read waits for them, at most
+// settleTries polls).
 // read applies no age bound (Reader): a Work that settles and passes the
 // age bound (work.WithRetention) between two reads still has its notice,
 // as in-process, where the notice goes out as the Work settles.
@@ -98,6 +105,7 @@ func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval
 	}
 	seen, asked := map[string]bool{}, map[string]bool{}
 	updated := map[string]int{} // the last update of each Work notified
+	held := map[string]int{}    // polls a settlement waited for its updates' notices
 	for _, r := range recs {
 		updated[r.ID] = r.Updates
 		if r.State.Terminal() {
@@ -149,7 +157,15 @@ func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval
 					updated[r.ID] = updates(pctx, r, updated[r.ID], publish)
 				}
 				if r.State.Terminal() && !seen[r.ID] {
+					if r.Updates > updated[r.ID] && held[r.ID] < settleTries {
+						// Its update notices come first: the settlement
+						// waits for a poll that reads them, a bounded
+						// number of polls.
+						held[r.ID]++
+						continue
+					}
 					seen[r.ID] = true
+					delete(held, r.ID)
 					publish(work.Notice{WorkID: r.ID, Target: r.Label, State: r.State,
 						ResultAvailable: r.HasResult, Time: r.Finished})
 				}
