@@ -50,7 +50,7 @@ func BenchmarkBare(b *testing.B) {
 
 func benchEngine(b *testing.B) *restate.Engine {
 	return deploy(b, map[string]restate.Child{"echo": {Kind: work.KindFunction,
-		Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, restate.WithMaxOutstanding(0))
+		Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, restate.WithLimits(work.WithMaxOutstanding(0)))
 }
 
 func benchSpec(o work.Owner) work.Spec {
@@ -112,7 +112,7 @@ func BenchmarkCancel(b *testing.B) {
 		<-ctx.Done()
 		ended <- struct{}{}
 		return "", ctx.Err()
-	}}}, restate.WithMaxOutstanding(0))
+	}}}, restate.WithLimits(work.WithMaxOutstanding(0)))
 	ctx := context.Background()
 	var total time.Duration
 	for b.Loop() {

@@ -204,7 +204,7 @@ func TestDeploymentView(t *testing.T) {
 	}()
 	w, err := restate.NewWorker(map[string]restate.Child{"hold": holdChild, "job": {Kind: work.KindFunction, Job: job},
 		"quick": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "ok", nil }}},
-		append(base, restate.WithRegistry(), restate.WithMaxRunning(1))...)
+		append(base, restate.WithRegistry(), restate.WithLimits(work.WithMaxRunning(1)))...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,11 +64,6 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// limit is an Option that is work's option o.
-func limit(o work.Option) Option {
-	return optionFunc(func(c *config) { c.opts = append(c.opts, o) })
-}
-
 // WithNamespace prefixes the service names ("<ns>.Owner", "<ns>.Control",
 // "<ns>.Work.<label>"; default "agentwork"), so that several deployments
 // share one Restate server.
@@ -109,47 +104,6 @@ func WithListenAddress(addr string) Option { return optionFunc(func(c *config) {
 // one deployment URL serving them; the lifecycle events are reported to
 // the Observer of the process that does.
 func WithRegistry() Option { return optionFunc(func(c *config) { c.registry = true }) }
-
-// The limit options are work's options of the same names, with the same
-// meaning of every value, 0 and negative included (a negative value makes
-// every Start, Call and SetPool of the Engine, and NewWorker, fail with
-// work.ErrInvalidLimit). Coordinators' Engines and Workers of one
-// deployment should be given the same ones.
-
-// WithMaxRunning sets how many attempts a Worker runs at once per target,
-// as work.WithMaxRunning (0: the default, 8); the rest wait queued.
-func WithMaxRunning(n int) Option { return limit(work.WithMaxRunning(n)) }
-
-// WithMaxOutstanding sets the queued and running Work per owner, across
-// every coordinator, as work.WithMaxOutstanding (0: the default, 32).
-func WithMaxOutstanding(n int) Option { return limit(work.WithMaxOutstanding(n)) }
-
-// WithMaxStarts sets the starts per owner over its lifetime, as
-// work.WithMaxStarts (0: no limit).
-func WithMaxStarts(n int) Option { return limit(work.WithMaxStarts(n)) }
-
-// WithMaxDepth sets the owner nesting limit, as work.WithMaxDepth (0: the
-// default, 4).
-func WithMaxDepth(n int) Option { return limit(work.WithMaxDepth(n)) }
-
-// WithMaxResultBytes sets the output size limit, as
-// work.WithMaxResultBytes (0: no limit); a Spec's MaxResultBytes lowers
-// it for its Work.
-func WithMaxResultBytes(n int) Option { return limit(work.WithMaxResultBytes(n)) }
-
-// WithRetention bounds the finished Work each owner keeps visible, as
-// work.WithRetention: at most count Works (0: the default, 64), evicted
-// beyond it in work.WithRetention's order (results already read first,
-// then failed and cancelled Work, unread results last), and, when age >
-// 0, none finished longer than age ago (0: no age bound). Unfinished Work
-// is never evicted. The registry evicts beyond count as each Work ends,
-// and past age at each admission (by the admission's time); between
-// admissions the Engine's reads hide the records already past the age by
-// its clock. The bounds travel with each admission: give coordinators'
-// Engines the same option.
-func WithRetention(count int, age time.Duration) Option {
-	return limit(work.WithRetention(count, age))
-}
 
 // WithRetryable declares targets whose child may run again when its
 // attempt died with its process (up to WithMaxAttempts attempts); other
@@ -212,17 +166,6 @@ func WithLogger(h slog.Handler) Option {
 	})
 }
 
-// WithDefaultBudget sets the budget of a child that sets none, as
-// work.WithDefaultBudget (0 keeps a field's default, -1 means no limit).
-// Its MaxDuration is the per-Work deadline from running (default 30
-// minutes): the Engine's budget resolution uses it, and a Worker sets its
-// services' inactivity and abort timeouts above it (see timeouts). Budget
-// options compose in order, as work's do.
-func WithDefaultBudget(b work.Budget) Option { return limit(work.WithDefaultBudget(b)) }
-
-// WithBudgetCeiling clamps every Work's budget (work.WithBudgetCeiling).
-func WithBudgetCeiling(b work.Budget) Option { return limit(work.WithBudgetCeiling(b)) }
-
 // minServiceTimeout is the least inactivity and abort timeout of the
 // runner's services (a Work with no maximum duration gets it).
 const minServiceTimeout = 24 * time.Hour
@@ -247,3 +190,25 @@ func timeouts(maxDuration time.Duration) []restate.ServiceDefinitionOption {
 // (send, take), which must not outlive their handler. Their state is
 // what they keep.
 var noJournal = restate.WithJournalRetention(0)
+
+// WithLimits gives the Engine or Worker work's limit and budget options
+// (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
+// WithMaxResultBytes, WithRetention, WithDefaultBudget,
+// WithBudgetCeiling), with the same meaning of every value, 0 and
+// negative included: work.ResolveLimits interprets them, in the order
+// given across every WithLimits. An invalid value makes every Start, Call
+// and SetPool of the Engine, and NewWorker, fail with its error
+// (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
+// change nothing here. Give coordinators' Engines and the Workers of one
+// deployment the same limits.
+//
+// On this runner: MaxRunning is per Worker process and target; the
+// default budget's MaxDuration is the per-Work deadline from running
+// (default 30 minutes), and a Worker sets its services' inactivity and
+// abort timeouts above it. The registry evicts beyond the retention count
+// as each Work ends, and past the age at each admission; between
+// admissions the Engine's reads hide the records already past the age by
+// its clock.
+func WithLimits(opts ...work.Option) Option {
+	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
+}

@@ -21,14 +21,14 @@ func TestInvalidOptionRefused(t *testing.T) {
 		opt  restate.Option
 		want error
 	}{
-		{"WithMaxRunning", restate.WithMaxRunning(-1), work.ErrInvalidLimit},
-		{"WithMaxOutstanding", restate.WithMaxOutstanding(-1), work.ErrInvalidLimit},
-		{"WithMaxStarts", restate.WithMaxStarts(-1), work.ErrInvalidLimit},
-		{"WithMaxDepth", restate.WithMaxDepth(-1), work.ErrInvalidLimit},
-		{"WithMaxResultBytes", restate.WithMaxResultBytes(-1), work.ErrInvalidLimit},
-		{"WithRetention", restate.WithRetention(0, -1), work.ErrInvalidLimit},
-		{"WithDefaultBudget", restate.WithDefaultBudget(work.Budget{MaxTurns: -2}), work.ErrInvalidBudget},
-		{"WithBudgetCeiling", restate.WithBudgetCeiling(work.Budget{MaxTokens: -1}), work.ErrInvalidBudget},
+		{"WithMaxRunning", restate.WithLimits(work.WithMaxRunning(-1)), work.ErrInvalidLimit},
+		{"WithMaxOutstanding", restate.WithLimits(work.WithMaxOutstanding(-1)), work.ErrInvalidLimit},
+		{"WithMaxStarts", restate.WithLimits(work.WithMaxStarts(-1)), work.ErrInvalidLimit},
+		{"WithMaxDepth", restate.WithLimits(work.WithMaxDepth(-1)), work.ErrInvalidLimit},
+		{"WithMaxResultBytes", restate.WithLimits(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
+		{"WithRetention", restate.WithLimits(work.WithRetention(0, -1)), work.ErrInvalidLimit},
+		{"WithDefaultBudget", restate.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
+		{"WithBudgetCeiling", restate.WithLimits(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})), work.ErrInvalidBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := restate.New(restate.WithIngress(nowhere), tc.opt)

@@ -95,10 +95,10 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	for label, c := range cfg.Children {
 		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
-	return deploy(t, targets, restate.WithMaxRunning(cfg.MaxRunning), restate.WithMaxOutstanding(cfg.MaxOutstanding),
-		restate.WithMaxStarts(cfg.MaxStarts), restate.WithMaxDepth(cfg.MaxDepth),
-		restate.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}), restate.WithMaxResultBytes(cfg.MaxResultBytes),
-		restate.WithRetention(cfg.Retain, cfg.RetainAge), restate.WithObserver(cfg.Observer))
+	return deploy(t, targets, restate.WithLimits(work.WithMaxRunning(cfg.MaxRunning)), restate.WithLimits(work.WithMaxOutstanding(cfg.MaxOutstanding)),
+		restate.WithLimits(work.WithMaxStarts(cfg.MaxStarts)), restate.WithLimits(work.WithMaxDepth(cfg.MaxDepth)),
+		restate.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), restate.WithLimits(work.WithMaxResultBytes(cfg.MaxResultBytes)),
+		restate.WithLimits(work.WithRetention(cfg.Retain, cfg.RetainAge)), restate.WithObserver(cfg.Observer))
 }
 
 func (harness) Capabilities() enginetest.Capabilities {

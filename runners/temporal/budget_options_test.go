@@ -21,19 +21,19 @@ func TestBudgetOptionsComposeAsInProcess(t *testing.T) {
 		sup  []work.Option
 	}{
 		{"a longer duration after a default", []temporal.Option{
-			temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Hour})},
+			temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})), temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))},
 			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}), work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour})}},
 		{"a shorter duration after a default", []temporal.Option{
-			temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}), temporal.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
+			temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour})), temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))},
 			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})}},
 		{"unlimited default duration", []temporal.Option{
-			temporal.WithDefaultBudget(work.Budget{MaxDuration: -1})},
+			temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: -1}))},
 			[]work.Option{work.WithDefaultBudget(work.Budget{MaxDuration: -1})}},
 		{"two defaults", []temporal.Option{
-			temporal.WithDefaultBudget(work.Budget{MaxTurns: 5}), temporal.WithDefaultBudget(work.Budget{MaxTokens: 100})},
+			temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: 5})), temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxTokens: 100}))},
 			[]work.Option{work.WithDefaultBudget(work.Budget{MaxTurns: 5}), work.WithDefaultBudget(work.Budget{MaxTokens: 100})}},
 		{"ceiling", []temporal.Option{
-			temporal.WithBudgetCeiling(work.Budget{MaxTurns: 3, MaxDuration: time.Second})},
+			temporal.WithLimits(work.WithBudgetCeiling(work.Budget{MaxTurns: 3, MaxDuration: time.Second}))},
 			[]work.Option{work.WithBudgetCeiling(work.Budget{MaxTurns: 3, MaxDuration: time.Second})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,8 +53,8 @@ func TestBudgetOptionsComposeAsInProcess(t *testing.T) {
 // Call and SetPool returns it (New cannot fail).
 func TestInvalidBudgetOptionRefused(t *testing.T) {
 	for name, opt := range map[string]temporal.Option{
-		"default": temporal.WithDefaultBudget(work.Budget{MaxTurns: -2}),
-		"ceiling": temporal.WithBudgetCeiling(work.Budget{MaxTokens: -1}),
+		"default": temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: -2})),
+		"ceiling": temporal.WithLimits(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})),
 	} {
 		t.Run(name, func(t *testing.T) {
 			eng := temporal.New(nil, opt)
@@ -107,13 +107,13 @@ func TestInvalidLimitOptionRefused(t *testing.T) {
 		opt  temporal.Option
 		want error
 	}{
-		{"WithMaxRunning", temporal.WithMaxRunning(-1), work.ErrInvalidLimit},
-		{"WithMaxOutstanding", temporal.WithMaxOutstanding(-1), work.ErrInvalidLimit},
-		{"WithMaxStarts", temporal.WithMaxStarts(-1), work.ErrInvalidLimit},
-		{"WithMaxDepth", temporal.WithMaxDepth(-1), work.ErrInvalidLimit},
-		{"WithMaxResultBytes", temporal.WithMaxResultBytes(-1), work.ErrInvalidLimit},
-		{"WithRetention", temporal.WithRetention(-1, 0), work.ErrInvalidLimit},
-		{"WithDefaultBudget", temporal.WithDefaultBudget(work.Budget{MaxTurns: -2}), work.ErrInvalidBudget},
+		{"WithMaxRunning", temporal.WithLimits(work.WithMaxRunning(-1)), work.ErrInvalidLimit},
+		{"WithMaxOutstanding", temporal.WithLimits(work.WithMaxOutstanding(-1)), work.ErrInvalidLimit},
+		{"WithMaxStarts", temporal.WithLimits(work.WithMaxStarts(-1)), work.ErrInvalidLimit},
+		{"WithMaxDepth", temporal.WithLimits(work.WithMaxDepth(-1)), work.ErrInvalidLimit},
+		{"WithMaxResultBytes", temporal.WithLimits(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
+		{"WithRetention", temporal.WithLimits(work.WithRetention(-1, 0)), work.ErrInvalidLimit},
+		{"WithDefaultBudget", temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := temporal.New(nil, tc.opt)

@@ -96,7 +96,7 @@ func TestDeploymentView(t *testing.T) {
 	queue := "deployview-" + strconv.Itoa(eventQueues)
 	obs := newObserved(t, nil)
 	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}
-	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, append(base, temporal.WithMaxRunning(1))...)
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, append(base, temporal.WithLimits(work.WithMaxRunning(1)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)
 	}

@@ -74,7 +74,7 @@ func TestDeploymentWaits(t *testing.T) {
 	g := newGatedJobs()
 	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: g.job()}, "hold": holdChild},
-		append(base, temporal.WithMaxRunning(2))...)
+		append(base, temporal.WithLimits(work.WithMaxRunning(2)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)
 	}

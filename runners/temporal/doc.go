@@ -41,7 +41,7 @@
 //     admission reserves from it, settlement refunds what was not spent.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's
 //     visible Work (list, status, status rows; retention by count and
-//     age, WithRetention), enforces the outstanding and starts limits
+//     age, work.WithRetention in WithLimits), enforces the outstanding and starts limits
 //     atomically across every coordinator process (an update with start),
 //     and releases. It continues as new as its history grows.
 //
@@ -182,7 +182,7 @@
 //   - A Worker's Snapshot is its own slots: per target, the attempts it
 //     runs (running, or cancel-requested from the moment the cancel
 //     arrived with a heartbeat) against its per-target running limit
-//     (WithMaxRunning), exported as agentwork_work_slots_in_use{target} and
+//     (work.WithMaxRunning in WithLimits), exported as agentwork_work_slots_in_use{target} and
 //     agentwork_work_concurrency_limit{target}, with the oldest
 //     cancel-requested age; Start has its Observer (a work.Watcher) watch
 //     it, so a worker process without an Engine exports them. Prometheus

@@ -32,7 +32,7 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // Refs say "durable" for execution and rejoin; Status counts real
 // attempts. Foreground calls (Call) run in the calling process, on an
 // in-process work.Supervisor with the same limits. A Work's budget
-// (Spec.Budget, WithDefaultBudget, WithBudgetCeiling) travels with it and
+// (Spec.Budget, the budget options of WithLimits) travels with it and
 // is counted on the worker as in-process; an owner's pool (SetPool) is
 // kept by its registry.
 //

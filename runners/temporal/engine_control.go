@@ -151,7 +151,7 @@ func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
 // unknown). Work started by a child (a deeper scope) does not reserve from
 // it. Release forgets the pool. A negative Budget field is
 // work.ErrInvalidBudget (work.Budget.Validate), as is an invalid budget
-// option (WithDefaultBudget, WithBudgetCeiling) for every SetPool, Start
+// option (WithLimits) for every SetPool, Start
 // and Call.
 func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
 	if e.cfg.err != nil {

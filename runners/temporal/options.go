@@ -46,7 +46,7 @@ type config struct {
 
 // maxResultPayload is the largest output a Work may have on this runner
 // (1.5 MiB, well below Temporal's 2 MB payload limit): a larger
-// WithMaxResultBytes, and 0 (no limit of the Engine's own), are lowered
+// work.WithMaxResultBytes, and 0 (no limit of the Engine's own), are lowered
 // to it.
 const maxResultPayload = 3 << 19
 
@@ -74,11 +74,6 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// limit is an Option that is work's option o.
-func limit(o work.Option) Option {
-	return optionFunc(func(c *config) { c.opts = append(c.opts, o) })
-}
-
 // WithTaskQueue sets the task queue of the runner's workflows (default
 // "agentwork"); a target's attempts run on "<queue>.<label>". Coordinators
 // and workers of one deployment must agree on it.
@@ -88,59 +83,6 @@ func WithTaskQueue(q string) Option {
 			c.taskQueue = q
 		}
 	})
-}
-
-// The limit options are work's options of the same names, with the same
-// meaning of every value, 0 and negative included (a negative value makes
-// every Start, Call and SetPool of the Engine, and NewWorker, fail with
-// work.ErrInvalidLimit). Coordinators' Engines and Workers of one
-// deployment should be given the same ones.
-
-// WithMaxRunning sets how many attempts one Worker runs at once, per
-// target, as work.WithMaxRunning (0: the default, 8). It is a per-process
-// bound: Temporal has no global one.
-func WithMaxRunning(n int) Option { return limit(work.WithMaxRunning(n)) }
-
-// WithMaxOutstanding sets the queued + running Work one owner may have,
-// across every coordinator process, as work.WithMaxOutstanding (0: the
-// default, 32).
-func WithMaxOutstanding(n int) Option { return limit(work.WithMaxOutstanding(n)) }
-
-// WithMaxStarts sets the Work one owner may start over its lifetime, as
-// work.WithMaxStarts (0: no limit).
-func WithMaxStarts(n int) Option { return limit(work.WithMaxStarts(n)) }
-
-// WithMaxDepth sets the owner nesting limit, as work.WithMaxDepth (0: the
-// default, 4).
-func WithMaxDepth(n int) Option { return limit(work.WithMaxDepth(n)) }
-
-// WithMaxResultBytes sets the output size limit, as
-// work.WithMaxResultBytes (default 1 MiB; 0: no limit of the Engine's
-// own), within this runner's bound: an output never exceeds 1.5 MiB here,
-// well below Temporal's 2 MB payload limit (a larger n, and 0, mean
-// 1.5 MiB). A Spec's MaxResultBytes lowers it for its Work.
-func WithMaxResultBytes(n int) Option { return limit(work.WithMaxResultBytes(n)) }
-
-// WithRetention bounds the finished Work each owner keeps visible, as
-// work.WithRetention: at most count Works (0: the default, 64) and, when
-// age > 0, none finished longer than age ago (0: no age bound).
-// Unfinished Work is never evicted.
-//
-// The owner's registry is workflow state and evicts at deterministic
-// points of its history, by workflow time: beyond count as each Work
-// finishes, in work.WithRetention's order (results already read first,
-// then failed and cancelled Work, unread results last, the oldest
-// finished first within each); past age, records go whenever the
-// registry applies an update (an admission, a transition record, a result
-// read, a detach, a pool change). It sets no timer for the age: between
-// updates the Engine's reads (List, Status, Settled, Rows, Result and the
-// control methods) hide the records already past the age by the Engine's
-// clock (Now), so no reader sees expired Work; a Subscription still
-// delivers the notice of Work that expired before its next poll. The age
-// travels with each admission: give coordinators' Engines the same
-// option.
-func WithRetention(count int, age time.Duration) Option {
-	return limit(work.WithRetention(count, age))
 }
 
 // WithRetryable declares the children (by label) whose attempt may be run
@@ -200,17 +142,6 @@ func WithObserver(o work.Observer) Option {
 	})
 }
 
-// WithDefaultBudget sets the budget of a child that sets none, as
-// work.WithDefaultBudget (its non-zero fields replace the defaults: 50
-// turns, 100 tool calls, no token limit, a 30-minute MaxDuration; -1: no
-// limit). Its MaxDuration is the one way to set the per-Work deadline from
-// running. Budget options compose in order, as work's do. Give
-// coordinators' Engines the same option.
-func WithDefaultBudget(b work.Budget) Option { return limit(work.WithDefaultBudget(b)) }
-
-// WithBudgetCeiling caps every child's budget, as work.WithBudgetCeiling.
-func WithBudgetCeiling(b work.Budget) Option { return limit(work.WithBudgetCeiling(b)) }
-
 // WithPollInterval sets how often a Subscription reads its owner's
 // registry for settled Work (default 250 ms).
 func WithPollInterval(d time.Duration) Option {
@@ -219,4 +150,30 @@ func WithPollInterval(d time.Duration) Option {
 			c.pollInterval = d
 		}
 	})
+}
+
+// WithLimits gives the Engine or Worker work's limit and budget options
+// (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
+// WithMaxResultBytes, WithRetention, WithDefaultBudget,
+// WithBudgetCeiling), with the same meaning of every value, 0 and
+// negative included: work.ResolveLimits interprets them, in the order
+// given across every WithLimits. An invalid value makes every Start, Call
+// and SetPool of the Engine, and NewWorker, fail with its error
+// (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
+// change nothing here. Give coordinators' Engines and the Workers of one
+// deployment the same limits.
+//
+// On this runner: MaxRunning is per Worker process and target (Temporal
+// has no global bound); an output never exceeds 1.5 MiB, well below
+// Temporal's 2 MB payload limit (a larger MaxResultBytes, and 0, mean
+// 1.5 MiB); the per-Work deadline is the default budget's MaxDuration.
+// The owner's registry is workflow state and evicts at deterministic
+// points of its history, by workflow time: beyond the retention count as
+// each Work finishes, in work.WithRetention's order; past the age
+// whenever the registry applies an update (it sets no timer for it).
+// Between updates the Engine's reads hide the records already past the
+// age by its clock; a Subscription still delivers the notice of Work
+// that expired before its next poll.
+func WithLimits(opts ...work.Option) Option {
+	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
 }

@@ -113,10 +113,10 @@ type harness struct{ c client.Client }
 func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	opts := []temporal.Option{
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
-		temporal.WithMaxRunning(cfg.MaxRunning), temporal.WithMaxOutstanding(cfg.MaxOutstanding),
-		temporal.WithMaxStarts(cfg.MaxStarts), temporal.WithMaxDepth(cfg.MaxDepth),
-		temporal.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}), temporal.WithMaxResultBytes(cfg.MaxResultBytes),
-		temporal.WithRetention(cfg.Retain, cfg.RetainAge), temporal.WithObserver(cfg.Observer),
+		temporal.WithLimits(work.WithMaxRunning(cfg.MaxRunning)), temporal.WithLimits(work.WithMaxOutstanding(cfg.MaxOutstanding)),
+		temporal.WithLimits(work.WithMaxStarts(cfg.MaxStarts)), temporal.WithLimits(work.WithMaxDepth(cfg.MaxDepth)),
+		temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), temporal.WithLimits(work.WithMaxResultBytes(cfg.MaxResultBytes)),
+		temporal.WithLimits(work.WithRetention(cfg.Retain, cfg.RetainAge)), temporal.WithObserver(cfg.Observer),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
 	targets := map[string]temporal.Child{}

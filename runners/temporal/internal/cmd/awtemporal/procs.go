@@ -123,7 +123,7 @@ func workerMain(args []string) int {
 		return 1
 	}
 	defer stopOps()
-	w, err := temporal.NewWorker(c, targets(*name, *jobs, log), append(options(*queue, obs), temporal.WithMaxRunning(*maxRunning))...)
+	w, err := temporal.NewWorker(c, targets(*name, *jobs, log), append(options(*queue, obs), temporal.WithLimits(work.WithMaxRunning(*maxRunning)))...)
 	if err == nil {
 		err = w.Start()
 	}

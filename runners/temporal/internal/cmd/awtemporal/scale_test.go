@@ -62,7 +62,7 @@ func TestIntegrationScale(t *testing.T) {
 	}
 	defer c.Close()
 	eng := temporal.New(c, append(options(cl.queue, work.NopObserver{}), temporal.WithNamespace(namespace),
-		temporal.WithMaxOutstanding(1<<20), temporal.WithMaxStarts(0), temporal.WithRPCTimeout(time.Minute))...)
+		temporal.WithLimits(work.WithMaxOutstanding(1<<20)), temporal.WithLimits(work.WithMaxStarts(0)), temporal.WithRPCTimeout(time.Minute))...)
 	defer eng.Close(context.Background())
 	run, stopRun := context.WithTimeout(t.Context(), 20*time.Minute)
 	defer stopRun()
