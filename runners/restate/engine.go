@@ -49,7 +49,7 @@ func New(opts ...Option) *Engine {
 		served: map[string]bool{}}
 	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
-	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
+	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
 		e.life.Watching(wt.Watch(e))
 	}
 	return e

@@ -67,7 +67,7 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if e.cfg.admin == "" {
 		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
 	}
-	return e.census.Snapshot(ctx, e.cfg.ops.interval, e.readDeployment)
+	return e.census.Snapshot(ctx, e.cfg.ops.Interval, e.readDeployment)
 }
 
 // liveCount is one group of live Work: a target, a state, and whether
@@ -145,7 +145,7 @@ GROUP BY label, state, waiting, awaiting`
 		return work.Snapshot{}, err
 	}
 	var rows []liveRow
-	if e.cfg.ops.rows > 0 {
+	if e.cfg.ops.Rows > 0 {
 		q = `SELECT id, label, owner, depth, kind, state, attempt, created, started, enqueued, detached, waiting, awaiting
 FROM (SELECT s.service_key AS id, ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'In', 'Owner') AS owner,
 json_get_int(s.value_utf8, 'In', 'Depth') AS depth, json_get_int(s.value_utf8, 'In', 'Kind') AS kind,
@@ -154,7 +154,7 @@ json_get_str(s.value_utf8, 'In', 'Created') AS created, json_get_str(s.value_utf
 json_get_str(s.value_utf8, 'Enqueued') AS enqueued, json_get_bool(s.value_utf8, 'Detached') AS detached,
 ` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
 ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.service_key) AS rn ` + from +
-			`) WHERE rn <= ` + strconv.Itoa(e.cfg.ops.rows)
+			`) WHERE rn <= ` + strconv.Itoa(e.cfg.ops.Rows)
 		if err := e.sql(ctx, admin, q, &rows); err != nil {
 			return work.Snapshot{}, err
 		}
@@ -177,7 +177,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		}
 		return tc
 	}
-	for _, l := range e.cfg.ops.targets {
+	for _, l := range e.cfg.ops.Targets {
 		target(l)
 	}
 	for _, s := range services {

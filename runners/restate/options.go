@@ -7,6 +7,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // DefaultNamespace prefixes the runner's service names by default.
@@ -41,7 +42,7 @@ type config struct {
 	observer     work.Observer
 	logger       slog.Handler
 	registry     bool
-	ops          opsConfig // the deployment view (options_ops.go)
+	ops          driver.Deployment // the deployment view (options_ops.go)
 }
 
 func newConfig(opts []Option) config {
@@ -53,7 +54,7 @@ func newConfig(opts []Option) config {
 		pollInterval: 100 * time.Millisecond,
 		observer:     work.NopObserver{},
 		logger:       slog.DiscardHandler,
-		ops:          defaultOps(),
+		ops:          driver.DefaultDeployment(),
 	}
 	for _, o := range opts {
 		if o != nil {

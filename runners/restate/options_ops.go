@@ -2,24 +2,6 @@ package restate
 
 import "time"
 
-// Defaults of the deployment view (Engine.Snapshot).
-const (
-	DefaultSnapshotInterval = 15 * time.Second
-	DefaultStatusRows       = 10
-)
-
-// opsConfig configures the Engine's deployment view.
-type opsConfig struct {
-	export   bool     // the Engine registers its Snapshot with the Observer
-	targets  []string // targets reported with no live Work
-	interval time.Duration
-	rows     int
-}
-
-func defaultOps() opsConfig {
-	return opsConfig{interval: DefaultSnapshotInterval, rows: DefaultStatusRows}
-}
-
 // WithDeploymentGauges makes this Engine the one that exports the
 // deployment's figures: New has the Observer (WithObserver, when it is a
 // work.Watcher, as the telemetry Observer is) watch the Engine's Snapshot
@@ -31,30 +13,17 @@ func defaultOps() opsConfig {
 // labels to report even while they have no live Work and no registered
 // deployment; every target with either is reported anyway.
 func WithDeploymentGauges(targets ...string) Option {
-	return optionFunc(func(c *config) {
-		c.ops.export = true
-		c.ops.targets = append(c.ops.targets, targets...)
-	})
+	return optionFunc(func(c *config) { c.ops.Gauges(targets...) })
 }
 
 // WithSnapshotInterval sets how long the Engine's Snapshot reuses what it
 // read from Restate (default 15 s): scrapes and status pages within it
 // cost Restate nothing. Values below 1 s are raised to it.
 func WithSnapshotInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.ops.interval = max(d, time.Second)
-		}
-	})
+	return optionFunc(func(c *config) { c.ops.SetInterval(d) })
 }
 
 // WithStatusRows sets how many live Works per target the Engine's
 // Snapshot lists, newest first (default 10; the rest are counted in
 // LiveOmitted). The rows come from the same refresh at no extra call.
-func WithStatusRows(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 0 {
-			c.ops.rows = n
-		}
-	})
-}
+func WithStatusRows(n int) Option { return optionFunc(func(c *config) { c.ops.SetRows(n) }) }

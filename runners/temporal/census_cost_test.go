@@ -84,7 +84,7 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("started %d open Work workflows in %v", n, time.Since(start).Round(time.Millisecond))
-	for _, rows := range []int{0, temporal.DefaultStatusRows} {
+	for _, rows := range []int{0, 10} {
 		eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
 		// Visibility trails the starts: wait until it lists them all.
 		deadline := time.Now().Add(2 * time.Minute)

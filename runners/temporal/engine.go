@@ -63,7 +63,7 @@ func New(c client.Client, opts ...Option) *Engine {
 	e := &Engine{c: c, cfg: cfg, local: local}
 	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
-	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.export {
+	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
 		e.life.Watching(wt.Watch(e))
 	}
 	return e

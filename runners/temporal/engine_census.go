@@ -95,7 +95,7 @@ func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if e.life.Closed() {
 		return work.Snapshot{}, work.ErrClosed
 	}
-	return e.census.Snapshot(ctx, e.cfg.ops.interval, e.readDeployment)
+	return e.census.Snapshot(ctx, e.cfg.ops.Interval, e.readDeployment)
 }
 
 // The keys of a Work workflow's memo, set when it starts (free: part of
@@ -141,7 +141,7 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 		return work.Snapshot{}, err
 	}
 	byTarget := map[string][]openWork{}
-	for _, t := range e.cfg.ops.targets {
+	for _, t := range e.cfg.ops.Targets {
 		byTarget[t] = nil
 	}
 	for _, w := range open {
@@ -180,7 +180,7 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 			tc.OldestQueued = q.age
 		}
 		sort.Slice(ws, func(i, j int) bool { return ws[i].created.After(ws[j].created) })
-		n := min(len(ws), e.cfg.ops.rows)
+		n := min(len(ws), e.cfg.ops.Rows)
 		var seen rowCounts
 		for _, w := range ws[:n] {
 			_, held := awaiting[w.id]
@@ -298,7 +298,7 @@ func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 		}
 		rctx, cancel := e.rpc(ctx)
 		resp, err := e.c.ListWorkflow(rctx, &workflowservice.ListWorkflowExecutionsRequest{
-			Namespace: e.cfg.ops.namespace, PageSize: listPageSize, NextPageToken: token, Query: query})
+			Namespace: e.cfg.namespace, PageSize: listPageSize, NextPageToken: token, Query: query})
 		cancel()
 		if err != nil {
 			return nil, fromTemporal(err)
@@ -346,7 +346,7 @@ func (e *Engine) describeQueue(ctx context.Context, label string) (queueStats, e
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
 	resp, err := e.c.WorkflowService().DescribeTaskQueue(rctx, &workflowservice.DescribeTaskQueueRequest{
-		Namespace:     e.cfg.ops.namespace,
+		Namespace:     e.cfg.namespace,
 		TaskQueue:     &taskqueuepb.TaskQueue{Name: activityQueue(e.cfg.taskQueue, label), Kind: enumspb.TASK_QUEUE_KIND_NORMAL},
 		TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY,
 		ReportStats:   true,

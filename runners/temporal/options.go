@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Defaults of the runner. The limits are the in-process Supervisor's.
@@ -37,7 +38,8 @@ type config struct {
 	pollInterval     time.Duration
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
-	ops              opsConfig // the deployment view (options_ops.go)
+	ops              driver.Deployment // the deployment view (options_ops.go)
+	namespace        string            // for the task queue statistics (WithNamespace)
 	// err is the first invalid limit or budget option
 	// (work.ErrInvalidLimit, work.ErrInvalidBudget): every Start, Call and
 	// SetPool of the Engine, and NewWorker, return it.
@@ -60,7 +62,8 @@ func newConfig(opts []Option) config {
 		pollInterval:     250 * time.Millisecond,
 		pollsPerRun:      DefaultPollsPerRun,
 		observer:         work.NopObserver{},
-		ops:              defaultOps(),
+		ops:              driver.DefaultDeployment(),
+		namespace:        "default",
 	}
 	for _, o := range opts {
 		if o != nil {

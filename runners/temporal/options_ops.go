@@ -2,26 +2,6 @@ package temporal
 
 import "time"
 
-// Defaults of the deployment view (Engine.Snapshot).
-const (
-	DefaultSnapshotInterval = 15 * time.Second
-	DefaultStatusRows       = 10
-	DefaultNamespace        = "default"
-)
-
-// opsConfig configures the Engine's deployment view.
-type opsConfig struct {
-	export    bool     // the Engine registers its Snapshot with the Observer
-	targets   []string // targets watched with no live Work
-	interval  time.Duration
-	rows      int
-	namespace string
-}
-
-func defaultOps() opsConfig {
-	return opsConfig{interval: DefaultSnapshotInterval, rows: DefaultStatusRows, namespace: DefaultNamespace}
-}
-
 // WithDeploymentGauges makes this Engine the one that exports the
 // deployment's figures: New has the Observer (WithObserver, when it is a
 // work.Watcher, as the telemetry Observer is) watch the Engine's Snapshot
@@ -33,33 +13,20 @@ func defaultOps() opsConfig {
 // (a target's queue with no poller shows before its Work waits); every
 // target with live Work is reported anyway.
 func WithDeploymentGauges(targets ...string) Option {
-	return optionFunc(func(c *config) {
-		c.ops.export = true
-		c.ops.targets = append(c.ops.targets, targets...)
-	})
+	return optionFunc(func(c *config) { c.ops.Gauges(targets...) })
 }
 
 // WithSnapshotInterval sets how long the Engine's Snapshot reuses what it
 // read from Temporal (default 15 s): scrapes and status pages within it
 // cost Temporal nothing. Values below 1 s are raised to it.
 func WithSnapshotInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.ops.interval = max(d, time.Second)
-		}
-	})
+	return optionFunc(func(c *config) { c.ops.SetInterval(d) })
 }
 
 // WithStatusRows sets how many live Works per target the Engine's
 // Snapshot lists, newest first (default 10; the rest are counted): each
 // costs one call to Temporal per refresh.
-func WithStatusRows(n int) Option {
-	return optionFunc(func(c *config) {
-		if n >= 0 {
-			c.ops.rows = n
-		}
-	})
-}
+func WithStatusRows(n int) Option { return optionFunc(func(c *config) { c.ops.SetRows(n) }) }
 
 // WithNamespace names the Temporal namespace of the Engine's client
 // (default "default"), for the task queue statistics its Snapshot reads
@@ -67,7 +34,7 @@ func WithStatusRows(n int) Option {
 func WithNamespace(ns string) Option {
 	return optionFunc(func(c *config) {
 		if ns != "" {
-			c.ops.namespace = ns
+			c.namespace = ns
 		}
 	})
 }
