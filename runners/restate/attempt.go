@@ -2,7 +2,6 @@ package restate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -13,7 +12,6 @@ import (
 )
 
 var (
-	errDeadline  = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
 	errCancelled = fmt.Errorf("agentwork: cancel requested: %w", context.Canceled)
 )
 
@@ -47,14 +45,9 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	a := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
 		Created: in.Created, Started: claim.Started}
 	defer w.running.Add(a)()
-	child, cancel := context.WithCancelCause(context.Background())
+	child, cancel, stopCtx := driver.AttemptContext(context.Background(), rc, in.MaxDuration)
 	defer cancel(nil)
-	stopCut := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
-	defer stopCut()
-	if in.MaxDuration > 0 {
-		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
-		defer timer.Stop()
-	}
+	defer stopCtx()
 	var cancelled atomic.Bool
 	cancelReq := func() {
 		if !cancelled.Swap(true) {
@@ -100,7 +93,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if ex != nil {
 		exec.Store(ex)
 	}
-	out, err, panicked := invoke(child, t.Run, in.Input)
+	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
 	ended.Store(true)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
 	res.Out.Attempt = claim.Attempt
@@ -155,41 +148,13 @@ func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, c
 	}
 }
 
-// classify maps a child's return to the attempt's outcome: a class, never
-// the failure's text.
+// classify maps a child's return to the attempt's result
+// (driver.Classify): a class, never the failure's text.
 func classify(child context.Context, cancelled bool, in workInput, out string, err error, panicked bool, ex *work.Execution) attemptResult {
-	u := ex.Usage()
-	budget, refused := ex.Exhausted()
-	o := runOutcome{Usage: &u, Budget: budget, Progress: ex.Progress()}
-	switch {
-	case panicked:
-		o.Class = work.ClassPanic
-	case errors.Is(context.Cause(child), errDeadline):
-		o.Class = work.ClassDeadline
-		if o.Budget == "" {
-			o.Budget = work.BudgetDuration
-		}
-	case err != nil && cancelled && errors.Is(err, context.Canceled):
-		o.Class = work.ClassCancelled
-	case err != nil && refused:
-		o.Class = work.ClassBudgetExhausted
-	case err != nil:
-		o.Class = work.ClassError
-	case in.MaxResultBytes > 0 && len(out) > in.MaxResultBytes:
-		o.Class, o.Bytes = work.ClassResultTooLarge, len(out)
-	default:
-		o.Bytes = len(out)
-		return attemptResult{Out: o, Output: out}
+	c := driver.Classify(child, cancelled, in.MaxResultBytes, out, err, panicked, ex)
+	o := runOutcome{Class: c.Class, Bytes: c.Bytes, Usage: &c.Usage, Budget: c.Budget, Progress: c.Progress}
+	if c.Class != "" {
+		return attemptResult{Out: o}
 	}
-	return attemptResult{Out: o}
-}
-
-func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err, panicked = "", nil, true
-		}
-	}()
-	out, err = run(ctx, input)
-	return out, err, false
+	return attemptResult{Out: o, Output: out}
 }

@@ -181,19 +181,14 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	}
 	defer w.running.Add(&driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
 		N: claim.Attempt, Created: in.Created, Started: claim.Started})()
-	sctx, cancel := context.WithCancelCause(context.Background())
+	sctx, cancel, stop := driver.AttemptContext(context.Background(), rc, in.MaxDuration)
 	defer cancel(nil)
-	stop := context.AfterFunc(rc, func() { cancel(context.Cause(rc)) })
 	defer stop()
-	if in.MaxDuration > 0 {
-		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
-		defer timer.Stop()
-	}
-	h, err, panicked := callSubmit(sctx, job, in.ID, in.Input)
+	h, err, panicked := driver.Invoke(func() ([]byte, error) { return job.Submit(sctx, in.ID, in.Input) })
 	switch {
 	case panicked:
 		return submitResult{Out: runOutcome{Class: work.ClassPanic, Usage: &work.Usage{}}}, nil
-	case err != nil && errors.Is(context.Cause(sctx), errDeadline):
+	case err != nil && errors.Is(context.Cause(sctx), driver.ErrDeadline):
 		return submitResult{Out: runOutcome{Class: work.ClassDeadline, Usage: &work.Usage{}}}, nil
 	case err != nil:
 		return submitResult{Out: runOutcome{Class: work.ClassError, Usage: &work.Usage{}}}, nil
@@ -212,7 +207,7 @@ func (w *Worker) poll(rc context.Context, job *work.Job, label string, handle []
 	defer func() { <-bound }()
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(rc), pollTimeout)
 	defer cancel()
-	p, err, panicked := callAwait(pctx, job, handle)
+	p, err, panicked := driver.Invoke(func() (work.Poll, error) { return job.Await(pctx, handle) })
 	switch {
 	case panicked:
 		return pollResult{Outcome: work.PollOutcomeFailed, Class: work.ClassPanic}
@@ -224,26 +219,6 @@ func (w *Worker) poll(rc context.Context, job *work.Job, label string, handle []
 		return pollResult{Outcome: work.PollOutcomeFailed, Class: p.Class}
 	}
 	return pollResult{Outcome: work.PollOutcomeWaiting, Progress: p.Progress}
-}
-
-func callSubmit(ctx context.Context, job *work.Job, key, input string) (h []byte, err error, panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			h, err, panicked = nil, nil, true
-		}
-	}()
-	h, err = job.Submit(ctx, key, input)
-	return h, err, false
-}
-
-func callAwait(ctx context.Context, job *work.Job, h []byte) (p work.Poll, err error, panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			p, err, panicked = work.Poll{}, nil, true
-		}
-	}()
-	p, err = job.Await(ctx, h)
-	return p, err, false
 }
 
 // waiting marks a job's Work as waiting (EventWaiting) after its submit.

@@ -137,8 +137,6 @@ func (w *Worker) Stop() {
 	}
 }
 
-var errDeadline = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
-
 // run is one attempt of a Work: announce it, run the child with a
 // heartbeat, and report the output or a class (never failure text).
 func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
@@ -213,15 +211,9 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// runs; if it cannot be told now, it is told while the child runs.
 	stopAnnounce := w.announce(ctx, started)
 	defer stopAnnounce()
-	child := context.WithoutCancel(ctx)
-	child, cancel := context.WithCancelCause(child)
+	child, cancel, stop := driver.AttemptContext(ctx, ctx, in.MaxDuration)
 	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stop()
-	if in.MaxDuration > 0 {
-		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
-		defer timer.Stop()
-	}
 	// Progress goes to this Worker's Observer as it is reported (none
 	// after the child returned); the budget that ran out and the usage
 	// travel in the outcome, and the Work's workflow reports them, on the
@@ -250,7 +242,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	ex, _ := work.ExecutionFrom(child)
 	exec.Store(ex)
 	w.slots.Running(slot, ex)
-	out, err, panicked := invoke(child, t.Run, in.Input)
+	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
 	res := outcome(child, ctx, in, out, err, panicked, ex)
 	ended.Store(true)
 	return res, nil
@@ -300,35 +292,19 @@ const (
 	maxAnnounceDelay = 10 * time.Second
 )
 
-// outcome maps a child's return to the attempt's outcome.
+// outcome maps a child's return to the attempt's outcome
+// (driver.Classify): a class, never the failure's text; the output only
+// when the child completed.
 func outcome(child, ctx context.Context, in runInput, out string, err error, panicked bool, ex *work.Execution) runOutcome {
-	u := ex.Usage()
-	budget, refused := ex.Exhausted()
-	res := classify(child, ctx, in, out, err, panicked, refused)
-	res.Usage, res.Budget, res.Progress = u, budget, ex.Progress()
-	if res.Class == work.ClassDeadline && budget == "" {
-		// As in-process: the budget that ran out first is the one named.
-		res.Budget = work.BudgetDuration
+	c := driver.Classify(child, ctx.Err() != nil, in.MaxResultBytes, out, err, panicked, ex)
+	res := runOutcome{Class: c.Class, Usage: c.Usage, Budget: c.Budget, Progress: c.Progress}
+	switch c.Class {
+	case "":
+		res.Output = out
+	case work.ClassResultTooLarge:
+		res.Bytes = c.Bytes
 	}
 	return res
-}
-
-func classify(child, ctx context.Context, in runInput, out string, err error, panicked, refused bool) runOutcome {
-	switch {
-	case panicked:
-		return runOutcome{Class: work.ClassPanic}
-	case errors.Is(context.Cause(child), errDeadline):
-		return runOutcome{Class: work.ClassDeadline}
-	case err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled):
-		return runOutcome{Class: classCancelled}
-	case err != nil && refused:
-		return runOutcome{Class: work.ClassBudgetExhausted}
-	case err != nil:
-		return runOutcome{Class: work.ClassError}
-	case in.MaxResultBytes > 0 && len(out) > in.MaxResultBytes:
-		return runOutcome{Class: work.ClassResultTooLarge, Bytes: len(out)}
-	}
-	return runOutcome{Output: out}
 }
 
 // takeGuidance is the child's boundary: when the Work's history has a
@@ -448,16 +424,6 @@ func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64,
 // sendsPage is the page size of a boundary's history read: a boundary
 // usually reads the few events since the last one.
 const sendsPage = 32
-
-func invoke(ctx context.Context, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err, panicked = "", nil, true
-		}
-	}()
-	out, err = run(ctx, input)
-	return out, err, false
-}
 
 func (w *Worker) update(ctx context.Context, id, name string, out any, args ...any) error {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)

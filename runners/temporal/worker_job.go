@@ -113,21 +113,16 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	}
 	stopAnnounce := w.announce(ctx, started)
 	defer stopAnnounce()
-	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	sctx, cancel, stopCtx := driver.AttemptContext(ctx, ctx, in.MaxDuration)
 	defer cancel(nil)
-	stopCancel := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	defer stopCancel()
-	if in.MaxDuration > 0 {
-		timer := time.AfterFunc(in.MaxDuration, func() { cancel(errDeadline) })
-		defer timer.Stop()
-	}
-	h, err, panicked := invokeSubmit(sctx, t.Job.Submit, in.ID, in.Input)
+	defer stopCtx()
+	h, err, panicked := driver.Invoke(func() ([]byte, error) { return t.Job.Submit(sctx, in.ID, in.Input) })
 	switch {
 	case panicked:
 		return submitOutcome{Class: work.ClassPanic}, nil
 	case err == nil:
 		return submitOutcome{Handle: h}, nil
-	case errors.Is(context.Cause(sctx), errDeadline):
+	case errors.Is(context.Cause(sctx), driver.ErrDeadline):
 		return submitOutcome{Class: work.ClassDeadline}, nil
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		return submitOutcome{Class: classCancelled}, nil
@@ -184,13 +179,3 @@ func (w *Worker) cancelJob(ctx context.Context, in awaitInput) error {
 }
 
 var errPanicked = errors.New("temporal: panicked")
-
-func invokeSubmit(ctx context.Context, submit func(context.Context, string, string) ([]byte, error), key, input string) (h []byte, err error, panicked bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			h, err, panicked = nil, nil, true
-		}
-	}()
-	h, err = submit(ctx, key, input)
-	return h, err, false
-}
