@@ -7,6 +7,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Approvals: a Work that needs approval is created queued and awaiting
@@ -46,21 +47,10 @@ type answerRequest struct {
 }
 
 // approvalInfo is one awaiting Work's request (Found false: none).
-type approvalInfo struct {
-	Found     bool
-	Owner     string
-	Label     string
-	TargetID  string
-	Input     string
-	Requested time.Time
-	Deadline  time.Time
-}
+type approvalInfo = driver.ApprovalInfo
 
 // approvalEntry is one awaiting Work in the approvals index: no input.
-type approvalEntry struct {
-	ID, Owner string
-	Requested time.Time
-}
+type approvalEntry = driver.ApprovalEntry
 
 func (s *controlState) awaitingFor(r answerRequest) bool {
 	return s.Awaiting && s.State == work.StateQueued && (r.Approver || s.In.Owner == r.Owner && !s.Detached)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Names of the activities, workflow, updates and queries of Work that
@@ -98,23 +99,11 @@ type answerRequest struct {
 // approvalInfo answers the approval query: a Work awaiting approval as
 // its approver may read it (Found false when it does not await approval
 // or is not visible to the asker).
-type approvalInfo struct {
-	Found     bool
-	Owner     string
-	Label     string
-	TargetID  string
-	Input     string
-	Requested time.Time
-	Deadline  time.Time
-}
+type approvalInfo = driver.ApprovalInfo
 
 // approvalEntry is one Work in the approvals index. Label, the Work's
 // target label, is absent from the entries of older versions.
-type approvalEntry struct {
-	ID, Owner string
-	Label     string `json:",omitempty"`
-	Requested time.Time
-}
+type approvalEntry = driver.ApprovalEntry
 
 // approvalsState is the approvals index's state, carried across
 // continue-as-new.

@@ -29,6 +29,7 @@ type Store interface {
 	// when none could be read), as driver.UpdateNotices.
 	UpdateNotices(ctx context.Context, o work.Owner, r Record, seen int, publish func(work.Notice)) int
 	Controller
+	Approver
 }
 
 // Waiter is a Store's fast path for Result's wait (as database/sql's
