@@ -67,13 +67,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	}
 	stopPoll := w.watch(child, in.ID, pushed, cancelReq, progress)
 	defer stopPoll()
-	var ended atomic.Bool
-	emit := func(ev work.Event) {
-		if ev.Type == work.EventProgress && !ended.Load() {
-			ev.Target, ev.Kind = in.Label, in.Kind
-			w.cfg.observer.Event(context.Background(), ev)
-		}
-	}
+	emit, endProgress := driver.ProgressGate(w.cfg.observer, in.Label, in.Kind)
 	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
@@ -94,7 +88,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 		exec.Store(ex)
 	}
 	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
-	ended.Store(true)
+	endProgress()
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
 	res.Out.Attempt = claim.Attempt
 	return res, nil

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // reporter reports Work lifecycle events to the Observer of the process
@@ -61,9 +62,5 @@ func (r *reporter) emit(in workInput, e work.Event) {
 
 // transition reports a state change.
 func (r *reporter) transition(in workInput, from, to work.State, e work.Event) {
-	e.Type, e.From, e.To = work.EventType(to), from, to
-	if to == work.StateCancelled && e.ErrorClass == "" {
-		e.ErrorClass = work.ClassCancelled
-	}
-	r.emit(in, e)
+	r.emit(in, driver.Transition(from, to, e))
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // reportUpdate is the attempt's work.Remote.Update: the Work's control
@@ -13,10 +14,8 @@ import (
 func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 		refused := func(reason string) (work.UpdateReceipt, string) {
-			w.cfg.observer.Event(context.Background(), work.Event{Type: work.EventUpdate, WorkID: in.ID, Owner: in.Owner,
-				Depth: in.Depth, Target: in.Label, Kind: in.Kind, Time: time.Now(), Bytes: len(value), Question: question,
-				ErrorClass: reason})
-			return work.UpdateReceipt{}, reason
+			return driver.UpdateRefused(w.cfg.observer, driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth,
+				Label: in.Label, Kind: in.Kind}, len(value), question, reason)
 		}
 		if in.Updates == nil {
 			return refused(work.UpdateRefusedNotDeclared)

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // launchInfo is what a Work's events need of its launch, carried in the
@@ -148,11 +149,7 @@ func (l *lifecycle) bind() {
 // Observer changes: no command or recorded state depends on it, so
 // replay is unaffected.)
 func (l *lifecycle) transition(ctx workflow.Context, from, to work.State, e work.Event) {
-	e.Type, e.From, e.To = work.EventType(to), from, to
-	if to == work.StateCancelled && e.ErrorClass == "" {
-		e.ErrorClass = work.ClassCancelled
-	}
-	l.emit(ctx, e)
+	l.emit(ctx, driver.Transition(from, to, e))
 }
 
 // since is the duration from t to now in workflow time (0 for a zero t).

@@ -218,13 +218,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// after the child returned); the budget that ran out and the usage
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
-	var ended atomic.Bool
-	emit := func(ev work.Event) {
-		if ev.Type == work.EventProgress && !ended.Load() {
-			ev.Target, ev.Kind = in.Label, in.Kind
-			w.cfg.observer.Event(context.Background(), ev)
-		}
-	}
+	emit, endProgress := driver.ProgressGate(w.cfg.observer, in.Label, in.Kind)
 	var seen sendsSeen // the attempt's boundaries, one at a time
 	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
@@ -244,7 +238,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	w.slots.Running(slot, ex)
 	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
 	res := outcome(child, ctx, in, out, err, panicked, ex)
-	ended.Store(true)
+	endProgress()
 	return res, nil
 }
 

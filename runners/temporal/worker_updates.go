@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // The attempt's side of children that talk back: the work.Remote hooks
@@ -30,10 +31,8 @@ const reportTries = 3
 func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 		refused := func(reason string) (work.UpdateReceipt, string) {
-			w.cfg.observer.Event(context.Background(), work.Event{Type: work.EventUpdate, WorkID: in.ID, Owner: in.Owner,
-				Depth: in.Depth, Target: in.Label, Kind: in.Kind, Time: time.Now(), Bytes: len(value), Question: question,
-				ErrorClass: reason})
-			return work.UpdateReceipt{}, reason
+			return driver.UpdateRefused(w.cfg.observer, driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth,
+				Label: in.Label, Kind: in.Kind}, len(value), question, reason)
 		}
 		if !in.Updates {
 			return refused(work.UpdateRefusedNotDeclared)

@@ -1,0 +1,43 @@
+package driver
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Transition returns e as the event of a change from one state to
+// another: its Type, From and To set, and a cancel with no class of its
+// own classed work.ClassCancelled, as in-process.
+func Transition(from, to work.State, e work.Event) work.Event {
+	e.Type, e.From, e.To = work.EventType(to), from, to
+	if to == work.StateCancelled && e.ErrorClass == "" {
+		e.ErrorClass = work.ClassCancelled
+	}
+	return e
+}
+
+// ProgressGate returns the work.Remote.Event of an attempt of a Work of
+// target label and kind: it reports the child's progress events to obs
+// until end is called (none after the child returned); other events are
+// the Work's workflow's to report.
+func ProgressGate(obs work.Observer, label string, kind work.Kind) (emit func(work.Event), end func()) {
+	var ended atomic.Bool
+	return func(ev work.Event) {
+		if ev.Type == work.EventProgress && !ended.Load() {
+			ev.Target, ev.Kind = label, kind
+			obs.Event(context.Background(), ev)
+		}
+	}, func() { ended.Store(true) }
+}
+
+// UpdateRefused reports an update a child's attempt refused itself
+// (reason, a work.UpdateRefused* class; never the value) and returns the
+// refusal as work.Remote.Update answers it.
+func UpdateRefused(obs work.Observer, a Attempt, bytes int, question bool, reason string) (work.UpdateReceipt, string) {
+	obs.Event(context.Background(), work.Event{Type: work.EventUpdate, WorkID: a.ID, Owner: a.Owner, Depth: a.Depth,
+		Target: a.Label, Kind: a.Kind, Time: time.Now(), Bytes: bytes, Question: question, ErrorClass: reason})
+	return work.UpdateReceipt{}, reason
+}
