@@ -33,7 +33,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	}
 	defer func() { <-free }()
 	var claim claimReply
-	if err := w.in.object(rc, controlService, in.ID, hClaim, newID(), nil, &claim); err != nil {
+	if err := w.in.object(rc, controlService, in.ID, hClaim, driver.NewID(), nil, &claim); err != nil {
 		return attemptResult{}, err
 	}
 	switch {

@@ -3,8 +3,6 @@ package restate
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,12 +117,6 @@ func fromIngress(ctx context.Context, err error) error {
 }
 
 func workName(ns, label string) string { return ns + "." + workService + "." + label }
-
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // decodeErr is a reply's refusal as the engine's error (nil for none).
 func decodeErr(code, msg string) error {

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
@@ -25,6 +24,14 @@ import (
 // calls to Restate by the caller's ctx, each capped at WithRPCTimeout,
 // except Start's admission (see Start). An Engine is safe for concurrent
 // use; Close releases the in-process part.
+//
+// Besides the methods listed here, an Engine has those of work.Engine,
+// work.Approvals and work.Updater that package work/driver writes once
+// for every durable engine (driver.Portable: Status, List, Rows, Result,
+// Settled, Live, Subscribe, Detach, Send, Answer, Release, Updates,
+// Pending, Approve, Deny, Observer, Now) and Close, which ends the
+// Subscriptions and cancels the foreground calls in progress, waiting for
+// them while ctx allows; Work on the service is unaffected.
 type Engine struct {
 	cfg   config
 	in    *ingress
@@ -47,29 +54,13 @@ func New(opts ...Option) *Engine {
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...)...)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
 		served: map[string]bool{}}
-	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.limits.RetainAge,
+	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
 		e.life.Watching(wt.Watch(e))
 	}
 	return e
 }
-
-// Close ends the Subscriptions, cancels the foreground calls in progress
-// and waits for them while ctx allows. Afterwards Start and Call return
-// work.ErrClosed. Work on Restate is unaffected.
-func (e *Engine) Close(ctx context.Context) error {
-	if err := e.life.Close(ctx); err != nil {
-		return err
-	}
-	return e.local.Close(ctx)
-}
-
-// Observer returns the configured Observer.
-func (e *Engine) Observer() work.Observer { return e.cfg.observer }
-
-// Now returns the current time.
-func (e *Engine) Now() time.Time { return time.Now() }
 
 // rpc caps one call's context at the RPC timeout.
 func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -35,7 +35,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if targetID == "" {
 		targetID = spec.Target.Label
 	}
-	id := newID()
+	id := driver.NewID()
 	now := time.Now().UTC()
 	budget := e.local.EffectiveBudget(spec)
 	maxBytes := e.cfg.limits.ResultBytes(spec)

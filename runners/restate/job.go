@@ -170,7 +170,7 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	}
 	defer func() { <-free }()
 	var claim claimReply
-	if err := w.in.object(rc, controlService, in.ID, hClaim, newID(), nil, &claim); err != nil {
+	if err := w.in.object(rc, controlService, in.ID, hClaim, driver.NewID(), nil, &claim); err != nil {
 		return submitResult{}, err
 	}
 	switch {

@@ -2,9 +2,6 @@ package temporal
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -41,6 +38,14 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // admission and workflow start are bounded by the RPC timeout alone (a ctx
 // that ends during them does not interrupt them; see Start). An Engine is safe for concurrent use; Close
 // releases the in-process part (the Temporal client stays the caller's).
+//
+// Besides the methods listed here, an Engine has those of work.Engine,
+// work.Approvals and work.Updater that package work/driver writes once
+// for every durable engine (driver.Portable: Status, List, Rows, Result,
+// Settled, Live, Subscribe, Detach, Send, Answer, Release, Updates,
+// Pending, Approve, Deny, Observer, Now) and Close, which ends the
+// Subscriptions and cancels the foreground calls in progress, waiting for
+// them while ctx allows; Work on the service is unaffected.
 type Engine struct {
 	c     client.Client
 	cfg   config
@@ -61,7 +66,7 @@ func New(c client.Client, opts ...Option) *Engine {
 	local := work.New(append(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...),
 		work.WithMaxResultBytes(cfg.limits.MaxResultBytes))...)
 	e := &Engine{c: c, cfg: cfg, local: local}
-	e.portable = portable{Store: (*store)(e), Observer: cfg.observer, RetainAge: cfg.limits.RetainAge,
+	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
 		e.life.Watching(wt.Watch(e))
@@ -71,32 +76,7 @@ func New(c client.Client, opts ...Option) *Engine {
 
 var _ work.Engine = (*Engine)(nil)
 
-// Close ends the Subscriptions (interrupting their registry reads in
-// progress), cancels the foreground calls in progress and waits for them,
-// as work.Supervisor.Close, while ctx allows (its error if it ends first).
-// Afterwards Start and Call return work.ErrClosed, and the Observer no
-// longer watches the Engine (WithDeploymentGauges). Work on Temporal is
-// unaffected.
-func (e *Engine) Close(ctx context.Context) error {
-	if err := e.life.Close(ctx); err != nil {
-		return err
-	}
-	return e.local.Close(ctx)
-}
-
-// Observer returns the configured Observer.
-func (e *Engine) Observer() work.Observer { return e.cfg.observer }
-
-// Now returns the current time.
-func (e *Engine) Now() time.Time { return time.Now() }
-
 func ownerWorkflowID(owner string) string { return "agentwork-owner/" + owner }
-
-func newID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // rpc derives the context of one call to Temporal from the caller's ctx,
 // capped at the RPC timeout (WithRPCTimeout).

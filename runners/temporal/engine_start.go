@@ -41,7 +41,7 @@ func (e *Engine) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if targetID == "" {
 		targetID = spec.Target.Label
 	}
-	id := newID()
+	id := driver.NewID()
 	now := time.Now().UTC()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer cancel()

@@ -9,6 +9,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // GuidanceWorkflowName is the workflow that holds one guidance message
@@ -32,7 +34,9 @@ type guidanceInput struct {
 	TTL  time.Duration
 }
 
-func guidanceWorkflowID(workID string) string { return "agentwork-guidance/" + workID + "/" + newID() }
+func guidanceWorkflowID(workID string) string {
+	return "agentwork-guidance/" + workID + "/" + driver.NewID()
+}
 
 // guidanceWorkflow holds one message: its text is its input, read by the
 // child's worker through the "text" query at the child's boundary. When

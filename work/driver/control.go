@@ -59,7 +59,7 @@ func (p *Portable) Detach(ctx context.Context, o work.Owner, id string) (work.De
 	if err := p.Store.ForgetSettled(ctx, o, id); err != nil {
 		return work.DetachReceipt{}, err
 	}
-	p.Observer.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+	p.Events.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 		Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
 	return work.DetachReceipt{ID: id}, nil
 }

@@ -2,6 +2,8 @@ package driver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -54,8 +56,8 @@ type Waiter interface {
 // SetPool and Updates (control.go). A durable engine embeds Portable; every field is set before its first use and never
 // changed afterwards. Its methods are safe for concurrent use.
 type Portable struct {
-	Store    Store
-	Observer work.Observer
+	Store  Store
+	Events work.Observer // the Observer the engine reports to (Observer returns it)
 	// RetainAge hides records past this age since they settled (the
 	// engine's retention by age); 0: none.
 	RetainAge time.Duration
@@ -63,6 +65,33 @@ type Portable struct {
 	PollInterval time.Duration
 	// Life holds the engine's Subscriptions and whether it is closed.
 	Life *Life
+	// Local is the in-process Supervisor that runs the engine's
+	// foreground calls (work.Engine.Call).
+	Local *work.Supervisor
+}
+
+// Close ends the Subscriptions, then cancels the foreground calls in
+// progress and waits for them while ctx allows (its error if it ends
+// first). Work on the service is unaffected.
+func (p *Portable) Close(ctx context.Context) error {
+	if err := p.Life.Close(ctx); err != nil {
+		return err
+	}
+	return p.Local.Close(ctx)
+}
+
+// Observer returns the engine's Observer.
+func (p *Portable) Observer() work.Observer { return p.Events }
+
+// Now returns the current time: a durable engine's clock is the wall
+// clock.
+func (p *Portable) Now() time.Time { return time.Now() }
+
+// NewID returns a new Work id: 32 lowercase hex digits from crypto/rand.
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Visible returns the records visible to o: its registry without those
@@ -165,7 +194,7 @@ func (p *Portable) Result(ctx context.Context, o work.Owner, id string, timeout 
 	}
 	if !rec.Read {
 		_ = p.Store.MarkRead(rctx, o, id)
-		p.Observer.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+		p.Events.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 			Target: rec.Label, Kind: rec.Kind, Time: time.Now(), Bytes: len(out)})
 	}
 	return rec.Status(), out, nil
