@@ -23,20 +23,26 @@ func (s *Supervisor) signalIdleLocked() {
 // operations keep working on what is left. Close is idempotent. Every
 // Subscription is closed when Close returns.
 //
-// A child cannot close its own Supervisor: Close called by one of its
-// children, or by a goroutine a child started, fails with ErrCloseFromChild
-// and changes nothing, where it would otherwise wait for the caller itself.
-// The caller is recognised by ctx when it carries an Execution of this
-// Supervisor, and otherwise, whatever ctx it passes, by its goroutine's
-// profiler label "agentwork.supervisor" (runtime/pprof), which every
-// goroutine running a child carries with a value unique to its Supervisor
-// within the process (a decimal number), and which goroutines a child
-// starts inherit, so CPU and goroutine profiles can also be split by
-// Supervisor. The label is read from one goroutine profile, only while
-// children run.
-// A child that replaces its goroutine's profiler labels (pprof.Do or
-// pprof.SetGoroutineLabels with a context that lacks the label) and then
-// closes with a context not derived from its own is not recognised.
+// Close's wait is bounded by ctx alone, whoever calls: a child that
+// ignores its cancellation keeps a Close with a context that never ends
+// (context.Background()) waiting until it returns.
+//
+// A child cannot close its own Supervisor. Close called with a context
+// that carries an Execution of this Supervisor (the child's own context,
+// or one derived from it, such as the one a child hands a goroutine it
+// starts) fails at once with ErrCloseFromChild and changes nothing, where
+// it would otherwise wait for the calling child itself. Close goes by the
+// context only (Go gives a goroutine no identity to check): called with
+// any other context (the application's, context.Background()), Close does
+// not know its caller, and closes and cancels as above, the calling
+// child's own Work included. From a goroutine a child started, it then
+// returns once that child returns on its cancellation. On the child's own
+// goroutine it waits for its caller, which cannot return while it waits:
+// it returns ctx's error when ctx ends (never, with a context that never
+// ends), the Supervisor closed. A child therefore passes its own context
+// (and gets ErrCloseFromChild at once); an application that lets a child
+// ask for shutdown has the child signal code outside it, which calls
+// Close.
 func (s *Supervisor) Close(ctx context.Context) error {
 	if s.uninitialized() {
 		return ErrNotInitialized

@@ -89,8 +89,9 @@ var (
 	ErrLimit = newError("limit_exceeded", "limit exceeded")
 	// ErrClosed: the engine is closed and admits no more work.
 	ErrClosed = newError("closed", "engine is closed")
-	// ErrCloseFromChild: Close called from a child of the same Supervisor
-	// (it would wait for that child itself).
+	// ErrCloseFromChild: Close or Shutdown called with the context of a
+	// child of the same Supervisor, or one derived from it (it would wait
+	// for that child itself).
 	ErrCloseFromChild = newError("close_from_child", "a child cannot close its own supervisor")
 	// ErrScopeEnded: work started in a child's scope after the child
 	// returned (for example by a goroutine the child leaked).

@@ -123,9 +123,15 @@ type ShutdownObserver interface {
 // hands it to the Observer when it is a ShutdownObserver. It is
 // safe to call concurrently with everything else, and more than once (a
 // later call reports only what was still live). Close is the immediate
-// variant. Like Close, Shutdown called by a child of this Supervisor (or a
-// goroutine a child started) fails with ErrCloseFromChild and changes
-// nothing, where it would otherwise wait for the calling child itself.
+// variant. Like Close, Shutdown called with a context that carries an
+// Execution of this Supervisor (a child's own context, or one derived
+// from it) fails at once with ErrCloseFromChild and changes nothing, where
+// it would otherwise wait for the calling child itself. Called with any
+// other context it does not know its caller (see Close), and its drain
+// waits for the calling child too. On the child's own goroutine, which
+// cannot return while it waits, it drains until ctx ends (never, with a
+// context that never ends), then cancels, waits the grace and reports the
+// caller's Work as an orphan.
 func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	if s.uninitialized() {
 		return ShutdownReport{}, ErrNotInitialized

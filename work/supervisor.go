@@ -22,6 +22,15 @@ var (
 // (its zero value) runs nothing: its methods that return an error return
 // ErrNotInitialized, the others zero values. Every owner operation costs
 // O(that owner's items), never a scan of the registry.
+//
+// Every goroutine running a child of a Supervisor (a Work's child, a
+// foreground call's, an external job's Submit and Await) carries the
+// profiler label "agentwork.supervisor" (runtime/pprof), with a value
+// unique to that Supervisor within the process (a decimal number), set
+// afresh for each child it runs; goroutines a child starts inherit it
+// (unless the child replaces its labels first), so CPU and goroutine
+// profiles can be split by Supervisor, for example with pprof's -tagfocus.
+// The Supervisor never reads it back.
 type Supervisor struct {
 	cfg     config
 	unwatch func()
@@ -61,8 +70,7 @@ type Supervisor struct {
 	draining bool                                  // Shutdown refuses new starts (shutdown.go)
 	held     map[string]*item                      // Works awaiting approval, by id (approval.go)
 
-	labels     context.Context // child goroutines' profiler labels (childgoroutine.go)
-	labelValue string
+	labels context.Context // child goroutines' profiler labels (childgoroutine.go)
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -75,7 +83,7 @@ func New(opts ...Option) *Supervisor {
 		counts:     make(map[string]*[len(States)]int),
 		idle:       make(chan struct{}),
 	}
-	s.labels, s.labelValue = childLabels()
+	s.labels = childLabels()
 	_, s.nop = s.cfg.observer.(NopObserver)
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)
