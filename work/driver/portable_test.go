@@ -1,0 +1,307 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
+)
+
+// fakeStore is a Store kept in memory, recording the calls Portable makes.
+type fakeStore struct {
+	mu       sync.Mutex
+	recs     []Record
+	outputs  map[string]string
+	progress map[string]work.Progress
+	reads    int // Records calls
+	marks    []string
+	forgot   []string
+	live     map[string]bool // DetachLive's answer per id
+	sent     []Guidance
+	approval map[string]ApprovalInfo
+	index    []ApprovalEntry
+	answered []string
+	// settleAfter makes Work id terminal (completed) after that many
+	// further reads of the registry.
+	settleAfter map[string]int
+}
+
+func (f *fakeStore) Records(_ context.Context, _ work.Owner) ([]Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads++
+	for i := range f.recs {
+		if n, ok := f.settleAfter[f.recs[i].ID]; ok {
+			if n == 0 {
+				f.recs[i].State, f.recs[i].HasResult = work.StateCompleted, true
+				delete(f.settleAfter, f.recs[i].ID)
+			} else {
+				f.settleAfter[f.recs[i].ID] = n - 1
+			}
+		}
+	}
+	return append([]Record(nil), f.recs...), nil
+}
+
+func (f *fakeStore) Progress(_ context.Context, id string) (work.Progress, bool) {
+	p, ok := f.progress[id]
+	return p, ok
+}
+
+func (f *fakeStore) Output(_ context.Context, _ work.Owner, id string) (string, error) {
+	out, ok := f.outputs[id]
+	if !ok {
+		return "", work.ErrNotFound
+	}
+	return out, nil
+}
+
+func (f *fakeStore) MarkRead(_ context.Context, _ work.Owner, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.marks = append(f.marks, id)
+	for i := range f.recs {
+		if f.recs[i].ID == id {
+			f.recs[i].Read = true
+		}
+	}
+	return nil
+}
+
+func (f *fakeStore) UpdateNotices(_ context.Context, _ work.Owner, _ Record, seen int, _ func(work.Notice)) int {
+	return seen
+}
+
+func (f *fakeStore) DetachLive(_ context.Context, _ work.Owner, id string) (bool, error) {
+	return f.live[id], nil
+}
+
+func (f *fakeStore) ForgetSettled(_ context.Context, _ work.Owner, id string) error {
+	f.forgot = append(f.forgot, id)
+	return nil
+}
+
+func (f *fakeStore) SendGuidance(_ context.Context, _ work.Owner, _ Record, g Guidance) (int, time.Time, error) {
+	f.sent = append(f.sent, g)
+	return len(f.sent), t0, nil
+}
+
+func (f *fakeStore) ReleaseOwner(context.Context, work.Owner) error { return nil }
+
+func (f *fakeStore) ReadUpdates(context.Context, work.Owner, string, int) ([]work.Update, bool, error) {
+	return nil, true, nil
+}
+
+func (f *fakeStore) ApprovalIndex(context.Context) ([]ApprovalEntry, error) { return f.index, nil }
+
+func (f *fakeStore) Approval(_ context.Context, _ work.Owner, id string) (ApprovalInfo, error) {
+	info, ok := f.approval[id]
+	if !ok {
+		return ApprovalInfo{}, work.ErrNotFound
+	}
+	return info, nil
+}
+
+func (f *fakeStore) AnswerApproval(_ context.Context, _ work.Owner, id string, approve bool) error {
+	f.answered = append(f.answered, fmt.Sprint(id, approve))
+	return nil
+}
+
+// waitingStore adds the Waiter fast path: the Work ends with final.
+type waitingStore struct {
+	*fakeStore
+	final Record
+	out   string
+	err   error
+}
+
+func (w waitingStore) Wait(context.Context, work.Owner, string) (Record, string, bool, error) {
+	if w.err != nil {
+		return Record{}, "", false, w.err
+	}
+	return w.final, w.out, true, nil
+}
+
+func id(n int) string { return fmt.Sprintf("%032x", n) }
+
+func newPortable(s Store) (*Portable, *enginetest.Recorder) {
+	rec := &enginetest.Recorder{}
+	return &Portable{Store: s, Events: rec, PollInterval: time.Millisecond, Life: &Life{}}, rec
+}
+
+func eventsOf(rec *enginetest.Recorder, typ work.EventType) int {
+	n := 0
+	for _, e := range rec.Events() {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestPortableResultReadMark(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	fs := &fakeStore{recs: []Record{{ID: id(1), Label: "echo", State: work.StateCompleted, HasResult: true, Created: t0}},
+		outputs: map[string]string{id(1): "the output"}}
+	p, rec := newPortable(fs)
+	for i, wantRead := range []bool{false, true} {
+		st, out, err := p.Result(context.Background(), o, id(1), 0)
+		if err != nil || out != "the output" || st.ResultRead != wantRead {
+			t.Fatalf("read %d: %q, ResultRead %v, %v; want the output, ResultRead %v", i+1, out, st.ResultRead, err, wantRead)
+		}
+	}
+	if len(fs.marks) != 1 || eventsOf(rec, work.EventResultRead) != 1 {
+		t.Fatalf("two reads marked %d times with %d result-read events, want 1 and 1", len(fs.marks), eventsOf(rec, work.EventResultRead))
+	}
+}
+
+func TestPortableResultWait(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	running := Record{ID: id(1), Label: "echo", State: work.StateRunning, Created: t0}
+	for _, tc := range []struct {
+		name    string
+		store   func(*fakeStore) Store
+		timeout time.Duration
+		want    work.State
+		out     string
+		err     error
+	}{
+		{"polled until it settles", func(f *fakeStore) Store { f.settleAfter = map[string]int{id(1): 2}; return f },
+			work.MaxResultWait, work.StateCompleted, "polled", nil},
+		{"zero timeout does not wait", func(f *fakeStore) Store { f.settleAfter = map[string]int{id(1): 1}; return f },
+			0, work.StateRunning, "", nil},
+		{"waiter brings the output", func(f *fakeStore) Store {
+			final := running
+			final.State, final.HasResult = work.StateCompleted, true
+			return waitingStore{fakeStore: f, final: final, out: "waited"}
+		}, time.Second, work.StateCompleted, "waited", nil},
+		{"waiter: detached meanwhile", func(f *fakeStore) Store { return waitingStore{fakeStore: f, err: work.ErrNotFound} },
+			time.Second, "", "", work.ErrNotFound},
+		{"negative timeout", func(f *fakeStore) Store { return f }, -1, "", "", work.ErrInvalidTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := &fakeStore{recs: []Record{running}, outputs: map[string]string{id(1): "polled"}}
+			p, _ := newPortable(tc.store(fs))
+			st, out, err := p.Result(context.Background(), o, id(1), tc.timeout)
+			if !errors.Is(err, tc.err) || st.State != tc.want || out != tc.out {
+				t.Fatalf("%s %q %v, want %s %q %v", st.State, out, err, tc.want, tc.out, tc.err)
+			}
+		})
+	}
+}
+
+func TestPortableChecks(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	fs := &fakeStore{recs: []Record{
+		{ID: id(1), Label: "fn", Kind: work.KindFunction, State: work.StateRunning, Created: t0},
+		{ID: id(2), Label: "agent", Kind: work.KindAgent, State: work.StateRunning, Created: t0},
+	}, progress: map[string]work.Progress{id(2): {Done: 3}}}
+	p, _ := newPortable(fs)
+	ctx := context.Background()
+	reads := fs.reads
+	for _, tc := range []struct {
+		name string
+		err  error
+		call func() error
+	}{
+		{"status zero owner", work.ErrInvalidOwner, func() error { _, err := p.Status(ctx, work.Owner{}, id(1)); return err }},
+		{"status bad id", work.ErrNotFound, func() error { _, err := p.Status(ctx, o, "nope"); return err }},
+		{"send empty", work.ErrEmptyMessage, func() error { _, err := p.Send(ctx, o, id(9), "c", ""); return err }},
+		{"answer zero owner", work.ErrInvalidOwner, func() error { _, err := p.Answer(ctx, work.Owner{}, id(1), "c", "hi"); return err }},
+		{"approve bad id", work.ErrNotFound, func() error { return p.Approve(ctx, o, "nope") }},
+		{"deny zero owner", work.ErrInvalidOwner, func() error { return p.Deny(ctx, work.Owner{}, id(1)) }},
+		{"pool negative", work.ErrInvalidBudget, func() error { return CheckPool(o, work.Budget{MaxTurns: -2}) }},
+	} {
+		if err := tc.call(); !errors.Is(err, tc.err) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.err)
+		}
+	}
+	if fs.reads != reads {
+		t.Errorf("bad input read the registry %d times, want none", fs.reads-reads)
+	}
+	if _, err := p.Send(ctx, o, id(1), "c", "hi"); !errors.Is(err, work.ErrNotAgent) {
+		t.Errorf("send to a function child: %v, want ErrNotAgent", err)
+	}
+	r, err := p.Answer(ctx, o, id(1), "call_1", "hi")
+	if err != nil || r.ID != id(1)+".1" || r.Cursor != "1" || len(fs.sent) != 1 || fs.sent[0].Command != Digest("call_1") || !fs.sent[0].Answer {
+		t.Errorf("answer to a function child: %+v %v (sent %+v)", r, err, fs.sent)
+	}
+	if st, err := p.Status(ctx, o, id(2)); err != nil || st.Progress.Done != 3 {
+		t.Errorf("status of running agent: %+v %v, want its progress", st, err)
+	}
+}
+
+func TestPortableDetach(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	fs := &fakeStore{recs: []Record{
+		{ID: id(1), Label: "a", State: work.StateRunning, Created: t0},
+		{ID: id(2), Label: "a", State: work.StateRunning, Created: t0},
+		{ID: id(3), Label: "a", State: work.StateFailed, Created: t0},
+	}, live: map[string]bool{id(1): true}}
+	p, rec := newPortable(fs)
+	for _, n := range []int{1, 2, 3} {
+		if r, err := p.Detach(context.Background(), o, id(n)); err != nil || r.ID != id(n) {
+			t.Fatalf("detach %d: %+v %v", n, r, err)
+		}
+	}
+	// A live Work detaches itself (its workflow reports the event); one
+	// that ended meanwhile and a terminal one are forgotten here.
+	if len(fs.forgot) != 2 || fs.forgot[0] != id(2) || fs.forgot[1] != id(3) || eventsOf(rec, work.EventDetached) != 2 {
+		t.Fatalf("forgot %v with %d detached events, want the ended and the terminal Work with 2", fs.forgot, eventsOf(rec, work.EventDetached))
+	}
+}
+
+func TestPortablePending(t *testing.T) {
+	fs := &fakeStore{approval: map[string]ApprovalInfo{}}
+	for n := 1; n <= MaxPending+3; n++ {
+		// The index lists the newest first; one Work ended and one was
+		// answered meanwhile.
+		fs.index = append(fs.index, ApprovalEntry{ID: id(n), Requested: t0.Add(time.Duration(MaxPending+3-n) * time.Second)})
+		switch n {
+		case 5:
+		case 6:
+			fs.approval[id(n)] = ApprovalInfo{}
+		default:
+			fs.approval[id(n)] = ApprovalInfo{Found: true, Label: "gated", Requested: t0.Add(time.Duration(MaxPending+3-n) * time.Second)}
+		}
+	}
+	p, _ := newPortable(fs)
+	got, err := p.Pending(context.Background(), work.Approver())
+	if err != nil || len(got) != MaxPending {
+		t.Fatalf("%d requests, %v; want %d", len(got), err, MaxPending)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].RequestedAt.Before(got[i-1].RequestedAt) {
+			t.Fatalf("request %d is older than the one before it", i)
+		}
+	}
+	if got[0].Work.ID != id(MaxPending+3) {
+		t.Fatalf("first request %s, want the oldest %s", got[0].Work.ID, id(MaxPending+3))
+	}
+	if err := p.Approve(context.Background(), work.Approver(), id(7)); err != nil || len(fs.answered) != 1 || fs.answered[0] != id(7)+"true" {
+		t.Fatalf("approve: %v, answered %v", err, fs.answered)
+	}
+}
+
+func TestPortableRetainAge(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	old := time.Now().Add(-time.Hour)
+	fs := &fakeStore{recs: []Record{
+		{ID: id(1), State: work.StateCompleted, Created: old, Finished: old},
+		{ID: id(2), State: work.StateRunning, Created: old},
+	}}
+	p, _ := newPortable(fs)
+	p.RetainAge = time.Minute
+	l, err := p.List(context.Background(), o)
+	if err != nil || len(l) != 1 || l[0].Work.ID != id(2) {
+		t.Fatalf("List with an age bound: %+v %v, want the running Work only", l, err)
+	}
+	if _, err := p.Status(context.Background(), o, id(1)); !errors.Is(err, work.ErrNotFound) {
+		t.Fatalf("Status of expired Work: %v, want ErrNotFound", err)
+	}
+}
