@@ -54,7 +54,7 @@ func New(opts ...Option) *Engine {
 	local := work.New(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...)...)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
 		served: map[string]bool{}}
-	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, RetainAge: cfg.limits.RetainAge,
+	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, Limits: cfg.limits, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
 		e.life.Watching(wt.Watch(e))
@@ -67,17 +67,14 @@ func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
 }
 
-// admissible: not closed (work.ErrClosed), the limit and budget options
-// valid (work.ResolveLimits' check, written once in work), and an
-// ingress configured.
-func (e *Engine) admissible() error {
-	if e.life.Closed() {
-		return work.ErrClosed
+// Admissible returns the first invalid limit or budget option's error
+// (work.ResolveLimits' check), else ErrUnavailable when no ingress is
+// configured.
+func (s *store) Admissible() error {
+	if s.cfg.err != nil {
+		return s.cfg.err
 	}
-	if e.cfg.err != nil {
-		return e.cfg.err
-	}
-	if e.cfg.ingress == "" {
+	if s.cfg.ingress == "" {
 		return work.ErrUnavailable.Detail("no ingress (WithIngress)")
 	}
 	return nil

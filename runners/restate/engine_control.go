@@ -36,7 +36,7 @@ func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.Canc
 // refunded what it did not spend when it settles; a Work whose attempt
 // was lost is charged its whole reservation.
 func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
-	if err := e.admissible(); err != nil && err != work.ErrClosed {
+	if err := (*store)(e).Admissible(); err != nil {
 		return err
 	}
 	if err := driver.CheckPool(o, b); err != nil {

@@ -66,7 +66,7 @@ func New(c client.Client, opts ...Option) *Engine {
 	local := work.New(append(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...),
 		work.WithMaxResultBytes(cfg.limits.MaxResultBytes))...)
 	e := &Engine{c: c, cfg: cfg, local: local}
-	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, RetainAge: cfg.limits.RetainAge,
+	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, Limits: cfg.limits, RetainAge: cfg.limits.RetainAge,
 		PollInterval: cfg.pollInterval, Life: &e.life}
 	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
 		e.life.Watching(wt.Watch(e))

@@ -3,6 +3,7 @@ package temporal
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -13,7 +14,7 @@ var _ work.Approvals = (*Engine)(nil)
 // the coordinator's job declaration (Spec.Job: its Backoff and
 // MaxPollErrors with their defaults, the target's poll queue and the
 // polls per run) and the approval timeout.
-func (e *Engine) waitInput(spec work.Spec, in *workInput) {
+func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *workInput) {
 	if j := spec.Job; j != nil {
 		maxErrs := j.MaxPollErrors
 		if maxErrs == 0 {
@@ -23,11 +24,7 @@ func (e *Engine) waitInput(spec work.Spec, in *workInput) {
 			PollQueue: pollQueue(e.cfg.taskQueue, spec.Target.Label), PollsPerRun: e.cfg.pollsPerRun}
 	}
 	if spec.NeedsApproval {
-		t := spec.ApprovalTimeout
-		if t == 0 {
-			t = work.DefaultApprovalTimeout
-		}
-		in.Approval = &approvalInput{Timeout: t}
+		in.Approval = &approvalInput{Timeout: approvalTimeout}
 	}
 }
 

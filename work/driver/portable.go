@@ -32,6 +32,7 @@ type Store interface {
 	UpdateNotices(ctx context.Context, o work.Owner, r Record, seen int, publish func(work.Notice)) int
 	Controller
 	Approver
+	Admitter
 }
 
 // Waiter is a Store's fast path for Result's wait (as database/sql's
@@ -65,6 +66,8 @@ type Portable struct {
 	PollInterval time.Duration
 	// Life holds the engine's Subscriptions and whether it is closed.
 	Life *Life
+	// Limits are the engine's limits (work.ResolveLimits).
+	Limits work.Limits
 	// Local is the in-process Supervisor that runs the engine's
 	// foreground calls (work.Engine.Call).
 	Local *work.Supervisor

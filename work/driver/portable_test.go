@@ -26,6 +26,8 @@ type fakeStore struct {
 	approval map[string]ApprovalInfo
 	index    []ApprovalEntry
 	answered []string
+	admitted []NewWork
+	refuse   string // Admit refuses with this limit
 	// settleAfter makes Work id terminal (completed) after that many
 	// further reads of the registry.
 	settleAfter map[string]int
@@ -110,6 +112,16 @@ func (f *fakeStore) Approval(_ context.Context, _ work.Owner, id string) (Approv
 func (f *fakeStore) AnswerApproval(_ context.Context, _ work.Owner, id string, approve bool) error {
 	f.answered = append(f.answered, fmt.Sprint(id, approve))
 	return nil
+}
+
+func (f *fakeStore) Admissible() error { return nil }
+
+func (f *fakeStore) Admit(_ context.Context, w NewWork) (work.Ref, string, string, error) {
+	if f.refuse != "" {
+		return work.Ref{}, f.refuse, "", work.LimitRefusal(f.refuse, 1)
+	}
+	f.admitted = append(f.admitted, w)
+	return work.Ref{ID: w.ID, TargetID: w.TargetID, Durable: true}, "", "", nil
 }
 
 // waitingStore adds the Waiter fast path: the Work ends with final.
@@ -303,5 +315,48 @@ func TestPortableRetainAge(t *testing.T) {
 	}
 	if _, err := p.Status(context.Background(), o, id(1)); !errors.Is(err, work.ErrNotFound) {
 		t.Fatalf("Status of expired Work: %v, want ErrNotFound", err)
+	}
+}
+
+func TestPortableStart(t *testing.T) {
+	ctx := context.Background()
+	limits, err := work.ResolveLimits(work.WithMaxDepth(1), work.WithMaxResultBytes(100), work.WithMaxOutstanding(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := work.New(work.WithMaxDepth(1))
+	defer local.Close(ctx)
+	fs := &fakeStore{}
+	p, rec := newPortable(fs)
+	p.Limits, p.Local = limits, local
+	o := work.NewOwner("coordinator")
+	spec := work.Spec{Owner: o, Target: work.Target{Label: "research", Kind: work.KindAgent}, Input: "in",
+		MaxResultBytes: 10, CallID: "call_1", Run: func(context.Context) (string, error) { return "", nil }}
+	ref, err := p.Start(ctx, spec)
+	if err != nil || len(fs.admitted) != 1 {
+		t.Fatalf("Start: %+v %v, %d admitted", ref, err, len(fs.admitted))
+	}
+	w := fs.admitted[0]
+	key, _ := LaunchIdentity(spec)
+	if ref.ID != w.ID || !work.IsID(w.ID) || w.TargetID != "research" || w.MaxResultBytes != 10 || w.Admission.MaxOutstanding != 3 ||
+		w.Admission.Record.ID != w.ID || w.Admission.Launch != key || key == "" || w.Admission.Eff != w.Budget.Dims() || w.Created.Location() != time.UTC {
+		t.Fatalf("the admission: %+v", w)
+	}
+	if _, err := p.Start(ctx, work.Spec{Owner: o}); !errors.Is(err, work.ErrInvalidSpec) {
+		t.Fatalf("Start of an invalid Spec: %v, want ErrInvalidSpec", err)
+	}
+	fs.refuse = work.LimitOutstanding
+	if _, err := p.Start(ctx, spec); !errors.Is(err, work.ErrLimit) || eventsOf(rec, work.EventRefused) != 1 {
+		t.Fatalf("a refused Start: %v with %d refused events, want ErrLimit and 1", err, eventsOf(rec, work.EventRefused))
+	}
+	if len(fs.admitted) != 1 {
+		t.Fatalf("%d admitted, want the first Start only", len(fs.admitted))
+	}
+	p.Life.Close(ctx)
+	if _, err := p.Start(ctx, spec); !errors.Is(err, work.ErrClosed) {
+		t.Fatalf("Start after Close: %v, want ErrClosed", err)
+	}
+	if _, err := p.Call(ctx, spec); !errors.Is(err, work.ErrClosed) {
+		t.Fatalf("Call after Close: %v, want ErrClosed", err)
 	}
 }

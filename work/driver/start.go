@@ -35,3 +35,97 @@ func TooDeep(ctx context.Context, obs work.Observer, spec work.Spec, maxDepth in
 	Refused(ctx, obs, spec, work.LimitDepth, "")
 	return work.LimitRefusal(work.LimitDepth, maxDepth)
 }
+
+// NewWork is a Work being started as Portable.Start resolved it, for the
+// engine's Admitter: every value the contract decides, computed once.
+type NewWork struct {
+	Spec     work.Spec
+	ID       string    // the new Work's id
+	TargetID string    // Spec.Target.ID, or its label
+	Created  time.Time // UTC
+	// Budget is the child's budget with the defaults, ceiling and maximum
+	// duration applied, as in-process (the owner's pool may lower it at
+	// admission: Admission.Eff is its request).
+	Budget         work.Budget
+	MaxResultBytes int       // the output bound (work.Limits.ResultBytes)
+	Admission      Admission // what the owner's registry decides on
+	// ApprovalTimeout is how long a Spec with NeedsApproval waits for its
+	// answer (Spec.ApprovalTimeout, or work.DefaultApprovalTimeout).
+	ApprovalTimeout time.Duration
+	// Updates is the Spec's update policy with its defaults (nil: none).
+	Updates *work.UpdatePolicy
+}
+
+// Admitter is the start side of a Store.
+type Admitter interface {
+	// Admissible returns what refuses every Start and Call of an engine
+	// that is not closed before the Spec is looked at: an invalid option
+	// (work.ErrInvalidLimit, work.ErrInvalidBudget) or a service that is
+	// not configured.
+	Admissible() error
+	// Admit admits w in its owner's registry and starts its Work. A
+	// repeated launch answers the first Work's Ref. A refusal by a limit
+	// or the pool also returns its reason (the limit's name, or
+	// work.ClassBudgetExhausted with the budget that could not be
+	// covered) for the refused event Portable reports.
+	Admit(ctx context.Context, w NewWork) (ref work.Ref, reason, budget string, err error)
+}
+
+// admissible: not closed (work.ErrClosed), then the engine's own check.
+func (p *Portable) admissible() error {
+	if p.Life.Closed() {
+		return work.ErrClosed
+	}
+	return p.Store.Admissible()
+}
+
+// Start admits Work against its owner's limits and pool and starts it
+// (work.Engine.Start): the Spec's validation, the depth limit, the
+// target id, the resolved budget and output bound, and the launch's
+// identity are decided here, the admission by the engine's registry.
+func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
+	if err := p.admissible(); err != nil {
+		return work.Ref{}, err
+	}
+	if err := spec.Validate(); err != nil {
+		return work.Ref{}, err
+	}
+	if err := TooDeep(ctx, p.Events, spec, p.Limits.MaxDepth); err != nil {
+		return work.Ref{}, err
+	}
+	w := NewWork{Spec: spec, ID: NewID(), TargetID: spec.Target.ID, Created: time.Now().UTC(),
+		Budget: p.Local.EffectiveBudget(spec), MaxResultBytes: p.Limits.ResultBytes(spec)}
+	if w.TargetID == "" {
+		w.TargetID = spec.Target.Label
+	}
+	if w.ApprovalTimeout = spec.ApprovalTimeout; w.ApprovalTimeout <= 0 {
+		w.ApprovalTimeout = work.DefaultApprovalTimeout
+	}
+	if spec.Updates != nil {
+		u := spec.Updates.Resolved()
+		w.Updates = &u
+	}
+	key, digest := LaunchIdentity(spec)
+	w.Admission = Admission{Record: Record{ID: w.ID, Label: spec.Target.Label, TargetID: w.TargetID,
+		Kind: spec.Target.Kind, Created: w.Created}, MaxOutstanding: p.Limits.MaxOutstanding,
+		MaxStarts: p.Limits.MaxStarts, Retain: p.Limits.RetainTerminal, RetainAge: p.Limits.RetainAge,
+		Want: spec.Budget.Dims(), Eff: w.Budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
+		Launch: key, Digest: digest, Approval: spec.NeedsApproval}
+	ref, reason, budget, err := p.Store.Admit(ctx, w)
+	if err != nil {
+		if reason != "" {
+			Refused(ctx, p.Events, spec, reason, budget)
+		}
+		return work.Ref{}, err
+	}
+	return ref, nil
+}
+
+// Call runs a foreground child in this process, on Local
+// (work.Engine.Call), once the engine is admissible.
+func (p *Portable) Call(ctx context.Context, spec work.Spec) (string, error) {
+	if err := p.admissible(); err != nil {
+		return "", err
+	}
+	return p.Local.Call(ctx, spec)
+}
