@@ -16,9 +16,9 @@ import (
 // is the Work's end.
 func (s *suite) cancelRacesCompletion(t *testing.T) {
 	const rounds, batch = 4, 10 // per round: batch/2 agent children, batch/2 jobs
-	v := s.env(t, func(c *Config) { c.MaxRunning, c.MaxOutstanding = batch, batch })
-	o := owner(t, "cancel-race")
+	v := s.env(t, func(c *Config) { c.MaxRunning = batch })
 	type race struct {
+		o       work.Owner // each its own: the races do not queue behind one owner's registry
 		ref     work.Ref
 		label   string
 		release func()
@@ -31,17 +31,18 @@ func (s *suite) cancelRacesCompletion(t *testing.T) {
 	for range rounds {
 		races := make([]*race, batch)
 		for i := range races {
+			o := owner(t, "cancel-race")
 			if i%2 == 0 {
 				token, c := newControl(t, "")
 				ref := v.start(o, Agent, token)
 				v.waitStartedOf(o, ref, c)
-				races[i] = &race{ref: ref, label: Agent, release: func() { v.finish(c, "done", nil) }}
+				races[i] = &race{o: o, ref: ref, label: Agent, release: func() { v.finish(c, "done", nil) }}
 				continue
 			}
 			input, c := newJob(t, "", true, work.Poll{State: work.PollDone, Output: "done"})
 			ref := v.start(o, Job, input)
 			v.waitPoll(c, 1)
-			races[i] = &race{ref: ref, label: Job, release: func() {
+			races[i] = &race{o: o, ref: ref, label: Job, release: func() {
 				go func() { // the poll takes the token unless the cancel ended it first
 					select {
 					case c.gate <- struct{}{}:
@@ -56,12 +57,12 @@ func (s *suite) cancelRacesCompletion(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				r.release()
-				r.r, r.err = v.e.Cancel(v.ctx, o, r.ref.ID)
+				r.r, r.err = v.e.Cancel(v.ctx, r.o, r.ref.ID)
 			}()
 		}
 		wg.Wait()
 		for _, r := range races {
-			st, _ := v.settle(o, r.ref.ID)
+			st, _ := v.settle(r.o, r.ref.ID)
 			if why := badReceipt(r.r, r.err, st.State); why != "" {
 				bad++
 				t.Errorf("%s Work %s: Cancel = %+v, %v; ended %s: %s", r.label, r.ref.ID, r.r, r.err, st.State, why)
