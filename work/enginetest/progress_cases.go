@@ -60,7 +60,7 @@ func (s *suite) progress(t *testing.T) {
 // free slot, so that an Engine that lets a child run before its queued
 // and running events are delivered shows it.
 func (s *suite) progressOrder(t *testing.T) {
-	const rounds, n = 16, 16
+	const rounds, n = 32, 8
 	v := s.env(t, func(c *Config) { c.MaxRunning, c.MaxOutstanding = n, n })
 	o := owner(t, "progress-order")
 	bad, progressed := 0, 0
@@ -78,7 +78,7 @@ func (s *suite) progressOrder(t *testing.T) {
 		}
 		for _, ref := range refs {
 			if st, out := v.settle(o, ref.ID); st.State != work.StateCompleted || out != "done" {
-				t.Fatalf("Work %s settled %s with %q, want completed", ref.ID, st.State, out)
+				t.Fatalf("Work %s settled %s (class %q, attempt %d, started %v) with %q, want completed", ref.ID, st.State, st.Class, st.Attempt, !st.StartedAt.IsZero(), out)
 			}
 		}
 		v.eventually("every terminal event", func() bool {
