@@ -22,8 +22,8 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 //
 // The child may run before e, which holds the Work's running event, is
 // delivered: the Work's emit lock is taken first, for e (unlockAndEmit
-// finds it held), so that the child's first events (progress, updates)
-// wait behind its queued and running events.
+// finds it held), so that the child's first progress events, which take
+// no s.mu, wait behind its queued and running events.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	ctx, run := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
