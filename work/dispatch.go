@@ -18,10 +18,17 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 }
 
 // runLocked starts a Work taken from its owner's queue, on a pool slot
-// (lender nil) or on lender's lent slot.
+// (lender nil) or on lender's lent slot, on a goroutine of its own.
+//
+// The child may run before e, which holds the Work's running event, is
+// delivered: the Work's emit lock is taken first, for e (unlockAndEmit
+// finds it held), so that the child's first progress events, which take
+// no s.mu, wait behind its queued and running events.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	ctx, run := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
+	it.emitMu.Lock()
+	it.emitHeld = true
 	go s.execute(it, ctx, run)
 }
 

@@ -7,7 +7,11 @@ import (
 
 // emission is a batch of events gathered under s.mu and delivered after it
 // is released, in order, holding each Work's emit lock so that events of one
-// Work never interleave or reorder.
+// Work never interleave or reorder. Each lock is taken before s.mu is
+// released; a Work whose child starts on a goroutine of its own within the
+// critical section has its lock taken before the child starts (runLocked,
+// item.emitHeld), so that nothing the child reports overtakes the events
+// gathered with its start.
 //
 // The first few events and done channels live in the emission's own arrays
 // and the overflow in separate slices: no field points into the emission
@@ -113,7 +117,7 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	if e.n <= 16 {
 		for i := range e.n {
 			if it := e.item(i); !containsItem(locked, it) {
-				it.emitMu.Lock()
+				lockEmit(it)
 				locked = append(locked, it)
 			}
 		}
@@ -151,7 +155,7 @@ func lockAll(e *emission) []*item {
 	for i := range e.n {
 		if it := e.item(i); !has(seen, it) {
 			seen[it] = struct{}{}
-			it.emitMu.Lock()
+			lockEmit(it)
 			locked = append(locked, it)
 		}
 	}
@@ -170,6 +174,16 @@ func (s *Supervisor) deliver(e *emission) {
 	for _, n := range e.notices {
 		n.sub.send(n.n)
 	}
+}
+
+// lockEmit takes it's emit lock for an emission, unless runLocked took it
+// already in the same critical section. Must be called with s.mu held.
+func lockEmit(it *item) {
+	if it.emitHeld {
+		it.emitHeld = false
+		return
+	}
+	it.emitMu.Lock()
 }
 
 func has(m map[*item]struct{}, it *item) bool {

@@ -21,6 +21,7 @@ type item struct {
 	read      bool
 	detached  bool
 	lending   bool            // a waiter of this Work lends its running slot (slots.go)
+	emitHeld  bool            // runLocked took emitMu for the emission under way (emission.go)
 	class     termClass       // the terminal class (Status.Class, the terminal event's ErrorClass), set as it settles
 	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
 	ctx       context.Context // from Observer.Bind; events use it

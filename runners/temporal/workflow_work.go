@@ -290,8 +290,14 @@ func (w *workRun) validateSend(r sendRequest) error {
 	return nil
 }
 
+// cancel decides a cancel request and returns its receipt. The receipt is
+// the decision's: w.notify yields (it waits for the owner's registry), and
+// the attempt's end may settle the Work meanwhile, so the state is taken
+// before it, never read after (a cancel accepted on running Work says
+// cancel-requested even when the completion then wins).
 func (w *workRun) cancel(ctx workflow.Context) cancelReply {
 	now := workflow.Now(ctx)
+	reply := cancelReply{Accepted: true, State: w.state, At: now}
 	switch w.state {
 	case work.StateQueued:
 		w.dropGuidance(ctx)
@@ -299,18 +305,19 @@ func (w *workRun) cancel(ctx workflow.Context) cancelReply {
 		w.finished = now
 		w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created)})
 		w.cancelAct()
+		reply.State = w.state
 		w.notify(ctx)
-		return cancelReply{Accepted: true, State: w.state, At: now}
 	case work.StateRunning:
 		w.state = work.StateCancelRequested
 		w.ev.transition(ctx, work.StateRunning, work.StateCancelRequested, work.Event{})
 		w.cancelAct()
+		reply.State = w.state
 		w.notify(ctx)
-		return cancelReply{Accepted: true, State: w.state, At: now}
 	case work.StateCancelRequested:
-		return cancelReply{Accepted: true, State: w.state, At: now}
+	default:
+		reply.Accepted = false
 	}
-	return cancelReply{Accepted: false, State: w.state, At: now}
+	return reply
 }
 
 // settle maps the last attempt's end to the Work's terminal state.

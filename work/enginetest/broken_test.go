@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
@@ -38,6 +39,13 @@ func (b broken) Cancel(ctx context.Context, o work.Owner, id string) (work.Cance
 	if b.defect == "cancel-terminal-accepted" && err == nil && r.State.Terminal() {
 		r.Accepted = true
 	}
+	if b.defect == "cancel-state-late" && err == nil && r.State == work.StateCancelRequested {
+		// The receipt reports the state read a little after the
+		// decision, the Work's end when it settled meanwhile.
+		if st, _, werr := b.Engine.Result(ctx, o, id, 200*time.Millisecond); werr == nil && st.State.Terminal() {
+			r.State = st.State
+		}
+	}
 	return r, err
 }
 
@@ -55,6 +63,9 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engin
 	if h.defect == "repeat-terminal" {
 		cfg.Observer = repeatTerminal{cfg.Observer}
 	}
+	if h.defect == "progress-first" {
+		cfg.Observer = progressFirst{cfg.Observer}
+	}
 	return broken{supervisor{}.NewEngine(t, cfg), h.defect}
 }
 
@@ -66,6 +77,18 @@ func (r repeatTerminal) Event(ctx context.Context, e work.Event) {
 	if e.To.Terminal() {
 		r.Observer.Event(ctx, e)
 	}
+}
+
+// progressFirst reports a progress event ahead of every running event.
+type progressFirst struct{ work.Observer }
+
+func (p progressFirst) Event(ctx context.Context, e work.Event) {
+	if e.Type == work.EventRunning {
+		pe := e
+		pe.Type, pe.From, pe.To = work.EventProgress, "", ""
+		p.Observer.Event(ctx, pe)
+	}
+	p.Observer.Event(ctx, e)
 }
 
 func (h brokenHarness) Capabilities() enginetest.Capabilities {
@@ -100,6 +123,8 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"rows-unlimited":           "StatusRows",
 		"wrong-guarantees":         "Lifecycle",
 		"repeat-terminal":          "ObserverEvents",
+		"cancel-state-late":        "CancelRacesCompletion",
+		"progress-first":           "ProgressOrder",
 	} {
 		t.Run(defect, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")

@@ -48,6 +48,9 @@ type control struct {
 	begin    chan chan beginReply    // a model-request boundary through BeginRequest (its question wait)
 	await    chan chan awaitReply    // a function child's AwaitAnswer
 	progress chan progressReq        // report progress counts (progress_cases.go)
+	// progressAtStart: the child reports progress (1 of 2) as its very
+	// first act, before it is seen started (progress_cases.go).
+	progressAtStart bool
 }
 
 type boundaryReply struct {
@@ -90,6 +93,9 @@ func runControlled(ctx context.Context, token string) (string, error) {
 	}
 	c := v.(*control)
 	c.runs.Add(1)
+	if c.progressAtStart {
+		work.ReportProgress(ctx, 1, 2)
+	}
 	c.once.Do(func() { close(c.started) })
 	for {
 		select {

@@ -166,6 +166,7 @@ func Run(t *testing.T, h Harness) {
 		{"CancelUnrelatedFailure", s.cancelUnrelatedFailure},
 		{"CancelSlowCall", s.cancelSlowCall},
 		{"CancelTerminal", s.cancelTerminal},
+		{"CancelRacesCompletion", s.cancelRacesCompletion},
 		{"ChildFailure", s.childFailure},
 		{"GuidanceOrder", s.guidanceOrder},
 		{"GuidanceIdempotency", s.guidanceIdempotency},
@@ -188,6 +189,7 @@ func Run(t *testing.T, h Harness) {
 		{"JobDeadline", s.jobDeadline},
 		{"Updates", s.updates},
 		{"Progress", s.progress},
+		{"ProgressOrder", s.progressOrder},
 		{"RetentionOrder", s.retentionOrder},
 	} {
 		t.Run(tc.name, tc.run)

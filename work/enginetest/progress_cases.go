@@ -1,8 +1,11 @@
 package enginetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentwork/agentwork/work"
 )
 
 type progressReq struct {
@@ -49,4 +52,83 @@ func (s *suite) progress(t *testing.T) {
 	if out != "counted" || st.Progress.Done != 7 || st.Progress.Total != 10 {
 		t.Fatalf("settled: %+v %q; want its last progress, 7 of 10", st.Progress, out)
 	}
+}
+
+// progressOrder: a Work's events open with queued and then running, and
+// its child's progress comes after them, even when the child reports
+// progress as its very first act. Many Works start at once, each on a
+// free slot, so that an Engine that lets a child run before its queued
+// and running events are delivered shows it.
+func (s *suite) progressOrder(t *testing.T) {
+	const rounds, n = 32, 8
+	v := s.env(t, func(c *Config) { c.MaxRunning, c.MaxOutstanding = n, n })
+	o := owner(t, "progress-order")
+	bad, progressed := 0, 0
+	for range rounds {
+		refs := make([]work.Ref, n)
+		ctls := make([]*control, n)
+		for i := range n {
+			token, c := newControl(t, "")
+			c.progressAtStart = true
+			refs[i], ctls[i] = v.start(o, Func, token), c
+		}
+		for i := range n {
+			v.waitStartedOf(o, refs[i], ctls[i])
+			v.finish(ctls[i], "done", nil)
+		}
+		for _, ref := range refs {
+			if st, out := v.settle(o, ref.ID); st.State != work.StateCompleted || out != "done" {
+				t.Fatalf("Work %s settled %s (class %q, attempt %d, started %v) with %q, want completed", ref.ID, st.State, st.Class, st.Attempt, !st.StartedAt.IsZero(), out)
+			}
+		}
+		v.eventually("every terminal event", func() bool {
+			by := byWork(v.rec.Events())
+			for _, ref := range refs {
+				if !hasTerminal(by[ref.ID]) {
+					return false
+				}
+			}
+			return true
+		})
+		by := byWork(v.rec.Events())
+		for _, ref := range refs {
+			evs := by[ref.ID]
+			if hasType(evs, work.EventProgress) {
+				progressed++
+			}
+			if why := badOpening(evs); why != "" {
+				bad++
+				if bad <= 3 {
+					t.Errorf("Work %s: %s\n%s", ref.ID, why, describe(evs))
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d Works: events out of order", bad, rounds*n)
+	}
+	if progressed == 0 {
+		t.Errorf("no Work's progress event reached the Observer (of %d children that reported progress)", rounds*n)
+	}
+}
+
+// badOpening says what is wrong with the opening of a Work's events
+// ("" when nothing is): the first is its queued transition, and its
+// running transition comes before any progress event.
+func badOpening(evs []work.Event) string {
+	running := -1
+	for i, e := range evs {
+		switch {
+		case i == 0 && (e.Type != work.EventQueued || e.To != work.StateQueued):
+			return fmt.Sprintf("first event %s, want queued", e.Type)
+		case e.Type == work.EventRunning && running < 0:
+			running = i
+		case e.Type == work.EventProgress && running < 0:
+			return fmt.Sprintf("progress event %d before the running event", i)
+		}
+	}
+	if running < 0 {
+		return "no running event"
+	}
+	return ""
 }
