@@ -2,22 +2,16 @@ package restate
 
 import (
 	"context"
-	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// Cancel asks for a Work to stop, as work.Supervisor.Cancel. A running
-// child learns it at its next model boundary or poll (WithPollInterval).
-func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	rec, err := e.Lookup(ctx, o, id)
-	if err != nil {
-		return work.CancelReceipt{}, err
-	}
-	if rec.State.Terminal() {
-		return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
-	}
+// CancelWork asks the Work's control object, whose answer is the
+// cancel's decision. A running child learns it at its next model
+// boundary or poll (WithPollInterval).
+func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
+	e := (*Engine)(s)
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r cancelReply

@@ -11,35 +11,21 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// Cancel asks for a Work to stop, as work.Supervisor.Cancel. A running
-// child learns it through its heartbeat (cooperative cancellation).
-func (e *Engine) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	rec, err := e.Lookup(ctx, o, id)
-	if err != nil {
-		return work.CancelReceipt{}, err
-	}
-	if rec.State.Terminal() {
-		return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
-	}
+// CancelWork sends the cancel update to the Work's workflow, whose reply
+// is the cancel's decision. A running child learns it through its
+// heartbeat (cooperative cancellation). A run that closed while the Work
+// is live continued as new (a waiting job): driver.ErrRunEnded, and the
+// next ask reaches the next run.
+func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
+	e := (*Engine)(s)
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var r cancelReply
-	for try := 1; ; try++ {
-		err := e.update(ctx, id, updateCancel, &r, o.ID())
-		if err == nil {
-			break
+	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
+		if errors.Is(err, errWorkflowClosed) {
+			return work.CancelReceipt{}, driver.ErrRunEnded
 		}
-		if !errors.Is(err, errWorkflowClosed) {
-			return work.CancelReceipt{}, err
-		}
-		if rec, err = e.Lookup(ctx, o, id); err != nil {
-			return work.CancelReceipt{}, err
-		}
-		// A run that closed while the Work is live continued as new (a
-		// waiting job): the next try reaches the next run.
-		if rec.State.Terminal() || try == closedTries {
-			return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
-		}
+		return work.CancelReceipt{}, err
 	}
 	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}, nil
 }

@@ -31,10 +31,6 @@ const (
 	cancelAttempts = 3
 )
 
-// closedTries bounds the tries of a cancel that reached a run of a live
-// Work's workflow as it closed (it continued as new).
-const closedTries = 3
-
 // DefaultPollsPerRun is how many polls a waiting job's workflow makes
 // before it continues as new (WithPollsPerRun).
 const DefaultPollsPerRun = 500

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -28,6 +29,7 @@ type Controller interface {
 	// ReadUpdates returns Work id's updates with Seq > after, in order;
 	// found false when the Work is no longer o's.
 	ReadUpdates(ctx context.Context, o work.Owner, id string, after int) (ups []work.Update, found bool, err error)
+	Canceller
 }
 
 // Guidance is one guidance message as a Store receives it.
@@ -147,4 +149,40 @@ func (p *Portable) Updates(ctx context.Context, o work.Owner, id string, after i
 		return []work.Update{}, nil
 	}
 	return ups, nil
+}
+
+// ErrRunEnded is a Canceller's answer when the run of the Work it asked
+// has ended before deciding: the Work settled, or its run continued as
+// new. Portable reads the Work again and asks again while it is live, a
+// bounded number of times.
+var ErrRunEnded = errors.New("driver: the Work's run ended before it answered")
+
+// cancelTries bounds the asks of a cancel whose run keeps ending.
+const cancelTries = 3
+
+// Canceller is the cancel side of a Store.
+type Canceller interface {
+	// CancelWork asks non-terminal Work id of o to stop and returns the
+	// Work's own decision as its receipt (accepted with cancel-requested
+	// or cancelled, or refused with the terminal state it had reached):
+	// never a state read after the decision. ErrRunEnded: ask again.
+	CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error)
+}
+
+// Cancel asks for a Work to stop (work.Engine.Cancel): terminal Work is
+// not accepted, with its state; otherwise the Work's decision is the
+// receipt.
+func (p *Portable) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
+	rec, err := p.Lookup(ctx, o, id)
+	for try := 1; err == nil; try++ {
+		if rec.State.Terminal() || try > cancelTries {
+			return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
+		}
+		r, cerr := p.Store.CancelWork(ctx, o, id)
+		if !errors.Is(cerr, ErrRunEnded) {
+			return r, cerr
+		}
+		rec, err = p.Lookup(ctx, o, id)
+	}
+	return work.CancelReceipt{}, err
 }

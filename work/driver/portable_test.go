@@ -27,6 +27,8 @@ type fakeStore struct {
 	index    []ApprovalEntry
 	answered []string
 	admitted []NewWork
+	cancels  int // CancelWork calls
+	ended    int // CancelWork answers ErrRunEnded this many times first
 	refuse   string // Admit refuses with this limit
 	// settleAfter makes Work id terminal (completed) after that many
 	// further reads of the registry.
@@ -115,6 +117,15 @@ func (f *fakeStore) AnswerApproval(_ context.Context, _ work.Owner, id string, a
 }
 
 func (f *fakeStore) Admissible() error { return nil }
+
+func (f *fakeStore) CancelWork(_ context.Context, _ work.Owner, id string) (work.CancelReceipt, error) {
+	f.cancels++
+	if f.ended > 0 {
+		f.ended--
+		return work.CancelReceipt{}, ErrRunEnded
+	}
+	return work.CancelReceipt{WorkID: id, Accepted: true, State: work.StateCancelRequested, AcceptedAt: t0}, nil
+}
 
 func (f *fakeStore) Admit(_ context.Context, w NewWork) (work.Ref, string, string, error) {
 	if f.refuse != "" {
@@ -358,5 +369,36 @@ func TestPortableStart(t *testing.T) {
 	}
 	if _, err := p.Call(ctx, spec); !errors.Is(err, work.ErrClosed) {
 		t.Fatalf("Call after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestPortableCancel(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		state  work.State
+		ended  int
+		asks   int
+		accept bool
+		want   work.State
+	}{
+		{"terminal: refused, never asked", work.StateCompleted, 0, 0, false, work.StateCompleted},
+		{"running: the Work's decision", work.StateRunning, 0, 1, true, work.StateCancelRequested},
+		{"a run that ended twice: asked again", work.StateRunning, 2, 3, true, work.StateCancelRequested},
+		{"a run that keeps ending: refused after three asks", work.StateRunning, 5, 3, false, work.StateRunning},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := &fakeStore{recs: []Record{{ID: id(1), State: tc.state, Created: t0}}, ended: tc.ended}
+			p, _ := newPortable(fs)
+			r, err := p.Cancel(ctx, o, id(1))
+			if err != nil || r.Accepted != tc.accept || r.State != tc.want || fs.cancels != tc.asks || r.WorkID != id(1) {
+				t.Fatalf("%+v %v after %d asks; want accepted %v, %s after %d", r, err, fs.cancels, tc.accept, tc.want, tc.asks)
+			}
+		})
+	}
+	p, _ := newPortable(&fakeStore{})
+	if _, err := p.Cancel(ctx, o, id(2)); !errors.Is(err, work.ErrNotFound) {
+		t.Fatalf("cancel of an unknown Work: %v, want ErrNotFound", err)
 	}
 }
