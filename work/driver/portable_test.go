@@ -27,8 +27,8 @@ type fakeStore struct {
 	index    []ApprovalEntry
 	answered []string
 	admitted []NewWork
-	cancels  int // CancelWork calls
-	ended    int // CancelWork answers ErrRunEnded this many times first
+	cancels  int    // CancelWork calls
+	ended    int    // CancelWork answers ErrRunEnded this many times first
 	refuse   string // Admit refuses with this limit
 	// settleAfter makes Work id terminal (completed) after that many
 	// further reads of the registry.
