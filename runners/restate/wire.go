@@ -47,9 +47,6 @@ const (
 // ownerRecord is what the owner's registry keeps of one Work (driver.Record).
 type ownerRecord = driver.Record
 
-// pool is a top-level owner's budget pool (driver.Pool).
-type pool = driver.Pool
-
 // ownerState is an owner's registry (driver.Registry): its records,
 // launch identities, starts, retention and pool.
 type ownerState = driver.Registry

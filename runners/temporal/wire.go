@@ -173,15 +173,9 @@ type commandRecord struct {
 // ownerRecord is what the owner's registry keeps of one Work (driver.Record).
 type ownerRecord = driver.Record
 
-// pool is a top-level owner's budget pool, kept by its registry (driver.Pool).
-type pool = driver.Pool
-
 // admitRequest asks the owner's registry to admit one Work
 // (driver.Admission).
 type admitRequest = driver.Admission
-
-// launchRecord is a launch identity the owner used (driver.Launch).
-type launchRecord = driver.Launch
 
 // admitReply is an admitted start's sequence number and the budget it
 // runs with (its pool applied).
