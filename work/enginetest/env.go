@@ -58,7 +58,7 @@ func (v *env) start(o work.Owner, label, input string) work.Ref {
 	v.t.Helper()
 	ref, err := v.e.Start(v.ctx, v.spec(o, label, input))
 	if err != nil {
-		v.t.Fatalf("Start(%s): %v", label, err)
+		v.t.Fatalf("Start(%s): %v (cause: %v)", label, err, errors.Unwrap(err))
 	}
 	return ref
 }
