@@ -66,7 +66,7 @@ lint: fmt-check files-check vet tidy-check copies
 # work/ (issue 34: one rule, one place): runs of six lines or more,
 # identical or differing only in names and values. COPIES_MAX is a
 # ratchet: it only goes down, to 0.
-COPIES_MAX ?= 12
+COPIES_MAX ?= 1
 copies:
 	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver
 

@@ -21,6 +21,8 @@ package work
 //     goroutines than its waiters', and one owed a slot only until its
 //     next model-request boundary (Execution.awaitSlot).
 
+import "slices"
+
 // queuedBelowLocked adds d to the count of queued Work below every Work
 // that encloses os (none for a top-level owner).
 func (s *Supervisor) queuedBelowLocked(os *ownerState, d int32) {
@@ -120,11 +122,8 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 // limit, and nothing is dispatched until the pool is below it again.
 func (s *Supervisor) unlend(w *item, awaited *item) {
 	s.mu.Lock()
-	for i, d := range w.awaited {
-		if d == awaited {
-			w.awaited = append(w.awaited[:i], w.awaited[i+1:]...)
-			break
-		}
+	if i := slices.Index(w.awaited, awaited); i >= 0 {
+		w.awaited = slices.Delete(w.awaited, i, i+1)
 	}
 	if !w.lending || len(w.awaited) > 0 {
 		s.mu.Unlock()

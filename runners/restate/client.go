@@ -18,7 +18,10 @@ import (
 // ingress calls the runner's handlers through Restate's HTTP ingress.
 // Handlers answer refusals in their replies, never as an error whose text
 // the ingress would carry: an error here is the call's (transport, or
-// Restate's own answer).
+// Restate's own answer). Each try of a call, its reply read included, is
+// bounded by the RPC timeout (the http.Client's Timeout): callers bound
+// nothing themselves, and fromIngress tells a service that did not answer
+// in time (work.ErrUnavailable) from the caller's own end.
 type ingress struct {
 	base string
 	hc   *http.Client

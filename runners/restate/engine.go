@@ -27,22 +27,60 @@ import (
 //
 // Besides the methods listed here, an Engine has those of work.Engine,
 // work.Approvals and work.Updater that package work/driver writes once
-// for every durable engine (driver.Portable: Status, List, Rows, Result,
-// Settled, Live, Subscribe, Detach, Send, Answer, Release, Updates,
-// Pending, Approve, Deny, Observer, Now) and Close, which ends the
-// Subscriptions and cancels the foreground calls in progress, waiting for
-// them while ctx allows; Work on the service is unaffected.
+// for every durable engine (driver.Portable: Start, Call, Status, List,
+// Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
+// Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,
+// Now) and Close, which ends the Subscriptions and cancels the foreground
+// calls in progress, waiting for them while ctx allows; Work on the
+// service is unaffected. The zero Engine answers work.ErrNotInitialized.
+//
+// Snapshot returns the deployment's live Work as Restate keeps it
+// (work.Watched, a Deployment snapshot), read at most once per
+// WithSnapshotInterval (default 15 s) and reused in between, so that a
+// scrape never fans out: concurrent callers share one refresh. A refresh
+// is three SQL queries (two WithStatusRows(0)) on the admin API's
+// introspection endpoint (POST <admin>/query), whatever the number of
+// Works, owners or targets:
+//
+//   - the live Work by target, state, job waiting and approval awaited:
+//     the Work workflows ("<ns>.Work.<label>", handler Run) whose
+//     invocation Restate has not completed (sys_invocation), joined with
+//     their control object's state (its fields read on the server with
+//     json_get_*: no stored value leaves Restate whole, so neither an
+//     input awaiting approval nor guidance waiting in a mailbox reaches
+//     this process), with each group's oldest queue entry (the Work's
+//     invocation's creation, Restate's clock, or its approval) and
+//     oldest approval request (the Work's creation);
+//   - the newest WithStatusRows live Works of each target (a window
+//     function on the server), the rest counted in LiveOmitted: their
+//     owner, state, attempt, creation, start and approval, and whether
+//     they wait;
+//   - the registered services (sys_service): a target whose Work
+//     workflow a deployment serves has Pollers 1 (Restate routes a
+//     service to the deployment registered last, and pushes invocations
+//     to it: nothing polls), else 0. Registered is not reachable: an
+//     unreachable deployment shows as Work that stays queued.
+//
+// The counts are exact, cancel-requested included (the control object
+// knows it); terminal Work is not counted. Work awaiting its approval
+// counts as queued and in AwaitingApproval (with OldestApproval), not in
+// Queued nor in the oldest queued age; an external job between its
+// submit and its result counts as running and in Waiting. It holds no
+// slots (each Worker's Snapshot reports its own).
+//
+// A refresh's queries are bounded by ctx and each by the RPC timeout; a
+// failed refresh returns its error (the gauges then report nothing that
+// round) and is retried at the next call. It needs WithAdmin (else
+// work.ErrUnavailable); after Close it returns
+// work.ErrClosed.
 type Engine struct {
-	cfg   config
-	in    *ingress
-	local *work.Supervisor
+	cfg config
+	in  *ingress
 
-	life   driver.Life // closed, the Subscriptions and the deployment watch
 	mu     sync.Mutex
 	served map[string]bool // target labels whose Work service is registered (WithAdmin)
 
-	census   census // the deployment view (engine_census.go)
-	portable        // the contract's rules that need no call to the service (engine_query.go)
+	portable // the contract's rules that need no call to the service
 }
 
 var _ work.Engine = (*Engine)(nil)
@@ -51,14 +89,9 @@ var _ work.Engine = (*Engine)(nil)
 // required: without it every call is work.ErrUnavailable).
 func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	local := work.New(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...)...)
-	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), local: local,
-		served: map[string]bool{}}
-	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, Limits: cfg.limits, RetainAge: cfg.limits.RetainAge,
-		PollInterval: cfg.pollInterval, Life: &e.life}
-	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
-		e.life.Watching(wt.Watch(e))
-	}
+	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), served: map[string]bool{}}
+	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.observer, Options: cfg.opts, Limits: cfg.limits,
+		PollInterval: cfg.pollInterval, Deployment: cfg.ops, Read: e.readDeployment, Watched: e})
 	return e
 }
 

@@ -12,8 +12,6 @@ var _ work.Approvals = (*Engine)(nil)
 // Pending).
 func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var l []approvalEntry
 	if err := e.in.object(ctx, approvalsService, approvalsKey, hList, "", nil, &l); err != nil {
 		return nil, fromIngress(ctx, err)
@@ -25,8 +23,6 @@ func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
 // the child's input.
 func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approvalInfo, error) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var info approvalInfo
 	if err := e.in.object(ctx, controlService, id, hRequest, "", answerRequest{Owner: o.ID(), Approver: o.IsApprover()}, &info); err != nil {
 		return approvalInfo{}, fromIngress(ctx, err)
@@ -38,8 +34,6 @@ func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approval
 // checks the owner.
 func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, approve bool) error {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var ok bool
 	if err := e.in.object(ctx, controlService, id, hAnswer, "", answerRequest{Owner: o.ID(), Approver: o.IsApprover(), Approve: approve}, &ok); err != nil {
 		return fromIngress(ctx, err)

@@ -9,66 +9,9 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
-// census caches the Engine's deployment view: refreshed at most once per
-// interval (WithSnapshotInterval), one refresh at a time.
-type census = driver.Cache
-
 var _ work.Watched = (*Engine)(nil)
-
-// Snapshot returns the deployment's live Work as Restate keeps it
-// (work.Watched, a Deployment snapshot), read at most once per
-// WithSnapshotInterval (default 15 s) and reused in between, so that a
-// scrape never fans out: concurrent callers share one refresh. A refresh
-// is three SQL queries (two WithStatusRows(0)) on the admin API's
-// introspection endpoint (POST <admin>/query), whatever the number of
-// Works, owners or targets:
-//
-//   - the live Work by target, state, job waiting and approval awaited:
-//     the Work workflows ("<ns>.Work.<label>", handler Run) whose
-//     invocation Restate has not completed (sys_invocation), joined with
-//     their control object's state (its fields read on the server with
-//     json_get_*: no stored value leaves Restate whole, so neither an
-//     input awaiting approval nor guidance waiting in a mailbox reaches
-//     this process), with each group's oldest queue entry (the Work's
-//     invocation's creation, Restate's clock, or its approval) and
-//     oldest approval request (the Work's creation);
-//   - the newest WithStatusRows live Works of each target (a window
-//     function on the server), the rest counted in LiveOmitted: their
-//     owner, state, attempt, creation, start and approval, and whether
-//     they wait;
-//   - the registered services (sys_service): a target whose Work
-//     workflow a deployment serves has Pollers 1 (Restate routes a
-//     service to the deployment registered last, and pushes invocations
-//     to it: nothing polls), else 0. Registered is not reachable: an
-//     unreachable deployment shows as Work that stays queued.
-//
-// The counts are exact, cancel-requested included (the control object
-// knows it); terminal Work is not counted. Work awaiting its approval
-// counts as queued and in AwaitingApproval (with OldestApproval), not in
-// Queued nor in the oldest queued age; an external job between its
-// submit and its result counts as running and in Waiting. It holds no
-// slots (each Worker's Snapshot reports its own).
-//
-// A refresh's queries are bounded by ctx and each by the RPC timeout; a
-// failed refresh returns its error (the gauges then report nothing that
-// round) and is retried at the next call. It needs WithAdmin (else
-// work.ErrUnavailable); after Close it returns work.ErrClosed; an Engine
-// not made by New returns work.ErrNotInitialized.
-func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
-	if e == nil || e.in == nil {
-		return work.Snapshot{}, work.ErrNotInitialized
-	}
-	if e.life.Closed() {
-		return work.Snapshot{}, work.ErrClosed
-	}
-	if e.cfg.admin == "" {
-		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
-	}
-	return e.census.Snapshot(ctx, e.cfg.ops.Interval, e.readDeployment)
-}
 
 // liveCount is one group of live Work: a target, a state, and whether
 // it is an external job waiting for its result or a Work awaiting its
@@ -132,6 +75,9 @@ const (
 
 // readDeployment reads the deployment view from Restate (see Snapshot).
 func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
+	if e.cfg.admin == "" {
+		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
+	}
 	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout)
 	from := liveFrom(e.cfg.ns)
 	var counts []liveCount

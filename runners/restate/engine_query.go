@@ -23,8 +23,6 @@ func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error
 	if e.cfg.ingress == "" {
 		return nil, work.ErrUnavailable.Detail("no ingress (WithIngress)")
 	}
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var recs []ownerRecord
 	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
 		return nil, fromIngress(ctx, err)
@@ -37,8 +35,6 @@ func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error
 // Worker.watch).
 func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var v controlView
 	if e.in.object(ctx, controlService, id, hPeek, "", nil, &v) != nil || v.Progress == (work.Progress{}) {
 		return work.Progress{}, false
@@ -51,8 +47,6 @@ func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool) {
 // while this process was down is read the same way.
 func (s *store) Output(ctx context.Context, o work.Owner, id string) (string, error) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var rep outputReply
 	if err := e.in.object(ctx, controlService, id, hOutput, "", o.ID(), &rep); err != nil {
 		return "", fromIngress(ctx, err)
@@ -66,8 +60,6 @@ func (s *store) Output(ctx context.Context, o work.Owner, id string) (string, er
 // MarkRead tells o's registry that o read id's result.
 func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	return e.in.object(ctx, ownerService, o.ID(), hRead, "", id, nil)
 }
 
@@ -79,8 +71,6 @@ func (s *store) UpdateNotices(ctx context.Context, o work.Owner, r ownerRecord, 
 // DetachLive asks a live Work's control object to detach it from o.
 func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var ok bool
 	if err := e.in.object(ctx, controlService, id, hDetach, "", o.ID(), &ok); err != nil {
 		return false, fromIngress(ctx, err)
@@ -91,8 +81,6 @@ func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, 
 // ForgetSettled tells o's registry to forget a finished Work.
 func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) error {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	return fromIngress(ctx, e.in.object(ctx, ownerService, o.ID(), hDetached, "", id, nil))
 }
 
@@ -101,8 +89,6 @@ func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) erro
 func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord, g driver.Guidance) (int, time.Time, error) {
 	e := (*Engine)(s)
 	req := sendRequest{Owner: o.ID(), Digest: g.Digest, Command: g.Command, Text: g.Text, Answer: g.Answer}
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var r sendReply
 	if err := e.in.object(ctx, controlService, rec.ID, hSend, "", req, &r); err != nil {
 		return 0, time.Time{}, fromIngress(ctx, err)
@@ -113,16 +99,9 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 	return r.Cursor, r.At, nil
 }
 
-// ReleaseOwner releases o in its registry object, then its foreground
-// calls' in-process owner.
+// ReleaseOwner releases o in its registry object.
 func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
-	e := (*Engine)(s)
-	rctx, cancel := e.rpc(ctx)
-	defer cancel()
-	if err := e.in.object(rctx, ownerService, o.ID(), hRelease, "", nil, nil); err != nil {
-		return fromIngress(rctx, err)
-	}
-	return e.local.Release(ctx, o)
+	return fromIngress(ctx, (*Engine)(s).in.object(ctx, ownerService, o.ID(), hRelease, "", nil, nil))
 }
 
 // ReadUpdates reads a Work's updates from its control object, which

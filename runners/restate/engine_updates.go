@@ -10,8 +10,6 @@ import (
 var _ work.Updater = (*Engine)(nil)
 
 func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after int) (updatesReply, error) {
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var rep updatesReply
 	if err := e.in.object(ctx, controlService, id, hUpdates, "", updatesQuery{Owner: o.ID(), After: after}, &rep); err != nil {
 		return updatesReply{}, fromIngress(ctx, err)
@@ -24,8 +22,6 @@ func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after
 // control object's UpdateSizes, never the values) and returns the last
 // one published (seen when the read failed: the next poll tries again).
 func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var rep driver.UpdateMetaReply
 	if e.in.object(ctx, controlService, r.ID, hSizes, "", updatesQuery{Owner: o.ID(), After: seen}, &rep) != nil || !rep.Found {
 		return seen

@@ -131,12 +131,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
-	if wt, ok := w.cfg.observer.(work.Watcher); ok {
-		unwatch := wt.Watch(w)
-		w.mu.Lock()
-		w.unwatch = unwatch
-		w.mu.Unlock()
-	}
+	unwatch := driver.Watch(w.cfg.observer, w)
+	w.mu.Lock()
+	w.unwatch = unwatch
+	w.mu.Unlock()
 	return nil
 }
 

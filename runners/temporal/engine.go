@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"errors"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -41,36 +42,76 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 //
 // Besides the methods listed here, an Engine has those of work.Engine,
 // work.Approvals and work.Updater that package work/driver writes once
-// for every durable engine (driver.Portable: Status, List, Rows, Result,
-// Settled, Live, Subscribe, Detach, Send, Answer, Release, Updates,
-// Pending, Approve, Deny, Observer, Now) and Close, which ends the
-// Subscriptions and cancels the foreground calls in progress, waiting for
-// them while ctx allows; Work on the service is unaffected.
+// for every durable engine (driver.Portable: Start, Call, Status, List,
+// Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
+// Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,
+// Now) and Close, which ends the Subscriptions and cancels the foreground
+// calls in progress, waiting for them while ctx allows; Work on the
+// service is unaffected. The zero Engine answers work.ErrNotInitialized.
+//
+// Snapshot returns the deployment's live Work as Temporal keeps it
+// (work.Watched, a Deployment snapshot), read at most once per
+// WithSnapshotInterval (default 15 s) and reused in between, so that a
+// scrape never fans out: concurrent callers share one refresh. A refresh
+// costs, with L open Work workflows of this task queue, T targets and R
+// status rows per target (WithStatusRows):
+//
+//   - ceil(L/1000) ListWorkflowExecutions calls (visibility: the open
+//     agentwork.Work workflows of the task queue, with their memo, set
+//     when each started: the target, the creation time, whether it is an
+//     external job or needed approval; and the owner from AgentworkOwner);
+//   - T DescribeTaskQueue calls with statistics on the targets' activity
+//     queues: the backlog count (queued Work) and age (the oldest queued
+//     age, Temporal's own figure) and the pollers (workers that poll it);
+//   - one query of the approvals index (ApprovalsWorkflow) of the task
+//     queue, only when a listed Work needed approval when it started: the
+//     Work that awaits approval now and when each asked (a query is a
+//     billable action on Temporal Cloud: one per refresh at most; when no
+//     worker answers it, the index's last answer stands in);
+//   - up to R×T DescribeWorkflowExecution calls: the newest R live Works
+//     of each target (none for a Work awaiting approval), their attempt's
+//     state (scheduled: queued; started: running; cancel requested:
+//     cancel-requested), attempt count and progress, and for an external
+//     job past its submit that it waits. The rest are counted in
+//     LiveOmitted.
+//
+// Its counts are live Work only: queued is the backlog (at most the
+// target's open Works not awaiting approval) plus the Work awaiting
+// approval (AwaitingApproval, OldestApproval; in no task queue, so not in
+// Snapshot.Queued nor in the oldest queued age), running the rest of them
+// (cancel-requested Work included: telling it apart would take a call per
+// Work; each Worker's Snapshot reports its own cancel-requested attempts
+// and their age). Waiting counts the external jobs that wait for their
+// result: those the rows show waiting, and the jobs beyond the rows that
+// the backlog does not account for (a job's submit is its only attempt
+// in the task queue; it waits from then on): exact while a target's
+// queued and submitting jobs are among its R newest Works, else a submit
+// in progress beyond them counts as waiting (at most the target's running
+// slots in use, which the Workers export). Terminal Work is not counted
+// (closed workflows are Temporal's history, not live state). It reads no
+// search attribute that a Work would have to upsert (each upsert is a
+// billable action): the owner's is set when the workflow starts, and the
+// rest comes from the memo.
+//
+// A refresh's calls are bounded by ctx and each by the RPC timeout; a
+// failed refresh returns its error (the gauges then report nothing that
+// round) and is retried at the next call. After Close it returns
+// work.ErrClosed.
 type Engine struct {
-	c     client.Client
-	cfg   config
-	local *work.Supervisor
+	c   client.Client
+	cfg config
 
-	life driver.Life // closed, the Subscriptions and the deployment watch
-
-	census   census // the deployment view (engine_census.go)
-	portable        // the contract's rules that need no call to the service (engine_query.go)
+	census   census // what the deployment view's reads keep (engine_census.go)
+	portable        // the contract's rules that need no call to the service
 }
 
 // New returns an Engine that starts Work through c. The Workers that run
 // the children must use the same task queue (WithTaskQueue).
 func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	// The local Supervisor resolves budgets and runs foreground calls
-	// with the same options, its output bound lowered as the Work's.
-	local := work.New(append(append([]work.Option{work.WithObserver(cfg.observer)}, cfg.opts...),
-		work.WithMaxResultBytes(cfg.limits.MaxResultBytes))...)
-	e := &Engine{c: c, cfg: cfg, local: local}
-	e.portable = portable{Store: (*store)(e), Events: cfg.observer, Local: local, Limits: cfg.limits, RetainAge: cfg.limits.RetainAge,
-		PollInterval: cfg.pollInterval, Life: &e.life}
-	if wt, ok := cfg.observer.(work.Watcher); ok && cfg.ops.Export {
-		e.life.Watching(wt.Watch(e))
-	}
+	e := &Engine{c: c, cfg: cfg}
+	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.observer, Options: cfg.opts, Limits: cfg.limits,
+		PollInterval: cfg.pollInterval, Deployment: cfg.ops, Read: e.readDeployment, Watched: e})
 	return e
 }
 
@@ -84,8 +125,30 @@ func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
 }
 
+// update sends update name with args to workflow id within the RPC
+// timeout (see update), its error as the engine's (see timedOut).
 func (e *Engine) update(ctx context.Context, id, name string, out any, args ...any) error {
-	return fromTemporal(update(ctx, e.c, id, name, out, args...))
+	rctx, cancel := e.rpc(ctx)
+	defer cancel()
+	return timedOut(ctx, fromTemporal(update(rctx, e.c, id, name, out, args...)))
+}
+
+// tell sends update name with id to o's registry within the RPC timeout
+// (see tellOwner), its error as the engine's (see timedOut).
+func (e *Engine) tell(ctx context.Context, o work.Owner, name, id string) error {
+	rctx, cancel := e.rpc(ctx)
+	defer cancel()
+	return timedOut(ctx, fromTemporal(tellOwner(rctx, e.c, ownerWorkflowID(o.ID()), name, id)))
+}
+
+// timedOut is err, a call's error made within the caller's ctx, with the
+// RPC timeout's end told from the caller's: a service that did not answer
+// in time is work.ErrUnavailable; the caller's own end stays its error.
+func timedOut(ctx context.Context, err error) error {
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, work.ErrUnavailable) {
+		return work.ErrUnavailable.Wrap(err)
+	}
+	return err
 }
 
 // update sends update name with args to workflow id, waits until the

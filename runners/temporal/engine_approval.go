@@ -47,8 +47,6 @@ func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, app
 	if approve {
 		name = updateApprove
 	}
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	err := e.update(ctx, id, name, nil, answerRequest{Owner: o.ID(), Approver: o.IsApprover()})
 	if errors.Is(err, errWorkflowClosed) {
 		return work.ErrNotFound

@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
 // listPageSize is the visibility page the deployment view reads its live
@@ -29,74 +28,15 @@ const maxListPages = 100
 // deployment has more live Work than one refresh reads (100,000).
 var ErrDeploymentTooLarge = fmt.Errorf("temporal: more live work than a snapshot reads (%d)", listPageSize*maxListPages)
 
-// census caches the Engine's deployment view: refreshed at most once per
-// interval (WithSnapshotInterval), one refresh at a time.
+// census is what the deployment view's refreshes keep between them;
+// refreshes run one at a time (driver.Cache), so it needs no lock.
 type census struct {
-	driver.Cache
 	// approvals is the approvals index's last answer, for a refresh whose
 	// query fails (see awaitingApproval).
 	approvals []approvalEntry
 }
 
 var _ work.Watched = (*Engine)(nil)
-
-// Snapshot returns the deployment's live Work as Temporal keeps it
-// (work.Watched, a Deployment snapshot), read at most once per
-// WithSnapshotInterval (default 15 s) and reused in between, so that a
-// scrape never fans out: concurrent callers share one refresh. A refresh
-// costs, with L open Work workflows of this task queue, T targets and R
-// status rows per target (WithStatusRows):
-//
-//   - ceil(L/1000) ListWorkflowExecutions calls (visibility: the open
-//     agentwork.Work workflows of the task queue, with their memo, set
-//     when each started: the target, the creation time, whether it is an
-//     external job or needed approval; and the owner from AgentworkOwner);
-//   - T DescribeTaskQueue calls with statistics on the targets' activity
-//     queues: the backlog count (queued Work) and age (the oldest queued
-//     age, Temporal's own figure) and the pollers (workers that poll it);
-//   - one query of the approvals index (ApprovalsWorkflow) of the task
-//     queue, only when a listed Work needed approval when it started: the
-//     Work that awaits approval now and when each asked (a query is a
-//     billable action on Temporal Cloud: one per refresh at most; when no
-//     worker answers it, the index's last answer stands in);
-//   - up to R×T DescribeWorkflowExecution calls: the newest R live Works
-//     of each target (none for a Work awaiting approval), their attempt's
-//     state (scheduled: queued; started: running; cancel requested:
-//     cancel-requested), attempt count and progress, and for an external
-//     job past its submit that it waits. The rest are counted in
-//     LiveOmitted.
-//
-// Its counts are live Work only: queued is the backlog (at most the
-// target's open Works not awaiting approval) plus the Work awaiting
-// approval (AwaitingApproval, OldestApproval; in no task queue, so not in
-// Snapshot.Queued nor in the oldest queued age), running the rest of them
-// (cancel-requested Work included: telling it apart would take a call per
-// Work; each Worker's Snapshot reports its own cancel-requested attempts
-// and their age). Waiting counts the external jobs that wait for their
-// result: those the rows show waiting, and the jobs beyond the rows that
-// the backlog does not account for (a job's submit is its only attempt
-// in the task queue; it waits from then on): exact while a target's
-// queued and submitting jobs are among its R newest Works, else a submit
-// in progress beyond them counts as waiting (at most the target's running
-// slots in use, which the Workers export). Terminal Work is not counted
-// (closed workflows are Temporal's history, not live state). It reads no
-// search attribute that a Work would have to upsert (each upsert is a
-// billable action): the owner's is set when the workflow starts, and the
-// rest comes from the memo.
-//
-// A refresh's calls are bounded by ctx and each by the RPC timeout; a
-// failed refresh returns its error (the gauges then report nothing that
-// round) and is retried at the next call. After Close it returns
-// work.ErrClosed; an Engine not made by New returns work.ErrNotInitialized.
-func (e *Engine) Snapshot(ctx context.Context) (work.Snapshot, error) {
-	if e == nil || e.c == nil {
-		return work.Snapshot{}, work.ErrNotInitialized
-	}
-	if e.life.Closed() {
-		return work.Snapshot{}, work.ErrClosed
-	}
-	return e.census.Snapshot(ctx, e.cfg.ops.Interval, e.readDeployment)
-}
 
 // The keys of a Work workflow's memo, set when it starts (free: part of
 // the start, no upsert) and carried across continue-as-new: its target

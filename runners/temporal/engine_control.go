@@ -18,8 +18,6 @@ import (
 // next ask reaches the next run.
 func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	var r cancelReply
 	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
 		if errors.Is(err, errWorkflowClosed) {
@@ -34,8 +32,6 @@ func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.C
 // when its workflow has closed meanwhile.
 func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
 	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
 	err := e.update(ctx, id, updateDetach, nil, o.ID())
 	if errors.Is(err, errWorkflowClosed) {
 		return false, nil
@@ -46,10 +42,7 @@ func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, 
 // ForgetSettled tells o's registry to forget a finished Work (its
 // workflow has closed, or is closing).
 func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) error {
-	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
-	return fromTemporal(tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateDetached, id))
+	return (*Engine)(s).tell(ctx, o, updateDetached, id)
 }
 
 // SendGuidance queues g for the Work. The text is the input of a holder
@@ -115,38 +108,23 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 }
 
 // ReleaseOwner releases o in its registry workflow (an owner with no
-// registry, nothing started, is released with no error), then its
-// foreground calls' in-process owner.
+// registry, nothing started, is released with no error).
 func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
-	e := (*Engine)(s)
-	rctx, cancel := e.rpc(ctx)
-	defer cancel()
-	err := e.update(rctx, ownerWorkflowID(o.ID()), updateRelease, nil)
+	err := (*Engine)(s).update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
 	if errors.Is(err, work.ErrNotFound) {
-		err = nil // no registry: nothing of o's to release
+		return nil // no registry: nothing of o's to release
 	}
-	_ = e.local.Release(ctx, o) // in memory, made by work.New: it does not fail
 	return err
 }
 
-// SetPool gives the top-level owner o a pool, as work.Supervisor.SetPool:
-// each Work o starts reserves its budget from it at admission, in o's
-// registry (so the pool holds across every coordinator process), and is
-// refunded what it did not spend when it settles. A Work whose attempt
+// SetPool keeps o's pool in its registry workflow (started if needed):
+// each Work o starts reserves its budget from it at admission, and is
+// refunded what it did not spend when it settles; a Work whose attempt
 // died with its worker is charged its whole reservation (its usage is
-// unknown). Work started by a child (a deeper scope) does not reserve from
-// it. Release forgets the pool. A negative Budget field is
-// work.ErrInvalidBudget (work.Budget.Validate), as is an invalid budget
-// option (WithLimits) for every SetPool, Start
-// and Call.
-func (e *Engine) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
-	if e.cfg.err != nil {
-		return e.cfg.err
-	}
-	if err := driver.CheckPool(o, b); err != nil {
-		return err
-	}
-	ctx, cancel := e.rpc(ctx)
+// unknown).
+func (s *store) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
+	e := (*Engine)(s)
+	rctx, cancel := e.rpc(ctx)
 	defer cancel()
-	return fromTemporal(e.updateOwner(ctx, o, updatePool, nil, b.Dims()))
+	return timedOut(ctx, fromTemporal(e.updateOwner(rctx, o, updatePool, nil, b.Dims())))
 }

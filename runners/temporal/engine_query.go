@@ -63,10 +63,7 @@ func (s *store) Output(ctx context.Context, _ work.Owner, id string) (string, er
 
 // MarkRead tells o's registry that o read id's result.
 func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
-	e := (*Engine)(s)
-	ctx, cancel := e.rpc(ctx)
-	defer cancel()
-	return tellOwner(ctx, e.c, ownerWorkflowID(o.ID()), updateRead, id)
+	return (*Engine)(s).tell(ctx, o, updateRead, id)
 }
 
 // UpdateNotices publishes the update notices of r (Engine.updateNotices).
@@ -102,7 +99,7 @@ func heartbeatProgress(pending []*workflowpb.PendingActivityInfo) work.Progress 
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
-// retrying a transient failure up to queryTries times while ctx is not
+// retrying a transient failure up to tries times while ctx is not
 // done.
 func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	if err := work.ValidateOwner(o); err != nil {
@@ -112,15 +109,10 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	// that died (its sticky queue) fails or times out, the next one goes to
 	// a live worker.
 	var v converter.EncodedValue
-	var err error
-	for try := 1; ; try++ {
-		qctx, cancel := e.rpc(ctx)
-		v, err = e.c.QueryWorkflow(qctx, ownerWorkflowID(o.ID()), "", queryRecords)
-		cancel()
-		if err == nil || try == queryTries || !transient(err) || ctx.Err() != nil {
-			break
-		}
-	}
+	err := retry(ctx, e.cfg.rpcTimeout, func(ctx context.Context) (err error) {
+		v, err = e.c.QueryWorkflow(ctx, ownerWorkflowID(o.ID()), "", queryRecords)
+		return err
+	})
 	if err != nil {
 		if errors.Is(fromTemporal(err), work.ErrNotFound) {
 			return nil, nil
@@ -133,6 +125,3 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	}
 	return recs, nil
 }
-
-// queryTries bounds the tries of a registry query.
-const queryTries = 3

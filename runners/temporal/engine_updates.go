@@ -24,20 +24,15 @@ func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after 
 }
 
 // queryWork sends query name with arg to Work id's workflow and decodes
-// its answer into out, retrying a transient failure up to queryTries
+// its answer into out, retrying a transient failure up to tries
 // times while ctx is not done (a query that reached a worker that died
 // fails or times out; the next one goes to a live worker).
 func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) error {
 	var v converter.EncodedValue
-	var err error
-	for try := 1; ; try++ {
-		qctx, cancel := e.rpc(ctx)
-		v, err = e.c.QueryWorkflow(qctx, id, "", name, arg)
-		cancel()
-		if err == nil || try == queryTries || !transient(err) || ctx.Err() != nil {
-			break
-		}
-	}
+	err := retry(ctx, e.cfg.rpcTimeout, func(ctx context.Context) (err error) {
+		v, err = e.c.QueryWorkflow(ctx, id, "", name, arg)
+		return err
+	})
 	if err != nil {
 		if err := fromTemporal(err); !errors.Is(err, errWorkflowClosed) {
 			return err

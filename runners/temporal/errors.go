@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
@@ -60,6 +61,26 @@ func isServiceError(err error) bool {
 // closed workflow (go.temporal.io/server: consts.ErrWorkflowCompleted and
 // update.AbortedByWorkflowClosingErr).
 var closedMessages = []string{"workflow execution already completed", "workflow update was aborted by closing workflow"}
+
+// tries bounds the tries of a call to Temporal that is safe to repeat
+// (a query, or an update its handler applies once).
+const tries = 3
+
+// retry calls f, each call bounded by the RPC timeout d within ctx, until
+// it succeeds, its error is not transient, ctx ends or it has been tried
+// tries times; it returns f's last error. A call cut off by a stalled
+// server (its in-flight update limit, a task that a dead worker held) is
+// tried again rather than failing what called it.
+func retry(ctx context.Context, d time.Duration, f func(ctx context.Context) error) error {
+	for try := 1; ; try++ {
+		cctx, cancel := context.WithTimeout(ctx, d)
+		err := f(cctx)
+		cancel()
+		if err == nil || try == tries || !transient(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
 
 // transient reports whether err is a call that was cut off (cancelled,
 // timed out, unavailable) rather than an answer.

@@ -31,9 +31,6 @@ func ReplayWork(h *historypb.History, obs work.Observer) error {
 	return r.ReplayWorkflowHistory(nil, h)
 }
 
-// EffectiveBudget is the budget e gives a Work started with spec.
-func (e *Engine) EffectiveBudget(spec work.Spec) work.Budget { return e.local.EffectiveBudget(spec) }
-
 // TellOwnerName is the local activity a Work's workflow updates its
 // owner's registry with.
 const TellOwnerName = tellOwnerName

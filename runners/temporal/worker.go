@@ -110,12 +110,10 @@ func (w *Worker) Start() error {
 			return err
 		}
 	}
-	if wt, ok := w.cfg.observer.(work.Watcher); ok {
-		unwatch := wt.Watch(w)
-		w.mu.Lock()
-		w.unwatch = unwatch
-		w.mu.Unlock()
-	}
+	unwatch := driver.Watch(w.cfg.observer, w)
+	w.mu.Lock()
+	w.unwatch = unwatch
+	w.mu.Unlock()
 	return nil
 }
 
@@ -200,8 +198,13 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		close(hbDone)
 		hbWG.Wait()
 	}()
+	// The started update is applied once per attempt (a repeat answers
+	// as the first): a call the server was too slow to answer is tried
+	// again, not taken for the child's failure.
 	var started startedReply
-	if err := w.update(ctx, in.ID, updateStarted, &started, int(info.Attempt)); err != nil {
+	if err := retry(ctx, w.cfg.rpcTimeout, func(ctx context.Context) error {
+		return update(ctx, w.c, in.ID, updateStarted, &started, int(info.Attempt))
+	}); err != nil {
 		return runOutcome{}, err
 	}
 	if !started.Run {

@@ -105,7 +105,9 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	stop := w.keepAlive(ctx)
 	defer stop()
 	var started startedReply
-	if err := w.update(ctx, in.ID, updateStarted, &started, int(activity.GetInfo(ctx).Attempt)); err != nil {
+	if err := retry(ctx, w.cfg.rpcTimeout, func(ctx context.Context) error {
+		return update(ctx, w.c, in.ID, updateStarted, &started, int(activity.GetInfo(ctx).Attempt))
+	}); err != nil {
 		return submitOutcome{}, err
 	}
 	if !started.Run {

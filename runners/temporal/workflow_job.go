@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -226,11 +227,8 @@ func (s *spanStash) take(id string) (context.Context, bool) {
 	ctx, ok := s.m[id]
 	if ok {
 		delete(s.m, id)
-		for i, x := range s.order {
-			if x == id {
-				s.order = append(s.order[:i], s.order[i+1:]...)
-				break
-			}
+		if i := slices.Index(s.order, id); i >= 0 {
+			s.order = slices.Delete(s.order, i, i+1)
 		}
 	}
 	return ctx, ok

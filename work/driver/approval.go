@@ -59,12 +59,15 @@ func answerer(o work.Owner) error {
 // its registry; for work.Approver(), from the approvals index (every
 // owner's). A Work answered, cancelled or ended meanwhile is left out.
 func (p *Portable) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequest, error) {
+	if err := p.ready(); err != nil {
+		return nil, err
+	}
 	if err := answerer(o); err != nil {
 		return nil, err
 	}
 	var ids []string
 	if o.IsApprover() {
-		entries, err := p.Store.ApprovalIndex(ctx)
+		entries, err := p.store.ApprovalIndex(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +76,7 @@ func (p *Portable) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRe
 			ids = append(ids, x.ID)
 		}
 	} else {
-		recs, err := p.Visible(ctx, o)
+		recs, err := p.visible(ctx, o)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +87,7 @@ func (p *Portable) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRe
 		if len(out) == MaxPending {
 			break
 		}
-		info, err := p.Store.Approval(ctx, o, id)
+		info, err := p.store.Approval(ctx, o, id)
 		switch {
 		case errors.Is(err, work.ErrNotFound):
 			continue
@@ -114,11 +117,14 @@ func (p *Portable) Deny(ctx context.Context, o work.Owner, id string) error {
 }
 
 func (p *Portable) answer(ctx context.Context, o work.Owner, id string, approve bool) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
 	if err := answerer(o); err != nil {
 		return err
 	}
 	if !work.IsID(id) {
 		return work.ErrNotFound
 	}
-	return p.Store.AnswerApproval(ctx, o, id, approve)
+	return p.store.AnswerApproval(ctx, o, id, approve)
 }

@@ -23,6 +23,9 @@ type Controller interface {
 	// when it was accepted, or the Work's refusal (work.ErrConflict,
 	// work.ErrTerminal, work.ErrMailboxFull, ...).
 	SendGuidance(ctx context.Context, o work.Owner, rec Record, g Guidance) (cursor int, at time.Time, err error)
+	// SetPool keeps pool b for o in its registry; o is a valid
+	// top-level owner and b a valid budget.
+	SetPool(ctx context.Context, o work.Owner, b work.Budget) error
 	// ReleaseOwner releases o (work.Engine.Release): its registry
 	// detaches all its Work, cancels the unfinished part and forgets it.
 	ReleaseOwner(ctx context.Context, o work.Owner) error
@@ -45,12 +48,12 @@ type Guidance struct {
 // ended meanwhile) is forgotten by o's registry, and its detached event
 // reported here.
 func (p *Portable) Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error) {
-	rec, err := p.Lookup(ctx, o, id)
+	rec, err := p.lookup(ctx, o, id)
 	if err != nil {
 		return work.DetachReceipt{}, err
 	}
 	if !rec.State.Terminal() {
-		ok, err := p.Store.DetachLive(ctx, o, id)
+		ok, err := p.store.DetachLive(ctx, o, id)
 		if err != nil {
 			return work.DetachReceipt{}, err
 		}
@@ -58,10 +61,10 @@ func (p *Portable) Detach(ctx context.Context, o work.Owner, id string) (work.De
 			return work.DetachReceipt{ID: id}, nil
 		}
 	}
-	if err := p.Store.ForgetSettled(ctx, o, id); err != nil {
+	if err := p.store.ForgetSettled(ctx, o, id); err != nil {
 		return work.DetachReceipt{}, err
 	}
-	p.Events.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+	p.events.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 		Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
 	return work.DetachReceipt{ID: id}, nil
 }
@@ -80,13 +83,16 @@ func (p *Portable) Answer(ctx context.Context, o work.Owner, id, commandID, mess
 }
 
 func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, message string, answer bool) (work.SendReceipt, error) {
+	if err := p.ready(); err != nil {
+		return work.SendReceipt{}, err
+	}
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
 	if err := CheckMessage(message); err != nil {
 		return work.SendReceipt{}, err
 	}
-	rec, err := p.Lookup(ctx, o, id)
+	rec, err := p.lookup(ctx, o, id)
 	if err != nil {
 		return work.SendReceipt{}, err
 	}
@@ -94,7 +100,7 @@ func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, messag
 		return work.SendReceipt{}, work.ErrNotAgent
 	}
 	g := Guidance{Text: message, Digest: Digest(message), Command: Digest(commandID), Answer: answer}
-	n, at, err := p.Store.SendGuidance(ctx, o, rec, g)
+	n, at, err := p.store.SendGuidance(ctx, o, rec, g)
 	if err != nil {
 		return work.SendReceipt{}, err
 	}
@@ -103,18 +109,36 @@ func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, messag
 }
 
 // Release detaches all of o's visible Work, cancels the unfinished part
-// and forgets o (work.Engine.Release); the zero Owner is no error.
+// and forgets o (work.Engine.Release); the zero Owner is no error. It
+// releases o in the Store, then o's foreground calls (Local) whether or
+// not the Store answered, and returns the Store's error.
 func (p *Portable) Release(ctx context.Context, o work.Owner) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
 	if o.IsZero() {
 		return nil
 	}
-	return p.Store.ReleaseOwner(ctx, o)
+	err := p.store.ReleaseOwner(ctx, o)
+	if lerr := p.local.Release(ctx, o); err == nil {
+		err = lerr
+	}
+	return err
 }
 
-// CheckPool is SetPool's checks before any call, in the contract's
-// order: a negative Budget field (work.ErrInvalidBudget), the zero Owner
-// (work.ErrInvalidOwner), a child's scope (work.PoolScopeRefusal).
-func CheckPool(o work.Owner, b work.Budget) error {
+// SetPool gives the top-level owner o a pool (work.Supervisor.SetPool),
+// kept by the Store (o's registry, so that it holds across every
+// coordinator process). Its checks come before any call, in the
+// contract's order: the engine's invalid limit or budget option
+// (Admissible), a negative Budget field (work.ErrInvalidBudget), the zero
+// Owner (work.ErrInvalidOwner), a child's scope (work.PoolScopeRefusal).
+func (p *Portable) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	if err := p.store.Admissible(); err != nil {
+		return err
+	}
 	if err := b.Validate(); err != nil {
 		return err
 	}
@@ -124,14 +148,14 @@ func CheckPool(o work.Owner, b work.Budget) error {
 	if o.Depth() > 0 {
 		return work.PoolScopeRefusal()
 	}
-	return nil
+	return p.store.SetPool(ctx, o, b)
 }
 
 // Updates returns the updates of Work id visible to o with Seq > after,
 // in order (work.Updater.Updates; an empty slice for none), answering
 // from the registry's count when there is nothing after the cursor.
 func (p *Portable) Updates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, error) {
-	rec, err := p.Lookup(ctx, o, id)
+	rec, err := p.lookup(ctx, o, id)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +163,7 @@ func (p *Portable) Updates(ctx context.Context, o work.Owner, id string, after i
 		// The registry's count is sent before a child has its receipt.
 		return []work.Update{}, nil
 	}
-	ups, found, err := p.Store.ReadUpdates(ctx, o, id, after)
+	ups, found, err := p.store.ReadUpdates(ctx, o, id, after)
 	switch {
 	case err != nil:
 		return nil, err
@@ -173,16 +197,16 @@ type Canceller interface {
 // not accepted, with its state; otherwise the Work's decision is the
 // receipt.
 func (p *Portable) Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	rec, err := p.Lookup(ctx, o, id)
+	rec, err := p.lookup(ctx, o, id)
 	for try := 1; err == nil; try++ {
 		if rec.State.Terminal() || try > cancelTries {
 			return work.CancelReceipt{WorkID: id, State: rec.State, AcceptedAt: time.Now()}, nil
 		}
-		r, cerr := p.Store.CancelWork(ctx, o, id)
+		r, cerr := p.store.CancelWork(ctx, o, id)
 		if !errors.Is(cerr, ErrRunEnded) {
 			return r, cerr
 		}
-		rec, err = p.Lookup(ctx, o, id)
+		rec, err = p.lookup(ctx, o, id)
 	}
 	return work.CancelReceipt{}, err
 }

@@ -54,37 +54,116 @@ type Waiter interface {
 // Subscribe (reading the registry with no age bound, so that Work that
 // settles and expires between two polls still has its notice), and the
 // checks, events and receipts around Detach, Send, Answer, Release,
-// SetPool and Updates (control.go). A durable engine embeds Portable; every field is set before its first use and never
-// changed afterwards. Its methods are safe for concurrent use.
+// SetPool and Updates (control.go), and the deployment view's cache
+// (Snapshot). A durable engine embeds Portable and sets it up with Init
+// before any other use; every exported method of Portable is a method of
+// the engine's contract (an embedding engine promotes them all). The zero
+// Portable answers work.ErrNotInitialized, never a panic. Its methods are
+// safe for concurrent use.
 type Portable struct {
-	Store  Store
-	Events work.Observer // the Observer the engine reports to (Observer returns it)
-	// RetainAge hides records past this age since they settled (the
-	// engine's retention by age); 0: none.
-	RetainAge time.Duration
+	store  Store
+	events work.Observer // the Observer the engine reports to (Observer returns it)
+	poll   time.Duration // how often a Subscription reads the registry
+	life   Life          // the Subscriptions, the deployment watch, closed
+	limits work.Limits   // the engine's limits (work.ResolveLimits)
+	// local is the in-process Supervisor that runs the engine's
+	// foreground calls (work.Engine.Call).
+	local *work.Supervisor
+	// census and deployment: the deployment view (Snapshot).
+	census     Cache
+	deployment Deployment
+	read       func(context.Context) (work.Snapshot, error)
+}
+
+// Config is what a durable engine gives Init.
+type Config struct {
+	// Events is the Observer the engine reports to.
+	Events work.Observer
+	// Options are the engine's work options (its WithLimits), and
+	// Limits what they resolve to as the engine enforces them (a runner
+	// may lower a bound, such as the output bound to its payload limit).
+	// The foreground calls run on an in-process Supervisor made with
+	// them, its output bound set to Limits'.
+	Options []work.Option
+	Limits  work.Limits
 	// PollInterval is how often a Subscription reads the registry.
 	PollInterval time.Duration
-	// Life holds the engine's Subscriptions and whether it is closed.
-	Life *Life
-	// Limits are the engine's limits (work.ResolveLimits).
-	Limits work.Limits
-	// Local is the in-process Supervisor that runs the engine's
-	// foreground calls (work.Engine.Call).
-	Local *work.Supervisor
+	// Deployment and Read make the deployment view: Snapshot returns
+	// Read's answer, reused for Deployment.Interval; with
+	// Deployment.Export, Init registers the engine (Watched) with Events
+	// when it is a work.Watcher, until Close. Read nil: Snapshot is
+	// work.ErrUnavailable.
+	Deployment Deployment
+	Read       func(context.Context) (work.Snapshot, error)
+	Watched    work.Watched
 }
 
-// Close ends the Subscriptions, then cancels the foreground calls in
-// progress and waits for them while ctx allows (its error if it ends
-// first). Work on the service is unaffected.
+// Init sets p up as the Portable of an engine over s. It is a function,
+// not a method, so that an embedding engine does not promote it.
+func Init(p *Portable, s Store, c Config) {
+	p.store, p.events, p.poll, p.limits = s, c.Events, c.PollInterval, c.Limits
+	p.local = work.New(append(append([]work.Option{work.WithObserver(c.Events)}, c.Options...),
+		work.WithMaxResultBytes(c.Limits.MaxResultBytes))...)
+	p.deployment, p.read = c.Deployment, c.Read
+	if c.Deployment.Export && c.Watched != nil {
+		p.life.Watching(Watch(c.Events, c.Watched))
+	}
+}
+
+// Watch has o watch w (work.Watcher.Watch) when o is a work.Watcher, and
+// returns what ends the watch (nothing to end otherwise).
+func Watch(o work.Observer, w work.Watched) func() {
+	if wt, ok := o.(work.Watcher); ok {
+		return wt.Watch(w)
+	}
+	return func() {}
+}
+
+// ready is work.ErrNotInitialized for a Portable that Init did not set
+// up (an engine's zero value).
+func (p *Portable) ready() error {
+	if p == nil || p.store == nil {
+		return work.ErrNotInitialized
+	}
+	return nil
+}
+
+// Close ends the Subscriptions and the deployment watch, then cancels the
+// foreground calls in progress and waits for them while ctx allows (its
+// error if it ends first). Work on the service is unaffected.
 func (p *Portable) Close(ctx context.Context) error {
-	if err := p.Life.Close(ctx); err != nil {
+	if err := p.ready(); err != nil {
 		return err
 	}
-	return p.Local.Close(ctx)
+	if err := p.life.Close(ctx); err != nil {
+		return err
+	}
+	return p.local.Close(ctx)
 }
 
-// Observer returns the engine's Observer.
-func (p *Portable) Observer() work.Observer { return p.Events }
+// Snapshot returns the deployment view (work.Watched): the engine's read,
+// reused for the deployment interval, concurrent callers sharing one
+// refresh. After Close it is work.ErrClosed.
+func (p *Portable) Snapshot(ctx context.Context) (work.Snapshot, error) {
+	if err := p.ready(); err != nil {
+		return work.Snapshot{}, err
+	}
+	if p.life.Closed() {
+		return work.Snapshot{}, work.ErrClosed
+	}
+	if p.read == nil {
+		return work.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
+	}
+	return p.census.Snapshot(ctx, p.deployment.Interval, p.read)
+}
+
+// Observer returns the engine's Observer (nil before Init).
+func (p *Portable) Observer() work.Observer {
+	if p == nil {
+		return nil
+	}
+	return p.events
+}
 
 // Now returns the current time: a durable engine's clock is the wall
 // clock.
@@ -97,28 +176,34 @@ func NewID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Visible returns the records visible to o: its registry without those
+// visible returns the records visible to o: its registry without those
 // past the age bound, whether or not the registry has evicted them yet.
-func (p *Portable) Visible(ctx context.Context, o work.Owner) ([]Record, error) {
+func (p *Portable) visible(ctx context.Context, o work.Owner) ([]Record, error) {
+	if err := p.ready(); err != nil {
+		return nil, err
+	}
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
-	recs, err := p.Store.Records(ctx, o)
-	if err != nil || p.RetainAge <= 0 {
+	recs, err := p.store.Records(ctx, o)
+	if err != nil || p.limits.RetainAge <= 0 {
 		return recs, err
 	}
-	return Current(recs, time.Now(), p.RetainAge), nil
+	return Current(recs, time.Now(), p.limits.RetainAge), nil
 }
 
-// Lookup finds Work id visible to o (work.ErrNotFound when none).
-func (p *Portable) Lookup(ctx context.Context, o work.Owner, id string) (Record, error) {
+// lookup finds Work id visible to o (work.ErrNotFound when none).
+func (p *Portable) lookup(ctx context.Context, o work.Owner, id string) (Record, error) {
+	if err := p.ready(); err != nil {
+		return Record{}, err
+	}
 	if err := work.ValidateOwner(o); err != nil {
 		return Record{}, err
 	}
 	if !work.IsID(id) {
 		return Record{}, work.ErrNotFound
 	}
-	recs, err := p.Visible(ctx, o)
+	recs, err := p.visible(ctx, o)
 	if err != nil {
 		return Record{}, err
 	}
@@ -128,13 +213,13 @@ func (p *Portable) Lookup(ctx context.Context, o work.Owner, id string) (Record,
 // Status returns the projection of one Work visible to o; a running
 // Work's progress counts are read from the Store.
 func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
-	rec, err := p.Lookup(ctx, o, id)
+	rec, err := p.lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, err
 	}
 	st := rec.Status()
 	if rec.State == work.StateRunning || rec.State == work.StateCancelRequested {
-		if p, ok := p.Store.Progress(ctx, id); ok {
+		if p, ok := p.store.Progress(ctx, id); ok {
 			st.Progress = p
 		}
 	}
@@ -144,7 +229,7 @@ func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.St
 // List returns at most work.MaxListed Works visible to o in the
 // contract's order (work.Order.ListsBefore).
 func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := p.Visible(ctx, o)
+	recs, err := p.visible(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -154,10 +239,13 @@ func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error
 // Rows returns the status-block rows of o (work.Order.RowsBefore), or the
 // error of reading o's registry; nothing for the zero Owner.
 func (p *Portable) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+	if err := p.ready(); err != nil {
+		return nil, 0, err
+	}
 	if o.IsZero() {
 		return nil, 0, nil
 	}
-	recs, err := p.Visible(ctx, o)
+	recs, err := p.visible(ctx, o)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -170,11 +258,14 @@ func (p *Portable) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, err
 // Status then, as work.Engine's contract says. The Status is the one
 // before this read: ResultRead is false on the first read of a result.
 func (p *Portable) Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error) {
+	if err := p.ready(); err != nil {
+		return work.Status{}, "", err
+	}
 	if timeout < 0 {
 		return work.Status{}, "", work.ErrInvalidTimeout
 	}
 	timeout = min(timeout, work.MaxResultWait)
-	rec, err := p.Lookup(ctx, o, id)
+	rec, err := p.lookup(ctx, o, id)
 	if err != nil {
 		return work.Status{}, "", err
 	}
@@ -191,13 +282,13 @@ func (p *Portable) Result(ctx context.Context, o work.Owner, id string, timeout 
 	// caller's whatever ctx says now.
 	rctx := context.WithoutCancel(ctx)
 	if !haveOut {
-		if out, err = p.Store.Output(rctx, o, id); err != nil {
+		if out, err = p.store.Output(rctx, o, id); err != nil {
 			return work.Status{}, "", err
 		}
 	}
 	if !rec.Read {
-		_ = p.Store.MarkRead(rctx, o, id)
-		p.Events.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+		_ = p.store.MarkRead(rctx, o, id)
+		p.events.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 			Target: rec.Label, Kind: rec.Kind, Time: time.Now(), Bytes: len(out)})
 	}
 	return rec.Status(), out, nil
@@ -207,7 +298,7 @@ func (p *Portable) Result(ctx context.Context, o work.Owner, id string, timeout 
 // Store's Waiter or by polling, and returns its record then (with its
 // output when the wait brought it).
 func (p *Portable) wait(ctx context.Context, o work.Owner, rec Record, timeout time.Duration) (Record, string, bool, error) {
-	if w, ok := p.Store.(Waiter); ok {
+	if w, ok := p.store.(Waiter); ok {
 		wctx, cancel := context.WithTimeout(ctx, timeout)
 		final, out, ended, err := w.Wait(wctx, o, rec.ID)
 		cancel()
@@ -222,7 +313,7 @@ func (p *Portable) wait(ctx context.Context, o work.Owner, rec Record, timeout t
 		}
 		// The wait ended (timeout, ctx or a failed wait): read the
 		// registry again, whatever the caller's ctx.
-		rec, err = p.Lookup(context.WithoutCancel(ctx), o, rec.ID)
+		rec, err = p.lookup(context.WithoutCancel(ctx), o, rec.ID)
 		return rec, "", false, err
 	}
 	deadline := time.NewTimer(timeout)
@@ -237,7 +328,7 @@ func (p *Portable) wait(ctx context.Context, o work.Owner, rec Record, timeout t
 		case <-time.After(d):
 		}
 		var err error
-		if rec, err = p.Lookup(context.WithoutCancel(ctx), o, id); err != nil {
+		if rec, err = p.lookup(context.WithoutCancel(ctx), o, id); err != nil {
 			return Record{}, "", false, err
 		}
 	}
@@ -247,7 +338,7 @@ func (p *Portable) wait(ctx context.Context, o work.Owner, rec Record, timeout t
 // Settled returns every terminal Work visible to o, oldest settlement
 // first.
 func (p *Portable) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
-	recs, err := p.Visible(ctx, o)
+	recs, err := p.visible(ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +347,7 @@ func (p *Portable) Settled(ctx context.Context, o work.Owner) ([]work.Status, er
 
 // Live reports whether o has visible Work that is not terminal.
 func (p *Portable) Live(ctx context.Context, o work.Owner) (bool, error) {
-	recs, err := p.Visible(ctx, o)
+	recs, err := p.visible(ctx, o)
 	if err != nil {
 		return false, err
 	}
@@ -269,9 +360,12 @@ func (p *Portable) Live(ctx context.Context, o work.Owner) (bool, error) {
 // ends and expires between two polls still has its notice, as in-process,
 // where the notice goes out as the Work ends.
 func (p *Portable) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
-	read := func(ctx context.Context) ([]Record, error) { return p.Store.Records(ctx, o) }
-	updates := func(ctx context.Context, rec Record, seen int, publish func(work.Notice)) int {
-		return p.Store.UpdateNotices(ctx, o, rec, seen, publish)
+	if err := p.ready(); err != nil {
+		return nil, err
 	}
-	return p.Life.Subscribe(ctx, o, buffer, p.PollInterval, read, updates)
+	read := func(ctx context.Context) ([]Record, error) { return p.store.Records(ctx, o) }
+	updates := func(ctx context.Context, rec Record, seen int, publish func(work.Notice)) int {
+		return p.store.UpdateNotices(ctx, o, rec, seen, publish)
+	}
+	return p.life.Subscribe(ctx, o, buffer, p.poll, read, updates)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -95,7 +96,8 @@ func (f *fakeStore) SendGuidance(_ context.Context, _ work.Owner, _ Record, g Gu
 	return len(f.sent), t0, nil
 }
 
-func (f *fakeStore) ReleaseOwner(context.Context, work.Owner) error { return nil }
+func (f *fakeStore) ReleaseOwner(context.Context, work.Owner) error         { return nil }
+func (f *fakeStore) SetPool(context.Context, work.Owner, work.Budget) error { return nil }
 
 func (f *fakeStore) ReadUpdates(context.Context, work.Owner, string, int) ([]work.Update, bool, error) {
 	return nil, true, nil
@@ -152,9 +154,19 @@ func (w waitingStore) Wait(context.Context, work.Owner, string) (Record, string,
 
 func id(n int) string { return fmt.Sprintf("%032x", n) }
 
-func newPortable(s Store) (*Portable, *enginetest.Recorder) {
+// newPortable returns a Portable over s, set up with opts as an engine's
+// WithLimits; its foreground Supervisor is closed when the test ends.
+func newPortable(t *testing.T, s Store, opts ...work.Option) (*Portable, *enginetest.Recorder) {
+	t.Helper()
+	limits, err := work.ResolveLimits(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := &enginetest.Recorder{}
-	return &Portable{Store: s, Events: rec, PollInterval: time.Millisecond, Life: &Life{}}, rec
+	p := &Portable{}
+	Init(p, s, Config{Events: rec, Options: opts, Limits: limits, PollInterval: time.Millisecond})
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return p, rec
 }
 
 func eventsOf(rec *enginetest.Recorder, typ work.EventType) int {
@@ -171,7 +183,7 @@ func TestPortableResultReadMark(t *testing.T) {
 	o := work.NewOwner("coordinator")
 	fs := &fakeStore{recs: []Record{{ID: id(1), Label: "echo", State: work.StateCompleted, HasResult: true, Created: t0}},
 		outputs: map[string]string{id(1): "the output"}}
-	p, rec := newPortable(fs)
+	p, rec := newPortable(t, fs)
 	for i, wantRead := range []bool{false, true} {
 		st, out, err := p.Result(context.Background(), o, id(1), 0)
 		if err != nil || out != "the output" || st.ResultRead != wantRead {
@@ -209,7 +221,7 @@ func TestPortableResultWait(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := &fakeStore{recs: []Record{running}, outputs: map[string]string{id(1): "polled"}}
-			p, _ := newPortable(tc.store(fs))
+			p, _ := newPortable(t, tc.store(fs))
 			st, out, err := p.Result(context.Background(), o, id(1), tc.timeout)
 			if !errors.Is(err, tc.err) || st.State != tc.want || out != tc.out {
 				t.Fatalf("%s %q %v, want %s %q %v", st.State, out, err, tc.want, tc.out, tc.err)
@@ -224,7 +236,7 @@ func TestPortableChecks(t *testing.T) {
 		{ID: id(1), Label: "fn", Kind: work.KindFunction, State: work.StateRunning, Created: t0},
 		{ID: id(2), Label: "agent", Kind: work.KindAgent, State: work.StateRunning, Created: t0},
 	}, progress: map[string]work.Progress{id(2): {Done: 3}}}
-	p, _ := newPortable(fs)
+	p, _ := newPortable(t, fs)
 	ctx := context.Background()
 	reads := fs.reads
 	for _, tc := range []struct {
@@ -238,7 +250,8 @@ func TestPortableChecks(t *testing.T) {
 		{"answer zero owner", work.ErrInvalidOwner, func() error { _, err := p.Answer(ctx, work.Owner{}, id(1), "c", "hi"); return err }},
 		{"approve bad id", work.ErrNotFound, func() error { return p.Approve(ctx, o, "nope") }},
 		{"deny zero owner", work.ErrInvalidOwner, func() error { return p.Deny(ctx, work.Owner{}, id(1)) }},
-		{"pool negative", work.ErrInvalidBudget, func() error { return CheckPool(o, work.Budget{MaxTurns: -2}) }},
+		{"pool negative", work.ErrInvalidBudget, func() error { return p.SetPool(ctx, o, work.Budget{MaxTurns: -2}) }},
+		{"pool zero owner", work.ErrInvalidOwner, func() error { return p.SetPool(ctx, work.Owner{}, work.Budget{MaxTurns: 2}) }},
 	} {
 		if err := tc.call(); !errors.Is(err, tc.err) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.err)
@@ -266,7 +279,7 @@ func TestPortableDetach(t *testing.T) {
 		{ID: id(2), Label: "a", State: work.StateRunning, Created: t0},
 		{ID: id(3), Label: "a", State: work.StateFailed, Created: t0},
 	}, live: map[string]bool{id(1): true}}
-	p, rec := newPortable(fs)
+	p, rec := newPortable(t, fs)
 	for _, n := range []int{1, 2, 3} {
 		if r, err := p.Detach(context.Background(), o, id(n)); err != nil || r.ID != id(n) {
 			t.Fatalf("detach %d: %+v %v", n, r, err)
@@ -293,7 +306,7 @@ func TestPortablePending(t *testing.T) {
 			fs.approval[id(n)] = ApprovalInfo{Found: true, Label: "gated", Requested: t0.Add(time.Duration(MaxPending+3-n) * time.Second)}
 		}
 	}
-	p, _ := newPortable(fs)
+	p, _ := newPortable(t, fs)
 	got, err := p.Pending(context.Background(), work.Approver())
 	if err != nil || len(got) != MaxPending {
 		t.Fatalf("%d requests, %v; want %d", len(got), err, MaxPending)
@@ -318,8 +331,7 @@ func TestPortableRetainAge(t *testing.T) {
 		{ID: id(1), State: work.StateCompleted, Created: old, Finished: old},
 		{ID: id(2), State: work.StateRunning, Created: old},
 	}}
-	p, _ := newPortable(fs)
-	p.RetainAge = time.Minute
+	p, _ := newPortable(t, fs, work.WithRetention(0, time.Minute))
 	l, err := p.List(context.Background(), o)
 	if err != nil || len(l) != 1 || l[0].Work.ID != id(2) {
 		t.Fatalf("List with an age bound: %+v %v, want the running Work only", l, err)
@@ -331,15 +343,8 @@ func TestPortableRetainAge(t *testing.T) {
 
 func TestPortableStart(t *testing.T) {
 	ctx := context.Background()
-	limits, err := work.ResolveLimits(work.WithMaxDepth(1), work.WithMaxResultBytes(100), work.WithMaxOutstanding(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	local := work.New(work.WithMaxDepth(1))
-	defer local.Close(ctx)
 	fs := &fakeStore{}
-	p, rec := newPortable(fs)
-	p.Limits, p.Local = limits, local
+	p, rec := newPortable(t, fs, work.WithMaxDepth(1), work.WithMaxResultBytes(100), work.WithMaxOutstanding(3))
 	o := work.NewOwner("coordinator")
 	spec := work.Spec{Owner: o, Target: work.Target{Label: "research", Kind: work.KindAgent}, Input: "in",
 		MaxResultBytes: 10, CallID: "call_1", Run: func(context.Context) (string, error) { return "", nil }}
@@ -363,7 +368,9 @@ func TestPortableStart(t *testing.T) {
 	if len(fs.admitted) != 1 {
 		t.Fatalf("%d admitted, want the first Start only", len(fs.admitted))
 	}
-	p.Life.Close(ctx)
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.Start(ctx, spec); !errors.Is(err, work.ErrClosed) {
 		t.Fatalf("Start after Close: %v, want ErrClosed", err)
 	}
@@ -390,15 +397,52 @@ func TestPortableCancel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := &fakeStore{recs: []Record{{ID: id(1), State: tc.state, Created: t0}}, ended: tc.ended}
-			p, _ := newPortable(fs)
+			p, _ := newPortable(t, fs)
 			r, err := p.Cancel(ctx, o, id(1))
 			if err != nil || r.Accepted != tc.accept || r.State != tc.want || fs.cancels != tc.asks || r.WorkID != id(1) {
 				t.Fatalf("%+v %v after %d asks; want accepted %v, %s after %d", r, err, fs.cancels, tc.accept, tc.want, tc.asks)
 			}
 		})
 	}
-	p, _ := newPortable(&fakeStore{})
+	p, _ := newPortable(t, &fakeStore{})
 	if _, err := p.Cancel(ctx, o, id(2)); !errors.Is(err, work.ErrNotFound) {
 		t.Fatalf("cancel of an unknown Work: %v, want ErrNotFound", err)
+	}
+}
+
+// TestZeroPortable: every method of a Portable that Init did not set up
+// (an engine's zero value) answers work.ErrNotInitialized, never a panic;
+// a method added later is called too.
+func TestZeroPortable(t *testing.T) {
+	var p Portable
+	v := reflect.ValueOf(&p)
+	errType := reflect.TypeFor[error]()
+	for i := range v.NumMethod() {
+		m, name := v.Method(i), v.Type().Method(i).Name
+		mt := m.Type()
+		if mt.NumOut() == 0 || mt.Out(mt.NumOut()-1) != errType {
+			continue // Observer, Now: no error to answer
+		}
+		args := make([]reflect.Value, mt.NumIn())
+		for j := range args {
+			args[j] = reflect.Zero(mt.In(j))
+			if mt.In(j) == reflect.TypeFor[context.Context]() {
+				args[j] = reflect.ValueOf(context.Background())
+			}
+		}
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s on the zero Portable panics: %v", name, r)
+				}
+			}()
+			out := m.Call(args)
+			if err, _ := out[len(out)-1].Interface().(error); !errors.Is(err, work.ErrNotInitialized) {
+				t.Errorf("%s on the zero Portable: %v, want ErrNotInitialized", name, err)
+			}
+		}()
+	}
+	if p.Observer() != nil {
+		t.Errorf("the zero Portable's Observer: %v, want nil", p.Observer())
 	}
 }

@@ -73,10 +73,13 @@ type Admitter interface {
 
 // admissible: not closed (work.ErrClosed), then the engine's own check.
 func (p *Portable) admissible() error {
-	if p.Life.Closed() {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	if p.life.Closed() {
 		return work.ErrClosed
 	}
-	return p.Store.Admissible()
+	return p.store.Admissible()
 }
 
 // Start admits Work against its owner's limits and pool and starts it
@@ -90,11 +93,11 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 	if err := spec.Validate(); err != nil {
 		return work.Ref{}, err
 	}
-	if err := TooDeep(ctx, p.Events, spec, p.Limits.MaxDepth); err != nil {
+	if err := TooDeep(ctx, p.events, spec, p.limits.MaxDepth); err != nil {
 		return work.Ref{}, err
 	}
 	w := NewWork{Spec: spec, ID: NewID(), TargetID: spec.Target.ID, Created: time.Now().UTC(),
-		Budget: p.Local.EffectiveBudget(spec), MaxResultBytes: p.Limits.ResultBytes(spec)}
+		Budget: p.local.EffectiveBudget(spec), MaxResultBytes: p.limits.ResultBytes(spec)}
 	if w.TargetID == "" {
 		w.TargetID = spec.Target.Label
 	}
@@ -107,14 +110,14 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 	}
 	key, digest := LaunchIdentity(spec)
 	w.Admission = Admission{Record: Record{ID: w.ID, Label: spec.Target.Label, TargetID: w.TargetID,
-		Kind: spec.Target.Kind, Created: w.Created}, MaxOutstanding: p.Limits.MaxOutstanding,
-		MaxStarts: p.Limits.MaxStarts, Retain: p.Limits.RetainTerminal, RetainAge: p.Limits.RetainAge,
+		Kind: spec.Target.Kind, Created: w.Created}, MaxOutstanding: p.limits.MaxOutstanding,
+		MaxStarts: p.limits.MaxStarts, Retain: p.limits.RetainTerminal, RetainAge: p.limits.RetainAge,
 		Want: spec.Budget.Dims(), Eff: w.Budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
 		Launch: key, Digest: digest, Approval: spec.NeedsApproval}
-	ref, reason, budget, err := p.Store.Admit(ctx, w)
+	ref, reason, budget, err := p.store.Admit(ctx, w)
 	if err != nil {
 		if reason != "" {
-			Refused(ctx, p.Events, spec, reason, budget)
+			Refused(ctx, p.events, spec, reason, budget)
 		}
 		return work.Ref{}, err
 	}
@@ -127,5 +130,5 @@ func (p *Portable) Call(ctx context.Context, spec work.Spec) (string, error) {
 	if err := p.admissible(); err != nil {
 		return "", err
 	}
-	return p.Local.Call(ctx, spec)
+	return p.local.Call(ctx, spec)
 }
