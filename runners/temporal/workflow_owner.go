@@ -22,6 +22,8 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		// handler right whatever ran between them.
 		d := o.st.Decide(r)
 		switch {
+		case d.Again != nil:
+			return admitReply{Seq: d.Again.Seq, Budget: d.Again.Run}, nil
 		case d.Refusal != nil:
 			return admitReply{}, refusal(d)
 		case d.Replay != nil:
