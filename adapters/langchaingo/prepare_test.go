@@ -69,7 +69,6 @@ func TestPrepareErrors(t *testing.T) {
 	sup := work.New()
 	defer closeSup(t, sup)
 	fn := func(context.Context, string) (string, error) { return "", nil }
-	reserved := lc.WithSchema(map[string]any{"type": "object", "properties": map[string]any{"run_in_background": map[string]any{"type": "boolean"}}})
 	tests := []struct {
 		name  string
 		model llms.Model
@@ -80,8 +79,6 @@ func TestPrepareErrors(t *testing.T) {
 		{"duplicate names", scripted.New(), []tools.Tool{constTool("a", ""), constTool("a", "")}, nil, `two tools are named "a"`},
 		{"duplicate child", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn), lc.Backgroundable(lc.NewFunction("a", "", fn))}, nil, `two tools are named "a"`},
 		{"names differing only in case", scripted.New(), []tools.Tool{constTool("Search", ""), constTool("search", "")}, nil, "differ only in case"},
-		{"authored work", scripted.New(), []tools.Tool{constTool("work", ""), lc.Backgroundable(lc.NewFunction("a", "", fn))}, nil, `"work"`},
-		{"authored Work, another case", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn)), constTool("Work", "")}, nil, `"Work"`},
 		{"authored WORK child", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn)), lc.NewFunction("WORK", "", fn)}, nil, `"WORK"`},
 		{"work in the prompt", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn))}, []lc.Option{lc.WithPromptTools("work")}, `"work"`},
 		{"Work in the prompt", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn))}, []lc.Option{lc.WithPromptTools("Work")}, `"Work"`},
@@ -91,8 +88,6 @@ func TestPrepareErrors(t *testing.T) {
 		{"FromTool of typed nil", scripted.New(), []tools.Tool{lc.FromTool((*ptrTool)(nil))}, nil, "nil tool"},
 		{"FromExecutor of nil", scripted.New(), []tools.Tool{lc.FromExecutor("a", "", nil)}, nil, "nil executor"},
 		{"typed nil model", (*scripted.Model)(nil), nil, nil, "nil model"},
-		{"background schema with run_in_background", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn, reserved))}, nil, "run_in_background"},
-		{"foreground schema with run_in_background", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn, reserved)}, nil, "run_in_background"},
 		{"schema not an object", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn, lc.WithSchema(map[string]any{"type": "string"}))}, nil, "object schema"},
 		{"nil tool", scripted.New(), []tools.Tool{nil}, nil, "nil"},
 		{"nil model", nil, nil, nil, "nil model"},

@@ -210,11 +210,12 @@ func (r Request) clone() Request {
 	return c
 }
 
-// Result returns the text of the tool message answering call id, and
+// Result returns the text of the last tool message answering call id
+// (a provider may repeat an id: the last answers the latest call), and
 // whether there is one.
 func (r Request) Result(id string) (string, bool) {
-	for _, m := range r.Messages {
-		if m.Role == RoleTool && m.ToolCallID == id {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Role == RoleTool && m.ToolCallID == id {
 			return m.Text, true
 		}
 	}
