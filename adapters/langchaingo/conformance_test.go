@@ -17,30 +17,58 @@ import (
 // TestConformance runs the adapter conformance suite on OpenAIFunctionsAgent
 // coordinators and children.
 func TestConformance(t *testing.T) {
-	adaptertest.Run(t, adaptertest.Adapter{Name: "langchaingo", NewCoordinator: newCoordinator})
+	adaptertest.Run(t, adaptertest.Adapter{Name: "langchaingo", NewCoordinator: harness{}.newCoordinator})
 }
 
-// newCoordinator is the suite's harness: an Executor over an
-// OpenAIFunctionsAgent built from Prepare's Tools and Model.
-func newCoordinator(_ *testing.T, cfg adaptertest.Config) (adaptertest.Coordinator, error) {
+// harness is the suite's harness: an Executor over an
+// OpenAIFunctionsAgent built from Prepare's Tools and Model. Its hooks,
+// all nil in TestConformance, let broken_conformance_test.go break one
+// rule at a time.
+type harness struct {
+	config func(*adaptertest.Config)             // before anything is built
+	model  func(llms.Model) llms.Model           // the coordinator's model under the Kit's
+	tools  func([]tools.Tool) []tools.Tool       // the prepared tools
+	tool   func(adaptertest.Tool) tools.Tool     // a child, instead of lcTool's
+	run    func(context.Context) context.Context // the run's context
+}
+
+func (h harness) newCoordinator(_ *testing.T, cfg adaptertest.Config) (adaptertest.Coordinator, error) {
+	if h.config != nil {
+		h.config(&cfg)
+	}
 	ts := make([]tools.Tool, len(cfg.Tools))
 	for i, tl := range cfg.Tools {
 		ts[i] = lcTool(tl)
+		if h.tool != nil && tl.Kind != adaptertest.Plain {
+			ts[i] = h.tool(tl)
+		}
 	}
-	kit, err := lc.Prepare(context.Background(), cfg.Engine, scriptModel{cfg.Model}, ts, lc.WithOwner(cfg.Owner))
+	var llm llms.Model = scriptModel{cfg.Model}
+	if h.model != nil {
+		llm = h.model(llm)
+	}
+	kit, err := lc.Prepare(context.Background(), cfg.Engine, llm, ts, lc.WithOwner(cfg.Owner))
 	if err != nil {
 		return nil, err
 	}
-	agent := agents.NewOpenAIFunctionsAgent(kit.Model(), kit.Tools(), agents.NewOpenAIOption().WithSystemMessage(cfg.Instruction))
-	return coordinator{kit, agents.NewExecutor(agent, agents.WithMaxIterations(cfg.MaxIterations))}, nil
+	prepared := kit.Tools()
+	if h.tools != nil {
+		prepared = h.tools(prepared)
+	}
+	agent := agents.NewOpenAIFunctionsAgent(kit.Model(), prepared, agents.NewOpenAIOption().WithSystemMessage(cfg.Instruction))
+	return coordinator{kit, agents.NewExecutor(agent, agents.WithMaxIterations(cfg.MaxIterations)), h.run}, nil
 }
 
 type coordinator struct {
 	kit  *lc.Kit
 	exec *agents.Executor
+	ctx  func(context.Context) context.Context
 }
 
 func (c coordinator) Run(ctx context.Context, input string) (string, error) {
+	if c.ctx != nil {
+		ctx = c.ctx(ctx)
+	}
 	return chains.Run(ctx, c.exec, input)
 }
 

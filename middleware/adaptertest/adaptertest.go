@@ -115,6 +115,16 @@ func Run(t *testing.T, a Adapter) {
 	}
 }
 
+// Cases returns the names of the suite's cases (Run's subtests), in
+// order, for a test that runs them against broken adapters.
+func Cases() []string {
+	var names []string
+	for _, c := range (&suite{}).cases() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
 type suite struct{ a Adapter }
 
 type namedCase struct {
