@@ -115,6 +115,9 @@ func (s *suite) detach(t *testing.T) {
 	if got, want := p.work("action", "detach", "id", sc.id), `{"id":"`+sc.id+`","detached":true}`; got != want {
 		t.Fatalf("detach:\n got %s\nwant %s", got, want)
 	}
+	if sc.v.obs.has(sc.id, work.EventCancelRequested) || sc.v.obs.has(sc.id, work.EventCancelled) {
+		t.Fatal("detach cancelled the Work; execution must continue")
+	}
 	for _, in := range [][]string{
 		{"action", "status", "id", sc.id},
 		{"action", "result", "id", sc.id, "timeout", "0s"},

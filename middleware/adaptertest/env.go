@@ -188,13 +188,19 @@ func (p *puppet) start(c Coordinator) {
 		p.out, p.err = c.Run(ctx, "COORDINATOR-TASK: do the work")
 	}()
 	p.v.t.Cleanup(func() {
-		if !p.ended {
+		// End the turn: answer whatever request is pending with a final
+		// answer (a failed test may leave one unread).
+		timeout := time.After(guard)
+		for !p.ended {
 			select {
+			case <-p.reqs:
 			case p.steps <- Text("cleanup"):
 			case <-p.done:
-			case <-time.After(guard):
+				p.ended = true
+			case <-timeout:
+				p.v.t.Errorf("%s: the coordinator's turn did not end", p.v.s.a.Name)
+				return
 			}
-			<-p.done
 		}
 	})
 	p.await()
