@@ -113,21 +113,6 @@ func (p *ptrTool) Name() string                                 { return p.name 
 func (p *ptrTool) Description() string                          { return "a pointer tool" }
 func (p *ptrTool) Call(context.Context, string) (string, error) { return p.name, nil }
 
-// TestPrepareWorkNameWithoutBackground: with no backgroundable child there
-// is no automatic work tool, so an ordinary tool named work is allowed.
-func TestPrepareWorkNameWithoutBackground(t *testing.T) {
-	sup := work.New()
-	defer closeSup(t, sup)
-	kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{constTool("work", "mine")})
-	if err != nil {
-		t.Fatalf("Prepare: %v", err)
-	}
-	defer kit.Release()
-	if ts := kit.Tools(); len(ts) != 1 || ts[0].Name() != "work" || ts[0].Description() != "Returns a constant." {
-		t.Fatalf("tools = %v, want the authored work tool only", ts)
-	}
-}
-
 // TestPrepareKeepsOrder: Kit.Tools is in the caller's order, work last.
 func TestPrepareKeepsOrder(t *testing.T) {
 	sup := work.New()

@@ -103,7 +103,12 @@ func CallTool(id, name string, args any) Step {
 // Func decides the reply from the request (a copy). It runs on the
 // requesting goroutine, outside the Script's lock; it must not return
 // another Func step.
-func Func(fn func(Request) Step) Step { return Step{fn: fn, set: true} }
+func Func(fn func(Request) Step) Step {
+	if fn == nil {
+		return Fail(errors.New("adaptertest: Func with a nil function"))
+	}
+	return Step{fn: fn, set: true}
+}
 
 // Fail makes the request fail with err, as a provider error would.
 func Fail(err error) Step { return Step{err: err, set: true} }

@@ -146,6 +146,8 @@ func (s *suite) resultWait(t *testing.T) {
 		{"1.5 seconds", "1.5 seconds", 1500 * time.Millisecond},
 		{"number 10", 10, 10 * time.Second},
 		{"number 45 capped", 45, 30 * time.Second},
+		{"number 1e9 capped", 1e9, 30 * time.Second},
+		{"number 0.25", 0.25, 250 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := s.scenario(t, "running")
