@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -73,8 +74,25 @@ func (s *suite) env(t *testing.T, opts ...work.Option) *env {
 		if err := v.sup.Close(ctx); err != nil {
 			t.Errorf("Supervisor.Close: %v", err)
 		}
+		v.checkContentFree()
 	})
 	return v
+}
+
+// contentCanaries are the suite's child outputs, failure text, guidance,
+// prompts and inputs: none may reach the Observer (telemetry).
+var contentCanaries = []string{"EXACT-OUTPUT", "FAILURE-CANARY", "GUIDE-ONE-CANARY", "GUIDE-TWO-CANARY",
+	"COORDINATOR-INSTRUCTION", "CHILD-INSTRUCTION", "COORDINATOR-TASK", "TOPIC-", "LOOKUP-RESULT", "BIG-OUTPUT"}
+
+// checkContentFree checks every event and call the engine and the adapter
+// reported.
+func (v *env) checkContentFree() {
+	seen := fmt.Sprintf("%+v %+v", v.obs.Events(), v.obs.Calls())
+	for _, c := range contentCanaries {
+		if strings.Contains(seen, c) {
+			v.t.Errorf("%s: content %q reached the Observer", v.s.a.Name, c)
+		}
+	}
 }
 
 // wait blocks until the Work id has had an event of type typ.
