@@ -324,7 +324,9 @@ func obj(kv ...string) map[string]string {
 }
 
 // bg is a child's background launch input.
-func bg(input string) map[string]any { return map[string]any{"input": input, "run_in_background": true} }
+func bg(input string) map[string]any {
+	return map[string]any{"input": input, "run_in_background": true}
+}
 
 // decode decodes a JSON object reply.
 func decode(t *testing.T, s string) map[string]any {
