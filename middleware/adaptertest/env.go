@@ -98,23 +98,34 @@ func (v *env) checkContentFree() {
 // wait blocks until the Work id has had an event of type typ.
 func (v *env) wait(id string, typ work.EventType) {
 	v.t.Helper()
-	done := make(chan struct{})
+	v.waitAny(id, typ)
+}
+
+// waitAny blocks until the Work id has had an event of one of types and
+// returns the first of types it had.
+func (v *env) waitAny(id string, types ...work.EventType) work.EventType {
+	v.t.Helper()
+	got := make(chan work.EventType, 1)
 	go func() {
 		v.obs.mu.Lock()
-		for !v.obs.has(id, typ) {
+		defer v.obs.mu.Unlock()
+		for {
+			for _, typ := range types {
+				if v.obs.has(id, typ) {
+					got <- typ
+					return
+				}
+			}
 			v.obs.cond.Wait()
 		}
-		v.obs.mu.Unlock()
-		close(done)
 	}()
 	select {
-	case <-done:
+	case typ := <-got:
+		return typ
 	case <-time.After(guard):
-		v.obs.mu.Lock()
-		v.obs.cond.Broadcast() // the waiter goes on waiting; the test fails
-		v.obs.mu.Unlock()
-		v.t.Fatalf("Work %s had no %s event within %v", id, typ, guard)
+		v.t.Fatalf("Work %s had no %v event within %v", id, types, guard)
 	}
+	return ""
 }
 
 // cfg returns a Config for a fresh owner named after name.
