@@ -13,7 +13,7 @@
 // ListOrder, ResultWait (timeouts, the 30 s cap and default, completion
 // during a wait, failure as state only), Cancel (receipts in every state,
 // cooperative cancel at the child's next model request, completion
-// winning, an unrelated failure), Detach, Send (receipts, idempotency per
+// allowed to win, an unrelated failure), Detach, Send (receipts, idempotency per
 // tool-call id, conflict, in-order delivery at the next model request,
 // refusals), NotFound (unknown and foreign ids), StatusBlock (its place,
 // bounds and content), Isolation (children see only their own prompt,
