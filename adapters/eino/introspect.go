@@ -71,15 +71,15 @@ func chatModelAgent(agent adk.Agent) (reflect.Value, bool) {
 // (github.com/cloudwego/eino-ext/components/model/<name>) to the OTel
 // GenAI gen_ai.provider.name values.
 var providerNames = map[string]string{
-	"openai":   "openai",
-	"claude":   "anthropic",
-	"ollama":   "ollama",
-	"gemini":   "gcp.gemini",
-	"deepseek": "deepseek",
-	"qianfan":  "baidu.qianfan",
-	"qwen":     "alibaba.dashscope",
-	"ark":      "volcengine.ark",
-	"arkbot":   "volcengine.ark",
+	"openai":     "openai",
+	"claude":     "anthropic",
+	"ollama":     "ollama",
+	"gemini":     "gcp.gemini",
+	"deepseek":   "deepseek",
+	"qianfan":    "baidu.qianfan",
+	"qwen":       "alibaba.dashscope",
+	"ark":        "volcengine.ark",
+	"arkbot":     "volcengine.ark",
 	"openrouter": "openrouter",
 }
 

@@ -54,9 +54,9 @@ type Middleware struct {
 	owner work.Owner
 
 	mu      sync.Mutex
-	current *prepared   // the top-level run's last preparation
+	current *prepared         // the top-level run's last preparation
 	sets    []*middleware.Set // every Set prepared for owner, for Release
-	prepErr error // an option's error, reported at the first run
+	prepErr error             // an option's error, reported at the first run
 }
 
 var _ adk.ChatModelAgentMiddleware = (*Middleware)(nil)
