@@ -138,10 +138,8 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, b.FinalInstruction()))
 	}
 	if m.kit != nil {
-		block, rows := m.kit.set.StatusBlockRows(ctx)
-		if block != "" {
+		if block := m.kit.set.StatusBlock(ctx); block != "" {
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
-			m.kit.shown(rows)
 		}
 	}
 	if m.kit != nil {
