@@ -42,29 +42,7 @@ func runAgent(ctx context.Context, agent adk.Agent, input string, updates, needM
 	ctx = context.WithValue(ctx, childRunKey{}, cr)
 	runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent})
 	iter := runner.Run(ctx, []adk.Message{schema.UserMessage(input)})
-	var out string
-	var runErr error
-	for {
-		ev, ok := iter.Next()
-		if !ok {
-			break
-		}
-		if ev.Err != nil {
-			runErr = ev.Err
-			continue
-		}
-		if ev.Output == nil || ev.Output.MessageOutput == nil {
-			continue
-		}
-		msg, err := ev.Output.MessageOutput.GetMessage()
-		if err != nil {
-			runErr = err
-			continue
-		}
-		if msg != nil && msg.Role == schema.Assistant && len(msg.ToolCalls) == 0 {
-			out = msg.Content
-		}
-	}
+	out, runErr := collect(iter)
 	if needMiddleware && !cr.carried.Load() && ctx.Err() == nil {
 		return "", ErrNoChildMiddleware
 	}

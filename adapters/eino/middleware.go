@@ -55,6 +55,7 @@ type Middleware struct {
 
 	mu      sync.Mutex
 	current *prepared         // the top-level run's last preparation
+	base    *middleware.Set   // the owner's Set without tools: status blocks, RunUntilSettled
 	sets    []*middleware.Set // every Set prepared for owner, for Release
 	prepErr error             // an option's error, reported at the first run
 }
@@ -201,7 +202,7 @@ func (m *Middleware) Release() error {
 	}
 	m.prepErr = ErrReleased
 	sets := m.sets
-	m.sets, m.current = nil, nil
+	m.sets, m.current, m.base = nil, nil, nil
 	m.mu.Unlock()
 	var err error
 	for _, s := range sets {

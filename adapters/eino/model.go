@@ -40,7 +40,7 @@ func before(ctx context.Context, input []*schema.Message, opts []model.Option) (
 		opts = append(opts[:len(opts):len(opts)], model.WithTools([]*schema.ToolInfo{}))
 	}
 	if p := preparedFrom(ctx); p != nil {
-		if block := p.set.StatusBlock(ctx); block != "" {
+		if block := p.block.StatusBlock(ctx); block != "" {
 			extra = append(extra, schema.UserMessage(block))
 		}
 	}

@@ -22,6 +22,7 @@ const releaseTimeout = 30 * time.Second
 // runs with.
 type prepared struct {
 	set   *middleware.Set
+	block *middleware.Set // renders the status block (the owner's base Set at top level)
 	tools []tool.BaseTool
 	src   []tool.BaseTool // the tool list it was prepared from
 }
@@ -49,7 +50,11 @@ func (m *Middleware) prepare(ctx context.Context, ts []tool.BaseTool) (*prepared
 		if m.cfg.named || m.cfg.pool != nil {
 			return nil, fmt.Errorf("%w: WithOwner or WithPool on an agent that runs inside a child (its Work belongs to the child's own scope)", ErrInsideChild)
 		}
-		return m.build(ctx, ex.Scope(), ts)
+		p, err := m.build(ctx, ex.Scope(), ts)
+		if err == nil {
+			p.block = p.set
+		}
+		return p, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -59,18 +64,43 @@ func (m *Middleware) prepare(ctx context.Context, ts []tool.BaseTool) (*prepared
 	if p := m.current; p != nil && sameTools(p.src, ts) {
 		return p, nil
 	}
-	if m.current == nil && m.cfg.pool != nil {
-		if err := m.sup.SetPool(ctx, m.owner, *m.cfg.pool); err != nil {
-			return nil, err
-		}
+	base, err := m.baseLocked(ctx)
+	if err != nil {
+		return nil, err
 	}
 	p, err := m.build(ctx, m.owner, ts)
 	if err != nil {
 		return nil, err
 	}
+	p.block = base
 	m.current = p
 	m.sets = append(m.sets, p.set)
 	return p, nil
+}
+
+// baseLocked returns the owner's base Set (no tools), preparing it first:
+// it renders the coordinator's status blocks and runs RunUntilSettled, so
+// that the failures a block showed are the ones the loop knows of,
+// whatever tool lists the agent's runs had. m.mu is held.
+func (m *Middleware) baseLocked(ctx context.Context) (*middleware.Set, error) {
+	if m.prepErr != nil {
+		return nil, m.prepErr
+	}
+	if m.base != nil {
+		return m.base, nil
+	}
+	if m.cfg.pool != nil {
+		if err := m.sup.SetPool(ctx, m.owner, *m.cfg.pool); err != nil {
+			return nil, err
+		}
+	}
+	base, err := middleware.PrepareContext(ctx, m.sup, m.owner, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.base = base
+	m.sets = append(m.sets, base)
+	return base, nil
 }
 
 // build prepares ts for owner: children become middleware entries,
