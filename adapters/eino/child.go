@@ -244,8 +244,12 @@ func NewJob(name, description string, job work.Job, opts ...ChildOption) *Child 
 // BackgroundChild is a backgroundable child as an Eino tool, made by
 // Backgroundable: a frozen, inert marker that becomes executable only
 // among the tools of an agent with a Middleware. Run directly it does
-// nothing and answers an error object.
-type BackgroundChild struct {
+// nothing and answers an error object. Its zero value is not a child
+// (preparation refuses it). It is comparable: the same marker in the same
+// place keeps a Middleware's preparation across runs.
+type BackgroundChild struct{ b *backgroundChild }
+
+type backgroundChild struct {
 	name string
 	desc string
 	bg   middleware.BackgroundChild
@@ -259,16 +263,19 @@ var _ tool.InvokableTool = BackgroundChild{}
 // Backgroundable marks child as backgroundable.
 func Backgroundable(child *Child) BackgroundChild {
 	if child == nil {
-		return BackgroundChild{err: fmt.Errorf("%w: Backgroundable: nil child", ErrInvalidChild)}
+		return BackgroundChild{&backgroundChild{err: fmt.Errorf("%w: Backgroundable: nil child", ErrInvalidChild)}}
 	}
 	err := child.check()
-	return BackgroundChild{name: child.name, desc: child.c.Description, bg: middleware.Backgroundable(child.c), err: err,
-		info: child.targetInfo(), s: child.c.Schema}
+	return BackgroundChild{&backgroundChild{name: child.name, desc: child.c.Description, bg: middleware.Backgroundable(child.c), err: err,
+		info: child.targetInfo(), s: child.c.Schema}}
 }
 
 // Info describes the child as a tool.
 func (b BackgroundChild) Info(context.Context) (*schema.ToolInfo, error) {
-	return toolInfo(b.name, b.desc, inputSchema(b.s))
+	if b.b == nil {
+		return nil, ErrZeroChild
+	}
+	return toolInfo(b.b.name, b.b.desc, inputSchema(b.b.s))
 }
 
 // InvokableRun does nothing: a BackgroundChild runs only once prepared.

@@ -156,3 +156,18 @@ func TestForegroundAndBadInput(t *testing.T) {
 	}
 	_ = time.Second
 }
+
+// Runs of one agent reuse its preparation: the same markers in the same
+// places prepare once (the base Set and the tools' Set).
+func TestPreparationReused(t *testing.T) {
+	mw := eino.New(newSup(t))
+	defer mw.Release()
+	m := scripted.New(scripted.Text("1"), scripted.Text("2"), scripted.Text("3"))
+	agent := newAgent(t, "coordinator", m, []tool.BaseTool{eino.Backgroundable(echo("research"))}, mw)
+	for range 3 {
+		mustRun(t, agent, "hi")
+	}
+	if n := eino.SetsForTest(mw); n != 2 {
+		t.Fatalf("%d Sets after 3 runs, want 2 (prepared once)", n)
+	}
+}

@@ -134,11 +134,14 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 			entries[name] = v.c
 			infos[name] = v.targetInfo()
 		case BackgroundChild:
-			if v.err != nil {
-				return nil, v.err
+			if v.b == nil {
+				return nil, ErrZeroChild
 			}
-			entries[name] = v.bg
-			infos[name] = v.info
+			if v.b.err != nil {
+				return nil, v.b.err
+			}
+			entries[name] = v.b.bg
+			infos[name] = v.b.info
 		default:
 			extra = append(extra, name)
 		}
