@@ -34,9 +34,10 @@ func (m loopModel) Stream(ctx context.Context, in []*schema.Message, opts ...mod
 func (m loopModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
 
 // roundTripAgents returns the same agent (an ordinary tool call, then an
-// answer, on loopModel) unwrapped, and wrapped: with the agentwork
-// middleware and a backgroundable child, so that the work tool is added
-// and every request gets the status block check.
+// answer, on loopModel, with a child among its tools) unwrapped (the
+// child a plain tool), and wrapped: with the agentwork middleware and the
+// child backgroundable, so that the work tool is added and every request
+// gets the status block check.
 func roundTripAgents(b *testing.B) (plain, wrapped *adk.Runner, release func()) {
 	clock, err := utils.InferTool("clock", "Tells the time.", func(context.Context, struct{}) (string, error) { return "12:00", nil })
 	if err != nil {
@@ -45,7 +46,7 @@ func roundTripAgents(b *testing.B) (plain, wrapped *adk.Runner, release func()) 
 	sup := newSup(b)
 	mw := eino.New(sup)
 	ctx := context.Background()
-	p := newAgent(b, "assistant", loopModel{}, []tool.BaseTool{clock})
+	p := newAgent(b, "assistant", loopModel{}, []tool.BaseTool{clock, echo("research")})
 	w := newAgent(b, "assistant", loopModel{}, []tool.BaseTool{clock, eino.Backgroundable(echo("research"))}, mw)
 	return adk.NewRunner(ctx, adk.RunnerConfig{Agent: p}), adk.NewRunner(ctx, adk.RunnerConfig{Agent: w}), func() { _ = mw.Release() }
 }
