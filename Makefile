@@ -19,10 +19,16 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # lines, runners/temporal its own targets.
 SUBMODS   := examples bench
 
-.PHONY: copies demo test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: copies demo demo-eino test-eino test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
+
+# The research demo on an Eino coordinator (adapters/eino, its own module):
+# the scripted model, offline; OPENAI_API_KEY switches to eino-ext's OpenAI
+# chat model.
+demo-eino:
+	cd adapters/eino && $(GO) run ./cmd/research $(ARGS)
 
 # -race needs cgo and a C compiler; without them the tests run without it
 # and say so.
@@ -37,6 +43,11 @@ test: fmt-check
 	cd examples && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd bench && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd dashboards && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
+
+# The Eino adapter (its own module, adapters/eino: Eino and sonic stay out
+# of the root module): vet, tidiness and its tests.
+test-eino:
+	cd adapters/eino && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 ./...
 
 # The long chaos runs of the engine (not part of test, which runs them at a
 # scale that finishes in seconds): 1M start/finish churn, 10k owners, 100k

@@ -31,7 +31,6 @@ type Kit struct {
 	tools   []tools.Tool
 	schemas map[string]map[string]any // upper-cased tool name -> real schema
 	ids     *callIDs
-	watch   failureWatch // failures shown to the model while RunUntilSettled runs
 	// resume is the updates block of the run RunUntilSettled is resuming
 	// (settle_updates.go), nil outside one.
 	resume atomic.Pointer[resumeBlock]
