@@ -49,7 +49,10 @@ func Digest(msgs []string) string {
 //     exists, with c.Output;
 //   - deaf: as gated, an agent that takes no guidance;
 //   - stubborn: as gated, ignoring its cancellation until then;
-//   - fail: fails with c.Failure.
+//   - fail: fails with c.Failure;
+//   - asker, input "N ...": reports N updates (keys u1...uN), then asks a
+//     question and waits for its answer, and returns the answer's digest
+//     (the Work's Spec must declare updates).
 func Children(name string, c Canaries, log *slog.Logger) map[string]Child {
 	started := func(ctx context.Context, label string) {
 		ex, _ := work.ExecutionFrom(ctx)
@@ -130,6 +133,24 @@ func Children(name string, c Canaries, log *slog.Logger) map[string]Child {
 		"fail": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			started(ctx, "fail")
 			return "", errors.New(c.Failure)
+		}},
+		"asker": {Kind: work.KindFunction, Run: func(ctx context.Context, input string) (string, error) {
+			started(ctx, "asker")
+			n, _ := strconv.Atoi(strings.Fields(input + " 0")[0])
+			for i := 1; i <= n; i++ {
+				key := "u" + strconv.Itoa(i)
+				if _, err := work.ReportUpdate(ctx, key, []byte(strconv.Quote(key)), false); err != nil {
+					return "", err
+				}
+			}
+			if _, err := work.ReportUpdate(ctx, "q", []byte(`"go on?"`), true); err != nil {
+				return "", err
+			}
+			answer, err := work.AwaitAnswer(ctx)
+			if err != nil {
+				return "", err
+			}
+			return "answered " + Digest(answer) + " on " + name, nil
 		}},
 	}
 }

@@ -22,11 +22,15 @@ type cluster struct {
 	self, temporal, dir string
 	hostPort, queue     string
 	jobs                string // the fake batch service's URL, for the workers' batch target
+	db                  string // the server's database file ("": in memory)
+	port                int    // the server's port, kept across restarts
+	server              *proc  // the dev server running now
 
 	harness.Procs // the processes, their output in dir
 
 	mu      sync.Mutex
 	started map[string]string   // work id -> the worker that said it started it
+	starts  map[string]int      // work id -> the attempts said started
 	polled  map[string][]string // job work id -> the workers of its polls, in order
 	cond    *sync.Cond
 }
@@ -35,27 +39,37 @@ type proc = harness.Proc
 
 func newCluster(self, temporalBin, dir string) *cluster {
 	c := &cluster{self: self, temporal: temporalBin, dir: dir, Procs: harness.Procs{Dir: dir}, queue: "agentwork",
-		started: map[string]string{}, polled: map[string][]string{}}
+		started: map[string]string{}, starts: map[string]int{}, polled: map[string][]string{}}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
 
-// startServer starts the dev server on a free port and waits until its
-// frontend answers.
+// startServer starts the dev server on a free port (the same port
+// again when it ran before) and waits until its frontend answers. With
+// db set, the server keeps its state in that file (--db-filename), so
+// that a restart on the same file finds every workflow again.
 func (c *cluster) startServer(ctx context.Context) error {
-	port, err := harness.FreePort()
-	if err != nil {
-		return err
+	if c.port == 0 {
+		port, err := harness.FreePort()
+		if err != nil {
+			return err
+		}
+		c.port = port
+		c.hostPort = "127.0.0.1:" + strconv.Itoa(port)
 	}
-	c.hostPort = "127.0.0.1:" + strconv.Itoa(port)
-	p, err := c.Spawn("temporal-server", nil, c.temporal, "server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
+	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(c.port),
 		"--headless", "--log-level", "warn", "--search-attribute", "AgentworkOwner=Keyword",
 		// One partition per task queue: each queue of the deployment has few pollers.
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1")
+		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"}
+	if c.db != "" {
+		args = append(args, "--db-filename", c.db)
+	}
+	p, err := c.Spawn("temporal-server", nil, c.temporal, args...)
 	if err != nil {
 		return err
 	}
+	c.server = p
 	for {
 		cl, err := client.Dial(client.Options{HostPort: c.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
 		if err == nil {
@@ -75,6 +89,13 @@ func (c *cluster) startServer(ctx context.Context) error {
 	}
 }
 
+// killServer SIGKILLs the dev server and waits until it exited.
+func (c *cluster) killServer() {
+	if c.server != nil {
+		c.server.Kill()
+	}
+}
+
 // startWorker starts a worker process, with extra flags, and waits until
 // it polls.
 func (c *cluster) startWorker(name string, extra ...string) (*proc, error) {
@@ -88,6 +109,7 @@ func (c *cluster) startWorker(name string, extra ...string) (*proc, error) {
 		case len(f) == 3 && f[0] == "started":
 			c.mu.Lock()
 			c.started[f[1]] = f[2]
+			c.starts[f[1]]++
 			c.cond.Broadcast()
 			c.mu.Unlock()
 		case len(f) == 3 && f[0] == "polled":

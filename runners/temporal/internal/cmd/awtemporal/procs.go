@@ -115,6 +115,7 @@ func workerMain(args []string) int {
 	ops.register(fs)
 	jobs := fs.String("jobs", "", "the fake batch service's URL (the batch target)")
 	bare := fs.Bool("bare", false, "also run the scale run's bare Temporal workflow and activity (scale.go)")
+	brk := fs.String("break", "", "a deliberately broken build for the chaos checks: rerun (each attempt runs its child twice)")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("worker", *name)
 	c, obs, stopOps, err := dial(*hostPort, *spans, log, ops)
@@ -123,7 +124,11 @@ func workerMain(args []string) int {
 		return 1
 	}
 	defer stopOps()
-	w, err := temporal.NewWorker(c, targets(*name, *jobs, log), append(options(*queue, obs), temporal.WithLimits(work.WithMaxRunning(*maxRunning)))...)
+	children := targets(*name, *jobs, log)
+	if *brk == breakRerun {
+		children = rerun(children)
+	}
+	w, err := temporal.NewWorker(c, children, append(options(*queue, obs), temporal.WithLimits(work.WithMaxRunning(*maxRunning)))...)
 	if err == nil {
 		err = w.Start()
 	}
@@ -157,6 +162,8 @@ func coordinatorMain(args []string) int {
 	spans := fs.String("spans", "", "span file")
 	deployment := fs.Bool("deployment", false, "export the deployment's gauges (temporal.WithDeploymentGauges)")
 	interval := fs.Duration("snapshot-interval", 0, "how long the deployment view is reused (0: the default)")
+	brk := fs.String("break", "", "a deliberately broken build for the chaos checks (harness.Break*)")
+	bound := fs.Duration("model-bound", 20*time.Second, "each model-facing call's bound (the caller's context)")
 	var ops opsFlags
 	ops.register(fs)
 	_ = fs.Parse(args)
@@ -172,10 +179,70 @@ func coordinatorMain(args []string) int {
 	if *deployment {
 		opts = append(opts, temporal.WithDeploymentGauges())
 	}
+	if *brk == harness.BreakNoBound {
+		opts = append(opts, temporal.WithRPCTimeout(10*time.Minute))
+	}
 	e := temporal.New(c, opts...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
-	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) { return command(e, o, f) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	m, err := harness.NewModel(ctx, e, o, modelLabels, *bound, *brk)
+	cancel()
+	if err != nil {
+		log.Error("model", "err", err)
+		return 1
+	}
+	defer m.Close()
+	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) {
+		if r, ok, err := m.Command(f); ok {
+			return r, err
+		}
+		return command(e, o, f)
+	})
+}
+
+// statusReply is a status as the model sees it, with the application's
+// failure class beside it (the model's JSON has none).
+type statusReply struct {
+	Status work.Status `json:"status"`
+	Class  string      `json:"class,omitempty"`
+	Result string      `json:"result"`
+}
+
+// updatesReply is what the driver reads of a Work's updates: their keys
+// in order, and which is a question (never their values).
+func updatesReply(us []work.Update) map[string]any {
+	keys := make([]string, 0, len(us))
+	q := ""
+	for _, u := range us {
+		keys = append(keys, u.Key)
+		if u.Question {
+			q = u.Key
+		}
+	}
+	return map[string]any{"keys": keys, "question": q}
+}
+
+// modelLabels are the children the coordinator's model can launch.
+var modelLabels = map[string]work.Kind{"slow": work.KindAgent, "gated": work.KindFunction, "deaf": work.KindAgent}
+
+// breakRerun is the worker's broken build: every attempt runs its child
+// twice (the second run's output is the result), as a worker that tries
+// again on its own would.
+const breakRerun = "rerun"
+
+func rerun(children map[string]temporal.Child) map[string]temporal.Child {
+	out := map[string]temporal.Child{}
+	for label, c := range children {
+		if run := c.Run; run != nil {
+			c.Run = func(ctx context.Context, in string) (string, error) {
+				_, _ = run(ctx, in)
+				return run(ctx, in)
+			}
+		}
+		out[label] = c
+	}
+	return out
 }
 
 func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
@@ -189,13 +256,24 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: work.KindFunction},
 			Input: arg(2), NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }})
 		return map[string]string{"work": ref.ID}, err
+	case "asker": // asker INPUT: a Work that reports updates and asks a question
+		ref, err := e.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "asker", Kind: work.KindFunction},
+			Input: arg(1), Updates: &work.UpdatePolicy{}, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "answer": // answer ID CALL MESSAGE
+		return e.Answer(context.Background(), o, arg(1), arg(2), arg(3))
+	case "updates": // updates ID: the count of its updates, and whether the last is a question
+		us, err := e.Updates(context.Background(), o, arg(1), 0)
+		return updatesReply(us), err
+	case "detach":
+		return e.Detach(context.Background(), o, arg(1))
 	case "pending":
 		return e.Pending(context.Background(), o)
 	case "approve":
 		return map[string]bool{"approved": true}, e.Approve(context.Background(), o, arg(1))
 	case "start":
 		kind := work.KindFunction
-		if arg(1) == "slow" {
+		if arg(1) == "slow" || arg(1) == "deaf" {
 			kind = work.KindAgent
 		}
 		input := arg(2)
@@ -206,13 +284,11 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 			Input: input, Run: func(context.Context) (string, error) { return "", nil }})
 		return map[string]string{"work": ref.ID}, err
 	case "status":
-		return e.Status(context.Background(), o, arg(1))
+		st, err := e.Status(context.Background(), o, arg(1))
+		return statusReply{Status: st, Class: st.Class}, err
 	case "result":
 		st, res, err := e.Result(context.Background(), o, arg(1), work.MaxResultWait)
-		return struct {
-			Status work.Status `json:"status"`
-			Result string      `json:"result"`
-		}{st, res}, err
+		return statusReply{Status: st, Class: st.Class, Result: res}, err
 	case "cancel":
 		return e.Cancel(context.Background(), o, arg(1))
 	case "send":
