@@ -9,11 +9,17 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
+// StatusUnavailable is the status block while the engine cannot read the
+// owner's rows (its service is away): one line that says so, never an
+// empty block (which would say there is no Work) nor rows read before.
+const StatusUnavailable = "[background work] status unavailable: the engine did not answer; background work is not shown now (check it later with the work tool)"
+
 // StatusBlock renders the owner's boundary status block, to be appended
 // after the cacheable prefix of the owner's next model request (never as a
 // system message, never cached). It returns "" when the owner has no
-// visible Work, and when the engine cannot read the rows (an error of
-// work.Engine.Rows, which ctx bounds). The format is exactly:
+// visible Work, and StatusUnavailable when the engine cannot read the
+// rows (an error of work.Engine.Rows, which ctx bounds: a durable
+// engine's service is away). The format is exactly:
 //
 //	[background work] id | target | state | elapsed | result
 //	<id> | <target label> | <state> | <elapsed> | <available|none>
@@ -44,7 +50,11 @@ func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 		ctx = context.Background()
 	}
 	rows, more, err := s.sup.Rows(ctx, s.owner)
-	if err != nil || len(rows) == 0 { // an engine that cannot read the rows shows no block, as an empty one
+	if err != nil {
+		// Neither an empty block (no Work) nor rows read before.
+		return StatusUnavailable, nil
+	}
+	if len(rows) == 0 {
 		return "", nil
 	}
 	var b strings.Builder

@@ -164,15 +164,26 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	in, bad := parseWorkInput(raw)
 	gone := s.released.Load()
 	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
+	var unreachable error
 	if bad != nil && !knownAction(in.Action) {
 		call.Action = "invalid"
-	} else if bad == nil && !gone && t.exists(ctx, in) {
-		call.WorkID = in.ID
+	} else if bad == nil && !gone {
+		var ok bool
+		if ok, unreachable = t.exists(ctx, in); ok {
+			call.WorkID = in.ID
+		}
 	}
 	ctx, end := s.obs.Begin(ctx, call)
 	if bad != nil {
 		end(work.CallEnd{Outcome: "invalid", ErrorClass: bad.Code})
 		return bad.JSON(), nil
+	}
+	if unreachable != nil {
+		// The engine did not answer the existence check: the action
+		// would wait for it again (a remote engine's RPC timeout each).
+		out, outcome, code := t.failed(unreachable)
+		end(work.CallEnd{Outcome: outcome, ErrorClass: code})
+		return out, nil
 	}
 	if gone {
 		if in.Action == "list" {
@@ -191,12 +202,17 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 // Set's owner right now. Only then does the observer get the id: the
 // string is the model's until the engine has recognised it, and an id
 // that is unknown, another owner's or detached never reaches telemetry.
-func (t *workTool) exists(ctx context.Context, in workInput) bool {
+// err is the engine's work.ErrUnavailable when it could not tell (the
+// action is then answered with it, without asking the engine again).
+func (t *workTool) exists(ctx context.Context, in workInput) (bool, error) {
 	if in.Action == "list" || !work.IsID(in.ID) {
-		return false
+		return false, nil
 	}
 	_, err := t.set.sup.Status(ctx, t.set.owner, in.ID)
-	return err == nil
+	if errors.Is(err, work.ErrUnavailable) {
+		return false, err
+	}
+	return err == nil, nil
 }
 
 // do performs a checked action and returns the output, the outcome (ok,
