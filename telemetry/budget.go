@@ -85,7 +85,7 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 	}
 	b.reg, err = m.RegisterCallback(func(ctx context.Context, ob metric.Observer) error {
 		for _, s := range o.watchedSupervisors() {
-			snap, err := s.Snapshot(ctx)
+			snap, err := o.snapshot(ctx, s)
 			if err != nil {
 				continue
 			}

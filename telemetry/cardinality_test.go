@@ -32,6 +32,7 @@ func TestCardinality(t *testing.T) {
 	)
 	T := len(targets)
 	want := T*states + // items
+		1 + // engine available
 		1 + // concurrency limit, target="*"
 		T + // slots in use, by target
 		2*T + // oldest queued and oldest cancel-requested age

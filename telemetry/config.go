@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"log/slog"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -21,13 +22,14 @@ type config struct {
 	logger         *slog.Logger
 	tracing        bool
 	metrics        bool
+	snapTimeout    time.Duration
 }
 
 // newConfig applies opts over the defaults: the global OTel providers (read
 // once, when New runs), a logger that discards everything, tracing and
 // metrics on. Nil options are ignored.
 func newConfig(opts []Option) config {
-	c := config{tracing: true, metrics: true}
+	c := config{tracing: true, metrics: true, snapTimeout: DefaultSnapshotTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -86,6 +88,24 @@ func WithLogger(l *slog.Logger) Option {
 // span, if it has one.
 func WithoutTracing() Option {
 	return optionFunc(func(c *config) { c.tracing = false })
+}
+
+// DefaultSnapshotTimeout bounds each watched engine's Snapshot at a
+// collection or a status page when no WithSnapshotTimeout is given.
+const DefaultSnapshotTimeout = 5 * time.Second
+
+// WithSnapshotTimeout bounds each watched engine's Snapshot (work.Watched)
+// at a metrics collection and a status page request (default
+// DefaultSnapshotTimeout): a durable engine whose service does not answer
+// within it counts as unavailable that round (agentwork_engine_available
+// 0, the status page says so) instead of holding the scrape. A value <= 0
+// is ignored.
+func WithSnapshotTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.snapTimeout = d
+		}
+	})
 }
 
 // WithoutMetrics turns metrics off: no instrument is created and no

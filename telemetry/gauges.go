@@ -17,6 +17,11 @@ func (in *instruments) observe(o metric.Observer, c census) {
 	if !c.watched {
 		return
 	}
+	available := int64(1)
+	if c.unanswered > 0 {
+		available = 0
+	}
+	o.ObserveInt64(in.available, available)
 	for target, n := range c.counts {
 		t := in.forTarget(target)
 		for i := range n {
@@ -56,6 +61,8 @@ type census struct {
 	live         []liveWork
 	waits        waitCensus // waiting jobs and Work awaiting approval
 	partial      bool       // some watched engine's Snapshot failed
+	engines      int        // the watched engines
+	unanswered   int        // the watched engines whose Snapshot failed (or took longer than the Observer's bound)
 	omitted      int        // live Works a deployment snapshot left out
 }
 
@@ -126,9 +133,11 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		limits: map[string]int{}, slots: map[string]int{}, local: map[string]bool{}, pollers: map[string]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	defer o.forgetStaleTallies(o.tallyIDs(), &c)
+	c.engines = len(sups)
 	for _, s := range sups {
-		snap, err := s.Snapshot(ctx)
+		snap, err := o.snapshot(ctx, s)
 		if err != nil {
+			c.unanswered++
 			// An engine that cannot answer now reports nothing, and its
 			// cancel-requested Work is unknown: forget no request time
 			// this round (its Work may still be cancel-requested).
@@ -201,6 +210,17 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		}
 	}
 	return c
+}
+
+// snapshot is s's Snapshot within the Observer's bound (WithSnapshotTimeout).
+func (o *Observer) snapshot(ctx context.Context, s work.Watched) (work.Snapshot, error) {
+	d := o.snapTimeout
+	if d <= 0 {
+		d = DefaultSnapshotTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return s.Snapshot(ctx)
 }
 
 func (o *Observer) collect(ctx context.Context, ob metric.Observer) error {

@@ -19,6 +19,7 @@ type instruments struct {
 	oldestQueued metric.Float64ObservableGauge
 	oldestCancel metric.Float64ObservableGauge
 	pollers      metric.Int64ObservableGauge
+	available    metric.Int64ObservableGauge
 	transitions  metric.Int64Counter
 	duration     metric.Float64Histogram
 	queueWait    metric.Float64Histogram
@@ -72,6 +73,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	err = errors.Join(err, e)
 	in.pollers, e = m.Int64ObservableGauge(metricPollers, metric.WithUnit("{poller}"),
 		metric.WithDescription("Workers polling the target's task queue (a durable runner's deployment gauge; 0: no worker runs the target)."))
+	err = errors.Join(err, e)
+	in.available, e = m.Int64ObservableGauge(metricAvailable, metric.WithUnit("{engine}"),
+		metric.WithDescription("1 when every engine this process watches answered its snapshot at this collection, 0 when one did not (a durable runner's service away): the other gauges then leave out what that engine holds, they do not report it as zero."))
 	err = errors.Join(err, e)
 	in.transitions, e = m.Int64Counter(metricTransitions, metric.WithUnit("{transition}"),
 		metric.WithDescription("Lifecycle transitions of work items, by the state entered and target."))

@@ -59,6 +59,7 @@ func TestScenarioMetrics(t *testing.T) {
 	wantInstruments := []string{
 		"agentwork.budget.pool.remaining {count} gauge",
 		"agentwork.budget.pool.reserved {count} gauge",
+		"agentwork.engine.available {engine} gauge",
 		"agentwork.guidance.messages {message} counter",
 		"agentwork.job.polls {poll} counter",
 		"agentwork.status_block.rows {row} histogram",
@@ -93,6 +94,7 @@ func TestScenarioMetrics(t *testing.T) {
 		"agentwork.budget.pool.reserved{budget=tokens} 50000",
 		"agentwork.budget.pool.reserved{budget=tool_calls} 20",
 		"agentwork.budget.pool.reserved{budget=turns} 10",
+		"agentwork.engine.available 1",
 		"agentwork.guidance.messages{event=accepted} 3",
 		"agentwork.guidance.messages{event=delivered} 1",
 		"agentwork.guidance.messages{event=dropped} 2",

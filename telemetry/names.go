@@ -127,6 +127,7 @@ const (
 	metricOldestCR    = "agentwork.work.oldest_cancel_requested_age" // agentwork_work_oldest_cancel_requested_age_seconds
 	metricOrphaned    = "agentwork.work.orphaned"                    // agentwork_work_orphaned_total
 	metricPollers     = "agentwork.target.pollers"                   // agentwork_target_pollers
+	metricAvailable   = "agentwork.engine.available"                 // agentwork_engine_available
 )
 
 // Metric attribute keys: short, because they become Prometheus labels

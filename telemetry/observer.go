@@ -39,6 +39,8 @@ type Observer struct {
 	w      *waitInstruments   // nil when metrics are off
 	u      *updateInstruments // nil when metrics are off
 	log    *slog.Logger
+	// snapTimeout bounds each watched engine's Snapshot (WithSnapshotTimeout).
+	snapTimeout time.Duration
 
 	// Open work-tool action spans by the work id they name: lifecycle
 	// events that arrive after the Work's own span has ended (result read,
@@ -88,7 +90,7 @@ var (
 // earlier).
 func New(opts ...Option) (*Observer, error) {
 	cfg := newConfig(opts)
-	o := &Observer{log: cfg.logger, actions: make(map[actionKey]trace.Span),
+	o := &Observer{log: cfg.logger, snapTimeout: cfg.snapTimeout, actions: make(map[actionKey]trace.Span),
 		foreground: make(map[trace.SpanID]trace.Span), cancelAt: make(map[string]time.Time)}
 	if cfg.tracing {
 		o.tracer = cfg.tracerProvider.Tracer(ScopeName)
@@ -108,7 +110,7 @@ func New(opts ...Option) (*Observer, error) {
 			return nil, err
 		}
 		reg, err := meter.RegisterCallback(o.collect,
-			append([]metric.Observable{m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel, m.pollers}, w.observables()...)...)
+			append([]metric.Observable{m.items, m.limit, m.slots, m.oldestQueued, m.oldestCancel, m.pollers, m.available}, w.observables()...)...)
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,11 @@ const maxStatusRows = 500
 // StatusPage is the status page's data, the JSON form of the page. It holds
 // ids, target labels, states, counts and durations only, never content.
 type StatusPage struct {
-	Time    time.Time      `json:"time"`
+	Time time.Time `json:"time"`
+	// Engines says whether every watched engine answered: while one did
+	// not (a durable runner's service away), what it holds is missing
+	// from the counts and rows below, not zero.
+	Engines StatusEngines  `json:"engines"`
 	Slots   StatusSlots    `json:"slots"`
 	Queue   StatusQueue    `json:"queue"`
 	Waits   StatusWaits    `json:"waits"`
@@ -32,6 +36,14 @@ type StatusPage struct {
 	// and those a deployment view (a durable engine's, bounded to the
 	// newest Works per target) did not list.
 	More int `json:"more"`
+}
+
+// StatusEngines counts the watched engines and those whose Snapshot
+// failed this time (Unavailable > 0: the page is incomplete).
+type StatusEngines struct {
+	Watched     int  `json:"watched"`
+	Unavailable int  `json:"unavailable"`
+	Available   bool `json:"available"`
 }
 
 // StatusSlots is running-slot usage in this process: running plus
@@ -119,7 +131,7 @@ func (o *Observer) Status() StatusPage { return o.statusCtx(context.Background()
 // statusCtx is Status with ctx for the engines' Snapshots.
 func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 	c := o.census(ctx, o.watchedSupervisors())
-	p := StatusPage{Time: time.Now().UTC(), Slots: StatusSlots{InUse: c.slotsTotal(), Limit: c.limitTotal()},
+	p := StatusPage{Time: time.Now().UTC(), Engines: StatusEngines{Watched: c.engines, Unavailable: c.unanswered, Available: c.unanswered == 0}, Slots: StatusSlots{InUse: c.slotsTotal(), Limit: c.limitTotal()},
 		Queue: StatusQueue{Length: c.queued}, Waits: c.waits.status(), Targets: []StatusTarget{}, Work: []StatusWork{}}
 	for target, n := range c.counts {
 		t := StatusTarget{Target: target, States: map[string]int{},
@@ -245,6 +257,7 @@ code{font-size:.9em}
 <body>
 <h1>agentwork status</h1>
 <p>As of <time id="time">{{.Time.Format "2006-01-02T15:04:05Z07:00"}}</time>; reloads every {{.Refresh}} s. <a href="?format=json">JSON</a></p>
+{{if .Engines.Unavailable}}<p id="engine-unavailable" class="full">Engine unavailable: {{.Engines.Unavailable}} of {{.Engines.Watched}} watched engines did not answer. What they hold is missing below (not zero); the counts are incomplete until they answer again.</p>{{end}}
 <p class="summary">
 <span>Slots in use: <b id="slots-in-use" {{if and (gt .Slots.Limit 0) (ge .Slots.InUse .Slots.Limit)}}class="full"{{end}}>{{.Slots.InUse}}</b> / <b id="slots-limit">{{.Slots.Limit}}</b></span>
 <span>Queued: <b id="queue-length">{{.Queue.Length}}</b></span>

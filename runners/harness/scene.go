@@ -67,7 +67,10 @@ func (s *Scene) ID(name string) string {
 	return ""
 }
 
-func (s *Scene) gate(name string) string { return filepath.Join(s.Dir, s.Tally.Fault+"-gate-"+name) }
+func (s *Scene) gate(name string) string { return filepath.Join(s.Dir, s.slug()+"-gate-"+name) }
+
+// slug is the fault's name as one word (call ids and file names).
+func (s *Scene) slug() string { return strings.ReplaceAll(s.Tally.Fault, " ", "-") }
 
 func (s *Scene) open(name string) error { return os.WriteFile(s.gate(name), nil, 0o644) }
 
@@ -138,7 +141,7 @@ func (s *Scene) Populate(canary string) error {
 		return fmt.Errorf("held: %w", err)
 	}
 	s.add("h1", "gated", hr.Work, "h1").live = true // until approved
-	ans := s.modelCall("launch", "gated", s.Tally.Fault+"-launch-x1", s.gate("x1"))
+	ans := s.modelCall("launch", "gated", s.slug()+"-launch-x1", s.gate("x1"))
 	var ref struct {
 		Kind, ID string
 	}
@@ -146,7 +149,7 @@ func (s *Scene) Populate(canary string) error {
 		return fmt.Errorf("launch x1: %+v", ans)
 	}
 	x := s.add("x1", "gated", ref.ID, "x1")
-	d := s.modelCall("tool", s.Tally.Fault+"-detach-x1", `{"action":"detach","id":"`+ref.ID+`"}`)
+	d := s.modelCall("tool", s.slug()+"-detach-x1", `{"action":"detach","id":"`+ref.ID+`"}`)
 	if !strings.Contains(d.Answer, `"detached":true`) {
 		return fmt.Errorf("detach x1: %+v", d)
 	}
@@ -209,11 +212,11 @@ func (s *Scene) Outage(bound time.Duration) error {
 	s.calls++
 	n := strconv.Itoa(s.calls)
 	cmds := [][]string{
-		{"tool", s.Tally.Fault + "-list-" + n, `{"action":"list"}`},
-		{"tool", s.Tally.Fault + "-status-" + n, `{"action":"status","id":"` + s.ID("g2") + `"}`},
-		{"tool", s.Tally.Fault + "-result-" + n, `{"action":"result","id":"` + s.ID("g2") + `","timeout":"2s"}`},
-		{"tool", s.Tally.Fault + "-send-" + n, `{"action":"send","id":"` + s.ID("d1") + `","message":"outage guidance"}`},
-		{"launch", "gated", s.Tally.Fault + "-launch-" + n, s.gate("l" + n)},
+		{"tool", s.slug() + "-list-" + n, `{"action":"list"}`},
+		{"tool", s.slug() + "-status-" + n, `{"action":"status","id":"` + s.ID("g2") + `"}`},
+		{"tool", s.slug() + "-result-" + n, `{"action":"result","id":"` + s.ID("g2") + `","timeout":"2s"}`},
+		{"tool", s.slug() + "-send-" + n, `{"action":"send","id":"` + s.ID("d1") + `","message":"outage guidance"}`},
+		{"launch", "gated", s.slug() + "-launch-" + n, s.gate("l" + n)},
 		{"block"},
 	}
 	b, _ := json.Marshal(cmds)
@@ -296,14 +299,14 @@ func (s *Scene) Recover(restarted time.Time, canaryOut string) error {
 		s.Tally.Problems = append(s.Tally.Problems, "updates after the fault: "+err.Error())
 	}
 	msg := "after-fault-guidance"
-	if err := s.Co.Do(nil, "send", s.ID("s1"), s.Tally.Fault+"-s1", msg); err != nil {
+	if err := s.Co.Do(nil, "send", s.ID("s1"), s.slug()+"-s1", msg); err != nil {
 		s.Tally.Problems = append(s.Tally.Problems, "send to s1 after the fault: "+err.Error())
 	}
 	s.guidance["s1"] = []string{msg}
 	if err := s.Co.Do(nil, "cancel", s.ID("s2")); err != nil {
 		s.Tally.Problems = append(s.Tally.Problems, "cancel s2 after the fault: "+err.Error())
 	}
-	if err := s.Co.Do(nil, "answer", s.ID("a1"), s.Tally.Fault+"-a1", "yes"); err != nil {
+	if err := s.Co.Do(nil, "answer", s.ID("a1"), s.slug()+"-a1", "yes"); err != nil {
 		s.Tally.Problems = append(s.Tally.Problems, "answer a1 after the fault: "+err.Error())
 	}
 	for _, w := range s.works {

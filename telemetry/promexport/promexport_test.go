@@ -42,6 +42,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var metricNames = []string{
 	"agentwork_budget_pool_remaining",
 	"agentwork_budget_pool_reserved",
+	"agentwork_engine_available",
 	"agentwork_guidance_messages_total",
 	"agentwork_job_polls_total",
 	"agentwork_status_block_rows",
