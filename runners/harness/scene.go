@@ -116,7 +116,7 @@ func (s *Scene) Populate(canary string) error {
 	for i := 1; i <= 2; i++ {
 		msg := fmt.Sprintf("queued-guidance-%d", i)
 		var r struct{ Outcome string }
-		if err := s.Co.Do(&r, "send", s.ID("s3"), fmt.Sprintf("%s-s3-%d", s.Tally.Fault, i), msg); err != nil || r.Outcome != "accepted" {
+		if err := s.Co.Do(&r, "send", s.ID("s3"), fmt.Sprintf("%s-s3-%d", s.slug(), i), msg); err != nil || r.Outcome != "accepted" {
 			return fmt.Errorf("send to queued s3: %+v %v", r, err)
 		}
 		s.guidance["s3"] = append(s.guidance["s3"], msg)
