@@ -54,9 +54,9 @@ type driverSpec struct {
 	why        string
 }
 
-// temporalOnly are the alerts only a Temporal deployment's gauges can
-// fire (runners/temporal's integration test drives them).
-var temporalOnly = map[string]bool{"AgentworkTargetHasNoWorker": true}
+// temporalOnly are the alerts only a durable deployment's gauges can
+// fire (runners/temporal's integration and chaos tests drive them).
+var temporalOnly = map[string]bool{"AgentworkTargetHasNoWorker": true, "AgentworkEngineUnavailable": true}
 
 // driverSpecs are the states, in the order they are released.
 var driverSpecs = []driverSpec{
