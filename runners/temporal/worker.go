@@ -52,12 +52,20 @@ type Worker struct {
 	slots   driver.Slots // the attempts in progress (Snapshot)
 	mu      sync.Mutex   // guards unwatch
 	unwatch func()       // the end of the Observer's watch (Start)
+
+	// The attempts a Rejoin may take back (rejoin.go): the Worker's own
+	// rejoin queue, its held attempts, the watches of those adrift.
+	rejoinQueue string
+	held        heldAttempts
+	adrift      sync.WaitGroup
+	stopping    chan struct{}
+	stopOnce    sync.Once
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
 // with Start.
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
-	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
+	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}, stopping: make(chan struct{})}
 	if w.cfg.err != nil {
 		return nil, fmt.Errorf("temporal: %w", w.cfg.err)
 	}
@@ -95,6 +103,10 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 			w.registerJob(aw, label, t.Job)
 		}
 	}
+	if len(w.targets) > 0 {
+		w.rejoinQueue = rejoinQueueName(w.cfg.taskQueue)
+		w.registerRejoin(hbThrottle)
+	}
 	return w, nil
 }
 
@@ -121,11 +133,13 @@ func (w *Worker) Start() error {
 // contexts are cancelled after the workers' stop timeout); the Observer
 // stops watching the Worker.
 func (w *Worker) Stop() {
+	w.stopOnce.Do(func() { close(w.stopping) })
 	var wg sync.WaitGroup
 	for _, x := range w.workers {
 		wg.Go(x.Stop)
 	}
 	wg.Wait()
+	w.adrift.Wait()
 	w.mu.Lock()
 	unwatch := w.unwatch
 	w.unwatch = nil
@@ -151,7 +165,12 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	slot := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
 		N: int(info.Attempt), Created: info.ScheduledTime, Started: info.StartedTime}
 	defer w.slots.Add(slot)()
-	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })
+	// parent ends with the attempt's context, except when the server was
+	// lost: the child then runs on, held for a Rejoin (rejoin.go).
+	held, parent, release := w.hold(ctx, in.ID, int(info.Attempt))
+	var res runOutcome
+	defer func() { held.out = res; release() }()
+	stopCancelAt := context.AfterFunc(parent, func() { w.slots.Cancelled(slot, time.Now()) })
 	defer stopCancelAt()
 	// Heartbeats keep the attempt alive and bring cancellation. The
 	// heartbeat timeout runs from the attempt's start: the periodic beats
@@ -171,14 +190,16 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// cancelled attempt whose child is still finishing. The cancel itself
 	// still arrives: the SDK cancels ctx when a heartbeat's response asks
 	// for it, whatever context the heartbeat was recorded on.
-	hbCtx := context.WithoutCancel(ctx)
+	//
+	// Each also names the Worker's rejoin queue, where the Work's workflow
+	// asks for the attempt should the server time it out (rejoin.go).
 	var exec atomic.Pointer[work.Execution]
 	heartbeat := func() {
+		var p work.Progress
 		if ex := exec.Load(); ex != nil {
-			activity.RecordHeartbeat(hbCtx, ex.Progress())
-			return
+			p = ex.Progress()
 		}
-		activity.RecordHeartbeat(hbCtx)
+		held.heartbeat(p, w.rejoinQueue)
 	}
 	hbDone := make(chan struct{})
 	var hbWG sync.WaitGroup
@@ -208,13 +229,14 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		return runOutcome{}, err
 	}
 	if !started.Run {
-		return runOutcome{Class: classNotRun}, nil
+		res = runOutcome{Class: classNotRun}
+		return res, nil
 	}
 	// The owner's registry shows the attempt running before the child
 	// runs; if it cannot be told now, it is told while the child runs.
-	stopAnnounce := w.announce(ctx, started)
+	stopAnnounce := w.announce(parent, started)
 	defer stopAnnounce()
-	child, cancel, stop := driver.AttemptContext(ctx, ctx, in.MaxDuration)
+	child, cancel, stop := driver.AttemptContext(ctx, parent, in.MaxDuration)
 	defer cancel(nil)
 	defer stop()
 	// Progress goes to this Worker's Observer as it is reported (none
@@ -227,20 +249,23 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
 		Guidance: func() []string {
 			heartbeat()
-			if ctx.Err() != nil {
+			if parent.Err() != nil {
 				// The boundary's heartbeat may bring the cancel: the
 				// child's context is done before its request goes out.
-				cancel(context.Cause(ctx))
+				cancel(context.Cause(parent))
 				return nil
 			}
-			return w.takeGuidance(ctx, in.ID, &seen)
+			return w.takeGuidance(parent, in.ID, &seen)
 		},
-		Update: w.reportUpdate(ctx, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
+		Update: w.reportUpdate(parent, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
 	ex, _ := work.ExecutionFrom(child)
 	exec.Store(ex)
 	w.slots.Running(slot, ex)
 	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
-	res := outcome(child, ctx, in, out, err, panicked, ex)
+	res = outcome(child, parent, in, out, err, panicked, ex)
+	if errors.Is(context.Cause(parent), errUnreachable) {
+		res = runOutcome{Class: classUnreachable, Usage: res.Usage, Progress: res.Progress}
+	}
 	endProgress()
 	return res, nil
 }

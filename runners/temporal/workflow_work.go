@@ -78,6 +78,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 		ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind, Input: in.Input,
 		MaxDuration: in.MaxDuration, MaxResultBytes: in.MaxResultBytes, Budget: in.Budget,
 		FailOnBudget: in.FailOnBudget, Updates: in.Updates != nil}).Get(ctx, &out)
+	out, err = w.rejoin(ctx, actx, out, err) // workflow_rejoin.go
 	res := w.settle(out, err)
 	w.budget, w.progress = out.Budget, out.Progress
 	// The attempt's budget and usage, as in-process before the terminal

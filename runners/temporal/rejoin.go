@@ -1,0 +1,254 @@
+package temporal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+)
+
+// An attempt whose heartbeats the server could not record for longer
+// than the heartbeat timeout (the server was away, or the network between
+// it and the Worker) is timed out by Temporal, but its child may still be
+// running, or have ended, on a Worker that lived. The Worker does not
+// cancel such a child: it keeps the attempt (held), and the Work's
+// workflow, seeing the heartbeat timeout, asks that Worker for it with a
+// Rejoin activity on the Worker's own rejoin queue (named in every
+// heartbeat), within the rejoin window. The Rejoin heartbeats for the
+// attempt, brings it cancellation, and returns the attempt's outcome: the
+// Work carries on where it was. No Rejoin within the window (the Worker
+// died, or stayed cut off): the Work fails with class worker_lost as
+// before, and the Worker cancels a child nobody rejoined (class
+// unreachable, should a late Rejoin still come).
+
+// RejoinActivityName is the activity that rejoins an attempt the server
+// timed out on the Worker that still holds it.
+const RejoinActivityName = "agentwork.Rejoin"
+
+// classUnreachable is the class of an attempt whose Worker lived but
+// could not reach the server within the rejoin window, and cancelled it.
+const classUnreachable = "unreachable"
+
+// errNotHere is the Rejoin's failure type when the Worker does not hold
+// the attempt (it restarted, or never had it).
+const errNotHere = "agentwork.not_here"
+
+// rejoinWindow is how long a Work's workflow waits for the Worker of an
+// attempt timed out by its heartbeat to take the Rejoin (the Worker's
+// reconnection after a server restart): twice the heartbeat timeout, at
+// least 30 s. A Worker that died is reported worker_lost that much later.
+func rejoinWindow(hb time.Duration) time.Duration { return max(2*hb, 30*time.Second) }
+
+type rejoinInput struct {
+	ID      string
+	Attempt int
+}
+
+// rejoinQueueName is a new Worker's own rejoin queue on the deployment's
+// task queue.
+func rejoinQueueName(taskQueue string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return taskQueue + ":rejoin:" + hex.EncodeToString(b[:])
+}
+
+// heldAttempt is an attempt a Worker runs, as a Rejoin finds it.
+type heldAttempt struct {
+	id   string
+	n    int
+	done chan struct{} // closed when the child returned; out is then set
+	out  runOutcome
+	cut  context.CancelCauseFunc // cancels the child
+
+	// hb is where the attempt's heartbeats go now: the attempt's own
+	// activity, a Rejoin's, or nowhere (nil) while adrift.
+	hb       atomic.Pointer[context.Context]
+	rejoined atomic.Int32 // Rejoins taken
+}
+
+// heldAttempts are a Worker's attempts by Work id.
+type heldAttempts struct {
+	mu sync.Mutex
+	m  map[string]*heldAttempt
+}
+
+func (h *heldAttempts) add(a *heldAttempt) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*heldAttempt{}
+	}
+	h.m[a.id] = a
+}
+
+func (h *heldAttempts) get(id string, n int) *heldAttempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a := h.m[id]; a != nil && a.n == n {
+		return a
+	}
+	return nil
+}
+
+func (h *heldAttempts) remove(a *heldAttempt) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[a.id] == a {
+		delete(h.m, a.id)
+	}
+}
+
+// serviceLost reports whether the attempt's context ctx ended because
+// the server could not be reached or no longer knows the attempt (the
+// SDK cancels it after failed heartbeats for the heartbeat timeout, or on
+// a heartbeat answered NotFound), not because of a cancel, the Worker's
+// stop or the attempt's own deadline.
+func serviceLost(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	var (
+		canceled *temporal.CanceledError
+		notFound *serviceerror.NotFound
+		unavail  *serviceerror.Unavailable
+		deadline *serviceerror.DeadlineExceeded
+	)
+	switch {
+	case cause == nil, errors.As(cause, &canceled), errors.Is(cause, context.Canceled):
+		return false
+	case errors.As(cause, &notFound), errors.As(cause, &unavail), errors.As(cause, &deadline):
+		return true
+	case errors.Is(cause, context.DeadlineExceeded):
+		// A heartbeat's own call timed out, unless the attempt's deadline
+		// (its start-to-close timeout) is what passed.
+		d, ok := ctx.Deadline()
+		return !ok || time.Now().Before(d)
+	}
+	return false
+}
+
+// hold registers an attempt the Worker runs and returns it with the
+// child's parent context: it ends with the attempt's context, except
+// when that ends because the server was lost (the attempt is then held
+// adrift for a Rejoin, see watchAdrift). release must be called when the
+// child returned.
+func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, context.Context, func()) {
+	hbCtx := context.WithoutCancel(ctx)
+	parent, cut := context.WithCancelCause(hbCtx)
+	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
+	a.hb.Store(&hbCtx)
+	w.held.add(a)
+	stop := context.AfterFunc(ctx, func() {
+		if serviceLost(ctx) && parent.Err() == nil {
+			a.hb.Store(nil)
+			w.watchAdrift(a)
+			return
+		}
+		cut(context.Cause(ctx))
+	})
+	return a, parent, func() {
+		stop()
+		close(a.done)
+		// The attempt's completion may not reach the server (it is away,
+		// or its answer is lost): the outcome is kept for a Rejoin for a
+		// rejoin window and a heartbeat timeout.
+		// A Rejoin the server then loses (it was dispatched to a poll
+		// the cut held) may be followed by another: each gets it.
+		keep := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
+		time.AfterFunc(keep, func() { w.held.remove(a) })
+	}
+}
+
+// heartbeat records a heartbeat for a, with its details, wherever its
+// heartbeats go now (nowhere while it is adrift).
+func (a *heldAttempt) heartbeat(details ...any) {
+	if c := a.hb.Load(); c != nil {
+		activity.RecordHeartbeat(*c, details...)
+	}
+}
+
+// watchAdrift waits, for an attempt the server lost, until a Rejoin takes
+// it; once the server answers again, a rejoin window (and a heartbeat
+// timeout) without one cancels the child with class unreachable (the
+// Worker keeps its outcome a while longer, see hold).
+func (w *Worker) watchAdrift(a *heldAttempt) {
+	w.adrift.Go(func() {
+		taken := a.rejoined.Load()
+		window := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
+		var deadline time.Time
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.stopping:
+				a.cut(errUnreachable)
+				return
+			case <-tick.C:
+			}
+			if a.rejoined.Load() != taken {
+				return // a Rejoin holds it now
+			}
+			if deadline.IsZero() {
+				ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
+				_, err := w.c.CheckHealth(ctx, nil)
+				cancel()
+				if err == nil {
+					deadline = time.Now().Add(window)
+				}
+				continue
+			}
+			if time.Now().After(deadline) {
+				// A late Rejoin still finds the outcome for a while
+				// (release keeps it).
+				a.cut(errUnreachable)
+				return
+			}
+		}
+	})
+}
+
+// errUnreachable is the cause of a child cancelled because its Worker
+// could not reach the server within the rejoin window.
+var errUnreachable = errors.New("temporal: the server did not take the attempt back within the rejoin window")
+
+// rejoin is the Rejoin activity: it attaches to the attempt this Worker
+// holds (heartbeats and cancellation now go through this activity) and
+// returns its outcome when the child returns.
+func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error) {
+	a := w.held.get(in.ID, in.Attempt)
+	if a == nil {
+		return runOutcome{}, temporal.NewNonRetryableApplicationError("the attempt is not held by this worker", errNotHere, nil)
+	}
+	a.rejoined.Add(1)
+	hbCtx := context.WithoutCancel(ctx)
+	a.hb.Store(&hbCtx)
+	stop := context.AfterFunc(ctx, func() {
+		if serviceLost(ctx) {
+			a.hb.Store(nil)
+			w.watchAdrift(a) // lost again: another Rejoin may come
+			return
+		}
+		a.cut(context.Cause(ctx))
+	})
+	defer stop()
+	<-a.done
+	return a.out, nil
+}
+
+// registerRejoin starts the Worker's rejoin queue: an activity worker of
+// its own that takes only the Rejoins of this Worker's attempts.
+func (w *Worker) registerRejoin(hbThrottle time.Duration) {
+	rw := worker.New(w.c, w.rejoinQueue, worker.Options{
+		DefaultHeartbeatThrottleInterval: hbThrottle,
+		MaxHeartbeatThrottleInterval:     hbThrottle,
+		DisableWorkflowWorker:            true,
+	})
+	rw.RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: RejoinActivityName})
+	w.workers = append(w.workers, rw)
+}
