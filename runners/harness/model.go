@@ -120,7 +120,7 @@ type Notices struct {
 //
 //	tool CALLID JSON          the work tool's answer to JSON (an Answer)
 //	launch LABEL CALLID INPUT the child LABEL launched in the background (an Answer)
-//	block                     the status block ({"block": ...})
+//	block                     the status block ({"block": ..., "ms": ...})
 //	notices                   the notices so far (Notices)
 //	calls JSON                the commands of JSON (an array of word
 //	                          arrays) run at once, their answers in order
@@ -157,7 +157,9 @@ func (m *Model) Command(f []string) (any, bool, error) {
 	case "block":
 		ctx, cancel := m.ctx()
 		defer cancel()
-		return map[string]string{"block": m.set.StatusBlock(ctx)}, true, nil
+		began := time.Now()
+		b := m.set.StatusBlock(ctx)
+		return map[string]any{"block": b, "ms": time.Since(began).Milliseconds()}, true, nil
 	case "notices":
 		m.mu.Lock()
 		defer m.mu.Unlock()

@@ -229,9 +229,12 @@ func (s *Scene) Outage(bound time.Duration) error {
 	for i, r := range raw {
 		c := ModelCall{What: strings.Join(cmds[i][:min(2, len(cmds[i]))], " "), Bound: bound + 2*time.Second}
 		if cmds[i][0] == "block" {
-			var bl struct{ Block string }
+			var bl struct {
+				Block string
+				Ms    int64
+			}
 			_ = json.Unmarshal(r, &bl)
-			c.Answered, c.Took = true, time.Since(began)
+			c.Answered, c.Took = true, time.Duration(bl.Ms)*time.Millisecond
 			// The block is a line, not an error object: the table counts
 			// a stated "status unavailable" under a code of its own.
 			c.Answer = `{"error":{"code":"block:status_unavailable"}}`

@@ -115,3 +115,40 @@ func TestCutOffWorkerRejoins(t *testing.T) {
 		t.Fatalf("after the cut: %+v %q (%d runs), want completed by attempt 1, run once", st, out, runs.Load())
 	}
 }
+
+// TestStartBoundedByCaller: a launch while the server is unreachable
+// answers work.ErrUnavailable once the caller's context has ended and the
+// call in flight timed out (the RPC timeout), not after every retry of
+// the admission.
+func TestStartBoundedByCaller(t *testing.T) {
+	_, hostPort, ns := serverWithAddr(t)
+	proxy, err := awharness.NewProxy(hostPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	c, err := client.Dial(client.Options{HostPort: proxy.Addr, Namespace: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const rpc = 2 * time.Second
+	eng := temporal.New(c, temporal.WithTaskQueue("bounded"), temporal.WithRPCTimeout(rpc))
+	defer eng.Close(context.Background())
+	proxy.Cut()
+	defer proxy.Resume()
+	ctx, cancel := context.WithTimeout(t.Context(), rpc/2)
+	defer cancel()
+	began := time.Now()
+	_, err = eng.Start(ctx, work.Spec{Owner: work.NewOwner("bounded"), Target: work.Target{Label: "gated", Kind: work.KindFunction},
+		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})
+	took := time.Since(began)
+	if !errors.Is(err, work.ErrUnavailable) {
+		t.Fatalf("Start while the server is unreachable: %v, want unavailable", err)
+	}
+	// One call in flight past the caller's end, with a margin for a
+	// loaded machine; the retries alone would take three RPC timeouts.
+	if took > rpc+rpc/2 {
+		t.Fatalf("Start took %v, want at most the RPC timeout (%v) after the caller's end", took, rpc)
+	}
+}

@@ -30,12 +30,12 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 	base := context.WithoutCancel(caller)
 	ownerWF := ownerWorkflowID(o.ID())
 	// The admission is tried again when it is cut off (a registry too
-	// busy to answer within the RPC timeout): the server answers a repeat
+	// busy to answer within the RPC timeout), while the caller waits: the server answers a repeat
 	// of the update's id with the first's outcome, and a registry that
 	// continued as new in between recognises the Work id (driver's
 	// Decision.Again).
 	var reply admitReply
-	if err := retry(base, e.cfg.rpcTimeout, func(ctx context.Context) error {
+	if err := retryWhile(caller, base, e.cfg.rpcTimeout, func(ctx context.Context) error {
 		return e.updateOwner(ctx, o, updateAdmit, &reply, w.Admission, "admit/"+w.ID)
 	}); err != nil {
 		reason, short := refusalOf(err)

@@ -82,6 +82,20 @@ func retry(ctx context.Context, d time.Duration, f func(ctx context.Context) err
 	}
 }
 
+// retryWhile is retry whose calls run on ctx but whose retries stop once
+// caller ended: a call in flight is not abandoned (it may take effect on
+// the server), no new one starts for a caller that gave up.
+func retryWhile(caller, ctx context.Context, d time.Duration, f func(ctx context.Context) error) error {
+	for try := 1; ; try++ {
+		cctx, cancel := context.WithTimeout(ctx, d)
+		err := f(cctx)
+		cancel()
+		if err == nil || try == tries || !transient(err) || ctx.Err() != nil || caller.Err() != nil {
+			return err
+		}
+	}
+}
+
 // transient reports whether err is a call that was cut off (cancelled,
 // timed out, unavailable) rather than an answer.
 func transient(err error) bool {
