@@ -32,8 +32,11 @@ type Server struct {
 	// Ingress and Admin are the base URLs of its ingress and admin APIs.
 	Ingress, Admin string
 
+	bin  string
+	env  []string
 	cmd  *exec.Cmd
 	dir  string
+	keep bool // Stop leaves dir (StartIn's)
 	logs *lockedBuffer
 	done chan struct{}
 	once sync.Once
@@ -42,22 +45,44 @@ type Server struct {
 // Start starts a server and waits until its admin and ingress answer
 // (at most a minute).
 func Start() (*Server, error) {
-	bin, err := Binary()
+	dir, err := os.MkdirTemp("", "restatetest-")
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "restatetest-")
+	s, err := start(dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+	}
+	return s, err
+}
+
+// StartIn starts a server whose state is kept in dir (its base
+// directory), which Stop leaves: Kill and Restart take it away and bring
+// it back on the same base directory, node name and ports, as a server
+// that crashed and was restarted.
+func StartIn(dir string) (*Server, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	s, err := start(dir)
+	if s != nil {
+		s.keep = true
+	}
+	return s, err
+}
+
+func start(dir string) (*Server, error) {
+	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
 	ports, err := freePorts(4)
 	if err != nil {
-		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	addr := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
-	cmd := exec.Command(bin, "--no-logo", "--listen-mode", "tcp")
-	cmd.Env = append(os.Environ(),
+	env := append(os.Environ(),
+		"RESTATE_NODE_NAME=agentwork-test",
 		"RESTATE_BASE_DIR="+dir,
 		"RESTATE_BIND_ADDRESS="+addr(ports[0]),
 		"RESTATE_ADVERTISED_ADDRESS=http://"+addr(ports[0]),
@@ -70,24 +95,54 @@ func Start() (*Server, error) {
 		"RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE=256MB",
 		"RESTATE_LOG_FILTER=warn",
 	)
-	logs := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
+	s := &Server{Ingress: "http://" + addr(ports[1]), Admin: "http://" + addr(ports[2]),
+		bin: bin, env: env, dir: dir, logs: &lockedBuffer{}}
+	if err := s.launch(); err != nil {
 		return nil, err
 	}
-	s := &Server{Ingress: "http://" + addr(ports[1]), Admin: "http://" + addr(ports[2]),
-		cmd: cmd, dir: dir, logs: logs, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(s.done)
-	}()
 	if err := s.ready(time.Minute); err != nil {
 		s.Stop()
-		return nil, fmt.Errorf("restatetest: the server did not become ready: %w\n%s", err, logs.String())
+		return nil, fmt.Errorf("restatetest: the server did not become ready: %w\n%s", err, s.logs.String())
 	}
 	return s, nil
+}
+
+// launch starts the server's process.
+func (s *Server) launch() error {
+	cmd := exec.Command(s.bin, "--no-logo", "--listen-mode", "tcp")
+	cmd.Env = s.env
+	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	s.cmd, s.done = cmd, done
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	return nil
+}
+
+// Kill SIGKILLs the server (its process group) and waits until it
+// exited; its base directory stays.
+func (s *Server) Kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+}
+
+// Restart starts a killed server again on its base directory, node name
+// and ports, and waits until its admin and ingress answer (at most two
+// minutes).
+func (s *Server) Restart() error {
+	if err := s.launch(); err != nil {
+		return err
+	}
+	if err := s.ready(2 * time.Minute); err != nil {
+		return fmt.Errorf("restatetest: the restarted server did not become ready: %w", err)
+	}
+	return nil
 }
 
 func (s *Server) ready(limit time.Duration) error {
@@ -178,7 +233,9 @@ func (s *Server) Stop() {
 			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 			<-s.done
 		}
-		_ = os.RemoveAll(s.dir)
+		if !s.keep {
+			_ = os.RemoveAll(s.dir)
+		}
 	})
 }
 

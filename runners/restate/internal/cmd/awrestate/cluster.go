@@ -20,6 +20,7 @@ type cluster struct {
 	srv          *restatetest.Server
 	lb           *balancer
 	registryAddr string
+	base         string // the server's base directory, kept across restarts ("": a temporary one)
 
 	harness.Procs // the processes, their output in dir
 
@@ -43,7 +44,13 @@ func (c *cluster) spawn(name string, onLine func(string), args ...string) (*proc
 
 // start starts the Restate server, the balancer and the registry process.
 func (c *cluster) start() error {
-	srv, err := restatetest.Start()
+	var srv *restatetest.Server
+	var err error
+	if c.base != "" {
+		srv, err = restatetest.StartIn(c.base)
+	} else {
+		srv, err = restatetest.Start()
+	}
 	if err != nil {
 		return err
 	}
@@ -101,19 +108,41 @@ func (c *cluster) startService(name string, extra ...string) (*proc, error) {
 }
 
 // startWorker starts a service process of the targets behind the
-// balancer, on a free port of its own.
-func (c *cluster) startWorker(name string) (*proc, error) {
+// balancer, on a free port of its own, with extra flags.
+func (c *cluster) startWorker(name string, extra ...string) (*proc, error) {
 	addr, err := harness.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
 	c.lb.add(addr) // refused until it listens: Restate's discovery retries
-	p, err := c.startService(name, "-listen", addr, "-advertise", c.lb.URL)
+	p, err := c.startService(name, append([]string{"-listen", addr, "-advertise", c.lb.URL}, extra...)...)
 	if err != nil {
 		c.lb.remove(addr)
 		return nil, err
 	}
 	return p, nil
+}
+
+// startCutWorker starts a service process as startWorker does, behind a
+// TCP proxy of its own in the balancer's rotation (the proxy's Cut cuts
+// it off from the server).
+func (c *cluster) startCutWorker(name string, extra ...string) (*proc, *harness.Proxy, error) {
+	addr, err := harness.FreeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
+	px, err := harness.NewProxy(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.lb.add(px.Addr)
+	p, err := c.startService(name, append([]string{"-listen", addr, "-advertise", c.lb.URL}, extra...)...)
+	if err != nil {
+		c.lb.remove(px.Addr)
+		px.Close()
+		return nil, nil, err
+	}
+	return p, px, nil
 }
 
 // killWorker SIGKILLs a service process behind the balancer. It stays in
@@ -145,11 +174,11 @@ type coordinator = harness.Coordinator
 // resultReply is a coordinator's status or result answer, decoded.
 type resultReply = harness.Result
 
-// startCoordinator starts a coordinator process for owner and waits until
-// it is ready.
-func (c *cluster) startCoordinator(name, owner string) (*coordinator, error) {
-	return c.StartCoordinator(name, c.self, "coordinator", "-ingress", c.srv.Ingress,
-		"-owner", owner, "-spans", filepath.Join(c.dir, name+".spans"))
+// startCoordinator starts a coordinator process for owner, with extra
+// flags, and waits until it is ready.
+func (c *cluster) startCoordinator(name, owner string, extra ...string) (*coordinator, error) {
+	return c.StartCoordinator(name, c.self, append([]string{"coordinator", "-ingress", c.srv.Ingress,
+		"-owner", owner, "-spans", filepath.Join(c.dir, name+".spans")}, extra...)...)
 }
 
 // stop ends every process (SIGKILL), the balancer and the server.

@@ -41,6 +41,7 @@ func serviceMain(args []string) int {
 	registry := fs.Bool("registry", false, "serve the registry objects (and no target)")
 	listen := fs.String("listen", "", "the loopback address to listen on (default: a free port)")
 	advertise := fs.String("advertise", "", "the deployment URL to register (default: http://<listen address>)")
+	maxRunning := fs.Int("max-running", 0, "attempts per target at once (0: the default)")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("process", *name)
 	obs, err := observer(*spans, log)
@@ -48,7 +49,7 @@ func serviceMain(args []string) int {
 		log.Error("observer", "err", err)
 		return 1
 	}
-	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin))
+	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin), restate.WithLimits(work.WithMaxRunning(*maxRunning)))
 	if *listen != "" {
 		opts = append(opts, restate.WithListenAddress(*listen))
 	}
@@ -84,6 +85,9 @@ func coordinatorMain(args []string) int {
 	ingress := fs.String("ingress", "", "Restate's ingress URL")
 	owner := fs.String("owner", "coordinator", "owner id")
 	spans := fs.String("spans", "", "span file")
+	brk := fs.String("break", "", "a deliberately broken build for the chaos checks (harness.Break*)")
+	bound := fs.Duration("model-bound", 40*time.Second, "each model-facing call's bound (the caller's context)")
+	rpc := fs.Duration("rpc-timeout", time.Minute, "the Engine's RPC timeout")
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("owner", *owner)
 	obs, err := observer(*spans, log)
@@ -91,10 +95,27 @@ func coordinatorMain(args []string) int {
 		log.Error("observer", "err", err)
 		return 1
 	}
-	e := restate.New(options(*ingress, obs, log)...)
+	opts := append(options(*ingress, obs, log), restate.WithRPCTimeout(*rpc))
+	if *brk == harness.BreakNoBound {
+		opts = append(opts, restate.WithRPCTimeout(10*time.Minute))
+	}
+	e := restate.New(opts...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
-	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) { return command(e, o, f) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	m, err := harness.NewModel(ctx, e, o, map[string]work.Kind{"slow": work.KindAgent, "gated": work.KindFunction, "deaf": work.KindAgent}, *bound, *brk)
+	cancel()
+	if err != nil {
+		log.Error("model", "err", err)
+		return 1
+	}
+	defer m.Close()
+	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) {
+		if r, ok, err := m.Command(f); ok {
+			return r, err
+		}
+		return command(e, o, f)
+	})
 }
 
 // statusReply is a status as the model sees it, with the application's
@@ -125,6 +146,25 @@ func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
 		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: arg(1), Kind: work.KindFunction},
 			Input: input, NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }})
 		return map[string]string{"work": ref.ID}, err
+	case "asker": // asker INPUT: a Work that reports updates and asks a question
+		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: "asker", Kind: work.KindFunction},
+			Input: arg(1), Updates: &work.UpdatePolicy{}, Run: func(context.Context) (string, error) { return "", nil }})
+		return map[string]string{"work": ref.ID}, err
+	case "answer": // answer ID CALL MESSAGE
+		return e.Answer(ctx, o, arg(1), arg(2), arg(3))
+	case "updates": // updates ID: its updates' keys in order, and the question's
+		us, err := e.Updates(ctx, o, arg(1), 0)
+		keys := make([]string, 0, len(us))
+		q := ""
+		for _, u := range us {
+			keys = append(keys, u.Key)
+			if u.Question {
+				q = u.Key
+			}
+		}
+		return map[string]any{"keys": keys, "question": q}, err
+	case "detach":
+		return e.Detach(ctx, o, arg(1))
 	case "pending":
 		return e.Pending(ctx, o)
 	case "approve":
