@@ -34,6 +34,7 @@ type config struct {
 	retryable        map[string]bool
 	maxAttempts      int
 	heartbeatTimeout time.Duration
+	admissionGrace   time.Duration // 0: admissionGrace
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
@@ -118,6 +119,23 @@ func WithHeartbeatTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {
 			c.heartbeatTimeout = d
+		}
+	})
+}
+
+// WithAdmissionGrace sets how long after a Work's admission its owner's
+// registry looks for the Work's workflow when it has heard nothing of it
+// (default 5 minutes): a coordinator that died between the admission and
+// the workflow's start leaves a record that would count against the
+// owner's outstanding limit and hold its pool reservation forever; the
+// registry forgets it once the grace has passed and Temporal says the
+// workflow does not exist. Keep it well above the RPC timeout. The Engine
+// that creates an owner's registry sets it for that registry. A value
+// <= 0 is ignored.
+func WithAdmissionGrace(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.admissionGrace = d
 		}
 	})
 }

@@ -194,6 +194,11 @@ type admitReply struct {
 type ownerState struct {
 	Owner string
 	driver.Registry
+	// Unconfirmed are the Works admitted whose workflow has not been
+	// seen yet, with when to check that it started (workflow_admission.go);
+	// Grace is how long after its admission (0: admissionGrace).
+	Unconfirmed map[string]time.Time `json:",omitempty"`
+	Grace       time.Duration        `json:",omitempty"`
 }
 
 // startedReply answers an attempt's started update: whether it may run,

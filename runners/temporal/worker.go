@@ -87,6 +87,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
 	wf.RegisterActivityWithOptions(tellOwnerActivity(c), activity.RegisterOptions{Name: tellOwnerName})
+	wf.RegisterActivityWithOptions(workExists(c), activity.RegisterOptions{Name: describeWorkName})
 	wf.RegisterWorkflowWithOptions(ApprovalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)

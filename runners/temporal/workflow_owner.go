@@ -30,6 +30,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 			return admitReply{Replay: true, ID: d.Replay.ID, TargetID: d.Replay.TargetID}, nil
 		}
 		run, rec := o.st.Admit(r)
+		o.unconfirmed(ctx, rec.ID) // workflow_admission.go
 		o.dirty = true
 		return admitReply{Seq: rec.Seq, Budget: run}, nil
 	}, workflow.UpdateHandlerOptions{Validator: o.validateAdmit}); err != nil {
@@ -52,7 +53,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 		for _, f := range futs {
 			_ = f.Get(ctx, nil)
 		}
-		o.st = ownerState{Owner: o.st.Owner, Registry: driver.Registry{Retain: o.st.Retain, RetainAge: o.st.RetainAge}}
+		o.st = ownerState{Owner: o.st.Owner, Registry: driver.Registry{Retain: o.st.Retain, RetainAge: o.st.RetainAge}, Grace: o.st.Grace}
 		o.trim = true
 		return nil
 	}); err != nil {
@@ -61,7 +62,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	for _, u := range []struct {
 		name  string
 		apply func(string)
-	}{{updateRead, func(id string) { o.st.MarkRead(id) }}, {updateDetached, func(id string) { o.st.Detach(id) }}, {updateForget, o.st.Forget}} {
+	}{{updateRead, func(id string) { o.st.MarkRead(id) }}, {updateDetached, func(id string) { o.st.Detach(id) }}, {updateForget, o.forget}} {
 		if err := workflow.SetUpdateHandler(ctx, u.name, func(ctx workflow.Context, id string) error {
 			o.expire(ctx)
 			u.apply(id)
@@ -73,6 +74,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateRecord, func(ctx workflow.Context, r ownerRecord) error {
 		o.expire(ctx)
+		delete(o.st.Unconfirmed, r.ID) // its workflow (or its attempt) sent it
 		o.st.Transition(r)
 		o.dirty = true
 		return nil
@@ -86,7 +88,7 @@ func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
 	// The loop wakes after each update that changed the state, to check
 	// the history's length, and on a release.
 	for {
-		_ = workflow.Await(ctx, func() bool { return o.trim || o.dirty })
+		o.await(ctx) // workflow_admission.go: until an update, or a check is due
 		o.dirty = false
 		if o.trim || long() {
 			_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
