@@ -25,6 +25,11 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if !ok {
 		return attemptResult{}, fmt.Errorf("restate: this worker has no target %q", in.Label)
 	}
+	// A retried step finds the attempt this Worker still holds (the
+	// server lost the step's stream, not the child): rejoin.go.
+	if res, ok, err := w.rejoin(rc, in.ID); ok || err != nil {
+		return res, err
+	}
 	free := w.slots[in.Label]
 	select {
 	case free <- struct{}{}:
@@ -37,6 +42,8 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 		return attemptResult{}, err
 	}
 	switch {
+	case claim.Busy:
+		return attemptResult{}, errBusy
 	case claim.Lost:
 		return attemptResult{Out: runOutcome{Class: work.ClassWorkerLost, Attempt: claim.Attempt}}, nil
 	case !claim.Run:
@@ -45,7 +52,8 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	a := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
 		Created: in.Created, Started: claim.Started}
 	defer w.running.Add(a)()
-	child, cancel, stopCtx := driver.AttemptContext(context.Background(), rc, in.MaxDuration)
+	parent, release := w.hold(rc, in.ID, claim.Attempt)
+	child, cancel, stopCtx := driver.AttemptContext(context.Background(), parent, in.MaxDuration)
 	defer cancel(nil)
 	defer stopCtx()
 	var cancelled atomic.Bool
@@ -73,7 +81,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 		Guidance: func() []string {
 			var r takeReply
 			// No idempotency key: its retained answer would keep the texts.
-			if err := w.in.object(rc, controlService, in.ID, hTake, "", nil, &r); err != nil {
+			if err := w.in.object(parent, controlService, in.ID, hTake, "", nil, &r); err != nil {
 				return nil // left queued for the next boundary
 			}
 			if r.Cancel {
@@ -91,7 +99,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	endProgress()
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
 	res.Out.Attempt = claim.Attempt
-	return res, nil
+	return release(res), nil
 }
 
 // watch calls cancelReq once the Work is cancel-requested: when pushed

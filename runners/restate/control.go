@@ -19,10 +19,13 @@ type controlState struct {
 	HasResult bool      `json:",omitempty"`
 	Detached  bool      `json:",omitempty"`
 	Rev       int64
-	Class     string        `json:",omitempty"`
-	Budget    string        `json:",omitempty"`
-	Progress  work.Progress `json:",omitzero"`
-	Spent     *work.Usage   `json:",omitempty"`
+	// RejoinBy: the rejoin window of a running attempt that a retried
+	// step found unfinished closes then (rejoin.go).
+	RejoinBy time.Time     `json:",omitzero"`
+	Class    string        `json:",omitempty"`
+	Budget   string        `json:",omitempty"`
+	Progress work.Progress `json:",omitzero"`
+	Spent    *work.Usage   `json:",omitempty"`
 	// Output is a completed Work's output, kept while its owner's
 	// registry keeps its record (then the registry has this object
 	// forget it).
@@ -174,6 +177,17 @@ func (c control) claim(ctx restate.ObjectContext, _ restate.Void) (claimReply, e
 		return claimReply{Run: true, Attempt: 1, Started: t}, nil
 	case work.StateRunning, work.StateCancelRequested:
 		if s.Attempt >= max(s.In.MaxAttempts, 1) {
+			// The process running it may hold it still (the server was
+			// away, or its connection): it takes it back within the
+			// rejoin window, else the Work is lost.
+			t := now(ctx)
+			if s.RejoinBy.IsZero() {
+				s.RejoinBy = t.Add(rejoinWindow)
+				restate.Set(ctx, stateKey, s)
+			}
+			if t.Before(s.RejoinBy) {
+				return claimReply{Busy: true, Attempt: s.Attempt}, nil
+			}
 			return claimReply{Lost: true, Attempt: s.Attempt}, nil
 		}
 		s.Attempt++
@@ -334,7 +348,7 @@ func (c control) peek(ctx restate.ObjectSharedContext, _ restate.Void) (controlV
 	if !ok {
 		return controlView{}, nil
 	}
-	return controlView{State: s.State, Progress: s.Progress}, nil
+	return controlView{State: s.State, Progress: s.Progress, Attempt: s.Attempt}, nil
 }
 
 // progress keeps a running attempt's progress counts p (for Status; the
@@ -349,5 +363,5 @@ func (c control) progress(ctx restate.ObjectContext, p work.Progress) (controlVi
 		s.Progress = p
 		restate.Set(ctx, stateKey, s)
 	}
-	return controlView{State: s.State, Progress: s.Progress}, nil
+	return controlView{State: s.State, Progress: s.Progress, Attempt: s.Attempt}, nil
 }

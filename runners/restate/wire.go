@@ -104,9 +104,14 @@ type mailboxLimits struct{ Messages, Bytes, Commands int }
 // no attempt is left (worker_lost); neither: the Work ended before it ran.
 type claimReply struct {
 	Run, Lost bool
-	Cancel    bool // cancel-requested already: the child starts cancelled
-	Attempt   int
-	Started   time.Time // when the first attempt started (a job's deadline runs from it)
+	// Busy: an earlier attempt started and did not finish, and its rejoin
+	// window is open: the step fails and Restate runs it again, until the
+	// process holding that attempt takes it back or the window closes
+	// (then Lost). rejoin.go.
+	Busy    bool `json:",omitempty"`
+	Cancel  bool // cancel-requested already: the child starts cancelled
+	Attempt int
+	Started time.Time // when the first attempt started (a job's deadline runs from it)
 }
 
 // runOutcome is an attempt's end: the output (and its size) or a class.
@@ -129,6 +134,7 @@ type runOutcome struct {
 type controlView struct {
 	State    work.State
 	Progress work.Progress `json:",omitzero"`
+	Attempt  int           `json:",omitempty"`
 }
 
 type cancelReply struct {

@@ -43,6 +43,12 @@ type Worker struct {
 	running driver.Slots             // the attempts in progress (Snapshot)
 	unwatch func()
 
+	// The attempts a retried step may take back (rejoin.go).
+	held     heldAttempts
+	adriftWG sync.WaitGroup
+	stopping chan struct{}
+	stopOnce sync.Once
+
 	mu   sync.Mutex
 	srv  *http.Server
 	done chan struct{}
@@ -63,7 +69,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	if len(targets) == 0 && !cfg.registry {
 		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
 	}
-	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout),
+	w := &Worker{cfg: cfg, targets: map[string]Child{}, stopping: make(chan struct{}), in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout),
 		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
 		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
@@ -148,6 +154,8 @@ func (w *Worker) URL() string {
 // Stop closes the deployment's server, cutting off the attempts in
 // progress, and waits for it. It is idempotent.
 func (w *Worker) Stop() {
+	w.stopOnce.Do(func() { close(w.stopping) })
+	defer w.adriftWG.Wait()
 	w.mu.Lock()
 	srv, done, unwatch := w.srv, w.done, w.unwatch
 	w.srv, w.unwatch = nil, nil

@@ -1,0 +1,174 @@
+package restate
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// An attempt whose invocation stream the server lost (it was killed or
+// restarted, or the network between it and the Worker was cut) is not
+// cancelled with it: its child runs on, held by its Worker. Restate runs
+// the step again once it can; the claim of that retry finds the attempt
+// started and unfinished and, for the rejoin window (from that first
+// retry), answers Busy, so that the step fails and Restate tries again
+// (every two seconds at most, through the balancer) until it reaches the
+// Worker holding the attempt, which takes it back: the step's result is
+// the held attempt's. No Worker takes it back within the window (it
+// died): the next claim says Lost and the Work fails worker_lost, as
+// before. A held attempt no retry took back within a rejoin window (and
+// an RPC timeout) of the server answering again is cancelled: class
+// unreachable.
+
+// rejoinWindow is how long the retries of a step whose attempt is
+// unfinished look for the Worker holding it.
+const rejoinWindow = 30 * time.Second
+
+// classUnreachable is the class of an attempt whose Worker lived but was
+// not reached again within the rejoin window, and cancelled it.
+const classUnreachable = "unreachable"
+
+// errBusy fails a step whose claim found the attempt held elsewhere:
+// Restate runs the step again.
+var errBusy = errors.New("restate: the attempt is held by another process (rejoin window)")
+
+// errUnreachable cancels a held attempt no retry took back in time.
+var errUnreachable = errors.New("restate: no retry took the attempt back within the rejoin window")
+
+// heldAttempt is an attempt a Worker runs, as a retried step finds it.
+type heldAttempt struct {
+	id       string
+	n        int
+	done     chan struct{} // closed when the child returned; res is then set
+	res      attemptResult
+	cut      context.CancelCauseFunc
+	attached atomic.Int32 // retries that took it back
+}
+
+type heldAttempts struct {
+	mu sync.Mutex
+	m  map[string]*heldAttempt
+}
+
+func (h *heldAttempts) put(a *heldAttempt) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[string]*heldAttempt{}
+	}
+	h.m[a.id] = a
+}
+
+func (h *heldAttempts) get(id string) *heldAttempt {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.m[id]
+}
+
+func (h *heldAttempts) remove(a *heldAttempt) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m[a.id] == a {
+		delete(h.m, a.id)
+	}
+}
+
+// rejoin takes back the attempt of Work id this Worker holds, when it is
+// the Work's current attempt and still running: it waits for the child
+// and returns its result (ok true). rc is the retried step's context.
+func (w *Worker) rejoin(rc context.Context, id string) (attemptResult, bool, error) {
+	a := w.held.get(id)
+	if a == nil {
+		return attemptResult{}, false, nil
+	}
+	var v controlView
+	if err := w.in.object(rc, controlService, id, hPeek, "", nil, &v); err != nil {
+		return attemptResult{}, false, err
+	}
+	if v.Attempt != a.n || (v.State != work.StateRunning && v.State != work.StateCancelRequested) {
+		return attemptResult{}, false, nil
+	}
+	a.attached.Add(1)
+	select {
+	case <-a.done:
+		return a.res, true, nil
+	case <-rc.Done():
+		w.adrift(a) // lost again: another retry may take it
+		return attemptResult{}, true, rc.Err()
+	}
+}
+
+// hold registers an attempt and returns its child's parent context: it
+// ends only with cut, never with the step's context rc (see adrift).
+// release records the result; the Worker keeps it a window long.
+func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, func(attemptResult) attemptResult) {
+	parent, cut := context.WithCancelCause(context.Background())
+	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
+	w.held.put(a)
+	stop := context.AfterFunc(rc, func() { w.adrift(a) })
+	return parent, func(res attemptResult) attemptResult {
+		stop()
+		if errors.Is(context.Cause(parent), errUnreachable) {
+			res = attemptResult{Out: runOutcome{Class: classUnreachable, Attempt: res.Out.Attempt, Usage: res.Out.Usage}}
+		}
+		a.res = res
+		close(a.done)
+		time.AfterFunc(2*rejoinWindow+w.cfg.rpcTimeout, func() { w.held.remove(a) })
+		return res
+	}
+}
+
+// adrift watches an attempt whose step's context ended before the child
+// returned: once the server answers again, a rejoin window (and an RPC
+// timeout) without a retry taking it back cancels the child with
+// errUnreachable; the Worker's stop cancels it at once.
+func (w *Worker) adrift(a *heldAttempt) {
+	taken := a.attached.Load()
+	w.adriftWG.Go(func() {
+		var deadline time.Time
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-a.done:
+				return
+			case <-w.stopping:
+				a.cut(errUnreachable)
+				return
+			case <-tick.C:
+			}
+			if a.attached.Load() != taken {
+				return
+			}
+			switch {
+			case deadline.IsZero() && w.serverAnswers():
+				deadline = time.Now().Add(rejoinWindow + w.cfg.rpcTimeout)
+			case !deadline.IsZero() && time.Now().After(deadline):
+				a.cut(errUnreachable)
+				return
+			}
+		}
+	})
+}
+
+// serverAnswers reports whether Restate's ingress answers its health
+// check now.
+func (w *Worker) serverAnswers() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.in.base+"/restate/health", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := w.in.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode/100 == 2
+}
