@@ -84,11 +84,7 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 		return nil, err
 	}
 	b.reg, err = m.RegisterCallback(func(ctx context.Context, ob metric.Observer) error {
-		for _, s := range o.watchedSupervisors() {
-			snap, err := o.snapshot(ctx, s)
-			if err != nil {
-				continue
-			}
+		for _, snap := range o.answered(ctx) {
 			for _, p := range snap.Pools {
 				set := metric.WithAttributeSet(attribute.NewSet(labelBudget.String(budgetName(p.Budget))))
 				ob.ObserveInt64(b.reserved, p.Reserved, set)

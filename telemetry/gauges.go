@@ -134,8 +134,17 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	defer o.forgetStaleTallies(o.tallyIDs(), &c)
 	c.engines = len(sups)
+	var snaps []work.Snapshot
+	defer func() {
+		o.lastMu.Lock()
+		o.lastAt, o.lastSnaps = time.Now(), snaps
+		o.lastMu.Unlock()
+	}()
 	for _, s := range sups {
 		snap, err := o.snapshot(ctx, s)
+		if err == nil {
+			snaps = append(snaps, snap)
+		}
 		if err != nil {
 			c.unanswered++
 			// An engine that cannot answer now reports nothing, and its
@@ -210,6 +219,25 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		}
 	}
 	return c
+}
+
+// answered returns the Snapshots of the watched engines that answer: the
+// last census's when it is less than a second old (the same collection's
+// gauges callback read them), else read now.
+func (o *Observer) answered(ctx context.Context) []work.Snapshot {
+	o.lastMu.Lock()
+	at, snaps := o.lastAt, o.lastSnaps
+	o.lastMu.Unlock()
+	if !at.IsZero() && time.Since(at) < time.Second {
+		return snaps
+	}
+	var out []work.Snapshot
+	for _, s := range o.watchedSupervisors() {
+		if snap, err := o.snapshot(ctx, s); err == nil {
+			out = append(out, snap)
+		}
+	}
+	return out
 }
 
 // snapshot is s's Snapshot within the Observer's bound (WithSnapshotTimeout).

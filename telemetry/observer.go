@@ -41,6 +41,11 @@ type Observer struct {
 	log    *slog.Logger
 	// snapTimeout bounds each watched engine's Snapshot (WithSnapshotTimeout).
 	snapTimeout time.Duration
+	// The Snapshots the last census read, and when: a collection's other
+	// callback reuses them rather than wait for an engine again.
+	lastMu    sync.Mutex
+	lastAt    time.Time
+	lastSnaps []work.Snapshot
 
 	// Open work-tool action spans by the work id they name: lifecycle
 	// events that arrive after the Work's own span has ended (result read,

@@ -89,7 +89,7 @@ func chaosRestateServer(t *testing.T, cl *cluster, dir string) *harness.Tally {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			for {
-				rows, err := query(ctx, cl.srv.Admin, "SELECT status FROM sys_invocation WHERE target_service_key = '"+id+"' AND target_handler_name = 'run'")
+				rows, err := query(ctx, cl.srv.Admin, "SELECT status FROM sys_invocation WHERE target = 'agentwork.Work.gated/"+id+"/Run'")
 				if err == nil && len(rows) == 1 && rows[0]["status"] == "completed" {
 					return "completed", nil
 				}
