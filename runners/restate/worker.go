@@ -191,7 +191,12 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 			pushed := make(chan struct{})
 			fut := restate.RunAsync(ctx, func(rc restate.RunContext) (attemptResult, error) {
 				return w.attempt(rc, in, pushed)
-			}, restate.WithName("child"))
+			}, restate.WithName("child"),
+				// A step whose attempt another process holds (its claim
+				// answers Busy, rejoin.go) is run again soon, through the
+				// balancer, until it reaches that process.
+				restate.WithInitialRetryInterval(100*time.Millisecond), restate.WithMaxRetryInterval(time.Second),
+				restate.WithRetryIntervalFactor(2))
 			first, err := restate.WaitFirst(ctx, fut, restate.Promise[bool](ctx, stopPromise))
 			if err != nil {
 				return restate.Void{}, err

@@ -77,6 +77,9 @@ func TestChaosTemporal(t *testing.T) {
 
 	var tallies, broken []*harness.Tally
 	tallies = append(tallies, chaosServer(t, cl, tc, svc, dir, &broken))
+	if mode != "smoke" {
+		tallies = append(tallies, chaosCut(t, cl, dir), chaosAdmission(t, cl, dir))
+	}
 
 	var table strings.Builder
 	harness.WriteTable(&table, tallies)
@@ -208,10 +211,16 @@ func (r *brokenRun) collect(cl *cluster) {
 func chaosServer(t *testing.T, cl *cluster, tc client.Client, svc *batchService, dir string, broken *[]*harness.Tally) *harness.Tally {
 	t.Helper()
 	tally := &harness.Tally{Runner: "temporal", Fault: "server restart", Forbidden: []string{"worker_lost"}}
-	co, err := cl.startCoordinator("co-server", "chaos-server")
+	metrics, err := harness.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
+	co, err := cl.startCoordinator("co-server", "chaos-server", "-deployment", "-snapshot-interval", "1s",
+		"-snapshot-timeout", "2s", "-metrics", metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts := startAlertWatch(t, cl, dir, metrics)
 	runs := startBroken(t, cl, dir)
 	sc := &harness.Scene{Co: co, Dir: dir, Tally: tally, Settle: 2 * time.Minute,
 		WaitStarted: func(id string, d time.Duration) error { _, err := cl.waitStarted(id, "", d); return err },
@@ -262,6 +271,7 @@ func chaosServer(t *testing.T, cl *cluster, tc client.Client, svc *batchService,
 	if err := sc.Recover(restarted, CanaryOutput); err != nil {
 		t.Fatal(err)
 	}
+	alerts.check(tally, down, restarted)
 	sc.Collect()
 	for _, r := range runs {
 		r.collect(cl)

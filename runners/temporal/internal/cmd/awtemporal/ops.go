@@ -41,13 +41,15 @@ func (f *opsFlags) meter() (*sdkmetric.MeterProvider, http.Handler, error) {
 // ages run on (the integration test compresses the alerts' durations, as
 // the in-process alert drivers do with their fast clocks).
 type opsFlags struct {
-	metrics string
-	speed   float64
+	metrics  string
+	speed    float64
+	snapshot time.Duration
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metrics, "metrics", "", "serve /metrics and /statusz on this address (127.0.0.1:port)")
 	fs.Float64Var(&f.speed, "clock-speed", 1, "ages in the gauges and the status page run this many times faster")
+	fs.DurationVar(&f.snapshot, "snapshot-timeout", 0, "bound of each watched engine's snapshot at a scrape (0: the telemetry default)")
 }
 
 // serve starts the Prometheus exposition of the process's Observer and its

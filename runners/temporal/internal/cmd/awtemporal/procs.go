@@ -7,12 +7,15 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
+	"google.golang.org/grpc"
 
 	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
@@ -45,7 +48,7 @@ func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client,
 		return nil, nil, nil, err
 	}
 	tobs, err := telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithLogger(log),
-		telemetry.WithMeterProvider(mp))
+		telemetry.WithMeterProvider(mp), telemetry.WithSnapshotTimeout(ops.snapshot))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -57,9 +60,24 @@ func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client,
 	return c, obs, stop, err
 }
 
+// dieOnStart: the coordinator kills itself (SIGKILL) as it is about to
+// start a Work's workflow, after the Work's admission (the chaos test's
+// coordinator fault).
+var dieOnStart bool
+
 func dialTraced(hostPort string, tp *sdktrace.TracerProvider, traced bool) (client.Client, error) {
 	opts := client.Options{HostPort: hostPort, Namespace: namespace,
 		Logger: slogAdapter{slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
+	if dieOnStart {
+		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(
+			func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, o ...grpc.CallOption) error {
+				if r, ok := req.(*workflowservice.StartWorkflowExecutionRequest); ok && r.GetWorkflowType().GetName() == temporal.WorkWorkflowName {
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					select {}
+				}
+				return invoker(ctx, method, req, reply, cc, o...)
+			})}
+	}
 	if traced {
 		tracing, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{Tracer: tp.Tracer("awtemporal")})
 		if err != nil {
@@ -164,10 +182,14 @@ func coordinatorMain(args []string) int {
 	interval := fs.Duration("snapshot-interval", 0, "how long the deployment view is reused (0: the default)")
 	brk := fs.String("break", "", "a deliberately broken build for the chaos checks (harness.Break*)")
 	bound := fs.Duration("model-bound", 20*time.Second, "each model-facing call's bound (the caller's context)")
+	dieBeforeStart := fs.Bool("die-before-start", false, "SIGKILL this process as it is about to start a Work's workflow (after the admission)")
+	grace := fs.Duration("admission-grace", 0, "temporal.WithAdmissionGrace (0: the default)")
+	maxOutstanding := fs.Int("max-outstanding", 0, "the owner's outstanding limit (0: the default)")
 	var ops opsFlags
 	ops.register(fs)
 	_ = fs.Parse(args)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("owner", *owner)
+	dieOnStart = *dieBeforeStart
 	c, obs, stopOps, err := dial(*hostPort, *spans, log, ops)
 	if err != nil {
 		log.Error("dial", "err", err)
@@ -175,7 +197,8 @@ func coordinatorMain(args []string) int {
 	}
 	defer stopOps()
 	defer c.Close()
-	opts := append(options(*queue, obs), temporal.WithNamespace(namespace), temporal.WithSnapshotInterval(*interval))
+	opts := append(options(*queue, obs), temporal.WithNamespace(namespace), temporal.WithSnapshotInterval(*interval),
+		temporal.WithAdmissionGrace(*grace), temporal.WithLimits(work.WithMaxOutstanding(*maxOutstanding)))
 	if *deployment {
 		opts = append(opts, temporal.WithDeploymentGauges())
 	}
