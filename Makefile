@@ -158,6 +158,23 @@ bench-restate:
 	$(GO) test -run '^$$' -bench '^Benchmark(Bare|StartRef|StartResult)$$' -benchtime 3s -count 1 . && \
 	AGENTWORK_RESTATE_COST=$(RESTATE_COSTN) $(GO) test -count=1 -run '^TestCost$$' -v . | grep -v '^=== '
 
+# The durable services' own faults (issue 37; docs/chaos-durable.md): on
+# Temporal the dev server SIGKILLed and restarted on its database file, a
+# worker cut off by a TCP proxy, a coordinator killed between a Work's
+# admission and its start; on Restate the server SIGKILLed and restarted on
+# its base directory, node name and ports. Each fault meets Work in every
+# state; deliberately broken builds run beside (each check must fail on
+# one). Prints one table (also in .cache/chaos/table.txt). CHAOS=smoke: one
+# server restart per runner (.ci/run runs it).
+CHAOS ?= full
+.PHONY: chaos-durable
+chaos-durable:
+	@mkdir -p .cache/chaos && rm -f .cache/chaos/*.txt && date +%s > .cache/chaos/began
+	AGENTWORK_CHAOS=$(CHAOS) AGENTWORK_CHAOS_TABLE=$(CURDIR)/.cache/chaos/temporal.txt MODE=chaos ./.ci/integration-temporal
+	AGENTWORK_CHAOS=$(CHAOS) AGENTWORK_CHAOS_TABLE=$(CURDIR)/.cache/chaos/restate.txt MODE=chaos ./.ci/integration-restate
+	@{ echo; echo "chaos-durable ($(CHAOS)): $$(( $$(date +%s) - $$(cat .cache/chaos/began) )) s, load average $$(cut -d' ' -f1-3 /proc/loadavg) on $$(nproc) cores"; \
+		cat .cache/chaos/temporal.txt; echo; cat .cache/chaos/restate.txt; } | tee .cache/chaos/table.txt
+
 # The Temporal runner across processes: the Temporal CLI's dev server (built
 # from tools/temporal, cached by its go.sum), two workers and a coordinator
 # (.ci/integration-temporal). demo-temporal kills a worker mid-run and
