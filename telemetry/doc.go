@@ -108,6 +108,9 @@
 //	                                                  except external jobs waiting between polls (they hold none)
 //	agentwork_target_pollers{target}                  gauge, workers polling the target's queue (a durable engine's
 //	                                                  deployment view only, work.Snapshot.Deployment)
+//	agentwork_engine_available                        gauge, 1 when every watched engine answered its Snapshot (within
+//	                                                  WithSnapshotTimeout) at this collection, 0 when one did not: the
+//	                                                  other gauges then leave out what it holds, never report it as 0
 //	agentwork_work_oldest_queued_age_seconds{target}  gauge, age of the oldest queued Work (0 when none): in the dispatch queue
 //	                                                  only, so not Work awaiting approval, and counted from the approval
 //	                                                  for approved Work (LiveWork.Enqueued)

@@ -36,11 +36,17 @@
 //     released, has its control object's state cleared. A child's failure
 //     text never leaves the process.
 //     The step first claims an attempt from the Work's control object:
-//     that claim is the "started" marker. A step that Restate retries
-//     (its process died, or its connection was lost) claims again and
-//     finds the previous attempt started and not finished: the Work fails
-//     with class worker_lost, unless the target is declared retryable
-//     (WithRetryable), when the child runs again and attempt counts it.
+//     that claim is the "started" marker. The child does not end with the
+//     step's stream: a process whose stream the server lost (it restarted,
+//     or the network was cut) holds the attempt. A step that Restate
+//     retries claims again and finds the previous attempt started and not
+//     finished: for the rejoin window (30 s from that claim) it is Busy and
+//     Restate runs the step again until it reaches the process holding the
+//     attempt, which takes it back (the step's result is the attempt's);
+//     after it the Work fails with class worker_lost (its process died),
+//     unless the target is declared retryable (WithRetryable), when the
+//     child runs again and attempt counts it. A held attempt nobody took
+//     back is cancelled (class unreachable). See rejoin.go.
 //   - Cancellation: the control object resolves the Work workflow's
 //     stop promise, which the workflow handler awaits beside its running
 //     step (restate.RunAsync): the completion arrives on the invocation's

@@ -24,6 +24,20 @@
 //     heartbeat timeout) is not replayed: the Work fails with class
 //     worker_lost, unless its child is declared retryable (WithRetryable),
 //     in which case Temporal starts the next attempt and attempt counts it.
+//   - An attempt whose worker lived but could not reach the server for
+//     the heartbeat timeout (the server away, or the network cut) is not
+//     cancelled by its Worker, which holds it; each heartbeat names the
+//     Worker's own rejoin queue, and the Work's workflow, seeing the
+//     heartbeat timeout, takes the attempt back from there with a Rejoin
+//     activity within the rejoin window (twice the heartbeat timeout, at
+//     least 30 s): the Work carries on, attempt unchanged. No Worker takes
+//     it in the window: worker_lost, and the Worker later cancels the child
+//     (class unreachable). See rejoin.go and docs/chaos-durable.md.
+//   - A coordinator that dies between a Work's admission and its
+//     workflow's start leaves a record its owner's registry checks once the
+//     admission grace has passed (WithAdmissionGrace, default 5 minutes): a
+//     Work whose workflow does not exist is forgotten, its outstanding slot
+//     and pool reservation released.
 //   - Guidance: each message is the input of a holder workflow of its own
 //     (agentwork.Guidance); an update queues its id (with the text's digest
 //     and size, never the text) on the Work's workflow, where cursors and

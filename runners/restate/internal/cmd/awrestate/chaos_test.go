@@ -59,6 +59,9 @@ func TestChaosRestate(t *testing.T) {
 		must(err)
 	}
 	tallies := []*harness.Tally{chaosRestateServer(t, cl, dir)}
+	if mode != "smoke" {
+		tallies = append(tallies, chaosRestateCut(t, cl, dir))
+	}
 	var table strings.Builder
 	harness.WriteTable(&table, tallies)
 	fmt.Print("\n" + table.String())
