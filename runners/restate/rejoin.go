@@ -129,6 +129,12 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 // errUnreachable; the Worker's stop cancels it at once.
 func (w *Worker) adrift(a *heldAttempt) {
 	taken := a.attached.Load()
+	w.adriftMu.Lock()
+	defer w.adriftMu.Unlock()
+	if w.stopped {
+		a.cut(errUnreachable)
+		return
+	}
 	w.adriftWG.Go(func() {
 		var deadline time.Time
 		tick := time.NewTicker(time.Second)

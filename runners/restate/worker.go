@@ -45,9 +45,10 @@ type Worker struct {
 
 	// The attempts a retried step may take back (rejoin.go).
 	held     heldAttempts
+	adriftMu sync.Mutex // guards stopped, orders adriftWG's Add before its Wait
+	stopped  bool
 	adriftWG sync.WaitGroup
 	stopping chan struct{}
-	stopOnce sync.Once
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -154,7 +155,12 @@ func (w *Worker) URL() string {
 // Stop closes the deployment's server, cutting off the attempts in
 // progress, and waits for it. It is idempotent.
 func (w *Worker) Stop() {
-	w.stopOnce.Do(func() { close(w.stopping) })
+	w.adriftMu.Lock()
+	if !w.stopped {
+		w.stopped = true
+		close(w.stopping)
+	}
+	w.adriftMu.Unlock()
 	defer w.adriftWG.Wait()
 	w.mu.Lock()
 	srv, done, unwatch := w.srv, w.done, w.unwatch

@@ -178,6 +178,12 @@ func (a *heldAttempt) heartbeat(details ...any) {
 // timeout) without one cancels the child with class unreachable (the
 // Worker keeps its outcome a while longer, see hold).
 func (w *Worker) watchAdrift(a *heldAttempt) {
+	w.adriftMu.Lock()
+	defer w.adriftMu.Unlock()
+	if w.stopped {
+		a.cut(errUnreachable)
+		return
+	}
 	w.adrift.Go(func() {
 		taken := a.rejoined.Load()
 		window := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout

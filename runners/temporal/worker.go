@@ -57,9 +57,10 @@ type Worker struct {
 	// rejoin queue, its held attempts, the watches of those adrift.
 	rejoinQueue string
 	held        heldAttempts
+	adriftMu    sync.Mutex // guards stopped, orders adrift's Add before its Wait
+	stopped     bool
 	adrift      sync.WaitGroup
 	stopping    chan struct{}
-	stopOnce    sync.Once
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
@@ -134,7 +135,12 @@ func (w *Worker) Start() error {
 // contexts are cancelled after the workers' stop timeout); the Observer
 // stops watching the Worker.
 func (w *Worker) Stop() {
-	w.stopOnce.Do(func() { close(w.stopping) })
+	w.adriftMu.Lock()
+	if !w.stopped {
+		w.stopped = true
+		close(w.stopping)
+	}
+	w.adriftMu.Unlock()
 	var wg sync.WaitGroup
 	for _, x := range w.workers {
 		wg.Go(x.Stop)
