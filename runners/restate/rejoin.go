@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,40 +49,12 @@ type heldAttempt struct {
 	attached atomic.Int32 // retries that took it back
 }
 
-type heldAttempts struct {
-	mu sync.Mutex
-	m  map[string]*heldAttempt
-}
-
-func (h *heldAttempts) put(a *heldAttempt) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil {
-		h.m = map[string]*heldAttempt{}
-	}
-	h.m[a.id] = a
-}
-
-func (h *heldAttempts) get(id string) *heldAttempt {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.m[id]
-}
-
-func (h *heldAttempts) remove(a *heldAttempt) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m[a.id] == a {
-		delete(h.m, a.id)
-	}
-}
-
 // rejoin takes back the attempt of Work id this Worker holds, when it is
 // the Work's current attempt and still running: it waits for the child
 // and returns its result (ok true). rc is the retried step's context.
 func (w *Worker) rejoin(rc context.Context, id string) (attemptResult, bool, error) {
-	a := w.held.get(id)
-	if a == nil {
+	a, ok := w.held.Get(id)
+	if !ok {
 		return attemptResult{}, false, nil
 	}
 	var v controlView
@@ -109,7 +80,7 @@ func (w *Worker) rejoin(rc context.Context, id string) (attemptResult, bool, err
 func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, func(attemptResult) attemptResult) {
 	parent, cut := context.WithCancelCause(context.Background())
 	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
-	w.held.put(a)
+	w.held.Put(a.id, a)
 	stop := context.AfterFunc(rc, func() { w.adrift(a) })
 	return parent, func(res attemptResult) attemptResult {
 		stop()
@@ -118,7 +89,7 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 		}
 		a.res = res
 		close(a.done)
-		time.AfterFunc(2*rejoinWindow+w.cfg.rpcTimeout, func() { w.held.remove(a) })
+		time.AfterFunc(2*rejoinWindow+w.cfg.rpcTimeout, func() { w.held.Remove(a.id, a) })
 		return res
 	}
 }

@@ -44,7 +44,7 @@ type Worker struct {
 	unwatch func()
 
 	// The attempts a retried step may take back (rejoin.go).
-	held     heldAttempts
+	held     driver.Held[*heldAttempt]
 	adriftMu sync.Mutex // guards stopped, orders adriftWG's Add before its Wait
 	stopped  bool
 	adriftWG sync.WaitGroup

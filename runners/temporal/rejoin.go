@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,38 +73,6 @@ type heldAttempt struct {
 	rejoined atomic.Int32 // Rejoins taken
 }
 
-// heldAttempts are a Worker's attempts by Work id.
-type heldAttempts struct {
-	mu sync.Mutex
-	m  map[string]*heldAttempt
-}
-
-func (h *heldAttempts) add(a *heldAttempt) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m == nil {
-		h.m = map[string]*heldAttempt{}
-	}
-	h.m[a.id] = a
-}
-
-func (h *heldAttempts) get(id string, n int) *heldAttempt {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if a := h.m[id]; a != nil && a.n == n {
-		return a
-	}
-	return nil
-}
-
-func (h *heldAttempts) remove(a *heldAttempt) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.m[a.id] == a {
-		delete(h.m, a.id)
-	}
-}
-
 // serviceLost reports whether the attempt's context ctx ended because
 // the server could not be reached or no longer knows the attempt (the
 // SDK cancels it after failed heartbeats for the heartbeat timeout, or on
@@ -143,7 +110,7 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 	parent, cut := context.WithCancelCause(hbCtx)
 	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
 	a.hb.Store(&hbCtx)
-	w.held.add(a)
+	w.held.Put(a.id, a)
 	stop := context.AfterFunc(ctx, func() {
 		if serviceLost(ctx) && parent.Err() == nil {
 			a.hb.Store(nil)
@@ -161,7 +128,7 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 		// A Rejoin the server then loses (it was dispatched to a poll
 		// the cut held) may be followed by another: each gets it.
 		keep := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
-		time.AfterFunc(keep, func() { w.held.remove(a) })
+		time.AfterFunc(keep, func() { w.held.Remove(a.id, a) })
 	}
 }
 
@@ -227,8 +194,8 @@ var errUnreachable = errors.New("temporal: the server did not take the attempt b
 // holds (heartbeats and cancellation now go through this activity) and
 // returns its outcome when the child returns.
 func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error) {
-	a := w.held.get(in.ID, in.Attempt)
-	if a == nil {
+	a, ok := w.held.Get(in.ID)
+	if !ok || a.n != in.Attempt {
 		return runOutcome{}, temporal.NewNonRetryableApplicationError("the attempt is not held by this worker", errNotHere, nil)
 	}
 	a.rejoined.Add(1)

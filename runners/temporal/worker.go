@@ -56,7 +56,7 @@ type Worker struct {
 	// The attempts a Rejoin may take back (rejoin.go): the Worker's own
 	// rejoin queue, its held attempts, the watches of those adrift.
 	rejoinQueue string
-	held        heldAttempts
+	held        driver.Held[*heldAttempt]
 	adriftMu    sync.Mutex // guards stopped, orders adrift's Add before its Wait
 	stopped     bool
 	adrift      sync.WaitGroup
