@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +118,31 @@ func TestTallyChecks(t *testing.T) {
 	WriteTable(&b, []*Tally{retried})
 	if !strings.HasPrefix(b.String(), TableHeader+"\n") || !strings.Contains(b.String(), "unavailable:1") {
 		t.Fatalf("table:\n%s", b.String())
+	}
+}
+
+// TestCheckTelemetry: a Work's span exported twice or never, and a
+// canary in a span or a log line (not in a coordinator's stdout), are
+// found.
+func TestCheckTelemetry(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("w1.spans", "invoke_agent slow agentwork.work.id=a status=Unset \ninvoke_agent slow agentwork.work.id=b status=Unset \n")
+	write("w2.spans", "invoke_agent slow agentwork.work.id=b status=Unset \n")
+	write("co.log", "stdout: {\"result\":\"CANARY\"}\nmsg=command\n")
+	if got := CheckTelemetry(dir, []string{"a"}, []string{"CANARY"}); len(got) != 0 {
+		t.Fatalf("clean: %v", got)
+	}
+	got := CheckTelemetry(dir, []string{"a", "b", "c"}, []string{"CANARY"})
+	if len(got) != 2 || !strings.Contains(got[0], "Work b: 2") || !strings.Contains(got[1], "Work c: 0") {
+		t.Fatalf("spans: %v", got)
+	}
+	write("w3.log", "msg=leak CANARY\n")
+	if got := CheckTelemetry(dir, nil, []string{"CANARY"}); len(got) != 1 || !strings.Contains(got[0], "w3.log") {
+		t.Fatalf("canary: %v", got)
 	}
 }

@@ -368,6 +368,25 @@ func (s *Scene) wants(canaryOut string) {
 	}
 }
 
+// CheckTelemetry waits (ten seconds at most) until every Work of the
+// scene had its invoke_agent span exported once and no canary shows in
+// dir's span files and logs (CheckTelemetry), and records what is still
+// wrong then.
+func (s *Scene) CheckTelemetry(canaries ...string) {
+	var ids []string
+	for _, w := range s.Tally.Works {
+		ids = append(ids, w.ID)
+	}
+	var problems []string
+	_ = s.waitFor(10*time.Second, func() error {
+		if problems = CheckTelemetry(s.Dir, ids, canaries); len(problems) > 0 {
+			return errors.New("telemetry")
+		}
+		return nil
+	})
+	s.Tally.Problems = append(s.Tally.Problems, problems...)
+}
+
 // Collect reads every Work's end (each waits up to Settle), the notices
 // and the owner's list (a Work the owner lists that the scene did not
 // know of is added: admitted though the launch was answered an error)

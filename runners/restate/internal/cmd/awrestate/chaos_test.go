@@ -126,5 +126,6 @@ func chaosRestateServer(t *testing.T, cl *cluster, dir string) *harness.Tally {
 		t.Fatal(err)
 	}
 	sc.Collect()
+	sc.CheckTelemetry(CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance)
 	return tally
 }

@@ -273,6 +273,7 @@ func chaosServer(t *testing.T, cl *cluster, tc client.Client, svc *batchService,
 	}
 	alerts.check(tally, down, restarted)
 	sc.Collect()
+	sc.CheckTelemetry(CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance)
 	for _, r := range runs {
 		r.collect(cl)
 		if !r.tally.Fails(breakCheck[r.brk]) {
