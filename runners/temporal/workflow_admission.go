@@ -74,19 +74,35 @@ func (o *ownerRun) forget(id string) {
 
 // await waits until an update changed the state (or a release), or until
 // the first unconfirmed admission's check is due, and then checks the
-// admissions that are due.
+// admissions that are due. One timer serves every admission: it is set
+// for the earliest check and replaced only by an earlier one (later
+// admissions are due later), so that an admission costs the registry's
+// history nothing more while its checks wait.
 func (o *ownerRun) await(ctx workflow.Context) {
 	next, ok := o.nextCheck()
 	if !ok || workflow.GetVersion(ctx, admissionChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		_ = workflow.Await(ctx, func() bool { return o.trim || o.dirty })
 		return
 	}
-	if d := next.Sub(workflow.Now(ctx)); d > 0 {
-		if done, _ := workflow.AwaitWithTimeout(ctx, d, func() bool { return o.trim || o.dirty }); done {
-			return
-		}
+	if o.due || !next.After(workflow.Now(ctx)) {
+		o.due, o.timerAt = false, time.Time{}
+		o.check(ctx)
+		return
 	}
-	o.check(ctx)
+	if o.timerAt.IsZero() || next.Before(o.timerAt) {
+		if o.stopTimer != nil {
+			o.stopTimer()
+		}
+		tctx, stop := workflow.WithCancel(ctx)
+		o.stopTimer, o.timerAt = stop, next
+		timer := workflow.NewTimer(tctx, next.Sub(workflow.Now(ctx)))
+		workflow.Go(ctx, func(ctx workflow.Context) {
+			if timer.Get(ctx, nil) == nil {
+				o.due = true
+			}
+		})
+	}
+	_ = workflow.Await(ctx, func() bool { return o.trim || o.dirty || o.due })
 }
 
 // nextCheck is the earliest due check of an unconfirmed admission.

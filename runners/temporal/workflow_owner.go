@@ -1,6 +1,8 @@
 package temporal
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work/driver"
@@ -105,6 +107,11 @@ type ownerRun struct {
 	st    ownerState
 	trim  bool
 	dirty bool // an update changed the state: the run checks its length
+
+	// The timer of the next admission check (workflow_admission.go).
+	timerAt   time.Time
+	stopTimer workflow.CancelFunc
+	due       bool
 }
 
 // expire drops the finished records older than the age bound (RetainAge;
