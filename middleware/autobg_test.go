@@ -336,7 +336,9 @@ func TestBackgroundOptionsPrepareErrors(t *testing.T) {
 func TestBackgroundOptionsWhatTheModelSees(t *testing.T) {
 	e := newEnv(t)
 	run := func(context.Context, string) (string, error) { return "", nil }
-	child := func() middleware.Child { return middleware.Child{Kind: work.KindFunction, Run: run, Description: "Does it."} }
+	child := func() middleware.Child {
+		return middleware.Child{Kind: work.KindFunction, Run: run, Description: "Does it."}
+	}
 	own := child()
 	own.AutoBackground = &middleware.AutoBackground{After: 90 * time.Second}
 	def := child()
