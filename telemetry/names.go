@@ -102,6 +102,8 @@ func eventName(t work.EventType) string {
 		return evProgress
 	case work.EventOrphaned:
 		return evOrphaned
+	case work.EventBackgrounded:
+		return evBackgrounded
 	}
 	return waitEventName(t)
 }

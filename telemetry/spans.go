@@ -87,7 +87,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		action = normAction(c.Action)
 	}
 	var span trace.Span
-	var fgID trace.SpanID
+	var fgID, moveID trace.SpanID
 	var tracked actionKey // set when the span is registered for late events
 	if o.tracer != nil {
 		var name string
@@ -112,6 +112,10 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		}
 		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
 		sc.put()
+		if c.Kind == work.CallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+			moveID = span.SpanContext().SpanID()
+			o.trackMove(moveID)
+		}
 		if c.Kind == work.CallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
@@ -130,6 +134,9 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		outcome := normOutcome(ce.Outcome)
 		if fgID.IsValid() {
 			o.endForeground(fgID, outcome, ce.ErrorClass)
+		}
+		if moveID.IsValid() {
+			o.untrackMove(moveID)
 		}
 		if span != nil {
 			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
@@ -240,6 +247,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
 			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
 		}
+		o.bindMove(caller, span)
 		return ctx
 	}
 	return exec
@@ -296,6 +304,9 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		return
 	}
 	span := trace.SpanFromContext(ctx)
+	if e.Type == work.EventBackgrounded {
+		span = o.moveSpan(ctx)
+	}
 	own := true
 	if !span.IsRecording() {
 		if e.WorkID == "" {
@@ -334,7 +345,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	case work.EventProgress:
 		attrs = append(attrs, keyProgressDone.Int64(e.Progress.Done), keyProgressTotal.Int64(e.Progress.Total),
 			keyProgressRequests.Int64(e.Progress.ModelRequests), keyProgressTools.Int64(e.Progress.ToolCalls))
-	case work.EventOrphaned:
+	case work.EventOrphaned, work.EventBackgrounded:
 		attrs = append(attrs, keyWorkState.String(string(e.From)))
 	}
 	et := ""
