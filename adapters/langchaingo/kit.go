@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -101,6 +102,7 @@ type kitConfig struct {
 	named      bool // the owner is WithOwner's
 	extraNames []string
 	pool       *work.Budget
+	mw         []middleware.Option // passed to middleware.PrepareWith
 }
 
 type kitOptionFunc func(*kitConfig)
@@ -141,6 +143,15 @@ func WithPromptTools(names ...string) Option {
 	return kitOptionFunc(func(c *kitConfig) { c.extraNames = append(c.extraNames, names...) })
 }
 
+// WithDefaultAutoBackground gives every Backgroundable child without its
+// own WithAutoBackground that bound (middleware.WithAutoBackground: an
+// opt-in departure from the crux contract); foreground children are not
+// affected. A bound of zero or less fails Prepare
+// (middleware.ErrInvalidBackgroundOption).
+func WithDefaultAutoBackground(after time.Duration) Option {
+	return kitOptionFunc(func(c *kitConfig) { c.mw = append(c.mw, middleware.WithAutoBackground(after)) })
+}
+
 // Prepare prepares a coordinator's tools and model on sup (the in-process
 // *work.Supervisor or another work.Engine). ts holds ordinary tools
 // (passed through untouched), Children (foreground children) and
@@ -161,7 +172,10 @@ func WithPromptTools(names ...string) Option {
 // any case (or a "work" among WithPromptTools) when the work tool is added,
 // on a child built from an executor whose function-calling agent runs on a
 // client that sends no tools (ErrToolsNotSent), and on the errors of
-// middleware.Prepare (a schema that declares run_in_background). An
+// middleware.Prepare (a schema that declares run_in_background; a
+// WithAutoBackground or WithBackgroundDefault on a child that is not
+// Backgroundable, or a bound of zero or less:
+// middleware.ErrInvalidBackgroundOption). An
 // ordinary tool named "work" is allowed when no child is backgroundable.
 func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
 	if ctx == nil {
@@ -235,7 +249,8 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 			}
 		}
 	}
-	set, err := middleware.PrepareContext(ctx, sup, cfg.owner, entries, cfg.extraNames...)
+	set, err := middleware.PrepareWith(ctx, sup, cfg.owner, entries,
+		append([]middleware.Option{middleware.WithExtraTools(cfg.extraNames...)}, cfg.mw...)...)
 	if err != nil {
 		return nil, err
 	}
