@@ -6,6 +6,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // controlState is one Work's state machine and mailbox, the state of its
@@ -39,11 +40,7 @@ type controlState struct {
 	Updates int       `json:",omitempty"`
 	// The guidance mailbox: the texts until the child takes them or the
 	// Work ends; the command records keep digests only.
-	Pending   []string `json:",omitempty"`
-	PendBytes int      `json:",omitempty"`
-	Cursor    int      `json:",omitempty"`
-	Commands  map[string]commandRecord
-	CmdOrder  []string `json:",omitempty"`
+	driver.Mailbox[string]
 }
 
 const stateKey = "s"
@@ -115,7 +112,7 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 	}
 	input := in.Input
 	in.Input = ""
-	s := &controlState{In: in, State: work.StateQueued, Commands: map[string]commandRecord{}}
+	s := &controlState{In: in, State: work.StateQueued}
 	if in.Updates != nil {
 		s.Upd = &updState{Log: work.NewUpdateLog(*in.Updates).State()}
 	}
@@ -288,8 +285,7 @@ func (c control) output(ctx restate.ObjectSharedContext, owner string) (outputRe
 
 // drop drops undelivered guidance (the Work ends).
 func (c control) drop(s *controlState) {
-	if n := len(s.Pending); n > 0 {
-		s.Pending, s.PendBytes = nil, 0
+	if n := len(s.Drop()); n > 0 {
 		c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDropped, Count: n})
 	}
 }

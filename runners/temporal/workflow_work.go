@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"errors"
-	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -10,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // workWorkflow returns the Work workflow, reporting to obs: it runs one
@@ -24,7 +24,7 @@ func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutc
 }
 
 func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash) (workOutcome, error) {
-	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}, queuedFrom: in.Created}
+	w := &workRun{in: in, state: work.StateQueued, queuedFrom: in.Created}
 	w.resume()
 	// From the start: an answer delivered with the first workflow task is
 	// validated as its handler is registered.
@@ -127,12 +127,8 @@ type workRun struct {
 	failClass string      // a failed Work's class
 	spent     *work.Usage // what the last attempt spent; nil: unknown
 	progress  work.Progress
-	pending   []guidanceRef
-	pendBytes int
-	dropped   []string // holders of messages that will never be delivered
-	cursor    int
-	commands  map[string]commandRecord
-	cmdOrder  []string
+	mail      driver.Mailbox[guidanceRef]
+	dropped   []string    // holders of messages that will never be delivered
 	rev       int64       // the revision of the last record made for the registry (see record)
 	last      ownerRecord // the last record this workflow sent to it
 	// Work that waits (workflow_job.go, workflow_approval.go).
@@ -166,8 +162,8 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (commandRecord, error) {
-		return w.commands[command], nil
+	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (driver.Command, error) {
+		return w.mail.Commands[command], nil
 	}); err != nil {
 		return err
 	}
@@ -209,23 +205,12 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateSend, func(ctx workflow.Context, r sendRequest) (sendReply, error) {
-		if c, ok := w.commands[r.Command]; ok && r.Command != "" {
+		if c, ok := w.mail.Commands[r.Command]; ok && r.Command != "" {
 			return c.Reply, nil // the validator checked the digest
 		}
-		w.cursor++
-		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx), Ref: r.Ref}
-		w.pending = append(w.pending, guidanceRef{Ref: r.Ref, Bytes: r.Bytes})
-		w.pendBytes += r.Bytes
+		reply := w.mail.Accept(guidanceRef{Ref: r.Ref, Bytes: r.Bytes}, r.Bytes, r.Command, r.Digest, workflow.Now(ctx), r.Ref, w.in.Mailbox.Commands)
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
 		w.answerQuestions() // guidance answers the open questions (workflow_updates.go)
-		if r.Command != "" {
-			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
-			w.cmdOrder = append(w.cmdOrder, r.Command)
-			if n := w.in.Mailbox.Commands; n > 0 && len(w.cmdOrder) > n {
-				delete(w.commands, w.cmdOrder[0])
-				w.cmdOrder = w.cmdOrder[1:]
-			}
-		}
 		return reply, nil
 	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
 		return err
@@ -234,8 +219,8 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	// queued so far, in order; ack then takes the first n of them (read).
 	// A worker that dies between the two leaves them queued.
 	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
-		refs := make([]string, len(w.pending))
-		for i, p := range w.pending {
+		refs := make([]string, len(w.mail.Pending))
+		for i, p := range w.mail.Pending {
 			refs[i] = p.Ref
 		}
 		return refs, nil
@@ -243,12 +228,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateAck, func(ctx workflow.Context, n int) error {
-		n = min(max(n, 0), len(w.pending))
-		for _, p := range w.pending[:n] {
-			w.pendBytes -= p.Bytes
-		}
-		w.pending = slices.Delete(w.pending, 0, n)
-		if n > 0 {
+		if n := len(w.mail.Take(max(n, 0), func(g guidanceRef) int { return g.Bytes })); n > 0 {
 			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: n})
 		}
 		return nil
@@ -272,20 +252,8 @@ func (w *workRun) validateSend(r sendRequest) error {
 	if !w.visible(r.Owner) {
 		return workErr(work.ErrNotFound)
 	}
-	if w.in.Kind != work.KindAgent && !r.Answer {
-		return workErr(work.ErrNotAgent)
-	}
-	if c, ok := w.commands[r.Command]; ok && r.Command != "" {
-		if c.Digest != r.Digest {
-			return workErr(work.ErrConflict)
-		}
-		return nil
-	}
-	if w.state.Terminal() {
-		return workErr(work.ErrTerminal)
-	}
-	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+r.Bytes > m.Bytes) {
-		return workErr(work.ErrMailboxFull)
+	if _, refusal := w.mail.Check(w.in.Kind, r.Answer, r.Command, r.Digest, r.Bytes, w.state.Terminal(), w.in.Mailbox); refusal != nil {
+		return workErr(refusal)
 	}
 	return nil
 }
@@ -382,12 +350,11 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 
 // dropGuidance drops the undelivered guidance of a Work that ends.
 func (w *workRun) dropGuidance(ctx workflow.Context) {
-	if n := len(w.pending); n > 0 {
-		for _, p := range w.pending {
+	if d := w.mail.Drop(); len(d) > 0 {
+		for _, p := range d {
 			w.dropped = append(w.dropped, p.Ref)
 		}
-		w.pending, w.pendBytes = nil, 0
-		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: n})
+		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: len(d)})
 	}
 }
 
