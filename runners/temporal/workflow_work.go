@@ -368,7 +368,6 @@ func (w *workRun) record(ctx workflow.Context) ownerRecord {
 // revision.
 const revTaskShift = 16
 
-
 // tellOwner sends update name to the owner's registry and returns once
 // the registry has applied it. It is sent from a local activity, within
 // the workflow task that decides it: a signal from the workflow itself
