@@ -35,7 +35,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 	// continued as new in between recognises the Work id (driver's
 	// Decision.Again).
 	var reply admitReply
-	if err := retry(base, e.cfg.rpcTimeout, func(ctx context.Context) error {
+	if err := retry(base, e.cfg.rpcTimeout, tries, func(ctx context.Context) error {
 		return e.updateOwner(ctx, o, updateAdmit, &reply, w.Admission, "admit/"+w.ID)
 	}); err != nil {
 		reason, short := refusalOf(err)

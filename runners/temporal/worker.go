@@ -200,9 +200,10 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	}()
 	// The started update is applied once per attempt (a repeat answers
 	// as the first): a call the server was too slow to answer is tried
-	// again, not taken for the child's failure.
+	// again, while the attempt lasts (heartbeats keep it alive and bring
+	// a cancel), not taken for the child's failure.
 	var started startedReply
-	if err := retry(ctx, w.cfg.rpcTimeout, func(ctx context.Context) error {
+	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(info.Attempt))
 	}); err != nil {
 		return runOutcome{}, err
