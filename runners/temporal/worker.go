@@ -75,11 +75,11 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	// pollers there.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
-	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	wf.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
 	wf.RegisterActivityWithOptions(tellOwnerActivity(c), activity.RegisterOptions{Name: tellOwnerName})
-	wf.RegisterWorkflowWithOptions(ApprovalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
+	wf.RegisterWorkflowWithOptions(approvalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {

@@ -14,7 +14,7 @@ import (
 // a workflow timer) before it schedules anything: no activity, no
 // heartbeat, no worker slot. The owner's registry knows it awaits
 // approval from its admission on (ownerRecord.Approval); the approvals
-// index (ApprovalsWorkflow) lists it for the approver role.
+// index (approvalsWorkflow) lists it for the approver role.
 
 // waitHandlers registers the approve and deny updates and the approval
 // query (on every Work: one that does not await approval answers

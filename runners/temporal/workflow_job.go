@@ -32,9 +32,9 @@ const (
 	cancelAttempts = 3
 )
 
-// DefaultPollsPerRun is how many polls a waiting job's workflow makes
+// defaultPollsPerRun is how many polls a waiting job's workflow makes
 // before it continues as new (WithPollsPerRun).
-const DefaultPollsPerRun = 500
+const defaultPollsPerRun = 500
 
 // resume restores a continued run's state (a no-op for a first run).
 func (w *workRun) resume() {
