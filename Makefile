@@ -15,11 +15,13 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # The modules besides the root one (each with a replace of the root to its
 # checkout): examples (the demo and the integration test's programs) and
 # bench (the engine's Goal and Floor benchmarks with their comparison
-# libraries). test, vet and tidy-check cover them; dashboards has its own
-# lines, runners/temporal its own targets.
-SUBMODS   := examples bench
+# libraries), tools/release (the release's module list, licence and
+# version checks, make release-check and make api). test, vet and
+# tidy-check cover them; dashboards has its own lines, the runners their
+# own targets.
+SUBMODS   := examples bench tools/release
 
-.PHONY: copies demo test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: copies demo test chaos lint vet fmt-check files-check release-files toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -36,6 +38,7 @@ test: fmt-check
 	$(GO) test $(RACE) -count=1 $(PKGS)
 	cd examples && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd bench && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
+	cd tools/release && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd dashboards && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 
 # The long chaos runs of the engine (not part of test, which runs them at a
@@ -60,7 +63,12 @@ files-check:
 toolchain-check:
 	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
-lint: fmt-check files-check vet tidy-check copies
+lint: fmt-check files-check release-files vet tidy-check copies
+
+# Every published module (tools/release: Published) holds the root LICENSE
+# and requires the root at VERSION, with its replace kept for development.
+release-files:
+	cd tools/release && $(GO) test $(RACE) -count=1 -run '^(TestLicenses|TestRequirements)$$' .
 
 # Code written twice between the durable runners, or between either and
 # work/ (issue 34: one rule, one place): runs of six lines or more,

@@ -1,0 +1,5 @@
+module github.com/agentwork/agentwork/tools/release
+
+go 1.26.0
+
+require golang.org/x/mod v0.42.0
