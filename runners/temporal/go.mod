@@ -3,7 +3,7 @@ module github.com/agentwork/agentwork/runners/temporal
 go 1.26.8
 
 require (
-	github.com/agentwork/agentwork v0.0.0
+	github.com/agentwork/agentwork v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
