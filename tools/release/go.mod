@@ -3,3 +3,7 @@ module github.com/agentwork/agentwork/tools/release
 go 1.26.0
 
 require golang.org/x/mod v0.42.0
+
+require github.com/agentwork/agentwork v0.1.0
+
+replace github.com/agentwork/agentwork => ../..
