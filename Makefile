@@ -21,7 +21,7 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # own targets.
 SUBMODS   := examples bench tools/release
 
-.PHONY: copies demo test chaos lint vet fmt-check files-check release-files toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: copies demo test chaos lint vet fmt-check files-check release-files api api-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -63,7 +63,16 @@ files-check:
 toolchain-check:
 	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
-lint: fmt-check files-check release-files vet tidy-check copies
+lint: fmt-check files-check release-files api-check vet tidy-check copies
+
+# The exported API of every published package, one feature a line, under
+# api/ (tools/release/cmd/apirecord): make api rewrites it after an API
+# change, for review in the diff; make lint fails while it differs.
+api:
+	cd tools/release && $(GO) run ./cmd/apirecord -w
+
+api-check:
+	cd tools/release && $(GO) run ./cmd/apirecord
 
 # Every published module (tools/release: Published) holds the root LICENSE
 # and requires the root at VERSION, with its replace kept for development.
