@@ -21,7 +21,7 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # own targets.
 SUBMODS   := examples bench tools/release
 
-.PHONY: copies demo test chaos lint vet fmt-check files-check release-files api api-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: copies demo test chaos lint vet fmt-check files-check release-files api api-check staticcheck toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -63,7 +63,15 @@ files-check:
 toolchain-check:
 	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
-lint: fmt-check files-check release-files api-check vet tidy-check copies
+lint: fmt-check files-check release-files api-check vet staticcheck tidy-check copies
+
+# staticcheck on every module with Go code (the integration-tagged tests
+# included: they use helpers nothing else does), clean. Findings a change
+# should not fix carry a //lint:ignore with the reason.
+STATICCHECK      := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_MODS := . runners/temporal runners/restate examples bench dashboards tools/release
+staticcheck:
+	@set -e; for m in $(STATICCHECK_MODS); do echo "staticcheck -tags integration ./... (in $$m)"; (cd $$m && $(STATICCHECK) -tags integration ./...); done
 
 # The exported API of every published package, one feature a line, under
 # api/ (tools/release/cmd/apirecord): make api rewrites it after an API
@@ -149,7 +157,7 @@ test-temporal:
 test-restate:
 	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
-# What durable Work costs on Restate (docs/durable-cost-restate.md), not
+# What durable Work costs on Restate (docs/notes/durable-cost-restate.md), not
 # part of .ci/run (benchmarks need a quiet machine): start -> work.ref and
 # start -> result beside a bare Restate workflow invocation (interleaved
 # rounds, medians: BenchmarkRestate), the same as separate benchmarks
@@ -189,7 +197,7 @@ demo-restate:
 # What durable Work costs beside bare Temporal in the same run, one table:
 # actions (Temporal Cloud's definition), history events and bytes per
 # Work, one owner's admission throughput, start latencies and a 1,000-Work
-# run through two worker processes (.ci/bench-temporal; docs/durable-cost.md
+# run through two worker processes (.ci/bench-temporal; docs/notes/durable-cost.md
 # has the figures); then the Restate runner's invocations, journal entries
 # and latencies beside a bare Restate invocation (BENCH_RESTATE=0 leaves
 # them out). Not part of .ci/run: it needs a quiet machine.

@@ -72,7 +72,8 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 		return s.readLocked(it, nil)
 	}
 	s.mu.Unlock()
-	it.emitMu.Lock()
+	it.emitMu.Lock() // a barrier: waits until the emitter holding it is done
+	//lint:ignore SA2001 the empty section is the barrier above
 	it.emitMu.Unlock()
 	s.mu.Lock()
 	return s.readLocked(s.lookupLocked(o, id))
