@@ -140,6 +140,13 @@ dashboards:
 integration:
 	./.ci/integration
 
+# The release rehearsal (docs/releasing.md): every published module at
+# VERSION through a module proxy on disk, installed, built and run by
+# consumer modules outside the repository with an empty module cache.
+.PHONY: release-check
+release-check:
+	cd tools/release && $(GO) run ./cmd/releasecheck
+
 # The Temporal runner (its own module, runners/temporal): vet, tidiness,
 # then the engine conformance suite and the worker-process tests (SIGKILL
 # -> worker_lost, retry) on an in-process Temporal server (temporaltest).

@@ -124,7 +124,10 @@ func (rc *rehearsal) env() error {
 		"GOMODCACHE="+filepath.Join(rc.tmp, "modcache"),
 		"GOPROXY=file://"+filepath.ToSlash(rc.proxy)+","+strings.TrimSpace(string(usual)),
 		"GONOSUMDB="+release.RootPath,
-		"GOFLAGS=-mod=mod",
+		// -trimpath: the temporary module cache's path is then in no
+		// build action's key, so a second rehearsal reuses the first's
+		// compiled packages.
+		"GOFLAGS=-mod=mod -trimpath",
 		"GOWORK=off",
 	)
 	if rc.cold {

@@ -3,7 +3,7 @@
 // tree at VERSION into a module proxy on disk, then, in a fresh directory
 // outside the repository with an empty module cache, installs them as a
 // user would (GOPROXY=file:///<proxy>,<the usual proxy>,
-// GONOSUMDB=github.com/agentwork/agentwork, GOFLAGS=-mod=mod): it builds
+// GONOSUMDB=github.com/agentwork/agentwork, GOFLAGS="-mod=mod -trimpath"): it builds
 // and runs the README's first program against a fake OpenAI server,
 // builds a Temporal and a Restate coordinator and worker that use
 // telemetry (testdata/consumers), and runs tests of the Restate runner
