@@ -318,7 +318,7 @@ func restateServer(root string) (string, error) {
 	if m, _ := filepath.Glob(filepath.Join(root, glob)); len(m) > 0 {
 		return m[len(m)-1], nil
 	}
-	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestUnknownTarget$", ".")
+	cmd := exec.Command("go", "test", "-race", "-count=1", "-run", "^TestUnknownTarget$", ".")
 	cmd.Dir = filepath.Join(root, "runners", "restate")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("installing the restate-server (go test in runners/restate): %w\n%s", err, out)
