@@ -354,7 +354,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 	if taken == len(refs) {
 		seen.upTo(newest)
 	}
-	ns := activity.GetInfo(ctx).WorkflowNamespace
+	ns := activity.GetInfo(ctx).Namespace
 	for _, ref := range refs[:taken] {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
 		_, _ = w.c.WorkflowService().DeleteWorkflowExecution(sctx, &workflowservice.DeleteWorkflowExecutionRequest{
@@ -388,7 +388,7 @@ func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64,
 	last := seen.last
 	seen.mu.Unlock()
 	info := activity.GetInfo(ctx)
-	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.WorkflowNamespace,
+	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.Namespace,
 		Execution:       &commonpb.WorkflowExecution{WorkflowId: info.WorkflowExecution.ID, RunId: info.WorkflowExecution.RunID},
 		MaximumPageSize: sendsPage}
 	for {
