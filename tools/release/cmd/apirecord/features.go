@@ -164,4 +164,22 @@ func (w *walker) typeName(o *types.TypeName) {
 		}
 		w.emit("method (%s) %s%s", recv, m.Name(), w.sig(s))
 	}
+	// Methods promoted from embedded fields are the type's API too (an
+	// unexported embedded type's exported methods included).
+	if _, isStruct := named.Underlying().(*types.Struct); !isStruct {
+		return
+	}
+	values := types.NewMethodSet(named)
+	ptrs := types.NewMethodSet(types.NewPointer(named))
+	for i := range ptrs.Len() {
+		sel := ptrs.At(i)
+		if len(sel.Index()) < 2 || !sel.Obj().Exported() {
+			continue // declared on the type itself (above), or unexported
+		}
+		recv := "*" + o.Name()
+		if values.Lookup(sel.Obj().Pkg(), sel.Obj().Name()) != nil {
+			recv = o.Name()
+		}
+		w.emit("method (%s) %s%s", recv, sel.Obj().Name(), w.sig(sel.Obj().Type().(*types.Signature)))
+	}
 }
