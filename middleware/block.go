@@ -34,7 +34,8 @@ func (s *Set) StatusBlock(ctx context.Context) string {
 }
 
 // StatusBlockRows is StatusBlock that also returns the rows the block
-// shows, so that an adapter can tell which settlements the model has seen.
+// shows. A block rendered while RunUntilSettled runs counts as shown to
+// the coordinator: a failure among its rows is not announced again.
 func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	if s == nil || s.sup == nil || s.released.Load() {
 		return "", nil
@@ -61,6 +62,7 @@ func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	b.WriteString("(read results with the work tool's result action; status never includes output)")
 	s.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: s.owner.ID(), Depth: s.owner.Depth(),
 		Time: s.sup.Now(), Count: len(rows)})
+	s.shown(rows)
 	return b.String(), rows
 }
 

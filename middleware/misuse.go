@@ -50,6 +50,10 @@ var (
 	// ErrNotPrepared: a method of a Set that Prepare did not make (the zero
 	// Set).
 	ErrNotPrepared = errors.New("middleware: the Set was not made by Prepare")
+	// ErrReleased: RunUntilSettled of a Set after its Release.
+	ErrReleased = errors.New("middleware: the Set was released")
+	// ErrNilRun: RunUntilSettled got a nil run function.
+	ErrNilRun = errors.New("middleware: RunUntilSettled: nil run function")
 )
 
 // prepError is a preparation error: its own message, and the sentinel it

@@ -35,6 +35,10 @@ type Set struct {
 	// against it (write): no launch starts Work after Release.
 	relMu    sync.RWMutex
 	released atomic.Bool
+
+	// watch records the failed Works the Set's status blocks showed while
+	// RunUntilSettled runs.
+	watch failureWatch
 }
 
 // Prepare is PrepareContext with context.Background(): the probe of the

@@ -236,6 +236,22 @@ func validCallID(id string) bool {
 	return true
 }
 
+// validProvider reports whether a provider name looks like one of the
+// GenAI conventions' values: 1 to 64 ASCII letters, digits, '_', '-' and
+// '.' ("openai", "gcp.gemini", "aws.bedrock", "azure.ai.openai").
+func validProvider(name string) bool {
+	if name == "" || len(name) > maxCallID {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
 func stateIndex(s work.State) int {
 	for i, v := range work.States {
 		if v == s {

@@ -264,7 +264,7 @@ func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context) []attribut
 	if validCallID(info.AgentID) {
 		attrs = append(attrs, keyAgentID.String(info.AgentID))
 	}
-	if validCallID(info.Provider) {
+	if validProvider(info.Provider) {
 		attrs = append(attrs, keyProvider.String(info.Provider))
 	}
 	return attrs

@@ -139,7 +139,7 @@ invoke_agent researcher kind=internal parent=execute_tool researcher trace=t1 li
 		{
 			name: "background with target info",
 			run: func(t *testing.T, h *harness, ctx context.Context) {
-				ctx = work.WithTargetInfo(ctx, work.TargetInfo{Provider: "anthropic", AgentID: "researcher-v2", Description: "Researches a topic."})
+				ctx = work.WithTargetInfo(ctx, work.TargetInfo{Provider: "gcp.gemini", AgentID: "researcher-v2", Description: "Researches a topic."})
 				id, err := h.launch(ctx, researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
 				if err != nil {
 					t.Fatal(err)
@@ -151,7 +151,7 @@ invoke_agent researcher kind=internal parent=execute_tool researcher trace=t1 li
 execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.description=Researches a topic. gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.id=researcher-v2 gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=anthropic}
+  attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.id=researcher-v2 gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=gcp.gemini}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.completed {agentwork.result.bytes=1 agentwork.work.state=completed}

@@ -2,7 +2,6 @@ package langchaingo
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -41,11 +40,6 @@ func WithPool(b work.Budget) Option {
 	return kitOptionFunc(func(c *kitConfig) { c.pool = &b })
 }
 
-// finalInstruction frames the final request of a child whose budget ran
-// out, as a last user message.
-const finalInstruction = "[budget] Your %s budget for this task is used up. Do not call any tool. " +
-	"Answer now with your final answer, from what you have found so far."
-
 // finalCapture holds the answer to a child's final request, for
 // runExecutor: an agent that cannot parse it (a text agent's reply without
 // "Final Answer:") still gives it as the child's output.
@@ -55,22 +49,6 @@ type finalCapture struct {
 }
 
 type finalKey struct{}
-
-// boundary is the budget check of one model request of a child.
-type boundary struct {
-	ex   *work.Execution // nil outside a child run
-	turn work.Turn
-}
-
-// begin asks ctx's child run for one model request.
-func begin(ctx context.Context) (boundary, error) {
-	ex, ok := work.ExecutionFrom(ctx)
-	if !ok {
-		return boundary{}, nil
-	}
-	turn, err := ex.BeginRequest()
-	return boundary{ex: ex, turn: turn}, err
-}
 
 // finalOptions drops the request's tools for a final request. The
 // anthropic client keeps them when the history has tool calls (the
@@ -98,18 +76,16 @@ func hasToolParts(msgs []llms.MessageContent) bool {
 
 // end records the response's usage and keeps its tool calls within the
 // child's allowance: none after a final request, whose text is captured.
-func (b boundary) end(ctx context.Context, resp *llms.ContentResponse) *llms.ContentResponse {
-	if b.ex == nil {
+func end(ctx context.Context, b middleware.Boundary, resp *llms.ContentResponse) *llms.ContentResponse {
+	if !b.InChild() {
 		return resp
 	}
 	in, out, ok := ResponseUsage(resp)
-	b.ex.EndRequest(in, out, ok)
+	left := b.End(in, out, ok)
 	if resp == nil {
 		return nil
 	}
-	left := b.ex.ToolCallsLeft()
-	if b.turn.Final {
-		left = 0
+	if b.Final() {
 		if c, ok := ctx.Value(finalKey{}).(*finalCapture); ok && len(resp.Choices) > 0 && resp.Choices[0] != nil {
 			c.text, c.set = resp.Choices[0].Content, true
 		}
@@ -145,16 +121,9 @@ func (b boundary) end(ctx context.Context, resp *llms.ContentResponse) *llms.Con
 // not run.
 type budgeted struct{ tools.Tool }
 
-// toolNotRun is what the child's agent reads for a tool call its budget
-// does not cover.
-const toolNotRun = "[budget] This tool call was not run: the tool-call budget for this task is used up. Answer now with what you have."
-
 func (t budgeted) Call(ctx context.Context, input string) (string, error) {
-	if ex, ok := work.ExecutionFrom(ctx); ok {
-		if !ex.BeginToolCall() {
-			return toolNotRun, nil
-		}
-		ex.CountToolCall() // progress
+	if !middleware.BeginToolCall(ctx) {
+		return middleware.ToolNotRun, nil
 	}
 	return t.Tool.Call(ctx, input)
 }
@@ -182,8 +151,6 @@ func budgetTools(ts []tools.Tool) []tools.Tool {
 	}
 	return out
 }
-
-func finalText(budget string) string { return fmt.Sprintf(finalInstruction, budget) }
 
 // budgetAgentTools counts the tool calls of a copy of a known agent that
 // wrapAgentModel made; other agents are returned unchanged (their tool

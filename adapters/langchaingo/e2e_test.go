@@ -17,9 +17,11 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// The end-to-end tests run one coordinator of each agent kind, built from
-// Prepare's Tools and Model, on scripted models, with children of the same
-// kind:
+// The end-to-end tests run one coordinator of each text agent kind
+// (OneShot, Conversational: the model writes JSON after "Action Input:"
+// and reads replies as observations), built from Prepare's Tools and
+// Model, on scripted models, with children of the same kind (the
+// function-calling agent is the conformance suite's, TestConformance):
 //
 //   - lookup_docs: an ordinary tool;
 //   - summarize: a foreground child agent;
@@ -49,9 +51,8 @@ const (
 var coordinatorOnly = []string{e2eMarker, "COORDINATOR-TASK-MARKER", "lookup_docs", "summarize", "research_alpha",
 	"research_beta", "run_in_background", "Follow and control work you started", "[background work]"}
 
-func TestEndToEndOneShot(t *testing.T)         { testEndToEnd(t, kindNamed("OneShot")) }
-func TestEndToEndConversational(t *testing.T)  { testEndToEnd(t, kindNamed("Conversational")) }
-func TestEndToEndOpenAIFunctions(t *testing.T) { testEndToEnd(t, kindNamed("OpenAIFunctions")) }
+func TestEndToEndOneShot(t *testing.T)        { testEndToEnd(t, kindNamed("OneShot")) }
+func TestEndToEndConversational(t *testing.T) { testEndToEnd(t, kindNamed("Conversational")) }
 
 func testEndToEnd(t *testing.T, k agentKind) {
 	ctx := context.Background()

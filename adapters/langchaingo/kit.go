@@ -32,7 +32,6 @@ type Kit struct {
 	tools   []tools.Tool
 	schemas map[string]map[string]any // upper-cased tool name -> real schema
 	ids     *callIDs
-	watch   failureWatch // failures shown to the model while RunUntilSettled runs
 	// resume is the updates block of the run RunUntilSettled is resuming
 	// (settle_updates.go), nil outside one.
 	resume atomic.Pointer[resumeBlock]
@@ -49,8 +48,8 @@ var (
 	// ErrNilModel: Prepare got a nil model.
 	ErrNilModel = errors.New("langchaingo: nil model")
 	// ErrInvalidTool: a tool is nil, or two tools' names are equal or
-	// differ only in case, or a tool is named "work" in any case while the
-	// work tool is added.
+	// differ only in case. (A tool named "work" in any case while the work
+	// tool is added is middleware.ErrWorkToolName.)
 	ErrInvalidTool = errors.New("langchaingo: invalid tool")
 	// ErrInsideChild: WithOwner or WithPool given to Prepare inside a
 	// child, whose agents own Work in the child's own scope.
@@ -169,7 +168,8 @@ func WithDefaultAutoBackground(after time.Duration) Option {
 // tool (a nil interface or a typed nil such as a
 // nil *T), on two tools whose names differ only in case (langchaingo's
 // executor looks tools up case-insensitively), on a tool named "work" in
-// any case (or a "work" among WithPromptTools) when the work tool is added,
+// any case (or a "work" among WithPromptTools) when the work tool is added
+// (middleware.ErrWorkToolName),
 // on a child built from an executor whose function-calling agent runs on a
 // client that sends no tools (ErrToolsNotSent), and on the errors of
 // middleware.Prepare (a schema that declares run_in_background; a
@@ -209,7 +209,6 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 	entries := make(map[string]any, len(ts))
 	names := make([]string, len(ts))
 	byFold := make(map[string]string, len(ts))
-	background := false
 	infos := make(map[string]work.TargetInfo, len(ts)) // child tools only
 	for i, t := range ts {
 		if t == nil || isNil(t) {
@@ -236,17 +235,9 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 				return nil, fmt.Errorf("langchaingo: child %q: %w", name, v.err)
 			}
 			entries[name] = v.bg
-			background = true
 			infos[name] = v.info
 		default:
 			entries[name] = t
-		}
-	}
-	if background {
-		for _, name := range append(names[:len(names):len(names)], cfg.extraNames...) {
-			if strings.EqualFold(name, middleware.WorkToolName) {
-				return nil, prepErr(ErrInvalidTool, "langchaingo: a tool is named %q, which collides with the automatic %q tool (langchaingo matches tool names case-insensitively)", name, middleware.WorkToolName)
-			}
 		}
 	}
 	set, err := middleware.PrepareWith(ctx, sup, cfg.owner, entries,

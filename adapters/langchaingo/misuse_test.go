@@ -142,7 +142,6 @@ func TestPrepareMisuse(t *testing.T) {
 		{"FromTool of a tool with a bad name", context.Background(), sup, []tools.Tool{lc.Backgroundable(lc.FromTool(misFuncTool{name: "web search"}))}, nil, lc.ErrInvalidChildName, `"web search"`},
 		{"nil tool", context.Background(), sup, []tools.Tool{nil}, nil, lc.ErrInvalidTool, ""},
 		{"case twins", context.Background(), sup, []tools.Tool{misEcho("a"), misEcho("A")}, nil, lc.ErrInvalidTool, ""},
-		{"tool named work", context.Background(), sup, []tools.Tool{lc.Backgroundable(misEcho("job")), misFuncTool{name: "Work"}}, nil, lc.ErrInvalidTool, ""},
 		{"FromTool nil", context.Background(), sup, []tools.Tool{lc.FromTool(nil)}, nil, lc.ErrInvalidChild, ""},
 		{"FromExecutor nil", context.Background(), sup, []tools.Tool{lc.FromExecutor("x", "d", nil)}, nil, lc.ErrInvalidChild, `"x"`},
 		{"Backgroundable nil", context.Background(), sup, []tools.Tool{lc.Backgroundable(nil)}, nil, lc.ErrInvalidChild, ""},

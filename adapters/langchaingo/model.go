@@ -105,24 +105,24 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	var extra []llms.MessageContent
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	b, err := begin(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var co llms.CallOptions
 	for _, o := range opts {
 		o(&co)
 	}
-	if len(co.Functions) > 0 || len(co.Tools) > 0 {
-		if !sendsTools(m.inner) {
-			return nil, errToolsNotSent(m.inner)
-		}
+	tools := len(co.Functions) > 0 || len(co.Tools) > 0
+	if tools && !sendsTools(m.inner) {
+		return nil, errToolsNotSent(m.inner)
+	}
+	// The child's boundary (middleware.BeginRequest): cooperative cancel,
+	// the budget, progress, and the notes it carries (an unanswered
+	// question, guidance).
+	b, notes, err := middleware.BeginRequest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if tools {
 		dropped := false
-		if b.turn.Final {
+		if b.Final() {
 			opts, dropped = finalOptions(m.inner, opts, msgs)
 		}
 		if !dropped {
@@ -130,26 +130,16 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 			opts = m.toolOptions(opts, co, updates)
 		}
 	}
-	countModelRequest(ctx)
-	if note := middleware.NoAnswer(ctx); note != "" {
+	var extra []llms.MessageContent
+	for _, note := range notes {
 		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, note))
 	}
-	if g := middleware.Guidance(ctx); g != "" {
-		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, g))
-	}
-	// A durable engine's boundary heartbeat, taken as guidance drains, may
-	// bring a cancel: the request of this boundary is not sent then.
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if b.turn.Final {
-		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, finalText(b.turn.Budget)))
+	if b.Final() {
+		extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, b.FinalInstruction()))
 	}
 	if m.kit != nil {
-		block, rows := m.kit.set.StatusBlockRows(ctx)
-		if block != "" {
+		if block := m.kit.set.StatusBlock(ctx); block != "" {
 			extra = append(extra, llms.TextParts(llms.ChatMessageTypeHuman, block))
-			m.kit.shown(rows)
 		}
 	}
 	if m.kit != nil {
@@ -164,7 +154,7 @@ func (m *Model) GenerateContent(ctx context.Context, msgs []llms.MessageContent,
 		resp = mergeChoices(resp)
 	}
 	if err == nil {
-		resp = b.end(ctx, resp)
+		resp = end(ctx, b, resp)
 	}
 	if m.kit != nil {
 		m.kit.ids.step(resp)

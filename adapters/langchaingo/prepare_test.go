@@ -69,7 +69,6 @@ func TestPrepareErrors(t *testing.T) {
 	sup := work.New()
 	defer closeSup(t, sup)
 	fn := func(context.Context, string) (string, error) { return "", nil }
-	reserved := lc.WithSchema(map[string]any{"type": "object", "properties": map[string]any{"run_in_background": map[string]any{"type": "boolean"}}})
 	tests := []struct {
 		name  string
 		model llms.Model
@@ -80,8 +79,6 @@ func TestPrepareErrors(t *testing.T) {
 		{"duplicate names", scripted.New(), []tools.Tool{constTool("a", ""), constTool("a", "")}, nil, `two tools are named "a"`},
 		{"duplicate child", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn), lc.Backgroundable(lc.NewFunction("a", "", fn))}, nil, `two tools are named "a"`},
 		{"names differing only in case", scripted.New(), []tools.Tool{constTool("Search", ""), constTool("search", "")}, nil, "differ only in case"},
-		{"authored work", scripted.New(), []tools.Tool{constTool("work", ""), lc.Backgroundable(lc.NewFunction("a", "", fn))}, nil, `"work"`},
-		{"authored Work, another case", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn)), constTool("Work", "")}, nil, `"Work"`},
 		{"authored WORK child", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn)), lc.NewFunction("WORK", "", fn)}, nil, `"WORK"`},
 		{"work in the prompt", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn))}, []lc.Option{lc.WithPromptTools("work")}, `"work"`},
 		{"Work in the prompt", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn))}, []lc.Option{lc.WithPromptTools("Work")}, `"Work"`},
@@ -91,8 +88,6 @@ func TestPrepareErrors(t *testing.T) {
 		{"FromTool of typed nil", scripted.New(), []tools.Tool{lc.FromTool((*ptrTool)(nil))}, nil, "nil tool"},
 		{"FromExecutor of nil", scripted.New(), []tools.Tool{lc.FromExecutor("a", "", nil)}, nil, "nil executor"},
 		{"typed nil model", (*scripted.Model)(nil), nil, nil, "nil model"},
-		{"background schema with run_in_background", scripted.New(), []tools.Tool{lc.Backgroundable(lc.NewFunction("a", "", fn, reserved))}, nil, "run_in_background"},
-		{"foreground schema with run_in_background", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn, reserved)}, nil, "run_in_background"},
 		{"schema not an object", scripted.New(), []tools.Tool{lc.NewFunction("a", "", fn, lc.WithSchema(map[string]any{"type": "string"}))}, nil, "object schema"},
 		{"nil tool", scripted.New(), []tools.Tool{nil}, nil, "nil"},
 		{"nil model", nil, nil, nil, "nil model"},
@@ -117,21 +112,6 @@ type ptrTool struct{ name string }
 func (p *ptrTool) Name() string                                 { return p.name }
 func (p *ptrTool) Description() string                          { return "a pointer tool" }
 func (p *ptrTool) Call(context.Context, string) (string, error) { return p.name, nil }
-
-// TestPrepareWorkNameWithoutBackground: with no backgroundable child there
-// is no automatic work tool, so an ordinary tool named work is allowed.
-func TestPrepareWorkNameWithoutBackground(t *testing.T) {
-	sup := work.New()
-	defer closeSup(t, sup)
-	kit, err := lc.Prepare(context.Background(), sup, scripted.New(), []tools.Tool{constTool("work", "mine")})
-	if err != nil {
-		t.Fatalf("Prepare: %v", err)
-	}
-	defer kit.Release()
-	if ts := kit.Tools(); len(ts) != 1 || ts[0].Name() != "work" || ts[0].Description() != "Returns a constant." {
-		t.Fatalf("tools = %v, want the authored work tool only", ts)
-	}
-}
 
 // TestPrepareKeepsOrder: Kit.Tools is in the caller's order, work last.
 func TestPrepareKeepsOrder(t *testing.T) {

@@ -29,8 +29,9 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 }
 
 // TestFunctionsAgentSchemas: an OpenAIFunctionsAgent built on a Kit offers
-// real JSON schemas for the work tool and the prepared children, in
-// Functions and in Tools, while ordinary tools keep langchaingo's __arg1.
+// the prepared tools' real JSON schemas, the same in Functions and in
+// Tools, while ordinary tools keep langchaingo's __arg1. (What those
+// schemas hold is the conformance suite's WorkToolOnce case.)
 func TestFunctionsAgentSchemas(t *testing.T) {
 	ctx := context.Background()
 	sup := work.New()
@@ -78,24 +79,9 @@ func TestFunctionsAgentSchemas(t *testing.T) {
 			Properties map[string]struct{ Type string } `json:"properties"`
 		}
 		_ = json.Unmarshal(fn.Parameters, &s)
-		_, hasArg1 := s.Properties["__arg1"]
-		bg, hasBG := s.Properties["run_in_background"]
-		switch name {
-		case "research", "render":
-			if !hasBG || bg.Type != "boolean" {
-				t.Errorf("%s: run_in_background not visible: %s", name, fn.Parameters)
-			}
-		default:
-			if hasBG {
-				t.Errorf("%s offers run_in_background: %s", name, fn.Parameters)
-			}
-		}
-		if hasArg1 {
+		if _, hasArg1 := s.Properties["__arg1"]; hasArg1 {
 			t.Errorf("%s schema has __arg1: %s", name, fn.Parameters)
 		}
-	}
-	if p := req.Functions[2].Parameters; !strings.Contains(string(p), `"title"`) {
-		t.Errorf("render schema lost its declared field: %s", p)
 	}
 }
 

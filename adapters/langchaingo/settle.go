@@ -3,81 +3,48 @@ package langchaingo
 import (
 	"context"
 	"errors"
-	"strings"
-	"sync"
 
 	"github.com/tmc/langchaingo/chains"
 
 	"github.com/agentwork/agentwork/middleware"
-	"github.com/agentwork/agentwork/work"
 )
 
 // DefaultMaxResumes bounds how often RunUntilSettled runs the coordinator
-// again when no WithMaxResumes is given.
-const DefaultMaxResumes = 8
+// again when no WithMaxResumes is given (middleware.DefaultMaxResumes).
+const DefaultMaxResumes = middleware.DefaultMaxResumes
 
 // NoticeHeader opens the user message RunUntilSettled resumes the
-// coordinator with; one line per settled Work follows, for example
+// coordinator with (middleware.NoticeHeader); one line per settled Work
+// follows, for example
 //
 //	[background work notice] Background work settled:
 //	background work 3f0c5a7e21d94b8c9e6f0a1b2c3d4e5f (research_web) completed: read it with the work tool's result action
 //	background work 9a1b7c3d5e8f40a2b6c4d8e0f1a3b5c7 (fetch_dataset) failed: check it with the work tool's status action
 //
 // The message is content-free: ids, target labels and states only.
-const NoticeHeader = "[background work notice] Background work settled:"
+const NoticeHeader = middleware.NoticeHeader
 
-// SettleOption configures RunUntilSettled.
-type SettleOption interface{ apply(*settleConfig) }
+// QuestionHeader opens the content-free notice RunUntilSettled resumes
+// the coordinator with when a child that reports its updates
+// (ReportUpdates) asked a question while its Work is live
+// (middleware.QuestionHeader). The question itself is child content: it
+// is only in the updates block (middleware.UpdatesBlock), a user message
+// of its own.
+const QuestionHeader = middleware.QuestionHeader
 
-type settleConfig struct {
-	maxResumes int
-	onAnswer   func(run int, answer string)
-}
-
-type settleOptionFunc func(*settleConfig)
-
-func (f settleOptionFunc) apply(c *settleConfig) { f(c) }
+// SettleOption configures RunUntilSettled (middleware.SettleOption).
+type SettleOption = middleware.SettleOption
 
 // WithMaxResumes bounds the coordinator's runs after the first (default
 // DefaultMaxResumes). Values below 0 are ignored; 0 never resumes.
-func WithMaxResumes(n int) SettleOption {
-	return settleOptionFunc(func(c *settleConfig) {
-		if n >= 0 {
-			c.maxResumes = n
-		}
-	})
-}
+func WithMaxResumes(n int) SettleOption { return middleware.WithMaxResumes(n) }
 
 // WithOnAnswer calls fn with each run's answer as it ends (run 0 is the
 // first), on the calling goroutine. A nil fn is ignored.
-func WithOnAnswer(fn func(run int, answer string)) SettleOption {
-	return settleOptionFunc(func(c *settleConfig) {
-		if fn != nil {
-			c.onAnswer = fn
-		}
-	})
-}
+func WithOnAnswer(fn func(run int, answer string)) SettleOption { return middleware.WithOnAnswer(fn) }
 
-// Settled reports what RunUntilSettled did.
-type Settled struct {
-	Answers []string // each run's answer, the first run's first
-	Resumes int      // runs after the first
-	Notices int      // settled Works the coordinator was told about
-	// Updates counts the child updates handed to the coordinator
-	// (ReportUpdates), Questions the resumes for a child's question.
-	Updates, Questions int
-	// Capped reports that the resume cap stopped the loop while the Kit's
-	// Work was still live or had settled unannounced.
-	Capped bool
-}
-
-// Answer returns the last run's answer, or "".
-func (s Settled) Answer() string {
-	if len(s.Answers) == 0 {
-		return ""
-	}
-	return s.Answers[len(s.Answers)-1]
-}
+// Settled reports what RunUntilSettled did (middleware.Settled).
+type Settled = middleware.Settled
 
 // RunUntilSettled runs the coordinator chain (normally the Executor built
 // around the Kit's Tools and Model) with input and, whenever a run ends
@@ -132,117 +99,41 @@ func (s Settled) Answer() string {
 // resumed with the notice alone; a chain without memory (an Executor's
 // default) remembers nothing of the first run, so it is resumed with the
 // original input, a blank line and the notice.
+//
+// The loop, its notices and what it announces are
+// middleware.Set.RunUntilSettled's; this method only feeds the chain.
 func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input string, opts ...SettleOption) (Settled, error) {
-	cfg := settleConfig{maxResumes: DefaultMaxResumes}
-	for _, o := range opts {
-		if o != nil {
-			o.apply(&cfg)
-		}
-	}
-	var res Settled
 	switch {
 	case k == nil || k.set == nil:
-		return res, ErrNotPrepared
+		return Settled{}, ErrNotPrepared
 	case ctx == nil:
-		return res, ErrNilContext
+		return Settled{}, ErrNilContext
 	case k.set.Released():
-		return res, ErrReleased
+		return Settled{}, ErrReleased
 	case chain == nil:
-		return res, errors.New("langchaingo: RunUntilSettled: nil chain")
+		return Settled{}, errors.New("langchaingo: RunUntilSettled: nil chain")
 	}
-	owner := k.Owner()
-	sub, err := k.sup.Subscribe(ctx, owner, 0)
-	if err != nil {
-		return res, err
+	remembers := hasMemory(ctx, chain)
+	res, err := k.set.RunUntilSettled(ctx, func(ctx context.Context, r middleware.Resume) (string, error) {
+		in := input
+		if r.Run > 0 {
+			in = r.Notice
+			if !remembers {
+				in = input + "\n\n" + r.Notice
+			}
+		}
+		if r.Updates != "" {
+			// Handed over with this resume only: the run's requests carry
+			// it, as a user message of its own after the notice.
+			k.resume.Store(&resumeBlock{marker: r.Notice, block: r.Updates})
+			defer k.resume.Store(nil)
+		}
+		return runChain(ctx, chain, in)
+	}, opts...)
+	if errors.Is(err, middleware.ErrReleased) {
+		err = ErrReleased
 	}
-	defer sub.Close()
-	shown := k.watch.begin()
-	defer k.watch.end(shown)
-	announced := make(map[string]bool)
-	watch := k.newUpdateWatch()
-	task, remembers := input, hasMemory(ctx, chain)
-	for run := 0; ; run++ {
-		answer, err := runChain(ctx, chain, input)
-		k.resume.Store(nil)
-		if err != nil {
-			return res, err
-		}
-		res.Answers = append(res.Answers, answer)
-		if cfg.onAnswer != nil {
-			cfg.onAnswer(run, answer)
-		}
-		var due []work.Status
-		var ups pendingUpdates
-		for {
-			if k.set.Released() {
-				// Released during the run: the owner's Work is gone and
-				// its id may already be another Kit's.
-				return res, nil
-			}
-			drainNotices(sub.C(), watch)
-			// Live first: a Work settling between the two reads is then
-			// either still live or among the settled.
-			live, err := k.sup.Live(ctx, owner)
-			if err != nil {
-				return res, err
-			}
-			settled, err := k.sup.Settled(ctx, owner)
-			if err != nil {
-				return res, err
-			}
-			due = pending(settled, announced, k.watch.failedShown(shown))
-			if ups, err = watch.collect(ctx, owner, settled); err != nil {
-				return res, err
-			}
-			if len(due) > 0 || len(ups.questions) > 0 || !live {
-				break
-			}
-			if res.Resumes >= cfg.maxResumes {
-				res.Capped = true
-				return res, nil
-			}
-			select {
-			case n, ok := <-sub.C():
-				if !ok {
-					return res, nil // released or closed
-				}
-				watch.note(n)
-			case <-ctx.Done():
-				return res, ctx.Err()
-			}
-		}
-		if len(due) == 0 && len(ups.questions) == 0 {
-			return res, nil
-		}
-		if res.Resumes >= cfg.maxResumes {
-			res.Capped = true
-			return res, nil
-		}
-		for _, st := range due {
-			announced[st.Work.ID] = true
-		}
-		res.Resumes++
-		res.Notices += len(due)
-		var notice []string
-		if len(due) > 0 {
-			notice = append(notice, noticeMessage(due))
-		}
-		if len(ups.questions) > 0 {
-			res.Questions++
-			notice = append(notice, questionMessage(ups.questions))
-		}
-		input = strings.Join(notice, "\n\n")
-		if block := middleware.UpdatesBlock(ups.works); block != "" {
-			// Handed over with this resume only: the next run's requests
-			// carry it, as a user message of its own after the notice.
-			k.resume.Store(&resumeBlock{marker: input, block: block})
-			res.Updates += ups.count()
-		}
-		watch.commit(ups)
-		if !remembers {
-			input = task + "\n\n" + input
-		}
-	}
+	return res, err
 }
 
 // hasMemory reports whether chain keeps the conversation between runs: a
@@ -251,88 +142,6 @@ func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input str
 func hasMemory(ctx context.Context, chain chains.Chain) bool {
 	m := chain.GetMemory()
 	return m != nil && len(m.MemoryVariables(ctx)) > 0
-}
-
-// pending returns the settled Works (oldest settlement first) not yet
-// announced that need a notice: completed with an unread result, or failed
-// without the failure having been shown to the coordinator.
-func pending(settled []work.Status, announced map[string]bool, shown func(string) bool) (due []work.Status) {
-	for _, st := range settled {
-		switch {
-		case announced[st.Work.ID]:
-		case st.State == work.StateCompleted && st.ResultAvailable && !st.ResultRead,
-			st.State == work.StateFailed && !shown(st.Work.ID):
-			due = append(due, st)
-		}
-	}
-	return due
-}
-
-// failureWatch records, for each RunUntilSettled in progress on a Kit, the
-// failed Works its coordinator's status blocks have shown.
-type failureWatch struct {
-	mu   sync.Mutex
-	sets map[*shownSet]struct{}
-}
-
-type shownSet struct{ failed map[string]bool }
-
-func (w *failureWatch) begin() *shownSet {
-	s := &shownSet{failed: make(map[string]bool)}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.sets == nil {
-		w.sets = make(map[*shownSet]struct{})
-	}
-	w.sets[s] = struct{}{}
-	return s
-}
-
-func (w *failureWatch) end(s *shownSet) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	delete(w.sets, s)
-}
-
-// failedShown returns whether s saw a Work's failure.
-func (w *failureWatch) failedShown(s *shownSet) func(string) bool {
-	return func(id string) bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return s.failed[id]
-	}
-}
-
-// shown records the failed Works of a status block shown to the Kit's
-// coordinator.
-func (k *Kit) shown(rows []work.Row) {
-	w := &k.watch
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.sets) == 0 {
-		return
-	}
-	for _, r := range rows {
-		if r.State == work.StateFailed {
-			for s := range w.sets {
-				s.failed[r.ID] = true
-			}
-		}
-	}
-}
-
-func noticeMessage(due []work.Status) string {
-	var b strings.Builder
-	b.WriteString(NoticeHeader)
-	for _, st := range due {
-		b.WriteString("\nbackground work " + st.Work.ID + " (" + st.TargetLabel + ") ")
-		if st.State == work.StateFailed {
-			b.WriteString("failed: check it with the work tool's status action")
-		} else {
-			b.WriteString("completed: read it with the work tool's result action")
-		}
-	}
-	return b.String()
 }
 
 // runChain runs chain with input under "input" and returns its one string

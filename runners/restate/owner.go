@@ -48,6 +48,8 @@ func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, 
 		restate.Set(ctx, ownerKey, s)
 	}
 	switch d := s.Decide(r.Admission); {
+	case d.Again != nil: // its first call sent the Work's workflow
+		return admitReply{ID: d.Again.ID, TargetID: d.Again.TargetID, Seq: d.Again.Seq}, nil
 	case d.Replay != nil:
 		return admitReply{Replay: true, ID: d.Replay.ID, TargetID: d.Replay.TargetID}, nil
 	case d.Refusal != nil:

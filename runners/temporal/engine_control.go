@@ -89,7 +89,7 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 		if qerr != nil {
 			return 0, time.Time{}, fromTemporal(qerr)
 		}
-		var c commandRecord
+		var c driver.Command
 		if qerr := v.Get(&c); qerr != nil {
 			return 0, time.Time{}, qerr
 		}
@@ -126,5 +126,5 @@ func (s *store) SetPool(ctx context.Context, o work.Owner, b work.Budget) error 
 	e := (*Engine)(s)
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
-	return timedOut(ctx, fromTemporal(e.updateOwner(rctx, o, updatePool, nil, b.Dims())))
+	return timedOut(ctx, fromTemporal(e.updateOwner(rctx, o, updatePool, nil, b.Dims(), "")))
 }

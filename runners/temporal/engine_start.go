@@ -27,11 +27,17 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 	e := (*Engine)(s)
 	spec, o := w.Spec, w.Spec.Owner
 	launch := newLaunchInfo(caller)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), e.cfg.rpcTimeout)
-	defer cancel()
+	base := context.WithoutCancel(caller)
 	ownerWF := ownerWorkflowID(o.ID())
+	// The admission is tried again when it is cut off (a registry too
+	// busy to answer within the RPC timeout): the server answers a repeat
+	// of the update's id with the first's outcome, and a registry that
+	// continued as new in between recognises the Work id (driver's
+	// Decision.Again).
 	var reply admitReply
-	if err := e.updateOwner(ctx, o, updateAdmit, &reply, w.Admission); err != nil {
+	if err := retry(base, e.cfg.rpcTimeout, tries, func(ctx context.Context) error {
+		return e.updateOwner(ctx, o, updateAdmit, &reply, w.Admission, "admit/"+w.ID)
+	}); err != nil {
 		reason, short := refusalOf(err)
 		return work.Ref{}, reason, short, fromTemporal(err)
 	}
@@ -48,19 +54,19 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
 		OwnerWorkflow: ownerWF, MaxDuration: budget.MaxDuration, MaxResultBytes: w.MaxResultBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: w.Created,
-		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
+		Mailbox: driver.MailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
 	e.waitInput(spec, w.ApprovalTimeout, &in)
 	in.Updates = w.Updates // engine_updates.go
+	ctx, cancel := e.rpc(base)
+	defer cancel()
 	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: w.ID, TaskQueue: e.cfg.taskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(ownerKey.ValueSet(o.ID())),
 		Memo:                  startMemo(spec, w.Created),
 	}, WorkWorkflowName, in)
 	if err != nil {
-		sctx, scancel := e.rpc(context.WithoutCancel(caller))
-		defer scancel()
-		_ = tellOwner(sctx, e.c, ownerWF, updateForget, w.ID)
+		_ = e.tell(base, o, updateForget, w.ID)
 		return work.Ref{}, "", "", fromTemporal(err)
 	}
 	return work.Ref{ID: w.ID, TargetID: w.TargetID, Durable: true}, "", "", nil
@@ -72,8 +78,9 @@ func (s *store) Admissible() error { return s.cfg.err }
 func activityQueue(base, label string) string { return base + "." + label }
 
 // updateOwner sends an update to o's registry, starting the registry if
-// it is not running (update with start).
-func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any) error {
+// it is not running (update with start). id is the update's id ("": a
+// new one), which makes a repeat answer as the first.
+func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any, id string) error {
 	ownerWF := ownerWorkflowID(o.ID())
 	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
@@ -82,7 +89,7 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.limits.RetainTerminal, RetainAge: e.cfg.limits.RetainAge}})
 	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: startOwner,
-		UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: ownerWF, UpdateName: name,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: id, WorkflowID: ownerWF, UpdateName: name,
 			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{arg}},
 	})
 	if err == nil {

@@ -37,8 +37,11 @@ type Record struct {
 	Class string `json:",omitempty"`
 	// Progress is the Work's last progress counts its registry was told.
 	Progress work.Progress
-	// Held is what the Work reserved from its owner's pool.
+	// Held is what the Work reserved from its owner's pool, and Run the
+	// budget dimensions its child runs with (as Registry.Admit returned
+	// them: a repeated admission answers with them again).
 	Held [3]int64
+	Run  [3]int64 `json:",omitzero"`
 	// Spent is what a terminal Work spent, in its transition record; nil
 	// when unknown (its attempt died with its process) or not terminal.
 	Spent *work.Usage `json:",omitempty"`

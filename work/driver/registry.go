@@ -57,21 +57,30 @@ type Admission struct {
 }
 
 // Decision is what the registry says of an admission before it records
-// anything: a repeated launch (Replay, with the Work it started; no limit
+// anything: a repeat of an admission it applied (Again: the same Work id,
+// a call tried again after its first answer was lost; nothing is
+// admitted again, and the engine goes on as it would have after the
+// first), a repeated launch (Replay, with the Work it started; no limit
 // applies), a refusal (Refusal, with the limit's name or the pool's
-// dimension that could not be covered), or, neither, admitted.
+// dimension that could not be covered), or, none, admitted.
 type Decision struct {
+	Again   *Record
 	Replay  *Launch
 	Refusal *work.Error
 	Limit   string // work.LimitOutstanding or work.LimitStarts
 	Budget  string // the pool's budget that could not cover the child's
 }
 
-// Decide decides a as work.Supervisor does: a repeated launch identity
+// Decide decides a as work.Supervisor does, after the one check of its
+// own (a Work id it holds is Again): a repeated launch identity
 // with the same target and input replays, with another is
 // work.LaunchConflict; then the outstanding and starts limits, then the
 // pool. It changes nothing.
 func (g *Registry) Decide(a Admission) Decision {
+	if i := g.Find(a.Record.ID); i >= 0 {
+		r := g.Records[i]
+		return Decision{Again: &r}
+	}
 	if a.Launch != "" {
 		if i := slices.IndexFunc(g.Launches, func(l Launch) bool { return l.Key == a.Launch }); i >= 0 {
 			l := g.Launches[i]
@@ -114,7 +123,7 @@ func (g *Registry) Admit(a Admission) (run [3]int64, rec Record) {
 	g.Starts++
 	g.Seq++
 	rec = a.Record
-	rec.Seq, rec.State, rec.Held = g.Seq, work.StateQueued, held
+	rec.Seq, rec.State, rec.Held, rec.Run = g.Seq, work.StateQueued, held, run
 	if a.Approval {
 		rec.Approval, rec.Requested = true, rec.Created
 	}

@@ -24,6 +24,12 @@ func TestRegistryAdmission(t *testing.T) {
 	if rec.Seq != 1 || rec.State != work.StateQueued || !rec.Approval || !rec.Requested.Equal(t0) || run != [3]int64{50, 100, 0} || g.Starts != 1 {
 		t.Fatalf("admitted: %+v run %v", rec, run)
 	}
+	// The same Work again (a call tried again after its answer was lost):
+	// nothing admitted, the first's record and budget, whatever the
+	// limits.
+	if d := g.Decide(a); d.Again == nil || d.Again.Seq != 1 || d.Again.Run != run || d.Replay != nil || d.Refusal != nil {
+		t.Fatalf("again: %+v", d)
+	}
 	// The same launch: a replay of w1, whatever the limits; another input
 	// or target: a conflict.
 	again := admission("w9")

@@ -1,0 +1,322 @@
+package eino
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cloudwego/eino/adk"
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/schema"
+
+	"github.com/agentwork/agentwork/middleware"
+	"github.com/agentwork/agentwork/work"
+)
+
+// Middleware is agentwork for one Eino ChatModelAgent: add it to the
+// agent's Handlers (adk.ChatModelAgentConfig.Handlers). It implements
+// adk.ChatModelAgentMiddleware:
+//
+//   - BeforeAgent prepares the run's tools: children (Child) and
+//     backgroundable children (Backgroundable) among the agent's tools are
+//     wrapped, ordinary tools pass through untouched, and the automatic
+//     work tool is added when any child is backgroundable. A preparation
+//     error (an authored "work" tool, a child whose schema declares
+//     run_in_background, a child name providers refuse, a closed engine,
+//     ...) fails the run before any model call; it wraps one of the
+//     sentinels of this package or of package middleware, for errors.Is.
+//   - WrapModel appends the owner's status block to each model request of
+//     the coordinator as a final user message, without saving it into the
+//     conversation; a child's requests never get the coordinator's block.
+//   - In a child's run (an agent child, see FromAgent), BeforeModelRewriteState
+//     is the child's model-request boundary (middleware.BeginRequest):
+//     cooperative cancel, its budget, and its guidance, which is added to
+//     the child's conversation as user messages, in order; WrapModel
+//     sends a final request without tools when the budget ran out and
+//     records the response's token usage; WrapInvokableToolCall counts the
+//     child's tool calls against its budget; BeforeAgent adds emit_update
+//     for a child that declares updates (WithUpdates).
+//
+// One Middleware is one coordinator: its owner (WithOwner, else a new
+// random one) owns the Work its agent starts, across the agent's runs. Run
+// inside a child, it prepares the child's own children in the child's own
+// scope instead. A Middleware made by ChildMiddleware has no engine: it
+// serves a child agent only.
+//
+// It is safe for concurrent use. The zero Middleware, and a nil one, has
+// no engine: it serves children only, and Release returns ErrNotPrepared.
+type Middleware struct {
+	*adk.BaseChatModelAgentMiddleware
+
+	sup   work.Engine
+	cfg   config
+	owner work.Owner
+
+	mu      sync.Mutex
+	current *prepared         // the top-level run's last preparation
+	base    *middleware.Set   // the owner's Set without tools: status blocks, RunUntilSettled
+	sets    []*middleware.Set // every Set prepared for owner, for Release
+	prepErr error             // an option's error, reported at the first run
+}
+
+var _ adk.ChatModelAgentMiddleware = (*Middleware)(nil)
+
+// Errors of this package. Preparation errors wrap one of them, one of
+// package middleware's (middleware.ErrWorkToolName,
+// middleware.ErrInvalidSchema, ...) or the engine's refusal (a closed
+// engine: work.ErrClosed).
+var (
+	// ErrNilContext: a nil context.Context.
+	ErrNilContext = errors.New("eino: nil context (pass context.Background() or the request's context)")
+	// ErrNoEngine: an agent whose Middleware has no engine (ChildMiddleware,
+	// the zero Middleware) lists children among its tools.
+	ErrNoEngine = errors.New("eino: this middleware has no engine: build a coordinator's with New")
+	// ErrInvalidTool: a tool is nil, its Info fails, or two tools share a
+	// name.
+	ErrInvalidTool = errors.New("eino: invalid tool")
+	// ErrInvalidChild: a child built from nothing (FromAgent of a nil
+	// agent, FromTool of a nil tool, Backgroundable of a nil child).
+	ErrInvalidChild = errors.New("eino: invalid child")
+	// ErrZeroChild: a Child that no constructor made.
+	ErrZeroChild = errors.New("eino: zero Child (build it with NewFunction, NewJob, FromAgent, NewAgent or FromTool)")
+	// ErrInsideChild: WithOwner or WithPool on a Middleware whose agent
+	// runs inside a child, whose agents own Work in the child's scope.
+	ErrInsideChild = errors.New("eino: option not allowed inside a child")
+	// ErrNotPrepared: Release of a Middleware that New did not make.
+	ErrNotPrepared = errors.New("eino: the Middleware was not made by New")
+	// ErrReleased: RunUntilSettled, or a run, after Release.
+	ErrReleased = errors.New("eino: the Middleware was released")
+	// ErrNoChildMiddleware: the agent of a NewAgent child ran without an
+	// agentwork Middleware among its Handlers, so it could take no
+	// guidance, cancel or budget at its model requests.
+	ErrNoChildMiddleware = errors.New("eino: the child agent does not carry agentwork's middleware (add eino.ChildMiddleware() to its Handlers)")
+)
+
+// Option configures New.
+type Option interface{ apply(*config) }
+
+type config struct {
+	owner      work.Owner
+	named      bool
+	extraNames []string
+	pool       *work.Budget
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithOwner sets the coordinator's owner id (default: a new random one),
+// so that a restarted coordinator sees its Work on a durable engine. Give
+// each live coordinator its own id: two with one id see, cancel and
+// release each other's Work.
+func WithOwner(id string) Option {
+	return optionFunc(func(c *config) {
+		if id != "" {
+			c.owner, c.named = work.NewOwner(id), true
+		}
+	})
+}
+
+// WithPromptTools names tools the agent also gets from elsewhere; a
+// "work" among them fails preparation when the work tool is added.
+func WithPromptTools(names ...string) Option {
+	return optionFunc(func(c *config) { c.extraNames = append(c.extraNames, names...) })
+}
+
+// WithPool gives the coordinator a pool: the total turns, tool calls and
+// tokens all the children it starts may reserve (work.Engine.SetPool),
+// set at its first run. A start the pool cannot cover is refused with the
+// error object code budget_exhausted before any Work exists.
+func WithPool(b work.Budget) Option {
+	return optionFunc(func(c *config) { c.pool = &b })
+}
+
+// New returns the coordinator middleware for one agent on sup (the
+// in-process *work.Supervisor or another work.Engine). A nil sup makes
+// every run that has children fail with middleware.ErrNilEngine.
+func New(sup work.Engine, opts ...Option) *Middleware {
+	m := &Middleware{BaseChatModelAgentMiddleware: &adk.BaseChatModelAgentMiddleware{}, sup: sup}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&m.cfg)
+		}
+	}
+	m.owner = m.cfg.owner
+	if m.owner.IsZero() {
+		m.owner = work.NewOwner("agent-" + randomHex())
+	}
+	if m.cfg.pool != nil {
+		if err := middleware.CheckBudget(*m.cfg.pool); err != nil {
+			m.prepErr = fmt.Errorf("eino: WithPool: %w", err)
+		}
+	}
+	if sup == nil {
+		m.prepErr = middleware.ErrNilEngine
+	}
+	return m
+}
+
+// ChildMiddleware returns the middleware of a child agent: add it to the
+// Handlers of a ChatModelAgent that runs as an agent child (FromAgent,
+// NewAgent). It has no engine and no owner; it delivers guidance, stops
+// the child at its next model request when its Work is cancelled, keeps
+// its budgets and adds emit_update (see Middleware). Outside a child run
+// it does nothing.
+func ChildMiddleware() *Middleware {
+	return &Middleware{BaseChatModelAgentMiddleware: &adk.BaseChatModelAgentMiddleware{}}
+}
+
+// Owner returns the coordinator's owner (the zero Owner for a child's
+// middleware).
+func (m *Middleware) Owner() work.Owner {
+	if m == nil || m.sup == nil {
+		return work.Owner{}
+	}
+	return m.owner
+}
+
+// Engine returns the engine (nil for a child's middleware).
+func (m *Middleware) Engine() work.Engine {
+	if m == nil {
+		return nil
+	}
+	return m.sup
+}
+
+// Release cancels the coordinator's unfinished Work, forgets all of it and
+// the owner, and frees its WithOwner id (middleware.Set.Release). Call it
+// when the agent is done. Afterwards its child tools answer with code
+// released, the work tool's id actions with {"status":"not_found"}, and a
+// new run fails with ErrReleased. A second Release returns nil; a
+// Middleware without an engine returns ErrNotPrepared.
+func (m *Middleware) Release() error {
+	if m == nil || m.sup == nil {
+		return ErrNotPrepared
+	}
+	m.mu.Lock()
+	if m.prepErr == ErrReleased {
+		m.mu.Unlock()
+		return nil
+	}
+	m.prepErr = ErrReleased
+	sets := m.sets
+	m.sets, m.current, m.base = nil, nil, nil
+	m.mu.Unlock()
+	var err error
+	for _, s := range sets {
+		if e := s.Release(); e != nil && err == nil {
+			err = e
+		}
+	}
+	if len(sets) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+		defer cancel()
+		err = m.sup.Release(ctx, m.owner)
+	}
+	return err
+}
+
+// Released reports whether Release was called.
+func (m *Middleware) Released() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.prepErr == ErrReleased
+}
+
+// BeforeAgent prepares the run's tools (see Middleware).
+func (m *Middleware) BeforeAgent(ctx context.Context, rc *adk.ChatModelAgentContext) (context.Context, *adk.ChatModelAgentContext, error) {
+	if ctx == nil {
+		return ctx, rc, ErrNilContext
+	}
+	if rc == nil {
+		return ctx, rc, nil
+	}
+	cr := childRunFrom(ctx)
+	if cr != nil {
+		cr.carried.Store(true)
+	}
+	var p *prepared
+	if hasChildren(rc.Tools) {
+		var err error
+		if p, err = m.prepare(ctx, rc.Tools); err != nil {
+			return ctx, rc, err
+		}
+		out := *rc
+		out.Tools = p.tools
+		rc = &out
+	}
+	if cr != nil && cr.updates {
+		tools, err := withUpdateTool(ctx, rc.Tools)
+		if err != nil {
+			return ctx, rc, err
+		}
+		out := *rc
+		out.Tools = tools
+		rc = &out
+	}
+	// Always set: an agent run inside this one's tool call (an Eino agent
+	// tool) must not see this run's preparation.
+	return context.WithValue(ctx, preparedKey{}, p), rc, nil
+}
+
+// BeforeModelRewriteState is a child's model-request boundary: it adds
+// the child's guidance (and the no-answer note) to its conversation, in
+// order, and carries the boundary to WrapModel. Outside a child run it
+// does nothing.
+func (m *Middleware) BeforeModelRewriteState(ctx context.Context, state *adk.ChatModelAgentState, _ *adk.ModelContext) (context.Context, *adk.ChatModelAgentState, error) {
+	b, notes, err := middleware.BeginRequest(ctx)
+	if err != nil {
+		return ctx, state, err
+	}
+	if !b.InChild() {
+		return ctx, state, nil
+	}
+	if len(notes) > 0 && state != nil {
+		out := *state
+		out.Messages = append(state.Messages[:len(state.Messages):len(state.Messages)], userMessages(notes)...)
+		state = &out
+	}
+	return context.WithValue(ctx, boundaryKey{}, b), state, nil
+}
+
+// WrapInvokableToolCall counts each tool call of a child's agent against
+// its tool-call budget; a call beyond it is answered with
+// middleware.ToolNotRun and not run. Outside a child run the endpoint is
+// returned as it is.
+func (m *Middleware) WrapInvokableToolCall(ctx context.Context, endpoint adk.InvokableToolCallEndpoint, _ *adk.ToolContext) (adk.InvokableToolCallEndpoint, error) {
+	if _, ok := work.ExecutionFrom(ctx); !ok {
+		return endpoint, nil
+	}
+	return func(ctx context.Context, args string, opts ...tool.Option) (string, error) {
+		if !middleware.BeginToolCall(ctx) {
+			return middleware.ToolNotRun, nil
+		}
+		return endpoint(ctx, args, opts...)
+	}, nil
+}
+
+type preparedKey struct{}
+type boundaryKey struct{}
+
+func preparedFrom(ctx context.Context) *prepared {
+	p, _ := ctx.Value(preparedKey{}).(*prepared)
+	return p
+}
+
+func boundaryFrom(ctx context.Context) middleware.Boundary {
+	b, _ := ctx.Value(boundaryKey{}).(middleware.Boundary)
+	return b
+}
+
+func userMessages(texts []string) []*schema.Message {
+	out := make([]*schema.Message, len(texts))
+	for i, t := range texts {
+		out[i] = schema.UserMessage(t)
+	}
+	return out
+}
