@@ -124,3 +124,19 @@ func TestBackgroundOptionErrors(t *testing.T) {
 		t.Errorf("the default child's description: %q", d)
 	}
 }
+
+// TestReadmeAutoBackground runs the README's auto-background code: the
+// child's own bound wins over the Kit's default.
+func TestReadmeAutoBackground(t *testing.T) {
+	sup := work.New()
+	defer closeSup(t, sup)
+	kit, err := readmeAutoBackground(context.Background(), sup, scripted.New(scripted.Text("x")),
+		func(context.Context, string) (string, error) { return "ok", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kit.Release()
+	if d := kit.Tools()[0].Description(); !strings.Contains(d, "takes longer than 30 seconds") {
+		t.Errorf("description %q", d)
+	}
+}

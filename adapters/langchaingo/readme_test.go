@@ -4,7 +4,11 @@ package langchaingo_test
 // its README block, and Example_readme runs the program against a fake
 // OpenAI server (providertest) playing both agents.
 
-import "github.com/tmc/langchaingo/llms" // readmeBudgets's; the program's imports are its own
+import (
+	"time" // readmeAutoBackground's
+
+	"github.com/tmc/langchaingo/llms" // readmeBudgets's; the program's imports are its own
+)
 
 // README:program
 import (
@@ -40,6 +44,18 @@ func readmeBudgets(ctx context.Context, sup *work.Supervisor, llm llms.Model, ex
 		langchaingo.WithBudget(work.Budget{MaxTurns: 6, MaxToolCalls: 10, MaxTokens: 50_000}))
 	kit, err := langchaingo.Prepare(ctx, sup, llm, append(ts, langchaingo.Backgroundable(researcher)),
 		langchaingo.WithPool(work.Budget{MaxTurns: 20, MaxTokens: 200_000}))
+	// README:end
+	return kit, err
+}
+
+// readmeAutoBackground is the README's "Long calls move to the background
+// (opt-in)" code.
+func readmeAutoBackground(ctx context.Context, sup *work.Supervisor, llm llms.Model, checkFn func(context.Context, string) (string, error)) (*langchaingo.Kit, error) {
+	// README:autobg
+	check := langchaingo.NewFunction("check_citations", "Checks a brief's sources.", checkFn,
+		langchaingo.WithAutoBackground(30*time.Second)) // this child's bound
+	kit, err := langchaingo.Prepare(ctx, sup, llm, []tools.Tool{langchaingo.Backgroundable(check)},
+		langchaingo.WithDefaultAutoBackground(2*time.Minute)) // every backgroundable child without its own
 	// README:end
 	return kit, err
 }
