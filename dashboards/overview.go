@@ -325,6 +325,8 @@ func Overview() (dashboard.Dashboard, error) {
 	b = withWaitsRow(b)
 	// Row: updates from children (updates.go).
 	b = withUpdatesRow(b)
+	// Row: calls moved to the background (backgrounded.go).
+	b = withMovesRow(b)
 
 	d, err := b.Build()
 	if err != nil {
