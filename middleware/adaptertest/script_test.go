@@ -53,7 +53,7 @@ func TestScript(t *testing.T) {
 
 func TestCases(t *testing.T) {
 	names := Cases()
-	if len(names) != 15 || names[0] != "WorkRef" || names[len(names)-1] != "BadInput" {
+	if len(names) != 17 || names[0] != "WorkRef" || names[len(names)-1] != "BackgroundDefault" {
 		t.Fatalf("Cases() = %v", names)
 	}
 }
