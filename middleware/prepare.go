@@ -361,7 +361,10 @@ func (t *childTool) Schema() map[string]any { return copySchema(t.schema) }
 // ctx gets code nil_context, a call after the Set's Release code released,
 // and an input over the child's MaxInputBytes code input_too_large (it is
 // not parsed; the Observer sees a foreground call), all before any Work is
-// accepted.
+// accepted. run_in_background true launches; false is a foreground call;
+// absent is a launch for a child with BackgroundByDefault, a launch
+// awaited up to its bound (await) for a child with an AutoBackground
+// bound, else a foreground call.
 func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if ctx == nil {
 		return nilContext.JSON(), nil
