@@ -58,6 +58,34 @@ func (c *Child) InvokableRun(ctx context.Context, args string, _ ...tool.Option)
 	return c.c.Run(ctx, args)
 }
 
+// Kind returns the child's kind: work.KindAgent for an agent child
+// (FromAgent of a ChatModelAgent that carries agentwork's middleware,
+// NewAgent), else work.KindFunction (the zero Child's too).
+func (c *Child) Kind() work.Kind {
+	if c == nil || c.c.Kind == 0 {
+		return work.KindFunction
+	}
+	return c.c.Kind
+}
+
+// Run runs the child's body once on input (the child's input string, or
+// its input object's JSON when WithSchema is set) in ctx, as an engine
+// runs it: it is what a durable runner's worker registers for the
+// child's label (temporal.Child{Kind: c.Kind(), Run: c.Run}, the same for
+// restate.Child), so that the Work the coordinator starts runs it on the
+// worker, with its guidance, cancel and budget taken at its model
+// requests there. A job child (NewJob) has no body: Run returns
+// ErrJobNotPrepared; the zero Child ErrZeroChild.
+func (c *Child) Run(ctx context.Context, input string) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	if c.c.Job != nil {
+		return "", ErrJobNotPrepared
+	}
+	return c.c.Run(ctx, input)
+}
+
 func (c *Child) check() error {
 	switch {
 	case c == nil || c.err == nil && c.c.Run == nil && c.c.Job == nil:

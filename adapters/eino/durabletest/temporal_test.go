@@ -1,0 +1,38 @@
+package durabletest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/testserver"
+)
+
+// TestTemporal: an Eino agent child runs as durable Work on the Temporal
+// runner (an in-process Temporal server), completes with the guidance
+// sent while it ran, and a cancel stops it.
+func TestTemporal(t *testing.T) {
+	srv, err := testserver.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c := srv.GetDefaultClient()
+	r := newResearcher(t)
+	// A short heartbeat timeout: a cancel reaches a running child with
+	// its next heartbeat.
+	opts := []temporal.Option{temporal.WithTaskQueue("eino-durable"), temporal.WithRPCTimeout(time.Minute),
+		temporal.WithHeartbeatTimeout(3 * time.Second)}
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{"researcher": {Kind: r.child.Kind(), Run: r.child.Run}}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	eng := temporal.New(c, opts...)
+	defer eng.Close(context.Background())
+	testDurable(t, r, eng, "eino-temporal")
+}
