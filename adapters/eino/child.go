@@ -326,6 +326,9 @@ func FromAgent(agent adk.Agent, opts ...ChildOption) *Child {
 	if agent == nil || isNil(agent) {
 		return &Child{err: fmt.Errorf("%w: FromAgent: nil agent", ErrInvalidChild)}
 	}
+	if _, ok := agent.(*adk.ChatModelAgent); ok && layoutErr() != nil {
+		return &Child{err: fmt.Errorf("FromAgent: %w", layoutErr())}
+	}
 	ctx := context.Background()
 	kind := work.KindFunction
 	if carriesMiddleware(agent) {

@@ -13,6 +13,7 @@ require (
 	github.com/agentwork/agentwork/runners/restate v0.0.0-00010101000000-000000000000
 	github.com/agentwork/agentwork/runners/temporal v0.0.0-00010101000000-000000000000
 	github.com/cloudwego/eino v0.9.13
+	go.uber.org/goleak v1.3.0
 )
 
 require (

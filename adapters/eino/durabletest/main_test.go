@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestTemporalPins: this module's pins are runners/temporal's (the
@@ -30,3 +32,5 @@ func TestTemporalPins(t *testing.T) {
 		t.Fatalf("go.mod's last replace block differs from runners/temporal/go.mod's:\n%s\nwant:\n%s", pins(mine), p)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

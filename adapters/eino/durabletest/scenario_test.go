@@ -244,6 +244,14 @@ func users(msgs []*schema.Message) []string {
 // testDurable runs the scenarios on an engine whose workers run the
 // researcher r: deploy returns the coordinator-side engine.
 func testDurable(t *testing.T, r *researcher, eng work.Engine, owner string) {
+	// The deployment's first answer can take long on a loaded machine
+	// (a fresh server's first invocations): wait for it here, under the
+	// guard, rather than in a coordinator's preparation probe.
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	if _, err := eng.List(ctx, work.NewOwner(owner+"-ready")); err != nil {
+		t.Fatalf("the engine does not answer: %v", err)
+	}
 	t.Run("guidance", func(t *testing.T) {
 		c := newCoordinator(t, eng, owner+"-guidance", r)
 		id := c.launch(t, "TOPIC-DURABLE")
