@@ -56,9 +56,9 @@ type Middleware struct {
 	mu      sync.Mutex
 	claim   *middleware.OwnerClaim // the WithOwner id's claim, from the first top-level run
 	current *prepared              // the top-level run's last preparation
-	base    *middleware.Set   // the owner's Set without tools: status blocks, RunUntilSettled
-	sets    []*middleware.Set // every Set prepared for owner, for Release
-	prepErr error             // an option's error, reported at the first run
+	base    *middleware.Set        // the owner's Set without tools: status blocks, RunUntilSettled
+	sets    []*middleware.Set      // every Set prepared for owner, for Release
+	prepErr error                  // an option's error, reported at the first run
 }
 
 var _ adk.ChatModelAgentMiddleware = (*Middleware)(nil)
