@@ -214,7 +214,9 @@ func ReportUpdates(pred func(work.Update) bool) ChildOption {
 
 // WithProvider names the child agent's model provider for telemetry
 // (gen_ai.provider.name on its invoke_agent span), where it cannot be
-// derived from the agent's model.
+// derived from the agent's model (NewAgent, which builds its agent per
+// run, or a model ProviderNameOf does not know); an agent child with
+// neither carries telemetry.ProviderUnknown ("_OTHER").
 func WithProvider(name string) ChildOption {
 	return childOptionFunc(func(c *Child) { c.provider = name })
 }

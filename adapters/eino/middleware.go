@@ -102,6 +102,7 @@ type config struct {
 	named      bool
 	extraNames []string
 	pool       *work.Budget
+	traced     bool // WithoutToolSpans
 }
 
 type optionFunc func(*config)
@@ -137,6 +138,22 @@ func WithPromptTools(names ...string) Option {
 // error object code budget_exhausted before any Work exists.
 func WithPool(b work.Budget) Option {
 	return optionFunc(func(c *config) { c.pool = &b })
+}
+
+// WithoutToolSpans turns agentwork's execute_tool spans off for the
+// calls of the tools this Middleware prepares (its children and the work
+// tool): use it when an Eino callbacks.Handler (an OpenTelemetry one, or
+// another tracer's) already makes an execute_tool span for every tool
+// call, so that one call has one span. The handler's span, which Eino
+// puts on the tool's context, takes agentwork's place
+// (work.WithCallTraced): it gets agentwork's attributes
+// (agentwork.work.target; agentwork.action and agentwork.work.id), a
+// launch's link to its Work's invoke_agent span, and a foreground agent
+// child's invoke_agent span as its child. Metrics and logs are unchanged.
+// Without a span-making handler the calls have no execute_tool span at
+// all.
+func WithoutToolSpans() Option {
+	return optionFunc(func(c *config) { c.traced = true })
 }
 
 // New returns the coordinator middleware for one agent on sup (the

@@ -176,6 +176,7 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 		if err != nil {
 			return nil, err
 		}
+		et.traced = m.cfg.traced
 		out = append(out, et)
 	}
 	if set.HasWork() {
@@ -183,6 +184,7 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 		if err != nil {
 			return nil, err
 		}
+		et.traced = m.cfg.traced
 		out = append(out, et)
 	}
 	return &prepared{set: set, tools: out, src: append([]tool.BaseTool(nil), ts...)}, nil
