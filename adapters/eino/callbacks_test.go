@@ -42,7 +42,9 @@ func spanHandler(tr trace.Tracer) callbacks.Handler {
 	}
 	return callbacks.NewHandlerBuilder().
 		OnStartFn(start).
-		OnEndFn(func(ctx context.Context, info *callbacks.RunInfo, _ callbacks.CallbackOutput) context.Context { return end(ctx, info) }).
+		OnEndFn(func(ctx context.Context, info *callbacks.RunInfo, _ callbacks.CallbackOutput) context.Context {
+			return end(ctx, info)
+		}).
 		OnErrorFn(func(ctx context.Context, info *callbacks.RunInfo, _ error) context.Context { return end(ctx, info) }).
 		OnEndWithStreamOutputFn(func(ctx context.Context, info *callbacks.RunInfo, out *schema.StreamReader[callbacks.CallbackOutput]) context.Context {
 			out.Close()
