@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cloudwego/eino/adk"
@@ -25,6 +26,10 @@ type Child struct {
 	c        middleware.Child
 	err      error
 	provider string
+
+	info     sync.Once // Info's answer, computed once (a Child does not change)
+	toolInfo *schema.ToolInfo
+	infoErr  error
 }
 
 var _ tool.InvokableTool = (*Child)(nil)
@@ -43,7 +48,8 @@ func (c *Child) Info(context.Context) (*schema.ToolInfo, error) {
 	if c == nil {
 		return nil, ErrZeroChild
 	}
-	return toolInfo(c.name, c.c.Description, inputSchema(c.c.Schema))
+	c.info.Do(func() { c.toolInfo, c.infoErr = toolInfo(c.name, c.c.Description, inputSchema(c.c.Schema)) })
+	return c.toolInfo, c.infoErr
 }
 
 // InvokableRun runs the child directly, without isolation or telemetry
@@ -286,6 +292,9 @@ type backgroundChild struct {
 	err  error
 	info work.TargetInfo
 	s    map[string]any
+
+	toolInfo *schema.ToolInfo // Info's answer, computed by Backgroundable
+	infoErr  error
 }
 
 var _ tool.InvokableTool = BackgroundChild{}
@@ -296,8 +305,10 @@ func Backgroundable(child *Child) BackgroundChild {
 		return BackgroundChild{&backgroundChild{err: fmt.Errorf("%w: Backgroundable: nil child", ErrInvalidChild)}}
 	}
 	err := child.check()
-	return BackgroundChild{&backgroundChild{name: child.name, desc: child.c.Description, bg: middleware.Backgroundable(child.c), err: err,
-		info: child.targetInfo(), s: child.c.Schema}}
+	b := &backgroundChild{name: child.name, desc: child.c.Description, bg: middleware.Backgroundable(child.c), err: err,
+		info: child.targetInfo(), s: child.c.Schema}
+	b.toolInfo, b.infoErr = toolInfo(b.name, b.desc, inputSchema(b.s))
+	return BackgroundChild{b}
 }
 
 // Info describes the child as a tool.
@@ -305,7 +316,7 @@ func (b BackgroundChild) Info(context.Context) (*schema.ToolInfo, error) {
 	if b.b == nil {
 		return nil, ErrZeroChild
 	}
-	return toolInfo(b.b.name, b.b.desc, inputSchema(b.b.s))
+	return b.b.toolInfo, b.b.infoErr
 }
 
 // InvokableRun does nothing: a BackgroundChild runs only once prepared.

@@ -1,4 +1,4 @@
-package durabletest
+package durabletest_test
 
 import (
 	"os"

@@ -1,10 +1,11 @@
-package durabletest
+package durabletest_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/agentwork/agentwork/adapters/eino/durabletest"
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/runners/restate/restatetest"
 )
@@ -18,10 +19,10 @@ func TestRestate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	r := newResearcher(t)
+	r := durabletest.NewResearcher(t)
 	opts := []restate.Option{restate.WithNamespace("eino"), restate.WithIngress(srv.Ingress), restate.WithAdmin(srv.Admin),
 		restate.WithRPCTimeout(time.Minute)}
-	w, err := restate.NewWorker(map[string]restate.Child{"researcher": {Kind: r.child.Kind(), Run: r.child.Run}}, append(opts, restate.WithRegistry())...)
+	w, err := restate.NewWorker(map[string]restate.Child{"researcher": {Kind: r.Child().Kind(), Run: r.Child().Run}}, append(opts, restate.WithRegistry())...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +34,5 @@ func TestRestate(t *testing.T) {
 	defer w.Stop()
 	eng := restate.New(opts...)
 	defer eng.Close(context.Background())
-	testDurable(t, r, eng, "eino-restate")
+	durabletest.Test(t, r, eng, "eino-restate")
 }

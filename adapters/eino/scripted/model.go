@@ -3,6 +3,7 @@ package scripted
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/cloudwego/eino/components/model"
 	"github.com/cloudwego/eino/schema"
@@ -51,6 +52,42 @@ func Func(fn func(Request) Step) Step { return adaptertest.Func(fn) }
 type Model struct {
 	s     *adaptertest.Script
 	tools []*schema.ToolInfo // bound by WithTools
+	cache *paramsCache       // shared with the Models WithTools makes
+}
+
+// paramsCache keeps the JSON schema of each tool a Model was offered, by
+// its *schema.ToolInfo (an agent offers the same ToolInfos on every
+// request; a ToolInfo is not changed once offered), so that a request
+// does not encode every tool's schema again. It holds at most
+// maxCachedTools entries; beyond them a schema is encoded each time.
+type paramsCache struct{ m sync.Map }
+
+const maxCachedTools = 256
+
+func (c *paramsCache) params(ti *schema.ToolInfo) (json.RawMessage, error) {
+	if c != nil {
+		if p, ok := c.m.Load(ti); ok {
+			return p.(json.RawMessage), nil
+		}
+	}
+	params := json.RawMessage("{}")
+	if ti.ParamsOneOf != nil {
+		js, err := ti.ParamsOneOf.ToJSONSchema()
+		if err != nil {
+			return nil, err
+		}
+		if params, err = json.Marshal(js); err != nil {
+			return nil, err
+		}
+	}
+	if c != nil {
+		n := 0
+		c.m.Range(func(any, any) bool { n++; return n < maxCachedTools })
+		if n < maxCachedTools {
+			c.m.Store(ti, params)
+		}
+	}
+	return params, nil
 }
 
 var _ model.ToolCallingChatModel = (*Model)(nil)
@@ -59,7 +96,7 @@ var _ model.ToolCallingChatModel = (*Model)(nil)
 func New(steps ...Step) *Model { return Wrap(adaptertest.NewScript(steps...)) }
 
 // Wrap returns the Model over s (the conformance suite's scripts).
-func Wrap(s *adaptertest.Script) *Model { return &Model{s: s} }
+func Wrap(s *adaptertest.Script) *Model { return &Model{s: s, cache: &paramsCache{}} }
 
 // Script returns the Model's script.
 func (m *Model) Script() *adaptertest.Script { return m.s }
@@ -78,7 +115,7 @@ func (m *Model) Generate(ctx context.Context, input []*schema.Message, opts ...m
 	if m == nil || m.s == nil {
 		return nil, ErrExhausted
 	}
-	req, err := NewRequest(input, m.tools, opts)
+	req, err := newRequest(input, m.tools, opts, m.cache)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +139,7 @@ func (m *Model) Stream(ctx context.Context, input []*schema.Message, opts ...mod
 // each request that passes none of its own (a ChatModelAgent passes them
 // with each request, model.WithTools, which the recorded Request shows).
 func (m *Model) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
-	return &Model{s: m.s, tools: tools}, nil
+	return &Model{s: m.s, tools: tools, cache: m.cache}, nil
 }
 
 // ProviderName returns "scripted", the gen_ai.provider.name telemetry
@@ -112,6 +149,10 @@ func (m *Model) ProviderName() string { return "scripted" }
 // NewRequest converts an Eino request (its messages, and the tools its
 // options offer, else bound) to the neutral Request.
 func NewRequest(input []*schema.Message, bound []*schema.ToolInfo, opts []model.Option) (Request, error) {
+	return newRequest(input, bound, opts, nil)
+}
+
+func newRequest(input []*schema.Message, bound []*schema.ToolInfo, opts []model.Option, cache *paramsCache) (Request, error) {
 	o := model.GetCommonOptions(&model.Options{Tools: bound}, opts...)
 	req := Request{Messages: make([]adaptertest.Message, 0, len(input))}
 	for _, m := range input {
@@ -128,15 +169,9 @@ func NewRequest(input []*schema.Message, bound []*schema.ToolInfo, opts []model.
 		if ti == nil {
 			continue
 		}
-		params := json.RawMessage("{}")
-		if ti.ParamsOneOf != nil {
-			js, err := ti.ParamsOneOf.ToJSONSchema()
-			if err != nil {
-				return Request{}, err
-			}
-			if params, err = json.Marshal(js); err != nil {
-				return Request{}, err
-			}
+		params, err := cache.params(ti)
+		if err != nil {
+			return Request{}, err
 		}
 		req.Tools = append(req.Tools, adaptertest.ToolDef{Name: ti.Name, Description: ti.Desc, Parameters: params})
 	}

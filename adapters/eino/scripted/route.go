@@ -51,7 +51,7 @@ func (r *Router) pick(input []*schema.Message, opts []model.Option) (*Model, err
 	}
 	for _, rt := range r.routes {
 		if rt.match(req) {
-			return &Model{s: rt.m.s, tools: r.tools}, nil
+			return &Model{s: rt.m.s, tools: r.tools, cache: rt.m.cache}, nil
 		}
 	}
 	return nil, fmt.Errorf("scripted: no route takes the request (first user message %q)", req.FirstUser())

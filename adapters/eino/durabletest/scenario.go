@@ -68,19 +68,24 @@ func (g *gate) Stream(ctx context.Context, in []*schema.Message, opts ...model.O
 
 func (g *gate) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return g, nil }
 
-// researcher is the agent child: an Eino ChatModelAgent with agentwork's
-// child middleware on a gate model, with two tools: lookup answers at
-// once, hold waits until its context ends (it reports its start on
-// holding).
-type researcher struct {
+// Researcher is the agent child: an Eino ChatModelAgent with agentwork's
+// child middleware on a model whose every request waits for the test,
+// with two tools: lookup answers at once, hold waits until its context
+// ends.
+type Researcher struct {
 	model   *gate
 	holding chan struct{}
 	child   *eino.Child
 }
 
-func newResearcher(t *testing.T) *researcher {
+// Child returns the researcher as an agent child.
+func (r *Researcher) Child() *eino.Child { return r.child }
+
+// NewResearcher returns the agent child the tests run durably: register
+// its Child's Run under the label "researcher" on the runner's worker.
+func NewResearcher(t *testing.T) *Researcher {
 	t.Helper()
-	r := &researcher{model: &gate{reqs: make(chan []*schema.Message), replies: make(chan *schema.Message)}, holding: make(chan struct{}, 1)}
+	r := &Researcher{model: &gate{reqs: make(chan []*schema.Message), replies: make(chan *schema.Message)}, holding: make(chan struct{}, 1)}
 	lookup, err := utils.InferTool("lookup", "Looks a fact up.", func(context.Context, struct{}) (string, error) { return "LOOKED-UP", nil })
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +119,7 @@ func newResearcher(t *testing.T) *researcher {
 }
 
 // request waits for the child's next model request.
-func (r *researcher) request(t *testing.T) []*schema.Message {
+func (r *Researcher) request(t *testing.T) []*schema.Message {
 	t.Helper()
 	select {
 	case msgs := <-r.model.reqs:
@@ -126,7 +131,7 @@ func (r *researcher) request(t *testing.T) []*schema.Message {
 }
 
 // reply answers the child's pending model request.
-func (r *researcher) reply(t *testing.T, m *schema.Message) {
+func (r *Researcher) reply(t *testing.T, m *schema.Message) {
 	t.Helper()
 	select {
 	case r.model.replies <- m:
@@ -148,7 +153,7 @@ type coordinator struct {
 	next  chan func([]*schema.Message) *schema.Message
 }
 
-func newCoordinator(t *testing.T, eng work.Engine, owner string, r *researcher) *coordinator {
+func newCoordinator(t *testing.T, eng work.Engine, owner string, r *Researcher) *coordinator {
 	t.Helper()
 	c := &coordinator{mw: eino.New(eng, eino.WithOwner(owner)), next: make(chan func([]*schema.Message) *schema.Message, 2)}
 	t.Cleanup(func() { _ = c.mw.Release() })
@@ -241,9 +246,12 @@ func users(msgs []*schema.Message) []string {
 	return out
 }
 
-// testDurable runs the scenarios on an engine whose workers run the
-// researcher r: deploy returns the coordinator-side engine.
-func testDurable(t *testing.T, r *researcher, eng work.Engine, owner string) {
+// Test runs the scenarios on eng, a durable engine whose workers run r
+// under the label "researcher", with owners named after owner: the
+// researcher launched by an Eino coordinator completes with the guidance
+// the coordinator sent while it ran (guidance), and a cancel the
+// coordinator sent stops it (cancel).
+func Test(t *testing.T, r *Researcher, eng work.Engine, owner string) {
 	// The deployment's first answer can take long on a loaded machine
 	// (a fresh server's first invocations): wait for it here, under the
 	// guard, rather than in a coordinator's preparation probe.
