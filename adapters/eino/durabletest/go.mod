@@ -13,6 +13,7 @@ require (
 	github.com/agentwork/agentwork/runners/restate v0.0.0-00010101000000-000000000000
 	github.com/agentwork/agentwork/runners/temporal v0.0.0-00010101000000-000000000000
 	github.com/cloudwego/eino v0.9.13
+	go.opentelemetry.io/otel/sdk v1.47.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -192,7 +193,6 @@ require (
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
-	go.opentelemetry.io/otel/sdk v1.47.0 // indirect
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect

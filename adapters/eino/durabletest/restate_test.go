@@ -20,8 +20,9 @@ func TestRestate(t *testing.T) {
 	}
 	defer srv.Stop()
 	r := durabletest.NewResearcher(t)
+	obs, spans := durabletest.NewObserver(t)
 	opts := []restate.Option{restate.WithNamespace("eino"), restate.WithIngress(srv.Ingress), restate.WithAdmin(srv.Admin),
-		restate.WithRPCTimeout(time.Minute)}
+		restate.WithRPCTimeout(time.Minute), restate.WithObserver(obs)}
 	w, err := restate.NewWorker(map[string]restate.Child{"researcher": {Kind: r.Child().Kind(), Run: r.Child().Run}}, append(opts, restate.WithRegistry())...)
 	if err != nil {
 		t.Fatal(err)
@@ -35,4 +36,5 @@ func TestRestate(t *testing.T) {
 	eng := restate.New(opts...)
 	defer eng.Close(context.Background())
 	durabletest.Test(t, r, eng, "eino-restate")
+	durabletest.CheckProvider(t, spans)
 }

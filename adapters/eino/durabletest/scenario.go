@@ -16,7 +16,11 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/agentwork/agentwork/adapters/eino"
+	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -78,6 +82,50 @@ type Researcher struct {
 	child   *eino.Child
 }
 
+// Provider is the researcher's gen_ai.provider.name (eino.WithProvider).
+const Provider = "durable.test"
+
+// NewObserver returns a telemetry Observer whose spans rec records, for
+// the worker and the engine of a runner.
+func NewObserver(t *testing.T) (work.Observer, *tracetest.SpanRecorder) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	obs, err := telemetry.New(telemetry.WithTracerProvider(tp), telemetry.WithoutMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obs, rec
+}
+
+// CheckProvider checks that every "invoke_agent researcher" span the
+// runner started (one per Work) carries gen_ai.provider.name Provider:
+// the coordinator's target info travelled with the Work to the process
+// that reports its events.
+func CheckProvider(t *testing.T, rec *tracetest.SpanRecorder) {
+	t.Helper()
+	n := 0
+	for _, s := range rec.Started() {
+		if s.Name() != "invoke_agent researcher" {
+			continue
+		}
+		n++
+		got := ""
+		for _, a := range s.Attributes() {
+			if a.Key == "gen_ai.provider.name" {
+				got = a.Value.AsString()
+			}
+		}
+		if got != Provider {
+			t.Errorf("invoke_agent researcher: gen_ai.provider.name = %q, want %q", got, Provider)
+		}
+	}
+	if n == 0 {
+		t.Error("the runner started no invoke_agent researcher span")
+	}
+}
+
 // Child returns the researcher as an agent child.
 func (r *Researcher) Child() *eino.Child { return r.child }
 
@@ -111,7 +159,7 @@ func NewResearcher(t *testing.T) *Researcher {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.child = eino.FromAgent(agent)
+	r.child = eino.FromAgent(agent, eino.WithProvider(Provider))
 	if r.child.Kind() != work.KindAgent {
 		t.Fatalf("the researcher is a %v child, want an agent child", r.child.Kind())
 	}

@@ -26,10 +26,11 @@ func TestTemporal(t *testing.T) {
 	defer srv.Stop()
 	c := srv.GetDefaultClient()
 	r := durabletest.NewResearcher(t)
+	obs, spans := durabletest.NewObserver(t)
 	// A short heartbeat timeout: a cancel reaches a running child with
 	// its next heartbeat.
 	opts := []temporal.Option{temporal.WithTaskQueue("eino-durable"), temporal.WithRPCTimeout(time.Minute),
-		temporal.WithHeartbeatTimeout(3 * time.Second)}
+		temporal.WithHeartbeatTimeout(3 * time.Second), temporal.WithObserver(obs)}
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"researcher": {Kind: r.Child().Kind(), Run: r.Child().Run}}, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -41,4 +42,5 @@ func TestTemporal(t *testing.T) {
 	eng := temporal.New(c, opts...)
 	defer eng.Close(context.Background())
 	durabletest.Test(t, r, eng, "eino-temporal")
+	durabletest.CheckProvider(t, spans)
 }
