@@ -48,9 +48,7 @@ func (r *reporter) emit(in workInput, e work.Event) {
 		if len(in.Trace) > 0 {
 			caller = propagation.TraceContext{}.Extract(caller, propagation.MapCarrier(in.Trace))
 		}
-		if in.AgentID != "" || in.Provider != "" {
-			caller = work.WithTargetInfo(caller, work.TargetInfo{AgentID: in.AgentID, Provider: in.Provider})
-		}
+		caller = driver.WithLaunchTarget(caller, in.AgentID, in.Provider)
 		q := e
 		q.Type, q.From, q.To, q.Time = work.EventQueued, "", work.StateQueued, in.Created
 		ctx = r.obs.Bind(caller, context.Background(), q)
