@@ -320,7 +320,7 @@ func (d *demo) researcher(name, desc string, provider llms.Model, gate chan stru
 		return scripted.Text("Report: Go 1.0 used one global run queue; Go 1.1 (2012) introduced per-P run queues with work stealing (Vyukov's design); Go 1.14 added asynchronous preemption." + steer + d.plant("output"))
 	})
 	query := "history of the Go scheduler"
-	first := scripted.FunctionsCall("search", query)
+	var first scripted.Step
 	if gate == nil {
 		first = scripted.FunctionsCall("search", "work-stealing scheduler papers")
 	} else {

@@ -21,7 +21,7 @@ import (
 
 // costRounds is how many Works of each case TestCost measures: one in a
 // plain test run (so that the counting cannot rot), more with
-// AGENTWORK_RESTATE_COST set (the table of docs/durable-cost-restate.md).
+// AGENTWORK_RESTATE_COST set (the table of docs/notes/durable-cost-restate.md).
 func costRounds() int {
 	if n, err := strconv.Atoi(os.Getenv("AGENTWORK_RESTATE_COST")); err == nil && n > 0 {
 		return n

@@ -75,11 +75,11 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	// pollers there.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
-	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	wf.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
 	wf.RegisterActivityWithOptions(tellOwnerActivity(c), activity.RegisterOptions{Name: tellOwnerName})
-	wf.RegisterWorkflowWithOptions(ApprovalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
+	wf.RegisterWorkflowWithOptions(approvalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {
@@ -200,9 +200,10 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	}()
 	// The started update is applied once per attempt (a repeat answers
 	// as the first): a call the server was too slow to answer is tried
-	// again, not taken for the child's failure.
+	// again, while the attempt lasts (heartbeats keep it alive and bring
+	// a cancel), not taken for the child's failure.
 	var started startedReply
-	if err := retry(ctx, w.cfg.rpcTimeout, func(ctx context.Context) error {
+	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(info.Attempt))
 	}); err != nil {
 		return runOutcome{}, err
@@ -353,7 +354,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 	if taken == len(refs) {
 		seen.upTo(newest)
 	}
-	ns := activity.GetInfo(ctx).WorkflowNamespace
+	ns := activity.GetInfo(ctx).Namespace
 	for _, ref := range refs[:taken] {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
 		_, _ = w.c.WorkflowService().DeleteWorkflowExecution(sctx, &workflowservice.DeleteWorkflowExecutionRequest{
@@ -387,7 +388,7 @@ func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64,
 	last := seen.last
 	seen.mu.Unlock()
 	info := activity.GetInfo(ctx)
-	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.WorkflowNamespace,
+	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.Namespace,
 		Execution:       &commonpb.WorkflowExecution{WorkflowId: info.WorkflowExecution.ID, RunId: info.WorkflowExecution.RunID},
 		MaximumPageSize: sendsPage}
 	for {

@@ -1,4 +1,10 @@
-// Package enginetest is the conformance suite of the work.Engine seam: one
+// Package enginetest is the conformance suite of the work.Engine seam:
+//
+//	func TestConformance(t *testing.T) {
+//		enginetest.Run(t, harness{}) // harness.NewEngine builds the engine under test from a Config
+//	}
+//
+// is the whole test of an engine; one
 // test that drives any implementation through the whole model-facing
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,

@@ -142,9 +142,6 @@ func (c *cluster) waitStarted(id string, n int, timeout time.Duration) (string, 
 // coordinator is a coordinator process driven line by line.
 type coordinator = harness.Coordinator
 
-// resultReply is a coordinator's status or result answer, decoded.
-type resultReply = harness.Result
-
 // startCoordinator starts a coordinator process for owner and waits until
 // it is ready.
 func (c *cluster) startCoordinator(name, owner string) (*coordinator, error) {
