@@ -90,7 +90,7 @@ lint: fmt-check files-check release-files api-check vet staticcheck tidy-check c
 # included: they use helpers nothing else does), clean. Findings a change
 # should not fix carry a //lint:ignore with the reason.
 STATICCHECK      := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-STATICCHECK_MODS := . runners/temporal runners/restate examples bench dashboards tools/release
+STATICCHECK_MODS := . runners/temporal runners/restate adapters/eino examples bench dashboards tools/release
 staticcheck:
 	@set -e; for m in $(STATICCHECK_MODS); do echo "staticcheck -tags integration ./... (in $$m)"; (cd $$m && $(STATICCHECK) -tags integration ./...); done
 

@@ -194,7 +194,7 @@ func names(ss []sdktrace.ReadOnlySpan) []string {
 
 func hasAttr(s sdktrace.ReadOnlySpan, key, value string) bool {
 	for _, a := range s.Attributes() {
-		if string(a.Key) == key && a.Value.Emit() == value {
+		if string(a.Key) == key && a.Value.String() == value {
 			return true
 		}
 	}

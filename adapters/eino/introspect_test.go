@@ -1,3 +1,5 @@
+//lint:file-ignore U1000 the fake ChatModelAgent layouts are read by reflection only
+
 package eino_test
 
 import (

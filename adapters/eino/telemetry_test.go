@@ -143,7 +143,7 @@ func TestTelemetryCanary(t *testing.T) {
 		t.Helper()
 		for _, kv := range kvs {
 			leak(where+" attribute key", string(kv.Key))
-			leak(where+" attribute "+string(kv.Key), kv.Value.Emit())
+			leak(where+" attribute "+string(kv.Key), kv.Value.String())
 		}
 	}
 	for _, s := range ended {
