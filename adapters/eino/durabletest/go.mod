@@ -8,7 +8,7 @@ module github.com/agentwork/agentwork/adapters/eino/durabletest
 go 1.26.8
 
 require (
-	github.com/agentwork/agentwork v0.0.0
+	github.com/agentwork/agentwork v0.1.0
 	github.com/agentwork/agentwork/adapters/eino v0.0.0-00010101000000-000000000000
 	github.com/agentwork/agentwork/runners/restate v0.0.0-00010101000000-000000000000
 	github.com/agentwork/agentwork/runners/temporal v0.0.0-00010101000000-000000000000
