@@ -3,7 +3,7 @@ module github.com/agentwork/agentwork/adapters/eino
 go 1.26.0
 
 require (
-	github.com/agentwork/agentwork v0.0.0
+	github.com/agentwork/agentwork v0.1.0
 	github.com/cloudwego/eino v0.9.13
 	github.com/cloudwego/eino-ext/components/model/openai v0.1.7
 	github.com/eino-contrib/jsonschema v1.0.3
