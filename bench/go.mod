@@ -3,7 +3,7 @@ module github.com/agentwork/agentwork/bench
 go 1.26.0
 
 require (
-	github.com/agentwork/agentwork v0.0.0
+	github.com/agentwork/agentwork v0.1.0
 	github.com/agentwork/agentwork/adapters/eino v0.0.0-00010101000000-000000000000
 	github.com/cloudwego/eino v0.9.13
 	github.com/sourcegraph/conc v0.3.0
