@@ -48,9 +48,19 @@ test: fmt-check
 	cd dashboards && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 
 # The Eino adapter (its own module, adapters/eino: Eino and sonic stay out
-# of the root module): vet, tidiness and its tests.
+# of the root module): vet, tidiness and its tests. Its durable tests are
+# test-eino-durable.
 test-eino:
 	cd adapters/eino && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 ./...
+
+# An Eino agent child as durable Work on Temporal (an in-process server)
+# and Restate (a real server, installed from npm as for test-restate):
+# adapters/eino/durabletest, an unpublished module of its own, so that
+# Eino stays out of the runners' modules and Temporal and Restate out of
+# the Eino adapter's. Its first build compiles the Temporal server.
+.PHONY: test-eino-durable
+test-eino-durable:
+	cd adapters/eino/durabletest && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/durabletest/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 # The long chaos runs of the engine (not part of test, which runs them at a
 # scale that finishes in seconds): 1M start/finish churn, 10k owners, 100k
@@ -80,7 +90,7 @@ lint: fmt-check files-check release-files api-check vet staticcheck tidy-check c
 # included: they use helpers nothing else does), clean. Findings a change
 # should not fix carry a //lint:ignore with the reason.
 STATICCHECK      := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-STATICCHECK_MODS := . runners/temporal runners/restate examples bench dashboards tools/release
+STATICCHECK_MODS := . runners/temporal runners/restate adapters/eino examples bench dashboards tools/release
 staticcheck:
 	@set -e; for m in $(STATICCHECK_MODS); do echo "staticcheck -tags integration ./... (in $$m)"; (cd $$m && $(STATICCHECK) -tags integration ./...); done
 
@@ -107,7 +117,7 @@ copies:
 	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver
 
 # The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
-# SDK floor, the adapter vs unwrapped langchaingo), each ratio measured in
+# SDK floor, the adapters vs unwrapped langchaingo and Eino), each ratio measured in
 # one run and printed as the median of BENCHCOUNT runs beside its goal,
 # with the engine goals' contract floors (BenchmarkFloor*, no goal) below
 # them. bench-check exits non-zero when a median misses its goal by more
@@ -115,9 +125,9 @@ copies:
 # machines).
 BENCHCOUNT  ?= 4
 # The Goal and Floor benchmarks live in the bench module (bench/,
-# bench/telemetry, bench/langchaingo): their pairing (bench/internal/
+# bench/telemetry, bench/langchaingo, bench/eino): their pairing (bench/internal/
 # benchpair) and comparison arms are its own, not the root module's.
-BENCHPKGS   := . ./telemetry ./langchaingo
+BENCHPKGS   := . ./telemetry ./langchaingo ./eino
 BENCHMARGIN ?= -margin 0.10 -alloc-margin 2
 BENCHRUN     = { (cd bench && $(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) $(BENCHPKGS)) && \
 	(cd bench && $(GO) test -run '^$$' -bench '^BenchmarkFloor(Start|Await|Throughput)$$/^contract$$/^record=896B$$' -count=$(BENCHCOUNT) .); }

@@ -27,12 +27,19 @@
 //     it ends with the Work's terminal event.
 //   - "execute_tool work": one call of the work tool, with agentwork.action.
 //
+// Where the agent framework makes an execute_tool span of its own for
+// every tool call (an Eino callbacks.Handler) and the adapter marks the
+// call (work.WithCallTraced, an adapter's option), there is no
+// "execute_tool" span of agentwork's: the framework's span takes its
+// place (see Observer.Begin).
+//
 // Attributes: gen_ai.operation.name (execute_tool or invoke_agent),
 // gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type (function),
 // gen_ai.tool.description, gen_ai.agent.name, gen_ai.agent.id,
 // gen_ai.provider.name (the last three from a work.TargetInfo the adapter
 // puts on the call's context, when it knows them; semantic conventions
-// v1.41.0),
+// v1.41.0; an agent child's "invoke_agent" span always has
+// gen_ai.provider.name, ProviderUnknown when it is not known),
 // agentwork.work.id, agentwork.work.target, agentwork.work.state,
 // agentwork.action, and error.type: a low-cardinality class (panic, error,
 // deadline_exceeded, result_too_large, a call outcome or an error code),

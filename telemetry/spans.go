@@ -75,12 +75,24 @@ func (o *Observer) spanName(prefix, label string) string {
 // (or the outcome when there is no class). A tool-call id is recorded only
 // when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
 // and '-'.
+//
+// When the framework traces the call itself (work.CallTraced: its
+// execute_tool span is ctx's current span), Begin starts no span: the
+// framework's span takes the place of "execute_tool {c.Tool}" or
+// "execute_tool work" (it gets agentwork.work.target, or agentwork.action
+// and agentwork.work.id, and a launch's agentwork.work.id and link; never
+// a status, an error.type or an end from agentwork), a foreground agent
+// child's "invoke_agent" span is its child, and the metrics and log lines
+// are those of any call.
 func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
 	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
 		if c.Kind == work.CallForeground {
 			return ctx, func(ce work.CallEnd) { o.logForeground(ctx, c, ce) }
 		}
 		return ctx, nopEnd
+	}
+	if o.tracer != nil && work.CallTraced(ctx) {
+		return o.beginTraced(ctx, c)
 	}
 	action := ""
 	if c.Kind == work.CallAction {
@@ -199,6 +211,11 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if o.tracer == nil || e.Kind != work.KindAgent {
 			return exec
 		}
+		if tc, ok := caller.Value(tracedCallKey{}).(*tracedCall); ok {
+			ctx, child := o.startForegroundAgent(exec, caller, e)
+			tc.bind(child)
+			return ctx
+		}
 		id := sp.SpanContext().SpanID()
 		o.actMu.Lock()
 		_, pending := o.foreground[id]
@@ -206,12 +223,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if !pending {
 			return exec
 		}
-		sc := getScratch()
-		attrs := append(sc.attributes(),
-			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
-		attrs = appendAgentInfo(attrs, caller)
-		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
-		sc.put()
+		ctx, child := o.startForegroundAgent(exec, caller, e)
 		o.actMu.Lock()
 		if _, still := o.foreground[id]; still {
 			o.foreground[id] = child
@@ -234,7 +246,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 			keyWorkTarget.String(e.Target),
 			keyWorkState.String(string(work.StateQueued)),
 		)
-		attrs = appendAgentInfo(attrs, caller)
+		attrs = appendAgentInfo(attrs, caller, e.Kind)
 		opts := append(sc.start[:0], newRoot, internalKind, sc.withAttributes(attrs))
 		if !e.Time.IsZero() {
 			opts = append(opts, trace.WithTimestamp(e.Time))
@@ -253,19 +265,34 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 	return exec
 }
 
+// startForegroundAgent starts a foreground agent child's "invoke_agent"
+// span, a child of exec's span.
+func (o *Observer) startForegroundAgent(exec, caller context.Context, e work.Event) (context.Context, trace.Span) {
+	sc := getScratch()
+	attrs := append(sc.attributes(),
+		keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
+	attrs = appendAgentInfo(attrs, caller, e.Kind)
+	ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+	sc.put()
+	return ctx, child
+}
+
 // appendAgentInfo adds gen_ai.agent.id and gen_ai.provider.name from the
 // work.TargetInfo ctx carries, when they are set and look like
-// identifiers (an id or provider name is never free text).
-func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
-	info, ok := work.TargetInfoFrom(ctx)
-	if !ok {
-		return attrs
-	}
+// identifiers (an id or provider name is never free text). An agent
+// child (kind work.KindAgent) always gets gen_ai.provider.name, a
+// Required attribute of invoke_agent: ProviderUnknown when no valid one
+// is known; other children get none.
+func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context, kind work.Kind) []attribute.KeyValue {
+	info, _ := work.TargetInfoFrom(ctx)
 	if validCallID(info.AgentID) {
 		attrs = append(attrs, keyAgentID.String(info.AgentID))
 	}
-	if validProvider(info.Provider) {
+	switch {
+	case validProvider(info.Provider):
 		attrs = append(attrs, keyProvider.String(info.Provider))
+	case kind == work.KindAgent:
+		attrs = append(attrs, keyProvider.String(ProviderUnknown))
 	}
 	return attrs
 }
@@ -277,6 +304,12 @@ func (o *Observer) endForeground(id trace.SpanID, outcome, class string) {
 	child := o.foreground[id]
 	delete(o.foreground, id)
 	o.actMu.Unlock()
+	finishForeground(child, outcome, class)
+}
+
+// finishForeground ends a foreground agent child's "invoke_agent" span
+// (nil: none) with the call's outcome.
+func finishForeground(child trace.Span, outcome, class string) {
 	if child == nil {
 		return
 	}

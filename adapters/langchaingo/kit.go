@@ -25,7 +25,7 @@ import (
 // ErrZeroModel) and the zero Owner; its Release and RunUntilSettled return
 // ErrNotPrepared.
 type Kit struct {
-	owned   *ownerClaim // the registry entry of a WithOwner id, or nil
+	owned   *middleware.OwnerClaim // the registry entry of a WithOwner id, or nil
 	sup     work.Engine
 	set     *middleware.Set
 	model   *Model
@@ -54,9 +54,10 @@ var (
 	// ErrInsideChild: WithOwner or WithPool given to Prepare inside a
 	// child, whose agents own Work in the child's own scope.
 	ErrInsideChild = errors.New("langchaingo: option not allowed inside a child")
-	// ErrOwnerInUse: another Kit with the same WithOwner id is live (not
-	// released) on the same engine instance.
-	ErrOwnerInUse = errors.New("langchaingo: another live Kit has this owner on this engine")
+	// ErrOwnerInUse: another live coordinator (a Kit, or another
+	// adapter's) has the same WithOwner id on the same engine instance
+	// (middleware.ErrOwnerInUse, middleware.ClaimOwner).
+	ErrOwnerInUse = middleware.ErrOwnerInUse
 	// ErrNotPrepared: a method of a Kit that Prepare did not make (the
 	// zero Kit).
 	ErrNotPrepared = errors.New("langchaingo: the Kit was not made by Prepare")
@@ -113,9 +114,11 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // (ctx is a child's) the owner is always the child's own scope, and
 // WithOwner fails preparation.
 //
-// An owner id names one live Kit per engine instance: while a Kit with id
-// is live (not released), Prepare with the same id on the same engine
-// fails with ErrOwnerInUse (two Kits of one owner would see, cancel and
+// An owner id names one live coordinator per engine instance
+// (middleware.ClaimOwner, the registry every adapter shares: an Eino
+// Middleware with the id counts too): while a Kit with id is live (not
+// released), Prepare with the same id on the same engine fails with
+// ErrOwnerInUse (two coordinators of one owner would see, cancel and
 // release each other's Work). After that Kit's Release the id can be
 // prepared again: Release frees the id. The registry keeps a small token
 // per live id, never the Kit: a Kit dropped without Release is collected
@@ -125,9 +128,8 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // every WithOwner Kit of such an engine). That is how a coordinator that
 // restarts keeps seeing its Work on a durable engine: a new process has a
 // new engine instance, and its Kit with the same id sees the Work the old
-// process started. (An
-// engine whose dynamic type is not comparable cannot be told apart from
-// another and is not checked.)
+// process started. (An engine whose dynamic type is not comparable cannot
+// be told apart from another and is not checked.)
 func WithOwner(id string) Option {
 	return kitOptionFunc(func(c *kitConfig) {
 		if id != "" {
@@ -246,18 +248,16 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 		return nil, err
 	}
 	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
-	if cfg.named && reflect.TypeOf(sup).Comparable() {
-		claim := claimOwner(sup, cfg.owner.ID())
-		if claim == nil {
-			return nil, prepErr(ErrOwnerInUse, "langchaingo: owner %q: another live Kit has it on this engine; release that Kit first", cfg.owner.ID())
+	if cfg.named {
+		claim, err := middleware.ClaimOwner(sup, cfg.owner.ID())
+		if err != nil {
+			return nil, prepErr(ErrOwnerInUse, "langchaingo: owner %q: another live coordinator has it on this engine; release it first", cfg.owner.ID())
 		}
 		k.owned = claim
 	}
 	if cfg.pool != nil {
 		if err := sup.SetPool(ctx, cfg.owner, *cfg.pool); err != nil {
-			if k.owned != nil {
-				releaseOwner(k.owned)
-			}
+			k.owned.Release()
 			return nil, err
 		}
 	}
@@ -351,9 +351,7 @@ func (k *Kit) Release() error {
 		return ErrNotPrepared
 	}
 	err := k.set.Release()
-	if k.owned != nil {
-		releaseOwner(k.owned)
-	}
+	k.owned.Release()
 	return err
 }
 

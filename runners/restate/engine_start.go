@@ -43,6 +43,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: w.Updates,
 		Mailbox: driver.MailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}}
+	in.AgentID, in.Provider = driver.LaunchTarget(ctx)
 	req := admitRequest{Admission: w.Admission, Work: in}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
 	defer cancel()

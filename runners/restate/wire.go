@@ -85,6 +85,8 @@ type workInput struct {
 	FailOnBudget   bool
 	Mailbox        driver.MailboxLimits
 	Trace          map[string]string  `json:",omitempty"` // the launch's trace context
+	AgentID        string             `json:",omitempty"` // the launch's work.TargetInfo, for telemetry
+	Provider       string             `json:",omitempty"`
 	Job            *jobInput          `json:",omitempty"` // an external job (Spec.Job)
 	Approval       *approvalInput     `json:",omitempty"` // Spec.NeedsApproval
 	Updates        *work.UpdatePolicy `json:",omitempty"` // Spec.Updates, resolved

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -206,6 +207,9 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(info.Attempt))
 	}); err != nil {
+		if lostContact(ctx) {
+			return runOutcome{Class: work.ClassWorkerLost}, nil
+		}
 		return runOutcome{}, err
 	}
 	if !started.Run {
@@ -290,11 +294,25 @@ const (
 	maxAnnounceDelay = 10 * time.Second
 )
 
+// lostContact reports whether the attempt's context ended for another
+// reason than a cancel the Work's workflow asked for: the SDK cancels it
+// when a heartbeat could not reach the server within the heartbeat
+// timeout (it takes the attempt for timed out) or the Worker stops. The
+// attempt then ends as worker_lost, not as a cancelled child (which,
+// with no cancel requested, would fail the Work as error).
+func lostContact(ctx context.Context) bool {
+	var asked *temporal.CanceledError
+	return ctx.Err() != nil && !errors.As(context.Cause(ctx), &asked)
+}
+
 // outcome maps a child's return to the attempt's outcome
 // (driver.Classify): a class, never the failure's text; the output only
 // when the child completed.
 func outcome(child, ctx context.Context, in runInput, out string, err error, panicked bool, ex *work.Execution) runOutcome {
 	c := driver.Classify(child, ctx.Err() != nil, in.MaxResultBytes, out, err, panicked, ex)
+	if c.Class == work.ClassCancelled && lostContact(ctx) {
+		c.Class = work.ClassWorkerLost
+	}
 	res := runOutcome{Class: c.Class, Usage: c.Usage, Budget: c.Budget, Progress: c.Progress}
 	switch c.Class {
 	case "":

@@ -28,6 +28,7 @@ var Published = []string{
 	".",
 	"runners/temporal",
 	"runners/restate",
+	"adapters/eino",
 }
 
 // RootPath is the root module's path.

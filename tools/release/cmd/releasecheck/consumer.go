@@ -58,7 +58,53 @@ func consumers(root string) []consumer {
 			files: testdata(root, "restate"),
 			tests: restateTests,
 		},
+		{
+			name: "eino",
+			get:  []string{release.RootPath + "/adapters/eino"}, // the root comes by its requirement
+			files: func() (map[string][]byte, error) {
+				prog, err := readmeFragment(filepath.Join(root, "README.md"), "<!-- fragment: adapters/eino")
+				return map[string][]byte{"main.go": prog}, err
+			},
+			run: runEino,
+		},
 	}
+}
+
+// readmeFragment is the README's ```go block that follows the line
+// starting with marker.
+func readmeFragment(readme, marker string) ([]byte, error) {
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		return nil, err
+	}
+	_, rest, ok := strings.Cut(string(b), "\n"+marker)
+	if !ok {
+		return nil, fmt.Errorf("README.md has no %q", marker)
+	}
+	_, rest, ok = strings.Cut(rest, "\n```go\n")
+	if !ok {
+		return nil, fmt.Errorf("README.md has no ```go block after %q", marker)
+	}
+	prog, _, ok := strings.Cut(rest, "\n```\n")
+	if !ok || !strings.HasPrefix(prog, "package main\n") {
+		return nil, fmt.Errorf("README.md's block after %q is not a complete program (package main)", marker)
+	}
+	return []byte(prog + "\n"), nil
+}
+
+// runEino runs the README's Eino program (offline: its scripted model).
+func runEino(rc *rehearsal, bin string) error {
+	cmd := exec.Command(bin)
+	cmd.Dir = filepath.Dir(bin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("the README's Eino program: %w\n%s", err, out)
+	}
+	if string(out) != "2 fetch\n" {
+		return fmt.Errorf("the README's Eino program printed %q, want %q", out, "2 fetch\n")
+	}
+	fmt.Printf("release-check:   eino: ran the README's Eino program: %s", out)
+	return nil
 }
 
 func testdata(root, name string) func() (map[string][]byte, error) {

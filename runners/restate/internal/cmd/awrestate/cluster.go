@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/runners/harness"
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 )
 
 // cluster is a Restate server with a registry process, service processes
