@@ -218,6 +218,24 @@ func ReportUpdates(pred func(work.Update) bool) ChildOption {
 	return childOptionFunc(func(c *Child) { c.c.ReportUpdates, c.c.UpdateFilter = true, pred })
 }
 
+// WithAutoBackground moves a call of the child made without
+// run_in_background to the background when it is still unfinished after
+// the bound (middleware.Child.AutoBackground: an opt-in departure from the
+// crux contract). Only a Backgroundable child may have it, and the bound
+// must be positive: preparation fails otherwise
+// (middleware.ErrInvalidBackgroundOption).
+func WithAutoBackground(after time.Duration) ChildOption {
+	return childOptionFunc(func(c *Child) { c.c.AutoBackground = &middleware.AutoBackground{After: after} })
+}
+
+// WithBackgroundDefault makes an absent run_in_background mean true for
+// the child (middleware.Child.BackgroundByDefault: an opt-in departure
+// from the crux contract); "run_in_background": false still runs it in
+// the foreground. Only a Backgroundable child may have it.
+func WithBackgroundDefault() ChildOption {
+	return childOptionFunc(func(c *Child) { c.c.BackgroundByDefault = true })
+}
+
 // WithProvider names the child agent's model provider for telemetry
 // (gen_ai.provider.name on its invoke_agent span), where it cannot be
 // derived from the agent's model (NewAgent, which builds its agent per

@@ -76,6 +76,12 @@ func (h harness) einoTool(tl adaptertest.Tool, sh *shared) tool.BaseTool {
 	if tl.Schema != nil {
 		opts = append(opts, eino.WithSchema(tl.Schema))
 	}
+	if tl.AutoBackground > 0 {
+		opts = append(opts, eino.WithAutoBackground(tl.AutoBackground))
+	}
+	if tl.BackgroundByDefault {
+		opts = append(opts, eino.WithBackgroundDefault())
+	}
 	var child *eino.Child
 	switch tl.Kind {
 	case adaptertest.Plain:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/tool"
@@ -102,7 +103,8 @@ type config struct {
 	named      bool
 	extraNames []string
 	pool       *work.Budget
-	traced     bool // WithoutToolSpans
+	traced     bool                // WithoutToolSpans
+	mw         []middleware.Option // WithDefaultAutoBackground, for middleware.PrepareWith
 }
 
 type optionFunc func(*config)
@@ -138,6 +140,15 @@ func WithPromptTools(names ...string) Option {
 // error object code budget_exhausted before any Work exists.
 func WithPool(b work.Budget) Option {
 	return optionFunc(func(c *config) { c.pool = &b })
+}
+
+// WithDefaultAutoBackground gives every Backgroundable child without its
+// own WithAutoBackground that bound (middleware.WithAutoBackground: an
+// opt-in departure from the crux contract); foreground children are not
+// affected. A bound of zero or less fails preparation
+// (middleware.ErrInvalidBackgroundOption).
+func WithDefaultAutoBackground(after time.Duration) Option {
+	return optionFunc(func(c *config) { c.mw = append(c.mw, middleware.WithAutoBackground(after)) })
 }
 
 // WithoutToolSpans turns agentwork's execute_tool spans off for the

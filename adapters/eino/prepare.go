@@ -157,7 +157,8 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 			extra = append(extra, name)
 		}
 	}
-	set, err := middleware.PrepareContext(ctx, m.sup, owner, entries, extra...)
+	set, err := middleware.PrepareWith(ctx, m.sup, owner, entries,
+		append([]middleware.Option{middleware.WithExtraTools(extra...)}, m.cfg.mw...)...)
 	if err != nil {
 		return nil, err
 	}
