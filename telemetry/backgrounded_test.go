@@ -140,3 +140,29 @@ func TestBackgroundedElsewhere(t *testing.T) {
 		"  event agentwork.work.backgrounded {agentwork.work.state=queued}\n"
 	diff(t, "spans", renderSpans(h.spans.Ended()), want)
 }
+
+// TestBackgroundedTraced: under a framework's own execute_tool span
+// (work.WithCallTraced) the move still goes on the Work's span.
+func TestBackgroundedTraced(t *testing.T) {
+	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
+	const bound = time.Second
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	set := moverSet(t, h.s, h.owner, bound, release, "output")
+	ctx, root := h.root()
+	ctx, call := h.tp.Tracer("framework").Start(ctx, "execute_tool mover")
+	moveCall(t, h, work.WithCallTraced(ctx), set, `{"input":"x"}`, 1, bound)
+	call.End()
+	root.End()
+	var started []sdktrace.ReadOnlySpan
+	for _, s := range h.spans.Started() {
+		started = append(started, s)
+	}
+	wspan := spanNamed(started, "invoke_agent mover")
+	if wspan == nil {
+		t.Fatal("no invoke_agent span")
+	}
+	if !slices.ContainsFunc(wspan.Events(), func(e sdktrace.Event) bool { return e.Name == "agentwork.work.backgrounded" }) {
+		t.Fatalf("the move is not on the Work's span: %+v", wspan.Events())
+	}
+}

@@ -66,10 +66,18 @@ func (o *Observer) beginTraced(ctx context.Context, c work.Call) (context.Contex
 		tc = &tracedCall{}
 		ctx = context.WithValue(ctx, tracedCallKey{}, tc)
 	}
+	var moveID trace.SpanID
+	if c.Kind == work.CallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+		moveID = span.SpanContext().SpanID()
+		o.trackMove(moveID)
+	}
 	return ctx, func(ce work.CallEnd) {
 		outcome := normOutcome(ce.Outcome)
 		if tc != nil {
 			finishForeground(tc.end(), outcome, ce.ErrorClass)
+		}
+		if moveID.IsValid() {
+			o.untrackMove(moveID)
 		}
 		if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) && span.IsRecording() {
 			span.SetAttributes(keyWorkID.String(ce.WorkID))
