@@ -15,11 +15,13 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # The modules besides the root one (each with a replace of the root to its
 # checkout): examples (the demo and the integration test's programs) and
 # bench (the engine's Goal and Floor benchmarks with their comparison
-# libraries). test, vet and tidy-check cover them; dashboards has its own
-# lines, runners/temporal its own targets.
-SUBMODS   := examples bench
+# libraries), tools/release (the release's module list, licence and
+# version checks, make release-check and make api). test, vet and
+# tidy-check cover them; dashboards has its own lines, the runners their
+# own targets.
+SUBMODS   := examples bench tools/release
 
-.PHONY: copies demo demo-eino test-eino test chaos lint vet fmt-check files-check toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: copies demo demo-eino test-eino test chaos lint vet fmt-check files-check release-files api api-check staticcheck toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -42,12 +44,23 @@ test: fmt-check
 	$(GO) test $(RACE) -count=1 $(PKGS)
 	cd examples && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd bench && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
+	cd tools/release && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 	cd dashboards && $(GO) vet $(RACE) ./... && $(GO) test $(RACE) -count=1 ./...
 
 # The Eino adapter (its own module, adapters/eino: Eino and sonic stay out
-# of the root module): vet, tidiness and its tests.
+# of the root module): vet, tidiness and its tests. Its durable tests are
+# test-eino-durable.
 test-eino:
 	cd adapters/eino && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 ./...
+
+# An Eino agent child as durable Work on Temporal (an in-process server)
+# and Restate (a real server, installed from npm as for test-restate):
+# adapters/eino/durabletest, an unpublished module of its own, so that
+# Eino stays out of the runners' modules and Temporal and Restate out of
+# the Eino adapter's. Its first build compiles the Temporal server.
+.PHONY: test-eino-durable
+test-eino-durable:
+	cd adapters/eino/durabletest && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/durabletest/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
 # The long chaos runs of the engine (not part of test, which runs them at a
 # scale that finishes in seconds): 1M start/finish churn, 10k owners, 100k
@@ -71,7 +84,29 @@ files-check:
 toolchain-check:
 	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
-lint: fmt-check files-check vet tidy-check copies
+lint: fmt-check files-check release-files api-check vet staticcheck tidy-check copies
+
+# staticcheck on every module with Go code (the integration-tagged tests
+# included: they use helpers nothing else does), clean. Findings a change
+# should not fix carry a //lint:ignore with the reason.
+STATICCHECK      := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_MODS := . runners/temporal runners/restate adapters/eino examples bench dashboards tools/release
+staticcheck:
+	@set -e; for m in $(STATICCHECK_MODS); do echo "staticcheck -tags integration ./... (in $$m)"; (cd $$m && $(STATICCHECK) -tags integration ./...); done
+
+# The exported API of every published package, one feature a line, under
+# api/ (tools/release/cmd/apirecord): make api rewrites it after an API
+# change, for review in the diff; make lint fails while it differs.
+api:
+	cd tools/release && $(GO) run ./cmd/apirecord -w
+
+api-check:
+	cd tools/release && $(GO) run ./cmd/apirecord
+
+# Every published module (tools/release: Published) holds the root LICENSE
+# and requires the root at VERSION, with its replace kept for development.
+release-files:
+	cd tools/release && $(GO) test $(RACE) -count=1 -run '^(TestLicenses|TestRequirements)$$' .
 
 # Code written twice between the durable runners, or between either and
 # work/ (issue 34: one rule, one place): runs of six lines or more,
@@ -82,7 +117,7 @@ copies:
 	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver
 
 # The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
-# SDK floor, the adapter vs unwrapped langchaingo), each ratio measured in
+# SDK floor, the adapters vs unwrapped langchaingo and Eino), each ratio measured in
 # one run and printed as the median of BENCHCOUNT runs beside its goal,
 # with the engine goals' contract floors (BenchmarkFloor*, no goal) below
 # them. bench-check exits non-zero when a median misses its goal by more
@@ -90,9 +125,9 @@ copies:
 # machines).
 BENCHCOUNT  ?= 4
 # The Goal and Floor benchmarks live in the bench module (bench/,
-# bench/telemetry, bench/langchaingo): their pairing (bench/internal/
+# bench/telemetry, bench/langchaingo, bench/eino): their pairing (bench/internal/
 # benchpair) and comparison arms are its own, not the root module's.
-BENCHPKGS   := . ./telemetry ./langchaingo
+BENCHPKGS   := . ./telemetry ./langchaingo ./eino
 BENCHMARGIN ?= -margin 0.10 -alloc-margin 2
 BENCHRUN     = { (cd bench && $(GO) test -run '^$$' -bench '^BenchmarkGoal' -count=$(BENCHCOUNT) $(BENCHPKGS)) && \
 	(cd bench && $(GO) test -run '^$$' -bench '^BenchmarkFloor(Start|Await|Throughput)$$/^contract$$/^record=896B$$' -count=$(BENCHCOUNT) .); }
@@ -126,6 +161,13 @@ dashboards:
 integration:
 	./.ci/integration
 
+# The release rehearsal (docs/releasing.md): every published module at
+# VERSION through a module proxy on disk, installed, built and run by
+# consumer modules outside the repository with an empty module cache.
+.PHONY: release-check
+release-check:
+	cd tools/release && $(GO) run ./cmd/releasecheck
+
 # The Temporal runner (its own module, runners/temporal): vet, tidiness,
 # then the engine conformance suite and the worker-process tests (SIGKILL
 # -> worker_lost, retry) on an in-process Temporal server (temporaltest).
@@ -143,7 +185,7 @@ test-temporal:
 test-restate:
 	cd runners/restate && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/restate/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
 
-# What durable Work costs on Restate (docs/durable-cost-restate.md), not
+# What durable Work costs on Restate (docs/notes/durable-cost-restate.md), not
 # part of .ci/run (benchmarks need a quiet machine): start -> work.ref and
 # start -> result beside a bare Restate workflow invocation (interleaved
 # rounds, medians: BenchmarkRestate), the same as separate benchmarks
@@ -200,7 +242,7 @@ demo-restate:
 # What durable Work costs beside bare Temporal in the same run, one table:
 # actions (Temporal Cloud's definition), history events and bytes per
 # Work, one owner's admission throughput, start latencies and a 1,000-Work
-# run through two worker processes (.ci/bench-temporal; docs/durable-cost.md
+# run through two worker processes (.ci/bench-temporal; docs/notes/durable-cost.md
 # has the figures); then the Restate runner's invocations, journal entries
 # and latencies beside a bare Restate invocation (BENCH_RESTATE=0 leaves
 # them out). Not part of .ci/run: it needs a quiet machine.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 )
@@ -64,7 +65,7 @@ func parseQuery(expr string) ([]selector, []grouping, error) {
 		}
 		s := selector{name: vs.Name}
 		for _, m := range vs.LabelMatchers {
-			if m.Name == labels.MetricName {
+			if m.Name == model.MetricNameLabel {
 				if s.name == "" && m.Type == labels.MatchEqual {
 					s.name = m.Value
 				}

@@ -3,6 +3,7 @@ package middleware_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
@@ -52,5 +53,40 @@ func BenchmarkStatusAction(b *testing.B) {
 	for b.Loop() {
 		_, _ = wt.Call(ctx, in)
 		_ = set.StatusBlock(ctx)
+	}
+}
+
+// BenchmarkAutoBackgroundCost is what the auto-background option costs a
+// call that does not move: the same child (it returns at once) called
+// without run_in_background as a plain foreground call (engine Call), and
+// with a bound of a minute (a launch awaited with Result, its Work left
+// completed and read), in one run.
+func BenchmarkAutoBackgroundCost(b *testing.B) {
+	sup := work.New(work.WithMaxOutstanding(1<<20), work.WithMaxStarts(0), work.WithRetention(100, 0))
+	b.Cleanup(func() { _ = sup.Close(context.Background()) })
+	run := func(context.Context, string) (string, error) { return "ok", nil }
+	set, err := middleware.Prepare(sup, work.NewOwner("bench"), map[string]any{
+		"fg":   middleware.Child{Kind: work.KindFunction, Run: run},
+		"auto": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: run, AutoBackground: &middleware.AutoBackground{After: time.Minute}}),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, arm := range []string{"foreground", "auto"} {
+		var tl middleware.Tool
+		for _, t := range set.Tools() {
+			if t.Name() == map[string]string{"foreground": "fg", "auto": "auto"}[arm] {
+				tl = t
+			}
+		}
+		b.Run(arm, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if out, _ := tl.Call(ctx, `{"input":"x"}`); out != "ok" {
+					b.Fatalf("%s: %s", arm, out)
+				}
+			}
+		})
 	}
 }

@@ -104,6 +104,38 @@ type Child struct {
 	// (ErrInvalidChild).
 	ReportUpdates bool
 	UpdateFilter  func(work.Update) bool
+	// AutoBackground, when set, moves a long call to the background by
+	// itself (an opt-in departure from the crux contract, off by
+	// default): a call made without run_in_background is admitted as
+	// Work from its start (idempotent per tool-call id, counted against
+	// the owner's limits like a launch) and waits up to
+	// AutoBackground.After for the child's exact output; if the Work is
+	// still queued or running then, the call returns its work.ref, the
+	// same JSON as a background launch, and the Work goes on in the
+	// background. A child that completes in time leaves its Work listed
+	// as completed and already read; one that fails or is cancelled in
+	// time gets the error object a foreground call gets. An explicit
+	// "run_in_background": false is always a foreground call with the
+	// exact output. Nil means the Set's default (WithAutoBackground),
+	// none unless given. Only a backgroundable child may have it, and
+	// After must be positive: Prepare fails otherwise
+	// (ErrInvalidBackgroundOption).
+	AutoBackground *AutoBackground
+	// BackgroundByDefault makes an absent run_in_background mean true (an
+	// opt-in departure from the crux contract, off by default): such a
+	// call, plain text included, returns a work.ref at once, and
+	// "run_in_background": false runs the child in the foreground with its
+	// exact output. The schema and the description tell the model. Only a
+	// backgroundable child may have it (ErrInvalidBackgroundOption).
+	BackgroundByDefault bool
+}
+
+// AutoBackground is a child's bound for moving a call to the background
+// (Child.AutoBackground).
+type AutoBackground struct {
+	// After is the bound, measured on the engine's clock from the call's
+	// start: positive.
+	After time.Duration
 }
 
 // DefaultMaxInputBytes is a child's input bound when Child.MaxInputBytes
@@ -127,6 +159,10 @@ func Backgroundable(child Child) BackgroundChild {
 	var err error
 	if child.Schema != nil {
 		child.Schema, err = cloneSchema(child.Schema)
+	}
+	if child.AutoBackground != nil {
+		ab := *child.AutoBackground
+		child.AutoBackground = &ab
 	}
 	return BackgroundChild{child: child, err: err, ok: true}
 }

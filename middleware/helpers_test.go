@@ -23,13 +23,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // t0 is the fake clock's start; its ISO form is 2026-01-02T03:04:05.000Z.
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// isoFormat is the ISO-8601 UTC form of every timestamp in the JSON
-// contract.
-const isoFormat = "2006-01-02T15:04:05.000Z"
-
-// iso returns the ISO form of t0+d, as the JSON contract writes it.
-func iso(d time.Duration) string { return t0.Add(d).UTC().Format(isoFormat) }
-
 // observer is a enginetest.Recorder that also lets a test wait, without polling,
 // for a lifecycle event.
 type observer struct {

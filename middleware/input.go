@@ -12,6 +12,7 @@ import (
 type childInput struct {
 	input      string // what the child's Run gets
 	background bool
+	explicit   bool // the input has run_in_background (else the child's default applies)
 }
 
 var errNotObject = errors.New("input must be a JSON object")
@@ -76,8 +77,9 @@ func encodeObject(obj map[string]json.RawMessage) (string, error) {
 // parseChildInput turns a child tool's raw input into the child's input
 // and the background flag. Accepted forms: a JSON object, a JSON object in
 // langchaingo's __arg1 string, or (for a child that takes one string) plain
-// text, raw or in __arg1, which is always foreground and reaches the child
-// unchanged. Plain text never starts with '{' (after leading space): such
+// text, raw or in __arg1, which has no run_in_background (the child's
+// default applies: foreground unless Child.BackgroundByDefault) and reaches
+// the child unchanged. Plain text never starts with '{' (after leading space): such
 // input must be exactly one JSON object or it is refused.
 func parseChildInput(c *Child, raw string) (childInput, error) {
 	obj, text, isObj, err := parseObject(raw)
@@ -102,6 +104,7 @@ func parseChildInput(c *Child, raw string) (childInput, error) {
 		if bytes.Equal(rb, []byte("null")) || json.Unmarshal(rb, &in.background) != nil {
 			return childInput{}, errors.New(`"run_in_background" must be a boolean`)
 		}
+		in.explicit = true
 		delete(obj, ReservedField)
 	}
 	if c.Schema == nil {

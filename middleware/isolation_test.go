@@ -114,8 +114,7 @@ func TestChildHasNoControlAuthority(t *testing.T) {
 	probec := make(chan probe, 1)
 	ids := make(chan string, 1)
 	inner := e.gate("", nil)
-	var kid middleware.Child
-	kid = middleware.Child{Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+	kid := middleware.Child{Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
 		own, err := middleware.Prepare(e.sup, ex.Scope(), map[string]any{
 			"sub": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: inner.run}),

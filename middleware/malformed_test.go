@@ -177,9 +177,7 @@ func TestHugeFieldsGiveSmallReplies(t *testing.T) {
 			}
 			input := strings.ReplaceAll(tc.input, "{run}", ids["{run}"])
 			for ph, unit := range big {
-				if strings.Contains(input, ph) {
-					input = strings.Replace(input, ph, strings.Repeat(unit, size/len(unit)), 1)
-				}
+				input = strings.Replace(input, ph, strings.Repeat(unit, size/len(unit)), 1)
 			}
 			// A cancelled context: every case is refused before anything
 			// runs, and a child that wrongly ran would return at once.

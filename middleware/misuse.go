@@ -42,6 +42,11 @@ var (
 	ErrNegativeBudget = errors.New("middleware: negative budget")
 	// ErrNegativeLimit: a child's MaxInputBytes is negative.
 	ErrNegativeLimit = errors.New("middleware: negative limit")
+	// ErrInvalidBackgroundOption: a child's AutoBackground bound, or
+	// WithAutoBackground's, is zero or negative, or a child that is not
+	// backgroundable has AutoBackground or BackgroundByDefault (there
+	// would be no work tool to follow its ref).
+	ErrInvalidBackgroundOption = errors.New("middleware: invalid background option")
 	// ErrNotPrepared: a method of a Set that Prepare did not make (the zero
 	// Set).
 	ErrNotPrepared = errors.New("middleware: the Set was not made by Prepare")

@@ -29,6 +29,7 @@ type Set struct {
 	obs   work.Observer
 	tools []Tool
 	bg    bool
+	auto  time.Duration // WithAutoBackground's bound, 0 when none
 
 	// released is set by the first Release. relMu orders launches (read)
 	// against it (write): no launch starts Work after Release.
@@ -84,6 +85,17 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // added. Every child's schema is copied:
 // later changes to the caller's map do not reach the Set.
 func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+	return PrepareWith(ctx, sup, owner, entries, WithExtraTools(extra...))
+}
+
+// PrepareWith is PrepareContext configured by options: WithExtraTools (what
+// PrepareContext's extra gives) and WithAutoBackground (the children's
+// default bound for moving a call to the background). It also fails, with
+// ErrInvalidBackgroundOption, on a bound of zero or less and on a child
+// that is not backgroundable with AutoBackground or BackgroundByDefault.
+func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, opts ...Option) (*Set, error) {
+	cfg := newConfig(opts)
+	extra := cfg.extra
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -116,7 +128,10 @@ func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entr
 		}
 	}
 	sort.Strings(labels)
-	s := &Set{sup: sup, owner: owner, obs: obs}
+	if cfg.autoSet && cfg.auto <= 0 {
+		return nil, prepErr(ErrInvalidBackgroundOption, "middleware: WithAutoBackground: the bound must be positive (got %s)", cfg.auto)
+	}
+	s := &Set{sup: sup, owner: owner, obs: obs, auto: cfg.auto}
 	for _, label := range labels {
 		if label == "" {
 			return nil, prepErr(ErrInvalidEntry, "middleware: empty tool label")
@@ -267,7 +282,9 @@ type childTool struct {
 	child      Child
 	background bool
 	schema     map[string]any
-	maxInput   int // the raw input bound, in bytes
+	maxInput   int           // the raw input bound, in bytes
+	auto       time.Duration // a call without run_in_background moves after it (0: never)
+	byDefault  bool          // an absent run_in_background means true
 }
 
 func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, error) {
@@ -281,6 +298,10 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 		return nil, prepErr(ErrInvalidChild, "middleware: child %q: unknown kind %d", label, c.Kind)
 	}
 	if err := checkWaits(label, c, background); err != nil {
+		return nil, err
+	}
+	auto, err := autoBound(label, c, background, s.auto)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkUpdates(label, &c, s.owner); err != nil {
@@ -313,11 +334,12 @@ func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, 
 		schema = stringSchema()
 	}
 	if background {
-		schema = withReserved(schema)
+		schema = withReserved(schema, c.BackgroundByDefault)
 	} else {
 		schema = copySchema(schema)
 	}
-	return &childTool{set: s, label: label, child: c, background: background, schema: schema, maxInput: maxInput}, nil
+	return &childTool{set: s, label: label, child: c, background: background, schema: schema, maxInput: maxInput,
+		auto: auto, byDefault: c.BackgroundByDefault}, nil
 }
 
 func (t *childTool) Name() string { return t.label }
@@ -325,7 +347,7 @@ func (t *childTool) Name() string { return t.label }
 func (t *childTool) Description() string {
 	d := t.child.Description
 	if t.background {
-		d += ` Set "run_in_background": true to start it in the background and get a work.ref at once; then use the work tool.`
+		d += t.backgroundNote()
 	}
 	return d
 }
@@ -339,7 +361,10 @@ func (t *childTool) Schema() map[string]any { return copySchema(t.schema) }
 // ctx gets code nil_context, a call after the Set's Release code released,
 // and an input over the child's MaxInputBytes code input_too_large (it is
 // not parsed; the Observer sees a foreground call), all before any Work is
-// accepted.
+// accepted. run_in_background true launches; false is a foreground call;
+// absent is a launch for a child with BackgroundByDefault, a launch
+// awaited up to its bound (await) for a child with an AutoBackground
+// bound, else a foreground call.
 func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if ctx == nil {
 		return nilContext.JSON(), nil
@@ -351,12 +376,16 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		return errObj(CodeInputTooLarge, fmt.Sprintf("the input is %d bytes, over this child's limit of %d bytes; send a shorter input", len(raw), t.maxInput)).JSON(), nil
 	}
 	kind := work.CallForeground
+	var auto time.Duration // the bound of a call that may move to the background
 	in, perr := parseChildInput(&t.child, raw)
-	if perr == nil && in.background {
-		if !t.background {
+	if perr == nil {
+		switch {
+		case in.background && !t.background:
 			perr = errors.New(`this child does not run in the background; omit "run_in_background"`)
-		} else {
+		case in.background || !in.explicit && t.byDefault:
 			kind = work.CallLaunch
+		case !in.explicit && t.auto > 0:
+			kind, auto = work.CallLaunch, t.auto
 		}
 	}
 	if perr == nil && kind == work.CallForeground && t.child.NeedsApproval {
@@ -365,7 +394,7 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if perr == nil && t.child.Validate != nil {
 		perr = t.validate(in.input)
 	}
-	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
+	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
 	if perr != nil {
 		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
 		return errObj(CodeChildInput, perr.Error()).JSON(), nil
@@ -396,6 +425,10 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		// after a lost reply) gets the same work.ref; the engine keeps
 		// only a digest of the input.
 		spec.CallID, spec.InputDigest = CallID(ctx), sha256.Sum256([]byte(in.input))
+		var deadline time.Time // a call that may move waits until then, from its start
+		if auto > 0 {
+			deadline = s.sup.Now().Add(auto)
+		}
 		s.relMu.RLock()
 		if s.released.Load() {
 			s.relMu.RUnlock()
@@ -409,19 +442,15 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 			end(work.CallEnd{Outcome: "rejected", ErrorClass: o.Code})
 			return o.JSON(), nil
 		}
+		if auto > 0 {
+			return t.await(ctx, ref, deadline, auto, end), nil
+		}
 		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return mustJSON(ref), nil
 	}
 	out, err := s.sup.Call(ctx, spec)
 	if err != nil {
-		o := fromWork(err)
-		class := o.Code
-		var we *work.Error
-		if errors.As(err, &we) && we.Class != "" {
-			class = we.Class
-		}
-		end(work.CallEnd{Outcome: "failed", ErrorClass: class})
-		return o.JSON(), nil
+		return failedCall("", err, end), nil
 	}
 	end(work.CallEnd{Outcome: "ok"})
 	return out, nil

@@ -55,15 +55,28 @@ func backgroundProperty() map[string]any {
 	}
 }
 
+// backgroundDefaultProperty is run_in_background of a child that runs in
+// the background by default (Child.BackgroundByDefault).
+func backgroundDefaultProperty() map[string]any {
+	return map[string]any{
+		"type":        "boolean",
+		"default":     true,
+		"description": "Run in the background (default true for this tool): returns a work.ref at once; use the work tool to follow it and read its result. Set false to wait for the exact output.",
+	}
+}
+
 // withReserved returns a copy of schema (an object schema) with
-// run_in_background added.
-func withReserved(schema map[string]any) map[string]any {
+// run_in_background added: true by default when byDefault is set.
+func withReserved(schema map[string]any, byDefault bool) map[string]any {
 	out := copySchema(schema)
 	props, _ := out["properties"].(map[string]any)
 	if props == nil {
 		props = map[string]any{}
 	}
 	props[ReservedField] = backgroundProperty()
+	if byDefault {
+		props[ReservedField] = backgroundDefaultProperty()
+	}
 	out["properties"] = props
 	return out
 }

@@ -65,7 +65,7 @@ func TestBudgetTelemetry(t *testing.T) {
 		found = true
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes() {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		want := map[string]string{"gen_ai.usage.input_tokens": "90", "gen_ai.usage.output_tokens": "60",
 			"agentwork.work.turns": "2", "agentwork.work.tool_calls": "2", "agentwork.work.budget": "turns"}

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -18,7 +19,8 @@ const canary = "CANARY-c0ffee-5e1f-do-not-export"
 
 // TestCanary plants a unique string everywhere content can enter the
 // engine (child output, child error text, a panic value, guidance text,
-// foreground output and errors, an owner id, and the model-controlled
+// foreground output and errors, the input and output of a call that moved
+// to the background and the error of one that failed before its bound, an owner id, and the model-controlled
 // fields of a work-tool call) and proves it reaches no span name,
 // attribute, event, link or status description, no metric name, unit,
 // description or label, and no log line.
@@ -26,6 +28,26 @@ func TestCanary(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(2))
 	h.owner = work.NewOwner("owner-" + canary)
 	ctx, root := h.root()
+
+	// A call that moves to the background at its bound (the canary in its
+	// input and output), read through the work tool; one that fails in
+	// time (the canary in the error text).
+	moved := make(chan struct{})
+	set := moverSet(t, h.s, h.owner, time.Second, moved, "moved output "+canary)
+	ref := moveCall(t, h, ctx, set, `{"input":"moved input `+canary+`"}`, 2, time.Second)
+	close(moved)
+	if out, _ := set.Tools()[1].Call(ctx, `{"action":"result","id":"`+workIDPattern.FindString(ref)+`"}`); !strings.Contains(out, canary) {
+		t.Fatalf("the moved call's result: %s", out)
+	}
+	failing, err := middleware.Prepare(h.s, work.NewOwner("failing"), map[string]any{"mover": middleware.Backgroundable(middleware.Child{
+		Kind: work.KindFunction, AutoBackground: &middleware.AutoBackground{After: time.Second},
+		Run: func(context.Context, string) (string, error) { return canary, errors.New("failure " + canary) }})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := failing.Tools()[0].Call(ctx, `{"input":"`+canary+`"}`); !strings.Contains(out, "child_failed") || strings.Contains(out, canary) {
+		t.Fatalf("the failed call: %s", out)
+	}
 
 	// Completed with the canary as output, read through the work tool.
 	release := make(chan struct{})
@@ -142,7 +164,7 @@ func TestCanary(t *testing.T) {
 		t.Helper()
 		for _, kv := range kvs {
 			leak(where+" attribute key", string(kv.Key))
-			leak(where+" attribute "+string(kv.Key), kv.Value.Emit())
+			leak(where+" attribute "+string(kv.Key), kv.Value.String())
 		}
 	}
 	for _, s := range spans {

@@ -150,7 +150,7 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 		for _, m := range sm.Metrics {
 			for _, set := range dataPointSets(m.Data) {
 				for _, kv := range set.ToSlice() {
-					labels = append(labels, kv.Value.Emit())
+					labels = append(labels, kv.Value.String())
 				}
 			}
 		}

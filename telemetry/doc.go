@@ -15,7 +15,10 @@
 //
 //   - "execute_tool {label}" (INTERNAL, a child of the caller's span): a
 //     launch with run_in_background, or a foreground call. A launch span
-//     links to the Work's "invoke_agent" span. A foreground function child
+//     links to the Work's "invoke_agent" span. A call that may move to the
+//     background after a bound (the middleware's auto-background option)
+//     is a launch whose span ends when the call returns: with the exact
+//     output, or with the ref at the bound. A foreground function child
 //     runs under this span; a foreground agent child runs under an
 //     "invoke_agent {label}" child span of it.
 //   - "invoke_agent {label}" (INTERNAL): a background execution. It is a
@@ -24,12 +27,19 @@
 //     it ends with the Work's terminal event.
 //   - "execute_tool work": one call of the work tool, with agentwork.action.
 //
+// Where the agent framework makes an execute_tool span of its own for
+// every tool call (an Eino callbacks.Handler) and the adapter marks the
+// call (work.WithCallTraced, an adapter's option), there is no
+// "execute_tool" span of agentwork's: the framework's span takes its
+// place (see Observer.Begin).
+//
 // Attributes: gen_ai.operation.name (execute_tool or invoke_agent),
 // gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type (function),
 // gen_ai.tool.description, gen_ai.agent.name, gen_ai.agent.id,
 // gen_ai.provider.name (the last three from a work.TargetInfo the adapter
 // puts on the call's context, when it knows them; semantic conventions
-// v1.41.0),
+// v1.41.0; an agent child's "invoke_agent" span always has
+// gen_ai.provider.name, ProviderUnknown when it is not known),
 // agentwork.work.id, agentwork.work.target, agentwork.work.state,
 // agentwork.action, and error.type: a low-cardinality class (panic, error,
 // deadline_exceeded, result_too_large, a call outcome or an error code),
@@ -50,6 +60,13 @@
 // only) and agentwork.work.orphaned (a Work Shutdown abandoned, with the
 // agentwork.work.state it was left in; it ends the span with status Error
 // and error.type=orphaned).
+//
+// A call that moved to the background at its bound (work.EventBackgrounded)
+// is the event agentwork.work.backgrounded, with the agentwork.work.state it
+// moved in (queued or running), on the Work's "invoke_agent" span when this
+// process bound the Work (the in-process Supervisor always does; a durable
+// runner when its worker shares the Observer), else on the call's
+// "execute_tool" span, which carries the Work's id.
 //
 // Work that waits: agentwork.work.waiting (an external job was submitted
 // and waits between polls, holding no running slot),
@@ -125,6 +142,7 @@
 //	agentwork_work_result_bytes{target}               histogram, completed results' sizes
 //	agentwork_work_starts_refused_total{target,reason} counter
 //	agentwork_work_orphaned_total{target}             counter, Works a Supervisor's Shutdown abandoned
+//	agentwork_work_backgrounded_total{target}         counter, child calls that moved to the background at their bound
 //	agentwork_work_waiting{target}                    gauge, external jobs waiting between polls (counted as running in items)
 //	agentwork_work_awaiting_approval{target}          gauge, Work awaiting approval (counted as queued in items)
 //	agentwork_work_oldest_approval_age_seconds{target}
@@ -147,7 +165,9 @@
 // for everything but failures and orphans, which are Warn (a deadline is a
 // failure with error.type=deadline_exceeded), and the approval events
 // (agentwork.work.approval_requested, agentwork.work.approved,
-// agentwork.work.denied), which are Info. A poll writes no line; a job's
+// agentwork.work.denied) and a call's move to the background
+// (agentwork.work.backgrounded, with from: the state it moved in), which
+// are Info. A poll writes no line; a job's
 // terminal line carries its non-zero poll counts (polls.waiting,
 // polls.done, polls.failed, polls.error). An update writes the line
 // agentwork.work.update (Debug; Info for an accepted question: the child

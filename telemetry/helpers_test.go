@@ -236,7 +236,7 @@ func attrString(kvs []attribute.KeyValue) string {
 	}
 	parts := make([]string, len(kvs))
 	for i, kv := range kvs {
-		parts[i] = string(kv.Key) + "=" + kv.Value.Emit()
+		parts[i] = string(kv.Key) + "=" + kv.Value.String()
 	}
 	sort.Strings(parts)
 	return " {" + strings.Join(parts, " ") + "}"
@@ -297,7 +297,7 @@ func setString(s attribute.Set) string {
 	}
 	var parts []string
 	for _, kv := range s.ToSlice() {
-		parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+		parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }

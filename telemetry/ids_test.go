@@ -18,7 +18,7 @@ import (
 func spanAttr(span sdktrace.ReadOnlySpan, key attribute.Key) (string, bool) {
 	for _, kv := range span.Attributes() {
 		if kv.Key == key {
-			return kv.Value.Emit(), true
+			return kv.Value.String(), true
 		}
 	}
 	return "", false

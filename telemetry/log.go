@@ -58,13 +58,17 @@ func (o *Observer) logs(ctx context.Context, level slog.Level) bool {
 	return o.log != nil && o.log.Enabled(ctx, level)
 }
 
-// logEvent writes one line for e: Warn for a failure, Debug for anything
-// else. The fields are content-free: id, target label, states, error class,
+// logEvent writes one line for e: Warn for a failure or an orphan, Info
+// for a move to the background, the approval events' level for those,
+// Debug for anything else. The fields are content-free: id, target label, states, error class,
 // durations, counts, sizes and the owner's depth (never the owner's id).
 func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 	level := waitLogLevel(e.Type)
-	if e.Type == work.EventFailed || e.Type == work.EventOrphaned {
+	switch e.Type {
+	case work.EventFailed, work.EventOrphaned:
 		level = slog.LevelWarn
+	case work.EventBackgrounded:
+		level = slog.LevelInfo
 	}
 	if !o.logs(ctx, level) {
 		return

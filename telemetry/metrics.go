@@ -29,6 +29,7 @@ type instruments struct {
 	resultBytes  metric.Int64Histogram
 	refused      metric.Int64Counter
 	orphaned     metric.Int64Counter
+	backgrounded metric.Int64Counter
 
 	// Precomputed attribute sets for the bounded label sets.
 	actionOpts   [len(actions) + 1][len(outcomes)]metric.MeasurementOption
@@ -107,6 +108,9 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 	err = errors.Join(err, e)
 	in.orphaned, e = m.Int64Counter(metricOrphaned, metric.WithUnit("{work}"),
 		metric.WithDescription("Work abandoned by a supervisor's Shutdown because its child had not returned a grace period after cancellation, by target."))
+	err = errors.Join(err, e)
+	in.backgrounded, e = m.Int64Counter(metricBackgrounded, metric.WithUnit("{call}"),
+		metric.WithDescription("Child calls made without run_in_background that were still unfinished at their bound and returned a work.ref (the auto-background option), by target."))
 	err = errors.Join(err, e)
 	if err != nil {
 		return nil, err
@@ -188,6 +192,9 @@ func (in *instruments) record(ctx context.Context, e work.Event) {
 		return
 	case work.EventOrphaned:
 		in.orphaned.Add(ctx, 1, in.forTarget(e.Target).target)
+		return
+	case work.EventBackgrounded:
+		in.backgrounded.Add(ctx, 1, in.forTarget(e.Target).target)
 		return
 	}
 	i := stateIndex(e.To)

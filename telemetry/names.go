@@ -9,6 +9,15 @@ import (
 // ScopeName is the instrumentation scope of the tracer and meter.
 const ScopeName = "github.com/agentwork/agentwork/telemetry"
 
+// ProviderUnknown is gen_ai.provider.name (Required on invoke_agent spans
+// by the GenAI conventions) on the "invoke_agent" span of an agent child
+// whose model provider is not known: its adapter could not derive it from
+// the child's model client and no option named it (langchaingo.WithProvider,
+// eino.WithProvider). It is "_OTHER", OpenTelemetry's value for a member
+// outside an attribute's known set. Children without a model (functions,
+// tools, jobs) carry no gen_ai.provider.name.
+const ProviderUnknown = "_OTHER"
+
 // Span names and attribute keys. They are public API (DESIGN.md, Telemetry
 // contract); the tests pin them as literals.
 const (
@@ -102,6 +111,8 @@ func eventName(t work.EventType) string {
 		return evProgress
 	case work.EventOrphaned:
 		return evOrphaned
+	case work.EventBackgrounded:
+		return evBackgrounded
 	}
 	return waitEventName(t)
 }

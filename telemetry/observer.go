@@ -56,6 +56,12 @@ type Observer struct {
 	// starts the child agent's invoke_agent span there and the call's end
 	// function ends it.
 	foreground map[trace.SpanID]trace.Span
+	// Calls that may move to the background (work.Call.AutoBackground)
+	// by their execute_tool span: Bind records the Work's invoke_agent
+	// span there, for EventBackgrounded (backgrounded.go). movingN is
+	// len(moving), read without the lock.
+	moving  map[trace.SpanID]trace.Span
+	movingN atomic.Int32
 
 	// When each cancel-requested Work was asked to stop (by work id), for
 	// the oldest-cancel-requested gauge and the status page; an entry lives
@@ -169,6 +175,13 @@ func (o *Observer) Unregister() error {
 // Work's poll counts, which its span gets as one agentwork.work.polls
 // event (and the agentwork.job.polls attribute) as it ends, and its
 // terminal log line as fields.
+//
+// EventBackgrounded (a call that moved to the background at its bound) is
+// the span event agentwork.work.backgrounded (agentwork.work.state: the
+// state it moved in) on the Work's "invoke_agent" span when the Work was
+// bound in this process, else on the call's "execute_tool" span in ctx; it
+// counts in agentwork_work_backgrounded_total{target} and writes an Info
+// log line.
 //
 // EventUpdate (a child's update, accepted or refused) is the span event
 // agentwork.work.update (agentwork.update.seq, agentwork.update.bytes,

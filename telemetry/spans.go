@@ -75,6 +75,15 @@ func (o *Observer) spanName(prefix, label string) string {
 // (or the outcome when there is no class). A tool-call id is recorded only
 // when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
 // and '-'.
+//
+// When the framework traces the call itself (work.CallTraced: its
+// execute_tool span is ctx's current span), Begin starts no span: the
+// framework's span takes the place of "execute_tool {c.Tool}" or
+// "execute_tool work" (it gets agentwork.work.target, or agentwork.action
+// and agentwork.work.id, and a launch's agentwork.work.id and link; never
+// a status, an error.type or an end from agentwork), a foreground agent
+// child's "invoke_agent" span is its child, and the metrics and log lines
+// are those of any call.
 func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
 	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
 		if c.Kind == work.CallForeground {
@@ -82,12 +91,15 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		}
 		return ctx, nopEnd
 	}
+	if o.tracer != nil && work.CallTraced(ctx) {
+		return o.beginTraced(ctx, c)
+	}
 	action := ""
 	if c.Kind == work.CallAction {
 		action = normAction(c.Action)
 	}
 	var span trace.Span
-	var fgID trace.SpanID
+	var fgID, moveID trace.SpanID
 	var tracked actionKey // set when the span is registered for late events
 	if o.tracer != nil {
 		var name string
@@ -112,6 +124,10 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		}
 		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
 		sc.put()
+		if c.Kind == work.CallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+			moveID = span.SpanContext().SpanID()
+			o.trackMove(moveID)
+		}
 		if c.Kind == work.CallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
@@ -130,6 +146,9 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		outcome := normOutcome(ce.Outcome)
 		if fgID.IsValid() {
 			o.endForeground(fgID, outcome, ce.ErrorClass)
+		}
+		if moveID.IsValid() {
+			o.untrackMove(moveID)
 		}
 		if span != nil {
 			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
@@ -192,6 +211,11 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if o.tracer == nil || e.Kind != work.KindAgent {
 			return exec
 		}
+		if tc, ok := caller.Value(tracedCallKey{}).(*tracedCall); ok {
+			ctx, child := o.startForegroundAgent(exec, caller, e)
+			tc.bind(child)
+			return ctx
+		}
 		id := sp.SpanContext().SpanID()
 		o.actMu.Lock()
 		_, pending := o.foreground[id]
@@ -199,12 +223,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if !pending {
 			return exec
 		}
-		sc := getScratch()
-		attrs := append(sc.attributes(),
-			keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
-		attrs = appendAgentInfo(attrs, caller)
-		ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
-		sc.put()
+		ctx, child := o.startForegroundAgent(exec, caller, e)
 		o.actMu.Lock()
 		if _, still := o.foreground[id]; still {
 			o.foreground[id] = child
@@ -227,7 +246,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 			keyWorkTarget.String(e.Target),
 			keyWorkState.String(string(work.StateQueued)),
 		)
-		attrs = appendAgentInfo(attrs, caller)
+		attrs = appendAgentInfo(attrs, caller, e.Kind)
 		opts := append(sc.start[:0], newRoot, internalKind, sc.withAttributes(attrs))
 		if !e.Time.IsZero() {
 			opts = append(opts, trace.WithTimestamp(e.Time))
@@ -240,24 +259,40 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 		if launch := trace.SpanFromContext(caller); launch.IsRecording() && span.SpanContext().IsValid() {
 			launch.AddLink(trace.Link{SpanContext: span.SpanContext()})
 		}
+		o.bindMove(caller, span)
 		return ctx
 	}
 	return exec
 }
 
+// startForegroundAgent starts a foreground agent child's "invoke_agent"
+// span, a child of exec's span.
+func (o *Observer) startForegroundAgent(exec, caller context.Context, e work.Event) (context.Context, trace.Span) {
+	sc := getScratch()
+	attrs := append(sc.attributes(),
+		keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
+	attrs = appendAgentInfo(attrs, caller, e.Kind)
+	ctx, child := o.tracer.Start(exec, o.spanName(spanInvokeAgent, e.Target), append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
+	sc.put()
+	return ctx, child
+}
+
 // appendAgentInfo adds gen_ai.agent.id and gen_ai.provider.name from the
 // work.TargetInfo ctx carries, when they are set and look like
-// identifiers (an id or provider name is never free text).
-func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context) []attribute.KeyValue {
-	info, ok := work.TargetInfoFrom(ctx)
-	if !ok {
-		return attrs
-	}
+// identifiers (an id or provider name is never free text). An agent
+// child (kind work.KindAgent) always gets gen_ai.provider.name, a
+// Required attribute of invoke_agent: ProviderUnknown when no valid one
+// is known; other children get none.
+func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context, kind work.Kind) []attribute.KeyValue {
+	info, _ := work.TargetInfoFrom(ctx)
 	if validCallID(info.AgentID) {
 		attrs = append(attrs, keyAgentID.String(info.AgentID))
 	}
-	if validProvider(info.Provider) {
+	switch {
+	case validProvider(info.Provider):
 		attrs = append(attrs, keyProvider.String(info.Provider))
+	case kind == work.KindAgent:
+		attrs = append(attrs, keyProvider.String(ProviderUnknown))
 	}
 	return attrs
 }
@@ -269,6 +304,12 @@ func (o *Observer) endForeground(id trace.SpanID, outcome, class string) {
 	child := o.foreground[id]
 	delete(o.foreground, id)
 	o.actMu.Unlock()
+	finishForeground(child, outcome, class)
+}
+
+// finishForeground ends a foreground agent child's "invoke_agent" span
+// (nil: none) with the call's outcome.
+func finishForeground(child trace.Span, outcome, class string) {
 	if child == nil {
 		return
 	}
@@ -296,6 +337,9 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		return
 	}
 	span := trace.SpanFromContext(ctx)
+	if e.Type == work.EventBackgrounded {
+		span = o.moveSpan(ctx)
+	}
 	own := true
 	if !span.IsRecording() {
 		if e.WorkID == "" {
@@ -334,7 +378,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	case work.EventProgress:
 		attrs = append(attrs, keyProgressDone.Int64(e.Progress.Done), keyProgressTotal.Int64(e.Progress.Total),
 			keyProgressRequests.Int64(e.Progress.ModelRequests), keyProgressTools.Int64(e.Progress.ToolCalls))
-	case work.EventOrphaned:
+	case work.EventOrphaned, work.EventBackgrounded:
 		attrs = append(attrs, keyWorkState.String(string(e.From)))
 	}
 	et := ""

@@ -89,7 +89,7 @@ execute_tool work kind=internal parent=coordinator trace=t2 links=[] status=Unse
   attrs {agentwork.action=result agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_result gen_ai.tool.name=work gen_ai.tool.type=function}
   event agentwork.work.result.read {agentwork.result.bytes=12}
 invoke_agent researcher kind=internal parent=root trace=t1 links=[execute_tool researcher] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.guidance.accepted {agentwork.guidance.count=1}
@@ -198,7 +198,7 @@ execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unset
   attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.cancel_requested {agentwork.work.state=cancel-requested}
@@ -244,7 +244,7 @@ execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[invoke_
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unset
   attrs {agentwork.action=cancel agentwork.work.id=<id> gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_cancel gen_ai.tool.name=work gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.guidance.accepted {agentwork.guidance.count=1}
   event agentwork.work.guidance.dropped {agentwork.guidance.count=1}
@@ -272,7 +272,7 @@ invoke_agent summarizer kind=internal parent=root trace=t3 links=[execute_tool s
 execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
-  attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=error gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=error gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.failed {agentwork.work.state=failed error.type=error}
@@ -294,7 +294,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
-  attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=panic gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=panic gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.failed {agentwork.work.state=failed error.type=panic}
@@ -318,7 +318,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 execute_tool researcher kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
   attrs {agentwork.work.id=<id> agentwork.work.target=researcher gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_launch gen_ai.tool.name=researcher gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Error
-  attrs {agentwork.work.budget=duration agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=deadline_exceeded gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.budget=duration agentwork.work.id=<id> agentwork.work.state=failed agentwork.work.target=researcher error.type=deadline_exceeded gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.budget_exhausted {agentwork.work.budget=duration}
@@ -373,12 +373,59 @@ execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Unse
 execute_tool work kind=internal parent=coordinator trace=t1 links=[] status=Error
   attrs {agentwork.action=status agentwork.work.id=<id> error.type=not_found gen_ai.operation.name=execute_tool gen_ai.tool.call.id=call_status gen_ai.tool.name=work gen_ai.tool.type=function}
 invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool researcher] status=Unset
-  attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent}
+  attrs {agentwork.work.id=<id> agentwork.work.state=cancelled agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
   event agentwork.work.queued {agentwork.work.state=queued}
   event agentwork.work.running {agentwork.work.state=running}
   event agentwork.work.detached
   event agentwork.work.cancel_requested {agentwork.work.state=cancel-requested}
   event agentwork.work.cancelled {agentwork.work.state=cancelled}
+`,
+		},
+		{
+			// The framework traces each tool call itself (an Eino
+			// callbacks.Handler) and the adapter says so
+			// (work.WithCallTraced): no execute_tool span of agentwork's;
+			// the framework's span gets agentwork's attributes, the
+			// launch's link and the foreground agent child's span.
+			name: "traced by the framework",
+			run: func(t *testing.T, h *harness, ctx context.Context) {
+				tr := h.tp.Tracer("framework")
+				lctx, lsp := tr.Start(ctx, "framework launch")
+				id, err := h.launch(work.WithCallTraced(lctx), researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
+				lsp.End()
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.await(id, work.StateCompleted)
+				fctx, fsp := tr.Start(ctx, "framework call")
+				out, err := h.foreground(work.WithCallTraced(fctx), researcher, func(ctx context.Context) (string, error) {
+					return "report", h.childSpan(ctx, "child chat")
+				})
+				fsp.End()
+				if err != nil || out != "report" {
+					t.Fatalf("foreground: %q %v", out, err)
+				}
+				actx, asp := tr.Start(ctx, "framework action")
+				h.action(work.WithCallTraced(actx), "status", id, func(context.Context) (string, string) { return "ok", "" })
+				asp.End()
+			},
+			want: `child chat kind=internal parent=invoke_agent researcher trace=t1 links=[] status=Unset
+  attrs
+coordinator kind=internal parent=root trace=t1 links=[] status=Unset
+  attrs
+framework action kind=internal parent=coordinator trace=t1 links=[] status=Unset
+  attrs {agentwork.action=status agentwork.work.id=<id>}
+framework call kind=internal parent=coordinator trace=t1 links=[] status=Unset
+  attrs {agentwork.work.target=researcher}
+framework launch kind=internal parent=coordinator trace=t1 links=[invoke_agent researcher] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.target=researcher}
+invoke_agent researcher kind=internal parent=root trace=t2 links=[framework launch] status=Unset
+  attrs {agentwork.work.id=<id> agentwork.work.state=completed agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
+  event agentwork.work.queued {agentwork.work.state=queued}
+  event agentwork.work.running {agentwork.work.state=running}
+  event agentwork.work.completed {agentwork.result.bytes=1 agentwork.work.state=completed}
+invoke_agent researcher kind=internal parent=framework call trace=t1 links=[] status=Unset
+  attrs {agentwork.work.target=researcher gen_ai.agent.name=researcher gen_ai.operation.name=invoke_agent gen_ai.provider.name=_OTHER}
 `,
 		},
 	}

@@ -55,12 +55,12 @@ func (m canaryMarks) check(t *testing.T, h *harness, pages ...string) {
 		noCanary(t, "span name", s.Name())
 		noCanary(t, "status description", s.Status().Description)
 		for _, kv := range s.Attributes() {
-			noCanary(t, "span attribute "+string(kv.Key), kv.Value.Emit())
+			noCanary(t, "span attribute "+string(kv.Key), kv.Value.String())
 		}
 		for _, e := range s.Events() {
 			noCanary(t, "event name", e.Name)
 			for _, kv := range e.Attributes {
-				noCanary(t, "event attribute "+string(kv.Key), kv.Value.Emit())
+				noCanary(t, "event attribute "+string(kv.Key), kv.Value.String())
 			}
 		}
 	}
@@ -74,7 +74,7 @@ func (m canaryMarks) check(t *testing.T, h *harness, pages ...string) {
 			noCanary(t, "metric description", m.Description)
 			for _, set := range dataPointSets(m.Data) {
 				for _, kv := range set.ToSlice() {
-					noCanary(t, "metric "+m.Name+" label "+string(kv.Key), kv.Value.Emit())
+					noCanary(t, "metric "+m.Name+" label "+string(kv.Key), kv.Value.String())
 				}
 			}
 		}

@@ -24,13 +24,13 @@ type Turn struct {
 // BeginRequest first waits, holding the child's running slot, until
 // guidance arrives for the Work, the question's timeout passes (then
 // Unanswered reports it) or the child's context ends (see "Updates and
-// questions" in the package doc); an adapter calls Guidance after it.
+// questions" in docs/engine.md); an adapter calls Guidance after it.
 //
 // It is also where a child reclaims its running slot: when the Work it
 // runs on lent its slot for a Result wait that ended while a descendant
 // still runs on it, BeginRequest first blocks until that Work has a slot
-// again, or until the child's context ends (see "Running slots" in the
-// package doc).
+// again, or until the child's context ends (see "Running slots" in
+// docs/engine.md).
 //
 // It is safe for concurrent use, does not allocate on the ordinary path
 // and never takes the Supervisor's lock except to report the exhaustion,

@@ -69,7 +69,7 @@ type Snapshot struct {
 	// result (Waiting), which hold none: a job holds a slot only while its
 	// Submit runs, and its polls run under a bound of their own. A Work
 	// waiting on its own descendants lends its slot to them (see "Running
-	// slots" in the package doc): that slot counts once, not once per Work
+	// slots" in docs/engine.md): that slot counts once, not once per Work
 	// of the chain.
 	SlotsInUse int
 	// Queued is how many Works wait for a slot (not those awaiting

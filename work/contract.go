@@ -7,7 +7,7 @@ import (
 
 // This file is the contract logic every Engine needs, written once: the
 // Supervisor uses it and so must any other engine (see "For engine
-// implementations" in the package documentation). An engine that copies
+// implementations" in docs/engine.md). An engine that copies
 // any of it is a defect.
 
 // ValidateOwner returns ErrInvalidOwner for the zero Owner or a top-level

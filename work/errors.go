@@ -103,6 +103,24 @@ var (
 	ErrCancelled = newError("cancelled", "call cancelled")
 )
 
+// CallError is the error a foreground Call of a child returns when the
+// child ends as st says: ErrChildFailed with st.Class for failed Work,
+// ErrCancelled for cancelled Work, and nil for any other state. A caller
+// that awaited a Work in place of a foreground call (the middleware's
+// auto-background option) answers with it as the call would have.
+func CallError(st Status) error {
+	switch st.State {
+	case StateFailed:
+		if st.Class == "" {
+			return childFailed(ClassError)
+		}
+		return childFailed(st.Class)
+	case StateCancelled:
+		return ErrCancelled
+	}
+	return nil
+}
+
 func childFailed(class string) *Error {
 	return &Error{Code: ErrChildFailed.Code, Class: class, msg: "child failed (class " + class + ")"}
 }

@@ -228,8 +228,7 @@ func TestDepthLimitThroughScopes(t *testing.T) {
 		c     *child
 	}
 	levels := make(chan level)
-	var run func(ctx context.Context) (string, error)
-	run = func(ctx context.Context) (string, error) {
+	run := func(ctx context.Context) (string, error) {
 		ex, ok := work.ExecutionFrom(ctx)
 		if !ok {
 			return "", errors.New("no execution")

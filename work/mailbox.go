@@ -62,7 +62,7 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 // text waits in the Work's FIFO mailbox until the child drains it at its
 // next model-request boundary (Execution.Guidance); the engine then holds no
 // copy. Guidance accepted while the child has a question open answers it
-// (see "Updates and questions" in the package doc; Answer also reaches a
+// (see "Updates and questions" in docs/engine.md; Answer also reaches a
 // function child). commandID is the caller's command identity (the
 // model's tool-call id): the same commandID with the same text returns the first receipt and
 // queues nothing; with other text it is ErrConflict. Only SHA-256 digests

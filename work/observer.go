@@ -71,6 +71,15 @@ const (
 	// refused (ErrorClass an UpdateRefused* reason). Question marks a
 	// question. Never its value.
 	EventUpdate EventType = "update"
+	// EventBackgrounded reports that a child call made without
+	// run_in_background, admitted as Work and awaited up to a bound (the
+	// middleware's auto-background option), was still unfinished at the
+	// bound and returned the Work's ref: the Work goes on in the
+	// background. From is the state it moved in (queued or running),
+	// Duration the bound. Its context is the call's (what Observer.Begin
+	// returned for it, with Call.AutoBackground set). The middleware emits
+	// it.
+	EventBackgrounded EventType = "backgrounded"
 	// EventForeground is never delivered to Event: it is the type of the
 	// Event passed to Bind for a foreground call (WorkID empty).
 	EventForeground EventType = "foreground"
@@ -127,11 +136,16 @@ type Call struct {
 	WorkID string // the work id the action names, when it has one
 	CallID string // the model's tool-call identity, when known
 	Owner  string
+	// AutoBackground is set on a CallLaunch made without
+	// run_in_background that waits up to this bound for the Work's output
+	// and, if the Work is still unfinished then, returns its ref
+	// (EventBackgrounded); 0 for every other call.
+	AutoBackground time.Duration
 }
 
 // CallEnd describes how a call ended.
 type CallEnd struct {
-	WorkID     string // the launched work's id, for a successful CallLaunch
+	WorkID     string // the launched work's id, for a CallLaunch that admitted Work
 	Outcome    string // ok, not_found, rejected, invalid, timeout, or failed
 	ErrorClass string // a stable error code or class; empty when Outcome is ok
 }

@@ -33,7 +33,7 @@ func TestWatcherWatchedOnceUnwatchedOnFirstClose(t *testing.T) {
 
 func TestNopObserver(t *testing.T) {
 	ctx := context.Background()
-	exec := context.WithValue(context.Background(), struct{}{}, 1)
+	exec := context.WithValue(context.Background(), execKey{}, 1)
 	var n work.NopObserver
 	c2, end2 := n.Begin(ctx, work.Call{})
 	end2(work.CallEnd{})
@@ -102,3 +102,6 @@ func TestSupervisorNowUsesItsClock(t *testing.T) {
 		t.Fatalf("Now = %v", got)
 	}
 }
+
+// execKey is a context key of the tests' own.
+type execKey struct{}

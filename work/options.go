@@ -122,7 +122,7 @@ func setLimit[T int | time.Duration](c *config, option string, n T, dst *T, zero
 // WithMaxRunning sets how many Works run at once across all owners
 // (0: the default, 8). Work beyond it waits queued, FIFO and fair across
 // owners. A child waiting in Result on its own descendants lends its slot
-// to them (see "Running slots" in the package doc). Negative: invalid.
+// to them (see "Running slots" in docs/engine.md). Negative: invalid.
 func WithMaxRunning(n int) Option {
 	return optionFunc(func(c *config) { setLimit(c, "WithMaxRunning", n, &c.maxRunning, DefaultMaxRunning) })
 }

@@ -18,7 +18,7 @@ import (
 // When o is a child's scope, the waiting child lends its running slot to
 // its own descendants for the wait; Result still returns at its timeout or
 // ctx end, and a child left without a slot reclaims one as described in
-// "Running slots" in the package doc. Once Result has returned a terminal
+// "Running slots" in docs/engine.md. Once Result has returned a terminal
 // answer, the Work keeps no command records (see Send).
 func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
 	if s.uninitialized() {
@@ -72,7 +72,8 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 		return s.readLocked(it, nil)
 	}
 	s.mu.Unlock()
-	it.emitMu.Lock()
+	it.emitMu.Lock() // a barrier: waits until the emitter holding it is done
+	//lint:ignore SA2001 the empty section is the barrier above
 	it.emitMu.Unlock()
 	s.mu.Lock()
 	return s.readLocked(s.lookupLocked(o, id))

@@ -11,7 +11,6 @@ import (
 func TestSendFIFODelivery(t *testing.T) {
 	h := newHarness(t)
 	ref, c := h.running(coord, agent)
-	var receipts []work.SendReceipt
 	for i := 1; i <= 3; i++ {
 		r, err := h.s.Send(t.Context(), coord, ref.ID, fmt.Sprintf("call-%d", i), fmt.Sprintf("msg %d", i))
 		if err != nil {
@@ -20,7 +19,6 @@ func TestSendFIFODelivery(t *testing.T) {
 		if r.Cursor != fmt.Sprint(i) || r.ID != ref.ID+"."+fmt.Sprint(i) || r.WorkID != ref.ID {
 			t.Fatalf("receipt %d = %+v", i, r)
 		}
-		receipts = append(receipts, r)
 	}
 	if got := c.ex.Guidance(); fmt.Sprint(got) != "[msg 1 msg 2 msg 3]" {
 		t.Fatalf("drained %q", got)

@@ -397,18 +397,6 @@ func TestLendingCountsWaiters(t *testing.T) {
 	a.complete("")
 }
 
-// waitReclaimers waits until n Works wait to reclaim their slot, woken by
-// the engine's test hook as each one starts waiting.
-func waitReclaimers(t *testing.T, h *harness, n int) {
-	t.Helper()
-	for {
-		if _, _, r := h.s.SlotsForTest(); r == n {
-			return
-		}
-		guard(t, h.reclaims, "reclaimer")
-	}
-}
-
 // TestForegroundBoundaryReclaims: a foreground agent call inside a child
 // runs on that child's slot. When its wait times out while a descendant
 // runs on the lent slot, its Result returns, and its next model request

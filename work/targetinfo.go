@@ -30,3 +30,23 @@ func TargetInfoFrom(ctx context.Context) (TargetInfo, bool) {
 	info, ok := ctx.Value(targetInfoKey{}).(TargetInfo)
 	return info, ok
 }
+
+type callTracedKey struct{}
+
+// WithCallTraced returns ctx telling the Observer that the agent
+// framework already traces the model-facing call that begins with ctx:
+// its span for the call (an execute_tool span) is ctx's current span. The
+// Observer then makes no call span of its own (telemetry: no
+// "execute_tool {label}" or "execute_tool work" span) and uses that span
+// in its place. An adapter sets it, on an application's option, where the
+// framework's own tracing (an Eino callbacks.Handler) makes a span for
+// every tool call. The engine never copies it into a child's context.
+func WithCallTraced(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callTracedKey{}, true)
+}
+
+// CallTraced reports whether ctx carries WithCallTraced.
+func CallTraced(ctx context.Context) bool {
+	v, _ := ctx.Value(callTracedKey{}).(bool)
+	return v
+}

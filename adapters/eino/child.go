@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cloudwego/eino/adk"
@@ -25,6 +26,10 @@ type Child struct {
 	c        middleware.Child
 	err      error
 	provider string
+
+	info     sync.Once // Info's answer, computed once (a Child does not change)
+	toolInfo *schema.ToolInfo
+	infoErr  error
 }
 
 var _ tool.InvokableTool = (*Child)(nil)
@@ -43,7 +48,8 @@ func (c *Child) Info(context.Context) (*schema.ToolInfo, error) {
 	if c == nil {
 		return nil, ErrZeroChild
 	}
-	return toolInfo(c.name, c.c.Description, inputSchema(c.c.Schema))
+	c.info.Do(func() { c.toolInfo, c.infoErr = toolInfo(c.name, c.c.Description, inputSchema(c.c.Schema)) })
+	return c.toolInfo, c.infoErr
 }
 
 // InvokableRun runs the child directly, without isolation or telemetry
@@ -56,6 +62,34 @@ func (c *Child) InvokableRun(ctx context.Context, args string, _ ...tool.Option)
 		return "", ErrJobNotPrepared
 	}
 	return c.c.Run(ctx, args)
+}
+
+// Kind returns the child's kind: work.KindAgent for an agent child
+// (FromAgent of a ChatModelAgent that carries agentwork's middleware,
+// NewAgent), else work.KindFunction (the zero Child's too).
+func (c *Child) Kind() work.Kind {
+	if c == nil || c.c.Kind == 0 {
+		return work.KindFunction
+	}
+	return c.c.Kind
+}
+
+// Run runs the child's body once on input (the child's input string, or
+// its input object's JSON when WithSchema is set) in ctx, as an engine
+// runs it: it is what a durable runner's worker registers for the
+// child's label (temporal.Child{Kind: c.Kind(), Run: c.Run}, the same for
+// restate.Child), so that the Work the coordinator starts runs it on the
+// worker, with its guidance, cancel and budget taken at its model
+// requests there. A job child (NewJob) has no body: Run returns
+// ErrJobNotPrepared; the zero Child ErrZeroChild.
+func (c *Child) Run(ctx context.Context, input string) (string, error) {
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	if c.c.Job != nil {
+		return "", ErrJobNotPrepared
+	}
+	return c.c.Run(ctx, input)
 }
 
 func (c *Child) check() error {
@@ -184,9 +218,29 @@ func ReportUpdates(pred func(work.Update) bool) ChildOption {
 	return childOptionFunc(func(c *Child) { c.c.ReportUpdates, c.c.UpdateFilter = true, pred })
 }
 
+// WithAutoBackground moves a call of the child made without
+// run_in_background to the background when it is still unfinished after
+// the bound (middleware.Child.AutoBackground: an opt-in departure from the
+// crux contract). Only a Backgroundable child may have it, and the bound
+// must be positive: preparation fails otherwise
+// (middleware.ErrInvalidBackgroundOption).
+func WithAutoBackground(after time.Duration) ChildOption {
+	return childOptionFunc(func(c *Child) { c.c.AutoBackground = &middleware.AutoBackground{After: after} })
+}
+
+// WithBackgroundDefault makes an absent run_in_background mean true for
+// the child (middleware.Child.BackgroundByDefault: an opt-in departure
+// from the crux contract); "run_in_background": false still runs it in
+// the foreground. Only a Backgroundable child may have it.
+func WithBackgroundDefault() ChildOption {
+	return childOptionFunc(func(c *Child) { c.c.BackgroundByDefault = true })
+}
+
 // WithProvider names the child agent's model provider for telemetry
 // (gen_ai.provider.name on its invoke_agent span), where it cannot be
-// derived from the agent's model.
+// derived from the agent's model (NewAgent, which builds its agent per
+// run, or a model ProviderNameOf does not know); an agent child with
+// neither carries telemetry.ProviderUnknown ("_OTHER").
 func WithProvider(name string) ChildOption {
 	return childOptionFunc(func(c *Child) { c.provider = name })
 }
@@ -256,6 +310,9 @@ type backgroundChild struct {
 	err  error
 	info work.TargetInfo
 	s    map[string]any
+
+	toolInfo *schema.ToolInfo // Info's answer, computed by Backgroundable
+	infoErr  error
 }
 
 var _ tool.InvokableTool = BackgroundChild{}
@@ -266,8 +323,10 @@ func Backgroundable(child *Child) BackgroundChild {
 		return BackgroundChild{&backgroundChild{err: fmt.Errorf("%w: Backgroundable: nil child", ErrInvalidChild)}}
 	}
 	err := child.check()
-	return BackgroundChild{&backgroundChild{name: child.name, desc: child.c.Description, bg: middleware.Backgroundable(child.c), err: err,
-		info: child.targetInfo(), s: child.c.Schema}}
+	b := &backgroundChild{name: child.name, desc: child.c.Description, bg: middleware.Backgroundable(child.c), err: err,
+		info: child.targetInfo(), s: child.c.Schema}
+	b.toolInfo, b.infoErr = toolInfo(b.name, b.desc, inputSchema(b.s))
+	return BackgroundChild{b}
 }
 
 // Info describes the child as a tool.
@@ -275,7 +334,7 @@ func (b BackgroundChild) Info(context.Context) (*schema.ToolInfo, error) {
 	if b.b == nil {
 		return nil, ErrZeroChild
 	}
-	return toolInfo(b.b.name, b.b.desc, inputSchema(b.b.s))
+	return b.b.toolInfo, b.b.infoErr
 }
 
 // InvokableRun does nothing: a BackgroundChild runs only once prepared.
@@ -297,6 +356,9 @@ func (b BackgroundChild) InvokableRun(context.Context, string, ...tool.Option) (
 func FromAgent(agent adk.Agent, opts ...ChildOption) *Child {
 	if agent == nil || isNil(agent) {
 		return &Child{err: fmt.Errorf("%w: FromAgent: nil agent", ErrInvalidChild)}
+	}
+	if _, ok := agent.(*adk.ChatModelAgent); ok && layoutErr() != nil {
+		return &Child{err: fmt.Errorf("FromAgent: %w", layoutErr())}
 	}
 	ctx := context.Background()
 	kind := work.KindFunction

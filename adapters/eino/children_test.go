@@ -72,7 +72,7 @@ func TestAgentChildIsolated(t *testing.T) {
 		t.Fatalf("child requests = %d", len(reqs))
 	}
 	msgs := reqs[0].Messages
-	if len(msgs) != 2 || msgs[0].Content != "You are the researcher." || msgs[1].Content != "when was Go announced?" {
+	if len(msgs) != 2 || msgs[0].Text != "You are the researcher." || msgs[1].Text != "when was Go announced?" {
 		t.Fatalf("child request = %+v, want its own instruction and input only", msgs)
 	}
 	if strings.Contains(reqs[0].Text(), "SECRET") || strings.Contains(reqs[0].Text(), "[background work]") || len(reqs[0].Tools) != 0 {
@@ -211,8 +211,8 @@ func TestAgentChildBudget(t *testing.T) {
 			}
 			reqs := child.Requests()
 			final := reqs[tc.wantFinal]
-			if len(final.Tools) != 0 || !strings.HasPrefix(final.Messages[len(final.Messages)-1].Content, "[budget] Your ") {
-				t.Fatalf("final request: tools %v, last %q", toolNames(final), final.Messages[len(final.Messages)-1].Content)
+			if len(final.Tools) != 0 || !strings.HasPrefix(final.Messages[len(final.Messages)-1].Text, "[budget] Your ") {
+				t.Fatalf("final request: tools %v, last %q", toolNames(final), final.Messages[len(final.Messages)-1].Text)
 			}
 			if lookups != tc.lookups {
 				t.Fatalf("lookups = %d, want %d", lookups, tc.lookups)

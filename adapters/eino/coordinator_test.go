@@ -58,11 +58,11 @@ func TestCoordinatorLaunchAndResult(t *testing.T) {
 			t.Fatalf("request %d has %d status blocks, want exactly 1 (never saved into the conversation)", i, n)
 		}
 		last := reqs[i].Messages[len(reqs[i].Messages)-1]
-		if !strings.HasPrefix(last.Content, "[background work] id | target") || !strings.Contains(last.Content, id) {
-			t.Fatalf("request %d: the status block is not the last message: %q", i, last.Content)
+		if !strings.HasPrefix(last.Text, "[background work] id | target") || !strings.Contains(last.Text, id) {
+			t.Fatalf("request %d: the status block is not the last message: %q", i, last.Text)
 		}
 	}
-	if strings.Contains(reqs[2].Messages[len(reqs[2].Messages)-1].Content, "echo: golang") {
+	if strings.Contains(reqs[2].Messages[len(reqs[2].Messages)-1].Text, "echo: golang") {
 		t.Fatal("the status block holds the child's output")
 	}
 }

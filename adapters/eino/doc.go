@@ -29,6 +29,12 @@
 // RunUntilSettled runs the coordinator again, with a content-free notice,
 // when its background Work settles.
 //
+// On a durable engine (runners/temporal, runners/restate) a worker
+// registers each child's body, Child.Kind and Child.Run, under its name;
+// the coordinator's Middleware is made on the runner's Engine. Telemetry
+// is the engine's Observer; WithoutToolSpans leaves each tool call's
+// execute_tool span to a span-making Eino callbacks.Handler.
+//
 // Wrapped tools never return a Go error (an Eino agent ends its run on
 // one): bad input and failures come back as the error object.
 package eino

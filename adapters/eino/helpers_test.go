@@ -136,7 +136,7 @@ func toolNames(r scripted.Request) []string {
 func countIn(r scripted.Request, s string) int {
 	n := 0
 	for _, m := range r.Messages {
-		if strings.Contains(m.Content, s) {
+		if strings.Contains(m.Text, s) {
 			n++
 		}
 	}

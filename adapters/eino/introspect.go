@@ -2,11 +2,15 @@ package eino
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path"
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/cloudwego/eino/adk"
+	"github.com/cloudwego/eino/components/model"
 	"github.com/eino-contrib/jsonschema"
 
 	"github.com/agentwork/agentwork/work"
@@ -18,21 +22,53 @@ var emptyTarget work.TargetInfo
 // configuration Eino keeps unexported: whether its Handlers include an
 // agentwork Middleware (then it is an agent child, taking guidance), and
 // its model (for gen_ai.provider.name), both through reflection, reading
-// and never writing; a test pins them against
-// Eino's layout, so an Eino release that moves them fails that test
-// instead of making agent children function children.
+// and never writing. agentLayout names the fields and their types;
+// checkLayout checks them against Eino's type once, and FromAgent of a
+// ChatModelAgent refuses the agent (ErrEinoLayout) when they moved, so
+// that an Eino release that moves them fails loudly (and its test,
+// TestEinoLayout) instead of making agent children function children.
+var agentLayout = []struct {
+	field string
+	typ   reflect.Type
+}{
+	{"handlers", reflect.TypeFor[[]adk.ChatModelAgentMiddleware]()},
+	{"model", reflect.TypeFor[model.BaseChatModel]()},
+}
+
+// ErrEinoLayout: FromAgent of a *adk.ChatModelAgent on an Eino release
+// whose ChatModelAgent no longer keeps its handlers and model where this
+// adapter reads them (it is built against Eino v0.9.13).
+var ErrEinoLayout = errors.New("eino: this Eino release's ChatModelAgent is not the layout the adapter reads (handlers, model): use the Eino version adapters/eino requires, or an adapter built for this one")
+
+// checkLayout reports whether t (Eino's ChatModelAgent struct type) has
+// every field of agentLayout, with its type.
+func checkLayout(t reflect.Type) error {
+	if t.Kind() != reflect.Struct {
+		return fmt.Errorf("%w: %v is not a struct", ErrEinoLayout, t)
+	}
+	for _, f := range agentLayout {
+		sf, ok := t.FieldByName(f.field)
+		if !ok {
+			return fmt.Errorf("%w: %v has no field %s", ErrEinoLayout, t, f.field)
+		}
+		if sf.Type != f.typ {
+			return fmt.Errorf("%w: %v.%s is a %v, want %v", ErrEinoLayout, t, f.field, sf.Type, f.typ)
+		}
+	}
+	return nil
+}
+
+// layoutErr is checkLayout of the linked Eino's ChatModelAgent.
+var layoutErr = sync.OnceValue(func() error { return checkLayout(reflect.TypeFor[adk.ChatModelAgent]()) })
 
 // carriesMiddleware reports whether agent is a *adk.ChatModelAgent whose
 // handlers include a *Middleware.
 func carriesMiddleware(agent adk.Agent) bool {
 	v, ok := chatModelAgent(agent)
-	if !ok {
+	if !ok || layoutErr() != nil {
 		return false
 	}
 	hs := v.FieldByName("handlers")
-	if !hs.IsValid() || hs.Kind() != reflect.Slice {
-		return false
-	}
 	mw := reflect.TypeOf((*Middleware)(nil))
 	for i := 0; i < hs.Len(); i++ {
 		h := hs.Index(i)
@@ -47,11 +83,11 @@ func carriesMiddleware(agent adk.Agent) bool {
 // model (ProviderNameOf), or "".
 func agentProvider(agent adk.Agent) string {
 	v, ok := chatModelAgent(agent)
-	if !ok {
+	if !ok || layoutErr() != nil {
 		return ""
 	}
 	m := v.FieldByName("model")
-	if !m.IsValid() || m.Kind() != reflect.Interface || m.IsNil() || !m.CanAddr() {
+	if m.IsNil() || !m.CanAddr() {
 		return ""
 	}
 	// The field is unexported: read it through its address (a copy of

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/tool"
@@ -54,10 +55,11 @@ type Middleware struct {
 	owner work.Owner
 
 	mu      sync.Mutex
-	current *prepared         // the top-level run's last preparation
-	base    *middleware.Set   // the owner's Set without tools: status blocks, RunUntilSettled
-	sets    []*middleware.Set // every Set prepared for owner, for Release
-	prepErr error             // an option's error, reported at the first run
+	claim   *middleware.OwnerClaim // the WithOwner id's claim, from the first top-level run
+	current *prepared              // the top-level run's last preparation
+	base    *middleware.Set        // the owner's Set without tools: status blocks, RunUntilSettled
+	sets    []*middleware.Set      // every Set prepared for owner, for Release
+	prepErr error                  // an option's error, reported at the first run
 }
 
 var _ adk.ChatModelAgentMiddleware = (*Middleware)(nil)
@@ -101,6 +103,8 @@ type config struct {
 	named      bool
 	extraNames []string
 	pool       *work.Budget
+	traced     bool                // WithoutToolSpans
+	mw         []middleware.Option // WithDefaultAutoBackground, for middleware.PrepareWith
 }
 
 type optionFunc func(*config)
@@ -108,9 +112,14 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 // WithOwner sets the coordinator's owner id (default: a new random one),
-// so that a restarted coordinator sees its Work on a durable engine. Give
-// each live coordinator its own id: two with one id see, cancel and
-// release each other's Work.
+// so that a restarted coordinator sees its Work on a durable engine. An
+// owner id names one live coordinator per engine instance
+// (middleware.ClaimOwner, the registry every adapter shares): the
+// Middleware claims it at its first run, and while another live
+// coordinator (a Middleware or a langchaingo Kit) has the id on the same
+// engine that run fails with middleware.ErrOwnerInUse (two coordinators
+// of one owner would see, cancel and release each other's Work). Release
+// frees the id.
 func WithOwner(id string) Option {
 	return optionFunc(func(c *config) {
 		if id != "" {
@@ -131,6 +140,31 @@ func WithPromptTools(names ...string) Option {
 // error object code budget_exhausted before any Work exists.
 func WithPool(b work.Budget) Option {
 	return optionFunc(func(c *config) { c.pool = &b })
+}
+
+// WithDefaultAutoBackground gives every Backgroundable child without its
+// own WithAutoBackground that bound (middleware.WithAutoBackground: an
+// opt-in departure from the crux contract); foreground children are not
+// affected. A bound of zero or less fails preparation
+// (middleware.ErrInvalidBackgroundOption).
+func WithDefaultAutoBackground(after time.Duration) Option {
+	return optionFunc(func(c *config) { c.mw = append(c.mw, middleware.WithAutoBackground(after)) })
+}
+
+// WithoutToolSpans turns agentwork's execute_tool spans off for the
+// calls of the tools this Middleware prepares (its children and the work
+// tool): use it when an Eino callbacks.Handler (an OpenTelemetry one, or
+// another tracer's) already makes an execute_tool span for every tool
+// call, so that one call has one span. The handler's span, which Eino
+// puts on the tool's context, takes agentwork's place
+// (work.WithCallTraced): it gets agentwork's attributes
+// (agentwork.work.target; agentwork.action and agentwork.work.id), a
+// launch's link to its Work's invoke_agent span, and a foreground agent
+// child's invoke_agent span as its child. Metrics and logs are unchanged.
+// Without a span-making handler the calls have no execute_tool span at
+// all.
+func WithoutToolSpans() Option {
+	return optionFunc(func(c *config) { c.traced = true })
 }
 
 // New returns the coordinator middleware for one agent on sup (the
@@ -190,7 +224,10 @@ func (m *Middleware) Engine() work.Engine {
 // when the agent is done. Afterwards its child tools answer with code
 // released, the work tool's id actions with {"status":"not_found"}, and a
 // new run fails with ErrReleased. A second Release returns nil; a
-// Middleware without an engine returns ErrNotPrepared.
+// Middleware without an engine returns ErrNotPrepared. A WithOwner
+// Middleware that never ran releases the owner's Work on the engine only
+// when no other live coordinator has the id (else it returns
+// middleware.ErrOwnerInUse and releases nothing).
 func (m *Middleware) Release() error {
 	if m == nil || m.sup == nil {
 		return ErrNotPrepared
@@ -201,9 +238,10 @@ func (m *Middleware) Release() error {
 		return nil
 	}
 	m.prepErr = ErrReleased
-	sets := m.sets
-	m.sets, m.current, m.base = nil, nil, nil
+	sets, claim := m.sets, m.claim
+	m.sets, m.current, m.base, m.claim = nil, nil, nil, nil
 	m.mu.Unlock()
+	defer claim.Release()
 	var err error
 	for _, s := range sets {
 		if e := s.Release(); e != nil && err == nil {
@@ -211,6 +249,14 @@ func (m *Middleware) Release() error {
 		}
 	}
 	if len(sets) == 0 {
+		if m.cfg.named && claim == nil {
+			// Never run: release the owner's Work only when no other live
+			// coordinator has the id.
+			if claim, err = middleware.ClaimOwner(m.sup, m.owner.ID()); err != nil {
+				return fmt.Errorf("eino: Release: owner %q: %w", m.owner.ID(), err)
+			}
+			defer claim.Release()
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		defer cancel()
 		err = m.sup.Release(ctx, m.owner)

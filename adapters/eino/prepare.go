@@ -89,13 +89,24 @@ func (m *Middleware) baseLocked(ctx context.Context) (*middleware.Set, error) {
 	if m.base != nil {
 		return m.base, nil
 	}
+	if m.cfg.named && m.claim == nil {
+		claim, err := middleware.ClaimOwner(m.sup, m.owner.ID())
+		if err != nil {
+			return nil, fmt.Errorf("eino: owner %q: another live coordinator has it on this engine; release it first: %w", m.owner.ID(), err)
+		}
+		m.claim = claim
+	}
 	if m.cfg.pool != nil {
 		if err := m.sup.SetPool(ctx, m.owner, *m.cfg.pool); err != nil {
+			m.claim.Release()
+			m.claim = nil
 			return nil, err
 		}
 	}
 	base, err := middleware.PrepareContext(ctx, m.sup, m.owner, nil)
 	if err != nil {
+		m.claim.Release()
+		m.claim = nil
 		return nil, err
 	}
 	m.base = base
@@ -146,7 +157,8 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 			extra = append(extra, name)
 		}
 	}
-	set, err := middleware.PrepareContext(ctx, m.sup, owner, entries, extra...)
+	set, err := middleware.PrepareWith(ctx, m.sup, owner, entries,
+		append([]middleware.Option{middleware.WithExtraTools(extra...)}, m.cfg.mw...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +177,7 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 		if err != nil {
 			return nil, err
 		}
+		et.traced = m.cfg.traced
 		out = append(out, et)
 	}
 	if set.HasWork() {
@@ -172,6 +185,7 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 		if err != nil {
 			return nil, err
 		}
+		et.traced = m.cfg.traced
 		out = append(out, et)
 	}
 	return &prepared{set: set, tools: out, src: append([]tool.BaseTool(nil), ts...)}, nil

@@ -8,20 +8,28 @@ import (
 	"testing"
 )
 
-// The README's program is complete (imports included), at most 25 lines,
-// compiles and prints what the README says.
+// The main README's Eino program is complete (imports included), at most
+// 25 lines, compiles and prints what the README says.
 func TestReadmeProgram(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
 	}
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
+	section := strings.Index(text, "\n## Eino\n")
+	if section < 0 {
+		t.Fatal("no Eino section in README.md")
+	}
+	text = text[section:]
+	if end := strings.Index(text[1:], "\n## "); end >= 0 {
+		text = text[:end+1]
+	}
 	start := strings.Index(text, "```go\npackage main")
 	if start < 0 {
-		t.Fatal("no Go program in README.md")
+		t.Fatal("no Go program in README.md's Eino section")
 	}
 	prog := text[start+len("```go\n"):]
 	prog = prog[:strings.Index(prog, "```")]

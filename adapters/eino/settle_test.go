@@ -50,8 +50,8 @@ func TestRunUntilSettled(t *testing.T) {
 	resumed := reqs[2]
 	notice := ""
 	for _, m := range resumed.Messages {
-		if strings.HasPrefix(m.Content, middleware.NoticeHeader) {
-			notice = m.Content
+		if strings.HasPrefix(m.Text, middleware.NoticeHeader) {
+			notice = m.Text
 		}
 	}
 	if !strings.Contains(notice, id+" (research) completed") || strings.Contains(notice, "SECRET") {

@@ -85,8 +85,8 @@ func TestTelemetryCanary(t *testing.T) {
 			scripted.ToolCall{ID: "call_f", Name: "fetch", Arguments: `{"input":"x","run_in_background":true}`},
 		),
 		scripted.Func(func(r scripted.Request) scripted.Step {
-			id = ref(t, r.Messages[len(r.Messages)-3].Content).ID
-			failed = ref(t, r.Messages[len(r.Messages)-2].Content).ID
+			id = ref(t, r.Messages[len(r.Messages)-3].Text).ID
+			failed = ref(t, r.Messages[len(r.Messages)-2].Text).ID
 			<-g.entered
 			return scripted.CallID("call_s", "work", `{"action":"send","id":"`+id+`","message":"guidance `+canary+`"}`)
 		}),
@@ -143,7 +143,7 @@ func TestTelemetryCanary(t *testing.T) {
 		t.Helper()
 		for _, kv := range kvs {
 			leak(where+" attribute key", string(kv.Key))
-			leak(where+" attribute "+string(kv.Key), kv.Value.Emit())
+			leak(where+" attribute "+string(kv.Key), kv.Value.String())
 		}
 	}
 	for _, s := range ended {

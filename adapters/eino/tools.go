@@ -22,6 +22,7 @@ type einoTool struct {
 	t      middleware.Tool
 	info   *schema.ToolInfo
 	target work.TargetInfo
+	traced bool // a callbacks.Handler makes the call's span (WithoutToolSpans)
 }
 
 var _ tool.InvokableTool = (*einoTool)(nil)
@@ -84,6 +85,9 @@ func (t *einoTool) InvokableRun(ctx context.Context, args string, _ ...tool.Opti
 	}
 	if id := compose.GetToolCallID(ctx); id != "" {
 		ctx = middleware.WithCallID(ctx, id)
+	}
+	if t.traced {
+		ctx = work.WithCallTraced(ctx)
 	}
 	return t.t.Call(ctx, args)
 }

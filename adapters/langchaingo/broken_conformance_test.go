@@ -155,6 +155,23 @@ var brokenAdapters = map[string]struct {
 				return lcTool(tl)
 			}}
 	}},
+	// The auto-background option not passed to the middleware: the call
+	// stays in the foreground past its bound.
+	"auto-background-dropped": {[]string{"AutoBackground"}, func() harness {
+		return harness{config: func(c *adaptertest.Config) {
+			for i := range c.Tools {
+				c.Tools[i].AutoBackground = 0
+			}
+		}}
+	}},
+	// Background as a child's default not passed to the middleware.
+	"background-default-dropped": {[]string{"BackgroundDefault"}, func() harness {
+		return harness{config: func(c *adaptertest.Config) {
+			for i := range c.Tools {
+				c.Tools[i].BackgroundByDefault = false
+			}
+		}}
+	}},
 	// A refused launch returned as a Go error: the executor aborts.
 	"limit-as-go-error": {[]string{"Limits"}, func() harness {
 		return harness{tools: wrapAll(func(_ context.Context, _, _, out string) (string, error) {

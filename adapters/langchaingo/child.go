@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -108,6 +109,24 @@ func WithMaxInputBytes(n int) ChildOption {
 // its name).
 func WithID(id string) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.ID = id })
+}
+
+// WithAutoBackground moves a call of the child made without
+// run_in_background to the background when it is still unfinished after
+// the bound (middleware.Child.AutoBackground: an opt-in departure from the
+// crux contract). Only a Backgroundable child may have it, and the bound
+// must be positive: Prepare fails otherwise
+// (middleware.ErrInvalidBackgroundOption).
+func WithAutoBackground(after time.Duration) ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.AutoBackground = &middleware.AutoBackground{After: after} })
+}
+
+// WithBackgroundDefault makes an absent run_in_background mean true for
+// the child (middleware.Child.BackgroundByDefault: an opt-in departure
+// from the crux contract); "run_in_background": false still runs it in the
+// foreground. Only a Backgroundable child may have it.
+func WithBackgroundDefault() ChildOption {
+	return childOptionFunc(func(c *middleware.Child) { c.BackgroundByDefault = true })
 }
 
 func newChild(name, description string, kind work.Kind, run func(context.Context, string) (string, error), opts []ChildOption) *Child {

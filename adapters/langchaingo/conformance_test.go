@@ -83,6 +83,12 @@ func lcTool(tl adaptertest.Tool) tools.Tool {
 	if tl.Schema != nil {
 		opts = append(opts, lc.WithSchema(tl.Schema))
 	}
+	if tl.AutoBackground > 0 {
+		opts = append(opts, lc.WithAutoBackground(tl.AutoBackground))
+	}
+	if tl.BackgroundByDefault {
+		opts = append(opts, lc.WithBackgroundDefault())
+	}
 	var child *lc.Child
 	switch tl.Kind {
 	case adaptertest.Plain:

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -24,7 +25,7 @@ import (
 // ErrZeroModel) and the zero Owner; its Release and RunUntilSettled return
 // ErrNotPrepared.
 type Kit struct {
-	owned   *ownerClaim // the registry entry of a WithOwner id, or nil
+	owned   *middleware.OwnerClaim // the registry entry of a WithOwner id, or nil
 	sup     work.Engine
 	set     *middleware.Set
 	model   *Model
@@ -53,9 +54,10 @@ var (
 	// ErrInsideChild: WithOwner or WithPool given to Prepare inside a
 	// child, whose agents own Work in the child's own scope.
 	ErrInsideChild = errors.New("langchaingo: option not allowed inside a child")
-	// ErrOwnerInUse: another Kit with the same WithOwner id is live (not
-	// released) on the same engine instance.
-	ErrOwnerInUse = errors.New("langchaingo: another live Kit has this owner on this engine")
+	// ErrOwnerInUse: another live coordinator (a Kit, or another
+	// adapter's) has the same WithOwner id on the same engine instance
+	// (middleware.ErrOwnerInUse, middleware.ClaimOwner).
+	ErrOwnerInUse = middleware.ErrOwnerInUse
 	// ErrNotPrepared: a method of a Kit that Prepare did not make (the
 	// zero Kit).
 	ErrNotPrepared = errors.New("langchaingo: the Kit was not made by Prepare")
@@ -100,6 +102,7 @@ type kitConfig struct {
 	named      bool // the owner is WithOwner's
 	extraNames []string
 	pool       *work.Budget
+	mw         []middleware.Option // passed to middleware.PrepareWith
 }
 
 type kitOptionFunc func(*kitConfig)
@@ -111,9 +114,11 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // (ctx is a child's) the owner is always the child's own scope, and
 // WithOwner fails preparation.
 //
-// An owner id names one live Kit per engine instance: while a Kit with id
-// is live (not released), Prepare with the same id on the same engine
-// fails with ErrOwnerInUse (two Kits of one owner would see, cancel and
+// An owner id names one live coordinator per engine instance
+// (middleware.ClaimOwner, the registry every adapter shares: an Eino
+// Middleware with the id counts too): while a Kit with id is live (not
+// released), Prepare with the same id on the same engine fails with
+// ErrOwnerInUse (two coordinators of one owner would see, cancel and
 // release each other's Work). After that Kit's Release the id can be
 // prepared again: Release frees the id. The registry keeps a small token
 // per live id, never the Kit: a Kit dropped without Release is collected
@@ -123,9 +128,8 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // every WithOwner Kit of such an engine). That is how a coordinator that
 // restarts keeps seeing its Work on a durable engine: a new process has a
 // new engine instance, and its Kit with the same id sees the Work the old
-// process started. (An
-// engine whose dynamic type is not comparable cannot be told apart from
-// another and is not checked.)
+// process started. (An engine whose dynamic type is not comparable cannot
+// be told apart from another and is not checked.)
 func WithOwner(id string) Option {
 	return kitOptionFunc(func(c *kitConfig) {
 		if id != "" {
@@ -138,6 +142,15 @@ func WithOwner(id string) Option {
 // resolved prompt); a "work" among them fails preparation.
 func WithPromptTools(names ...string) Option {
 	return kitOptionFunc(func(c *kitConfig) { c.extraNames = append(c.extraNames, names...) })
+}
+
+// WithDefaultAutoBackground gives every Backgroundable child without its
+// own WithAutoBackground that bound (middleware.WithAutoBackground: an
+// opt-in departure from the crux contract); foreground children are not
+// affected. A bound of zero or less fails Prepare
+// (middleware.ErrInvalidBackgroundOption).
+func WithDefaultAutoBackground(after time.Duration) Option {
+	return kitOptionFunc(func(c *kitConfig) { c.mw = append(c.mw, middleware.WithAutoBackground(after)) })
 }
 
 // Prepare prepares a coordinator's tools and model on sup (the in-process
@@ -161,7 +174,10 @@ func WithPromptTools(names ...string) Option {
 // (middleware.ErrWorkToolName),
 // on a child built from an executor whose function-calling agent runs on a
 // client that sends no tools (ErrToolsNotSent), and on the errors of
-// middleware.Prepare (a schema that declares run_in_background). An
+// middleware.Prepare (a schema that declares run_in_background; a
+// WithAutoBackground or WithBackgroundDefault on a child that is not
+// Backgroundable, or a bound of zero or less:
+// middleware.ErrInvalidBackgroundOption). An
 // ordinary tool named "work" is allowed when no child is backgroundable.
 func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
 	if ctx == nil {
@@ -226,23 +242,22 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 			entries[name] = t
 		}
 	}
-	set, err := middleware.PrepareContext(ctx, sup, cfg.owner, entries, cfg.extraNames...)
+	set, err := middleware.PrepareWith(ctx, sup, cfg.owner, entries,
+		append([]middleware.Option{middleware.WithExtraTools(cfg.extraNames...)}, cfg.mw...)...)
 	if err != nil {
 		return nil, err
 	}
 	k := &Kit{sup: sup, set: set, schemas: map[string]map[string]any{}, ids: &callIDs{}}
-	if cfg.named && reflect.TypeOf(sup).Comparable() {
-		claim := claimOwner(sup, cfg.owner.ID())
-		if claim == nil {
-			return nil, prepErr(ErrOwnerInUse, "langchaingo: owner %q: another live Kit has it on this engine; release that Kit first", cfg.owner.ID())
+	if cfg.named {
+		claim, err := middleware.ClaimOwner(sup, cfg.owner.ID())
+		if err != nil {
+			return nil, prepErr(ErrOwnerInUse, "langchaingo: owner %q: another live coordinator has it on this engine; release it first", cfg.owner.ID())
 		}
 		k.owned = claim
 	}
 	if cfg.pool != nil {
 		if err := sup.SetPool(ctx, cfg.owner, *cfg.pool); err != nil {
-			if k.owned != nil {
-				releaseOwner(k.owned)
-			}
+			k.owned.Release()
 			return nil, err
 		}
 	}
@@ -336,9 +351,7 @@ func (k *Kit) Release() error {
 		return ErrNotPrepared
 	}
 	err := k.set.Release()
-	if k.owned != nil {
-		releaseOwner(k.owned)
-	}
+	k.owned.Release()
 	return err
 }
 

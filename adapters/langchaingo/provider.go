@@ -59,7 +59,9 @@ func (providerOption) apply(*middleware.Child) {}
 
 // WithProvider names the child agent's model provider for telemetry
 // (gen_ai.provider.name on its invoke_agent span), where FromExecutor
-// cannot find it in the executor (NewAgent builds its executor per run).
+// cannot find it in the executor (NewAgent builds its executor per run);
+// an agent child with neither carries telemetry.ProviderUnknown
+// ("_OTHER").
 func WithProvider(name string) ChildOption { return providerOption(name) }
 
 // providerFrom returns the last WithProvider among opts, or "".

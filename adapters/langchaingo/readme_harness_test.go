@@ -4,24 +4,72 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/tools"
 
+	"github.com/agentwork/agentwork/adapters/langchaingo/providertest"
+	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/work"
 )
 
-// Example_readme runs the README's program (readme_test.go) as main does
-// without OPENAI_API_KEY: on its offline model, one scripted model serving
-// the coordinator and the researcher it starts in the background.
+// Example_readme runs the README's program (readme_test.go) as it is,
+// its openai client pointed at a fake OpenAI server (OPENAI_BASE_URL) that
+// plays the coordinator and the researcher it starts in the background.
 func Example_readme() {
-	if err := run(context.Background(), offline()); err != nil {
+	srv, err := providertest.StartOpenAI(readmeScript())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer srv.Close()
+	for k, v := range map[string]string{"OPENAI_BASE_URL": srv.BaseURL(), "OPENAI_API_KEY": "test", "OPENAI_MODEL": "gpt-4o-mini"} {
+		old, had := os.LookupEnv(k)
+		_ = os.Setenv(k, v)
+		defer func() {
+			if had {
+				_ = os.Setenv(k, old)
+			} else {
+				_ = os.Unsetenv(k)
+			}
+		}()
+	}
+	main()
+	if err := srv.Err(); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
-	// Brief: Go 1.1 introduced per-P run queues with work stealing.
+	// Brief: Go 1.1 introduced per-P run queues with work stealing. <nil>
+}
+
+// readmeScript is the fake OpenAI server's script for the README's
+// program: the requests that declare the work tool are the coordinator's
+// (start the researcher in the background, wait for its report, answer
+// with it), the others the researcher's. tools/release's rehearsal
+// (make release-check) runs the program on a copy of it.
+func readmeScript() providertest.Script {
+	ref := regexp.MustCompile(`"kind":"work\.ref","id":"([0-9a-f]{32})"`)
+	coordinator := providertest.Sequence(
+		providertest.Calls(providertest.Call("researcher", `{"input":"the Go scheduler's history","run_in_background":true}`)),
+		providertest.ScriptFunc(func(req *providertest.Request) providertest.Reply {
+			m := ref.FindStringSubmatch(req.Text())
+			if m == nil {
+				return providertest.Say("no work.ref")
+			}
+			return providertest.Calls(providertest.Call("work", `{"action":"result","id":"`+m[1]+`","timeout":"10s"}`))
+		}),
+		providertest.ScriptFunc(func(req *providertest.Request) providertest.Reply {
+			report, _ := req.ToolResult(req.ToolCalls()[len(req.ToolCalls())-1].ID)
+			return providertest.Say("Brief: " + report)
+		}),
+	)
+	return providertest.Route(
+		providertest.When(providertest.Declares("work"), coordinator),
+		providertest.When(func(*providertest.Request) bool { return true }, providertest.Say("Go 1.1 introduced per-P run queues with work stealing.")),
+	)
 }
 
 // TestReadmeBudgets runs the README's budget code: the child's budget and
@@ -29,8 +77,9 @@ func Example_readme() {
 func TestReadmeBudgets(t *testing.T) {
 	sup := work.New()
 	defer closeSup(t, sup)
-	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(offline(), nil))
-	kit, err := readmeBudgets(context.Background(), sup, offline(), exec, []tools.Tool{tools.Calculator{}})
+	llm := scripted.New(scripted.Text("done"))
+	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(llm, nil))
+	kit, err := readmeBudgets(context.Background(), sup, llm, exec, []tools.Tool{tools.Calculator{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +120,12 @@ func TestReadme(t *testing.T) {
 		t.Fatal("readme_test.go has no README:program region")
 	}
 	regions["program"] = "package main\n\n" + regions["program"]
+	if n := strings.Count(regions["program"], "\n"); n > 25 {
+		t.Errorf("the README's program is %d lines; the front page promises at most 25, imports included", n)
+	}
+	if err := goGetFirst(string(readme)); err != nil {
+		t.Error(err)
+	}
 	blocks := goBlocks(string(readme))
 	if len(blocks) == 0 {
 		t.Fatal("README.md has no go code block")
@@ -95,6 +150,23 @@ func TestReadme(t *testing.T) {
 			t.Errorf("readme_test.go's README:%s region is in no README.md go block; the README should have:\n%s", name, code)
 		}
 	}
+}
+
+// goGetLine is the README's install line; it comes before any table and
+// any code block but its own.
+const goGetLine = "go get github.com/agentwork/agentwork@latest"
+
+func goGetFirst(readme string) error {
+	i := strings.Index(readme, goGetLine)
+	if i < 0 {
+		return fmt.Errorf("README.md has no %q line", goGetLine)
+	}
+	for _, marker := range []string{"\n|", "```go"} {
+		if j := strings.Index(readme, marker); j >= 0 && j < i {
+			return fmt.Errorf("README.md: %q comes after a table or a Go block (%q at byte %d)", goGetLine, strings.TrimSpace(marker), j)
+		}
+	}
+	return nil
 }
 
 type goBlock struct {

@@ -109,18 +109,6 @@ func (w *eventWaiter) wait(t *testing.T, id string, typ work.EventType) work.Eve
 	}
 }
 
-func (w *eventWaiter) count(id string, typ work.EventType) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	n := 0
-	for _, e := range w.events {
-		if e.Type == typ && e.WorkID == id {
-			n++
-		}
-	}
-	return n
-}
-
 // pollDue waits until the job's poll timer is armed (the only timer: no
 // per-Work deadline) and makes it due.
 func pollDue(t *testing.T, clock *fakeclock.Clock) {

@@ -54,6 +54,7 @@ func TestZeroValues(t *testing.T) {
 			return err
 		}, lc.ErrNilContext},
 		{"nil ctx Call", func() error {
+			//lint:ignore SA1012 a nil context is what is tested
 			_, err := lc.WrapModel(scripted.New(scripted.Text("x"))).Call(nil, "hi") //nolint:staticcheck
 			return err
 		}, lc.ErrNilContext},

@@ -99,7 +99,7 @@ func TestConcurrentLifecycles(t *testing.T) {
 	for _, s := range ended {
 		attrs := map[string]string{}
 		for _, kv := range s.Attributes() {
-			attrs[string(kv.Key)] = kv.Value.Emit()
+			attrs[string(kv.Key)] = kv.Value.String()
 		}
 		var k int
 		if _, err := fmt.Sscanf(attrs["agentwork.work.id"], "%x", &k); err != nil {

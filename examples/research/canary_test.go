@@ -68,22 +68,22 @@ func TestCanaryNeverLeavesThroughTelemetry(t *testing.T) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s|%s|%s|", s.Name(), s.Status().Code, s.Status().Description)
 		for _, a := range s.Attributes() {
-			fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.String())
 		}
 		for _, e := range s.Events() {
 			fmt.Fprintf(&b, "event %s|", e.Name)
 			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.Emit())
+				fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.String())
 			}
 		}
 		for _, l := range s.Links() {
 			fmt.Fprintf(&b, "link %s|", l.SpanContext.SpanID())
 			for _, a := range l.Attributes {
-				fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.Emit())
+				fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.String())
 			}
 		}
 		for _, a := range s.Resource().Attributes() {
-			fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, "%s=%s|", a.Key, a.Value.String())
 		}
 		if strings.Contains(b.String(), canary) {
 			t.Errorf("span %q carries the canary: %s", s.Name(), b.String())

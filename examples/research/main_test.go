@@ -133,11 +133,19 @@ func TestDemo(t *testing.T) {
 		fail("%d approval requests printed, want 1", n)
 	}
 
-	// check_citations was still running when the first run ended:
+	// check_citations, called without run_in_background, moved to the
+	// background by itself at its bound (WithAutoBackground): its reply is
+	// a work.ref. It was still running when the first run ended:
 	// RunUntilSettled resumed the coordinator once, with one notice.
+	moved := regexp.MustCompile(`(?m)^   check_citations\(\{"input":"the brief's three sources"\}\) -> \{"kind":"work\.ref","id":"([0-9a-f]{32})","targetId":"check_citations","guarantees":\{"execution":"process-local","rejoin":"process-local"\}\}$`).FindStringSubmatch(out)
+	if moved == nil {
+		fail("check_citations' foreground call did not move to the background with a work.ref")
+	}
 	notice := regexp.MustCompile(`(?m)^   > background work ([0-9a-f]{32}) \(check_citations\) completed: read it with the work tool's result action$`)
 	if m := notice.FindAllStringSubmatch(out, -1); len(m) != 1 {
 		fail("found %d check_citations notices, want 1", len(m))
+	} else if moved != nil && m[0][1] != moved[1] {
+		fail("the notice names %s, the moved call's Work is %s", m[0][1], moved[1])
 	} else if !strings.Contains(out, `   work({"action":"result","id":"`+m[0][1]+`","timeout":"10s"}) -> Citations: 3 of 3 sources resolve. [output `+canary+"]\n") {
 		fail("the resumed coordinator did not read check_citations' result")
 	}

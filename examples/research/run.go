@@ -320,7 +320,7 @@ func (d *demo) researcher(name, desc string, provider llms.Model, gate chan stru
 		return scripted.Text("Report: Go 1.0 used one global run queue; Go 1.1 (2012) introduced per-P run queues with work stealing (Vyukov's design); Go 1.14 added asynchronous preemption." + steer + d.plant("output"))
 	})
 	query := "history of the Go scheduler"
-	first := scripted.FunctionsCall("search", query)
+	var first scripted.Step
 	if gate == nil {
 		first = scripted.FunctionsCall("search", "work-stealing scheduler papers")
 	} else {
@@ -424,7 +424,9 @@ func (d *demo) coordinatorScript() []scripted.Step {
 		}),
 		scripted.ToolCalls(
 			scripted.Call{Name: "work", Arguments: args(map[string]any{"action": "list"})},
-			scripted.Call{Name: "check_citations", Arguments: args(map[string]any{"input": "the brief's three sources", "run_in_background": true})},
+			// Called in the foreground: it moves to the background by
+			// itself after its bound (WithAutoBackground), with a work.ref.
+			scripted.Call{Name: "check_citations", Arguments: args(map[string]any{"input": "the brief's three sources"})},
 			// publish_brief needs approval: queued until the application answers.
 			scripted.Call{Name: "publish_brief", Arguments: args(map[string]any{"input": "the Go scheduler brief" + d.plant("approval"), "run_in_background": true})},
 		),
@@ -462,9 +464,11 @@ func (d *demo) coordinatorScript() []scripted.Step {
 	}
 }
 
-// checkCitations is a backgroundable function child that is still running
-// when the coordinator's first run ends: RunUntilSettled resumes the
-// coordinator when it completes.
+// checkCitations is a backgroundable function child whose foreground
+// call moves to the background by itself after citeBound (an opt-in
+// departure from the crux contract: WithAutoBackground); it is still
+// running when the coordinator's first run ends, and RunUntilSettled
+// resumes the coordinator when it completes.
 func (d *demo) checkCitations() *lc.Child {
 	return lc.NewFunction("check_citations", "Checks that a brief's sources resolve (a long job).",
 		func(ctx context.Context, _ string) (string, error) {
@@ -477,8 +481,12 @@ func (d *demo) checkCitations() *lc.Child {
 			}
 			work.ReportProgress(ctx, 3, 3)
 			return "Citations: 3 of 3 sources resolve." + d.plant("output"), nil
-		})
+		}, lc.WithAutoBackground(citeBound))
 }
+
+// citeBound is how long a foreground call of check_citations waits for
+// its output before it returns a work.ref and goes on in the background.
+const citeBound = time.Second
 
 // funcTool is a plain langchaingo tool.
 type funcTool struct {

@@ -3,6 +3,7 @@ package adaptertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 )
@@ -71,6 +72,15 @@ type Tool struct {
 	ID string
 	// Background marks a child backgroundable (middleware.Backgroundable).
 	Background bool
+	// AutoBackground, when positive, is a backgroundable child's bound
+	// for moving a call made without run_in_background to the background
+	// (middleware.Child.AutoBackground: the adapter's option for it);
+	// BackgroundByDefault makes an absent run_in_background mean true
+	// (middleware.Child.BackgroundByDefault). The suite sets them only on
+	// backgroundable children; both are off elsewhere, as the crux
+	// contract has them.
+	AutoBackground      time.Duration
+	BackgroundByDefault bool
 	// Schema is a child's input object schema (nil: the child takes one
 	// string, asked for as {"input": "..."}); for a Plain tool, the JSON
 	// schema to declare (nil: the framework's default).
@@ -149,5 +159,7 @@ func (s *suite) cases() []namedCase {
 		{"Isolation", s.isolation},
 		{"Limits", s.limits},
 		{"BadInput", s.badInput},
+		{"AutoBackground", s.autoBackground},
+		{"BackgroundDefault", s.backgroundDefault},
 	}
 }

@@ -18,7 +18,12 @@
 // refusals), NotFound (unknown and foreign ids), StatusBlock (its place,
 // bounds and content), Isolation (children see only their own prompt,
 // tools, input and no context value of the coordinator's run), Limits and
-// BadInput (one error object each, never an aborted run).
+// BadInput (one error object each, never an aborted run), and the two
+// opt-in departures from the crux contract: AutoBackground (a call that
+// moves to the background at its bound: the description, the exact
+// work.ref at the bound, the status block, the exact output of a call in
+// time) and BackgroundDefault (background as a child's default: the
+// description, the schema's default, false for the exact output).
 //
 // # The harness
 //
@@ -41,7 +46,9 @@
 //     (text, or tool calls with their ids). The wrapper sits under the
 //     adapter's own model wrapping, where a provider would be.
 //   - Config.Tools are ordinary tools (Plain) and children (Function,
-//     Agent), foreground or Background. An Agent child is a real agent of
+//     Agent), foreground or Background; a backgroundable child's
+//     AutoBackground and BackgroundByDefault go to the adapter's options
+//     for them (langchaingo: WithAutoBackground, WithBackgroundDefault). An Agent child is a real agent of
 //     the framework (langchaingo: an agents.Executor over an
 //     OpenAIFunctionsAgent made a child with FromExecutor; Eino: an
 //     adk.ChatModelAgent with the adapter's child middleware) with

@@ -68,10 +68,18 @@ type Call struct {
 }
 
 // Reply is what a wrapper turns into its framework's response: Text when
-// Calls is empty (a final answer), else the tool calls.
+// Calls is empty (a final answer), else the tool calls; Usage, when not
+// nil, is the token usage the response reports (the framework's usage
+// field, as a provider fills it).
 type Reply struct {
 	Text  string
 	Calls []Call
+	Usage *Usage
+}
+
+// Usage is the token usage of a reply (WithUsage).
+type Usage struct {
+	Input, Output int
 }
 
 // Step is one scripted reply. Build it with Text, Calls, Func or Fail.
@@ -80,7 +88,15 @@ type Step struct {
 	calls []Call
 	fn    func(Request) Step
 	err   error
+	usage *Usage
 	set   bool
+}
+
+// WithUsage returns s reporting input and output tokens in its reply's
+// Usage (for a Func step: unless the step it returns reports its own).
+func (s Step) WithUsage(input, output int) Step {
+	s.usage = &Usage{Input: input, Output: output}
+	return s
 }
 
 // Text is a final answer.
@@ -143,7 +159,8 @@ func NewScript(steps ...Step) *Script { return &Script{steps: append([]Step(nil)
 // Reply answers one request. Every request is recorded, one whose ctx is
 // already done too (a request sent after a cancel is what the suite looks
 // for), and then returns ctx.Err() (its step is skipped); a request past
-// the last step fails with ErrExhausted; a Fail step returns its error.
+// the last step fails with ErrExhausted; a Fail step returns its error,
+// the zero Step an error.
 func (s *Script) Reply(ctx context.Context, req Request) (Reply, error) {
 	s.mu.Lock()
 	req.Index = len(s.requests)
@@ -164,15 +181,26 @@ func (s *Script) Reply(ctx context.Context, req Request) (Reply, error) {
 		return Reply{}, fmt.Errorf("%w: request %d", ErrExhausted, req.Index)
 	}
 	if step.fn != nil {
+		usage := step.usage
 		step = step.fn(req.clone())
 		if step.fn != nil || !step.set {
 			return Reply{}, fmt.Errorf("adaptertest: request %d: a Func step returned no reply", req.Index)
 		}
+		if step.usage == nil {
+			step.usage = usage
+		}
+	}
+	if !step.set {
+		return Reply{}, fmt.Errorf("adaptertest: request %d: its step is the zero Step", req.Index)
 	}
 	if step.err != nil {
 		return Reply{}, step.err
 	}
 	r := Reply{Text: step.text}
+	if step.usage != nil {
+		u := *step.usage
+		r.Usage = &u
+	}
 	for k, c := range step.calls {
 		if c.ID == "" {
 			c.ID = fmt.Sprintf("call_%d_%d", req.Index+1, k+1)
@@ -180,6 +208,13 @@ func (s *Script) Reply(ctx context.Context, req Request) (Reply, error) {
 		r.Calls = append(r.Calls, c)
 	}
 	return r, nil
+}
+
+// Append adds steps to the end of the script, at any time.
+func (s *Script) Append(steps ...Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps = append(s.steps, steps...)
 }
 
 // Requests returns copies of the requests recorded so far.
@@ -247,6 +282,48 @@ func (r Request) Text() string {
 		}
 	}
 	return b.String()
+}
+
+// Declares reports whether the request offers a tool named name.
+func (r Request) Declares(name string) bool {
+	for _, d := range r.Tools {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// FirstUser returns the text of the request's first user message (an
+// agent's input), or "".
+func (r Request) FirstUser() string {
+	for _, m := range r.Messages {
+		if m.Role == RoleUser {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+// LastUser returns the text of the request's last user message, or "".
+func (r Request) LastUser() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == RoleUser {
+			return r.Messages[i].Text
+		}
+	}
+	return ""
+}
+
+// LastToolResult returns the text of the request's last tool message, or
+// "".
+func (r Request) LastToolResult() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == RoleTool {
+			return r.Messages[i].Text
+		}
+	}
+	return ""
 }
 
 // Last returns the request's last message (the zero Message when it has

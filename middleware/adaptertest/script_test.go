@@ -51,9 +51,35 @@ func TestScript(t *testing.T) {
 	}
 }
 
+// TestScriptUsageAppendHelpers: usage reaches the Reply (a Func step's
+// outer usage when its reply has none), Append extends the script, the
+// zero Step fails, and the request helpers read what they name.
+func TestScriptUsageAppendHelpers(t *testing.T) {
+	s := NewScript(Text("a").WithUsage(3, 4), Func(func(Request) Step { return Text("b") }).WithUsage(5, 6))
+	ctx := context.Background()
+	req := Request{Messages: []Message{{Role: RoleSystem, Text: "sys"}, {Role: RoleUser, Text: "first"}, {Role: RoleTool, Text: "tool-1"},
+		{Role: RoleUser, Text: "last"}, {Role: RoleTool, Text: "tool-2"}}, Tools: []ToolDef{{Name: "work"}}}
+	if r, err := s.Reply(ctx, req); err != nil || r.Usage == nil || *r.Usage != (Usage{3, 4}) {
+		t.Fatalf("step 1 = %+v, %v; want usage 3/4", r, err)
+	}
+	if r, err := s.Reply(ctx, req); err != nil || r.Text != "b" || r.Usage == nil || *r.Usage != (Usage{5, 6}) {
+		t.Fatalf("step 2 = %+v, %v; want b with the Func step's usage", r, err)
+	}
+	s.Append(Text("c"), Step{})
+	if r, err := s.Reply(ctx, req); err != nil || r.Text != "c" || r.Usage != nil {
+		t.Fatalf("the appended step = %+v, %v", r, err)
+	}
+	if _, err := s.Reply(ctx, req); err == nil {
+		t.Fatal("the zero Step answered")
+	}
+	if !req.Declares("work") || req.Declares("other") || req.FirstUser() != "first" || req.LastUser() != "last" || req.LastToolResult() != "tool-2" {
+		t.Fatalf("helpers: Declares %t, FirstUser %q, LastUser %q, LastToolResult %q", req.Declares("work"), req.FirstUser(), req.LastUser(), req.LastToolResult())
+	}
+}
+
 func TestCases(t *testing.T) {
 	names := Cases()
-	if len(names) != 15 || names[0] != "WorkRef" || names[len(names)-1] != "BadInput" {
+	if len(names) != 17 || names[0] != "WorkRef" || names[len(names)-1] != "BackgroundDefault" {
 		t.Fatalf("Cases() = %v", names)
 	}
 }

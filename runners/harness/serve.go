@@ -84,12 +84,12 @@ func (s *spanFile) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan)
 		var b strings.Builder
 		b.WriteString(sp.Name())
 		for _, a := range sp.Attributes() {
-			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
+			fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.String())
 		}
 		for _, e := range sp.Events() {
 			fmt.Fprintf(&b, " event:%s", e.Name)
 			for _, a := range e.Attributes {
-				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.Emit())
+				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.String())
 			}
 		}
 		fmt.Fprintf(&b, " status=%s %s\n", sp.Status().Code, sp.Status().Description)

@@ -17,7 +17,7 @@ import (
 	sdkserver "github.com/restatedev/sdk-go/server"
 
 	"github.com/agentwork/agentwork/runners/restate"
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
 )
 

@@ -6,47 +6,30 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // controlState is one Work's state machine and mailbox, the state of its
 // control object. In holds no child input.
 type controlState struct {
-	In        workInput
-	State     work.State
-	Attempt   int
-	Started   time.Time `json:",omitzero"`
-	Finished  time.Time `json:",omitzero"`
-	HasResult bool      `json:",omitempty"`
-	Detached  bool      `json:",omitempty"`
-	Rev       int64
+	In workInput
+	driver.WorkState
 	// RejoinBy: the rejoin window of a running attempt that a retried
 	// step found unfinished closes then (rejoin.go).
-	RejoinBy time.Time     `json:",omitzero"`
-	Class    string        `json:",omitempty"`
-	Budget   string        `json:",omitempty"`
-	Progress work.Progress `json:",omitzero"`
-	Spent    *work.Usage   `json:",omitempty"`
+	RejoinBy time.Time `json:",omitzero"`
 	// Output is a completed Work's output, kept while its owner's
 	// registry keeps its record (then the registry has this object
 	// forget it).
-	Output  string `json:",omitempty"`
-	Waiting bool   `json:",omitempty"` // an external job after its submit
-	// Awaiting: queued for its approval, with the child's input for
-	// Pending until it is answered; Enqueued: when it was approved.
-	Awaiting      bool      `json:",omitempty"`
+	Output string `json:",omitempty"`
+	// ApprovalInput is the child's input while it awaits its approval
+	// (for Pending); Enqueued: when it was approved.
 	ApprovalInput string    `json:",omitempty"`
 	Enqueued      time.Time `json:",omitzero"`
-	// Upd is the Work's updates (nil: its Spec declares none); Updates
-	// their count, for the owner's registry.
-	Upd     *updState `json:",omitempty"`
-	Updates int       `json:",omitempty"`
+	// Upd is the Work's updates (nil: its Spec declares none).
+	Upd *updState `json:",omitempty"`
 	// The guidance mailbox: the texts until the child takes them or the
 	// Work ends; the command records keep digests only.
-	Pending   []string `json:",omitempty"`
-	PendBytes int      `json:",omitempty"`
-	Cursor    int      `json:",omitempty"`
-	Commands  map[string]commandRecord
-	CmdOrder  []string `json:",omitempty"`
+	driver.Mailbox[string]
 }
 
 const stateKey = "s"
@@ -118,7 +101,7 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 	}
 	input := in.Input
 	in.Input = ""
-	s := &controlState{In: in, State: work.StateQueued, Commands: map[string]commandRecord{}}
+	s := &controlState{In: in, WorkState: driver.WorkState{State: work.StateQueued}}
 	if in.Updates != nil {
 		s.Upd = &updState{Log: work.NewUpdateLog(*in.Updates).State()}
 	}
@@ -141,18 +124,7 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 func (c control) record(ctx restate.ObjectContext, s *controlState) {
 	s.Rev++
 	restate.Set(ctx, stateKey, s)
-	class := s.Class
-	if s.State == work.StateCancelled && class == "" {
-		class = work.ClassCancelled
-	}
-	var spent *work.Usage
-	if s.State.Terminal() {
-		spent = s.Spent
-	}
-	r := ownerRecord{ID: s.In.ID, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
-		Finished: s.Finished, HasResult: s.HasResult, Budget: s.Budget, Class: class, Progress: s.Progress, Spent: spent,
-		Waiting: s.Waiting && !s.State.Terminal(), Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
-	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hRecord).Request(r)
+	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hRecord).Request(s.Record(s.In.ID))
 }
 
 // claim starts an attempt: it is the "started" marker of the recovery
@@ -210,28 +182,23 @@ func (c control) cancel(ctx restate.ObjectContext, owner string) (cancelReply, e
 
 func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelReply {
 	t := now(ctx)
-	switch s.State {
-	case work.StateQueued:
+	from, accepted := s.Cancel(t)
+	switch {
+	case from == work.StateQueued:
 		if s.Awaiting {
 			c.endAwaiting(ctx, s, answerStop)
 		}
 		c.drop(s)
-		s.State, s.Finished, s.Spent = work.StateCancelled, t, &work.Usage{}
 		c.record(ctx, s)
-		c.rep.transition(s.In, work.StateQueued, work.StateCancelled, work.Event{Time: t, Duration: t.Sub(s.In.Created)})
-		return cancelReply{Accepted: true, State: s.State, At: t}
-	case work.StateRunning:
-		s.State = work.StateCancelRequested
+		c.rep.transition(s.In, from, s.State, work.Event{Time: t, Duration: t.Sub(s.In.Created)})
+	case from == work.StateRunning:
 		c.record(ctx, s)
-		c.rep.transition(s.In, work.StateRunning, work.StateCancelRequested, work.Event{Time: t})
+		c.rep.transition(s.In, from, s.State, work.Event{Time: t})
 		// The attempt (or a job between polls) waits on its workflow's
 		// stop promise.
 		restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
-		return cancelReply{Accepted: true, State: s.State, At: t}
-	case work.StateCancelRequested:
-		return cancelReply{Accepted: true, State: s.State, At: t}
 	}
-	return cancelReply{State: s.State, At: t}
+	return cancelReply{Accepted: accepted, State: s.State, At: t}
 }
 
 // finish settles the Work with its last attempt's outcome.
@@ -241,15 +208,7 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 		return restate.Void{}, nil
 	}
 	t := now(ctx)
-	state, class := work.StateFailed, out.Class
-	switch {
-	case out.Class == "":
-		state = work.StateCompleted
-	case out.Class == work.ClassCancelled && s.State == work.StateCancelRequested:
-		state, class = work.StateCancelled, ""
-	case out.Class == work.ClassCancelled:
-		class = work.ClassError
-	}
+	state, class := driver.Settlement(out.Class, s.State == work.StateCancelRequested)
 	c.drop(s)
 	from := s.State
 	s.State, s.Finished, s.Class = state, t, class
@@ -302,8 +261,7 @@ func (c control) output(ctx restate.ObjectSharedContext, owner string) (outputRe
 
 // drop drops undelivered guidance (the Work ends).
 func (c control) drop(s *controlState) {
-	if n := len(s.Pending); n > 0 {
-		s.Pending, s.PendBytes = nil, 0
+	if n := len(s.Drop()); n > 0 {
 		c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDropped, Count: n})
 	}
 }

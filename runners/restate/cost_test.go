@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/runners/restate"
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
 )
 
 // costRounds is how many Works of each case TestCost measures: one in a
 // plain test run (so that the counting cannot rot), more with
-// AGENTWORK_RESTATE_COST set (the table of docs/durable-cost-restate.md).
+// AGENTWORK_RESTATE_COST set (the table of docs/notes/durable-cost-restate.md).
 func costRounds() int {
 	if n, err := strconv.Atoi(os.Getenv("AGENTWORK_RESTATE_COST")); err == nil && n > 0 {
 		return n

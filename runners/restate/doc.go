@@ -5,6 +5,18 @@
 // in-process work.Supervisor, except that a work.ref's guarantees say
 // "durable" and a status's attempt counts real attempts.
 //
+//	opts := []restate.Option{restate.WithIngress("http://restate:8080"),
+//		restate.WithAdmin("http://restate:9070"), restate.WithObserver(obs)}
+//	// Worker processes serve the children they can run (and the registry):
+//	w, err := restate.NewWorker(map[string]restate.Child{
+//		"research": {Kind: work.KindAgent, Run: researcher.Run}}, append(opts, restate.WithRegistry())...)
+//	err = w.Start(ctx)
+//	// Coordinator processes: the Engine replaces work.New().
+//	eng := restate.New(opts...)
+//	kit, err := langchaingo.Prepare(ctx, eng, llm, tools, langchaingo.WithOwner("coordinator-1"))
+//
+// ExampleNewWorker and ExampleNew are both halves in full.
+//
 // # Mapping
 //
 //   - One Virtual Object per owner (agentwork.Owner, keyed by the owner's

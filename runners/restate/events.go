@@ -48,6 +48,7 @@ func (r *reporter) emit(in workInput, e work.Event) {
 		if len(in.Trace) > 0 {
 			caller = propagation.TraceContext{}.Extract(caller, propagation.MapCarrier(in.Trace))
 		}
+		caller = driver.WithLaunchTarget(caller, in.AgentID, in.Provider)
 		q := e
 		q.Type, q.From, q.To, q.Time = work.EventQueued, "", work.StateQueued, in.Created
 		ctx = r.obs.Bind(caller, context.Background(), q)

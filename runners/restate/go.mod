@@ -3,7 +3,7 @@ module github.com/agentwork/agentwork/runners/restate
 go 1.26.8
 
 require (
-	github.com/agentwork/agentwork v0.0.0-00010101000000-000000000000
+	github.com/agentwork/agentwork v0.1.0
 	github.com/restatedev/sdk-go v1.2.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -14,41 +14,18 @@ func (c control) send(ctx restate.ObjectContext, r sendRequest) (sendReply, erro
 	if !ok || s.In.Owner != r.Owner || s.Detached {
 		return sendReply{Error: work.ErrNotFound.Code}, nil
 	}
-	if s.In.Kind != work.KindAgent && !r.Answer {
-		return sendReply{Error: work.ErrNotAgent.Code}, nil
+	repeat, refusal := s.Check(s.In.Kind, r.Answer, r.Command, r.Digest, len(r.Text), s.State.Terminal(), s.In.Mailbox)
+	switch {
+	case refusal != nil:
+		return sendReply{Error: refusal.Code}, nil
+	case repeat != nil:
+		return sendReply{Cursor: repeat.Cursor, At: repeat.At}, nil
 	}
-	if cr, ok := s.Commands[r.Command]; ok && r.Command != "" {
-		if cr.Digest != r.Digest {
-			return sendReply{Error: work.ErrConflict.Code}, nil
-		}
-		return cr.Reply, nil
-	}
-	if s.State.Terminal() {
-		return sendReply{Error: work.ErrTerminal.Code}, nil
-	}
-	m := s.In.Mailbox
-	if (m.Messages > 0 && len(s.Pending) >= m.Messages) || (m.Bytes > 0 && s.PendBytes+len(r.Text) > m.Bytes) {
-		return sendReply{Error: work.ErrMailboxFull.Code}, nil
-	}
-	s.Cursor++
-	reply := sendReply{Cursor: s.Cursor, At: now(ctx)}
-	s.Pending = append(s.Pending, r.Text)
-	s.PendBytes += len(r.Text)
-	if r.Command != "" {
-		if s.Commands == nil {
-			s.Commands = map[string]commandRecord{}
-		}
-		s.Commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
-		s.CmdOrder = append(s.CmdOrder, r.Command)
-		if n := m.Commands; n > 0 && len(s.CmdOrder) > n {
-			delete(s.Commands, s.CmdOrder[0])
-			s.CmdOrder = s.CmdOrder[1:]
-		}
-	}
+	rec := s.Accept(r.Text, len(r.Text), r.Command, r.Digest, now(ctx), "", s.In.Mailbox.Commands)
 	s.answerQuestions()
 	restate.Set(ctx, stateKey, s)
-	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceAccepted, Count: 1, Time: reply.At})
-	return reply, nil
+	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceAccepted, Count: 1, Time: rec.At})
+	return sendReply{Cursor: rec.Cursor, At: rec.At}, nil
 }
 
 // take is the child's model boundary: it takes the messages queued so far,
@@ -63,8 +40,7 @@ func (c control) take(ctx restate.ObjectContext, _ restate.Void) (takeReply, err
 	if len(s.Pending) == 0 {
 		return r, nil
 	}
-	r.Messages = s.Pending
-	s.Pending, s.PendBytes = nil, 0
+	r.Messages = s.Take(-1, func(t string) int { return len(t) })
 	restate.Set(ctx, stateKey, s)
 	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDelivered, Count: len(r.Messages), Time: now(ctx)})
 	return r, nil

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/runners/restate"
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
 )
 

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/runners/restate"
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
 )

@@ -83,8 +83,10 @@ type workInput struct {
 	Created        time.Time
 	Budget         work.Budget
 	FailOnBudget   bool
-	Mailbox        mailboxLimits
+	Mailbox        driver.MailboxLimits
 	Trace          map[string]string  `json:",omitempty"` // the launch's trace context
+	AgentID        string             `json:",omitempty"` // the launch's work.TargetInfo, for telemetry
+	Provider       string             `json:",omitempty"`
 	Job            *jobInput          `json:",omitempty"` // an external job (Spec.Job)
 	Approval       *approvalInput     `json:",omitempty"` // Spec.NeedsApproval
 	Updates        *work.UpdatePolicy `json:",omitempty"` // Spec.Updates, resolved
@@ -96,8 +98,6 @@ type jobInput struct {
 	Backoff       work.Backoff
 	MaxPollErrors int
 }
-
-type mailboxLimits struct{ Messages, Bytes, Commands int }
 
 // claimReply answers an attempt's claim: Run says the child runs (with
 // Attempt), Lost that an earlier attempt started and never finished and
@@ -156,11 +156,6 @@ type sendReply struct {
 	Error  string `json:",omitempty"` // a refusal's code
 	Cursor int
 	At     time.Time
-}
-
-type commandRecord struct {
-	Digest string
-	Reply  sendReply
 }
 
 // takeReply is the guidance a boundary takes, and whether the Work is

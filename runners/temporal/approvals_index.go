@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// ApprovalsWorkflow is the approvals index of one task queue (its id is
+// approvalsWorkflow is the approvals index of one task queue (its id is
 // "agentwork-approvals/<task queue>"): the Work of every owner that
 // awaits approval, oldest request first, for the approver role
 // (work.Approver). Each such Work adds itself when it starts waiting and
@@ -18,7 +18,7 @@ import (
 // grows. Work that needs no approval never touches it. Each entry carries
 // its Work's target label (an entry an older version added has none; the
 // Engine's Snapshot then takes the label from the Work's memo).
-func ApprovalsWorkflow(ctx workflow.Context, st approvalsState) error {
+func approvalsWorkflow(ctx workflow.Context, st approvalsState) error {
 	dirty := false
 	if err := workflow.SetQueryHandler(ctx, queryApprovals, func() ([]approvalEntry, error) {
 		return slices.Clone(st.Entries), nil

@@ -106,7 +106,7 @@ func holdWorkflow(ctx workflow.Context) error {
 // start is only initiated (unstarted-%: how many of those Refs named no
 // workflow yet when the caller had them); and one that starts it from a
 // local activity. events/admit is the registry's history events per
-// admission. docs/durable-cost-admission.md has the figures.
+// admission. docs/notes/durable-cost-admission.md has the figures.
 func BenchmarkAdmission(b *testing.B) {
 	c := benchServer(b)
 	echo := func(_ context.Context, in string) (string, error) { return in, nil }

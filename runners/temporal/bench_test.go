@@ -6,14 +6,13 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/testserver"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -136,16 +135,11 @@ func median(ds []time.Duration) time.Duration {
 
 // benchServer is server for a benchmark (WithT takes a *testing.T).
 func benchServer(b *testing.B) client.Client {
-	srv := newTestServer()
-	b.Cleanup(srv.Stop)
-	c := srv.GetDefaultClient()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
-		Namespace:        srv.GetDefaultNamespace(),
-		SearchAttributes: map[string]enumspb.IndexedValueType{temporal.OwnerSearchAttribute: enumspb.INDEXED_VALUE_TYPE_KEYWORD},
-	}); err != nil {
+	srv, err := testserver.New()
+	if err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(srv.Stop)
+	c := srv.GetDefaultClient()
 	return c
 }

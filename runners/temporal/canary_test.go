@@ -193,12 +193,12 @@ func TestCanary(t *testing.T) {
 		var b strings.Builder
 		b.WriteString(s.Name())
 		for _, a := range s.Attributes() {
-			b.WriteString(a.Value.Emit())
+			b.WriteString(a.Value.String())
 		}
 		for _, e := range s.Events() {
 			b.WriteString(e.Name)
 			for _, a := range e.Attributes {
-				b.WriteString(a.Value.Emit())
+				b.WriteString(a.Value.String())
 			}
 		}
 		b.WriteString(s.Status().Description)

@@ -59,7 +59,7 @@ func gauges(t *testing.T, o *observed, name string) map[string]float64 {
 	key := func(s attribute.Set) string {
 		var parts []string
 		for _, kv := range s.ToSlice() {
-			parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+			parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 		}
 		return strings.Join(parts, ",")
 	}

@@ -25,7 +25,6 @@ type costRun struct {
 	release chan struct{} // guided: take the boundary now
 	took    chan []string // guided: what the boundary took
 	done    chan struct{} // hold: its context was done
-	once    sync.Once
 }
 
 var costRuns sync.Map // input -> *costRun

@@ -4,6 +4,17 @@
 // under the in-process work.Supervisor, except that a work.ref's
 // guarantees say "durable" and a status's attempt counts real attempts.
 //
+//	c, err := client.Dial(client.Options{HostPort: "temporal:7233"})
+//	// Worker processes register the children they can run:
+//	w, err := temporal.NewWorker(c, map[string]temporal.Child{
+//		"research": {Kind: work.KindAgent, Run: researcher.Run}}, temporal.WithObserver(obs))
+//	err = w.Start()
+//	// Coordinator processes: the Engine replaces work.New().
+//	eng := temporal.New(c, temporal.WithObserver(obs))
+//	kit, err := langchaingo.Prepare(ctx, eng, llm, tools, langchaingo.WithOwner("coordinator-1"))
+//
+// ExampleNewWorker and ExampleNew are both halves in full.
+//
 // # Mapping
 //
 //   - One workflow per Work (agentwork.Work; its id is the Work id) with

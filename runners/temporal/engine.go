@@ -63,7 +63,7 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 //   - T DescribeTaskQueue calls with statistics on the targets' activity
 //     queues: the backlog count (queued Work) and age (the oldest queued
 //     age, Temporal's own figure) and the pollers (workers that poll it);
-//   - one query of the approvals index (ApprovalsWorkflow) of the task
+//   - one query of the approvals index (ApprovalsWorkflowName) of the task
 //     queue, only when a listed Work needed approval when it started: the
 //     Work that awaits approval now and when each asked (a query is a
 //     billable action on Temporal Cloud: one per refresh at most; when no

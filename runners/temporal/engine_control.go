@@ -89,7 +89,7 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 		if qerr != nil {
 			return 0, time.Time{}, fromTemporal(qerr)
 		}
-		var c commandRecord
+		var c driver.Command
 		if qerr := v.Get(&c); qerr != nil {
 			return 0, time.Time{}, qerr
 		}

@@ -35,7 +35,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 	// continued as new in between recognises the Work id (driver's
 	// Decision.Again).
 	var reply admitReply
-	if err := retryWhile(caller, base, e.cfg.rpcTimeout, func(ctx context.Context) error {
+	if err := retryWhile(caller, base, e.cfg.rpcTimeout, tries, func(ctx context.Context) error {
 		return e.updateOwner(ctx, o, updateAdmit, &reply, w.Admission, "admit/"+w.ID)
 	}); err != nil {
 		reason, short := refusalOf(err)
@@ -54,7 +54,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
 		OwnerWorkflow: ownerWF, MaxDuration: budget.MaxDuration, MaxResultBytes: w.MaxResultBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: w.Created,
-		Mailbox: mailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
+		Mailbox: driver.MailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
 	e.waitInput(spec, w.ApprovalTimeout, &in)
 	in.Updates = w.Updates // engine_updates.go

@@ -63,36 +63,42 @@ func isServiceError(err error) bool {
 var closedMessages = []string{"workflow execution already completed", "workflow update was aborted by closing workflow"}
 
 // tries bounds the tries of a call to Temporal that is safe to repeat
-// (a query, or an update its handler applies once).
+// (a query, or an update its handler applies once) made for a caller.
 const tries = 3
 
 // retry calls f, each call bounded by the RPC timeout d within ctx, until
 // it succeeds, its error is not transient, ctx ends or it has been tried
-// tries times; it returns f's last error. A call cut off by a stalled
-// server (its in-flight update limit, a task that a dead worker held) is
-// tried again rather than failing what called it.
-func retry(ctx context.Context, d time.Duration, f func(ctx context.Context) error) error {
-	for try := 1; ; try++ {
-		cctx, cancel := context.WithTimeout(ctx, d)
-		err := f(cctx)
-		cancel()
-		if err == nil || try == tries || !transient(err) || ctx.Err() != nil {
-			return err
-		}
-	}
+// n times (n <= 0: no bound but ctx); it returns f's last error. A call
+// cut off by a stalled server (its in-flight update limit, a task that a
+// dead worker held) is tried again rather than failing what called it,
+// after a pause of 100 ms doubling to 2 s.
+func retry(ctx context.Context, d time.Duration, n int, f func(ctx context.Context) error) error {
+	return retryWhile(ctx, ctx, d, n, f)
 }
 
 // retryWhile is retry whose calls run on ctx but whose retries stop once
 // caller ended: a call in flight is not abandoned (it may take effect on
 // the server), no new one starts for a caller that gave up.
-func retryWhile(caller, ctx context.Context, d time.Duration, f func(ctx context.Context) error) error {
+func retryWhile(caller, ctx context.Context, d time.Duration, n int, f func(ctx context.Context) error) error {
+	pause := 100 * time.Millisecond
 	for try := 1; ; try++ {
 		cctx, cancel := context.WithTimeout(ctx, d)
 		err := f(cctx)
 		cancel()
-		if err == nil || try == tries || !transient(err) || ctx.Err() != nil || caller.Err() != nil {
+		if err == nil || try == n || !transient(err) || ctx.Err() != nil || caller.Err() != nil {
 			return err
 		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-caller.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause = min(2*pause, 2*time.Second)
 	}
 }
 

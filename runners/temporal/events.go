@@ -28,9 +28,7 @@ func newLaunchInfo(ctx context.Context) launchInfo {
 		l.Trace = map[string]string{}
 		propagation.TraceContext{}.Inject(ctx, propagation.MapCarrier(l.Trace))
 	}
-	if info, ok := work.TargetInfoFrom(ctx); ok {
-		l.AgentID, l.Provider = info.AgentID, info.Provider
-	}
+	l.AgentID, l.Provider = driver.LaunchTarget(ctx)
 	return l
 }
 
@@ -41,10 +39,7 @@ func (l launchInfo) caller() context.Context {
 	if len(l.Trace) > 0 {
 		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier(l.Trace))
 	}
-	if l.AgentID != "" || l.Provider != "" {
-		ctx = work.WithTargetInfo(ctx, work.TargetInfo{AgentID: l.AgentID, Provider: l.Provider})
-	}
-	return ctx
+	return driver.WithLaunchTarget(ctx, l.AgentID, l.Provider)
 }
 
 // lifecycle reports one Work's lifecycle events, from its workflow, to the

@@ -56,6 +56,6 @@ func SetMaxOwnerHistory(n int) (restore func()) {
 // losing it from its cache.
 func ReplayOwner(h *historypb.History) error {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	r.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	return r.ReplayWorkflowHistory(nil, h)
 }

@@ -3,7 +3,7 @@ module github.com/agentwork/agentwork/runners/temporal
 go 1.26.8
 
 require (
-	github.com/agentwork/agentwork v0.0.0
+	github.com/agentwork/agentwork v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
@@ -216,12 +216,17 @@ require (
 
 replace github.com/agentwork/agentwork => ../..
 
-// The Temporal server v1.32.1 builds with the versions below (its own
-// go.sum's, checked on Go 1.26.8); the root module's telemetry requires
-// newer ones (OpenTelemetry 1.47, whose otel/log 1.x removed the
-// log.KeyValue the server uses). This module compiles no root package that
-// needs them (only work and work/enginetest, standard library only), so it
-// pins the server's set.
+// These pins are for the tests alone: they start an in-process Temporal
+// server (go.temporal.io/server/temporaltest, v1.32.1), which builds only
+// with its own go.sum's versions (checked on Go 1.26.8); the root module's
+// telemetry requires newer ones (OpenTelemetry 1.47, whose otel/log 1.x
+// removed the log.KeyValue the server uses). A user's build ignores them:
+// it gets the versions the requirements above select, with which make
+// release-check builds a coordinator and a worker that use telemetry, and
+// with which these tests do not build (the server's packages fail).
+// Dropping them means running the tests against the Temporal CLI's dev
+// server as a process of its own (as .ci/integration-temporal does) and
+// dropping the go.temporal.io/server requirement (docs/releasing.md).
 replace (
 	github.com/felixge/httpsnoop => github.com/felixge/httpsnoop v1.0.4
 	github.com/go-logr/logr => github.com/go-logr/logr v1.4.3

@@ -67,7 +67,7 @@ func deleteSelf(c client.Client) func(ctx context.Context) error {
 	return func(ctx context.Context) error {
 		info := activity.GetInfo(ctx)
 		_, err := c.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
-			Namespace: info.WorkflowNamespace,
+			Namespace: info.Namespace,
 			WorkflowExecution: &commonpb.WorkflowExecution{
 				WorkflowId: info.WorkflowExecution.ID, RunId: info.WorkflowExecution.RunID},
 		})

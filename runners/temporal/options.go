@@ -12,7 +12,7 @@ const (
 	DefaultTaskQueue        = "agentwork"
 	DefaultHeartbeatTimeout = 10 * time.Second
 	DefaultRPCTimeout       = 10 * time.Second
-	DefaultMaxAttempts      = 3 // for a child declared retryable
+	defaultMaxAttempts      = 3 // for a child declared retryable
 )
 
 // Option configures an Engine or a Worker.
@@ -57,11 +57,11 @@ func newConfig(opts []Option) config {
 	c := config{
 		taskQueue:        DefaultTaskQueue,
 		retryable:        map[string]bool{},
-		maxAttempts:      DefaultMaxAttempts,
+		maxAttempts:      defaultMaxAttempts,
 		heartbeatTimeout: DefaultHeartbeatTimeout,
 		rpcTimeout:       DefaultRPCTimeout,
 		pollInterval:     250 * time.Millisecond,
-		pollsPerRun:      DefaultPollsPerRun,
+		pollsPerRun:      defaultPollsPerRun,
 		observer:         work.NopObserver{},
 		ops:              driver.DefaultDeployment(),
 		namespace:        "default",

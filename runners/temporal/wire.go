@@ -63,7 +63,7 @@ type workInput struct {
 	MaxAttempts      int // 1 unless the child is retryable
 	HeartbeatTimeout time.Duration
 	Created          time.Time
-	Mailbox          mailboxLimits
+	Mailbox          driver.MailboxLimits
 	Launch           launchInfo
 	Budget           work.Budget // effective: defaults and ceiling applied
 	FailOnBudget     bool
@@ -77,10 +77,6 @@ type workInput struct {
 	// updates.
 	Updates *work.UpdatePolicy `json:",omitempty"`
 	Carry   *updateCarry       `json:",omitempty"`
-}
-
-type mailboxLimits struct {
-	Messages, Bytes, Commands int
 }
 
 // runInput is the activity's input.
@@ -153,21 +149,14 @@ type sendRequest struct {
 	Answer  bool   `json:",omitempty"` // Engine.Answer: a function child's guidance too
 }
 
-type sendReply struct {
-	Cursor int
-	At     time.Time
-	Ref    string // the holder of the message the command queued
-}
+// sendReply is an accepted message's receipt; its Ref is the holder of
+// the message's text.
+type sendReply = driver.Receipt
 
 // guidanceRef is one queued message: its holder and size.
 type guidanceRef struct {
 	Ref   string
 	Bytes int
-}
-
-type commandRecord struct {
-	Digest string
-	Reply  sendReply
 }
 
 // ownerRecord is what the owner's registry keeps of one Work (driver.Record).

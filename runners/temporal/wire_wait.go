@@ -20,7 +20,7 @@ const (
 	updateDeny    = "deny"
 	queryApproval = "approval"
 
-	// The approvals index's updates and query (see ApprovalsWorkflow).
+	// The approvals index's updates and query (see approvalsWorkflow).
 	updateApprovalAdd    = "approval-add"
 	updateApprovalRemove = "approval-remove"
 	queryApprovals       = "approvals"

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -84,12 +85,12 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	// pollers there.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
 	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
-	wf.RegisterWorkflowWithOptions(OwnerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
+	wf.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
 	wf.RegisterActivityWithOptions(tellOwnerActivity(c), activity.RegisterOptions{Name: tellOwnerName})
 	wf.RegisterActivityWithOptions(workExists(c), activity.RegisterOptions{Name: describeWorkName})
-	wf.RegisterWorkflowWithOptions(ApprovalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
+	wf.RegisterWorkflowWithOptions(approvalsWorkflow, workflow.RegisterOptions{Name: ApprovalsWorkflowName})
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {
@@ -228,11 +229,15 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	}()
 	// The started update is applied once per attempt (a repeat answers
 	// as the first): a call the server was too slow to answer is tried
-	// again, not taken for the child's failure.
+	// again, while the attempt lasts (heartbeats keep it alive and bring
+	// a cancel), not taken for the child's failure.
 	var started startedReply
-	if err := retry(ctx, w.cfg.rpcTimeout, func(ctx context.Context) error {
+	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(info.Attempt))
 	}); err != nil {
+		if lostContact(ctx) {
+			return runOutcome{Class: work.ClassWorkerLost}, nil
+		}
 		return runOutcome{}, err
 	}
 	if !started.Run {
@@ -321,11 +326,25 @@ const (
 	maxAnnounceDelay = 10 * time.Second
 )
 
+// lostContact reports whether the attempt's context ended for another
+// reason than a cancel the Work's workflow asked for: the SDK cancels it
+// when a heartbeat could not reach the server within the heartbeat
+// timeout (it takes the attempt for timed out) or the Worker stops. The
+// attempt then ends as worker_lost, not as a cancelled child (which,
+// with no cancel requested, would fail the Work as error).
+func lostContact(ctx context.Context) bool {
+	var asked *temporal.CanceledError
+	return ctx.Err() != nil && !errors.As(context.Cause(ctx), &asked)
+}
+
 // outcome maps a child's return to the attempt's outcome
 // (driver.Classify): a class, never the failure's text; the output only
 // when the child completed.
 func outcome(child, ctx context.Context, in runInput, out string, err error, panicked bool, ex *work.Execution) runOutcome {
 	c := driver.Classify(child, ctx.Err() != nil, in.MaxResultBytes, out, err, panicked, ex)
+	if c.Class == work.ClassCancelled && lostContact(ctx) {
+		c.Class = work.ClassWorkerLost
+	}
 	res := runOutcome{Class: c.Class, Usage: c.Usage, Budget: c.Budget, Progress: c.Progress}
 	switch c.Class {
 	case "":
@@ -385,7 +404,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 	if taken == len(refs) {
 		seen.upTo(newest)
 	}
-	ns := activity.GetInfo(ctx).WorkflowNamespace
+	ns := activity.GetInfo(ctx).Namespace
 	for _, ref := range refs[:taken] {
 		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
 		_, _ = w.c.WorkflowService().DeleteWorkflowExecution(sctx, &workflowservice.DeleteWorkflowExecutionRequest{
@@ -419,7 +438,7 @@ func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64,
 	last := seen.last
 	seen.mu.Unlock()
 	info := activity.GetInfo(ctx)
-	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.WorkflowNamespace,
+	req := &workflowservice.GetWorkflowExecutionHistoryReverseRequest{Namespace: info.Namespace,
 		Execution:       &commonpb.WorkflowExecution{WorkflowId: info.WorkflowExecution.ID, RunId: info.WorkflowExecution.RunID},
 		MaximumPageSize: sendsPage}
 	for {

@@ -14,7 +14,7 @@ import (
 // a workflow timer) before it schedules anything: no activity, no
 // heartbeat, no worker slot. The owner's registry knows it awaits
 // approval from its admission on (ownerRecord.Approval); the approvals
-// index (ApprovalsWorkflow) lists it for the approver role.
+// index (approvalsWorkflow) lists it for the approver role.
 
 // waitHandlers registers the approve and deny updates and the approval
 // query (on every Work: one that does not await approval answers
@@ -36,7 +36,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 		return nil
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateApprove, func(ctx workflow.Context, r answerRequest) error {
-		w.awaiting = false
+		w.Awaiting = false
 		w.queuedFrom = workflow.Now(ctx)
 		w.ev.emit(ctx, work.Event{Type: work.EventApproved})
 		w.notify(ctx)
@@ -45,7 +45,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 		return err
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, updateDeny, func(ctx workflow.Context, r answerRequest) error {
-		w.awaiting = false
+		w.Awaiting = false
 		w.ev.emit(ctx, work.Event{Type: work.EventDenied})
 		w.endQueued(ctx, work.ClassDenied)
 		return nil
@@ -55,7 +55,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 // awaitingFor reports whether the Work awaits approval and r may see it:
 // its owner (not detached) or the approver role.
 func (w *workRun) awaitingFor(r answerRequest) bool {
-	return w.awaiting && w.state == work.StateQueued && (r.Approver || w.visible(r.Owner))
+	return w.Awaiting && w.State == work.StateQueued && (r.Approver || w.visible(r.Owner))
 }
 
 func (w *workRun) approvalDeadline() time.Time {
@@ -69,13 +69,13 @@ func (w *workRun) approvalDeadline() time.Time {
 func (w *workRun) awaitApproval(ctx workflow.Context) {
 	w.tellApprovals(ctx, updateApprovalAdd, approvalEntry{ID: w.in.ID, Owner: w.in.Owner, Label: w.in.Label, Requested: w.in.Created})
 	if wait := w.approvalDeadline().Sub(workflow.Now(ctx)); wait > 0 {
-		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.awaiting || w.state != work.StateQueued })
+		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.Awaiting || w.State != work.StateQueued })
 	}
-	if w.awaiting && w.state == work.StateQueued {
-		w.awaiting = false
+	if w.Awaiting && w.State == work.StateQueued {
+		w.Awaiting = false
 		w.endQueued(ctx, work.ClassApprovalTimeout)
 	}
-	w.awaiting = false
+	w.Awaiting = false
 	w.tellApprovals(ctx, updateApprovalRemove, approvalEntry{ID: w.in.ID})
 }
 
@@ -83,9 +83,9 @@ func (w *workRun) awaitApproval(ctx workflow.Context) {
 // approval timed out).
 func (w *workRun) endQueued(ctx workflow.Context, class string) {
 	w.dropGuidance(ctx)
-	w.state = work.StateCancelled
-	w.finished = workflow.Now(ctx)
-	w.cancelClass = class
+	w.State = work.StateCancelled
+	w.Finished = workflow.Now(ctx)
+	w.Class = class
 	w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created), ErrorClass: class})
 	w.cancelAct()
 	w.notify(ctx)

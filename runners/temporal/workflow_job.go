@@ -32,9 +32,9 @@ const (
 	cancelAttempts = 3
 )
 
-// DefaultPollsPerRun is how many polls a waiting job's workflow makes
+// defaultPollsPerRun is how many polls a waiting job's workflow makes
 // before it continues as new (WithPollsPerRun).
-const DefaultPollsPerRun = 500
+const defaultPollsPerRun = 500
 
 // resume restores a continued run's state (a no-op for a first run).
 func (w *workRun) resume() {
@@ -42,20 +42,20 @@ func (w *workRun) resume() {
 	if c == nil {
 		return
 	}
-	w.state, w.attempt, w.started, w.rev, w.detached = c.State, c.Attempt, c.Started, c.Rev, c.Detached
-	w.waiting = true
+	w.State, w.Attempt, w.Started, w.Rev, w.Detached = c.State, c.Attempt, c.Started, c.Rev, c.Detached
+	w.Waiting = true
 }
 
 // runJob runs an external job to its end, or returns the continue-as-new
 // error of its next run (cont).
 func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont error) {
 	in, j := w.in, w.in.Job
-	w.spent = &work.Usage{} // a job spends no model budget
+	w.Spent = &work.Usage{} // a job spends no model budget
 	var st jobState
 	if in.Cont != nil {
 		st = *in.Cont
 	} else {
-		if w.state == work.StateCancelled { // cancelled, denied or timed out before it ran
+		if w.State == work.StateCancelled { // cancelled, denied or timed out before it ran
 			return workOutcome{State: work.StateCancelled}, nil
 		}
 		ao := workflow.ActivityOptions{
@@ -76,15 +76,15 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 			return w.settle(runOutcome{Class: out.Class}, nil), nil
 		}
 		st.Handle = out.Handle
-		w.waiting = true
-		if w.state == work.StateRunning { // else cancelled during the submit: the loop cancels the job
+		w.Waiting = true
+		if w.State == work.StateRunning { // else cancelled during the submit: the loop cancels the job
 			w.ev.emit(ctx, work.Event{Type: work.EventWaiting})
 			w.notify(ctx)
 		}
 	}
 	var deadline time.Time
 	if in.MaxDuration > 0 {
-		deadline = w.started.Add(in.MaxDuration)
+		deadline = w.Started.Add(in.MaxDuration)
 	}
 	pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		TaskQueue:           j.PollQueue,
@@ -93,7 +93,7 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	for polls := 0; ; polls++ {
-		if w.state != work.StateRunning { // cancel-requested (Cancel, Release)
+		if w.State != work.StateRunning { // cancel-requested (Cancel, Release)
 			w.cancelJob(ctx, st.Handle)
 			return workOutcome{State: work.StateCancelled}, nil
 		}
@@ -107,9 +107,9 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		}
 		if wait > 0 {
 			// A workflow timer, cancelled when a cancel arrives first.
-			_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return w.state != work.StateRunning })
+			_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return w.State != work.StateRunning })
 		}
-		if w.state != work.StateRunning {
+		if w.State != work.StateRunning {
 			continue
 		}
 		// Past the deadline the job is cancelled; but a job submitted in
@@ -179,7 +179,7 @@ func (w *workRun) cancelJob(ctx workflow.Context, handle []byte) {
 // span's context stays in this process for the next run (spanStash).
 func (w *workRun) continueJob(ctx workflow.Context, st jobState) error {
 	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-	st.State, st.Attempt, st.Started, st.Rev, st.Detached = w.state, w.attempt, w.started, w.rev, w.detached
+	st.State, st.Attempt, st.Started, st.Rev, st.Detached = w.State, w.Attempt, w.Started, w.Rev, w.Detached
 	w.ev.keep()
 	in := w.in
 	in.Cont = &st

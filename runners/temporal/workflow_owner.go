@@ -8,10 +8,10 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// OwnerWorkflow is one owner's registry: its visible Work, the limits on
+// ownerWorkflow is one owner's registry: its visible Work, the limits on
 // starts and outstanding Work (across every coordinator process), and
 // release. It continues as new when its history grows.
-func OwnerWorkflow(ctx workflow.Context, st ownerState) error {
+func ownerWorkflow(ctx workflow.Context, st ownerState) error {
 	o := &ownerRun{st: st}
 	if err := workflow.SetQueryHandler(ctx, queryRecords, func() ([]ownerRecord, error) {
 		return o.st.Visible(), nil

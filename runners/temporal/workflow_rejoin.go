@@ -49,7 +49,7 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 		}
 		var got runOutcome
 		rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RejoinActivityName,
-			rejoinInput{ID: w.in.ID, Attempt: max(w.attempt, 1)}).Get(ctx, &got)
+			rejoinInput{ID: w.in.ID, Attempt: max(w.Attempt, 1)}).Get(ctx, &got)
 		var canceled *temporal.CanceledError
 		switch {
 		case rerr == nil:

@@ -73,7 +73,7 @@ func (w *workRun) validateReport(r reportRequest) error {
 	if l == nil {
 		return nil
 	}
-	ending := w.state == work.StateCancelRequested || w.state.Terminal()
+	ending := w.State == work.StateCancelRequested || w.State.Terminal()
 	p := l.Policy()
 	if !ending && l.Len() < p.MaxUpdates && l.Bytes()+len(r.Value) <= p.MaxBytes {
 		return nil
@@ -83,7 +83,7 @@ func (w *workRun) validateReport(r reportRequest) error {
 		cp.End()
 	}
 	if _, reason := cp.Accept(r.Key, r.Value, r.Question, time.Time{}); reason != "" {
-		if w.state.Terminal() {
+		if w.State.Terminal() {
 			return workErr(work.ErrTerminal) // ending, with no event after the terminal one
 		}
 		return workErr(work.UpdateRefusal(reason))
@@ -101,13 +101,13 @@ func (w *workRun) validateReport(r reportRequest) error {
 // gets its first receipt then.
 func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, error) {
 	u := &w.upd
-	if w.state == work.StateCancelRequested || w.state.Terminal() {
+	if w.State == work.StateCancelRequested || w.State.Terminal() {
 		u.log.End()
 	}
 	wasOpen := len(u.log.Open()) > 0
 	rec, reason := u.log.Accept(r.Key, r.Value, r.Question, workflow.Now(ctx))
 	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
-	if reason == "" && rec.Duplicate || w.state.Terminal() {
+	if reason == "" && rec.Duplicate || w.State.Terminal() {
 		// A repeat reports nothing new; a settled Work's events have ended
 		// (a child's stray report after its attempt returned).
 		return reply, nil
@@ -133,14 +133,14 @@ func (w *workRun) awaitAnswer(ctx workflow.Context) (bool, error) {
 		return u.answered, nil
 	}
 	gen := u.gen
-	closed := func() bool { return u.gen != gen || w.state.Terminal() }
+	closed := func() bool { return u.gen != gen || w.State.Terminal() }
 	if d := u.openedAt.Add(u.log.Policy().QuestionTimeout).Sub(workflow.Now(ctx)); d > 0 {
 		_, _ = workflow.AwaitWithTimeout(ctx, d, closed)
 	}
 	switch {
 	case u.gen != gen:
 		return u.answered, nil
-	case w.state.Terminal():
+	case w.State.Terminal():
 		return false, nil
 	}
 	u.log.Answered() // timed out

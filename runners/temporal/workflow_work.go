@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"errors"
-	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -10,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // workWorkflow returns the Work workflow, reporting to obs: it runs one
@@ -24,13 +24,13 @@ func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutc
 }
 
 func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash) (workOutcome, error) {
-	w := &workRun{in: in, state: work.StateQueued, commands: map[string]commandRecord{}, queuedFrom: in.Created}
+	w := &workRun{in: in, WorkState: driver.WorkState{State: work.StateQueued}, queuedFrom: in.Created}
 	w.resume()
 	// From the start: an answer delivered with the first workflow task is
 	// validated as its handler is registered.
-	w.awaiting = in.Approval != nil && in.Cont == nil
+	w.Awaiting = in.Approval != nil && in.Cont == nil
 	w.ev = newLifecycle(ctx, obs, in, stash)
-	if w.awaiting {
+	if w.Awaiting {
 		w.ev.emit(ctx, work.Event{Type: work.EventApprovalRequested})
 	}
 	actx, cancelAct := workflow.WithCancel(ctx)
@@ -57,7 +57,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 	// Denied, timed out or cancelled awaiting approval. (Other Work
 	// cancelled while queued goes through the activity call, a no-op on a
 	// cancelled context, as before approvals: its histories replay.)
-	if in.Approval != nil && w.state == work.StateCancelled {
+	if in.Approval != nil && w.State == work.StateCancelled {
 		return w.end(ctx, workOutcome{State: work.StateCancelled}), nil
 	}
 	maxDur := in.MaxDuration
@@ -80,7 +80,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 		FailOnBudget: in.FailOnBudget, Updates: in.Updates != nil}).Get(ctx, &out)
 	out, err = w.rejoin(ctx, actx, out, err) // workflow_rejoin.go
 	res := w.settle(out, err)
-	w.budget, w.progress = out.Budget, out.Progress
+	w.Budget, w.Progress = out.Budget, out.Progress
 	// The attempt's budget and usage, as in-process before the terminal
 	// event: the budget that ran out, then what the child spent.
 	if out.Budget != "" {
@@ -90,9 +90,9 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 		w.ev.emit(ctx, work.Event{Type: work.EventUsage, Usage: out.Usage})
 	}
 	if err == nil {
-		w.spent = &out.Usage
-	} else if w.attempt == 0 {
-		w.spent = &work.Usage{} // it never ran
+		w.Spent = &out.Usage
+	} else if w.Attempt == 0 {
+		w.Spent = &work.Usage{} // it never ran
 	}
 	return w.end(ctx, res), nil
 }
@@ -115,37 +115,23 @@ func (w *workRun) end(ctx workflow.Context, res workOutcome) workOutcome {
 }
 
 type workRun struct {
-	in        workInput
-	state     work.State
-	attempt   int
-	started   time.Time
-	finished  time.Time
-	hasResult bool
-	detached  bool
+	in workInput
+	// The Work's lifecycle (its registry record, Record), and the decisions
+	// on it that the Restate runner makes too (driver.WorkState).
+	driver.WorkState
 	cancelAct workflow.CancelFunc
 	ev        *lifecycle
-	budget    string      // the budget that ran out in the last attempt
-	failClass string      // a failed Work's class
-	spent     *work.Usage // what the last attempt spent; nil: unknown
-	progress  work.Progress
-	pending   []guidanceRef
-	pendBytes int
-	dropped   []string // holders of messages that will never be delivered
-	cursor    int
-	commands  map[string]commandRecord
-	cmdOrder  []string
-	rev       int64       // the revision of the last record made for the registry (see record)
+	mail      driver.Mailbox[guidanceRef]
+	dropped   []string    // holders of messages that will never be delivered
 	last      ownerRecord // the last record this workflow sent to it
-	// Work that waits (workflow_job.go, workflow_approval.go).
-	waiting     bool      // an external job between its submit and its result
-	awaiting    bool      // queued, awaiting its approval
-	queuedFrom  time.Time // when it joined the dispatch queue (its approval, or its creation)
-	cancelClass string    // a cancelled Work's class when not work.ClassCancelled
+	// queuedFrom is when it joined the dispatch queue (its approval, or
+	// its creation; workflow_approval.go).
+	queuedFrom time.Time
 	// Its updates and questions (workflow_updates.go).
 	upd updateState
 }
 
-func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.detached }
+func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.Detached }
 
 // seenBy validates an update from owner: ErrNotFound unless the Work is
 // visible to it.
@@ -162,13 +148,13 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 			return workStatus{}, nil
 		}
 		return workStatus{Found: true, Label: w.in.Label, TargetID: w.in.TargetID, Kind: w.in.Kind,
-			State: w.state, Attempt: max(w.attempt, 1), Created: w.in.Created, Started: w.started,
-			Finished: w.finished, HasResult: w.hasResult}, nil
+			State: w.State, Attempt: max(w.Attempt, 1), Created: w.in.Created, Started: w.Started,
+			Finished: w.Finished, HasResult: w.HasResult}, nil
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (commandRecord, error) {
-		return w.commands[command], nil
+	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (driver.Command, error) {
+		return w.mail.Commands[command], nil
 	}); err != nil {
 		return err
 	}
@@ -178,19 +164,19 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	// is applied in one call; one from this workflow would take two more
 	// workflow tasks, here and after its delivery).
 	if err := workflow.SetUpdateHandler(ctx, updateStarted, func(ctx workflow.Context, attempt int) (startedReply, error) {
-		switch w.state {
+		switch w.State {
 		case work.StateQueued, work.StateRunning:
 		default:
 			return startedReply{}, nil
 		}
-		w.attempt = attempt
-		first := w.started.IsZero()
+		w.Attempt = attempt
+		first := w.Started.IsZero()
 		if first {
-			w.started = workflow.Now(ctx)
+			w.Started = workflow.Now(ctx)
 		}
-		w.state = work.StateRunning
+		w.State = work.StateRunning
 		if first {
-			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.started.Sub(w.queuedFrom), 0)})
+			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.Started.Sub(w.queuedFrom), 0)})
 		}
 		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record(ctx)}, nil
 	}); err != nil {
@@ -202,7 +188,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
-		w.detached = true
+		w.Detached = true
 		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
 		w.tellOwner(ctx, updateDetached, w.in.ID)
 		return nil
@@ -210,23 +196,12 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateSend, func(ctx workflow.Context, r sendRequest) (sendReply, error) {
-		if c, ok := w.commands[r.Command]; ok && r.Command != "" {
+		if c, ok := w.mail.Commands[r.Command]; ok && r.Command != "" {
 			return c.Reply, nil // the validator checked the digest
 		}
-		w.cursor++
-		reply := sendReply{Cursor: w.cursor, At: workflow.Now(ctx), Ref: r.Ref}
-		w.pending = append(w.pending, guidanceRef{Ref: r.Ref, Bytes: r.Bytes})
-		w.pendBytes += r.Bytes
+		reply := w.mail.Accept(guidanceRef{Ref: r.Ref, Bytes: r.Bytes}, r.Bytes, r.Command, r.Digest, workflow.Now(ctx), r.Ref, w.in.Mailbox.Commands)
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
 		w.answerQuestions() // guidance answers the open questions (workflow_updates.go)
-		if r.Command != "" {
-			w.commands[r.Command] = commandRecord{Digest: r.Digest, Reply: reply}
-			w.cmdOrder = append(w.cmdOrder, r.Command)
-			if n := w.in.Mailbox.Commands; n > 0 && len(w.cmdOrder) > n {
-				delete(w.commands, w.cmdOrder[0])
-				w.cmdOrder = w.cmdOrder[1:]
-			}
-		}
 		return reply, nil
 	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
 		return err
@@ -235,8 +210,8 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	// queued so far, in order; ack then takes the first n of them (read).
 	// A worker that dies between the two leaves them queued.
 	if err := workflow.SetUpdateHandler(ctx, updateDrain, func(ctx workflow.Context) ([]string, error) {
-		refs := make([]string, len(w.pending))
-		for i, p := range w.pending {
+		refs := make([]string, len(w.mail.Pending))
+		for i, p := range w.mail.Pending {
 			refs[i] = p.Ref
 		}
 		return refs, nil
@@ -244,12 +219,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateAck, func(ctx workflow.Context, n int) error {
-		n = min(max(n, 0), len(w.pending))
-		for _, p := range w.pending[:n] {
-			w.pendBytes -= p.Bytes
-		}
-		w.pending = slices.Delete(w.pending, 0, n)
-		if n > 0 {
+		if n := len(w.mail.Take(max(n, 0), func(g guidanceRef) int { return g.Bytes })); n > 0 {
 			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: n})
 		}
 		return nil
@@ -259,8 +229,8 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	release := workflow.GetSignalChannel(ctx, signalRelease)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for release.Receive(ctx, nil) {
-			if !w.detached {
-				w.detached = true
+			if !w.Detached {
+				w.Detached = true
 				w.ev.emit(ctx, work.Event{Type: work.EventDetached})
 			}
 			w.cancel(ctx)
@@ -273,20 +243,8 @@ func (w *workRun) validateSend(r sendRequest) error {
 	if !w.visible(r.Owner) {
 		return workErr(work.ErrNotFound)
 	}
-	if w.in.Kind != work.KindAgent && !r.Answer {
-		return workErr(work.ErrNotAgent)
-	}
-	if c, ok := w.commands[r.Command]; ok && r.Command != "" {
-		if c.Digest != r.Digest {
-			return workErr(work.ErrConflict)
-		}
-		return nil
-	}
-	if w.state.Terminal() {
-		return workErr(work.ErrTerminal)
-	}
-	if m := w.in.Mailbox; (m.Messages > 0 && len(w.pending) >= m.Messages) || (m.Bytes > 0 && w.pendBytes+r.Bytes > m.Bytes) {
-		return workErr(work.ErrMailboxFull)
+	if _, refusal := w.mail.Check(w.in.Kind, r.Answer, r.Command, r.Digest, r.Bytes, w.State.Terminal(), w.in.Mailbox); refusal != nil {
+		return workErr(refusal)
 	}
 	return nil
 }
@@ -298,32 +256,25 @@ func (w *workRun) validateSend(r sendRequest) error {
 // cancel-requested even when the completion then wins).
 func (w *workRun) cancel(ctx workflow.Context) cancelReply {
 	now := workflow.Now(ctx)
-	reply := cancelReply{Accepted: true, State: w.state, At: now}
-	switch w.state {
+	from, accepted := w.Cancel(now)
+	reply := cancelReply{Accepted: accepted, State: w.State, At: now}
+	switch from {
 	case work.StateQueued:
 		w.dropGuidance(ctx)
-		w.state = work.StateCancelled
-		w.finished = now
-		w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created)})
-		w.cancelAct()
-		reply.State = w.state
-		w.notify(ctx)
+		w.ev.transition(ctx, from, w.State, work.Event{Duration: since(ctx, w.in.Created)})
 	case work.StateRunning:
-		w.state = work.StateCancelRequested
-		w.ev.transition(ctx, work.StateRunning, work.StateCancelRequested, work.Event{})
-		w.cancelAct()
-		reply.State = w.state
-		w.notify(ctx)
-	case work.StateCancelRequested:
+		w.ev.transition(ctx, from, w.State, work.Event{})
 	default:
-		reply.Accepted = false
+		return reply
 	}
+	w.cancelAct()
+	w.notify(ctx)
 	return reply
 }
 
 // settle maps the last attempt's end to the Work's terminal state.
 func (w *workRun) settle(out runOutcome, err error) workOutcome {
-	if w.state == work.StateCancelled { // cancelled while queued
+	if w.State == work.StateCancelled { // cancelled while queued
 		return workOutcome{State: work.StateCancelled}
 	}
 	var canceled *temporal.CanceledError
@@ -333,14 +284,14 @@ func (w *workRun) settle(out runOutcome, err error) workOutcome {
 		return workOutcome{State: work.StateCompleted, Output: out.Output, Bytes: len(out.Output)}
 	case err == nil && out.Class == classNotRun:
 		return workOutcome{State: work.StateCancelled}
-	case err == nil && out.Class == classCancelled && w.state == work.StateCancelRequested:
-		return workOutcome{State: work.StateCancelled}
-	case err == nil && out.Class == classCancelled:
-		return workOutcome{State: work.StateFailed, Class: work.ClassError}
 	case err == nil:
-		return workOutcome{State: work.StateFailed, Class: out.Class, Bytes: out.Bytes}
+		st, class := driver.Settlement(out.Class, w.State == work.StateCancelRequested)
+		if class == out.Class {
+			return workOutcome{State: st, Class: class, Bytes: out.Bytes}
+		}
+		return workOutcome{State: st, Class: class}
 	case errors.As(err, &canceled):
-		if w.state == work.StateCancelRequested || w.state == work.StateQueued {
+		if w.State == work.StateCancelRequested || w.State == work.StateQueued {
 			return workOutcome{State: work.StateCancelled}
 		}
 		return workOutcome{State: work.StateFailed, Class: work.ClassError}
@@ -359,11 +310,11 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 	// Undelivered guidance is dropped at the end, before the terminal
 	// event (as in-process).
 	w.dropGuidance(ctx)
-	if from := w.state; from != res.State {
-		w.state = res.State
-		w.finished = workflow.Now(ctx)
-		ev := work.Event{Duration: since(ctx, w.started), ErrorClass: res.Class}
-		if w.started.IsZero() {
+	if from := w.State; from != res.State {
+		w.State = res.State
+		w.Finished = workflow.Now(ctx)
+		ev := work.Event{Duration: since(ctx, w.Started), ErrorClass: res.Class}
+		if w.Started.IsZero() {
 			ev.Duration = since(ctx, w.in.Created)
 		}
 		if res.State == work.StateCompleted || res.Class == work.ClassResultTooLarge {
@@ -371,24 +322,23 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 		}
 		w.ev.transition(ctx, from, res.State, ev)
 	}
-	if w.finished.IsZero() {
-		w.finished = workflow.Now(ctx)
+	if w.Finished.IsZero() {
+		w.Finished = workflow.Now(ctx)
 	}
-	w.hasResult = res.State == work.StateCompleted
+	w.HasResult = res.State == work.StateCompleted
 	if res.State == work.StateFailed {
-		w.failClass = res.Class
+		w.Class = res.Class
 	}
 	w.notify(ctx)
 }
 
 // dropGuidance drops the undelivered guidance of a Work that ends.
 func (w *workRun) dropGuidance(ctx workflow.Context) {
-	if n := len(w.pending); n > 0 {
-		for _, p := range w.pending {
+	if d := w.mail.Drop(); len(d) > 0 {
+		for _, p := range d {
 			w.dropped = append(w.dropped, p.Ref)
 		}
-		w.pending, w.pendBytes = nil, 0
-		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: n})
+		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: len(d)})
 	}
 }
 
@@ -410,44 +360,14 @@ func (w *workRun) notify(ctx workflow.Context) {
 // delivered again, an activity's completion came meanwhile): its records
 // must not look like the lost task's repeats.
 func (w *workRun) record(ctx workflow.Context) ownerRecord {
-	w.rev = max(w.rev+1, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())<<revTaskShift)
-	return ownerRecord{ID: w.in.ID, State: w.state, Rev: w.rev, Attempt: max(w.attempt, 1),
-		Started: w.started, Finished: w.finished, HasResult: w.hasResult, Budget: w.budget, Spent: w.spentIfTerminal(),
-		Progress: w.progress, Detached: w.detached, Class: w.class(),
-		Waiting: w.waiting && !w.state.Terminal(), Approval: w.awaiting && w.state == work.StateQueued,
-		Updates: w.upd.log.Len()}
-}
-
-// class is the Work's work.Status.Class: why a terminal Work did not
-// complete ("" otherwise).
-func (w *workRun) class() string {
-	switch w.state {
-	case work.StateCancelled:
-		if w.cancelClass != "" {
-			return w.cancelClass
-		}
-		return work.ClassCancelled
-	case work.StateFailed:
-		return w.failClass
-	}
-	return ""
+	w.Rev = max(w.Rev+1, int64(workflow.GetInfo(ctx).GetCurrentHistoryLength())<<revTaskShift)
+	w.Updates = w.upd.log.Len()
+	return w.Record(w.in.ID)
 }
 
 // revTaskShift leaves room for the records of one workflow task in a
 // revision.
 const revTaskShift = 16
-
-// spentIfTerminal is what a terminal Work spent, for its owner's pool
-// (nil: unknown, or not terminal).
-func (w *workRun) spentIfTerminal() *work.Usage {
-	if !w.state.Terminal() {
-		return nil
-	}
-	if w.spent == nil && w.attempt == 0 {
-		return &work.Usage{} // cancelled while queued: it never ran
-	}
-	return w.spent
-}
 
 // tellOwner sends update name to the owner's registry and returns once
 // the registry has applied it. It is sent from a local activity, within

@@ -37,8 +37,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // plus the refusal counter, the concurrency limit, slots-in-use and
 // oldest-age gauges, the budget counters and pool gauges, the orphan
 // counter, the gauges of Work that waits (waiting jobs, Work awaiting
-// approval, the oldest approval's age), the job polls counter and the
-// update counter and sizes.
+// approval, the oldest approval's age), the job polls counter, the
+// update counter and sizes, and the counter of calls moved to the
+// background.
 var metricNames = []string{
 	"agentwork_budget_pool_remaining",
 	"agentwork_budget_pool_reserved",
@@ -49,6 +50,7 @@ var metricNames = []string{
 	"agentwork_target_pollers",
 	"agentwork_work_actions_total",
 	"agentwork_work_awaiting_approval",
+	"agentwork_work_backgrounded_total",
 	"agentwork_work_budget_exhausted_total",
 	"agentwork_work_concurrency_limit",
 	"agentwork_work_duration_seconds",

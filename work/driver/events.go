@@ -19,6 +19,24 @@ func Transition(from, to work.State, e work.Event) work.Event {
 	return e
 }
 
+// LaunchTarget returns the agent id and provider of the work.TargetInfo
+// a launch's ctx carries (what telemetry knows of its target), for a
+// Work's input to carry to the process that reports its events.
+func LaunchTarget(ctx context.Context) (agentID, provider string) {
+	info, _ := work.TargetInfoFrom(ctx)
+	return info.AgentID, info.Provider
+}
+
+// WithLaunchTarget returns ctx carrying the launch's target info again
+// (LaunchTarget), as the caller context of the Work's Observer.Bind; ctx
+// itself when both are empty.
+func WithLaunchTarget(ctx context.Context, agentID, provider string) context.Context {
+	if agentID == "" && provider == "" {
+		return ctx
+	}
+	return work.WithTargetInfo(ctx, work.TargetInfo{AgentID: agentID, Provider: provider})
+}
+
 // ProgressGate returns the work.Remote.Event of an attempt of a Work of
 // target label and kind: it reports the child's progress events to obs
 // until end is called (none after the child returned); other events are

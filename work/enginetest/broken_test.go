@@ -49,6 +49,13 @@ func (b broken) Cancel(ctx context.Context, o work.Owner, id string) (work.Cance
 	return r, err
 }
 
+func (b broken) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
+	if b.defect == "start-ignores-call-id" {
+		spec.CallID = ""
+	}
+	return b.Engine.Start(ctx, spec)
+}
+
 func (b broken) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
 	rows, more, err := b.Engine.Rows(ctx, o)
 	if b.defect == "rows-unlimited" {
@@ -125,6 +132,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"repeat-terminal":          "ObserverEvents",
 		"cancel-state-late":        "CancelRacesCompletion",
 		"progress-first":           "ProgressOrder",
+		"start-ignores-call-id":    "AutoBackgroundIdempotency",
 	} {
 		t.Run(defect, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")

@@ -1,4 +1,10 @@
-// Package enginetest is the conformance suite of the work.Engine seam: one
+// Package enginetest is the conformance suite of the work.Engine seam:
+//
+//	func TestConformance(t *testing.T) {
+//		enginetest.Run(t, harness{}) // harness.NewEngine builds the engine under test from a Config
+//	}
+//
+// is the whole test of an engine; one
 // test that drives any implementation through the whole model-facing
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
@@ -7,7 +13,10 @@
 // external jobs (submit once, polls, cancel, deadline), children that
 // talk back (for an Engine that implements work.Updater: updates in order
 // and bounded, idempotent, owner-checked, readable after the end;
-// questions answered by guidance or left unanswered), and the Observer
+// questions answered by guidance or left unanswered), the middleware's
+// opt-in auto-background option over the Engine (a call that moves to the
+// background at its bound, one that completes in time, its limits and
+// idempotency, the latency from the bound to the ref), and the Observer
 // events: their order, one terminal event, no content). It follows the Go
 // Cloud Development Kit's drivertest:
 // an implementation supplies a Harness and calls Run from its own test.
@@ -22,7 +31,8 @@
 // count) is a Capabilities value, checked like everything else, never a
 // skipped test.
 //
-// The package imports only the standard library and work.
+// The package imports only the standard library, work and middleware (the
+// auto-background option is written once there, over the Engine API).
 package enginetest
 
 import (
@@ -191,6 +201,10 @@ func Run(t *testing.T, h Harness) {
 		{"Progress", s.progress},
 		{"ProgressOrder", s.progressOrder},
 		{"RetentionOrder", s.retentionOrder},
+		{"AutoBackground", s.autoBackground},
+		{"AutoBackgroundLimits", s.autoBackgroundLimits},
+		{"AutoBackgroundIdempotency", s.autoBackgroundIdempotency},
+		{"AutoBackgroundLatency", s.autoBackgroundLatency},
 	} {
 		t.Run(tc.name, tc.run)
 	}

@@ -58,9 +58,17 @@ func (s *suite) progress(t *testing.T) {
 // its child's progress comes after them, even when the child reports
 // progress as its very first act. Many Works start at once, each on a
 // free slot, so that an Engine that lets a child run before its queued
-// and running events are delivered shows it.
+// and running events are delivered shows it. An Engine with a liveness
+// timeout (a durable runner) runs 8 rounds, not 32: its Work's events
+// come from one history each, and 256 Works through one owner's registry
+// on a loaded 2-core machine starve an in-process test server's
+// heartbeats (its Works then end lost, which is no order defect).
 func (s *suite) progressOrder(t *testing.T) {
-	const rounds, n = 32, 8
+	const n = 8
+	rounds := 32
+	if s.caps.LivenessTimeout > 0 {
+		rounds = 8
+	}
 	v := s.env(t, func(c *Config) { c.MaxRunning, c.MaxOutstanding = n, n })
 	o := owner(t, "progress-order")
 	bad, progressed := 0, 0

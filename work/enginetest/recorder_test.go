@@ -27,8 +27,11 @@ func TestRecorder(t *testing.T) {
 	if c := r.Calls(); !c[0].Ended || c[0].End.Outcome != "ok" || c[0].Call.Action != "list" {
 		t.Fatalf("calls = %+v", c)
 	}
-	exec := context.WithValue(context.Background(), struct{}{}, 1)
+	exec := context.WithValue(context.Background(), execKey{}, 1)
 	if r.Bind(ctx, exec, work.Event{}) != exec {
 		t.Fatal("Bind")
 	}
 }
+
+// execKey is a context key of the tests' own.
+type execKey struct{}

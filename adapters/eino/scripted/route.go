@@ -18,14 +18,7 @@ func Declares(name string) Match { return func(r Request) bool { return r.Declar
 // HumanContains matches a request whose first user message contains s
 // (the agent's input).
 func HumanContains(s string) Match {
-	return func(r Request) bool {
-		for _, m := range r.Messages {
-			if m.Role == schema.User {
-				return strings.Contains(m.Content, s)
-			}
-		}
-		return false
-	}
+	return func(r Request) bool { return strings.Contains(r.FirstUser(), s) }
 }
 
 // Otherwise matches every request.
@@ -41,7 +34,10 @@ type Route struct {
 func When(match Match, m *Model) Route { return Route{match: match, m: m} }
 
 // Router sends each request to the first route whose match accepts it.
-type Router struct{ routes []Route }
+type Router struct {
+	routes []Route
+	tools  []*schema.ToolInfo // bound by WithTools
+}
 
 var _ model.ToolCallingChatModel = (*Router)(nil)
 
@@ -49,24 +45,16 @@ var _ model.ToolCallingChatModel = (*Router)(nil)
 func NewRouter(routes ...Route) *Router { return &Router{routes: append([]Route(nil), routes...)} }
 
 func (r *Router) pick(input []*schema.Message, opts []model.Option) (*Model, error) {
-	o := model.GetCommonOptions(&model.Options{}, opts...)
-	req := Request{Messages: input, Tools: o.Tools}
+	req, err := NewRequest(input, r.tools, opts)
+	if err != nil {
+		return nil, err
+	}
 	for _, rt := range r.routes {
 		if rt.match(req) {
-			return rt.m, nil
+			return &Model{s: rt.m.s, tools: r.tools, cache: rt.m.cache}, nil
 		}
 	}
-	return nil, fmt.Errorf("scripted: no route takes the request (first user message %q)", HumanText(input))
-}
-
-// HumanText returns the first user message's content.
-func HumanText(msgs []*schema.Message) string {
-	for _, m := range msgs {
-		if m.Role == schema.User {
-			return m.Content
-		}
-	}
-	return ""
+	return nil, fmt.Errorf("scripted: no route takes the request (first user message %q)", req.FirstUser())
 }
 
 // Generate answers with the chosen route's model.
@@ -87,8 +75,11 @@ func (r *Router) Stream(ctx context.Context, input []*schema.Message, opts ...mo
 	return m.Stream(ctx, input, opts...)
 }
 
-// WithTools returns r.
-func (r *Router) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return r, nil }
+// WithTools returns a Router that offers tools with each request that
+// passes none of its own.
+func (r *Router) WithTools(tools []*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	return &Router{routes: r.routes, tools: tools}, nil
+}
 
 // ProviderName returns "scripted".
 func (r *Router) ProviderName() string { return "scripted" }

@@ -109,7 +109,7 @@ func parseOpenAI(req *Request) error {
 		req.Tools = append(req.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: t.Function.Parameters})
 	}
 	for _, f := range in.Functions {
-		req.Tools = append(req.Tools, Tool{Name: f.Name, Description: f.Description, Parameters: f.Parameters})
+		req.Tools = append(req.Tools, Tool(f))
 	}
 	return nil
 }

@@ -10,11 +10,12 @@ package main
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/doc"
 	"go/parser"
 	"go/token"
 	"os"
-	"strings"
+	"path/filepath"
 )
 
 func main() {
@@ -33,34 +34,40 @@ func main() {
 
 func count(dir string) (int, error) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	bp, err := build.ImportDir(dir, 0) // the files the build would use (build tags applied), tests left out
+	if err != nil {
+		return 0, err
+	}
+	var files []*ast.File
+	for _, name := range bp.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.ParseComments)
+		if err != nil {
+			return 0, err
+		}
+		files = append(files, f)
+	}
+	d, err := doc.NewFromFiles(fset, files, bp.ImportPath)
 	if err != nil {
 		return 0, err
 	}
 	total := 0
-	for name, p := range pkgs {
-		if strings.HasSuffix(name, "_test") {
-			continue
-		}
-		d := doc.New(p, dir, 0)
-		values := func(vs []*doc.Value) {
-			for _, v := range vs {
-				for _, n := range v.Names {
-					if ast.IsExported(n) {
-						total++
-					}
+	values := func(vs []*doc.Value) {
+		for _, v := range vs {
+			for _, n := range v.Names {
+				if ast.IsExported(n) {
+					total++
 				}
 			}
 		}
-		values(d.Consts)
-		values(d.Vars)
-		total += len(d.Funcs)
-		for _, t := range d.Types {
-			total++ // the type
-			values(t.Consts)
-			values(t.Vars)
-			total += len(t.Funcs) + len(t.Methods)
-		}
+	}
+	values(d.Consts)
+	values(d.Vars)
+	total += len(d.Funcs)
+	for _, t := range d.Types {
+		total++ // the type
+		values(t.Consts)
+		values(t.Vars)
+		total += len(t.Funcs) + len(t.Methods)
 	}
 	return total, nil
 }

@@ -46,6 +46,14 @@ var goals = []goal{
 	{"GoalRoundTrip/model=scripted", "added-allocs/op", 60, true, "allocations wrapping adds (scripted)"},
 	{"GoalRoundTrip/model=fixed", "x-unwrapped", 1.10, false, "executor round trip wrapped vs unwrapped (fixed)"},
 	{"GoalRoundTrip/model=fixed", "added-allocs/op", 60, true, "allocations wrapping adds (fixed)"},
+	{"GoalEinoRoundTrip/model=scripted", "x-unwrapped", 1.15, false, "Eino round trip wrapped vs unwrapped (scripted)"},
+	{"GoalEinoRoundTrip/model=scripted", "added-allocs/op", 0, true, "  allocations wrapping adds (scripted; no goal)"},
+	{"GoalEinoRoundTrip/model=scripted", "x-handler", 0, false, "  vs a no-op Eino middleware (no goal)"},
+	{"GoalEinoRoundTrip/model=scripted", "added-allocs-vs-handler/op", 0, true, "  allocations beyond a no-op middleware (no goal)"},
+	{"GoalEinoRoundTrip/model=fixed", "x-unwrapped", 1.15, false, "Eino round trip wrapped vs unwrapped (fixed)"},
+	{"GoalEinoRoundTrip/model=fixed", "added-allocs/op", 0, true, "  allocations wrapping adds (fixed; no goal)"},
+	{"GoalEinoRoundTrip/model=fixed", "x-handler", 0, false, "  vs a no-op Eino middleware (no goal)"},
+	{"GoalEinoRoundTrip/model=fixed", "added-allocs-vs-handler/op", 0, true, "  allocations beyond a no-op middleware (no goal)"},
 }
 
 var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)

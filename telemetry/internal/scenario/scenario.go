@@ -55,6 +55,7 @@ var (
 //	orphaned      summarizer 1
 //	job           batch (a Supervisor of its own, closed: no gauges): queued 1, running 1, completed 1,
 //	              ran 7 s, 100 result bytes; polls waiting 1, error 1, done 1
+//	backgrounded  batch 1 (its call, made without run_in_background, moved at its bound)
 func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
 	s := work.New(work.WithObserver(obs), work.WithClock(clk),
@@ -253,7 +254,9 @@ func (j jobObserver) Event(ctx context.Context, e work.Event) {
 // (its own manual clock, closed at the end, so it adds no gauge): it is
 // submitted, polled after 1 s (waiting), 2 s later (a transient error)
 // and 4 s later (done, 100 bytes): polls waiting 1, error 1, done 1; it
-// ran 7 s.
+// ran 7 s. Its call is one that may move to the background (as the
+// middleware makes for a child with an auto-background bound): it moves
+// while the job waits (backgrounded 1).
 func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
 	clk := fakeclock.New(Start)
 	jo := jobObserver{Observer: obs, waits: make(chan work.EventType, 4)}
@@ -271,16 +274,20 @@ func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
 			return answers[polls-1], nil
 		},
 	}
-	pctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: Batch.Label, Owner: o.ID()})
+	const bound = time.Second
+	pctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: Batch.Label, Owner: o.ID(), AutoBackground: bound})
 	ref, err := s.Start(pctx, work.Spec{Owner: o, Target: Batch, Job: job, Input: "batch input"})
 	if err != nil {
 		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return err
 	}
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
 	if t := <-jo.waits; t != work.EventWaiting {
+		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return fmt.Errorf("job: %s, want waiting", t)
 	}
+	obs.Event(pctx, work.Event{Type: work.EventBackgrounded, WorkID: ref.ID, Owner: o.ID(), Target: Batch.Label,
+		Kind: Batch.Kind, From: work.StateRunning, Time: clk.Now(), Duration: bound})
+	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		clk.Advance(d)
 		if t := <-jo.waits; t != work.EventPolled {

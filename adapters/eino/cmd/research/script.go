@@ -45,7 +45,7 @@ func demoScript(g *gate) (coord, child model.ToolCallingChatModel) {
 	ids := func(r scripted.Request) {
 		for _, m := range r.Messages {
 			var ref struct{ Kind, ID, TargetID string }
-			if json.Unmarshal([]byte(m.Content), &ref) == nil && ref.Kind == "work.ref" {
+			if json.Unmarshal([]byte(m.Text), &ref) == nil && ref.Kind == "work.ref" {
 				switch ref.TargetID {
 				case "research_go":
 					goID = ref.ID

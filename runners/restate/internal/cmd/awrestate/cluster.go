@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/runners/harness"
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 )
 
 // cluster is a Restate server with a registry process, service processes
@@ -170,9 +170,6 @@ func (c *cluster) waitStarted(id string, n int, timeout time.Duration) (string, 
 
 // coordinator is a coordinator process driven line by line.
 type coordinator = harness.Coordinator
-
-// resultReply is a coordinator's status or result answer, decoded.
-type resultReply = harness.Result
 
 // startCoordinator starts a coordinator process for owner, with extra
 // flags, and waits until it is ready.

@@ -34,7 +34,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 )
 
 func main() {

@@ -175,9 +175,6 @@ func (c *cluster) waitPolled(id string, cond func([]string) bool, timeout time.D
 // coordinator is a coordinator process driven line by line.
 type coordinator = harness.Coordinator
 
-// resultReply is a coordinator's result answer, decoded.
-type resultReply = harness.Result
-
 // startCoordinator starts a coordinator process for owner, with extra
 // flags, and waits until it is ready.
 func (c *cluster) startCoordinator(name, owner string, extra ...string) (*coordinator, error) {

@@ -1,15 +1,15 @@
-package langchaingo
+package middleware
 
 import "github.com/agentwork/agentwork/work"
 
-// LiveOwnersForTest returns how many owner ids the live-Kit registry holds.
+// LiveOwnersForTest returns how many owner ids the live-owner registry holds.
 func LiveOwnersForTest() int {
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
 	return len(liveOwners.m)
 }
 
-// OwnerLiveForTest reports whether the live-Kit registry holds id on sup.
+// OwnerLiveForTest reports whether the live-owner registry holds id on sup.
 func OwnerLiveForTest(sup work.Engine, id string) bool {
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()

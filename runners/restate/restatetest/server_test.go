@@ -13,7 +13,7 @@ import (
 	"github.com/restatedev/sdk-go/server"
 	"go.uber.org/goleak"
 
-	"github.com/agentwork/agentwork/runners/restate/internal/restatetest"
+	"github.com/agentwork/agentwork/runners/restate/restatetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

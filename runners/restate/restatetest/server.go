@@ -1,8 +1,11 @@
-// Package restatetest starts a real Restate server for tests: the
-// restate-server binary (AGENTWORK_RESTATE_SERVER, else installed once
-// from npm into $REPO/.cache/restate/<version>), on free loopback ports,
-// with a temporary base directory, and stops it. Nothing it starts
-// listens beyond 127.0.0.1 or outlives Stop.
+// Package restatetest is test support, not for applications: it starts
+// a real Restate server for tests (the runner's own, and those of other
+// modules of this repository that run Work on Restate, such as the Eino
+// adapter's durable tests): the restate-server binary
+// (AGENTWORK_RESTATE_SERVER, else installed once from npm into
+// $REPO/.cache/restate/<version>), on free loopback ports, with a
+// temporary base directory, and stops it. Nothing it starts listens
+// beyond 127.0.0.1 or outlives Stop.
 package restatetest
 
 import (

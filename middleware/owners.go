@@ -1,0 +1,116 @@
+package middleware
+
+import (
+	"errors"
+	"reflect"
+	"runtime"
+	"sync"
+	"weak"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// ErrOwnerInUse: another live coordinator (a langchaingo Kit, an Eino
+// Middleware) holds the same owner id on the same engine instance
+// (ClaimOwner).
+var ErrOwnerInUse = errors.New("middleware: another live coordinator has this owner on this engine")
+
+// OwnerClaim is one live coordinator's hold on its owner id on one engine
+// instance (ClaimOwner). Its Release frees the id. The zero and nil
+// OwnerClaim hold nothing.
+type OwnerClaim struct {
+	key     ownerKey
+	cleanup runtime.Cleanup // deletes the entry when a *work.Supervisor is collected
+	hasCln  bool
+}
+
+// ClaimOwner claims owner id id on sup for one live coordinator: an
+// adapter calls it for an owner id the application named (WithOwner), so
+// that two live coordinators of one id on one engine instance, which would
+// see, cancel and release each other's Work, cannot exist. It returns
+// ErrOwnerInUse while another claim of id on sup is held, and nil, nil
+// for an engine whose dynamic type is not comparable (it cannot be told
+// apart from another, and is not checked).
+//
+// The registry keeps a small token per live id, never the coordinator: a
+// coordinator dropped without releasing its claim is collected, but its id
+// stays taken on that engine until the engine goes too (a
+// *work.Supervisor is held weakly and its ids are forgotten when it is
+// collected; another engine is held until the claim's Release). A new
+// process has a new engine instance, so a restarted coordinator claims
+// its id again and sees the Work the old process started on a durable
+// engine. It is safe for concurrent use: of concurrent claims of one id
+// on one engine, one wins.
+func ClaimOwner(sup work.Engine, id string) (*OwnerClaim, error) {
+	if sup == nil || !reflect.TypeOf(sup).Comparable() {
+		return nil, nil
+	}
+	key := ownerKey{engine: engineKey(sup), id: id}
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	if _, taken := liveOwners.m[key]; taken {
+		return nil, ErrOwnerInUse
+	}
+	if liveOwners.m == nil {
+		liveOwners.m = make(map[ownerKey]*OwnerClaim)
+	}
+	c := &OwnerClaim{key: key}
+	if s, ok := sup.(*work.Supervisor); ok {
+		c.cleanup, c.hasCln = runtime.AddCleanup(s, forgetOwner, key), true
+	}
+	liveOwners.m[key] = c
+	return c, nil
+}
+
+// Release frees the claimed id for another coordinator. A second Release,
+// or one of a nil claim, does nothing.
+func (c *OwnerClaim) Release() {
+	if c == nil {
+		return
+	}
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	if liveOwners.m[c.key] == c {
+		delete(liveOwners.m, c.key)
+		if c.hasCln {
+			c.cleanup.Stop()
+		}
+	}
+}
+
+// ownerKey names an owner id in one engine instance. engine is a weak
+// pointer for a *work.Supervisor (the registry does not keep it alive),
+// else the engine value itself.
+type ownerKey struct {
+	engine any
+	id     string
+}
+
+// engineKey is the registry's key for sup: a weak pointer for a
+// *work.Supervisor (weak pointers made from one pointer are equal, even
+// after it is collected, and never equal one made from another object),
+// else sup itself, whose dynamic type must be comparable.
+func engineKey(sup work.Engine) any {
+	if s, ok := sup.(*work.Supervisor); ok {
+		return weak.Make(s)
+	}
+	return sup
+}
+
+// liveOwners is the registry of the claimed owner ids of live
+// coordinators, per engine instance: an entry is added by ClaimOwner and
+// removed by its claim's Release (or, for a *work.Supervisor, when the
+// Supervisor is collected), so it holds nothing for released claims.
+var liveOwners struct {
+	mu sync.Mutex
+	m  map[ownerKey]*OwnerClaim
+}
+
+// forgetOwner deletes key's entry: its Supervisor was collected, so no
+// coordinator can claim key again (a weak pointer to it cannot be made
+// anew).
+func forgetOwner(key ownerKey) {
+	liveOwners.mu.Lock()
+	defer liveOwners.mu.Unlock()
+	delete(liveOwners.m, key)
+}

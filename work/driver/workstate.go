@@ -1,0 +1,94 @@
+package driver
+
+import (
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// WorkState is what a durable Work's own state machine keeps of its
+// lifecycle (a Temporal workflow's memory, a Restate control object's
+// stored state; its JSON names are the stored state's), with the
+// decisions both runners make on it written once: Record, Cancel and
+// Settle. Its methods are deterministic (the caller gives the time), so
+// that a workflow replays them.
+type WorkState struct {
+	State     work.State
+	Attempt   int
+	Started   time.Time `json:",omitzero"`
+	Finished  time.Time `json:",omitzero"`
+	HasResult bool      `json:",omitempty"`
+	Detached  bool      `json:",omitempty"`
+	// Rev is the revision of the last record made for the registry.
+	Rev int64
+	// Class is a failed Work's class, or a cancelled one's when it is not
+	// work.ClassCancelled (denied, its approval timed out); "" otherwise.
+	Class    string        `json:",omitempty"`
+	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
+	Progress work.Progress `json:",omitzero"`
+	// Spent is what the last attempt spent; nil: unknown (its process
+	// died), or nothing ran yet.
+	Spent    *work.Usage `json:",omitempty"`
+	Waiting  bool        `json:",omitempty"` // an external job between its submit and its result
+	Awaiting bool        `json:",omitempty"` // queued, awaiting its approval
+	Updates  int         `json:",omitempty"` // the updates it accepted
+}
+
+// Record is s's record of Work id for its owner's registry, at revision
+// s.Rev: a cancelled Work with no class of its own has
+// work.ClassCancelled, and what it spent is told once it is terminal (a
+// Work cancelled before it ran spent nothing).
+func (s *WorkState) Record(id string) Record {
+	class := s.Class
+	if s.State == work.StateCancelled && class == "" {
+		class = work.ClassCancelled
+	}
+	var spent *work.Usage
+	if s.State.Terminal() {
+		spent = s.Spent
+		if spent == nil && s.Attempt == 0 {
+			spent = &work.Usage{}
+		}
+	}
+	return Record{ID: id, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
+		Finished: s.Finished, HasResult: s.HasResult, Detached: s.Detached, Budget: s.Budget, Class: class,
+		Progress: s.Progress, Spent: spent, Waiting: s.Waiting && !s.State.Terminal(),
+		Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
+}
+
+// Cancel decides a cancel at now (work.Engine.Cancel) and returns the
+// state it found and whether it accepted it: queued Work is cancelled
+// (finished now), running Work becomes cancel-requested, cancel-requested
+// Work stays so (accepted again), terminal Work is refused and nothing
+// changes. The runner does what follows: the transition's event, the
+// attempt's stop, the mailbox's drop, the registry's record.
+func (s *WorkState) Cancel(now time.Time) (from work.State, accepted bool) {
+	from = s.State
+	switch from {
+	case work.StateQueued:
+		s.State, s.Finished = work.StateCancelled, now
+	case work.StateRunning:
+		s.State = work.StateCancelRequested
+	case work.StateCancelRequested:
+	default:
+		return from, false
+	}
+	return from, true
+}
+
+// Settlement is the terminal state and class of a Work whose last
+// attempt ended with class ("": it completed): an attempt ended by a
+// cancel is cancelled when one was requested, else failed as
+// work.ClassError (nothing the contract knows cancelled it); any other
+// class fails the Work with it.
+func Settlement(class string, cancelRequested bool) (work.State, string) {
+	switch {
+	case class == "":
+		return work.StateCompleted, ""
+	case class == work.ClassCancelled && cancelRequested:
+		return work.StateCancelled, ""
+	case class == work.ClassCancelled:
+		return work.StateFailed, work.ClassError
+	}
+	return work.StateFailed, class
+}

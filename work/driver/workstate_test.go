@@ -1,0 +1,79 @@
+package driver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+func TestWorkStateCancel(t *testing.T) {
+	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		from, to work.State
+		accepted bool
+	}{
+		{work.StateQueued, work.StateCancelled, true},
+		{work.StateRunning, work.StateCancelRequested, true},
+		{work.StateCancelRequested, work.StateCancelRequested, true},
+		{work.StateCompleted, work.StateCompleted, false},
+		{work.StateFailed, work.StateFailed, false},
+		{work.StateCancelled, work.StateCancelled, false},
+	} {
+		s := WorkState{State: tc.from}
+		from, accepted := s.Cancel(now)
+		if from != tc.from || accepted != tc.accepted || s.State != tc.to {
+			t.Errorf("cancel of %s: from %s accepted %v, now %s; want %s %v %s", tc.from, from, accepted, s.State, tc.from, tc.accepted, tc.to)
+		}
+		if finished := !s.Finished.IsZero(); finished != (tc.from == work.StateQueued) {
+			t.Errorf("cancel of %s: finished %v", tc.from, s.Finished)
+		}
+	}
+}
+
+func TestWorkStateRecord(t *testing.T) {
+	// Cancelled before it ran: class cancelled, nothing spent.
+	s := WorkState{State: work.StateCancelled, Awaiting: true, Waiting: true, Rev: 3}
+	r := s.Record("w")
+	if r.ID != "w" || r.Class != work.ClassCancelled || r.Spent == nil || *r.Spent != (work.Usage{}) || r.Attempt != 1 || r.Approval || r.Waiting || r.Rev != 3 {
+		t.Fatalf("cancelled before running: %+v", r)
+	}
+	// Denied keeps its class; running tells no spending, waits and approval
+	// only while they hold.
+	if r := (&WorkState{State: work.StateCancelled, Class: work.ClassDenied}).Record("w"); r.Class != work.ClassDenied {
+		t.Fatalf("denied: %+v", r)
+	}
+	spent := &work.Usage{Turns: 2}
+	if r := (&WorkState{State: work.StateRunning, Attempt: 2, Spent: spent, Waiting: true}).Record("w"); r.Spent != nil || !r.Waiting || r.Attempt != 2 || r.Class != "" {
+		t.Fatalf("running: %+v", r)
+	}
+	if r := (&WorkState{State: work.StateQueued, Awaiting: true}).Record("w"); !r.Approval {
+		t.Fatalf("awaiting: %+v", r)
+	}
+	// A lost attempt's usage is unknown: nil.
+	if r := (&WorkState{State: work.StateFailed, Attempt: 1, Class: work.ClassWorkerLost}).Record("w"); r.Spent != nil || r.Class != work.ClassWorkerLost {
+		t.Fatalf("lost: %+v", r)
+	}
+	if r := (&WorkState{State: work.StateCompleted, Attempt: 1, Spent: spent, HasResult: true}).Record("w"); r.Spent != spent || !r.HasResult {
+		t.Fatalf("completed: %+v", r)
+	}
+}
+
+func TestSettlement(t *testing.T) {
+	for _, tc := range []struct {
+		class     string
+		requested bool
+		state     work.State
+		want      string
+	}{
+		{"", false, work.StateCompleted, ""},
+		{work.ClassCancelled, true, work.StateCancelled, ""},
+		{work.ClassCancelled, false, work.StateFailed, work.ClassError},
+		{work.ClassDeadline, true, work.StateFailed, work.ClassDeadline},
+		{work.ClassResultTooLarge, false, work.StateFailed, work.ClassResultTooLarge},
+	} {
+		if st, class := Settlement(tc.class, tc.requested); st != tc.state || class != tc.want {
+			t.Errorf("Settlement(%q, %v) = %s %q, want %s %q", tc.class, tc.requested, st, class, tc.state, tc.want)
+		}
+	}
+}
