@@ -56,7 +56,7 @@ func TestServerRestartRejoins(t *testing.T) {
 		t.Fatal("the child did not start")
 	}
 	srv.Kill()
-	close(release) // the child ends while the server is down
+	close(release)              // the child ends while the server is down
 	time.Sleep(2 * time.Second) // the outage (a duration of the fault, not a synchronisation)
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
