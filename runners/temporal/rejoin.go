@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +51,10 @@ type rejoinInput struct {
 	ID      string
 	Attempt int
 }
+
+// heldKey is a held attempt's key: its Work and its attempt number (a
+// retried Work's attempts may meet on one Worker).
+func heldKey(id string, n int) string { return id + "/" + strconv.Itoa(n) }
 
 // rejoinQueueName is a new Worker's own rejoin queue on the deployment's
 // task queue.
@@ -110,7 +115,7 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 	parent, cut := context.WithCancelCause(hbCtx)
 	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
 	a.hb.Store(&hbCtx)
-	w.held.Put(a.id, a)
+	w.held.Put(heldKey(id, n), a)
 	stop := context.AfterFunc(ctx, func() {
 		if serviceLost(ctx) && parent.Err() == nil {
 			a.hb.Store(nil)
@@ -128,7 +133,7 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 		// A Rejoin the server then loses (it was dispatched to a poll
 		// the cut held) may be followed by another: each gets it.
 		keep := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
-		time.AfterFunc(keep, func() { w.held.Remove(a.id, a) })
+		time.AfterFunc(keep, func() { w.held.Remove(heldKey(a.id, a.n), a) })
 	}
 }
 
@@ -194,8 +199,16 @@ var errUnreachable = errors.New("temporal: the server did not take the attempt b
 // holds (heartbeats and cancellation now go through this activity) and
 // returns its outcome when the child returns.
 func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error) {
-	a, ok := w.held.Get(in.ID)
-	if !ok || a.n != in.Attempt {
+	// The attempt's own task may reach this Worker just after the Rejoin
+	// (both held by the same cut): wait a moment for it.
+	var a *heldAttempt
+	for deadline := time.Now().Add(w.cfg.heartbeatTimeout / 2); ; time.Sleep(50 * time.Millisecond) {
+		var ok bool
+		if a, ok = w.held.Get(heldKey(in.ID, in.Attempt)); ok || time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+	}
+	if a == nil {
 		return runOutcome{}, temporal.NewNonRetryableApplicationError("the attempt is not held by this worker", errNotHere, nil)
 	}
 	a.rejoined.Add(1)

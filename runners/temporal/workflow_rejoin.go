@@ -34,6 +34,14 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 	if workflow.GetVersion(ctx, rejoinChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return out, err
 	}
+	// The attempt timed out is the last Temporal made: the Work's last
+	// (its retries exhausted) when its child is retryable, else the one
+	// that started.
+	n := max(w.Attempt, 1)
+	var ae *temporal.ActivityError
+	if errors.As(err, &ae) && ae.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
+		n = max(w.in.MaxAttempts, n)
+	}
 	startToClose := 365 * 24 * time.Hour
 	if w.in.MaxDuration > 0 {
 		startToClose = w.in.MaxDuration + time.Minute
@@ -49,7 +57,7 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 		}
 		var got runOutcome
 		rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RejoinActivityName,
-			rejoinInput{ID: w.in.ID, Attempt: max(w.Attempt, 1)}).Get(ctx, &got)
+			rejoinInput{ID: w.in.ID, Attempt: n}).Get(ctx, &got)
 		var canceled *temporal.CanceledError
 		switch {
 		case rerr == nil:
