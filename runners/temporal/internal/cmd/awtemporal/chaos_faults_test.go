@@ -20,8 +20,9 @@ import (
 // retryable child (its first attempt runs until cancelled). Another
 // worker of the same queue stays connected. The first two carry on
 // (rejoined: attempt 1, run once); the retryable one completes by
-// attempt 2 on the other worker, and the cut-off attempt's late end is
-// not taken as a second result.
+// attempt 2 (on the other worker, or on the cut one when Temporal
+// dispatched the retry to its pending poll), never by its cut-off first
+// attempt's late end.
 func chaosCut(t *testing.T, cl *cluster, dir string) *harness.Tally {
 	t.Helper()
 	tally := &harness.Tally{Runner: "temporal", Fault: "worker cut off", Forbidden: []string{"worker_lost"}}
@@ -89,7 +90,9 @@ func chaosCut(t *testing.T, cl *cluster, dir string) *harness.Tally {
 		tally.Works = append(tally.Works, harness.Seen{ID: ids[name], Label: name, Found: err == nil, State: r.Status.State,
 			Class: r.Class, Attempt: r.Status.Attempt, Starts: starts, Retryable: name == "c3", Notify: true})
 		want := map[string]string{"c1": "gated on worker-cut ", "c2": "took guidance " + harness.Digest([]string{"after the cut"}) + " on worker-cut",
-			"c3": "second attempt on worker-cut-b"}[name]
+			// The retry may have been dispatched to the cut worker's
+			// pending poll, and taken back from it after the cut.
+			"c3": "second attempt on worker-cut"}[name]
 		if !strings.HasPrefix(r.Result, want) || (name != "c3" && r.Status.Attempt != 1) {
 			tally.Problems = append(tally.Problems, fmt.Sprintf("%s after the cut: %s %q attempt %d, want %q", name, r.Status.State, r.Result, r.Status.Attempt, want))
 		}
