@@ -28,6 +28,11 @@ import (
 // unfinished look for the Worker holding it.
 const rejoinWindow = 30 * time.Second
 
+// heldFor is how long a Worker keeps a finished attempt's result for a
+// retried step: longer than Restate 1.7 takes to notice a dead HTTP/2
+// connection to a deployment and retry (measured: 4m14s, docs/chaos-durable.md).
+const heldFor = 10 * time.Minute
+
 // classUnreachable is the class of an attempt whose Worker lived but was
 // not reached again within the rejoin window, and cancelled it.
 const classUnreachable = "unreachable"
@@ -89,7 +94,10 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 		}
 		a.res = res
 		close(a.done)
-		time.AfterFunc(2*rejoinWindow+w.cfg.rpcTimeout, func() { w.held.Remove(a.id, a) })
+		// The step's result may not reach the server (the stream is
+		// cut): its retry comes once the server noticed the dead
+		// connection, minutes later (see heldFor).
+		time.AfterFunc(max(heldFor, 2*rejoinWindow+w.cfg.rpcTimeout), func() { w.held.Remove(a.id, a) })
 		return res
 	}
 }
