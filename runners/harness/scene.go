@@ -280,8 +280,6 @@ func (s *Scene) Recover(restarted time.Time, canaryOut string) error {
 			if err := s.Co.Do(&r, "status", w.id); err == nil && r.Status.State == "completed" {
 				s.Tally.FirstDone = time.Now()
 				return nil
-			} else if err == nil && IsTerminal(r.Status.State) {
-				continue
 			}
 		}
 		return errors.New("no Work completed yet")
