@@ -123,28 +123,6 @@ func (c *cluster) startWorker(name string, extra ...string) (*proc, error) {
 	return p, nil
 }
 
-// startCutWorker starts a service process as startWorker does, behind a
-// TCP proxy of its own in the balancer's rotation (the proxy's Cut cuts
-// it off from the server).
-func (c *cluster) startCutWorker(name string, extra ...string) (*proc, *harness.Proxy, error) {
-	addr, err := harness.FreeAddr()
-	if err != nil {
-		return nil, nil, err
-	}
-	px, err := harness.NewProxy(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	c.lb.add(px.Addr)
-	p, err := c.startService(name, append([]string{"-listen", addr, "-advertise", c.lb.URL}, extra...)...)
-	if err != nil {
-		c.lb.remove(px.Addr)
-		px.Close()
-		return nil, nil, err
-	}
-	return p, px, nil
-}
-
 // killWorker SIGKILLs a service process behind the balancer. It stays in
 // the rotation: the balancer finds it gone.
 func (c *cluster) killWorker(p *proc) { p.Kill() }
