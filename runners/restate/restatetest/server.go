@@ -55,8 +55,10 @@ func Start() (*Server, error) {
 	s, err := start(dir)
 	if err != nil {
 		_ = os.RemoveAll(dir)
+		return nil, err
 	}
-	return s, err
+	s.keep = false
+	return s, nil
 }
 
 // StartIn starts a server whose state is kept in dir (its base
@@ -67,19 +69,42 @@ func StartIn(dir string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	s, err := start(dir)
-	if s != nil {
-		s.keep = true
-	}
-	return s, err
+	return start(dir)
 }
+
+// bindTries is how many times start picks fresh ports when the server
+// could not bind one: a free port can be taken by another process (a
+// parallel test package's server, an outgoing connection) between
+// freePorts and the server's bind.
+const bindTries = 5
+
+// errAddrInUse marks a server that exited because a port was taken.
+var errAddrInUse = errors.New("a port was taken before the server bound it")
 
 func start(dir string) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(4)
+	for try := 1; ; try++ {
+		s, err := startOn(bin, dir)
+		if err == nil || !errors.Is(err, errAddrInUse) || try == bindTries {
+			return s, err
+		}
+		// Nothing was served from dir: start again from an empty one.
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// startOn starts a server on fresh free ports with base directory dir,
+// which it leaves in place when the server does not become ready.
+func startOn(bin, dir string) (*Server, error) {
+	ports, err := pickPorts(4)
 	if err != nil {
 		return nil, err
 	}
@@ -99,13 +124,17 @@ func start(dir string) (*Server, error) {
 		"RESTATE_LOG_FILTER=warn",
 	)
 	s := &Server{Ingress: "http://" + addr(ports[1]), Admin: "http://" + addr(ports[2]),
-		bin: bin, env: env, dir: dir, logs: &lockedBuffer{}}
+		bin: bin, env: env, dir: dir, keep: true, logs: &lockedBuffer{}}
 	if err := s.launch(); err != nil {
 		return nil, err
 	}
 	if err := s.ready(time.Minute); err != nil {
 		s.Stop()
-		return nil, fmt.Errorf("restatetest: the server did not become ready: %w\n%s", err, s.logs.String())
+		logs := s.logs.String()
+		if strings.Contains(logs, "Address in use") {
+			err = fmt.Errorf("%w: %w", errAddrInUse, err)
+		}
+		return nil, fmt.Errorf("restatetest: the server did not become ready: %w\n%s", err, logs)
 	}
 	return s, nil
 }
@@ -241,6 +270,9 @@ func (s *Server) Stop() {
 		}
 	})
 }
+
+// pickPorts picks the ports of a server; tests replace it.
+var pickPorts = freePorts
 
 // freePorts returns n distinct free loopback ports.
 func freePorts(n int) ([]int, error) {
