@@ -147,6 +147,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDuration -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzChildInput -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzWorkToolInput -fuzztime $(FUZZTIME) ./middleware
+	$(GO) test -run '^$$' -fuzz FuzzDecodeError -fuzztime $(FUZZTIME) ./work
+	$(GO) test -run '^$$' -fuzz FuzzUpdateLog -fuzztime $(FUZZTIME) ./work
 
 # go mod tidy -diff changes nothing and exits non-zero with the diff when a
 # module is not tidy.

@@ -272,13 +272,14 @@ var ErrUnavailable = newError("unavailable", "engine unavailable")
 // ErrUnavailable), with message kept when message is that error's, with a
 // detail (Detail), or another message this package gives that code. The
 // message must be one a *Error produced: it is not checked for caller
-// content. false for an unknown code.
+// content. A message longer than 1 KiB is not read: the
+// error is that code's base error. false for an unknown code.
 func DecodeError(code, message string) (*Error, bool) {
 	base, ok := errorCodes[code]
 	if !ok {
 		return nil, false
 	}
-	if message == base.msg {
+	if message == base.msg || len(message) > maxErrorMessage {
 		return base, true
 	}
 	if d, ok := strings.CutPrefix(message, base.msg+": "); ok {
@@ -291,6 +292,11 @@ func DecodeError(code, message string) (*Error, bool) {
 	}
 	return base, true
 }
+
+// maxErrorMessage is the longest error message DecodeError reads (the
+// package's own messages are far shorter): a longer one, however it came
+// to be, is not carried into the decoded error.
+const maxErrorMessage = 1024
 
 // errorCodes are the package's errors by code, the first registered of
 // each code (newError registers them as the package initializes).

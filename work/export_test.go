@@ -118,3 +118,6 @@ func (a Order) RowPriorityForTest() int { return a.rowPriority() }
 
 // ReportProgressForTest is Execution.reportProgress.
 func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(done, total) }
+
+// MaxErrorMessageForTest is the longest message DecodeError reads.
+const MaxErrorMessageForTest = maxErrorMessage
