@@ -21,7 +21,7 @@ export GOTOOLCHAIN ?= $(GO_TOOLCHAIN)
 # own targets.
 SUBMODS   := examples bench tools/release
 
-.PHONY: copies demo demo-eino test-eino test chaos lint vet fmt-check files-check release-files api api-check staticcheck toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
+.PHONY: security-check copies demo demo-eino test-eino test chaos lint vet fmt-check files-check release-files api api-check staticcheck toolchain-check bench bench-all bench-check fuzz integration tidy-check dashboards
 
 demo:
 	cd examples && $(GO) run ./research $(ARGS)
@@ -84,7 +84,7 @@ files-check:
 toolchain-check:
 	@v=$$($(GO) env GOVERSION) || exit 1; if [ "$$v" != "$(GO_TOOLCHAIN)" ]; then echo "toolchain: $(GO) is $$v, the build pins $(GO_TOOLCHAIN) (GOTOOLCHAIN=$$GOTOOLCHAIN)"; exit 1; fi
 
-lint: fmt-check files-check release-files api-check vet staticcheck tidy-check copies
+lint: fmt-check files-check release-files api-check vet staticcheck tidy-check copies security-check
 
 # staticcheck on every module with Go code (the integration-tagged tests
 # included: they use helpers nothing else does), clean. Findings a change
@@ -113,6 +113,10 @@ release-files:
 # identical or differing only in names and values. COPIES_MAX is a
 # ratchet: it only goes down, to 0.
 COPIES_MAX ?= 1
+# Every test SECURITY.md names exists (issue 39).
+security-check:
+	$(GO) run ./internal/cmd/securitycheck SECURITY.md
+
 copies:
 	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver
 
