@@ -153,6 +153,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzWorkToolInput -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzDecodeError -fuzztime $(FUZZTIME) ./work
 	$(GO) test -run '^$$' -fuzz FuzzUpdateLog -fuzztime $(FUZZTIME) ./work
+	$(GO) test -run '^$$' -fuzz FuzzRegistryState -fuzztime $(FUZZTIME) ./work/driver
 
 # go mod tidy -diff changes nothing and exits non-zero with the diff when a
 # module is not tidy.
