@@ -119,7 +119,7 @@ func (c *jobControl) state() (keys []string, handle []byte, polls int, cancels [
 // waitPoll waits until poll n of c has started.
 func (v *env) waitPoll(c *jobControl, n int) {
 	v.t.Helper()
-	timeout := time.After(30 * time.Second)
+	timeout := time.After(patience)
 	for {
 		select {
 		case got := <-c.polled:
@@ -127,7 +127,7 @@ func (v *env) waitPoll(c *jobControl, n int) {
 				return
 			}
 		case <-timeout:
-			v.t.Fatalf("poll %d did not start within 30s", n)
+			v.t.Fatalf("poll %d did not start within %s", n, patience)
 		}
 	}
 }

@@ -20,8 +20,8 @@ func (v *env) reportProgress(c *control, done, total int64) {
 	p := progressReq{done: done, total: total, reported: make(chan struct{})}
 	select {
 	case c.progress <- p:
-	case <-time.After(30 * time.Second):
-		v.t.Fatal("the child did not take the progress report within 30s")
+	case <-time.After(patience):
+		v.t.Fatalf("the child did not take the progress report within %s", patience)
 	}
 	<-p.reported
 }

@@ -70,8 +70,8 @@ func (v *env) report(c *control, key, value string, question bool) (work.UpdateR
 	reply := make(chan updateReply, 1)
 	select {
 	case c.update <- updateReq{key: key, value: []byte(value), question: question, reply: reply}:
-	case <-time.After(30 * time.Second):
-		v.t.Fatal("the child did not take the update within 30s")
+	case <-time.After(patience):
+		v.t.Fatalf("the child did not take the update within %s", patience)
 	}
 	r := <-reply
 	return r.rec, r.err
@@ -308,8 +308,8 @@ func (s *suite) updateEnding(t *testing.T) {
 	}
 	select {
 	case <-c.ended:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the cancel did not reach the child within 30s")
+	case <-time.After(patience):
+		t.Fatalf("the cancel did not reach the child within %s", patience)
 	}
 	_, err := v.report(c, "k2", `2`, false)
 	refused(t, "an update of a cancel-requested Work", err, work.UpdateRefusedEnding)
@@ -342,8 +342,8 @@ func (v *env) begin(c *control) chan beginReply {
 	reply := make(chan beginReply, 1)
 	select {
 	case c.begin <- reply:
-	case <-time.After(30 * time.Second):
-		v.t.Fatal("the child did not take the boundary within 30s")
+	case <-time.After(patience):
+		v.t.Fatalf("the child did not take the boundary within %s", patience)
 	}
 	return reply
 }
@@ -378,7 +378,7 @@ func (s *suite) questionAgent(t *testing.T) {
 	if _, err := v.e.Send(v.ctx, o, ref.ID, "answer-1", "use the archive"); err != nil {
 		t.Fatalf("Send(answer): %v", err)
 	}
-	r := v.waitReply(ch, 30*time.Second)
+	r := v.waitReply(ch, patience)
 	if r.err != nil || len(r.unanswered) != 0 || strings.Join(r.guidance, "|") != "before the question|use the archive" {
 		t.Fatalf("the boundary after the answer = %+v", r)
 	}
@@ -387,12 +387,12 @@ func (s *suite) questionAgent(t *testing.T) {
 	if _, err := v.updater().Answer(v.ctx, o, ref.ID, "answer-2", "stop there"); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
-	r = v.waitReply(v.begin(c), 30*time.Second)
+	r = v.waitReply(v.begin(c), patience)
 	if r.err != nil || len(r.unanswered) != 0 || strings.Join(r.guidance, "|") != "stop there" {
 		t.Fatalf("the boundary after Answer = %+v", r)
 	}
 	// With no question open the boundary does not wait.
-	r = v.waitReply(v.begin(c), 30*time.Second)
+	r = v.waitReply(v.begin(c), patience)
 	if r.err != nil || len(r.guidance) != 0 {
 		t.Fatalf("an ordinary boundary = %+v", r)
 	}
@@ -415,8 +415,8 @@ func (s *suite) questionFunction(t *testing.T) {
 	reply := make(chan awaitReply, 1)
 	select {
 	case c.await <- reply:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the child did not take the await within 30s")
+	case <-time.After(patience):
+		t.Fatalf("the child did not take the await within %s", patience)
 	}
 	// send still refuses a function child; Answer does not.
 	_, err := v.e.Send(v.ctx, o, ref.ID, "s", "yes")
@@ -429,8 +429,8 @@ func (s *suite) questionFunction(t *testing.T) {
 		if r.err != nil || strings.Join(r.guidance, "|") != "yes" {
 			t.Fatalf("AwaitAnswer = %q, %v; want the answer", r.guidance, r.err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("AwaitAnswer did not return within 30s of the answer")
+	case <-time.After(patience):
+		t.Fatalf("AwaitAnswer did not return within %s of the answer", patience)
 	}
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)
@@ -443,7 +443,7 @@ func (s *suite) questionTimeout(t *testing.T) {
 	ref, c := v.reporting(o, Agent, "", work.UpdatePolicy{QuestionTimeout: timeout})
 	v.accepted(c, "k", `"progress"`, false, 1)
 	v.accepted(c, "q", `"anyone?"`, true, 2)
-	r := v.waitReply(v.begin(c), 30*time.Second)
+	r := v.waitReply(v.begin(c), patience)
 	if r.err != nil || len(r.guidance) != 0 || len(r.unanswered) != 1 || r.unanswered[0] != 2 {
 		t.Fatalf("the boundary after the timeout = %+v; want question 2 unanswered", r)
 	}
@@ -451,7 +451,7 @@ func (s *suite) questionTimeout(t *testing.T) {
 		t.Fatalf("the boundary waited %s for the question, want about %s", r.waited, timeout)
 	}
 	// The next boundary reports nothing again and does not wait.
-	if r := v.waitReply(v.begin(c), 30*time.Second); len(r.unanswered) != 0 {
+	if r := v.waitReply(v.begin(c), patience); len(r.unanswered) != 0 {
 		t.Fatalf("a later boundary reports %v unanswered again", r.unanswered)
 	}
 	v.finish(c, "", nil)
@@ -466,8 +466,8 @@ func (s *suite) questionTimeout(t *testing.T) {
 		if !errors.Is(r.err, work.ErrUnanswered) || r.guidance != nil {
 			t.Fatalf("AwaitAnswer after the timeout = %q, %v; want ErrUnanswered", r.guidance, r.err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("AwaitAnswer did not give up within 30s")
+	case <-time.After(patience):
+		t.Fatalf("AwaitAnswer did not give up within %s", patience)
 	}
 	v.finish(c2, "", nil)
 	v.settle(o, ref2.ID)
@@ -484,7 +484,7 @@ func (s *suite) questionCancel(t *testing.T) {
 	}
 	// The cancel ends the wait promptly (the question's timeout is an
 	// hour): the boundary goes on and the child returns.
-	v.waitReply(ch, 30*time.Second)
+	v.waitReply(ch, patience)
 	if st, _ := v.settle(o, ref.ID); st.State != work.StateCancelled {
 		t.Fatalf("a Work cancelled during its question wait is %s", st.State)
 	}
@@ -530,7 +530,7 @@ func (s *suite) updateNoContent(t *testing.T) {
 	if _, err := v.updater().Answer(v.ctx, o, ref.ID, "a", "answer "+canary); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
-	v.waitReply(v.begin(c), 30*time.Second)
+	v.waitReply(v.begin(c), patience)
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)
 	if dump := fmt.Sprintf("%#v", v.rec.Events()); strings.Contains(dump, canary) {
