@@ -588,7 +588,9 @@ func TestContentKeyRotation(t *testing.T) {
 	targets := map[string]restate.Child{"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) {
 		return "out of " + in, nil
 	}}}
-	with := func(opts ...restate.Option) []restate.Option { return append(append([]restate.Option(nil), base...), opts...) }
+	with := func(opts ...restate.Option) []restate.Option {
+		return append(append([]restate.Option(nil), base...), opts...)
+	}
 	o := work.NewOwner("rotate-" + newToken())
 	run := func(e *restate.Engine, input string) string {
 		ref, err := e.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction}, Input: input,
