@@ -663,3 +663,50 @@ func TestWorkerWithoutContentKey(t *testing.T) {
 		})
 	}
 }
+
+// TestSealedMailboxBytes: with content sealed, a Work's mailbox counts
+// the guidance's plaintext bytes, as without: four messages of the
+// largest size fill the default 64 KiB exactly, the next is refused
+// (mailbox_full), and the child takes the four intact.
+func TestSealedMailboxBytes(t *testing.T) {
+	_, base := trustBase(t, "mailbox")
+	base = append(base, restate.WithContentKeys(contentKey))
+	release, took := make(chan struct{}), make(chan []string, 1)
+	started := make(chan struct{})
+	startWorker(t, map[string]restate.Child{"agent": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
+		close(started)
+		<-release
+		ex, _ := work.ExecutionFrom(ctx)
+		took <- ex.Guidance()
+		return "done", nil
+	}}}, append(base, restate.WithRegistry())...)
+	e := newEngine(t, base...)
+	o := work.NewOwner("mailbox-" + newToken())
+	ref, err := e.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "agent", Kind: work.KindAgent}, Input: "x",
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	n := work.DefaultMaxQueuedGuidanceBytes / work.DefaultMaxMessageBytes
+	var sent []string
+	for i := range n {
+		msg := strings.Repeat(strconv.Itoa(i), work.DefaultMaxMessageBytes)
+		if _, err := e.Send(t.Context(), o, ref.ID, "c"+strconv.Itoa(i), msg); err != nil {
+			close(release)
+			t.Fatalf("send %d of %d bytes: %v", i, len(msg), err)
+		}
+		sent = append(sent, msg)
+	}
+	if _, err := e.Send(t.Context(), o, ref.ID, "", "y"); !errors.Is(err, work.ErrMailboxFull) {
+		close(release)
+		t.Fatalf("a send past %d bytes: %v; want mailbox_full", work.DefaultMaxQueuedGuidanceBytes, err)
+	}
+	close(release)
+	if g := <-took; len(g) != n || strings.Join(g, "|") != strings.Join(sent, "|") {
+		t.Fatalf("the child took %d messages; want the %d sent, intact", len(g), n)
+	}
+	if st, _ := settle(t, e, o, ref.ID); st.State != work.StateCompleted {
+		t.Fatalf("%+v", st)
+	}
+}
