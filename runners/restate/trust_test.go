@@ -413,7 +413,7 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 		canary[k] = "CANARY-AT-REST-" + strings.ToUpper(k) + "-" + sfx
 	}
 	updateValue := []byte(`{"note":"` + canary["update"] + `"}`)
-	reported, release, took := make(chan struct{}), make(chan struct{}), make(chan []string, 1)
+	reported, release, took := make(chan error, 1), make(chan struct{}), make(chan []string, 1)
 	polled, jobDone := make(chan struct{}), make(chan struct{})
 	var pollOnce atomic.Bool
 	var badInput atomic.Int64
@@ -429,10 +429,11 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 		}},
 		"talk": {Kind: work.KindAgent, Run: func(ctx context.Context, in string) (string, error) {
 			check(in)
-			if _, err := work.ReportUpdate(ctx, "u1", updateValue, false); err != nil {
+			_, err := work.ReportUpdate(ctx, "u1", updateValue, false)
+			reported <- err
+			if err != nil {
 				return "", err
 			}
-			close(reported)
 			<-release
 			ex, _ := work.ExecutionFrom(ctx)
 			took <- ex.Guidance()
@@ -482,12 +483,14 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 		t.Fatalf("echo: %+v %q", st, out)
 	}
 	talk := start("talk", work.KindAgent, canary["input"], func(s *work.Spec) { s.Updates = &work.UpdatePolicy{} })
-	<-reported
+	if err := within(t, reported, "the update's report"); err != nil {
+		t.Fatalf("ReportUpdate: %v", err)
+	}
 	if _, err := e.Send(ctx, o, talk.ID, "cmd-1", canary["guidance"]); err != nil {
 		t.Fatal(err)
 	}
 	job := start("job", work.KindFunction, canary["input"], func(s *work.Spec) { s.Job = targets["job"].Job })
-	<-polled
+	within(t, polled, "the job's first poll")
 	ap := start("echo", work.KindFunction, canary["approval"], func(s *work.Spec) { s.NeedsApproval = true })
 	// The Engine reads the content back: the approval's input, the update.
 	pending, err := e.Pending(ctx, o)
@@ -512,7 +515,7 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 	// Every Work ends; the children and the Engine read the rest.
 	close(release)
 	close(jobDone)
-	if g := <-took; len(g) != 1 || g[0] != canary["guidance"] {
+	if g := within(t, took, "the child's guidance"); len(g) != 1 || g[0] != canary["guidance"] {
 		t.Fatalf("the child took %q; want the guidance", g)
 	}
 	if st, _ := settle(t, e, o, talk.ID); st.State != work.StateCompleted {
@@ -563,6 +566,18 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 				t.Errorf("plain: the scan did not find the %s canary in %s (found in %v)", k, st, where[k])
 			}
 		}
+	}
+}
+
+// within receives from ch within a minute, else fails the test.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatalf("%s: not within a minute", what)
+		panic("unreachable")
 	}
 }
 
