@@ -178,8 +178,7 @@ func BenchmarkTrustOptions(b *testing.B) {
 			defer w.Stop()
 			e := restate.New(opts...)
 			defer func() { _ = e.Close(ctx) }()
-			b.ResetTimer()
-			for b.Loop() {
+			startResult := func() {
 				o := work.NewOwner("bench-trust-" + newToken())
 				spec := benchSpec(o)
 				spec.Input = input
@@ -196,9 +195,14 @@ func BenchmarkTrustOptions(b *testing.B) {
 						if out != input {
 							b.Fatalf("%+v %d bytes", st, len(out))
 						}
-						break
+						return
 					}
 				}
+			}
+			startResult() // the first invocation a deployment serves is slower
+			b.ResetTimer()
+			for b.Loop() {
+				startResult()
 			}
 		})
 	}

@@ -151,3 +151,24 @@ func TestInvalidContentKey(t *testing.T) {
 		t.Error("an invalid older key is accepted")
 	}
 }
+
+// BenchmarkSealOpen is the sealing's own cost: one 1 KiB field sealed and
+// opened (a Work's input or output takes one of each).
+func BenchmarkSealOpen(b *testing.B) {
+	k := make([]byte, contentKeySize)
+	if _, err := rand.Read(k); err != nil {
+		b.Fatal(err)
+	}
+	r := newKeyRing(k, nil)
+	p := strings.Repeat("0123456789abcdef", 64)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		s, err := r.sealString("w", fieldOutput, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.openString("w", fieldOutput, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
