@@ -196,8 +196,10 @@ func WithIdentityKeys(keys ...string) Option {
 // too), its output, guidance texts, update values and an external job's
 // handle, each with AES-256-GCM under current, with a fresh random nonce
 // and its Work's id and field name as associated data. older keys only
-// open content sealed before a rotation. Each key is 32 random bytes
-// (else NewWorker fails, and so does every Start and Send of the Engine).
+// open content sealed before a rotation. Each key is 32 random bytes; a
+// key of another size makes NewWorker fail, and every Start, Call and
+// SetPool of the Engine (as an invalid limit does), and nothing is then
+// stored unsealed.
 //
 // Give every Engine and Worker of a deployment the same keys, the
 // registry's Worker included (it opens update values to decide on them).
@@ -219,8 +221,9 @@ func WithContentKeys(current []byte, older ...[]byte) Option {
 }
 
 // WithLogger sets the handler of the Restate SDK's own log lines (default:
-// discarded). They carry invocation ids and the SDK's errors, never a
-// handler's input or output.
+// discarded), and of the Worker's when it cannot open a Work's sealed
+// content (WithContentKeys). They carry invocation and Work ids and
+// errors, never a handler's input or output.
 func WithLogger(h slog.Handler) Option {
 	return optionFunc(func(c *config) {
 		if h != nil {
