@@ -13,6 +13,8 @@ import (
 
 var (
 	errCancelled = fmt.Errorf("agentwork: cancel requested: %w", context.Canceled)
+	// errContentKey cancels a child whose guidance could not be opened.
+	errContentKey = fmt.Errorf("agentwork: guidance cannot be decrypted: %w", context.Canceled)
 )
 
 // attempt runs one attempt of Work in, inside its workflow's journaled
@@ -49,6 +51,11 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	case !claim.Run:
 		return attemptResult{Out: runOutcome{NotRun: true}}, nil
 	}
+	input, err := w.cfg.ring.openString(in.ID, fieldInput, in.Input)
+	if err != nil {
+		w.contentError(in.ID, err)
+		return attemptResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}, Attempt: claim.Attempt}}, nil
+	}
 	a := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
 		Created: in.Created, Started: claim.Started}
 	defer w.running.Add(a)()
@@ -56,7 +63,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	child, cancel, stopCtx := driver.AttemptContext(context.Background(), parent, in.MaxDuration)
 	defer cancel(nil)
 	defer stopCtx()
-	var cancelled atomic.Bool
+	var cancelled, keyFailed atomic.Bool
 	cancelReq := func() {
 		if !cancelled.Swap(true) {
 			w.running.Cancelled(a, time.Now())
@@ -87,7 +94,20 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 			if r.Cancel {
 				cancelReq() // done before the boundary's request goes out
 			}
-			return r.Messages
+			msgs := make([]string, 0, len(r.Messages))
+			for _, m := range r.Messages {
+				text, err := w.cfg.ring.openString(in.ID, fieldGuidance, m)
+				if err != nil {
+					// Taken and unreadable: the Work fails (content_key)
+					// rather than the child going on without it.
+					w.contentError(in.ID, err)
+					keyFailed.Store(true)
+					cancel(errContentKey)
+					return nil
+				}
+				msgs = append(msgs, text)
+			}
+			return msgs
 		},
 		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
 	ex, _ := work.ExecutionFrom(child)
@@ -95,9 +115,19 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if ex != nil {
 		exec.Store(ex)
 	}
-	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
+	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, input) })
 	endProgress()
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
+	if keyFailed.Load() {
+		res = attemptResult{Out: runOutcome{Class: classContentKey, Usage: res.Out.Usage, Progress: res.Out.Progress}}
+	}
+	if res.Out.Class == "" {
+		// Sealed in the step: its journaled result holds no plaintext.
+		if res.Output, err = w.cfg.ring.sealString(in.ID, fieldOutput, res.Output); err != nil {
+			w.contentError(in.ID, err)
+			res = attemptResult{Out: runOutcome{Class: classContentKey, Usage: res.Out.Usage, Progress: res.Out.Progress}}
+		}
+	}
 	res.Out.Attempt = claim.Attempt
 	return release(res), nil
 }

@@ -2,8 +2,10 @@ package restate_test
 
 import (
 	"context"
+	"crypto/rand"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,4 +136,74 @@ func BenchmarkCancel(b *testing.B) {
 		total += time.Since(t0)
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/cancel")
+}
+
+// BenchmarkTrustOptions is start -> result (as BenchmarkStartResult, with
+// a 1 KiB input the child echoes) with the trust options off and on, in
+// one run: "plain" (the Worker checks no signature, content is stored as
+// is), "signed" (the Worker checks the server's signature,
+// WithIdentityKeys), "sealed" (WithContentKeys on the Engine and the
+// Worker), "both". The shared server signs its requests in every case.
+//
+//	cd runners/restate && go test -run '^$' -bench BenchmarkTrustOptions -benchtime 100x -count 3 .
+func BenchmarkTrustOptions(b *testing.B) {
+	s := server(b)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		b.Fatal(err)
+	}
+	input := strings.Repeat("0123456789abcdef", 64)
+	for _, tc := range []struct {
+		name string
+		opts []restate.Option
+	}{
+		{"plain", nil},
+		{"signed", []restate.Option{restate.WithIdentityKeys(s.IdentityKey)}},
+		{"sealed", []restate.Option{restate.WithContentKeys(key)}},
+		{"both", []restate.Option{restate.WithIdentityKeys(s.IdentityKey), restate.WithContentKeys(key)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			opts := append([]restate.Option{restate.WithNamespace("b" + strconv.FormatInt(namespaces.Add(1), 10)),
+				restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
+				restate.WithLimits(work.WithMaxOutstanding(0))}, tc.opts...)
+			w, err := restate.NewWorker(map[string]restate.Child{"echo": {Kind: work.KindFunction,
+				Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, append(opts, restate.WithRegistry())...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := w.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer w.Stop()
+			e := restate.New(opts...)
+			defer func() { _ = e.Close(ctx) }()
+			startResult := func() {
+				o := work.NewOwner("bench-trust-" + newToken())
+				spec := benchSpec(o)
+				spec.Input = input
+				ref, err := e.Start(ctx, spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					st, out, err := e.Result(ctx, o, ref.ID, work.MaxResultWait)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if st.State.Terminal() {
+						if out != input {
+							b.Fatalf("%+v %d bytes", st, len(out))
+						}
+						return
+					}
+				}
+			}
+			startResult() // the first invocation a deployment serves is slower
+			b.ResetTimer()
+			for b.Loop() {
+				startResult()
+			}
+		})
+	}
 }

@@ -162,8 +162,15 @@ func counts(q, r, c int) [len(work.States)]int {
 // Worker its slot, limit and cancel-requested attempt; both through one
 // telemetry Observer, whose gauges and status page read them. Neither the
 // Work's input nor its waiting guidance reaches an answer of the admin
-// API, a gauge, the status page or a log line.
+// API, a gauge, the status page or a log line. It runs as is, and with
+// content sealed at rest (WithContentKeys): the view reads the same
+// fields, and the waiting guidance is stored sealed.
 func TestDeploymentView(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { deploymentView(t, nil) })
+	t.Run("sealed", func(t *testing.T) { deploymentView(t, restate.WithContentKeys(contentKey)) })
+}
+
+func deploymentView(t *testing.T, sealed restate.Option) {
 	s := server(t)
 	reader := sdkmetric.NewManualReader()
 	var logs bytes.Buffer
@@ -178,7 +185,7 @@ func TestDeploymentView(t *testing.T) {
 	admin := rec.start(t, s.Admin)
 	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(admin), restate.WithRPCTimeout(time.Minute),
-		restate.WithObserver(obs)}
+		restate.WithObserver(obs), sealed}
 	// An external job: waiting from its submit until jobDone.
 	polled, jobDone := make(chan struct{}), make(chan struct{})
 	var pollOnce sync.Once
@@ -349,9 +356,13 @@ func TestDeploymentView(t *testing.T) {
 	}
 
 	// The guidance waits in the Work's control state in Restate (the
-	// view below must not carry it).
-	if raw := adminQuery(t, s.Admin, "SELECT value_utf8 FROM state WHERE service_key = '"+refs[0].ID+"'"); !strings.Contains(raw, censusCanary) {
+	// view below must not carry it), sealed when the keys are on.
+	raw := adminQuery(t, s.Admin, "SELECT value_utf8 FROM state WHERE service_key = '"+refs[0].ID+"'")
+	switch {
+	case sealed == nil && !strings.Contains(raw, censusCanary):
 		t.Fatalf("the running Work's guidance is not in its control state: %s", raw)
+	case sealed != nil && (strings.Contains(raw, censusCanary) || !strings.Contains(raw, "agentwork-sealed-v1:")):
+		t.Fatalf("the running Work's guidance is not sealed in its control state: %s", raw)
 	}
 	// Content: the admin API's answers, the gauges, the status page and
 	// the log lines hold neither the input nor the waiting guidance.

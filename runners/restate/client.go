@@ -28,8 +28,19 @@ type ingress struct {
 	ns   string
 }
 
-func newIngress(base, ns string, timeout time.Duration) *ingress {
-	return &ingress{base: strings.TrimRight(base, "/"), ns: ns, hc: &http.Client{Timeout: timeout}}
+// newIngress returns a client of the API at base whose calls are capped
+// at timeout, made with a copy of from (WithHTTPClient; nil: a plain
+// client) whose Timeout is at most timeout.
+func newIngress(base, ns string, timeout time.Duration, from *http.Client) *ingress {
+	hc := &http.Client{Timeout: timeout}
+	if from != nil {
+		c := *from
+		if c.Timeout <= 0 || c.Timeout > timeout {
+			c.Timeout = timeout
+		}
+		hc = &c
+	}
+	return &ingress{base: strings.TrimRight(base, "/"), ns: ns, hc: hc}
 }
 
 // errStatus is a call Restate answered with an error status.

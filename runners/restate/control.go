@@ -1,6 +1,7 @@
 package restate
 
 import (
+	"log/slog"
 	"time"
 
 	restate "github.com/restatedev/sdk-go"
@@ -39,6 +40,8 @@ type control struct {
 	ns     string
 	rep    *reporter
 	maxDur time.Duration // the services' timeouts' floor (see timeouts)
+	ring   *keyRing      // WithContentKeys: opens update values (updates.go)
+	log    *slog.Logger  // the SDK's log (WithLogger)
 }
 
 func (c control) definition() restate.ServiceDefinition {

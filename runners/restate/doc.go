@@ -184,4 +184,29 @@
 // owner's registry. The registry objects keep no journal of their
 // invocations (which carry inputs, guidance and update values): their
 // state is all they keep.
+//
+// WithContentKeys seals that content before it reaches Restate: the
+// Work's input (and an approval's input), output, guidance texts, update
+// values and an external job's handle are AES-256-GCM envelopes in the
+// journal, the state and the invocations' inputs, each bound to its Work
+// and field; the Engine and the Worker open them where they are used.
+// Ids, labels, kinds, states, attempts, times, sizes, counts, budgets,
+// trace context, update keys and the digests that detect repeated
+// launches and commands stay in the clear, so the deployment view reads
+// Restate as without the keys. The seals are made in the Engine, or in
+// the journaled steps that produce the content, never in a handler that
+// Restate may replay. The SDK's payload codec (restate.WithCodec) is not
+// used for this: it encodes whole payloads (the control state that the
+// deployment view reads on the server included), without the Work's id
+// to bind a seal to, and the SDK requires a codec to encode
+// deterministically, which a fresh nonce per seal is not.
+//
+// # Trust
+//
+// A Worker serves plain HTTP/2 to whoever reaches its address unless it
+// is given the server's request identity keys (WithIdentityKeys): then it
+// serves only the requests the Restate server signed. A process that can
+// reach the ingress or the admin API can act on any owner's Work (owner
+// ids separate agents, not processes); WithHTTPClient gives the Engine
+// and the Worker the credentials of a protected ingress and admin API.
 package restate

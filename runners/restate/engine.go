@@ -89,7 +89,7 @@ var _ work.Engine = (*Engine)(nil)
 // required: without it every call is work.ErrUnavailable).
 func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout), served: map[string]bool{}}
+	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc), served: map[string]bool{}}
 	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.observer, Options: cfg.opts, Limits: cfg.limits,
 		PollInterval: cfg.pollInterval, Deployment: cfg.ops, Read: e.readDeployment, Watched: e})
 	return e

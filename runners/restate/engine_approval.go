@@ -27,6 +27,11 @@ func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approval
 	if err := e.in.object(ctx, controlService, id, hRequest, "", answerRequest{Owner: o.ID(), Approver: o.IsApprover()}, &info); err != nil {
 		return approvalInfo{}, fromIngress(ctx, err)
 	}
+	in, err := e.cfg.ring.openString(id, fieldInput, info.Input)
+	if err != nil {
+		return approvalInfo{}, unreadable(err)
+	}
+	info.Input = in
 	return info, nil
 }
 

@@ -78,7 +78,7 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 	if e.cfg.admin == "" {
 		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
 	}
-	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout)
+	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout, e.cfg.hc)
 	from := liveFrom(e.cfg.ns)
 	var counts []liveCount
 	q := `SELECT label, state, waiting, awaiting, COUNT(*) AS n, MIN(since) AS oldest, MIN(asked) AS asked FROM (SELECT ` +

@@ -54,7 +54,11 @@ func (s *store) Output(ctx context.Context, o work.Owner, id string) (string, er
 	if !rep.Found {
 		return "", work.ErrNotFound // detached or released meanwhile
 	}
-	return rep.Output, nil
+	out, err := e.cfg.ring.openString(id, fieldOutput, rep.Output)
+	if err != nil {
+		return "", unreadable(err)
+	}
+	return out, nil
 }
 
 // MarkRead tells o's registry that o read id's result.
@@ -88,7 +92,11 @@ func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) erro
 // state until the child takes it (or the Work ends).
 func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord, g driver.Guidance) (int, time.Time, error) {
 	e := (*Engine)(s)
-	req := sendRequest{Owner: o.ID(), Digest: g.Digest, Command: g.Command, Text: g.Text, Answer: g.Answer}
+	text, err := e.cfg.ring.sealString(rec.ID, fieldGuidance, g.Text) // WithContentKeys
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	req := sendRequest{Owner: o.ID(), Digest: g.Digest, Command: g.Command, Text: text, Answer: g.Answer}
 	var r sendReply
 	if err := e.in.object(ctx, controlService, rec.ID, hSend, "", req, &r); err != nil {
 		return 0, time.Time{}, fromIngress(ctx, err)
@@ -107,6 +115,15 @@ func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
 // ReadUpdates reads a Work's updates from its control object, which
 // checks the owner.
 func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, bool, error) {
-	rep, err := (*Engine)(s).readUpdates(ctx, o, id, after)
-	return rep.Updates, rep.Found, err
+	e := (*Engine)(s)
+	rep, err := e.readUpdates(ctx, o, id, after)
+	if err != nil {
+		return nil, false, err
+	}
+	for i, u := range rep.Updates {
+		if rep.Updates[i].Value, err = e.cfg.ring.openBytes(id, fieldUpdate, u.Value); err != nil {
+			return nil, false, unreadable(err)
+		}
+	}
+	return rep.Updates, rep.Found, nil
 }

@@ -23,6 +23,10 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 		return work.Ref{}, "", "", err
 	}
 	id, targetID, now, budget, maxBytes := w.ID, w.TargetID, w.Created, w.Budget, w.MaxResultBytes
+	input, err := e.cfg.ring.sealString(id, fieldInput, spec.Input) // WithContentKeys
+	if err != nil {
+		return work.Ref{}, "", "", err
+	}
 	attempts := 1
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
@@ -39,7 +43,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 		job = &jobInput{Backoff: spec.Job.Backoff, MaxPollErrors: spec.Job.MaxPollErrors}
 	}
 	in := workInput{ID: id, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: targetID,
-		Kind: spec.Target.Kind, Input: spec.Input, MaxDuration: budget.MaxDuration, MaxResultBytes: maxBytes,
+		Kind: spec.Target.Kind, Input: input, MaxDuration: budget.MaxDuration, MaxResultBytes: maxBytes,
 		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: w.Updates,
 		Mailbox: driver.MailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
 			Commands: work.DefaultMaxCommandRecords}}

@@ -14,14 +14,16 @@ func (c control) send(ctx restate.ObjectContext, r sendRequest) (sendReply, erro
 	if !ok || s.In.Owner != r.Owner || s.Detached {
 		return sendReply{Error: work.ErrNotFound.Code}, nil
 	}
-	repeat, refusal := s.Check(s.In.Kind, r.Answer, r.Command, r.Digest, len(r.Text), s.State.Terminal(), s.In.Mailbox)
+	// The plaintext's size, also of a sealed text (WithContentKeys).
+	size := plainLen(r.Text)
+	repeat, refusal := s.Check(s.In.Kind, r.Answer, r.Command, r.Digest, size, s.State.Terminal(), s.In.Mailbox)
 	switch {
 	case refusal != nil:
 		return sendReply{Error: refusal.Code}, nil
 	case repeat != nil:
 		return sendReply{Cursor: repeat.Cursor, At: repeat.At}, nil
 	}
-	rec := s.Accept(r.Text, len(r.Text), r.Command, r.Digest, now(ctx), "", s.In.Mailbox.Commands)
+	rec := s.Accept(r.Text, size, r.Command, r.Digest, now(ctx), "", s.In.Mailbox.Commands)
 	s.answerQuestions()
 	restate.Set(ctx, stateKey, s)
 	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceAccepted, Count: 1, Time: rec.At})
@@ -40,7 +42,7 @@ func (c control) take(ctx restate.ObjectContext, _ restate.Void) (takeReply, err
 	if len(s.Pending) == 0 {
 		return r, nil
 	}
-	r.Messages = s.Take(-1, func(t string) int { return len(t) })
+	r.Messages = s.Take(-1, plainLen)
 	restate.Set(ctx, stateKey, s)
 	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDelivered, Count: len(r.Messages), Time: now(ctx)})
 	return r, nil

@@ -72,9 +72,14 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 	cancelJob := func(class string) error {
 		if t.Job.Cancel != nil {
 			if _, err := restate.Run(ctx, func(rc restate.RunContext) (bool, error) {
+				h, err := w.cfg.ring.openBytes(in.ID, fieldHandle, sub.Handle)
+				if err != nil {
+					w.contentError(in.ID, err) // no handle to cancel; the Work ends anyway
+					return false, nil
+				}
 				cctx, cancel := context.WithTimeout(rc, pollTimeout)
 				defer cancel()
-				_ = t.Job.Cancel(cctx, sub.Handle) // its error is the service's; the Work ends anyway
+				_ = t.Job.Cancel(cctx, h) // its error is the service's; the Work ends anyway
 				return true, nil
 			}, restate.WithName("cancel")); err != nil {
 				return err
@@ -119,7 +124,7 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 			return cancelJob(work.ClassCancelled)
 		}
 		p, err := restate.Run(ctx, func(rc restate.RunContext) (pollResult, error) {
-			return w.poll(rc, t.Job, in.Label, sub.Handle), nil
+			return w.poll(rc, t.Job, in, sub.Handle), nil
 		}, restate.WithName("poll"))
 		if err != nil {
 			return err
@@ -133,10 +138,11 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 		switch {
 		case p.Outcome == work.PollOutcomeDone:
 			// Completion wins over a cancel request, as a child's does.
-			if in.MaxResultBytes > 0 && len(p.Output) > in.MaxResultBytes {
-				return finish(runOutcome{Class: work.ClassResultTooLarge, Bytes: len(p.Output), Usage: &work.Usage{}})
+			// Sizes of the plaintext: a sealed output's follows from its length.
+			if n := plainLen(p.Output); in.MaxResultBytes > 0 && n > in.MaxResultBytes {
+				return finish(runOutcome{Class: work.ClassResultTooLarge, Bytes: n, Usage: &work.Usage{}})
 			}
-			return finish(runOutcome{Output: p.Output, Bytes: len(p.Output), Usage: &work.Usage{}})
+			return finish(runOutcome{Output: p.Output, Bytes: plainLen(p.Output), Usage: &work.Usage{}})
 		case p.Outcome == work.PollOutcomeFailed:
 			class := p.Class
 			if class == "" {
@@ -181,10 +187,15 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	}
 	defer w.running.Add(&driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth,
 		N: claim.Attempt, Created: in.Created, Started: claim.Started})()
+	input, err := w.cfg.ring.openString(in.ID, fieldInput, in.Input)
+	if err != nil {
+		w.contentError(in.ID, err)
+		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}}}, nil
+	}
 	sctx, cancel, stop := driver.AttemptContext(context.Background(), rc, in.MaxDuration)
 	defer cancel(nil)
 	defer stop()
-	h, err, panicked := driver.Invoke(func() ([]byte, error) { return job.Submit(sctx, in.ID, in.Input) })
+	h, err, panicked := driver.Invoke(func() ([]byte, error) { return job.Submit(sctx, in.ID, input) })
 	switch {
 	case panicked:
 		return submitResult{Out: runOutcome{Class: work.ClassPanic, Usage: &work.Usage{}}}, nil
@@ -193,12 +204,23 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	case err != nil:
 		return submitResult{Out: runOutcome{Class: work.ClassError, Usage: &work.Usage{}}}, nil
 	}
+	// Sealed in the step: the journal keeps the handle sealed only.
+	if h, err = w.cfg.ring.sealBytes(in.ID, fieldHandle, h); err != nil {
+		w.contentError(in.ID, err)
+		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}}}, nil
+	}
 	return submitResult{Handle: h, Started: claim.Started}, nil
 }
 
-// poll runs one Await on one of the target's poll slots.
-func (w *Worker) poll(rc context.Context, job *work.Job, label string, handle []byte) pollResult {
-	bound := w.polls[label]
+// poll runs one Await on one of the target's poll slots, with the
+// handle opened and a done job's output sealed (WithContentKeys).
+func (w *Worker) poll(rc context.Context, job *work.Job, in workInput, handle []byte) pollResult {
+	handle, err := w.cfg.ring.openBytes(in.ID, fieldHandle, handle)
+	if err != nil {
+		w.contentError(in.ID, err)
+		return pollResult{Outcome: work.PollOutcomeFailed, Class: classContentKey}
+	}
+	bound := w.polls[in.Label]
 	select {
 	case bound <- struct{}{}:
 	case <-rc.Done():
@@ -214,7 +236,12 @@ func (w *Worker) poll(rc context.Context, job *work.Job, label string, handle []
 	case err != nil:
 		return pollResult{Outcome: work.PollOutcomeError}
 	case p.State == work.PollDone:
-		return pollResult{Outcome: work.PollOutcomeDone, Output: p.Output}
+		out, err := w.cfg.ring.sealString(in.ID, fieldOutput, p.Output)
+		if err != nil {
+			w.contentError(in.ID, err)
+			return pollResult{Outcome: work.PollOutcomeFailed, Class: classContentKey}
+		}
+		return pollResult{Outcome: work.PollOutcomeDone, Output: out}
 	case p.State == work.PollFailed:
 		return pollResult{Outcome: work.PollOutcomeFailed, Class: p.Class}
 	}

@@ -2,6 +2,7 @@ package restate
 
 import (
 	"log/slog"
+	"net/http"
 	"time"
 
 	restate "github.com/restatedev/sdk-go"
@@ -43,6 +44,9 @@ type config struct {
 	logger       slog.Handler
 	registry     bool
 	ops          driver.Deployment // the deployment view (options_ops.go)
+	hc           *http.Client      // WithHTTPClient (nil: a plain client)
+	identity     []string          // WithIdentityKeys
+	ring         *keyRing          // WithContentKeys (nil: content is stored as is)
 }
 
 func newConfig(opts []Option) config {
@@ -62,6 +66,9 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
+	if c.err == nil && c.ring != nil {
+		c.err = c.ring.err
+	}
 	return c
 }
 
@@ -156,9 +163,67 @@ func WithObserver(o work.Observer) Option {
 	})
 }
 
+// WithHTTPClient sets the HTTP client of the Engine's and the Worker's
+// calls to Restate's ingress and admin API (default: a plain
+// http.Client), for a protected ingress or admin API: its Transport adds
+// the credentials (a header, a client certificate). Each call stays
+// capped at WithRPCTimeout (a shorter Timeout of c's is kept). It changes
+// nothing of what the Worker serves (WithIdentityKeys). nil: ignored.
+func WithHTTPClient(c *http.Client) Option {
+	return optionFunc(func(cfg *config) {
+		if c != nil {
+			cfg.hc = c
+		}
+	})
+}
+
+// WithIdentityKeys has the Worker serve only the requests the Restate
+// server signed with one of keys: the server's request identity public
+// keys, in the form Restate prints them ("publickeyv1_..."; the server
+// signs with the Ed25519 private key of its
+// request-identity-private-key-pem-file, in [worker.invoker]). Any other
+// request, unsigned or signed by another key, is refused (401) before a
+// handler sees it; the SDK checks the signature, its expiry and the path
+// it was made for (server.WithIdentityV1). Several keys allow a rotation.
+// Without it the Worker serves whoever reaches its address. An invalid
+// key makes NewWorker fail; an Engine ignores it.
+func WithIdentityKeys(keys ...string) Option {
+	return optionFunc(func(c *config) { c.identity = append(c.identity, keys...) })
+}
+
+// WithContentKeys has the Engine and the Worker seal the content they
+// store in Restate: a Work's input (kept while it awaits its approval
+// too), its output, guidance texts, update values and an external job's
+// handle, each with AES-256-GCM under current, with a fresh random nonce
+// and its Work's id and field name as associated data. older keys only
+// open content sealed before a rotation. Each key is 32 random bytes; a
+// key of another size makes NewWorker fail, and every Start, Call and
+// SetPool of the Engine (as an invalid limit does), and nothing is then
+// stored unsealed.
+//
+// Give every Engine and Worker of a deployment the same keys, the
+// registry's Worker included (it opens update values to decide on them).
+// To rotate: add the new key as an older one everywhere, then make it
+// current everywhere, then drop the old key once nothing sealed under it
+// is kept (its Works evicted from their registries). Content the keys
+// cannot open is an error wrapping ErrUndecryptable (a Worker fails the
+// Work with class "content_key"), never an empty value; content stored
+// before the keys were given is read as it is.
+//
+// What stays in the clear: Work, owner and target ids, labels, kinds,
+// states, attempts, times, sizes, counts, budgets and usage, the launch's
+// trace context, update keys, and the SHA-256 digests of inputs and
+// guidance texts that detect repeated launches and commands.
+func WithContentKeys(current []byte, older ...[]byte) Option {
+	return optionFunc(func(c *config) {
+		c.ring = newKeyRing(current, older)
+	})
+}
+
 // WithLogger sets the handler of the Restate SDK's own log lines (default:
-// discarded). They carry invocation ids and the SDK's errors, never a
-// handler's input or output.
+// discarded), and of the Worker's when it cannot open a Work's sealed
+// content (WithContentKeys). They carry invocation and Work ids and
+// errors, never a handler's input or output.
 func WithLogger(h slog.Handler) Option {
 	return optionFunc(func(c *config) {
 		if h != nil {

@@ -48,3 +48,27 @@ func TestInvalidOptionRefused(t *testing.T) {
 		})
 	}
 }
+
+// An invalid content key (not 32 bytes) is refused as an invalid limit
+// is: every Start, Call and SetPool of the Engine and NewWorker return
+// it, naming WithContentKeys.
+func TestInvalidContentKeyRefused(t *testing.T) {
+	const nowhere = "http://127.0.0.1:1"
+	for _, keys := range [][][]byte{{make([]byte, 16)}, {make([]byte, 32), make([]byte, 31)}} {
+		opt := restate.WithContentKeys(keys[0], keys[1:]...)
+		eng := restate.New(restate.WithIngress(nowhere), opt)
+		defer eng.Close(context.Background())
+		o := work.NewOwner("o")
+		spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindAgent},
+			Run: func(context.Context) (string, error) { return "", nil }}
+		_, serr := eng.Start(t.Context(), spec)
+		_, cerr := eng.Call(t.Context(), spec)
+		perr := eng.SetPool(t.Context(), o, work.Budget{MaxTurns: 1})
+		_, werr := restate.NewWorker(nil, restate.WithIngress(nowhere), restate.WithAdmin(nowhere), restate.WithRegistry(), opt)
+		for what, err := range map[string]error{"Start": serr, "Call": cerr, "SetPool": perr, "NewWorker": werr} {
+			if err == nil || !strings.Contains(err.Error(), "WithContentKeys") {
+				t.Errorf("%d-byte keys: %s = %v, want the key's error", len(keys[len(keys)-1]), what, err)
+			}
+		}
+	}
+}

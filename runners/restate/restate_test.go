@@ -2,8 +2,11 @@ package restate_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,9 +23,14 @@ import (
 
 // shared is the Restate server of the tests, started once per test binary
 // (each test's services have a namespace of their own); TestMain stops it.
+// It signs its requests with a key of its own (restatetest's request
+// identity), and the Workers deploy starts check it (WithIdentityKeys):
+// every test through deploy, the conformance suite included, runs with
+// signed requests.
 var shared struct {
 	mu  sync.Mutex
 	srv *restatetest.Server
+	key ed25519.PrivateKey
 	err error
 }
 
@@ -31,7 +39,10 @@ func server(t testing.TB) *restatetest.Server {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv == nil && shared.err == nil {
-		shared.srv, shared.err = restatetest.Start()
+		_, shared.key, shared.err = ed25519.GenerateKey(rand.Reader)
+		if shared.err == nil {
+			shared.srv, shared.err = restatetest.Start(restatetest.WithRequestIdentity(shared.key))
+		}
 	}
 	if shared.err != nil {
 		t.Fatal(shared.err)
@@ -57,13 +68,23 @@ func TestMain(m *testing.M) {
 
 var namespaces atomic.Int64
 
-// deploy starts a Worker (with the registry) for targets and an Engine in
-// a fresh namespace on the shared server; the test's end stops them.
+// deploy starts a Worker (with the registry, checking the shared server's
+// request identity) for targets and an Engine in a fresh namespace on the
+// shared server; the test's end stops them.
 func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Option) *restate.Engine {
 	t.Helper()
+	return deployWith(t, targets, nil, opts...)
+}
+
+// deployWith is deploy with keep, options the Worker keeps when it falls
+// back to the default limits.
+func deployWith(t testing.TB, targets map[string]restate.Child, keep []restate.Option, opts ...restate.Option) *restate.Engine {
+	t.Helper()
 	s := server(t)
-	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
-		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute)}
+	base := append([]restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
+		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
+		restate.WithIdentityKeys(s.IdentityKey)}, keep...)
+	base = slices.Clip(base) // the appends below copy it
 	opts = append(base, opts...)
 	w, err := restate.NewWorker(targets, append(opts, restate.WithRegistry())...)
 	if errors.Is(err, work.ErrInvalidLimit) {
@@ -95,11 +116,22 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	for label, c := range cfg.Children {
 		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
-	return deploy(t, targets, restate.WithLimits(work.WithMaxRunning(cfg.MaxRunning)), restate.WithLimits(work.WithMaxOutstanding(cfg.MaxOutstanding)),
+	return deployWith(t, targets, []restate.Option{restate.WithContentKeys(contentKey)}, restate.WithLimits(work.WithMaxRunning(cfg.MaxRunning)), restate.WithLimits(work.WithMaxOutstanding(cfg.MaxOutstanding)),
 		restate.WithLimits(work.WithMaxStarts(cfg.MaxStarts)), restate.WithLimits(work.WithMaxDepth(cfg.MaxDepth)),
 		restate.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), restate.WithLimits(work.WithMaxResultBytes(cfg.MaxResultBytes)),
 		restate.WithLimits(work.WithRetention(cfg.Retain, cfg.RetainAge)), restate.WithObserver(cfg.Observer))
 }
+
+// contentKey is the content key of the conformance suite's deployments:
+// the suite runs with content sealed at rest (WithContentKeys), besides
+// signed requests.
+var contentKey = func() []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic(err)
+	}
+	return k
+}()
 
 func (harness) Capabilities() enginetest.Capabilities {
 	return enginetest.Capabilities{
@@ -114,7 +146,9 @@ func (harness) Capabilities() enginetest.Capabilities {
 }
 
 // TestConformance runs the engine conformance suite against the Restate
-// runner on a real Restate server.
+// runner on a real Restate server, with its trust options on: the server
+// signs its requests and the Worker refuses others (WithIdentityKeys),
+// and content is sealed at rest (WithContentKeys).
 func TestConformance(t *testing.T) {
 	enginetest.Run(t, harness{})
 }

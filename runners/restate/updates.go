@@ -1,6 +1,7 @@
 package restate
 
 import (
+	"cmp"
 	"time"
 
 	restate "github.com/restatedev/sdk-go"
@@ -62,7 +63,10 @@ type updatesReply struct {
 }
 
 // report decides on one update with the Work's log (work.UpdateLog:
-// order, idempotency, bounds, ending) and reports it (EventUpdate).
+// order, idempotency, bounds, ending) and reports it (EventUpdate). The
+// log decides on the plaintext: sealed values (WithContentKeys) are
+// opened for it, and stored as they came, sealed; values the key ring
+// cannot open refuse the update (unavailable: nothing is accepted).
 func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply, error) {
 	s, ok := load(ctx)
 	if !ok || s.Upd == nil {
@@ -71,22 +75,30 @@ func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply
 	if s.State.Terminal() {
 		return reportReply{Reason: work.UpdateRefusedEnding}, nil // no event after the terminal one
 	}
-	log := work.RestoreUpdateLog(s.Upd.Log)
+	plain, err := c.openLog(s.In.ID, s.Upd.Log)
+	value, verr := c.ring.openBytes(s.In.ID, fieldUpdate, r.Value)
+	if err = cmp.Or(err, verr); err != nil {
+		c.log.Error("restate: a Work's update values cannot be decrypted", "work", s.In.ID, "error", err.Error())
+		reason := work.UpdateRefusedUnavailable
+		c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Bytes: plainLenBytes(r.Value), Question: r.Question, ErrorClass: reason, Time: now(ctx)})
+		return reportReply{Reason: reason}, nil
+	}
+	log := work.RestoreUpdateLog(plain)
 	if s.State == work.StateCancelRequested {
 		log.End()
 	}
 	wasOpen := len(log.Open()) > 0
 	t := now(ctx)
-	rec, reason := log.Accept(r.Key, r.Value, r.Question, t)
+	rec, reason := log.Accept(r.Key, value, r.Question, t)
 	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
 	if reason == "" && rec.Duplicate {
 		return reply, nil
 	}
-	c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reason, Time: t})
+	c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: r.Question, ErrorClass: reason, Time: t})
 	if reason != "" {
 		return reply, nil
 	}
-	s.Upd.Log = log.State()
+	s.Upd.Log = storedLog(log.State(), s.Upd.Log, r.Value)
 	s.Updates = log.Len()
 	c.record(ctx, s)
 	if r.Question && !wasOpen {
@@ -96,6 +108,39 @@ func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply
 		restate.Set(ctx, stateKey, s)
 	}
 	return reply, nil
+}
+
+// openLog returns a stored log with its values opened (WithContentKeys).
+func (c control) openLog(id string, st work.UpdateLogState) (work.UpdateLogState, error) {
+	if len(st.Updates) == 0 {
+		return st, nil
+	}
+	us := make([]work.Update, len(st.Updates))
+	for i, u := range st.Updates {
+		v, err := c.ring.openBytes(id, fieldUpdate, u.Value)
+		if err != nil {
+			return work.UpdateLogState{}, err
+		}
+		u.Value = v
+		us[i] = u
+	}
+	st.Updates = us
+	return st, nil
+}
+
+// storedLog is the log to store after an accepted update: st (the log
+// that decided, on plaintext) with the values as they were stored
+// (before) and the new one's as it came (value): sealed, when the Worker
+// sealed them. The log only ever appends.
+func storedLog(st, before work.UpdateLogState, value []byte) work.UpdateLogState {
+	for i := range st.Updates {
+		if i < len(before.Updates) {
+			st.Updates[i].Value = before.Updates[i].Value
+		} else {
+			st.Updates[i].Value = value
+		}
+	}
+	return st
 }
 
 // answerQuestions closes the open questions: guidance arrived.
@@ -153,7 +198,11 @@ func (c control) updateSizes(ctx restate.ObjectSharedContext, q updatesQuery) (d
 	if !found {
 		return driver.UpdateMetaReply{}, nil
 	}
-	return driver.UpdateMetaReply{Found: true, Updates: driver.UpdateMetas(us)}, nil
+	ms := driver.UpdateMetas(us)
+	for i, u := range us {
+		ms[i].Bytes = plainLenBytes(u.Value) // a sealed value's plaintext size
+	}
+	return driver.UpdateMetaReply{Found: true, Updates: ms}, nil
 }
 
 // visibleUpdates returns the Work's updates after q's cursor, and whether

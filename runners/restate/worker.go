@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"sort"
@@ -70,7 +71,13 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	if len(targets) == 0 && !cfg.registry {
 		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
 	}
-	w := &Worker{cfg: cfg, targets: map[string]Child{}, stopping: make(chan struct{}), in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout),
+	if len(cfg.identity) > 0 {
+		// The SDK parses the keys when it makes its handler.
+		if _, err := server.NewRestate().WithLogger(slog.DiscardHandler, true).WithIdentityV1(cfg.identity...).Handler(); err != nil {
+			return nil, fmt.Errorf("restate: WithIdentityKeys: %w", err)
+		}
+	}
+	w := &Worker{cfg: cfg, targets: map[string]Child{}, stopping: make(chan struct{}), in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
 		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
 		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
@@ -93,10 +100,10 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 // Start serves the deployment on a free loopback port and registers it
 // (bounded by ctx).
 func (w *Worker) Start(ctx context.Context) error {
-	rs := server.NewRestate().WithLogger(w.cfg.logger, true)
+	rs := server.NewRestate().WithLogger(w.cfg.logger, true).WithIdentityV1(w.cfg.identity...)
 	if w.cfg.registry {
 		d := w.cfg.limits.MaxDuration
-		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d}.definition()).
+		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d, ring: w.cfg.ring, log: slog.New(w.cfg.logger)}.definition()).
 			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
 	labels := make([]string, 0, len(w.targets))
@@ -134,7 +141,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	w.srv, w.done, w.url = srv, done, url
 	w.mu.Unlock()
-	if err := register(ctx, w.cfg.admin, url); err != nil {
+	if err := register(ctx, w.cfg.admin, url, w.cfg.hc); err != nil {
 		w.Stop()
 		return err
 	}
@@ -232,6 +239,13 @@ func (w *Worker) workflow(label string) restate.ServiceDefinition {
 		}))
 }
 
+// contentError logs, with the SDK's log lines (WithLogger), that Work
+// id's stored content could not be opened or sealed (ErrUndecryptable: no
+// content in the message).
+func (w *Worker) contentError(id string, err error) {
+	slog.New(w.cfg.logger).Error("restate: a Work's content cannot be decrypted or sealed", "work", id, "error", err.Error())
+}
+
 // attemptResult is the journaled step's result: the outcome and, for a
 // completed child, its output.
 type attemptResult struct {
@@ -239,10 +253,11 @@ type attemptResult struct {
 	Output string `json:",omitempty"`
 }
 
-// register registers the deployment at url with the admin API at admin,
-// forcing over an earlier registration of the same url.
-func register(ctx context.Context, admin, url string) error {
-	c := newIngress(admin, "", 30*time.Second)
+// register registers the deployment at url with the admin API at admin
+// (with hc, WithHTTPClient), forcing over an earlier registration of the
+// same url.
+func register(ctx context.Context, admin, url string, hc *http.Client) error {
+	c := newIngress(admin, "", 30*time.Second, hc)
 	var last error
 	for try := 1; try <= 10; try++ {
 		last = c.call(ctx, "deployments", "", map[string]any{"uri": url, "force": true}, nil)

@@ -20,12 +20,17 @@ func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, quest
 		if in.Updates == nil {
 			return refused(work.UpdateRefusedNotDeclared)
 		}
+		sealed, err := w.cfg.ring.sealBytes(in.ID, fieldUpdate, value) // WithContentKeys
+		if err != nil {
+			w.contentError(in.ID, err)
+			return refused(work.UpdateRefusedUnavailable)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
 		defer cancel()
 		// Idempotent by its key in the log: a repeat after a lost answer
 		// gets the first receipt (Duplicate).
 		var r reportReply
-		if err := w.in.object(ctx, controlService, in.ID, hReport, "", reportRequest{Key: key, Value: value, Question: question}, &r); err != nil {
+		if err := w.in.object(ctx, controlService, in.ID, hReport, "", reportRequest{Key: key, Value: sealed, Question: question}, &r); err != nil {
 			return refused(work.UpdateRefusedUnavailable)
 		}
 		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason

@@ -11,7 +11,10 @@ package restatetest
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +28,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mr-tron/base58"
 )
 
 // Version is the Restate server version the tests run.
@@ -34,6 +39,11 @@ const Version = "1.7.12"
 type Server struct {
 	// Ingress and Admin are the base URLs of its ingress and admin APIs.
 	Ingress, Admin string
+	// IdentityKey is the public key the server signs its requests to
+	// deployments with, in the form a deployment checks them against
+	// ("publickeyv1_...", restate.WithIdentityKeys); "" when it does not
+	// sign (WithRequestIdentity).
+	IdentityKey string
 
 	bin  string
 	env  []string
@@ -45,14 +55,37 @@ type Server struct {
 	once sync.Once
 }
 
+// Option configures a server that Start or StartIn starts.
+type Option func(*options)
+
+type options struct {
+	identity ed25519.PrivateKey
+}
+
+// WithRequestIdentity has the server sign every request it makes to a
+// deployment (discovery and invocations) with key, Restate's request
+// identity (v1): the key is written as a PKCS#8 PEM into the server's
+// base directory and given to the server as its
+// request-identity-private-key-pem-file; Start returns once the server
+// logged that it loaded it under the key id of key's public key
+// (Server.IdentityKey).
+func WithRequestIdentity(key ed25519.PrivateKey) Option {
+	return func(o *options) { o.identity = key }
+}
+
+// IdentityKey returns pub in the form Restate names request identity
+// keys and restate.WithIdentityKeys takes: "publickeyv1_" and pub in
+// base58.
+func IdentityKey(pub ed25519.PublicKey) string { return "publickeyv1_" + base58.Encode(pub) }
+
 // Start starts a server and waits until its admin and ingress answer
 // (at most a minute).
-func Start() (*Server, error) {
+func Start(opts ...Option) (*Server, error) {
 	dir, err := os.MkdirTemp("", "restatetest-")
 	if err != nil {
 		return nil, err
 	}
-	s, err := start(dir)
+	s, err := start(dir, opts)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -65,11 +98,11 @@ func Start() (*Server, error) {
 // directory), which Stop leaves: Kill and Restart take it away and bring
 // it back on the same base directory, node name and ports, as a server
 // that crashed and was restarted.
-func StartIn(dir string) (*Server, error) {
+func StartIn(dir string, opts ...Option) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	return start(dir)
+	return start(dir, opts)
 }
 
 // bindTries is how many times start picks fresh ports when the server
@@ -81,13 +114,19 @@ const bindTries = 5
 // errAddrInUse marks a server that exited because a port was taken.
 var errAddrInUse = errors.New("a port was taken before the server bound it")
 
-func start(dir string) (*Server, error) {
+func start(dir string, opts []Option) (*Server, error) {
 	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
 	for try := 1; ; try++ {
-		s, err := startOn(bin, dir)
+		s, err := startOn(bin, dir, o)
 		if err == nil || !errors.Is(err, errAddrInUse) || try == bindTries {
 			return s, err
 		}
@@ -101,9 +140,12 @@ func start(dir string) (*Server, error) {
 	}
 }
 
+// identityFile is the request identity key's file in the base directory.
+const identityFile = "request-identity.pem"
+
 // startOn starts a server on fresh free ports with base directory dir,
 // which it leaves in place when the server does not become ready.
-func startOn(bin, dir string) (*Server, error) {
+func startOn(bin, dir string, o options) (*Server, error) {
 	ports, err := pickPorts(4)
 	if err != nil {
 		return nil, err
@@ -121,10 +163,27 @@ func startOn(bin, dir string) (*Server, error) {
 		"RESTATE_DISABLE_TELEMETRY=true",
 		"RESTATE_DEFAULT_NUM_PARTITIONS=4",
 		"RESTATE_ROCKSDB_TOTAL_MEMORY_SIZE=256MB",
-		"RESTATE_LOG_FILTER=warn",
+		"RESTATE_LOG_DISABLE_ANSI_CODES=true",
 	)
 	s := &Server{Ingress: "http://" + addr(ports[1]), Admin: "http://" + addr(ports[2]),
-		bin: bin, env: env, dir: dir, keep: true, logs: &lockedBuffer{}}
+		bin: bin, dir: dir, keep: true, logs: &lockedBuffer{}}
+	if o.identity != nil {
+		der, err := x509.MarshalPKCS8PrivateKey(o.identity)
+		if err != nil {
+			return nil, err
+		}
+		file := filepath.Join(dir, identityFile)
+		if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+			return nil, err
+		}
+		s.IdentityKey = IdentityKey(o.identity.Public().(ed25519.PublicKey))
+		// The key's loading is logged at info.
+		env = append(env, "RESTATE_WORKER__INVOKER__REQUEST_IDENTITY_PRIVATE_KEY_PEM_FILE="+file,
+			"RESTATE_LOG_FILTER=warn,restate_service_client::request_identity=info")
+	} else {
+		env = append(env, "RESTATE_LOG_FILTER=warn")
+	}
+	s.env = env
 	if err := s.launch(); err != nil {
 		return nil, err
 	}
@@ -135,6 +194,12 @@ func startOn(bin, dir string) (*Server, error) {
 			err = fmt.Errorf("%w: %w", errAddrInUse, err)
 		}
 		return nil, fmt.Errorf("restatetest: the server did not become ready: %w\n%s", err, logs)
+	}
+	if s.IdentityKey != "" {
+		if err := s.loadedIdentity(time.Minute); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("restatetest: %w\n%s", err, s.logs.String())
+		}
 	}
 	return s, nil
 }
@@ -195,6 +260,22 @@ func (s *Server) ready(limit time.Duration) error {
 			return errors.New("timeout")
 		}
 		time.Sleep(d) // polling an external process's readiness
+	}
+}
+
+// loadedIdentity waits until the server logged that it loaded the
+// request identity key with IdentityKey's key id.
+func (s *Server) loadedIdentity(limit time.Duration) error {
+	want := `kid: "` + s.IdentityKey + `"`
+	deadline := time.Now().Add(limit)
+	for d := 20 * time.Millisecond; ; d = min(2*d, 500*time.Millisecond) {
+		if logs := s.logs.String(); strings.Contains(logs, "Loaded request identity key") && strings.Contains(logs, want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not log that it loaded the request identity key %s", s.IdentityKey)
+		}
+		time.Sleep(d) // polling an external process's output
 	}
 }
 
