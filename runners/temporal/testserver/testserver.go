@@ -176,18 +176,18 @@ func (s *Server) ready(limit time.Duration) error {
 	done := s.done
 	s.mu.Unlock()
 	deadline := time.Now().Add(limit)
-	err := errors.New("timeout")
 	for d := 20 * time.Millisecond; ; d = min(2*d, 500*time.Millisecond) {
 		select {
 		case <-done:
 			return errors.New("it exited")
 		default:
 		}
-		if err = s.check(); err == nil {
+		err := s.check()
+		if err == nil {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return err
+			return fmt.Errorf("timeout: %w", err)
 		}
 		time.Sleep(d) // polling an external process's readiness
 	}
