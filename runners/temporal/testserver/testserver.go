@@ -37,8 +37,9 @@ import (
 // Namespace is the namespace of every server: the dev server's own.
 const Namespace = "default"
 
-// Server is a running dev server. Its methods are safe for concurrent
-// use; Stop may be called more than once.
+// Server is a running dev server. Client, Logs and Stop are safe for
+// concurrent use, and Stop may be called more than once; Kill and
+// Restart are one caller's, in turn.
 type Server struct {
 	// HostPort is its frontend's address, 127.0.0.1:<port>.
 	HostPort string
@@ -148,8 +149,10 @@ func startOn(bin, dir string, durable bool) (*Server, error) {
 	return s, nil
 }
 
-// launch starts the server's process in a process group of its own;
-// the kernel SIGKILLs it when its parent dies (Pdeathsig).
+// launch starts the server's process in a process group of its own.
+// The kernel SIGKILLs it when the thread that started it exits
+// (Pdeathsig): in Go, when the process exits or dies, as the runtime
+// ends no thread but one locked by a goroutine that exits.
 func (s *Server) launch() error {
 	cmd := exec.Command(s.bin, s.args...)
 	cmd.Env = s.env
@@ -169,8 +172,7 @@ func (s *Server) launch() error {
 	return nil
 }
 
-// ready waits until the frontend answers and lists the owner search
-// attribute in Namespace, then keeps that client as Client's.
+// ready waits until check passes, or the process exits, or limit.
 func (s *Server) ready(limit time.Duration) error {
 	s.mu.Lock()
 	done := s.done
@@ -193,39 +195,38 @@ func (s *Server) ready(limit time.Duration) error {
 	}
 }
 
-// check dials the server (once) and asks for the namespace's search
-// attributes.
+// check dials the server and asks for the namespace's search
+// attributes, with a client of its own: after Restart, Client's client
+// may still be waiting to reconnect. The first client that passes is
+// kept as Client's.
 func (s *Server) check() error {
-	s.mu.Lock()
-	c := s.client
-	s.mu.Unlock()
-	if c == nil {
-		conn, err := net.DialTimeout("tcp", s.HostPort, time.Second)
-		if err != nil {
-			return err
-		}
-		_ = conn.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c, err = client.DialContext(ctx, client.Options{HostPort: s.HostPort, Namespace: Namespace,
-			Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
-		if err != nil {
-			return err
-		}
-		s.mu.Lock()
-		s.client = c
-		s.mu.Unlock()
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: Namespace})
+	conn, err := net.DialTimeout("tcp", s.HostPort, time.Second)
 	if err != nil {
 		return err
 	}
-	if _, ok := resp.GetCustomAttributes()[temporal.OwnerSearchAttribute]; !ok {
-		return fmt.Errorf("the search attribute %s is not registered", temporal.OwnerSearchAttribute)
+	_ = conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.HostPort, Namespace: Namespace,
+		Logger: log.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		return err
 	}
-	return nil
+	resp, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: Namespace})
+	if err == nil {
+		if _, ok := resp.GetCustomAttributes()[temporal.OwnerSearchAttribute]; !ok {
+			err = fmt.Errorf("the search attribute %s is not registered", temporal.OwnerSearchAttribute)
+		}
+	}
+	s.mu.Lock()
+	if err == nil && s.client == nil {
+		s.client, c = c, nil
+	}
+	s.mu.Unlock()
+	if c != nil {
+		c.Close()
+	}
+	return err
 }
 
 // Client returns a client of the server in Namespace (its SDK logs
