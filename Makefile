@@ -53,11 +53,11 @@ test: fmt-check
 test-eino:
 	cd adapters/eino && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 ./...
 
-# An Eino agent child as durable Work on Temporal (an in-process server)
-# and Restate (a real server, installed from npm as for test-restate):
-# adapters/eino/durabletest, an unpublished module of its own, so that
-# Eino stays out of the runners' modules and Temporal and Restate out of
-# the Eino adapter's. Its first build compiles the Temporal server.
+# An Eino agent child as durable Work on Temporal (the Temporal CLI's dev
+# server, as for test-temporal) and Restate (a real server, installed from
+# npm as for test-restate): adapters/eino/durabletest, an unpublished
+# module of its own, so that Eino stays out of the runners' modules and
+# Temporal and Restate out of the Eino adapter's.
 .PHONY: test-eino-durable
 test-eino-durable:
 	cd adapters/eino/durabletest && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "adapters/eino/durabletest/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 20m ./...
@@ -177,8 +177,10 @@ release-check:
 
 # The Temporal runner (its own module, runners/temporal): vet, tidiness,
 # then the engine conformance suite and the worker-process tests (SIGKILL
-# -> worker_lost, retry) on an in-process Temporal server (temporaltest).
-# The first build compiles the Temporal server and takes minutes.
+# -> worker_lost, retry) against the Temporal CLI's dev server, a process
+# the tests start (runners/temporal/testserver: the temporal binary from
+# AGENTWORK_TEMPORAL_CLI, else built once from tools/temporal into
+# .cache/temporal/<key>: minutes on a cold build cache, once).
 .PHONY: test-temporal
 test-temporal:
 	cd runners/temporal && $(GO) vet $(RACE) ./... && { $(GO) mod tidy -diff || { echo "runners/temporal/go.mod/go.sum are not tidy"; exit 1; }; } && $(GO) test $(RACE) -count=1 -timeout 30m ./...

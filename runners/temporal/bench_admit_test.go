@@ -97,7 +97,7 @@ func holdWorkflow(ctx workflow.Context) error {
 
 // BenchmarkAdmission measures start -> work.ref through the runner
 // beside the floors of the designs an admission can have, interleaved on
-// one in-process server and reported as medians (us) and as ratios to a
+// one dev server and reported as medians (us) and as ratios to a
 // bare workflow start: a bare start; an update on a running workflow
 // whose handler returns at once (plain, and update-with-start as the
 // runner sends it); that update then a client start (the runner's shape);

@@ -33,7 +33,7 @@ func bareRemoteWorkflow(ctx workflow.Context, in string) (string, error) {
 	return out, err
 }
 
-// BenchmarkTemporal measures, on one in-process Temporal server and in the
+// BenchmarkTemporal measures, on one Temporal dev server and in the
 // same run, start -> WorkRef and start -> result through the runner beside
 // a bare Temporal workflow (one activity) start and start -> result. The
 // figures are the medians of the interleaved rounds (one of each a
@@ -133,13 +133,12 @@ func median(ds []time.Duration) time.Duration {
 	return ds[len(ds)/2]
 }
 
-// benchServer is server for a benchmark (WithT takes a *testing.T).
+// benchServer is a dev server of the benchmark's own; its end stops it.
 func benchServer(b *testing.B) client.Client {
-	srv, err := testserver.New()
+	srv, err := testserver.Start()
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(srv.Stop)
-	c := srv.GetDefaultClient()
-	return c
+	return srv.Client()
 }

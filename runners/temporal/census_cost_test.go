@@ -22,7 +22,7 @@ import (
 // (started directly: they stay open, their first workflow task pending).
 // Set AGENTWORK_SNAPSHOT_COST=N (1 means 2000); with
 // AGENTWORK_TEMPORAL_HOSTPORT it measures that server (namespace
-// "default", e.g. the CLI's dev server) instead of the in-process one.
+// "default", e.g. a dev server of its own) instead of the tests' one.
 func TestDeploymentSnapshotCost(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("AGENTWORK_SNAPSHOT_COST"))
 	if n <= 0 {
@@ -38,11 +38,7 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 	ns := "default"
 	hostPort := os.Getenv("AGENTWORK_TEMPORAL_HOSTPORT")
 	if hostPort == "" {
-		server(t)
-		ns = namespace()
-		shared.mu.Lock()
-		hostPort = shared.srv.GetFrontendHostPort()
-		shared.mu.Unlock()
+		ns, hostPort = namespace(), sharedServer(t).HostPort
 	}
 	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns, ConnectionOptions: client.ConnectionOptions{
 		DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any,

@@ -44,11 +44,7 @@ func deploy(t *testing.T, prefix string, targets map[string]temporal.Child, work
 // end closes it.
 func dialShared(t *testing.T, interceptors ...grpc.UnaryClientInterceptor) client.Client {
 	t.Helper()
-	server(t)
-	shared.mu.Lock()
-	hostPort := shared.srv.GetFrontendHostPort()
-	shared.mu.Unlock()
-	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: namespace(),
+	c, err := client.Dial(client.Options{HostPort: sharedServer(t).HostPort, Namespace: namespace(),
 		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(interceptors...)}}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -20,13 +21,21 @@ import (
 // TestMain turns the test binary into a worker process when
 // AGENTWORK_WORKER names a Temporal frontend ("host:port namespace queue"):
 // it runs the "slow" target, says "started <work id>" on stdout when an
-// attempt begins, and blocks until it is killed.
+// attempt begins, and blocks until it is killed. Otherwise it runs the
+// tests, stops the shared dev server and fails when goroutines remain
+// (goleak).
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("AGENTWORK_WORKER"); spec != "" {
 		os.Exit(workerProcess(spec))
 	}
 	code := m.Run()
 	stopShared()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
 	os.Exit(code)
 }
 

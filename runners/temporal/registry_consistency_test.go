@@ -319,11 +319,18 @@ func TestTerminalFromLostTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Cancel(t.Context(), o, ref.ID); err == nil {
-		t.Fatal("the cancel of a lost task was accepted")
-	}
+	_, cerr := e.Cancel(t.Context(), o, ref.ID)
 	if inj.armed.Load() {
 		t.Fatal("no workflow task was lost")
+	}
+	if cerr == nil {
+		// The server delivered the lost task's update again, in the task
+		// that ran next (Temporal server 1.29, the CLI dev server's:
+		// 1.32 fails the update with the task): the cancel holds.
+		if st, _, err := e.Result(t.Context(), o, ref.ID, work.MaxResultWait); err != nil || st.State != work.StateCancelled {
+			t.Fatalf("Result after an accepted cancel of queued Work = %s %v; want cancelled", st.State, err)
+		}
+		t.Skip("this server delivers a lost task's update again: no cancel is lost")
 	}
 	w, err := temporal.NewWorker(base, map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/server/temporaltest"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/testserver"
@@ -18,58 +17,60 @@ import (
 	"github.com/agentwork/agentwork/work/enginetest"
 )
 
-// shared is the in-process Temporal server of the tests that keep to
-// their own owners and task queues (the conformance suite does): started
-// once per test binary, so that -count=N repeats them on one server;
-// TestMain stops it.
+// shared is the Temporal dev server of the tests that keep to their own
+// owners and task queues (the conformance suite does): started once per
+// test binary, so that -count=N repeats them on one server; TestMain
+// stops it.
 var shared struct {
 	mu  sync.Mutex
-	srv *temporaltest.TestServer
-	c   client.Client
+	srv *testserver.Server
 }
 
-// server returns the shared in-process Temporal server's client, with the
-// owner search attribute registered.
+// server returns the shared dev server's client (its namespace is
+// namespace()), starting the server if need be.
 func server(t *testing.T) client.Client {
+	t.Helper()
+	return sharedServer(t).Client()
+}
+
+// sharedServer returns the shared dev server, starting it if need be.
+func sharedServer(t *testing.T) *testserver.Server {
 	t.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv == nil {
-		srv, err := testserver.New()
+		srv, err := testserver.Start()
 		if err != nil {
-			t.Fatalf("starting the Temporal test server: %v", err)
+			t.Fatalf("starting the Temporal dev server: %v", err)
 		}
-		shared.srv, shared.c = srv, srv.GetDefaultClient()
+		shared.srv = srv
 	}
-	return shared.c
+	return shared.srv
 }
 
-// namespace is the shared server's namespace.
-func namespace() string {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	return shared.srv.GetDefaultNamespace()
-}
+// namespace is every test server's namespace.
+func namespace() string { return testserver.Namespace }
 
 func stopShared() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.srv != nil {
 		shared.srv.Stop()
-		shared.srv, shared.c = nil, nil
+		shared.srv = nil
 	}
 }
 
-// serverWithAddr also returns the server's frontend address and namespace,
-// for worker processes.
+// serverWithAddr starts a dev server of the test's own (stopped when the
+// test ends) and returns its client, frontend address and namespace, for
+// worker processes.
 func serverWithAddr(t *testing.T) (client.Client, string, string) {
 	t.Helper()
-	srv, err := testserver.New(temporaltest.WithT(t))
+	srv, err := testserver.Start()
 	if err != nil {
-		t.Fatalf("starting the Temporal test server: %v", err)
+		t.Fatalf("starting the Temporal dev server: %v", err)
 	}
-	c := srv.GetDefaultClient()
-	return c, srv.GetFrontendHostPort(), srv.GetDefaultNamespace()
+	t.Cleanup(srv.Stop)
+	return srv.Client(), srv.HostPort, testserver.Namespace
 }
 
 var queues atomic.Int64
@@ -132,7 +133,7 @@ func (harness) Capabilities() enginetest.Capabilities {
 }
 
 // TestConformance runs the engine conformance suite against the Temporal
-// runner on a real (in-process) Temporal server.
+// runner on a real Temporal server (the CLI's dev server).
 func TestConformance(t *testing.T) {
 	enginetest.Run(t, harness{server(t)})
 }

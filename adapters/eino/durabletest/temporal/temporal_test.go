@@ -5,26 +5,25 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/agentwork/agentwork/adapters/eino/durabletest"
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/testserver"
 )
 
-// This package has no goleak check: the in-process Temporal server leaves
-// goroutines of its own (its metrics reporter, gRPC serializers) after
-// Stop, as the runner's own tests accept. The Restate test, in the
-// parent package, has one.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // TestTemporal: an Eino agent child runs as durable Work on the Temporal
-// runner (an in-process Temporal server), completes with the guidance
-// sent while it ran, and a cancel stops it.
+// runner (the Temporal CLI's dev server, testserver), completes with the
+// guidance sent while it ran, and a cancel stops it.
 func TestTemporal(t *testing.T) {
-	srv, err := testserver.New()
+	srv, err := testserver.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
-	c := srv.GetDefaultClient()
+	c := srv.Client()
 	r := durabletest.NewResearcher(t)
 	obs, spans := durabletest.NewObserver(t)
 	// A short heartbeat timeout: a cancel reaches a running child with

@@ -51,6 +51,7 @@ func consumers(root string) []consumer {
 			name:  "temporal",
 			get:   []string{release.RootPath + "/runners/temporal"}, // the root comes by its requirement
 			files: testdata(root, "temporal"),
+			tests: temporalTests,
 		},
 		{
 			name:  "restate",
@@ -373,6 +374,37 @@ func restateServer(root string) (string, error) {
 		return m[len(m)-1], nil
 	}
 	return "", errors.New("no restate-server: set AGENTWORK_RESTATE_SERVER")
+}
+
+// temporalTests runs Temporal runner tests compiled from the published
+// zip with the consumer's build list, against the Temporal CLI's dev
+// server (runners/temporal/testserver) the repository's tests use: an
+// option refused without a server, and a Work whose worker process is
+// SIGKILLed (worker_lost) and one run again on another worker.
+func temporalTests(rc *rehearsal) ([]string, []string, error) {
+	bin, err := temporalCLI(rc.root)
+	if err != nil {
+		return nil, nil, err
+	}
+	args := []string{"test", "-race", "-count=1", "-run", "^(TestInvalidLimitOptionRefused|TestWorkerLost|TestRetryableWorkerLost)$",
+		release.RootPath + "/runners/temporal"}
+	return args, []string{"AGENTWORK_TEMPORAL_CLI=" + bin}, nil
+}
+
+// temporalCLI is the Temporal CLI of the repository's tests
+// (testserver.Binary: AGENTWORK_TEMPORAL_CLI, else the build cached in
+// .cache/temporal, made when missing), which awtemporal temporal-cli
+// prints.
+func temporalCLI(root string) (string, error) {
+	cmd := exec.Command("go", "run", "./internal/cmd/awtemporal", "temporal-cli")
+	cmd.Dir = filepath.Join(root, "runners", "temporal")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("the Temporal CLI (go run ./internal/cmd/awtemporal temporal-cli in runners/temporal): %w\n%s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // cleanup removes the temporary directory; the module cache's files are

@@ -6,9 +6,10 @@
 // GONOSUMDB=github.com/agentwork/agentwork, GOFLAGS="-mod=mod -trimpath"): it builds
 // and runs the README's first program against a fake OpenAI server,
 // builds a Temporal and a Restate coordinator and worker that use
-// telemetry (testdata/consumers), and runs tests of the Restate runner
-// with the consumer's build list. It exits non-zero on anything a
-// published release would fail on.
+// telemetry (testdata/consumers), and runs tests of the Temporal and the
+// Restate runner with the consumer's build list, against their real
+// servers. It exits non-zero on anything a published release would fail
+// on.
 //
 //	cd tools/release && go run ./cmd/releasecheck [-keep] [-cold] [-tags]
 //

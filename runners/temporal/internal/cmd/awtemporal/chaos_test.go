@@ -48,19 +48,17 @@ func TestChaosTemporal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cl := newCluster(self, temporalBin, dir)
-	cl.db = filepath.Join(dir, "temporal.db")
+	cl := newCluster(self, dir)
+	cl.durable = true
 	t.Cleanup(cl.stop)
 	svc := newBatchService()
 	hs := httptest.NewServer(svc)
 	t.Cleanup(hs.Close)
 	cl.jobs = hs.URL
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := cl.startServer(ctx); err != nil {
+	if err := cl.startServer(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("dev server at %s on %s; logs in %s", cl.hostPort, cl.db, dir)
+	t.Logf("dev server at %s on its database in %s; logs in %s", cl.hostPort, filepath.Join(dir, "temporal"), dir)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -259,9 +257,7 @@ func chaosServer(t *testing.T, cl *cluster, tc client.Client, svc *batchService,
 	if d := 5*heartbeat - time.Since(down); d > 0 {
 		time.Sleep(d) // the outage's length is the fault itself
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := cl.startServer(ctx); err != nil {
+	if err := cl.startServer(); err != nil {
 		t.Fatal(err)
 	}
 	restarted := time.Now()

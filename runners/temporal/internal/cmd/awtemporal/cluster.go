@@ -1,30 +1,27 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/agentwork/agentwork/runners/harness"
+	"github.com/agentwork/agentwork/runners/temporal/testserver"
 )
 
 // cluster is a Temporal dev server with worker and coordinator processes
-// on 127.0.0.1, every process's output in dir.
+// on 127.0.0.1, every process's output in dir (the server's in
+// temporal-server.log, written by stop).
 type cluster struct {
-	self, temporal, dir string
-	hostPort, queue     string
-	jobs                string // the fake batch service's URL, for the workers' batch target
-	db                  string // the server's database file ("": in memory)
-	port                int    // the server's port, kept across restarts
-	server              *proc  // the dev server running now
+	self, dir       string
+	hostPort, queue string
+	jobs            string             // the fake batch service's URL, for the workers' batch target
+	durable         bool               // the server keeps its state in a database file (else in memory)
+	server          *testserver.Server // nil until startServer
 
 	harness.Procs // the processes, their output in dir
 
@@ -37,56 +34,34 @@ type cluster struct {
 
 type proc = harness.Proc
 
-func newCluster(self, temporalBin, dir string) *cluster {
-	c := &cluster{self: self, temporal: temporalBin, dir: dir, Procs: harness.Procs{Dir: dir}, queue: "agentwork",
+func newCluster(self, dir string) *cluster {
+	c := &cluster{self: self, dir: dir, Procs: harness.Procs{Dir: dir}, queue: "agentwork",
 		started: map[string]string{}, starts: map[string]int{}, polled: map[string][]string{}}
 	c.cond = sync.NewCond(&c.mu)
 	return c
 }
 
-// startServer starts the dev server on a free port (the same port
-// again when it ran before) and waits until its frontend answers. With
-// db set, the server keeps its state in that file (--db-filename), so
-// that a restart on the same file finds every workflow again.
-func (c *cluster) startServer(ctx context.Context) error {
-	if c.port == 0 {
-		port, err := harness.FreePort()
-		if err != nil {
-			return err
-		}
-		c.port = port
-		c.hostPort = "127.0.0.1:" + strconv.Itoa(port)
+// startServer starts the dev server (testserver) on a free port and
+// waits until it is ready; after killServer, it starts it again on the
+// same port (and database). With durable set, the server keeps its state
+// in a database file under dir/temporal, so that a restart finds every
+// workflow again.
+func (c *cluster) startServer() error {
+	if c.server != nil {
+		return c.server.Restart()
 	}
-	args := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(c.port),
-		"--headless", "--log-level", "warn", "--search-attribute", "AgentworkOwner=Keyword",
-		// One partition per task queue: each queue of the deployment has few pollers.
-		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"}
-	if c.db != "" {
-		args = append(args, "--db-filename", c.db)
+	var srv *testserver.Server
+	var err error
+	if c.durable {
+		srv, err = testserver.StartIn(filepath.Join(c.dir, "temporal"))
+	} else {
+		srv, err = testserver.Start()
 	}
-	p, err := c.Spawn("temporal-server", nil, c.temporal, args...)
 	if err != nil {
 		return err
 	}
-	c.server = p
-	for {
-		cl, err := client.Dial(client.Options{HostPort: c.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
-		if err == nil {
-			_, err = cl.CheckHealth(ctx, &client.CheckHealthRequest{})
-			cl.Close()
-			if err == nil {
-				return nil
-			}
-		}
-		select {
-		case <-p.Done:
-			return errors.New("the Temporal dev server exited (see " + filepath.Join(c.dir, "temporal-server.log") + ")")
-		case <-ctx.Done():
-			return fmt.Errorf("the Temporal dev server did not answer: %w", err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	c.server, c.hostPort = srv, srv.HostPort
+	return nil
 }
 
 // killServer SIGKILLs the dev server and waits until it exited.
@@ -182,7 +157,14 @@ func (c *cluster) startCoordinator(name, owner string, extra ...string) (*coordi
 		"-queue", c.queue, "-owner", owner, "-spans", filepath.Join(c.dir, name+".spans")}, extra...)...)
 }
 
-// stop ends every process (SIGKILL) and waits for each.
-func (c *cluster) stop() { c.StopAll() }
+// stop ends every process (SIGKILL), waits for each and writes the dev
+// server's output to temporal-server.log.
+func (c *cluster) stop() {
+	c.StopAll()
+	if c.server != nil {
+		c.server.Stop()
+		_ = os.WriteFile(filepath.Join(c.dir, "temporal-server.log"), []byte(c.server.Logs()), 0o644)
+	}
+}
 
 func nopLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -14,18 +14,19 @@ import (
 // demoMain: a Temporal dev server, two workers and a coordinator on
 // 127.0.0.1; one worker is killed while it runs children; prints what
 // survived. No keys, no model, no network beyond 127.0.0.1.
+// The dev server is testserver's (its Binary: AGENTWORK_TEMPORAL_CLI,
+// else built into the repository's .cache).
 func demoMain(args []string) int {
 	fs := flag.NewFlagSet("demo", flag.ExitOnError)
-	temporalBin := fs.String("temporal", "temporal", "the Temporal CLI")
 	_ = fs.Parse(args)
-	if err := demo(*temporalBin); err != nil {
+	if err := demo(); err != nil {
 		fmt.Fprintln(os.Stderr, "demo-temporal:", err)
 		return 1
 	}
 	return 0
 }
 
-func demo(temporalBin string) error {
+func demo() error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -35,13 +36,11 @@ func demo(temporalBin string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	cl := newCluster(self, temporalBin, dir)
+	cl := newCluster(self, dir)
 	defer cl.stop()
 	say := func(format string, a ...any) { fmt.Printf(format+"\n", a...) }
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	say("Starting a Temporal dev server on 127.0.0.1 (in memory, no UI)...")
-	if err := cl.startServer(ctx); err != nil {
+	if err := cl.startServer(); err != nil {
 		return err
 	}
 	say("  frontend at %s", cl.hostPort)

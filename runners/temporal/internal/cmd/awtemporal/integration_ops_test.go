@@ -72,11 +72,11 @@ func TestIntegrationTemporalOps(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cl := newCluster(self, temporalBin, dir)
+	cl := newCluster(self, dir)
 	t.Cleanup(cl.stop)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := cl.startServer(ctx); err != nil {
+	if err := cl.startServer(); err != nil {
 		t.Fatal(err)
 	}
 	must := func(err error) {

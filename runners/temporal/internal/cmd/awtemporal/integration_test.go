@@ -38,7 +38,7 @@ func TestIntegrationTemporal(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	cl := newCluster(self, temporalBin, dir)
+	cl := newCluster(self, dir)
 	t.Cleanup(cl.stop)
 	svc := newBatchService()
 	hs := httptest.NewServer(svc) // on 127.0.0.1
@@ -46,7 +46,7 @@ func TestIntegrationTemporal(t *testing.T) {
 	cl.jobs = hs.URL
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := cl.startServer(ctx); err != nil {
+	if err := cl.startServer(); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("dev server at %s; logs in %s", cl.hostPort, dir)

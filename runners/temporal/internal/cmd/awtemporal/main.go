@@ -5,7 +5,8 @@
 //
 //	awtemporal worker      -hostport H -queue Q -name N -spans FILE [-jobs URL] [-bare]
 //	awtemporal coordinator -hostport H -queue Q -owner O -spans FILE
-//	awtemporal demo        -temporal BIN
+//	awtemporal demo
+//	awtemporal temporal-cli
 //
 // A worker runs the runner's workflows and its targets (slow, retry,
 // gated, deaf, stubborn, fail: harness.Children; echo), with -bare the scale run's bare Temporal
@@ -19,17 +20,23 @@
 // with one JSON line on stdout: the object the model would see, or
 // {"error":CODE}. Both record the spans of the Temporal SDK's
 // OpenTelemetry interceptor in -spans (one line per span: name,
-// attributes, events, status), for the canary check.
+// attributes, events, status), for the canary check. The demo's dev
+// server, as every test's, is testserver's; temporal-cli prints the path
+// of the Temporal CLI it runs (testserver.Binary: AGENTWORK_TEMPORAL_CLI,
+// else built once into the repository's .cache; run it in the
+// repository), for the scripts that run the CLI themselves.
 package main
 
 import (
 	"fmt"
 	"os"
+
+	"github.com/agentwork/agentwork/runners/temporal/testserver"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: awtemporal worker|coordinator|demo [flags]")
+		fmt.Fprintln(os.Stderr, "usage: awtemporal worker|coordinator|demo|temporal-cli [flags]")
 		os.Exit(2)
 	}
 	var code int
@@ -40,6 +47,14 @@ func main() {
 		code = coordinatorMain(os.Args[2:])
 	case "demo":
 		code = demoMain(os.Args[2:])
+	case "temporal-cli":
+		bin, err := testserver.Binary()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "awtemporal:", err)
+			code = 1
+		} else {
+			fmt.Println(bin)
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "awtemporal: unknown command %q\n", os.Args[1])
 		code = 2

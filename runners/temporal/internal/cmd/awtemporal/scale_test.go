@@ -44,11 +44,9 @@ func TestIntegrationScale(t *testing.T) {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	cl := newCluster(self, temporalBin, dir)
+	cl := newCluster(self, dir)
 	t.Cleanup(cl.stop)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := cl.startServer(ctx); err != nil {
+	if err := cl.startServer(); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"worker-a", "worker-b"} {
