@@ -1,6 +1,7 @@
 package restatetest
 
 import (
+	"github.com/agentwork/agentwork/runners/harness"
 	"net"
 	"net/http"
 	"testing"
@@ -19,13 +20,13 @@ func TestStartPicksPortsAgain(t *testing.T) {
 	calls := 0
 	pickPorts = func(n int) ([]int, error) {
 		calls++
-		ports, err := freePorts(n)
+		ports, err := harness.FreePorts(n)
 		if calls == 1 && err == nil {
 			ports[1] = port // the ingress
 		}
 		return ports, err
 	}
-	defer func() { pickPorts = freePorts }()
+	defer func() { pickPorts = harness.FreePorts }()
 	s, err := Start()
 	if err != nil {
 		t.Fatalf("Start with a taken port: %v", err)

@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -30,6 +29,8 @@ import (
 	"time"
 
 	"github.com/mr-tron/base58"
+
+	"github.com/agentwork/agentwork/runners/harness"
 )
 
 // Version is the Restate server version the tests run.
@@ -50,7 +51,7 @@ type Server struct {
 	cmd  *exec.Cmd
 	dir  string
 	keep bool // Stop leaves dir (StartIn's)
-	logs *lockedBuffer
+	logs *harness.LogBuffer
 	done chan struct{}
 	once sync.Once
 }
@@ -166,7 +167,7 @@ func startOn(bin, dir string, o options) (*Server, error) {
 		"RESTATE_LOG_DISABLE_ANSI_CODES=true",
 	)
 	s := &Server{Ingress: "http://" + addr(ports[1]), Admin: "http://" + addr(ports[2]),
-		bin: bin, dir: dir, keep: true, logs: &lockedBuffer{}}
+		bin: bin, dir: dir, keep: true, logs: &harness.LogBuffer{}}
 	if o.identity != nil {
 		der, err := x509.MarshalPKCS8PrivateKey(o.identity)
 		if err != nil {
@@ -353,27 +354,7 @@ func (s *Server) Stop() {
 }
 
 // pickPorts picks the ports of a server; tests replace it.
-var pickPorts = freePorts
-
-// freePorts returns n distinct free loopback ports.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+var pickPorts = harness.FreePorts
 
 // Binary returns the restate-server binary: AGENTWORK_RESTATE_SERVER when
 // set, else the one cached under the repository's .cache/restate/<Version>,
@@ -386,89 +367,16 @@ func Binary() (string, error) {
 	if b := os.Getenv("AGENTWORK_RESTATE_SERVER"); b != "" {
 		return b, nil
 	}
-	root, err := repoRoot()
+	root, err := harness.RepoRoot()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("restatetest: %w (set AGENTWORK_RESTATE_SERVER)", err)
 	}
-	cache := filepath.Join(root, ".cache", "restate")
-	dir := filepath.Join(cache, Version)
 	rel := filepath.Join("node_modules", "@restatedev", "restate-server-linux-x64", "bin", "restate-server")
-	bin := filepath.Join(dir, rel)
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
-	}
-	lock, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("restatetest: lock %s: %w", lock.Name(), err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil // another process installed it while this one waited
-	}
-	tmp, err := os.MkdirTemp(cache, Version+".install-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command("npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp, "@restatedev/restate-server@"+Version)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("restatetest: npm install of the Restate server %s: %v\n%s", Version, err, out)
-	}
-	if _, err := os.Stat(filepath.Join(tmp, rel)); err != nil {
-		return "", fmt.Errorf("restatetest: npm installed no %s: %w", rel, err)
-	}
-	if err := os.RemoveAll(dir); err != nil { // a partial install of an older run
-		return "", err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return "", err
-	}
-	return bin, nil
-}
-
-// repoRoot is the directory above the working directory holding the root
-// module's go.mod (module github.com/agentwork/agentwork).
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.HasPrefix(string(b), "module github.com/agentwork/agentwork\n") {
-			return dir, nil
+	return harness.Install(filepath.Join(root, ".cache", "restate", Version), rel, func(tmp string) error {
+		cmd := exec.Command("npm", "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp, "@restatedev/restate-server@"+Version)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("restatetest: npm install of the Restate server %s: %v\n%s", Version, err, out)
 		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("restatetest: no repository root above the working directory (set AGENTWORK_RESTATE_SERVER)")
-		}
-		dir = parent
-	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() > 1<<20 {
-		return len(p), nil
-	}
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+		return nil
+	})
 }

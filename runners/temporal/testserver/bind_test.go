@@ -3,6 +3,8 @@ package testserver
 import (
 	"net"
 	"testing"
+
+	"github.com/agentwork/agentwork/runners/harness"
 )
 
 // TestStartPicksPortAgain gives the first server a port another listener
@@ -19,9 +21,9 @@ func TestStartPicksPortAgain(t *testing.T) {
 		if calls == 1 {
 			return taken.Addr().(*net.TCPAddr).Port, nil
 		}
-		return freePort()
+		return harness.FreePort()
 	}
-	defer func() { pickPort = freePort }()
+	defer func() { pickPort = harness.FreePort }()
 	s, err := Start()
 	if err != nil {
 		t.Fatalf("Start with a taken port: %v", err)

@@ -31,6 +31,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
+	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
 )
 
@@ -49,7 +50,7 @@ type Server struct {
 	env  []string
 	dir  string
 	keep bool // Stop leaves dir (StartIn's)
-	logs *lockedBuffer
+	logs *harness.LogBuffer
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -120,7 +121,7 @@ func startOn(bin, dir string, durable bool) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{HostPort: "127.0.0.1:" + strconv.Itoa(port), bin: bin, dir: dir, keep: true, logs: &lockedBuffer{}}
+	s := &Server{HostPort: "127.0.0.1:" + strconv.Itoa(port), bin: bin, dir: dir, keep: true, logs: &harness.LogBuffer{}}
 	s.args = []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--headless", "--log-level", "warn",
 		"--search-attribute", temporal.OwnerSearchAttribute + "=Keyword",
@@ -293,14 +294,4 @@ func removeDB(dir string) error {
 }
 
 // pickPort picks the server's port; tests replace it.
-var pickPort = freePort
-
-// freePort returns a TCP port free on 127.0.0.1 now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+var pickPort = harness.FreePort
