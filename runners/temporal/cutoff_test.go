@@ -99,7 +99,7 @@ func TestCutOffWorkerRejoins(t *testing.T) {
 		}
 		rejoining := false
 		for _, a := range d.GetPendingActivities() {
-			rejoining = rejoining || a.GetActivityType().GetName() == temporal.RejoinActivityName
+			rejoining = rejoining || a.GetActivityType().GetName() == temporal.RejoinActivityNameForTest
 		}
 		if rejoining {
 			break

@@ -59,3 +59,6 @@ func ReplayOwner(h *historypb.History) error {
 	r.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	return r.ReplayWorkflowHistory(nil, h)
 }
+
+// RejoinActivityNameForTest is the Rejoin activity's name.
+const RejoinActivityNameForTest = rejoinActivityName

@@ -29,9 +29,9 @@ import (
 // before, and the Worker cancels a child nobody rejoined (class
 // unreachable, should a late Rejoin still come).
 
-// RejoinActivityName is the activity that rejoins an attempt the server
+// rejoinActivityName is the activity that rejoins an attempt the server
 // timed out on the Worker that still holds it.
-const RejoinActivityName = "agentwork.Rejoin"
+const rejoinActivityName = "agentwork.Rejoin"
 
 // classUnreachable is the class of an attempt whose Worker lived but
 // could not reach the server within the rejoin window, and cancelled it.
@@ -235,6 +235,6 @@ func (w *Worker) registerRejoin(hbThrottle time.Duration) {
 		MaxHeartbeatThrottleInterval:     hbThrottle,
 		DisableWorkflowWorker:            true,
 	})
-	rw.RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: RejoinActivityName})
+	rw.RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: rejoinActivityName})
 	w.workers = append(w.workers, rw)
 }

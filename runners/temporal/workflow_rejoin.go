@@ -56,7 +56,7 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 			RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 		}
 		var got runOutcome
-		rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), RejoinActivityName,
+		rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(actx, ao), rejoinActivityName,
 			rejoinInput{ID: w.in.ID, Attempt: n}).Get(ctx, &got)
 		var canceled *temporal.CanceledError
 		switch {
