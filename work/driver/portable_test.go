@@ -53,9 +53,9 @@ func (f *fakeStore) Records(_ context.Context, _ work.Owner) ([]Record, error) {
 	return append([]Record(nil), f.recs...), nil
 }
 
-func (f *fakeStore) Progress(_ context.Context, id string) (work.Progress, bool) {
+func (f *fakeStore) Progress(_ context.Context, id string) (work.Progress, bool, error) {
 	p, ok := f.progress[id]
-	return p, ok
+	return p, ok, nil
 }
 
 func (f *fakeStore) Output(_ context.Context, _ work.Owner, id string) (string, error) {
