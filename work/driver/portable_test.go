@@ -20,7 +20,7 @@ type fakeStore struct {
 	outputs  map[string]string
 	progress map[string]work.Progress
 	progErr  error // Progress's error
-	reads    int // Records calls
+	reads    int   // Records calls
 	marks    []string
 	forgot   []string
 	live     map[string]bool // DetachLive's answer per id
