@@ -7,9 +7,11 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -34,19 +36,34 @@ const encodingEncrypted = "binary/agentwork-test-aes-gcm"
 // test holds, a fresh nonce each, as a deployment's encryption codec.
 type aesCodec struct{ aead cipher.AEAD }
 
-func newAESCodec(t testing.TB) *aesCodec {
-	t.Helper()
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		t.Fatal(err)
+// codecKeyEnv carries the test codec's key (hex) to the worker processes
+// the tests start (TestMain), so that they seal and open with it.
+const codecKeyEnv = "AGENTWORK_TEST_CODEC_KEY"
+
+// codecKey is the test codec's AES-256 key: the parent test process's
+// (from codecKeyEnv in a worker process), fresh in each test binary.
+var codecKey = func() []byte {
+	if k, err := hex.DecodeString(os.Getenv(codecKeyEnv)); err == nil && len(k) == 32 {
+		return k
 	}
-	block, err := aes.NewCipher(key)
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		panic(err)
+	}
+	return k
+}()
+
+// codecEnv is the environment entry that gives a worker process the key.
+func codecEnv() string { return codecKeyEnv + "=" + hex.EncodeToString(codecKey) }
+
+func newAESCodec() *aesCodec {
+	block, err := aes.NewCipher(codecKey)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return &aesCodec{aead: aead}
 }
@@ -94,9 +111,9 @@ func (c *aesCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	return out, nil
 }
 
-// codecConverter is the default data converter under a fresh test codec.
-func codecConverter(t testing.TB) converter.DataConverter {
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), newAESCodec(t))
+// codecConverter is the default data converter under the test codec.
+func codecConverter() converter.DataConverter {
+	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), newAESCodec())
 }
 
 // dialCodec dials a client of its own to the server at hostPort, in the
@@ -112,12 +129,22 @@ func dialCodec(t *testing.T, hostPort string, dc converter.DataConverter) client
 	return c
 }
 
-// sharedCodec dials the shared server (starting it if need be) with a
-// fresh test codec, and returns the client and its converter.
+// sharedCodec dials the shared server (starting it if need be) with the
+// test codec, and returns the client and its converter.
 func sharedCodec(t *testing.T) (client.Client, converter.DataConverter) {
 	t.Helper()
-	dc := codecConverter(t)
+	dc := codecConverter()
 	return dialCodec(t, sharedServer(t).HostPort, dc), dc
+}
+
+// codecServerWithAddr is serverWithAddr with its client dialed with the
+// test codec: it returns that client, the server's frontend address and
+// namespace, and the converter (for WithDataConverter).
+func codecServerWithAddr(t *testing.T) (client.Client, string, string, converter.DataConverter) {
+	t.Helper()
+	_, hostPort, ns := serverWithAddr(t)
+	dc := codecConverter()
+	return dialCodec(t, hostPort, dc), hostPort, ns, dc
 }
 
 // namespaceHistories returns the raw bytes (history, with every
@@ -262,7 +289,7 @@ func TestCodecHistoryScan(t *testing.T) {
 			_, hostPort, _ := serverWithAddr(t)
 			var dc converter.DataConverter = converter.GetDefaultDataConverter()
 			if tc.codec {
-				dc = codecConverter(t)
+				dc = codecConverter()
 			}
 			c := dialCodec(t, hostPort, dc)
 			hs := runCanaries(t, c, dc)
