@@ -101,11 +101,13 @@ func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.Pending
 	return work.Progress{}, nil
 }
 
-// undecodable is the error of a payload that does not decode with the
+// undecodable is the error of a payload that does not decode: with the
 // Engine's data converter (a client dialed with a codec the Engine was not
-// given, WithDataConverter): work.ErrUnavailable, the cause reachable.
+// given, WithDataConverter), or with the client's (a query's answer that
+// a Worker under another codec encoded): work.ErrUnavailable, the cause
+// reachable.
 func undecodable(err error) error {
-	return work.ErrUnavailable.Detail("a payload does not decode with the Engine's data converter (WithDataConverter)").Wrap(err)
+	return work.ErrUnavailable.Detail("a payload does not decode with the data converter (WithDataConverter, the client's)").Wrap(err)
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
@@ -131,7 +133,7 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	}
 	var recs []ownerRecord
 	if err := v.Get(&recs); err != nil {
-		return nil, err
+		return nil, undecodable(err)
 	}
 	return recs, nil
 }
