@@ -33,13 +33,13 @@ func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error
 // Progress reads a running Work's last progress counts from its control
 // object (its attempt sends them there when they change, see
 // Worker.watch).
-func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool) {
+func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, error) {
 	e := (*Engine)(s)
 	var v controlView
 	if e.in.object(ctx, controlService, id, hPeek, "", nil, &v) != nil || v.Progress == (work.Progress{}) {
-		return work.Progress{}, false
+		return work.Progress{}, false, nil
 	}
-	return v.Progress, true
+	return v.Progress, true, nil
 }
 
 // Output reads completed Work's output from its control object, which

@@ -35,8 +35,14 @@ const (
 // (payloads included verbatim).
 func history(t *testing.T, c client.Client, id string) []byte {
 	t.Helper()
+	return historyRun(t, c, id, "")
+}
+
+// historyRun is history of run runID ("" for the latest).
+func historyRun(t *testing.T, c client.Client, id, runID string) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := c.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -91,11 +92,25 @@ func gauges(t *testing.T, o *observed, name string) map[string]float64 {
 // Snapshot its slot and limit, then the cancel-requested attempt with the
 // time its cancel arrived, all through the one telemetry Observer.
 func TestDeploymentView(t *testing.T) {
-	c := server(t)
+	deploymentView(t, server(t))
+}
+
+// TestDeploymentViewCodec is TestDeploymentView under an encryption codec:
+// the client is dialed with the test codec's converter (codec_test.go)
+// and the Engine and Worker are given it (WithDataConverter), so that the
+// memos the view reads are sealed.
+func TestDeploymentViewCodec(t *testing.T) {
+	c, dc := sharedCodec(t)
+	deploymentView(t, c, temporal.WithDataConverter(dc))
+}
+
+// deploymentView is TestDeploymentView on c, the Engine and Worker given
+// extra options.
+func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	eventQueues++
 	queue := "deployview-" + strconv.Itoa(eventQueues)
 	obs := newObserved(t, nil)
-	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}
+	base := append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}, extra...)
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, append(base, temporal.WithLimits(work.WithMaxRunning(1)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)

@@ -254,5 +254,8 @@
 // child's update values are payloads in its Work's history (its workflow
 // state), never in its owner's registry, a span, a metric or a log line. Use
 // a payload codec on the client (client.Options.DataConverter) to encrypt
-// them.
+// them, and give the Engine and every Worker the same converter
+// (WithDataConverter): the Engine decodes the memos and heartbeat details
+// it reads with it, and returns work.ErrUnavailable for one it cannot
+// decode.
 package temporal

@@ -231,7 +231,6 @@ func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", WorkWorkflowName, e.cfg.taskQueue)
 	var out []openWork
 	var token []byte
-	dc := converter.GetDefaultDataConverter()
 	for page := 0; ; page++ {
 		if page == maxListPages {
 			return nil, ErrDeploymentTooLarge
@@ -244,26 +243,9 @@ func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 			return nil, fromTemporal(err)
 		}
 		for _, x := range resp.GetExecutions() {
-			w := openWork{id: x.GetExecution().GetWorkflowId(), created: x.GetStartTime().AsTime()}
-			memo := x.GetMemo().GetFields()
-			if p := memo[memoTarget]; p != nil {
-				_ = dc.FromPayload(p, &w.target)
-			}
-			if p := memo[memoCreated]; p != nil {
-				// The start time of a continued run is not its Work's.
-				var t time.Time
-				if dc.FromPayload(p, &t) == nil && !t.IsZero() {
-					w.created = t
-				}
-			}
-			if p := memo[memoJob]; p != nil {
-				_ = dc.FromPayload(p, &w.job)
-			}
-			if p := memo[memoApproval]; p != nil {
-				_ = dc.FromPayload(p, &w.approval)
-			}
-			if p := x.GetSearchAttributes().GetIndexedFields()[OwnerSearchAttribute]; p != nil {
-				_ = dc.FromPayload(p, &w.owner)
+			w, err := e.openWorkOf(x)
+			if err != nil {
+				return nil, err
 			}
 			out = append(out, w)
 		}
@@ -272,6 +254,34 @@ func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 			return out, nil
 		}
 	}
+}
+
+// openWorkOf reads one open Work workflow as visibility lists it: its
+// memo decoded with the Engine's data converter (the client's, which
+// encoded it), its owner search attribute with the default converter (the
+// SDK encodes search attributes with it). A payload that does not decode
+// is undecodable's error.
+func (e *Engine) openWorkOf(x *workflowpb.WorkflowExecutionInfo) (openWork, error) {
+	w := openWork{id: x.GetExecution().GetWorkflowId(), created: x.GetStartTime().AsTime()}
+	memo := x.GetMemo().GetFields()
+	var created time.Time
+	for key, into := range map[string]any{memoTarget: &w.target, memoCreated: &created, memoJob: &w.job, memoApproval: &w.approval} {
+		if p := memo[key]; p != nil {
+			if err := e.cfg.dc.FromPayload(p, into); err != nil {
+				return openWork{}, undecodable(err)
+			}
+		}
+	}
+	// The start time of a continued run is not its Work's.
+	if !created.IsZero() {
+		w.created = created
+	}
+	if p := x.GetSearchAttributes().GetIndexedFields()[OwnerSearchAttribute]; p != nil {
+		if err := converter.GetDefaultDataConverter().FromPayload(p, &w.owner); err != nil {
+			return openWork{}, undecodable(err)
+		}
+	}
+	return w, nil
 }
 
 // queueStats is what DescribeTaskQueue says of a target's activity queue.
@@ -345,7 +355,11 @@ func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (work.
 		} else if at := a.GetScheduledTime(); at != nil {
 			lw.Enqueued = at.AsTime()
 		}
-		lw.Progress = heartbeatProgress(pending)
+		p, err := heartbeatProgress(e.cfg.dc, pending)
+		if err != nil {
+			return work.LiveWork{}, err
+		}
+		lw.Progress = p
 	case w.job:
 		lw.State, lw.Waiting, lw.Started = work.StateRunning, true, w.created
 		for _, p := range pending {

@@ -21,10 +21,10 @@ type portable = driver.Portable
 type store Engine
 
 // Progress reads a running Work's progress counts from its attempt's
-// last heartbeat.
-func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool) {
-	p := (*Engine)(s).progress(ctx, id)
-	return p, p != (work.Progress{})
+// last heartbeat (Engine.progress).
+func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, error) {
+	p, err := (*Engine)(s).progress(ctx, id)
+	return p, err == nil && p != (work.Progress{}), err
 }
 
 // Records reads o's registry, every record (Engine.registry).
@@ -72,30 +72,42 @@ func (s *store) UpdateNotices(ctx context.Context, o work.Owner, r ownerRecord, 
 }
 
 // progress reads a running Work's progress counts from its attempt's last
-// heartbeat (zero when there is none yet, or when the heartbeat's payload
-// does not decode with the default data converter, as under a codec).
-func (e *Engine) progress(ctx context.Context, id string) work.Progress {
+// heartbeat: zero when there is none yet or the describe fails (best
+// effort); work.ErrUnavailable when the heartbeat's payload does not
+// decode with the Engine's data converter (WithDataConverter).
+func (e *Engine) progress(ctx context.Context, id string) (work.Progress, error) {
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return work.Progress{}
+		return work.Progress{}, nil
 	}
-	return heartbeatProgress(d.GetPendingActivities())
+	return heartbeatProgress(e.cfg.dc, d.GetPendingActivities())
 }
 
-// heartbeatProgress decodes the progress counts of the last heartbeat of
-// a Work's pending attempt (zero for none, or one that does not decode).
-func heartbeatProgress(pending []*workflowpb.PendingActivityInfo) work.Progress {
+// heartbeatProgress decodes with dc the progress counts of the last
+// heartbeat of a Work's pending attempt (zero for none); a heartbeat that
+// does not decode is undecodable's error.
+func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo) (work.Progress, error) {
 	for _, a := range pending {
 		if det := a.GetHeartbeatDetails(); det != nil && len(det.GetPayloads()) > 0 {
 			var p work.Progress
-			if converter.GetDefaultDataConverter().FromPayloads(det, &p) == nil {
-				return p
+			if err := dc.FromPayloads(det, &p); err != nil {
+				return work.Progress{}, undecodable(err)
 			}
+			return p, nil
 		}
 	}
-	return work.Progress{}
+	return work.Progress{}, nil
+}
+
+// undecodable is the error of a payload that does not decode: with the
+// Engine's data converter (a client dialed with a codec the Engine was not
+// given, WithDataConverter), or with the client's (a query's answer that
+// a Worker under another codec encoded): work.ErrUnavailable, the cause
+// reachable.
+func undecodable(err error) error {
+	return work.ErrUnavailable.Detail("a payload does not decode with the data converter (WithDataConverter, the client's)").Wrap(err)
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
@@ -121,7 +133,7 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	}
 	var recs []ownerRecord
 	if err := v.Get(&recs); err != nil {
-		return nil, err
+		return nil, undecodable(err)
 	}
 	return recs, nil
 }

@@ -39,7 +39,10 @@ func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) e
 		}
 		return work.ErrNotFound
 	}
-	return v.Get(out)
+	if err := v.Get(out); err != nil {
+		return undecodable(err)
+	}
+	return nil
 }
 
 // updateNotices publishes a NoticeUpdate for each update of r after seen

@@ -3,6 +3,8 @@ package temporal
 import (
 	"time"
 
+	"go.temporal.io/sdk/converter"
+
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
 )
@@ -39,8 +41,9 @@ type config struct {
 	pollInterval     time.Duration
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
-	ops              driver.Deployment // the deployment view (options_ops.go)
-	namespace        string            // for the task queue statistics (WithNamespace)
+	ops              driver.Deployment       // the deployment view (options_ops.go)
+	namespace        string                  // for the task queue statistics (WithNamespace)
+	dc               converter.DataConverter // memos and heartbeat details (WithDataConverter)
 	// err is the first invalid limit or budget option
 	// (work.ErrInvalidLimit, work.ErrInvalidBudget): every Start, Call and
 	// SetPool of the Engine, and NewWorker, return it.
@@ -65,6 +68,7 @@ func newConfig(opts []Option) config {
 		observer:         work.NopObserver{},
 		ops:              driver.DefaultDeployment(),
 		namespace:        "default",
+		dc:               converter.GetDefaultDataConverter(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -197,4 +201,24 @@ func WithPollInterval(d time.Duration) Option {
 // that expired before its next poll.
 func WithLimits(opts ...work.Option) Option {
 	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
+}
+
+// WithDataConverter gives the Engine or Worker the data converter its
+// client was dialed with (client.Options.DataConverter; default the SDK's
+// default converter). Payloads the SDK encodes with the client's
+// converter and the runner reads itself are decoded with it: the memos of
+// the deployment view (Snapshot) and the heartbeat details that carry a
+// running Work's progress (Status, Snapshot). Search attributes stay on
+// the default converter, as the SDK encodes them. Under a payload codec
+// (converter.NewCodecDataConverter), give it the same converter as the
+// client: a payload the runner cannot decode is an error,
+// work.ErrUnavailable, never a silent zero. A Worker's workflows and
+// activities use its client's converter already; give the Workers the
+// same option anyway, as every option of one deployment. nil is ignored.
+func WithDataConverter(dc converter.DataConverter) Option {
+	return optionFunc(func(c *config) {
+		if dc != nil {
+			c.dc = dc
+		}
+	})
 }

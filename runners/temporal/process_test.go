@@ -20,7 +20,7 @@ import (
 
 // TestMain turns the test binary into a worker process when
 // AGENTWORK_WORKER names a Temporal frontend ("host:port namespace queue"):
-// it runs the "slow" target, says "started <work id>" on stdout when an
+// it runs the "slow" target under the test codec (codecEnv), says "started <work id>" on stdout when an
 // attempt begins, and blocks until it is killed. Otherwise it runs the
 // tests, stops the shared dev server and fails when goroutines remain
 // (goleak).
@@ -41,7 +41,10 @@ func TestMain(m *testing.M) {
 
 func workerProcess(spec string) int {
 	f := strings.Fields(spec)
-	c, err := client.Dial(client.Options{HostPort: f[0], Namespace: f[1]})
+	// Dialed with the test codec (its key from the parent test,
+	// codecEnv), as the tests that start it dial theirs.
+	dc := codecConverter()
+	c, err := client.Dial(client.Options{HostPort: f[0], Namespace: f[1], DataConverter: dc})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -54,7 +57,7 @@ func workerProcess(spec string) int {
 			return "", ctx.Err()
 		}},
 		"talker": {Kind: work.KindFunction, Run: talkerFirst}, // updates_test.go
-	}, temporal.WithTaskQueue(f[2]), temporal.WithHeartbeatTimeout(time.Second))
+	}, temporal.WithTaskQueue(f[2]), temporal.WithHeartbeatTimeout(time.Second), temporal.WithDataConverter(dc))
 	if err == nil {
 		err = w.Start()
 	}
@@ -70,7 +73,7 @@ func workerProcess(spec string) int {
 func killedWorker(t *testing.T, hostPort, ns, queue string, eng *temporal.Engine, o work.Owner) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue)
+	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, codecEnv())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -103,11 +106,12 @@ type outcome struct {
 }
 
 // TestWorkerLost: the attempt dies with its worker process (SIGKILL); the
-// Work is not replayed and fails with class worker_lost.
+// Work is not replayed and fails with class worker_lost. Every client is
+// dialed with the test codec (codec_test.go).
 func TestWorkerLost(t *testing.T) {
-	c, hostPort, ns := serverWithAddr(t)
+	c, hostPort, ns, dc := codecServerWithAddr(t)
 	queue := "lost"
-	opts := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(time.Second)}
+	opts := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(time.Second), temporal.WithDataConverter(dc)}
 	wf, err := temporal.NewWorker(c, nil, opts...) // workflows only
 	if err != nil || wf.Start() != nil {
 		t.Fatal("workflow worker", err)
@@ -131,12 +135,13 @@ func TestWorkerLost(t *testing.T) {
 }
 
 // TestRetryableWorkerLost: a retryable child's attempt that dies with its
-// worker is run again on another worker; attempt counts it.
+// worker is run again on another worker; attempt counts it. Every client
+// is dialed with the test codec (codec_test.go).
 func TestRetryableWorkerLost(t *testing.T) {
-	c, hostPort, ns := serverWithAddr(t)
+	c, hostPort, ns, dc := codecServerWithAddr(t)
 	queue := "retry"
 	opts := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(time.Second),
-		temporal.WithRetryable("slow")}
+		temporal.WithRetryable("slow"), temporal.WithDataConverter(dc)}
 	wf, err := temporal.NewWorker(c, nil, opts...)
 	if err != nil || wf.Start() != nil {
 		t.Fatal("workflow worker", err)

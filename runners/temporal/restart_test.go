@@ -13,17 +13,19 @@ import (
 
 // TestCoordinatorRestart: a coordinator (client and Engine) goes away while
 // its Work runs and completes; a new one with the same owner id lists it,
-// reads its result and can still cancel and steer its other Work.
+// reads its result and can still cancel and steer its other Work. Every
+// client is dialed with the test codec (codec_test.go).
 func TestCoordinatorRestart(t *testing.T) {
 	_, hostPort, ns := serverWithAddr(t)
+	dc := codecConverter() // every client under the test codec (codec_test.go)
 	dial := func() client.Client {
-		c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns})
+		c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns, DataConverter: dc})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
-	opts := []temporal.Option{temporal.WithTaskQueue("restart"), temporal.WithHeartbeatTimeout(5 * time.Second)}
+	opts := []temporal.Option{temporal.WithTaskQueue("restart"), temporal.WithHeartbeatTimeout(5 * time.Second), temporal.WithDataConverter(dc)}
 	release := make(chan struct{})
 	steered := make(chan []string, 1)
 	wc := dial()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/testserver"
@@ -83,7 +84,12 @@ var queues atomic.Int64
 // seconds; its third is how long a cancel takes to arrive.
 const conformanceHeartbeat = 6 * time.Second
 
-type harness struct{ c client.Client }
+// harness runs the suite's Engines and Workers on c; dc, when set, is
+// the converter c was dialed with (WithDataConverter).
+type harness struct {
+	c  client.Client
+	dc converter.DataConverter
+}
 
 func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	opts := []temporal.Option{
@@ -93,6 +99,9 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), temporal.WithLimits(work.WithMaxResultBytes(cfg.MaxResultBytes)),
 		temporal.WithLimits(work.WithRetention(cfg.Retain, cfg.RetainAge)), temporal.WithObserver(cfg.Observer),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
+	}
+	if h.dc != nil {
+		opts = append(opts, temporal.WithDataConverter(h.dc))
 	}
 	targets := map[string]temporal.Child{}
 	for label, c := range cfg.Children {
@@ -133,7 +142,11 @@ func (harness) Capabilities() enginetest.Capabilities {
 }
 
 // TestConformance runs the engine conformance suite against the Temporal
-// runner on a real Temporal server (the CLI's dev server).
+// runner on a real Temporal server (the CLI's dev server), under an
+// encryption codec: every client of the suite is dialed with the test
+// codec's converter (AES-GCM, codec_test.go), and its Engines and Workers
+// are given it (WithDataConverter).
 func TestConformance(t *testing.T) {
-	enginetest.Run(t, harness{server(t)})
+	c, dc := sharedCodec(t)
+	enginetest.Run(t, harness{c, dc})
 }

@@ -129,12 +129,13 @@ func talkerFirst(ctx context.Context, _ string) (string, error) {
 // attempt on another worker repeats one (a duplicate: the same sequence
 // number) and adds two, the last a question that the application answers
 // (Answer, to a function child); the updates stay readable, in order,
-// after the Work completed.
+// after the Work completed. Every client is dialed with the test codec
+// (codec_test.go).
 func TestUpdatesSurviveWorkerDeath(t *testing.T) {
-	c, hostPort, ns := serverWithAddr(t)
+	c, hostPort, ns, dc := codecServerWithAddr(t)
 	queue := "upd-restart"
 	opts := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(time.Second),
-		temporal.WithRetryable("talker")}
+		temporal.WithRetryable("talker"), temporal.WithDataConverter(dc)}
 	wf, err := temporal.NewWorker(c, nil, opts...) // workflows only
 	if err != nil || wf.Start() != nil {
 		t.Fatal("workflow worker", err)
@@ -145,7 +146,7 @@ func TestUpdatesSurviveWorkerDeath(t *testing.T) {
 	o := work.NewOwner("upd-restart-owner")
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue)
+	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, codecEnv())
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

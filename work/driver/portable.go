@@ -18,8 +18,10 @@ type Store interface {
 	// applied (nil when o has none). o is valid.
 	Records(ctx context.Context, o work.Owner) ([]Record, error)
 	// Progress returns the last progress counts of running Work id, or
-	// ok false when there are none to read.
-	Progress(ctx context.Context, id string) (p work.Progress, ok bool)
+	// ok false when there are none to read; err when they are there but
+	// cannot be read (a payload the engine cannot decode), which Status
+	// returns.
+	Progress(ctx context.Context, id string) (p work.Progress, ok bool, err error)
 	// Output returns the exact output of Work id, completed and visible
 	// to o; work.ErrNotFound when it is no longer o's.
 	Output(ctx context.Context, o work.Owner, id string) (string, error)
@@ -211,7 +213,8 @@ func (p *Portable) lookup(ctx context.Context, o work.Owner, id string) (Record,
 }
 
 // Status returns the projection of one Work visible to o; a running
-// Work's progress counts are read from the Store.
+// Work's progress counts are read from the Store (its error, when they
+// cannot be read, is Status's).
 func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
 	rec, err := p.lookup(ctx, o, id)
 	if err != nil {
@@ -219,7 +222,11 @@ func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.St
 	}
 	st := rec.Status()
 	if rec.State == work.StateRunning || rec.State == work.StateCancelRequested {
-		if p, ok := p.store.Progress(ctx, id); ok {
+		p, ok, err := p.store.Progress(ctx, id)
+		if err != nil {
+			return work.Status{}, err
+		}
+		if ok {
 			st.Progress = p
 		}
 	}

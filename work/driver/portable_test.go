@@ -19,7 +19,8 @@ type fakeStore struct {
 	recs     []Record
 	outputs  map[string]string
 	progress map[string]work.Progress
-	reads    int // Records calls
+	progErr  error // Progress's error
+	reads    int   // Records calls
 	marks    []string
 	forgot   []string
 	live     map[string]bool // DetachLive's answer per id
@@ -53,9 +54,9 @@ func (f *fakeStore) Records(_ context.Context, _ work.Owner) ([]Record, error) {
 	return append([]Record(nil), f.recs...), nil
 }
 
-func (f *fakeStore) Progress(_ context.Context, id string) (work.Progress, bool) {
+func (f *fakeStore) Progress(_ context.Context, id string) (work.Progress, bool, error) {
 	p, ok := f.progress[id]
-	return p, ok
+	return p, ok, f.progErr
 }
 
 func (f *fakeStore) Output(_ context.Context, _ work.Owner, id string) (string, error) {
@@ -192,6 +193,24 @@ func TestPortableResultReadMark(t *testing.T) {
 	}
 	if len(fs.marks) != 1 || eventsOf(rec, work.EventResultRead) != 1 {
 		t.Fatalf("two reads marked %d times with %d result-read events, want 1 and 1", len(fs.marks), eventsOf(rec, work.EventResultRead))
+	}
+}
+
+// TestPortableStatusProgress: a running Work's Status carries the
+// Store's progress counts, and the Store's error when it cannot read them
+// (a payload it cannot decode), never a zero.
+func TestPortableStatusProgress(t *testing.T) {
+	o := work.NewOwner("coordinator")
+	want := work.Progress{Done: 1, Total: 2}
+	fs := &fakeStore{recs: []Record{{ID: id(1), Label: "echo", State: work.StateRunning, Created: t0}},
+		progress: map[string]work.Progress{id(1): want}}
+	p, _ := newPortable(t, fs)
+	if st, err := p.Status(context.Background(), o, id(1)); err != nil || st.Progress != want {
+		t.Fatalf("Status = %+v, %v; want progress %+v", st, err, want)
+	}
+	fs.progErr = work.ErrUnavailable.Wrap(errors.New("undecodable"))
+	if st, err := p.Status(context.Background(), o, id(1)); !errors.Is(err, work.ErrUnavailable) {
+		t.Fatalf("Status = %+v, %v; want the Store's ErrUnavailable", st, err)
 	}
 }
 
