@@ -40,7 +40,7 @@ func (e *Execution) BeginRequest() (Turn, error) {
 	if e == nil {
 		return Turn{}, nil
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return Turn{}, nil
 	}
@@ -89,7 +89,7 @@ func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
 	if e == nil {
 		return
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return
 	}
@@ -111,7 +111,7 @@ func (e *Execution) ToolCallsLeft() int {
 	if e == nil {
 		return -1
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return -1
 	}
@@ -134,7 +134,7 @@ func (e *Execution) BeginToolCall() bool {
 	if e == nil {
 		return true
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return true
 	}
@@ -156,7 +156,7 @@ func (e *Execution) Usage() Usage {
 	if e == nil {
 		return Usage{}
 	}
-	return e.run.usage()
+	return e.run().usage()
 }
 
 // report delivers a budget event of r.

@@ -48,7 +48,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 		return true
 	case StateRunning:
 		s.transition(it, StateCancelRequested, e, now)
-		it.cancel(cause)
+		it.cancelRun(cause)
 		s.wakeJobLocked(it, cause)
 		return true
 	case StateCancelRequested:

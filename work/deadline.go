@@ -80,7 +80,7 @@ func (s *Supervisor) expireDue() {
 	for len(s.dls) > 0 && !s.dls[0].deadline().After(now) {
 		it := s.dls[0]
 		s.removeDeadlineLocked(it)
-		it.cancel(errDeadline)
+		it.cancelRun(errDeadline)
 		s.wakeJobLocked(it, errDeadline)
 	}
 	if len(s.dls) > 0 {

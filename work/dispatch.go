@@ -42,18 +42,25 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	if lender != nil {
 		it.lender, lender.borrower = lender, it
 	}
-	ctx, cancel := context.WithCancelCause(it.ctx)
-	it.cancel = cancel
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
-	it.xctx = execCtx{Context: ctx, ex: &it.exec}
-	ctx = &it.xctx
+	it.exec = Execution{s: s, it: it}
+	var ctx context.Context
+	if it.job != nil {
+		// An external job's Submit runs with a context of its own, which
+		// it.cancel cancels (job.go).
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(it.ctx)
+		it.cancel = cancel
+	} else {
+		it.xctx.it = it
+		ctx = &it.xctx
+	}
 	if it.maxDur() > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
-			f := func() { cancel(errDeadline) }
+			f := func() { it.xctx.cancel(errDeadline) }
 			if it.job != nil {
 				f = func() { s.expireJob(it) }
 			}

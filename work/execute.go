@@ -25,7 +25,7 @@ func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
 	defer s.exited()
 	for it != nil {
 		if it.job != nil { // an external job: its Submit runs here (job.go)
-			it, ctx, run = s.submitJob(it)
+			it, ctx, run = s.submitJob(it, ctx)
 			continue
 		}
 		out, err, panicked := s.executeOne(it, ctx, run)

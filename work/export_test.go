@@ -107,10 +107,10 @@ func (e *Execution) BudgetForTest() Budget {
 	if e == nil {
 		return Budget{}
 	}
-	if e.run == nil {
+	if e.run() == nil {
 		return Budget{}
 	}
-	return e.run.budget
+	return e.run().budget
 }
 
 // RowPriorityForTest is Order.rowPriority.

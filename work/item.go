@@ -69,6 +69,16 @@ type item struct {
 // maxDur returns its effective duration limit (0: none).
 func (it *item) maxDur() time.Duration { return it.brun.budget.MaxDuration }
 
+// cancelRun cancels the context of running it with cause: an external
+// job's own (it.cancel, job.go), else its child's.
+func (it *item) cancelRun(cause error) {
+	if it.cancel != nil {
+		it.cancel(cause)
+		return
+	}
+	it.xctx.cancel(cause)
+}
+
 func (it *item) doneLocked() chan struct{} {
 	if it.done == nil {
 		it.done = make(chan struct{})

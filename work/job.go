@@ -69,11 +69,11 @@ func newJobWait(spec *Spec) *jobWait {
 }
 
 // submitJob runs the Submit of it, a job's Work that has just taken a
-// running slot, on the child goroutine ctx was prepared for, and returns
-// the Work that goroutine runs next, as settle does.
-func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
+// running slot, with cctx (the context prepareRunLocked made for it, which
+// it.cancel cancels) on the child goroutine it was prepared for, and
+// returns the Work that goroutine runs next, as settle does.
+func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.Context, RunFunc) {
 	jw := it.job
-	cctx := it.exec.cctx
 	returned := false
 	defer func() {
 		if !returned { // Submit called runtime.Goexit
@@ -114,7 +114,7 @@ func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
 		// Between polls the Work has no context: Submit's ends here, and
 		// each poll gets one of its own (startPollLocked).
 		it.cancel(nil)
-		it.cancel, it.exec.cctx, it.xctx.Context = noCancel, nil, nil
+		it.cancel = noCancel
 		e.push(it, EventWaiting, now)
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
@@ -176,7 +176,7 @@ func (s *Supervisor) wakeJobLocked(it *item, cause error) {
 func (s *Supervisor) expireJob(it *item) {
 	s.mu.Lock()
 	if it.job != nil {
-		it.cancel(errDeadline)
+		it.cancelRun(errDeadline)
 		s.wakeJobLocked(it, errDeadline)
 	}
 	s.mu.Unlock()

@@ -165,7 +165,7 @@ func (e *Execution) Guidance() []string {
 	if e == nil {
 		return nil
 	}
-	if r := e.remote; r != nil {
+	if r := e.remote(); r != nil {
 		if r.Guidance == nil {
 			return nil
 		}

@@ -17,14 +17,14 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	e := emissions.Get().(*emission)
 	s.mu.Lock()
 	now := s.nowLocked(e)
-	cause := context.Cause(ctx)
+	cause, ctxErr := it.xctx.cause()
 	to, class, bytes := StateCompleted, "", 0
 	switch {
 	case panicked:
 		to, class = StateFailed, ClassPanic
 	case errors.Is(cause, errDeadline):
 		to, class = StateFailed, ClassDeadline
-	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
+	case err != nil && it.state == StateCancelRequested && ctxErr != nil && errors.Is(err, context.Canceled):
 		to, class = StateCancelled, ClassCancelled
 	case err != nil && it.budget.refused():
 		to, class = StateFailed, ClassBudgetExhausted
@@ -42,8 +42,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer = nil
 	}
 	s.removeDeadlineLocked(it)
-	it.cancel(nil)
-	it.cancel = nil
+	it.xctx.cancel(nil)
 	s.endRunLocked(it, class, e)
 	it.class = classOf(class) // the terminal event's ErrorClass (transition) and Status.Class
 	if ev := s.transition(it, to, e, now); ev != nil {

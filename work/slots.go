@@ -159,7 +159,7 @@ func (s *Supervisor) unlend(w *item, awaited *item) {
 // limit. It marks the Work as one whose code uses the boundary. It takes
 // no lock unless the Work is owed its slot.
 func (e *Execution) awaitSlot() {
-	w := e.scope.sc.holder()
+	w := e.scope().sc.holder()
 	if w == nil {
 		return
 	}
@@ -180,7 +180,7 @@ func (e *Execution) awaitSlot() {
 		select {
 		case <-ch:
 			s.mu.Lock()
-		case <-e.cctx.Done():
+		case <-e.cctx().Done():
 			s.mu.Lock()
 			if w.reclaim == ch {
 				s.removeReclaimerLocked(w)
