@@ -13,14 +13,17 @@ import (
 // item.emitHeld), so that nothing the child reports overtakes the events
 // gathered with its start.
 //
-// The first few events and done channels live in the emission's own arrays
-// and the overflow in separate slices: no field points into the emission
-// itself, so that it stays on the caller's stack and the common case
-// allocates nothing.
+// The first two events (a Start's queued and running, a settlement's
+// terminal event and the next Work's running) and the first done channel
+// live in the emission's own arrays and the overflow in separate slices:
+// no field points into the emission itself, so that it stays on the
+// caller's stack and the common case allocates nothing. Its events are
+// zero until pushed: a new emission is, and putEmission clears a pooled
+// one's.
 type emission struct {
 	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
-	its     [4]*item
-	evs     [4]Event
+	its     [2]*item
+	evs     [2]Event
 	moreIts []*item
 	moreEvs []Event
 	nd      int // done channels: the first in done0, the rest in moreDone
@@ -41,8 +44,32 @@ func (s *Supervisor) nowLocked(e *emission) time.Time {
 	return e.now
 }
 
-// emissions are settle's emissions, reused.
+// emissions are settle's emissions, reused (putEmission).
 var emissions = sync.Pool{New: func() any { return new(emission) }}
+
+// maxPooledOverflow bounds the overflow a pooled emission keeps for reuse.
+const maxPooledOverflow = 64
+
+// putEmission clears e (what it used: a settlement gathers a few events)
+// and puts it back in emissions, keeping a small overflow's capacity.
+func putEmission(e *emission) {
+	k := min(e.n, len(e.its))
+	clear(e.its[:k])
+	clear(e.evs[:k])
+	e.moreIts, e.moreEvs = reuse(e.moreIts), reuse(e.moreEvs)
+	e.more, e.notices = reuse(e.more), reuse(e.notices)
+	e.n, e.nd, e.done0, e.now = 0, 0, nil, time.Time{}
+	emissions.Put(e)
+}
+
+// reuse returns s emptied and cleared, or nil when it is large.
+func reuse[T any](s []T) []T {
+	if cap(s) > maxPooledOverflow {
+		return nil
+	}
+	clear(s)
+	return s[:0]
+}
 
 // add appends ev, an event of it, to e. The settle path uses push, which
 // builds the event in place (an Event is 272 bytes: every one built on a
@@ -68,7 +95,6 @@ func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
 		ev = &e.moreEvs[len(e.moreEvs)-1]
 	}
 	e.n++
-	*ev = Event{} // a pooled emission's entries are cleared, an Event literal here is a copy
 	ev.Type, ev.Time = typ, t
 	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind

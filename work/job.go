@@ -85,7 +85,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 	returned = true
 
 	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	defer putEmission(e)
 	s.mu.Lock()
 	jw.input = ""
 	now := s.nowLocked(e)
@@ -190,7 +190,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 		callCancel(it.ctx, jw.job.Cancel, jw.handle)
 	}
 	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	defer putEmission(e)
 	s.mu.Lock()
 	to, class := StateCancelled, classCancelled
 	if jw.stopped == jobDeadline {
@@ -202,7 +202,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 // failJob settles a job whose user code called runtime.Goexit.
 func (s *Supervisor) failJob(it *item, jw *jobWait, class termClass) {
 	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	defer putEmission(e)
 	s.mu.Lock()
 	s.endJobLocked(it, jw, StateFailed, class, "", e)
 }

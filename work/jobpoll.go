@@ -124,7 +124,7 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 	returned = true
 
 	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	defer putEmission(e)
 	s.mu.Lock()
 	s.releasePollLocked(b)
 	it.cancel(nil) // the poll's context ends with the poll

@@ -37,9 +37,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		return s.readSettledLocked(o, id, it)
 	}
 	done := it.doneLocked()
-	var e emission
-	w := s.lendLocked(o, it, &e)
-	s.unlockAndEmit(&e)
+	w := s.lendAndUnlock(o, it)
 
 	settled := s.wait(ctx, done, timeout)
 	if w != nil {
@@ -130,13 +128,43 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 		return st, "", nil
 	}
 	out := it.output
-	var e emission
-	if !it.read {
-		it.markRead()
-		if !s.nop { // the event is only the Observer's: no clock read for the no-op one
-			e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: len(out)})
-		}
+	if it.read {
+		s.mu.Unlock()
+		return st, out, nil
 	}
-	s.unlockAndEmit(&e)
+	it.markRead()
+	if s.nop { // the event is only the Observer's: no clock read for the no-op one
+		s.mu.Unlock()
+		return st, out, nil
+	}
+	s.emitResultRead(it, len(out))
 	return st, out, nil
+}
+
+// emitResultRead releases s.mu and delivers it's result-read event.
+//
+//go:noinline
+func (s *Supervisor) emitResultRead(it *item, bytes int) {
+	var e emission
+	e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: bytes})
+	s.unlockAndEmit(&e)
+}
+
+// lendAndUnlock is lendLocked for a Result on o about to wait for it, then
+// releases s.mu (delivering what lending emitted). Only a child's scope
+// can lend.
+func (s *Supervisor) lendAndUnlock(o Owner, it *item) *item {
+	if o.sc == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	return s.lendAndEmit(o, it)
+}
+
+//go:noinline
+func (s *Supervisor) lendAndEmit(o Owner, it *item) *item {
+	var e emission
+	w := s.lendLocked(o, it, &e)
+	s.unlockAndEmit(&e)
+	return w
 }

@@ -63,8 +63,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
-	*e = emission{}
-	emissions.Put(e)
+	putEmission(e)
 	return nit, nctx, nrun
 }
 
