@@ -23,9 +23,8 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	// The Work's id and item are made before the lock is taken (a refused
 	// Start drops them), so that its holders wait for no allocation.
-	scopeID, id := newScopeID(spec.Owner.id)
+	scopeID := newScopeID(spec.Owner.id)
 	it := &item{
-		ref:      Ref{ID: id, TargetID: spec.Target.id()},
 		target:   spec.Target,
 		state:    StateQueued,
 		run:      spec.Run,
@@ -69,7 +68,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	os.starts++
 	os.active++
-	launch := recordLaunchLocked(os, &spec, it.ref)
+	launch := recordLaunchLocked(os, &spec, it.ref())
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
 	_, nop := s.cfg.observer.(NopObserver)
@@ -78,7 +77,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 
 	it.owner, it.created = os, now
-	it.budget, r.it = r, it
+	r.it = it
 	var e emission
 	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
 	if nop {
@@ -90,7 +89,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	s.seq++
 	it.seq = s.seq
-	os.items[it.ref.ID] = it
+	os.items[it.id()] = it
 	c := os.counts
 	if os.countsLabel != spec.Target.Label || c == nil {
 		c = s.counts[spec.Target.Label]
@@ -131,7 +130,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.offerLocked(os, &e)
 		s.dispatchLocked(&e)
 	}
-	ref := it.ref
+	ref := it.ref()
 	s.unlockAndEmit(&e)
 	return ref, nil
 }

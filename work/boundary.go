@@ -49,17 +49,17 @@ func (e *Execution) BeginRequest() (Turn, error) {
 	r.mu.Lock()
 	if r.phase != phaseOrdinary {
 		r.phase = phaseRefused
-		b := r.exhausted
+		b := r.exhaustedLocked()
 		r.mu.Unlock()
 		return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up and the final request was made", b)
 	}
 	first := false
-	if r.exhausted == "" {
+	if r.exh == 0 {
 		if b := r.reached(); b != "" {
 			first = r.exhaustLocked(b)
 		}
 	}
-	if b := r.exhausted; b != "" {
+	if b := r.exhaustedLocked(); b != "" {
 		fail := r.fail
 		if fail {
 			r.phase = phaseRefused
@@ -120,7 +120,7 @@ func (e *Execution) ToolCallsLeft() int {
 	if r.phase != phaseOrdinary {
 		return 0
 	}
-	if a := r.m[dimToolCalls].avail(); a >= 0 {
+	if a := r.avail(dimToolCalls); a >= 0 {
 		return int(a)
 	}
 	return -1

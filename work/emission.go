@@ -96,7 +96,7 @@ func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
 	}
 	e.n++
 	ev.Type, ev.Time = typ, t
-	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
+	ev.WorkID, ev.Owner, ev.Depth = it.id(), it.owner.id, it.owner.depth
 	ev.Target, ev.Kind = it.target.Label, it.target.Kind
 	return ev
 }

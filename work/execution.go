@@ -231,7 +231,7 @@ func (e *Execution) WorkID() string {
 	if e.it == nil {
 		return ""
 	}
-	return e.it.ref.ID
+	return e.it.id()
 }
 
 // Scope returns the child's own owner scope, one level deeper than its
@@ -315,7 +315,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
-	if d := r.budget.MaxDuration; d > 0 {
+	if d := r.maxDur; d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}

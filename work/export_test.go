@@ -110,7 +110,7 @@ func (e *Execution) BudgetForTest() Budget {
 	if e.run() == nil {
 		return Budget{}
 	}
-	return e.run().budget
+	return e.run().budget()
 }
 
 // RowPriorityForTest is Order.rowPriority.

@@ -30,15 +30,17 @@ func newID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newScopeID returns owner + "/" + a new id, and the id (a substring: one
-// allocation for both).
-func newScopeID(owner string) (scope, id string) {
+// idLen is the length of a Work id: 128 bits in hex.
+const idLen = 32
+
+// newScopeID returns owner + "/" + a new id; the id is its last idLen
+// bytes (item.id), so one allocation holds both.
+func newScopeID(owner string) string {
 	var b [16]byte
 	randomID(&b)
 	buf := make([]byte, len(owner)+1+2*len(b))
 	copy(buf, owner)
 	buf[len(owner)] = '/'
 	hex.Encode(buf[len(owner)+1:], b[:])
-	scope = unsafe.String(unsafe.SliceData(buf), len(buf))
-	return scope, scope[len(owner)+1:]
+	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }

@@ -8,7 +8,6 @@ import (
 )
 
 type item struct {
-	ref       Ref
 	owner     *ownerState
 	target    Target
 	seq       uint64
@@ -51,10 +50,9 @@ type item struct {
 	queuedBelow int32
 	dlIdx       int32 // 1 + its index in the deadline heap; 0 when not in it
 	emitMu      sync.Mutex
-	budget      *run // budget state: brun
-	brun        run
+	brun        run // its budget state
 	prog        progress
-	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id
+	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id (id)
 	counts      *[len(States)]int // the census of its target label
 	exec        Execution         // its child's, from running
 	xctx        execCtx           // its child's context, from running
@@ -64,10 +62,16 @@ type item struct {
 	upd         *updates          // its updates, for a Spec that declares them (update_work.go); set at Start
 }
 
+// id returns the Work's id: the end of its scope's id.
+func (it *item) id() string { return it.scopeID[len(it.scopeID)-idLen:] }
+
+// ref returns the Work's Ref.
+func (it *item) ref() Ref { return Ref{ID: it.id(), TargetID: it.target.id()} }
+
 // doneLocked returns the channel closed once it is terminal and its events
 // are delivered, made by the first waiter (most Works have none).
 // maxDur returns its effective duration limit (0: none).
-func (it *item) maxDur() time.Duration { return it.brun.budget.MaxDuration }
+func (it *item) maxDur() time.Duration { return it.brun.maxDur }
 
 // cancelRun cancels the context of running it with cause: an external
 // job's own (it.cancel, job.go), else its child's.

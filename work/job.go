@@ -81,7 +81,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 		}
 	}()
 	s.labelChild()
-	handle, err, panicked := callSubmit(cctx, jw.job, it.ref.ID, jw.input)
+	handle, err, panicked := callSubmit(cctx, jw.job, it.id(), jw.input)
 	returned = true
 
 	e := emissions.Get().(*emission)

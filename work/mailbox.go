@@ -39,7 +39,7 @@ func (it *item) dropCommands() {
 
 func (it *item) receipt(cursor int, at time.Time) SendReceipt {
 	c := strconv.Itoa(cursor)
-	return SendReceipt{WorkID: it.ref.ID, ID: it.ref.ID + "." + c, Cursor: c, AcceptedAt: at}
+	return SendReceipt{WorkID: it.id(), ID: it.id() + "." + c, Cursor: c, AcceptedAt: at}
 }
 
 // remember records an accepted command, dropping the oldest record when

@@ -146,7 +146,7 @@ func (s *Supervisor) flushProgress(it *item) {
 			now := s.cfg.clock.Now()
 			last := p.last.Load()
 			if (last == 0 || now.UnixNano()-last >= int64(progressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
-				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.ref.ID,
+				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.id(),
 					Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
 					Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
 			}

@@ -78,7 +78,7 @@ type remoteRun struct {
 func WithRemote(ctx context.Context, r Remote) context.Context {
 	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
 	e := newAuxExecution(nil, execAux{scope: scope, remote: &remoteRun{Remote: r, ctx: ctx}, prog: new(progress)})
-	ru := &run{budget: r.Budget, fail: r.FailOnBudget}
+	ru := &run{maxDur: r.Budget.MaxDuration, fail: r.FailOnBudget}
 	for i, v := range r.Budget.Dims() {
 		ru.m[i].limit = max(v, 0)
 	}

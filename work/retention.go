@@ -74,7 +74,7 @@ func (it *item) markRead() {
 
 func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 	os.removeTerminal(it)
-	delete(os.items, it.ref.ID)
+	delete(os.items, it.id())
 	s.forgetItemLocked(it)
 }
 

@@ -26,7 +26,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		to, class = StateFailed, ClassDeadline
 	case err != nil && it.state == StateCancelRequested && ctxErr != nil && errors.Is(err, context.Canceled):
 		to, class = StateCancelled, ClassCancelled
-	case err != nil && it.budget.refused():
+	case err != nil && it.brun.refused():
 		to, class = StateFailed, ClassBudgetExhausted
 	case err != nil:
 		to, class = StateFailed, ClassError
@@ -79,7 +79,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 // delete made a new child goroutine's stack grow).
 func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict bool) {
 	it.finished = now
-	s.settleRunLocked(it.budget)
+	s.settleRunLocked(&it.brun)
 	it.owner.active--
 	e.settled(it)
 	if it.detached {

@@ -198,7 +198,7 @@ func (s *Supervisor) updateNoticeLocked(it *item, seq, size int, now time.Time, 
 		return
 	}
 	for sub := range s.subs[it.owner.id] {
-		e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeUpdate, WorkID: it.ref.ID,
+		e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeUpdate, WorkID: it.id(),
 			Target: it.target.Label, State: it.state, Seq: seq, Bytes: size, Time: now}})
 	}
 }
