@@ -79,7 +79,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	it.owner, it.created = os, now
 	r.it = it
 	var e emission
-	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
+	e.push(it, EventQueued, now).To = StateQueued
 	if nop {
 		it.ctx = context.Background()
 		e.now = now // the lock was held throughout: the same critical section

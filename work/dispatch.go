@@ -25,16 +25,19 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // finds it held), so that the child's first progress events, which take
 // no s.mu, wait behind its queued and running events.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
-	ctx, run := s.prepareRunLocked(it, lender, e)
+	jctx := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
 	it.emitMu.Lock()
 	it.emitHeld = true
-	go s.execute(it, ctx, run)
+	go s.execute(it, jctx)
 }
 
-// prepareRunLocked moves a Work taken from its owner's queue to running and
-// returns the context and function its child runs with.
-func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
+// prepareRunLocked moves a Work taken from its owner's queue to running.
+// Its child runs with its item's context (it.xctx) and it.run, which the
+// goroutine executing it takes (nothing else reads it.run once the Work
+// runs); an external job's Submit runs with the context prepareRunLocked
+// returns (nil for other Work).
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx context.Context) {
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.enqueued())
@@ -45,16 +48,14 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
 	it.exec = Execution{s: s, it: it}
-	var ctx context.Context
 	if it.job != nil {
 		// An external job's Submit runs with a context of its own, which
 		// it.cancel cancels (job.go).
 		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(it.ctx)
+		jctx, cancel = context.WithCancelCause(it.ctx)
 		it.cancel = cancel
 	} else {
 		it.xctx.it = it
-		ctx = &it.xctx
 	}
 	if it.maxDur() > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
@@ -67,7 +68,5 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (cont
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur(), f)
 		}
 	}
-	run := it.run
-	it.run = nil
-	return ctx, run
+	return jctx
 }

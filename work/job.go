@@ -72,7 +72,7 @@ func newJobWait(spec *Spec) *jobWait {
 // running slot, with cctx (the context prepareRunLocked made for it, which
 // it.cancel cancels) on the child goroutine it was prepared for, and
 // returns the Work that goroutine runs next, as settle does.
-func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.Context, RunFunc) {
+func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.Context) {
 	jw := it.job
 	returned := false
 	defer func() {
@@ -108,7 +108,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 		jw.handle, jw.phase = handle, jobStopping
 		s.unlockAndEmit(e)
 		s.stopJob(it, jw)
-		return nil, nil, nil
+		return nil, nil
 	default:
 		jw.handle, jw.waiting = handle, true
 		// Between polls the Work has no context: Submit's ends here, and
@@ -119,28 +119,27 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
 		s.armPollLocked(it, jw, jw.job.Backoff.Next(0, false))
-		nit, nctx, nrun := s.nextLocked(e)
+		nit, njctx := s.nextLocked(e)
 		s.dispatchLocked(e)
 		s.unlockAndEmit(e)
-		return nit, nctx, nrun
+		return nit, njctx
 	}
-	nit, nctx, nrun := s.nextLocked(e)
+	nit, njctx := s.nextLocked(e)
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
-	return nit, nctx, nrun
+	return nit, njctx
 }
 
 // nextLocked takes the first Work of the fair order onto the pool slot a
 // settlement just freed, for the calling child goroutine to run next (as
 // settle does), when no reclaimer waits for one.
-func (s *Supervisor) nextLocked(e *emission) (*item, context.Context, RunFunc) {
+func (s *Supervisor) nextLocked(e *emission) (*item, context.Context) {
 	if s.closed || s.used >= s.cfg.maxRunning || len(s.reclaimers) > 0 || s.ready.len() == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	nit := s.popLocked(s.ready.front())
 	s.used++
-	nctx, nrun := s.prepareRunLocked(nit, nil, e)
-	return nit, nctx, nrun
+	return nit, s.prepareRunLocked(nit, nil, e)
 }
 
 // wakeJobLocked is called as it's context is cancelled with cause (Cancel,

@@ -11,7 +11,9 @@ import (
 // With next, settle may hand the freed pool slot to the first Work of the
 // fair order (when no reclaimer waits for one) and return it, running, for
 // the calling goroutine to execute.
-func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
+//
+// The next Work's context is as prepareRunLocked returns it.
+func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool) (nit *item, njctx context.Context) {
 	// The emission comes from a pool: on the stack of a child goroutine
 	// (which starts small) it would make the stack grow for every Work.
 	e := emissions.Get().(*emission)
@@ -53,18 +55,15 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	s.endScopeLocked(it.sc, it.scopeID, e)
 	s.freeSlotLocked(it, e)
-	var nit *item
-	var nctx context.Context
-	var nrun RunFunc
 	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
 		nit = s.popLocked(s.ready.front())
 		s.used++
-		nctx, nrun = s.prepareRunLocked(nit, nil, e)
+		njctx = s.prepareRunLocked(nit, nil, e)
 	}
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
 	putEmission(e)
-	return nit, nctx, nrun
+	return nit, njctx
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
