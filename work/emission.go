@@ -26,9 +26,7 @@ type emission struct {
 	evs     [2]Event
 	moreIts []*item
 	moreEvs []Event
-	nd      int // done channels: the first in done0, the rest in moreDone
-	done0   chan struct{}
-	more    []chan struct{}
+	woken   *waiter         // waiters of settled Works, whose tokens are sent after the events (waiter.go)
 	notices []pendingNotice // sent after the events are delivered
 	// now is the clock's reading for the critical section that gathers
 	// the emission (zero until read): its events share it.
@@ -57,8 +55,8 @@ func putEmission(e *emission) {
 	clear(e.its[:k])
 	clear(e.evs[:k])
 	e.moreIts, e.moreEvs = reuse(e.moreIts), reuse(e.moreEvs)
-	e.more, e.notices = reuse(e.more), reuse(e.notices)
-	e.n, e.nd, e.done0, e.now = 0, 0, nil, time.Time{}
+	e.notices = reuse(e.notices)
+	e.n, e.woken, e.now = 0, nil, time.Time{}
 	emissions.Put(e)
 }
 
@@ -117,20 +115,6 @@ func (e *emission) event(i int) *Event {
 	return &e.moreEvs[i-len(e.evs)]
 }
 
-// settled records that it's done channel, if a waiter made one, closes
-// after the events.
-func (e *emission) settled(it *item) {
-	if it.done == nil {
-		return
-	}
-	if e.nd == 0 {
-		e.done0 = it.done
-	} else {
-		e.more = append(e.more, it.done)
-	}
-	e.nd++
-}
-
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
 //
 // It runs on child goroutines as they settle: what it does only now and
@@ -156,11 +140,8 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
-	if e.nd > 0 {
-		close(e.done0)
-		for _, ch := range e.more {
-			close(ch)
-		}
+	if e.woken != nil {
+		wake(e.woken)
 	}
 	for _, it := range locked {
 		it.emitMu.Unlock()

@@ -22,7 +22,7 @@ type item struct {
 	lending   bool            // a waiter of this Work lends its running slot (slots.go)
 	emitHeld  bool            // runLocked took emitMu for the emission under way (emission.go)
 	class     termClass       // the terminal class (Status.Class, the terminal event's ErrorClass), set as it settles
-	done      chan struct{}   // made by the first waiter (doneLocked), closed after the terminal events
+	waiters   *waiter         // those waiting for it to settle (waiter.go), woken after its terminal events
 	ctx       context.Context // from Observer.Bind; events use it
 	run       RunFunc         // nil once running
 	cancel    context.CancelCauseFunc
@@ -68,8 +68,6 @@ func (it *item) id() string { return it.scopeID[len(it.scopeID)-idLen:] }
 // ref returns the Work's Ref.
 func (it *item) ref() Ref { return Ref{ID: it.id(), TargetID: it.target.id()} }
 
-// doneLocked returns the channel closed once it is terminal and its events
-// are delivered, made by the first waiter (most Works have none).
 // maxDur returns its effective duration limit (0: none).
 func (it *item) maxDur() time.Duration { return it.brun.maxDur }
 
@@ -81,11 +79,4 @@ func (it *item) cancelRun(cause error) {
 		return
 	}
 	it.xctx.cancel(cause)
-}
-
-func (it *item) doneLocked() chan struct{} {
-	if it.done == nil {
-		it.done = make(chan struct{})
-	}
-	return it.done
 }

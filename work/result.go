@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -36,21 +35,21 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	if it.state.Terminal() {
 		return s.readSettledLocked(o, id, it)
 	}
-	done := it.doneLocked()
+	wt := s.newWaiterLocked(it, timeout)
 	w := s.lendAndUnlock(o, it)
 
-	settled := s.wait(ctx, done, timeout)
+	settled := s.await(ctx, wt)
 	if w != nil {
 		s.unlend(w, it)
 	}
 	s.mu.Lock()
 	if settled {
-		// done closes after the terminal events are delivered.
+		// The token comes after the terminal events are delivered.
 		return s.readLocked(s.lookupLocked(o, id))
 	}
 	if it, err := s.lookupLocked(o, id); err == nil && it.state.Terminal() {
 		// The wait ended (timeout, ctx) while the Work settled and before
-		// its done channel closed.
+		// its token came.
 		return s.readSettledLocked(o, id, it)
 	}
 	return s.readLocked(s.lookupLocked(o, id))
@@ -75,42 +74,6 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 	it.emitMu.Unlock()
 	s.mu.Lock()
 	return s.readLocked(s.lookupLocked(o, id))
-}
-
-// waitTimers are the system clock's result-wait timers, reused: since Go
-// 1.23 a stopped timer delivers no stale tick after Reset.
-var waitTimers sync.Pool
-
-// wait returns when done is closed (reporting true), timeout passes or ctx
-// is done.
-func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) (closed bool) {
-	if _, system := s.cfg.clock.(systemClock); system {
-		t, _ := waitTimers.Get().(*time.Timer)
-		if t == nil {
-			t = time.NewTimer(timeout)
-		} else {
-			t.Reset(timeout)
-		}
-		select {
-		case <-done:
-			closed = true
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		waitTimers.Put(t)
-		return closed
-	}
-	expired := make(chan struct{})
-	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
-	select {
-	case <-done:
-		closed = true
-	case <-expired:
-	case <-ctx.Done():
-	}
-	stop()
-	return closed
 }
 
 // readLocked answers Result and releases s.mu.

@@ -80,7 +80,7 @@ func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict b
 	it.finished = now
 	s.settleRunLocked(&it.brun)
 	it.owner.active--
-	e.settled(it)
+	s.wakeWaitersLocked(it, e)
 	if it.detached {
 		delete(it.owner.hidden, it)
 		s.forgetItemLocked(it)

@@ -56,8 +56,13 @@ type Supervisor struct {
 	dls     []*item
 	dlTimer *time.Timer
 	dlAt    time.Time
-	bud     budgets
-	jobs    jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
+	// The system clock's Result waits (waiter.go): a min-heap by
+	// deadline (since waitEpoch), and the one timer, armed for waitAt.
+	waits     []*waiter
+	waitTimer *time.Timer
+	waitAt    time.Duration
+	bud       budgets
+	jobs      jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).

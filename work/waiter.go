@@ -1,0 +1,252 @@
+package work
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// A waiter is a goroutine waiting for a Work to settle: a Result, or
+// Shutdown's drain. It waits for one token on its channel, sent once it
+// is woken: after the Work's terminal events are delivered (the emission
+// that settles it sends it, as the Work's done channel closed before), or
+// at its deadline. A Work's waiters are a list in the item, taken out as
+// a whole when it settles.
+//
+// On the system clock a Result's deadline is kept in a min-heap (s.waits,
+// guarded by s.mu) under one timer armed for the earliest, as running
+// Works' deadlines are (deadline.go): waiting allocates nothing (waiters
+// are reused) and touches no runtime timer in the common case. Other
+// clocks keep a timer per wait (their tests count timers).
+type waiter struct {
+	ch      chan struct{} // buffered (1): the token
+	it      *item         // the Work it waits for
+	next    *waiter       // in it.waiters; once woken, in the emission that sends its token
+	at      time.Duration // its deadline since waitEpoch (pooled), else its timeout
+	idx     int32         // 1 + its index in s.waits; 0 when not in it
+	woken   bool          // out of it.waiters: its token is sent, or on its way
+	settled bool          // woken because the Work settled
+	pooled  bool          // from waiters, on the system clock (else at is a timeout)
+}
+
+// waitEpoch is what the system clock's wait deadlines count from.
+var waitEpoch = time.Now()
+
+// waiters are the system clock's Result waiters, reused: a waiter goes
+// back only once nothing refers to it and its token was received.
+var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1), pooled: true} }}
+
+// addWaiterLocked adds w, a waiter for it, to its list.
+func (it *item) addWaiterLocked(w *waiter) {
+	w.it, w.next = it, it.waiters
+	it.waiters = w
+}
+
+// removeWaiterLocked takes w, not woken, out of its Work's list and the
+// deadline heap.
+func (s *Supervisor) removeWaiterLocked(w *waiter) {
+	for p := &w.it.waiters; *p != nil; p = &(*p).next {
+		if *p == w {
+			*p = w.next
+			break
+		}
+	}
+	w.next = nil
+	s.removeWaitLocked(w)
+}
+
+// wakeWaitersLocked takes settled it's waiters out of its list, for e to
+// send their tokens once its events are delivered.
+func (s *Supervisor) wakeWaitersLocked(it *item, e *emission) {
+	for w := it.waiters; w != nil; {
+		next := w.next
+		w.woken, w.settled = true, true
+		s.removeWaitLocked(w)
+		w.next, e.woken = e.woken, w
+		w = next
+	}
+	it.waiters = nil
+}
+
+// wake sends the tokens of woken, a list of woken waiters.
+func wake(woken *waiter) {
+	for w := woken; w != nil; {
+		next := w.next // w may be reused once its token is received
+		w.ch <- struct{}{}
+		w = next
+	}
+}
+
+// newWaiterLocked registers a Result's waiter for it, which is not
+// settled, due in timeout (> 0).
+func (s *Supervisor) newWaiterLocked(it *item, timeout time.Duration) *waiter {
+	if _, system := s.cfg.clock.(systemClock); !system {
+		// Not reused: its timer's function (await) may still hold it.
+		w := &waiter{ch: make(chan struct{}, 1), at: timeout}
+		it.addWaiterLocked(w)
+		return w
+	}
+	w := waiters.Get().(*waiter)
+	it.addWaiterLocked(w)
+	s.addWaitLocked(w, time.Since(waitEpoch)+timeout)
+	return w
+}
+
+func noStop() bool { return false }
+
+// await waits without s.mu for the token of w (newWaiterLocked), or for
+// ctx to end, and reports whether w's Work settled: then its events are
+// delivered. w is not used afterwards.
+func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
+	stop := noStop
+	if !w.pooled {
+		stop = s.cfg.clock.AfterFunc(w.at, func() {
+			s.mu.Lock()
+			if w.woken {
+				s.mu.Unlock()
+				return
+			}
+			s.removeWaiterLocked(w)
+			w.woken = true
+			s.mu.Unlock()
+			w.ch <- struct{}{}
+		})
+	}
+	received := true
+	if done := ctx.Done(); done == nil {
+		<-w.ch
+	} else {
+		select {
+		case <-w.ch:
+		case <-done:
+			s.mu.Lock()
+			if w.woken {
+				s.mu.Unlock()
+				<-w.ch // woken meanwhile: its token is on its way
+			} else {
+				s.removeWaiterLocked(w)
+				w.woken = true
+				s.mu.Unlock()
+				received = false
+			}
+		}
+	}
+	stop()
+	settled = received && w.settled
+	if w.pooled {
+		*w = waiter{ch: w.ch, pooled: true}
+		waiters.Put(w)
+	}
+	return settled
+}
+
+// addWaitLocked adds w, due at (since waitEpoch), to the deadline heap,
+// arming the timer when it is the new earliest.
+func (s *Supervisor) addWaitLocked(w *waiter, at time.Duration) {
+	w.at = at
+	w.idx = int32(len(s.waits) + 1)
+	s.waits = append(s.waits, w)
+	s.waitUp(len(s.waits) - 1)
+	if s.waitAt == 0 || at < s.waitAt {
+		s.armWaitLocked(at)
+	}
+}
+
+func (s *Supervisor) armWaitLocked(at time.Duration) {
+	s.waitAt = at
+	d := at - time.Since(waitEpoch)
+	if s.waitTimer == nil {
+		s.waitTimer = time.AfterFunc(d, s.expireWaits)
+		return
+	}
+	s.waitTimer.Reset(d)
+}
+
+// removeWaitLocked takes w out of the deadline heap, if it is there. As
+// with deadlines, the timer stays armed (a wait after another touches it
+// only when it is due earlier), unless the Supervisor is closed and no
+// wait is left.
+func (s *Supervisor) removeWaitLocked(w *waiter) {
+	i := int(w.idx) - 1
+	if i < 0 {
+		return
+	}
+	last := len(s.waits) - 1
+	if i != last {
+		s.waitSwap(i, last)
+	}
+	s.waits[last] = nil
+	s.waits = s.waits[:last]
+	w.idx = 0
+	if i != last && !s.waitUp(i) {
+		s.waitDown(i)
+	}
+	s.stopWaitTimerLocked()
+}
+
+// stopWaitTimerLocked stops the wait timer of a closed Supervisor with no
+// wait left, so that no timer holds the Supervisor after Close.
+func (s *Supervisor) stopWaitTimerLocked() {
+	if len(s.waits) == 0 && s.closed && s.waitAt != 0 {
+		s.waitTimer.Stop()
+		s.waitAt = 0
+	}
+}
+
+// expireWaits runs when the wait timer fires: it wakes every waiter whose
+// deadline has passed and re-arms for the next.
+func (s *Supervisor) expireWaits() {
+	var woken *waiter
+	s.mu.Lock()
+	s.waitAt = 0
+	now := time.Since(waitEpoch)
+	for len(s.waits) > 0 && s.waits[0].at <= now {
+		w := s.waits[0]
+		s.removeWaiterLocked(w)
+		w.woken = true
+		w.next, woken = woken, w
+	}
+	if len(s.waits) > 0 {
+		s.armWaitLocked(s.waits[0].at)
+	}
+	s.mu.Unlock()
+	wake(woken)
+}
+
+func (s *Supervisor) waitSwap(i, j int) {
+	s.waits[i], s.waits[j] = s.waits[j], s.waits[i]
+	s.waits[i].idx, s.waits[j].idx = int32(i+1), int32(j+1)
+}
+
+// waitUp moves the entry at i up to its place and reports whether it moved.
+func (s *Supervisor) waitUp(i int) bool {
+	moved := false
+	for i > 0 {
+		p := (i - 1) / 2
+		if s.waits[i].at >= s.waits[p].at {
+			break
+		}
+		s.waitSwap(i, p)
+		i, moved = p, true
+	}
+	return moved
+}
+
+func (s *Supervisor) waitDown(i int) {
+	n := len(s.waits)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && s.waits[r].at < s.waits[l].at {
+			m = r
+		}
+		if s.waits[m].at >= s.waits[i].at {
+			return
+		}
+		s.waitSwap(i, m)
+		i = m
+	}
+}
