@@ -78,7 +78,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 
 	it.owner, it.created = os, now
 	r.it = it
-	var e emission
+	e := emission{nop: nop}
 	e.push(it, EventQueued, now).To = StateQueued
 	if nop {
 		it.ctx = context.Background()

@@ -14,12 +14,10 @@ import (
 // gathered with its start.
 //
 // The first two events (a Start's queued and running, a settlement's
-// terminal event and the next Work's running) and the first done channel
-// live in the emission's own arrays and the overflow in separate slices:
-// no field points into the emission itself, so that it stays on the
-// caller's stack and the common case allocates nothing. Its events are
-// zero until pushed: a new emission is, and putEmission clears a pooled
-// one's.
+// terminal event and the next Work's running) live in the emission's own
+// arrays and the overflow in separate slices: no field points into the
+// emission itself, so that it stays on the caller's stack and the common
+// case allocates nothing.
 type emission struct {
 	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
 	its     [2]*item
@@ -28,6 +26,10 @@ type emission struct {
 	moreEvs []Event
 	woken   *waiter         // waiters of settled Works, whose tokens are sent after the events (waiter.go)
 	notices []pendingNotice // sent after the events are delivered
+	// nop: the events go to the no-op Observer, so none is kept (evs[0]
+	// is a scratch entry push returns); its Works are (for their emit
+	// locks), and so are its waiters and notices.
+	nop bool
 	// now is the clock's reading for the critical section that gathers
 	// the emission (zero until read): its events share it.
 	now time.Time
@@ -48,24 +50,34 @@ var emissions = sync.Pool{New: func() any { return new(emission) }}
 // maxPooledOverflow bounds the overflow a pooled emission keeps for reuse.
 const maxPooledOverflow = 64
 
-// putEmission clears e (what it used: a settlement gathers a few events)
-// and puts it back in emissions, keeping a small overflow's capacity.
+// getEmission returns an emission from emissions, for s's Observer.
+func (s *Supervisor) getEmission() *emission {
+	e := emissions.Get().(*emission)
+	e.nop = s.nop
+	return e
+}
+
+// putEmission empties e and puts it back in emissions, keeping a small
+// overflow's capacity. It clears what holds Works, waiters and
+// Subscriptions; events are cleared as they are pushed (they hold strings
+// only).
 func putEmission(e *emission) {
-	k := min(e.n, len(e.its))
-	clear(e.its[:k])
-	clear(e.evs[:k])
-	e.moreIts, e.moreEvs = reuse(e.moreIts), reuse(e.moreEvs)
-	e.notices = reuse(e.notices)
+	clear(e.its[:min(e.n, len(e.its))])
+	e.moreIts, e.moreEvs = reuse(e.moreIts, true), reuse(e.moreEvs, false)
+	e.notices = reuse(e.notices, true)
 	e.n, e.woken, e.now = 0, nil, time.Time{}
 	emissions.Put(e)
 }
 
-// reuse returns s emptied and cleared, or nil when it is large.
-func reuse[T any](s []T) []T {
+// reuse returns s emptied (and cleared, with clearing), or nil when it is
+// large.
+func reuse[T any](s []T, clearing bool) []T {
 	if cap(s) > maxPooledOverflow {
 		return nil
 	}
-	clear(s)
+	if clearing {
+		clear(s)
+	}
 	return s[:0]
 }
 
@@ -76,6 +88,9 @@ func reuse[T any](s []T) []T {
 //go:noinline
 func (e *emission) add(it *item, ev Event) {
 	p := e.push(it, ev.Type, ev.Time)
+	if e.nop {
+		return
+	}
 	ev.WorkID, ev.Owner, ev.Depth, ev.Target, ev.Kind = p.WorkID, p.Owner, p.Depth, p.Target, p.Kind
 	*p = ev
 }
@@ -83,19 +98,25 @@ func (e *emission) add(it *item, ev Event) {
 // push appends an event of it of type typ at time t to e and returns it,
 // its Work's fields set, for the caller to complete before the next push.
 func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
-	var ev *Event
-	if e.n < len(e.evs) {
-		e.its[e.n] = it
-		ev = &e.evs[e.n]
+	n := e.n
+	e.n++
+	if n < len(e.its) {
+		e.its[n] = it
 	} else {
 		e.moreIts = append(e.moreIts, it)
+	}
+	if e.nop {
+		return &e.evs[0] // read by no one: a scratch entry
+	}
+	var ev *Event
+	if n < len(e.evs) {
+		ev = &e.evs[n]
+	} else {
 		e.moreEvs = append(e.moreEvs, Event{})
 		ev = &e.moreEvs[len(e.moreEvs)-1]
 	}
-	e.n++
-	ev.Type, ev.Time = typ, t
-	ev.WorkID, ev.Owner, ev.Depth = it.id(), it.owner.id, it.owner.depth
-	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	*ev = Event{Type: typ, Time: t, WorkID: it.id(), Owner: it.owner.id, Depth: it.owner.depth,
+		Target: it.target.Label, Kind: it.target.Kind} // a pooled emission's events are not cleared
 	return ev
 }
 

@@ -84,7 +84,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 	handle, err, panicked := callSubmit(cctx, jw.job, it.id(), jw.input)
 	returned = true
 
-	e := emissions.Get().(*emission)
+	e := s.getEmission()
 	defer putEmission(e)
 	s.mu.Lock()
 	jw.input = ""
@@ -188,7 +188,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 	if jw.job.Cancel != nil && jw.handle != nil {
 		callCancel(it.ctx, jw.job.Cancel, jw.handle)
 	}
-	e := emissions.Get().(*emission)
+	e := s.getEmission()
 	defer putEmission(e)
 	s.mu.Lock()
 	to, class := StateCancelled, classCancelled
@@ -200,7 +200,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 
 // failJob settles a job whose user code called runtime.Goexit.
 func (s *Supervisor) failJob(it *item, jw *jobWait, class termClass) {
-	e := emissions.Get().(*emission)
+	e := s.getEmission()
 	defer putEmission(e)
 	s.mu.Lock()
 	s.endJobLocked(it, jw, StateFailed, class, "", e)

@@ -123,7 +123,7 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 	p, err, panicked := callAwait(cctx, jw.job, jw.handle)
 	returned = true
 
-	e := emissions.Get().(*emission)
+	e := s.getEmission()
 	defer putEmission(e)
 	s.mu.Lock()
 	s.releasePollLocked(b)

@@ -16,7 +16,7 @@ import (
 func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool) (nit *item, njctx context.Context) {
 	// The emission comes from a pool: on the stack of a child goroutine
 	// (which starts small) it would make the stack grow for every Work.
-	e := emissions.Get().(*emission)
+	e := s.getEmission()
 	s.mu.Lock()
 	now := s.nowLocked(e)
 	cause, ctxErr := it.xctx.cause()
