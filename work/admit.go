@@ -26,7 +26,6 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	scopeID := newScopeID(spec.Owner.id)
 	it := &item{
 		target:   spec.Target,
-		state:    StateQueued,
 		run:      spec.Run,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
 		scopeID:  scopeID,

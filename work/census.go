@@ -201,7 +201,7 @@ func SortLive(live []LiveWork) {
 
 func (it *item) live() LiveWork {
 	return LiveWork{ID: it.id(), Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
-		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
+		Kind: it.target.Kind, State: it.state(), Detached: it.detached, Attempt: 1,
 		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil,
 		Progress: it.prog.snapshot(), Enqueued: it.enqueued(), AwaitingApproval: it.awaiting(),
 		Waiting: it.job != nil && it.job.waiting}

@@ -23,13 +23,13 @@ func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelRece
 	}
 	now := s.cfg.clock.Now()
 	accepted := s.cancelLocked(it, now, errCancelRequested, &e)
-	r := CancelReceipt{WorkID: id, Accepted: accepted, State: it.state, AcceptedAt: now}
+	r := CancelReceipt{WorkID: id, Accepted: accepted, State: it.state(), AcceptedAt: now}
 	s.unlockAndEmit(&e)
 	return r, nil
 }
 
 func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emission) bool {
-	switch it.state {
+	switch it.state() {
 	case StateQueued:
 		if it.awaiting() {
 			s.cancelHeldLocked(it, now, classCancelled, e)

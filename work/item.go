@@ -11,11 +11,11 @@ type item struct {
 	owner     *ownerState
 	target    Target
 	seq       uint64
-	state     State
 	created   time.Time
 	started   time.Time
 	finished  time.Time
 	output    string
+	st        stateIdx // its State, States[st] (zero: queued)
 	hasOutput bool
 	read      bool
 	detached  bool
@@ -61,6 +61,12 @@ type item struct {
 	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
 	upd         *updates          // its updates, for a Spec that declares them (update_work.go); set at Start
 }
+
+// stateIdx is a State's index in States.
+type stateIdx uint8
+
+// state returns its State.
+func (it *item) state() State { return States[it.st] }
 
 // id returns the Work's id: the end of its scope's id.
 func (it *item) id() string { return it.scopeID[len(it.scopeID)-idLen:] }

@@ -98,7 +98,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 		switch {
 		case errors.Is(cause, errDeadline):
 			class = classDeadline
-		case it.state == StateCancelRequested && cctx.Err() != nil && errors.Is(err, context.Canceled):
+		case it.state() == StateCancelRequested && cctx.Err() != nil && errors.Is(err, context.Canceled):
 			to, class = StateCancelled, classCancelled
 		}
 		s.finishJobLocked(it, jw, to, class, "", now, e)

@@ -21,7 +21,7 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 }
 
 func (it *item) status() Status {
-	return Status{Work: it.ref(), TargetLabel: it.target.Label, State: it.state,
+	return Status{Work: it.ref(), TargetLabel: it.target.Label, State: it.state(),
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
 		ResultAvailable: it.hasOutput, BudgetExhausted: it.brun.exhaustedBudget(),
 		ResultRead: it.read, Progress: it.prog.snapshot(), Class: it.class.String(),
@@ -92,7 +92,7 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 	now := s.cfg.clock.Now()
 	rows = make([]Row, len(top))
 	for i, it := range top {
-		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state,
+		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),
 			Elapsed: Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
 	}
 	return rows, len(os.items) - len(rows), nil
@@ -100,5 +100,5 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 
 // order is what the contract's orders (Order) read of it.
 func (it *item) order() Order {
-	return Order{State: it.state, Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
+	return Order{State: it.state(), Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
 }

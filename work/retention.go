@@ -23,7 +23,7 @@ func EvictionClass(state State, read bool) int {
 	return evictUnread
 }
 
-func (it *item) evictClass() int { return EvictionClass(it.state, it.read) }
+func (it *item) evictClass() int { return EvictionClass(it.state(), it.read) }
 
 // evictLocked drops the owner's terminal Work beyond the retention bounds:
 // first every Work finished longer ago than the age bound, then, while more

@@ -26,7 +26,7 @@ func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool
 		to, class = StateFailed, ClassPanic
 	case errors.Is(cause, errDeadline):
 		to, class = StateFailed, ClassDeadline
-	case err != nil && it.state == StateCancelRequested && ctxErr != nil && errors.Is(err, context.Canceled):
+	case err != nil && it.state() == StateCancelRequested && ctxErr != nil && errors.Is(err, context.Canceled):
 		to, class = StateCancelled, ClassCancelled
 	case err != nil && it.brun.refused():
 		to, class = StateFailed, ClassBudgetExhausted
@@ -93,6 +93,6 @@ func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict b
 // forgetItemLocked removes a terminal Work from the census; nothing refers
 // to it afterwards.
 func (s *Supervisor) forgetItemLocked(it *item) {
-	it.counts[it.state.index()]--
+	it.counts[it.st]--
 	it.output, it.mb = "", nil
 }

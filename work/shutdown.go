@@ -183,13 +183,13 @@ drain:
 	settled := make(map[TargetCount]int)
 	orphaned := make(map[TargetCount]int)
 	for it := range tracked {
-		key := TargetCount{Target: it.target.Label, State: it.state}
-		if it.state.Terminal() {
+		key := TargetCount{Target: it.target.Label, State: it.state()}
+		if it.state().Terminal() {
 			settled[key]++
 			continue
 		}
 		orphaned[key]++
-		e.add(it, Event{Type: EventOrphaned, From: it.state, Time: now, ErrorClass: ClassOrphaned})
+		e.add(it, Event{Type: EventOrphaned, From: it.state(), Time: now, ErrorClass: ClassOrphaned})
 	}
 	for fg := range fgs {
 		if _, live := s.foreground[fg]; live {

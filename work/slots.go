@@ -71,7 +71,7 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 // its slot back (reclaiming) lends again: its borrower keeps the slot.
 func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
 	w := o.sc.holder()
-	if w == nil || (w.state != StateRunning && w.state != StateCancelRequested) {
+	if w == nil || (w.state() != StateRunning && w.state() != StateCancelRequested) {
 		return nil
 	}
 	w.awaited = append(w.awaited, awaited)
@@ -93,7 +93,7 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 		return
 	}
 	for _, d := range w.awaited {
-		if d.lender == nil && (d.state == StateRunning || d.state == StateCancelRequested) {
+		if d.lender == nil && (d.state() == StateRunning || d.state() == StateCancelRequested) {
 			d.lender, w.borrower = w, d
 			s.used--
 			s.dispatchLocked(e)

@@ -161,7 +161,7 @@ func classOf(class string) termClass {
 // records the event at time t, which it returns for the caller to complete
 // (before anything else is added to e).
 func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *Event {
-	if !canTransition(it.state, to) {
+	if !canTransition(it.state(), to) {
 		return nil
 	}
 	if to.Terminal() && it.mb != nil && len(it.mb.queued) > 0 {
@@ -172,10 +172,11 @@ func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *E
 		e.push(it, EventGuidanceDropped, t).Count = n
 	}
 	c := it.counts
-	c[it.state.index()]--
-	c[to.index()]++
-	from := it.state
-	it.state = to
+	ti := to.index()
+	c[it.st]--
+	c[ti]++
+	from := it.state()
+	it.st = stateIdx(ti)
 	if to.Terminal() {
 		s.settledLocked(it, t, e)
 	}

@@ -211,7 +211,7 @@ func (s *Supervisor) settledLocked(it *item, now time.Time, e *emission) {
 func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *emission) {
 	for sub := range subs {
 		e.notices = append(e.notices, pendingNotice{sub, Notice{WorkID: it.id(),
-			Target: it.target.Label, State: it.state, ResultAvailable: it.hasOutput, Time: now}})
+			Target: it.target.Label, State: it.state(), ResultAvailable: it.hasOutput, Time: now}})
 	}
 }
 

@@ -11,7 +11,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 	for _, n := range []int{0, 1, 5, 12, 13, 100, 1000} {
 		m := map[string]*item{}
 		for i := range n {
-			it := &item{seq: uint64(r.IntN(50)), state: States[r.IntN(len(States))], hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0}
+			it := &item{seq: uint64(r.IntN(50)), st: stateIdx(r.IntN(len(States))), hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0}
 			m[string(rune(i))+newID()] = it
 		}
 		better := func(a, b *item) bool {

@@ -163,12 +163,12 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 	u := it.upd
 	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
 	if u != nil {
-		if it.state == StateCancelRequested || it.state.Terminal() {
+		if it.state() == StateCancelRequested || it.state().Terminal() {
 			u.log.End()
 		}
 		rec, reason = u.log.Accept(key, value, question, now)
 	}
-	if reason == "" && rec.Duplicate || it.state.Terminal() {
+	if reason == "" && rec.Duplicate || it.state().Terminal() {
 		// A repeat reports nothing new; a settled Work's events have
 		// ended (its terminal event was the last).
 		s.mu.Unlock()
@@ -199,7 +199,7 @@ func (s *Supervisor) updateNoticeLocked(it *item, seq, size int, now time.Time, 
 	}
 	for sub := range s.subs[it.owner.id] {
 		e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeUpdate, WorkID: it.id(),
-			Target: it.target.Label, State: it.state, Seq: seq, Bytes: size, Time: now}})
+			Target: it.target.Label, State: it.state(), Seq: seq, Bytes: size, Time: now}})
 	}
 }
 
