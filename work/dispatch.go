@@ -43,7 +43,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx
 	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.enqueued())
 	s.running.pushBack(it)
 	if lender != nil {
-		it.lender, lender.borrower = lender, it
+		it.lendSt().lender, lender.lendSt().borrower = lender, it
 	}
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope

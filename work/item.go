@@ -34,17 +34,12 @@ type item struct {
 	list       *itemList
 	mb         *mailbox // guidance and command records, from the first Send
 	sc         *scope   // this Work's own owner scope, from running
-	// Running slots (slots.go): the Work whose lent slot this one runs on
-	// (nil: a pool slot), the descendant running on this one's lent slot,
-	// the Works its lending waiters wait for (one entry per waiter), the
-	// channel closed when this Work, owed its slot back, has one again
-	// (reclaiming mirrors reclaim != nil for the lock-free boundary check),
-	// whether code on its slot has used the model-request boundary, and
-	// how many Works are queued below this one.
-	lender      *item
-	borrower    *item
-	awaited     []*item
-	reclaim     chan struct{}
+	// Running slots (slots.go): its part in lending slots (nil until it
+	// takes part; lendState), whether it is owed its slot back (mirrors
+	// lend.reclaim != nil for the lock-free boundary check), whether code
+	// on its slot has used the model-request boundary, and how many Works
+	// are queued below this one.
+	lend        *lendState
 	reclaiming  atomic.Bool
 	boundary    atomic.Bool
 	queuedBelow int32
@@ -60,6 +55,52 @@ type item struct {
 	ap          *approval         // its approval request, for a Spec with NeedsApproval (approval.go)
 	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
 	upd         *updates          // its updates, for a Spec that declares them (update_work.go); set at Start
+}
+
+// lendState is a Work's part in lending running slots (slots.go), made
+// the first time it takes part (most Works never do); guarded by the
+// Supervisor's lock. lender is the Work whose lent slot this one runs on
+// (nil: a pool slot), borrower the descendant running on this one's lent
+// slot, awaited the Works its lending waiters wait for (one entry per
+// waiter), reclaim the channel closed when this Work, owed its slot back,
+// has one again.
+type lendState struct {
+	lender, borrower *item
+	awaited          []*item
+	reclaim          chan struct{}
+}
+
+// lending returns its lendState, making it.
+func (it *item) lendSt() *lendState {
+	if it.lend == nil {
+		it.lend = new(lendState)
+	}
+	return it.lend
+}
+
+// lender returns the Work whose lent slot it runs on, nil on a pool slot.
+func (it *item) lender() *item {
+	if it.lend == nil {
+		return nil
+	}
+	return it.lend.lender
+}
+
+// borrower returns the Work running on its lent slot, if any.
+func (it *item) borrower() *item {
+	if it.lend == nil {
+		return nil
+	}
+	return it.lend.borrower
+}
+
+// reclaim returns the channel closed when it, owed its slot back, has one
+// again; nil when it is not owed one.
+func (it *item) reclaim() chan struct{} {
+	if it.lend == nil {
+		return nil
+	}
+	return it.lend.reclaim
 }
 
 // stateIdx is a State's index in States.
