@@ -89,6 +89,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	s.seq++
 	it.seq = s.seq
 	os.items[it.id()] = it
+	it.listed = true
 	c := os.counts
 	if os.countsLabel != spec.Target.Label || c == nil {
 		c = s.counts[spec.Target.Label]

@@ -83,6 +83,7 @@ func (s *Supervisor) Detach(ctx context.Context, o Owner, id string) (DetachRece
 func (s *Supervisor) detachLocked(it *item, e *emission) {
 	os := it.owner
 	delete(os.items, it.id())
+	it.listed = false
 	it.detached = true
 	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})

@@ -17,6 +17,7 @@ type item struct {
 	output    string
 	st        stateIdx // its State, States[st] (zero: queued)
 	hasOutput bool
+	listed    bool // in its owner's items (until detached or evicted)
 	read      bool
 	detached  bool
 	lending   bool            // a waiter of this Work lends its running slot (slots.go)

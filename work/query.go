@@ -20,6 +20,16 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 	return it, nil
 }
 
+// relookupLocked is lookupLocked(o, it's id) for it, found by that
+// lookup before s.mu was last released: an id names one Work, so it is
+// what the lookup would find, if anything.
+func (s *Supervisor) relookupLocked(o Owner, it *item) (*item, error) {
+	if os := s.visibleLocked(o); os != it.owner || !it.listed {
+		return nil, ErrNotFound
+	}
+	return it, nil
+}
+
 func (it *item) status() Status {
 	return Status{Work: it.ref(), TargetLabel: it.target.Label, State: it.state(),
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,

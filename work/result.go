@@ -45,14 +45,14 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	s.mu.Lock()
 	if settled {
 		// The token comes after the terminal events are delivered.
-		return s.readLocked(s.lookupLocked(o, id))
+		return s.readLocked(s.relookupLocked(o, it))
 	}
-	if it, err := s.lookupLocked(o, id); err == nil && it.state().Terminal() {
+	if it, err := s.relookupLocked(o, it); err == nil && it.state().Terminal() {
 		// The wait ended (timeout, ctx) while the Work settled and before
 		// its token came.
 		return s.readSettledLocked(o, id, it)
 	}
-	return s.readLocked(s.lookupLocked(o, id))
+	return s.readLocked(s.relookupLocked(o, it))
 }
 
 // readSettledLocked answers Result for terminal it and releases s.mu.

@@ -75,6 +75,7 @@ func (it *item) markRead() {
 func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 	os.removeTerminal(it)
 	delete(os.items, it.id())
+	it.listed = false
 	s.forgetItemLocked(it)
 }
 

@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -201,5 +202,73 @@ func TestResultWaitersReused(t *testing.T) {
 	defer s.mu.Unlock()
 	if len(s.waits) != 0 {
 		t.Fatalf("%d waits left in the heap", len(s.waits))
+	}
+}
+
+// TestResultLookupAfterWait: a Result finds its Work again after the wait
+// as a lookup by id would: gone when its owner was released or it was
+// evicted as it settled (ErrNotFound), there otherwise.
+func TestResultLookupAfterWait(t *testing.T) {
+	fetch := Target{Label: "fetch", Kind: KindFunction}
+	for _, tt := range []struct {
+		name string
+		end  func(s *Supervisor, o Owner, gate chan struct{})
+		gone bool
+	}{
+		{"settled", func(s *Supervisor, o Owner, gate chan struct{}) { close(gate) }, false},
+		{"released", func(s *Supervisor, o Owner, gate chan struct{}) {
+			if err := s.Release(context.Background(), o); err != nil {
+				t.Error(err)
+			}
+		}, true},
+		{"evicted as it settled", func(s *Supervisor, o Owner, gate chan struct{}) { close(gate) }, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(WithRetention(1, 0))
+			defer s.Close(context.Background())
+			o := NewOwner("a")
+			out, fail := "x", error(nil)
+			if tt.gone && tt.name != "released" {
+				// An unread completed Work first: the failing one goes
+				// before it when the retention bound evicts.
+				ref, err := s.Start(t.Context(), Spec{Owner: o, Target: fetch, Run: func(context.Context) (string, error) { return "y", nil }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for st, _ := s.Status(t.Context(), o, ref.ID); !st.State.Terminal(); st, _ = s.Status(t.Context(), o, ref.ID) {
+					runtime.Gosched()
+				}
+				out, fail = "", errors.New("boom")
+			}
+			gate := make(chan struct{})
+			ref, err := s.Start(t.Context(), Spec{Owner: o, Target: fetch, Run: func(ctx context.Context) (string, error) {
+				select {
+				case <-gate:
+					return out, fail
+				case <-ctx.Done():
+					return "", ctx.Err()
+				}
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			it := itemOf(t, s, o, ref.ID)
+			res := make(chan error, 1)
+			go func() {
+				_, _, err := s.Result(context.Background(), o, ref.ID, MaxResultWait)
+				res <- err
+			}()
+			for {
+				if n, _ := waitsLeft(s, it); n == 1 {
+					break
+				}
+				runtime.Gosched() // until the waiter is registered
+			}
+			tt.end(s, o, gate)
+			err = <-res
+			if gone := errors.Is(err, ErrNotFound); gone != tt.gone || (!gone && err != nil) {
+				t.Fatalf("Result: %v, want gone %v", err, tt.gone)
+			}
+		})
 	}
 }
