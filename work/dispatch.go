@@ -29,8 +29,15 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 	s.live.Add(1)
 	it.emitMu.Lock()
 	it.emitHeld = true
-	go s.execute(it, jctx)
+	if jctx != nil {
+		go s.execute(it, jctx)
+		return
+	}
+	go it.execute() // a 16-byte closure: the item alone
 }
+
+// execute runs it's child on the calling goroutine, a new one (runLocked).
+func (it *item) execute() { it.exec.s.execute(it, nil) }
 
 // prepareRunLocked moves a Work taken from its owner's queue to running.
 // Its child runs with its item's context (it.xctx) and it.run, which the
