@@ -54,7 +54,7 @@ func (e *Execution) BeginRequest() (Turn, error) {
 		return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up and the final request was made", b)
 	}
 	first := false
-	if r.exh == 0 {
+	if r.exh.Load() == 0 {
 		if b := r.reached(); b != "" {
 			first = r.exhaustLocked(b)
 		}

@@ -52,13 +52,13 @@ type run struct {
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported
 	unknown            atomic.Int32 // responses without usage
-
-	fail bool
-	mu   sync.Mutex
 	// exh is the budget that ran out, once one did: an index in
-	// exhaustedNames (0: none). Read it with exhaustedLocked.
-	exh   uint8
+	// exhaustedNames (0: none), set once under mu and read without it.
+	exh atomic.Uint32
+
+	fail  bool
 	phase uint8 // phaseOrdinary, phaseFinal (granted), phaseRefused
+	mu    sync.Mutex
 }
 
 // exhaustedNames are the budgets that can run out, at their run.exh.
@@ -78,7 +78,7 @@ func (r *run) budget() Budget {
 
 // exhaustedLocked returns the budget that ran out, or "". Must be called
 // with r.mu held.
-func (r *run) exhaustedLocked() string { return exhaustedNames[r.exh] }
+func (r *run) exhaustedLocked() string { return exhaustedNames[r.exh.Load()] }
 
 const (
 	phaseOrdinary uint8 = iota
@@ -204,9 +204,7 @@ func (r *run) exhaustedBudget() string {
 	if r == nil {
 		return ""
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.exhaustedLocked()
+	return exhaustedNames[r.exh.Load()]
 }
 
 // refused reports whether the boundary refused a request.
@@ -222,12 +220,12 @@ func (r *run) refused() bool {
 // exhaust records that budget ran out (once) and returns whether this call
 // did it. Must be called with r.mu held.
 func (r *run) exhaustLocked(budget string) bool {
-	if r.exh != 0 {
+	if r.exh.Load() != 0 {
 		return false
 	}
 	for i, n := range exhaustedNames {
 		if n == budget && i > 0 {
-			r.exh = uint8(i)
+			r.exh.Store(uint32(i))
 			return true
 		}
 	}

@@ -10,7 +10,7 @@ import (
 func (s *Supervisor) emitWork(it *item, ev Event) {
 	var e emission
 	s.mu.Lock()
-	if it.state().Terminal() {
+	if it.terminal() {
 		s.mu.Unlock()
 		return
 	}

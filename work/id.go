@@ -41,6 +41,23 @@ func newScopeID(owner string) string {
 	buf := make([]byte, len(owner)+1+2*len(b))
 	copy(buf, owner)
 	buf[len(owner)] = '/'
-	hex.Encode(buf[len(owner)+1:], b[:])
+	encodeID((*[idLen]byte)(buf[len(owner)+1:]), &b)
 	return unsafe.String(unsafe.SliceData(buf), len(buf))
+}
+
+// hexPairs[2*v] and hexPairs[2*v+1] are byte v in lowercase hex.
+var hexPairs = func() (p [512]byte) {
+	const digits = "0123456789abcdef"
+	for v := range 256 {
+		p[2*v], p[2*v+1] = digits[v>>4], digits[v&15]
+	}
+	return p
+}()
+
+// encodeID writes b in lowercase hex to dst, as hex.Encode does, a byte
+// pair at a time.
+func encodeID(dst *[idLen]byte, b *[16]byte) {
+	for i, v := range b {
+		dst[2*i], dst[2*i+1] = hexPairs[2*int(v)], hexPairs[2*int(v)+1]
+	}
 }

@@ -110,6 +110,9 @@ type stateIdx uint8
 // state returns its State.
 func (it *item) state() State { return States[it.st] }
 
+// terminal reports whether its State is terminal.
+func (it *item) terminal() bool { return stateTerminal[it.st] }
+
 // id returns the Work's id: the end of its scope's id.
 func (it *item) id() string { return it.scopeID[len(it.scopeID)-idLen:] }
 

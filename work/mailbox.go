@@ -128,7 +128,7 @@ func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool
 			return it.receipt(r.cursor, r.at), nil
 		}
 	}
-	if it.state().Terminal() {
+	if it.terminal() {
 		s.mu.Unlock()
 		return SendReceipt{}, ErrTerminal
 	}

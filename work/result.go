@@ -29,10 +29,10 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	timeout = min(timeout, MaxResultWait)
 	s.mu.Lock()
 	it, err := s.lookupLocked(o, id)
-	if err != nil || (timeout == 0 && !it.state().Terminal()) {
+	if err != nil || (timeout == 0 && !it.terminal()) {
 		return s.readLocked(it, err)
 	}
-	if it.state().Terminal() {
+	if it.terminal() {
 		return s.readSettledLocked(o, id, it)
 	}
 	wt := s.newWaiterLocked(it, timeout)
@@ -47,7 +47,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		// The token comes after the terminal events are delivered.
 		return s.readLocked(s.relookupLocked(o, it))
 	}
-	if it, err := s.relookupLocked(o, it); err == nil && it.state().Terminal() {
+	if it, err := s.relookupLocked(o, it); err == nil && it.terminal() {
 		// The wait ended (timeout, ctx) while the Work settled and before
 		// its token came.
 		return s.readSettledLocked(o, id, it)

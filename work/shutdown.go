@@ -184,7 +184,7 @@ drain:
 	orphaned := make(map[TargetCount]int)
 	for it := range tracked {
 		key := TargetCount{Target: it.target.Label, State: it.state()}
-		if it.state().Terminal() {
+		if it.terminal() {
 			settled[key]++
 			continue
 		}

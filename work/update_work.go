@@ -163,12 +163,12 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 	u := it.upd
 	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
 	if u != nil {
-		if it.state() == StateCancelRequested || it.state().Terminal() {
+		if it.state() == StateCancelRequested || it.terminal() {
 			u.log.End()
 		}
 		rec, reason = u.log.Accept(key, value, question, now)
 	}
-	if reason == "" && rec.Duplicate || it.state().Terminal() {
+	if reason == "" && rec.Duplicate || it.terminal() {
 		// A repeat reports nothing new; a settled Work's events have
 		// ended (its terminal event was the last).
 		s.mu.Unlock()
