@@ -43,6 +43,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 		s.unlend(w, it)
 	}
 	s.mu.Lock()
+	s.putWaiterLocked(wt)
 	if settled {
 		// The token comes after the terminal events are delivered.
 		return s.readLocked(s.relookupLocked(o, it))

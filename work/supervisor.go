@@ -61,8 +61,11 @@ type Supervisor struct {
 	waits     []*waiter
 	waitTimer *time.Timer
 	waitAt    time.Duration
-	bud       budgets
-	jobs      jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
+	// Waiters kept for reuse, a list by next (putWaiterLocked).
+	spareWaiters  *waiter
+	nSpareWaiters int
+	bud           budgets
+	jobs          jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).

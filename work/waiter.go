@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -15,26 +14,28 @@ import (
 //
 // On the system clock a Result's deadline is kept in a min-heap (s.waits,
 // guarded by s.mu) under one timer armed for the earliest, as running
-// Works' deadlines are (deadline.go): waiting allocates nothing (waiters
-// are reused) and touches no runtime timer in the common case. Other
-// clocks keep a timer per wait (their tests count timers).
+// Works' deadlines are (deadline.go): waiting allocates nothing (the
+// Supervisor keeps a few waiters for reuse) and touches no runtime timer
+// in the common case. Other clocks keep a timer per wait (their tests
+// count timers).
 type waiter struct {
 	ch      chan struct{} // buffered (1): the token
 	it      *item         // the Work it waits for
-	next    *waiter       // in it.waiters; once woken, in the emission that sends its token
+	next    *waiter       // in it.waiters; once woken, in the emission that sends its token; then in s.spareWaiters
 	at      time.Duration // its deadline since waitEpoch (pooled), else its timeout
 	idx     int32         // 1 + its index in s.waits; 0 when not in it
 	woken   bool          // out of it.waiters: its token is sent, or on its way
 	settled bool          // woken because the Work settled
-	pooled  bool          // from waiters, on the system clock (else at is a timeout)
+	pooled  bool          // a Result's on the system clock, reused (else at is a timeout)
 }
 
 // waitEpoch is what the system clock's wait deadlines count from.
 var waitEpoch = time.Now()
 
-// waiters are the system clock's Result waiters, reused: a waiter goes
-// back only once nothing refers to it and its token was received.
-var waiters = sync.Pool{New: func() any { return &waiter{ch: make(chan struct{}, 1), pooled: true} }}
+// maxSpareWaiters bounds the waiters a Supervisor keeps for reuse
+// (s.spareWaiters, guarded by s.mu): a waiter goes back only once nothing
+// refers to it and its token was received (putWaiterLocked).
+const maxSpareWaiters = 16
 
 // addWaiterLocked adds w, a waiter for it, to its list.
 func (it *item) addWaiterLocked(w *waiter) {
@@ -86,17 +87,36 @@ func (s *Supervisor) newWaiterLocked(it *item, timeout time.Duration) *waiter {
 		it.addWaiterLocked(w)
 		return w
 	}
-	w := waiters.Get().(*waiter)
+	w := s.spareWaiters
+	if w != nil {
+		s.spareWaiters, w.next = w.next, nil
+		s.nSpareWaiters--
+	} else {
+		w = &waiter{ch: make(chan struct{}, 1), pooled: true}
+	}
 	it.addWaiterLocked(w)
 	s.addWaitLocked(w, time.Since(waitEpoch)+timeout)
 	return w
+}
+
+// putWaiterLocked keeps w, which await is done with, for reuse (a
+// Result's, on the system clock).
+func (s *Supervisor) putWaiterLocked(w *waiter) {
+	if !w.pooled || s.nSpareWaiters >= maxSpareWaiters {
+		return
+	}
+	*w = waiter{ch: w.ch, pooled: true, next: s.spareWaiters}
+	s.spareWaiters = w
+	s.nSpareWaiters++
 }
 
 func noStop() bool { return false }
 
 // await waits without s.mu for the token of w (newWaiterLocked), or for
 // ctx to end, and reports whether w's Work settled: then its events are
-// delivered. w is not used afterwards.
+// delivered. Nothing but the caller refers to w afterwards, and its token,
+// if one was sent, was received: the caller gives it back with
+// putWaiterLocked.
 func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
 	stop := noStop
 	if !w.pooled {
@@ -132,12 +152,7 @@ func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
 		}
 	}
 	stop()
-	settled = received && w.settled
-	if w.pooled {
-		*w = waiter{ch: w.ch, pooled: true}
-		waiters.Put(w)
-	}
-	return settled
+	return received && w.settled
 }
 
 // addWaitLocked adds w, due at (since waitEpoch), to the deadline heap,
