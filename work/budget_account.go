@@ -126,9 +126,20 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 		}
 	}
 	r.parent = parent
+	r.maxDur = s.cfg.duration(spec)
 	want := spec.Budget.Dims()
 	def, ceil := s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
-	var eff, lim, avail [numDims]int64
+	var eff [numDims]int64
+	if parent == nil {
+		// No pool and no reservation above it: no dimension is pooled,
+		// and nothing is reserved (PoolReserve's unpooled case).
+		for i := range eff {
+			v := unpooled(resolveDim(want[i], def[i], ceil[i]))
+			r.m[i].limit, r.pooled[i] = v, v > 0 && want[i] > 0
+		}
+		return ""
+	}
+	var lim, avail [numDims]int64
 	var src [numDims]*meter
 	for i := range eff {
 		eff[i] = resolveDim(want[i], def[i], ceil[i])
@@ -153,7 +164,6 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 			r.m[i].from = src[i]
 		}
 	}
-	r.maxDur = s.cfg.duration(spec)
 	return ""
 }
 
