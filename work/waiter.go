@@ -159,9 +159,7 @@ func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
 // arming the timer when it is the new earliest.
 func (s *Supervisor) addWaitLocked(w *waiter, at time.Duration) {
 	w.at = at
-	w.idx = int32(len(s.waits) + 1)
-	s.waits = append(s.waits, w)
-	s.waitUp(len(s.waits) - 1)
+	heapPush(&s.waits, w)
 	if s.waitAt == 0 || at < s.waitAt {
 		s.armWaitLocked(at)
 	}
@@ -186,16 +184,7 @@ func (s *Supervisor) removeWaitLocked(w *waiter) {
 	if i < 0 {
 		return
 	}
-	last := len(s.waits) - 1
-	if i != last {
-		s.waitSwap(i, last)
-	}
-	s.waits[last] = nil
-	s.waits = s.waits[:last]
-	w.idx = 0
-	if i != last && !s.waitUp(i) {
-		s.waitDown(i)
-	}
+	heapRemove(&s.waits, i)
 	s.stopWaitTimerLocked()
 }
 
@@ -228,40 +217,6 @@ func (s *Supervisor) expireWaits() {
 	wake(woken)
 }
 
-func (s *Supervisor) waitSwap(i, j int) {
-	s.waits[i], s.waits[j] = s.waits[j], s.waits[i]
-	s.waits[i].idx, s.waits[j].idx = int32(i+1), int32(j+1)
-}
-
-// waitUp moves the entry at i up to its place and reports whether it moved.
-func (s *Supervisor) waitUp(i int) bool {
-	moved := false
-	for i > 0 {
-		p := (i - 1) / 2
-		if s.waits[i].at >= s.waits[p].at {
-			break
-		}
-		s.waitSwap(i, p)
-		i, moved = p, true
-	}
-	return moved
-}
-
-func (s *Supervisor) waitDown(i int) {
-	n := len(s.waits)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && s.waits[r].at < s.waits[l].at {
-			m = r
-		}
-		if s.waits[m].at >= s.waits[i].at {
-			return
-		}
-		s.waitSwap(i, m)
-		i = m
-	}
-}
+// heapBefore and setHeapIdx place a waiter in the wait heap.
+func (w *waiter) heapBefore(o *waiter) bool { return w.at < o.at }
+func (w *waiter) setHeapIdx(i int32)        { w.idx = i }
