@@ -21,14 +21,14 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if err := s.admissible(&spec); err != nil {
 		return Ref{}, err
 	}
-	// The Work's id and item are made before the lock is taken (a refused
-	// Start drops them), so that its holders wait for no allocation.
-	scopeID := newScopeID(spec.Owner.id)
+	// The Work's item and the room for its scope id are made before the
+	// lock is taken (a refused Start drops them), so that its holders wait
+	// for no allocation; the id is drawn under the lock.
+	scopeBuf := newScopeBuf(spec.Owner.id)
 	it := &item{
 		target:   spec.Target,
 		run:      spec.Run,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
-		scopeID:  scopeID,
 	}
 	if spec.Job != nil {
 		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
@@ -38,6 +38,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	r := &it.brun
 	s.mu.Lock()
+	it.scopeID = s.scopeIDLocked(scopeBuf)
 	if r, err, ok := s.replayLocked(&spec); ok {
 		s.mu.Unlock()
 		if err != nil {

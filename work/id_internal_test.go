@@ -25,7 +25,11 @@ func TestEncodeID(t *testing.T) {
 			t.Fatalf("encodeID(%x) = %q", b, got)
 		}
 	}
-	scope := newScopeID("owner")
+	s := New()
+	defer s.Close(t.Context())
+	s.mu.Lock()
+	scope := s.scopeIDLocked(newScopeBuf("owner"))
+	s.mu.Unlock()
 	id, ok := strings.CutPrefix(scope, "owner/")
 	if !ok || !IsID(id) || (&item{scopeID: scope}).id() != id {
 		t.Fatalf("scope id %q", scope)

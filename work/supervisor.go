@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 	"fmt"
+	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,7 @@ type Supervisor struct {
 	held     map[string]*item                      // Works awaiting approval, by id (approval.go)
 
 	labels context.Context // child goroutines' profiler labels (childgoroutine.go)
+	ids    *mrand.ChaCha8  // the generator of Work ids, guarded by mu (scopeIDLocked)
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -92,6 +94,7 @@ func New(opts ...Option) *Supervisor {
 		idle:       make(chan struct{}),
 	}
 	s.labels = childLabels()
+	s.ids = newIDSource()
 	_, s.nop = s.cfg.observer.(NopObserver)
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)
