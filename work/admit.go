@@ -115,7 +115,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.ready.pushBack(os)
 	}
 	switch {
-	case !nop && s.owners[os.id] != os:
+	case !nop && s.ownerLocked(os.id) != os:
 		// Release (or the end of a child's scope) overlapped the start:
 		// the Work goes the way of the owner's other Work, detached first
 		// as releaseLocked does (whether or not Close overlapped too).
@@ -175,6 +175,20 @@ func (s *Supervisor) refusal(reason string) error {
 	default:
 		return LimitRefusal(LimitStarts, s.cfg.maxStarts)
 	}
+}
+
+// ownerLocked returns the registry entry of the owner named id, nil when
+// it has none. It remembers the last one it found (s.lastOwner: calls in a
+// row are mostly for one owner), which releaseLocked forgets.
+func (s *Supervisor) ownerLocked(id string) *ownerState {
+	if os := s.lastOwner; os != nil && os.id == id {
+		return os
+	}
+	os := s.owners[id]
+	if os != nil {
+		s.lastOwner = os
+	}
+	return os
 }
 
 // newOwnerLocked registers o, which has no registry entry.

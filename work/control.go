@@ -115,7 +115,7 @@ func (s *Supervisor) Release(ctx context.Context, o Owner) error {
 	}
 	var e emission
 	s.mu.Lock()
-	if os := s.owners[o.id]; os != nil {
+	if os := s.ownerLocked(o.id); os != nil {
 		s.releaseLocked(os, &e)
 	}
 	s.forgetPoolLocked(o.id)
@@ -139,6 +139,9 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 		s.cancelLocked(it, now, errCancelRequested, e)
 	}
 	delete(s.owners, os.id)
+	if s.lastOwner == os {
+		s.lastOwner = nil
+	}
 	if os.sc != nil && os.sc.os == os {
 		os.sc.os = nil
 	}

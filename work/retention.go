@@ -82,7 +82,7 @@ func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 // visibleLocked returns o's state, nil when o has none, with its retention
 // applied (what the owner operations read).
 func (s *Supervisor) visibleLocked(o Owner) *ownerState {
-	os := s.owners[o.id]
+	os := s.ownerLocked(o.id)
 	if os != nil {
 		s.evictLocked(os)
 	}

@@ -37,11 +37,13 @@ type Supervisor struct {
 	unwatch func()
 	nop     bool // the Observer is the no-op one
 
-	mu      sync.Mutex
-	closed  bool
-	owners  map[string]*ownerState
-	ready   ownerRing // owners with queued Work, round-robin
-	running itemList  // running and cancel-requested Work
+	mu     sync.Mutex
+	closed bool
+	owners map[string]*ownerState
+	// lastOwner is the entry ownerLocked found last (nil once released).
+	lastOwner *ownerState
+	ready     ownerRing // owners with queued Work, round-robin
+	running   itemList  // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
 	used        int
