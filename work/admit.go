@@ -89,7 +89,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	s.seq++
 	it.seq = s.seq
-	os.items[it.id()] = it
+	os.items.put(it)
 	it.listed = true
 	c := os.counts
 	if os.countsLabel != spec.Target.Label || c == nil {
@@ -193,7 +193,7 @@ func (s *Supervisor) ownerLocked(id string) *ownerState {
 
 // newOwnerLocked registers o, which has no registry entry.
 func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
-	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc, items: make(map[string]*item)}
+	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc}
 	s.owners[o.id] = os
 	if o.sc != nil {
 		o.sc.os = os

@@ -158,11 +158,11 @@ func (s *Supervisor) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, e
 			its = append(its, it)
 		}
 	} else if os := s.visibleLocked(o); os != nil {
-		for _, it := range os.items {
+		os.items.each(func(it *item) {
 			if it.awaiting() {
 				its = append(its, it)
 			}
-		}
+		})
 	}
 	sort.Slice(its, func(i, j int) bool {
 		a, b := its[i], its[j]

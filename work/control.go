@@ -82,7 +82,7 @@ func (s *Supervisor) Detach(ctx context.Context, o Owner, id string) (DetachRece
 
 func (s *Supervisor) detachLocked(it *item, e *emission) {
 	os := it.owner
-	delete(os.items, it.id())
+	os.items.del(it)
 	it.listed = false
 	it.detached = true
 	it.dropCommands()
@@ -131,7 +131,7 @@ func (s *Supervisor) Release(ctx context.Context, o Owner) error {
 // items got a detached event would depend on map order.
 func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 	now := s.cfg.clock.Now()
-	for _, it := range os.items {
+	for _, it := range os.items.all() { // detaching removes it from os.items
 		s.detachLocked(it, e)
 		s.cancelLocked(it, now, errCancelRequested, e)
 	}

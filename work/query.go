@@ -13,7 +13,7 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 	if os == nil {
 		return nil, ErrNotFound
 	}
-	it := os.items[id]
+	it := os.items.get(id)
 	if it == nil {
 		return nil, ErrNotFound
 	}
@@ -68,7 +68,7 @@ func (s *Supervisor) List(ctx context.Context, o Owner) ([]Status, error) {
 	if os == nil {
 		return []Status{}, nil
 	}
-	top := topK(os.items, MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
+	top := topK(&os.items, MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
 	out := make([]Status, len(top))
 	for i, it := range top {
 		out[i] = it.status()
@@ -98,14 +98,14 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 	if os == nil {
 		return nil, 0, nil
 	}
-	top := topK(os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
+	top := topK(&os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
 	now := s.cfg.clock.Now()
 	rows = make([]Row, len(top))
 	for i, it := range top {
 		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),
 			Elapsed: Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
 	}
-	return rows, len(os.items) - len(rows), nil
+	return rows, os.items.len() - len(rows), nil
 }
 
 // order is what the contract's orders (Order) read of it.

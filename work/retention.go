@@ -74,7 +74,7 @@ func (it *item) markRead() {
 
 func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 	os.removeTerminal(it)
-	delete(os.items, it.id())
+	os.items.del(it)
 	it.listed = false
 	s.forgetItemLocked(it)
 }

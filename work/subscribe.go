@@ -309,5 +309,5 @@ func (s *Supervisor) Live(ctx context.Context, o Owner) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	os := s.ownerLocked(o.id)
-	return os != nil && len(os.items) > os.terminal.len(), nil
+	return os != nil && os.items.len() > os.terminal.len(), nil
 }
