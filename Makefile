@@ -125,8 +125,9 @@ copies:
 # one run and printed as the median of BENCHCOUNT runs beside its goal,
 # with the engine goals' contract floors (BenchmarkFloor*, no goal) below
 # them. bench-check exits non-zero when a median misses its goal by more
-# than the noise margin; it is not part of test and not run in CI (shared
-# machines).
+# than the noise margin (none for start + await, at most 4x, and for the
+# bytes of a queued Work and of a waiting job, under 1 KiB); it is not part
+# of test and not run in CI (shared machines).
 BENCHCOUNT  ?= 4
 # The Goal and Floor benchmarks live in the bench module (bench/,
 # bench/telemetry, bench/langchaingo, bench/eino): their pairing (bench/internal/

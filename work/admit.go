@@ -21,16 +21,14 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if err := s.admissible(&spec); err != nil {
 		return Ref{}, err
 	}
-	// The Work's id and item are made before the lock is taken (a refused
-	// Start drops them), so that its holders wait for no allocation.
-	scopeID, id := newScopeID(spec.Owner.id)
+	// The Work's item and the room for its scope id are made before the
+	// lock is taken (a refused Start drops them), so that its holders wait
+	// for no allocation; the id is drawn under the lock.
+	scopeBuf := newScopeBuf(spec.Owner.id)
 	it := &item{
-		ref:      Ref{ID: id, TargetID: spec.Target.id()},
 		target:   spec.Target,
-		state:    StateQueued,
 		run:      spec.Run,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
-		scopeID:  scopeID,
 	}
 	if spec.Job != nil {
 		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
@@ -40,6 +38,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	r := &it.brun
 	s.mu.Lock()
+	it.scopeID = s.scopeIDLocked(scopeBuf)
 	if r, err, ok := s.replayLocked(&spec); ok {
 		s.mu.Unlock()
 		if err != nil {
@@ -69,7 +68,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	os.starts++
 	os.active++
-	launch := recordLaunchLocked(os, &spec, it.ref)
+	launch := recordLaunchLocked(os, &spec, it.ref())
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
 	_, nop := s.cfg.observer.(NopObserver)
@@ -78,9 +77,9 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 
 	it.owner, it.created = os, now
-	it.budget, r.it = r, it
-	var e emission
-	e.add(it, Event{Type: EventQueued, To: StateQueued, Time: now})
+	r.it = it
+	e := emission{nop: nop}
+	e.push(it, EventQueued, now).To = StateQueued
 	if nop {
 		it.ctx = context.Background()
 		e.now = now // the lock was held throughout: the same critical section
@@ -90,7 +89,8 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 	s.seq++
 	it.seq = s.seq
-	os.items[it.ref.ID] = it
+	os.items.put(it)
+	it.listed = true
 	c := os.counts
 	if os.countsLabel != spec.Target.Label || c == nil {
 		c = s.counts[spec.Target.Label]
@@ -115,7 +115,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.ready.pushBack(os)
 	}
 	switch {
-	case !nop && s.owners[os.id] != os:
+	case !nop && s.ownerLocked(os.id) != os:
 		// Release (or the end of a child's scope) overlapped the start:
 		// the Work goes the way of the owner's other Work, detached first
 		// as releaseLocked does (whether or not Close overlapped too).
@@ -131,7 +131,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.offerLocked(os, &e)
 		s.dispatchLocked(&e)
 	}
-	ref := it.ref
+	ref := it.ref()
 	s.unlockAndEmit(&e)
 	return ref, nil
 }
@@ -177,9 +177,23 @@ func (s *Supervisor) refusal(reason string) error {
 	}
 }
 
+// ownerLocked returns the registry entry of the owner named id, nil when
+// it has none. It remembers the last one it found (s.lastOwner: calls in a
+// row are mostly for one owner), which releaseLocked forgets.
+func (s *Supervisor) ownerLocked(id string) *ownerState {
+	if os := s.lastOwner; os != nil && os.id == id {
+		return os
+	}
+	os := s.owners[id]
+	if os != nil {
+		s.lastOwner = os
+	}
+	return os
+}
+
 // newOwnerLocked registers o, which has no registry entry.
 func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
-	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc, items: make(map[string]*item)}
+	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc}
 	s.owners[o.id] = os
 	if o.sc != nil {
 		o.sc.os = os

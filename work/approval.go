@@ -77,11 +77,11 @@ func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
 	if s.held == nil {
 		s.held = make(map[string]*item)
 	}
-	s.held[it.ref.ID] = it
+	s.held[it.id()] = it
 	e.add(it, Event{Type: EventApprovalRequested, Time: now})
 	if subs := s.subs[it.owner.id]; len(subs) > 0 {
 		for sub := range subs {
-			e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeApproval, WorkID: it.ref.ID,
+			e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeApproval, WorkID: it.id(),
 				Target: it.target.Label, State: StateQueued, Time: now}})
 		}
 	}
@@ -98,7 +98,7 @@ func (s *Supervisor) unholdLocked(it *item) {
 		ap.stop = nil
 	}
 	ap.input = ""
-	delete(s.held, it.ref.ID)
+	delete(s.held, it.id())
 }
 
 // approvalExpired is the timer of ap, it's request: no answer came in
@@ -158,11 +158,11 @@ func (s *Supervisor) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, e
 			its = append(its, it)
 		}
 	} else if os := s.visibleLocked(o); os != nil {
-		for _, it := range os.items {
+		os.items.each(func(it *item) {
 			if it.awaiting() {
 				its = append(its, it)
 			}
-		}
+		})
 	}
 	sort.Slice(its, func(i, j int) bool {
 		a, b := its[i], its[j]
@@ -173,7 +173,7 @@ func (s *Supervisor) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, e
 	})
 	out := make([]ApprovalRequest, len(its))
 	for i, it := range its {
-		out[i] = ApprovalRequest{Work: it.ref, TargetLabel: it.target.Label, Owner: it.owner.id,
+		out[i] = ApprovalRequest{Work: it.ref(), TargetLabel: it.target.Label, Owner: it.owner.id,
 			Input: it.ap.input, RequestedAt: it.ap.requested, Deadline: it.ap.deadline}
 	}
 	return out, nil

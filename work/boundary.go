@@ -40,7 +40,7 @@ func (e *Execution) BeginRequest() (Turn, error) {
 	if e == nil {
 		return Turn{}, nil
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return Turn{}, nil
 	}
@@ -49,17 +49,17 @@ func (e *Execution) BeginRequest() (Turn, error) {
 	r.mu.Lock()
 	if r.phase != phaseOrdinary {
 		r.phase = phaseRefused
-		b := r.exhausted
+		b := r.exhaustedLocked()
 		r.mu.Unlock()
 		return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up and the final request was made", b)
 	}
 	first := false
-	if r.exhausted == "" {
+	if r.exh.Load() == 0 {
 		if b := r.reached(); b != "" {
 			first = r.exhaustLocked(b)
 		}
 	}
-	if b := r.exhausted; b != "" {
+	if b := r.exhaustedLocked(); b != "" {
 		fail := r.fail
 		if fail {
 			r.phase = phaseRefused
@@ -89,7 +89,7 @@ func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
 	if e == nil {
 		return
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return
 	}
@@ -111,7 +111,7 @@ func (e *Execution) ToolCallsLeft() int {
 	if e == nil {
 		return -1
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return -1
 	}
@@ -120,7 +120,7 @@ func (e *Execution) ToolCallsLeft() int {
 	if r.phase != phaseOrdinary {
 		return 0
 	}
-	if a := r.m[dimToolCalls].avail(); a >= 0 {
+	if a := r.avail(dimToolCalls); a >= 0 {
 		return int(a)
 	}
 	return -1
@@ -134,7 +134,7 @@ func (e *Execution) BeginToolCall() bool {
 	if e == nil {
 		return true
 	}
-	r := e.run
+	r := e.run()
 	if r == nil {
 		return true
 	}
@@ -156,7 +156,7 @@ func (e *Execution) Usage() Usage {
 	if e == nil {
 		return Usage{}
 	}
-	return e.run.usage()
+	return e.run().usage()
 }
 
 // report delivers a budget event of r.

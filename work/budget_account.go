@@ -3,29 +3,19 @@ package work
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // meter is one dimension of an account. limit 0 means none. used is what
 // was spent (by the run itself, and by its settled children); held is what
 // unsettled children reserved. used and held change without the
 // Supervisor's lock (used by the running child) or under it (held, and used
-// at a child's settlement).
+// at a child's settlement). Its flags are its account's (pooled, through).
 type meter struct {
-	limit   int64
-	pooled  bool   // children reserve from it: a pool, or a reservation that is explicit or from a pool
-	through bool   // a function child's that reserved nothing: its children reserve from its parent's source
-	from    *meter // the meter it was reserved from (held there until settlement), or nil
-	used    atomic.Int64
-	held    atomic.Int64
-}
-
-// avail is what the meter can still give children: -1 when they do not
-// reserve from it.
-func (m *meter) avail() int64 {
-	if m.limit <= 0 || !m.pooled {
-		return -1
-	}
-	return max(m.limit-m.used.Load()-m.held.Load(), 0)
+	limit int64
+	from  *meter // the meter it was reserved from (held there until settlement), or nil
+	used  atomic.Int64
+	held  atomic.Int64
 }
 
 // account is a pool (a top-level owner's, parent nil) or one child run's
@@ -34,6 +24,20 @@ func (m *meter) avail() int64 {
 type account struct {
 	m      [numDims]meter
 	parent *account
+	// pooled: children reserve from the meter (a pool, or a reservation
+	// that is explicit or from a pool). through: a function child's that
+	// reserved nothing; its children reserve from its parent's source.
+	pooled, through [numDims]bool
+}
+
+// avail is what a's meter i can still give children: -1 when they do not
+// reserve from it.
+func (a *account) avail(i int) int64 {
+	m := &a.m[i]
+	if m.limit <= 0 || !a.pooled[i] {
+		return -1
+	}
+	return max(m.limit-m.used.Load()-m.held.Load(), 0)
 }
 
 // run is the budget state of one child run (background or foreground):
@@ -41,19 +45,40 @@ type account struct {
 type run struct {
 	account
 	s      *Supervisor
-	budget Budget // effective
-	fail   bool
-	emit   func(Event) // delivers a foreground call's budget event (never under s.mu)
-	it     *item       // a background run's Work: its budget events go with its others
+	maxDur time.Duration // the effective MaxDuration (the other limits are the meters')
+	emit   func(Event)   // delivers a foreground call's budget event (never under s.mu)
+	it     *item         // a background run's Work: its budget events go with its others
 
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported
 	unknown            atomic.Int32 // responses without usage
+	// exh is the budget that ran out, once one did: an index in
+	// exhaustedNames (0: none), set once under mu and read without it.
+	exh atomic.Uint32
 
-	mu        sync.Mutex
-	exhausted string // the budget that ran out, once one did
-	phase     uint8  // phaseOrdinary, phaseFinal (granted), phaseRefused
+	fail  bool
+	phase uint8 // phaseOrdinary, phaseFinal (granted), phaseRefused
+	mu    sync.Mutex
 }
+
+// exhaustedNames are the budgets that can run out, at their run.exh.
+var exhaustedNames = [...]string{"", BudgetTurns, BudgetToolCalls, BudgetTokens, BudgetDuration}
+
+// budget returns r's effective budget.
+func (r *run) budget() Budget {
+	var b Budget
+	var d [numDims]int64
+	for i := range r.m {
+		d[i] = r.m[i].limit
+	}
+	b.SetDims(d)
+	b.MaxDuration = r.maxDur
+	return b
+}
+
+// exhaustedLocked returns the budget that ran out, or "". Must be called
+// with r.mu held.
+func (r *run) exhaustedLocked() string { return exhaustedNames[r.exh.Load()] }
 
 const (
 	phaseOrdinary uint8 = iota
@@ -61,13 +86,13 @@ const (
 	phaseRefused
 )
 
-// source returns the meter a child of a reserves from in dimension i: a's,
-// or, where a is a function child that reserved nothing there, the
-// nearest enclosing account's that did. nil when there is none.
-func (a *account) source(i int) *meter {
+// source returns the account whose meter i a child of a reserves from:
+// a, or, where a is a function child that reserved nothing there, the
+// nearest enclosing account that did. nil when there is none.
+func (a *account) source(i int) *account {
 	for ; a != nil; a = a.parent {
-		if !a.m[i].through {
-			return &a.m[i]
+		if !a.through[i] {
+			return a
 		}
 	}
 	return nil
@@ -101,15 +126,26 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 		}
 	}
 	r.parent = parent
+	r.maxDur = s.cfg.duration(spec)
 	want := spec.Budget.Dims()
 	def, ceil := s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
-	var eff, lim, avail [numDims]int64
+	var eff [numDims]int64
+	if parent == nil {
+		// No pool and no reservation above it: no dimension is pooled,
+		// and nothing is reserved (PoolReserve's unpooled case).
+		for i := range eff {
+			v := unpooled(resolveDim(want[i], def[i], ceil[i]))
+			r.m[i].limit, r.pooled[i] = v, v > 0 && want[i] > 0
+		}
+		return ""
+	}
+	var lim, avail [numDims]int64
 	var src [numDims]*meter
 	for i := range eff {
 		eff[i] = resolveDim(want[i], def[i], ceil[i])
-		if m := parent.source(i); m != nil {
-			if a := m.avail(); a >= 0 {
-				lim[i], avail[i], src[i] = m.limit, a, m
+		if sa := parent.source(i); sa != nil {
+			if a := sa.avail(i); a >= 0 {
+				lim[i], avail[i], src[i] = sa.m[i].limit, a, &sa.m[i]
 			}
 		}
 	}
@@ -121,15 +157,13 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 	for i, v := range eff {
 		// A function child that sets no limit in a pooled dimension
 		// reserves nothing there: its children reserve from its source.
-		r.m[i].limit, r.m[i].through = v, src[i] != nil && held[i] == 0
-		r.m[i].pooled = v > 0 && (held[i] > 0 || want[i] > 0)
+		r.m[i].limit, r.through[i] = v, src[i] != nil && held[i] == 0
+		r.pooled[i] = v > 0 && (held[i] > 0 || want[i] > 0)
 		if held[i] > 0 {
 			src[i].held.Add(v)
 			r.m[i].from = src[i]
 		}
 	}
-	r.budget.SetDims(eff)
-	r.budget.MaxDuration = s.cfg.duration(spec)
 	return ""
 }
 
@@ -180,9 +214,7 @@ func (r *run) exhaustedBudget() string {
 	if r == nil {
 		return ""
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.exhausted
+	return exhaustedNames[r.exh.Load()]
 }
 
 // refused reports whether the boundary refused a request.
@@ -198,11 +230,16 @@ func (r *run) refused() bool {
 // exhaust records that budget ran out (once) and returns whether this call
 // did it. Must be called with r.mu held.
 func (r *run) exhaustLocked(budget string) bool {
-	if r.exhausted != "" {
+	if r.exh.Load() != 0 {
 		return false
 	}
-	r.exhausted = budget
-	return true
+	for i, n := range exhaustedNames {
+		if n == budget && i > 0 {
+			r.exh.Store(uint32(i))
+			return true
+		}
+	}
+	panic("work: no such budget: " + budget)
 }
 
 // reached returns the first dimension whose limit is spent, or "".

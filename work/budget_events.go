@@ -10,7 +10,7 @@ import (
 func (s *Supervisor) emitWork(it *item, ev Event) {
 	var e emission
 	s.mu.Lock()
-	if it.state.Terminal() {
+	if it.terminal() {
 		s.mu.Unlock()
 		return
 	}
@@ -30,10 +30,7 @@ func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(Eve
 // endRunLocked queues the events of a background run's end: the duration
 // budget running out (class deadline_exceeded), then its usage.
 func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
-	r := it.budget
-	if r == nil {
-		return
-	}
+	r := &it.brun
 	now := s.nowLocked(e)
 	if class == ClassDeadline {
 		r.mu.Lock()

@@ -152,7 +152,7 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 	// external job waiting for its result is running but holds none.
 	var slots map[string]int
 	for it := s.running.front(); it != nil; it = it.next {
-		if it.lender == nil && (it.job == nil || !it.job.waiting) {
+		if it.lender() == nil && (it.job == nil || !it.job.waiting) {
 			if slots == nil {
 				slots = map[string]int{}
 			}
@@ -200,9 +200,9 @@ func SortLive(live []LiveWork) {
 }
 
 func (it *item) live() LiveWork {
-	return LiveWork{ID: it.ref.ID, Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
-		Kind: it.target.Kind, State: it.state, Detached: it.detached, Attempt: 1,
-		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim != nil,
+	return LiveWork{ID: it.id(), Target: it.target.Label, Owner: it.owner.id, Depth: it.owner.depth,
+		Kind: it.target.Kind, State: it.state(), Detached: it.detached, Attempt: 1,
+		Created: it.created, Started: it.started, Lending: it.lending || it.reclaim() != nil,
 		Progress: it.prog.snapshot(), Enqueued: it.enqueued(), AwaitingApproval: it.awaiting(),
 		Waiting: it.job != nil && it.job.waiting}
 }

@@ -76,6 +76,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 		fg.cancel(errClosed)
 	}
 	s.stopDeadlineTimerLocked()
+	s.stopWaitTimerLocked()
 	s.releaseReclaimersLocked()
 	s.signalIdleLocked()
 	s.unlockAndEmit(&e)

@@ -228,7 +228,7 @@ func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]
 	for i := range run {
 		v, explicit := eff[i], want[i] > 0
 		if limit[i] <= 0 {
-			run[i] = max(v, 0)
+			run[i] = unpooled(v)
 			continue
 		}
 		if !explicit && function {
@@ -247,6 +247,11 @@ func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]
 	}
 	return run, held, ""
 }
+
+// unpooled is the limit a child runs with in a dimension that is not
+// pooled, from eff (its own limit, else the default, within the ceiling):
+// eff, at least 0. It reserves nothing there.
+func unpooled(eff int64) int64 { return max(eff, 0) }
 
 // PoolCharge returns what a settled run is charged, in the order of
 // Budget.Dims: what it spent, except that tokens are charged at least the

@@ -23,13 +23,13 @@ func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelRece
 	}
 	now := s.cfg.clock.Now()
 	accepted := s.cancelLocked(it, now, errCancelRequested, &e)
-	r := CancelReceipt{WorkID: id, Accepted: accepted, State: it.state, AcceptedAt: now}
+	r := CancelReceipt{WorkID: id, Accepted: accepted, State: it.state(), AcceptedAt: now}
 	s.unlockAndEmit(&e)
 	return r, nil
 }
 
 func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emission) bool {
-	switch it.state {
+	switch it.state() {
 	case StateQueued:
 		if it.awaiting() {
 			s.cancelHeldLocked(it, now, classCancelled, e)
@@ -48,7 +48,7 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 		return true
 	case StateRunning:
 		s.transition(it, StateCancelRequested, e, now)
-		it.cancel(cause)
+		it.cancelRun(cause)
 		s.wakeJobLocked(it, cause)
 		return true
 	case StateCancelRequested:
@@ -82,7 +82,8 @@ func (s *Supervisor) Detach(ctx context.Context, o Owner, id string) (DetachRece
 
 func (s *Supervisor) detachLocked(it *item, e *emission) {
 	os := it.owner
-	delete(os.items, it.ref.ID)
+	os.items.del(it)
+	it.listed = false
 	it.detached = true
 	it.dropCommands()
 	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
@@ -114,7 +115,7 @@ func (s *Supervisor) Release(ctx context.Context, o Owner) error {
 	}
 	var e emission
 	s.mu.Lock()
-	if os := s.owners[o.id]; os != nil {
+	if os := s.ownerLocked(o.id); os != nil {
 		s.releaseLocked(os, &e)
 	}
 	s.forgetPoolLocked(o.id)
@@ -130,7 +131,7 @@ func (s *Supervisor) Release(ctx context.Context, o Owner) error {
 // items got a detached event would depend on map order.
 func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 	now := s.cfg.clock.Now()
-	for _, it := range os.items {
+	for _, it := range os.items.all() { // detaching removes it from os.items
 		s.detachLocked(it, e)
 		s.cancelLocked(it, now, errCancelRequested, e)
 	}
@@ -138,6 +139,9 @@ func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
 		s.cancelLocked(it, now, errCancelRequested, e)
 	}
 	delete(s.owners, os.id)
+	if s.lastOwner == os {
+		s.lastOwner = nil
+	}
 	if os.sc != nil && os.sc.os == os {
 		os.sc.os = nil
 	}

@@ -16,9 +16,7 @@ import "time"
 // addDeadlineLocked adds running it, whose deadline is it.deadline(), to
 // the heap.
 func (s *Supervisor) addDeadlineLocked(it *item, now time.Time) {
-	it.dlIdx = int32(len(s.dls) + 1)
-	s.dls = append(s.dls, it)
-	s.dlUp(len(s.dls) - 1)
+	heapPush(&s.dls, it)
 	if s.dlAt.IsZero() || it.deadline().Before(s.dlAt) {
 		s.armDeadlineLocked(it.deadline(), now)
 	}
@@ -39,22 +37,11 @@ func (s *Supervisor) removeDeadlineLocked(it *item) {
 	if i < 0 {
 		return
 	}
-	last := len(s.dls) - 1
-	if i != last {
-		s.dlSwap(i, last)
-	}
-	s.dls[last] = nil
-	s.dls = s.dls[:last]
-	it.dlIdx = 0
-	if i != last {
-		if !s.dlUp(i) {
-			s.dlDown(i)
-		}
-	}
-	// Otherwise the timer stays armed when the heap empties: one Work
-	// after another then touches it only when a deadline is earlier than
-	// the one it is armed for, and an idle Supervisor wakes once for
-	// nothing. A closed one lets its timer go.
+	heapRemove(&s.dls, i)
+	// The timer stays armed when the heap empties: one Work after another
+	// then touches it only when a deadline is earlier than the one it is
+	// armed for, and an idle Supervisor wakes once for nothing. A closed
+	// one lets its timer go.
 	s.stopDeadlineTimerLocked()
 }
 
@@ -80,7 +67,7 @@ func (s *Supervisor) expireDue() {
 	for len(s.dls) > 0 && !s.dls[0].deadline().After(now) {
 		it := s.dls[0]
 		s.removeDeadlineLocked(it)
-		it.cancel(errDeadline)
+		it.cancelRun(errDeadline)
 		s.wakeJobLocked(it, errDeadline)
 	}
 	if len(s.dls) > 0 {
@@ -92,40 +79,6 @@ func (s *Supervisor) expireDue() {
 // it started (kept as that, not as a field of its own).
 func (it *item) deadline() time.Time { return it.started.Add(it.maxDur()) }
 
-func (s *Supervisor) dlSwap(i, j int) {
-	s.dls[i], s.dls[j] = s.dls[j], s.dls[i]
-	s.dls[i].dlIdx, s.dls[j].dlIdx = int32(i+1), int32(j+1)
-}
-
-// dlUp moves the entry at i up to its place and reports whether it moved.
-func (s *Supervisor) dlUp(i int) bool {
-	moved := false
-	for i > 0 {
-		p := (i - 1) / 2
-		if !s.dls[i].deadline().Before(s.dls[p].deadline()) {
-			break
-		}
-		s.dlSwap(i, p)
-		i, moved = p, true
-	}
-	return moved
-}
-
-func (s *Supervisor) dlDown(i int) {
-	n := len(s.dls)
-	for {
-		l := 2*i + 1
-		if l >= n {
-			return
-		}
-		m := l
-		if r := l + 1; r < n && s.dls[r].deadline().Before(s.dls[l].deadline()) {
-			m = r
-		}
-		if !s.dls[m].deadline().Before(s.dls[i].deadline()) {
-			return
-		}
-		s.dlSwap(i, m)
-		i = m
-	}
-}
+// heapBefore and setHeapIdx place a running Work in the deadline heap.
+func (it *item) heapBefore(o *item) bool { return it.deadline().Before(o.deadline()) }
+func (it *item) setHeapIdx(i int32)      { it.dlIdx = i }

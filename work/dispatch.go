@@ -25,42 +25,55 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // finds it held), so that the child's first progress events, which take
 // no s.mu, wait behind its queued and running events.
 func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
-	ctx, run := s.prepareRunLocked(it, lender, e)
+	jctx := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
 	it.emitMu.Lock()
 	it.emitHeld = true
-	go s.execute(it, ctx, run)
+	if jctx != nil {
+		go s.execute(it, jctx)
+		return
+	}
+	go it.execute() // a 16-byte closure: the item alone
 }
 
-// prepareRunLocked moves a Work taken from its owner's queue to running and
-// returns the context and function its child runs with.
-func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (context.Context, RunFunc) {
+// execute runs it's child on the calling goroutine, a new one (runLocked).
+func (it *item) execute() { it.exec.s.execute(it, nil) }
+
+// prepareRunLocked moves a Work taken from its owner's queue to running.
+// Its child runs with its item's context (it.xctx) and it.run, which the
+// goroutine executing it takes (nothing else reads it.run once the Work
+// runs); an external job's Submit runs with the context prepareRunLocked
+// returns (nil for other Work).
+func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx context.Context) {
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.enqueued())
 	s.running.pushBack(it)
 	if lender != nil {
-		it.lender, lender.borrower = lender, it
+		it.lendSt().lender, lender.lendSt().borrower = lender, it
 	}
-	ctx, cancel := context.WithCancelCause(it.ctx)
-	it.cancel = cancel
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it, scope: Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}, run: it.budget, cctx: ctx}
-	it.xctx = execCtx{Context: ctx, ex: &it.exec}
-	ctx = &it.xctx
+	it.exec = Execution{s: s, it: it}
+	if it.job != nil {
+		// An external job's Submit runs with a context of its own, which
+		// it.cancel cancels (job.go).
+		var cancel context.CancelCauseFunc
+		jctx, cancel = context.WithCancelCause(it.ctx)
+		it.cancel = cancel
+	} else {
+		it.xctx.it = it
+	}
 	if it.maxDur() > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
-			f := func() { cancel(errDeadline) }
+			f := func() { it.xctx.cancel(errDeadline) }
 			if it.job != nil {
 				f = func() { s.expireJob(it) }
 			}
 			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur(), f)
 		}
 	}
-	run := it.run
-	it.run = nil
-	return ctx, run
+	return jctx
 }

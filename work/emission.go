@@ -13,20 +13,23 @@ import (
 // item.emitHeld), so that nothing the child reports overtakes the events
 // gathered with its start.
 //
-// The first few events and done channels live in the emission's own arrays
-// and the overflow in separate slices: no field points into the emission
-// itself, so that it stays on the caller's stack and the common case
-// allocates nothing.
+// The first two events (a Start's queued and running, a settlement's
+// terminal event and the next Work's running) live in the emission's own
+// arrays and the overflow in separate slices: no field points into the
+// emission itself, so that it stays on the caller's stack and the common
+// case allocates nothing.
 type emission struct {
 	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
-	its     [4]*item
-	evs     [4]Event
+	its     [2]*item
+	evs     [2]Event
 	moreIts []*item
 	moreEvs []Event
-	nd      int // done channels: the first in done0, the rest in moreDone
-	done0   chan struct{}
-	more    []chan struct{}
+	woken   *waiter         // waiters of settled Works, whose tokens are sent after the events (waiter.go)
 	notices []pendingNotice // sent after the events are delivered
+	// nop: the events go to the no-op Observer, so none is kept (evs[0]
+	// is a scratch entry push returns); its Works are (for their emit
+	// locks), and so are its waiters and notices.
+	nop bool
 	// now is the clock's reading for the critical section that gathers
 	// the emission (zero until read): its events share it.
 	now time.Time
@@ -41,8 +44,42 @@ func (s *Supervisor) nowLocked(e *emission) time.Time {
 	return e.now
 }
 
-// emissions are settle's emissions, reused.
+// emissions are settle's emissions, reused (putEmission).
 var emissions = sync.Pool{New: func() any { return new(emission) }}
+
+// maxPooledOverflow bounds the overflow a pooled emission keeps for reuse.
+const maxPooledOverflow = 64
+
+// getEmission returns an emission from emissions, for s's Observer.
+func (s *Supervisor) getEmission() *emission {
+	e := emissions.Get().(*emission)
+	e.nop = s.nop
+	return e
+}
+
+// putEmission empties e and puts it back in emissions, keeping a small
+// overflow's capacity. It clears what holds Works, waiters and
+// Subscriptions; events are cleared as they are pushed (they hold strings
+// only).
+func putEmission(e *emission) {
+	clear(e.its[:min(e.n, len(e.its))])
+	e.moreIts, e.moreEvs = reuse(e.moreIts, true), reuse(e.moreEvs, false)
+	e.notices = reuse(e.notices, true)
+	e.n, e.woken, e.now = 0, nil, time.Time{}
+	emissions.Put(e)
+}
+
+// reuse returns s emptied (and cleared, with clearing), or nil when it is
+// large.
+func reuse[T any](s []T, clearing bool) []T {
+	if cap(s) > maxPooledOverflow {
+		return nil
+	}
+	if clearing {
+		clear(s)
+	}
+	return s[:0]
+}
 
 // add appends ev, an event of it, to e. The settle path uses push, which
 // builds the event in place (an Event is 272 bytes: every one built on a
@@ -51,6 +88,9 @@ var emissions = sync.Pool{New: func() any { return new(emission) }}
 //go:noinline
 func (e *emission) add(it *item, ev Event) {
 	p := e.push(it, ev.Type, ev.Time)
+	if e.nop {
+		return
+	}
 	ev.WorkID, ev.Owner, ev.Depth, ev.Target, ev.Kind = p.WorkID, p.Owner, p.Depth, p.Target, p.Kind
 	*p = ev
 }
@@ -58,20 +98,25 @@ func (e *emission) add(it *item, ev Event) {
 // push appends an event of it of type typ at time t to e and returns it,
 // its Work's fields set, for the caller to complete before the next push.
 func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
-	var ev *Event
-	if e.n < len(e.evs) {
-		e.its[e.n] = it
-		ev = &e.evs[e.n]
+	n := e.n
+	e.n++
+	if n < len(e.its) {
+		e.its[n] = it
 	} else {
 		e.moreIts = append(e.moreIts, it)
+	}
+	if e.nop {
+		return &e.evs[0] // read by no one: a scratch entry
+	}
+	var ev *Event
+	if n < len(e.evs) {
+		ev = &e.evs[n]
+	} else {
 		e.moreEvs = append(e.moreEvs, Event{})
 		ev = &e.moreEvs[len(e.moreEvs)-1]
 	}
-	e.n++
-	*ev = Event{} // a pooled emission's entries are cleared, an Event literal here is a copy
-	ev.Type, ev.Time = typ, t
-	ev.WorkID, ev.Owner, ev.Depth = it.ref.ID, it.owner.id, it.owner.depth
-	ev.Target, ev.Kind = it.target.Label, it.target.Kind
+	*ev = Event{Type: typ, Time: t, WorkID: it.id(), Owner: it.owner.id, Depth: it.owner.depth,
+		Target: it.target.Label, Kind: it.target.Kind} // a pooled emission's events are not cleared
 	return ev
 }
 
@@ -89,20 +134,6 @@ func (e *emission) event(i int) *Event {
 		return &e.evs[i]
 	}
 	return &e.moreEvs[i-len(e.evs)]
-}
-
-// settled records that it's done channel, if a waiter made one, closes
-// after the events.
-func (e *emission) settled(it *item) {
-	if it.done == nil {
-		return
-	}
-	if e.nd == 0 {
-		e.done0 = it.done
-	} else {
-		e.more = append(e.more, it.done)
-	}
-	e.nd++
 }
 
 // unlockAndEmit releases s.mu and delivers e. Must be called with s.mu held.
@@ -130,11 +161,8 @@ func (s *Supervisor) unlockAndEmit(e *emission) {
 	}
 	// Settlement is announced only after the observer has seen it, so a
 	// Result that returns a terminal state is never ahead of telemetry.
-	if e.nd > 0 {
-		close(e.done0)
-		for _, ch := range e.more {
-			close(ch)
-		}
+	if e.woken != nil {
+		wake(e.woken)
 	}
 	for _, it := range locked {
 		it.emitMu.Unlock()

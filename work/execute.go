@@ -21,15 +21,20 @@ func (s *Supervisor) exited() {
 // goroutine's start: with the no-op Observer settling fits in a new
 // goroutine's first stack, which then never grows unless the child needs
 // it to.
-func (s *Supervisor) execute(it *item, ctx context.Context, run RunFunc) {
+//
+// jctx is an external job's Submit context (prepareRunLocked); a child
+// runs with its item's context.
+func (s *Supervisor) execute(it *item, jctx context.Context) {
 	defer s.exited()
 	for it != nil {
 		if it.job != nil { // an external job: its Submit runs here (job.go)
-			it, ctx, run = s.submitJob(it)
+			it, jctx = s.submitJob(it, jctx)
 			continue
 		}
-		out, err, panicked := s.executeOne(it, ctx, run)
-		it, ctx, run = s.settle(it, ctx, out, err, panicked, true)
+		run := it.run
+		it.run = nil
+		out, err, panicked := s.executeOne(it, &it.xctx, run)
+		it, jctx = s.settle(it, out, err, panicked, true)
 	}
 }
 
@@ -42,7 +47,7 @@ func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (str
 		// neither returns nor panics: settle it as a panic so that its slot
 		// is freed and it does not stay running forever.
 		if !returned {
-			s.settle(it, ctx, "", nil, true, false)
+			s.settle(it, "", nil, true, false)
 		}
 	}()
 	if !s.nop {

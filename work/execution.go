@@ -3,24 +3,125 @@ package work
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 type execKey struct{}
 
-// execCtx is a running Work's context: its cancellable context with the
-// Execution as the execKey value. It lives in the item, where
-// context.WithValue would allocate.
+// execCtx is a running Work's context: a context cancellable with a cause,
+// with the Execution as the execKey value. It lives in the item, and the
+// cancellable context under it (context.WithCancelCause: two allocations)
+// is made only when something asks for it: Done, Err or a value other than
+// the Execution (context.WithCancel, context.AfterFunc and context.Cause
+// on it, or on a context derived from it, ask for it). A child that never
+// looks at its context never makes one. A cancellation that comes first is
+// recorded, and the context made later is cancelled with its cause at
+// once: the child sees what it would have seen had the context been made
+// as the Work started.
+//
+// Its parent is the Work's bound context (item.ctx). The engine cancels it
+// with cancel and reads why it ended with cause, neither of which makes it.
 type execCtx struct {
-	context.Context
-	ex *Execution
+	it   *item
+	mu   sync.Mutex  // guards why and the making of inner
+	made atomic.Bool // inner is set (never unset): read without mu
+	// why is the cause of the first cancellation while inner is not made
+	// (causeNone: not cancelled).
+	why         causeCode
+	inner       context.Context
+	cancelInner context.CancelCauseFunc
 }
+
+// causeCode is one of the causes the engine cancels a Work's context with
+// (causes[c]).
+type causeCode uint8
+
+const (
+	causeNone      causeCode = iota // not cancelled
+	causeCanceled                   // a nil cause: context.Canceled
+	causeRequested                  // errCancelRequested
+	causeClosed                     // errClosed
+	causeDeadline                   // errDeadline
+)
+
+var causes = [...]error{causeCanceled: nil, causeRequested: errCancelRequested, causeClosed: errClosed, causeDeadline: errDeadline}
+
+// codeOf returns cause's code. The engine cancels with no other cause.
+func codeOf(cause error) causeCode {
+	for c := causeCanceled; int(c) < len(causes); c++ {
+		if causes[c] == cause {
+			return c
+		}
+	}
+	panic("work: a Work's context cancelled with a cause the engine does not use")
+}
+
+// get returns the cancellable context, making it on first use.
+func (c *execCtx) get() context.Context {
+	if c.made.Load() {
+		return c.inner
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.makeLocked()
+}
+
+func (c *execCtx) makeLocked() context.Context {
+	if !c.made.Load() {
+		c.inner, c.cancelInner = context.WithCancelCause(c.it.ctx)
+		if c.why != causeNone {
+			c.cancelInner(causes[c.why])
+		}
+		c.made.Store(true)
+	}
+	return c.inner
+}
+
+// cancel cancels the context with cause (nil, errCancelRequested,
+// errClosed or errDeadline); the first cancellation's cause stays.
+func (c *execCtx) cancel(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.made.Load() {
+		c.cancelInner(cause)
+		return
+	}
+	if c.why == causeNone {
+		c.why = codeOf(cause)
+	}
+}
+
+// cause returns context.Cause(c) and c.Err() without making the context
+// (unless its parent, which the Observer's Bind gave, can end).
+func (c *execCtx) cause() (cause, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.made.Load() && c.it.ctx.Done() == nil {
+		if c.why == causeNone {
+			return nil, nil
+		}
+		if cause = causes[c.why]; cause == nil {
+			cause = context.Canceled
+		}
+		return cause, context.Canceled
+	}
+	in := c.makeLocked()
+	return context.Cause(in), in.Err()
+}
+
+func (c *execCtx) Deadline() (time.Time, bool) { return c.it.ctx.Deadline() }
+func (c *execCtx) Done() <-chan struct{}       { return c.get().Done() }
+func (c *execCtx) Err() error                  { return c.get().Err() }
+func (c *execCtx) String() string              { return fmt.Sprint(c.get()) }
 
 func (c *execCtx) Value(key any) any {
 	if key == (execKey{}) {
-		return c.ex
+		return &c.it.exec
 	}
-	return c.Context.Value(key)
+	return c.get().Value(key)
 }
 
 // Execution is a running child's handle on its own Work, found in the
@@ -29,8 +130,17 @@ func (c *execCtx) Value(key any) any {
 // child) behaves as outside a child run: no Work id, the zero scope, no
 // budget, and nothing is counted.
 type Execution struct {
-	s     *Supervisor
-	it    *item // nil for a foreground call
+	s  *Supervisor
+	it *item // nil for a foreground call and a remote run
+	// x is a foreground call's or a remote run's own state; nil for a
+	// background Work's, which its item holds (the accessors below).
+	x *execAux
+}
+
+// execAux is what an Execution holds besides its Work: a background
+// Work's is read from its item, a foreground call's and a remote run's
+// are their own.
+type execAux struct {
 	scope Owner
 	run   *run            // the child's budget state; nil outside a child run
 	cctx  context.Context // the child's cancellable context: its end ends the boundary's slot wait
@@ -38,6 +148,69 @@ type Execution struct {
 	// its progress counts.
 	remote *remoteRun
 	prog   *progress
+}
+
+// auxExecution is an Execution and its own state, allocated together.
+type auxExecution struct {
+	e Execution
+	x execAux
+}
+
+// newAuxExecution returns an Execution with state x of its own.
+func newAuxExecution(s *Supervisor, x execAux) *Execution {
+	a := &auxExecution{e: Execution{s: s}, x: x}
+	a.e.x = &a.x
+	return &a.e
+}
+
+// scope returns the child's own owner scope (the zero Owner for the zero
+// Execution).
+func (e *Execution) scope() Owner {
+	switch {
+	case e.x != nil:
+		return e.x.scope
+	case e.it != nil:
+		it := e.it
+		return Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}
+	}
+	return Owner{}
+}
+
+// run returns the child's budget state, nil outside a child run.
+func (e *Execution) run() *run {
+	switch {
+	case e.x != nil:
+		return e.x.run
+	case e.it != nil:
+		return &e.it.brun
+	}
+	return nil
+}
+
+// cctx returns the child's cancellable context (a running Work's, a
+// foreground call's or a remote run's: never the zero Execution's).
+func (e *Execution) cctx() context.Context {
+	if e.x != nil {
+		return e.x.cctx
+	}
+	return &e.it.xctx
+}
+
+// remote returns a remote run's state; nil for the Supervisor's children.
+func (e *Execution) remote() *remoteRun {
+	if e.x != nil {
+		return e.x.remote
+	}
+	return nil
+}
+
+// prog returns a remote run's progress counts; nil for the Supervisor's
+// children (a background Work's are its item's).
+func (e *Execution) prog() *progress {
+	if e.x != nil {
+		return e.x.prog
+	}
+	return nil
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -52,13 +225,13 @@ func (e *Execution) WorkID() string {
 	if e == nil {
 		return ""
 	}
-	if e.remote != nil {
-		return e.remote.WorkID
+	if r := e.remote(); r != nil {
+		return r.WorkID
 	}
 	if e.it == nil {
 		return ""
 	}
-	return e.it.ref.ID
+	return e.it.id()
 }
 
 // Scope returns the child's own owner scope, one level deeper than its
@@ -68,7 +241,7 @@ func (e *Execution) Scope() Owner {
 	if e == nil {
 		return Owner{}
 	}
-	return e.scope
+	return e.scope()
 }
 
 // Call runs a child in the foreground and returns its exact output. The
@@ -142,7 +315,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}()
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
-	if d := r.budget.MaxDuration; d > 0 {
+	if d := r.maxDur; d > 0 {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
@@ -154,7 +327,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.endScopeLocked(sc, scopeID, &e)
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, &Execution{s: s, scope: scope, run: r, cctx: exec})
+	exec = context.WithValue(exec, execKey{}, newAuxExecution(s, execAux{scope: scope, run: r, cctx: exec}))
 	if spec.Job != nil {
 		spec.Run = s.foregroundJob(spec.Job, spec.Input) // job.go
 	}

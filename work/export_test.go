@@ -8,13 +8,13 @@ func (s *Supervisor) SlotsForTest() (used, executing, reclaiming int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for it := s.running.front(); it != nil; it = it.next {
-		if !it.lending && it.reclaim == nil {
+		if !it.lending && it.reclaim() == nil {
 			executing++
 		}
-		if it.borrower != nil && it.borrower.lender != it {
+		if it.borrower() != nil && it.borrower().lender() != it {
 			panic("work: borrower does not point back at its lender")
 		}
-		if it.lender != nil && it.lender.borrower != it {
+		if it.lender() != nil && it.lender().borrower() != it {
 			panic("work: lender does not point at its borrower")
 		}
 	}
@@ -107,10 +107,10 @@ func (e *Execution) BudgetForTest() Budget {
 	if e == nil {
 		return Budget{}
 	}
-	if e.run == nil {
+	if e.run() == nil {
 		return Budget{}
 	}
-	return e.run.budget
+	return e.run().budget()
 }
 
 // RowPriorityForTest is Order.rowPriority.

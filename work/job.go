@@ -69,11 +69,11 @@ func newJobWait(spec *Spec) *jobWait {
 }
 
 // submitJob runs the Submit of it, a job's Work that has just taken a
-// running slot, on the child goroutine ctx was prepared for, and returns
-// the Work that goroutine runs next, as settle does.
-func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
+// running slot, with cctx (the context prepareRunLocked made for it, which
+// it.cancel cancels) on the child goroutine it was prepared for, and
+// returns the Work that goroutine runs next, as settle does.
+func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.Context) {
 	jw := it.job
-	cctx := it.exec.cctx
 	returned := false
 	defer func() {
 		if !returned { // Submit called runtime.Goexit
@@ -81,11 +81,11 @@ func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
 		}
 	}()
 	s.labelChild()
-	handle, err, panicked := callSubmit(cctx, jw.job, it.ref.ID, jw.input)
+	handle, err, panicked := callSubmit(cctx, jw.job, it.id(), jw.input)
 	returned = true
 
-	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	e := s.getEmission()
+	defer putEmission(e)
 	s.mu.Lock()
 	jw.input = ""
 	now := s.nowLocked(e)
@@ -98,7 +98,7 @@ func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
 		switch {
 		case errors.Is(cause, errDeadline):
 			class = classDeadline
-		case it.state == StateCancelRequested && cctx.Err() != nil && errors.Is(err, context.Canceled):
+		case it.state() == StateCancelRequested && cctx.Err() != nil && errors.Is(err, context.Canceled):
 			to, class = StateCancelled, classCancelled
 		}
 		s.finishJobLocked(it, jw, to, class, "", now, e)
@@ -108,39 +108,38 @@ func (s *Supervisor) submitJob(it *item) (*item, context.Context, RunFunc) {
 		jw.handle, jw.phase = handle, jobStopping
 		s.unlockAndEmit(e)
 		s.stopJob(it, jw)
-		return nil, nil, nil
+		return nil, nil
 	default:
 		jw.handle, jw.waiting = handle, true
 		// Between polls the Work has no context: Submit's ends here, and
 		// each poll gets one of its own (startPollLocked).
 		it.cancel(nil)
-		it.cancel, it.exec.cctx, it.xctx.Context = noCancel, nil, nil
+		it.cancel = noCancel
 		e.push(it, EventWaiting, now)
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
 		s.armPollLocked(it, jw, jw.job.Backoff.Next(0, false))
-		nit, nctx, nrun := s.nextLocked(e)
+		nit, njctx := s.nextLocked(e)
 		s.dispatchLocked(e)
 		s.unlockAndEmit(e)
-		return nit, nctx, nrun
+		return nit, njctx
 	}
-	nit, nctx, nrun := s.nextLocked(e)
+	nit, njctx := s.nextLocked(e)
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
-	return nit, nctx, nrun
+	return nit, njctx
 }
 
 // nextLocked takes the first Work of the fair order onto the pool slot a
 // settlement just freed, for the calling child goroutine to run next (as
 // settle does), when no reclaimer waits for one.
-func (s *Supervisor) nextLocked(e *emission) (*item, context.Context, RunFunc) {
+func (s *Supervisor) nextLocked(e *emission) (*item, context.Context) {
 	if s.closed || s.used >= s.cfg.maxRunning || len(s.reclaimers) > 0 || s.ready.len() == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	nit := s.popLocked(s.ready.front())
 	s.used++
-	nctx, nrun := s.prepareRunLocked(nit, nil, e)
-	return nit, nctx, nrun
+	return nit, s.prepareRunLocked(nit, nil, e)
 }
 
 // wakeJobLocked is called as it's context is cancelled with cause (Cancel,
@@ -176,7 +175,7 @@ func (s *Supervisor) wakeJobLocked(it *item, cause error) {
 func (s *Supervisor) expireJob(it *item) {
 	s.mu.Lock()
 	if it.job != nil {
-		it.cancel(errDeadline)
+		it.cancelRun(errDeadline)
 		s.wakeJobLocked(it, errDeadline)
 	}
 	s.mu.Unlock()
@@ -189,8 +188,8 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 	if jw.job.Cancel != nil && jw.handle != nil {
 		callCancel(it.ctx, jw.job.Cancel, jw.handle)
 	}
-	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	e := s.getEmission()
+	defer putEmission(e)
 	s.mu.Lock()
 	to, class := StateCancelled, classCancelled
 	if jw.stopped == jobDeadline {
@@ -201,8 +200,8 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 
 // failJob settles a job whose user code called runtime.Goexit.
 func (s *Supervisor) failJob(it *item, jw *jobWait, class termClass) {
-	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	e := s.getEmission()
+	defer putEmission(e)
 	s.mu.Lock()
 	s.endJobLocked(it, jw, StateFailed, class, "", e)
 }

@@ -123,8 +123,8 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 	p, err, panicked := callAwait(cctx, jw.job, jw.handle)
 	returned = true
 
-	e := emissions.Get().(*emission)
-	defer func() { *e = emission{}; emissions.Put(e) }()
+	e := s.getEmission()
+	defer putEmission(e)
 	s.mu.Lock()
 	s.releasePollLocked(b)
 	it.cancel(nil) // the poll's context ends with the poll

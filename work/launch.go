@@ -35,7 +35,7 @@ func (s *Supervisor) replayLocked(spec *Spec) (r *launchRecord, err error, ok bo
 	if spec.CallID == "" {
 		return nil, nil, false
 	}
-	os := s.owners[spec.Owner.id]
+	os := s.ownerLocked(spec.Owner.id)
 	if os == nil {
 		return nil, nil, false
 	}

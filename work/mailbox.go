@@ -39,7 +39,7 @@ func (it *item) dropCommands() {
 
 func (it *item) receipt(cursor int, at time.Time) SendReceipt {
 	c := strconv.Itoa(cursor)
-	return SendReceipt{WorkID: it.ref.ID, ID: it.ref.ID + "." + c, Cursor: c, AcceptedAt: at}
+	return SendReceipt{WorkID: it.id(), ID: it.id() + "." + c, Cursor: c, AcceptedAt: at}
 }
 
 // remember records an accepted command, dropping the oldest record when
@@ -128,7 +128,7 @@ func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool
 			return it.receipt(r.cursor, r.at), nil
 		}
 	}
-	if it.state.Terminal() {
+	if it.terminal() {
 		s.mu.Unlock()
 		return SendReceipt{}, ErrTerminal
 	}
@@ -165,7 +165,7 @@ func (e *Execution) Guidance() []string {
 	if e == nil {
 		return nil
 	}
-	if r := e.remote; r != nil {
+	if r := e.remote(); r != nil {
 		if r.Guidance == nil {
 			return nil
 		}

@@ -13,7 +13,7 @@ import (
 func (s *Supervisor) itemFor(o Owner, id string) *item {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.owners[o.id].items[id]
+	return s.owners[o.id].items.get(id)
 }
 
 // startBlocked starts an agent Work whose child blocks until release is
@@ -187,7 +187,7 @@ func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
-	it2 := s.owners[o.id].items[ref2.ID]
+	it2 := s.owners[o.id].items.get(ref2.ID)
 	s.mu.Unlock()
 	ref3, _ := startBlocked(t, s, o, release2)
 	if _, _, err := s.Result(context.Background(), o, ref3.ID, MaxResultWait); err != nil {
@@ -195,7 +195,7 @@ func TestCommandRecordsDroppedAtDetachAndEviction(t *testing.T) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.owners[o.id].items[ref2.ID]; ok {
+	if s.owners[o.id].items.get(ref2.ID) != nil {
 		t.Fatal("not evicted")
 	}
 	if it2.mb != nil {

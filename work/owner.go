@@ -55,7 +55,7 @@ type ownerState struct {
 	id       string
 	depth    int
 	sc       *scope             // nil for a top-level owner
-	items    map[string]*item   // visible Work
+	items    itemTable          // visible Work, by id
 	hidden   map[*item]struct{} // detached Work that is not yet terminal
 	active   int                // queued + running, visible or not
 	starts   int

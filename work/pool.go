@@ -44,7 +44,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		s.bud.pools[o.id] = a
 	}
 	for i, v := range b.Dims() {
-		a.m[i].limit, a.m[i].pooled = max(v, 0), v > 0
+		a.m[i].limit, a.pooled[i] = max(v, 0), v > 0
 	}
 	return nil
 }
@@ -57,7 +57,7 @@ func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining
 			if a.m[i].limit > 0 {
 				any[i] = true
 				held[i] += a.m[i].held.Load()
-				rem[i] += a.m[i].avail()
+				rem[i] += a.avail(i)
 			}
 		}
 	}

@@ -48,8 +48,8 @@ func (e *Execution) Progress() Progress {
 	switch {
 	case e.it != nil:
 		return e.it.prog.snapshot()
-	case e.prog != nil:
-		return e.prog.snapshot()
+	case e.prog() != nil:
+		return e.prog().snapshot()
 	}
 	return Progress{}
 }
@@ -72,9 +72,9 @@ func (e *Execution) reportProgress(done, total int64) {
 		return
 	}
 	if e.it == nil {
-		if e.prog != nil {
-			e.prog.done.Store(max(done, 0))
-			e.prog.total.Store(max(total, 0))
+		if e.prog() != nil {
+			e.prog().done.Store(max(done, 0))
+			e.prog().total.Store(max(total, 0))
 			e.remoteProgressed()
 		}
 		return
@@ -91,8 +91,8 @@ func (e *Execution) CountModelRequest() {
 		return
 	}
 	if e.it == nil {
-		if e.prog != nil {
-			e.prog.requests.Add(1)
+		if e.prog() != nil {
+			e.prog().requests.Add(1)
 			e.remoteProgressed()
 		}
 		return
@@ -108,8 +108,8 @@ func (e *Execution) CountToolCall() {
 		return
 	}
 	if e.it == nil {
-		if e.prog != nil {
-			e.prog.tools.Add(1)
+		if e.prog() != nil {
+			e.prog().tools.Add(1)
 			e.remoteProgressed()
 		}
 		return
@@ -146,7 +146,7 @@ func (s *Supervisor) flushProgress(it *item) {
 			now := s.cfg.clock.Now()
 			last := p.last.Load()
 			if (last == 0 || now.UnixNano()-last >= int64(progressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
-				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.ref.ID,
+				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.id(),
 					Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
 					Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
 			}

@@ -13,17 +13,27 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 	if os == nil {
 		return nil, ErrNotFound
 	}
-	it := os.items[id]
+	it := os.items.get(id)
 	if it == nil {
 		return nil, ErrNotFound
 	}
 	return it, nil
 }
 
+// relookupLocked is lookupLocked(o, it's id) for it, found by that
+// lookup before s.mu was last released: an id names one Work, so it is
+// what the lookup would find, if anything.
+func (s *Supervisor) relookupLocked(o Owner, it *item) (*item, error) {
+	if os := s.visibleLocked(o); os != it.owner || !it.listed {
+		return nil, ErrNotFound
+	}
+	return it, nil
+}
+
 func (it *item) status() Status {
-	return Status{Work: it.ref, TargetLabel: it.target.Label, State: it.state,
+	return Status{Work: it.ref(), TargetLabel: it.target.Label, State: it.state(),
 		CreatedAt: it.created, StartedAt: it.started, FinishedAt: it.finished,
-		ResultAvailable: it.hasOutput, BudgetExhausted: it.budget.exhaustedBudget(),
+		ResultAvailable: it.hasOutput, BudgetExhausted: it.brun.exhaustedBudget(),
 		ResultRead: it.read, Progress: it.prog.snapshot(), Class: it.class.String(),
 		AwaitingApproval: it.awaiting(), Waiting: it.job != nil && it.job.waiting}
 }
@@ -58,7 +68,7 @@ func (s *Supervisor) List(ctx context.Context, o Owner) ([]Status, error) {
 	if os == nil {
 		return []Status{}, nil
 	}
-	top := topK(os.items, MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
+	top := topK(&os.items, MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
 	out := make([]Status, len(top))
 	for i, it := range top {
 		out[i] = it.status()
@@ -88,17 +98,17 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 	if os == nil {
 		return nil, 0, nil
 	}
-	top := topK(os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
+	top := topK(&os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
 	now := s.cfg.clock.Now()
 	rows = make([]Row, len(top))
 	for i, it := range top {
-		rows[i] = Row{ID: it.ref.ID, TargetLabel: it.target.Label, State: it.state,
+		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),
 			Elapsed: Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
 	}
-	return rows, len(os.items) - len(rows), nil
+	return rows, os.items.len() - len(rows), nil
 }
 
 // order is what the contract's orders (Order) read of it.
 func (it *item) order() Order {
-	return Order{State: it.state, Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
+	return Order{State: it.state(), Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
 }

@@ -1,6 +1,7 @@
 package work_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
@@ -77,4 +78,26 @@ func TestChildScopeReleasedWhenChildEnds(t *testing.T) {
 	if c := census(h.s); censusTotal(h.s) != 1 || c[work.StateCompleted] != 1 {
 		t.Fatalf("census = %v", c)
 	}
+}
+
+// TestReleaseThenStartAgain: an owner released and used again at once
+// (nothing else looked up in between) starts afresh: its starts limit is
+// new, and what it started before is gone.
+func TestReleaseThenStartAgain(t *testing.T) {
+	s := work.New(work.WithMaxStarts(1))
+	defer s.Close(context.Background())
+	o := work.NewOwner("again")
+	run := func(context.Context) (string, error) { return "x", nil }
+	first, err := s.Start(t.Context(), work.Spec{Owner: o, Target: fn, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Start(t.Context(), work.Spec{Owner: o, Target: fn, Run: run}); err != nil {
+		t.Fatalf("Start after Release: %v", err)
+	}
+	_, err = s.Status(t.Context(), o, first.ID)
+	notFound(t, err)
 }

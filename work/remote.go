@@ -77,21 +77,21 @@ type remoteRun struct {
 // returns. Usage and Exhausted tell it what the run spent.
 func WithRemote(ctx context.Context, r Remote) context.Context {
 	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
-	e := &Execution{scope: scope, remote: &remoteRun{Remote: r, ctx: ctx}, prog: new(progress)}
-	ru := &run{budget: r.Budget, fail: r.FailOnBudget}
+	e := newAuxExecution(nil, execAux{scope: scope, remote: &remoteRun{Remote: r, ctx: ctx}, prog: new(progress)})
+	ru := &run{maxDur: r.Budget.MaxDuration, fail: r.FailOnBudget}
 	for i, v := range r.Budget.Dims() {
 		ru.m[i].limit = max(v, 0)
 	}
 	if r.Event != nil {
 		ru.emit = e.remoteEvent
 	}
-	e.run = ru
+	e.x.run = ru
 	return context.WithValue(ctx, execKey{}, e)
 }
 
 // remoteUpdate is ReportUpdate under another Engine: r.Update decides.
 func (e *Execution) remoteUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
-	r := e.remote
+	r := e.remote()
 	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
 	if r.Update != nil {
 		rec, reason = r.Update(key, value, question)
@@ -99,7 +99,7 @@ func (e *Execution) remoteUpdate(key string, value []byte, question bool) (Updat
 	if reason == "" && rec.Duplicate {
 		return rec, nil
 	}
-	e.run.report(Event{Type: EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
+	e.run().report(Event{Type: EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
 	if reason != "" {
 		return UpdateReceipt{}, UpdateRefusal(reason)
 	}
@@ -116,7 +116,7 @@ func (e *Execution) remoteUpdate(key string, value []byte, question bool) (Updat
 // and reports whether one came; unanswered questions are kept for
 // Unanswered unless ctx ended.
 func (e *Execution) remoteAwait(ctx context.Context) bool {
-	r := e.remote
+	r := e.remote()
 	r.mu.Lock()
 	n := len(r.asked)
 	r.mu.Unlock()
@@ -140,7 +140,7 @@ func (e *Execution) remoteAwait(ctx context.Context) bool {
 
 // remoteEvent delivers an event of a remote run through Remote.Event.
 func (e *Execution) remoteEvent(ev Event) {
-	r := e.remote
+	r := e.remote()
 	ev.WorkID, ev.Owner, ev.Depth = r.WorkID, r.OwnerID, max(r.OwnerDepth, 0)
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
@@ -151,10 +151,10 @@ func (e *Execution) remoteEvent(ev Event) {
 // remoteProgressed emits EventProgress for a remote run when the last one
 // is at least a second old.
 func (e *Execution) remoteProgressed() {
-	if e.remote.Event == nil {
+	if e.remote().Event == nil {
 		return
 	}
-	p := e.prog
+	p := e.prog()
 	now := time.Now()
 	last := p.last.Load()
 	if last != 0 && now.UnixNano()-last < int64(progressInterval) {
@@ -173,7 +173,7 @@ func (e *Execution) Exhausted() (budget string, refused bool) {
 	if e == nil {
 		return "", false
 	}
-	return e.run.exhaustedBudget(), e.run.refused()
+	return e.run().exhaustedBudget(), e.run().refused()
 }
 
 // ClassWorkerLost is the failure class of Work whose attempt died with the

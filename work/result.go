@@ -2,7 +2,6 @@ package work
 
 import (
 	"context"
-	"sync"
 	"time"
 )
 
@@ -30,32 +29,31 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 	timeout = min(timeout, MaxResultWait)
 	s.mu.Lock()
 	it, err := s.lookupLocked(o, id)
-	if err != nil || (timeout == 0 && !it.state.Terminal()) {
+	if err != nil || (timeout == 0 && !it.terminal()) {
 		return s.readLocked(it, err)
 	}
-	if it.state.Terminal() {
+	if it.terminal() {
 		return s.readSettledLocked(o, id, it)
 	}
-	done := it.doneLocked()
-	var e emission
-	w := s.lendLocked(o, it, &e)
-	s.unlockAndEmit(&e)
+	wt := s.newWaiterLocked(it, timeout)
+	w := s.lendAndUnlock(o, it)
 
-	settled := s.wait(ctx, done, timeout)
+	settled := s.await(ctx, wt)
 	if w != nil {
 		s.unlend(w, it)
 	}
 	s.mu.Lock()
+	s.putWaiterLocked(wt)
 	if settled {
-		// done closes after the terminal events are delivered.
-		return s.readLocked(s.lookupLocked(o, id))
+		// The token comes after the terminal events are delivered.
+		return s.readLocked(s.relookupLocked(o, it))
 	}
-	if it, err := s.lookupLocked(o, id); err == nil && it.state.Terminal() {
+	if it, err := s.relookupLocked(o, it); err == nil && it.terminal() {
 		// The wait ended (timeout, ctx) while the Work settled and before
-		// its done channel closed.
+		// its token came.
 		return s.readSettledLocked(o, id, it)
 	}
-	return s.readLocked(s.lookupLocked(o, id))
+	return s.readLocked(s.relookupLocked(o, it))
 }
 
 // readSettledLocked answers Result for terminal it and releases s.mu.
@@ -79,42 +77,6 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 	return s.readLocked(s.lookupLocked(o, id))
 }
 
-// waitTimers are the system clock's result-wait timers, reused: since Go
-// 1.23 a stopped timer delivers no stale tick after Reset.
-var waitTimers sync.Pool
-
-// wait returns when done is closed (reporting true), timeout passes or ctx
-// is done.
-func (s *Supervisor) wait(ctx context.Context, done <-chan struct{}, timeout time.Duration) (closed bool) {
-	if _, system := s.cfg.clock.(systemClock); system {
-		t, _ := waitTimers.Get().(*time.Timer)
-		if t == nil {
-			t = time.NewTimer(timeout)
-		} else {
-			t.Reset(timeout)
-		}
-		select {
-		case <-done:
-			closed = true
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		waitTimers.Put(t)
-		return closed
-	}
-	expired := make(chan struct{})
-	stop := s.cfg.clock.AfterFunc(timeout, func() { close(expired) })
-	select {
-	case <-done:
-		closed = true
-	case <-expired:
-	case <-ctx.Done():
-	}
-	stop()
-	return closed
-}
-
 // readLocked answers Result and releases s.mu.
 func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 	if err != nil {
@@ -130,13 +92,43 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 		return st, "", nil
 	}
 	out := it.output
-	var e emission
-	if !it.read {
-		it.markRead()
-		if !s.nop { // the event is only the Observer's: no clock read for the no-op one
-			e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: len(out)})
-		}
+	if it.read {
+		s.mu.Unlock()
+		return st, out, nil
 	}
-	s.unlockAndEmit(&e)
+	it.markRead()
+	if s.nop { // the event is only the Observer's: no clock read for the no-op one
+		s.mu.Unlock()
+		return st, out, nil
+	}
+	s.emitResultRead(it, len(out))
 	return st, out, nil
+}
+
+// emitResultRead releases s.mu and delivers it's result-read event.
+//
+//go:noinline
+func (s *Supervisor) emitResultRead(it *item, bytes int) {
+	var e emission
+	e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: bytes})
+	s.unlockAndEmit(&e)
+}
+
+// lendAndUnlock is lendLocked for a Result on o about to wait for it, then
+// releases s.mu (delivering what lending emitted). Only a child's scope
+// can lend.
+func (s *Supervisor) lendAndUnlock(o Owner, it *item) *item {
+	if o.sc == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	return s.lendAndEmit(o, it)
+}
+
+//go:noinline
+func (s *Supervisor) lendAndEmit(o Owner, it *item) *item {
+	var e emission
+	w := s.lendLocked(o, it, &e)
+	s.unlockAndEmit(&e)
+	return w
 }

@@ -23,7 +23,7 @@ func EvictionClass(state State, read bool) int {
 	return evictUnread
 }
 
-func (it *item) evictClass() int { return EvictionClass(it.state, it.read) }
+func (it *item) evictClass() int { return EvictionClass(it.state(), it.read) }
 
 // evictLocked drops the owner's terminal Work beyond the retention bounds:
 // first every Work finished longer ago than the age bound, then, while more
@@ -74,14 +74,15 @@ func (it *item) markRead() {
 
 func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 	os.removeTerminal(it)
-	delete(os.items, it.ref.ID)
+	os.items.del(it)
+	it.listed = false
 	s.forgetItemLocked(it)
 }
 
 // visibleLocked returns o's state, nil when o has none, with its retention
 // applied (what the owner operations read).
 func (s *Supervisor) visibleLocked(o Owner) *ownerState {
-	os := s.owners[o.id]
+	os := s.ownerLocked(o.id)
 	if os != nil {
 		s.evictLocked(os)
 	}

@@ -11,22 +11,24 @@ import (
 // With next, settle may hand the freed pool slot to the first Work of the
 // fair order (when no reclaimer waits for one) and return it, running, for
 // the calling goroutine to execute.
-func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error, panicked, next bool) (*item, context.Context, RunFunc) {
+//
+// The next Work's context is as prepareRunLocked returns it.
+func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool) (nit *item, njctx context.Context) {
 	// The emission comes from a pool: on the stack of a child goroutine
 	// (which starts small) it would make the stack grow for every Work.
-	e := emissions.Get().(*emission)
+	e := s.getEmission()
 	s.mu.Lock()
 	now := s.nowLocked(e)
-	cause := context.Cause(ctx)
+	cause, ctxErr := it.xctx.cause()
 	to, class, bytes := StateCompleted, "", 0
 	switch {
 	case panicked:
 		to, class = StateFailed, ClassPanic
 	case errors.Is(cause, errDeadline):
 		to, class = StateFailed, ClassDeadline
-	case err != nil && it.state == StateCancelRequested && ctx.Err() != nil && errors.Is(err, context.Canceled):
+	case err != nil && it.state() == StateCancelRequested && ctxErr != nil && errors.Is(err, context.Canceled):
 		to, class = StateCancelled, ClassCancelled
-	case err != nil && it.budget.refused():
+	case err != nil && it.brun.refused():
 		to, class = StateFailed, ClassBudgetExhausted
 	case err != nil:
 		to, class = StateFailed, ClassError
@@ -42,8 +44,7 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 		it.stopTimer = nil
 	}
 	s.removeDeadlineLocked(it)
-	it.cancel(nil)
-	it.cancel = nil
+	it.xctx.cancel(nil)
 	s.endRunLocked(it, class, e)
 	it.class = classOf(class) // the terminal event's ErrorClass (transition) and Status.Class
 	if ev := s.transition(it, to, e, now); ev != nil {
@@ -54,19 +55,15 @@ func (s *Supervisor) settle(it *item, ctx context.Context, out string, err error
 	}
 	s.endScopeLocked(it.sc, it.scopeID, e)
 	s.freeSlotLocked(it, e)
-	var nit *item
-	var nctx context.Context
-	var nrun RunFunc
 	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
 		nit = s.popLocked(s.ready.front())
 		s.used++
-		nctx, nrun = s.prepareRunLocked(nit, nil, e)
+		njctx = s.prepareRunLocked(nit, nil, e)
 	}
 	s.dispatchLocked(e)
 	s.unlockAndEmit(e)
-	*e = emission{}
-	emissions.Put(e)
-	return nit, nctx, nrun
+	putEmission(e)
+	return nit, njctx
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
@@ -81,9 +78,9 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 // delete made a new child goroutine's stack grow).
 func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict bool) {
 	it.finished = now
-	s.settleRunLocked(it.budget)
+	s.settleRunLocked(&it.brun)
 	it.owner.active--
-	e.settled(it)
+	s.wakeWaitersLocked(it, e)
 	if it.detached {
 		delete(it.owner.hidden, it)
 		s.forgetItemLocked(it)
@@ -96,6 +93,6 @@ func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict b
 // forgetItemLocked removes a terminal Work from the census; nothing refers
 // to it afterwards.
 func (s *Supervisor) forgetItemLocked(it *item) {
-	it.counts[it.state.index()]--
+	it.counts[it.st]--
 	it.output, it.mb = "", nil
 }

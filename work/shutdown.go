@@ -146,7 +146,7 @@ func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	s.mu.Lock()
 	s.draining = true
 	start := s.cfg.clock.Now()
-	waits := s.liveLocked(tracked, fgs)
+	waits := s.liveLocked(tracked, fgs, true)
 	s.mu.Unlock()
 	drained := true
 drain:
@@ -160,7 +160,7 @@ drain:
 			}
 		}
 		s.mu.Lock()
-		waits = s.liveLocked(tracked, fgs)
+		waits = s.liveLocked(tracked, fgs, true)
 		s.mu.Unlock()
 	}
 
@@ -178,18 +178,18 @@ drain:
 
 	var e emission
 	s.mu.Lock()
-	s.liveLocked(tracked, fgs) // Works accepted while Close ran
+	s.liveLocked(tracked, fgs, false) // Works accepted while Close ran
 	now := s.cfg.clock.Now()
 	settled := make(map[TargetCount]int)
 	orphaned := make(map[TargetCount]int)
 	for it := range tracked {
-		key := TargetCount{Target: it.target.Label, State: it.state}
-		if it.state.Terminal() {
+		key := TargetCount{Target: it.target.Label, State: it.state()}
+		if it.terminal() {
 			settled[key]++
 			continue
 		}
 		orphaned[key]++
-		e.add(it, Event{Type: EventOrphaned, From: it.state, Time: now, ErrorClass: ClassOrphaned})
+		e.add(it, Event{Type: EventOrphaned, From: it.state(), Time: now, ErrorClass: ClassOrphaned})
 	}
 	for fg := range fgs {
 		if _, live := s.foreground[fg]; live {
@@ -206,13 +206,19 @@ drain:
 }
 
 // liveLocked adds every queued and running Work and every foreground call
-// to tracked and fgs, and returns the channels that close when those not
-// yet finished finish.
-func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]struct{}) []chan struct{} {
+// to tracked and fgs, and, with wait, returns channels that each receive
+// (a Work's waiter) or close (a foreground call's) once one of them
+// finishes. A Work's waiter that is not waited for stays until the Work
+// settles.
+func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]struct{}, wait bool) []chan struct{} {
 	var waits []chan struct{}
 	add := func(it *item) {
 		tracked[it] = struct{}{}
-		waits = append(waits, it.doneLocked())
+		if wait {
+			w := &waiter{ch: make(chan struct{}, 1)}
+			it.addWaiterLocked(w)
+			waits = append(waits, w.ch)
+		}
 	}
 	for it := s.running.front(); it != nil; it = it.next {
 		add(it)
@@ -227,7 +233,9 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 	}
 	for fg := range s.foreground {
 		fgs[fg] = struct{}{}
-		waits = append(waits, fg.done)
+		if wait {
+			waits = append(waits, fg.done)
+		}
 	}
 	return waits
 }

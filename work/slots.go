@@ -71,12 +71,13 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 // its slot back (reclaiming) lends again: its borrower keeps the slot.
 func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
 	w := o.sc.holder()
-	if w == nil || (w.state != StateRunning && w.state != StateCancelRequested) {
+	if w == nil || (w.state() != StateRunning && w.state() != StateCancelRequested) {
 		return nil
 	}
-	w.awaited = append(w.awaited, awaited)
+	l := w.lendSt()
+	l.awaited = append(l.awaited, awaited)
 	w.lending = true
-	if w.reclaim != nil {
+	if l.reclaim != nil {
 		s.removeReclaimerLocked(w)
 		s.endReclaimLocked(w)
 	}
@@ -89,12 +90,12 @@ func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
 // own (which goes back to the pool), else the first queued Work of w's
 // subtree (in ring order) runs on it.
 func (s *Supervisor) lendOutLocked(w *item, e *emission) {
-	if w.borrower != nil {
+	if w.borrower() != nil {
 		return
 	}
-	for _, d := range w.awaited {
-		if d.lender == nil && (d.state == StateRunning || d.state == StateCancelRequested) {
-			d.lender, w.borrower = w, d
+	for _, d := range w.lendSt().awaited {
+		if d.lender() == nil && (d.state() == StateRunning || d.state() == StateCancelRequested) {
+			d.lendSt().lender, w.lend.borrower = w, d
 			s.used--
 			s.dispatchLocked(e)
 			return
@@ -122,19 +123,20 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 // limit, and nothing is dispatched until the pool is below it again.
 func (s *Supervisor) unlend(w *item, awaited *item) {
 	s.mu.Lock()
-	if i := slices.Index(w.awaited, awaited); i >= 0 {
-		w.awaited = slices.Delete(w.awaited, i, i+1)
+	l := w.lendSt()
+	if i := slices.Index(l.awaited, awaited); i >= 0 {
+		l.awaited = slices.Delete(l.awaited, i, i+1)
 	}
-	if !w.lending || len(w.awaited) > 0 {
+	if !w.lending || len(l.awaited) > 0 {
 		s.mu.Unlock()
 		return
 	}
-	w.lending, w.awaited = false, nil
-	if w.borrower == nil {
+	w.lending, l.awaited = false, nil
+	if l.borrower == nil {
 		s.mu.Unlock()
 		return
 	}
-	w.reclaim = make(chan struct{})
+	l.reclaim = make(chan struct{})
 	w.reclaiming.Store(true)
 	s.reclaimers = append(s.reclaimers, w)
 	if s.reclaimHook != nil {
@@ -146,7 +148,7 @@ func (s *Supervisor) unlend(w *item, awaited *item) {
 	} else {
 		s.dispatchLocked(&e) // a free pool slot goes to w at once
 	}
-	if w.reclaim != nil && !w.boundary.Load() {
+	if l.reclaim != nil && !w.boundary.Load() {
 		s.removeReclaimerLocked(w)
 		s.grantLocked(w)
 	}
@@ -159,7 +161,7 @@ func (s *Supervisor) unlend(w *item, awaited *item) {
 // limit. It marks the Work as one whose code uses the boundary. It takes
 // no lock unless the Work is owed its slot.
 func (e *Execution) awaitSlot() {
-	w := e.scope.sc.holder()
+	w := e.scope().sc.holder()
 	if w == nil {
 		return
 	}
@@ -171,18 +173,18 @@ func (e *Execution) awaitSlot() {
 	}
 	s := e.s
 	s.mu.Lock()
-	if w.reclaim != nil && s.boundHook != nil {
+	if w.reclaim() != nil && s.boundHook != nil {
 		s.boundHook()
 	}
-	for w.reclaim != nil {
-		ch := w.reclaim
+	for w.reclaim() != nil {
+		ch := w.reclaim()
 		s.mu.Unlock()
 		select {
 		case <-ch:
 			s.mu.Lock()
-		case <-e.cctx.Done():
+		case <-e.cctx().Done():
 			s.mu.Lock()
-			if w.reclaim == ch {
+			if w.reclaim() == ch {
 				s.removeReclaimerLocked(w)
 				s.grantLocked(w)
 			}
@@ -202,39 +204,44 @@ func (s *Supervisor) grantLocked(w *item) {
 // endReclaimLocked ends w's wait to reclaim a slot (the caller has taken
 // w out of s.reclaimers).
 func (s *Supervisor) endReclaimLocked(w *item) {
-	close(w.reclaim)
-	w.reclaim = nil
+	close(w.lend.reclaim)
+	w.lend.reclaim = nil
 	w.reclaiming.Store(false)
 }
 
 // stepOutLocked takes w, whose lent slot its borrower b uses, out of its
 // chain: b now runs on whatever w ran on.
 func (s *Supervisor) stepOutLocked(w *item) {
-	b := w.borrower
-	b.lender = w.lender
-	if w.lender != nil {
-		w.lender.borrower = b
+	b, l := w.lend.borrower, w.lend.lender
+	b.lend.lender = l
+	if l != nil {
+		l.lend.borrower = b
 	}
-	w.lender, w.borrower = nil, nil
+	w.lend.lender, w.lend.borrower = nil, nil
 }
 
 // freeSlotLocked gives up the slot of it, which has just settled: its
 // borrower takes its place, or the slot goes back to its lender, or to the
 // pool. The caller dispatches afterwards.
 func (s *Supervisor) freeSlotLocked(it *item, e *emission) {
-	it.lending, it.awaited = false, nil
-	if it.reclaim != nil {
+	it.lending = false
+	if it.lend == nil {
+		s.used-- // it never lent nor borrowed: a pool slot
+		return
+	}
+	it.lend.awaited = nil
+	if it.lend.reclaim != nil {
 		// A boundary of a Work that has ended (a goroutine the child
 		// leaked) waits no longer.
 		s.removeReclaimerLocked(it)
 		s.endReclaimLocked(it)
 	}
 	switch {
-	case it.borrower != nil:
+	case it.lend.borrower != nil:
 		s.stepOutLocked(it)
-	case it.lender != nil:
-		l := it.lender
-		l.borrower, it.lender = nil, nil
+	case it.lend.lender != nil:
+		l := it.lend.lender
+		l.lend.borrower, it.lend.lender = nil, nil
 		s.returnLocked(l, e)
 	default:
 		s.used--
@@ -244,7 +251,7 @@ func (s *Supervisor) freeSlotLocked(it *item, e *emission) {
 // returnLocked is called when l's lent slot comes back from its borrower.
 func (s *Supervisor) returnLocked(l *item, e *emission) {
 	switch {
-	case l.reclaim != nil:
+	case l.reclaim() != nil:
 		s.removeReclaimerLocked(l)
 		s.endReclaimLocked(l)
 	case l.lending:
@@ -276,7 +283,7 @@ func (s *Supervisor) releaseReclaimersLocked() {
 // nearest enclosing Work that lends one, if any.
 func (s *Supervisor) offerLocked(os *ownerState, e *emission) {
 	for sc := os.sc; sc != nil; sc = sc.parent {
-		if w := sc.work; w != nil && w.lending && w.borrower == nil {
+		if w := sc.work; w != nil && w.lending && w.borrower() == nil {
 			s.lendOutLocked(w, e)
 			return
 		}

@@ -27,14 +27,47 @@ func (s State) Terminal() bool {
 // Valid reports whether s is one of the six states.
 func (s State) Valid() bool { return s.index() >= 0 }
 
+// index returns s's index in States, -1 when s is not a state. The six
+// names differ in length but for two pairs: one comparison finds most.
 func (s State) index() int {
-	for i, v := range States {
-		if v == s {
-			return i
+	switch len(s) {
+	case len(StateQueued): // and StateFailed
+		switch s {
+		case StateQueued:
+			return 0
+		case StateFailed:
+			return 4
+		}
+	case len(StateRunning):
+		if s == StateRunning {
+			return 1
+		}
+	case len(StateCancelRequested):
+		if s == StateCancelRequested {
+			return 2
+		}
+	case len(StateCompleted): // and StateCancelled
+		switch s {
+		case StateCompleted:
+			return 3
+		case StateCancelled:
+			return 5
 		}
 	}
 	return -1
 }
+
+// stateEdges[i][j] is canTransition(States[i], States[j]), and
+// stateTerminal[i] States[i].Terminal(): the same rules, by index.
+var stateEdges, stateTerminal = func() (edges [len(States)][len(States)]bool, terminal [len(States)]bool) {
+	for i, from := range States {
+		terminal[i] = from.Terminal()
+		for j, to := range States {
+			edges[i][j] = canTransition(from, to)
+		}
+	}
+	return edges, terminal
+}()
 
 // canTransition reports whether from -> to is a legal lifecycle edge. It is
 // the only table the Supervisor consults; no other edge can occur.
@@ -140,10 +173,12 @@ func classOf(class string) termClass {
 // records the event at time t, which it returns for the caller to complete
 // (before anything else is added to e).
 func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *Event {
-	if !canTransition(it.state, to) {
+	ti := to.index()
+	if ti < 0 || !stateEdges[it.st][ti] {
 		return nil
 	}
-	if to.Terminal() && it.mb != nil && len(it.mb.queued) > 0 {
+	terminal := stateTerminal[ti]
+	if terminal && it.mb != nil && len(it.mb.queued) > 0 {
 		// Undelivered guidance is dropped before the terminal event, while
 		// the execution is still open for observers.
 		n := len(it.mb.queued)
@@ -151,16 +186,16 @@ func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *E
 		e.push(it, EventGuidanceDropped, t).Count = n
 	}
 	c := it.counts
-	c[it.state.index()]--
-	c[to.index()]++
-	from := it.state
-	it.state = to
-	if to.Terminal() {
+	c[it.st]--
+	c[ti]++
+	from := it.state()
+	it.st = stateIdx(ti)
+	if terminal {
 		s.settledLocked(it, t, e)
 	}
 	ev := e.push(it, EventType(to), t)
 	ev.From, ev.To = from, to
-	if to.Terminal() {
+	if terminal {
 		ev.ErrorClass = it.class.String() // set by the caller as it settles: Status.Class is the same value
 	}
 	return ev

@@ -176,7 +176,7 @@ func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
 // closed (also when it never started Work and so has no registry entry).
 func (s *Supervisor) endScopeLocked(sc *scope, id string, e *emission) {
 	sc.ended = true
-	if os := sc.os; os != nil && s.owners[os.id] == os {
+	if os := sc.os; os != nil && s.ownerLocked(os.id) == os {
 		s.releaseLocked(os, e)
 	}
 	s.closeSubscriptionsLocked(id, false)
@@ -210,8 +210,8 @@ func (s *Supervisor) settledLocked(it *item, now time.Time, e *emission) {
 //go:noinline
 func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *emission) {
 	for sub := range subs {
-		e.notices = append(e.notices, pendingNotice{sub, Notice{WorkID: it.ref.ID,
-			Target: it.target.Label, State: it.state, ResultAvailable: it.hasOutput, Time: now}})
+		e.notices = append(e.notices, pendingNotice{sub, Notice{WorkID: it.id(),
+			Target: it.target.Label, State: it.state(), ResultAvailable: it.hasOutput, Time: now}})
 	}
 }
 
@@ -308,6 +308,6 @@ func (s *Supervisor) Live(ctx context.Context, o Owner) (bool, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	os := s.owners[o.id]
-	return os != nil && len(os.items) > os.terminal.len(), nil
+	os := s.ownerLocked(o.id)
+	return os != nil && os.items.len() > os.terminal.len(), nil
 }

@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 	"fmt"
+	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,11 +37,13 @@ type Supervisor struct {
 	unwatch func()
 	nop     bool // the Observer is the no-op one
 
-	mu      sync.Mutex
-	closed  bool
-	owners  map[string]*ownerState
-	ready   ownerRing // owners with queued Work, round-robin
-	running itemList  // running and cancel-requested Work
+	mu     sync.Mutex
+	closed bool
+	owners map[string]*ownerState
+	// lastOwner is the entry ownerLocked found last (nil once released).
+	lastOwner *ownerState
+	ready     ownerRing // owners with queued Work, round-robin
+	running   itemList  // running and cancel-requested Work
 	// used counts the pool's running slots in use; reclaimers are the
 	// Works whose waiter waits for a slot, FIFO (see slots.go).
 	used        int
@@ -56,8 +59,16 @@ type Supervisor struct {
 	dls     []*item
 	dlTimer *time.Timer
 	dlAt    time.Time
-	bud     budgets
-	jobs    jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
+	// The system clock's Result waits (waiter.go): a min-heap by
+	// deadline (since waitEpoch), and the one timer, armed for waitAt.
+	waits     []*waiter
+	waitTimer *time.Timer
+	waitAt    time.Duration
+	// Waiters kept for reuse, a list by next (putWaiterLocked).
+	spareWaiters  *waiter
+	nSpareWaiters int
+	bud           budgets
+	jobs          jobs // external jobs: poll bounds and timers (jobpoll.go, jobtimer.go)
 
 	// live counts child goroutines and foreground calls in progress; once
 	// closing is set and live is zero, idle is closed (once, under mu).
@@ -71,6 +82,7 @@ type Supervisor struct {
 	held     map[string]*item                      // Works awaiting approval, by id (approval.go)
 
 	labels context.Context // child goroutines' profiler labels (childgoroutine.go)
+	ids    *mrand.ChaCha8  // the generator of Work ids, guarded by mu (scopeIDLocked)
 }
 
 // New returns a Supervisor configured by opts. If the Observer is a Watcher,
@@ -84,6 +96,7 @@ func New(opts ...Option) *Supervisor {
 		idle:       make(chan struct{}),
 	}
 	s.labels = childLabels()
+	s.ids = newIDSource()
 	_, s.nop = s.cfg.observer.(NopObserver)
 	if w, ok := s.cfg.observer.(Watcher); ok {
 		s.unwatch = w.Watch(s)

@@ -7,16 +7,16 @@ import (
 
 // topK returns the k best items of m by better, best first, in
 // O(n log k) time: a bounded heap whose root is the worst item kept.
-func topK(m map[string]*item, k int, better func(a, b *item) bool) []*item {
-	h := &boundedHeap{better: better, items: make([]*item, 0, min(k, len(m)))}
-	for _, it := range m {
+func topK(m *itemTable, k int, better func(a, b *item) bool) []*item {
+	h := &boundedHeap{better: better, items: make([]*item, 0, min(k, m.len()))}
+	m.each(func(it *item) {
 		if h.Len() < k {
 			heap.Push(h, it)
 		} else if better(it, h.items[0]) {
 			h.items[0] = it
 			heap.Fix(h, 0)
 		}
-	}
+	})
 	slices.SortFunc(h.items, func(a, b *item) int {
 		if better(a, b) {
 			return -1

@@ -9,10 +9,11 @@ import (
 func TestTopKMatchesFullSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 5, 12, 13, 100, 1000} {
-		m := map[string]*item{}
-		for i := range n {
-			it := &item{seq: uint64(r.IntN(50)), state: States[r.IntN(len(States))], hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0}
-			m[string(rune(i))+newID()] = it
+		var m itemTable
+		for range n {
+			it := &item{seq: uint64(r.IntN(50)), st: stateIdx(r.IntN(len(States))), hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0,
+				scopeID: "o/" + newID()}
+			m.put(it)
 		}
 		better := func(a, b *item) bool {
 			if pa, pb := a.order().rowPriority(), b.order().rowPriority(); pa != pb {
@@ -21,11 +22,8 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			return a.seq > b.seq
 		}
 		for _, k := range []int{1, 12, 50} {
-			got := topK(m, k, better)
-			all := make([]*item, 0, n)
-			for _, it := range m {
-				all = append(all, it)
-			}
+			got := topK(&m, k, better)
+			all := m.all()
 			slices.SortStableFunc(all, func(a, b *item) int {
 				if better(a, b) {
 					return -1

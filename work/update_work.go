@@ -145,15 +145,15 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // still reports each), and so are those of a Work whose Spec declares
 // none. Under another Engine (WithRemote) Remote.Update decides.
 func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
-	if e == nil || e.run == nil {
+	if e == nil || e.run() == nil {
 		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
 	}
-	if e.remote != nil {
+	if e.remote() != nil {
 		return e.remoteUpdate(key, value, question)
 	}
 	it := e.it
 	if it == nil { // a foreground call
-		e.run.report(Event{Type: EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
+		e.run().report(Event{Type: EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
 		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
 	}
 	s := e.s
@@ -163,12 +163,12 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 	u := it.upd
 	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
 	if u != nil {
-		if it.state == StateCancelRequested || it.state.Terminal() {
+		if it.state() == StateCancelRequested || it.terminal() {
 			u.log.End()
 		}
 		rec, reason = u.log.Accept(key, value, question, now)
 	}
-	if reason == "" && rec.Duplicate || it.state.Terminal() {
+	if reason == "" && rec.Duplicate || it.terminal() {
 		// A repeat reports nothing new; a settled Work's events have
 		// ended (its terminal event was the last).
 		s.mu.Unlock()
@@ -198,8 +198,8 @@ func (s *Supervisor) updateNoticeLocked(it *item, seq, size int, now time.Time, 
 		return
 	}
 	for sub := range s.subs[it.owner.id] {
-		e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeUpdate, WorkID: it.ref.ID,
-			Target: it.target.Label, State: it.state, Seq: seq, Bytes: size, Time: now}})
+		e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeUpdate, WorkID: it.id(),
+			Target: it.target.Label, State: it.state(), Seq: seq, Bytes: size, Time: now}})
 	}
 }
 
@@ -208,14 +208,14 @@ func (s *Supervisor) updateNoticeLocked(it *item, seq, size int, now time.Time, 
 // question's timeout passes or the child's context ends. It does not
 // allocate and takes no lock when no question is open.
 func (e *Execution) awaitQuestion() {
-	if r := e.remote; r != nil {
+	if r := e.remote(); r != nil {
 		if r.asking.Load() {
 			e.remoteAwait(r.ctx)
 		}
 		return
 	}
 	if it := e.it; it != nil && it.upd != nil && it.upd.asking.Load() {
-		e.waitAnswer(e.cctx)
+		e.waitAnswer(e.cctx())
 	}
 }
 
@@ -231,7 +231,7 @@ func (e *Execution) waitAnswer(ctx context.Context) {
 		case <-ch:
 		case <-ctx.Done():
 			return
-		case <-e.cctx.Done():
+		case <-e.cctx().Done():
 			return
 		}
 		s.mu.Lock()
@@ -248,10 +248,10 @@ func (e *Execution) waitAnswer(ctx context.Context) {
 // does not call it: its next BeginRequest waits instead. Outside a child
 // it returns nil and no error.
 func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
-	if e == nil || e.run == nil {
+	if e == nil || e.run() == nil {
 		return nil, nil
 	}
-	if r := e.remote; r != nil {
+	if r := e.remote(); r != nil {
 		if r.asking.Load() && !e.remoteAwait(ctx) {
 			if ctx.Err() != nil {
 				return nil, ErrCancelled
@@ -266,7 +266,7 @@ func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	e.waitAnswer(ctx)
-	if ctx.Err() != nil || e.cctx.Err() != nil {
+	if ctx.Err() != nil || e.cctx().Err() != nil {
 		return nil, ErrCancelled
 	}
 	if len(e.Unanswered()) > 0 {
@@ -283,7 +283,7 @@ func (e *Execution) Unanswered() []int {
 	if e == nil {
 		return nil
 	}
-	if r := e.remote; r != nil {
+	if r := e.remote(); r != nil {
 		r.mu.Lock()
 		seqs := r.unanswered
 		r.unanswered = nil

@@ -1,8 +1,12 @@
 // Command benchgoals reads `go test -bench` output of the Goal benchmarks
 // (and of the engine's contract floors, which have no goal) on stdin and
-// prints each measured ratio (median over the runs) beside its goal. With -check it exits 1 when a median misses its goal by more than
-// the noise margin: -margin for ratios (relative) and -alloc-margin for
-// allocation counts (absolute). make bench and make bench-check run it.
+// prints each measured figure (median over the runs) beside its goal.
+// With -check it exits 1 when a median misses its goal by more than the
+// noise margin: -margin for ratios (relative) and -alloc-margin for
+// allocation counts (absolute). A goal marked exact has no margin: its
+// median meets it or misses it (start + await against a goroutine, at
+// most 4x; the bytes of a queued Work and of a waiting job, under 1 KiB).
+// make bench and make bench-check run it.
 package main
 
 import (
@@ -21,39 +25,49 @@ import (
 type goal struct {
 	bench, metric string
 	max           float64
-	alloc         bool // an allocation count: the margin is absolute
+	kind          kind
 	what          string
 }
 
+// kind says how a goal's median is compared with its max.
+type kind uint8
+
+const (
+	ratio kind = iota // at most max, within the relative noise margin
+	alloc             // an allocation count: at most max, within the absolute margin
+	exact             // at most max, no margin
+	under             // less than max, no margin
+)
+
 var goals = []goal{
-	{"GoalStart", "x-goroutine", 2, false, "start -> Ref vs goroutine+channel"},
-	{"FloorStart/contract/record=896B", "x-goroutine", 0, false, "  its contract floor, item-sized record (no goal)"},
-	{"GoalStart", "start-allocs/op", 5, true, "start -> Ref allocations"},
-	{"GoalAwait", "x-goroutine", 4, false, "start + await vs goroutine+channel"},
-	{"FloorAwait/contract/record=896B", "x-goroutine", 0, false, "  its contract floor, item-sized record (no goal)"},
-	{"GoalAwait", "engine-allocs/op", 12, true, "start + await allocations"},
-	{"GoalThroughput", "x-errgroup", 3, false, "100k works through 8 slots vs errgroup"},
-	{"FloorThroughput/contract/record=896B", "x-errgroup", 0, false, "  its contract floor, item-sized record (no goal)"},
-	{"GoalThroughput", "x-conc", 0, false, "100k works through 8 slots vs conc pool (no goal)"},
-	{"GoalWaitingMemory", "x-queued", 1, false, "memory of a waiting job vs a queued Work"},
-	{"GoalWaitingMemory", "waiting-B/work", 0, false, "  bytes per waiting job, its handle aside (no goal)"},
-	{"GoalWaitingMemory", "queued-B/work", 0, false, "  bytes per queued Work (no goal)"},
-	{"GoalWaitingMemory", "goroutine-B/job", 0, false, "  bytes per job as a goroutine in a poll loop (no goal)"},
-	{"GoalWaitingMemory", "goroutines/work", 0.001, false, "goroutines per waiting job"},
-	{"GoalTelemetry", "x-floor", 1.25, false, "OTel overhead over no-op vs SDK floor"},
-	{"GoalTelemetry", "added-allocs/op", 70, true, "OTel allocations beyond the engine's"},
-	{"GoalRoundTrip/model=scripted", "x-unwrapped", 1.10, false, "executor round trip wrapped vs unwrapped (scripted)"},
-	{"GoalRoundTrip/model=scripted", "added-allocs/op", 60, true, "allocations wrapping adds (scripted)"},
-	{"GoalRoundTrip/model=fixed", "x-unwrapped", 1.10, false, "executor round trip wrapped vs unwrapped (fixed)"},
-	{"GoalRoundTrip/model=fixed", "added-allocs/op", 60, true, "allocations wrapping adds (fixed)"},
-	{"GoalEinoRoundTrip/model=scripted", "x-unwrapped", 1.15, false, "Eino round trip wrapped vs unwrapped (scripted)"},
-	{"GoalEinoRoundTrip/model=scripted", "added-allocs/op", 0, true, "  allocations wrapping adds (scripted; no goal)"},
-	{"GoalEinoRoundTrip/model=scripted", "x-handler", 0, false, "  vs a no-op Eino middleware (no goal)"},
-	{"GoalEinoRoundTrip/model=scripted", "added-allocs-vs-handler/op", 0, true, "  allocations beyond a no-op middleware (no goal)"},
-	{"GoalEinoRoundTrip/model=fixed", "x-unwrapped", 1.15, false, "Eino round trip wrapped vs unwrapped (fixed)"},
-	{"GoalEinoRoundTrip/model=fixed", "added-allocs/op", 0, true, "  allocations wrapping adds (fixed; no goal)"},
-	{"GoalEinoRoundTrip/model=fixed", "x-handler", 0, false, "  vs a no-op Eino middleware (no goal)"},
-	{"GoalEinoRoundTrip/model=fixed", "added-allocs-vs-handler/op", 0, true, "  allocations beyond a no-op middleware (no goal)"},
+	{"GoalStart", "x-goroutine", 2, ratio, "start -> Ref vs goroutine+channel"},
+	{"FloorStart/contract/record=896B", "x-goroutine", 0, ratio, "  its contract floor, item-sized record (no goal)"},
+	{"GoalStart", "start-allocs/op", 5, alloc, "start -> Ref allocations"},
+	{"GoalAwait", "x-goroutine", 4, exact, "start + await vs goroutine+channel (no margin)"},
+	{"FloorAwait/contract/record=896B", "x-goroutine", 0, ratio, "  its contract floor, item-sized record (no goal)"},
+	{"GoalAwait", "engine-allocs/op", 12, alloc, "start + await allocations"},
+	{"GoalThroughput", "x-errgroup", 3, ratio, "100k works through 8 slots vs errgroup"},
+	{"FloorThroughput/contract/record=896B", "x-errgroup", 0, ratio, "  its contract floor, item-sized record (no goal)"},
+	{"GoalThroughput", "x-conc", 0, ratio, "100k works through 8 slots vs conc pool (no goal)"},
+	{"GoalWaitingMemory", "queued-B/work", 1024, under, "bytes per queued Work (no margin)"},
+	{"GoalWaitingMemory", "waiting-B/work", 1024, under, "bytes per waiting job, its handle aside (no margin)"},
+	{"GoalWaitingMemory", "x-queued", 0, ratio, "  memory of a waiting job vs a queued Work (no goal)"},
+	{"GoalWaitingMemory", "goroutine-B/job", 0, ratio, "  bytes per job as a goroutine in a poll loop (no goal)"},
+	{"GoalWaitingMemory", "goroutines/work", 0.001, ratio, "goroutines per waiting job"},
+	{"GoalTelemetry", "x-floor", 1.25, ratio, "OTel overhead over no-op vs SDK floor"},
+	{"GoalTelemetry", "added-allocs/op", 70, alloc, "OTel allocations beyond the engine's"},
+	{"GoalRoundTrip/model=scripted", "x-unwrapped", 1.10, ratio, "executor round trip wrapped vs unwrapped (scripted)"},
+	{"GoalRoundTrip/model=scripted", "added-allocs/op", 60, alloc, "allocations wrapping adds (scripted)"},
+	{"GoalRoundTrip/model=fixed", "x-unwrapped", 1.10, ratio, "executor round trip wrapped vs unwrapped (fixed)"},
+	{"GoalRoundTrip/model=fixed", "added-allocs/op", 60, alloc, "allocations wrapping adds (fixed)"},
+	{"GoalEinoRoundTrip/model=scripted", "x-unwrapped", 1.15, ratio, "Eino round trip wrapped vs unwrapped (scripted)"},
+	{"GoalEinoRoundTrip/model=scripted", "added-allocs/op", 0, alloc, "  allocations wrapping adds (scripted; no goal)"},
+	{"GoalEinoRoundTrip/model=scripted", "x-handler", 0, ratio, "  vs a no-op Eino middleware (no goal)"},
+	{"GoalEinoRoundTrip/model=scripted", "added-allocs-vs-handler/op", 0, alloc, "  allocations beyond a no-op middleware (no goal)"},
+	{"GoalEinoRoundTrip/model=fixed", "x-unwrapped", 1.15, ratio, "Eino round trip wrapped vs unwrapped (fixed)"},
+	{"GoalEinoRoundTrip/model=fixed", "added-allocs/op", 0, alloc, "  allocations wrapping adds (fixed; no goal)"},
+	{"GoalEinoRoundTrip/model=fixed", "x-handler", 0, ratio, "  vs a no-op Eino middleware (no goal)"},
+	{"GoalEinoRoundTrip/model=fixed", "added-allocs-vs-handler/op", 0, alloc, "  allocations beyond a no-op middleware (no goal)"},
 }
 
 var line = regexp.MustCompile(`^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
@@ -122,22 +136,11 @@ func main() {
 			continue
 		}
 		med := median(v)
-		status := "met"
-		limit := g.max * (1 + *margin)
-		if g.alloc {
-			limit = g.max + *allocMargin
-		}
-		switch {
-		case g.max == 0:
-			status = "(info)"
-		case med <= g.max:
-		case med <= limit:
-			status = "within noise"
-		default:
-			status = "MISSED"
+		status := judge(g, med, *margin, *allocMargin)
+		if status == "MISSED" {
 			failed++
 		}
-		fmt.Printf("%-52s %10.3g %8.3g..%-8.3g %6d %8s  %s\n", g.what, med, slices.Min(v), slices.Max(v), len(v), goalText(g), status)
+		fmt.Printf("%-52s %10.4g %8.4g..%-8.4g %6d %8s  %s\n", g.what, med, slices.Min(v), slices.Max(v), len(v), goalText(g), status)
 	}
 	if *check && (failed > 0 || missing > 0) {
 		fmt.Printf("bench-check: %d goal(s) missed beyond the noise margin, %d not run\n", failed, missing)
@@ -145,12 +148,37 @@ func main() {
 	}
 }
 
-func goalText(g goal) string {
+// judge returns how median med stands against g: "met", "within noise"
+// (beyond the goal, within the margin of its kind), "MISSED", or "(info)"
+// for a figure with no goal.
+func judge(g goal, med, margin, allocMargin float64) string {
 	if g.max == 0 {
-		return "-"
+		return "(info)"
 	}
-	if g.alloc {
+	if med <= g.max && (g.kind != under || med < g.max) {
+		return "met"
+	}
+	switch g.kind {
+	case ratio:
+		if med <= g.max*(1+margin) {
+			return "within noise"
+		}
+	case alloc:
+		if med <= g.max+allocMargin {
+			return "within noise"
+		}
+	}
+	return "MISSED"
+}
+
+func goalText(g goal) string {
+	switch {
+	case g.max == 0:
+		return "-"
+	case g.kind == alloc:
 		return fmt.Sprintf("<= %g", g.max)
+	case g.kind == under:
+		return fmt.Sprintf("< %g", g.max)
 	}
 	return fmt.Sprintf("<= %gx", g.max)
 }
