@@ -55,14 +55,13 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
 	it.exec = Execution{s: s, it: it}
+	it.xctx.it = it
 	if it.job != nil {
 		// An external job's Submit runs with a context of its own, which
-		// it.cancel cancels (job.go).
+		// it.cancel cancels (job.go); its item's context is not used.
 		var cancel context.CancelCauseFunc
 		jctx, cancel = context.WithCancelCause(it.ctx)
 		it.cancel = cancel
-	} else {
-		it.xctx.it = it
 	}
 	if it.maxDur() > 0 {
 		if _, system := s.cfg.clock.(systemClock); system {

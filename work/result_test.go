@@ -190,7 +190,7 @@ func TestResultReadEvent(t *testing.T) {
 // the terminal event and the owner's Subscription has its notice, on each
 // of its paths: the Work already terminal when Result looks (with no wait
 // and with one: the emit-lock check), and Result waiting as it settles
-// (the done channel closes after the delivery).
+// (its waiter's token comes after the delivery).
 func TestResultNotAheadOfDelivery(t *testing.T) {
 	for _, how := range []string{"terminal/no-wait", "terminal/wait", "waiting"} {
 		t.Run(how, func(t *testing.T) {
@@ -392,7 +392,7 @@ func TestResultNeverAheadOfObserver(t *testing.T) {
 
 // TestTerminalResultNeverAheadOfObserver: a Result that arrives after the
 // Work became terminal but while its terminal event is still being
-// delivered (the Work has no done channel: nobody waited) returns only
+// delivered (the Work has no waiter: nobody waited) returns only
 // after the observer has been given the event.
 func TestTerminalResultNeverAheadOfObserver(t *testing.T) {
 	g := &gateObserver{entered: make(chan struct{}), release: make(chan struct{})}

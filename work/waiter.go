@@ -7,9 +7,8 @@ import (
 
 // A waiter is a goroutine waiting for a Work to settle: a Result, or
 // Shutdown's drain. It waits for one token on its channel, sent once it
-// is woken: after the Work's terminal events are delivered (the emission
-// that settles it sends it, as the Work's done channel closed before), or
-// at its deadline. A Work's waiters are a list in the item, taken out as
+// is woken: after the Work's terminal events are delivered (by the
+// emission that settles it), or at its deadline. A Work's waiters are a list in the item, taken out as
 // a whole when it settles.
 //
 // On the system clock a Result's deadline is kept in a min-heap (s.waits,
