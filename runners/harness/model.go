@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -206,4 +208,25 @@ func newID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// ServeModel serves a coordinator process's protocol (Serve) on stdin and
+// stdout for owner o on e: the commands of a Model (NewModel with labels,
+// bound and brk, prepared within a minute) first, then command's. It
+// returns the process's exit code.
+func ServeModel(log *slog.Logger, e work.Engine, o work.Owner, labels map[string]work.Kind, bound time.Duration, brk string, command func([]string) (any, error)) int {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	m, err := NewModel(ctx, e, o, labels, bound, brk)
+	cancel()
+	if err != nil {
+		log.Error("model", "err", err)
+		return 1
+	}
+	defer m.Close()
+	return Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) {
+		if r, ok, err := m.Command(f); ok {
+			return r, err
+		}
+		return command(f)
+	})
 }

@@ -208,20 +208,7 @@ func coordinatorMain(args []string) int {
 	e := temporal.New(c, opts...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	m, err := harness.NewModel(ctx, e, o, modelLabels, *bound, *brk)
-	cancel()
-	if err != nil {
-		log.Error("model", "err", err)
-		return 1
-	}
-	defer m.Close()
-	return harness.Serve(os.Stdin, os.Stdout, log, func(f []string) (any, error) {
-		if r, ok, err := m.Command(f); ok {
-			return r, err
-		}
-		return command(e, o, f)
-	})
+	return harness.ServeModel(log, e, o, modelLabels, *bound, *brk, func(f []string) (any, error) { return command(e, o, f) })
 }
 
 // statusReply is a status as the model sees it, with the application's
