@@ -18,8 +18,8 @@ var (
 )
 
 // attempt runs one attempt of Work in, inside its workflow's journaled
-// step: it waits for one of the target's slots, claims the attempt from
-// the Work's control object (the started marker) and runs the child with
+// step: it claims the attempt on one of the target's slots (claim) and
+// runs the child with
 // a work.Remote Execution. Its error (the claim could not be made, or the
 // step was cut off) makes Restate run the step again.
 func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{}) (attemptResult, error) {
@@ -32,20 +32,12 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if res, ok, err := w.rejoin(rc, in.ID); ok || err != nil {
 		return res, err
 	}
-	free := w.slots[in.Label]
-	select {
-	case free <- struct{}{}:
-	case <-rc.Done():
-		return attemptResult{}, rc.Err()
-	}
-	defer func() { <-free }()
-	var claim claimReply
-	if err := w.in.object(rc, controlService, in.ID, hClaim, driver.NewID(), nil, &claim); err != nil {
+	claim, free, err := w.claim(rc, in)
+	if err != nil {
 		return attemptResult{}, err
 	}
+	defer free()
 	switch {
-	case claim.Busy:
-		return attemptResult{}, errBusy
 	case claim.Lost:
 		return attemptResult{Out: runOutcome{Class: work.ClassWorkerLost, Attempt: claim.Attempt}}, nil
 	case !claim.Run:
@@ -189,4 +181,44 @@ func classify(child context.Context, cancelled bool, in workInput, out string, e
 		return attemptResult{Out: o}
 	}
 	return attemptResult{Out: o, Output: out}
+}
+
+// claim takes one of the target's slots and claims the attempt of Work in
+// from its control object (the started marker); release frees the slot.
+// A retried step whose attempt was started and not finished, with no
+// attempt left (another process holds it, or held it and died), claims
+// without a slot: its claim answers Busy or Lost, never Run, and the
+// slots may all be held by attempts adrift of their steps (rejoin.go), so
+// that waiting for one would let the rejoin window close before the step
+// reached the Worker holding its attempt.
+func (w *Worker) claim(rc context.Context, in workInput) (claimReply, func(), error) {
+	free := w.slots[in.Label]
+	release := func() { <-free }
+	select {
+	case free <- struct{}{}:
+	default:
+		var v controlView
+		if err := w.in.object(rc, controlService, in.ID, hPeek, "", nil, &v); err != nil {
+			return claimReply{}, nil, err
+		}
+		if (v.State == work.StateRunning || v.State == work.StateCancelRequested) && v.Attempt >= max(in.MaxAttempts, 1) {
+			release = func() {}
+			break
+		}
+		select {
+		case free <- struct{}{}:
+		case <-rc.Done():
+			return claimReply{}, nil, rc.Err()
+		}
+	}
+	var c claimReply
+	if err := w.in.object(rc, controlService, in.ID, hClaim, driver.NewID(), nil, &c); err != nil {
+		release()
+		return claimReply{}, nil, err
+	}
+	if c.Busy {
+		release()
+		return claimReply{}, nil, errBusy
+	}
+	return c, release, nil
 }

@@ -168,17 +168,11 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 // submit claims the attempt and submits the job with the Work's id as its
 // key, on one of the target's slots.
 func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submitResult, error) {
-	free := w.slots[in.Label]
-	select {
-	case free <- struct{}{}:
-	case <-rc.Done():
-		return submitResult{}, rc.Err()
-	}
-	defer func() { <-free }()
-	var claim claimReply
-	if err := w.in.object(rc, controlService, in.ID, hClaim, driver.NewID(), nil, &claim); err != nil {
+	claim, release, err := w.claim(rc, in)
+	if err != nil {
 		return submitResult{}, err
 	}
+	defer release()
 	switch {
 	case claim.Lost:
 		return submitResult{Out: runOutcome{Class: work.ClassWorkerLost}}, nil
