@@ -3,118 +3,31 @@ package temporal_test
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
 )
 
-// encodingEncrypted is the metadata encoding of a payload the test codec
-// sealed.
-const encodingEncrypted = "binary/agentwork-test-aes-gcm"
-
-// aesCodec is a converter.PayloadCodec that seals each payload (its
-// protobuf encoding, metadata included) with AES-256-GCM under a key the
-// test holds, a fresh nonce each, as a deployment's encryption codec.
-type aesCodec struct{ aead cipher.AEAD }
-
-// codecKeyEnv carries the test codec's key (hex) to the worker processes
-// the tests start (TestMain), so that they seal and open with it.
-const codecKeyEnv = "AGENTWORK_TEST_CODEC_KEY"
-
-// codecKey is the test codec's AES-256 key: the parent test process's
-// (from codecKeyEnv in a worker process), fresh in each test binary.
-var codecKey = func() []byte {
-	if k, err := hex.DecodeString(os.Getenv(codecKeyEnv)); err == nil && len(k) == 32 {
-		return k
-	}
-	k := make([]byte, 32)
-	if _, err := rand.Read(k); err != nil {
-		panic(err)
-	}
-	return k
-}()
+// codecConverter is the default data converter under the test codec
+// (internal/testcodec), whose key the worker processes the tests start
+// inherit (testcodec.Env).
+func codecConverter() converter.DataConverter { return testcodec.Converter() }
 
 // codecEnv is the environment entry that gives a worker process the key.
-func codecEnv() string { return codecKeyEnv + "=" + hex.EncodeToString(codecKey) }
-
-func newAESCodec() *aesCodec {
-	block, err := aes.NewCipher(codecKey)
-	if err != nil {
-		panic(err)
-	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		panic(err)
-	}
-	return &aesCodec{aead: aead}
-}
-
-func (c *aesCodec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
-	out := make([]*commonpb.Payload, len(ps))
-	for i, p := range ps {
-		plain, err := proto.Marshal(p)
-		if err != nil {
-			return nil, err
-		}
-		nonce := make([]byte, c.aead.NonceSize())
-		if _, err := rand.Read(nonce); err != nil {
-			return nil, err
-		}
-		out[i] = &commonpb.Payload{
-			Metadata: map[string][]byte{converter.MetadataEncoding: []byte(encodingEncrypted)},
-			Data:     c.aead.Seal(nonce, nonce, plain, nil),
-		}
-	}
-	return out, nil
-}
-
-func (c *aesCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
-	out := make([]*commonpb.Payload, len(ps))
-	for i, p := range ps {
-		if string(p.GetMetadata()[converter.MetadataEncoding]) != encodingEncrypted {
-			out[i] = p // not sealed (a search attribute's, the server's own)
-			continue
-		}
-		n := c.aead.NonceSize()
-		if len(p.GetData()) < n {
-			return nil, errors.New("test codec: short payload")
-		}
-		plain, err := c.aead.Open(nil, p.GetData()[:n], p.GetData()[n:], nil)
-		if err != nil {
-			return nil, fmt.Errorf("test codec: %w", err)
-		}
-		var q commonpb.Payload
-		if err := proto.Unmarshal(plain, &q); err != nil {
-			return nil, err
-		}
-		out[i] = &q
-	}
-	return out, nil
-}
-
-// codecConverter is the default data converter under the test codec.
-func codecConverter() converter.DataConverter {
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), newAESCodec())
-}
+func codecEnv() string { return testcodec.Env() }
 
 // dialCodec dials a client of its own to the server at hostPort, in the
 // tests' namespace, with dc as its data converter; the test's end closes

@@ -69,7 +69,7 @@ func TestChaosTemporal(t *testing.T) {
 		_, err := cl.startWorker(w, "-max-running", "1")
 		must(err)
 	}
-	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
+	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, DataConverter: dataConverter(), Logger: slogAdapter{nopLogger()}})
 	must(err)
 	defer tc.Close()
 

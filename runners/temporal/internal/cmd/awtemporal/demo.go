@@ -92,7 +92,7 @@ func demo() error {
 		return err
 	}
 	say("  sent guidance to %s through the coordinator (Temporal carries it to its worker)", items[2].id[:8])
-	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
+	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, DataConverter: dataConverter(), Logger: slogAdapter{nopLogger()}})
 	if err != nil {
 		return err
 	}

@@ -223,7 +223,7 @@ func TestIntegrationTemporalOps(t *testing.T) {
 	// workflows of the deployment's queue, counted by the server, against
 	// the coordinator's scraped agentwork_work_items (a stable state:
 	// equal within a scrape interval).
-	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
+	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, DataConverter: dataConverter(), Logger: slogAdapter{nopLogger()}})
 	must(err)
 	defer tc.Close()
 	waitUntil(t, "the scraped Work by state to equal the visibility count", 30*time.Second, prom, func() error {

@@ -17,10 +17,13 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 )
 
 // TestIntegrationTemporal runs the Temporal runner across processes on the
@@ -62,7 +65,7 @@ func TestIntegrationTemporal(t *testing.T) {
 	startWorker("worker-a")
 	startWorker("worker-b")
 	other := map[string]string{"worker-a": "worker-b", "worker-b": "worker-a"}
-	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
+	tc, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, DataConverter: dataConverter(), Logger: slogAdapter{nopLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,21 +280,20 @@ func TestIntegrationTemporal(t *testing.T) {
 		}
 		return decodePayloads(out)
 	}
-	allowed := map[string][]string{ // Work id -> the canaries its history may hold
-		lost: {CanaryInput}, retry: nil, gated: {CanaryOutput}, guided: {CanaryInput, CanaryOutput},
-		cancelled: {CanaryInput}, failed: {CanaryInput}, job: nil, held: {CanaryOutput},
-	}
+	// Every process runs under the test codec (TestMain): no history
+	// holds a canary in plaintext, not even the Work's own input and
+	// result, which it holds sealed.
 	canaries := []string{CanaryInput, CanaryOutput, CanaryFailure, CanaryGuidance}
 	for _, id := range ids {
 		h := show(id)
 		for _, c := range canaries {
-			if bytes.Contains(h, []byte(c)) && !contains(allowed[id], c) {
-				t.Errorf("the history of Work %s holds %s", id, c)
+			if bytes.Contains(h, []byte(c)) {
+				t.Errorf("the history of Work %s holds %s in plaintext under the codec", id, c)
 			}
 		}
 	}
-	if h := show(gated); !bytes.Contains(h, []byte(CanaryOutput)) {
-		t.Error("the completed Work's history lacks its result: the canary check cannot see payloads")
+	if res := sealedResult(t, tc, gated); !strings.Contains(res, CanaryOutput) {
+		t.Errorf("the completed Work's result opened with the codec is %q, want it to hold %s: the canary check cannot see payloads", res, CanaryOutput)
 	}
 	// Guidance lived in holder workflows, deleted once taken or dropped
 	// (asynchronously: poll).
@@ -420,15 +422,6 @@ func (b *batchService) submitted() map[string]int {
 	return out
 }
 
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func stderrOnly(b []byte) []byte {
 	var out []byte
 	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
@@ -466,4 +459,33 @@ func decodePayloads(js []byte) []byte {
 		walk(v)
 	}
 	return out
+}
+
+// sealedResult returns the result payload of workflow id's completion
+// event as the history stores it: sealed by the test codec (its encoding
+// says so, or the test fails), then opened with the codec and decoded.
+func sealedResult(t *testing.T, c client.Client, id string) string {
+	t.Helper()
+	it := c.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := ev.GetWorkflowExecutionCompletedEventAttributes()
+		if done == nil {
+			continue
+		}
+		ps := done.GetResult().GetPayloads()
+		if len(ps) != 1 || string(ps[0].GetMetadata()[converter.MetadataEncoding]) != testcodec.Encoding {
+			t.Fatalf("Work %s's result as stored: %d payloads, encoding %q; want one sealed by the test codec", id, len(ps), ps[0].GetMetadata()[converter.MetadataEncoding])
+		}
+		var out struct{ Output string }
+		if err := dataConverter().FromPayloads(done.GetResult(), &out); err != nil {
+			t.Fatalf("Work %s's result under the codec: %v", id, err)
+		}
+		return out.Output
+	}
+	t.Fatalf("Work %s's history has no completion event", id)
+	return ""
 }

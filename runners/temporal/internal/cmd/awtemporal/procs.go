@@ -14,11 +14,13 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/contrib/opentelemetry"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/interceptor"
 	"google.golang.org/grpc"
 
 	"github.com/agentwork/agentwork/runners/harness"
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 )
@@ -31,7 +33,20 @@ const (
 
 func options(queue string, obs work.Observer) []temporal.Option {
 	return []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(heartbeat),
-		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithObserver(obs)}
+		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithObserver(obs),
+		temporal.WithDataConverter(dataConverter())}
+}
+
+// dataConverter is the data converter of every client of the harness and
+// of the runner's Engines and Workers: the test codec's (AES-GCM,
+// internal/testcodec) when its key is in the environment
+// (testcodec.KeyEnv: the package's tests put it there, so every process
+// they start runs under it), else the SDK's default.
+func dataConverter() converter.DataConverter {
+	if dc, ok := testcodec.FromEnv(); ok {
+		return dc
+	}
+	return converter.GetDefaultDataConverter()
 }
 
 // dial connects to Temporal with the SDK's OpenTelemetry interceptor,
@@ -66,7 +81,7 @@ func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client,
 var dieOnStart bool
 
 func dialTraced(hostPort string, tp *sdktrace.TracerProvider, traced bool) (client.Client, error) {
-	opts := client.Options{HostPort: hostPort, Namespace: namespace,
+	opts := client.Options{HostPort: hostPort, Namespace: namespace, DataConverter: dataConverter(),
 		Logger: slogAdapter{slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}}
 	if dieOnStart {
 		opts.ConnectionOptions.DialOptions = []grpc.DialOption{grpc.WithChainUnaryInterceptor(

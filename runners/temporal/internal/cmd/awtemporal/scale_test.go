@@ -54,7 +54,7 @@ func TestIntegrationScale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, Logger: slogAdapter{nopLogger()}})
+	c, err := client.Dial(client.Options{HostPort: cl.hostPort, Namespace: namespace, DataConverter: dataConverter(), Logger: slogAdapter{nopLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}
