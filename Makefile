@@ -155,6 +155,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeError -fuzztime $(FUZZTIME) ./work
 	$(GO) test -run '^$$' -fuzz FuzzUpdateLog -fuzztime $(FUZZTIME) ./work
 	$(GO) test -run '^$$' -fuzz FuzzRegistryState -fuzztime $(FUZZTIME) ./work/driver
+	cd runners/temporal && $(GO) test -run '^$$' -fuzz FuzzPayload -fuzztime $(FUZZTIME) .
+	cd runners/restate && $(GO) test -run '^$$' -fuzz FuzzReply -fuzztime $(FUZZTIME) .
+	cd runners/restate && $(GO) test -run '^$$' -fuzz FuzzSealed -fuzztime $(FUZZTIME) .
 
 # go mod tidy -diff changes nothing and exits non-zero with the diff when a
 # module is not tidy.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -30,21 +29,10 @@ func (c *ingress) query(ctx context.Context, sql string, out any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal(b, &e)
-		return &errStatus{Status: resp.StatusCode, Code: e.Code}
-	}
 	var rows struct {
 		Rows json.RawMessage `json:"rows"`
 	}
-	if err := json.Unmarshal(b, &rows); err != nil || len(rows.Rows) == 0 {
+	if err := decodeReply(resp.StatusCode, resp.Body, maxReplyBytes, &rows); err != nil || len(rows.Rows) == 0 {
 		return err
 	}
 	return json.Unmarshal(rows.Rows, out)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,7 +73,7 @@ func (c *ingress) call(ctx context.Context, path, idem string, in, out any) erro
 	for try := 1; ; try++ {
 		err := c.once(ctx, path, idem, body, out)
 		var st *errStatus
-		if err == nil || idem == "" || errors.As(err, &st) && st.Status < 500 || ctx.Err() != nil || try == 5 {
+		if err == nil || idem == "" || errors.As(err, &st) && st.Status < 500 || errors.Is(err, errReplyTooLarge) || ctx.Err() != nil || try == 5 {
 			return err
 		}
 		select {
@@ -101,21 +100,7 @@ func (c *ingress) once(ctx context.Context, path, idem string, body []byte, out 
 		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Code string `json:"code"`
-		}
-		_ = json.Unmarshal(b, &e) // the body's message is not kept: it may echo content
-		return &errStatus{Status: resp.StatusCode, Code: e.Code}
-	}
-	if out == nil || len(b) == 0 {
-		return nil
-	}
-	return json.Unmarshal(b, out)
+	return decodeReply(resp.StatusCode, resp.Body, maxReplyBytes, out)
 }
 
 // fromIngress maps a call's error to the engine's: the caller's context

@@ -267,8 +267,8 @@ func (e *Engine) openWorkOf(x *workflowpb.WorkflowExecutionInfo) (openWork, erro
 	var created time.Time
 	for key, into := range map[string]any{memoTarget: &w.target, memoCreated: &created, memoJob: &w.job, memoApproval: &w.approval} {
 		if p := memo[key]; p != nil {
-			if err := e.cfg.dc.FromPayload(p, into); err != nil {
-				return openWork{}, undecodable(err)
+			if err := decodePayload(e.cfg.dc, p, into); err != nil {
+				return openWork{}, err
 			}
 		}
 	}
@@ -277,8 +277,8 @@ func (e *Engine) openWorkOf(x *workflowpb.WorkflowExecutionInfo) (openWork, erro
 		w.created = created
 	}
 	if p := x.GetSearchAttributes().GetIndexedFields()[OwnerSearchAttribute]; p != nil {
-		if err := converter.GetDefaultDataConverter().FromPayload(p, &w.owner); err != nil {
-			return openWork{}, undecodable(err)
+		if err := decodePayload(converter.GetDefaultDataConverter(), p, &w.owner); err != nil {
+			return openWork{}, err
 		}
 	}
 	return w, nil

@@ -3,9 +3,12 @@ package temporal
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	commonpb "go.temporal.io/api/common/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
@@ -92,8 +95,8 @@ func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.Pending
 	for _, a := range pending {
 		if det := a.GetHeartbeatDetails(); det != nil && len(det.GetPayloads()) > 0 {
 			var p work.Progress
-			if err := dc.FromPayloads(det, &p); err != nil {
-				return work.Progress{}, undecodable(err)
+			if err := decodePayload(dc, det.GetPayloads()[0], &p); err != nil {
+				return work.Progress{}, err
 			}
 			return p, nil
 		}
@@ -108,6 +111,27 @@ func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.Pending
 // reachable.
 func undecodable(err error) error {
 	return work.ErrUnavailable.Detail("a payload does not decode with the data converter (WithDataConverter, the client's)").Wrap(err)
+}
+
+// maxReadPayload caps a payload the runner decodes itself (a heartbeat's
+// progress counts, a memo's field, each a few dozen bytes as the runner
+// writes them): a larger one is refused before it is decoded.
+const maxReadPayload = 64 << 10
+
+// errPayloadTooLarge is a payload over maxReadPayload.
+var errPayloadTooLarge = errors.New("temporal: a payload over its byte cap")
+
+// decodePayload decodes p with dc into out; a payload over maxReadPayload
+// is refused unread, and one that does not decode is undecodable's error
+// either way.
+func decodePayload(dc converter.DataConverter, p *commonpb.Payload, out any) error {
+	if n := proto.Size(p); n > maxReadPayload {
+		return undecodable(fmt.Errorf("%w (%d bytes, cap %d)", errPayloadTooLarge, n, maxReadPayload))
+	}
+	if err := dc.FromPayload(p, out); err != nil {
+		return undecodable(err)
+	}
+	return nil
 }
 
 // registry reads o's registry (nil when o has none), with no age applied,
