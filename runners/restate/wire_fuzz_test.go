@@ -25,7 +25,7 @@ func wireRecords() []any {
 	in := workInput{ID: "w_1", Owner: "o", Depth: 1, Label: "research", TargetID: "t", Kind: work.KindAgent, Input: "brief",
 		MaxDuration: time.Minute, MaxResultBytes: 1 << 20, MaxAttempts: 2, Created: t0, Budget: work.Budget{MaxTurns: 3},
 		Mailbox: driver.MailboxLimits{Messages: 8, Bytes: 4096}, Trace: map[string]string{"traceparent": "00-x"},
-		Job: &jobInput{Backoff: work.Backoff{Initial: time.Second, Max: time.Minute}, MaxPollErrors: 3},
+		Job:     &jobInput{Backoff: work.Backoff{Initial: time.Second, Max: time.Minute}, MaxPollErrors: 3},
 		Updates: &work.UpdatePolicy{MaxUpdates: 4}}
 	var reg ownerState
 	reg.Admit(driver.Admission{Record: driver.Record{ID: "w_1", Label: "research", Kind: work.KindAgent, Created: t0},
