@@ -4,6 +4,7 @@ import (
 	"context"
 
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -27,7 +28,7 @@ var ErrWorkflowClosed = errWorkflowClosed
 // is obs would after losing it from its cache.
 func ReplayWork(h *historypb.History, obs work.Observer) error {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(workWorkflow(obs), workflow.RegisterOptions{Name: WorkWorkflowName})
+	r.RegisterWorkflowWithOptions(workWorkflow(obs, converter.GetDefaultDataConverter()), workflow.RegisterOptions{Name: WorkWorkflowName})
 	return r.ReplayWorkflowHistory(nil, h)
 }
 

@@ -212,9 +212,12 @@ func WithLimits(opts ...work.Option) Option {
 // the default converter, as the SDK encodes them. Under a payload codec
 // (converter.NewCodecDataConverter), give it the same converter as the
 // client: a payload the runner cannot decode is an error,
-// work.ErrUnavailable, never a silent zero. A Worker's workflows and
-// activities use its client's converter already; give the Workers the
-// same option anyway, as every option of one deployment. nil is ignored.
+// work.ErrUnavailable, never a silent zero. Give every Worker the same
+// option: its workflows open with it the heartbeat details of an attempt
+// timed out during a server outage, to take the attempt back from the
+// Worker still running it (the client's failure converter decodes them
+// with the SDK's default converter unless it was given one of its own;
+// without the option such Work fails worker_lost). nil is ignored.
 func WithDataConverter(dc converter.DataConverter) Option {
 	return optionFunc(func(c *config) {
 		if dc != nil {

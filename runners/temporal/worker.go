@@ -84,7 +84,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	// holders' local activity, never an ordinary activity: no activity
 	// pollers there.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
-	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer), workflow.RegisterOptions{Name: WorkWorkflowName})
+	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer, w.cfg.dc), workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})

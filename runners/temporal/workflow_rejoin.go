@@ -5,6 +5,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
@@ -27,7 +28,7 @@ const maxRejoins = 10
 // Worker took the Rejoin in time or held the attempt. A Rejoin timed out
 // by its heartbeat is asked again (at most maxRejoins in all).
 func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) (runOutcome, error) {
-	queue := lostAt(err)
+	queue := lostAt(err, w.dc)
 	if queue == "" || actx.Err() != nil {
 		return out, err
 	}
@@ -70,7 +71,7 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 		// server dispatched it, the Worker never got it). Ask again.
 		var timeout *temporal.TimeoutError
 		if errors.As(rerr, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_HEARTBEAT && actx.Err() == nil {
-			if next := lostAt(rerr); next != "" {
+			if next := lostAt(rerr, w.dc); next != "" {
 				queue = next
 			}
 			continue
@@ -81,8 +82,13 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 }
 
 // lostAt returns the rejoin queue named by the last heartbeat of an
-// activity that err says timed out by its heartbeat ("" otherwise).
-func lostAt(err error) string {
+// activity that err says timed out by its heartbeat ("" otherwise). The
+// SDK decodes a failure's heartbeat details with the client's failure
+// converter, which stays on the SDK's default data converter unless the
+// client was given one of its own: under a payload codec it cannot open
+// them, and lostAt then opens them with dc, the Worker's converter
+// (WithDataConverter), as they came.
+func lostAt(err error, dc converter.DataConverter) string {
 	var timeout *temporal.TimeoutError
 	if !errors.As(err, &timeout) || timeout.TimeoutType() != enumspb.TIMEOUT_TYPE_HEARTBEAT || !timeout.HasLastHeartbeatDetails() {
 		return ""
@@ -91,7 +97,11 @@ func lostAt(err error) string {
 		p     struct{}
 		queue string
 	)
-	if timeout.LastHeartbeatDetails(&p, &queue) != nil {
+	if timeout.LastHeartbeatDetails(&p, &queue) == nil {
+		return queue
+	}
+	var raw [2]converter.RawValue
+	if timeout.LastHeartbeatDetails(&raw[0], &raw[1]) != nil || raw[1].Payload() == nil || dc.FromPayload(raw[1].Payload(), &queue) != nil {
 		return ""
 	}
 	return queue

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -15,16 +16,16 @@ import (
 // workWorkflow returns the Work workflow, reporting to obs: it runs one
 // Work, its attempts as activities on the target's queue, its state,
 // guidance mailbox and cancellation. Its result is the output (completed
-// Work only).
-func workWorkflow(obs work.Observer) func(workflow.Context, workInput) (workOutcome, error) {
+// Work only). dc is the Worker's data converter (WithDataConverter).
+func workWorkflow(obs work.Observer, dc converter.DataConverter) func(workflow.Context, workInput) (workOutcome, error) {
 	stash := newSpanStash()
 	return func(ctx workflow.Context, in workInput) (workOutcome, error) {
-		return runWork(ctx, in, obs, stash)
+		return runWork(ctx, in, obs, stash, dc)
 	}
 }
 
-func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash) (workOutcome, error) {
-	w := &workRun{in: in, WorkState: driver.WorkState{State: work.StateQueued}, queuedFrom: in.Created}
+func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash, dc converter.DataConverter) (workOutcome, error) {
+	w := &workRun{in: in, WorkState: driver.WorkState{State: work.StateQueued}, queuedFrom: in.Created, dc: dc}
 	w.resume()
 	// From the start: an answer delivered with the first workflow task is
 	// validated as its handler is registered.
@@ -129,6 +130,10 @@ type workRun struct {
 	queuedFrom time.Time
 	// Its updates and questions (workflow_updates.go).
 	upd updateState
+	// dc is the Worker's data converter: it opens a timed-out attempt's
+	// heartbeat details where the client's failure converter cannot
+	// (lostAt).
+	dc converter.DataConverter
 }
 
 func (w *workRun) visible(owner string) bool { return owner == w.in.Owner && !w.Detached }
