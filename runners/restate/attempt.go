@@ -3,6 +3,7 @@ package restate
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -218,6 +219,16 @@ func (w *Worker) claim(rc context.Context, in workInput) (claimReply, func(), er
 	}
 	if c.Busy {
 		release()
+		// Restate runs the step again at its retry interval: steps retried
+		// in lockstep behind a round-robin balancer could each reach the
+		// same process every time, never the one holding their attempt. A
+		// random pause before failing breaks the lockstep.
+		t := time.NewTimer(rand.N(busyJitter))
+		select {
+		case <-t.C:
+		case <-rc.Done():
+		}
+		t.Stop()
 		return claimReply{}, nil, errBusy
 	}
 	return c, release, nil

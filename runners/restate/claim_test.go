@@ -16,8 +16,8 @@ import (
 // all be held by attempts adrift of their steps, and the rejoin window
 // would close while it waited (the chaos run's worker_lost after a server
 // restart, two service processes with one slot each). Its claim answers
-// Busy at once, so that Restate runs the step again until it reaches the
-// Worker holding the attempt. A queued Work's step still waits for its
+// Busy within busyJitter (a random pause), so that Restate runs the step
+// again until it reaches the Worker holding the attempt. A queued Work's step still waits for its
 // slot, and claims nothing while it waits.
 func TestClaimWithoutASlotWhenStartedElsewhere(t *testing.T) {
 	srv, err := restatetest.Start()
@@ -54,7 +54,7 @@ func TestClaimWithoutASlotWhenStartedElsewhere(t *testing.T) {
 	_, err = w.attempt(rc, held, nil)
 	stop()
 	if !errors.Is(err, errBusy) {
-		t.Fatalf("a retried step of an attempt started elsewhere, every slot taken: %v, want %v at once", err, errBusy)
+		t.Fatalf("a retried step of an attempt started elsewhere, every slot taken: %v, want %v within busyJitter", err, errBusy)
 	}
 
 	queued := newWork()

@@ -38,6 +38,11 @@ const heldFor = 10 * time.Minute
 // not reached again within the rejoin window, and cancelled it.
 const classUnreachable = "unreachable"
 
+// busyJitter bounds the random pause before a Busy claim fails its step
+// (claim): about the step's retry interval, so that retried steps leave
+// lockstep.
+const busyJitter = time.Second
+
 // errBusy fails a step whose claim found the attempt held elsewhere:
 // Restate runs the step again.
 var errBusy = errors.New("restate: the attempt is held by another process (rejoin window)")

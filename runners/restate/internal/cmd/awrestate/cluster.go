@@ -44,17 +44,24 @@ func (c *cluster) spawn(name string, onLine func(string), args ...string) (*proc
 
 // start starts the Restate server, the balancer and the registry process.
 func (c *cluster) start() error {
+	// The server signs its requests; every service process checks them.
+	key, err := newIdentity()
+	if err != nil {
+		return err
+	}
 	var srv *restatetest.Server
-	var err error
 	if c.base != "" {
-		srv, err = restatetest.StartIn(c.base)
+		srv, err = restatetest.StartIn(c.base, restatetest.WithRequestIdentity(key))
 	} else {
-		srv, err = restatetest.Start()
+		srv, err = restatetest.Start(restatetest.WithRequestIdentity(key))
 	}
 	if err != nil {
 		return err
 	}
 	c.srv = srv
+	if err := os.Setenv(identityKeyEnv, srv.IdentityKey); err != nil {
+		return err
+	}
 	if c.lb, err = newBalancer(); err != nil {
 		return err
 	}

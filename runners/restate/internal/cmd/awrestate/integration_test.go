@@ -192,10 +192,15 @@ func TestIntegrationRestate(t *testing.T) {
 	if sr.Outcome != "accepted" {
 		t.Fatalf("send to the deaf Work: %+v", sr)
 	}
-	if found := restateHolds(t, admin, cl.srv.Ingress, CanaryGuidance); len(found) == 0 {
-		t.Fatal("queued guidance is nowhere in Restate's state: the canary check cannot see it")
+	// Every process seals content (TestMain): the guidance is there
+	// sealed, not in plaintext.
+	if found := restateHolds(t, admin, cl.srv.Ingress, CanaryGuidance); len(found) > 0 {
+		t.Errorf("queued guidance is in plaintext in Restate's %s under the content key", strings.Join(found, ", "))
+	}
+	if found := restateHolds(t, admin, cl.srv.Ingress, sealedPrefix); len(found) == 0 {
+		t.Fatal("no sealed content is in Restate's state: the canary check cannot see it")
 	} else {
-		t.Logf("5. queued guidance seen in Restate's %s while its Work runs", strings.Join(found, ", "))
+		t.Logf("5. queued guidance sealed in Restate's %s while its Work runs", strings.Join(found, ", "))
 	}
 	must(os.WriteFile(deafGate, nil, 0o644))
 	r, err = co.Settled(deaf, time.Minute)
@@ -255,19 +260,18 @@ func TestIntegrationRestate(t *testing.T) {
 	// The canary in Restate: every table of its introspection schema
 	// (state, journal, invocations, promises...) and the answers it keeps
 	// of completed ingress calls (a day by default, each with an
-	// idempotency key of Restate's when the caller gave none). Input and
-	// output may be there (they are the Work's journal and state);
-	// guidance must be gone once delivered or its Work ended; failure text
-	// never gets there.
-	for _, c := range []string{CanaryGuidance, CanaryFailure} {
+	// idempotency key of Restate's when the caller gave none). Under the
+	// content key no canary is there in plaintext: input, output and
+	// guidance are sealed, and failure text never gets there.
+	for _, c := range []string{CanaryInput, CanaryOutput, CanaryGuidance, CanaryFailure} {
 		if found := restateHolds(t, admin, cl.srv.Ingress, c); len(found) > 0 {
-			t.Errorf("Restate's %s hold %s after the Work ended:\n%s", strings.Join(found, ", "), c, journalHolding(t, admin, c))
+			t.Errorf("Restate's %s hold %s in plaintext:\n%s", strings.Join(found, ", "), c, journalHolding(t, admin, c))
 		}
 	}
-	if found := restateHolds(t, admin, cl.srv.Ingress, CanaryOutput); len(found) == 0 {
-		t.Error("no completed Work's output is in Restate's tables: the canary check cannot see payloads")
+	if found := restateHolds(t, admin, cl.srv.Ingress, sealedPrefix); len(found) == 0 {
+		t.Error("no sealed content is in Restate's tables: the canary check cannot see payloads")
 	} else {
-		t.Logf("   outputs (allowed) are in Restate's %s", strings.Join(found, ", "))
+		t.Logf("   sealed content is in Restate's %s", strings.Join(found, ", "))
 	}
 
 	// 8. The canary in every process's log and span file and in the
@@ -332,6 +336,9 @@ func TestIntegrationRestate(t *testing.T) {
 	t.Logf("8. canary: Restate's tables, %d log files, %d spans and the server's log checked; one invoke_agent span for each of %d Work",
 		len(files), nspans, len(ids))
 }
+
+// sealedPrefix opens every string field restate.WithContentKeys sealed.
+const sealedPrefix = "agentwork-sealed-v1:"
 
 // restateHolds returns the introspection tables, and the retained
 // outputs of idempotent invocations, holding s.

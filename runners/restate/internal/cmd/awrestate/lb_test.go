@@ -8,11 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // backend is an h2c server on a loopback port whose kill closes its
 // listener and every connection, as a process's death does.

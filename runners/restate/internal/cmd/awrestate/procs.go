@@ -16,10 +16,11 @@ import (
 )
 
 // The deployment's settings, the same in every process: the retry target
-// may run twice, and a running attempt looks for a cancel every 100 ms.
+// may run twice, a running attempt looks for a cancel every 100 ms, and
+// the trust options the environment gives (trust.go).
 func options(ingress string, obs work.Observer, log *slog.Logger) []restate.Option {
-	return []restate.Option{restate.WithIngress(ingress), restate.WithRetryable("retry"), restate.WithMaxAttempts(2),
-		restate.WithObserver(obs), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}
+	return append([]restate.Option{restate.WithIngress(ingress), restate.WithRetryable("retry"), restate.WithMaxAttempts(2),
+		restate.WithObserver(obs), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}, trustOptions()...)
 }
 
 // observer is the process's agentwork telemetry Observer: its spans in
