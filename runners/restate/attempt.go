@@ -20,9 +20,8 @@ var (
 
 // attempt runs one attempt of Work in, inside its workflow's journaled
 // step: it claims the attempt on one of the target's slots (claim) and
-// runs the child with
-// a work.Remote Execution. Its error (the claim could not be made, or the
-// step was cut off) makes Restate run the step again.
+// runs the child with a work.Remote Execution. Its error (the claim could
+// not be made, or the step was cut off) makes Restate run the step again.
 func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{}) (attemptResult, error) {
 	t, ok := w.targets[in.Label]
 	if !ok {

@@ -21,14 +21,6 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// codecConverter is the default data converter under the test codec
-// (internal/testcodec), whose key the worker processes the tests start
-// inherit (testcodec.Env).
-func codecConverter() converter.DataConverter { return testcodec.Converter() }
-
-// codecEnv is the environment entry that gives a worker process the key.
-func codecEnv() string { return testcodec.Env() }
-
 // dialCodec dials a client of its own to the server at hostPort, in the
 // tests' namespace, with dc as its data converter; the test's end closes
 // it.
@@ -46,7 +38,7 @@ func dialCodec(t *testing.T, hostPort string, dc converter.DataConverter) client
 // test codec, and returns the client and its converter.
 func sharedCodec(t *testing.T) (client.Client, converter.DataConverter) {
 	t.Helper()
-	dc := codecConverter()
+	dc := testcodec.Converter()
 	return dialCodec(t, sharedServer(t).HostPort, dc), dc
 }
 
@@ -56,7 +48,7 @@ func sharedCodec(t *testing.T) (client.Client, converter.DataConverter) {
 func codecServerWithAddr(t *testing.T) (client.Client, string, string, converter.DataConverter) {
 	t.Helper()
 	_, hostPort, ns := serverWithAddr(t)
-	dc := codecConverter()
+	dc := testcodec.Converter()
 	return dialCodec(t, hostPort, dc), hostPort, ns, dc
 }
 
@@ -202,7 +194,7 @@ func TestCodecHistoryScan(t *testing.T) {
 			_, hostPort, _ := serverWithAddr(t)
 			var dc converter.DataConverter = converter.GetDefaultDataConverter()
 			if tc.codec {
-				dc = codecConverter()
+				dc = testcodec.Converter()
 			}
 			c := dialCodec(t, hostPort, dc)
 			hs := runCanaries(t, c, dc)

@@ -15,12 +15,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
 )
 
 // TestMain turns the test binary into a worker process when
 // AGENTWORK_WORKER names a Temporal frontend ("host:port namespace queue"):
-// it runs the "slow" target under the test codec (codecEnv), says "started <work id>" on stdout when an
+// it runs the "slow" target under the test codec (testcodec.Env), says "started <work id>" on stdout when an
 // attempt begins, and blocks until it is killed. Otherwise it runs the
 // tests, stops the shared dev server and fails when goroutines remain
 // (goleak).
@@ -42,8 +43,8 @@ func TestMain(m *testing.M) {
 func workerProcess(spec string) int {
 	f := strings.Fields(spec)
 	// Dialed with the test codec (its key from the parent test,
-	// codecEnv), as the tests that start it dial theirs.
-	dc := codecConverter()
+	// testcodec.Env), as the tests that start it dial theirs.
+	dc := testcodec.Converter()
 	c, err := client.Dial(client.Options{HostPort: f[0], Namespace: f[1], DataConverter: dc})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -73,7 +74,7 @@ func workerProcess(spec string) int {
 func killedWorker(t *testing.T, hostPort, ns, queue string, eng *temporal.Engine, o work.Owner) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, codecEnv())
+	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, testcodec.Env())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -107,7 +108,7 @@ type outcome struct {
 
 // TestWorkerLost: the attempt dies with its worker process (SIGKILL); the
 // Work is not replayed and fails with class worker_lost. Every client is
-// dialed with the test codec (codec_test.go).
+// dialed with the test codec (internal/testcodec).
 func TestWorkerLost(t *testing.T) {
 	c, hostPort, ns, dc := codecServerWithAddr(t)
 	queue := "lost"
@@ -136,7 +137,7 @@ func TestWorkerLost(t *testing.T) {
 
 // TestRetryableWorkerLost: a retryable child's attempt that dies with its
 // worker is run again on another worker; attempt counts it. Every client
-// is dialed with the test codec (codec_test.go).
+// is dialed with the test codec (internal/testcodec).
 func TestRetryableWorkerLost(t *testing.T) {
 	c, hostPort, ns, dc := codecServerWithAddr(t)
 	queue := "retry"

@@ -8,16 +8,17 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
 )
 
 // TestCoordinatorRestart: a coordinator (client and Engine) goes away while
 // its Work runs and completes; a new one with the same owner id lists it,
 // reads its result and can still cancel and steer its other Work. Every
-// client is dialed with the test codec (codec_test.go).
+// client is dialed with the test codec (internal/testcodec).
 func TestCoordinatorRestart(t *testing.T) {
 	_, hostPort, ns := serverWithAddr(t)
-	dc := codecConverter() // every client under the test codec (codec_test.go)
+	dc := testcodec.Converter() // every client under the test codec (internal/testcodec)
 	dial := func() client.Client {
 		c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns, DataConverter: dc})
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
 )
@@ -130,7 +131,7 @@ func talkerFirst(ctx context.Context, _ string) (string, error) {
 // number) and adds two, the last a question that the application answers
 // (Answer, to a function child); the updates stay readable, in order,
 // after the Work completed. Every client is dialed with the test codec
-// (codec_test.go).
+// (internal/testcodec).
 func TestUpdatesSurviveWorkerDeath(t *testing.T) {
 	c, hostPort, ns, dc := codecServerWithAddr(t)
 	queue := "upd-restart"
@@ -146,7 +147,7 @@ func TestUpdatesSurviveWorkerDeath(t *testing.T) {
 	o := work.NewOwner("upd-restart-owner")
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, codecEnv())
+	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, testcodec.Env())
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

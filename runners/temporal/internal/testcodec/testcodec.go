@@ -38,7 +38,7 @@ var (
 // processes started after it inherit it.
 func Key() []byte {
 	keyOnce.Do(func() {
-		if k, err := hex.DecodeString(os.Getenv(KeyEnv)); err == nil && len(k) == 32 {
+		if k, ok := envKey(); ok {
 			key = k
 			return
 		}
@@ -57,10 +57,16 @@ func Env() string { return KeyEnv + "=" + hex.EncodeToString(Key()) }
 // FromEnv returns the default data converter under the codec with
 // KeyEnv's key, and false when KeyEnv holds no key.
 func FromEnv() (converter.DataConverter, bool) {
-	if k, err := hex.DecodeString(os.Getenv(KeyEnv)); err != nil || len(k) != 32 {
+	if _, ok := envKey(); !ok {
 		return nil, false
 	}
 	return Converter(), true
+}
+
+// envKey is KeyEnv's key, if it holds one.
+func envKey() ([]byte, bool) {
+	k, err := hex.DecodeString(os.Getenv(KeyEnv))
+	return k, err == nil && len(k) == 32
 }
 
 // Converter returns the default data converter under the codec with Key.

@@ -10,10 +10,11 @@ import (
 )
 
 // The deployment's trust options, handed to every process it starts by
-// the driving process (the integration and chaos tests, the demo) through
-// the environment: the server's request identity key, which the service
-// processes check (restate.WithIdentityKeys), and the content key every
-// Engine and Worker seals content with (restate.WithContentKeys).
+// the driving process through the environment: the server's request
+// identity key, which the service processes check
+// (restate.WithIdentityKeys; every cluster, the demo's too), and the
+// content key every Engine and Worker seals content with
+// (restate.WithContentKeys; the package's tests, sealContent).
 const (
 	identityKeyEnv = "AGENTWORK_TEST_IDENTITY_KEY" // "publickeyv1_..."
 	contentKeyEnv  = "AGENTWORK_TEST_CONTENT_KEY"  // 64 hex digits
