@@ -27,10 +27,8 @@ const (
 
 // updState is a Work's updates and questions (nil: none declared).
 type updState struct {
-	Log      work.UpdateLogState
-	OpenedAt time.Time `json:",omitzero"` // when the open questions' wait began
-	Gen      int       // counts the closes of open questions
-	Answered bool      // the last close was an answer (not a timeout)
+	Log work.UpdateLogState
+	driver.Questions
 }
 
 type reportRequest struct {
@@ -84,12 +82,8 @@ func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply
 		return reportReply{Reason: reason}, nil
 	}
 	log := work.RestoreUpdateLog(plain)
-	if s.State == work.StateCancelRequested {
-		log.End()
-	}
-	wasOpen := len(log.Open()) > 0
 	t := now(ctx)
-	rec, reason := log.Accept(r.Key, value, r.Question, t)
+	rec, reason, opens := s.Upd.Report(log, s.State, r.Key, value, r.Question, t)
 	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
 	if reason == "" && rec.Duplicate {
 		return reply, nil
@@ -101,7 +95,7 @@ func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply
 	s.Upd.Log = storedLog(log.State(), s.Upd.Log, r.Value)
 	s.Updates = log.Len()
 	c.record(ctx, s)
-	if r.Question && !wasOpen {
+	if opens {
 		// The wait runs from the acceptance's end (the registry has the
 		// count; the receipt goes out now), not from before the record.
 		s.Upd.OpenedAt = now(ctx)
@@ -148,10 +142,8 @@ func (s *controlState) answerQuestions() {
 	if s.Upd == nil {
 		return
 	}
-	log := work.RestoreUpdateLog(s.Upd.Log)
-	if len(log.Open()) > 0 {
-		log.Answered()
-		s.Upd.Log, s.Upd.Gen, s.Upd.Answered = log.State(), s.Upd.Gen+1, true
+	if log := work.RestoreUpdateLog(s.Upd.Log); s.Upd.Answer(log) {
+		s.Upd.Log = log.State()
 	}
 }
 
@@ -163,7 +155,7 @@ func (c control) question(ctx restate.ObjectSharedContext, _ restate.Void) (ques
 	}
 	log := work.RestoreUpdateLog(s.Upd.Log)
 	return questionView{Open: len(log.Open()) > 0, Answered: s.Upd.Answered, Ended: s.State.Terminal(), Gen: s.Upd.Gen,
-		Deadline: s.Upd.OpenedAt.Add(log.Policy().QuestionTimeout)}, nil
+		Deadline: s.Upd.Deadline(log)}, nil
 }
 
 // questionTimedOut closes the open questions of generation gen, unanswered
@@ -174,14 +166,13 @@ func (c control) questionTimedOut(ctx restate.ObjectContext, gen int) (bool, err
 	if !ok || s.Upd == nil {
 		return false, nil
 	}
-	if s.Upd.Gen != gen {
-		return s.Upd.Answered, nil
-	}
 	log := work.RestoreUpdateLog(s.Upd.Log)
-	log.Answered()
-	s.Upd.Log, s.Upd.Gen, s.Upd.Answered = log.State(), s.Upd.Gen+1, false
-	restate.Set(ctx, stateKey, s)
-	return false, nil
+	answered, closed := s.Upd.TimeOut(log, gen)
+	if closed {
+		s.Upd.Log = log.State()
+		restate.Set(ctx, stateKey, s)
+	}
+	return answered, nil
 }
 
 // updates reads the Work's updates after a cursor for its owner (a

@@ -20,12 +20,11 @@ import (
 // timer, from when it was asked) and its answer (guidance accepted while
 // it is open) are the workflow's.
 
-// updateState is a Work workflow's update state.
+// updateState is a Work workflow's update state: its log and its
+// questions' state.
 type updateState struct {
-	log      *work.UpdateLog // nil: the Spec declares no updates
-	openedAt time.Time       // when the open questions' wait began (their timeout runs from it)
-	gen      int             // counts the closes of open questions
-	answered bool            // the last close was an answer (not a timeout)
+	log *work.UpdateLog // nil: the Spec declares no updates
+	driver.Questions
 }
 
 // updateHandlers restores the Work's update state (a continued run's from
@@ -101,11 +100,7 @@ func (w *workRun) validateReport(r reportRequest) error {
 // gets its first receipt then.
 func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, error) {
 	u := &w.upd
-	if w.State == work.StateCancelRequested || w.State.Terminal() {
-		u.log.End()
-	}
-	wasOpen := len(u.log.Open()) > 0
-	rec, reason := u.log.Accept(r.Key, r.Value, r.Question, workflow.Now(ctx))
+	rec, reason, opens := u.Report(u.log, w.State, r.Key, r.Value, r.Question, workflow.Now(ctx))
 	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
 	if reason == "" && rec.Duplicate || w.State.Terminal() {
 		// A repeat reports nothing new; a settled Work's events have ended
@@ -113,10 +108,10 @@ func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, er
 		return reply, nil
 	}
 	w.ev.emit(ctx, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reason})
+	if opens {
+		u.OpenedAt = workflow.Now(ctx)
+	}
 	if reason == "" {
-		if r.Question && !wasOpen {
-			u.openedAt = workflow.Now(ctx)
-		}
 		w.notify(ctx)
 	}
 	return reply, nil
@@ -130,35 +125,23 @@ func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, er
 func (w *workRun) awaitAnswer(ctx workflow.Context) (bool, error) {
 	u := &w.upd
 	if len(u.log.Open()) == 0 {
-		return u.answered, nil
+		return u.Answered, nil
 	}
-	gen := u.gen
-	closed := func() bool { return u.gen != gen || w.State.Terminal() }
-	if d := u.openedAt.Add(u.log.Policy().QuestionTimeout).Sub(workflow.Now(ctx)); d > 0 {
+	gen := u.Gen
+	closed := func() bool { return u.Gen != gen || w.State.Terminal() }
+	if d := u.Deadline(u.log).Sub(workflow.Now(ctx)); d > 0 {
 		_, _ = workflow.AwaitWithTimeout(ctx, d, closed)
 	}
-	switch {
-	case u.gen != gen:
-		return u.answered, nil
-	case w.State.Terminal():
+	if u.Gen == gen && w.State.Terminal() {
 		return false, nil
 	}
-	u.log.Answered() // timed out
-	u.gen++
-	u.answered = false
-	return false, nil
+	answered, _ := u.TimeOut(u.log, gen) // timed out, unless closed meanwhile
+	return answered, nil
 }
 
 // answerQuestions answers the open questions: guidance was accepted for
 // the Work.
-func (w *workRun) answerQuestions() {
-	u := &w.upd
-	if len(u.log.Open()) > 0 {
-		u.log.Answered()
-		u.gen++
-		u.answered = true
-	}
-}
+func (w *workRun) answerQuestions() { w.upd.Answer(w.upd.log) }
 
 // carryUpdates is the Work's update state for its next run (nil: none).
 func (w *workRun) carryUpdates() *updateCarry {
@@ -166,7 +149,7 @@ func (w *workRun) carryUpdates() *updateCarry {
 	if u.log == nil {
 		return nil
 	}
-	return &updateCarry{Log: u.log.State(), OpenedAt: u.openedAt, Answered: u.answered}
+	return &updateCarry{Log: u.log.State(), OpenedAt: u.OpenedAt, Answered: u.Answered}
 }
 
 // restoreUpdates restores the update state of a continued run from c
@@ -177,5 +160,5 @@ func (w *workRun) restoreUpdates(c *updateCarry) {
 	}
 	u := &w.upd
 	u.log = work.RestoreUpdateLog(c.Log)
-	u.openedAt, u.answered = c.OpenedAt, c.Answered
+	u.OpenedAt, u.Answered = c.OpenedAt, c.Answered
 }

@@ -45,7 +45,7 @@ func TestUpdateCarry(t *testing.T) {
 				default:
 					q := s[0] == 'q'
 					if len(w.upd.log.Open()) == 0 && q {
-						w.upd.openedAt = at
+						w.upd.OpenedAt = at
 					}
 					if _, reason := w.upd.log.Accept(s[1:], []byte(fmt.Sprintf(`{"v":%q}`, s)), q, at); reason != "" {
 						t.Fatalf("step %s refused: %s", s, reason)
@@ -69,8 +69,8 @@ func TestUpdateCarry(t *testing.T) {
 			if got := next.upd.log.Open(); !reflect.DeepEqual(got, tc.open) || !reflect.DeepEqual(got, w.upd.log.Open()) {
 				t.Fatalf("open questions = %v, want %v", got, tc.open)
 			}
-			if next.upd.answered != tc.answer || (len(tc.open) > 0 && !next.upd.openedAt.Equal(w.upd.openedAt)) {
-				t.Fatalf("answered %v opened %s, want %v %s", next.upd.answered, next.upd.openedAt, tc.answer, w.upd.openedAt)
+			if next.upd.Answered != tc.answer || (len(tc.open) > 0 && !next.upd.OpenedAt.Equal(w.upd.OpenedAt)) {
+				t.Fatalf("answered %v opened %s, want %v %s", next.upd.Answered, next.upd.OpenedAt, tc.answer, w.upd.OpenedAt)
 			}
 			first := w.upd.log.After(0)[0]
 			if rec, reason := next.upd.log.Accept(first.Key, first.Value, first.Question, t0); reason != "" || !rec.Duplicate || rec.Seq != 1 {
