@@ -106,9 +106,10 @@ func (c control) timedOut(ctx restate.ObjectContext, _ restate.Void) (bool, erro
 // endQueued cancels a queued Work with class.
 func (c control) endQueued(ctx restate.ObjectContext, s *controlState, t time.Time, class string) {
 	c.drop(s)
-	s.State, s.Finished, s.Spent, s.Class = work.StateCancelled, t, &work.Usage{}, class
+	ev, _ := s.Settle(work.StateCancelled, class, 0, s.In.Created, t)
+	s.Spent = &work.Usage{}
 	c.record(ctx, s)
-	c.rep.transition(s.In, work.StateQueued, work.StateCancelled, work.Event{Time: t, Duration: t.Sub(s.In.Created), ErrorClass: class})
+	c.rep.emit(s.In, ev)
 }
 
 // request reads a Work's approval request for r (a shared handler).

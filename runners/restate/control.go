@@ -185,7 +185,7 @@ func (c control) cancel(ctx restate.ObjectContext, owner string) (cancelReply, e
 
 func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelReply {
 	t := now(ctx)
-	from, accepted := s.Cancel(t)
+	from, ev, accepted := s.Cancel(s.In.Created, t)
 	switch {
 	case from == work.StateQueued:
 		if s.Awaiting {
@@ -193,10 +193,10 @@ func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelRepl
 		}
 		c.drop(s)
 		c.record(ctx, s)
-		c.rep.transition(s.In, from, s.State, work.Event{Time: t, Duration: t.Sub(s.In.Created)})
+		c.rep.emit(s.In, ev)
 	case from == work.StateRunning:
 		c.record(ctx, s)
-		c.rep.transition(s.In, from, s.State, work.Event{Time: t})
+		c.rep.emit(s.In, ev)
 		// The attempt (or a job between polls) waits on its workflow's
 		// stop promise.
 		restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
@@ -213,9 +213,7 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 	t := now(ctx)
 	state, class := driver.Settlement(out.Class, s.State == work.StateCancelRequested)
 	c.drop(s)
-	from := s.State
-	s.State, s.Finished, s.Class = state, t, class
-	s.HasResult = state == work.StateCompleted
+	ev, _ := s.Settle(state, class, out.Bytes, s.In.Created, t)
 	if s.HasResult {
 		s.Output = out.Output
 	}
@@ -227,11 +225,7 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 		c.rep.emit(s.In, work.Event{Type: work.EventUsage, Usage: *out.Usage, Time: t})
 	}
 	c.record(ctx, s)
-	ev := work.Event{Time: t, Duration: t.Sub(s.Started), ErrorClass: class}
-	if state == work.StateCompleted || class == work.ClassResultTooLarge {
-		ev.Bytes = out.Bytes
-	}
-	c.rep.transition(s.In, from, state, ev)
+	c.rep.emit(s.In, ev)
 	if s.Detached {
 		restate.ClearAll(ctx) // nobody can read it any more
 	}

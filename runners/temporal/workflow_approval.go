@@ -83,10 +83,8 @@ func (w *workRun) awaitApproval(ctx workflow.Context) {
 // approval timed out).
 func (w *workRun) endQueued(ctx workflow.Context, class string) {
 	w.dropGuidance(ctx)
-	w.State = work.StateCancelled
-	w.Finished = workflow.Now(ctx)
-	w.Class = class
-	w.ev.transition(ctx, work.StateQueued, work.StateCancelled, work.Event{Duration: since(ctx, w.in.Created), ErrorClass: class})
+	ev, _ := w.Settle(work.StateCancelled, class, 0, w.in.Created, workflow.Now(ctx))
+	w.ev.emit(ctx, ev)
 	w.cancelAct()
 	w.notify(ctx)
 }

@@ -261,17 +261,15 @@ func (w *workRun) validateSend(r sendRequest) error {
 // cancel-requested even when the completion then wins).
 func (w *workRun) cancel(ctx workflow.Context) cancelReply {
 	now := workflow.Now(ctx)
-	from, accepted := w.Cancel(now)
+	from, ev, accepted := w.Cancel(w.in.Created, now)
 	reply := cancelReply{Accepted: accepted, State: w.State, At: now}
-	switch from {
-	case work.StateQueued:
-		w.dropGuidance(ctx)
-		w.ev.transition(ctx, from, w.State, work.Event{Duration: since(ctx, w.in.Created)})
-	case work.StateRunning:
-		w.ev.transition(ctx, from, w.State, work.Event{})
-	default:
+	if ev.Type == "" {
 		return reply
 	}
+	if from == work.StateQueued {
+		w.dropGuidance(ctx)
+	}
+	w.ev.emit(ctx, ev)
 	w.cancelAct()
 	w.notify(ctx)
 	return reply
@@ -315,24 +313,8 @@ func (w *workRun) finish(ctx workflow.Context, res workOutcome) {
 	// Undelivered guidance is dropped at the end, before the terminal
 	// event (as in-process).
 	w.dropGuidance(ctx)
-	if from := w.State; from != res.State {
-		w.State = res.State
-		w.Finished = workflow.Now(ctx)
-		ev := work.Event{Duration: since(ctx, w.Started), ErrorClass: res.Class}
-		if w.Started.IsZero() {
-			ev.Duration = since(ctx, w.in.Created)
-		}
-		if res.State == work.StateCompleted || res.Class == work.ClassResultTooLarge {
-			ev.Bytes = res.Bytes
-		}
-		w.ev.transition(ctx, from, res.State, ev)
-	}
-	if w.Finished.IsZero() {
-		w.Finished = workflow.Now(ctx)
-	}
-	w.HasResult = res.State == work.StateCompleted
-	if res.State == work.StateFailed {
-		w.Class = res.Class
+	if ev, changed := w.Settle(res.State, res.Class, res.Bytes, w.in.Created, workflow.Now(ctx)); changed {
+		w.ev.emit(ctx, ev)
 	}
 	w.notify(ctx)
 }

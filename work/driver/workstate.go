@@ -56,24 +56,70 @@ func (s *WorkState) Record(id string) Record {
 		Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
 }
 
-// Cancel decides a cancel at now (work.Engine.Cancel) and returns the
-// state it found and whether it accepted it: queued Work is cancelled
-// (finished now), running Work becomes cancel-requested, cancel-requested
-// Work stays so (accepted again), terminal Work is refused and nothing
-// changes. The runner does what follows: the transition's event, the
-// attempt's stop, the mailbox's drop, the registry's record.
-func (s *WorkState) Cancel(now time.Time) (from work.State, accepted bool) {
+// Cancel decides a cancel at now (work.Engine.Cancel) of a Work created
+// at created and returns the state it found, the event of the transition
+// it made (the zero Event when it made none) and whether it accepted it:
+// queued Work is cancelled (finished now; the event's Duration is from
+// created), running Work becomes cancel-requested, cancel-requested Work
+// stays so (accepted again), terminal Work is refused and nothing
+// changes. The runner does what follows: the event, the attempt's stop,
+// the mailbox's drop, the registry's record.
+func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev work.Event, accepted bool) {
 	from = s.State
 	switch from {
 	case work.StateQueued:
 		s.State, s.Finished = work.StateCancelled, now
+		ev = work.Event{Time: now, Duration: since(created, now)}
 	case work.StateRunning:
 		s.State = work.StateCancelRequested
+		ev = work.Event{Time: now}
 	case work.StateCancelRequested:
+		return from, work.Event{}, true
 	default:
-		return from, false
+		return from, work.Event{}, false
 	}
-	return from, true
+	return from, Transition(from, s.State, ev), true
+}
+
+// Settle ends a Work created at created in state with class (its
+// terminal state and class: Settlement's, or a queued Work's cancel with
+// a class of its own) at now, and returns the event of its transition
+// (Transition's; its Duration from its start, or from created when it
+// never started; bytes, the output's size, for a completed Work or one
+// whose result was too large), or changed false when it was in state
+// already (then no event, and its class is kept unless it failed). It is
+// finished (at now, unless it was already), has a result when it
+// completed, and keeps class.
+func (s *WorkState) Settle(state work.State, class string, bytes int, created, now time.Time) (ev work.Event, changed bool) {
+	from := s.State
+	if changed = from != state; changed {
+		s.State, s.Finished = state, now
+		start := s.Started
+		if start.IsZero() {
+			start = created
+		}
+		ev = work.Event{Time: now, Duration: since(start, now), ErrorClass: class}
+		if state == work.StateCompleted || class == work.ClassResultTooLarge {
+			ev.Bytes = bytes
+		}
+		ev = Transition(from, state, ev)
+	}
+	if s.Finished.IsZero() {
+		s.Finished = now
+	}
+	s.HasResult = state == work.StateCompleted
+	if changed || state == work.StateFailed {
+		s.Class = class
+	}
+	return ev, changed
+}
+
+// since is the duration from t to now, 0 for a zero t or a t after now.
+func since(t, now time.Time) time.Duration {
+	if t.IsZero() {
+		return 0
+	}
+	return max(now.Sub(t), 0)
 }
 
 // Settlement is the terminal state and class of a Work whose last

@@ -21,9 +21,21 @@ func TestWorkStateCancel(t *testing.T) {
 		{work.StateCancelled, work.StateCancelled, false},
 	} {
 		s := WorkState{State: tc.from}
-		from, accepted := s.Cancel(now)
+		from, ev, accepted := s.Cancel(now.Add(-time.Minute), now)
 		if from != tc.from || accepted != tc.accepted || s.State != tc.to {
 			t.Errorf("cancel of %s: from %s accepted %v, now %s; want %s %v %s", tc.from, from, accepted, s.State, tc.from, tc.accepted, tc.to)
+		}
+		// An event for each transition made: a queued Work's lasted from
+		// its creation.
+		var want work.Event
+		switch tc.from {
+		case work.StateQueued:
+			want = Transition(tc.from, tc.to, work.Event{Time: now, Duration: time.Minute})
+		case work.StateRunning:
+			want = Transition(tc.from, tc.to, work.Event{Time: now})
+		}
+		if ev != want {
+			t.Errorf("cancel of %s: event %+v, want %+v", tc.from, ev, want)
 		}
 		if finished := !s.Finished.IsZero(); finished != (tc.from == work.StateQueued) {
 			t.Errorf("cancel of %s: finished %v", tc.from, s.Finished)
@@ -75,5 +87,49 @@ func TestSettlement(t *testing.T) {
 		if st, class := Settlement(tc.class, tc.requested); st != tc.state || class != tc.want {
 			t.Errorf("Settlement(%q, %v) = %s %q, want %s %q", tc.class, tc.requested, st, class, tc.state, tc.want)
 		}
+	}
+}
+
+func TestWorkStateSettle(t *testing.T) {
+	created := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	started, now := created.Add(time.Second), created.Add(time.Minute)
+	for _, tc := range []struct {
+		name       string
+		s          WorkState
+		state      work.State
+		class      string
+		want       work.Event // Transition's, the zero Event for none
+		wantResult bool
+		wantClass  string
+	}{
+		{"completed", WorkState{State: work.StateRunning, Started: started}, work.StateCompleted, "",
+			Transition(work.StateRunning, work.StateCompleted, work.Event{Time: now, Duration: now.Sub(started), Bytes: 7}), true, ""},
+		{"too large", WorkState{State: work.StateRunning, Started: started}, work.StateFailed, work.ClassResultTooLarge,
+			Transition(work.StateRunning, work.StateFailed, work.Event{Time: now, Duration: now.Sub(started), Bytes: 7, ErrorClass: work.ClassResultTooLarge}), false, work.ClassResultTooLarge},
+		{"failed", WorkState{State: work.StateCancelRequested, Started: started}, work.StateFailed, work.ClassError,
+			Transition(work.StateCancelRequested, work.StateFailed, work.Event{Time: now, Duration: now.Sub(started), ErrorClass: work.ClassError}), false, work.ClassError},
+		{"cancelled", WorkState{State: work.StateCancelRequested, Started: started}, work.StateCancelled, "",
+			Transition(work.StateCancelRequested, work.StateCancelled, work.Event{Time: now, Duration: now.Sub(started)}), false, ""},
+		{"denied, never started", WorkState{State: work.StateQueued}, work.StateCancelled, work.ClassDenied,
+			Transition(work.StateQueued, work.StateCancelled, work.Event{Time: now, Duration: now.Sub(created), ErrorClass: work.ClassDenied}), false, work.ClassDenied},
+		{"cancelled while queued, then settled", WorkState{State: work.StateCancelled, Class: work.ClassApprovalTimeout, Finished: started},
+			work.StateCancelled, "", work.Event{}, false, work.ClassApprovalTimeout},
+		{"a clock behind the start", WorkState{State: work.StateRunning, Started: now.Add(time.Second)}, work.StateCompleted, "",
+			Transition(work.StateRunning, work.StateCompleted, work.Event{Time: now, Bytes: 7}), true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			finished := s.Finished
+			ev, changed := s.Settle(tc.state, tc.class, 7, created, now)
+			if ev != tc.want || changed != (tc.want.Type != "") {
+				t.Fatalf("event %+v changed %v, want %+v", ev, changed, tc.want)
+			}
+			if finished.IsZero() {
+				finished = now
+			}
+			if s.State != tc.state || !s.Finished.Equal(finished) || s.HasResult != tc.wantResult || s.Class != tc.wantClass {
+				t.Fatalf("state %+v", s)
+			}
+		})
 	}
 }
