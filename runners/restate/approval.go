@@ -53,7 +53,7 @@ type approvalInfo = driver.ApprovalInfo
 type approvalEntry = driver.ApprovalEntry
 
 func (s *controlState) awaitingFor(r answerRequest) bool {
-	return s.Awaiting && s.State == work.StateQueued && (r.Approver || s.In.Owner == r.Owner && !s.Detached)
+	return s.AwaitsApproval() && (r.Approver || s.In.Owner == r.Owner && !s.Detached)
 }
 
 // endAwaiting ends a Work's wait for its approval: the index forgets it
@@ -74,7 +74,7 @@ func (c control) answer(ctx restate.ObjectContext, r answerRequest) (bool, error
 	}
 	t := now(ctx)
 	if r.Approve {
-		s.Enqueued = t
+		s.Approve(t)
 		c.endAwaiting(ctx, s, answerApprove)
 		c.record(ctx, s)
 		c.rep.emit(s.In, work.Event{Type: work.EventApproved, Time: t})
@@ -94,7 +94,7 @@ func (c control) timedOut(ctx restate.ObjectContext, _ restate.Void) (bool, erro
 	if !ok {
 		return false, nil
 	}
-	if s.Awaiting && s.State == work.StateQueued {
+	if s.AwaitsApproval() {
 		s.Awaiting, s.ApprovalInput = false, ""
 		restate.ObjectSend(ctx, c.ns+"."+approvalsService, approvalsKey, hRemove).Send(s.In.ID)
 		c.endQueued(ctx, s, now(ctx), work.ClassApprovalTimeout)

@@ -23,9 +23,8 @@ type controlState struct {
 	// forget it).
 	Output string `json:",omitempty"`
 	// ApprovalInput is the child's input while it awaits its approval
-	// (for Pending); Enqueued: when it was approved.
-	ApprovalInput string    `json:",omitempty"`
-	Enqueued      time.Time `json:",omitzero"`
+	// (for Pending); WorkState.Enqueued: when it was approved.
+	ApprovalInput string `json:",omitempty"`
 	// Upd is the Work's updates (nil: its Spec declares none).
 	Upd *updState `json:",omitempty"`
 	// The guidance mailbox: the texts until the child takes them or the
@@ -142,13 +141,9 @@ func (c control) claim(ctx restate.ObjectContext, _ restate.Void) (claimReply, e
 	switch s.State {
 	case work.StateQueued:
 		t := now(ctx)
-		s.State, s.Attempt, s.Started = work.StateRunning, 1, t
+		ev, _ := s.Start(1, s.In.Created, t)
 		c.record(ctx, s)
-		from := s.In.Created
-		if !s.Enqueued.IsZero() {
-			from = s.Enqueued
-		}
-		c.rep.transition(s.In, work.StateQueued, work.StateRunning, work.Event{Time: t, QueueWait: max(t.Sub(from), 0)})
+		c.rep.emit(s.In, ev)
 		return claimReply{Run: true, Attempt: 1, Started: t}, nil
 	case work.StateRunning, work.StateCancelRequested:
 		if s.Attempt >= max(s.In.MaxAttempts, 1) {

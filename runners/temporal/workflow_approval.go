@@ -36,8 +36,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 		return nil
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateApprove, func(ctx workflow.Context, r answerRequest) error {
-		w.Awaiting = false
-		w.queuedFrom = workflow.Now(ctx)
+		w.Approve(workflow.Now(ctx))
 		w.ev.emit(ctx, work.Event{Type: work.EventApproved})
 		w.notify(ctx)
 		return nil
@@ -55,7 +54,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 // awaitingFor reports whether the Work awaits approval and r may see it:
 // its owner (not detached) or the approver role.
 func (w *workRun) awaitingFor(r answerRequest) bool {
-	return w.Awaiting && w.State == work.StateQueued && (r.Approver || w.visible(r.Owner))
+	return w.AwaitsApproval() && (r.Approver || w.visible(r.Owner))
 }
 
 func (w *workRun) approvalDeadline() time.Time {
@@ -69,9 +68,9 @@ func (w *workRun) approvalDeadline() time.Time {
 func (w *workRun) awaitApproval(ctx workflow.Context) {
 	w.tellApprovals(ctx, updateApprovalAdd, approvalEntry{ID: w.in.ID, Owner: w.in.Owner, Label: w.in.Label, Requested: w.in.Created})
 	if wait := w.approvalDeadline().Sub(workflow.Now(ctx)); wait > 0 {
-		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.Awaiting || w.State != work.StateQueued })
+		_, _ = workflow.AwaitWithTimeout(ctx, wait, func() bool { return !w.AwaitsApproval() })
 	}
-	if w.Awaiting && w.State == work.StateQueued {
+	if w.AwaitsApproval() {
 		w.Awaiting = false
 		w.endQueued(ctx, work.ClassApprovalTimeout)
 	}

@@ -25,7 +25,7 @@ func workWorkflow(obs work.Observer, dc converter.DataConverter) func(workflow.C
 }
 
 func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash, dc converter.DataConverter) (workOutcome, error) {
-	w := &workRun{in: in, WorkState: driver.WorkState{State: work.StateQueued}, queuedFrom: in.Created, dc: dc}
+	w := &workRun{in: in, WorkState: driver.WorkState{State: work.StateQueued}, dc: dc}
 	w.resume()
 	// From the start: an answer delivered with the first workflow task is
 	// validated as its handler is registered.
@@ -125,9 +125,6 @@ type workRun struct {
 	mail      driver.Mailbox[guidanceRef]
 	dropped   []string    // holders of messages that will never be delivered
 	last      ownerRecord // the last record this workflow sent to it
-	// queuedFrom is when it joined the dispatch queue (its approval, or
-	// its creation; workflow_approval.go).
-	queuedFrom time.Time
 	// Its updates and questions (workflow_updates.go).
 	upd updateState
 	// dc is the Worker's data converter: it opens a timed-out attempt's
@@ -174,14 +171,8 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		default:
 			return startedReply{}, nil
 		}
-		w.Attempt = attempt
-		first := w.Started.IsZero()
-		if first {
-			w.Started = workflow.Now(ctx)
-		}
-		w.State = work.StateRunning
-		if first {
-			w.ev.transition(ctx, work.StateQueued, work.StateRunning, work.Event{QueueWait: max(w.Started.Sub(w.queuedFrom), 0)})
+		if ev, first := w.Start(attempt, w.in.Created, workflow.Now(ctx)); first {
+			w.ev.emit(ctx, ev)
 		}
 		return startedReply{Run: true, Owner: w.in.OwnerWorkflow, Record: w.record(ctx)}, nil
 	}); err != nil {

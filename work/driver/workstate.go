@@ -32,6 +32,37 @@ type WorkState struct {
 	Waiting  bool        `json:",omitempty"` // an external job between its submit and its result
 	Awaiting bool        `json:",omitempty"` // queued, awaiting its approval
 	Updates  int         `json:",omitempty"` // the updates it accepted
+	// Enqueued is when it joined the dispatch queue, approved (zero: at
+	// its creation, or not yet).
+	Enqueued time.Time `json:",omitzero"`
+}
+
+// AwaitsApproval reports whether the Work is queued, awaiting its
+// approval (an answer, a cancel or its timeout ends the wait).
+func (s *WorkState) AwaitsApproval() bool { return s.Awaiting && s.State == work.StateQueued }
+
+// Approve ends the Work's wait for its approval at now: it joins the
+// dispatch queue, and its queue wait counts from now (Start).
+func (s *WorkState) Approve(now time.Time) { s.Awaiting, s.Enqueued = false, now }
+
+// Start begins attempt (the runner decided that it runs) of a Work
+// created at created, at now: it is running, and started at now unless
+// an earlier attempt started it. For its first start it returns first
+// true and the event of its transition from queued (Transition's; its
+// QueueWait from when it joined the dispatch queue: Enqueued, else
+// created).
+func (s *WorkState) Start(attempt int, created, now time.Time) (ev work.Event, first bool) {
+	s.Attempt = attempt
+	if first = s.Started.IsZero(); first {
+		s.Started = now
+		from := s.Enqueued
+		if from.IsZero() {
+			from = created
+		}
+		ev = Transition(work.StateQueued, work.StateRunning, work.Event{Time: now, QueueWait: since(from, now)})
+	}
+	s.State = work.StateRunning
+	return ev, first
 }
 
 // Record is s's record of Work id for its owner's registry, at revision
@@ -53,7 +84,7 @@ func (s *WorkState) Record(id string) Record {
 	return Record{ID: id, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
 		Finished: s.Finished, HasResult: s.HasResult, Detached: s.Detached, Budget: s.Budget, Class: class,
 		Progress: s.Progress, Spent: spent, Waiting: s.Waiting && !s.State.Terminal(),
-		Approval: s.Awaiting && s.State == work.StateQueued, Updates: s.Updates}
+		Approval: s.AwaitsApproval(), Updates: s.Updates}
 }
 
 // Cancel decides a cancel at now (work.Engine.Cancel) of a Work created

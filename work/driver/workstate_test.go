@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +133,43 @@ func TestWorkStateSettle(t *testing.T) {
 				t.Fatalf("state %+v", s)
 			}
 		})
+	}
+}
+
+// TestWorkStateStart: the first start is a transition from queued whose
+// queue wait runs from the approval (or the creation); a later attempt
+// keeps the first start and reports nothing.
+func TestWorkStateStart(t *testing.T) {
+	created := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	approved, now := created.Add(time.Minute), created.Add(3*time.Minute)
+	s := WorkState{State: work.StateQueued, Awaiting: true}
+	if !s.AwaitsApproval() || !s.Record("w").Approval {
+		t.Fatalf("awaiting: %+v", s)
+	}
+	s.Approve(approved)
+	if s.AwaitsApproval() || s.Record("w").Approval || !s.Enqueued.Equal(approved) {
+		t.Fatalf("approved: %+v", s)
+	}
+	// The stored name (Restate's census reads it).
+	if b, err := json.Marshal(s); err != nil || !strings.Contains(string(b), `"Enqueued":"2026-12-04T00:01:00Z"`) {
+		t.Fatalf("stored %s %v", b, err)
+	}
+	ev, first := s.Start(1, created, now)
+	want := Transition(work.StateQueued, work.StateRunning, work.Event{Time: now, QueueWait: 2 * time.Minute})
+	if !first || ev != want || s.State != work.StateRunning || s.Attempt != 1 || !s.Started.Equal(now) {
+		t.Fatalf("first start: %+v %v %+v", ev, first, s)
+	}
+	if ev, first := s.Start(2, created, now.Add(time.Hour)); first || ev != (work.Event{}) || s.Attempt != 2 || !s.Started.Equal(now) {
+		t.Fatalf("second attempt: %+v %v %+v", ev, first, s)
+	}
+	// Never awaiting: the wait runs from the creation.
+	s = WorkState{State: work.StateQueued}
+	if ev, _ := s.Start(1, created, now); ev.QueueWait != 3*time.Minute {
+		t.Fatalf("queue wait %s", ev.QueueWait)
+	}
+	// Cancelled while awaiting: no longer awaiting.
+	s = WorkState{State: work.StateCancelled, Awaiting: true}
+	if s.AwaitsApproval() {
+		t.Fatal("a cancelled Work awaits approval")
 	}
 }
