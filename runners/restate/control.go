@@ -212,12 +212,8 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 	if s.HasResult {
 		s.Output = out.Output
 	}
-	s.Budget, s.Progress, s.Spent = out.Budget, out.Progress, out.Usage
-	if out.Budget != "" {
-		c.rep.emit(s.In, work.Event{Type: work.EventBudgetExhausted, Budget: out.Budget, Time: t})
-	}
-	if out.Usage != nil && *out.Usage != (work.Usage{}) {
-		c.rep.emit(s.In, work.Event{Type: work.EventUsage, Usage: *out.Usage, Time: t})
+	for _, e := range s.Spend(out.Budget, out.Progress, out.Usage, t) {
+		c.rep.emit(s.In, e)
 	}
 	c.record(ctx, s)
 	c.rep.emit(s.In, ev)

@@ -81,19 +81,12 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 		FailOnBudget: in.FailOnBudget, Updates: in.Updates != nil}).Get(ctx, &out)
 	out, err = w.rejoin(ctx, actx, out, err) // workflow_rejoin.go
 	res := w.settle(out, err)
-	w.Budget, w.Progress = out.Budget, out.Progress
-	// The attempt's budget and usage, as in-process before the terminal
-	// event: the budget that ran out, then what the child spent.
-	if out.Budget != "" {
-		w.ev.emit(ctx, work.Event{Type: work.EventBudgetExhausted, Budget: out.Budget})
-	}
-	if out.Usage != (work.Usage{}) {
-		w.ev.emit(ctx, work.Event{Type: work.EventUsage, Usage: out.Usage})
-	}
+	var spent *work.Usage // unknown when the attempt failed (a Work that never ran spent nothing: Record)
 	if err == nil {
-		w.Spent = &out.Usage
-	} else if w.Attempt == 0 {
-		w.Spent = &work.Usage{} // it never ran
+		spent = &out.Usage
+	}
+	for _, ev := range w.Spend(out.Budget, out.Progress, spent, workflow.Now(ctx)) {
+		w.ev.emit(ctx, ev)
 	}
 	return w.end(ctx, res), nil
 }

@@ -112,6 +112,23 @@ func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev work.Eve
 	return from, Transition(from, s.State, ev), true
 }
 
+// Spend keeps what the Work's last attempt ended with: the budget that
+// ran out ("": none), its last progress counts and what it spent (nil:
+// unknown). It returns the events that report them at now, as
+// in-process before the terminal event: work.EventBudgetExhausted, then
+// work.EventUsage (none for a usage unknown or zero).
+func (s *WorkState) Spend(budget string, p work.Progress, spent *work.Usage, now time.Time) []work.Event {
+	s.Budget, s.Progress, s.Spent = budget, p, spent
+	var evs []work.Event
+	if budget != "" {
+		evs = append(evs, work.Event{Type: work.EventBudgetExhausted, Budget: budget, Time: now})
+	}
+	if spent != nil && *spent != (work.Usage{}) {
+		evs = append(evs, work.Event{Type: work.EventUsage, Usage: *spent, Time: now})
+	}
+	return evs
+}
+
 // Settle ends a Work created at created in state with class (its
 // terminal state and class: Settlement's, or a queued Work's cancel with
 // a class of its own) at now, and returns the event of its transition

@@ -173,3 +173,39 @@ func TestWorkStateStart(t *testing.T) {
 		t.Fatal("a cancelled Work awaits approval")
 	}
 }
+
+// TestWorkStateSpend: what an attempt ended with is kept, and reported
+// budget first, then a usage that is known and not zero.
+func TestWorkStateSpend(t *testing.T) {
+	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
+	u := &work.Usage{Turns: 3}
+	for _, tc := range []struct {
+		name   string
+		budget string
+		spent  *work.Usage
+		want   []work.Event
+	}{
+		{"budget and usage", "turns", u, []work.Event{{Type: work.EventBudgetExhausted, Budget: "turns", Time: now},
+			{Type: work.EventUsage, Usage: *u, Time: now}}},
+		{"usage", "", u, []work.Event{{Type: work.EventUsage, Usage: *u, Time: now}}},
+		{"zero usage", "", &work.Usage{}, nil},
+		{"unknown", "tokens", nil, []work.Event{{Type: work.EventBudgetExhausted, Budget: "tokens", Time: now}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := WorkState{State: work.StateRunning, Attempt: 1}
+			p := work.Progress{Done: 2}
+			evs := s.Spend(tc.budget, p, tc.spent, now)
+			if len(evs) != len(tc.want) {
+				t.Fatalf("events %+v, want %+v", evs, tc.want)
+			}
+			for i := range evs {
+				if evs[i] != tc.want[i] {
+					t.Fatalf("event %d %+v, want %+v", i, evs[i], tc.want[i])
+				}
+			}
+			if s.Budget != tc.budget || s.Progress != p || s.Spent != tc.spent {
+				t.Fatalf("kept %+v", s)
+			}
+		})
+	}
+}
