@@ -207,7 +207,6 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 	}
 	t := now(ctx)
 	state, class := driver.Settlement(out.Class, s.State == work.StateCancelRequested)
-	c.drop(s)
 	ev, _ := s.Settle(state, class, out.Bytes, s.In.Created, t)
 	if s.HasResult {
 		s.Output = out.Output
@@ -215,6 +214,9 @@ func (c control) finish(ctx restate.ObjectContext, out runOutcome) (restate.Void
 	for _, e := range s.Spend(out.Budget, out.Progress, out.Usage, t) {
 		c.rep.emit(s.In, e)
 	}
+	// Undelivered guidance is dropped after the attempt's events and
+	// before the terminal one (as in-process).
+	c.drop(s)
 	c.record(ctx, s)
 	c.rep.emit(s.In, ev)
 	if s.Detached {
