@@ -12,18 +12,12 @@ import (
 // object decides (and reports the decision); what it cannot be asked
 // (no updates declared, the call failed) is refused here, with its event.
 func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
-	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
-		refused := func(reason string) (work.UpdateReceipt, string) {
-			return driver.UpdateRefused(w.cfg.observer, driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth,
-				Label: in.Label, Kind: in.Kind}, len(value), question, reason)
-		}
-		if in.Updates == nil {
-			return refused(work.UpdateRefusedNotDeclared)
-		}
+	a := driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind}
+	return driver.ReportUpdates(w.cfg.observer, a, in.Updates != nil, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
 		sealed, err := w.cfg.ring.sealBytes(in.ID, fieldUpdate, value) // WithContentKeys
 		if err != nil {
 			w.contentError(in.ID, err)
-			return refused(work.UpdateRefusedUnavailable)
+			return work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
 		defer cancel()
@@ -31,10 +25,10 @@ func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, quest
 		// gets the first receipt (Duplicate).
 		var r reportReply
 		if err := w.in.object(ctx, controlService, in.ID, hReport, "", reportRequest{Key: key, Value: sealed, Question: question}, &r); err != nil {
-			return refused(work.UpdateRefusedUnavailable)
+			return work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true
 		}
-		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason
-	}
+		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason, false
+	})
 }
 
 // awaitAnswer is the attempt's work.Remote.AwaitAnswer: it reads the

@@ -29,14 +29,8 @@ const reportTries = 3
 // with no event (none follows the terminal one). The report is not cut off by the attempt's cancel: the workflow
 // then refuses it as ending.
 func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
-	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
-		refused := func(reason string) (work.UpdateReceipt, string) {
-			return driver.UpdateRefused(w.cfg.observer, driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth,
-				Label: in.Label, Kind: in.Kind}, len(value), question, reason)
-		}
-		if !in.Updates {
-			return refused(work.UpdateRefusedNotDeclared)
-		}
+	a := driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind}
+	return driver.ReportUpdates(w.cfg.observer, a, in.Updates, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
 		rctx := context.WithoutCancel(ctx)
 		for try := 1; ; try++ {
 			var r reportReply
@@ -46,17 +40,17 @@ func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string,
 			case err == nil:
 				// A repeat after a try that was cut off is the child's first
 				// report: the cut-off try was applied.
-				return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate && try == 1}, r.Reason
+				return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate && try == 1}, r.Reason, false
 			case errors.Is(err, work.ErrUpdateRefused) && errors.As(err, &we) && we.Class != "":
-				return refused(we.Class) // the validator's
+				return work.UpdateReceipt{}, we.Class, true // the validator's
 			case errors.Is(err, errWorkflowClosed) || errors.Is(err, work.ErrTerminal):
 				// Settled: no event after the terminal one.
-				return work.UpdateReceipt{}, work.UpdateRefusedEnding
+				return work.UpdateReceipt{}, work.UpdateRefusedEnding, false
 			case try == reportTries || !errors.Is(err, work.ErrUnavailable) && !transient(err):
-				return refused(updateRefusedUnavailable)
+				return work.UpdateReceipt{}, updateRefusedUnavailable, true
 			}
 		}
-	}
+	})
 }
 
 // awaitAnswer is the Remote.AwaitAnswer of an attempt: it holds the

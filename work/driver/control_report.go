@@ -1,0 +1,24 @@
+package driver
+
+import "github.com/agentwork/agentwork/work"
+
+// ReportUpdates returns the work.Remote.Update of an attempt of Work a,
+// reporting to obs. A Work whose Spec declares no updates (declared
+// false) refuses each with work.UpdateRefusedNotDeclared, without a call.
+// Every other update goes to report, the runner's call to the Work's own
+// state, which decides it and reports its EventUpdate. A refusal report
+// returns with here true was decided in the attempt instead (the call
+// failed, or the runner refused the update before the Work's state saw
+// it): its EventUpdate is reported to obs, as UpdateRefused does.
+func ReportUpdates(obs work.Observer, a Attempt, declared bool, report func(key string, value []byte, question bool) (rec work.UpdateReceipt, reason string, here bool)) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+		if !declared {
+			return UpdateRefused(obs, a, len(value), question, work.UpdateRefusedNotDeclared)
+		}
+		rec, reason, here := report(key, value, question)
+		if here && reason != "" {
+			return UpdateRefused(obs, a, len(value), question, reason)
+		}
+		return rec, reason
+	}
+}
