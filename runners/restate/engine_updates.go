@@ -9,10 +9,10 @@ import (
 
 var _ work.Updater = (*Engine)(nil)
 
-func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after int) (updatesReply, error) {
-	var rep updatesReply
-	if err := e.in.object(ctx, controlService, id, hUpdates, "", updatesQuery{Owner: o.ID(), After: after}, &rep); err != nil {
-		return updatesReply{}, fromIngress(ctx, err)
+func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after int) (driver.UpdatesReply, error) {
+	var rep driver.UpdatesReply
+	if err := e.in.object(ctx, controlService, id, hUpdates, "", driver.UpdatesQuery{Owner: o.ID(), After: after}, &rep); err != nil {
+		return driver.UpdatesReply{}, fromIngress(ctx, err)
 	}
 	return rep, nil
 }
@@ -23,7 +23,7 @@ func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after
 // one published (seen when the read failed: the next poll tries again).
 func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
 	var rep driver.UpdateMetaReply
-	if e.in.object(ctx, controlService, r.ID, hSizes, "", updatesQuery{Owner: o.ID(), After: seen}, &rep) != nil || !rep.Found {
+	if e.in.object(ctx, controlService, r.ID, hSizes, "", driver.UpdatesQuery{Owner: o.ID(), After: seen}, &rep) != nil || !rep.Found {
 		return seen
 	}
 	return driver.PublishUpdates(r, rep.Updates, seen, publish)

@@ -31,18 +31,6 @@ type updState struct {
 	driver.Questions
 }
 
-type reportRequest struct {
-	Key      string
-	Value    []byte
-	Question bool `json:",omitempty"`
-}
-
-type reportReply struct {
-	Seq       int
-	Duplicate bool   `json:",omitempty"`
-	Reason    string `json:",omitempty"`
-}
-
 // questionView is the child's view of its open question.
 type questionView struct {
 	Open, Answered, Ended bool
@@ -50,28 +38,18 @@ type questionView struct {
 	Deadline              time.Time
 }
 
-type updatesQuery struct {
-	Owner string
-	After int
-}
-
-type updatesReply struct {
-	Found   bool
-	Updates []work.Update
-}
-
 // report decides on one update with the Work's log (work.UpdateLog:
 // order, idempotency, bounds, ending) and reports it (EventUpdate). The
 // log decides on the plaintext: sealed values (WithContentKeys) are
 // opened for it, and stored as they came, sealed; values the key ring
 // cannot open refuse the update (unavailable: nothing is accepted).
-func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply, error) {
+func (c control) report(ctx restate.ObjectContext, r driver.UpdateReport) (driver.UpdateReportReply, error) {
 	s, ok := load(ctx)
 	if !ok || s.Upd == nil {
-		return reportReply{Reason: work.UpdateRefusedNotDeclared}, nil
+		return driver.UpdateReportReply{Reason: work.UpdateRefusedNotDeclared}, nil
 	}
 	if s.State.Terminal() {
-		return reportReply{Reason: work.UpdateRefusedEnding}, nil // no event after the terminal one
+		return driver.UpdateReportReply{Reason: work.UpdateRefusedEnding}, nil // no event after the terminal one
 	}
 	plain, err := c.openLog(s.In.ID, s.Upd.Log)
 	value, verr := c.ring.openBytes(s.In.ID, fieldUpdate, r.Value)
@@ -79,17 +57,16 @@ func (c control) report(ctx restate.ObjectContext, r reportRequest) (reportReply
 		c.log.Error("restate: a Work's update values cannot be decrypted", "work", s.In.ID, "error", err.Error())
 		reason := work.UpdateRefusedUnavailable
 		c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Bytes: plainLenBytes(r.Value), Question: r.Question, ErrorClass: reason, Time: now(ctx)})
-		return reportReply{Reason: reason}, nil
+		return driver.UpdateReportReply{Reason: reason}, nil
 	}
 	log := work.RestoreUpdateLog(plain)
 	t := now(ctx)
-	rec, reason, opens := s.Upd.Report(log, s.State, r.Key, value, r.Question, t)
-	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
-	if reason == "" && rec.Duplicate {
+	reply, opens := s.Upd.Report(log, s.State, r.Key, value, r.Question, t)
+	if reply.Reason == "" && reply.Duplicate {
 		return reply, nil
 	}
-	c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: r.Question, ErrorClass: reason, Time: t})
-	if reason != "" {
+	c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Seq: reply.Seq, Bytes: len(value), Question: r.Question, ErrorClass: reply.Reason, Time: t})
+	if reply.Reason != "" {
 		return reply, nil
 	}
 	s.Upd.Log = storedLog(log.State(), s.Upd.Log, r.Value)
@@ -177,14 +154,14 @@ func (c control) questionTimedOut(ctx restate.ObjectContext, gen int) (bool, err
 
 // updates reads the Work's updates after a cursor for its owner (a
 // shared handler): readable after the Work ended.
-func (c control) updates(ctx restate.ObjectSharedContext, q updatesQuery) (updatesReply, error) {
+func (c control) updates(ctx restate.ObjectSharedContext, q driver.UpdatesQuery) (driver.UpdatesReply, error) {
 	us, found := visibleUpdates(ctx, q)
-	return updatesReply{Found: found, Updates: us}, nil
+	return driver.UpdatesReply{Found: found, Updates: us}, nil
 }
 
 // updateSizes reads the metadata of the Work's updates after a cursor for
 // its owner (a shared handler): what a notice says, never a value.
-func (c control) updateSizes(ctx restate.ObjectSharedContext, q updatesQuery) (driver.UpdateMetaReply, error) {
+func (c control) updateSizes(ctx restate.ObjectSharedContext, q driver.UpdatesQuery) (driver.UpdateMetaReply, error) {
 	us, found := visibleUpdates(ctx, q)
 	if !found {
 		return driver.UpdateMetaReply{}, nil
@@ -198,7 +175,7 @@ func (c control) updateSizes(ctx restate.ObjectSharedContext, q updatesQuery) (d
 
 // visibleUpdates returns the Work's updates after q's cursor, and whether
 // the Work is visible to q's owner (nil updates when it declares none).
-func visibleUpdates(ctx restate.ObjectSharedContext, q updatesQuery) ([]work.Update, bool) {
+func visibleUpdates(ctx restate.ObjectSharedContext, q driver.UpdatesQuery) ([]work.Update, bool) {
 	s, ok := load(ctx)
 	if !ok || s.In.Owner != q.Owner || s.Detached {
 		return nil, false

@@ -23,8 +23,8 @@ func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, quest
 		defer cancel()
 		// Idempotent by its key in the log: a repeat after a lost answer
 		// gets the first receipt (Duplicate).
-		var r reportReply
-		if err := w.in.object(ctx, controlService, in.ID, hReport, "", reportRequest{Key: key, Value: sealed, Question: question}, &r); err != nil {
+		var r driver.UpdateReportReply
+		if err := w.in.object(ctx, controlService, in.ID, hReport, "", driver.UpdateReport{Key: key, Value: sealed, Question: question}, &r); err != nil {
 			return work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true
 		}
 		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason, false

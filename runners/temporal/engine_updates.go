@@ -18,8 +18,8 @@ var _ work.Updater = (*Engine)(nil)
 // and Temporal its history (the namespace's retention; a query of a
 // closed workflow replays its history on a Worker).
 func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, bool, error) {
-	var rep updatesReply
-	err := (*Engine)(s).queryWork(ctx, id, queryUpdates, &rep, updatesQuery{Owner: o.ID(), After: after})
+	var rep driver.UpdatesReply
+	err := (*Engine)(s).queryWork(ctx, id, queryUpdates, &rep, driver.UpdatesQuery{Owner: o.ID(), After: after})
 	return rep.Updates, rep.Found, err
 }
 
@@ -51,7 +51,7 @@ func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) e
 // (seen when the read failed: the next poll tries again).
 func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
 	var rep driver.UpdateMetaReply
-	if e.queryWork(ctx, r.ID, queryUpdateMap, &rep, updatesQuery{Owner: o.ID(), After: seen}) != nil || !rep.Found {
+	if e.queryWork(ctx, r.ID, queryUpdateMap, &rep, driver.UpdatesQuery{Owner: o.ID(), After: seen}) != nil || !rep.Found {
 		return seen
 	}
 	return driver.PublishUpdates(r, rep.Updates, seen, publish)

@@ -15,14 +15,15 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // wireTypes are the runner's wire types: what its workflows, activities,
 // updates, queries and memos carry as payloads.
 var wireTypes = []any{
 	workInput{}, runInput{}, runOutcome{}, workOutcome{}, workStatus{}, cancelReply{}, sendRequest{},
-	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, reportRequest{}, reportReply{},
-	updatesQuery{}, updatesReply{}, updateCarry{}, jobInput{}, jobState{}, approvalInput{}, submitInput{},
+	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
+	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, approvalInput{}, submitInput{},
 	submitOutcome{}, awaitInput{}, pollOutcome{}, answerRequest{}, approvalsState{}, guidanceInput{},
 	rejoinInput{}, heldAttempt{}, work.Progress{},
 }

@@ -33,8 +33,8 @@ func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string,
 	return driver.ReportUpdates(w.cfg.observer, a, in.Updates, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
 		rctx := context.WithoutCancel(ctx)
 		for try := 1; ; try++ {
-			var r reportReply
-			err := fromTemporal(w.update(rctx, in.ID, updateReport, &r, reportRequest{Key: key, Value: value, Question: question}))
+			var r driver.UpdateReportReply
+			err := fromTemporal(w.update(rctx, in.ID, updateReport, &r, driver.UpdateReport{Key: key, Value: value, Question: question}))
 			var we *work.Error
 			switch {
 			case err == nil:

@@ -42,15 +42,15 @@ func (w *workRun) updateHandlers(ctx workflow.Context) error {
 	if err := workflow.SetUpdateHandler(ctx, updateAwait, w.awaitAnswer); err != nil {
 		return err
 	}
-	if err := workflow.SetQueryHandler(ctx, queryUpdates, func(q updatesQuery) (updatesReply, error) {
+	if err := workflow.SetQueryHandler(ctx, queryUpdates, func(q driver.UpdatesQuery) (driver.UpdatesReply, error) {
 		if !w.visible(q.Owner) {
-			return updatesReply{}, nil
+			return driver.UpdatesReply{}, nil
 		}
-		return updatesReply{Found: true, Updates: w.upd.log.After(q.After)}, nil
+		return driver.UpdatesReply{Found: true, Updates: w.upd.log.After(q.After)}, nil
 	}); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, queryUpdateMap, func(q updatesQuery) (driver.UpdateMetaReply, error) {
+	return workflow.SetQueryHandler(ctx, queryUpdateMap, func(q driver.UpdatesQuery) (driver.UpdateMetaReply, error) {
 		if !w.visible(q.Owner) {
 			return driver.UpdateMetaReply{}, nil
 		}
@@ -67,7 +67,7 @@ func (w *workRun) updateHandlers(ctx workflow.Context) error {
 // accepted update (the handler answers the first receipt). Every other
 // update goes to the handler, which decides on the log itself. Only these
 // refusals pay for the copy.
-func (w *workRun) validateReport(r reportRequest) error {
+func (w *workRun) validateReport(r driver.UpdateReport) error {
 	l := w.upd.log
 	if l == nil {
 		return nil
@@ -98,20 +98,19 @@ func (w *workRun) validateReport(r reportRequest) error {
 // settled refuses it (work.UpdateRefusedEnding; a settled Work reports no
 // event after its terminal one). A repeat of an accepted update still
 // gets its first receipt then.
-func (w *workRun) report(ctx workflow.Context, r reportRequest) (reportReply, error) {
+func (w *workRun) report(ctx workflow.Context, r driver.UpdateReport) (driver.UpdateReportReply, error) {
 	u := &w.upd
-	rec, reason, opens := u.Report(u.log, w.State, r.Key, r.Value, r.Question, workflow.Now(ctx))
-	reply := reportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
-	if reason == "" && rec.Duplicate || w.State.Terminal() {
+	reply, opens := u.Report(u.log, w.State, r.Key, r.Value, r.Question, workflow.Now(ctx))
+	if reply.Reason == "" && reply.Duplicate || w.State.Terminal() {
 		// A repeat reports nothing new; a settled Work's events have ended
 		// (a child's stray report after its attempt returned).
 		return reply, nil
 	}
-	w.ev.emit(ctx, work.Event{Type: work.EventUpdate, Seq: rec.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reason})
+	w.ev.emit(ctx, work.Event{Type: work.EventUpdate, Seq: reply.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reply.Reason})
 	if opens {
 		u.OpenedAt = workflow.Now(ctx)
 	}
-	if reason == "" {
+	if reply.Reason == "" {
 		w.notify(ctx)
 	}
 	return reply, nil

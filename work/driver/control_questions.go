@@ -23,16 +23,18 @@ type Questions struct {
 // Report decides on an update the child of a Work in state reports, with
 // l, the Work's log, at now: the log ends first (work.UpdateRefusedEnding
 // for anything but a repeat) when the Work is cancel-requested or
-// terminal. It returns l.Accept's receipt and refusal reason, and opens
-// true when the update is a question accepted while none was open: the
-// caller then sets OpenedAt, once the acceptance is recorded.
-func (q *Questions) Report(l *work.UpdateLog, state work.State, key string, value []byte, question bool, now time.Time) (rec work.UpdateReceipt, reason string, opens bool) {
+// terminal. It returns l.Accept's decision (its receipt, or its refusal
+// reason), and opens true when the update is a question accepted while
+// none was open: the caller then sets OpenedAt, once the acceptance is
+// recorded.
+func (q *Questions) Report(l *work.UpdateLog, state work.State, key string, value []byte, question bool, now time.Time) (r UpdateReportReply, opens bool) {
 	if state == work.StateCancelRequested || state.Terminal() {
 		l.End()
 	}
 	wasOpen := len(l.Open()) > 0
-	rec, reason = l.Accept(key, value, question, now)
-	return rec, reason, reason == "" && !rec.Duplicate && question && !wasOpen
+	rec, reason := l.Accept(key, value, question, now)
+	r = UpdateReportReply{Seq: rec.Seq, Duplicate: rec.Duplicate, Reason: reason}
+	return r, reason == "" && !rec.Duplicate && question && !wasOpen
 }
 
 // Answer closes l's open questions as answered (guidance was accepted for

@@ -19,7 +19,8 @@ func TestQuestions(t *testing.T) {
 	var q Questions
 	report := func(key string, question bool, st work.State) (work.UpdateReceipt, string, bool) {
 		t.Helper()
-		return q.Report(l, st, key, []byte(`{"k":"`+key+`"}`), question, t0)
+		r, opens := q.Report(l, st, key, []byte(`{"k":"`+key+`"}`), question, t0)
+		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason, opens
 	}
 	if _, reason, opens := report("a", false, work.StateRunning); reason != "" || opens {
 		t.Fatalf("an update: %q opens %v", reason, opens)

@@ -6,6 +6,38 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
+// UpdateReport is one update a child reports to its Work's state (wire
+// format: JSON; a Temporal history holds it once accepted): its
+// idempotency key, its encoded payload (JSON) and whether it asks a
+// question.
+type UpdateReport struct {
+	Key      string
+	Value    []byte
+	Question bool `json:",omitempty"`
+}
+
+// UpdateReportReply is the Work's decision on an UpdateReport (its
+// work.UpdateLog decides): the receipt, or the refusal reason.
+type UpdateReportReply struct {
+	Seq       int
+	Duplicate bool   `json:",omitempty"`
+	Reason    string `json:",omitempty"`
+}
+
+// UpdatesQuery reads a Work's updates, or their metadata, after a cursor
+// for an owner.
+type UpdatesQuery struct {
+	Owner string
+	After int
+}
+
+// UpdatesReply answers a read of a Work's updates (an UpdatesQuery):
+// Found is false when the Work is not visible to the owner.
+type UpdatesReply struct {
+	Found   bool
+	Updates []work.Update
+}
+
 // UpdateMeta is what an update notice says of one accepted update: its
 // sequence number, its value's size and when it was accepted, never the
 // value. A durable engine answers it from the Work's own state (a
