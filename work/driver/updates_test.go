@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -36,6 +37,27 @@ func TestUpdateNoticesFromMetadata(t *testing.T) {
 			Seq: want[i].Seq, Bytes: want[i].Bytes, Time: want[i].Time}
 		if n != w {
 			t.Fatalf("notice %d = %+v, want %+v", i, n, w)
+		}
+	}
+}
+
+// TestUpdateWireNames pins the JSON of the update wire types: Temporal
+// histories and Restate journals hold them as the runners wrote them.
+func TestUpdateWireNames(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{driver.UpdateReport{Key: "k", Value: []byte(`1`), Question: true}, `{"Key":"k","Value":"MQ==","Question":true}`},
+		{driver.UpdateReport{Key: "k", Value: []byte(`1`)}, `{"Key":"k","Value":"MQ=="}`},
+		{driver.UpdateReportReply{Seq: 2, Duplicate: true, Reason: "count"}, `{"Seq":2,"Duplicate":true,"Reason":"count"}`},
+		{driver.UpdateReportReply{}, `{"Seq":0}`},
+		{driver.UpdatesQuery{Owner: "o", After: 3}, `{"Owner":"o","After":3}`},
+		{driver.UpdatesReply{Found: true}, `{"Found":true,"Updates":null}`},
+	} {
+		b, err := json.Marshal(tc.v)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("%T: %s %v, want %s", tc.v, b, err, tc.want)
 		}
 	}
 }
