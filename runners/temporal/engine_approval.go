@@ -31,10 +31,8 @@ func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *wo
 // Approval reads Work id's pending request from its workflow (a query:
 // its input, the request's times); a closed workflow is work.ErrNotFound.
 func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approvalInfo, error) {
-	info, err := (*Engine)(s).approval(ctx, id, answerRequest{Owner: o.ID(), Approver: o.IsApprover()})
-	if errors.Is(err, errWorkflowClosed) {
-		return approvalInfo{}, work.ErrNotFound
-	}
+	var info approvalInfo
+	err := (*Engine)(s).queryWork(ctx, id, queryApproval, &info, answerRequest{Owner: o.ID(), Approver: o.IsApprover()})
 	return info, err
 }
 
@@ -60,21 +58,6 @@ func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
 	return (*Engine)(s).approvalIndex(ctx)
 }
 
-// approval reads Work id's pending approval from its workflow.
-func (e *Engine) approval(ctx context.Context, id string, r answerRequest) (approvalInfo, error) {
-	qctx, cancel := e.rpc(ctx)
-	defer cancel()
-	v, err := e.c.QueryWorkflow(qctx, id, "", queryApproval, r)
-	if err != nil {
-		return approvalInfo{}, fromTemporal(err)
-	}
-	var info approvalInfo
-	if err := v.Get(&info); err != nil {
-		return approvalInfo{}, err
-	}
-	return info, nil
-}
-
 // approvalIndex reads the approvals index of the Engine's task queue
 // (none: no Work ever awaited approval there).
 func (e *Engine) approvalIndex(ctx context.Context) ([]approvalEntry, error) {
@@ -89,7 +72,7 @@ func (e *Engine) approvalIndex(ctx context.Context) ([]approvalEntry, error) {
 	}
 	var entries []approvalEntry
 	if err := v.Get(&entries); err != nil {
-		return nil, err
+		return nil, undecodable(err)
 	}
 	return entries, nil
 }
