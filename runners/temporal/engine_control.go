@@ -85,12 +85,8 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 		if req.Command == "" {
 			return 0, time.Time{}, work.ErrTerminal
 		}
-		v, qerr := e.c.QueryWorkflow(ctx, id, "", queryCommand, req.Command)
-		if qerr != nil {
-			return 0, time.Time{}, fromTemporal(qerr)
-		}
 		var c driver.Command
-		if qerr := v.Get(&c); qerr != nil {
+		if qerr := e.queryWork(ctx, id, queryCommand, &c, req.Command); qerr != nil {
 			return 0, time.Time{}, qerr
 		}
 		switch {
