@@ -60,8 +60,3 @@ func (r *reporter) emit(in workInput, e work.Event) {
 	r.mu.Unlock()
 	r.obs.Event(ctx, e)
 }
-
-// transition reports a state change.
-func (r *reporter) transition(in workInput, from, to work.State, e work.Event) {
-	r.emit(in, driver.Transition(from, to, e))
-}

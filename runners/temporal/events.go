@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -137,20 +136,4 @@ func (l *lifecycle) bind() {
 		}
 	}
 	l.replayed = nil
-}
-
-// transition reports a state change. EventCancelled carries
-// work.ClassCancelled, as in-process. (Only the event reported to the
-// Observer changes: no command or recorded state depends on it, so
-// replay is unaffected.)
-func (l *lifecycle) transition(ctx workflow.Context, from, to work.State, e work.Event) {
-	l.emit(ctx, driver.Transition(from, to, e))
-}
-
-// since is the duration from t to now in workflow time (0 for a zero t).
-func since(ctx workflow.Context, t time.Time) time.Duration {
-	if t.IsZero() {
-		return 0
-	}
-	return max(workflow.Now(ctx).Sub(t), 0)
 }
