@@ -170,17 +170,17 @@ func (c control) claim(ctx restate.ObjectContext, _ restate.Void) (claimReply, e
 // cancel is Engine.Cancel's decision: queued Work is cancelled, running
 // Work becomes cancel-requested (its attempt sees it through peek or its
 // next boundary), terminal Work is not accepted.
-func (c control) cancel(ctx restate.ObjectContext, owner string) (cancelReply, error) {
+func (c control) cancel(ctx restate.ObjectContext, owner string) (driver.CancelReply, error) {
 	s, ok := load(ctx)
 	if !ok || s.In.Owner != owner || s.Detached {
-		return cancelReply{State: "not_found"}, nil
+		return driver.CancelReply{State: "not_found"}, nil
 	}
 	return c.doCancel(ctx, s), nil
 }
 
-func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelReply {
+func (c control) doCancel(ctx restate.ObjectContext, s *controlState) driver.CancelReply {
 	t := now(ctx)
-	from, ev, accepted := s.Cancel(s.In.Created, t)
+	from, ev, reply := s.Cancel(s.In.Created, t)
 	switch {
 	case from == work.StateQueued:
 		if s.Awaiting {
@@ -196,7 +196,7 @@ func (c control) doCancel(ctx restate.ObjectContext, s *controlState) cancelRepl
 		// stop promise.
 		restate.WorkflowSend(ctx, workName(c.ns, s.In.Label), s.In.ID, hStop).Send(restate.Void{})
 	}
-	return cancelReply{Accepted: accepted, State: s.State, At: t}
+	return reply
 }
 
 // finish settles the Work with its last attempt's outcome.

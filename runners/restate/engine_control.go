@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // CancelWork asks the Work's control object, whose answer is the
@@ -11,14 +12,14 @@ import (
 // boundary or poll (WithPollInterval).
 func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
 	e := (*Engine)(s)
-	var r cancelReply
+	var r driver.CancelReply
 	if err := e.in.object(ctx, controlService, id, hCancel, "", o.ID(), &r); err != nil {
 		return work.CancelReceipt{}, fromIngress(ctx, err)
 	}
 	if r.State == "not_found" {
 		return work.CancelReceipt{}, work.ErrNotFound
 	}
-	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}, nil
+	return r.Receipt(id), nil
 }
 
 // SetPool keeps o's pool in its registry object: each Work o starts

@@ -137,12 +137,6 @@ type controlView struct {
 	Attempt  int           `json:",omitempty"`
 }
 
-type cancelReply struct {
-	Accepted bool
-	State    work.State
-	At       time.Time
-}
-
 // sendRequest queues one guidance message.
 type sendRequest struct {
 	Owner   string

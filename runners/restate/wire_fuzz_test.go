@@ -39,7 +39,7 @@ func wireRecords() []any {
 		&runOutcome{Output: "out", Bytes: 3, Usage: &work.Usage{Turns: 2}, Progress: work.Progress{Done: 1, Total: 2}, Attempt: 1},
 		&runOutcome{Class: work.ClassWorkerLost, Attempt: 2},
 		&controlView{State: work.StateRunning, Progress: work.Progress{Done: 1}, Attempt: 1},
-		&cancelReply{Accepted: true, State: work.StateCancelRequested, At: t0},
+		&driver.CancelReply{Accepted: true, State: work.StateCancelRequested, At: t0},
 		&sendRequest{Owner: "o", Command: "c", Digest: "d", Text: "more"},
 		&sendReply{Cursor: 2, At: t0},
 		&takeReply{Messages: []string{"a", "b"}, Cancel: true},

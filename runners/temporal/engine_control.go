@@ -18,14 +18,14 @@ import (
 // next ask reaches the next run.
 func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
 	e := (*Engine)(s)
-	var r cancelReply
+	var r driver.CancelReply
 	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
 		if errors.Is(err, errWorkflowClosed) {
 			return work.CancelReceipt{}, driver.ErrRunEnded
 		}
 		return work.CancelReceipt{}, err
 	}
-	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}, nil
+	return r.Receipt(id), nil
 }
 
 // DetachLive asks a live Work's workflow to detach it from o; false

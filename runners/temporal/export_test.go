@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // CancelClosed sends the cancel update straight to Work id's workflow,
@@ -17,7 +18,7 @@ import (
 func (e *Engine) CancelClosed(o work.Owner, id string) error {
 	ctx, cancel := e.rpc(context.Background())
 	defer cancel()
-	var r cancelReply
+	var r driver.CancelReply
 	return e.update(ctx, id, updateCancel, &r, o.ID())
 }
 

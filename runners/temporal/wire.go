@@ -132,12 +132,6 @@ type workStatus struct {
 	HasResult bool
 }
 
-type cancelReply struct {
-	Accepted bool
-	State    work.State
-	At       time.Time
-}
-
 // sendRequest queues one guidance message: the text itself is in its
 // holder workflow (Ref), never in the Work's history.
 type sendRequest struct {

@@ -21,7 +21,7 @@ import (
 // wireTypes are the runner's wire types: what its workflows, activities,
 // updates, queries and memos carry as payloads.
 var wireTypes = []any{
-	workInput{}, runInput{}, runOutcome{}, workOutcome{}, workStatus{}, cancelReply{}, sendRequest{},
+	workInput{}, runInput{}, runOutcome{}, workOutcome{}, workStatus{}, driver.CancelReply{}, sendRequest{},
 	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
 	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, approvalInput{}, submitInput{},
 	submitOutcome{}, awaitInput{}, pollOutcome{}, answerRequest{}, approvalsState{}, guidanceInput{},

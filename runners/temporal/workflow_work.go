@@ -171,7 +171,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateCancel, func(ctx workflow.Context, owner string) (cancelReply, error) {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateCancel, func(ctx workflow.Context, owner string) (driver.CancelReply, error) {
 		return w.cancel(ctx), nil
 	}, workflow.UpdateHandlerOptions{Validator: w.seenBy}); err != nil {
 		return err
@@ -243,10 +243,9 @@ func (w *workRun) validateSend(r sendRequest) error {
 // the attempt's end may settle the Work meanwhile, so the state is taken
 // before it, never read after (a cancel accepted on running Work says
 // cancel-requested even when the completion then wins).
-func (w *workRun) cancel(ctx workflow.Context) cancelReply {
+func (w *workRun) cancel(ctx workflow.Context) driver.CancelReply {
 	now := workflow.Now(ctx)
-	from, ev, accepted := w.Cancel(w.in.Created, now)
-	reply := cancelReply{Accepted: accepted, State: w.State, At: now}
+	from, ev, reply := w.Cancel(w.in.Created, now)
 	if ev.Type == "" {
 		return reply
 	}

@@ -184,6 +184,19 @@ var ErrRunEnded = errors.New("driver: the Work's run ended before it answered")
 // cancelTries bounds the asks of a cancel whose run keeps ending.
 const cancelTries = 3
 
+// CancelReply is a Work's own decision on a cancel (wire format: JSON):
+// whether it accepted it, the state it decided and when.
+type CancelReply struct {
+	Accepted bool
+	State    work.State
+	At       time.Time
+}
+
+// Receipt is r as the receipt of a cancel of Work id.
+func (r CancelReply) Receipt(id string) work.CancelReceipt {
+	return work.CancelReceipt{WorkID: id, Accepted: r.Accepted, State: r.State, AcceptedAt: r.At}
+}
+
 // Canceller is the cancel side of a Store.
 type Canceller interface {
 	// CancelWork asks non-terminal Work id of o to stop and returns the

@@ -41,9 +41,11 @@ func TestUpdateNoticesFromMetadata(t *testing.T) {
 	}
 }
 
-// TestUpdateWireNames pins the JSON of the update wire types: Temporal
-// histories and Restate journals hold them as the runners wrote them.
+// TestUpdateWireNames pins the JSON of the update and cancel wire types:
+// Temporal histories and Restate journals hold them as the runners wrote
+// them.
 func TestUpdateWireNames(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
 		v    any
 		want string
@@ -54,6 +56,7 @@ func TestUpdateWireNames(t *testing.T) {
 		{driver.UpdateReportReply{}, `{"Seq":0}`},
 		{driver.UpdatesQuery{Owner: "o", After: 3}, `{"Owner":"o","After":3}`},
 		{driver.UpdatesReply{Found: true}, `{"Found":true,"Updates":null}`},
+		{driver.CancelReply{Accepted: true, State: work.StateCancelRequested, At: t0}, `{"Accepted":true,"State":"cancel-requested","At":"2026-01-02T03:04:05Z"}`},
 	} {
 		b, err := json.Marshal(tc.v)
 		if err != nil || string(b) != tc.want {

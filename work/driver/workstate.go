@@ -89,27 +89,26 @@ func (s *WorkState) Record(id string) Record {
 
 // Cancel decides a cancel at now (work.Engine.Cancel) of a Work created
 // at created and returns the state it found, the event of the transition
-// it made (the zero Event when it made none) and whether it accepted it:
-// queued Work is cancelled (finished now; the event's Duration is from
-// created), running Work becomes cancel-requested, cancel-requested Work
-// stays so (accepted again), terminal Work is refused and nothing
-// changes. The runner does what follows: the event, the attempt's stop,
-// the mailbox's drop, the registry's record.
-func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev work.Event, accepted bool) {
+// it made (the zero Event when it made none) and the decision: queued
+// Work is cancelled (finished now; the event's Duration is from created),
+// running Work becomes cancel-requested, cancel-requested Work stays so
+// (accepted again), terminal Work is refused and nothing changes. The
+// runner does what follows: the event, the attempt's stop, the mailbox's
+// drop, the registry's record.
+func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev work.Event, r CancelReply) {
 	from = s.State
 	switch from {
 	case work.StateQueued:
 		s.State, s.Finished = work.StateCancelled, now
-		ev = work.Event{Time: now, Duration: since(created, now)}
+		ev = Transition(from, s.State, work.Event{Time: now, Duration: since(created, now)})
 	case work.StateRunning:
 		s.State = work.StateCancelRequested
-		ev = work.Event{Time: now}
+		ev = Transition(from, s.State, work.Event{Time: now})
 	case work.StateCancelRequested:
-		return from, work.Event{}, true
 	default:
-		return from, work.Event{}, false
+		return from, ev, CancelReply{State: from, At: now}
 	}
-	return from, Transition(from, s.State, ev), true
+	return from, ev, CancelReply{Accepted: true, State: s.State, At: now}
 }
 
 // Spend keeps what the Work's last attempt ended with: the budget that

@@ -23,9 +23,12 @@ func TestWorkStateCancel(t *testing.T) {
 		{work.StateCancelled, work.StateCancelled, false},
 	} {
 		s := WorkState{State: tc.from}
-		from, ev, accepted := s.Cancel(now.Add(-time.Minute), now)
-		if from != tc.from || accepted != tc.accepted || s.State != tc.to {
-			t.Errorf("cancel of %s: from %s accepted %v, now %s; want %s %v %s", tc.from, from, accepted, s.State, tc.from, tc.accepted, tc.to)
+		from, ev, r := s.Cancel(now.Add(-time.Minute), now)
+		if from != tc.from || r != (CancelReply{Accepted: tc.accepted, State: tc.to, At: now}) || s.State != tc.to {
+			t.Errorf("cancel of %s: from %s reply %+v, now %s; want %s %v %s", tc.from, from, r, s.State, tc.from, tc.accepted, tc.to)
+		}
+		if rc := r.Receipt("w"); rc != (work.CancelReceipt{WorkID: "w", Accepted: tc.accepted, State: tc.to, AcceptedAt: now}) {
+			t.Errorf("cancel of %s: receipt %+v", tc.from, rc)
 		}
 		// An event for each transition made: a queued Work's lasted from
 		// its creation.
