@@ -138,10 +138,6 @@ func (w *workRun) awaitAnswer(ctx workflow.Context) (bool, error) {
 	return answered, nil
 }
 
-// answerQuestions answers the open questions: guidance was accepted for
-// the Work.
-func (w *workRun) answerQuestions() { w.upd.Answer(w.upd.log) }
-
 // carryUpdates is the Work's update state for its next run (nil: none).
 func (w *workRun) carryUpdates() *updateCarry {
 	u := &w.upd

@@ -41,7 +41,7 @@ func TestUpdateCarry(t *testing.T) {
 				at := t0.Add(time.Duration(i) * time.Second)
 				switch s[0] {
 				case 'a':
-					w.answerQuestions()
+					w.upd.Answer(w.upd.log)
 				default:
 					q := s[0] == 'q'
 					if len(w.upd.log.Open()) == 0 && q {

@@ -190,7 +190,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		}
 		reply := w.mail.Accept(guidanceRef{Ref: r.Ref, Bytes: r.Bytes}, r.Bytes, r.Command, r.Digest, workflow.Now(ctx), r.Ref, w.in.Mailbox.Commands)
 		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
-		w.answerQuestions() // guidance answers the open questions (workflow_updates.go)
+		w.upd.Answer(w.upd.log) // guidance answers the open questions (workflow_updates.go)
 		return reply, nil
 	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
 		return err
