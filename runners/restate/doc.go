@@ -70,7 +70,7 @@
 //     messages accepted since the last one, and a cancel found there
 //     cancels the context before the boundary's request goes out.
 //   - Every service sets its inactivity and abort timeouts above the
-//     Work's maximum duration (the default budget's MaxDuration, WithLimits; 30 minutes
+//     Work's maximum duration (the default budget's MaxDuration, WithOptions; 30 minutes
 //     by default, none with -1), so
 //     that Restate never aborts and replays a long child.
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)

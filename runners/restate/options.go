@@ -8,7 +8,6 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
 // DefaultNamespace prefixes the runner's service names by default.
@@ -43,10 +42,9 @@ type config struct {
 	observer     work.Observer
 	logger       slog.Handler
 	registry     bool
-	ops          driver.Deployment // the deployment view (options_ops.go)
-	hc           *http.Client      // WithHTTPClient (nil: a plain client)
-	identity     []string          // WithIdentityKeys
-	ring         *keyRing          // WithContentKeys (nil: content is stored as is)
+	hc           *http.Client // WithHTTPClient (nil: a plain client)
+	identity     []string     // WithIdentityKeys
+	ring         *keyRing     // WithContentKeys (nil: content is stored as is)
 }
 
 func newConfig(opts []Option) config {
@@ -58,7 +56,6 @@ func newConfig(opts []Option) config {
 		pollInterval: 100 * time.Millisecond,
 		observer:     work.NopObserver{},
 		logger:       slog.DiscardHandler,
-		ops:          driver.DefaultDeployment(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -257,16 +254,17 @@ func timeouts(maxDuration time.Duration) []restate.ServiceDefinitionOption {
 // what they keep.
 var noJournal = restate.WithJournalRetention(0)
 
-// WithLimits gives the Engine or Worker work's limit and budget options
+// WithOptions gives the Engine or Worker work's limit and budget options
 // (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
 // WithMaxResultBytes, WithRetention, WithDefaultBudget,
-// WithBudgetCeiling), with the same meaning of every value, 0 and
-// negative included: work.ResolveLimits interprets them, in the order
-// given across every WithLimits. An invalid value makes every Start, Call
-// and SetPool of the Engine, and NewWorker, fail with its error
-// (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
-// change nothing here. Give coordinators' Engines and the Workers of one
-// deployment the same limits.
+// WithBudgetCeiling) and the Engine the deployment view's
+// (work.WithDeploymentGauges, WithSnapshotInterval, WithStatusRows), with
+// the same meaning of every value, 0 and negative included:
+// work.ResolveLimits interprets them, in the order given across every
+// WithOptions. An invalid value makes every Start, Call and SetPool of the
+// Engine, and NewWorker, fail with its error (work.ErrInvalidLimit,
+// work.ErrInvalidBudget). work's other options change nothing here. Give
+// coordinators' Engines and the Workers of one deployment the same limits.
 //
 // On this runner: MaxRunning is per Worker process and target; the
 // default budget's MaxDuration is the per-Work deadline from running
@@ -275,6 +273,6 @@ var noJournal = restate.WithJournalRetention(0)
 // as each Work ends, and past the age at each admission; between
 // admissions the Engine's reads hide the records already past the age by
 // its clock.
-func WithLimits(opts ...work.Option) Option {
+func WithOptions(opts ...work.Option) Option {
 	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
 }

@@ -107,7 +107,7 @@ func TestWorkerSnapshot(t *testing.T) {
 	s := server(t)
 	started, ended := make(chan struct{}), make(chan struct{})
 	opts := []restate.Option{restate.WithNamespace("snap" + strconv.FormatInt(namespaces.Add(1), 10)),
-		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithLimits(work.WithMaxRunning(3)), restate.WithRegistry()}
+		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithOptions(work.WithMaxRunning(3)), restate.WithRegistry()}
 	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 		close(started)
 		<-ctx.Done()

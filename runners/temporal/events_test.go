@@ -176,7 +176,7 @@ func TestLifecycleEvents(t *testing.T) {
 			return "", ctx.Err()
 		}},
 	}, []temporal.Option{temporal.WithObserver(wrec), temporal.WithHeartbeatTimeout(5 * time.Second)},
-		[]temporal.Option{temporal.WithObserver(erec), temporal.WithLimits(work.WithMaxStarts(3))})
+		[]temporal.Option{temporal.WithObserver(erec), temporal.WithOptions(work.WithMaxStarts(3))})
 	o := work.NewOwner("events-owner-" + queue)
 	start := func(label string) (string, error) {
 		ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: label, Kind: work.KindAgent},

@@ -125,7 +125,7 @@ func TestJobCompletes(t *testing.T) {
 	eng, _ := deploy(t, "job", map[string]temporal.Child{
 		"batch": {Kind: work.KindFunction, Job: f.job()},
 		"plain": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { close(ran); return "plain", nil }},
-	}, []temporal.Option{temporal.WithObserver(rec), temporal.WithLimits(work.WithMaxRunning(1))}, nil)
+	}, []temporal.Option{temporal.WithObserver(rec), temporal.WithOptions(work.WithMaxRunning(1))}, nil)
 	o := work.NewOwner(fmt.Sprintf("job-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), jobSpec(o, "in", f.job()))
 	if err != nil {
@@ -317,7 +317,7 @@ func TestJobEnds(t *testing.T) {
 			f := newFakeJobs(tc.answer)
 			var eopts []temporal.Option
 			if tc.maxDur > 0 {
-				eopts = append(eopts, temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: tc.maxDur})))
+				eopts = append(eopts, temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: tc.maxDur})))
 			}
 			eng, _ := deploy(t, "jobend", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: f.job()}}, nil, eopts)
 			o := work.NewOwner(fmt.Sprintf("jobend-%d", time.Now().UnixNano()))

@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Defaults of the runner. The limits are the in-process Supervisor's.
@@ -41,7 +40,6 @@ type config struct {
 	pollInterval     time.Duration
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
-	ops              driver.Deployment       // the deployment view (options_ops.go)
 	namespace        string                  // for the task queue statistics (WithNamespace)
 	dc               converter.DataConverter // memos and heartbeat details (WithDataConverter)
 	// err is the first invalid limit or budget option
@@ -66,7 +64,6 @@ func newConfig(opts []Option) config {
 		pollInterval:     250 * time.Millisecond,
 		pollsPerRun:      defaultPollsPerRun,
 		observer:         work.NopObserver{},
-		ops:              driver.DefaultDeployment(),
 		namespace:        "default",
 		dc:               converter.GetDefaultDataConverter(),
 	}
@@ -177,16 +174,17 @@ func WithPollInterval(d time.Duration) Option {
 	})
 }
 
-// WithLimits gives the Engine or Worker work's limit and budget options
+// WithOptions gives the Engine or Worker work's limit and budget options
 // (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
 // WithMaxResultBytes, WithRetention, WithDefaultBudget,
-// WithBudgetCeiling), with the same meaning of every value, 0 and
-// negative included: work.ResolveLimits interprets them, in the order
-// given across every WithLimits. An invalid value makes every Start, Call
-// and SetPool of the Engine, and NewWorker, fail with its error
-// (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
-// change nothing here. Give coordinators' Engines and the Workers of one
-// deployment the same limits.
+// WithBudgetCeiling) and the Engine the deployment view's
+// (work.WithDeploymentGauges, WithSnapshotInterval, WithStatusRows), with
+// the same meaning of every value, 0 and negative included:
+// work.ResolveLimits interprets them, in the order given across every
+// WithOptions. An invalid value makes every Start, Call and SetPool of the
+// Engine, and NewWorker, fail with its error (work.ErrInvalidLimit,
+// work.ErrInvalidBudget). work's other options change nothing here. Give
+// coordinators' Engines and the Workers of one deployment the same limits.
 //
 // On this runner: MaxRunning is per Worker process and target (Temporal
 // has no global bound); an output never exceeds 1.5 MiB, well below
@@ -199,7 +197,7 @@ func WithPollInterval(d time.Duration) Option {
 // Between updates the Engine's reads hide the records already past the
 // age by its clock; a Subscription still delivers the notice of Work
 // that expired before its next poll.
-func WithLimits(opts ...work.Option) Option {
+func WithOptions(opts ...work.Option) Option {
 	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
 }
 
@@ -222,6 +220,17 @@ func WithDataConverter(dc converter.DataConverter) Option {
 	return optionFunc(func(c *config) {
 		if dc != nil {
 			c.dc = dc
+		}
+	})
+}
+
+// WithNamespace names the Temporal namespace of the Engine's client
+// (default "default"), for the task queue statistics its Snapshot reads
+// (the SDK client does not expose it).
+func WithNamespace(ns string) Option {
+	return optionFunc(func(c *config) {
+		if ns != "" {
+			c.namespace = ns
 		}
 	})
 }

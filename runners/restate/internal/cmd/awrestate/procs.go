@@ -50,7 +50,7 @@ func serviceMain(args []string) int {
 		log.Error("observer", "err", err)
 		return 1
 	}
-	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin), restate.WithLimits(work.WithMaxRunning(*maxRunning)))
+	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin), restate.WithOptions(work.WithMaxRunning(*maxRunning)))
 	if *listen != "" {
 		opts = append(opts, restate.WithListenAddress(*listen))
 	}
