@@ -256,7 +256,8 @@ var noJournal = restate.WithJournalRetention(0)
 
 // WithOptions gives the Engine or Worker work's limit and budget options
 // (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
-// WithMaxResultBytes, WithRetention, WithDefaultBudget,
+// WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
+// WithGuidanceQueue, WithCommandRecords, WithDefaultBudget,
 // WithBudgetCeiling) and the Engine the deployment view's
 // (work.WithDeploymentGauges, WithSnapshotInterval, WithStatusRows), with
 // the same meaning of every value, 0 and negative included:

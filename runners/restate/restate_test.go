@@ -116,10 +116,8 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	for label, c := range cfg.Children {
 		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
-	return deployWith(t, targets, []restate.Option{restate.WithContentKeys(contentKey)}, restate.WithOptions(work.WithMaxRunning(cfg.MaxRunning)), restate.WithOptions(work.WithMaxOutstanding(cfg.MaxOutstanding)),
-		restate.WithOptions(work.WithMaxStarts(cfg.MaxStarts)), restate.WithOptions(work.WithMaxDepth(cfg.MaxDepth)),
-		restate.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), restate.WithOptions(work.WithMaxResultBytes(cfg.MaxResultBytes)),
-		restate.WithOptions(work.WithRetention(cfg.Retain, cfg.RetainAge)), restate.WithObserver(cfg.Observer))
+	return deployWith(t, targets, []restate.Option{restate.WithContentKeys(contentKey)}, restate.WithOptions(cfg.Options()...),
+		restate.WithObserver(cfg.Observer))
 }
 
 // contentKey is the content key of the conformance suite's deployments:

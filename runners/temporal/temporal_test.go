@@ -94,10 +94,7 @@ type harness struct {
 func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	opts := []temporal.Option{
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
-		temporal.WithOptions(work.WithMaxRunning(cfg.MaxRunning)), temporal.WithOptions(work.WithMaxOutstanding(cfg.MaxOutstanding)),
-		temporal.WithOptions(work.WithMaxStarts(cfg.MaxStarts)), temporal.WithOptions(work.WithMaxDepth(cfg.MaxDepth)),
-		temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), temporal.WithOptions(work.WithMaxResultBytes(cfg.MaxResultBytes)),
-		temporal.WithOptions(work.WithRetention(cfg.Retain, cfg.RetainAge)), temporal.WithObserver(cfg.Observer),
+		temporal.WithOptions(cfg.Options()...), temporal.WithObserver(cfg.Observer),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
 	if h.dc != nil {

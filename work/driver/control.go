@@ -89,7 +89,7 @@ func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, messag
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if err := CheckMessage(message); err != nil {
+	if err := checkMessage(message, p.limits.MaxMessageBytes); err != nil {
 		return work.SendReceipt{}, err
 	}
 	rec, err := p.lookup(ctx, o, id)

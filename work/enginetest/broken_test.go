@@ -70,6 +70,9 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engin
 	if h.defect == "repeat-terminal" {
 		cfg.Observer = repeatTerminal{cfg.Observer}
 	}
+	if h.defect == "guidance-limits-ignored" {
+		cfg.MaxMessageBytes, cfg.MaxQueuedGuidance = 0, 0
+	}
 	if h.defect == "progress-first" {
 		cfg.Observer = progressFirst{cfg.Observer}
 	}
@@ -133,6 +136,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"cancel-state-late":        "CancelRacesCompletion",
 		"progress-first":           "ProgressOrder",
 		"start-ignores-call-id":    "AutoBackgroundIdempotency",
+		"guidance-limits-ignored":  "GuidanceLimits",
 	} {
 		t.Run(defect, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")
