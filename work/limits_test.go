@@ -270,7 +270,8 @@ func TestDepthLimitThroughScopes(t *testing.T) {
 func TestLimitOptions(t *testing.T) {
 	def := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
 		MaxResultBytes: 1 << 20, RetainTerminal: 64, MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32,
-		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256, SnapshotInterval: 15 * time.Second, StatusRows: 10}
+		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256, SnapshotInterval: 15 * time.Second, StatusRows: 10,
+		Observer: work.NopObserver{}}
 	with := func(edit func(*work.Limits)) work.Limits { l := def; edit(&l); return l }
 	for _, tc := range []struct {
 		name string
@@ -284,7 +285,7 @@ func TestLimitOptions(t *testing.T) {
 			work.WithCommandRecords(11), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
 			work.Limits{MaxRunning: 2, MaxOutstanding: 3, MaxStarts: 4, MaxDepth: 5, MaxDuration: time.Minute, MaxResultBytes: 6,
 				RetainTerminal: 7, RetainAge: time.Hour, MaxMessageBytes: 8, MaxQueuedGuidance: 9, MaxQueuedGuidanceBytes: 10,
-				MaxCommandRecords: 11, SnapshotInterval: 15 * time.Second, StatusRows: 10}, ""},
+				MaxCommandRecords: 11, SnapshotInterval: 15 * time.Second, StatusRows: 10, Observer: work.NopObserver{}}, ""},
 		// 0 after another value: the default again (or no limit), never "keep".
 		{"zero", []work.Option{work.WithMaxRunning(2), work.WithMaxRunning(0), work.WithMaxOutstanding(3), work.WithMaxOutstanding(0),
 			work.WithMaxStarts(0), work.WithMaxDepth(5), work.WithMaxDepth(0), work.WithMaxResultBytes(0), work.WithRetention(7, time.Hour),

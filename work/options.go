@@ -229,6 +229,9 @@ type Limits struct {
 	MaxQueuedGuidanceBytes int
 	MaxCommandRecords      int
 
+	// Observer is WithObserver's (NopObserver when none was given).
+	Observer Observer
+
 	// The deployment view: WithDeploymentGauges sets ExportDeployment
 	// and DeploymentTargets; SnapshotInterval and StatusRows are
 	// WithSnapshotInterval's and WithStatusRows'.
@@ -245,7 +248,7 @@ func (c *config) limits() Limits {
 		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
 		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
 		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands,
-		ExportDeployment: c.deployment, DeploymentTargets: c.deploymentTargets,
+		Observer: c.observer, ExportDeployment: c.deployment, DeploymentTargets: c.deploymentTargets,
 		SnapshotInterval: c.snapshotInterval, StatusRows: c.statusRows}
 }
 
@@ -254,8 +257,8 @@ func (c *config) limits() Limits {
 // option (ErrInvalidLimit, ErrInvalidBudget; nil when every option is
 // valid). It is how an Engine that runs Work elsewhere (the durable
 // runners) gives every value of these options the Supervisor's meaning.
-// Options other than the limit, budget and deployment-view options do not
-// change the result. MaxDuration is the default per-Work deadline (0: none).
+// Options other than the limit, budget, deployment-view and observer
+// options do not change the result. MaxDuration is the default per-Work deadline (0: none).
 func ResolveLimits(opts ...Option) (Limits, error) {
 	c := newConfig(opts)
 	return c.limits(), c.err

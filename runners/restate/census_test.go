@@ -185,7 +185,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 	admin := rec.start(t, s.Admin)
 	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(admin), restate.WithRPCTimeout(time.Minute),
-		restate.WithObserver(obs), sealed}
+		restate.WithOptions(work.WithObserver(obs)), sealed}
 	// An external job: waiting from its submit until jobDone.
 	polled, jobDone := make(chan struct{}), make(chan struct{})
 	var pollOnce sync.Once

@@ -6,7 +6,7 @@
 // "durable" and a status's attempt counts real attempts.
 //
 //	opts := []restate.Option{restate.WithIngress("http://restate:8080"),
-//		restate.WithAdmin("http://restate:9070"), restate.WithObserver(obs)}
+//		restate.WithAdmin("http://restate:9070"), restate.WithOptions(work.WithObserver(obs))}
 //	// Worker processes serve the children they can run (and the registry):
 //	w, err := restate.NewWorker(map[string]restate.Child{
 //		"research": {Kind: work.KindAgent, Run: researcher.Run}}, append(opts, restate.WithRegistry())...)
@@ -149,7 +149,7 @@
 // denied, running, cancel-requested, waiting, polled, the terminal one,
 // detached, guidance accepted, delivered and dropped, updates, budget
 // and usage) are decided by its control object and reported to the
-// Observer (WithObserver) of the Worker that serves the registry
+// Observer (work.WithObserver, through WithOptions) of the Worker that serves the registry
 // (WithRegistry), which binds each Work (Observer.Bind, with the
 // launch's trace context from the Work's input) at its first event
 // there: with the telemetry Observer, one "invoke_agent {target}" span

@@ -54,7 +54,6 @@ func newConfig(opts []Option) config {
 		maxAttempts:  3,
 		rpcTimeout:   30 * time.Second,
 		pollInterval: 100 * time.Millisecond,
-		observer:     work.NopObserver{},
 		logger:       slog.DiscardHandler,
 	}
 	for _, o := range opts {
@@ -63,6 +62,7 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
+	c.observer = c.limits.Observer
 	if c.err == nil && c.ring != nil {
 		c.err = c.ring.err
 	}
@@ -147,15 +147,6 @@ func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {
 			c.pollInterval = d
-		}
-	})
-}
-
-// WithObserver sets the Observer (nil: ignored).
-func WithObserver(o work.Observer) Option {
-	return optionFunc(func(c *config) {
-		if o != nil {
-			c.observer = o
 		}
 	})
 }
@@ -254,18 +245,24 @@ func timeouts(maxDuration time.Duration) []restate.ServiceDefinitionOption {
 // what they keep.
 var noJournal = restate.WithJournalRetention(0)
 
-// WithOptions gives the Engine or Worker work's limit and budget options
-// (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
-// WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
+// WithOptions gives the Engine or Worker work's options: the limit and
+// budget options (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts,
+// WithMaxDepth, WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
 // WithGuidanceQueue, WithCommandRecords, WithDefaultBudget,
-// WithBudgetCeiling) and the Engine the deployment view's
-// (work.WithDeploymentGauges, WithSnapshotInterval, WithStatusRows), with
-// the same meaning of every value, 0 and negative included:
-// work.ResolveLimits interprets them, in the order given across every
-// WithOptions. An invalid value makes every Start, Call and SetPool of the
-// Engine, and NewWorker, fail with its error (work.ErrInvalidLimit,
-// work.ErrInvalidBudget). work's other options change nothing here. Give
-// coordinators' Engines and the Workers of one deployment the same limits.
+// WithBudgetCeiling), the deployment view's (work.WithDeploymentGauges,
+// WithSnapshotInterval, WithStatusRows) and the Observer
+// (work.WithObserver), with the same meaning of every value, 0 and
+// negative included: work.ResolveLimits interprets them, in the order
+// given across every WithOptions. An invalid value makes every Start,
+// Call and SetPool of the Engine, and NewWorker, fail with its error
+// (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
+// change nothing here. Give coordinators' Engines and the Workers of one
+// deployment the same limits.
+//
+// The Observer: on an Engine the middleware reports through it, and so
+// do the foreground calls, refused starts, result reads and the detach
+// of ended Work; on a Worker it gets the lifecycle events of the Work it
+// runs (see "Telemetry" in the package doc).
 //
 // On this runner: MaxRunning is per Worker process and target; the
 // default budget's MaxDuration is the per-Work deadline from running

@@ -117,7 +117,7 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
 	return deployWith(t, targets, []restate.Option{restate.WithContentKeys(contentKey)}, restate.WithOptions(cfg.Options()...),
-		restate.WithObserver(cfg.Observer))
+		restate.WithOptions(work.WithObserver(cfg.Observer)))
 }
 
 // contentKey is the content key of the conformance suite's deployments:

@@ -22,7 +22,7 @@ func TestSplitDeployments(t *testing.T) {
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	reg, err := restate.NewWorker(nil, append(base, restate.WithRegistry(), restate.WithObserver(regObs))...)
+	reg, err := restate.NewWorker(nil, append(base, restate.WithRegistry(), restate.WithOptions(work.WithObserver(regObs)))...)
 	if err != nil || reg.Start(ctx) != nil {
 		t.Fatal("registry", err)
 	}
@@ -36,7 +36,7 @@ func TestSplitDeployments(t *testing.T) {
 			return "", ctx.Err()
 		}
 		return "done " + in, nil
-	}}}, append(base, restate.WithObserver(runObs))...)
+	}}}, append(base, restate.WithOptions(work.WithObserver(runObs)))...)
 	if err != nil || run.Start(ctx) != nil {
 		t.Fatal("target", err)
 	}

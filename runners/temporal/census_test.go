@@ -110,7 +110,7 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	eventQueues++
 	queue := "deployview-" + strconv.Itoa(eventQueues)
 	obs := newObserved(t, nil)
-	base := append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}, extra...)
+	base := append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithOptions(work.WithObserver(obs.obs))}, extra...)
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, append(base, temporal.WithOptions(work.WithMaxRunning(1)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)

@@ -72,7 +72,7 @@ func TestDeploymentWaits(t *testing.T) {
 	queue := "deploywaits-" + strconv.Itoa(eventQueues)
 	obs := newObserved(t, nil)
 	g := newGatedJobs()
-	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}
+	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithOptions(work.WithObserver(obs.obs))}
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: g.job()}, "hold": holdChild},
 		append(base, temporal.WithOptions(work.WithMaxRunning(2)))...)
 	if err != nil || w.Start() != nil {

@@ -7,10 +7,10 @@
 //	c, err := client.Dial(client.Options{HostPort: "temporal:7233"})
 //	// Worker processes register the children they can run:
 //	w, err := temporal.NewWorker(c, map[string]temporal.Child{
-//		"research": {Kind: work.KindAgent, Run: researcher.Run}}, temporal.WithObserver(obs))
+//		"research": {Kind: work.KindAgent, Run: researcher.Run}}, temporal.WithOptions(work.WithObserver(obs)))
 //	err = w.Start()
 //	// Coordinator processes: the Engine replaces work.New().
-//	eng := temporal.New(c, temporal.WithObserver(obs))
+//	eng := temporal.New(c, temporal.WithOptions(work.WithObserver(obs)))
 //	kit, err := langchaingo.Prepare(ctx, eng, llm, tools, langchaingo.WithOwner("coordinator-1"))
 //
 // ExampleNewWorker and ExampleNew are both halves in full.
@@ -178,7 +178,7 @@
 // A Work's lifecycle events (queued, running, cancel-requested, the
 // terminal one, detached, guidance accepted, delivered and dropped) are
 // decided by its workflow and reported, with workflow time, to the
-// Observer (WithObserver) of the Worker whose process runs the workflow
+// Observer (work.WithObserver, through WithOptions) of the Worker whose process runs the workflow
 // task; the coordinator's Engine reports refused starts, result reads
 // and the detach of ended Work. With the telemetry Observer on every
 // process, a Work has one "invoke_agent {target}" span (a root linked to

@@ -63,7 +63,6 @@ func newConfig(opts []Option) config {
 		rpcTimeout:       DefaultRPCTimeout,
 		pollInterval:     250 * time.Millisecond,
 		pollsPerRun:      defaultPollsPerRun,
-		observer:         work.NopObserver{},
 		namespace:        "default",
 		dc:               converter.GetDefaultDataConverter(),
 	}
@@ -73,6 +72,7 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
+	c.observer = c.limits.Observer
 	if c.limits.MaxResultBytes == 0 || c.limits.MaxResultBytes > maxResultPayload {
 		c.limits.MaxResultBytes = maxResultPayload
 	}
@@ -151,19 +151,6 @@ func WithRPCTimeout(d time.Duration) Option {
 	})
 }
 
-// WithObserver sets the Observer. On an Engine the middleware reports
-// through it, and so do the foreground calls, refused starts, result
-// reads and the detach of ended Work; on a Worker it gets the lifecycle
-// events of the Work whose workflows the Worker runs (see "Telemetry" in
-// the package doc). nil is ignored.
-func WithObserver(o work.Observer) Option {
-	return optionFunc(func(c *config) {
-		if o != nil {
-			c.observer = o
-		}
-	})
-}
-
 // WithPollInterval sets how often a Subscription reads its owner's
 // registry for settled Work (default 250 ms).
 func WithPollInterval(d time.Duration) Option {
@@ -174,18 +161,24 @@ func WithPollInterval(d time.Duration) Option {
 	})
 }
 
-// WithOptions gives the Engine or Worker work's limit and budget options
-// (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
-// WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
+// WithOptions gives the Engine or Worker work's options: the limit and
+// budget options (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts,
+// WithMaxDepth, WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
 // WithGuidanceQueue, WithCommandRecords, WithDefaultBudget,
-// WithBudgetCeiling) and the Engine the deployment view's
-// (work.WithDeploymentGauges, WithSnapshotInterval, WithStatusRows), with
-// the same meaning of every value, 0 and negative included:
-// work.ResolveLimits interprets them, in the order given across every
-// WithOptions. An invalid value makes every Start, Call and SetPool of the
-// Engine, and NewWorker, fail with its error (work.ErrInvalidLimit,
-// work.ErrInvalidBudget). work's other options change nothing here. Give
-// coordinators' Engines and the Workers of one deployment the same limits.
+// WithBudgetCeiling), the deployment view's (work.WithDeploymentGauges,
+// WithSnapshotInterval, WithStatusRows) and the Observer
+// (work.WithObserver), with the same meaning of every value, 0 and
+// negative included: work.ResolveLimits interprets them, in the order
+// given across every WithOptions. An invalid value makes every Start,
+// Call and SetPool of the Engine, and NewWorker, fail with its error
+// (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
+// change nothing here. Give coordinators' Engines and the Workers of one
+// deployment the same limits.
+//
+// The Observer: on an Engine the middleware reports through it, and so
+// do the foreground calls, refused starts, result reads and the detach
+// of ended Work; on a Worker it gets the lifecycle events of the Work it
+// runs (see "Telemetry" in the package doc).
 //
 // On this runner: MaxRunning is per Worker process and target (Temporal
 // has no global bound); an output never exceeds 1.5 MiB, well below

@@ -94,7 +94,7 @@ type harness struct {
 func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	opts := []temporal.Option{
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
-		temporal.WithOptions(cfg.Options()...), temporal.WithObserver(cfg.Observer),
+		temporal.WithOptions(cfg.Options()...), temporal.WithOptions(work.WithObserver(cfg.Observer)),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
 	if h.dc != nil {

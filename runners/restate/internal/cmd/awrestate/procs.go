@@ -20,7 +20,7 @@ import (
 // the trust options the environment gives (trust.go).
 func options(ingress string, obs work.Observer, log *slog.Logger) []restate.Option {
 	return append([]restate.Option{restate.WithIngress(ingress), restate.WithRetryable("retry"), restate.WithMaxAttempts(2),
-		restate.WithObserver(obs), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}, trustOptions()...)
+		restate.WithOptions(work.WithObserver(obs)), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}, trustOptions()...)
 }
 
 // observer is the process's agentwork telemetry Observer: its spans in

@@ -33,7 +33,7 @@ const (
 
 func options(queue string, obs work.Observer) []temporal.Option {
 	return []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(heartbeat),
-		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithObserver(obs),
+		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithOptions(work.WithObserver(obs)),
 		temporal.WithDataConverter(dataConverter())}
 }
 
