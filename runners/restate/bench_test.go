@@ -163,7 +163,7 @@ func BenchmarkTrustOptions(b *testing.B) {
 		{"both", []restate.Option{restate.WithIdentityKeys(s.IdentityKey), restate.WithContentKeys(key)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			opts := append([]restate.Option{restate.WithNamespace("b" + strconv.FormatInt(namespaces.Add(1), 10)),
+			opts := append([]restate.Option{restate.WithServicePrefix("b" + strconv.FormatInt(namespaces.Add(1), 10)),
 				restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
 				restate.WithOptions(work.WithMaxOutstanding(0))}, tc.opts...)
 			w, err := restate.NewWorker(map[string]restate.Child{"echo": {Kind: work.KindFunction,

@@ -183,7 +183,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 	t.Cleanup(func() { _ = obs.Unregister() })
 	var rec adminRecorder
 	admin := rec.start(t, s.Admin)
-	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := []restate.Option{restate.WithServicePrefix("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(admin), restate.WithRPCTimeout(time.Minute),
 		restate.WithOptions(work.WithObserver(obs)), sealed}
 	// An external job: waiting from its submit until jobDone.

@@ -10,12 +10,12 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// DefaultNamespace prefixes the runner's service names by default.
-const DefaultNamespace = "agentwork"
+// DefaultServicePrefix prefixes the runner's service names by default.
+const DefaultServicePrefix = "agentwork"
 
 // Option configures an Engine or a Worker (each ignores what does not
 // concern it). Coordinators and workers of one deployment must agree on
-// WithNamespace and WithIngress.
+// WithServicePrefix and WithIngress.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -49,7 +49,7 @@ type config struct {
 
 func newConfig(opts []Option) config {
 	c := config{
-		ns:           DefaultNamespace,
+		ns:           DefaultServicePrefix,
 		retryable:    map[string]bool{},
 		maxAttempts:  3,
 		rpcTimeout:   30 * time.Second,
@@ -69,10 +69,10 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithNamespace prefixes the service names ("<ns>.Owner", "<ns>.Control",
+// WithServicePrefix prefixes the service names ("<ns>.Owner", "<ns>.Control",
 // "<ns>.Work.<label>"; default "agentwork"), so that several deployments
 // share one Restate server.
-func WithNamespace(ns string) Option {
+func WithServicePrefix(ns string) Option {
 	return optionFunc(func(c *config) {
 		if ns != "" {
 			c.ns = ns

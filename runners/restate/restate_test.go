@@ -81,7 +81,7 @@ func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Opti
 func deployWith(t testing.TB, targets map[string]restate.Child, keep []restate.Option, opts ...restate.Option) *restate.Engine {
 	t.Helper()
 	s := server(t)
-	base := append([]restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := append([]restate.Option{restate.WithServicePrefix("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
 		restate.WithIdentityKeys(s.IdentityKey)}, keep...)
 	base = slices.Clip(base) // the appends below copy it

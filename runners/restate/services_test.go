@@ -26,7 +26,7 @@ func TestServiceTimeouts(t *testing.T) {
 	ns := "tmo" + strconv.FormatInt(namespaces.Add(1), 10)
 	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction,
 		Run: func(context.Context, string) (string, error) { return "", nil }}},
-		restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
+		restate.WithServicePrefix(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
 		restate.WithRegistry(), restate.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: 36 * time.Hour})))
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 func TestSplitDeployments(t *testing.T) {
 	s := server(t)
 	regObs, runObs := &enginetest.Recorder{}, &enginetest.Recorder{}
-	base := []restate.Option{restate.WithNamespace("split" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := []restate.Option{restate.WithServicePrefix("split" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
