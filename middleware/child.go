@@ -77,7 +77,7 @@ type Child struct {
 	Job *work.Job
 	// NeedsApproval makes each background launch wait, queued and out of
 	// the dispatch queue, until the application approves it through the
-	// engine (work.Approvals); a denial ends it cancelled. Only a
+	// engine (work.Engine.Approve, Deny); a denial ends it cancelled. Only a
 	// backgroundable child may need approval (Prepare fails with
 	// ErrInvalidChild otherwise), and a foreground call of one is refused
 	// with code invalid_child_input before any Work is accepted: the

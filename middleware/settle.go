@@ -135,7 +135,7 @@ type Resume struct {
 // (QuestionHeader) that tells it to answer with the work tool's send
 // action. A question of a Work already settled rides with the next resume
 // like any update. Update notices (work.NoticeUpdate) only wake the
-// helper, which then reads the updates by cursor (work.Updater.Updates).
+// helper, which then reads the updates by cursor (work.Engine.Updates).
 //
 // The failures the coordinator saw are those of the status blocks the
 // Set rendered (StatusBlock, StatusBlockRows) while RunUntilSettled runs.

@@ -305,16 +305,6 @@ func TestWaitingChildrenMisuse(t *testing.T) {
 	}
 }
 
-// approvals returns sup as the Approvals it implements.
-func approvals(t *testing.T, sup work.Engine) work.Approvals {
-	t.Helper()
-	ap, ok := sup.(work.Approvals)
-	if !ok {
-		t.Fatalf("%T does not implement work.Approvals", sup)
-	}
-	return ap
-}
-
 // TestApprovalChild: a child that needs approval shows queued in the work
 // tool until the application approves it; the application learns of it
 // from a NoticeApproval and reads the request (target, input, owner) with
@@ -323,7 +313,7 @@ func approvals(t *testing.T, sup work.Engine) work.Approvals {
 func TestApprovalChild(t *testing.T) {
 	sup := work.New()
 	defer closeSup(t, sup)
-	ap := approvals(t, sup)
+	ap := sup
 	ran := make(chan string, 2)
 	deploy := lc.NewFunction("deploy", "Deploys a service.", func(_ context.Context, in string) (string, error) {
 		ran <- in

@@ -97,7 +97,7 @@
 // adds a few journal entries: a job at the 30 s cap journals about four
 // entries a minute.
 //
-// Approval (Spec.NeedsApproval; the Engine implements work.Approvals):
+// Approval (Spec.NeedsApproval; the Engine's Pending, Approve and Deny):
 // the Work's control object is created queued and awaiting, with the
 // child's input for Pending until it is answered; its workflow waits,
 // before any attempt (no slot, no process), on its approval promise

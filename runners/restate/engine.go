@@ -25,8 +25,8 @@ import (
 // except Start's admission (see Start). An Engine is safe for concurrent
 // use; Close releases the in-process part.
 //
-// Besides the methods listed here, an Engine has those of work.Engine,
-// work.Approvals and work.Updater that package work/driver writes once
+// Besides the methods listed here, an Engine has those of work.Engine
+// that package work/driver writes once
 // for every durable engine (driver.Portable: Start, Call, Status, List,
 // Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
 // Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,

@@ -40,8 +40,8 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // that ends during them does not interrupt them; see Start). An Engine is safe for concurrent use; Close
 // releases the in-process part (the Temporal client stays the caller's).
 //
-// Besides the methods listed here, an Engine has those of work.Engine,
-// work.Approvals and work.Updater that package work/driver writes once
+// Besides the methods listed here, an Engine has those of work.Engine
+// that package work/driver writes once
 // for every durable engine (driver.Portable: Start, Call, Status, List,
 // Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
 // Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,

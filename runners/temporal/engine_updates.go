@@ -10,8 +10,6 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-var _ work.Updater = (*Engine)(nil)
-
 // ReadUpdates reads a Work's updates: its workflow's state, read with a
 // query. They survive its workers, and stay readable after the Work
 // ended while its owner's registry retains its record (WithOptions: work.WithRetention)

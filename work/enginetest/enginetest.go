@@ -9,9 +9,9 @@
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
 // release, status rows, foreground calls, approval before a child starts
-// (for an Engine that implements work.Approvals), budgets and pools,
+// (for an Engine with approvals), budgets and pools,
 // external jobs (submit once, polls, cancel, deadline), children that
-// talk back (for an Engine that implements work.Updater: updates in order
+// talk back (for an Engine with updates: updates in order
 // and bounded, idempotent, owner-checked, readable after the end;
 // questions answered by guidance or left unanswered), the middleware's
 // opt-in auto-background option over the Engine (a call that moves to the
