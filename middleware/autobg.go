@@ -18,7 +18,7 @@ import (
 // without run_in_background moves to the background (0: never), and checks
 // the child's options: a bound of zero or less, or either option on a
 // child that is not backgroundable, is ErrInvalidBackgroundOption.
-// def is the Set's default (WithAutoBackground), 0 when none.
+// def is the Kit's default (WithAutoBackground), 0 when none.
 func autoBound(label string, c Child, background bool, def time.Duration) (time.Duration, error) {
 	if !background {
 		if c.AutoBackground != nil {
@@ -101,7 +101,7 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 }
 
 // lost answers a call whose Work the engine could not read: released
-// with the Set (code released), or the engine's error.
+// with the Kit (code released), or the engine's error.
 func (t *childTool) lost(ref work.Ref, err error, end func(work.CallEnd)) string {
 	if t.set.released.Load() && errors.Is(err, work.ErrNotFound) {
 		end(work.CallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: CodeReleased})

@@ -116,7 +116,7 @@ type Child struct {
 	// as completed and already read; one that fails or is cancelled in
 	// time gets the error object a foreground call gets. An explicit
 	// "run_in_background": false is always a foreground call with the
-	// exact output. Nil means the Set's default (WithAutoBackground),
+	// exact output. Nil means the Kit's default (WithAutoBackground),
 	// none unless given. Only a backgroundable child may have it, and
 	// After must be positive: Prepare fails otherwise
 	// (ErrInvalidBackgroundOption).

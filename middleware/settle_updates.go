@@ -22,10 +22,10 @@ import (
 const QuestionHeader = "[background work notice] Background work asked a question:"
 
 // updateWatch is what one RunUntilSettled knows of the updates of the
-// Set's children that report them: how far each Work's were handed to
+// Kit's children that report them: how far each Work's were handed to
 // the coordinator, and the Works update notices named.
 type updateWatch struct {
-	s       *Set
+	s       *Kit
 	up      work.Engine
 	cursor  map[string]int    // Work id -> the last Seq handed over (or passed by the filter)
 	noticed map[string]string // Work id -> target label, from NoticeUpdate
@@ -33,7 +33,7 @@ type updateWatch struct {
 
 // newUpdateWatch returns the watch of s's RunUntilSettled, or nil when no
 // child reports its updates.
-func (s *Set) newUpdateWatch() *updateWatch {
+func (s *Kit) newUpdateWatch() *updateWatch {
 	if !s.Reports() {
 		return nil
 	}

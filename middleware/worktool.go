@@ -25,8 +25,8 @@ const workDescription = `Follow and control work you started with "run_in_backgr
 	`send: queue guidance for an agent child, delivered before its next model request (needs id and message). ` +
 	`Results come only through result: status never includes output or failure details.`
 
-// workTool is the automatic work tool of a Set.
-type workTool struct{ set *Set }
+// workTool is the automatic work tool of a Kit.
+type workTool struct{ set *Kit }
 
 func (*workTool) Name() string        { return WorkToolName }
 func (*workTool) Description() string { return workDescription }
@@ -154,7 +154,7 @@ func knownAction(a string) bool {
 // Observer under that action with outcome invalid; any other refused input
 // under the action "invalid", so no string the model wrote becomes a
 // label. A nil ctx gets the error object with code nil_context. After the
-// Set's Release, list gets code released and the id actions
+// Kit's Release, list gets code released and the id actions
 // {"status":"not_found"}, without asking the engine.
 func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	if ctx == nil {
@@ -199,7 +199,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 }
 
 // exists reports whether the action names a Work that exists for the
-// Set's owner right now. Only then does the observer get the id: the
+// Kit's owner right now. Only then does the observer get the id: the
 // string is the model's until the engine has recognised it, and an id
 // that is unknown, another owner's or detached never reaches telemetry.
 // err is the engine's work.ErrUnavailable when it could not tell (the

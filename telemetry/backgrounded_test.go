@@ -16,7 +16,7 @@ import (
 // moverSet prepares owner on s with "mover", a function child
 // whose calls move to the background after bound, and whose body waits
 // for release (or returns at once when release is nil).
-func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Duration, release chan struct{}, out string) *middleware.Set {
+func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Duration, release chan struct{}, out string) *middleware.Kit {
 	t.Helper()
 	set, err := middleware.Prepare(s, owner, map[string]any{"mover": middleware.Backgroundable(middleware.Child{
 		Kind: work.KindFunction, AutoBackground: &middleware.AutoBackground{After: bound},
@@ -36,7 +36,7 @@ func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Dur
 // moveCall calls set's mover with input in ctx and, once the call and the
 // Work's deadline wait on the clock (waits timers), moves the clock by
 // bound; it returns the reply, a work.ref.
-func moveCall(t *testing.T, h *harness, ctx context.Context, set *middleware.Set, input string, waits int, bound time.Duration) string {
+func moveCall(t *testing.T, h *harness, ctx context.Context, set *middleware.Kit, input string, waits int, bound time.Duration) string {
 	t.Helper()
 	reply := make(chan string, 1)
 	go func() {

@@ -160,7 +160,7 @@ func TestJobChildBackground(t *testing.T) {
 			if e := obs.wait(t, id, work.EventPolled); e.Poll != work.PollOutcomeWaiting {
 				t.Errorf("first poll: outcome %q, want waiting", e.Poll)
 			}
-			block = kit.Set().StatusBlock(context.Background())
+			block = kit.Middleware().StatusBlock(context.Background())
 			return scripted.ToolCall("work", js(map[string]any{"action": "status", "id": id}))
 		}),
 		scripted.Func(func(req scripted.Request) scripted.Step {
@@ -348,7 +348,7 @@ func TestApprovalChild(t *testing.T) {
 	}
 	// The request's input is the approver's alone: neither the work
 	// tool's JSON nor the status block carries it.
-	if block := kit.Set().StatusBlock(ctx); !strings.Contains(block, id+" | deploy | queued") || strings.Contains(block+status, "payments") {
+	if block := kit.Middleware().StatusBlock(ctx); !strings.Contains(block, id+" | deploy | queued") || strings.Contains(block+status, "payments") {
 		t.Errorf("awaiting approval: status block %q and status %s; want the Work queued, without its input", block, status)
 	}
 	pending, err := ap.Pending(ctx, work.Approver())
