@@ -93,7 +93,7 @@ func TestAutoBackgroundMovesAtTheBound(t *testing.T) {
 		t.Fatalf("EventBackgrounded = %+v; want Work %s, target slow, from running, the bound, at t0+bound", ev, id)
 	}
 	calls := e.obs.Calls()
-	if c := calls[len(calls)-1]; c.Call.Kind != work.CallLaunch || c.Call.AutoBackground != bound || !c.Ended ||
+	if c := calls[len(calls)-1]; c.Call.Kind != work.ToolCallLaunch || c.Call.AutoBackground != bound || !c.Ended ||
 		c.End.WorkID != id || c.End.Outcome != "ok" {
 		t.Fatalf("the call as observed: %+v", c)
 	}

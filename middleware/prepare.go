@@ -371,11 +371,11 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	}
 	s := t.set
 	if len(raw) > t.maxInput {
-		_, end := s.obs.Begin(ctx, work.Call{Kind: work.CallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
-		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
+		_, end := s.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
+		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
 		return errObj(CodeInputTooLarge, fmt.Sprintf("the input is %d bytes, over this child's limit of %d bytes; send a shorter input", len(raw), t.maxInput)).JSON(), nil
 	}
-	kind := work.CallForeground
+	kind := work.ToolCallForeground
 	var auto time.Duration // the bound of a call that may move to the background
 	in, perr := parseChildInput(&t.child, raw)
 	if perr == nil {
@@ -383,24 +383,24 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		case in.background && !t.background:
 			perr = errors.New(`this child does not run in the background; omit "run_in_background"`)
 		case in.background || !in.explicit && t.byDefault:
-			kind = work.CallLaunch
+			kind = work.ToolCallLaunch
 		case !in.explicit && t.auto > 0:
-			kind, auto = work.CallLaunch, t.auto
+			kind, auto = work.ToolCallLaunch, t.auto
 		}
 	}
-	if perr == nil && kind == work.CallForeground && t.child.NeedsApproval {
+	if perr == nil && kind == work.ToolCallForeground && t.child.NeedsApproval {
 		perr = errors.New(`this child needs approval before it starts: set "run_in_background": true and check on it with the work tool`)
 	}
 	if perr == nil && t.child.Validate != nil {
 		perr = t.validate(in.input)
 	}
-	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
+	ctx, end := s.obs.Begin(ctx, work.ToolCall{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
 	if perr != nil {
-		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
+		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
 		return errObj(CodeChildInput, perr.Error()).JSON(), nil
 	}
 	if s.released.Load() {
-		end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 		return released.JSON(), nil
 	}
 	spec := work.Spec{
@@ -417,10 +417,10 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if t.child.Job != nil {
 		spec.Run = nil // the engine submits and polls the job
 	}
-	if kind == work.CallLaunch {
+	if kind == work.ToolCallLaunch {
 		spec.NeedsApproval, spec.ApprovalTimeout = t.child.NeedsApproval, t.child.ApprovalTimeout
 	}
-	if kind == work.CallLaunch {
+	if kind == work.ToolCallLaunch {
 		// A launch repeated with the same tool-call identity (a retry
 		// after a lost reply) gets the same work.ref; the engine keeps
 		// only a digest of the input.
@@ -432,27 +432,27 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		s.relMu.RLock()
 		if s.released.Load() {
 			s.relMu.RUnlock()
-			end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 			return released.JSON(), nil
 		}
 		ref, err := s.sup.Start(ctx, spec)
 		s.relMu.RUnlock()
 		if err != nil {
 			o := fromWork(err)
-			end(work.CallEnd{Outcome: "rejected", ErrorClass: o.Code})
+			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: o.Code})
 			return o.JSON(), nil
 		}
 		if auto > 0 {
 			return t.await(ctx, ref, deadline, auto, end), nil
 		}
-		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return mustJSON(ref), nil
 	}
 	out, err := s.sup.Call(ctx, spec)
 	if err != nil {
 		return failedCall("", err, end), nil
 	}
-	end(work.CallEnd{Outcome: "ok"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 	return out, nil
 }
 
