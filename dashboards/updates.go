@@ -21,7 +21,7 @@ func withUpdatesRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 			"Updates running children reported per second, by target and outcome (agentwork_work_updates_total): accepted, or the reason it was refused before it was accepted: "+
 				"count or bytes (over the Work's bounds, 32 updates and 16 KiB by default: work.UpdatePolicy), ending (the Work was being cancelled or settling), conflict (a key reused with another payload), invalid (an empty key or a payload that is not JSON), not_declared (the target declares no updates). "+
 				"A child keeps running after a refusal. Steady count or bytes refusals mean the child reports more than its policy allows: raise the bounds (up to their ceilings) or tell the child to report less often; not_declared means a child reports without declaring updates; conflict or invalid point at the child's tool calls. "+
-				"The updates themselves are read by the application (work.Updater's Updates, by cursor), never here; each is an agentwork.work.update event on the Work's invoke_agent span in Jaeger (its sequence, size and whether it is a question).",
+				"The updates themselves are read by the application (the Engine's Updates, by cursor), never here; each is an agentwork.work.update event on the Work's invoke_agent span in Jaeger (its sequence, size and whether it is a question).",
 			pos(0, y+1, 12, 8),
 			query("A", `sum by (target, outcome) (rate(agentwork_work_updates_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} {{outcome}}"))).
 		WithPanel(ts("Update size", units.BytesIEC,

@@ -26,7 +26,7 @@ func withWaitsRow(b *dashboard.DashboardBuilder) *dashboard.DashboardBuilder {
 			query("B", `sum by (target) (agentwork_work_awaiting_approval{`+targetSel+`})`, "{{target}} awaiting approval"))).
 		WithPanel(ts("Oldest approval request age", units.Seconds,
 			"How long the oldest pending approval request of each target has waited for an answer (agentwork_work_oldest_approval_age_seconds; 0 when none). "+
-				"Above 30 minutes AgentworkApprovalPending fires: the application's approver (work.Approvals: Pending, then Approve or Deny) is not answering. Unanswered requests end cancelled with class approval_timeout after their approval timeout (24 h by default).",
+				"Above 30 minutes AgentworkApprovalPending fires: the application's approver (the Engine's Pending, then Approve or Deny) is not answering. Unanswered requests end cancelled with class approval_timeout after their approval timeout (24 h by default).",
 			pos(8, y+1, 8, 8),
 			query("A", `max by (target) (agentwork_work_oldest_approval_age_seconds{`+targetSel+`})`, "{{target}}"))).
 		WithPanel(ts("Job polls by outcome", units.OpsPerSecond,

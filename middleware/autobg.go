@@ -18,7 +18,7 @@ import (
 // without run_in_background moves to the background (0: never), and checks
 // the child's options: a bound of zero or less, or either option on a
 // child that is not backgroundable, is ErrInvalidBackgroundOption.
-// def is the Set's default (WithAutoBackground), 0 when none.
+// def is the Kit's default (WithAutoBackground), 0 when none.
 func autoBound(label string, c Child, background bool, def time.Duration) (time.Duration, error) {
 	if !background {
 		if c.AutoBackground != nil {
@@ -73,7 +73,7 @@ func (t *childTool) backgroundNote() string {
 // (the Work is then cancelled), else the ref, and the Work goes on in the
 // background (EventBackgrounded). Each wait is one Result of at most
 // work.MaxResultWait. It ends the call's Observer span with end.
-func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time, bound time.Duration, end func(work.CallEnd)) string {
+func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time, bound time.Duration, end func(work.ToolCallEnd)) string {
 	s := t.set
 	for {
 		wait := min(max(deadline.Sub(s.sup.Now()), 0), work.MaxResultWait)
@@ -82,7 +82,7 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 		case err != nil:
 			return t.lost(ref, err, end)
 		case st.State == work.StateCompleted:
-			end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+			end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 			return out
 		case st.State.Terminal():
 			return failedCall(ref.ID, work.CallError(st), end)
@@ -95,20 +95,20 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 		}
 		s.obs.Event(ctx, work.Event{Type: work.EventBackgrounded, WorkID: ref.ID, Owner: s.owner.ID(),
 			Depth: s.owner.Depth(), Target: t.label, Kind: t.child.Kind, From: st.State, Time: now, Duration: bound})
-		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return mustJSON(ref)
 	}
 }
 
 // lost answers a call whose Work the engine could not read: released
-// with the Set (code released), or the engine's error.
-func (t *childTool) lost(ref work.Ref, err error, end func(work.CallEnd)) string {
+// with the Kit (code released), or the engine's error.
+func (t *childTool) lost(ref work.Ref, err error, end func(work.ToolCallEnd)) string {
 	if t.set.released.Load() && errors.Is(err, work.ErrNotFound) {
-		end(work.CallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: CodeReleased})
+		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: CodeReleased})
 		return released.JSON()
 	}
 	o := fromWork(err)
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: o.Code})
+	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: o.Code})
 	return o.JSON()
 }
 
@@ -117,13 +117,13 @@ func (t *childTool) lost(ref work.Ref, err error, end func(work.CallEnd)) string
 // context that keeps none of ctx's cancellation, bounded by
 // releaseTimeout) and the call gets ErrCancelled's error object, unless the
 // Work completed first, whose output it then gets.
-func (t *childTool) abandon(ctx context.Context, ref work.Ref, end func(work.CallEnd)) string {
+func (t *childTool) abandon(ctx context.Context, ref work.Ref, end func(work.ToolCallEnd)) string {
 	s := t.set
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	if r, err := s.sup.Cancel(bg, s.owner, ref.ID); err == nil && !r.Accepted && r.State == work.StateCompleted {
 		if st, out, err := s.sup.Result(bg, s.owner, ref.ID, 0); err == nil && st.State == work.StateCompleted {
-			end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+			end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 			return out
 		}
 	}
@@ -133,13 +133,13 @@ func (t *childTool) abandon(ctx context.Context, ref work.Ref, end func(work.Cal
 // failedCall answers a child call that failed with err (an engine error):
 // its error object, and the call's end with outcome failed and the
 // failure's class (a child's, or the error's code).
-func failedCall(workID string, err error, end func(work.CallEnd)) string {
+func failedCall(workID string, err error, end func(work.ToolCallEnd)) string {
 	o := fromWork(err)
 	class := o.Code
 	var we *work.Error
 	if errors.As(err, &we) && we.Class != "" {
 		class = we.Class
 	}
-	end(work.CallEnd{WorkID: workID, Outcome: "failed", ErrorClass: class})
+	end(work.ToolCallEnd{WorkID: workID, Outcome: "failed", ErrorClass: class})
 	return o.JSON()
 }

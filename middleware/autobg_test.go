@@ -93,7 +93,7 @@ func TestAutoBackgroundMovesAtTheBound(t *testing.T) {
 		t.Fatalf("EventBackgrounded = %+v; want Work %s, target slow, from running, the bound, at t0+bound", ev, id)
 	}
 	calls := e.obs.Calls()
-	if c := calls[len(calls)-1]; c.Call.Kind != work.CallLaunch || c.Call.AutoBackground != bound || !c.Ended ||
+	if c := calls[len(calls)-1]; c.Call.Kind != work.ToolCallLaunch || c.Call.AutoBackground != bound || !c.Ended ||
 		c.End.WorkID != id || c.End.Outcome != "ok" {
 		t.Fatalf("the call as observed: %+v", c)
 	}
@@ -317,7 +317,7 @@ func TestBackgroundOptionsPrepareErrors(t *testing.T) {
 		{"negative bound", autoChild(run, -time.Second), nil},
 		{"auto on a foreground child", middleware.Child{Kind: work.KindFunction, Run: run, AutoBackground: &middleware.AutoBackground{After: bound}}, nil},
 		{"default on a foreground child", middleware.Child{Kind: work.KindFunction, Run: run, BackgroundByDefault: true}, nil},
-		{"zero Set default", middleware.Child{Kind: work.KindFunction, Run: run}, []middleware.Option{middleware.WithAutoBackground(0)}},
+		{"zero Kit default", middleware.Child{Kind: work.KindFunction, Run: run}, []middleware.Option{middleware.WithAutoBackground(0)}},
 		{"negative Set default", middleware.Child{Kind: work.KindFunction, Run: run}, []middleware.Option{middleware.WithAutoBackground(-1)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -331,7 +331,7 @@ func TestBackgroundOptionsPrepareErrors(t *testing.T) {
 }
 
 // TestBackgroundOptionsWhatTheModelSees: only a child with an option on
-// has a different description or schema; the Set's default reaches every
+// has a different description or schema; the Kit's default reaches every
 // backgroundable child without its own bound, and no foreground child.
 func TestBackgroundOptionsWhatTheModelSees(t *testing.T) {
 	e := newEnv(t)
@@ -366,7 +366,7 @@ func TestBackgroundOptionsWhatTheModelSees(t *testing.T) {
 	if d := tool(t, s, "fg").Description(); d != "Does it." {
 		t.Errorf("a foreground child: %q", d)
 	}
-	prop := func(set *middleware.Set, label string) map[string]any {
+	prop := func(set *middleware.Kit, label string) map[string]any {
 		sch := tool(t, set, label).(middleware.Schemer).Schema()
 		return sch["properties"].(map[string]any)["run_in_background"].(map[string]any)
 	}

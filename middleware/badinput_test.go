@@ -133,7 +133,7 @@ var badInputs = []badInput{
 // badEnv prepares owner "coord" with the children the table names and
 // leaves three Works: a running function Work, a completed agent Work and a
 // running agent Work.
-func badEnv(t *testing.T, opts ...work.Option) (*env, *middleware.Set, map[string]string) {
+func badEnv(t *testing.T, opts ...work.Option) (*env, *middleware.Kit, map[string]string) {
 	e := newEnv(t, opts...)
 	running := e.gate("", nil)
 	running.cooperative = true

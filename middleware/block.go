@@ -32,9 +32,9 @@ const StatusUnavailable = "[background work] status unavailable: the engine did 
 // "and N more" line only when rows were left out. It contains nothing but
 // ids, labels, states, elapsed times and result availability. Each call
 // reports its row count to the Observer (EventStatusBlock). A released
-// Set's block is always "" (its Work is no longer visible to it); a nil
+// Kit's block is always "" (its Work is no longer visible to it); a nil
 // ctx is taken as context.Background().
-func (s *Set) StatusBlock(ctx context.Context) string {
+func (s *Kit) StatusBlock(ctx context.Context) string {
 	block, _ := s.StatusBlockRows(ctx)
 	return block
 }
@@ -42,7 +42,7 @@ func (s *Set) StatusBlock(ctx context.Context) string {
 // StatusBlockRows is StatusBlock that also returns the rows the block
 // shows. A block rendered while RunUntilSettled runs counts as shown to
 // the coordinator: a failure among its rows is not announced again.
-func (s *Set) StatusBlockRows(ctx context.Context) (string, []work.Row) {
+func (s *Kit) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	if s == nil || s.sup == nil || s.released.Load() {
 		return "", nil
 	}

@@ -77,7 +77,7 @@ type Child struct {
 	Job *work.Job
 	// NeedsApproval makes each background launch wait, queued and out of
 	// the dispatch queue, until the application approves it through the
-	// engine (work.Approvals); a denial ends it cancelled. Only a
+	// engine (work.Engine.Approve, Deny); a denial ends it cancelled. Only a
 	// backgroundable child may need approval (Prepare fails with
 	// ErrInvalidChild otherwise), and a foreground call of one is refused
 	// with code invalid_child_input before any Work is accepted: the
@@ -116,7 +116,7 @@ type Child struct {
 	// as completed and already read; one that fails or is cancelled in
 	// time gets the error object a foreground call gets. An explicit
 	// "run_in_background": false is always a foreground call with the
-	// exact output. Nil means the Set's default (WithAutoBackground),
+	// exact output. Nil means the Kit's default (WithAutoBackground),
 	// none unless given. Only a backgroundable child may have it, and
 	// After must be positive: Prepare fails otherwise
 	// (ErrInvalidBackgroundOption).

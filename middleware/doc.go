@@ -19,7 +19,7 @@
 // Two opt-in departures from the crux contract, off by default, are
 // written here once, over the work.Engine API, so that they hold on every
 // engine: a call made without run_in_background that moves to the
-// background after a bound (Child.AutoBackground, the Set's default
+// background after a bound (Child.AutoBackground, the Kit's default
 // WithAutoBackground given to PrepareWith), and background as a child's
 // default (Child.BackgroundByDefault).
 //
@@ -27,7 +27,7 @@
 // sentinels of this package (ErrNilEngine, ErrInvalidChildName, ...) or the
 // engine's refusal (work.ErrClosed); the tools answer a nil context, an
 // input over a child's MaxInputBytes, and a child call or list after
-// Set.Release, with the error object (codes nil_context, input_too_large,
+// Kit.Release, with the error object (codes nil_context, input_too_large,
 // released), and the work tool's id actions after Release with
 // {"status":"not_found"}.
 package middleware

@@ -20,7 +20,7 @@ const (
 	CodeMissingMessage = "missing_message" // send without a non-empty message
 	CodeChildInput     = "invalid_child_input"
 	CodeInputTooLarge  = "input_too_large" // a child input over its MaxInputBytes; nothing was started
-	CodeReleased       = "released"        // a child call or list after the Set's Release
+	CodeReleased       = "released"        // a child call or list after the Kit's Release
 	CodeNilContext     = "nil_context"     // a tool called with a nil context.Context
 )
 

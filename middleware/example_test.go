@@ -110,7 +110,7 @@ func ExampleBackgroundable() {
 // read, failed, running, queued, then the rest), newest first within each.
 // Ids are random, so this example prints <id1>, <id2>... in launch order
 // where the block has each Work's 32-digit id.
-func ExampleSet_StatusBlock() {
+func ExampleKit_StatusBlock() {
 	clock := fakeclock.New(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	sup := work.New(work.WithClock(clock), work.WithMaxRunning(1), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	defer sup.Close(context.Background())

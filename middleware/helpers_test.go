@@ -84,7 +84,7 @@ func newEnv(t *testing.T, opts ...work.Option) *env {
 	return e
 }
 
-func (e *env) prepare(owner string, entries map[string]any) *middleware.Set {
+func (e *env) prepare(owner string, entries map[string]any) *middleware.Kit {
 	e.t.Helper()
 	s, err := middleware.Prepare(e.sup, work.NewOwner(owner), entries)
 	if err != nil {
@@ -112,8 +112,8 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-// tool returns the Set's tool named name.
-func tool(t *testing.T, s *middleware.Set, name string) middleware.Tool {
+// tool returns the Kit's tool named name.
+func tool(t *testing.T, s *middleware.Kit, name string) middleware.Tool {
 	t.Helper()
 	for _, tl := range s.Tools() {
 		if tl.Name() == name {
@@ -154,19 +154,19 @@ func refID(t *testing.T, out string) string {
 
 // launch calls a backgroundable child with run_in_background and returns
 // the Work id.
-func launch(t *testing.T, s *middleware.Set, label, input string) string {
+func launch(t *testing.T, s *middleware.Kit, label, input string) string {
 	t.Helper()
 	b, _ := json.Marshal(input)
 	return refID(t, call(t, tool(t, s, label), `{"input":`+string(b)+`,"run_in_background":true}`))
 }
 
 // act calls the work tool with the JSON encoding of v.
-func act(t *testing.T, s *middleware.Set, v map[string]string) string {
+func act(t *testing.T, s *middleware.Kit, v map[string]string) string {
 	t.Helper()
 	return actCtx(t, context.Background(), s, v)
 }
 
-func actCtx(t *testing.T, ctx context.Context, s *middleware.Set, v map[string]string) string {
+func actCtx(t *testing.T, ctx context.Context, s *middleware.Kit, v map[string]string) string {
 	t.Helper()
 	b, _ := json.Marshal(v)
 	return callCtx(t, ctx, tool(t, s, middleware.WorkToolName), string(b))

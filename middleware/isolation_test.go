@@ -105,7 +105,7 @@ func TestChildIsolation(t *testing.T) {
 	}
 }
 
-// TestChildHasNoControlAuthority: a child's own Set (on its scope) cannot
+// TestChildHasNoControlAuthority: a child's own Kit (on its scope) cannot
 // see or control its parent's Work, and the parent cannot see the child's.
 func TestChildHasNoControlAuthority(t *testing.T) {
 	e := newEnv(t)
@@ -167,7 +167,7 @@ func TestChildHasNoControlAuthority(t *testing.T) {
 	}
 }
 
-// TestNestedDepth: a child that prepares its own Set on its scope can launch
+// TestNestedDepth: a child that prepares its own Kit on its scope can launch
 // background Work at depths 1..3; at the default depth limit (4) the launch
 // is refused with limit_exceeded.
 func TestNestedDepth(t *testing.T) {

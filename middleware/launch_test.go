@@ -43,7 +43,7 @@ func TestLaunchRetriedAfterLostReply(t *testing.T) {
 	}
 	// The retries' spans still name the Work.
 	for _, c := range e.obs.Calls() {
-		if c.Call.Kind == work.CallLaunch && c.Call.CallID == "call_abc" && c.End.Outcome == "ok" && c.End.WorkID != id {
+		if c.Call.Kind == work.ToolCallLaunch && c.Call.CallID == "call_abc" && c.End.Outcome == "ok" && c.End.WorkID != id {
 			t.Fatalf("a retry reported work %s", c.End.WorkID)
 		}
 	}

@@ -47,11 +47,11 @@ var (
 	// backgroundable has AutoBackground or BackgroundByDefault (there
 	// would be no work tool to follow its ref).
 	ErrInvalidBackgroundOption = errors.New("middleware: invalid background option")
-	// ErrNotPrepared: a method of a Set that Prepare did not make (the zero
-	// Set).
-	ErrNotPrepared = errors.New("middleware: the Set was not made by Prepare")
-	// ErrReleased: RunUntilSettled of a Set after its Release.
-	ErrReleased = errors.New("middleware: the Set was released")
+	// ErrNotPrepared: a method of a Kit that Prepare did not make (the zero
+	// Kit).
+	ErrNotPrepared = errors.New("middleware: the Kit was not made by Prepare")
+	// ErrReleased: RunUntilSettled of a Kit after its Release.
+	ErrReleased = errors.New("middleware: the Kit was released")
 	// ErrNilRun: RunUntilSettled got a nil run function.
 	ErrNilRun = errors.New("middleware: RunUntilSettled: nil run function")
 )

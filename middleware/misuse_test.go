@@ -45,7 +45,7 @@ func TestPrepareMisusedEngine(t *testing.T) {
 		{"closed", closed, []error{work.ErrClosed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var set *middleware.Set
+			var set *middleware.Kit
 			var err error
 			noPanic(t, "Prepare", func() { set, err = middleware.Prepare(tc.sup, work.NewOwner("coord"), entries()) })
 			if err == nil {
@@ -262,9 +262,9 @@ func TestChildInputBound(t *testing.T) {
 	}
 }
 
-// TestSetAfterRelease: a released Set starts nothing and lists nothing
+// TestSetAfterRelease: a released Kit starts nothing and lists nothing
 // (released), and its id actions answer not_found, even when the owner is
-// prepared again; Release is idempotent; the zero Set's is an error.
+// prepared again; Release is idempotent; the zero Kit's is an error.
 func TestSetAfterRelease(t *testing.T) {
 	e := newEnv(t)
 	g := e.gate("done", nil)
@@ -314,16 +314,16 @@ func TestSetAfterRelease(t *testing.T) {
 		})
 	}
 	if b := old.StatusBlock(context.Background()); b != "" {
-		t.Fatalf("released Set's status block = %q, want none", b)
+		t.Fatalf("released Kit's status block = %q, want none", b)
 	}
-	// The fresh Set's Work is untouched by the old Set.
+	// The fresh Kit's Work is untouched by the old Kit.
 	if st, err := e.sup.Status(t.Context(), fresh.Owner(), newID); err != nil || st.State.Terminal() || st.State == work.StateCancelRequested {
 		t.Fatalf("fresh Work: %+v, %v; want it live", st, err)
 	}
-	var zero middleware.Set
-	noPanic(t, "zero Set Release", func() {
+	var zero middleware.Kit
+	noPanic(t, "zero Kit Release", func() {
 		if err := zero.Release(); !errors.Is(err, middleware.ErrNotPrepared) {
-			t.Fatalf("zero Set Release: %v, want ErrNotPrepared", err)
+			t.Fatalf("zero Kit Release: %v, want ErrNotPrepared", err)
 		}
 	})
 }

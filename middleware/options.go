@@ -37,7 +37,7 @@ func WithExtraTools(names ...string) Option {
 	return optionFunc(func(c *config) { c.extra = append(c.extra, names...) })
 }
 
-// WithAutoBackground is the Set's default Child.AutoBackground: every
+// WithAutoBackground is the Kit's default Child.AutoBackground: every
 // backgroundable child without its own moves a call made without
 // run_in_background to the background when it is still unfinished after
 // the bound (an opt-in departure from the crux contract; see

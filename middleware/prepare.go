@@ -18,12 +18,12 @@ import (
 // is a preparation error.
 const WorkToolName = "work"
 
-// Set is one owner's prepared tools: the authored entries, with
+// Kit is one owner's prepared tools: the authored entries, with
 // backgroundable children wrapped, plus the work tool when any child is
 // backgroundable. It is safe for concurrent use.
 //
-// The zero Set has no tools and its Release returns ErrNotPrepared.
-type Set struct {
+// The zero Kit has no tools and its Release returns ErrNotPrepared.
+type Kit struct {
 	sup   work.Engine
 	owner work.Owner
 	obs   work.Observer
@@ -36,7 +36,7 @@ type Set struct {
 	relMu    sync.RWMutex
 	released atomic.Bool
 
-	// watch records the failed Works the Set's status blocks showed while
+	// watch records the failed Works the Kit's status blocks showed while
 	// RunUntilSettled runs.
 	watch failureWatch
 }
@@ -45,7 +45,7 @@ type Set struct {
 // engine (see PrepareContext) cannot be cancelled by the caller, and is
 // bounded by probeTimeout (30 s) only. Use PrepareContext when the engine
 // is remote.
-func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Kit, error) {
 	return PrepareContext(context.Background(), sup, owner, entries, extra...)
 }
 
@@ -60,7 +60,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // serves owner with a Subscribe (under ctx, bounded by probeTimeout) that
 // it closes at once. A ctx that is done makes the probe fail on an engine
 // whose Subscribe honours ctx (a remote one; a *work.Supervisor answers
-// at once and ignores it), with an error wrapping ctx.Err(). The Set keeps
+// at once and ignores it), with an error wrapping ctx.Err(). The Kit keeps
 // no ctx.
 //
 // PrepareContext fails (each error wraps one of the sentinels of this
@@ -83,8 +83,8 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // of tools the agent gets from elsewhere (for example its resolved prompt);
 // a "work" among them (in any case) is also an error when the work tool is
 // added. Every child's schema is copied:
-// later changes to the caller's map do not reach the Set.
-func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Set, error) {
+// later changes to the caller's map do not reach the Kit.
+func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Kit, error) {
 	return PrepareWith(ctx, sup, owner, entries, WithExtraTools(extra...))
 }
 
@@ -93,7 +93,7 @@ func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entr
 // default bound for moving a call to the background). It also fails, with
 // ErrInvalidBackgroundOption, on a bound of zero or less and on a child
 // that is not backgroundable with AutoBackground or BackgroundByDefault.
-func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, opts ...Option) (*Set, error) {
+func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, opts ...Option) (*Kit, error) {
 	cfg := newConfig(opts)
 	extra := cfg.extra
 	if ctx == nil {
@@ -131,7 +131,7 @@ func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries
 	if cfg.autoSet && cfg.auto <= 0 {
 		return nil, prepErr(ErrInvalidBackgroundOption, "middleware: WithAutoBackground: the bound must be positive (got %s)", cfg.auto)
 	}
-	s := &Set{sup: sup, owner: owner, obs: obs, auto: cfg.auto}
+	s := &Kit{sup: sup, owner: owner, obs: obs, auto: cfg.auto}
 	for _, label := range labels {
 		if label == "" {
 			return nil, prepErr(ErrInvalidEntry, "middleware: empty tool label")
@@ -202,16 +202,16 @@ func probe(ctx context.Context, sup work.Engine, owner work.Owner) error {
 }
 
 // Tools returns the prepared tools in label order, the work tool last.
-func (s *Set) Tools() []Tool {
+func (s *Kit) Tools() []Tool {
 	if s == nil {
 		return nil
 	}
 	return append([]Tool(nil), s.tools...)
 }
 
-// Owner returns the owner the Set was prepared for (the zero Owner for the
-// zero Set).
-func (s *Set) Owner() work.Owner {
+// Owner returns the owner the Kit was prepared for (the zero Owner for the
+// zero Kit).
+func (s *Kit) Owner() work.Owner {
 	if s == nil {
 		return work.Owner{}
 	}
@@ -220,18 +220,18 @@ func (s *Set) Owner() work.Owner {
 
 // Release cancels the owner's unfinished Work, forgets all of it and the
 // owner (work.Engine.Release). Call it when the agent instance is done.
-// Afterwards the Set's child tools and the work tool's list return the
+// Afterwards the Kit's child tools and the work tool's list return the
 // error object with code released, its id actions {"status":"not_found"}
-// (even when the owner is prepared again: the new Set's Work is not this
-// Set's) and its status block is empty. A second Release does nothing and
-// returns nil; the zero Set's returns ErrNotPrepared. It is safe to call
+// (even when the owner is prepared again: the new Kit's Work is not this
+// Kit's) and its status block is empty. A second Release does nothing and
+// returns nil; the zero Kit's returns ErrNotPrepared. It is safe to call
 // concurrently with the tools: no launch starts Work after it returns (a
 // foreground call already past its check may still run, and Release
 // cancels it as the engine cancels the owner's unfinished Work).
 //
 // To keep that guarantee Release first waits for the launches already in
 // flight (background child calls past their released check, inside the
-// engine's Start) to return, and only then marks the Set released and
+// engine's Start) to return, and only then marks the Kit released and
 // releases the owner, so their Work is cancelled with the rest. Each such
 // wait is bounded only by the engine's own Start bound (a
 // *work.Supervisor's Start returns at once; a remote engine's is its RPC
@@ -242,10 +242,10 @@ func (s *Set) Owner() work.Owner {
 // Release has no ctx: it calls the engine's Release with
 // context.Background() bounded by releaseTimeout, and returns that call's
 // error (never one for a work.Supervisor made by New; a remote engine's
-// when it could not release the owner). The Set is released even then:
+// when it could not release the owner). The Kit is released even then:
 // its tools refuse from then on, and a second Release does not retry (call
 // the engine's Release for that).
-func (s *Set) Release() error {
+func (s *Kit) Release() error {
 	if s == nil || s.sup == nil {
 		return ErrNotPrepared
 	}
@@ -270,14 +270,14 @@ const (
 )
 
 // Released reports whether Release was called.
-func (s *Set) Released() bool { return s != nil && s.released.Load() }
+func (s *Kit) Released() bool { return s != nil && s.released.Load() }
 
-// HasWork reports whether the Set includes the work tool.
-func (s *Set) HasWork() bool { return s != nil && s.bg }
+// HasWork reports whether the Kit includes the work tool.
+func (s *Kit) HasWork() bool { return s != nil && s.bg }
 
 // childTool is a prepared child: foreground-only, or backgroundable.
 type childTool struct {
-	set        *Set
+	set        *Kit
 	label      string
 	child      Child
 	background bool
@@ -287,7 +287,7 @@ type childTool struct {
 	byDefault  bool          // an absent run_in_background means true
 }
 
-func (s *Set) newChildTool(label string, c Child, background bool) (*childTool, error) {
+func (s *Kit) newChildTool(label string, c Child, background bool) (*childTool, error) {
 	if !validChildName(label) {
 		return nil, prepErr(ErrInvalidChildName, "middleware: child %q: the name must match ^[a-zA-Z0-9_-]{1,64}$ (the tool names OpenAI and Anthropic accept)", label)
 	}
@@ -358,7 +358,7 @@ func (t *childTool) Schema() map[string]any { return copySchema(t.schema) }
 
 // Call runs the child. It never returns a Go error: bad input and failures
 // come back as the error object, so an agent loop is never aborted. A nil
-// ctx gets code nil_context, a call after the Set's Release code released,
+// ctx gets code nil_context, a call after the Kit's Release code released,
 // and an input over the child's MaxInputBytes code input_too_large (it is
 // not parsed; the Observer sees a foreground call), all before any Work is
 // accepted. run_in_background true launches; false is a foreground call;
@@ -371,11 +371,11 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	}
 	s := t.set
 	if len(raw) > t.maxInput {
-		_, end := s.obs.Begin(ctx, work.Call{Kind: work.CallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
-		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
+		_, end := s.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
+		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
 		return errObj(CodeInputTooLarge, fmt.Sprintf("the input is %d bytes, over this child's limit of %d bytes; send a shorter input", len(raw), t.maxInput)).JSON(), nil
 	}
-	kind := work.CallForeground
+	kind := work.ToolCallForeground
 	var auto time.Duration // the bound of a call that may move to the background
 	in, perr := parseChildInput(&t.child, raw)
 	if perr == nil {
@@ -383,24 +383,24 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		case in.background && !t.background:
 			perr = errors.New(`this child does not run in the background; omit "run_in_background"`)
 		case in.background || !in.explicit && t.byDefault:
-			kind = work.CallLaunch
+			kind = work.ToolCallLaunch
 		case !in.explicit && t.auto > 0:
-			kind, auto = work.CallLaunch, t.auto
+			kind, auto = work.ToolCallLaunch, t.auto
 		}
 	}
-	if perr == nil && kind == work.CallForeground && t.child.NeedsApproval {
+	if perr == nil && kind == work.ToolCallForeground && t.child.NeedsApproval {
 		perr = errors.New(`this child needs approval before it starts: set "run_in_background": true and check on it with the work tool`)
 	}
 	if perr == nil && t.child.Validate != nil {
 		perr = t.validate(in.input)
 	}
-	ctx, end := s.obs.Begin(ctx, work.Call{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
+	ctx, end := s.obs.Begin(ctx, work.ToolCall{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
 	if perr != nil {
-		end(work.CallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
+		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
 		return errObj(CodeChildInput, perr.Error()).JSON(), nil
 	}
 	if s.released.Load() {
-		end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 		return released.JSON(), nil
 	}
 	spec := work.Spec{
@@ -417,10 +417,10 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if t.child.Job != nil {
 		spec.Run = nil // the engine submits and polls the job
 	}
-	if kind == work.CallLaunch {
+	if kind == work.ToolCallLaunch {
 		spec.NeedsApproval, spec.ApprovalTimeout = t.child.NeedsApproval, t.child.ApprovalTimeout
 	}
-	if kind == work.CallLaunch {
+	if kind == work.ToolCallLaunch {
 		// A launch repeated with the same tool-call identity (a retry
 		// after a lost reply) gets the same work.ref; the engine keeps
 		// only a digest of the input.
@@ -432,27 +432,27 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		s.relMu.RLock()
 		if s.released.Load() {
 			s.relMu.RUnlock()
-			end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 			return released.JSON(), nil
 		}
 		ref, err := s.sup.Start(ctx, spec)
 		s.relMu.RUnlock()
 		if err != nil {
 			o := fromWork(err)
-			end(work.CallEnd{Outcome: "rejected", ErrorClass: o.Code})
+			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: o.Code})
 			return o.JSON(), nil
 		}
 		if auto > 0 {
 			return t.await(ctx, ref, deadline, auto, end), nil
 		}
-		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return mustJSON(ref), nil
 	}
 	out, err := s.sup.Call(ctx, spec)
 	if err != nil {
 		return failedCall("", err, end), nil
 	}
-	end(work.CallEnd{Outcome: "ok"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 	return out, nil
 }
 

@@ -21,7 +21,7 @@ func (p *plainTool) Call(context.Context, string) (string, error) {
 
 func echo(_ context.Context, in string) (string, error) { return "echo:" + in, nil }
 
-func names(s *middleware.Set) []string {
+func names(s *middleware.Kit) []string {
 	var out []string
 	for _, tl := range s.Tools() {
 		out = append(out, tl.Name())
@@ -135,7 +135,7 @@ func TestPrepareErrors(t *testing.T) {
 				t.Fatalf("Prepare succeeded with tools %v", names(set))
 			}
 			if set != nil {
-				t.Fatal("a failed Prepare returned a Set")
+				t.Fatal("a failed Prepare returned a Kit")
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %q does not mention %q", err, tc.want)
@@ -308,7 +308,7 @@ func TestPrepareCopies(t *testing.T) {
 
 	s := e.prepare("coord", map[string]any{"lookup": bg, "fg": fg})
 
-	// And after Prepare: the Set is frozen too.
+	// And after Prepare: the Kit is frozen too.
 	fgSchema["required"] = []string{"other"}
 	fgSchema["properties"].(map[string]any)["query"] = map[string]any{"type": "integer"}
 

@@ -15,7 +15,7 @@ import (
 
 const notFound = `{"status":"not_found"}`
 
-func researchSet(e *env, g *gate) *middleware.Set {
+func researchSet(e *env, g *gate) *middleware.Kit {
 	return e.prepare("coord", map[string]any{
 		"research": middleware.Backgroundable(middleware.Child{ID: "researcher-v1", Kind: work.KindAgent,
 			Description: "Researches a topic.", Run: g.run}),

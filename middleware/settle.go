@@ -62,7 +62,7 @@ type Settled struct {
 	// Updates counts the child updates handed to the coordinator
 	// (ReportUpdates), Questions the resumes for a child's question.
 	Updates, Questions int
-	// Capped reports that the resume cap stopped the loop while the Set's
+	// Capped reports that the resume cap stopped the loop while the Kit's
 	// Work was still live or had settled unannounced.
 	Capped bool
 }
@@ -94,7 +94,7 @@ type Resume struct {
 }
 
 // RunUntilSettled runs the coordinator with run (Resume.Run 0: the
-// application's own input) and, whenever a run ends while the Set's
+// application's own input) and, whenever a run ends while the Kit's
 // background Work is still live, waits for the next settlement and runs
 // it again with a framed, content-free user message (Resume.Notice:
 // NoticeHeader) naming each Work that settled since: completed with a
@@ -108,14 +108,14 @@ type Resume struct {
 // conversation, else the original input and the notice) is the
 // adapter's.
 //
-// It returns when no Work of the Set's owner is live and every settled
+// It returns when no Work of the Kit's owner is live and every settled
 // Work has been announced, when the resume cap is hit (Capped), when ctx
 // ends (with ctx's error), when a run fails (with its error), when the
 // engine cannot read the owner's Work (Live's or Settled's error), or when
 // the owner is released or the engine closed (its subscription closes, or
-// the Set is found released after a run; it then reads no more of the
-// engine, where a later Set may have the same owner id). Called after the
-// Set's Release it returns ErrReleased, on the zero Set ErrNotPrepared,
+// the Kit is found released after a run; it then reads no more of the
+// engine, where a later Kit may have the same owner id). Called after the
+// Kit's Release it returns ErrReleased, on the zero Kit ErrNotPrepared,
 // with a nil ctx ErrNilContext, with a nil run ErrNilRun, all before any
 // run. Each settled Work is announced exactly once, none missed, also
 // when several settle together or while a run is in progress, and however
@@ -135,11 +135,11 @@ type Resume struct {
 // (QuestionHeader) that tells it to answer with the work tool's send
 // action. A question of a Work already settled rides with the next resume
 // like any update. Update notices (work.NoticeUpdate) only wake the
-// helper, which then reads the updates by cursor (work.Updater.Updates).
+// helper, which then reads the updates by cursor (work.Engine.Updates).
 //
 // The failures the coordinator saw are those of the status blocks the
-// Set rendered (StatusBlock, StatusBlockRows) while RunUntilSettled runs.
-func (s *Set) RunUntilSettled(ctx context.Context, run func(context.Context, Resume) (string, error), opts ...SettleOption) (Settled, error) {
+// Kit rendered (StatusBlock, StatusBlockRows) while RunUntilSettled runs.
+func (s *Kit) RunUntilSettled(ctx context.Context, run func(context.Context, Resume) (string, error), opts ...SettleOption) (Settled, error) {
 	cfg := settleConfig{maxResumes: DefaultMaxResumes}
 	for _, o := range opts {
 		if o != nil {
@@ -182,7 +182,7 @@ func (s *Set) RunUntilSettled(ctx context.Context, run func(context.Context, Res
 		for {
 			if s.Released() {
 				// Released during the run: the owner's Work is gone and
-				// its id may already be another Set's.
+				// its id may already be another Kit's.
 				return res, nil
 			}
 			drainNotices(sub.C(), watch)
@@ -261,7 +261,7 @@ func pending(settled []work.Status, announced map[string]bool, shown func(string
 	return due
 }
 
-// failureWatch records, for each RunUntilSettled in progress on a Set,
+// failureWatch records, for each RunUntilSettled in progress on a Kit,
 // the failed Works its status blocks have shown.
 type failureWatch struct {
 	mu   sync.Mutex
@@ -296,8 +296,8 @@ func (w *failureWatch) failedShown(s *shownSet) func(string) bool {
 	}
 }
 
-// shown records the failed Works of a status block the Set rendered.
-func (s *Set) shown(rows []work.Row) {
+// shown records the failed Works of a status block the Kit rendered.
+func (s *Kit) shown(rows []work.Row) {
 	w := &s.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -22,24 +22,22 @@ import (
 const QuestionHeader = "[background work notice] Background work asked a question:"
 
 // updateWatch is what one RunUntilSettled knows of the updates of the
-// Set's children that report them: how far each Work's were handed to
+// Kit's children that report them: how far each Work's were handed to
 // the coordinator, and the Works update notices named.
 type updateWatch struct {
-	s       *Set
-	up      work.Updater
+	s       *Kit
+	up      work.Engine
 	cursor  map[string]int    // Work id -> the last Seq handed over (or passed by the filter)
 	noticed map[string]string // Work id -> target label, from NoticeUpdate
 }
 
 // newUpdateWatch returns the watch of s's RunUntilSettled, or nil when no
-// child reports its updates or the engine does not implement
-// work.Updater (then no update reaches the coordinator).
-func (s *Set) newUpdateWatch() *updateWatch {
-	up, ok := s.sup.(work.Updater)
-	if !ok || !s.Reports() {
+// child reports its updates.
+func (s *Kit) newUpdateWatch() *updateWatch {
+	if !s.Reports() {
 		return nil
 	}
-	return &updateWatch{s: s, up: up, cursor: map[string]int{}, noticed: map[string]string{}}
+	return &updateWatch{s: s, up: s.sup, cursor: map[string]int{}, noticed: map[string]string{}}
 }
 
 // note records a notice's Work when it reports an update.

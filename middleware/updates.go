@@ -308,7 +308,7 @@ func noRun(context.Context) (string, error) { return "", nil }
 // UpdateReport returns whether the child tool labelled label hands its
 // updates to the coordinator (Child.ReportUpdates) and its filter (nil:
 // all of them). It is false for a label that is not a child's.
-func (s *Set) UpdateReport(label string) (report bool, filter func(work.Update) bool) {
+func (s *Kit) UpdateReport(label string) (report bool, filter func(work.Update) bool) {
 	if s == nil {
 		return false, nil
 	}
@@ -320,9 +320,9 @@ func (s *Set) UpdateReport(label string) (report bool, filter func(work.Update) 
 	return false, nil
 }
 
-// Reports reports whether any child of the Set hands its updates to the
+// Reports reports whether any child of the Kit hands its updates to the
 // coordinator.
-func (s *Set) Reports() bool {
+func (s *Kit) Reports() bool {
 	if s == nil {
 		return false
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestActionWorkIDOnlyWhenItExists: a work-tool action hands the observer
 // (and so telemetry) the id it names only when that Work exists for the
-// Set's owner at the call; an unknown, foreign or detached id is the
+// Kit's owner at the call; an unknown, foreign or detached id is the
 // model's string and stays out.
 func TestActionWorkIDOnlyWhenItExists(t *testing.T) {
 	e := newEnv(t)

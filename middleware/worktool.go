@@ -25,8 +25,8 @@ const workDescription = `Follow and control work you started with "run_in_backgr
 	`send: queue guidance for an agent child, delivered before its next model request (needs id and message). ` +
 	`Results come only through result: status never includes output or failure details.`
 
-// workTool is the automatic work tool of a Set.
-type workTool struct{ set *Set }
+// workTool is the automatic work tool of a Kit.
+type workTool struct{ set *Kit }
 
 func (*workTool) Name() string        { return WorkToolName }
 func (*workTool) Description() string { return workDescription }
@@ -154,7 +154,7 @@ func knownAction(a string) bool {
 // Observer under that action with outcome invalid; any other refused input
 // under the action "invalid", so no string the model wrote becomes a
 // label. A nil ctx gets the error object with code nil_context. After the
-// Set's Release, list gets code released and the id actions
+// Kit's Release, list gets code released and the id actions
 // {"status":"not_found"}, without asking the engine.
 func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	if ctx == nil {
@@ -163,7 +163,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	s := t.set
 	in, bad := parseWorkInput(raw)
 	gone := s.released.Load()
-	call := work.Call{Kind: work.CallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
+	call := work.ToolCall{Kind: work.ToolCallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
 	var unreachable error
 	if bad != nil && !knownAction(in.Action) {
 		call.Action = "invalid"
@@ -175,31 +175,31 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	}
 	ctx, end := s.obs.Begin(ctx, call)
 	if bad != nil {
-		end(work.CallEnd{Outcome: "invalid", ErrorClass: bad.Code})
+		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: bad.Code})
 		return bad.JSON(), nil
 	}
 	if unreachable != nil {
 		// The engine did not answer the existence check: the action
 		// would wait for it again (a remote engine's RPC timeout each).
 		out, outcome, code := t.failed(unreachable)
-		end(work.CallEnd{Outcome: outcome, ErrorClass: code})
+		end(work.ToolCallEnd{Outcome: outcome, ErrorClass: code})
 		return out, nil
 	}
 	if gone {
 		if in.Action == "list" {
-			end(work.CallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 			return released.JSON(), nil
 		}
-		end(work.CallEnd{Outcome: "not_found"})
+		end(work.ToolCallEnd{Outcome: "not_found"})
 		return notFound, nil
 	}
 	out, outcome, code := t.do(ctx, in)
-	end(work.CallEnd{Outcome: outcome, ErrorClass: code})
+	end(work.ToolCallEnd{Outcome: outcome, ErrorClass: code})
 	return out, nil
 }
 
 // exists reports whether the action names a Work that exists for the
-// Set's owner right now. Only then does the observer get the id: the
+// Kit's owner right now. Only then does the observer get the id: the
 // string is the model's until the engine has recognised it, and an id
 // that is unknown, another owner's or detached never reaches telemetry.
 // err is the engine's work.ErrUnavailable when it could not tell (the

@@ -16,7 +16,7 @@ const (
 	metricBackgrounded = "agentwork.work.backgrounded" // agentwork_work_backgrounded_total
 )
 
-// trackMove registers a call that may move (work.Call.AutoBackground set)
+// trackMove registers a call that may move (work.ToolCall.AutoBackground set)
 // by its "execute_tool" span id: Bind records there the "invoke_agent"
 // span of the Work the call starts, where EventBackgrounded goes.
 func (o *Observer) trackMove(id trace.SpanID) {

@@ -16,7 +16,7 @@ import (
 // moverSet prepares owner on s with "mover", a function child
 // whose calls move to the background after bound, and whose body waits
 // for release (or returns at once when release is nil).
-func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Duration, release chan struct{}, out string) *middleware.Set {
+func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Duration, release chan struct{}, out string) *middleware.Kit {
 	t.Helper()
 	set, err := middleware.Prepare(s, owner, map[string]any{"mover": middleware.Backgroundable(middleware.Child{
 		Kind: work.KindFunction, AutoBackground: &middleware.AutoBackground{After: bound},
@@ -36,7 +36,7 @@ func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Dur
 // moveCall calls set's mover with input in ctx and, once the call and the
 // Work's deadline wait on the clock (waits timers), moves the clock by
 // bound; it returns the reply, a work.ref.
-func moveCall(t *testing.T, h *harness, ctx context.Context, set *middleware.Set, input string, waits int, bound time.Duration) string {
+func moveCall(t *testing.T, h *harness, ctx context.Context, set *middleware.Kit, input string, waits int, bound time.Duration) string {
 	t.Helper()
 	reply := make(chan string, 1)
 	go func() {
@@ -127,11 +127,11 @@ func TestBackgroundedTelemetry(t *testing.T) {
 func TestBackgroundedElsewhere(t *testing.T) {
 	h := newHarness(t)
 	ctx, root := h.root()
-	cctx, end := h.obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: "mover", Owner: h.owner.ID(), AutoBackground: time.Second})
+	cctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "mover", Owner: h.owner.ID(), AutoBackground: time.Second})
 	id := strings.Repeat("ab", 16)
 	h.obs.Event(cctx, work.Event{Type: work.EventBackgrounded, WorkID: id, Owner: h.owner.ID(), Target: "mover",
 		From: work.StateQueued, Time: epoch, Duration: time.Second})
-	end(work.CallEnd{WorkID: id, Outcome: "ok"})
+	end(work.ToolCallEnd{WorkID: id, Outcome: "ok"})
 	root.End()
 	want := "coordinator kind=internal parent=root trace=t1 links=[] status=Unset\n" +
 		"  attrs\n" +
@@ -142,7 +142,7 @@ func TestBackgroundedElsewhere(t *testing.T) {
 }
 
 // TestBackgroundedTraced: under a framework's own execute_tool span
-// (work.WithCallTraced) the move still goes on the Work's span.
+// (work.WithToolCallTraced) the move still goes on the Work's span.
 func TestBackgroundedTraced(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	const bound = time.Second
@@ -151,7 +151,7 @@ func TestBackgroundedTraced(t *testing.T) {
 	set := moverSet(t, h.s, h.owner, bound, release, "output")
 	ctx, root := h.root()
 	ctx, call := h.tp.Tracer("framework").Start(ctx, "execute_tool mover")
-	moveCall(t, h, work.WithCallTraced(ctx), set, `{"input":"x"}`, 1, bound)
+	moveCall(t, h, work.WithToolCallTraced(ctx), set, `{"input":"x"}`, 1, bound)
 	call.End()
 	root.End()
 	var started []sdktrace.ReadOnlySpan

@@ -28,18 +28,18 @@ func benchLifecycle(b *testing.B, obs work.Observer, reset func()) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		lctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: "researcher", CallID: "call_1", Owner: owner.ID()})
+		lctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher", CallID: "call_1", Owner: owner.ID()})
 		ref, err := s.Start(lctx, spec)
 		if err != nil {
 			b.Fatal(err)
 		}
-		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
-		actx, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: owner.ID()})
+		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+		actx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: owner.ID()})
 		st, _, err := s.Result(actx, owner, ref.ID, work.MaxResultWait)
 		if err != nil || st.State != work.StateCompleted {
 			b.Fatal(st.State, err)
 		}
-		end(work.CallEnd{Outcome: "ok"})
+		end(work.ToolCallEnd{Outcome: "ok"})
 		if i++; i%1024 == 0 && reset != nil {
 			reset()
 		}

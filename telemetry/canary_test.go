@@ -133,10 +133,10 @@ func TestCanary(t *testing.T) {
 
 	// Model-controlled call fields, and a caller that puts error text where
 	// a class belongs.
-	_, end := h.obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: canary, WorkID: canary, Owner: h.owner.ID()})
-	end(work.CallEnd{Outcome: canary, ErrorClass: "invalid input: " + canary})
-	_, end = h.obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "status", WorkID: canary + "0123456789abcdef", CallID: "call " + canary})
-	end(work.CallEnd{Outcome: "not_found", ErrorClass: canary})
+	_, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: canary, WorkID: canary, Owner: h.owner.ID()})
+	end(work.ToolCallEnd{Outcome: canary, ErrorClass: "invalid input: " + canary})
+	_, end = h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "status", WorkID: canary + "0123456789abcdef", CallID: "call " + canary})
+	end(work.ToolCallEnd{Outcome: "not_found", ErrorClass: canary})
 	root.End()
 
 	// Something was recorded everywhere.

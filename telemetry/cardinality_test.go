@@ -130,11 +130,11 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 				t.Fatal(err)
 			}
 			outcome := []string{"ok", "not_found"}[(i/len(actions))%2]
-			_, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: actions[i%len(actions)], WorkID: ref.ID, Owner: o.ID()})
-			end(work.CallEnd{Outcome: outcome})
+			_, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: actions[i%len(actions)], WorkID: ref.ID, Owner: o.ID()})
+			end(work.ToolCallEnd{Outcome: outcome})
 		}
-		_, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: fmt.Sprintf("bogus-%d", j), Owner: o.ID()})
-		end(work.CallEnd{Outcome: "invalid", ErrorClass: "invalid_action"})
+		_, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: fmt.Sprintf("bogus-%d", j), Owner: o.ID()})
+		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: "invalid_action"})
 		rows, _, _ := s.Rows(ctx, o)
 		obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: o.ID(), Count: len(rows)})
 		if _, err := s.Start(ctx, work.Spec{Owner: o, Target: targets[j%len(targets)], Run: func(context.Context) (string, error) { return "", nil }}); !errors.Is(err, work.ErrLimit) {

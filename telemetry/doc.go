@@ -29,7 +29,7 @@
 //
 // Where the agent framework makes an execute_tool span of its own for
 // every tool call (an Eino callbacks.Handler) and the adapter marks the
-// call (work.WithCallTraced, an adapter's option), there is no
+// call (work.WithToolCallTraced, an adapter's option), there is no
 // "execute_tool" span of agentwork's: the framework's span takes its
 // place (see Observer.Begin).
 //

@@ -32,7 +32,7 @@ func ExampleNew() {
 	owner := work.NewOwner("coordinator")
 
 	release := make(chan struct{})
-	lctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: "researcher"})
+	lctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher"})
 	ref, err := s.Start(lctx, work.Spec{Owner: owner, Target: work.Target{Label: "researcher", Kind: work.KindAgent},
 		Run: func(ctx context.Context) (string, error) {
 			<-release
@@ -42,12 +42,12 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	close(release)
 
-	actx, end := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: owner.ID()})
+	actx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: owner.ID()})
 	_, out, _ := s.Result(actx, owner, ref.ID, 30*time.Second)
-	end(work.CallEnd{Outcome: "ok"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 	fmt.Println("result:", out)
 
 	for _, sp := range spans.Ended() {

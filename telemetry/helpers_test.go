@@ -79,7 +79,7 @@ type tee struct {
 	hook *eventHook
 }
 
-func (t tee) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+func (t tee) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
 	return t.obs.Begin(ctx, c)
 }
 
@@ -149,22 +149,22 @@ func (h *harness) root() (context.Context, trace.Span) {
 
 // launch does what the middleware does for run_in_background.
 func (h *harness) launch(ctx context.Context, t work.Target, spec work.Spec) (string, error) {
-	ctx, end := h.obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: t.Label, CallID: "call_launch", Owner: h.owner.ID()})
+	ctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: t.Label, CallID: "call_launch", Owner: h.owner.ID()})
 	spec.Owner, spec.Target = h.owner, t
 	ref, err := h.s.Start(ctx, spec)
 	if err != nil {
-		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err
 	}
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	return ref.ID, nil
 }
 
 // action does what the work tool does: a call span around fn.
 func (h *harness) action(ctx context.Context, action, id string, fn func(ctx context.Context) (outcome, class string)) {
-	ctx, end := h.obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: action, WorkID: id, CallID: "call_" + action, Owner: h.owner.ID()})
+	ctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: action, WorkID: id, CallID: "call_" + action, Owner: h.owner.ID()})
 	outcome, class := fn(ctx)
-	end(work.CallEnd{Outcome: outcome, ErrorClass: class})
+	end(work.ToolCallEnd{Outcome: outcome, ErrorClass: class})
 }
 
 // await waits until the Work is terminal (a completed Work's result is

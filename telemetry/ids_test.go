@@ -55,13 +55,13 @@ func TestToolCallIDShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []work.Call{
-			{Kind: work.CallAction, Tool: "work", Action: "list", CallID: tc.id, Owner: "o"},
-			{Kind: work.CallLaunch, Tool: "research", CallID: tc.id, Owner: "o"},
-			{Kind: work.CallForeground, Tool: "research", CallID: tc.id, Owner: "o"},
+		for _, c := range []work.ToolCall{
+			{Kind: work.ToolCallAction, Tool: "work", Action: "list", CallID: tc.id, Owner: "o"},
+			{Kind: work.ToolCallLaunch, Tool: "research", CallID: tc.id, Owner: "o"},
+			{Kind: work.ToolCallForeground, Tool: "research", CallID: tc.id, Owner: "o"},
 		} {
 			_, end := obs.Begin(context.Background(), c)
-			end(work.CallEnd{Outcome: "ok"})
+			end(work.ToolCallEnd{Outcome: "ok"})
 		}
 		spans := rec.Ended()
 		if len(spans) != 3 {

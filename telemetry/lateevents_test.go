@@ -33,13 +33,13 @@ func TestLateEventsStayWithTheirOwner(t *testing.T) {
 	}
 	// Owner b's action names a's Work and stays open while a reads the
 	// result (a late result-read event).
-	actx, endA := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: a.ID()})
-	_, endB := obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: b.ID()})
+	actx, endA := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: a.ID()})
+	_, endB := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: b.ID()})
 	if _, out, err := s.Result(actx, a, ref.ID, work.MaxResultWait); err != nil || out != "out" {
 		t.Fatalf("result: %q %v", out, err)
 	}
-	endA(work.CallEnd{Outcome: "ok"})
-	endB(work.CallEnd{Outcome: "not_found"})
+	endA(work.ToolCallEnd{Outcome: "ok"})
+	endB(work.ToolCallEnd{Outcome: "not_found"})
 	var gotA, gotB int
 	for _, sp := range rec.Ended() {
 		if sp.Name() != "execute_tool work" {

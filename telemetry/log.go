@@ -130,7 +130,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 
 // logForeground writes one line for the end of a foreground call: Warn
 // when it failed, Debug otherwise.
-func (o *Observer) logForeground(ctx context.Context, c work.Call, ce work.CallEnd) {
+func (o *Observer) logForeground(ctx context.Context, c work.ToolCall, ce work.ToolCallEnd) {
 	outcome := normOutcome(ce.Outcome)
 	level := slog.LevelDebug
 	if outcome != outcomeOK {

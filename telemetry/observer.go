@@ -56,7 +56,7 @@ type Observer struct {
 	// starts the child agent's invoke_agent span there and the call's end
 	// function ends it.
 	foreground map[trace.SpanID]trace.Span
-	// Calls that may move to the background (work.Call.AutoBackground)
+	// Calls that may move to the background (work.ToolCall.AutoBackground)
 	// by their execute_tool span: Bind records the Work's invoke_agent
 	// span there, for EventBackgrounded (backgrounded.go). movingN is
 	// len(moving), read without the lock.

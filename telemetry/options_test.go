@@ -35,8 +35,8 @@ func TestDefaultsAreGlobals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, end := obs.Begin(context.Background(), work.Call{Kind: work.CallAction, Tool: "work", Action: "list"})
-	end(work.CallEnd{Outcome: "ok"})
+	_, end := obs.Begin(context.Background(), work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "list"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 	if got := len(spans.Ended()); got != 1 {
 		t.Errorf("%d spans on the global provider, want 1", got)
 	}
@@ -57,8 +57,8 @@ func TestWithoutTracing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, caller := tp.Tracer("test").Start(context.Background(), "caller")
-	got, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: "researcher"})
-	end(work.CallEnd{Outcome: "ok"})
+	got, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 	if got != ctx {
 		t.Error("Begin returned a new context with tracing off")
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-func nopEnd(work.CallEnd) {}
+func nopEnd(work.ToolCallEnd) {}
 
 // Options and attributes the hot path would otherwise allocate on every
 // call (an option is an interface: boxing a value allocates).
@@ -53,15 +53,15 @@ func (o *Observer) spanName(prefix, label string) string {
 // Begin starts the span of one model-facing call as a child of ctx's span
 // and returns ctx carrying it, with the function that ends it:
 //
-//   - CallLaunch, CallForeground: "execute_tool {c.Tool}", INTERNAL, with
+//   - ToolCallLaunch, ToolCallForeground: "execute_tool {c.Tool}", INTERNAL, with
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name and
 //     agentwork.work.target set to c.Tool, gen_ai.tool.type=function,
 //     gen_ai.tool.description when ctx carries a work.TargetInfo with one,
 //     and gen_ai.tool.call.id. For a launch the end function sets
-//     agentwork.work.id from CallEnd.WorkID; the launch span also gets a
+//     agentwork.work.id from ToolCallEnd.WorkID; the launch span also gets a
 //     link to the Work's "invoke_agent" span (see Bind). For a foreground
 //     agent child the end function also ends its "invoke_agent" span.
-//   - CallAction: "execute_tool work", INTERNAL, with
+//   - ToolCallAction: "execute_tool work", INTERNAL, with
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name=work,
 //     gen_ai.tool.type=function, agentwork.action (one of the six actions,
 //     else "invalid"),
@@ -71,12 +71,12 @@ func (o *Observer) spanName(prefix, label string) string {
 //     agentwork_work_actions_total{action,outcome}.
 //
 // An outcome other than ok and timeout marks the span as an error: status
-// Error with an empty description and error.type set to CallEnd.ErrorClass
+// Error with an empty description and error.type set to ToolCallEnd.ErrorClass
 // (or the outcome when there is no class). A tool-call id is recorded only
 // when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
 // and '-'.
 //
-// When the framework traces the call itself (work.CallTraced: its
+// When the framework traces the call itself (work.ToolCallTraced: its
 // execute_tool span is ctx's current span), Begin starts no span: the
 // framework's span takes the place of "execute_tool {c.Tool}" or
 // "execute_tool work" (it gets agentwork.work.target, or agentwork.action
@@ -84,18 +84,18 @@ func (o *Observer) spanName(prefix, label string) string {
 // a status, an error.type or an end from agentwork), a foreground agent
 // child's "invoke_agent" span is its child, and the metrics and log lines
 // are those of any call.
-func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
-	if o.tracer == nil && (o.m == nil || c.Kind != work.CallAction) {
-		if c.Kind == work.CallForeground {
-			return ctx, func(ce work.CallEnd) { o.logForeground(ctx, c, ce) }
+func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
+	if o.tracer == nil && (o.m == nil || c.Kind != work.ToolCallAction) {
+		if c.Kind == work.ToolCallForeground {
+			return ctx, func(ce work.ToolCallEnd) { o.logForeground(ctx, c, ce) }
 		}
 		return ctx, nopEnd
 	}
-	if o.tracer != nil && work.CallTraced(ctx) {
+	if o.tracer != nil && work.ToolCallTraced(ctx) {
 		return o.beginTraced(ctx, c)
 	}
 	action := ""
-	if c.Kind == work.CallAction {
+	if c.Kind == work.ToolCallAction {
 		action = normAction(c.Action)
 	}
 	var span trace.Span
@@ -105,7 +105,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		var name string
 		sc := getScratch()
 		attrs := append(sc.attributes(), keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
-		if c.Kind == work.CallAction {
+		if c.Kind == work.ToolCallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
 			if work.IsID(c.WorkID) {
@@ -124,11 +124,11 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 		}
 		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
 		sc.put()
-		if c.Kind == work.CallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+		if c.Kind == work.ToolCallLaunch && c.AutoBackground > 0 && span.IsRecording() {
 			moveID = span.SpanContext().SpanID()
 			o.trackMove(moveID)
 		}
-		if c.Kind == work.CallForeground && span.IsRecording() {
+		if c.Kind == work.ToolCallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
 			o.foreground[fgID] = nil // Bind fills it for an agent child
@@ -142,7 +142,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			tracked = actionKey{}
 		}
 	}
-	return ctx, func(ce work.CallEnd) {
+	return ctx, func(ce work.ToolCallEnd) {
 		outcome := normOutcome(ce.Outcome)
 		if fgID.IsValid() {
 			o.endForeground(fgID, outcome, ce.ErrorClass)
@@ -151,7 +151,7 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			o.untrackMove(moveID)
 		}
 		if span != nil {
-			if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) {
+			if c.Kind == work.ToolCallLaunch && work.IsID(ce.WorkID) {
 				span.SetAttributes(keyWorkID.String(ce.WorkID))
 			}
 			if outcome != outcomeOK && outcome != outcomeTimeout {
@@ -171,10 +171,10 @@ func (o *Observer) Begin(ctx context.Context, c work.Call) (context.Context, fun
 			}
 			span.End()
 		}
-		if c.Kind == work.CallAction && o.m != nil {
+		if c.Kind == work.ToolCallAction && o.m != nil {
 			o.m.actions.Add(ctx, 1, o.m.action(action, outcome)...)
 		}
-		if c.Kind == work.CallForeground {
+		if c.Kind == work.ToolCallForeground {
 			o.logForeground(ctx, c, ce)
 		}
 	}

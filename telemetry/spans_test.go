@@ -13,18 +13,18 @@ type callerKey struct{}
 
 // foreground does what the middleware does for a foreground child call.
 func (h *harness) foreground(ctx context.Context, t work.Target, run work.RunFunc) (string, error) {
-	ctx, end := h.obs.Begin(ctx, work.Call{Kind: work.CallForeground, Tool: t.Label, CallID: "call_fg", Owner: h.owner.ID()})
+	ctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallForeground, Tool: t.Label, CallID: "call_fg", Owner: h.owner.ID()})
 	out, err := h.s.Call(ctx, work.Spec{Owner: h.owner, Target: t, Run: run})
 	var we *work.Error
 	switch {
 	case err == nil:
-		end(work.CallEnd{Outcome: "ok"})
+		end(work.ToolCallEnd{Outcome: "ok"})
 	case errors.As(err, &we) && we.Class != "":
-		end(work.CallEnd{Outcome: "failed", ErrorClass: we.Class})
+		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: we.Class})
 	case errors.As(err, &we):
-		end(work.CallEnd{Outcome: "failed", ErrorClass: we.Code})
+		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: we.Code})
 	default:
-		end(work.CallEnd{Outcome: "failed", ErrorClass: "error"})
+		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: "error"})
 	}
 	return out, err
 }
@@ -384,21 +384,21 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 		{
 			// The framework traces each tool call itself (an Eino
 			// callbacks.Handler) and the adapter says so
-			// (work.WithCallTraced): no execute_tool span of agentwork's;
+			// (work.WithToolCallTraced): no execute_tool span of agentwork's;
 			// the framework's span gets agentwork's attributes, the
 			// launch's link and the foreground agent child's span.
 			name: "traced by the framework",
 			run: func(t *testing.T, h *harness, ctx context.Context) {
 				tr := h.tp.Tracer("framework")
 				lctx, lsp := tr.Start(ctx, "framework launch")
-				id, err := h.launch(work.WithCallTraced(lctx), researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
+				id, err := h.launch(work.WithToolCallTraced(lctx), researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
 				lsp.End()
 				if err != nil {
 					t.Fatal(err)
 				}
 				h.await(id, work.StateCompleted)
 				fctx, fsp := tr.Start(ctx, "framework call")
-				out, err := h.foreground(work.WithCallTraced(fctx), researcher, func(ctx context.Context) (string, error) {
+				out, err := h.foreground(work.WithToolCallTraced(fctx), researcher, func(ctx context.Context) (string, error) {
 					return "report", h.childSpan(ctx, "child chat")
 				})
 				fsp.End()
@@ -406,7 +406,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 					t.Fatalf("foreground: %q %v", out, err)
 				}
 				actx, asp := tr.Start(ctx, "framework action")
-				h.action(work.WithCallTraced(actx), "status", id, func(context.Context) (string, string) { return "ok", "" })
+				h.action(work.WithToolCallTraced(actx), "status", id, func(context.Context) (string, string) { return "ok", "" })
 				asp.End()
 			},
 			want: `child chat kind=internal parent=invoke_agent researcher trace=t1 links=[] status=Unset

@@ -44,13 +44,13 @@ func (t *tracedCall) end() trace.Span {
 }
 
 // beginTraced is Begin for a call whose span the framework made
-// (work.CallTraced): no span of agentwork's; agentwork's attributes on
+// (work.ToolCallTraced): no span of agentwork's; agentwork's attributes on
 // the framework's span while it records; the foreground agent child's
 // span under it; the metrics and logs of any call.
-func (o *Observer) beginTraced(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+func (o *Observer) beginTraced(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
 	span := trace.SpanFromContext(ctx)
 	action := ""
-	if c.Kind == work.CallAction {
+	if c.Kind == work.ToolCallAction {
 		action = normAction(c.Action)
 		if span.IsRecording() {
 			span.SetAttributes(keyAction.String(action))
@@ -62,16 +62,16 @@ func (o *Observer) beginTraced(ctx context.Context, c work.Call) (context.Contex
 		span.SetAttributes(keyWorkTarget.String(c.Tool))
 	}
 	var tc *tracedCall
-	if c.Kind == work.CallForeground {
+	if c.Kind == work.ToolCallForeground {
 		tc = &tracedCall{}
 		ctx = context.WithValue(ctx, tracedCallKey{}, tc)
 	}
 	var moveID trace.SpanID
-	if c.Kind == work.CallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+	if c.Kind == work.ToolCallLaunch && c.AutoBackground > 0 && span.IsRecording() {
 		moveID = span.SpanContext().SpanID()
 		o.trackMove(moveID)
 	}
-	return ctx, func(ce work.CallEnd) {
+	return ctx, func(ce work.ToolCallEnd) {
 		outcome := normOutcome(ce.Outcome)
 		if tc != nil {
 			finishForeground(tc.end(), outcome, ce.ErrorClass)
@@ -79,13 +79,13 @@ func (o *Observer) beginTraced(ctx context.Context, c work.Call) (context.Contex
 		if moveID.IsValid() {
 			o.untrackMove(moveID)
 		}
-		if c.Kind == work.CallLaunch && work.IsID(ce.WorkID) && span.IsRecording() {
+		if c.Kind == work.ToolCallLaunch && work.IsID(ce.WorkID) && span.IsRecording() {
 			span.SetAttributes(keyWorkID.String(ce.WorkID))
 		}
-		if c.Kind == work.CallAction && o.m != nil {
+		if c.Kind == work.ToolCallAction && o.m != nil {
 			o.m.actions.Add(ctx, 1, o.m.action(action, outcome)...)
 		}
-		if c.Kind == work.CallForeground {
+		if c.Kind == work.ToolCallForeground {
 			o.logForeground(ctx, c, ce)
 		}
 	}

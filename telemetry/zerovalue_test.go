@@ -39,12 +39,12 @@ func TestZeroObserver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.obs()
-			for _, k := range []work.CallKind{work.CallLaunch, work.CallForeground, work.CallAction} {
-				cctx, end := o.Begin(ctx, work.Call{Kind: k, Tool: "t", Action: "list", Owner: "o"})
+			for _, k := range []work.ToolCallKind{work.ToolCallLaunch, work.ToolCallForeground, work.ToolCallAction} {
+				cctx, end := o.Begin(ctx, work.ToolCall{Kind: k, Tool: "t", Action: "list", Owner: "o"})
 				if cctx == nil {
 					t.Fatalf("Begin(%v) returned a nil context", k)
 				}
-				end(work.CallEnd{Outcome: "error", ErrorClass: "internal"})
+				end(work.ToolCallEnd{Outcome: "error", ErrorClass: "internal"})
 			}
 			for _, typ := range []work.EventType{work.EventQueued, work.EventForeground} {
 				exec := context.Background()

@@ -127,8 +127,6 @@ func (s *Supervisor) cancelHeldLocked(it *item, now time.Time, class termClass, 
 	s.finishLocked(it, now, e)
 }
 
-var _ Approvals = (*Supervisor)(nil)
-
 // Pending returns the Work visible to o that awaits approval, oldest
 // request first (an empty, non-nil slice for none); for o Approver(),
 // every owner's, detached Work included. Each request carries the child's

@@ -159,10 +159,16 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 			slots[it.target.Label]++
 		}
 	}
-	if len(s.counts) > 0 {
-		snap.Counts = make([]TargetCounts, 0, len(s.counts))
+	if n := len(s.counts) + len(s.cfg.deploymentTargets); n > 0 {
+		snap.Counts = make([]TargetCounts, 0, n)
 		for label, c := range s.counts {
 			snap.Counts = append(snap.Counts, TargetCounts{Target: label, Counts: *c, SlotsInUse: slots[label]})
+		}
+		// Targets named by WithDeploymentGauges show before their first Work.
+		for _, label := range s.cfg.deploymentTargets {
+			if _, ok := s.counts[label]; !ok && !hasTarget(snap.Counts, label) {
+				snap.Counts = append(snap.Counts, TargetCounts{Target: label})
+			}
 		}
 	}
 	s.poolTotalsLocked(func(budget string, reserved, remaining int64) {
@@ -215,4 +221,14 @@ func countWaiting(cs []TargetCounts, target string) {
 			return
 		}
 	}
+}
+
+// hasTarget reports whether counts has a row for label.
+func hasTarget(counts []TargetCounts, label string) bool {
+	for _, c := range counts {
+		if c.Target == label {
+			return true
+		}
+	}
+	return false
 }

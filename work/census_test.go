@@ -65,3 +65,41 @@ func TestTargetInfoContext(t *testing.T) {
 		t.Fatalf("TargetInfoFrom = %+v, %v", got, ok)
 	}
 }
+
+// TestSnapshotDeploymentTargets: a target named by WithDeploymentGauges
+// has its row, all zero, before its first Work; once it has Work, one row
+// with its counts; a target with Work but not named has its row too.
+func TestSnapshotDeploymentTargets(t *testing.T) {
+	h := newHarness(t, work.WithDeploymentGauges("idle", agent.Label, "idle"))
+	rows := func() map[string]work.TargetCounts {
+		t.Helper()
+		snap, err := h.s.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]work.TargetCounts{}
+		for _, c := range snap.Counts {
+			if _, dup := m[c.Target]; dup {
+				t.Fatalf("target %q has two rows: %+v", c.Target, snap.Counts)
+			}
+			m[c.Target] = c
+		}
+		return m
+	}
+	before := rows()
+	if len(before) != 2 || before["idle"] != (work.TargetCounts{Target: "idle"}) || before[agent.Label] != (work.TargetCounts{Target: agent.Label}) {
+		t.Fatalf("before any Work: %+v, want zero rows for idle and %s", before, agent.Label)
+	}
+	o := work.NewOwner("coordinator")
+	h.running(o, agent)
+	h.running(o, fn)
+	after := rows()
+	if len(after) != 3 || after["idle"] != (work.TargetCounts{Target: "idle"}) {
+		t.Fatalf("after: %+v, want idle zero and two targets with Work", after)
+	}
+	for _, label := range []string{agent.Label, fn.Label} {
+		if c := after[label]; c.Counts[1] != 1 || c.SlotsInUse != 1 {
+			t.Fatalf("%s: %+v, want one running Work holding a slot", label, c)
+		}
+	}
+}

@@ -86,9 +86,26 @@ import (
 //     with List or Status. Engines other than the Supervisor build it with
 //     NewSubscription.
 //   - A Spec with NeedsApproval is held queued, out of the dispatch queue
-//     and holding no slot, until it is answered through Approvals (an
-//     Engine that does not implement it refuses such a Spec with
-//     ErrInvalidSpec); Call refuses it (ApprovalCallRefusal).
+//     and holding no slot, until it is answered (Pending, Approve, Deny);
+//     Call refuses it (ApprovalCallRefusal). o is the launching owner, or
+//     Approver() for a role that sees and answers every owner's requests.
+//     A Work that is unknown, that belongs to another owner or that does
+//     not await approval (any more: an answer counts once) is ErrNotFound,
+//     as is an empty id; the zero Owner is ErrInvalidOwner. Pending
+//     returns the Work visible to o that awaits approval, oldest request
+//     first (an empty, non-nil slice for none); Approve lets the Work join
+//     the dispatch queue; Deny cancels it (Status.Class ClassDenied).
+//   - Updates returns a Work's updates (ReportUpdate) with Seq > after, in
+//     order; they stay readable after the Work ends, until its record is
+//     evicted with it. Answer queues guidance as Send does, for an agent or
+//     a function child (the work tool's send still refuses a function
+//     child): the child reads it at its next boundary (an agent) or from
+//     AwaitAnswer (a function child).
+//   - An implementation without approvals or without updates answers
+//     errors.ErrUnsupported from their methods, and refuses a Spec with
+//     NeedsApproval (ErrInvalidSpec) or an update policy
+//     (Spec.Updates) it cannot keep. Every engine in this module has
+//     both.
 //   - Settled returns every terminal Work visible to o, oldest settlement
 //     first, with no limit but the retention (an empty slice for none);
 //     Live reports whether o has visible Work that is not terminal; its
@@ -116,6 +133,11 @@ type Engine interface {
 	Subscribe(ctx context.Context, o Owner, buffer int) (*Subscription, error)
 	Settled(ctx context.Context, o Owner) ([]Status, error)
 	Live(ctx context.Context, o Owner) (bool, error)
+	Pending(ctx context.Context, o Owner) ([]ApprovalRequest, error)
+	Approve(ctx context.Context, o Owner, id string) error
+	Deny(ctx context.Context, o Owner, id string) error
+	Updates(ctx context.Context, o Owner, id string, after int) ([]Update, error)
+	Answer(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error)
 	Observer() Observer
 	Now() time.Time
 }

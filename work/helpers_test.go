@@ -37,7 +37,7 @@ func newObs() *obs {
 	return o
 }
 
-func (o *obs) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+func (o *obs) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
 	return o.rec.Begin(ctx, c)
 }
 

@@ -270,7 +270,8 @@ func TestDepthLimitThroughScopes(t *testing.T) {
 func TestLimitOptions(t *testing.T) {
 	def := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
 		MaxResultBytes: 1 << 20, RetainTerminal: 64, MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32,
-		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256}
+		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256, SnapshotInterval: 15 * time.Second, StatusRows: 10,
+		Observer: work.NopObserver{}}
 	with := func(edit func(*work.Limits)) work.Limits { l := def; edit(&l); return l }
 	for _, tc := range []struct {
 		name string
@@ -284,7 +285,7 @@ func TestLimitOptions(t *testing.T) {
 			work.WithCommandRecords(11), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
 			work.Limits{MaxRunning: 2, MaxOutstanding: 3, MaxStarts: 4, MaxDepth: 5, MaxDuration: time.Minute, MaxResultBytes: 6,
 				RetainTerminal: 7, RetainAge: time.Hour, MaxMessageBytes: 8, MaxQueuedGuidance: 9, MaxQueuedGuidanceBytes: 10,
-				MaxCommandRecords: 11}, ""},
+				MaxCommandRecords: 11, SnapshotInterval: 15 * time.Second, StatusRows: 10, Observer: work.NopObserver{}}, ""},
 		// 0 after another value: the default again (or no limit), never "keep".
 		{"zero", []work.Option{work.WithMaxRunning(2), work.WithMaxRunning(0), work.WithMaxOutstanding(3), work.WithMaxOutstanding(0),
 			work.WithMaxStarts(0), work.WithMaxDepth(5), work.WithMaxDepth(0), work.WithMaxResultBytes(0), work.WithRetention(7, time.Hour),
@@ -303,18 +304,29 @@ func TestLimitOptions(t *testing.T) {
 		{"GuidanceQueue count -1", []work.Option{work.WithGuidanceQueue(-1, 0)}, def, "WithGuidanceQueue"},
 		{"GuidanceQueue bytes -1", []work.Option{work.WithGuidanceQueue(0, -1)}, def, "WithGuidanceQueue"},
 		{"CommandRecords -1", []work.Option{work.WithCommandRecords(-1)}, def, "WithCommandRecords"},
+		{"deployment view", []work.Option{work.WithDeploymentGauges("a"), work.WithDeploymentGauges("b", "c"),
+			work.WithSnapshotInterval(time.Minute), work.WithStatusRows(3)},
+			with(func(l *work.Limits) {
+				l.ExportDeployment, l.DeploymentTargets, l.SnapshotInterval, l.StatusRows = true, []string{"a", "b", "c"}, time.Minute, 3
+			}), ""},
+		// Below 1 s raised to it; 0 the default again; 0 rows lists none.
+		{"deployment view floor", []work.Option{work.WithSnapshotInterval(time.Millisecond), work.WithStatusRows(0)},
+			with(func(l *work.Limits) { l.SnapshotInterval, l.StatusRows = time.Second, 0 }), ""},
+		{"deployment view zero", []work.Option{work.WithSnapshotInterval(time.Minute), work.WithSnapshotInterval(0)}, def, ""},
+		{"SnapshotInterval -1ns", []work.Option{work.WithSnapshotInterval(-1)}, def, "WithSnapshotInterval"},
+		{"StatusRows -1", []work.Option{work.WithStatusRows(-1)}, def, "WithStatusRows"},
 		// The first invalid option is the one reported; later valid ones still apply.
 		{"first of two", []work.Option{work.WithMaxDepth(-2), work.WithMaxStarts(-3), work.WithMaxDepth(2)},
 			with(func(l *work.Limits) { l.MaxDepth = 2 }), "WithMaxDepth(-2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := work.ResolveLimits(tc.opts...)
-			if got != tc.want {
+			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ResolveLimits = %+v, want %+v", got, tc.want)
 			}
 			s := work.New(tc.opts...)
 			defer s.Close(context.Background())
-			if l := s.Limits(); l != got {
+			if l := s.Limits(); !reflect.DeepEqual(l, got) {
 				t.Errorf("Limits() = %+v, ResolveLimits = %+v", l, got)
 			}
 			o := work.NewOwner("limits")

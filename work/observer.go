@@ -77,7 +77,7 @@ const (
 	// bound and returned the Work's ref: the Work goes on in the
 	// background. From is the state it moved in (queued or running),
 	// Duration the bound. Its context is the call's (what Observer.Begin
-	// returned for it, with Call.AutoBackground set). The middleware emits
+	// returned for it, with ToolCall.AutoBackground set). The middleware emits
 	// it.
 	EventBackgrounded EventType = "backgrounded"
 	// EventForeground is never delivered to Event: it is the type of the
@@ -116,36 +116,36 @@ type Event struct {
 	Question   bool          // set on EventUpdate: the update is a question
 }
 
-// CallKind says what a model-facing call is.
-type CallKind uint8
+// ToolCallKind says what a model-facing call is.
+type ToolCallKind uint8
 
 const (
-	// CallLaunch is a backgroundable child called with run_in_background.
-	CallLaunch CallKind = iota + 1
-	// CallForeground is a child called in the foreground.
-	CallForeground
-	// CallAction is one action of the work tool.
-	CallAction
+	// ToolCallLaunch is a backgroundable child called with run_in_background.
+	ToolCallLaunch ToolCallKind = iota + 1
+	// ToolCallForeground is a child called in the foreground.
+	ToolCallForeground
+	// ToolCallAction is one action of the work tool.
+	ToolCallAction
 )
 
-// Call describes one model-facing tool call as it begins.
-type Call struct {
-	Kind   CallKind
+// ToolCall describes one model-facing tool call as it begins.
+type ToolCall struct {
+	Kind   ToolCallKind
 	Tool   string // the tool's label ("work" for actions)
-	Action string // the work tool's action, for CallAction
+	Action string // the work tool's action, for ToolCallAction
 	WorkID string // the work id the action names, when it has one
 	CallID string // the model's tool-call identity, when known
 	Owner  string
-	// AutoBackground is set on a CallLaunch made without
+	// AutoBackground is set on a ToolCallLaunch made without
 	// run_in_background that waits up to this bound for the Work's output
 	// and, if the Work is still unfinished then, returns its ref
 	// (EventBackgrounded); 0 for every other call.
 	AutoBackground time.Duration
 }
 
-// CallEnd describes how a call ended.
-type CallEnd struct {
-	WorkID     string // the launched work's id, for a CallLaunch that admitted Work
+// ToolCallEnd describes how a call ended.
+type ToolCallEnd struct {
+	WorkID     string // the launched work's id, for a ToolCallLaunch that admitted Work
 	Outcome    string // ok, not_found, rejected, invalid, timeout, or failed
 	ErrorClass string // a stable error code or class; empty when Outcome is ok
 }
@@ -159,7 +159,7 @@ type Observer interface {
 	// context. It returns the context the call continues in (for example
 	// one carrying a span) and a function that must be called once when the
 	// call ends.
-	Begin(ctx context.Context, c Call) (context.Context, func(CallEnd))
+	Begin(ctx context.Context, c ToolCall) (context.Context, func(ToolCallEnd))
 	// Bind is called once for each accepted Work, on the starting
 	// goroutine, before EventQueued, without the Supervisor's lock.
 	// caller is the starting context; exec is a fresh context derived from
@@ -197,8 +197,8 @@ type Watcher interface {
 type NopObserver struct{}
 
 // Begin returns ctx and a no-op end function.
-func (NopObserver) Begin(ctx context.Context, _ Call) (context.Context, func(CallEnd)) {
-	return ctx, func(CallEnd) {}
+func (NopObserver) Begin(ctx context.Context, _ ToolCall) (context.Context, func(ToolCallEnd)) {
+	return ctx, func(ToolCallEnd) {}
 }
 
 // Bind returns exec.

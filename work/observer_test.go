@@ -35,8 +35,8 @@ func TestNopObserver(t *testing.T) {
 	ctx := context.Background()
 	exec := context.WithValue(context.Background(), execKey{}, 1)
 	var n work.NopObserver
-	c2, end2 := n.Begin(ctx, work.Call{})
-	end2(work.CallEnd{})
+	c2, end2 := n.Begin(ctx, work.ToolCall{})
+	end2(work.ToolCallEnd{})
 	n.Event(ctx, work.Event{})
 	if c2 != ctx || n.Bind(ctx, exec, work.Event{}) != exec {
 		t.Fatal("NopObserver")

@@ -46,6 +46,11 @@ type config struct {
 	maxQueued       int
 	maxQueuedBytes  int
 	maxCommands     int
+	// the deployment view (options_deployment.go)
+	deployment        bool
+	deploymentTargets []string
+	snapshotInterval  time.Duration
+	statusRows        int
 	// err is the first invalid option value (ErrInvalidLimit,
 	// ErrInvalidBudget), returned by every Start, Call and SetPool.
 	err error
@@ -69,6 +74,9 @@ func newConfig(opts []Option) config {
 		maxQueued:       DefaultMaxQueuedGuidance,
 		maxQueuedBytes:  DefaultMaxQueuedGuidanceBytes,
 		maxCommands:     DefaultMaxCommandRecords,
+
+		snapshotInterval: defaultSnapshotInterval,
+		statusRows:       defaultStatusRows,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -204,7 +212,8 @@ func WithCommandRecords(n int) Option {
 	})
 }
 
-// Limits is the Supervisor's effective configuration, for reporting.
+// Limits is an engine's effective configuration, for reporting and for
+// the durable engines, which take work's options (ResolveLimits).
 type Limits struct {
 	MaxRunning     int
 	MaxOutstanding int
@@ -219,6 +228,17 @@ type Limits struct {
 	MaxQueuedGuidance      int
 	MaxQueuedGuidanceBytes int
 	MaxCommandRecords      int
+
+	// Observer is WithObserver's (NopObserver when none was given).
+	Observer Observer
+
+	// The deployment view: WithDeploymentGauges sets ExportDeployment
+	// and DeploymentTargets; SnapshotInterval and StatusRows are
+	// WithSnapshotInterval's and WithStatusRows'.
+	ExportDeployment  bool
+	DeploymentTargets []string
+	SnapshotInterval  time.Duration
+	StatusRows        int
 }
 
 // limits returns c's limits.
@@ -227,7 +247,9 @@ func (c *config) limits() Limits {
 		MaxDepth: c.maxDepth, MaxDuration: c.maxDuration, MaxResultBytes: c.maxResultBytes,
 		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
 		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
-		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands}
+		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands,
+		Observer: c.observer, ExportDeployment: c.deployment, DeploymentTargets: c.deploymentTargets,
+		SnapshotInterval: c.snapshotInterval, StatusRows: c.statusRows}
 }
 
 // ResolveLimits returns the limits of a Supervisor made by New(opts...)
@@ -235,8 +257,8 @@ func (c *config) limits() Limits {
 // option (ErrInvalidLimit, ErrInvalidBudget; nil when every option is
 // valid). It is how an Engine that runs Work elsewhere (the durable
 // runners) gives every value of these options the Supervisor's meaning.
-// Options other than the limit and budget options do not change the
-// result. MaxDuration is the default per-Work deadline (0: none).
+// Options other than the limit, budget, deployment-view and observer
+// options do not change the result. MaxDuration is the default per-Work deadline (0: none).
 func ResolveLimits(opts ...Option) (Limits, error) {
 	c := newConfig(opts)
 	return c.limits(), c.err

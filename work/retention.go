@@ -7,13 +7,13 @@ const (
 	evictUnread          // completed, result not yet read
 )
 
-// EvictionClass is the rank of a terminal Work in state, its result read
+// EvictionRank is the rank of a terminal Work in state, its result read
 // or not, in WithRetention's eviction order beyond the count bound: the
 // lowest goes first (0: a completed Work whose result was read; 1: failed
 // or cancelled; 2: a completed Work whose result is unread), the oldest
 // settled first within a rank. It is the rule every engine applies (the
 // durable runners' registries use it); it changes nothing.
-func EvictionClass(state State, read bool) int {
+func EvictionRank(state State, read bool) int {
 	switch {
 	case state != StateCompleted:
 		return evictUnwanted
@@ -23,7 +23,7 @@ func EvictionClass(state State, read bool) int {
 	return evictUnread
 }
 
-func (it *item) evictClass() int { return EvictionClass(it.state(), it.read) }
+func (it *item) evictClass() int { return EvictionRank(it.state(), it.read) }
 
 // evictLocked drops the owner's terminal Work beyond the retention bounds:
 // first every Work finished longer ago than the age bound, then, while more

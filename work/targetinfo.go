@@ -33,7 +33,7 @@ func TargetInfoFrom(ctx context.Context) (TargetInfo, bool) {
 
 type callTracedKey struct{}
 
-// WithCallTraced returns ctx telling the Observer that the agent
+// WithToolCallTraced returns ctx telling the Observer that the agent
 // framework already traces the model-facing call that begins with ctx:
 // its span for the call (an execute_tool span) is ctx's current span. The
 // Observer then makes no call span of its own (telemetry: no
@@ -41,12 +41,12 @@ type callTracedKey struct{}
 // in its place. An adapter sets it, on an application's option, where the
 // framework's own tracing (an Eino callbacks.Handler) makes a span for
 // every tool call. The engine never copies it into a child's context.
-func WithCallTraced(ctx context.Context) context.Context {
+func WithToolCallTraced(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callTracedKey{}, true)
 }
 
-// CallTraced reports whether ctx carries WithCallTraced.
-func CallTraced(ctx context.Context) bool {
+// ToolCallTraced reports whether ctx carries WithToolCallTraced.
+func ToolCallTraced(ctx context.Context) bool {
 	v, _ := ctx.Value(callTracedKey{}).(bool)
 	return v
 }

@@ -1,7 +1,6 @@
 package work
 
 import (
-	"context"
 	"time"
 )
 
@@ -72,21 +71,6 @@ const (
 	// the same key.
 	UpdateRefusedUnavailable = "unavailable"
 )
-
-// Updater is implemented by an Engine whose Work can report updates: the
-// application reads them by cursor and answers questions. Both engines in
-// this module implement it. A Work that is unknown or belongs to another
-// owner is ErrNotFound; updates stay readable after the Work ends, until its
-// record is evicted with it.
-type Updater interface {
-	// Updates returns the Work's updates with Seq > after, in order.
-	Updates(ctx context.Context, o Owner, id string, after int) ([]Update, error)
-	// Answer queues guidance for the Work as Send does, for an agent or a
-	// function child (the work tool's send still refuses a function
-	// child): the child reads it at its next boundary (an agent) or from
-	// AwaitAnswer (a function child).
-	Answer(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error)
-}
 
 // NoticeUpdate is the Kind of a Notice of one accepted update (Notice.Seq
 // and Notice.Bytes say which and how large). It never pushes a settlement

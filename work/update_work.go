@@ -6,9 +6,7 @@ import (
 	"time"
 )
 
-// The child side of updates and questions, and the Supervisor's Updater.
-
-var _ Updater = (*Supervisor)(nil)
+// The child side of updates and questions, and the Supervisor's Updates and Answer.
 
 // ErrUpdateRefused: an update the child reported was refused; its Class
 // is the reason (an UpdateRefused* constant), and errors.Is matches every

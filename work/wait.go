@@ -109,27 +109,6 @@ const (
 // Spec.ApprovalTimeout is 0.
 const DefaultApprovalTimeout = 24 * time.Hour
 
-// Approvals is implemented by an Engine whose Work can wait for approval
-// (Spec.NeedsApproval): the application reads the pending requests and
-// answers them. Both engines in this module implement it.
-//
-// o is the launching owner, or Approver() for a role that sees and answers
-// every owner's requests. A Work that is unknown, that belongs to another
-// owner or that does not await approval (any more: an answer counts once)
-// is ErrNotFound, as is an empty id; the zero Owner is ErrInvalidOwner.
-// An Engine that does not implement Approvals refuses a Spec with
-// NeedsApproval (ErrInvalidSpec), and every engine refuses it in a
-// foreground Call (ApprovalCallRefusal). work/enginetest checks all of it.
-type Approvals interface {
-	// Pending returns the Work visible to o that awaits approval, oldest
-	// request first (an empty, non-nil slice for none).
-	Pending(ctx context.Context, o Owner) ([]ApprovalRequest, error)
-	// Approve lets the Work join the dispatch queue.
-	Approve(ctx context.Context, o Owner, id string) error
-	// Deny cancels the Work (Status.Class ClassDenied).
-	Deny(ctx context.Context, o Owner, id string) error
-}
-
 // ApprovalRequest is a Work awaiting approval. Input is the application's
 // own data: it reaches the approver, never telemetry, logs or the status
 // block.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -116,7 +117,7 @@ func TestZeroSupervisor(t *testing.T) {
 			return nil
 		}},
 		{"Limits", func(s *work.Supervisor) error {
-			if l := s.Limits(); l != (work.Limits{}) {
+			if l := s.Limits(); !reflect.DeepEqual(l, work.Limits{}) {
 				return fmt.Errorf("Limits() = %+v", l)
 			}
 			return nil

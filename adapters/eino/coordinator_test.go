@@ -158,7 +158,7 @@ func TestForegroundAndBadInput(t *testing.T) {
 }
 
 // Runs of one agent reuse its preparation: the same markers in the same
-// places prepare once (the base Set and the tools' Set).
+// places prepare once (the base Kit and the tools' Kit).
 func TestPreparationReused(t *testing.T) {
 	mw := eino.New(newSup(t))
 	defer mw.Release()

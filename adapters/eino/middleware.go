@@ -57,8 +57,8 @@ type Middleware struct {
 	mu      sync.Mutex
 	claim   *middleware.OwnerClaim // the WithOwner id's claim, from the first top-level run
 	current *prepared              // the top-level run's last preparation
-	base    *middleware.Set        // the owner's Set without tools: status blocks, RunUntilSettled
-	sets    []*middleware.Set      // every Set prepared for owner, for Release
+	base    *middleware.Kit        // the owner's Kit without tools: status blocks, RunUntilSettled
+	sets    []*middleware.Kit      // every Kit prepared for owner, for Release
 	prepErr error                  // an option's error, reported at the first run
 }
 
@@ -157,7 +157,7 @@ func WithDefaultAutoBackground(after time.Duration) Option {
 // another tracer's) already makes an execute_tool span for every tool
 // call, so that one call has one span. The handler's span, which Eino
 // puts on the tool's context, takes agentwork's place
-// (work.WithCallTraced): it gets agentwork's attributes
+// (work.WithToolCallTraced): it gets agentwork's attributes
 // (agentwork.work.target; agentwork.action and agentwork.work.id), a
 // launch's link to its Work's invoke_agent span, and a foreground agent
 // child's invoke_agent span as its child. Metrics and logs are unchanged.
@@ -220,7 +220,7 @@ func (m *Middleware) Engine() work.Engine {
 }
 
 // Release cancels the coordinator's unfinished Work, forgets all of it and
-// the owner, and frees its WithOwner id (middleware.Set.Release). Call it
+// the owner, and frees its WithOwner id (middleware.Kit.Release). Call it
 // when the agent is done. Afterwards its child tools answer with code
 // released, the work tool's id actions with {"status":"not_found"}, and a
 // new run fails with ErrReleased. A second Release returns nil; a

@@ -14,15 +14,15 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// releaseTimeout bounds Release's call of the engine when no Set was
+// releaseTimeout bounds Release's call of the engine when no Kit was
 // prepared (a remote engine's RPC; the in-process one answers at once).
 const releaseTimeout = 30 * time.Second
 
-// prepared is one run's preparation: the Set and the tool list the agent
+// prepared is one run's preparation: the Kit and the tool list the agent
 // runs with.
 type prepared struct {
-	set   *middleware.Set
-	block *middleware.Set // renders the status block (the owner's base Set at top level)
+	set   *middleware.Kit
+	block *middleware.Kit // renders the status block (the owner's base Kit at top level)
 	tools []tool.BaseTool
 	src   []tool.BaseTool // the tool list it was prepared from
 }
@@ -78,11 +78,11 @@ func (m *Middleware) prepare(ctx context.Context, ts []tool.BaseTool) (*prepared
 	return p, nil
 }
 
-// baseLocked returns the owner's base Set (no tools), preparing it first:
+// baseLocked returns the owner's base Kit (no tools), preparing it first:
 // it renders the coordinator's status blocks and runs RunUntilSettled, so
 // that the failures a block showed are the ones the loop knows of,
 // whatever tool lists the agent's runs had. m.mu is held.
-func (m *Middleware) baseLocked(ctx context.Context) (*middleware.Set, error) {
+func (m *Middleware) baseLocked(ctx context.Context) (*middleware.Kit, error) {
 	if m.prepErr != nil {
 		return nil, m.prepErr
 	}

@@ -23,7 +23,7 @@ type SettleOption = middleware.SettleOption
 // so far (the input, each run's answer) and a content-free notice naming
 // the Work that settled (middleware.NoticeHeader, QuestionHeader): the
 // loop, its notices and what it announces are
-// middleware.Set.RunUntilSettled's. Child updates handed over with a
+// middleware.Kit.RunUntilSettled's. Child updates handed over with a
 // resume (ReportUpdates) are a user message of their own after the
 // notice, in that run only. Results reach the model only through the work
 // tool.

@@ -87,7 +87,7 @@ func (t *einoTool) InvokableRun(ctx context.Context, args string, _ ...tool.Opti
 		ctx = middleware.WithCallID(ctx, id)
 	}
 	if t.traced {
-		ctx = work.WithCallTraced(ctx)
+		ctx = work.WithToolCallTraced(ctx)
 	}
 	return t.t.Call(ctx, args)
 }

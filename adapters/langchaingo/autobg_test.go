@@ -83,7 +83,7 @@ func TestAutoBackgroundThroughTheAdapter(t *testing.T) {
 	}
 	// The repeated tool-call id gets the same Work's output now.
 	var slowTool middleware.Tool
-	for _, x := range kit.Set().Tools() {
+	for _, x := range kit.Middleware().Tools() {
 		if x.Name() == "slow" {
 			slowTool = x
 		}

@@ -113,7 +113,7 @@ func TestChildMaxDuration(t *testing.T) {
 				if !strings.Contains(out, `"code":"child_failed"`) || !strings.Contains(out, work.ClassDeadline) {
 					t.Errorf("foreground = %s, want child_failed (deadline_exceeded)", out)
 				}
-				var end work.CallEnd
+				var end work.ToolCallEnd
 				for _, c := range rec.Calls() {
 					if c.Call.Tool == "slowpoke" {
 						end = c.End

@@ -23,7 +23,7 @@
 // makes a job at another service a child (submit and await steps, polled
 // by the engine with backoff, holding no goroutine or running slot between
 // polls), and WithApproval makes a child's launches wait, queued, for the
-// application's approval (work.Approvals). WithUpdates lets a child
+// application's approval (work.Engine's Pending, Approve, Deny). WithUpdates lets a child
 // report bounded, ordered updates while it runs (an agent child through the
 // automatic emit_update tool, a function child with work.ReportUpdate) and
 // ask a question, answered as guidance at its next model request;

@@ -27,7 +27,7 @@ import (
 type Kit struct {
 	owned   *middleware.OwnerClaim // the registry entry of a WithOwner id, or nil
 	sup     work.Engine
-	set     *middleware.Set
+	set     *middleware.Kit
 	model   *Model
 	tools   []tools.Tool
 	schemas map[string]map[string]any // upper-cased tool name -> real schema
@@ -122,7 +122,7 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // release each other's Work). After that Kit's Release the id can be
 // prepared again: Release frees the id. The registry keeps a small token
 // per live id, never the Kit: a Kit dropped without Release is collected
-// with its Set, but its id stays taken on that engine until the engine
+// with its middleware Kit, but its id stays taken on that engine until the engine
 // goes too (a *work.Supervisor is held weakly and its ids are forgotten
 // when it is collected; another engine is held until Release, so release
 // every WithOwner Kit of such an engine). That is how a coordinator that
@@ -326,8 +326,8 @@ func (k *Kit) Owner() work.Owner {
 	return k.set.Owner()
 }
 
-// Set returns the underlying middleware Set (nil for the zero Kit).
-func (k *Kit) Set() *middleware.Set {
+// Middleware returns the underlying middleware Kit (nil for the zero Kit).
+func (k *Kit) Middleware() *middleware.Kit {
 	if k == nil {
 		return nil
 	}
@@ -338,14 +338,14 @@ func (k *Kit) Set() *middleware.Set {
 // owner, and frees its WithOwner id for another Kit. Call it when the agent
 // instance is done. Afterwards the Kit's child tools and the work tool's
 // list return the error object with code released, and its id actions
-// {"status":"not_found"} (middleware.Set.Release). A second Release does
+// {"status":"not_found"} (middleware.Kit.Release). A second Release does
 // nothing and returns nil; the zero Kit's returns ErrNotPrepared.
 //
 // Release waits for the Kit's launches already in flight (background
 // child calls inside the engine's Start) to return, so that no launch
 // starts Work after Release returns; each is bounded only by the engine's
 // own Start bound (at once for a *work.Supervisor; a remote engine's RPC
-// under the launching call's ctx), as middleware.Set.Release says.
+// under the launching call's ctx), as middleware.Kit.Release says.
 func (k *Kit) Release() error {
 	if k == nil || k.set == nil {
 		return ErrNotPrepared

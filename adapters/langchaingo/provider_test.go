@@ -48,12 +48,12 @@ type infoObserver struct {
 	infos map[string]work.TargetInfo
 }
 
-func (o *infoObserver) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+func (o *infoObserver) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
 	info, _ := work.TargetInfoFrom(ctx)
 	o.mu.Lock()
 	o.infos[c.Tool] = info
 	o.mu.Unlock()
-	return ctx, func(work.CallEnd) {}
+	return ctx, func(work.ToolCallEnd) {}
 }
 
 // TestTargetInfoReachesObserver: a child tool call carries the child's

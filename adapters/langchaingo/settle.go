@@ -101,7 +101,7 @@ type Settled = middleware.Settled
 // original input, a blank line and the notice.
 //
 // The loop, its notices and what it announces are
-// middleware.Set.RunUntilSettled's; this method only feeds the chain.
+// middleware.Kit.RunUntilSettled's; this method only feeds the chain.
 func (k *Kit) RunUntilSettled(ctx context.Context, chain chains.Chain, input string, opts ...SettleOption) (Settled, error) {
 	switch {
 	case k == nil || k.set == nil:

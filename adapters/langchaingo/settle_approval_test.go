@@ -29,7 +29,7 @@ func TestRunUntilSettledApproval(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			sup := work.New()
 			defer closeSup(t, sup)
-			ap := approvals(t, sup)
+			ap := sup
 			var seen [][]string
 			steps := []scripted.Step{
 				scripted.ToolCall("deploy", js(map[string]any{"input": "payments", "run_in_background": true})),

@@ -160,7 +160,7 @@ func TestJobChildBackground(t *testing.T) {
 			if e := obs.wait(t, id, work.EventPolled); e.Poll != work.PollOutcomeWaiting {
 				t.Errorf("first poll: outcome %q, want waiting", e.Poll)
 			}
-			block = kit.Set().StatusBlock(context.Background())
+			block = kit.Middleware().StatusBlock(context.Background())
 			return scripted.ToolCall("work", js(map[string]any{"action": "status", "id": id}))
 		}),
 		scripted.Func(func(req scripted.Request) scripted.Step {
@@ -305,16 +305,6 @@ func TestWaitingChildrenMisuse(t *testing.T) {
 	}
 }
 
-// approvals returns sup as the Approvals it implements.
-func approvals(t *testing.T, sup work.Engine) work.Approvals {
-	t.Helper()
-	ap, ok := sup.(work.Approvals)
-	if !ok {
-		t.Fatalf("%T does not implement work.Approvals", sup)
-	}
-	return ap
-}
-
 // TestApprovalChild: a child that needs approval shows queued in the work
 // tool until the application approves it; the application learns of it
 // from a NoticeApproval and reads the request (target, input, owner) with
@@ -323,7 +313,7 @@ func approvals(t *testing.T, sup work.Engine) work.Approvals {
 func TestApprovalChild(t *testing.T) {
 	sup := work.New()
 	defer closeSup(t, sup)
-	ap := approvals(t, sup)
+	ap := sup
 	ran := make(chan string, 2)
 	deploy := lc.NewFunction("deploy", "Deploys a service.", func(_ context.Context, in string) (string, error) {
 		ran <- in
@@ -358,7 +348,7 @@ func TestApprovalChild(t *testing.T) {
 	}
 	// The request's input is the approver's alone: neither the work
 	// tool's JSON nor the status block carries it.
-	if block := kit.Set().StatusBlock(ctx); !strings.Contains(block, id+" | deploy | queued") || strings.Contains(block+status, "payments") {
+	if block := kit.Middleware().StatusBlock(ctx); !strings.Contains(block, id+" | deploy | queued") || strings.Contains(block+status, "payments") {
 		t.Errorf("awaiting approval: status block %q and status %s; want the Work queued, without its input", block, status)
 	}
 	pending, err := ap.Pending(ctx, work.Approver())

@@ -73,9 +73,9 @@ func TestZeroValues(t *testing.T) {
 		{"zero Kit RunUntilSettled", func() error { _, err := zk.RunUntilSettled(ctx, exec, "go"); return err }, lc.ErrNotPrepared},
 		{"nil Kit RunUntilSettled", func() error { _, err := nk.RunUntilSettled(ctx, exec, "go"); return err }, lc.ErrNotPrepared},
 		{"nil Kit Release", nk.Release, lc.ErrNotPrepared},
-		{"nil Kit Tools Owner Set", func() error {
-			if len(nk.Tools()) != 0 || !nk.Owner().IsZero() || nk.Set() != nil || len(zk.Tools()) != 0 {
-				return errors.New("nil Kit has tools, an owner or a Set")
+		{"nil Kit Tools Owner Middleware", func() error {
+			if len(nk.Tools()) != 0 || !nk.Owner().IsZero() || nk.Middleware() != nil || len(zk.Tools()) != 0 {
+				return errors.New("nil Kit has tools, an owner or a Kit")
 			}
 			return nil
 		}, nil},

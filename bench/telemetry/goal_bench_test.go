@@ -66,18 +66,18 @@ func newLifecycle(obs work.Observer) *lifecycle {
 
 func (l *lifecycle) run(b *testing.B) {
 	ctx := context.Background()
-	lctx, end := l.obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: "researcher", CallID: "call_1", Owner: l.owner.ID()})
+	lctx, end := l.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher", CallID: "call_1", Owner: l.owner.ID()})
 	ref, err := l.s.Start(lctx, l.spec)
 	if err != nil {
 		b.Fatal(err)
 	}
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
-	actx, end := l.obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: l.owner.ID()})
+	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	actx, end := l.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: l.owner.ID()})
 	st, _, err := l.s.Result(actx, l.owner, ref.ID, work.MaxResultWait)
 	if err != nil || st.State != work.StateCompleted {
 		b.Fatal(st.State, err)
 	}
-	end(work.CallEnd{Outcome: "ok"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 }
 
 // floor makes, directly with the SDK and no agentwork code, the spans,

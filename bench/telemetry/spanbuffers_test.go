@@ -23,7 +23,7 @@ import (
 func observeLifecycle(obs *telemetry.Observer, owner, id, callID string, t0 work.Event) {
 	ctx := context.Background()
 	base := work.Event{WorkID: id, Owner: owner, Target: researcher.Label, Kind: researcher.Kind, Time: t0.Time}
-	lctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: researcher.Label, CallID: callID, Owner: owner})
+	lctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: researcher.Label, CallID: callID, Owner: owner})
 	ev := base
 	ev.Type, ev.To = work.EventQueued, work.StateQueued
 	exec := obs.Bind(lctx, context.Background(), ev)
@@ -31,15 +31,15 @@ func observeLifecycle(obs *telemetry.Observer, owner, id, callID string, t0 work
 	ev = base
 	ev.Type, ev.From, ev.To, ev.QueueWait = work.EventRunning, work.StateQueued, work.StateRunning, 1
 	obs.Event(exec, ev)
-	end(work.CallEnd{WorkID: id, Outcome: "ok"})
-	_, end = obs.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "result", WorkID: id, CallID: callID, Owner: owner})
+	end(work.ToolCallEnd{WorkID: id, Outcome: "ok"})
+	_, end = obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: id, CallID: callID, Owner: owner})
 	ev = base
 	ev.Type, ev.From, ev.To, ev.Duration, ev.Bytes = work.EventCompleted, work.StateRunning, work.StateCompleted, 1, 14
 	obs.Event(exec, ev)
 	ev = base
 	ev.Type, ev.Bytes = work.EventResultRead, 14
 	obs.Event(exec, ev)
-	end(work.CallEnd{Outcome: "ok"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 }
 
 // TestHotPathAllocations: the Observer's part of a lifecycle allocates

@@ -29,7 +29,7 @@ func (d *demo) publishBrief() *lc.Child {
 
 // approver is the application's approval handler: woken by the owner's
 // approval notices, it reads each pending request through the engine
-// (work.Approvals.Pending), prints its target, who launched it and its
+// (work.Engine.Pending), prints its target, who launched it and its
 // input (the application's own data: the transcript may show it,
 // telemetry never does) and approves it. On the scripted model it answers
 // once the coordinator has seen the Work queued (d.approveGate), so that

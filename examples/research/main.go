@@ -5,7 +5,7 @@
 // working, sees the status block, steers one research, cancels the other,
 // awaits a result with a timeout, launches a publication that needs
 // approval (queued until the application, reading the request through
-// work.Approvals.Pending, approves it; then running) and answers, printing
+// work.Engine.Pending, approves it; then running) and answers, printing
 // a transcript.
 //
 // Flags and environment:

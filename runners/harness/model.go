@@ -42,7 +42,7 @@ const (
 // kept from NewModel to Close. Its commands (Command) answer what the
 // model would read. It is safe for concurrent use.
 type Model struct {
-	set   *middleware.Set
+	set   *middleware.Kit
 	tools map[string]middleware.Tool
 	bound time.Duration
 	brk   string

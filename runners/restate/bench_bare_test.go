@@ -89,9 +89,9 @@ func (b *bare) invoke(tb testing.TB, key string, send bool) {
 // target and an Engine in namespace ns on s; the test's end stops them.
 func deployRunner(tb testing.TB, s *restatetest.Server, ns string, targets map[string]restate.Child, opts ...restate.Option) (*restate.Engine, *restate.Worker) {
 	tb.Helper()
-	opts = append([]restate.Option{restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
-		restate.WithRPCTimeout(time.Minute), restate.WithLimits(work.WithMaxStarts(0)), restate.WithLimits(work.WithMaxOutstanding(1 << 20)),
-		restate.WithLimits(work.WithRetention(16, 0))}, opts...)
+	opts = append([]restate.Option{restate.WithServicePrefix(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
+		restate.WithRPCTimeout(time.Minute), restate.WithOptions(work.WithMaxStarts(0)), restate.WithOptions(work.WithMaxOutstanding(1 << 20)),
+		restate.WithOptions(work.WithRetention(16, 0))}, opts...)
 	w, err := restate.NewWorker(targets, append(opts, restate.WithRegistry())...)
 	if err != nil {
 		tb.Fatal(err)

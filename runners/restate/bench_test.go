@@ -52,7 +52,7 @@ func BenchmarkBare(b *testing.B) {
 
 func benchEngine(b *testing.B) *restate.Engine {
 	return deploy(b, map[string]restate.Child{"echo": {Kind: work.KindFunction,
-		Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, restate.WithLimits(work.WithMaxOutstanding(0)))
+		Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, restate.WithOptions(work.WithMaxOutstanding(0)))
 }
 
 func benchSpec(o work.Owner) work.Spec {
@@ -114,7 +114,7 @@ func BenchmarkCancel(b *testing.B) {
 		<-ctx.Done()
 		ended <- struct{}{}
 		return "", ctx.Err()
-	}}}, restate.WithLimits(work.WithMaxOutstanding(0)))
+	}}}, restate.WithOptions(work.WithMaxOutstanding(0)))
 	ctx := context.Background()
 	var total time.Duration
 	for b.Loop() {
@@ -163,9 +163,9 @@ func BenchmarkTrustOptions(b *testing.B) {
 		{"both", []restate.Option{restate.WithIdentityKeys(s.IdentityKey), restate.WithContentKeys(key)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			opts := append([]restate.Option{restate.WithNamespace("b" + strconv.FormatInt(namespaces.Add(1), 10)),
+			opts := append([]restate.Option{restate.WithServicePrefix("b" + strconv.FormatInt(namespaces.Add(1), 10)),
 				restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
-				restate.WithLimits(work.WithMaxOutstanding(0))}, tc.opts...)
+				restate.WithOptions(work.WithMaxOutstanding(0))}, tc.opts...)
 			w, err := restate.NewWorker(map[string]restate.Child{"echo": {Kind: work.KindFunction,
 				Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, append(opts, restate.WithRegistry())...)
 			if err != nil {

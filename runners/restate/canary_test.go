@@ -159,7 +159,7 @@ func TestTelemetryAndCanary(t *testing.T) {
 			<-leave
 			return "ignored", nil
 		}},
-	}, restate.WithObserver(obs), restate.WithLogger(slog.NewJSONHandler(&sdkLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}, restate.WithOptions(work.WithObserver(obs)), restate.WithLogger(slog.NewJSONHandler(&sdkLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	ctx := context.Background()
 	o := work.NewOwner(fmt.Sprintf("canary-%d", time.Now().UnixNano()))
 	start := func(label string, kind work.Kind) work.Ref {

@@ -156,7 +156,7 @@ func counts(q, r, c int) [len(work.States)]int {
 // three Works of target hold (two wait for its slot); one queued Work is
 // cancelled, the running one asked to cancel (its child ignores it), and
 // it is sent guidance it never takes; a Work of target quick completes.
-// The coordinator's Engine (WithDeploymentGauges) reports the exact live
+// The coordinator's Engine (work.WithDeploymentGauges) reports the exact live
 // counts by state from Restate's introspection, the oldest queued age,
 // the registered targets, the newest row with the rest counted; the
 // Worker its slot, limit and cancel-requested attempt; both through one
@@ -183,9 +183,9 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 	t.Cleanup(func() { _ = obs.Unregister() })
 	var rec adminRecorder
 	admin := rec.start(t, s.Admin)
-	base := []restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := []restate.Option{restate.WithServicePrefix("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(admin), restate.WithRPCTimeout(time.Minute),
-		restate.WithObserver(obs), sealed}
+		restate.WithOptions(work.WithObserver(obs)), sealed}
 	// An external job: waiting from its submit until jobDone.
 	polled, jobDone := make(chan struct{}), make(chan struct{})
 	var pollOnce sync.Once
@@ -210,7 +210,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 	}()
 	w, err := restate.NewWorker(map[string]restate.Child{"hold": holdChild, "job": {Kind: work.KindFunction, Job: job},
 		"quick": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "ok", nil }}},
-		append(base, restate.WithRegistry(), restate.WithLimits(work.WithMaxRunning(1)))...)
+		append(base, restate.WithRegistry(), restate.WithOptions(work.WithMaxRunning(1)))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,8 +219,8 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 	}
 	t.Cleanup(w.Stop)
 	// The interval outlasts the test's reads, which then see one view.
-	eng := restate.New(append(base, restate.WithDeploymentGauges("idle"), restate.WithSnapshotInterval(time.Hour),
-		restate.WithStatusRows(1))...)
+	eng := restate.New(append(base, restate.WithOptions(work.WithDeploymentGauges("idle")), restate.WithOptions(work.WithSnapshotInterval(time.Hour)),
+		restate.WithOptions(work.WithStatusRows(1)))...)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 
 	o := work.NewOwner("census-" + strconv.FormatInt(time.Now().UnixNano(), 36))
@@ -399,7 +399,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 			t.Fatalf("%s: %+v, %v", ref.ID, st, err)
 		}
 	}
-	later := restate.New(append(base, restate.WithSnapshotInterval(time.Second))...)
+	later := restate.New(append(base, restate.WithOptions(work.WithSnapshotInterval(time.Second)))...)
 	defer func() { _ = later.Close(context.Background()) }()
 	deadline = time.Now().Add(time.Minute)
 	for snap, err = later.Snapshot(t.Context()); err != nil || byTarget(snap)["hold"].Counts != counts(0, 0, 0) ||
@@ -423,7 +423,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 	}))
 	defer down.Close()
-	gone := restate.New(restate.WithIngress(s.Ingress), restate.WithAdmin(down.URL), restate.WithDeploymentGauges())
+	gone := restate.New(restate.WithIngress(s.Ingress), restate.WithAdmin(down.URL), restate.WithOptions(work.WithDeploymentGauges()))
 	defer func() { _ = gone.Close(context.Background()) }()
 	for i := range 2 {
 		if _, err := gone.Snapshot(t.Context()); !errors.Is(err, work.ErrUnavailable) || tries.Load() != int64(i+1) {

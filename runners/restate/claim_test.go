@@ -28,7 +28,7 @@ func TestClaimWithoutASlotWhenStartedElsewhere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	w, err := NewWorker(map[string]Child{"gated": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }}},
-		WithNamespace("claim"), WithIngress(srv.Ingress), WithAdmin(srv.Admin), WithRegistry(), WithLimits(work.WithMaxRunning(1)))
+		WithServicePrefix("claim"), WithIngress(srv.Ingress), WithAdmin(srv.Admin), WithRegistry(), WithOptions(work.WithMaxRunning(1)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // "durable" and a status's attempt counts real attempts.
 //
 //	opts := []restate.Option{restate.WithIngress("http://restate:8080"),
-//		restate.WithAdmin("http://restate:9070"), restate.WithObserver(obs)}
+//		restate.WithAdmin("http://restate:9070"), restate.WithOptions(work.WithObserver(obs))}
 //	// Worker processes serve the children they can run (and the registry):
 //	w, err := restate.NewWorker(map[string]restate.Child{
 //		"research": {Kind: work.KindAgent, Run: researcher.Run}}, append(opts, restate.WithRegistry())...)
@@ -70,7 +70,7 @@
 //     messages accepted since the last one, and a cancel found there
 //     cancels the context before the boundary's request goes out.
 //   - Every service sets its inactivity and abort timeouts above the
-//     Work's maximum duration (the default budget's MaxDuration, WithLimits; 30 minutes
+//     Work's maximum duration (the default budget's MaxDuration, WithOptions; 30 minutes
 //     by default, none with -1), so
 //     that Restate never aborts and replays a long child.
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
@@ -97,7 +97,7 @@
 // adds a few journal entries: a job at the 30 s cap journals about four
 // entries a minute.
 //
-// Approval (Spec.NeedsApproval; the Engine implements work.Approvals):
+// Approval (Spec.NeedsApproval; the Engine's Pending, Approve and Deny):
 // the Work's control object is created queued and awaiting, with the
 // child's input for Pending until it is answered; its workflow waits,
 // before any attempt (no slot, no process), on its approval promise
@@ -149,7 +149,7 @@
 // denied, running, cancel-requested, waiting, polled, the terminal one,
 // detached, guidance accepted, delivered and dropped, updates, budget
 // and usage) are decided by its control object and reported to the
-// Observer (WithObserver) of the Worker that serves the registry
+// Observer (work.WithObserver, through WithOptions) of the Worker that serves the registry
 // (WithRegistry), which binds each Work (Observer.Bind, with the
 // launch's trace context from the Work's input) at its first event
 // there: with the telemetry Observer, one "invoke_agent {target}" span

@@ -25,8 +25,8 @@ import (
 // except Start's admission (see Start). An Engine is safe for concurrent
 // use; Close releases the in-process part.
 //
-// Besides the methods listed here, an Engine has those of work.Engine,
-// work.Approvals and work.Updater that package work/driver writes once
+// Besides the methods listed here, an Engine has those of work.Engine
+// that package work/driver writes once
 // for every durable engine (driver.Portable: Start, Call, Status, List,
 // Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
 // Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,
@@ -36,9 +36,9 @@ import (
 //
 // Snapshot returns the deployment's live Work as Restate keeps it
 // (work.Watched, a Deployment snapshot), read at most once per
-// WithSnapshotInterval (default 15 s) and reused in between, so that a
+// work.WithSnapshotInterval (default 15 s) and reused in between, so that a
 // scrape never fans out: concurrent callers share one refresh. A refresh
-// is three SQL queries (two WithStatusRows(0)) on the admin API's
+// is three SQL queries (two with work.WithStatusRows(0)) on the admin API's
 // introspection endpoint (POST <admin>/query), whatever the number of
 // Works, owners or targets:
 //
@@ -51,7 +51,7 @@ import (
 //     this process), with each group's oldest queue entry (the Work's
 //     invocation's creation, Restate's clock, or its approval) and
 //     oldest approval request (the Work's creation);
-//   - the newest WithStatusRows live Works of each target (a window
+//   - the newest work.WithStatusRows live Works of each target (a window
 //     function on the server), the rest counted in LiveOmitted: their
 //     owner, state, attempt, creation, start and approval, and whether
 //     they wait;
@@ -91,7 +91,7 @@ func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc), served: map[string]bool{}}
 	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.observer, Options: cfg.opts, Limits: cfg.limits,
-		PollInterval: cfg.pollInterval, Deployment: cfg.ops, Read: e.readDeployment, Watched: e})
+		PollInterval: cfg.pollInterval, Read: e.readDeployment, Watched: e})
 	return e
 }
 

@@ -6,7 +6,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-var _ work.Approvals = (*Engine)(nil)
+var _ work.Engine = (*Engine)(nil)
 
 // ApprovalIndex reads the namespace's approvals index (work.Approver()'s
 // Pending).

@@ -91,7 +91,7 @@ GROUP BY label, state, waiting, awaiting`
 		return work.Snapshot{}, err
 	}
 	var rows []liveRow
-	if e.cfg.ops.Rows > 0 {
+	if e.cfg.limits.StatusRows > 0 {
 		q = `SELECT id, label, owner, depth, kind, state, attempt, created, started, enqueued, detached, waiting, awaiting
 FROM (SELECT s.service_key AS id, ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'In', 'Owner') AS owner,
 json_get_int(s.value_utf8, 'In', 'Depth') AS depth, json_get_int(s.value_utf8, 'In', 'Kind') AS kind,
@@ -100,7 +100,7 @@ json_get_str(s.value_utf8, 'In', 'Created') AS created, json_get_str(s.value_utf
 json_get_str(s.value_utf8, 'Enqueued') AS enqueued, json_get_bool(s.value_utf8, 'Detached') AS detached,
 ` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
 ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.service_key) AS rn ` + from +
-			`) WHERE rn <= ` + strconv.Itoa(e.cfg.ops.Rows)
+			`) WHERE rn <= ` + strconv.Itoa(e.cfg.limits.StatusRows)
 		if err := e.sql(ctx, admin, q, &rows); err != nil {
 			return work.Snapshot{}, err
 		}
@@ -123,7 +123,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		}
 		return tc
 	}
-	for _, l := range e.cfg.ops.Targets {
+	for _, l := range e.cfg.limits.DeploymentTargets {
 		target(l)
 	}
 	for _, s := range services {

@@ -45,8 +45,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 	in := workInput{ID: id, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: targetID,
 		Kind: spec.Target.Kind, Input: input, MaxDuration: budget.MaxDuration, MaxResultBytes: maxBytes,
 		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: w.Updates,
-		Mailbox: driver.MailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
-			Commands: work.DefaultMaxCommandRecords}}
+		Mailbox: w.Mailbox}
 	in.AgentID, in.Provider = driver.LaunchTarget(ctx)
 	req := admitRequest{Admission: w.Admission, Work: in}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)

@@ -7,8 +7,6 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-var _ work.Updater = (*Engine)(nil)
-
 func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after int) (driver.UpdatesReply, error) {
 	var rep driver.UpdatesReply
 	if err := e.in.object(ctx, controlService, id, hUpdates, "", driver.UpdatesQuery{Owner: o.ID(), After: after}, &rep); err != nil {

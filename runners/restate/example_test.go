@@ -27,7 +27,7 @@ func ExampleNewWorker() {
 			return "notes on " + topic, nil
 		}},
 	}, restate.WithIngress("http://127.0.0.1:8080"), restate.WithAdmin("http://127.0.0.1:9070"),
-		restate.WithRegistry(), restate.WithObserver(obs))
+		restate.WithRegistry(), restate.WithOptions(work.WithObserver(obs)))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestGuidanceDroppedAfterUsage(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}}
-	e := deployWith(t, map[string]restate.Child{"agent": agent}, nil, restate.WithObserver(rec))
+	e := deployWith(t, map[string]restate.Child{"agent": agent}, nil, restate.WithOptions(work.WithObserver(rec)))
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	o := work.NewOwner("dropped-" + newToken())

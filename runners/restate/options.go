@@ -8,15 +8,14 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
-// DefaultNamespace prefixes the runner's service names by default.
-const DefaultNamespace = "agentwork"
+// DefaultServicePrefix prefixes the runner's service names by default.
+const DefaultServicePrefix = "agentwork"
 
 // Option configures an Engine or a Worker (each ignores what does not
 // concern it). Coordinators and workers of one deployment must agree on
-// WithNamespace and WithIngress.
+// WithServicePrefix and WithIngress.
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -43,22 +42,19 @@ type config struct {
 	observer     work.Observer
 	logger       slog.Handler
 	registry     bool
-	ops          driver.Deployment // the deployment view (options_ops.go)
-	hc           *http.Client      // WithHTTPClient (nil: a plain client)
-	identity     []string          // WithIdentityKeys
-	ring         *keyRing          // WithContentKeys (nil: content is stored as is)
+	hc           *http.Client // WithHTTPClient (nil: a plain client)
+	identity     []string     // WithIdentityKeys
+	ring         *keyRing     // WithContentKeys (nil: content is stored as is)
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		ns:           DefaultNamespace,
+		ns:           DefaultServicePrefix,
 		retryable:    map[string]bool{},
 		maxAttempts:  3,
 		rpcTimeout:   30 * time.Second,
 		pollInterval: 100 * time.Millisecond,
-		observer:     work.NopObserver{},
 		logger:       slog.DiscardHandler,
-		ops:          driver.DefaultDeployment(),
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -66,16 +62,17 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
+	c.observer = c.limits.Observer
 	if c.err == nil && c.ring != nil {
 		c.err = c.ring.err
 	}
 	return c
 }
 
-// WithNamespace prefixes the service names ("<ns>.Owner", "<ns>.Control",
+// WithServicePrefix prefixes the service names ("<ns>.Owner", "<ns>.Control",
 // "<ns>.Work.<label>"; default "agentwork"), so that several deployments
 // share one Restate server.
-func WithNamespace(ns string) Option {
+func WithServicePrefix(ns string) Option {
 	return optionFunc(func(c *config) {
 		if ns != "" {
 			c.ns = ns
@@ -150,15 +147,6 @@ func WithPollInterval(d time.Duration) Option {
 	return optionFunc(func(c *config) {
 		if d > 0 {
 			c.pollInterval = d
-		}
-	})
-}
-
-// WithObserver sets the Observer (nil: ignored).
-func WithObserver(o work.Observer) Option {
-	return optionFunc(func(c *config) {
-		if o != nil {
-			c.observer = o
 		}
 	})
 }
@@ -257,16 +245,24 @@ func timeouts(maxDuration time.Duration) []restate.ServiceDefinitionOption {
 // what they keep.
 var noJournal = restate.WithJournalRetention(0)
 
-// WithLimits gives the Engine or Worker work's limit and budget options
-// (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
-// WithMaxResultBytes, WithRetention, WithDefaultBudget,
-// WithBudgetCeiling), with the same meaning of every value, 0 and
+// WithOptions gives the Engine or Worker work's options: the limit and
+// budget options (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts,
+// WithMaxDepth, WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
+// WithGuidanceQueue, WithCommandRecords, WithDefaultBudget,
+// WithBudgetCeiling), the deployment view's (work.WithDeploymentGauges,
+// WithSnapshotInterval, WithStatusRows) and the Observer
+// (work.WithObserver), with the same meaning of every value, 0 and
 // negative included: work.ResolveLimits interprets them, in the order
-// given across every WithLimits. An invalid value makes every Start, Call
-// and SetPool of the Engine, and NewWorker, fail with its error
+// given across every WithOptions. An invalid value makes every Start,
+// Call and SetPool of the Engine, and NewWorker, fail with its error
 // (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
 // change nothing here. Give coordinators' Engines and the Workers of one
 // deployment the same limits.
+//
+// The Observer: on an Engine the middleware reports through it, and so
+// do the foreground calls, refused starts, result reads and the detach
+// of ended Work; on a Worker it gets the lifecycle events of the Work it
+// runs (see "Telemetry" in the package doc).
 //
 // On this runner: MaxRunning is per Worker process and target; the
 // default budget's MaxDuration is the per-Work deadline from running
@@ -275,6 +271,6 @@ var noJournal = restate.WithJournalRetention(0)
 // as each Work ends, and past the age at each admission; between
 // admissions the Engine's reads hide the records already past the age by
 // its clock.
-func WithLimits(opts ...work.Option) Option {
+func WithOptions(opts ...work.Option) Option {
 	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
 }

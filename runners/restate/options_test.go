@@ -21,14 +21,14 @@ func TestInvalidOptionRefused(t *testing.T) {
 		opt  restate.Option
 		want error
 	}{
-		{"WithMaxRunning", restate.WithLimits(work.WithMaxRunning(-1)), work.ErrInvalidLimit},
-		{"WithMaxOutstanding", restate.WithLimits(work.WithMaxOutstanding(-1)), work.ErrInvalidLimit},
-		{"WithMaxStarts", restate.WithLimits(work.WithMaxStarts(-1)), work.ErrInvalidLimit},
-		{"WithMaxDepth", restate.WithLimits(work.WithMaxDepth(-1)), work.ErrInvalidLimit},
-		{"WithMaxResultBytes", restate.WithLimits(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
-		{"WithRetention", restate.WithLimits(work.WithRetention(0, -1)), work.ErrInvalidLimit},
-		{"WithDefaultBudget", restate.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
-		{"WithBudgetCeiling", restate.WithLimits(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})), work.ErrInvalidBudget},
+		{"WithMaxRunning", restate.WithOptions(work.WithMaxRunning(-1)), work.ErrInvalidLimit},
+		{"WithMaxOutstanding", restate.WithOptions(work.WithMaxOutstanding(-1)), work.ErrInvalidLimit},
+		{"WithMaxStarts", restate.WithOptions(work.WithMaxStarts(-1)), work.ErrInvalidLimit},
+		{"WithMaxDepth", restate.WithOptions(work.WithMaxDepth(-1)), work.ErrInvalidLimit},
+		{"WithMaxResultBytes", restate.WithOptions(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
+		{"WithRetention", restate.WithOptions(work.WithRetention(0, -1)), work.ErrInvalidLimit},
+		{"WithDefaultBudget", restate.WithOptions(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
+		{"WithBudgetCeiling", restate.WithOptions(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})), work.ErrInvalidBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := restate.New(restate.WithIngress(nowhere), tc.opt)

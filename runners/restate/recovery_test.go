@@ -47,7 +47,7 @@ func TestWorkerLost(t *testing.T) {
 			}
 			addr := l.Addr().String()
 			_ = l.Close()
-			opts := []restate.Option{restate.WithNamespace("lost" + strconv.FormatInt(namespaces.Add(1), 10)),
+			opts := []restate.Option{restate.WithServicePrefix("lost" + strconv.FormatInt(namespaces.Add(1), 10)),
 				restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithListenAddress(addr),
 				restate.WithRegistry(), restate.WithRPCTimeout(time.Minute)}
 			if tc.retryable {
@@ -106,8 +106,8 @@ func TestWorkerLost(t *testing.T) {
 func TestWorkerSnapshot(t *testing.T) {
 	s := server(t)
 	started, ended := make(chan struct{}), make(chan struct{})
-	opts := []restate.Option{restate.WithNamespace("snap" + strconv.FormatInt(namespaces.Add(1), 10)),
-		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithLimits(work.WithMaxRunning(3)), restate.WithRegistry()}
+	opts := []restate.Option{restate.WithServicePrefix("snap" + strconv.FormatInt(namespaces.Add(1), 10)),
+		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithOptions(work.WithMaxRunning(3)), restate.WithRegistry()}
 	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 		close(started)
 		<-ctx.Done()

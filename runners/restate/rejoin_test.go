@@ -24,7 +24,7 @@ func TestServerRestartRejoins(t *testing.T) {
 	defer srv.Stop()
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	var runs atomic.Int32
-	opts := []restate.Option{restate.WithNamespace("rejoin"), restate.WithIngress(srv.Ingress), restate.WithAdmin(srv.Admin),
+	opts := []restate.Option{restate.WithServicePrefix("rejoin"), restate.WithIngress(srv.Ingress), restate.WithAdmin(srv.Admin),
 		restate.WithRegistry(), restate.WithRPCTimeout(30 * time.Second)}
 	w, err := restate.NewWorker(map[string]restate.Child{"gated": {Kind: work.KindFunction, Run: func(ctx context.Context, in string) (string, error) {
 		runs.Add(1)

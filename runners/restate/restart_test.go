@@ -17,7 +17,7 @@ import (
 func TestCoordinatorRestart(t *testing.T) {
 	s := server(t)
 	release := make(chan struct{})
-	opts := []restate.Option{restate.WithNamespace("restart" + strconv.FormatInt(namespaces.Add(1), 10)),
+	opts := []restate.Option{restate.WithServicePrefix("restart" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute)}
 	w, err := restate.NewWorker(map[string]restate.Child{
 		"quick": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) {

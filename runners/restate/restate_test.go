@@ -81,7 +81,7 @@ func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Opti
 func deployWith(t testing.TB, targets map[string]restate.Child, keep []restate.Option, opts ...restate.Option) *restate.Engine {
 	t.Helper()
 	s := server(t)
-	base := append([]restate.Option{restate.WithNamespace("t" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := append([]restate.Option{restate.WithServicePrefix("t" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
 		restate.WithIdentityKeys(s.IdentityKey)}, keep...)
 	base = slices.Clip(base) // the appends below copy it
@@ -116,10 +116,8 @@ func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	for label, c := range cfg.Children {
 		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}
 	}
-	return deployWith(t, targets, []restate.Option{restate.WithContentKeys(contentKey)}, restate.WithLimits(work.WithMaxRunning(cfg.MaxRunning)), restate.WithLimits(work.WithMaxOutstanding(cfg.MaxOutstanding)),
-		restate.WithLimits(work.WithMaxStarts(cfg.MaxStarts)), restate.WithLimits(work.WithMaxDepth(cfg.MaxDepth)),
-		restate.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), restate.WithLimits(work.WithMaxResultBytes(cfg.MaxResultBytes)),
-		restate.WithLimits(work.WithRetention(cfg.Retain, cfg.RetainAge)), restate.WithObserver(cfg.Observer))
+	return deployWith(t, targets, []restate.Option{restate.WithContentKeys(contentKey)}, restate.WithOptions(cfg.Options()...),
+		restate.WithOptions(work.WithObserver(cfg.Observer)))
 }
 
 // contentKey is the content key of the conformance suite's deployments:

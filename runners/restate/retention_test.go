@@ -20,9 +20,9 @@ import (
 func TestAgeEvictionKeepsRecordAndStateTogether(t *testing.T) {
 	s := server(t)
 	ns := "ret" + strconv.FormatInt(namespaces.Add(1), 10)
-	plain := deploy(t, map[string]restate.Child{"echo": echoChild}, restate.WithNamespace(ns))
-	aged := restate.New(restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
-		restate.WithRPCTimeout(time.Minute), restate.WithLimits(work.WithRetention(64, time.Second)))
+	plain := deploy(t, map[string]restate.Child{"echo": echoChild}, restate.WithServicePrefix(ns))
+	aged := restate.New(restate.WithServicePrefix(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
+		restate.WithRPCTimeout(time.Minute), restate.WithOptions(work.WithRetention(64, time.Second)))
 	defer aged.Close(context.Background())
 	ctx := context.Background()
 	o := work.NewOwner(fmt.Sprintf("retention-%d", time.Now().UnixNano()))

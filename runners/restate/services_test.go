@@ -26,8 +26,8 @@ func TestServiceTimeouts(t *testing.T) {
 	ns := "tmo" + strconv.FormatInt(namespaces.Add(1), 10)
 	w, err := restate.NewWorker(map[string]restate.Child{"c": {Kind: work.KindFunction,
 		Run: func(context.Context, string) (string, error) { return "", nil }}},
-		restate.WithNamespace(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
-		restate.WithRegistry(), restate.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: 36 * time.Hour})))
+		restate.WithServicePrefix(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
+		restate.WithRegistry(), restate.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: 36 * time.Hour})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestUnknownTarget(t *testing.T) {
 func TestRetentionForgets(t *testing.T) {
 	s := server(t)
 	e := deploy(t, map[string]restate.Child{"c": {Kind: work.KindFunction,
-		Run: func(_ context.Context, in string) (string, error) { return "out-" + in, nil }}}, restate.WithLimits(work.WithRetention(1, 0)))
+		Run: func(_ context.Context, in string) (string, error) { return "out-" + in, nil }}}, restate.WithOptions(work.WithRetention(1, 0)))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	o := work.NewOwner("retain-" + newToken())

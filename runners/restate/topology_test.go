@@ -18,11 +18,11 @@ import (
 func TestSplitDeployments(t *testing.T) {
 	s := server(t)
 	regObs, runObs := &enginetest.Recorder{}, &enginetest.Recorder{}
-	base := []restate.Option{restate.WithNamespace("split" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := []restate.Option{restate.WithServicePrefix("split" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	reg, err := restate.NewWorker(nil, append(base, restate.WithRegistry(), restate.WithObserver(regObs))...)
+	reg, err := restate.NewWorker(nil, append(base, restate.WithRegistry(), restate.WithOptions(work.WithObserver(regObs)))...)
 	if err != nil || reg.Start(ctx) != nil {
 		t.Fatal("registry", err)
 	}
@@ -36,7 +36,7 @@ func TestSplitDeployments(t *testing.T) {
 			return "", ctx.Err()
 		}
 		return "done " + in, nil
-	}}}, append(base, restate.WithObserver(runObs))...)
+	}}}, append(base, restate.WithOptions(work.WithObserver(runObs)))...)
 	if err != nil || run.Start(ctx) != nil {
 		t.Fatal("target", err)
 	}

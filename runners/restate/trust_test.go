@@ -29,7 +29,7 @@ import (
 func trustBase(t *testing.T, name string) (string, []restate.Option) {
 	s := server(t)
 	ns := name + strconv.FormatInt(namespaces.Add(1), 10)
-	return ns, []restate.Option{restate.WithNamespace(ns),
+	return ns, []restate.Option{restate.WithServicePrefix(ns),
 		restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin), restate.WithRPCTimeout(time.Minute),
 		restate.WithIdentityKeys(s.IdentityKey)}
 }
@@ -221,7 +221,7 @@ func TestHTTPClientCredentials(t *testing.T) {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	client := &http.Client{Transport: bearer{token, tr}}
-	base := []restate.Option{restate.WithNamespace("creds" + strconv.FormatInt(namespaces.Add(1), 10)),
+	base := []restate.Option{restate.WithServicePrefix("creds" + strconv.FormatInt(namespaces.Add(1), 10)),
 		restate.WithIngress(ingress), restate.WithAdmin(admin), restate.WithRPCTimeout(time.Minute),
 		restate.WithIdentityKeys(s.IdentityKey)}
 	targets := map[string]restate.Child{"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) {

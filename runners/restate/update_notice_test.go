@@ -84,9 +84,9 @@ func TestUpdateNoticesReadNoValues(t *testing.T) {
 		}
 		return "done", nil
 	}}
-	deploy(t, map[string]restate.Child{"talker": talker}, restate.WithNamespace(ns))
+	deploy(t, map[string]restate.Child{"talker": talker}, restate.WithServicePrefix(ns))
 	rec := &recorder{}
-	e := restate.New(restate.WithNamespace(ns), restate.WithIngress(rec.proxy(t, s.Ingress)), restate.WithAdmin(s.Admin),
+	e := restate.New(restate.WithServicePrefix(ns), restate.WithIngress(rec.proxy(t, s.Ingress)), restate.WithAdmin(s.Admin),
 		restate.WithRPCTimeout(time.Minute))
 	defer e.Close(context.Background())
 	ctx := t.Context()

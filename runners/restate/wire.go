@@ -8,7 +8,7 @@ import (
 )
 
 // The names of the services and handlers (prefixed with the namespace,
-// WithNamespace): they are the runner's wire format and must not change
+// WithServicePrefix): they are the runner's wire format and must not change
 // between the coordinators and workers of one deployment.
 const (
 	ownerService   = "Owner"   // Virtual Object per owner: the registry

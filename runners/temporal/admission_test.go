@@ -41,7 +41,7 @@ func TestAdmissionWithoutStartIsReconciled(t *testing.T) {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
 	opts := []temporal.Option{temporal.WithTaskQueue("admission"), temporal.WithAdmissionGrace(2 * time.Second),
-		temporal.WithLimits(work.WithMaxOutstanding(1))}
+		temporal.WithOptions(work.WithMaxOutstanding(1))}
 	w, err := temporal.NewWorker(dial(), map[string]temporal.Child{
 		"quick": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "ran", nil }},
 	}, opts...)

@@ -65,7 +65,7 @@ func TestApprovalAfterRestart(t *testing.T) {
 	defer wc.Close()
 	w, err := temporal.NewWorker(wc, map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return "ran: " + in, nil }},
-	}, append(opts, temporal.WithObserver(rec))...)
+	}, append(opts, temporal.WithOptions(work.WithObserver(rec)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)
 	}
@@ -118,7 +118,7 @@ func TestApprovedJob(t *testing.T) {
 	f := newFakeJobs(func(int) (work.Poll, error) { return work.Poll{State: work.PollDone, Output: "out"}, nil })
 	rec := &enginetest.Recorder{}
 	eng, _ := deploy(t, "apprjob", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: f.job()}},
-		[]temporal.Option{temporal.WithObserver(rec)}, nil)
+		[]temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, nil)
 	o := work.NewOwner(fmt.Sprintf("apprjob-%d", time.Now().UnixNano()))
 	spec := jobSpec(o, "in", f.job())
 	spec.NeedsApproval = true

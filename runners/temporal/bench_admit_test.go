@@ -123,8 +123,8 @@ func BenchmarkAdmission(b *testing.B) {
 		}
 		defer w.Stop()
 	}
-	opts := []temporal.Option{temporal.WithTaskQueue("bench"), temporal.WithLimits(work.WithMaxStarts(0)),
-		temporal.WithLimits(work.WithMaxOutstanding(1 << 20)), temporal.WithLimits(work.WithRetention(16, 0))}
+	opts := []temporal.Option{temporal.WithTaskQueue("bench"), temporal.WithOptions(work.WithMaxStarts(0)),
+		temporal.WithOptions(work.WithMaxOutstanding(1 << 20)), temporal.WithOptions(work.WithRetention(16, 0))}
 	aw, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
 	}, opts...)

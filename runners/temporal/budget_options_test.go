@@ -14,8 +14,8 @@ import (
 // Call and SetPool returns it (New cannot fail).
 func TestInvalidBudgetOptionRefused(t *testing.T) {
 	for name, opt := range map[string]temporal.Option{
-		"default": temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: -2})),
-		"ceiling": temporal.WithLimits(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})),
+		"default": temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxTurns: -2})),
+		"ceiling": temporal.WithOptions(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})),
 	} {
 		t.Run(name, func(t *testing.T) {
 			eng := temporal.New(nil, opt)
@@ -68,13 +68,13 @@ func TestInvalidLimitOptionRefused(t *testing.T) {
 		opt  temporal.Option
 		want error
 	}{
-		{"WithMaxRunning", temporal.WithLimits(work.WithMaxRunning(-1)), work.ErrInvalidLimit},
-		{"WithMaxOutstanding", temporal.WithLimits(work.WithMaxOutstanding(-1)), work.ErrInvalidLimit},
-		{"WithMaxStarts", temporal.WithLimits(work.WithMaxStarts(-1)), work.ErrInvalidLimit},
-		{"WithMaxDepth", temporal.WithLimits(work.WithMaxDepth(-1)), work.ErrInvalidLimit},
-		{"WithMaxResultBytes", temporal.WithLimits(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
-		{"WithRetention", temporal.WithLimits(work.WithRetention(-1, 0)), work.ErrInvalidLimit},
-		{"WithDefaultBudget", temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
+		{"WithMaxRunning", temporal.WithOptions(work.WithMaxRunning(-1)), work.ErrInvalidLimit},
+		{"WithMaxOutstanding", temporal.WithOptions(work.WithMaxOutstanding(-1)), work.ErrInvalidLimit},
+		{"WithMaxStarts", temporal.WithOptions(work.WithMaxStarts(-1)), work.ErrInvalidLimit},
+		{"WithMaxDepth", temporal.WithOptions(work.WithMaxDepth(-1)), work.ErrInvalidLimit},
+		{"WithMaxResultBytes", temporal.WithOptions(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
+		{"WithRetention", temporal.WithOptions(work.WithRetention(-1, 0)), work.ErrInvalidLimit},
+		{"WithDefaultBudget", temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := temporal.New(nil, tc.opt)

@@ -77,7 +77,7 @@ func TestCanary(t *testing.T) {
 	// The agentwork telemetry Observer on the worker (the lifecycle) and
 	// the coordinator (refusals, result reads), on the same tracer.
 	tel := newObserved(t, tp)
-	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second), temporal.WithObserver(tel.obs)}
+	opts := []temporal.Option{temporal.WithTaskQueue("canary"), temporal.WithHeartbeatTimeout(2 * time.Second), temporal.WithOptions(work.WithObserver(tel.obs))}
 	took := make(chan []string, 1)
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{
 		"ok":   {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return canaryOutput, nil }},

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agentwork/agentwork/runners/temporal"
+	"github.com/agentwork/agentwork/work"
 )
 
 // TestDeploymentSnapshotCost measures what one refresh of the Engine's
@@ -81,7 +82,7 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 	wg.Wait()
 	t.Logf("started %d open Work workflows in %v", n, time.Since(start).Round(time.Millisecond))
 	for _, rows := range []int{0, 10} {
-		eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
+		eng := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithOptions(work.WithStatusRows(rows)))
 		// Visibility trails the starts: wait until it lists them all.
 		deadline := time.Now().Add(2 * time.Minute)
 		for {
@@ -97,11 +98,11 @@ func TestDeploymentSnapshotCost(t *testing.T) {
 				t.Fatalf("snapshot lists %d of %d: %v", live, n, err)
 			}
 			_ = eng.Close(context.Background())
-			eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
+			eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithOptions(work.WithStatusRows(rows)))
 			time.Sleep(time.Second) // visibility is eventually consistent
 		}
 		_ = eng.Close(context.Background())
-		eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithStatusRows(rows))
+		eng = temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithNamespace(ns), temporal.WithOptions(work.WithStatusRows(rows)))
 		mu.Lock()
 		clear(calls)
 		pageSizes = nil

@@ -87,7 +87,7 @@ func gauges(t *testing.T, o *observed, name string) map[string]float64 {
 // TestDeploymentView: a worker whose per-target limit is 1 runs one of
 // three Works of its target (two queue in Temporal's task queue), and a
 // Work of a target no worker polls waits. The coordinator's Engine
-// (WithDeploymentGauges) reports the deployment's counts, queued ages and
+// (work.WithDeploymentGauges) reports the deployment's counts, queued ages and
 // pollers, agreeing with Temporal's visibility count; the Worker's own
 // Snapshot its slot and limit, then the cancel-requested attempt with the
 // time its cancel arrived, all through the one telemetry Observer.
@@ -110,14 +110,14 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	eventQueues++
 	queue := "deployview-" + strconv.Itoa(eventQueues)
 	obs := newObserved(t, nil)
-	base := append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}, extra...)
-	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, append(base, temporal.WithLimits(work.WithMaxRunning(1)))...)
+	base := append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithOptions(work.WithObserver(obs.obs))}, extra...)
+	w, err := temporal.NewWorker(c, map[string]temporal.Child{"hold": holdChild}, append(base, temporal.WithOptions(work.WithMaxRunning(1)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)
 	}
 	t.Cleanup(w.Stop)
-	eng := temporal.New(c, append(base, temporal.WithDeploymentGauges("idle"), temporal.WithNamespace(namespace()),
-		temporal.WithSnapshotInterval(time.Second), temporal.WithStatusRows(2))...)
+	eng := temporal.New(c, append(base, temporal.WithOptions(work.WithDeploymentGauges("idle")), temporal.WithNamespace(namespace()),
+		temporal.WithOptions(work.WithSnapshotInterval(time.Second)), temporal.WithOptions(work.WithStatusRows(2)))...)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 
 	o := work.NewOwner("deployview-" + strconv.FormatInt(time.Now().UnixNano(), 36))

@@ -72,15 +72,15 @@ func TestDeploymentWaits(t *testing.T) {
 	queue := "deploywaits-" + strconv.Itoa(eventQueues)
 	obs := newObserved(t, nil)
 	g := newGatedJobs()
-	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithObserver(obs.obs)}
+	base := []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(time.Minute), temporal.WithOptions(work.WithObserver(obs.obs))}
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: g.job()}, "hold": holdChild},
-		append(base, temporal.WithLimits(work.WithMaxRunning(2)))...)
+		append(base, temporal.WithOptions(work.WithMaxRunning(2)))...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)
 	}
 	t.Cleanup(w.Stop)
-	eng := temporal.New(c, append(base, temporal.WithDeploymentGauges(), temporal.WithNamespace(namespace()),
-		temporal.WithSnapshotInterval(time.Second), temporal.WithStatusRows(5))...)
+	eng := temporal.New(c, append(base, temporal.WithOptions(work.WithDeploymentGauges()), temporal.WithNamespace(namespace()),
+		temporal.WithOptions(work.WithSnapshotInterval(time.Second)), temporal.WithOptions(work.WithStatusRows(5)))...)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	t.Cleanup(func() { g.openSubmit(); g.openPoll() }) // before the Worker stops
 
@@ -240,7 +240,7 @@ func TestDeploymentApprovalsWithoutWorker(t *testing.T) {
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
 	// The deployment view's Engine: its calls bounded by 2 s.
 	view := temporal.New(c, temporal.WithTaskQueue(queue), temporal.WithRPCTimeout(2*time.Second), temporal.WithNamespace(namespace()),
-		temporal.WithSnapshotInterval(time.Second), temporal.WithDeploymentGauges("hold"))
+		temporal.WithOptions(work.WithSnapshotInterval(time.Second)), temporal.WithOptions(work.WithDeploymentGauges("hold")))
 	t.Cleanup(func() { _ = view.Close(context.Background()) })
 
 	o := work.NewOwner("deploynoworker-" + strconv.FormatInt(time.Now().UnixNano(), 36))

@@ -19,7 +19,7 @@ func TestTelemetryQueryOfClosedWork(t *testing.T) {
 	spans := tel.spans
 	eng, queue := deploy(t, "query-closed", map[string]temporal.Child{
 		"ok": {Kind: work.KindAgent, Run: func(context.Context, string) (string, error) { return "done", nil }},
-	}, []temporal.Option{temporal.WithObserver(tel.obs)}, nil)
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(tel.obs))}, nil)
 	o := work.NewOwner("query-owner-" + queue)
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "ok", Kind: work.KindAgent},
 		Input: "x", Run: func(context.Context) (string, error) { return "", nil }})

@@ -38,8 +38,8 @@ func BenchmarkCodec(b *testing.B) {
 		}
 		b.Cleanup(c.Close)
 		opts := []temporal.Option{temporal.WithTaskQueue("codec-bench-" + name), temporal.WithDataConverter(dc),
-			temporal.WithLimits(work.WithMaxStarts(0)), temporal.WithLimits(work.WithMaxOutstanding(1 << 20)),
-			temporal.WithLimits(work.WithRetention(16, 0))}
+			temporal.WithOptions(work.WithMaxStarts(0)), temporal.WithOptions(work.WithMaxOutstanding(1 << 20)),
+			temporal.WithOptions(work.WithRetention(16, 0))}
 		w, err := temporal.NewWorker(c, map[string]temporal.Child{"echo": {Kind: work.KindFunction,
 			Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, opts...)
 		if err != nil || w.Start() != nil {

@@ -123,9 +123,9 @@ func TestDataConverterProgressAndMemos(t *testing.T) {
 		t.Fatal("worker", err)
 	}
 	t.Cleanup(w.Stop)
-	eng := temporal.New(c, append(base, temporal.WithDataConverter(dc), temporal.WithSnapshotInterval(time.Millisecond))...)
+	eng := temporal.New(c, append(base, temporal.WithDataConverter(dc), temporal.WithOptions(work.WithSnapshotInterval(time.Millisecond)))...)
 	t.Cleanup(func() { _ = eng.Close(context.Background()) })
-	blind := temporal.New(c, append(base, temporal.WithSnapshotInterval(time.Millisecond))...)
+	blind := temporal.New(c, append(base, temporal.WithOptions(work.WithSnapshotInterval(time.Millisecond)))...)
 	t.Cleanup(func() { _ = blind.Close(context.Background()) })
 
 	o := work.NewOwner(fmt.Sprintf("codec-progress-%d", time.Now().UnixNano()))

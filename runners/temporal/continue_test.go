@@ -22,7 +22,7 @@ func TestRegistryContinuesAsNew(t *testing.T) {
 	defer temporal.SetMaxOwnerHistory(150)()
 	eng, _ := deploy(t, "can", map[string]temporal.Child{
 		"echo": {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
-	}, nil, []temporal.Option{temporal.WithLimits(work.WithRetention(1000, 0)), temporal.WithLimits(work.WithMaxStarts(0)), temporal.WithLimits(work.WithMaxOutstanding(1000))})
+	}, nil, []temporal.Option{temporal.WithOptions(work.WithRetention(1000, 0)), temporal.WithOptions(work.WithMaxStarts(0)), temporal.WithOptions(work.WithMaxOutstanding(1000))})
 	o := work.NewOwner(fmt.Sprintf("can-%d", time.Now().UnixNano()))
 	const n = 48
 	ids := make([]string, n)

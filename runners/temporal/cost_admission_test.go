@@ -46,7 +46,7 @@ func TestCostAdmission(t *testing.T) {
 	if h > 0 {
 		t.Cleanup(temporal.SetMaxOwnerHistory(h))
 	}
-	env := newCostEnv(t, temporal.WithRPCTimeout(time.Minute), temporal.WithLimits(work.WithRetention(n, 0)))
+	env := newCostEnv(t, temporal.WithRPCTimeout(time.Minute), temporal.WithOptions(work.WithRetention(n, 0)))
 	for _, callers := range []int{1, many} {
 		o := env.owner("admit-" + strconv.Itoa(callers))
 		each := func(f func(i int)) time.Duration {

@@ -103,8 +103,8 @@ func newCostEnv(t *testing.T, opts ...temporal.Option) *costEnv {
 	ec, wc := dialShared(t, k.intercept), dialShared(t, k.intercept)
 	eventQueues++
 	queue := "cost-" + strconv.Itoa(eventQueues)
-	opts = append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithLimits(work.WithMaxStarts(0)),
-		temporal.WithLimits(work.WithMaxOutstanding(1 << 20))}, opts...)
+	opts = append([]temporal.Option{temporal.WithTaskQueue(queue), temporal.WithOptions(work.WithMaxStarts(0)),
+		temporal.WithOptions(work.WithMaxOutstanding(1 << 20))}, opts...)
 	w, err := temporal.NewWorker(wc, costChildren, opts...)
 	if err != nil || w.Start() != nil {
 		t.Fatal("worker", err)

@@ -31,7 +31,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 				ex.EndRequest(1, 1, true)
 			}
 		}},
-	}, []temporal.Option{temporal.WithObserver(rec)}, nil)
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, nil)
 	o := work.NewOwner("budget-deadline-owner-" + queue)
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "hang", Kind: work.KindAgent},
 		Input: "x", Budget: work.Budget{MaxTurns: 1, MaxDuration: time.Second},

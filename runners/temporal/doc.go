@@ -7,10 +7,10 @@
 //	c, err := client.Dial(client.Options{HostPort: "temporal:7233"})
 //	// Worker processes register the children they can run:
 //	w, err := temporal.NewWorker(c, map[string]temporal.Child{
-//		"research": {Kind: work.KindAgent, Run: researcher.Run}}, temporal.WithObserver(obs))
+//		"research": {Kind: work.KindAgent, Run: researcher.Run}}, temporal.WithOptions(work.WithObserver(obs)))
 //	err = w.Start()
 //	// Coordinator processes: the Engine replaces work.New().
-//	eng := temporal.New(c, temporal.WithObserver(obs))
+//	eng := temporal.New(c, temporal.WithOptions(work.WithObserver(obs)))
 //	kit, err := langchaingo.Prepare(ctx, eng, llm, tools, langchaingo.WithOwner("coordinator-1"))
 //
 // ExampleNewWorker and ExampleNew are both halves in full.
@@ -66,7 +66,7 @@
 //     admission reserves from it, settlement refunds what was not spent.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's
 //     visible Work (list, status, status rows; retention by count and
-//     age, work.WithRetention in WithLimits), enforces the outstanding and starts limits
+//     age, work.WithRetention in WithOptions), enforces the outstanding and starts limits
 //     atomically across every coordinator process (an update with start),
 //     and releases. It continues as new as its history grows.
 //
@@ -178,7 +178,7 @@
 // A Work's lifecycle events (queued, running, cancel-requested, the
 // terminal one, detached, guidance accepted, delivered and dropped) are
 // decided by its workflow and reported, with workflow time, to the
-// Observer (WithObserver) of the Worker whose process runs the workflow
+// Observer (work.WithObserver, through WithOptions) of the Worker whose process runs the workflow
 // task; the coordinator's Engine reports refused starts, result reads
 // and the detach of ended Work. With the telemetry Observer on every
 // process, a Work has one "invoke_agent {target}" span (a root linked to
@@ -207,7 +207,7 @@
 //   - A Worker's Snapshot is its own slots: per target, the attempts it
 //     runs (running, or cancel-requested from the moment the cancel
 //     arrived with a heartbeat) against its per-target running limit
-//     (work.WithMaxRunning in WithLimits), exported as agentwork_work_slots_in_use{target} and
+//     (work.WithMaxRunning in WithOptions), exported as agentwork_work_slots_in_use{target} and
 //     agentwork_work_concurrency_limit{target}, with the oldest
 //     cancel-requested age; Start has its Observer (a work.Watcher) watch
 //     it, so a worker process without an Engine exports them. Prometheus
@@ -217,10 +217,10 @@
 //     from the memo), queued Work and the oldest queued age from each
 //     target's activity queue statistics (DescribeTaskQueue backlog count
 //     and age: Temporal's own figures), the workers polling it
-//     (agentwork_target_pollers), and the newest WithStatusRows Works per
+//     (agentwork_target_pollers), and the newest work.WithStatusRows Works per
 //     target with their attempt's state for the status page. It is
-//     exported by the one coordinator given WithDeploymentGauges, cached
-//     for WithSnapshotInterval (default 15 s) so that a scrape never fans
+//     exported by the one coordinator given work.WithDeploymentGauges, cached
+//     for work.WithSnapshotInterval (default 15 s) so that a scrape never fans
 //     out. Its counts are live Work only (queued, and running, which
 //     includes cancel-requested Work: the workers report that); queued is
 //     the target's backlog, so an open Work whose attempt is not in it

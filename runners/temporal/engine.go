@@ -30,7 +30,7 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // Refs say "durable" for execution and rejoin; Status counts real
 // attempts. Foreground calls (Call) run in the calling process, on an
 // in-process work.Supervisor with the same limits. A Work's budget
-// (Spec.Budget, the budget options of WithLimits) travels with it and
+// (Spec.Budget, the budget options of WithOptions) travels with it and
 // is counted on the worker as in-process; an owner's pool (SetPool) is
 // kept by its registry.
 //
@@ -40,8 +40,8 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // that ends during them does not interrupt them; see Start). An Engine is safe for concurrent use; Close
 // releases the in-process part (the Temporal client stays the caller's).
 //
-// Besides the methods listed here, an Engine has those of work.Engine,
-// work.Approvals and work.Updater that package work/driver writes once
+// Besides the methods listed here, an Engine has those of work.Engine
+// that package work/driver writes once
 // for every durable engine (driver.Portable: Start, Call, Status, List,
 // Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
 // Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,
@@ -51,10 +51,10 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 //
 // Snapshot returns the deployment's live Work as Temporal keeps it
 // (work.Watched, a Deployment snapshot), read at most once per
-// WithSnapshotInterval (default 15 s) and reused in between, so that a
+// work.WithSnapshotInterval (default 15 s) and reused in between, so that a
 // scrape never fans out: concurrent callers share one refresh. A refresh
 // costs, with L open Work workflows of this task queue, T targets and R
-// status rows per target (WithStatusRows):
+// status rows per target (work.WithStatusRows):
 //
 //   - ceil(L/1000) ListWorkflowExecutions calls (visibility: the open
 //     agentwork.Work workflows of the task queue, with their memo, set
@@ -111,7 +111,7 @@ func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	e := &Engine{c: c, cfg: cfg}
 	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.observer, Options: cfg.opts, Limits: cfg.limits,
-		PollInterval: cfg.pollInterval, Deployment: cfg.ops, Read: e.readDeployment, Watched: e})
+		PollInterval: cfg.pollInterval, Read: e.readDeployment, Watched: e})
 	return e
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-var _ work.Approvals = (*Engine)(nil)
+var _ work.Engine = (*Engine)(nil)
 
 // waitInput sets what a Work that waits needs in its workflow's input:
 // the coordinator's job declaration (Spec.Job: its Backoff and

@@ -81,7 +81,7 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 		return work.Snapshot{}, err
 	}
 	byTarget := map[string][]openWork{}
-	for _, t := range e.cfg.ops.Targets {
+	for _, t := range e.cfg.limits.DeploymentTargets {
 		byTarget[t] = nil
 	}
 	for _, w := range open {
@@ -120,7 +120,7 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 			tc.OldestQueued = q.age
 		}
 		sort.Slice(ws, func(i, j int) bool { return ws[i].created.After(ws[j].created) })
-		n := min(len(ws), e.cfg.ops.Rows)
+		n := min(len(ws), e.cfg.limits.StatusRows)
 		var seen rowCounts
 		for _, w := range ws[:n] {
 			_, held := awaiting[w.id]

@@ -54,8 +54,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
 		OwnerWorkflow: ownerWF, MaxDuration: budget.MaxDuration, MaxResultBytes: w.MaxResultBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: w.Created,
-		Mailbox: driver.MailboxLimits{Messages: work.DefaultMaxQueuedGuidance, Bytes: work.DefaultMaxQueuedGuidanceBytes,
-			Commands: work.DefaultMaxCommandRecords}, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
+		Mailbox: w.Mailbox, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
 	e.waitInput(spec, w.ApprovalTimeout, &in)
 	in.Updates = w.Updates // engine_updates.go
 	ctx, cancel := e.rpc(base)

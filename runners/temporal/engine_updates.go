@@ -10,11 +10,9 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-var _ work.Updater = (*Engine)(nil)
-
 // ReadUpdates reads a Work's updates: its workflow's state, read with a
 // query. They survive its workers, and stay readable after the Work
-// ended while its owner's registry retains its record (WithLimits: work.WithRetention)
+// ended while its owner's registry retains its record (WithOptions: work.WithRetention)
 // and Temporal its history (the namespace's retention; a query of a
 // closed workflow replays its history on a Worker).
 func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, bool, error) {

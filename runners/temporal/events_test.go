@@ -175,8 +175,8 @@ func TestLifecycleEvents(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}},
-	}, []temporal.Option{temporal.WithObserver(wrec), temporal.WithHeartbeatTimeout(5 * time.Second)},
-		[]temporal.Option{temporal.WithObserver(erec), temporal.WithLimits(work.WithMaxStarts(3))})
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(wrec)), temporal.WithHeartbeatTimeout(5 * time.Second)},
+		[]temporal.Option{temporal.WithOptions(work.WithObserver(erec)), temporal.WithOptions(work.WithMaxStarts(3))})
 	o := work.NewOwner("events-owner-" + queue)
 	start := func(label string) (string, error) {
 		ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: label, Kind: work.KindAgent},
@@ -368,8 +368,8 @@ func TestTelemetry(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}},
-	}, []temporal.Option{temporal.WithObserver(obs), temporal.WithHeartbeatTimeout(5 * time.Second)},
-		[]temporal.Option{temporal.WithObserver(obs)})
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(obs)), temporal.WithHeartbeatTimeout(5 * time.Second)},
+		[]temporal.Option{temporal.WithOptions(work.WithObserver(obs))})
 	o := work.NewOwner("telemetry-owner-" + queue)
 	lctx, launch := sdktrace.NewTracerProvider().Tracer("app").Start(context.Background(), "execute_tool ok")
 	ref, err := eng.Start(lctx, work.Spec{Owner: o, Target: work.Target{Label: "ok", Kind: work.KindAgent},

@@ -30,7 +30,7 @@ func ExampleNewWorker() {
 		"research": {Kind: work.KindFunction, Run: func(ctx context.Context, topic string) (string, error) {
 			return "notes on " + topic, nil
 		}},
-	}, temporal.WithObserver(obs))
+	}, temporal.WithOptions(work.WithObserver(obs)))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestGuidanceDroppedAfterUsage(t *testing.T) {
 			return "", ctx.Err()
 		}
 	}}
-	e, _ := deploy(t, "dropped", map[string]temporal.Child{"agent": agent}, []temporal.Option{temporal.WithObserver(rec)}, nil)
+	e, _ := deploy(t, "dropped", map[string]temporal.Child{"agent": agent}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	o := work.NewOwner("dropped-" + strconv.FormatInt(time.Now().UnixNano(), 36))

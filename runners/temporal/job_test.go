@@ -125,7 +125,7 @@ func TestJobCompletes(t *testing.T) {
 	eng, _ := deploy(t, "job", map[string]temporal.Child{
 		"batch": {Kind: work.KindFunction, Job: f.job()},
 		"plain": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { close(ran); return "plain", nil }},
-	}, []temporal.Option{temporal.WithObserver(rec), temporal.WithLimits(work.WithMaxRunning(1))}, nil)
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec)), temporal.WithOptions(work.WithMaxRunning(1))}, nil)
 	o := work.NewOwner(fmt.Sprintf("job-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), jobSpec(o, "in", f.job()))
 	if err != nil {
@@ -251,7 +251,7 @@ func TestJobContinueAsNew(t *testing.T) {
 	})
 	rec := &enginetest.Recorder{}
 	eng, _ := deploy(t, "jobcan", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: f.job()}},
-		[]temporal.Option{temporal.WithObserver(rec)}, []temporal.Option{temporal.WithPollsPerRun(3)})
+		[]temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, []temporal.Option{temporal.WithPollsPerRun(3)})
 	o := work.NewOwner(fmt.Sprintf("jobcan-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), jobSpec(o, "in", f.job()))
 	if err != nil {
@@ -317,7 +317,7 @@ func TestJobEnds(t *testing.T) {
 			f := newFakeJobs(tc.answer)
 			var eopts []temporal.Option
 			if tc.maxDur > 0 {
-				eopts = append(eopts, temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: tc.maxDur})))
+				eopts = append(eopts, temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: tc.maxDur})))
 			}
 			eng, _ := deploy(t, "jobend", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: f.job()}}, nil, eopts)
 			o := work.NewOwner(fmt.Sprintf("jobend-%d", time.Now().UnixNano()))
@@ -363,7 +363,7 @@ func TestJobWaitHoldsNothing(t *testing.T) {
 	j.Backoff = work.Backoff{Initial: time.Hour, Max: time.Hour}
 	rec := &enginetest.Recorder{}
 	eng, _ := deploy(t, "jobidle", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: j}},
-		[]temporal.Option{temporal.WithObserver(rec)}, nil)
+		[]temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, nil)
 	o := work.NewOwner(fmt.Sprintf("jobidle-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), jobSpec(o, "in", j))
 	if err != nil {
@@ -399,7 +399,7 @@ func TestJobSpanAcrossRuns(t *testing.T) {
 	})
 	tel := newObserved(t, nil)
 	eng, _ := deploy(t, "jobspan", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: f.job()}},
-		[]temporal.Option{temporal.WithObserver(tel.obs)}, []temporal.Option{temporal.WithPollsPerRun(3)})
+		[]temporal.Option{temporal.WithOptions(work.WithObserver(tel.obs))}, []temporal.Option{temporal.WithPollsPerRun(3)})
 	o := work.NewOwner(fmt.Sprintf("jobspan-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), jobSpec(o, "in", f.job()))
 	if err != nil {

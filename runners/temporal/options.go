@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Defaults of the runner. The limits are the in-process Supervisor's.
@@ -41,7 +40,6 @@ type config struct {
 	pollInterval     time.Duration
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
 	observer         work.Observer
-	ops              driver.Deployment       // the deployment view (options_ops.go)
 	namespace        string                  // for the task queue statistics (WithNamespace)
 	dc               converter.DataConverter // memos and heartbeat details (WithDataConverter)
 	// err is the first invalid limit or budget option
@@ -65,8 +63,6 @@ func newConfig(opts []Option) config {
 		rpcTimeout:       DefaultRPCTimeout,
 		pollInterval:     250 * time.Millisecond,
 		pollsPerRun:      defaultPollsPerRun,
-		observer:         work.NopObserver{},
-		ops:              driver.DefaultDeployment(),
 		namespace:        "default",
 		dc:               converter.GetDefaultDataConverter(),
 	}
@@ -76,6 +72,7 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
+	c.observer = c.limits.Observer
 	if c.limits.MaxResultBytes == 0 || c.limits.MaxResultBytes > maxResultPayload {
 		c.limits.MaxResultBytes = maxResultPayload
 	}
@@ -154,19 +151,6 @@ func WithRPCTimeout(d time.Duration) Option {
 	})
 }
 
-// WithObserver sets the Observer. On an Engine the middleware reports
-// through it, and so do the foreground calls, refused starts, result
-// reads and the detach of ended Work; on a Worker it gets the lifecycle
-// events of the Work whose workflows the Worker runs (see "Telemetry" in
-// the package doc). nil is ignored.
-func WithObserver(o work.Observer) Option {
-	return optionFunc(func(c *config) {
-		if o != nil {
-			c.observer = o
-		}
-	})
-}
-
 // WithPollInterval sets how often a Subscription reads its owner's
 // registry for settled Work (default 250 ms).
 func WithPollInterval(d time.Duration) Option {
@@ -177,16 +161,24 @@ func WithPollInterval(d time.Duration) Option {
 	})
 }
 
-// WithLimits gives the Engine or Worker work's limit and budget options
-// (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts, WithMaxDepth,
-// WithMaxResultBytes, WithRetention, WithDefaultBudget,
-// WithBudgetCeiling), with the same meaning of every value, 0 and
+// WithOptions gives the Engine or Worker work's options: the limit and
+// budget options (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts,
+// WithMaxDepth, WithMaxResultBytes, WithRetention, WithMaxMessageBytes,
+// WithGuidanceQueue, WithCommandRecords, WithDefaultBudget,
+// WithBudgetCeiling), the deployment view's (work.WithDeploymentGauges,
+// WithSnapshotInterval, WithStatusRows) and the Observer
+// (work.WithObserver), with the same meaning of every value, 0 and
 // negative included: work.ResolveLimits interprets them, in the order
-// given across every WithLimits. An invalid value makes every Start, Call
-// and SetPool of the Engine, and NewWorker, fail with its error
+// given across every WithOptions. An invalid value makes every Start,
+// Call and SetPool of the Engine, and NewWorker, fail with its error
 // (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options
 // change nothing here. Give coordinators' Engines and the Workers of one
 // deployment the same limits.
+//
+// The Observer: on an Engine the middleware reports through it, and so
+// do the foreground calls, refused starts, result reads and the detach
+// of ended Work; on a Worker it gets the lifecycle events of the Work it
+// runs (see "Telemetry" in the package doc).
 //
 // On this runner: MaxRunning is per Worker process and target (Temporal
 // has no global bound); an output never exceeds 1.5 MiB, well below
@@ -199,7 +191,7 @@ func WithPollInterval(d time.Duration) Option {
 // Between updates the Engine's reads hide the records already past the
 // age by its clock; a Subscription still delivers the notice of Work
 // that expired before its next poll.
-func WithLimits(opts ...work.Option) Option {
+func WithOptions(opts ...work.Option) Option {
 	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
 }
 
@@ -222,6 +214,17 @@ func WithDataConverter(dc converter.DataConverter) Option {
 	return optionFunc(func(c *config) {
 		if dc != nil {
 			c.dc = dc
+		}
+	})
+}
+
+// WithNamespace names the Temporal namespace of the Engine's client
+// (default "default"), for the task queue statistics its Snapshot reads
+// (the SDK client does not expose it).
+func WithNamespace(ns string) Option {
+	return optionFunc(func(c *config) {
+		if ns != "" {
+			c.namespace = ns
 		}
 	})
 }

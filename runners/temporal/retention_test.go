@@ -74,7 +74,7 @@ func registryIDs(t *testing.T, o work.Owner) []string {
 // the evictions by workflow time, replays.
 func TestRetentionAge(t *testing.T) {
 	const age = 2 * time.Second
-	eng, _ := deploy(t, "retain-age", echoTargets, nil, []temporal.Option{temporal.WithLimits(work.WithRetention(100, age))})
+	eng, _ := deploy(t, "retain-age", echoTargets, nil, []temporal.Option{temporal.WithOptions(work.WithRetention(100, age))})
 	o := work.NewOwner(fmt.Sprintf("retain-age-%d", time.Now().UnixNano()))
 	old := startDone(t, eng, o, "old")
 	if _, err := eng.Status(t.Context(), o, old); err != nil {
@@ -126,7 +126,7 @@ func TestRetentionAge(t *testing.T) {
 // TestRetentionCount: with no age bound, the count still evicts the
 // oldest finished Work as each Work finishes, and nothing expires by age.
 func TestRetentionCount(t *testing.T) {
-	eng, _ := deploy(t, "retain-count", echoTargets, nil, []temporal.Option{temporal.WithLimits(work.WithRetention(2, 0))})
+	eng, _ := deploy(t, "retain-count", echoTargets, nil, []temporal.Option{temporal.WithOptions(work.WithRetention(2, 0))})
 	o := work.NewOwner(fmt.Sprintf("retain-count-%d", time.Now().UnixNano()))
 	var ids []string
 	for i := range 3 {

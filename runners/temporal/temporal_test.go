@@ -94,10 +94,7 @@ type harness struct {
 func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	opts := []temporal.Option{
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
-		temporal.WithLimits(work.WithMaxRunning(cfg.MaxRunning)), temporal.WithLimits(work.WithMaxOutstanding(cfg.MaxOutstanding)),
-		temporal.WithLimits(work.WithMaxStarts(cfg.MaxStarts)), temporal.WithLimits(work.WithMaxDepth(cfg.MaxDepth)),
-		temporal.WithLimits(work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration})), temporal.WithLimits(work.WithMaxResultBytes(cfg.MaxResultBytes)),
-		temporal.WithLimits(work.WithRetention(cfg.Retain, cfg.RetainAge)), temporal.WithObserver(cfg.Observer),
+		temporal.WithOptions(cfg.Options()...), temporal.WithOptions(work.WithObserver(cfg.Observer)),
 		temporal.WithHeartbeatTimeout(conformanceHeartbeat), temporal.WithRPCTimeout(time.Minute),
 	}
 	if h.dc != nil {

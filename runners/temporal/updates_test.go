@@ -248,7 +248,7 @@ func TestUpdateCanary(t *testing.T) {
 			}
 			return "ok", nil
 		}},
-	}, []temporal.Option{temporal.WithObserver(tel.obs)}, []temporal.Option{temporal.WithObserver(tel.obs)})
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(tel.obs))}, []temporal.Option{temporal.WithOptions(work.WithObserver(tel.obs))})
 	o := work.NewOwner(fmt.Sprintf("updcanary-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "agent", Kind: work.KindAgent},
 		Input: "x", Updates: &work.UpdatePolicy{}, Run: func(context.Context) (string, error) { return "", nil }})
@@ -342,7 +342,7 @@ func TestUpdateRefusalsOutOfHistory(t *testing.T) {
 			report("a", other)
 			return strings.Join(got, "|"), nil
 		}},
-	}, []temporal.Option{temporal.WithObserver(rec)}, []temporal.Option{temporal.WithObserver(rec)})
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))})
 	o := work.NewOwner(fmt.Sprintf("updhistory-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "talker", Kind: work.KindFunction},
 		Input: "x", Updates: &work.UpdatePolicy{MaxUpdates: 2, MaxBytes: 64}, Run: func(context.Context) (string, error) { return "", nil }})
@@ -387,7 +387,7 @@ func TestUpdateAfterSettled(t *testing.T) {
 			stray <- ctx
 			return "done", nil
 		}},
-	}, []temporal.Option{temporal.WithObserver(rec)}, []temporal.Option{temporal.WithObserver(rec)})
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))})
 	o := work.NewOwner(fmt.Sprintf("updsettled-%d", time.Now().UnixNano()))
 	ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: "talker", Kind: work.KindFunction},
 		Input: "x", Updates: &work.UpdatePolicy{}, Run: func(context.Context) (string, error) { return "", nil }})

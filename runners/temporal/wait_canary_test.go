@@ -39,7 +39,7 @@ func TestWaitCanary(t *testing.T) {
 	eng, queue := deploy(t, "waitcanary", map[string]temporal.Child{
 		"batch": {Kind: work.KindFunction, Job: job},
 		"echo":  {Kind: work.KindFunction, Run: func(_ context.Context, in string) (string, error) { return in, nil }},
-	}, []temporal.Option{temporal.WithObserver(tel.obs)}, []temporal.Option{temporal.WithObserver(tel.obs)})
+	}, []temporal.Option{temporal.WithOptions(work.WithObserver(tel.obs))}, []temporal.Option{temporal.WithOptions(work.WithObserver(tel.obs))})
 	o := work.NewOwner(fmt.Sprintf("waitcanary-%d", time.Now().UnixNano()))
 	jref, err := eng.Start(context.Background(), jobSpec(o, canaryInput, job))
 	if err != nil {

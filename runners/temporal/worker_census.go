@@ -16,10 +16,10 @@ var _ work.Watched = (*Worker)(nil)
 // (attempts running or cancel-requested on this Worker: a cancel-requested
 // one keeps its slot until its child returns; for a job target its
 // submits in progress, not its polls) and its running limit
-// (work.WithMaxRunning in WithLimits, per target: TargetCounts.MaxRunning; Snapshot.MaxRunning
+// (work.WithMaxRunning in WithOptions, per target: TargetCounts.MaxRunning; Snapshot.MaxRunning
 // is 0), and each attempt as a live Work (cancel-requested from the moment
 // its cancel arrived with a heartbeat, CancelAt then). Its state counts are
-// zero: the deployment's Work by state is the Engine's (WithDeploymentGauges).
+// zero: the deployment's Work by state is the Engine's (work.WithDeploymentGauges).
 // It costs no call to Temporal; it is safe for concurrent use and never
 // fails.
 func (w *Worker) Snapshot(context.Context) (work.Snapshot, error) {

@@ -32,7 +32,7 @@ type ApprovalEntry struct {
 	Requested time.Time
 }
 
-// Approver is the approvals side of a Store (work.Approvals). Each method
+// Approver is the approvals side of a Store (work.Engine.Pending, Approve, Deny). Each method
 // bounds its own calls within ctx.
 type Approver interface {
 	// ApprovalIndex returns the approvals index (nil for none).
@@ -55,7 +55,7 @@ func answerer(o work.Owner) error {
 }
 
 // Pending returns the Work visible to o that awaits approval, oldest
-// request first, at most MaxPending (work.Approvals): for an owner, from
+// request first, at most MaxPending (work.Engine.Pending): for an owner, from
 // its registry; for work.Approver(), from the approvals index (every
 // owner's). A Work answered, cancelled or ended meanwhile is left out.
 func (p *Portable) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequest, error) {
@@ -104,14 +104,14 @@ func (p *Portable) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRe
 }
 
 // Approve lets Work id, awaiting approval, join the dispatch queue
-// (work.Approvals); o is its owner or work.Approver(). A Work that is
+// (work.Engine.Approve); o is its owner or work.Approver(). A Work that is
 // unknown, another owner's or not awaiting approval is work.ErrNotFound.
 func (p *Portable) Approve(ctx context.Context, o work.Owner, id string) error {
 	return p.answer(ctx, o, id, true)
 }
 
 // Deny cancels Work id, awaiting approval, with class work.ClassDenied
-// (work.Approvals), checked as Approve checks it.
+// (work.Engine.Deny), checked as Approve checks it.
 func (p *Portable) Deny(ctx context.Context, o work.Owner, id string) error {
 	return p.answer(ctx, o, id, false)
 }

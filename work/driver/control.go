@@ -76,7 +76,7 @@ func (p *Portable) Send(ctx context.Context, o work.Owner, id, commandID, messag
 }
 
 // Answer queues guidance as Send does, for an agent or a function child
-// (work.Updater): it answers the Work's open questions and never returns
+// (work.Engine.Answer): it answers the Work's open questions and never returns
 // work.ErrNotAgent.
 func (p *Portable) Answer(ctx context.Context, o work.Owner, id, commandID, message string) (work.SendReceipt, error) {
 	return p.send(ctx, o, id, commandID, message, true)
@@ -89,7 +89,7 @@ func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, messag
 	if err := work.ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if err := CheckMessage(message); err != nil {
+	if err := checkMessage(message, p.limits.MaxMessageBytes); err != nil {
 		return work.SendReceipt{}, err
 	}
 	rec, err := p.lookup(ctx, o, id)
@@ -152,7 +152,7 @@ func (p *Portable) SetPool(ctx context.Context, o work.Owner, b work.Budget) err
 }
 
 // Updates returns the updates of Work id visible to o with Seq > after,
-// in order (work.Updater.Updates; an empty slice for none), answering
+// in order (work.Engine.Updates; an empty slice for none), answering
 // from the registry's count when there is nothing after the cursor.
 func (p *Portable) Updates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, error) {
 	rec, err := p.lookup(ctx, o, id)

@@ -8,14 +8,14 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// CheckMessage is the check of a guidance message before it is sent:
+// checkMessage is the check of a guidance message before it is sent:
 // work.ErrEmptyMessage for blank text, work.ErrMessageTooLarge past
-// work.DefaultMaxMessageBytes.
-func CheckMessage(message string) error {
+// maxBytes (the engine's work.WithMaxMessageBytes, resolved).
+func checkMessage(message string, maxBytes int) error {
 	if strings.TrimSpace(message) == "" {
 		return work.ErrEmptyMessage
 	}
-	if len(message) > work.DefaultMaxMessageBytes {
+	if len(message) > maxBytes {
 		return work.ErrMessageTooLarge
 	}
 	return nil

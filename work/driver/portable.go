@@ -71,17 +71,16 @@ type Portable struct {
 	// local is the in-process Supervisor that runs the engine's
 	// foreground calls (work.Engine.Call).
 	local *work.Supervisor
-	// census and deployment: the deployment view (Snapshot).
-	census     Cache
-	deployment Deployment
-	read       func(context.Context) (work.Snapshot, error)
+	// census and read: the deployment view (Snapshot).
+	census Cache
+	read   func(context.Context) (work.Snapshot, error)
 }
 
 // Config is what a durable engine gives Init.
 type Config struct {
 	// Events is the Observer the engine reports to.
 	Events work.Observer
-	// Options are the engine's work options (its WithLimits), and
+	// Options are the engine's work options (its WithOptions), and
 	// Limits what they resolve to as the engine enforces them (a runner
 	// may lower a bound, such as the output bound to its payload limit).
 	// The foreground calls run on an in-process Supervisor made with
@@ -90,14 +89,13 @@ type Config struct {
 	Limits  work.Limits
 	// PollInterval is how often a Subscription reads the registry.
 	PollInterval time.Duration
-	// Deployment and Read make the deployment view: Snapshot returns
-	// Read's answer, reused for Deployment.Interval; with
-	// Deployment.Export, Init registers the engine (Watched) with Events
-	// when it is a work.Watcher, until Close. Read nil: Snapshot is
+	// Read makes the deployment view: Snapshot returns Read's answer,
+	// reused for Limits.SnapshotInterval; with Limits.ExportDeployment,
+	// Init registers the engine (Watched) with Events when it is a
+	// work.Watcher, until Close. Read nil: Snapshot is
 	// work.ErrUnavailable.
-	Deployment Deployment
-	Read       func(context.Context) (work.Snapshot, error)
-	Watched    work.Watched
+	Read    func(context.Context) (work.Snapshot, error)
+	Watched work.Watched
 }
 
 // Init sets p up as the Portable of an engine over s. It is a function,
@@ -106,8 +104,8 @@ func Init(p *Portable, s Store, c Config) {
 	p.store, p.events, p.poll, p.limits = s, c.Events, c.PollInterval, c.Limits
 	p.local = work.New(append(append([]work.Option{work.WithObserver(c.Events)}, c.Options...),
 		work.WithMaxResultBytes(c.Limits.MaxResultBytes))...)
-	p.deployment, p.read = c.Deployment, c.Read
-	if c.Deployment.Export && c.Watched != nil {
+	p.read = c.Read
+	if c.Limits.ExportDeployment && c.Watched != nil {
 		p.life.Watching(Watch(c.Events, c.Watched))
 	}
 }
@@ -156,7 +154,7 @@ func (p *Portable) Snapshot(ctx context.Context) (work.Snapshot, error) {
 	if p.read == nil {
 		return work.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
 	}
-	return p.census.Snapshot(ctx, p.deployment.Interval, p.read)
+	return p.census.Snapshot(ctx, p.limits.SnapshotInterval, p.read)
 }
 
 // Observer returns the engine's Observer (nil before Init).

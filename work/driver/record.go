@@ -182,7 +182,7 @@ func AwaitingApproval(recs []Record) []string {
 // Evict returns the index in recs of the record the count bound n evicts
 // next, or -1 when recs hold at most n terminal Works that are not
 // detached (n <= 0: no bound). The order is work.WithRetention's
-// (work.EvictionClass: results read first, then failed and cancelled
+// (work.EvictionRank: results read first, then failed and cancelled
 // Work, then unread results; the oldest settled first within each). It is
 // deterministic (a Temporal workflow applies it) and changes nothing.
 func Evict(recs []Record, n int) int {
@@ -200,7 +200,7 @@ func Evict(recs []Record, n int) int {
 			continue
 		}
 		p := recs[pick]
-		c, pc := work.EvictionClass(r.State, r.Read), work.EvictionClass(p.State, p.Read)
+		c, pc := work.EvictionRank(r.State, r.Read), work.EvictionRank(p.State, p.Read)
 		if c < pc || c == pc && r.Finished.Before(p.Finished) {
 			pick = i
 		}

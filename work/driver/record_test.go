@@ -167,13 +167,13 @@ func TestExpired(t *testing.T) {
 }
 
 func TestMessageAndLaunch(t *testing.T) {
-	if !errors.Is(CheckMessage(" \n"), work.ErrEmptyMessage) {
+	if !errors.Is(checkMessage(" \n", work.DefaultMaxMessageBytes), work.ErrEmptyMessage) {
 		t.Fatal("blank")
 	}
-	if !errors.Is(CheckMessage(string(make([]byte, work.DefaultMaxMessageBytes+1))), work.ErrMessageTooLarge) {
+	if !errors.Is(checkMessage(string(make([]byte, work.DefaultMaxMessageBytes+1)), work.DefaultMaxMessageBytes), work.ErrMessageTooLarge) {
 		t.Fatal("too large")
 	}
-	if CheckMessage("go on") != nil {
+	if checkMessage("go on", work.DefaultMaxMessageBytes) != nil {
 		t.Fatal("ordinary")
 	}
 	if Digest("") != "" || len(Digest("x")) != 64 || Digest("x") == Digest("y") {

@@ -54,6 +54,9 @@ type NewWork struct {
 	ApprovalTimeout time.Duration
 	// Updates is the Spec's update policy with its defaults (nil: none).
 	Updates *work.UpdatePolicy
+	// Mailbox bounds the Work's undelivered guidance and its command
+	// records (work.WithGuidanceQueue, WithCommandRecords, resolved).
+	Mailbox MailboxLimits
 }
 
 // Admitter is the start side of a Store.
@@ -97,7 +100,9 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 		return work.Ref{}, err
 	}
 	w := NewWork{Spec: spec, ID: NewID(), TargetID: spec.Target.ID, Created: time.Now().UTC(),
-		Budget: p.local.EffectiveBudget(spec), MaxResultBytes: p.limits.ResultBytes(spec)}
+		Budget: p.local.EffectiveBudget(spec), MaxResultBytes: p.limits.ResultBytes(spec),
+		Mailbox: MailboxLimits{Messages: p.limits.MaxQueuedGuidance, Bytes: p.limits.MaxQueuedGuidanceBytes,
+			Commands: p.limits.MaxCommandRecords}}
 	if w.TargetID == "" {
 		w.TargetID = spec.Target.Label
 	}

@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,16 +11,17 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// approval checks approval before a child starts (Spec.NeedsApproval,
-// work.Approvals). An Engine that does not implement work.Approvals must
-// refuse such a Spec (ErrInvalidSpec), never run it unapproved.
+// approval checks approval before a child starts (Spec.NeedsApproval;
+// Pending, Approve, Deny). An Engine without approvals (its Pending
+// answers errors.ErrUnsupported) must refuse such a Spec
+// (ErrInvalidSpec), never run it unapproved.
 func (s *suite) approval(t *testing.T) {
 	v := s.env(t, nil)
-	if _, ok := v.e.(work.Approvals); !ok {
+	if !v.hasApprovals() {
 		spec := v.spec(owner(t, "noapproval"), Echo, "x")
 		spec.NeedsApproval = true
 		_, err := v.e.Start(v.ctx, spec)
-		wantErr(t, "Start(NeedsApproval) on an Engine without work.Approvals", err, work.ErrInvalidSpec)
+		wantErr(t, "Start(NeedsApproval) on an Engine without approvals", err, work.ErrInvalidSpec)
 		return
 	}
 	for _, tc := range []struct {
@@ -49,7 +51,12 @@ func (v *env) held(o work.Owner, label, input string, timeout time.Duration) wor
 	return ref
 }
 
-func (v *env) approvals() work.Approvals { return v.e.(work.Approvals) }
+// hasApprovals reports whether the Engine has approvals: its Pending does
+// not answer errors.ErrUnsupported.
+func (v *env) hasApprovals() bool {
+	_, err := v.e.Pending(v.ctx, work.NewOwner("capabilities"))
+	return !errors.Is(err, errors.ErrUnsupported)
+}
 
 // notice waits for sub's notice of kind about id, skipping others.
 func (v *env) notice(sub *work.Subscription, kind work.NoticeKind, id string) work.Notice {
@@ -108,7 +115,7 @@ func (v *env) noCanary() {
 
 func (v *env) pendingIDs(o work.Owner) []string {
 	v.t.Helper()
-	reqs, err := v.approvals().Pending(v.ctx, o)
+	reqs, err := v.e.Pending(v.ctx, o)
 	if err != nil {
 		v.t.Fatalf("Pending(%s): %v", o.ID(), err)
 	}
@@ -136,7 +143,7 @@ func contains(ids []string, id string) bool {
 // only, answerable by its owner only; approved, it runs and completes.
 func (s *suite) approveRuns(t *testing.T) {
 	v := s.env(t, nil)
-	ap := v.approvals()
+	ap := v.e
 	o, other := owner(t, "appr"), owner(t, "appr-other")
 	sub, err := v.e.Subscribe(v.ctx, o, 16)
 	if err != nil {
@@ -204,7 +211,7 @@ func (s *suite) approveRuns(t *testing.T) {
 // ClassDenied and never runs.
 func (s *suite) approvalDeny(t *testing.T) {
 	v := s.env(t, nil)
-	ap := v.approvals()
+	ap := v.e
 	o := owner(t, "deny")
 	ref := v.held(o, Echo, "deny me "+canary, 0)
 	if err := ap.Deny(v.ctx, work.Approver(), ref.ID); err != nil {
@@ -236,7 +243,7 @@ func (s *suite) approvalTimeout(t *testing.T) {
 	if st.State != work.StateCancelled || st.Class != work.ClassApprovalTimeout || !st.StartedAt.IsZero() {
 		t.Fatalf("timed-out Work = %+v; want cancelled, class %s, never started", st, work.ClassApprovalTimeout)
 	}
-	wantErr(t, "Approve after the timeout", v.approvals().Approve(v.ctx, o, ref.ID), work.ErrNotFound)
+	wantErr(t, "Approve after the timeout", v.e.Approve(v.ctx, o, ref.ID), work.ErrNotFound)
 	evs := v.wantPath(ref.ID, []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventCancelled},
 		work.EventRunning, work.EventApproved, work.EventDenied)
 	for _, e := range evs {
@@ -270,7 +277,7 @@ func (s *suite) approvalHoldsNoSlot(t *testing.T) {
 	if st := v.status(o, ref.ID); st.State != work.StateQueued || !st.AwaitingApproval {
 		t.Fatalf("held Work = %+v; want queued, awaiting approval", st)
 	}
-	if err := v.approvals().Approve(v.ctx, o, ref.ID); err != nil {
+	if err := v.e.Approve(v.ctx, o, ref.ID); err != nil {
 		t.Fatalf("Approve: %v", err)
 	}
 	v.waitStarted(hc)
@@ -284,7 +291,7 @@ func (s *suite) approvalHoldsNoSlot(t *testing.T) {
 // ClassCancelled), and it awaits approval no more.
 func (s *suite) approvalCancelRelease(t *testing.T) {
 	v := s.env(t, nil)
-	ap := v.approvals()
+	ap := v.e
 	o := owner(t, "cxl")
 	ref := v.held(o, Echo, "cancel me", 0)
 	r, err := v.e.Cancel(v.ctx, o, ref.ID)
@@ -323,7 +330,7 @@ func (s *suite) approvalCancelRelease(t *testing.T) {
 // nothing; a foreground call cannot wait for approval.
 func (s *suite) approvalMisuse(t *testing.T) {
 	v := s.env(t, nil)
-	ap := v.approvals()
+	ap := v.e
 	o := owner(t, "mis")
 	plain, c := v.running(o, Func, "")
 	wantErr(t, "Approve of a Work that needs none", ap.Approve(v.ctx, o, plain.ID), work.ErrNotFound)

@@ -30,7 +30,7 @@ const (
 
 // autoSet prepares o on the Engine with Func (moving after autoBound) and
 // Echo (after fastBound), both backgroundable.
-func (v *env) autoSet(o work.Owner) *middleware.Set {
+func (v *env) autoSet(o work.Owner) *middleware.Kit {
 	v.t.Helper()
 	child := func(label string, after time.Duration) middleware.BackgroundChild {
 		c := v.cfg.Children[label]
@@ -44,7 +44,7 @@ func (v *env) autoSet(o work.Owner) *middleware.Set {
 	return set
 }
 
-func setTool(t *testing.T, set *middleware.Set, name string) middleware.Tool {
+func setTool(t *testing.T, set *middleware.Kit, name string) middleware.Tool {
 	t.Helper()
 	for _, tl := range set.Tools() {
 		if tl.Name() == name {
@@ -65,7 +65,7 @@ func input(s string) string {
 // that it returns the work.ref of its Work no earlier than autoBound (on an
 // Engine with an exact wait clock) and within 30 s of it; it returns the
 // Work's id and how long after the bound the ref came.
-func (v *env) moved(ctx context.Context, set *middleware.Set, token string, c *control) (string, time.Duration) {
+func (v *env) moved(ctx context.Context, set *middleware.Kit, token string, c *control) (string, time.Duration) {
 	v.t.Helper()
 	type reply struct {
 		out string

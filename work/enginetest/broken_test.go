@@ -2,6 +2,7 @@ package enginetest_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -53,6 +54,9 @@ func (b broken) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if b.defect == "start-ignores-call-id" {
 		spec.CallID = ""
 	}
+	if b.defect == "no-approvals-runs-unapproved" {
+		spec.NeedsApproval = false
+	}
 	return b.Engine.Start(ctx, spec)
 }
 
@@ -64,11 +68,23 @@ func (b broken) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error)
 	return rows, more, err
 }
 
+// Pending answers errors.ErrUnsupported for an engine without approvals
+// (which then must refuse a Spec that needs one).
+func (b broken) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalRequest, error) {
+	if b.defect == "no-approvals-runs-unapproved" {
+		return nil, errors.ErrUnsupported
+	}
+	return b.Engine.Pending(ctx, o)
+}
+
 type brokenHarness struct{ defect string }
 
 func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
 	if h.defect == "repeat-terminal" {
 		cfg.Observer = repeatTerminal{cfg.Observer}
+	}
+	if h.defect == "guidance-limits-ignored" {
+		cfg.MaxMessageBytes, cfg.MaxQueuedGuidance = 0, 0
 	}
 	if h.defect == "progress-first" {
 		cfg.Observer = progressFirst{cfg.Observer}
@@ -124,15 +140,17 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		t.Skip("runs the suite in subprocesses")
 	}
 	for defect, subtest := range map[string]string{
-		"list-order":               "ListOrder",
-		"send-not-idempotent":      "GuidanceIdempotency",
-		"cancel-terminal-accepted": "CancelTerminal",
-		"rows-unlimited":           "StatusRows",
-		"wrong-guarantees":         "Lifecycle",
-		"repeat-terminal":          "ObserverEvents",
-		"cancel-state-late":        "CancelRacesCompletion",
-		"progress-first":           "ProgressOrder",
-		"start-ignores-call-id":    "AutoBackgroundIdempotency",
+		"list-order":                   "ListOrder",
+		"send-not-idempotent":          "GuidanceIdempotency",
+		"cancel-terminal-accepted":     "CancelTerminal",
+		"rows-unlimited":               "StatusRows",
+		"wrong-guarantees":             "Lifecycle",
+		"repeat-terminal":              "ObserverEvents",
+		"cancel-state-late":            "CancelRacesCompletion",
+		"progress-first":               "ProgressOrder",
+		"start-ignores-call-id":        "AutoBackgroundIdempotency",
+		"guidance-limits-ignored":      "GuidanceLimits",
+		"no-approvals-runs-unapproved": "Approval",
 	} {
 		t.Run(defect, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")

@@ -9,9 +9,9 @@
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
 // races, guidance order and idempotency, launch idempotency, detach,
 // release, status rows, foreground calls, approval before a child starts
-// (for an Engine that implements work.Approvals), budgets and pools,
+// (for an Engine with approvals), budgets and pools,
 // external jobs (submit once, polls, cancel, deadline), children that
-// talk back (for an Engine that implements work.Updater: updates in order
+// talk back (for an Engine with updates: updates in order
 // and bounded, idempotent, owner-checked, readable after the end;
 // questions answered by guidance or left unanswered), the middleware's
 // opt-in auto-background option over the Engine (a call that moves to the
@@ -55,10 +55,10 @@ type Harness interface {
 }
 
 // Config is the configuration the suite asks for. Every field is set. A
-// Harness passes each limit to its Engine's option of the same name as it
-// is, 0 and negative values included: the options give every value one
-// meaning on every Engine (see work.WithMaxRunning and the others), and
-// the suite checks it.
+// Harness gives its Engine (and its workers) the limits as work's options,
+// Options, 0 and negative values included: the options give every value
+// one meaning on every Engine (see work.WithMaxRunning and the others),
+// and the suite checks it.
 type Config struct {
 	MaxRunning     int           // Works of one target running at once (the suite's queued Work shares its target with the running ones); 0: the default
 	MaxOutstanding int           // queued + running Works per owner; 0: the default
@@ -68,11 +68,25 @@ type Config struct {
 	MaxDuration    time.Duration // per-Work deadline, as WithDefaultBudget's Budget.MaxDuration: 0 the default, -1 none
 	Retain         int           // terminal Works kept per owner (WithRetention's count); 0: the default
 	RetainAge      time.Duration // terminal Works settled longer ago are hidden (WithRetention's age); 0: none
-	Children       map[string]Child
+	// MaxMessageBytes and MaxQueuedGuidance are WithMaxMessageBytes and
+	// WithGuidanceQueue's count (0: the defaults).
+	MaxMessageBytes   int
+	MaxQueuedGuidance int
+	Children          map[string]Child
 	// Observer is the Observer the Engine must report every event and
 	// call to (a *Recorder the suite reads); an implementation that runs
 	// Work in workers gives it to them too.
 	Observer work.Observer
+}
+
+// Options are c's limits as work's options, in one place for every
+// Harness: the Supervisor takes them as they are, a durable runner through
+// its WithOptions. The Observer is not among them.
+func (c Config) Options() []work.Option {
+	return []work.Option{work.WithMaxRunning(c.MaxRunning), work.WithMaxOutstanding(c.MaxOutstanding),
+		work.WithMaxStarts(c.MaxStarts), work.WithMaxDepth(c.MaxDepth), work.WithMaxResultBytes(c.MaxResultBytes),
+		work.WithDefaultBudget(work.Budget{MaxDuration: c.MaxDuration}), work.WithRetention(c.Retain, c.RetainAge),
+		work.WithMaxMessageBytes(c.MaxMessageBytes), work.WithGuidanceQueue(c.MaxQueuedGuidance, 0)}
 }
 
 // Capabilities is what an implementation legitimately chooses.
@@ -168,6 +182,7 @@ func Run(t *testing.T, h Harness) {
 		{"LimitDuration", s.limitDuration},
 		{"LimitValues", s.limitValues},
 		{"SpecResultBytes", s.specResultBytes},
+		{"GuidanceLimits", s.guidanceLimits},
 		{"ResultWait", s.resultWait},
 		{"ResultReadMark", s.resultReadMark},
 		{"CancelQueued", s.cancelQueued},

@@ -58,8 +58,8 @@ func (s *suite) limitValues(t *testing.T) {
 	})
 	t.Run("MaxOutstandingZeroIsTheDefault", func(t *testing.T) {
 		v := s.env(t, func(c *Config) { c.MaxOutstanding = 0 })
-		if _, ok := v.e.(work.Approvals); !ok {
-			t.Fatal("the Engine does not implement work.Approvals, which this case holds Work queued with")
+		if !v.hasApprovals() {
+			t.Fatal("the Engine has no approvals, which this case holds Work queued with")
 		}
 		o := owner(t, "outstanding0")
 		for range work.DefaultMaxOutstanding {

@@ -19,18 +19,18 @@ type Recorder struct {
 // RecordedCall is one call a Recorder saw, with how it ended (End is the
 // zero value while the call is open).
 type RecordedCall struct {
-	Call  work.Call
-	End   work.CallEnd
+	Call  work.ToolCall
+	End   work.ToolCallEnd
 	Ended bool
 }
 
 // Begin records c and returns ctx.
-func (r *Recorder) Begin(ctx context.Context, c work.Call) (context.Context, func(work.CallEnd)) {
+func (r *Recorder) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
 	r.mu.Lock()
 	i := len(r.calls)
 	r.calls = append(r.calls, RecordedCall{Call: c})
 	r.mu.Unlock()
-	return ctx, func(e work.CallEnd) {
+	return ctx, func(e work.ToolCallEnd) {
 		r.mu.Lock()
 		r.calls[i].End, r.calls[i].Ended = e, true
 		r.mu.Unlock()

@@ -16,14 +16,14 @@ func TestRecorder(t *testing.T) {
 	}
 	var r enginetest.Recorder
 	ctx := context.Background()
-	got, end := r.Begin(ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: "list", Owner: "coord"})
+	got, end := r.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "list", Owner: "coord"})
 	if got != ctx {
 		t.Fatal("Begin changed the context")
 	}
 	if c := r.Calls(); len(c) != 1 || c[0].Ended {
 		t.Fatalf("calls = %+v", c)
 	}
-	end(work.CallEnd{Outcome: "ok"})
+	end(work.ToolCallEnd{Outcome: "ok"})
 	if c := r.Calls(); !c[0].Ended || c[0].End.Outcome != "ok" || c[0].Call.Action != "list" {
 		t.Fatalf("calls = %+v", c)
 	}

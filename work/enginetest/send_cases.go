@@ -94,3 +94,26 @@ func (s *suite) guidanceRefusals(t *testing.T) {
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)
 }
+
+// guidanceLimits: WithMaxMessageBytes and WithGuidanceQueue hold on every
+// Engine (a durable one takes them through its WithOptions, as any limit):
+// a message one byte over the bound is work.ErrMessageTooLarge; with room
+// for one undelivered message, a second Send before the child's boundary
+// is work.ErrMailboxFull, and the boundary then delivers the first alone.
+func (s *suite) guidanceLimits(t *testing.T) {
+	v := s.env(t, func(c *Config) { c.MaxMessageBytes, c.MaxQueuedGuidance = 8, 1 })
+	o := owner(t, "gl")
+	ref, c := v.running(o, Agent, "")
+	_, err := v.e.Send(t.Context(), o, ref.ID, "c0", strings.Repeat("m", 9))
+	wantErr(t, "Send(9 bytes, bound 8)", err, work.ErrMessageTooLarge)
+	if _, err := v.e.Send(t.Context(), o, ref.ID, "c1", "8 bytes!"); err != nil {
+		t.Fatalf("Send(8 bytes, bound 8): %v", err)
+	}
+	_, err = v.e.Send(t.Context(), o, ref.ID, "c2", "second")
+	wantErr(t, "Send(second undelivered, room for one)", err, work.ErrMailboxFull)
+	if got := v.boundary(c).guidance; strings.Join(got, "|") != "8 bytes!" {
+		t.Fatalf("boundary delivered %q, want the first message alone", got)
+	}
+	v.finish(c, "", nil)
+	v.settle(o, ref.ID)
+}

@@ -16,10 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type supervisor struct{}
 
 func (supervisor) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
-	s := work.New(work.WithMaxRunning(cfg.MaxRunning), work.WithMaxOutstanding(cfg.MaxOutstanding),
-		work.WithMaxStarts(cfg.MaxStarts), work.WithMaxDepth(cfg.MaxDepth),
-		work.WithMaxResultBytes(cfg.MaxResultBytes), work.WithDefaultBudget(work.Budget{MaxDuration: cfg.MaxDuration}),
-		work.WithRetention(cfg.Retain, cfg.RetainAge), work.WithObserver(cfg.Observer))
+	s := work.New(append(cfg.Options(), work.WithObserver(cfg.Observer))...)
 	t.Cleanup(func() {
 		if err := s.Close(context.Background()); err != nil {
 			t.Errorf("Close: %v", err)

@@ -11,18 +11,19 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// updates checks children that talk back (Spec.Updates, work.Updater):
-// bounded, ordered updates by cursor, idempotency, owner isolation, and
-// questions answered by guidance or left unanswered. An Engine that does
-// not implement work.Updater must refuse a Spec that declares updates
-// (ErrInvalidSpec), never run it and drop them.
+// updates checks children that talk back (Spec.Updates; Updates,
+// Answer): bounded, ordered updates by cursor, idempotency, owner
+// isolation, and questions answered by guidance or left unanswered. An
+// Engine without updates (its Updates answers errors.ErrUnsupported) must
+// refuse a Spec that declares updates (ErrInvalidSpec), never run it and
+// drop them.
 func (s *suite) updates(t *testing.T) {
 	v := s.env(t, nil)
-	if _, ok := v.e.(work.Updater); !ok {
+	if _, err := v.e.Updates(v.ctx, work.NewOwner("capabilities"), "", 0); errors.Is(err, errors.ErrUnsupported) {
 		spec := v.spec(owner(t, "noupdates"), Echo, "x")
 		spec.Updates = &work.UpdatePolicy{}
 		_, err := v.e.Start(v.ctx, spec)
-		wantErr(t, "Start(Updates) on an Engine without work.Updater", err, work.ErrInvalidSpec)
+		wantErr(t, "Start(Updates) on an Engine without updates", err, work.ErrInvalidSpec)
 		return
 	}
 	for _, tc := range []struct {
@@ -46,8 +47,6 @@ func (s *suite) updates(t *testing.T) {
 		t.Run(tc.name, tc.run)
 	}
 }
-
-func (v *env) updater() work.Updater { return v.e.(work.Updater) }
 
 // reporting starts a controlled child whose Spec declares updates with p
 // and waits until it runs.
@@ -98,7 +97,7 @@ func refused(t *testing.T, what string, err error, reason string) {
 // readUpdates reads o's Work id's updates after cursor.
 func (v *env) readUpdates(o work.Owner, id string, after int) []work.Update {
 	v.t.Helper()
-	us, err := v.updater().Updates(v.ctx, o, id, after)
+	us, err := v.e.Updates(v.ctx, o, id, after)
 	if err != nil {
 		v.t.Fatalf("Updates(%s, after %d): %v", id, after, err)
 	}
@@ -255,19 +254,19 @@ func (s *suite) updateOwnerIsolation(t *testing.T) {
 	o, other := owner(t, "uiso"), owner(t, "uiso-other")
 	ref, c := v.reporting(o, Func, "", work.UpdatePolicy{})
 	v.accepted(c, "k", `"mine"`, false, 1)
-	_, err := v.updater().Updates(v.ctx, other, ref.ID, 0)
+	_, err := v.e.Updates(v.ctx, other, ref.ID, 0)
 	wantErr(t, "Updates(another owner)", err, work.ErrNotFound)
-	_, err = v.updater().Answer(v.ctx, other, ref.ID, "c", "hi")
+	_, err = v.e.Answer(v.ctx, other, ref.ID, "c", "hi")
 	wantErr(t, "Answer(another owner)", err, work.ErrNotFound)
-	_, err = v.updater().Updates(v.ctx, o, "0123456789abcdef0123456789abcdef", 0)
+	_, err = v.e.Updates(v.ctx, o, "0123456789abcdef0123456789abcdef", 0)
 	wantErr(t, "Updates(unknown)", err, work.ErrNotFound)
-	_, err = v.updater().Updates(v.ctx, work.Owner{}, ref.ID, 0)
+	_, err = v.e.Updates(v.ctx, work.Owner{}, ref.ID, 0)
 	wantErr(t, "Updates(zero owner)", err, work.ErrInvalidOwner)
-	_, err = v.updater().Answer(v.ctx, o, ref.ID, "c", " ")
+	_, err = v.e.Answer(v.ctx, o, ref.ID, "c", " ")
 	wantErr(t, "Answer(blank)", err, work.ErrEmptyMessage)
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)
-	_, err = v.updater().Answer(v.ctx, o, ref.ID, "c", "late")
+	_, err = v.e.Answer(v.ctx, o, ref.ID, "c", "late")
 	wantErr(t, "Answer(terminal)", err, work.ErrTerminal)
 
 	// A detached Work's updates are its owner's no more.
@@ -276,7 +275,7 @@ func (s *suite) updateOwnerIsolation(t *testing.T) {
 	if _, err := v.e.Detach(v.ctx, o, ref2.ID); err != nil {
 		t.Fatalf("Detach: %v", err)
 	}
-	_, err = v.updater().Updates(v.ctx, o, ref2.ID, 0)
+	_, err = v.e.Updates(v.ctx, o, ref2.ID, 0)
 	wantErr(t, "Updates(detached)", err, work.ErrNotFound)
 	v.finish(c2, "", nil)
 }
@@ -384,7 +383,7 @@ func (s *suite) questionAgent(t *testing.T) {
 	}
 	// The application's Answer answers an agent child too.
 	v.accepted(c, "q2", `"and then?"`, true, 2)
-	if _, err := v.updater().Answer(v.ctx, o, ref.ID, "answer-2", "stop there"); err != nil {
+	if _, err := v.e.Answer(v.ctx, o, ref.ID, "answer-2", "stop there"); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
 	r = v.waitReply(v.begin(c), patience)
@@ -421,7 +420,7 @@ func (s *suite) questionFunction(t *testing.T) {
 	// send still refuses a function child; Answer does not.
 	_, err := v.e.Send(v.ctx, o, ref.ID, "s", "yes")
 	wantErr(t, "Send(function child)", err, work.ErrNotAgent)
-	if _, err := v.updater().Answer(v.ctx, o, ref.ID, "a", "yes"); err != nil {
+	if _, err := v.e.Answer(v.ctx, o, ref.ID, "a", "yes"); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
 	select {
@@ -527,7 +526,7 @@ func (s *suite) updateNoContent(t *testing.T) {
 	v.accepted(c, "q", `{"question":"`+canary+`"}`, true, 2)
 	_, err := v.report(c, "k", `{"note":"`+canary+` other"}`, false)
 	refused(t, "a conflicting update", err, work.UpdateRefusedConflict)
-	if _, err := v.updater().Answer(v.ctx, o, ref.ID, "a", "answer "+canary); err != nil {
+	if _, err := v.e.Answer(v.ctx, o, ref.ID, "a", "answer "+canary); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}
 	v.waitReply(v.begin(c), patience)

@@ -21,8 +21,8 @@ func TestRestate(t *testing.T) {
 	defer srv.Stop()
 	r := durabletest.NewResearcher(t)
 	obs, spans := durabletest.NewObserver(t)
-	opts := []restate.Option{restate.WithNamespace("eino"), restate.WithIngress(srv.Ingress), restate.WithAdmin(srv.Admin),
-		restate.WithRPCTimeout(time.Minute), restate.WithObserver(obs)}
+	opts := []restate.Option{restate.WithServicePrefix("eino"), restate.WithIngress(srv.Ingress), restate.WithAdmin(srv.Admin),
+		restate.WithRPCTimeout(time.Minute), restate.WithOptions(work.WithObserver(obs))}
 	w, err := restate.NewWorker(map[string]restate.Child{"researcher": {Kind: r.Child().Kind(), Run: r.Child().Run}}, append(opts, restate.WithRegistry())...)
 	if err != nil {
 		t.Fatal(err)

@@ -275,19 +275,19 @@ func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
 		},
 	}
 	const bound = time.Second
-	pctx, end := obs.Begin(ctx, work.Call{Kind: work.CallLaunch, Tool: Batch.Label, Owner: o.ID(), AutoBackground: bound})
+	pctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: Batch.Label, Owner: o.ID(), AutoBackground: bound})
 	ref, err := s.Start(pctx, work.Spec{Owner: o, Target: Batch, Job: job, Input: "batch input"})
 	if err != nil {
-		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return err
 	}
 	if t := <-jo.waits; t != work.EventWaiting {
-		end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return fmt.Errorf("job: %s, want waiting", t)
 	}
 	obs.Event(pctx, work.Event{Type: work.EventBackgrounded, WorkID: ref.ID, Owner: o.ID(), Target: Batch.Label,
 		Kind: Batch.Kind, From: work.StateRunning, Time: clk.Now(), Duration: bound})
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		clk.Advance(d)
 		if t := <-jo.waits; t != work.EventPolled {
@@ -310,33 +310,33 @@ type runner struct {
 // launch does what the middleware does for run_in_background: a call span
 // around Start.
 func (r *runner) launch(t work.Target, maxDur time.Duration, run work.RunFunc) (string, error) {
-	ctx, end := r.obs.Begin(r.ctx, work.Call{Kind: work.CallLaunch, Tool: t.Label, Owner: r.o.ID()})
+	ctx, end := r.obs.Begin(r.ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: t.Label, Owner: r.o.ID()})
 	b := r.budget
 	if maxDur > 0 {
 		b.MaxDuration = maxDur
 	}
 	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, Budget: b, Updates: r.updates})
 	if err != nil {
-		end(work.CallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err
 	}
-	end(work.CallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	return ref.ID, nil
 }
 
 // action does what the work tool does: a call span around fn, ended with
 // outcome.
 func (r *runner) action(action, id, outcome string, fn func() error) error {
-	_, end := r.obs.Begin(r.ctx, work.Call{Kind: work.CallAction, Tool: "work", Action: action, WorkID: id, Owner: r.o.ID()})
+	_, end := r.obs.Begin(r.ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: action, WorkID: id, Owner: r.o.ID()})
 	var err error
 	if fn != nil {
 		err = fn()
 	}
 	if err != nil {
-		end(work.CallEnd{Outcome: "failed", ErrorClass: "internal"})
+		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: "internal"})
 		return err
 	}
-	end(work.CallEnd{Outcome: outcome})
+	end(work.ToolCallEnd{Outcome: outcome})
 	return nil
 }
 

@@ -29,7 +29,7 @@ func TestTemporal(t *testing.T) {
 	// A short heartbeat timeout: a cancel reaches a running child with
 	// its next heartbeat.
 	opts := []temporal.Option{temporal.WithTaskQueue("eino-durable"), temporal.WithRPCTimeout(time.Minute),
-		temporal.WithHeartbeatTimeout(3 * time.Second), temporal.WithObserver(obs)}
+		temporal.WithHeartbeatTimeout(3 * time.Second), temporal.WithOptions(work.WithObserver(obs))}
 	w, err := temporal.NewWorker(c, map[string]temporal.Child{"researcher": {Kind: r.Child().Kind(), Run: r.Child().Run}}, opts...)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ import (
 // the trust options the environment gives (trust.go).
 func options(ingress string, obs work.Observer, log *slog.Logger) []restate.Option {
 	return append([]restate.Option{restate.WithIngress(ingress), restate.WithRetryable("retry"), restate.WithMaxAttempts(2),
-		restate.WithObserver(obs), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}, trustOptions()...)
+		restate.WithOptions(work.WithObserver(obs)), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}, trustOptions()...)
 }
 
 // observer is the process's agentwork telemetry Observer: its spans in
@@ -50,7 +50,7 @@ func serviceMain(args []string) int {
 		log.Error("observer", "err", err)
 		return 1
 	}
-	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin), restate.WithLimits(work.WithMaxRunning(*maxRunning)))
+	opts := append(options(*ingress, obs, log), restate.WithAdmin(*admin), restate.WithOptions(work.WithMaxRunning(*maxRunning)))
 	if *listen != "" {
 		opts = append(opts, restate.WithListenAddress(*listen))
 	}

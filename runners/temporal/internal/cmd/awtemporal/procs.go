@@ -33,7 +33,7 @@ const (
 
 func options(queue string, obs work.Observer) []temporal.Option {
 	return []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(heartbeat),
-		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithObserver(obs),
+		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithOptions(work.WithObserver(obs)),
 		temporal.WithDataConverter(dataConverter())}
 }
 
@@ -161,7 +161,7 @@ func workerMain(args []string) int {
 	if *brk == breakRerun {
 		children = rerun(children)
 	}
-	w, err := temporal.NewWorker(c, children, append(options(*queue, obs), temporal.WithLimits(work.WithMaxRunning(*maxRunning)))...)
+	w, err := temporal.NewWorker(c, children, append(options(*queue, obs), temporal.WithOptions(work.WithMaxRunning(*maxRunning)))...)
 	if err == nil {
 		err = w.Start()
 	}
@@ -193,7 +193,7 @@ func coordinatorMain(args []string) int {
 	queue := fs.String("queue", "agentwork", "task queue")
 	owner := fs.String("owner", "coordinator", "owner id")
 	spans := fs.String("spans", "", "span file")
-	deployment := fs.Bool("deployment", false, "export the deployment's gauges (temporal.WithDeploymentGauges)")
+	deployment := fs.Bool("deployment", false, "export the deployment's gauges (work.WithDeploymentGauges)")
 	interval := fs.Duration("snapshot-interval", 0, "how long the deployment view is reused (0: the default)")
 	brk := fs.String("break", "", "a deliberately broken build for the chaos checks (harness.Break*)")
 	bound := fs.Duration("model-bound", 20*time.Second, "each model-facing call's bound (the caller's context)")
@@ -212,10 +212,10 @@ func coordinatorMain(args []string) int {
 	}
 	defer stopOps()
 	defer c.Close()
-	opts := append(options(*queue, obs), temporal.WithNamespace(namespace), temporal.WithSnapshotInterval(*interval),
-		temporal.WithAdmissionGrace(*grace), temporal.WithLimits(work.WithMaxOutstanding(*maxOutstanding)))
+	opts := append(options(*queue, obs), temporal.WithNamespace(namespace), temporal.WithOptions(work.WithSnapshotInterval(*interval)),
+		temporal.WithAdmissionGrace(*grace), temporal.WithOptions(work.WithMaxOutstanding(*maxOutstanding)))
 	if *deployment {
-		opts = append(opts, temporal.WithDeploymentGauges())
+		opts = append(opts, temporal.WithOptions(work.WithDeploymentGauges()))
 	}
 	if *brk == harness.BreakNoBound {
 		opts = append(opts, temporal.WithRPCTimeout(10*time.Minute))

@@ -60,7 +60,7 @@ func TestIntegrationScale(t *testing.T) {
 	}
 	defer c.Close()
 	eng := temporal.New(c, append(options(cl.queue, work.NopObserver{}), temporal.WithNamespace(namespace),
-		temporal.WithLimits(work.WithMaxOutstanding(1<<20)), temporal.WithLimits(work.WithMaxStarts(0)), temporal.WithRPCTimeout(time.Minute))...)
+		temporal.WithOptions(work.WithMaxOutstanding(1<<20)), temporal.WithOptions(work.WithMaxStarts(0)), temporal.WithRPCTimeout(time.Minute))...)
 	defer eng.Close(context.Background())
 	run, stopRun := context.WithTimeout(t.Context(), 20*time.Minute)
 	defer stopRun()

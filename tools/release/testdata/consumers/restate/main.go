@@ -42,7 +42,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	opts := []restate.Option{restate.WithIngress(*ingress), restate.WithAdmin(*admin), restate.WithObserver(obs)}
+	opts := []restate.Option{restate.WithIngress(*ingress), restate.WithAdmin(*admin), restate.WithOptions(work.WithObserver(obs))}
 
 	switch *role {
 	case "worker":

@@ -52,7 +52,7 @@ func main() {
 	case "worker":
 		w, err := temporal.NewWorker(c, map[string]temporal.Child{
 			"researcher": {Kind: work.KindFunction, Run: research},
-		}, temporal.WithObserver(obs))
+		}, temporal.WithOptions(work.WithObserver(obs)))
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func main() {
 		<-ctx.Done()
 		w.Stop()
 	case "coordinator":
-		eng := temporal.New(c, temporal.WithObserver(obs))
+		eng := temporal.New(c, temporal.WithOptions(work.WithObserver(obs)))
 		defer eng.Close(context.Background())
 		llm, err := openai.New()
 		if err != nil {
