@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -115,25 +114,12 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	}
 	stopAnnounce := w.announce(ctx, started)
 	defer stopAnnounce()
-	sctx, cancel, stopCtx := driver.AttemptContext(ctx, ctx, in.MaxDuration)
-	defer cancel(nil)
-	defer stopCtx()
-	h, err, panicked := driver.Invoke(func() ([]byte, error) { return t.Job.Submit(sctx, in.ID, in.Input) })
-	switch {
-	case panicked:
-		return submitOutcome{Class: work.ClassPanic}, nil
-	case err == nil:
-		return submitOutcome{Handle: h}, nil
-	case errors.Is(context.Cause(sctx), driver.ErrDeadline):
-		return submitOutcome{Class: work.ClassDeadline}, nil
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		return submitOutcome{Class: classCancelled}, nil
-	}
-	return submitOutcome{Class: work.ClassError}, nil
+	h, class := driver.Submit(ctx, ctx, t.Job, in.ID, in.Input, in.MaxDuration)
+	return submitOutcome{Handle: h, Class: class}, nil
 }
 
-// await is one poll: the target's Await on the handle. A Go error or a
-// panic is a transient poll error (Err); its text stays here.
+// await is one poll: the target's Await on the handle (driver.Await). A
+// Go error is a transient poll error (Err); its text stays here.
 func (w *Worker) await(ctx context.Context, in awaitInput) (pollOutcome, error) {
 	t, ok := w.targets[in.Label]
 	if !ok || t.Job == nil {
@@ -141,27 +127,8 @@ func (w *Worker) await(ctx context.Context, in awaitInput) (pollOutcome, error) 
 	}
 	stop := w.keepAlive(ctx)
 	defer stop()
-	var p work.Poll
-	var err error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				err = errPanicked
-			}
-		}()
-		p, err = t.Job.Await(ctx, in.Handle)
-	}()
-	switch {
-	case err != nil:
-		return pollOutcome{Err: true}, nil
-	case p.State == work.PollDone:
-		return pollOutcome{State: work.PollDone, Output: p.Output}, nil
-	case p.State == work.PollFailed:
-		return pollOutcome{State: work.PollFailed, Class: p.Class}, nil
-	case p.State == work.PollWaiting:
-		return pollOutcome{State: work.PollWaiting, Progress: p.Progress}, nil
-	}
-	return pollOutcome{Err: true}, nil // an unknown state
+	o, p := driver.Await(ctx, t.Job, in.Handle)
+	return pollOutcome{State: p.State, Output: p.Output, Class: p.Class, Progress: p.Progress, Err: o == work.PollOutcomeError}, nil
 }
 
 // cancelJob calls the target's Cancel on the handle, if it has one. Its
@@ -179,5 +146,3 @@ func (w *Worker) cancelJob(ctx context.Context, in awaitInput) error {
 	}()
 	return nil
 }
-
-var errPanicked = errors.New("temporal: panicked")
