@@ -113,38 +113,7 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 // timeout) without a retry taking it back cancels the child with
 // errUnreachable; the Worker's stop cancels it at once.
 func (w *Worker) adrift(a *heldAttempt) {
-	taken := a.attached.Load()
-	w.adriftMu.Lock()
-	defer w.adriftMu.Unlock()
-	if w.stopped {
-		a.cut(errUnreachable)
-		return
-	}
-	w.adriftWG.Go(func() {
-		var deadline time.Time
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-a.done:
-				return
-			case <-w.stopping:
-				a.cut(errUnreachable)
-				return
-			case <-tick.C:
-			}
-			if a.attached.Load() != taken {
-				return
-			}
-			switch {
-			case deadline.IsZero() && w.serverAnswers():
-				deadline = time.Now().Add(rejoinWindow + w.cfg.rpcTimeout)
-			case !deadline.IsZero() && time.Now().After(deadline):
-				a.cut(errUnreachable)
-				return
-			}
-		}
-	})
+	w.adrifts.Watch(a.attached.Load, a.done, w.serverAnswers, rejoinWindow+w.cfg.rpcTimeout, func() { a.cut(errUnreachable) })
 }
 
 // serverAnswers reports whether Restate's ingress answers its health

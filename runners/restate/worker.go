@@ -44,12 +44,10 @@ type Worker struct {
 	running driver.Slots             // the attempts in progress (Snapshot)
 	unwatch func()
 
-	// The attempts a retried step may take back (rejoin.go).
-	held     driver.Held[*heldAttempt]
-	adriftMu sync.Mutex // guards stopped, orders adriftWG's Add before its Wait
-	stopped  bool
-	adriftWG sync.WaitGroup
-	stopping chan struct{}
+	// The attempts a retried step may take back (rejoin.go), and the
+	// watches of those adrift.
+	held    driver.Held[*heldAttempt]
+	adrifts driver.Adrift
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -77,7 +75,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 			return nil, fmt.Errorf("restate: WithIdentityKeys: %w", err)
 		}
 	}
-	w := &Worker{cfg: cfg, targets: map[string]Child{}, stopping: make(chan struct{}), in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
+	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
 		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
 		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
@@ -162,13 +160,8 @@ func (w *Worker) URL() string {
 // Stop closes the deployment's server, cutting off the attempts in
 // progress, and waits for it. It is idempotent.
 func (w *Worker) Stop() {
-	w.adriftMu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		close(w.stopping)
-	}
-	w.adriftMu.Unlock()
-	defer w.adriftWG.Wait()
+	w.adrifts.Stop()
+	defer w.adrifts.Wait()
 	w.mu.Lock()
 	srv, done, unwatch := w.srv, w.done, w.unwatch
 	w.srv, w.unwatch = nil, nil

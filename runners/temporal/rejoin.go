@@ -150,45 +150,12 @@ func (a *heldAttempt) heartbeat(details ...any) {
 // timeout) without one cancels the child with class unreachable (the
 // Worker keeps its outcome a while longer, see hold).
 func (w *Worker) watchAdrift(a *heldAttempt) {
-	w.adriftMu.Lock()
-	defer w.adriftMu.Unlock()
-	if w.stopped {
-		a.cut(errUnreachable)
-		return
-	}
-	w.adrift.Go(func() {
-		taken := a.rejoined.Load()
-		window := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
-		var deadline time.Time
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-w.stopping:
-				a.cut(errUnreachable)
-				return
-			case <-tick.C:
-			}
-			if a.rejoined.Load() != taken {
-				return // a Rejoin holds it now
-			}
-			if deadline.IsZero() {
-				ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
-				_, err := w.c.CheckHealth(ctx, nil)
-				cancel()
-				if err == nil {
-					deadline = time.Now().Add(window)
-				}
-				continue
-			}
-			if time.Now().After(deadline) {
-				// A late Rejoin still finds the outcome for a while
-				// (release keeps it).
-				a.cut(errUnreachable)
-				return
-			}
-		}
-	})
+	w.adrift.Watch(a.rejoined.Load, a.done, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
+		defer cancel()
+		_, err := w.c.CheckHealth(ctx, nil)
+		return err == nil
+	}, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, func() { a.cut(errUnreachable) })
 }
 
 // errUnreachable is the cause of a child cancelled because its Worker

@@ -58,16 +58,13 @@ type Worker struct {
 	// rejoin queue, its held attempts, the watches of those adrift.
 	rejoinQueue string
 	held        driver.Held[*heldAttempt]
-	adriftMu    sync.Mutex // guards stopped, orders adrift's Add before its Wait
-	stopped     bool
-	adrift      sync.WaitGroup
-	stopping    chan struct{}
+	adrift      driver.Adrift
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
 // with Start.
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
-	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}, stopping: make(chan struct{})}
+	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
 	if w.cfg.err != nil {
 		return nil, fmt.Errorf("temporal: %w", w.cfg.err)
 	}
@@ -136,12 +133,7 @@ func (w *Worker) Start() error {
 // contexts are cancelled after the workers' stop timeout); the Observer
 // stops watching the Worker.
 func (w *Worker) Stop() {
-	w.adriftMu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		close(w.stopping)
-	}
-	w.adriftMu.Unlock()
+	w.adrift.Stop()
 	var wg sync.WaitGroup
 	for _, x := range w.workers {
 		wg.Go(x.Stop)
