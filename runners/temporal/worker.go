@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -193,14 +192,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	//
 	// Each also names the Worker's rejoin queue, where the Work's workflow
 	// asks for the attempt should the server time it out (rejoin.go).
-	var exec atomic.Pointer[work.Execution]
-	heartbeat := func() {
-		var p work.Progress
-		if ex := exec.Load(); ex != nil {
-			p = ex.Progress()
-		}
-		held.heartbeat(p, w.rejoinQueue)
-	}
+	heartbeat := func() { held.heartbeat(w.slots.Progress(slot), w.rejoinQueue) }
 	hbDone := make(chan struct{})
 	var hbWG sync.WaitGroup
 	hbWG.Go(func() {
@@ -247,10 +239,9 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// after the child returned); the budget that ran out and the usage
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
-	emit, endProgress := driver.ProgressGate(w.cfg.observer, in.Label, in.Kind)
 	var seen sendsSeen // the attempt's boundaries, one at a time
-	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
-		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
+	out, err, panicked, ex := w.slots.Run(child, slot, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			heartbeat()
 			if parent.Err() != nil {
@@ -261,16 +252,11 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 			}
 			return w.takeGuidance(parent, in.ID, &seen)
 		},
-		Update: w.reportUpdate(parent, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
-	ex, _ := work.ExecutionFrom(child)
-	exec.Store(ex)
-	w.slots.Running(slot, ex)
-	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
+		Update: w.reportUpdate(parent, in), AwaitAnswer: w.awaitAnswer(in.ID)}, t.Run, in.Input) // worker_updates.go
 	res = outcome(child, parent, in, out, err, panicked, ex)
 	if errors.Is(context.Cause(parent), errUnreachable) {
 		res = runOutcome{Class: classUnreachable, Usage: res.Usage, Progress: res.Progress}
 	}
-	endProgress()
 	return res, nil
 }
 

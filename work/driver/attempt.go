@@ -33,9 +33,9 @@ func AttemptContext(base, parent context.Context, maxDuration time.Duration) (ct
 	}
 }
 
-// Invoke runs call and reports a panic in it as panicked (with call's
+// invoke runs call and reports a panic in it as panicked (with call's
 // results zero) instead of letting it unwind the attempt.
-func Invoke[T any](call func() (T, error)) (out T, err error, panicked bool) {
+func invoke[T any](call func() (T, error)) (out T, err error, panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			var zero T

@@ -20,7 +20,7 @@ func Submit(base, parent context.Context, j *work.Job, key, input string, maxDur
 	ctx, cancel, stop := AttemptContext(base, parent, maxDuration)
 	defer cancel(nil)
 	defer stop()
-	h, err, panicked := Invoke(func() ([]byte, error) { return j.Submit(ctx, key, input) })
+	h, err, panicked := invoke(func() ([]byte, error) { return j.Submit(ctx, key, input) })
 	switch {
 	case panicked:
 		return nil, work.ClassPanic
@@ -42,7 +42,7 @@ func Submit(base, parent context.Context, j *work.Job, key, input string, maxDur
 // failed one its class ("" included), and any other state, unknown ones
 // included, is waiting, with its progress.
 func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p work.Poll) {
-	p, err, panicked := Invoke(func() (work.Poll, error) { return j.Await(ctx, handle) })
+	p, err, panicked := invoke(func() (work.Poll, error) { return j.Await(ctx, handle) })
 	switch {
 	case panicked:
 		return work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassPanic}
