@@ -57,7 +57,11 @@ type Worker struct {
 
 // NewWorker returns a Worker for targets (by label). It needs WithIngress
 // and WithAdmin, and fails with work.ErrInvalidLimit or
-// work.ErrInvalidBudget for an invalid limit or budget option.
+// work.ErrInvalidBudget for an invalid limit or budget option, and with
+// work.ErrInvalidSpec for an invalid target: a label that is empty or
+// has a '/' or a space, both or neither of Run and Job, a Run without a
+// kind, or a Job that is not a function target or fails
+// work.Job.Validate.
 func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	cfg := newConfig(opts)
 	if cfg.err != nil {
@@ -78,9 +82,11 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
 		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
-		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
-			t.Job != nil && (t.Job.Submit == nil || t.Job.Await == nil) {
-			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and either a Run or a Job (with Submit and Await) are required", label)
+		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
+			return nil, fmt.Errorf("restate: %w", err)
+		}
+		if strings.ContainsAny(label, "/ ") { // a part of its service's name
+			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces is required: %w", label, work.ErrInvalidSpec)
 		}
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, cfg.limits.MaxRunning)

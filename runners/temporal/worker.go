@@ -68,8 +68,8 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 		return nil, fmt.Errorf("temporal: %w", w.cfg.err)
 	}
 	for label, t := range targets {
-		if err := validChild(label, t); err != nil {
-			return nil, err
+		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
+			return nil, fmt.Errorf("temporal: %w", err)
 		}
 		w.targets[label] = t
 	}

@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -12,27 +11,6 @@ import (
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
 )
-
-// validChild checks a Child NewWorker registers under label: a label,
-// and either a Run (with a kind) or a valid Job (a function target).
-func validChild(label string, t Child) error {
-	switch {
-	case label == "":
-		return fmt.Errorf("temporal: a target needs a label: %w", work.ErrInvalidSpec)
-	case t.Job != nil && t.Run != nil:
-		return fmt.Errorf("temporal: target %q has both a Run and a Job: %w", label, work.ErrInvalidSpec)
-	case t.Job != nil:
-		if t.Kind != work.KindFunction {
-			return fmt.Errorf("temporal: target %q: a job is a function target: %w", label, work.ErrInvalidSpec)
-		}
-		if err := t.Job.Validate(); err != nil {
-			return fmt.Errorf("temporal: target %q: %w", label, err)
-		}
-	case t.Run == nil || (t.Kind != work.KindAgent && t.Kind != work.KindFunction):
-		return fmt.Errorf("temporal: target %q needs a label, a Run and a kind: %w", label, work.ErrInvalidSpec)
-	}
-	return nil
-}
 
 // registerJob registers a job target's activities: Submit on the target's
 // queue worker aw (it holds one of its running slots), Await and
