@@ -193,24 +193,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// Each also names the Worker's rejoin queue, where the Work's workflow
 	// asks for the attempt should the server time it out (rejoin.go).
 	heartbeat := func() { held.heartbeat(w.slots.Progress(slot), w.rejoinQueue) }
-	hbDone := make(chan struct{})
-	var hbWG sync.WaitGroup
-	hbWG.Go(func() {
-		tick := time.NewTicker(max(w.cfg.heartbeatTimeout/3, 20*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-tick.C:
-				heartbeat()
-			}
-		}
-	})
-	defer func() {
-		close(hbDone)
-		hbWG.Wait()
-	}()
+	defer w.beat(heartbeat)()
 	// The started update is applied once per attempt (a repeat answers
 	// as the first): a call the server was too slow to answer is tried
 	// again, while the attempt lasts (heartbeats keep it alive and bring

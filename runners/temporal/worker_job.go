@@ -40,6 +40,13 @@ func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
 func (w *Worker) keepAlive(ctx context.Context) (stop func()) {
 	hbCtx := context.WithoutCancel(ctx)
 	activity.RecordHeartbeat(hbCtx)
+	return w.beat(func() { activity.RecordHeartbeat(hbCtx) })
+}
+
+// beat calls heartbeat at every third of the heartbeat timeout (20 ms at
+// least), from a goroutine of its own, until stop is called; stop waits
+// for a call in progress.
+func (w *Worker) beat(heartbeat func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -50,7 +57,7 @@ func (w *Worker) keepAlive(ctx context.Context) (stop func()) {
 			case <-done:
 				return
 			case <-tick.C:
-				activity.RecordHeartbeat(hbCtx)
+				heartbeat()
 			}
 		}
 	})
