@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,6 +79,19 @@ func TestAwait(t *testing.T) {
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota"}},
 		{"failed-no-class", func() (work.Poll, error) { return work.Poll{State: work.PollFailed}, nil },
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed}},
+		{"failed-class-name", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "quota_2"}, nil },
+			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota_2"}},
+		{"failed-class-32", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}, nil },
+			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}},
+		{"failed-class-33", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 33)}, nil },
+			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+		{"failed-class-text", func() (work.Poll, error) {
+			return work.Poll{State: work.PollFailed, Class: "quota exceeded for acct 42"}, nil
+		}, work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+		{"failed-class-upper", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "Quota"}, nil },
+			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+		{"failed-class-digit-first", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "4xx"}, nil },
+			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"error", func() (work.Poll, error) { return work.Poll{State: work.PollDone, Output: "x"}, errors.New("down") },
 			work.PollOutcomeError, work.Poll{}},
 		{"panic", func() (work.Poll, error) { panic("await") },
