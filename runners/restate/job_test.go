@@ -17,8 +17,10 @@ func TestJobFailedClass(t *testing.T) {
 	const text = "Quota exceeded for account 42"
 	job := func(class string) *work.Job {
 		return &work.Job{
-			Submit:  func(context.Context, string, string) ([]byte, error) { return []byte("h"), nil },
-			Await:   func(context.Context, []byte) (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: class}, nil },
+			Submit: func(context.Context, string, string) ([]byte, error) { return []byte("h"), nil },
+			Await: func(context.Context, []byte) (work.Poll, error) {
+				return work.Poll{State: work.PollFailed, Class: class}, nil
+			},
 			Backoff: work.Backoff{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond},
 		}
 	}

@@ -81,9 +81,13 @@ func TestAwait(t *testing.T) {
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed}},
 		{"failed-class-name", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "quota_2"}, nil },
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota_2"}},
-		{"failed-class-32", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}, nil },
+		{"failed-class-32", func() (work.Poll, error) {
+			return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}, nil
+		},
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}},
-		{"failed-class-33", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 33)}, nil },
+		{"failed-class-33", func() (work.Poll, error) {
+			return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 33)}, nil
+		},
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"failed-class-text", func() (work.Poll, error) {
 			return work.Poll{State: work.PollFailed, Class: "quota exceeded for acct 42"}, nil
