@@ -91,11 +91,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, cfg.limits.MaxRunning)
 		if t.Job != nil {
-			n := t.Job.MaxPolls
-			if n <= 0 {
-				n = work.DefaultMaxPolls
-			}
-			w.polls[label] = make(chan struct{}, n)
+			w.polls[label] = make(chan struct{}, driver.MaxPolls(t.Job))
 		}
 	}
 	return w, nil

@@ -18,13 +18,9 @@ import (
 // MaxPolls (the Worker's own bound: Temporal has no global one).
 func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
 	aw.RegisterActivityWithOptions(w.submit, activity.RegisterOptions{Name: SubmitActivityName})
-	polls := j.MaxPolls
-	if polls == 0 {
-		polls = work.DefaultMaxPolls
-	}
 	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
 	pw := worker.New(w.c, pollQueue(w.cfg.taskQueue, label), worker.Options{
-		MaxConcurrentActivityExecutionSize: polls,
+		MaxConcurrentActivityExecutionSize: driver.MaxPolls(j),
 		DefaultHeartbeatThrottleInterval:   hbThrottle,
 		MaxHeartbeatThrottleInterval:       hbThrottle,
 		DisableWorkflowWorker:              true,
