@@ -33,10 +33,6 @@ import (
 // timed out on the Worker that still holds it.
 const rejoinActivityName = "agentwork.Rejoin"
 
-// classUnreachable is the class of an attempt whose Worker lived but
-// could not reach the server within the rejoin window, and cancelled it.
-const classUnreachable = "unreachable"
-
 // errNotHere is the Rejoin's failure type when the Worker does not hold
 // the attempt (it restarted, or never had it).
 const errNotHere = "agentwork.not_here"
@@ -155,12 +151,8 @@ func (w *Worker) watchAdrift(a *heldAttempt) {
 		defer cancel()
 		_, err := w.c.CheckHealth(ctx, nil)
 		return err == nil
-	}, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, func() { a.cut(errUnreachable) })
+	}, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, a.cut)
 }
-
-// errUnreachable is the cause of a child cancelled because its Worker
-// could not reach the server within the rejoin window.
-var errUnreachable = errors.New("temporal: the server did not take the attempt back within the rejoin window")
 
 // rejoin is the Rejoin activity: it attaches to the attempt this Worker
 // holds (heartbeats and cancellation now go through this activity) and

@@ -237,8 +237,8 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 		},
 		Update: w.reportUpdate(parent, in), AwaitAnswer: w.awaitAnswer(in.ID)}, t.Run, in.Input) // worker_updates.go
 	res = outcome(child, parent, in, out, err, panicked, ex)
-	if errors.Is(context.Cause(parent), errUnreachable) {
-		res = runOutcome{Class: classUnreachable, Usage: res.Usage, Progress: res.Progress}
+	if errors.Is(context.Cause(parent), driver.ErrUnreachable) {
+		res = runOutcome{Class: driver.ClassUnreachable, Usage: res.Usage, Progress: res.Progress}
 	}
 	return res, nil
 }

@@ -1,9 +1,20 @@
 package driver
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"time"
 )
+
+// ClassUnreachable is the class of an attempt whose Worker lived but did
+// not get it back to its service within the rejoin window, and cancelled
+// its child (Adrift).
+const ClassUnreachable = "unreachable"
+
+// ErrUnreachable is the cause Adrift cancels an attempt's child with: no
+// take-back came within the window, or the Worker stopped first.
+var ErrUnreachable = errors.New("agentwork: the attempt was not taken back within the rejoin window")
 
 // Adrift is where a durable engine's Worker watches the attempts it
 // holds (Held) whose service lost them: the attempt's activity or step
@@ -26,14 +37,14 @@ type Adrift struct {
 // again), done is closed when its child returned (the watch ends),
 // answers reports whether the service answers now (called each check
 // until it does), and window is how long after the first answer a take
-// back may still come; then cut cancels the child. After Stop, Watch
-// calls cut at once.
-func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() bool, window time.Duration, cut func()) {
+// back may still come; then cut cancels the child, with ErrUnreachable.
+// After Stop, Watch cuts at once.
+func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() bool, window time.Duration, cut context.CancelCauseFunc) {
 	n := taken()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.stopped {
-		cut()
+		cut(ErrUnreachable)
 		return
 	}
 	if d.stopping == nil {
@@ -52,7 +63,7 @@ func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() 
 			case <-done:
 				return
 			case <-stopping:
-				cut()
+				cut(ErrUnreachable)
 				return
 			case <-tick.C:
 			}
@@ -62,7 +73,7 @@ func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() 
 			case deadline.IsZero() && answers():
 				deadline = time.Now().Add(window)
 			case !deadline.IsZero() && time.Now().After(deadline):
-				cut()
+				cut(ErrUnreachable)
 				return
 			}
 		}

@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,7 +36,12 @@ func (c *adriftCase) watch(d *Adrift, window time.Duration) {
 		case <-c.quiet:
 			return c.answer.Load()
 		}
-	}, window, func() { c.cuts.Add(1) })
+	}, window, func(cause error) {
+		if !errors.Is(cause, ErrUnreachable) {
+			panic(fmt.Sprintf("cut with %v, want ErrUnreachable", cause))
+		}
+		c.cuts.Add(1)
+	})
 }
 
 // respond waits for the watch's next check of the service and answers v.
