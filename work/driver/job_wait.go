@@ -11,9 +11,9 @@ import (
 // Submit calls j.Submit with key (the Work's id) and input in the context
 // AttemptContext makes of base, parent and maxDuration, and returns the
 // handle, or the class of its failure (never its text), as the in-process
-// engine classifies it: a panic; the maximum duration (ErrDeadline as the
-// context's cause); a cancel (parent ended) that Submit returned as
-// context.Canceled, work.ClassCancelled (driver.Settlement decides what
+// engine classifies it: a panic; the maximum duration (AttemptContext's
+// cause); a cancel (parent ended) that Submit returned as
+// context.Canceled, work.ClassCancelled (Settlement decides what
 // it makes of the Work); any other error. A handle returned with no error
 // is kept whatever ended the context: the job exists at its service.
 func Submit(base, parent context.Context, j *work.Job, key, input string, maxDuration time.Duration) (handle []byte, class string) {
@@ -26,7 +26,7 @@ func Submit(base, parent context.Context, j *work.Job, key, input string, maxDur
 		return nil, work.ClassPanic
 	case err == nil:
 		return h, ""
-	case errors.Is(context.Cause(ctx), ErrDeadline):
+	case errors.Is(context.Cause(ctx), errDeadline):
 		return nil, work.ClassDeadline
 	case parent.Err() != nil && errors.Is(err, context.Canceled):
 		return nil, work.ClassCancelled
