@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 )
 
 // An attempt whose heartbeats the server could not record for longer
@@ -184,16 +183,4 @@ func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error)
 	defer stop()
 	<-a.done
 	return a.out, nil
-}
-
-// registerRejoin starts the Worker's rejoin queue: an activity worker of
-// its own that takes only the Rejoins of this Worker's attempts.
-func (w *Worker) registerRejoin(hbThrottle time.Duration) {
-	rw := worker.New(w.c, w.rejoinQueue, worker.Options{
-		DefaultHeartbeatThrottleInterval: hbThrottle,
-		MaxHeartbeatThrottleInterval:     hbThrottle,
-		DisableWorkflowWorker:            true,
-	})
-	rw.RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: rejoinActivityName})
-	w.workers = append(w.workers, rw)
 }

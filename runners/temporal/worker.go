@@ -73,7 +73,6 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 		}
 		w.targets[label] = t
 	}
-	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
 	// The SDK's sticky schedule-to-start timeout (5 s) moves the tasks and
 	// queries of workflows cached by a worker that died to a live worker
 	// within seconds. The workflow queue runs workflows and the guidance
@@ -90,23 +89,35 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {
-		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
-			MaxConcurrentActivityExecutionSize: w.cfg.limits.MaxRunning,
-			DefaultHeartbeatThrottleInterval:   hbThrottle,
-			MaxHeartbeatThrottleInterval:       hbThrottle,
-			DisableWorkflowWorker:              true,
-		})
+		aw := w.activityWorker(activityQueue(w.cfg.taskQueue, label), w.cfg.limits.MaxRunning)
 		aw.RegisterActivityWithOptions(w.run, activity.RegisterOptions{Name: RunActivityName})
-		w.workers = append(w.workers, aw)
 		if t.Job != nil {
 			w.registerJob(aw, label, t.Job)
 		}
 	}
 	if len(w.targets) > 0 {
 		w.rejoinQueue = rejoinQueueName(w.cfg.taskQueue)
-		w.registerRejoin(hbThrottle)
+		// An activity worker of its own takes only the Rejoins of this
+		// Worker's attempts (rejoin.go).
+		w.activityWorker(w.rejoinQueue, 0).RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: rejoinActivityName})
 	}
 	return w, nil
+}
+
+// activityWorker adds to the Worker's workers one for the activities of
+// queue, running at most size of them at once (0: the SDK's default),
+// its heartbeats throttled to a fifth of the heartbeat timeout (50 ms at
+// least), with no workflow worker.
+func (w *Worker) activityWorker(queue string, size int) worker.Worker {
+	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
+	aw := worker.New(w.c, queue, worker.Options{
+		MaxConcurrentActivityExecutionSize: size,
+		DefaultHeartbeatThrottleInterval:   hbThrottle,
+		MaxHeartbeatThrottleInterval:       hbThrottle,
+		DisableWorkflowWorker:              true,
+	})
+	w.workers = append(w.workers, aw)
+	return aw
 }
 
 // Start starts polling. It fails if a poller cannot start. When the

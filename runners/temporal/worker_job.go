@@ -18,16 +18,9 @@ import (
 // MaxPolls (the Worker's own bound: Temporal has no global one).
 func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
 	aw.RegisterActivityWithOptions(w.submit, activity.RegisterOptions{Name: SubmitActivityName})
-	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
-	pw := worker.New(w.c, pollQueue(w.cfg.taskQueue, label), worker.Options{
-		MaxConcurrentActivityExecutionSize: driver.MaxPolls(j),
-		DefaultHeartbeatThrottleInterval:   hbThrottle,
-		MaxHeartbeatThrottleInterval:       hbThrottle,
-		DisableWorkflowWorker:              true,
-	})
+	pw := w.activityWorker(pollQueue(w.cfg.taskQueue, label), driver.MaxPolls(j))
 	pw.RegisterActivityWithOptions(w.await, activity.RegisterOptions{Name: AwaitActivityName})
 	pw.RegisterActivityWithOptions(w.cancelJob, activity.RegisterOptions{Name: CancelJobActivityName})
-	w.workers = append(w.workers, pw)
 }
 
 // keepAlive heartbeats the activity of ctx now and at a third of the
