@@ -234,7 +234,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
 	var seen sendsSeen // the attempt's boundaries, one at a time
-	out, err, panicked, ex := w.slots.Run(child, slot, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			heartbeat()

@@ -13,7 +13,7 @@ import (
 // recorded as a's (Running) before run starts, and a panic in run is
 // reported as panicked (out and err zero) instead of unwinding the
 // attempt. ex is the child's Execution, for Classify.
-func (s *Slots) Run(ctx context.Context, a *Attempt, obs work.Observer, r work.Remote, run func(context.Context, string) (string, error), input string) (out string, err error, panicked bool, ex *work.Execution) {
+func (s *Slots) Run(ctx context.Context, a *Attempt, obs work.Observer, r work.Remote, run func(context.Context, string) (string, error), input string) (out string, panicked bool, ex *work.Execution, err error) {
 	emit, end := ProgressGate(obs, a.Label, a.Kind)
 	defer end()
 	r.Event = emit
@@ -21,7 +21,7 @@ func (s *Slots) Run(ctx context.Context, a *Attempt, obs work.Observer, r work.R
 	ex, _ = work.ExecutionFrom(ctx)
 	s.Running(a, ex)
 	out, err, panicked = invoke(func() (string, error) { return run(ctx, input) })
-	return out, err, panicked, ex
+	return out, panicked, ex, err
 }
 
 // Progress returns the progress counts of a's child: zero until Run (or

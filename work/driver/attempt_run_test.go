@@ -23,7 +23,7 @@ func TestSlotsRun(t *testing.T) {
 	}
 	callerEvents := 0
 	var leaked context.Context
-	out, err, panicked, ex := s.Run(context.Background(), a, rec, work.Remote{WorkID: "w1", OwnerID: "o",
+	out, panicked, ex, err := s.Run(context.Background(), a, rec, work.Remote{WorkID: "w1", OwnerID: "o",
 		Event: func(work.Event) { callerEvents++ }},
 		func(ctx context.Context, in string) (string, error) {
 			work.ReportProgress(ctx, 2, 5)
@@ -76,7 +76,7 @@ func TestSlotsRun(t *testing.T) {
 
 	b := &Attempt{ID: "w2", Label: "echo", Kind: work.KindAgent}
 	defer s.Add(b)()
-	out, err, panicked, _ = s.Run(context.Background(), b, rec, work.Remote{WorkID: "w2"},
+	out, panicked, _, err = s.Run(context.Background(), b, rec, work.Remote{WorkID: "w2"},
 		func(context.Context, string) (string, error) { panic("child") }, "")
 	if out != "" || err != nil || !panicked {
 		t.Fatalf("Run of a panicking child = %q, %v, %v; want panicked", out, err, panicked)
