@@ -78,7 +78,7 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 				}
 				cctx, cancel := context.WithTimeout(rc, pollTimeout)
 				defer cancel()
-				_ = t.Job.Cancel(cctx, h) // its error is the service's; the Work ends anyway
+				driver.CancelJob(cctx, t.Job, h) // its error or panic is the service's; the Work ends anyway
 				return true, nil
 			}, restate.WithName("cancel")); err != nil {
 				return err

@@ -38,3 +38,36 @@ func TestJobFailedClass(t *testing.T) {
 		}
 	}
 }
+
+// TestJobCancelPanics: a job whose Cancel panics is cancelled all the
+// same (the panic is the service's; the Work ends as decided), as
+// in-process and on Temporal (driver.CancelJob).
+func TestJobCancelPanics(t *testing.T) {
+	polled := make(chan struct{}, 1)
+	job := &work.Job{
+		Submit: func(context.Context, string, string) ([]byte, error) { return []byte("h"), nil },
+		Await: func(context.Context, []byte) (work.Poll, error) {
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+			return work.Poll{}, nil
+		},
+		Cancel:  func(context.Context, []byte) error { panic("cancel") },
+		Backoff: work.Backoff{Initial: 10 * time.Millisecond, Max: 10 * time.Millisecond},
+	}
+	e := deploy(t, map[string]restate.Child{"job": {Kind: work.KindFunction, Job: job}})
+	o := work.NewOwner(fmt.Sprintf("jobcancel-%d", time.Now().UnixNano()))
+	ref, err := e.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "job", Kind: work.KindFunction}, Job: job,
+		Run: func(context.Context) (string, error) { return "", nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-polled
+	if _, err := e.Cancel(t.Context(), o, ref.ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := settle(t, e, o, ref.ID); st.State != work.StateCancelled {
+		t.Fatalf("settled %s (class %q), want cancelled", st.State, st.Class)
+	}
+}

@@ -75,8 +75,7 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	defer w.slots.Add(slot)()
 	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })
 	defer stopCancelAt()
-	stop := w.keepAlive(ctx)
-	defer stop()
+	defer w.keepAlive(ctx)()
 	var started startedReply
 	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(activity.GetInfo(ctx).Attempt))
@@ -99,8 +98,7 @@ func (w *Worker) await(ctx context.Context, in awaitInput) (pollOutcome, error) 
 	if !ok || t.Job == nil {
 		return pollOutcome{Err: true}, nil
 	}
-	stop := w.keepAlive(ctx)
-	defer stop()
+	defer w.keepAlive(ctx)()
 	o, p := driver.Await(ctx, t.Job, in.Handle)
 	return pollOutcome{State: p.State, Output: p.Output, Class: p.Class, Progress: p.Progress, Err: o == work.PollOutcomeError}, nil
 }
@@ -112,11 +110,7 @@ func (w *Worker) cancelJob(ctx context.Context, in awaitInput) error {
 	if !ok || t.Job == nil || t.Job.Cancel == nil {
 		return nil
 	}
-	stop := w.keepAlive(ctx)
-	defer stop()
-	func() {
-		defer func() { _ = recover() }()
-		_ = t.Job.Cancel(ctx, in.Handle)
-	}()
+	defer w.keepAlive(ctx)()
+	driver.CancelJob(ctx, t.Job, in.Handle)
 	return nil
 }

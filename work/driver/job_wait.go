@@ -77,6 +77,17 @@ func jobClass(class string) string {
 	return class
 }
 
+// CancelJob calls j.Cancel with handle in ctx, if j has one, recovering
+// a panic in it. Nothing of its end is reported: the Work ends as its
+// engine decided whatever Cancel does, as in-process.
+func CancelJob(ctx context.Context, j *work.Job, handle []byte) {
+	if j.Cancel == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	_ = j.Cancel(ctx, handle)
+}
+
 // JobWait is an external job's state between its polls, as a durable
 // engine keeps it (a workflow's state, carried across continue-as-new,
 // or the locals a journal's replay rebuilds): the backoff's last delay,

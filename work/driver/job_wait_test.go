@@ -192,3 +192,20 @@ func TestJobWaitPolled(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelJob: Cancel is called with the handle; a panic in it is
+// recovered and its error dropped; a job without one is left alone.
+func TestCancelJob(t *testing.T) {
+	var got []string
+	for _, cancel := range []func(context.Context, []byte) error{
+		func(_ context.Context, h []byte) error { got = append(got, string(h)); return nil },
+		func(_ context.Context, h []byte) error { got = append(got, string(h)); return errors.New("gone") },
+		func(_ context.Context, h []byte) error { got = append(got, string(h)); panic("cancel") },
+		nil,
+	} {
+		CancelJob(context.Background(), &work.Job{Cancel: cancel}, []byte("h"))
+	}
+	if len(got) != 3 || got[0] != "h" || got[1] != "h" || got[2] != "h" {
+		t.Fatalf("Cancel calls %q, want three with the handle", got)
+	}
+}
