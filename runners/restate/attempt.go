@@ -65,18 +65,10 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if claim.Cancel {
 		cancelReq()
 	}
-	var exec atomic.Pointer[work.Execution] // set once the child's Execution exists
-	progress := func() work.Progress {
-		if ex := exec.Load(); ex != nil {
-			return ex.Progress()
-		}
-		return work.Progress{}
-	}
-	stopPoll := w.watch(child, in.ID, pushed, cancelReq, progress)
+	stopPoll := w.watch(child, in.ID, pushed, cancelReq, func() work.Progress { return w.running.Progress(a) })
 	defer stopPoll()
-	emit, endProgress := driver.ProgressGate(w.cfg.observer, in.Label, in.Kind)
-	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
-		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
+	out, panicked, ex, err := w.running.Run(child, a, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			var r takeReply
 			// No idempotency key: its retained answer would keep the texts.
@@ -101,14 +93,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 			}
 			return msgs
 		},
-		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)})
-	ex, _ := work.ExecutionFrom(child)
-	w.running.Running(a, ex)
-	if ex != nil {
-		exec.Store(ex)
-	}
-	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, input) })
-	endProgress()
+		Update: w.reportUpdate(in), AwaitAnswer: w.awaitAnswer(in.ID)}, t.Run, input)
 	res := classify(child, cancelled.Load(), in, out, err, panicked, ex)
 	if keyFailed.Load() {
 		res = attemptResult{Out: runOutcome{Class: classContentKey, Usage: res.Out.Usage, Progress: res.Out.Progress}}

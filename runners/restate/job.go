@@ -2,7 +2,6 @@ package restate
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	restate "github.com/restatedev/sdk-go"
@@ -79,7 +78,7 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 				}
 				cctx, cancel := context.WithTimeout(rc, pollTimeout)
 				defer cancel()
-				_ = t.Job.Cancel(cctx, h) // its error is the service's; the Work ends anyway
+				driver.CancelJob(cctx, t.Job, h) // its error or panic is the service's; the Work ends anyway
 				return true, nil
 			}, restate.WithName("cancel")); err != nil {
 				return err
@@ -98,12 +97,8 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 	if in.MaxDuration > 0 {
 		deadline = sub.Started.Add(in.MaxDuration)
 	}
-	maxErrs := in.Job.MaxPollErrors
-	if maxErrs <= 0 {
-		maxErrs = work.DefaultMaxPollErrors
-	}
 	stop := restate.Promise[bool](ctx, stopPromise)
-	delay, errs := in.Job.Backoff.Next(0, false), 0
+	var jw driver.JobWait
 	// The clock is read in journaled steps: a replay waits the same.
 	clock := func() time.Time {
 		t, _ := restate.Run(ctx, func(restate.RunContext) (time.Time, error) { return time.Now(), nil }, restate.WithName("clock"))
@@ -111,7 +106,7 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 	}
 	at := clock()
 	for {
-		d := delay
+		d := jw.Next(in.Job.Backoff)
 		if !deadline.IsZero() {
 			d = max(min(d, deadline.Sub(at)), 0)
 		}
@@ -135,33 +130,19 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 		}
 		at = clock()
 		past := !deadline.IsZero() && !at.Before(deadline)
+		// Completion wins over a cancel request, as a child's does.
+		// Sizes of the plaintext: a sealed output's follows from its length.
+		end, ok := jw.Polled(driver.JobPoll{Outcome: p.Outcome, Class: p.Class, Progress: p.Progress, Bytes: plainLen(p.Output)},
+			in.MaxResultBytes, in.Job.MaxPollErrors, past, st.Stop)
 		switch {
-		case p.Outcome == work.PollOutcomeDone:
-			// Completion wins over a cancel request, as a child's does.
-			// Sizes of the plaintext: a sealed output's follows from its length.
-			if n := plainLen(p.Output); in.MaxResultBytes > 0 && n > in.MaxResultBytes {
-				return finish(runOutcome{Class: work.ClassResultTooLarge, Bytes: n, Usage: &work.Usage{}})
-			}
-			return finish(runOutcome{Output: p.Output, Bytes: plainLen(p.Output), Usage: &work.Usage{}})
-		case p.Outcome == work.PollOutcomeFailed:
-			class := p.Class
-			if class == "" {
-				class = work.ClassError
-			}
-			return finish(runOutcome{Class: class, Usage: &work.Usage{}})
-		case past:
-			return cancelJob(work.ClassDeadline)
-		case st.Stop:
-			return cancelJob(work.ClassCancelled)
-		case p.Outcome == work.PollOutcomeError:
-			if errs++; errs >= maxErrs {
-				return finish(runOutcome{Class: work.ClassError, Usage: &work.Usage{}})
-			}
-			delay = in.Job.Backoff.Next(delay, false)
-		default:
-			errs = 0
-			delay = in.Job.Backoff.Next(delay, p.Progress)
+		case !ok:
+			continue
+		case end.Cancel:
+			return cancelJob(end.Class)
+		case end.Class == "":
+			return finish(runOutcome{Output: p.Output, Bytes: end.Bytes, Usage: &work.Usage{}})
 		}
+		return finish(runOutcome{Class: end.Class, Bytes: end.Bytes, Usage: &work.Usage{}})
 	}
 }
 
@@ -186,17 +167,9 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 		w.contentError(in.ID, err)
 		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}}}, nil
 	}
-	sctx, cancel, stop := driver.AttemptContext(context.Background(), rc, in.MaxDuration)
-	defer cancel(nil)
-	defer stop()
-	h, err, panicked := driver.Invoke(func() ([]byte, error) { return job.Submit(sctx, in.ID, input) })
-	switch {
-	case panicked:
-		return submitResult{Out: runOutcome{Class: work.ClassPanic, Usage: &work.Usage{}}}, nil
-	case err != nil && errors.Is(context.Cause(sctx), driver.ErrDeadline):
-		return submitResult{Out: runOutcome{Class: work.ClassDeadline, Usage: &work.Usage{}}}, nil
-	case err != nil:
-		return submitResult{Out: runOutcome{Class: work.ClassError, Usage: &work.Usage{}}}, nil
+	h, class := driver.Submit(context.Background(), rc, job, in.ID, input, in.MaxDuration)
+	if class != "" {
+		return submitResult{Out: runOutcome{Class: class, Usage: &work.Usage{}}}, nil
 	}
 	// Sealed in the step: the journal keeps the handle sealed only.
 	if h, err = w.cfg.ring.sealBytes(in.ID, fieldHandle, h); err != nil {
@@ -223,23 +196,16 @@ func (w *Worker) poll(rc context.Context, job *work.Job, in workInput, handle []
 	defer func() { <-bound }()
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(rc), pollTimeout)
 	defer cancel()
-	p, err, panicked := driver.Invoke(func() (work.Poll, error) { return job.Await(pctx, handle) })
-	switch {
-	case panicked:
-		return pollResult{Outcome: work.PollOutcomeFailed, Class: work.ClassPanic}
-	case err != nil:
-		return pollResult{Outcome: work.PollOutcomeError}
-	case p.State == work.PollDone:
+	o, p := driver.Await(pctx, job, handle)
+	if o == work.PollOutcomeDone {
 		out, err := w.cfg.ring.sealString(in.ID, fieldOutput, p.Output)
 		if err != nil {
 			w.contentError(in.ID, err)
 			return pollResult{Outcome: work.PollOutcomeFailed, Class: classContentKey}
 		}
-		return pollResult{Outcome: work.PollOutcomeDone, Output: out}
-	case p.State == work.PollFailed:
-		return pollResult{Outcome: work.PollOutcomeFailed, Class: p.Class}
+		p.Output = out
 	}
-	return pollResult{Outcome: work.PollOutcomeWaiting, Progress: p.Progress}
+	return pollResult{Outcome: o, Output: p.Output, Class: p.Class, Progress: p.Progress}
 }
 
 // waiting marks a job's Work as waiting (EventWaiting) after its submit.

@@ -72,3 +72,40 @@ func TestInvalidContentKeyRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerTargetMisuse: NewWorker refuses, as Temporal's does
+// (driver.ValidTarget, work.ErrInvalidSpec), a target with both a Run and
+// a Job or neither, an agent job, an invalid Job, a Run with no kind, and
+// a label that cannot be part of a service's name.
+func TestWorkerTargetMisuse(t *testing.T) {
+	const nowhere = "http://127.0.0.1:1"
+	run := func(context.Context, string) (string, error) { return "", nil }
+	job := &work.Job{Submit: func(context.Context, string, string) ([]byte, error) { return nil, nil },
+		Await: func(context.Context, []byte) (work.Poll, error) { return work.Poll{}, nil }}
+	for _, tc := range []struct {
+		name, label string
+		c           restate.Child
+	}{
+		{"both", "x", restate.Child{Kind: work.KindFunction, Run: run, Job: job}},
+		{"neither", "x", restate.Child{Kind: work.KindFunction}},
+		{"agent-job", "x", restate.Child{Kind: work.KindAgent, Job: job}},
+		{"no-await", "x", restate.Child{Kind: work.KindFunction, Job: &work.Job{Submit: job.Submit}}},
+		{"negative-bound", "x", restate.Child{Kind: work.KindFunction, Job: &work.Job{Submit: job.Submit, Await: job.Await, MaxPolls: -1}}},
+		{"no-kind", "x", restate.Child{Run: run}},
+		{"no-label", "", restate.Child{Kind: work.KindFunction, Run: run}},
+		{"slash", "a/b", restate.Child{Kind: work.KindFunction, Run: run}},
+		{"space", "a b", restate.Child{Kind: work.KindFunction, Run: run}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := restate.NewWorker(map[string]restate.Child{tc.label: tc.c}, restate.WithIngress(nowhere), restate.WithAdmin(nowhere))
+			if !errors.Is(err, work.ErrInvalidSpec) {
+				t.Fatalf("NewWorker = %v, want work.ErrInvalidSpec", err)
+			}
+		})
+	}
+	for _, c := range []restate.Child{{Kind: work.KindAgent, Run: run}, {Kind: work.KindFunction, Job: job}} {
+		if _, err := restate.NewWorker(map[string]restate.Child{"ok": c}, restate.WithIngress(nowhere), restate.WithAdmin(nowhere)); err != nil {
+			t.Fatalf("NewWorker of a valid target = %v", err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // An attempt whose invocation stream the server lost (it was killed or
@@ -34,10 +35,6 @@ const rejoinWindow = 30 * time.Second
 // docs/chaos-durable.md).
 const heldFor = 10 * time.Minute
 
-// classUnreachable is the class of an attempt whose Worker lived but was
-// not reached again within the rejoin window, and cancelled it.
-const classUnreachable = "unreachable"
-
 // busyJitter bounds the random pause before a Busy claim fails its step
 // (claim): about the step's retry interval, so that retried steps leave
 // lockstep.
@@ -46,9 +43,6 @@ const busyJitter = time.Second
 // errBusy fails a step whose claim found the attempt held elsewhere:
 // Restate runs the step again.
 var errBusy = errors.New("restate: the attempt is held by another process (rejoin window)")
-
-// errUnreachable cancels a held attempt no retry took back in time.
-var errUnreachable = errors.New("restate: no retry took the attempt back within the rejoin window")
 
 // heldAttempt is an attempt a Worker runs, as a retried step finds it.
 type heldAttempt struct {
@@ -95,8 +89,8 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 	stop := context.AfterFunc(rc, func() { w.adrift(a) })
 	return parent, func(res attemptResult) attemptResult {
 		stop()
-		if errors.Is(context.Cause(parent), errUnreachable) {
-			res = attemptResult{Out: runOutcome{Class: classUnreachable, Attempt: res.Out.Attempt, Usage: res.Out.Usage}}
+		if errors.Is(context.Cause(parent), driver.ErrUnreachable) {
+			res = attemptResult{Out: runOutcome{Class: driver.ClassUnreachable, Attempt: res.Out.Attempt, Usage: res.Out.Usage}}
 		}
 		a.res = res
 		close(a.done)
@@ -111,40 +105,9 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 // adrift watches an attempt whose step's context ended before the child
 // returned: once the server answers again, a rejoin window (and an RPC
 // timeout) without a retry taking it back cancels the child with
-// errUnreachable; the Worker's stop cancels it at once.
+// driver.ErrUnreachable; the Worker's stop cancels it at once.
 func (w *Worker) adrift(a *heldAttempt) {
-	taken := a.attached.Load()
-	w.adriftMu.Lock()
-	defer w.adriftMu.Unlock()
-	if w.stopped {
-		a.cut(errUnreachable)
-		return
-	}
-	w.adriftWG.Go(func() {
-		var deadline time.Time
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-a.done:
-				return
-			case <-w.stopping:
-				a.cut(errUnreachable)
-				return
-			case <-tick.C:
-			}
-			if a.attached.Load() != taken {
-				return
-			}
-			switch {
-			case deadline.IsZero() && w.serverAnswers():
-				deadline = time.Now().Add(rejoinWindow + w.cfg.rpcTimeout)
-			case !deadline.IsZero() && time.Now().After(deadline):
-				a.cut(errUnreachable)
-				return
-			}
-		}
-	})
+	w.adrifts.Watch(a.attached.Load, a.done, w.serverAnswers, rejoinWindow+w.cfg.rpcTimeout, a.cut)
 }
 
 // serverAnswers reports whether Restate's ingress answers its health

@@ -44,12 +44,10 @@ type Worker struct {
 	running driver.Slots             // the attempts in progress (Snapshot)
 	unwatch func()
 
-	// The attempts a retried step may take back (rejoin.go).
-	held     driver.Held[*heldAttempt]
-	adriftMu sync.Mutex // guards stopped, orders adriftWG's Add before its Wait
-	stopped  bool
-	adriftWG sync.WaitGroup
-	stopping chan struct{}
+	// The attempts a retried step may take back (rejoin.go), and the
+	// watches of those adrift.
+	held    driver.Held[*heldAttempt]
+	adrifts driver.Adrift
 
 	mu   sync.Mutex
 	srv  *http.Server
@@ -59,7 +57,11 @@ type Worker struct {
 
 // NewWorker returns a Worker for targets (by label). It needs WithIngress
 // and WithAdmin, and fails with work.ErrInvalidLimit or
-// work.ErrInvalidBudget for an invalid limit or budget option.
+// work.ErrInvalidBudget for an invalid limit or budget option, and with
+// work.ErrInvalidSpec for an invalid target: a label that is empty or
+// has a '/' or a space, both or neither of Run and Job, a Run without a
+// kind, or a Job that is not a function target or fails
+// work.Job.Validate.
 func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	cfg := newConfig(opts)
 	if cfg.err != nil {
@@ -77,21 +79,19 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 			return nil, fmt.Errorf("restate: WithIdentityKeys: %w", err)
 		}
 	}
-	w := &Worker{cfg: cfg, targets: map[string]Child{}, stopping: make(chan struct{}), in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
+	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
 		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
-		if label == "" || strings.ContainsAny(label, "/ ") || (t.Run == nil) == (t.Job == nil) ||
-			t.Job != nil && (t.Job.Submit == nil || t.Job.Await == nil) {
-			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces and either a Run or a Job (with Submit and Await) are required", label)
+		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
+			return nil, fmt.Errorf("restate: %w", err)
+		}
+		if strings.ContainsAny(label, "/ ") { // a part of its service's name
+			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces is required: %w", label, work.ErrInvalidSpec)
 		}
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, cfg.limits.MaxRunning)
 		if t.Job != nil {
-			n := t.Job.MaxPolls
-			if n <= 0 {
-				n = work.DefaultMaxPolls
-			}
-			w.polls[label] = make(chan struct{}, n)
+			w.polls[label] = make(chan struct{}, driver.MaxPolls(t.Job))
 		}
 	}
 	return w, nil
@@ -162,13 +162,8 @@ func (w *Worker) URL() string {
 // Stop closes the deployment's server, cutting off the attempts in
 // progress, and waits for it. It is idempotent.
 func (w *Worker) Stop() {
-	w.adriftMu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		close(w.stopping)
-	}
-	w.adriftMu.Unlock()
-	defer w.adriftWG.Wait()
+	w.adrifts.Stop()
+	defer w.adrifts.Wait()
 	w.mu.Lock()
 	srv, done, unwatch := w.srv, w.done, w.unwatch
 	w.srv, w.unwatch = nil, nil

@@ -288,7 +288,9 @@ func TestJobContinueAsNew(t *testing.T) {
 // TestJobEnds: a poll that answers failed fails the Work with its class;
 // MaxPollErrors consecutive poll errors fail it with ClassError; a job
 // that waits past its maximum duration fails with ClassDeadline, its
-// Cancel called.
+// Cancel called; a panic in Await fails it with ClassPanic, a failed
+// poll's class that is not a class name with ClassError; a poll in a
+// state Await does not know is waiting.
 func TestJobEnds(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -311,6 +313,21 @@ func TestJobEnds(t *testing.T) {
 			return work.Poll{}, errors.New("unreachable")
 		}, 0, work.ClassError, 0},
 		{"deadline", func(int) (work.Poll, error) { return work.Poll{}, nil }, 2 * time.Second, work.ClassDeadline, 1},
+		// As the in-process engine and Restate decide (driver.Await): a
+		// panic in Await fails the Work as panic, not as a poll error;
+		// a state Await does not know is waiting, not an error.
+		{"await-panics", func(int) (work.Poll, error) { panic("await") }, 0, work.ClassPanic, 0},
+		// Text in a class's place never becomes one (it would reach
+		// telemetry): the Work fails as error.
+		{"class-text", func(int) (work.Poll, error) {
+			return work.Poll{State: work.PollFailed, Class: "Quota exceeded for account 42"}, nil
+		}, 0, work.ClassError, 0},
+		{"unknown-state", func(n int) (work.Poll, error) {
+			if n < 5 {
+				return work.Poll{State: work.PollState(7)}, nil
+			}
+			return work.Poll{State: work.PollFailed, Class: "quota"}, nil
+		}, 0, "quota", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

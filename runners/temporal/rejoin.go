@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 )
 
 // An attempt whose heartbeats the server could not record for longer
@@ -32,10 +31,6 @@ import (
 // rejoinActivityName is the activity that rejoins an attempt the server
 // timed out on the Worker that still holds it.
 const rejoinActivityName = "agentwork.Rejoin"
-
-// classUnreachable is the class of an attempt whose Worker lived but
-// could not reach the server within the rejoin window, and cancelled it.
-const classUnreachable = "unreachable"
 
 // errNotHere is the Rejoin's failure type when the Worker does not hold
 // the attempt (it restarted, or never had it).
@@ -150,50 +145,13 @@ func (a *heldAttempt) heartbeat(details ...any) {
 // timeout) without one cancels the child with class unreachable (the
 // Worker keeps its outcome a while longer, see hold).
 func (w *Worker) watchAdrift(a *heldAttempt) {
-	w.adriftMu.Lock()
-	defer w.adriftMu.Unlock()
-	if w.stopped {
-		a.cut(errUnreachable)
-		return
-	}
-	w.adrift.Go(func() {
-		taken := a.rejoined.Load()
-		window := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
-		var deadline time.Time
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-w.stopping:
-				a.cut(errUnreachable)
-				return
-			case <-tick.C:
-			}
-			if a.rejoined.Load() != taken {
-				return // a Rejoin holds it now
-			}
-			if deadline.IsZero() {
-				ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
-				_, err := w.c.CheckHealth(ctx, nil)
-				cancel()
-				if err == nil {
-					deadline = time.Now().Add(window)
-				}
-				continue
-			}
-			if time.Now().After(deadline) {
-				// A late Rejoin still finds the outcome for a while
-				// (release keeps it).
-				a.cut(errUnreachable)
-				return
-			}
-		}
-	})
+	w.adrift.Watch(a.rejoined.Load, a.done, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
+		defer cancel()
+		_, err := w.c.CheckHealth(ctx, nil)
+		return err == nil
+	}, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, a.cut)
 }
-
-// errUnreachable is the cause of a child cancelled because its Worker
-// could not reach the server within the rejoin window.
-var errUnreachable = errors.New("temporal: the server did not take the attempt back within the rejoin window")
 
 // rejoin is the Rejoin activity: it attaches to the attempt this Worker
 // holds (heartbeats and cancellation now go through this activity) and
@@ -225,16 +183,4 @@ func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error)
 	defer stop()
 	<-a.done
 	return a.out, nil
-}
-
-// registerRejoin starts the Worker's rejoin queue: an activity worker of
-// its own that takes only the Rejoins of this Worker's attempts.
-func (w *Worker) registerRejoin(hbThrottle time.Duration) {
-	rw := worker.New(w.c, w.rejoinQueue, worker.Options{
-		DefaultHeartbeatThrottleInterval: hbThrottle,
-		MaxHeartbeatThrottleInterval:     hbThrottle,
-		DisableWorkflowWorker:            true,
-	})
-	rw.RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: rejoinActivityName})
-	w.workers = append(w.workers, rw)
 }

@@ -39,12 +39,10 @@ type jobInput struct {
 // workInput.Cont: the handle, the backoff, the error count, the deadline
 // (Started + MaxDuration) and what the owner's registry was told.
 type jobState struct {
-	Handle   []byte
-	Delay    time.Duration // the last delay (0 before the first poll)
-	Progress bool          // the last poll reported progress
-	Errors   int           // consecutive poll errors
-	Polls    int           // polls so far, every run included
-	State    work.State    // running or cancel-requested
+	Handle []byte
+	driver.JobWait
+	Polls    int        // polls so far, every run included
+	State    work.State // running or cancel-requested
 	Attempt  int
 	Started  time.Time
 	Rev      int64
@@ -79,8 +77,9 @@ type awaitInput struct {
 	Handle []byte
 }
 
-// pollOutcome is one poll's result. Err reports a transient poll error
-// (the Go error of Await, or a panic): its text never leaves the worker.
+// pollOutcome is one poll's result (driver.Await). Err reports a
+// transient poll error (the Go error of Await): its text never leaves the
+// worker.
 type pollOutcome struct {
 	State    work.PollState
 	Output   string `json:",omitempty"`

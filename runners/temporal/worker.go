@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -58,26 +57,22 @@ type Worker struct {
 	// rejoin queue, its held attempts, the watches of those adrift.
 	rejoinQueue string
 	held        driver.Held[*heldAttempt]
-	adriftMu    sync.Mutex // guards stopped, orders adrift's Add before its Wait
-	stopped     bool
-	adrift      sync.WaitGroup
-	stopping    chan struct{}
+	adrift      driver.Adrift
 }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
 // with Start.
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
-	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}, stopping: make(chan struct{})}
+	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
 	if w.cfg.err != nil {
 		return nil, fmt.Errorf("temporal: %w", w.cfg.err)
 	}
 	for label, t := range targets {
-		if err := validChild(label, t); err != nil {
-			return nil, err
+		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
+			return nil, fmt.Errorf("temporal: %w", err)
 		}
 		w.targets[label] = t
 	}
-	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
 	// The SDK's sticky schedule-to-start timeout (5 s) moves the tasks and
 	// queries of workflows cached by a worker that died to a live worker
 	// within seconds. The workflow queue runs workflows and the guidance
@@ -94,23 +89,35 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {
-		aw := worker.New(c, activityQueue(w.cfg.taskQueue, label), worker.Options{
-			MaxConcurrentActivityExecutionSize: w.cfg.limits.MaxRunning,
-			DefaultHeartbeatThrottleInterval:   hbThrottle,
-			MaxHeartbeatThrottleInterval:       hbThrottle,
-			DisableWorkflowWorker:              true,
-		})
+		aw := w.activityWorker(activityQueue(w.cfg.taskQueue, label), w.cfg.limits.MaxRunning)
 		aw.RegisterActivityWithOptions(w.run, activity.RegisterOptions{Name: RunActivityName})
-		w.workers = append(w.workers, aw)
 		if t.Job != nil {
 			w.registerJob(aw, label, t.Job)
 		}
 	}
 	if len(w.targets) > 0 {
 		w.rejoinQueue = rejoinQueueName(w.cfg.taskQueue)
-		w.registerRejoin(hbThrottle)
+		// An activity worker of its own takes only the Rejoins of this
+		// Worker's attempts (rejoin.go).
+		w.activityWorker(w.rejoinQueue, 0).RegisterActivityWithOptions(w.rejoin, activity.RegisterOptions{Name: rejoinActivityName})
 	}
 	return w, nil
+}
+
+// activityWorker adds to the Worker's workers one for the activities of
+// queue, running at most size of them at once (0: the SDK's default),
+// its heartbeats throttled to a fifth of the heartbeat timeout (50 ms at
+// least), with no workflow worker.
+func (w *Worker) activityWorker(queue string, size int) worker.Worker {
+	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
+	aw := worker.New(w.c, queue, worker.Options{
+		MaxConcurrentActivityExecutionSize: size,
+		DefaultHeartbeatThrottleInterval:   hbThrottle,
+		MaxHeartbeatThrottleInterval:       hbThrottle,
+		DisableWorkflowWorker:              true,
+	})
+	w.workers = append(w.workers, aw)
+	return aw
 }
 
 // Start starts polling. It fails if a poller cannot start. When the
@@ -136,12 +143,7 @@ func (w *Worker) Start() error {
 // contexts are cancelled after the workers' stop timeout); the Observer
 // stops watching the Worker.
 func (w *Worker) Stop() {
-	w.adriftMu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		close(w.stopping)
-	}
-	w.adriftMu.Unlock()
+	w.adrift.Stop()
 	var wg sync.WaitGroup
 	for _, x := range w.workers {
 		wg.Go(x.Stop)
@@ -201,32 +203,8 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	//
 	// Each also names the Worker's rejoin queue, where the Work's workflow
 	// asks for the attempt should the server time it out (rejoin.go).
-	var exec atomic.Pointer[work.Execution]
-	heartbeat := func() {
-		var p work.Progress
-		if ex := exec.Load(); ex != nil {
-			p = ex.Progress()
-		}
-		held.heartbeat(p, w.rejoinQueue)
-	}
-	hbDone := make(chan struct{})
-	var hbWG sync.WaitGroup
-	hbWG.Go(func() {
-		tick := time.NewTicker(max(w.cfg.heartbeatTimeout/3, 20*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-hbDone:
-				return
-			case <-tick.C:
-				heartbeat()
-			}
-		}
-	})
-	defer func() {
-		close(hbDone)
-		hbWG.Wait()
-	}()
+	heartbeat := func() { held.heartbeat(w.slots.Progress(slot), w.rejoinQueue) }
+	defer w.beat(heartbeat)()
 	// The started update is applied once per attempt (a repeat answers
 	// as the first): a call the server was too slow to answer is tried
 	// again, while the attempt lasts (heartbeats keep it alive and bring
@@ -255,10 +233,9 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// after the child returned); the budget that ran out and the usage
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
-	emit, endProgress := driver.ProgressGate(w.cfg.observer, in.Label, in.Kind)
 	var seen sendsSeen // the attempt's boundaries, one at a time
-	child = work.WithRemote(child, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
-		Budget: in.Budget, FailOnBudget: in.FailOnBudget, Event: emit,
+	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			heartbeat()
 			if parent.Err() != nil {
@@ -269,16 +246,11 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 			}
 			return w.takeGuidance(parent, in.ID, &seen)
 		},
-		Update: w.reportUpdate(parent, in), AwaitAnswer: w.awaitAnswer(in.ID)}) // worker_updates.go
-	ex, _ := work.ExecutionFrom(child)
-	exec.Store(ex)
-	w.slots.Running(slot, ex)
-	out, err, panicked := driver.Invoke(func() (string, error) { return t.Run(child, in.Input) })
+		Update: w.reportUpdate(parent, in), AwaitAnswer: w.awaitAnswer(in.ID)}, t.Run, in.Input) // worker_updates.go
 	res = outcome(child, parent, in, out, err, panicked, ex)
-	if errors.Is(context.Cause(parent), errUnreachable) {
-		res = runOutcome{Class: classUnreachable, Usage: res.Usage, Progress: res.Progress}
+	if errors.Is(context.Cause(parent), driver.ErrUnreachable) {
+		res = runOutcome{Class: driver.ClassUnreachable, Usage: res.Usage, Progress: res.Progress}
 	}
-	endProgress()
 	return res, nil
 }
 

@@ -2,8 +2,6 @@ package temporal
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -14,47 +12,15 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// validChild checks a Child NewWorker registers under label: a label,
-// and either a Run (with a kind) or a valid Job (a function target).
-func validChild(label string, t Child) error {
-	switch {
-	case label == "":
-		return fmt.Errorf("temporal: a target needs a label: %w", work.ErrInvalidSpec)
-	case t.Job != nil && t.Run != nil:
-		return fmt.Errorf("temporal: target %q has both a Run and a Job: %w", label, work.ErrInvalidSpec)
-	case t.Job != nil:
-		if t.Kind != work.KindFunction {
-			return fmt.Errorf("temporal: target %q: a job is a function target: %w", label, work.ErrInvalidSpec)
-		}
-		if err := t.Job.Validate(); err != nil {
-			return fmt.Errorf("temporal: target %q: %w", label, err)
-		}
-	case t.Run == nil || (t.Kind != work.KindAgent && t.Kind != work.KindFunction):
-		return fmt.Errorf("temporal: target %q needs a label, a Run and a kind: %w", label, work.ErrInvalidSpec)
-	}
-	return nil
-}
-
 // registerJob registers a job target's activities: Submit on the target's
 // queue worker aw (it holds one of its running slots), Await and
 // CancelJob on a worker of the target's poll queue, bounded by the job's
 // MaxPolls (the Worker's own bound: Temporal has no global one).
 func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
 	aw.RegisterActivityWithOptions(w.submit, activity.RegisterOptions{Name: SubmitActivityName})
-	polls := j.MaxPolls
-	if polls == 0 {
-		polls = work.DefaultMaxPolls
-	}
-	hbThrottle := max(w.cfg.heartbeatTimeout/5, 50*time.Millisecond)
-	pw := worker.New(w.c, pollQueue(w.cfg.taskQueue, label), worker.Options{
-		MaxConcurrentActivityExecutionSize: polls,
-		DefaultHeartbeatThrottleInterval:   hbThrottle,
-		MaxHeartbeatThrottleInterval:       hbThrottle,
-		DisableWorkflowWorker:              true,
-	})
+	pw := w.activityWorker(pollQueue(w.cfg.taskQueue, label), driver.MaxPolls(j))
 	pw.RegisterActivityWithOptions(w.await, activity.RegisterOptions{Name: AwaitActivityName})
 	pw.RegisterActivityWithOptions(w.cancelJob, activity.RegisterOptions{Name: CancelJobActivityName})
-	w.workers = append(w.workers, pw)
 }
 
 // keepAlive heartbeats the activity of ctx now and at a third of the
@@ -63,6 +29,13 @@ func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
 func (w *Worker) keepAlive(ctx context.Context) (stop func()) {
 	hbCtx := context.WithoutCancel(ctx)
 	activity.RecordHeartbeat(hbCtx)
+	return w.beat(func() { activity.RecordHeartbeat(hbCtx) })
+}
+
+// beat calls heartbeat at every third of the heartbeat timeout (20 ms at
+// least), from a goroutine of its own, until stop is called; stop waits
+// for a call in progress.
+func (w *Worker) beat(heartbeat func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -73,7 +46,7 @@ func (w *Worker) keepAlive(ctx context.Context) (stop func()) {
 			case <-done:
 				return
 			case <-tick.C:
-				activity.RecordHeartbeat(hbCtx)
+				heartbeat()
 			}
 		}
 	})
@@ -102,8 +75,7 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	defer w.slots.Add(slot)()
 	stopCancelAt := context.AfterFunc(ctx, func() { w.slots.Cancelled(slot, time.Now()) })
 	defer stopCancelAt()
-	stop := w.keepAlive(ctx)
-	defer stop()
+	defer w.keepAlive(ctx)()
 	var started startedReply
 	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(activity.GetInfo(ctx).Attempt))
@@ -115,53 +87,20 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	}
 	stopAnnounce := w.announce(ctx, started)
 	defer stopAnnounce()
-	sctx, cancel, stopCtx := driver.AttemptContext(ctx, ctx, in.MaxDuration)
-	defer cancel(nil)
-	defer stopCtx()
-	h, err, panicked := driver.Invoke(func() ([]byte, error) { return t.Job.Submit(sctx, in.ID, in.Input) })
-	switch {
-	case panicked:
-		return submitOutcome{Class: work.ClassPanic}, nil
-	case err == nil:
-		return submitOutcome{Handle: h}, nil
-	case errors.Is(context.Cause(sctx), driver.ErrDeadline):
-		return submitOutcome{Class: work.ClassDeadline}, nil
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		return submitOutcome{Class: classCancelled}, nil
-	}
-	return submitOutcome{Class: work.ClassError}, nil
+	h, class := driver.Submit(ctx, ctx, t.Job, in.ID, in.Input, in.MaxDuration)
+	return submitOutcome{Handle: h, Class: class}, nil
 }
 
-// await is one poll: the target's Await on the handle. A Go error or a
-// panic is a transient poll error (Err); its text stays here.
+// await is one poll: the target's Await on the handle (driver.Await). A
+// Go error is a transient poll error (Err); its text stays here.
 func (w *Worker) await(ctx context.Context, in awaitInput) (pollOutcome, error) {
 	t, ok := w.targets[in.Label]
 	if !ok || t.Job == nil {
 		return pollOutcome{Err: true}, nil
 	}
-	stop := w.keepAlive(ctx)
-	defer stop()
-	var p work.Poll
-	var err error
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				err = errPanicked
-			}
-		}()
-		p, err = t.Job.Await(ctx, in.Handle)
-	}()
-	switch {
-	case err != nil:
-		return pollOutcome{Err: true}, nil
-	case p.State == work.PollDone:
-		return pollOutcome{State: work.PollDone, Output: p.Output}, nil
-	case p.State == work.PollFailed:
-		return pollOutcome{State: work.PollFailed, Class: p.Class}, nil
-	case p.State == work.PollWaiting:
-		return pollOutcome{State: work.PollWaiting, Progress: p.Progress}, nil
-	}
-	return pollOutcome{Err: true}, nil // an unknown state
+	defer w.keepAlive(ctx)()
+	o, p := driver.Await(ctx, t.Job, in.Handle)
+	return pollOutcome{State: p.State, Output: p.Output, Class: p.Class, Progress: p.Progress, Err: o == work.PollOutcomeError}, nil
 }
 
 // cancelJob calls the target's Cancel on the handle, if it has one. Its
@@ -171,13 +110,7 @@ func (w *Worker) cancelJob(ctx context.Context, in awaitInput) error {
 	if !ok || t.Job == nil || t.Job.Cancel == nil {
 		return nil
 	}
-	stop := w.keepAlive(ctx)
-	defer stop()
-	func() {
-		defer func() { _ = recover() }()
-		_ = t.Job.Cancel(ctx, in.Handle)
-	}()
+	defer w.keepAlive(ctx)()
+	driver.CancelJob(ctx, t.Job, in.Handle)
 	return nil
 }
-
-var errPanicked = errors.New("temporal: panicked")

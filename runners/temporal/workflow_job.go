@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // External jobs in the Work workflow. The submit is an activity on the
@@ -100,8 +101,7 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		if polls >= max(j.PollsPerRun, 1) {
 			return workOutcome{}, w.continueJob(ctx, st)
 		}
-		st.Delay = j.Backoff.Next(st.Delay, st.Progress)
-		wait := st.Delay
+		wait := st.Next(j.Backoff)
 		if !deadline.IsZero() {
 			wait = min(wait, deadline.Sub(workflow.Now(ctx)))
 		}
@@ -125,33 +125,30 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 			p = pollOutcome{Err: true} // a timeout, or no Worker had the job
 		}
 		st.Polls++
-		switch {
-		case p.Err:
-			st.Errors++
-			st.Progress = false
-			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeError})
-			if st.Errors >= max(j.MaxPollErrors, 1) {
-				return workOutcome{State: work.StateFailed, Class: work.ClassError}, nil
+		o := p.decoded()
+		w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: o.Outcome})
+		// The completion wins a cancel that arrived during the poll.
+		if end, ok := st.Polled(o, in.MaxResultBytes, j.MaxPollErrors, false, false); ok {
+			if end.Class == "" {
+				return workOutcome{State: work.StateCompleted, Output: p.Output, Bytes: end.Bytes}, nil
 			}
-		case p.State == work.PollDone:
-			// The completion wins a cancel that arrived during the poll.
-			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeDone})
-			if in.MaxResultBytes > 0 && len(p.Output) > in.MaxResultBytes {
-				return workOutcome{State: work.StateFailed, Class: work.ClassResultTooLarge, Bytes: len(p.Output)}, nil
-			}
-			return workOutcome{State: work.StateCompleted, Output: p.Output, Bytes: len(p.Output)}, nil
-		case p.State == work.PollFailed:
-			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeFailed})
-			class := p.Class
-			if class == "" {
-				class = work.ClassError
-			}
-			return workOutcome{State: work.StateFailed, Class: class}, nil
-		default:
-			st.Errors, st.Progress = 0, p.Progress
-			w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: work.PollOutcomeWaiting})
+			return workOutcome{State: work.StateFailed, Class: end.Class, Bytes: end.Bytes}, nil
 		}
 	}
+}
+
+// decoded is the poll p as driver.JobWait.Polled reads it.
+func (p pollOutcome) decoded() driver.JobPoll {
+	o := driver.JobPoll{Outcome: work.PollOutcomeWaiting, Class: p.Class, Progress: p.Progress, Bytes: len(p.Output)}
+	switch {
+	case p.Err:
+		o.Outcome = work.PollOutcomeError
+	case p.State == work.PollDone:
+		o.Outcome = work.PollOutcomeDone
+	case p.State == work.PollFailed:
+		o.Outcome = work.PollOutcomeFailed
+	}
+	return o
 }
 
 func startToClose(maxDur time.Duration) time.Duration {

@@ -9,21 +9,22 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// ErrDeadline is the cause a durable attempt's child context is cancelled
+// errDeadline is the cause a durable attempt's child context is cancelled
 // with when its Work's maximum duration passes (AttemptContext).
-var ErrDeadline = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
+var errDeadline = fmt.Errorf("agentwork: maximum duration reached: %w", context.DeadlineExceeded)
 
 // AttemptContext returns the context a durable attempt runs its child (or
 // a job's submit) in: base's values without its cancellation, cancelled
-// with parent's cause when parent ends, and with ErrDeadline once
-// maxDuration (when positive) has passed. stop releases what it holds;
-// the caller calls it, then cancel, when the child has returned.
+// with parent's cause when parent ends, and with a cause of its own
+// (which Classify and Submit recognise) once maxDuration (when positive)
+// has passed. stop releases what it holds; the caller calls it, then
+// cancel, when the child has returned.
 func AttemptContext(base, parent context.Context, maxDuration time.Duration) (ctx context.Context, cancel context.CancelCauseFunc, stop func()) {
 	ctx, cancel = context.WithCancelCause(context.WithoutCancel(base))
 	stopCut := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
 	var timer *time.Timer
 	if maxDuration > 0 {
-		timer = time.AfterFunc(maxDuration, func() { cancel(ErrDeadline) })
+		timer = time.AfterFunc(maxDuration, func() { cancel(errDeadline) })
 	}
 	return ctx, cancel, func() {
 		stopCut()
@@ -33,9 +34,9 @@ func AttemptContext(base, parent context.Context, maxDuration time.Duration) (ct
 	}
 }
 
-// Invoke runs call and reports a panic in it as panicked (with call's
+// invoke runs call and reports a panic in it as panicked (with call's
 // results zero) instead of letting it unwind the attempt.
-func Invoke[T any](call func() (T, error)) (out T, err error, panicked bool) {
+func invoke[T any](call func() (T, error)) (out T, err error, panicked bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			var zero T
@@ -57,7 +58,7 @@ type Outcome struct {
 }
 
 // Classify maps a child's return to its Outcome, as the in-process engine
-// does: a panic; the maximum duration (ErrDeadline as child's cause, the
+// does: a panic; the maximum duration (AttemptContext's cause, the
 // duration budget named when no other ran out first); a cancel the Work
 // asked for (cancelled) that the child returned as context.Canceled; an
 // error after a budget refused a request; any other error; an output over
@@ -70,7 +71,7 @@ func Classify(child context.Context, cancelled bool, maxResultBytes int, out str
 	switch {
 	case panicked:
 		o.Class = work.ClassPanic
-	case errors.Is(context.Cause(child), ErrDeadline):
+	case errors.Is(context.Cause(child), errDeadline):
 		o.Class = work.ClassDeadline
 		if o.Budget == "" {
 			o.Budget = work.BudgetDuration

@@ -1,0 +1,34 @@
+package driver
+
+import (
+	"context"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// Run runs the child of attempt a (which Add recorded): run with input
+// in ctx (AttemptContext's) given the Work's hooks r (work.WithRemote),
+// whose Event is replaced by a ProgressGate of obs for a's target and
+// kind (no progress event once run returned). The child's Execution is
+// recorded as a's (Running) before run starts, and a panic in run is
+// reported as panicked (out and err zero) instead of unwinding the
+// attempt. ex is the child's Execution, for Classify.
+func (s *Slots) Run(ctx context.Context, a *Attempt, obs work.Observer, r work.Remote, run func(context.Context, string) (string, error), input string) (out string, panicked bool, ex *work.Execution, err error) {
+	emit, end := ProgressGate(obs, a.Label, a.Kind)
+	defer end()
+	r.Event = emit
+	ctx = work.WithRemote(ctx, r)
+	ex, _ = work.ExecutionFrom(ctx)
+	s.Running(a, ex)
+	out, err, panicked = invoke(func() (string, error) { return run(ctx, input) })
+	return out, panicked, ex, err
+}
+
+// Progress returns the progress counts of a's child: zero until Run (or
+// Running) recorded its Execution.
+func (s *Slots) Progress(a *Attempt) work.Progress {
+	s.mu.Lock()
+	ex := a.exec
+	s.mu.Unlock()
+	return ex.Progress()
+}

@@ -1,0 +1,42 @@
+package driver
+
+import (
+	"fmt"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// ValidTarget checks a target that a durable engine's Worker registers
+// under label: a label, and either a Run (runs) of kind work.KindAgent or
+// work.KindFunction, or a valid job (work.Job.Validate) of kind
+// work.KindFunction, never both. Its error, wrapping
+// work.ErrInvalidSpec, names the target; the engine prefixes its own
+// name.
+func ValidTarget(label string, kind work.Kind, runs bool, job *work.Job) error {
+	switch {
+	case label == "":
+		return fmt.Errorf("a target needs a label: %w", work.ErrInvalidSpec)
+	case job != nil && runs:
+		return fmt.Errorf("target %q has both a Run and a Job: %w", label, work.ErrInvalidSpec)
+	case job != nil:
+		if kind != work.KindFunction {
+			return fmt.Errorf("target %q: a job is a function target: %w", label, work.ErrInvalidSpec)
+		}
+		if err := job.Validate(); err != nil {
+			return fmt.Errorf("target %q: %w", label, err)
+		}
+	case !runs || (kind != work.KindAgent && kind != work.KindFunction):
+		return fmt.Errorf("target %q needs a label, a Run and a kind: %w", label, work.ErrInvalidSpec)
+	}
+	return nil
+}
+
+// MaxPolls is the bound a Worker puts on the polls of job j's target that
+// run at once: j.MaxPolls, or work.DefaultMaxPolls when it is not
+// positive.
+func MaxPolls(j *work.Job) int {
+	if j.MaxPolls > 0 {
+		return j.MaxPolls
+	}
+	return work.DefaultMaxPolls
+}
