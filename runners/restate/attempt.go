@@ -67,7 +67,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	}
 	stopPoll := w.watch(child, in.ID, pushed, cancelReq, func() work.Progress { return w.running.Progress(a) })
 	defer stopPoll()
-	out, panicked, ex, err := w.running.Run(child, a, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.running.Run(child, a, w.cfg.limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			var r takeReply

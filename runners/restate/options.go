@@ -39,7 +39,6 @@ type config struct {
 	maxAttempts  int
 	rpcTimeout   time.Duration
 	pollInterval time.Duration
-	observer     work.Observer
 	logger       slog.Handler
 	registry     bool
 	hc           *http.Client // WithHTTPClient (nil: a plain client)
@@ -62,7 +61,6 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
-	c.observer = c.limits.Observer
 	if c.err == nil && c.ring != nil {
 		c.err = c.ring.err
 	}

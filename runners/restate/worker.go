@@ -80,7 +80,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		}
 	}
 	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
-		rep: newReporter(cfg.observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
+		rep: newReporter(cfg.limits.Observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
 		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
 			return nil, fmt.Errorf("restate: %w", err)
@@ -145,7 +145,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
-	unwatch := driver.Watch(w.cfg.observer, w)
+	unwatch := driver.Watch(w.cfg.limits.Observer, w)
 	w.mu.Lock()
 	w.unwatch = unwatch
 	w.mu.Unlock()

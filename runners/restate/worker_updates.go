@@ -13,7 +13,7 @@ import (
 // (no updates declared, the call failed) is refused here, with its event.
 func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	a := driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind}
-	return driver.ReportUpdates(w.cfg.observer, a, in.Updates != nil, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
+	return driver.ReportUpdates(w.cfg.limits.Observer, a, in.Updates != nil, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
 		sealed, err := w.cfg.ring.sealBytes(in.ID, fieldUpdate, value) // WithContentKeys
 		if err != nil {
 			w.contentError(in.ID, err)

@@ -39,7 +39,6 @@ type config struct {
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
 	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
-	observer         work.Observer
 	namespace        string                  // for the task queue statistics (WithNamespace)
 	dc               converter.DataConverter // memos and heartbeat details (WithDataConverter)
 	// err is the first invalid limit or budget option
@@ -72,7 +71,6 @@ func newConfig(opts []Option) config {
 		}
 	}
 	c.limits, c.err = work.ResolveLimits(c.opts...)
-	c.observer = c.limits.Observer
 	if c.limits.MaxResultBytes == 0 || c.limits.MaxResultBytes > maxResultPayload {
 		c.limits.MaxResultBytes = maxResultPayload
 	}

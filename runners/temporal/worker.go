@@ -79,7 +79,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	// holders' local activity, never an ordinary activity: no activity
 	// pollers there.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
-	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.observer, w.cfg.dc), workflow.RegisterOptions{Name: WorkWorkflowName})
+	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.limits.Observer, w.cfg.dc), workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
@@ -132,7 +132,7 @@ func (w *Worker) Start() error {
 			return err
 		}
 	}
-	unwatch := driver.Watch(w.cfg.observer, w)
+	unwatch := driver.Watch(w.cfg.limits.Observer, w)
 	w.mu.Lock()
 	w.unwatch = unwatch
 	w.mu.Unlock()
@@ -234,7 +234,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
 	var seen sendsSeen // the attempt's boundaries, one at a time
-	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			heartbeat()

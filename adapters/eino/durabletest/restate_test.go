@@ -8,6 +8,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/eino/durabletest"
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/runners/restate/restatetest"
+	"github.com/agentwork/agentwork/work"
 )
 
 // TestRestate: an Eino agent child runs as durable Work on the Restate

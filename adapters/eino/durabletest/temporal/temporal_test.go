@@ -10,6 +10,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/eino/durabletest"
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/testserver"
+	"github.com/agentwork/agentwork/work"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
