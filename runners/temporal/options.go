@@ -38,7 +38,7 @@ type config struct {
 	admissionGrace   time.Duration // 0: admissionGrace
 	rpcTimeout       time.Duration
 	pollInterval     time.Duration
-	pollsPerRun      int // a waiting job's polls per workflow run (options_wait.go)
+	pollsPerRun      int                     // a waiting job's polls per workflow run (options_wait.go)
 	namespace        string                  // for the task queue statistics (WithNamespace)
 	dc               converter.DataConverter // memos and heartbeat details (WithDataConverter)
 	// err is the first invalid limit or budget option
