@@ -8,13 +8,13 @@ import (
 
 // Run runs the child of attempt a (which Add recorded): run with input
 // in ctx (AttemptContext's) given the Work's hooks r (work.WithRemote),
-// whose Event is replaced by a ProgressGate of obs for a's target and
+// whose Event is replaced by a progressGate of obs for a's target and
 // kind (no progress event once run returned). The child's Execution is
 // recorded as a's (Running) before run starts, and a panic in run is
 // reported as panicked (out and err zero) instead of unwinding the
 // attempt. ex is the child's Execution, for Classify.
 func (s *Slots) Run(ctx context.Context, a *Attempt, obs work.Observer, r work.Remote, run func(context.Context, string) (string, error), input string) (out string, panicked bool, ex *work.Execution, err error) {
-	emit, end := ProgressGate(obs, a.Label, a.Kind)
+	emit, end := progressGate(obs, a.Label, a.Kind)
 	defer end()
 	r.Event = emit
 	ctx = work.WithRemote(ctx, r)

@@ -37,11 +37,11 @@ func WithLaunchTarget(ctx context.Context, agentID, provider string) context.Con
 	return work.WithTargetInfo(ctx, work.TargetInfo{AgentID: agentID, Provider: provider})
 }
 
-// ProgressGate returns the work.Remote.Event of an attempt of a Work of
+// progressGate returns the work.Remote.Event of an attempt of a Work of
 // target label and kind: it reports the child's progress events to obs
 // until end is called (none after the child returned); other events are
 // the Work's workflow's to report.
-func ProgressGate(obs work.Observer, label string, kind work.Kind) (emit func(work.Event), end func()) {
+func progressGate(obs work.Observer, label string, kind work.Kind) (emit func(work.Event), end func()) {
 	var ended atomic.Bool
 	return func(ev work.Event) {
 		if ev.Type == work.EventProgress && !ended.Load() {
