@@ -277,9 +277,11 @@ func (s *suite) jobLaunchIdempotency(t *testing.T) {
 }
 
 // jobDeadline: a job that waits past its maximum duration ends failed
-// with class deadline_exceeded, and its Cancel is called once.
+// with class deadline_exceeded, and its Cancel is called once. (The
+// duration leaves a durable engine time for its first poll: past the
+// deadline none starts.)
 func (s *suite) jobDeadline(t *testing.T) {
-	v := s.env(t, func(c *Config) { c.MaxDuration = 400 * time.Millisecond })
+	v := s.env(t, func(c *Config) { c.MaxDuration = 2 * time.Second })
 	o := owner(t, "job-deadline")
 	input, c := newJob(t, "", false)
 	ref := v.start(o, Job, input)
