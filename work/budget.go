@@ -20,7 +20,9 @@ import (
 // runs out the child gets one final request with no tools and an
 // instruction to answer now, and that answer is the Work's output (a
 // partial result). MaxDuration is the child's deadline: reaching it fails
-// the Work with class deadline_exceeded.
+// the Work with class deadline_exceeded (an external job's too: past it
+// no poll starts and a poll's answer that arrives after it decides
+// nothing).
 //
 // As a pool (WithPool of the adapter, Supervisor.SetPool) a Budget is the
 // total its owner's children may reserve; MaxDuration is ignored there.

@@ -27,11 +27,15 @@ type Job struct {
 	// Await polls the job once and says whether it is done, still waiting
 	// or failed. A Go error is a transient poll error: the engine counts
 	// it and polls again with backoff, and fails the Work (ClassError)
-	// after MaxPollErrors consecutive errors. Required.
+	// after MaxPollErrors consecutive errors. Once the Work's maximum
+	// duration (Budget.MaxDuration) has passed no poll starts, and the
+	// answer of a poll that returns after it decides nothing: the Work
+	// fails ClassDeadline, done or not. Required.
 	Await func(ctx context.Context, handle []byte) (Poll, error)
 	// Cancel, optional, asks the service to stop the job. The engine calls
 	// it once when a submitted job's Work is cancelled or exceeds its
-	// maximum duration. Without it, cancelling stops the wait, not the job.
+	// maximum duration (but not after a poll that answered done or failed).
+	// Without it, cancelling stops the wait, not the job.
 	Cancel func(ctx context.Context, handle []byte) error
 	// Backoff is the delay between polls (zero fields take the defaults).
 	Backoff Backoff

@@ -45,7 +45,9 @@ type waitingReply struct{ Stop bool }
 // child's run does), then, holding nothing, durable timers between polls
 // (work.Backoff.Next), each poll a journaled step of its own. A cancel
 // resolves the stop promise and ends the wait at once; past the maximum
-// duration the job is cancelled and the Work fails, deadline_exceeded.
+// duration no poll starts, an answer that arrives past it decides
+// nothing (driver.PastDeadline), the job is cancelled and the Work fails,
+// deadline_exceeded.
 // The handle lives in the workflow's journal only.
 func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 	t := w.targets[in.Label]
@@ -106,9 +108,15 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 	}
 	at := clock()
 	for {
+		// Past the deadline no poll starts (a Submit that returned late
+		// included): the job is cancelled and the Work fails.
+		if driver.PastDeadline(at, deadline) {
+			return cancelJob(work.ClassDeadline)
+		}
 		d := jw.Next(in.Job.Backoff)
-		if !deadline.IsZero() {
-			d = max(min(d, deadline.Sub(at)), 0)
+		last := false // the timer ends at the deadline: no poll follows it
+		if !deadline.IsZero() && deadline.Sub(at) <= d {
+			d, last = deadline.Sub(at), true
 		}
 		timer := restate.After(ctx, d)
 		first, err := restate.WaitFirst(ctx, timer, stop)
@@ -117,6 +125,9 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 		}
 		if first == stop {
 			return cancelJob(work.ClassCancelled)
+		}
+		if last {
+			return cancelJob(work.ClassDeadline)
 		}
 		p, err := restate.Run(ctx, func(rc restate.RunContext) (pollResult, error) {
 			return w.poll(rc, t.Job, in, sub.Handle), nil
@@ -129,11 +140,11 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 			return cerr
 		}
 		at = clock()
-		past := !deadline.IsZero() && !at.Before(deadline)
-		// Completion wins over a cancel request, as a child's does.
+		// An answer that arrives past the deadline decides nothing;
+		// completion wins over a cancel request, as a child's does.
 		// Sizes of the plaintext: a sealed output's follows from its length.
 		end, ok := jw.Polled(driver.JobPoll{Outcome: p.Outcome, Class: p.Class, Progress: p.Progress, Bytes: plainLen(p.Output)},
-			in.MaxResultBytes, in.Job.MaxPollErrors, past, st.Stop)
+			in.MaxResultBytes, in.Job.MaxPollErrors, driver.PastDeadline(at, deadline), st.Stop)
 		switch {
 		case !ok:
 			continue

@@ -21,7 +21,11 @@ import (
 // the runner (a plain Work, a Work cancelled while running, and their
 // owner's registry, recorded at ae7c323) replay on this code.
 func TestEarlierHistoriesReplay(t *testing.T) {
-	for _, f := range []string{"work-history-v1-plain.json", "work-history-v1-cancelled.json", "owner-history-v1.json"} {
+	// work-history-job-*.json: jobs recorded before jobDeadlineChange, a
+	// first poll that answered done past the deadline and a Submit that
+	// returned past it, each followed by a poll that completed the Work.
+	for _, f := range []string{"work-history-v1-plain.json", "work-history-v1-cancelled.json", "owner-history-v1.json",
+		"work-history-job-late-answer.json", "work-history-job-late-submit.json"} {
 		t.Run(f, func(t *testing.T) {
 			r, err := os.Open("testdata/" + f)
 			if err != nil {

@@ -12,6 +12,9 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
+// JobDeadlineChange is the version marker of the one job deadline rule.
+const JobDeadlineChange = jobDeadlineChange
+
 // CancelClosed sends the cancel update straight to Work id's workflow,
 // skipping the owner registry's terminal check: a test of an update that
 // reaches a workflow that closed after the registry was read.

@@ -438,3 +438,78 @@ func TestJobSpanAcrossRuns(t *testing.T) {
 		t.Fatalf("the job's spans: %v; want one, queued to completed", spans)
 	}
 }
+
+// TestJobDeadlineReplays: past its deadline a job's Work fails
+// deadline_exceeded whatever a poll answers after it (the held first poll
+// answers done then; the job, finished at its service, is not cancelled)
+// and no poll starts after a Submit that returned its handle late (the
+// job is cancelled once); each history records the deadline rule's
+// version and replays.
+func TestJobDeadlineReplays(t *testing.T) {
+	const maxDur = 2 * time.Second
+	gate := make(chan struct{})
+	polled, submitted := make(chan struct{}, 8), make(chan struct{}, 8)
+	var release sync.Once
+	open := func() { release.Do(func() { close(gate) }) }
+	t.Cleanup(open)
+	f := newFakeJobs(nil)
+	j := f.job()
+	submit := j.Submit
+	j.Submit = func(ctx context.Context, key, input string) ([]byte, error) {
+		if input == "late-submit" {
+			submitted <- struct{}{}
+			<-gate
+		}
+		return submit(ctx, key, input)
+	}
+	j.Await = func(_ context.Context, h []byte) (work.Poll, error) {
+		polled <- struct{}{}
+		<-gate
+		return work.Poll{State: work.PollDone, Output: "late"}, nil
+	}
+	eng, _ := deploy(t, "jobdeadline", map[string]temporal.Child{"batch": {Kind: work.KindFunction, Job: j}}, nil,
+		[]temporal.Option{temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxDuration: maxDur}))})
+	o := work.NewOwner(fmt.Sprintf("jobdeadline-%d", time.Now().UnixNano()))
+	late, err := eng.Start(context.Background(), jobSpec(o, "late-answer", j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, err := eng.Start(context.Background(), jobSpec(o, "late-submit", j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range []chan struct{}{polled, submitted} {
+		select {
+		case <-ch:
+		case <-time.After(time.Minute):
+			t.Fatal("the first poll or the held Submit did not start")
+		}
+	}
+	// Both Works started running before now: maxDur from here is past
+	// both deadlines (the dev server reads this machine's clock).
+	tm := time.NewTimer(maxDur)
+	<-tm.C
+	open()
+	c := server(t)
+	for _, id := range []string{late.ID, slow.ID} {
+		st, out := settle(t, eng, o, id)
+		if st.State != work.StateFailed || st.Class != work.ClassDeadline || out != "" {
+			t.Errorf("%s: %s %q with %q; want failed %q", id, st.State, st.Class, out, work.ClassDeadline)
+		}
+		h := workHistory(t, c, id)
+		if !strings.Contains(fmt.Sprint(h.Events), temporal.JobDeadlineChange) {
+			t.Errorf("%s: the history records no %s marker", id, temporal.JobDeadlineChange)
+		}
+		if err := temporal.ReplayWork(h, work.NopObserver{}); err != nil {
+			t.Errorf("%s: replay: %v", id, err)
+		}
+	}
+	if _, _, cancels := f.counts(); len(cancels) != 1 || !strings.Contains(string(cancels[0]), "late-submit") {
+		t.Errorf("Cancel called with %q; want once, for the late-submit job", cancels)
+	}
+	select {
+	case <-polled: // a second poll: of the late-submit job, or after the deadline
+		t.Errorf("a poll started past the deadline")
+	default:
+	}
+}

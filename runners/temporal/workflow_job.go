@@ -112,11 +112,10 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		if w.State != work.StateRunning {
 			continue
 		}
-		// Past the deadline the job is cancelled; but a job submitted in
-		// time whose first poll is due past it (the round trips of the
-		// submit took the rest) is polled once first, at once: a job
-		// already done is not cancelled.
-		if !deadline.IsZero() && !workflow.Now(ctx).Before(deadline) && st.Polls > 0 {
+		// Past the deadline no poll starts: the job is cancelled and the
+		// Work fails. (Before jobDeadlineChange a job whose first poll was
+		// due past it, its submit having taken the rest, was polled once.)
+		if driver.PastDeadline(workflow.Now(ctx), deadline) && (st.Polls > 0 || deadlineRule(ctx)) {
 			w.cancelJob(ctx, st.Handle)
 			return workOutcome{State: work.StateFailed, Class: work.ClassDeadline}, nil
 		}
@@ -127,14 +126,35 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		st.Polls++
 		o := p.decoded()
 		w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: o.Outcome})
-		// The completion wins a cancel that arrived during the poll.
-		if end, ok := st.Polled(o, in.MaxResultBytes, j.MaxPollErrors, false, false); ok {
+		// An answer that arrives past the deadline decides nothing (before
+		// jobDeadlineChange it did). The completion wins a cancel that
+		// arrived during the poll.
+		past := driver.PastDeadline(workflow.Now(ctx), deadline) && deadlineRule(ctx)
+		if end, ok := st.Polled(o, in.MaxResultBytes, j.MaxPollErrors, past, false); ok {
+			if end.Cancel {
+				w.cancelJob(ctx, st.Handle)
+			}
 			if end.Class == "" {
 				return workOutcome{State: work.StateCompleted, Output: p.Output, Bytes: end.Bytes}, nil
 			}
 			return workOutcome{State: work.StateFailed, Class: end.Class, Bytes: end.Bytes}, nil
 		}
 	}
+}
+
+// jobDeadlineChange marks the workflows whose jobs follow the one
+// deadline rule (driver.PastDeadline): past the deadline no poll starts,
+// not even a first one, and an answer that arrives past it decides
+// nothing. Histories from before it (workflow.GetVersion) replay
+// without: a first poll due past the deadline ran, and an answer decided
+// whenever it arrived.
+const jobDeadlineChange = "agentwork-job-deadline"
+
+// deadlineRule reports whether this workflow follows jobDeadlineChange.
+// It is asked only where the rule and the one before it differ, so a
+// job that never meets its deadline records no marker.
+func deadlineRule(ctx workflow.Context) bool {
+	return workflow.GetVersion(ctx, jobDeadlineChange, workflow.DefaultVersion, 1) >= 1
 }
 
 // decoded is the poll p as driver.JobWait.Polled reads it.

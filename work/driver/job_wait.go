@@ -130,18 +130,24 @@ type JobEnd struct {
 }
 
 // Polled records poll p and returns how the Work ends, if it does (ok),
-// deciding in the in-process engine's order: a done job completes (over a
-// cancel request, as a child's completion does), or fails
-// work.ClassResultTooLarge when its output is over maxResultBytes (when
-// positive); a failed job fails with its class (work.ClassError when it
-// has none); an unfinished job past its deadline (past) is cancelled and
-// fails work.ClassDeadline, and one whose Work is cancel-requested (stop)
-// is cancelled, work.ClassCancelled; a poll error that makes maxErrors
-// consecutive ones (work.DefaultMaxPollErrors when not positive) fails it
-// work.ClassError, and clears the progress; a waiting poll clears the
-// errors and records its progress for the next delay (Next).
+// deciding in the in-process engine's order: an answer that arrives past
+// the Work's deadline (past) decides nothing: the Work fails
+// work.ClassDeadline, and the job is cancelled at its service when the
+// answer left it unfinished (waiting or a poll error); a done job
+// completes (over a cancel request, as a child's completion does), or
+// fails work.ClassResultTooLarge when its output is over maxResultBytes
+// (when positive); a failed job fails with its class (work.ClassError
+// when it has none); an unfinished job whose Work is cancel-requested
+// (stop) is cancelled, work.ClassCancelled; a poll error that makes
+// maxErrors consecutive ones (work.DefaultMaxPollErrors when not
+// positive) fails it work.ClassError, and clears the progress; a waiting
+// poll clears the errors and records its progress for the next delay
+// (Next).
 func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bool) (end JobEnd, ok bool) {
 	switch {
+	case past:
+		unfinished := p.Outcome == work.PollOutcomeWaiting || p.Outcome == work.PollOutcomeError
+		return JobEnd{Class: work.ClassDeadline, Cancel: unfinished}, true
 	case p.Outcome == work.PollOutcomeDone:
 		if maxResultBytes > 0 && p.Bytes > maxResultBytes {
 			return JobEnd{Class: work.ClassResultTooLarge, Bytes: p.Bytes}, true
@@ -153,8 +159,6 @@ func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bo
 			class = work.ClassError
 		}
 		return JobEnd{Class: class}, true
-	case past:
-		return JobEnd{Class: work.ClassDeadline, Cancel: true}, true
 	case stop:
 		return JobEnd{Class: work.ClassCancelled, Cancel: true}, true
 	case p.Outcome == work.PollOutcomeError:
@@ -170,4 +174,14 @@ func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bo
 	}
 	s.Errors, s.Progress = 0, p.Progress
 	return JobEnd{}, false
+}
+
+// PastDeadline reports whether now is at or past a Work's deadline (the
+// zero deadline: none). It is the one rule of a job's deadline on every
+// engine: once it has passed no poll starts (the job is cancelled at its
+// service and the Work fails work.ClassDeadline, also when Submit
+// returned its handle late), and a poll's answer that arrives after it
+// decides nothing (Polled).
+func PastDeadline(now, deadline time.Time) bool {
+	return !deadline.IsZero() && !now.Before(deadline)
 }

@@ -153,10 +153,12 @@ func TestJobWaitPolled(t *testing.T) {
 			JobEnd{Class: "quota"}, true},
 		{"failed-no-class", 0, 0, []step{{p: JobPoll{Outcome: work.PollOutcomeFailed}}}, []time.Duration{time.Second},
 			JobEnd{Class: work.ClassError}, true},
-		{"done-wins-cancel-and-deadline", 0, 0, []step{{p: done, past: true, stop: true}}, []time.Duration{time.Second},
+		{"done-wins-cancel", 0, 0, []step{{p: done, stop: true}}, []time.Duration{time.Second},
 			JobEnd{Bytes: 5}, true},
-		{"failed-wins-deadline", 0, 0, []step{{p: JobPoll{Outcome: work.PollOutcomeFailed, Class: "quota"}, past: true}},
-			[]time.Duration{time.Second}, JobEnd{Class: "quota"}, true},
+		{"deadline-over-done", 0, 0, []step{{p: done, past: true, stop: true}}, []time.Duration{time.Second},
+			JobEnd{Class: work.ClassDeadline}, true},
+		{"deadline-over-failed", 0, 0, []step{{p: JobPoll{Outcome: work.PollOutcomeFailed, Class: "quota"}, past: true}},
+			[]time.Duration{time.Second}, JobEnd{Class: work.ClassDeadline}, true},
 		{"deadline-over-cancel", 0, 0, []step{{p: waiting, past: true, stop: true}}, []time.Duration{time.Second},
 			JobEnd{Class: work.ClassDeadline, Cancel: true}, true},
 		{"deadline-over-errors", 0, 1, []step{{p: failedPoll, past: true}}, []time.Duration{time.Second},
@@ -190,6 +192,24 @@ func TestJobWaitPolled(t *testing.T) {
 				t.Fatalf("end = %+v, %v; want %+v, %v", end, ended, tc.end, tc.ended)
 			}
 		})
+	}
+}
+
+// TestPastDeadline: the deadline itself is past; the zero deadline never is.
+func TestPastDeadline(t *testing.T) {
+	d := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		now, deadline time.Time
+		want          bool
+	}{
+		{d.Add(-time.Nanosecond), d, false},
+		{d, d, true},
+		{d.Add(time.Second), d, true},
+		{d, time.Time{}, false},
+	} {
+		if got := PastDeadline(tc.now, tc.deadline); got != tc.want {
+			t.Errorf("PastDeadline(%v, %v) = %v, want %v", tc.now, tc.deadline, got, tc.want)
+		}
 	}
 }
 
