@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 type broken struct {
 	work.Engine
 	defect string
+	maxDur time.Duration // "job-deadline-late-answer": the deadline it keeps itself
 }
 
 func (b broken) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
@@ -57,6 +59,13 @@ func (b broken) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	if b.defect == "no-approvals-runs-unapproved" {
 		spec.NeedsApproval = false
 	}
+	if b.defect == "job-deadline-late-answer" && b.maxDur > 0 {
+		if spec.Job != nil {
+			spec.Job = lateAnswerJob(spec.Job, b.maxDur)
+		} else {
+			spec.Budget.MaxDuration = b.maxDur
+		}
+	}
 	return b.Engine.Start(ctx, spec)
 }
 
@@ -89,7 +98,41 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engin
 	if h.defect == "progress-first" {
 		cfg.Observer = progressFirst{cfg.Observer}
 	}
-	return broken{supervisor{}.NewEngine(t, cfg), h.defect}
+	var maxDur time.Duration
+	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
+		maxDur, cfg.MaxDuration = cfg.MaxDuration, -1 // Start gives children theirs; jobs keep their own
+	}
+	return broken{supervisor{}.NewEngine(t, cfg), h.defect, maxDur}
+}
+
+// lateAnswerJob is j with a deadline of its own, d from its Submit,
+// checked as Temporal's Work workflow checked it before its version 1
+// (runners/temporal/workflow_job.go): a poll that starts past it, but for
+// the first, cancels the job and fails deadline_exceeded, while the first
+// poll, and a poll that started in time, decide with their answer.
+func lateAnswerJob(j *work.Job, d time.Duration) *work.Job {
+	var mu sync.Mutex
+	var deadline time.Time
+	polls := 0
+	nj := *j
+	nj.Submit = func(ctx context.Context, key, input string) ([]byte, error) {
+		mu.Lock()
+		deadline = time.Now().Add(d)
+		mu.Unlock()
+		return j.Submit(ctx, key, input)
+	}
+	nj.Await = func(ctx context.Context, h []byte) (work.Poll, error) {
+		mu.Lock()
+		past := polls > 0 && !time.Now().Before(deadline)
+		polls++
+		mu.Unlock()
+		if past {
+			_ = j.Cancel(ctx, h)
+			return work.Poll{State: work.PollFailed, Class: work.ClassDeadline}, nil
+		}
+		return j.Await(ctx, h)
+	}
+	return &nj
 }
 
 // repeatTerminal reports every terminal event twice.
@@ -151,6 +194,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"start-ignores-call-id":        "AutoBackgroundIdempotency",
 		"guidance-limits-ignored":      "GuidanceLimits",
 		"no-approvals-runs-unapproved": "Approval",
+		"job-deadline-late-answer":     "JobDeadlineDecides",
 	} {
 		t.Run(defect, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")

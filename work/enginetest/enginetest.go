@@ -212,6 +212,7 @@ func Run(t *testing.T, h Harness) {
 		{"JobCancelWhileWaiting", s.jobCancelWhileWaiting},
 		{"JobLaunchIdempotency", s.jobLaunchIdempotency},
 		{"JobDeadline", s.jobDeadline},
+		{"JobDeadlineDecides", s.jobDeadlineDecides},
 		{"Updates", s.updates},
 		{"Progress", s.progress},
 		{"ProgressOrder", s.progressOrder},

@@ -24,13 +24,19 @@ const JobClass = "quota_exceeded"
 type jobControl struct {
 	script []work.Poll   // the answers of the first polls; then waiting
 	gated  bool          // each poll waits for a token on gate
+	hold   bool          // a gated poll waits for its token even when its context ends
 	gate   chan struct{} // one token lets one poll answer
-	polled chan int      // the number of each poll, as it starts (buffered; a full one drops)
-	mu     sync.Mutex
-	keys   []string // Submit's keys
-	handle []byte   // what Submit returned
-	polls  int
-	cancel [][]byte // Cancel's handles
+	// submitted gets a token as Submit starts (buffered; a full one
+	// drops); when submitGate is set Submit then waits for a token on
+	// it, whatever its context does.
+	submitted  chan struct{}
+	submitGate chan struct{}
+	polled     chan int // the number of each poll, as it starts (buffered; a full one drops)
+	mu         sync.Mutex
+	keys       []string // Submit's keys
+	handle     []byte   // what Submit returned
+	polls      int
+	cancel     [][]byte // Cancel's handles
 }
 
 var jobControls sync.Map // input -> *jobControl
@@ -39,7 +45,8 @@ var jobControls sync.Map // input -> *jobControl
 // and returns the input.
 func newJob(t *testing.T, suffix string, gated bool, script ...work.Poll) (string, *jobControl) {
 	input := fmt.Sprintf("job-%d%s", tokenSeq.Add(1), suffix)
-	c := &jobControl{script: script, gated: gated, gate: make(chan struct{}), polled: make(chan int, 64)}
+	c := &jobControl{script: script, gated: gated, gate: make(chan struct{}), polled: make(chan int, 64),
+		submitted: make(chan struct{}, 1)}
 	jobControls.Store(input, c)
 	t.Cleanup(func() { jobControls.Delete(input) })
 	return input, c
@@ -65,6 +72,13 @@ func suiteJob() *work.Job {
 				return nil, errors.New("enginetest: unknown job")
 			}
 			c := v.(*jobControl)
+			select {
+			case c.submitted <- struct{}{}:
+			default:
+			}
+			if c.submitGate != nil {
+				<-c.submitGate
+			}
 			h := []byte(input + "|handle " + canary)
 			c.mu.Lock()
 			c.keys = append(c.keys, key)
@@ -85,7 +99,10 @@ func suiteJob() *work.Job {
 			case c.polled <- n:
 			default:
 			}
-			if c.gated {
+			switch {
+			case c.hold:
+				<-c.gate
+			case c.gated:
 				select {
 				case <-c.gate:
 				case <-ctx.Done():
@@ -293,4 +310,66 @@ func (s *suite) jobDeadline(t *testing.T) {
 	if polls == 0 || len(cancels) != 1 || !bytes.Equal(cancels[0], handle) {
 		t.Fatalf("%d polls, Cancel called with %q; want polls and exactly one Cancel with %q", polls, cancels, handle)
 	}
+}
+
+// jobDeadlineDecides: once a job's Work is past its deadline no poll
+// starts and a poll's answer that arrives after it decides nothing; the
+// Work fails deadline_exceeded. A poll that started in time and answers
+// done after the deadline does not complete the Work (the job, finished
+// at its service, is not cancelled there); a Submit that returns its
+// handle after the deadline is followed by no poll, and the job is
+// cancelled at its service, once. Each Work's deadline counts from when
+// it started running, which is before its poll (or Submit) starts, so
+// waiting the maximum duration from there passes it on every engine
+// that reads the same clock as the test.
+func (s *suite) jobDeadlineDecides(t *testing.T) {
+	const maxDur = 3 * time.Second
+	v := s.env(t, func(c *Config) { c.MaxDuration = maxDur })
+	o := owner(t, "job-deadline-decides")
+	lateIn, late := newJob(t, "", true, work.Poll{State: work.PollDone, Output: "late output"})
+	late.hold = true
+	slowIn, slow := newJob(t, "", false, work.Poll{State: work.PollDone, Output: "never polled"})
+	slow.submitGate = make(chan struct{})
+	var release sync.Once // a case that stops early still lets the held calls return
+	t.Cleanup(func() { release.Do(func() { close(late.gate); close(slow.submitGate) }) })
+	lateRef := v.start(o, Job, lateIn)
+	slowRef := v.start(o, Job, slowIn)
+	select {
+	case <-slow.submitted:
+	case <-time.After(patience):
+		t.Fatalf("Submit did not start within %s", patience)
+	}
+	v.waitPoll(late, 1)
+	// Both Works started running before now: once maxDur has passed from
+	// here both are past their deadlines. Then the held poll answers done
+	// and the held Submit returns its handle.
+	tm := time.NewTimer(maxDur)
+	<-tm.C
+	select {
+	case late.gate <- struct{}{}:
+	case <-time.After(patience):
+		t.Fatalf("the held poll did not take its token within %s", patience)
+	}
+	release.Do(func() { close(late.gate); close(slow.submitGate) })
+
+	st, out := v.settle(o, lateRef.ID)
+	if st.State != work.StateFailed || st.Class != work.ClassDeadline || out != "" {
+		t.Errorf("a poll that answered done after the deadline: settled %s (class %q) with %q; want failed (class %q), no output",
+			st.State, st.Class, out, work.ClassDeadline)
+	}
+	_, _, polls, cancels := late.state()
+	if polls != 1 || len(cancels) != 0 {
+		t.Errorf("a poll that answered done after the deadline: %d polls, %d cancels; want 1 poll, no cancel", polls, len(cancels))
+	}
+	st, out = v.settle(o, slowRef.ID)
+	if st.State != work.StateFailed || st.Class != work.ClassDeadline || out != "" {
+		t.Errorf("a job submitted past the deadline: settled %s (class %q) with %q; want failed (class %q), no output",
+			st.State, st.Class, out, work.ClassDeadline)
+	}
+	_, handle, polls, cancels := slow.state()
+	if polls != 0 || len(cancels) != 1 || !bytes.Equal(cancels[0], handle) {
+		t.Errorf("a job submitted past the deadline: %d polls, Cancel called with %q; want no poll and one Cancel with %q",
+			polls, cancels, handle)
+	}
+	v.checkNoContent()
 }
