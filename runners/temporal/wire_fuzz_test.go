@@ -23,8 +23,8 @@ import (
 var wireTypes = []any{
 	workInput{}, runInput{}, runOutcome{}, workOutcome{}, workStatus{}, driver.CancelReply{}, sendRequest{},
 	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
-	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, approvalInput{}, submitInput{},
-	submitOutcome{}, awaitInput{}, pollOutcome{}, answerRequest{}, approvalsState{}, guidanceInput{},
+	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, driver.ApprovalInput{}, submitInput{},
+	submitOutcome{}, awaitInput{}, pollOutcome{}, driver.AnswerRequest{}, approvalsState{}, guidanceInput{},
 	rejoinInput{}, heldAttempt{}, work.Progress{},
 }
 
