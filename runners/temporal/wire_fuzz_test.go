@@ -25,7 +25,7 @@ var wireTypes = []any{
 	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
 	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, driver.ApprovalInput{}, submitInput{},
 	submitOutcome{}, awaitInput{}, pollOutcome{}, driver.AnswerRequest{}, approvalsState{}, guidanceInput{},
-	rejoinInput{}, heldAttempt{}, work.Progress{},
+	rejoinInput{}, work.Progress{},
 }
 
 // historyPayloads returns the data of every payload in the replay test
