@@ -35,26 +35,11 @@ const (
 	answerStop    = "stop" // denied, cancelled or released: the Work ended
 )
 
-// approvalInput is a Spec's approval: its timeout.
-type approvalInput struct{ Timeout time.Duration }
-
-// answerRequest answers (or reads) a Work's approval as Owner, or as the
-// approver role.
-type answerRequest struct {
-	Owner    string
-	Approver bool `json:",omitempty"`
-	Approve  bool `json:",omitempty"`
-}
-
 // approvalInfo is one awaiting Work's request (Found false: none).
 type approvalInfo = driver.ApprovalInfo
 
 // approvalEntry is one awaiting Work in the approvals index: no input.
 type approvalEntry = driver.ApprovalEntry
-
-func (s *controlState) awaitingFor(r answerRequest) bool {
-	return s.AwaitsApproval() && (r.Approver || s.In.Owner == r.Owner && !s.Detached)
-}
 
 // endAwaiting ends a Work's wait for its approval: the index forgets it
 // and its workflow's promise is resolved with answer.
@@ -67,9 +52,9 @@ func (c control) endAwaiting(ctx restate.ObjectContext, s *controlState, answer 
 // answer is Approve (EventApproved; the Work joins the dispatch queue) or
 // Deny (EventDenied, then cancelled, class denied); false: the Work does
 // not await approval for r (work.ErrNotFound).
-func (c control) answer(ctx restate.ObjectContext, r answerRequest) (bool, error) {
+func (c control) answer(ctx restate.ObjectContext, r driver.AnswerRequest) (bool, error) {
 	s, ok := load(ctx)
-	if !ok || !s.awaitingFor(r) {
+	if !ok || !s.AwaitsApprovalFor(s.In.Owner, r) {
 		return false, nil
 	}
 	t := now(ctx)
@@ -113,9 +98,9 @@ func (c control) endQueued(ctx restate.ObjectContext, s *controlState, t time.Ti
 }
 
 // request reads a Work's approval request for r (a shared handler).
-func (c control) request(ctx restate.ObjectSharedContext, r answerRequest) (approvalInfo, error) {
+func (c control) request(ctx restate.ObjectSharedContext, r driver.AnswerRequest) (approvalInfo, error) {
 	s, ok := load(ctx)
-	if !ok || !s.awaitingFor(r) {
+	if !ok || !s.AwaitsApprovalFor(s.In.Owner, r) {
 		return approvalInfo{}, nil
 	}
 	return approvalInfo{Found: true, Owner: s.In.Owner, Label: s.In.Label, TargetID: s.In.TargetID,

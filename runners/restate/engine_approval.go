@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var _ work.Engine = (*Engine)(nil)
@@ -24,7 +25,7 @@ func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
 func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approvalInfo, error) {
 	e := (*Engine)(s)
 	var info approvalInfo
-	if err := e.in.object(ctx, controlService, id, hRequest, "", answerRequest{Owner: o.ID(), Approver: o.IsApprover()}, &info); err != nil {
+	if err := e.in.object(ctx, controlService, id, hRequest, "", driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover()}, &info); err != nil {
 		return approvalInfo{}, fromIngress(ctx, err)
 	}
 	in, err := e.cfg.ring.openString(id, fieldInput, info.Input)
@@ -40,7 +41,7 @@ func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approval
 func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, approve bool) error {
 	e := (*Engine)(s)
 	var ok bool
-	if err := e.in.object(ctx, controlService, id, hAnswer, "", answerRequest{Owner: o.ID(), Approver: o.IsApprover(), Approve: approve}, &ok); err != nil {
+	if err := e.in.object(ctx, controlService, id, hAnswer, "", driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover(), Approve: approve}, &ok); err != nil {
 		return fromIngress(ctx, err)
 	}
 	if !ok {

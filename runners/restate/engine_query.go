@@ -67,11 +67,6 @@ func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
 	return e.in.object(ctx, ownerService, o.ID(), hRead, "", id, nil)
 }
 
-// UpdateNotices publishes the update notices of r (Engine.updateNotices).
-func (s *store) UpdateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
-	return (*Engine)(s).updateNotices(ctx, o, r, seen, publish)
-}
-
 // DetachLive asks a live Work's control object to detach it from o.
 func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
 	e := (*Engine)(s)

@@ -31,9 +31,9 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 	if e.cfg.retryable[spec.Target.Label] {
 		attempts = e.cfg.maxAttempts
 	}
-	var approval *approvalInput
+	var approval *driver.ApprovalInput
 	if spec.NeedsApproval {
-		approval = &approvalInput{Timeout: w.ApprovalTimeout}
+		approval = &driver.ApprovalInput{Timeout: w.ApprovalTimeout}
 	}
 	var job *jobInput
 	if spec.Job != nil {

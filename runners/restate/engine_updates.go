@@ -15,14 +15,12 @@ func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after
 	return rep, nil
 }
 
-// updateNotices publishes a NoticeUpdate for each of r's updates after
-// seen (content-free: its sequence number, size and time, read from the
-// control object's UpdateSizes, never the values) and returns the last
-// one published (seen when the read failed: the next poll tries again).
-func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
+// ReadUpdateMeta reads the metadata of a Work's updates from its
+// control object's UpdateSizes, never the values.
+func (s *store) ReadUpdateMeta(ctx context.Context, o work.Owner, id string, after int) ([]driver.UpdateMeta, bool, error) {
 	var rep driver.UpdateMetaReply
-	if e.in.object(ctx, controlService, r.ID, hSizes, "", driver.UpdatesQuery{Owner: o.ID(), After: seen}, &rep) != nil || !rep.Found {
-		return seen
+	if err := s.in.object(ctx, controlService, id, hSizes, "", driver.UpdatesQuery{Owner: o.ID(), After: after}, &rep); err != nil {
+		return nil, false, fromIngress(ctx, err)
 	}
-	return driver.PublishUpdates(r, rep.Updates, seen, publish)
+	return rep.Updates, rep.Found, nil
 }

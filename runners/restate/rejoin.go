@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentwork/agentwork/work"
@@ -44,15 +43,9 @@ const busyJitter = time.Second
 // Restate runs the step again.
 var errBusy = errors.New("restate: the attempt is held by another process (rejoin window)")
 
-// heldAttempt is an attempt a Worker runs, as a retried step finds it.
-type heldAttempt struct {
-	id       string
-	n        int
-	done     chan struct{} // closed when the child returned; res is then set
-	res      attemptResult
-	cut      context.CancelCauseFunc
-	attached atomic.Int32 // retries that took it back
-}
+// heldAttempt is an attempt a Worker runs, as a retried step finds it
+// (its take-backs).
+type heldAttempt = driver.HeldAttempt[attemptResult]
 
 // rejoin takes back the attempt of Work id this Worker holds, when it is
 // the Work's current attempt and still running: it waits for the child
@@ -66,13 +59,13 @@ func (w *Worker) rejoin(rc context.Context, id string) (attemptResult, bool, err
 	if err := w.in.object(rc, controlService, id, hPeek, "", nil, &v); err != nil {
 		return attemptResult{}, false, err
 	}
-	if v.Attempt != a.n || (v.State != work.StateRunning && v.State != work.StateCancelRequested) {
+	if v.Attempt != a.N || (v.State != work.StateRunning && v.State != work.StateCancelRequested) {
 		return attemptResult{}, false, nil
 	}
-	a.attached.Add(1)
+	a.Taken.Add(1)
 	select {
-	case <-a.done:
-		return a.res, true, nil
+	case <-a.Done():
+		return a.Outcome(), true, nil
 	case <-rc.Done():
 		w.adrift(a) // lost again: another retry may take it
 		return attemptResult{}, true, rc.Err()
@@ -84,20 +77,19 @@ func (w *Worker) rejoin(rc context.Context, id string) (attemptResult, bool, err
 // release records the result; the Worker keeps it a window long.
 func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, func(attemptResult) attemptResult) {
 	parent, cut := context.WithCancelCause(context.Background())
-	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
-	w.held.Put(a.id, a)
+	a := driver.NewHeldAttempt[attemptResult](id, n, cut)
+	w.held.Put(id, a)
 	stop := context.AfterFunc(rc, func() { w.adrift(a) })
 	return parent, func(res attemptResult) attemptResult {
 		stop()
 		if errors.Is(context.Cause(parent), driver.ErrUnreachable) {
 			res = attemptResult{Out: runOutcome{Class: driver.ClassUnreachable, Attempt: res.Out.Attempt, Usage: res.Out.Usage}}
 		}
-		a.res = res
-		close(a.done)
+		a.Finish(res)
 		// The step's result may not reach the server (the stream is
 		// cut): its retry comes once the server noticed the dead
 		// connection, minutes later (see heldFor).
-		time.AfterFunc(max(heldFor, 2*rejoinWindow+w.cfg.rpcTimeout), func() { w.held.Remove(a.id, a) })
+		time.AfterFunc(max(heldFor, 2*rejoinWindow+w.cfg.rpcTimeout), func() { w.held.Remove(id, a) })
 		return res
 	}
 }
@@ -107,7 +99,7 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 // timeout) without a retry taking it back cancels the child with
 // driver.ErrUnreachable; the Worker's stop cancels it at once.
 func (w *Worker) adrift(a *heldAttempt) {
-	w.adrifts.Watch(a.attached.Load, a.done, w.serverAnswers, rejoinWindow+w.cfg.rpcTimeout, a.cut)
+	w.adrifts.Watch(a.Taken.Load, a.Done(), w.serverAnswers, rejoinWindow+w.cfg.rpcTimeout, a.Cut)
 }
 
 // serverAnswers reports whether Restate's ingress answers its health

@@ -84,12 +84,12 @@ type workInput struct {
 	Budget         work.Budget
 	FailOnBudget   bool
 	Mailbox        driver.MailboxLimits
-	Trace          map[string]string  `json:",omitempty"` // the launch's trace context
-	AgentID        string             `json:",omitempty"` // the launch's work.TargetInfo, for telemetry
-	Provider       string             `json:",omitempty"`
-	Job            *jobInput          `json:",omitempty"` // an external job (Spec.Job)
-	Approval       *approvalInput     `json:",omitempty"` // Spec.NeedsApproval
-	Updates        *work.UpdatePolicy `json:",omitempty"` // Spec.Updates, resolved
+	Trace          map[string]string     `json:",omitempty"` // the launch's trace context
+	AgentID        string                `json:",omitempty"` // the launch's work.TargetInfo, for telemetry
+	Provider       string                `json:",omitempty"`
+	Job            *jobInput             `json:",omitempty"` // an external job (Spec.Job)
+	Approval       *driver.ApprovalInput `json:",omitempty"` // Spec.NeedsApproval
+	Updates        *work.UpdatePolicy    `json:",omitempty"` // Spec.Updates, resolved
 }
 
 // jobInput is what the coordinator's Spec.Job says of an external job:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 var _ work.Engine = (*Engine)(nil)
@@ -24,7 +25,7 @@ func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *wo
 			PollQueue: pollQueue(e.cfg.taskQueue, spec.Target.Label), PollsPerRun: e.cfg.pollsPerRun}
 	}
 	if spec.NeedsApproval {
-		in.Approval = &approvalInput{Timeout: approvalTimeout}
+		in.Approval = &driver.ApprovalInput{Timeout: approvalTimeout}
 	}
 }
 
@@ -32,7 +33,7 @@ func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *wo
 // its input, the request's times); a closed workflow is work.ErrNotFound.
 func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approvalInfo, error) {
 	var info approvalInfo
-	err := (*Engine)(s).queryWork(ctx, id, queryApproval, &info, answerRequest{Owner: o.ID(), Approver: o.IsApprover()})
+	err := (*Engine)(s).queryWork(ctx, id, queryApproval, &info, driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover()})
 	return info, err
 }
 
@@ -45,7 +46,7 @@ func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, app
 	if approve {
 		name = updateApprove
 	}
-	err := e.update(ctx, id, name, nil, answerRequest{Owner: o.ID(), Approver: o.IsApprover()})
+	err := e.update(ctx, id, name, nil, driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover()})
 	if errors.Is(err, errWorkflowClosed) {
 		return work.ErrNotFound
 	}

@@ -69,11 +69,6 @@ func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
 	return (*Engine)(s).tell(ctx, o, updateRead, id)
 }
 
-// UpdateNotices publishes the update notices of r (Engine.updateNotices).
-func (s *store) UpdateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
-	return (*Engine)(s).updateNotices(ctx, o, r, seen, publish)
-}
-
 // progress reads a running Work's progress counts from its attempt's last
 // heartbeat: zero when there is none yet or the describe fails (best
 // effort); work.ErrUnavailable when the heartbeat's payload does not

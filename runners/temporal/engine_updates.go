@@ -21,6 +21,14 @@ func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after 
 	return rep.Updates, rep.Found, err
 }
 
+// ReadUpdateMeta reads the metadata of a Work's updates (never their
+// values) with the update-sizes query.
+func (s *store) ReadUpdateMeta(ctx context.Context, o work.Owner, id string, after int) ([]driver.UpdateMeta, bool, error) {
+	var rep driver.UpdateMetaReply
+	err := (*Engine)(s).queryWork(ctx, id, queryUpdateMap, &rep, driver.UpdatesQuery{Owner: o.ID(), After: after})
+	return rep.Updates, rep.Found, err
+}
+
 // queryWork sends query name with arg to Work id's workflow and decodes
 // its answer into out, retrying a transient failure up to tries
 // times while ctx is not done (a query that reached a worker that died
@@ -41,16 +49,4 @@ func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) e
 		return undecodable(err)
 	}
 	return nil
-}
-
-// updateNotices publishes a NoticeUpdate for each update of r after seen
-// (content-free: its sequence number, size and time, read with the
-// update-sizes query) and returns the last sequence number published
-// (seen when the read failed: the next poll tries again).
-func (e *Engine) updateNotices(ctx context.Context, o work.Owner, r ownerRecord, seen int, publish func(work.Notice)) int {
-	var rep driver.UpdateMetaReply
-	if e.queryWork(ctx, r.ID, queryUpdateMap, &rep, driver.UpdatesQuery{Owner: o.ID(), After: seen}) != nil || !rep.Found {
-		return seen
-	}
-	return driver.PublishUpdates(r, rep.Updates, seen, publish)
 }

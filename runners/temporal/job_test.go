@@ -390,9 +390,12 @@ func TestJobWaitHoldsNothing(t *testing.T) {
 	if n := pendingActivities(t, server(t), ref.ID); n != 0 {
 		t.Fatalf("a waiting job has %d pending activities", n)
 	}
-	if st, err := eng.Status(t.Context(), o, ref.ID); err != nil || st.State != work.StateRunning || !st.Waiting {
-		t.Fatalf("Status of the waiting job = %+v, %v", st, err)
-	}
+	// The registry learns of the wait just after the event (the workflow
+	// emits it, then tells the owner's registry): Status shows it soon.
+	eventually(t, "Status of the waiting job", func() bool {
+		st, err := eng.Status(t.Context(), o, ref.ID)
+		return err == nil && st.State == work.StateRunning && st.Waiting
+	})
 	if _, err := eng.Cancel(t.Context(), o, ref.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // An attempt whose heartbeats the server could not record for longer
@@ -59,18 +61,12 @@ func rejoinQueueName(taskQueue string) string {
 	return taskQueue + ":rejoin:" + hex.EncodeToString(b[:])
 }
 
-// heldAttempt is an attempt a Worker runs, as a Rejoin finds it.
+// heldAttempt is an attempt a Worker runs, as a Rejoin finds it (its
+// take-backs), and where its heartbeats go now (hb): the attempt's own
+// activity, a Rejoin's, or nowhere (nil) while adrift.
 type heldAttempt struct {
-	id   string
-	n    int
-	done chan struct{} // closed when the child returned; out is then set
-	out  runOutcome
-	cut  context.CancelCauseFunc // cancels the child
-
-	// hb is where the attempt's heartbeats go now: the attempt's own
-	// activity, a Rejoin's, or nowhere (nil) while adrift.
-	hb       atomic.Pointer[context.Context]
-	rejoined atomic.Int32 // Rejoins taken
+	*driver.HeldAttempt[runOutcome]
+	hb atomic.Pointer[context.Context]
 }
 
 // serviceLost reports whether the attempt's context ctx ended because
@@ -103,12 +99,12 @@ func serviceLost(ctx context.Context) bool {
 // hold registers an attempt the Worker runs and returns it with the
 // child's parent context: it ends with the attempt's context, except
 // when that ends because the server was lost (the attempt is then held
-// adrift for a Rejoin, see watchAdrift). release must be called when the
-// child returned.
-func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, context.Context, func()) {
+// adrift for a Rejoin, see watchAdrift). release must be called with
+// the outcome when the child returned.
+func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, context.Context, func(runOutcome)) {
 	hbCtx := context.WithoutCancel(ctx)
 	parent, cut := context.WithCancelCause(hbCtx)
-	a := &heldAttempt{id: id, n: n, done: make(chan struct{}), cut: cut}
+	a := &heldAttempt{HeldAttempt: driver.NewHeldAttempt[runOutcome](id, n, cut)}
 	a.hb.Store(&hbCtx)
 	w.held.Put(heldKey(id, n), a)
 	stop := context.AfterFunc(ctx, func() {
@@ -119,16 +115,16 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 		}
 		cut(context.Cause(ctx))
 	})
-	return a, parent, func() {
+	return a, parent, func(out runOutcome) {
 		stop()
-		close(a.done)
+		a.Finish(out)
 		// The attempt's completion may not reach the server (it is away,
 		// or its answer is lost): the outcome is kept for a Rejoin for a
 		// rejoin window and a heartbeat timeout.
 		// A Rejoin the server then loses (it was dispatched to a poll
 		// the cut held) may be followed by another: each gets it.
 		keep := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
-		time.AfterFunc(keep, func() { w.held.Remove(heldKey(a.id, a.n), a) })
+		time.AfterFunc(keep, func() { w.held.Remove(heldKey(a.ID, a.N), a) })
 	}
 }
 
@@ -145,12 +141,12 @@ func (a *heldAttempt) heartbeat(details ...any) {
 // timeout) without one cancels the child with class unreachable (the
 // Worker keeps its outcome a while longer, see hold).
 func (w *Worker) watchAdrift(a *heldAttempt) {
-	w.adrift.Watch(a.rejoined.Load, a.done, func() bool {
+	w.adrift.Watch(a.Taken.Load, a.Done(), func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
 		defer cancel()
 		_, err := w.c.CheckHealth(ctx, nil)
 		return err == nil
-	}, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, a.cut)
+	}, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, a.Cut)
 }
 
 // rejoin is the Rejoin activity: it attaches to the attempt this Worker
@@ -169,7 +165,7 @@ func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error)
 	if a == nil {
 		return runOutcome{}, temporal.NewNonRetryableApplicationError("the attempt is not held by this worker", errNotHere, nil)
 	}
-	a.rejoined.Add(1)
+	a.Taken.Add(1)
 	hbCtx := context.WithoutCancel(ctx)
 	a.hb.Store(&hbCtx)
 	stop := context.AfterFunc(ctx, func() {
@@ -178,9 +174,9 @@ func (w *Worker) rejoin(ctx context.Context, in rejoinInput) (runOutcome, error)
 			w.watchAdrift(a) // lost again: another Rejoin may come
 			return
 		}
-		a.cut(context.Cause(ctx))
+		a.Cut(context.Cause(ctx))
 	})
 	defer stop()
-	<-a.done
-	return a.out, nil
+	<-a.Done()
+	return a.Outcome(), nil
 }

@@ -69,9 +69,9 @@ type workInput struct {
 	FailOnBudget     bool
 	// Work that waits (wire_wait.go): an external job, an approval before
 	// anything is scheduled, and a job's state in a continued run.
-	Job      *jobInput      `json:",omitempty"`
-	Approval *approvalInput `json:",omitempty"`
-	Cont     *jobState      `json:",omitempty"`
+	Job      *jobInput             `json:",omitempty"`
+	Approval *driver.ApprovalInput `json:",omitempty"`
+	Cont     *jobState             `json:",omitempty"`
 	// Children that talk back (wire_updates.go): the Spec's update policy
 	// (defaults applied; nil: none declared), and a continued run's
 	// updates.

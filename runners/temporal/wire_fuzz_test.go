@@ -23,9 +23,9 @@ import (
 var wireTypes = []any{
 	workInput{}, runInput{}, runOutcome{}, workOutcome{}, workStatus{}, driver.CancelReply{}, sendRequest{},
 	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
-	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, approvalInput{}, submitInput{},
-	submitOutcome{}, awaitInput{}, pollOutcome{}, answerRequest{}, approvalsState{}, guidanceInput{},
-	rejoinInput{}, heldAttempt{}, work.Progress{},
+	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, driver.ApprovalInput{}, submitInput{},
+	submitOutcome{}, awaitInput{}, pollOutcome{}, driver.AnswerRequest{}, approvalsState{}, guidanceInput{},
+	rejoinInput{}, work.Progress{},
 }
 
 // historyPayloads returns the data of every payload in the replay test

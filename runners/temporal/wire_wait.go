@@ -49,12 +49,6 @@ type jobState struct {
 	Detached bool
 }
 
-// approvalInput makes a Work workflow wait for its approval before it
-// schedules anything.
-type approvalInput struct {
-	Timeout time.Duration // default applied
-}
-
 // submitInput is the Submit activity's input.
 type submitInput struct {
 	ID, Owner   string
@@ -86,13 +80,6 @@ type pollOutcome struct {
 	Class    string `json:",omitempty"`
 	Progress bool   `json:",omitempty"`
 	Err      bool   `json:",omitempty"`
-}
-
-// answerRequest identifies who reads or answers an approval: an owner's
-// id, or the approver role.
-type answerRequest struct {
-	Owner    string
-	Approver bool `json:",omitempty"`
 }
 
 // approvalInfo answers the approval query: a Work awaiting approval as

@@ -179,7 +179,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// lost: the child then runs on, held for a Rejoin (rejoin.go).
 	held, parent, release := w.hold(ctx, in.ID, int(info.Attempt))
 	var res runOutcome
-	defer func() { held.out = res; release() }()
+	defer func() { release(res) }()
 	stopCancelAt := context.AfterFunc(parent, func() { w.slots.Cancelled(slot, time.Now()) })
 	defer stopCancelAt()
 	// Heartbeats keep the attempt alive and bring cancellation. The

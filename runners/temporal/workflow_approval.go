@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Approval in the Work workflow: a Work started with Spec.NeedsApproval
@@ -20,8 +21,8 @@ import (
 // query (on every Work: one that does not await approval answers
 // work.ErrNotFound, or Found false).
 func (w *workRun) waitHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, queryApproval, func(r answerRequest) (approvalInfo, error) {
-		if !w.awaitingFor(r) {
+	if err := workflow.SetQueryHandler(ctx, queryApproval, func(r driver.AnswerRequest) (approvalInfo, error) {
+		if !w.AwaitsApprovalFor(w.in.Owner, r) {
 			return approvalInfo{}, nil
 		}
 		return approvalInfo{Found: true, Owner: w.in.Owner, Label: w.in.Label, TargetID: w.in.TargetID,
@@ -29,13 +30,13 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 	}); err != nil {
 		return err
 	}
-	validate := func(r answerRequest) error {
-		if !w.awaitingFor(r) {
+	validate := func(r driver.AnswerRequest) error {
+		if !w.AwaitsApprovalFor(w.in.Owner, r) {
 			return workErr(work.ErrNotFound)
 		}
 		return nil
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateApprove, func(ctx workflow.Context, r answerRequest) error {
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateApprove, func(ctx workflow.Context, r driver.AnswerRequest) error {
 		w.Approve(workflow.Now(ctx))
 		w.ev.emit(ctx, work.Event{Type: work.EventApproved})
 		w.notify(ctx)
@@ -43,18 +44,12 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 	}, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, updateDeny, func(ctx workflow.Context, r answerRequest) error {
+	return workflow.SetUpdateHandlerWithOptions(ctx, updateDeny, func(ctx workflow.Context, r driver.AnswerRequest) error {
 		w.Awaiting = false
 		w.ev.emit(ctx, work.Event{Type: work.EventDenied})
 		w.endQueued(ctx, work.ClassDenied)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: validate})
-}
-
-// awaitingFor reports whether the Work awaits approval and r may see it:
-// its owner (not detached) or the approver role.
-func (w *workRun) awaitingFor(r answerRequest) bool {
-	return w.AwaitsApproval() && (r.Approver || w.visible(r.Owner))
 }
 
 func (w *workRun) approvalDeadline() time.Time {

@@ -32,6 +32,23 @@ type ApprovalEntry struct {
 	Requested time.Time
 }
 
+// ApprovalInput makes a Work wait for its approval before it starts
+// (wire format: JSON, in the Work's stored input): its approval timeout,
+// the default applied.
+type ApprovalInput struct {
+	Timeout time.Duration
+}
+
+// AnswerRequest reads or answers a Work's approval (wire format: JSON)
+// as the owner Owner, or as the approver role (Approver). Approve is the
+// answer where the request carries it (Restate's); an engine that answers
+// with a call of its own per answer (Temporal's updates) leaves it false.
+type AnswerRequest struct {
+	Owner    string
+	Approver bool `json:",omitempty"`
+	Approve  bool `json:",omitempty"`
+}
+
 // Approver is the approvals side of a Store (work.Engine.Pending, Approve, Deny). Each method
 // bounds its own calls within ctx.
 type Approver interface {

@@ -75,7 +75,8 @@ type Reader func(ctx context.Context) ([]Record, error)
 // UpdateNotices publishes the notices of r's updates after the seen
 // first ones, in order, and returns how many are notified now (seen when
 // none could be read). It reads the updates' metadata (UpdateMeta), never
-// their values, and publishes them with PublishUpdates.
+// their values (Portable's: a Store's ReadUpdateMeta, then
+// publishUpdates).
 type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(work.Notice)) int
 
 // Subscribe returns a Subscription to o's notices, as

@@ -28,10 +28,11 @@ type Store interface {
 	// MarkRead records in o's registry that o has read id's result (for
 	// the status block's priority). Best effort: Portable ignores its error.
 	MarkRead(ctx context.Context, o work.Owner, id string) error
-	// UpdateNotices publishes the notices of r's updates after the seen
-	// first ones, in order, and returns how many are notified now (seen
-	// when none could be read), as driver.UpdateNotices.
-	UpdateNotices(ctx context.Context, o work.Owner, r Record, seen int, publish func(work.Notice)) int
+	// ReadUpdateMeta returns the metadata of Work id's updates with Seq >
+	// after, in order, never their values (UpdateMeta); found is false
+	// when the Work is not visible to o. Subscribe's update notices
+	// read it.
+	ReadUpdateMeta(ctx context.Context, o work.Owner, id string, after int) (ms []UpdateMeta, found bool, err error)
 	Controller
 	Approver
 	Admitter
@@ -370,7 +371,11 @@ func (p *Portable) Subscribe(ctx context.Context, o work.Owner, buffer int) (*wo
 	}
 	read := func(ctx context.Context) ([]Record, error) { return p.store.Records(ctx, o) }
 	updates := func(ctx context.Context, rec Record, seen int, publish func(work.Notice)) int {
-		return p.store.UpdateNotices(ctx, o, rec, seen, publish)
+		ms, found, err := p.store.ReadUpdateMeta(ctx, o, rec.ID, seen)
+		if err != nil || !found {
+			return seen // the next poll reads them again
+		}
+		return publishUpdates(rec, ms, seen, publish)
 	}
 	return p.life.Subscribe(ctx, o, buffer, p.poll, read, updates)
 }

@@ -32,6 +32,10 @@ type fakeStore struct {
 	cancels  int    // CancelWork calls
 	ended    int    // CancelWork answers ErrRunEnded this many times first
 	refuse   string // Admit refuses with this limit
+	// metas is each Work's update metadata (ReadUpdateMeta: absent, not
+	// found); metaFails makes that many reads fail first.
+	metas     map[string][]UpdateMeta
+	metaFails int
 	// settleAfter makes Work id terminal (completed) after that many
 	// further reads of the registry.
 	settleAfter map[string]int
@@ -79,8 +83,21 @@ func (f *fakeStore) MarkRead(_ context.Context, _ work.Owner, id string) error {
 	return nil
 }
 
-func (f *fakeStore) UpdateNotices(_ context.Context, _ work.Owner, _ Record, seen int, _ func(work.Notice)) int {
-	return seen
+func (f *fakeStore) ReadUpdateMeta(_ context.Context, _ work.Owner, id string, after int) ([]UpdateMeta, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.metaFails > 0 {
+		f.metaFails--
+		return nil, false, errors.New("metadata unreadable")
+	}
+	ms, ok := f.metas[id]
+	var out []UpdateMeta
+	for _, m := range ms {
+		if m.Seq > after {
+			out = append(out, m)
+		}
+	}
+	return out, ok, nil
 }
 
 func (f *fakeStore) DetachLive(_ context.Context, _ work.Owner, id string) (bool, error) {

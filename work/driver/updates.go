@@ -67,10 +67,10 @@ func UpdateMetas(us []work.Update) []UpdateMeta {
 	return out
 }
 
-// PublishUpdates publishes a work.NoticeUpdate of r's Work for each of
+// publishUpdates publishes a work.NoticeUpdate of r's Work for each of
 // ms, in order, and returns the last sequence number published (seen
 // when ms is empty): an UpdateNotices once it has read ms.
-func PublishUpdates(r Record, ms []UpdateMeta, seen int, publish func(work.Notice)) int {
+func publishUpdates(r Record, ms []UpdateMeta, seen int, publish func(work.Notice)) int {
 	for _, u := range ms {
 		publish(work.Notice{Kind: work.NoticeUpdate, WorkID: r.ID, Target: r.Label, State: r.State,
 			Seq: u.Seq, Bytes: u.Bytes, Time: u.Time})

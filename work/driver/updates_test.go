@@ -9,7 +9,7 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-func TestUpdateNoticesFromMetadata(t *testing.T) {
+func TestUpdateMetas(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	us := []work.Update{
 		{Seq: 3, Key: "a", Value: []byte(`"three"`), Time: t0},
@@ -22,22 +22,6 @@ func TestUpdateNoticesFromMetadata(t *testing.T) {
 	}
 	if ms := driver.UpdateMetas(nil); ms == nil || len(ms) != 0 {
 		t.Fatalf("UpdateMetas(nil) = %#v, want an empty slice", ms)
-	}
-	r := driver.Record{ID: "w1", Label: "agent", State: work.StateRunning}
-	var got []work.Notice
-	publish := func(n work.Notice) { got = append(got, n) }
-	if seen := driver.PublishUpdates(r, nil, 2, publish); seen != 2 || len(got) != 0 {
-		t.Fatalf("PublishUpdates(none) = %d, %d notices; want 2, none", seen, len(got))
-	}
-	if seen := driver.PublishUpdates(r, ms, 2, publish); seen != 4 {
-		t.Fatalf("PublishUpdates = %d, want 4", seen)
-	}
-	for i, n := range got {
-		w := work.Notice{Kind: work.NoticeUpdate, WorkID: "w1", Target: "agent", State: work.StateRunning,
-			Seq: want[i].Seq, Bytes: want[i].Bytes, Time: want[i].Time}
-		if n != w {
-			t.Fatalf("notice %d = %+v, want %+v", i, n, w)
-		}
 	}
 }
 

@@ -41,6 +41,13 @@ type WorkState struct {
 // approval (an answer, a cancel or its timeout ends the wait).
 func (s *WorkState) AwaitsApproval() bool { return s.Awaiting && s.State == work.StateQueued }
 
+// AwaitsApprovalFor reports whether the Work, owner's, awaits its
+// approval (AwaitsApproval) and r may read or answer it: a request of
+// its owner while it is not detached, or of the approver role.
+func (s *WorkState) AwaitsApprovalFor(owner string, r AnswerRequest) bool {
+	return s.AwaitsApproval() && (r.Approver || r.Owner == owner && !s.Detached)
+}
+
 // Approve ends the Work's wait for its approval at now: it joins the
 // dispatch queue, and its queue wait counts from now (Start).
 func (s *WorkState) Approve(now time.Time) { s.Awaiting, s.Enqueued = false, now }

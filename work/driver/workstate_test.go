@@ -212,3 +212,33 @@ func TestWorkStateSpend(t *testing.T) {
 		})
 	}
 }
+
+// TestAwaitsApprovalFor: a Work awaiting approval is its owner's to read
+// and answer while it is not detached, and the approver role's always;
+// one that does not await approval is no one's.
+func TestAwaitsApprovalFor(t *testing.T) {
+	awaiting := WorkState{State: work.StateQueued, Awaiting: true}
+	detached := WorkState{State: work.StateQueued, Awaiting: true, Detached: true}
+	approved := WorkState{State: work.StateQueued}
+	for _, tc := range []struct {
+		name string
+		s    WorkState
+		r    AnswerRequest
+		want bool
+	}{
+		{"owner", awaiting, AnswerRequest{Owner: "o"}, true},
+		{"another owner", awaiting, AnswerRequest{Owner: "p"}, false},
+		{"the zero owner", awaiting, AnswerRequest{}, false},
+		{"approver", awaiting, AnswerRequest{Approver: true}, true},
+		{"owner, detached", detached, AnswerRequest{Owner: "o"}, false},
+		{"approver, detached", detached, AnswerRequest{Approver: true}, true},
+		{"owner, not awaiting", approved, AnswerRequest{Owner: "o"}, false},
+		{"approver, not awaiting", approved, AnswerRequest{Approver: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.s.AwaitsApprovalFor("o", tc.r); got != tc.want {
+				t.Fatalf("AwaitsApprovalFor = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
