@@ -166,7 +166,7 @@ func (s *Supervisor) Snapshot(ctx context.Context) (Snapshot, error) {
 		}
 		// Targets named by WithDeploymentGauges show before their first Work.
 		for _, label := range s.cfg.deploymentTargets {
-			if _, ok := s.counts[label]; !ok && !hasTarget(snap.Counts, label) {
+			if _, ok := s.counts[label]; !ok {
 				snap.Counts = append(snap.Counts, TargetCounts{Target: label})
 			}
 		}
@@ -221,14 +221,4 @@ func countWaiting(cs []TargetCounts, target string) {
 			return
 		}
 	}
-}
-
-// hasTarget reports whether counts has a row for label.
-func hasTarget(counts []TargetCounts, label string) bool {
-	for _, c := range counts {
-		if c.Target == label {
-			return true
-		}
-	}
-	return false
 }

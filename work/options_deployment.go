@@ -1,6 +1,9 @@
 package work
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The deployment view's defaults (WithSnapshotInterval, WithStatusRows).
 const (
@@ -22,7 +25,11 @@ const (
 func WithDeploymentGauges(targets ...string) Option {
 	return optionFunc(func(c *config) {
 		c.deployment = true
-		c.deploymentTargets = append(c.deploymentTargets, targets...)
+		for _, t := range targets {
+			if !slices.Contains(c.deploymentTargets, t) {
+				c.deploymentTargets = append(c.deploymentTargets, t)
+			}
+		}
 	})
 }
 

@@ -90,7 +90,7 @@ var _ work.Engine = (*Engine)(nil)
 func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc), served: map[string]bool{}}
-	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.limits.Observer, Options: cfg.opts, Limits: cfg.limits,
+	driver.Init(&e.portable, (*store)(e), driver.Config{Options: cfg.opts, Limits: cfg.limits,
 		PollInterval: cfg.pollInterval, Read: e.readDeployment, Watched: e})
 	return e
 }

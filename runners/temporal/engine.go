@@ -110,7 +110,7 @@ type Engine struct {
 func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	e := &Engine{c: c, cfg: cfg}
-	driver.Init(&e.portable, (*store)(e), driver.Config{Events: cfg.limits.Observer, Options: cfg.opts, Limits: cfg.limits,
+	driver.Init(&e.portable, (*store)(e), driver.Config{Options: cfg.opts, Limits: cfg.limits,
 		PollInterval: cfg.pollInterval, Read: e.readDeployment, Watched: e})
 	return e
 }

@@ -79,11 +79,10 @@ type Portable struct {
 
 // Config is what a durable engine gives Init.
 type Config struct {
-	// Events is the Observer the engine reports to.
-	Events work.Observer
 	// Options are the engine's work options (its WithOptions), and
 	// Limits what they resolve to as the engine enforces them (a runner
-	// may lower a bound, such as the output bound to its payload limit).
+	// may lower a bound, such as the output bound to its payload limit);
+	// Limits.Observer is the Observer the engine reports to.
 	// The foreground calls run on an in-process Supervisor made with
 	// them, its output bound set to Limits'.
 	Options []work.Option
@@ -102,12 +101,15 @@ type Config struct {
 // Init sets p up as the Portable of an engine over s. It is a function,
 // not a method, so that an embedding engine does not promote it.
 func Init(p *Portable, s Store, c Config) {
-	p.store, p.events, p.poll, p.limits = s, c.Events, c.PollInterval, c.Limits
-	p.local = work.New(append(append([]work.Option{work.WithObserver(c.Events)}, c.Options...),
+	p.store, p.events, p.poll, p.limits = s, c.Limits.Observer, c.PollInterval, c.Limits
+	if p.events == nil {
+		p.events = work.NopObserver{}
+	}
+	p.local = work.New(append(append([]work.Option{work.WithObserver(p.events)}, c.Options...),
 		work.WithMaxResultBytes(c.Limits.MaxResultBytes))...)
 	p.read = c.Read
 	if c.Limits.ExportDeployment && c.Watched != nil {
-		p.life.Watching(Watch(c.Events, c.Watched))
+		p.life.Watching(Watch(p.events, c.Watched))
 	}
 }
 

@@ -176,13 +176,14 @@ func id(n int) string { return fmt.Sprintf("%032x", n) }
 // WithOptions; its foreground Supervisor is closed when the test ends.
 func newPortable(t *testing.T, s Store, opts ...work.Option) (*Portable, *enginetest.Recorder) {
 	t.Helper()
+	rec := &enginetest.Recorder{}
+	opts = append([]work.Option{work.WithObserver(rec)}, opts...)
 	limits, err := work.ResolveLimits(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &enginetest.Recorder{}
 	p := &Portable{}
-	Init(p, s, Config{Events: rec, Options: opts, Limits: limits, PollInterval: time.Millisecond})
+	Init(p, s, Config{Options: opts, Limits: limits, PollInterval: time.Millisecond})
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	return p, rec
 }
