@@ -46,13 +46,13 @@ const (
 	outcomeAccepted = "accepted"
 
 	// maxUpdateEvents bounds the agentwork.work.update span events of one
-	// Work: the default bound of a Work's accepted updates. A Work allowed
+	// Work: as many as a Work accepts by default (work.UpdatePolicy). A Work allowed
 	// more (up to work.MaxUpdatesCeiling), or a child that keeps reporting
 	// after refusals (which have no bound of their own), gets no event
 	// for the rest: they are counted (agentwork.work.updates.unrecorded)
 	// and in the metrics as usual.
 	// A foreground call's child (no Work, WorkID "") gets none.
-	maxUpdateEvents = work.DefaultMaxUpdates
+	maxUpdateEvents = 32
 )
 
 // updateOutcomes are the values of the outcome label of

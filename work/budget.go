@@ -87,8 +87,8 @@ type budgetConfig struct {
 // WithDefaultBudget replaces them). Tokens have no default limit, as not
 // every provider reports usage.
 const (
-	DefaultMaxTurns     = 50
-	DefaultMaxToolCalls = 100
+	defaultMaxTurns     = 50
+	defaultMaxToolCalls = 100
 )
 
 // WithDefaultBudget sets the budget of a child that leaves a field zero
@@ -173,7 +173,7 @@ func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
 }
 
 func defaultBudgetConfig() budgetConfig {
-	return budgetConfig{def: Budget{MaxTurns: DefaultMaxTurns, MaxToolCalls: DefaultMaxToolCalls}}
+	return budgetConfig{def: Budget{MaxTurns: defaultMaxTurns, MaxToolCalls: defaultMaxToolCalls}}
 }
 
 // duration resolves a child's deadline: its own (Budget.MaxDuration),

@@ -87,10 +87,10 @@ func (j *Job) Validate() error {
 // Delays returns the Backoff with its defaults applied.
 func (b Backoff) Delays() Backoff {
 	if b.Initial == 0 {
-		b.Initial = DefaultPollInitial
+		b.Initial = defaultPollInitial
 	}
 	if b.Max == 0 {
-		b.Max = max(DefaultPollMax, b.Initial)
+		b.Max = max(defaultPollMax, b.Initial)
 	}
 	return b
 }

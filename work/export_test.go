@@ -121,3 +121,23 @@ func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(
 
 // MaxErrorMessageForTest is the longest message DecodeError reads.
 const MaxErrorMessageForTest = maxErrorMessage
+
+// The defaults the options document, for the external tests (they are
+// not exported: each option's doc comment gives its value, and
+// TestDocumentedDefaults holds the two together).
+const (
+	DefaultMaxRunning             = defaultMaxRunning
+	DefaultMaxOutstanding         = defaultMaxOutstanding
+	DefaultMaxStarts              = defaultMaxStarts
+	DefaultMaxDepth               = defaultMaxDepth
+	DefaultMaxDuration            = defaultMaxDuration
+	DefaultMaxResultBytes         = defaultMaxResultBytes
+	DefaultMaxMessageBytes        = defaultMaxMessageBytes
+	DefaultMaxQueuedGuidance      = defaultMaxQueuedGuidance
+	DefaultMaxQueuedGuidanceBytes = defaultMaxQueuedGuidanceBytes
+	DefaultMaxTurns               = defaultMaxTurns
+	DefaultMaxToolCalls           = defaultMaxToolCalls
+	DefaultMaxUpdates             = defaultMaxUpdates
+	DefaultMaxUpdateBytes         = defaultMaxUpdateBytes
+	DefaultQuestionTimeout        = defaultQuestionTimeout
+)

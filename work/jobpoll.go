@@ -22,20 +22,10 @@ type jobs struct {
 }
 
 // maxPolls is the bound j puts on its target's polls at once.
-func (j *Job) maxPolls() int {
-	if j.MaxPolls > 0 {
-		return j.MaxPolls
-	}
-	return DefaultMaxPolls
-}
+func (j *Job) maxPolls() int { return j.Resolved().MaxPolls }
 
 // maxPollErrors is how many consecutive poll errors fail j's Work.
-func (j *Job) maxPollErrors() int32 {
-	if j.MaxPollErrors > 0 {
-		return int32(j.MaxPollErrors)
-	}
-	return DefaultMaxPollErrors
-}
+func (j *Job) maxPollErrors() int32 { return int32(j.Resolved().MaxPollErrors) }
 
 // armPollLocked schedules it's next poll d from now, on the Supervisor's
 // Clock: between polls an entry in the poll timers' heap is all that

@@ -4,21 +4,21 @@ import "time"
 
 // Default limits. The first four follow the crux reference implementation.
 const (
-	DefaultMaxRunning     = 8                // Work running at once, across all owners
-	DefaultMaxOutstanding = 32               // queued + running Work per owner
-	DefaultMaxStarts      = 64               // starts per owner over its lifetime
-	DefaultMaxDepth       = 4                // owner nesting levels: depth 0 .. 3 may start Work
-	DefaultMaxDuration    = 30 * time.Minute // per-Work deadline, from running
-	DefaultMaxResultBytes = 1 << 20          // per-Work output size
-	DefaultRetainTerminal = 64               // terminal Work kept readable per owner
+	defaultMaxRunning     = 8                // Work running at once, across all owners
+	defaultMaxOutstanding = 32               // queued + running Work per owner
+	defaultMaxStarts      = 64               // starts per owner over its lifetime
+	defaultMaxDepth       = 4                // owner nesting levels: depth 0 .. 3 may start Work
+	defaultMaxDuration    = 30 * time.Minute // per-Work deadline, from running
+	defaultMaxResultBytes = 1 << 20          // per-Work output size
+	defaultRetainTerminal = 64               // terminal Work kept readable per owner
 	MaxResultWait         = 30 * time.Second // the cap on a result wait
 	MaxListed             = 50               // entries List returns at most
 	MaxRows               = 12               // rows Rows returns at most
 
-	DefaultMaxMessageBytes        = 16 << 10 // per guidance message
-	DefaultMaxQueuedGuidance      = 32       // undelivered guidance messages per Work
-	DefaultMaxQueuedGuidanceBytes = 64 << 10 // undelivered guidance bytes per Work
-	DefaultMaxCommandRecords      = 256      // idempotency records per Work
+	defaultMaxMessageBytes        = 16 << 10 // per guidance message
+	defaultMaxQueuedGuidance      = 32       // undelivered guidance messages per Work
+	defaultMaxQueuedGuidanceBytes = 64 << 10 // undelivered guidance bytes per Work
+	defaultMaxCommandRecords      = 256      // idempotency records per Work
 )
 
 // Option configures a Supervisor.
@@ -60,20 +60,20 @@ func newConfig(opts []Option) config {
 	c := config{
 		clock:          systemClock{},
 		observer:       NopObserver{},
-		maxRunning:     DefaultMaxRunning,
-		maxOutstanding: DefaultMaxOutstanding,
-		maxStarts:      DefaultMaxStarts,
-		maxDepth:       DefaultMaxDepth,
-		maxDuration:    DefaultMaxDuration,
-		maxResultBytes: DefaultMaxResultBytes,
-		retainTerminal: DefaultRetainTerminal,
-		shutdownGrace:  DefaultShutdownGrace,
+		maxRunning:     defaultMaxRunning,
+		maxOutstanding: defaultMaxOutstanding,
+		maxStarts:      defaultMaxStarts,
+		maxDepth:       defaultMaxDepth,
+		maxDuration:    defaultMaxDuration,
+		maxResultBytes: defaultMaxResultBytes,
+		retainTerminal: defaultRetainTerminal,
+		shutdownGrace:  defaultShutdownGrace,
 		budget:         defaultBudgetConfig(),
 
-		maxMessageBytes: DefaultMaxMessageBytes,
-		maxQueued:       DefaultMaxQueuedGuidance,
-		maxQueuedBytes:  DefaultMaxQueuedGuidanceBytes,
-		maxCommands:     DefaultMaxCommandRecords,
+		maxMessageBytes: defaultMaxMessageBytes,
+		maxQueued:       defaultMaxQueuedGuidance,
+		maxQueuedBytes:  defaultMaxQueuedGuidanceBytes,
+		maxCommands:     defaultMaxCommandRecords,
 
 		snapshotInterval: defaultSnapshotInterval,
 		statusRows:       defaultStatusRows,
@@ -132,14 +132,14 @@ func setLimit[T int | time.Duration](c *config, option string, n T, dst *T, zero
 // owners. A child waiting in Result on its own descendants lends its slot
 // to them (see "Running slots" in docs/engine.md). Negative: invalid.
 func WithMaxRunning(n int) Option {
-	return optionFunc(func(c *config) { setLimit(c, "WithMaxRunning", n, &c.maxRunning, DefaultMaxRunning) })
+	return optionFunc(func(c *config) { setLimit(c, "WithMaxRunning", n, &c.maxRunning, defaultMaxRunning) })
 }
 
 // WithMaxOutstanding sets how many Works one owner may have queued or
 // running (0: the default, 32). Negative: invalid.
 func WithMaxOutstanding(n int) Option {
 	return optionFunc(func(c *config) {
-		setLimit(c, "WithMaxOutstanding", n, &c.maxOutstanding, DefaultMaxOutstanding)
+		setLimit(c, "WithMaxOutstanding", n, &c.maxOutstanding, defaultMaxOutstanding)
 	})
 }
 
@@ -155,7 +155,7 @@ func WithMaxStarts(n int) Option {
 // top-level owner has depth 0; a child's own scope is one deeper than its
 // owner. Negative: invalid.
 func WithMaxDepth(n int) Option {
-	return optionFunc(func(c *config) { setLimit(c, "WithMaxDepth", n, &c.maxDepth, DefaultMaxDepth) })
+	return optionFunc(func(c *config) { setLimit(c, "WithMaxDepth", n, &c.maxDepth, defaultMaxDepth) })
 }
 
 // WithMaxResultBytes sets the maximum output size (default 1 MiB; 0: no
@@ -177,7 +177,7 @@ func WithMaxResultBytes(n int) Option {
 // the owner's next start or operation, and as Work finishes.
 func WithRetention(count int, age time.Duration) Option {
 	return optionFunc(func(c *config) {
-		setLimit(c, "WithRetention", count, &c.retainTerminal, DefaultRetainTerminal)
+		setLimit(c, "WithRetention", count, &c.retainTerminal, defaultRetainTerminal)
 		setLimit(c, "WithRetention", age, &c.retainAge, 0)
 	})
 }
@@ -187,7 +187,7 @@ func WithRetention(count int, age time.Duration) Option {
 // Negative: invalid.
 func WithMaxMessageBytes(n int) Option {
 	return optionFunc(func(c *config) {
-		setLimit(c, "WithMaxMessageBytes", n, &c.maxMessageBytes, DefaultMaxMessageBytes)
+		setLimit(c, "WithMaxMessageBytes", n, &c.maxMessageBytes, defaultMaxMessageBytes)
 	})
 }
 
@@ -197,8 +197,8 @@ func WithMaxMessageBytes(n int) Option {
 // child drains its mailbox. Negative: invalid.
 func WithGuidanceQueue(count, bytes int) Option {
 	return optionFunc(func(c *config) {
-		setLimit(c, "WithGuidanceQueue", count, &c.maxQueued, DefaultMaxQueuedGuidance)
-		setLimit(c, "WithGuidanceQueue", bytes, &c.maxQueuedBytes, DefaultMaxQueuedGuidanceBytes)
+		setLimit(c, "WithGuidanceQueue", count, &c.maxQueued, defaultMaxQueuedGuidance)
+		setLimit(c, "WithGuidanceQueue", bytes, &c.maxQueuedBytes, defaultMaxQueuedGuidanceBytes)
 	})
 }
 
@@ -208,7 +208,7 @@ func WithGuidanceQueue(count, bytes int) Option {
 // new command. Negative: invalid.
 func WithCommandRecords(n int) Option {
 	return optionFunc(func(c *config) {
-		setLimit(c, "WithCommandRecords", n, &c.maxCommands, DefaultMaxCommandRecords)
+		setLimit(c, "WithCommandRecords", n, &c.maxCommands, defaultMaxCommandRecords)
 	})
 }
 

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// DefaultShutdownGrace is how long Shutdown waits, by default, for
+// defaultShutdownGrace is how long Shutdown waits, by default, for
 // cancelled children to return once its context has ended.
-const DefaultShutdownGrace = 5 * time.Second
+const defaultShutdownGrace = 5 * time.Second
 
 // WithShutdownGrace sets how long Shutdown waits for cancelled children to
 // return after its context has ended (default 5 s); children still running

@@ -14,29 +14,27 @@ import (
 // the application-level resume path; never telemetry, logs or the status
 // block.
 
-// The bounds of a Work's updates.
+// The ceilings of UpdatePolicy's bounds: a larger setting is
+// ErrInvalidSpec.
 const (
-	// DefaultMaxUpdates is how many updates a Work may report when
-	// UpdatePolicy.MaxUpdates is 0; MaxUpdatesCeiling bounds any setting.
-	DefaultMaxUpdates = 32
-	MaxUpdatesCeiling = 1024
-	// DefaultMaxUpdateBytes is the total encoded payload a Work's updates
-	// may take when UpdatePolicy.MaxBytes is 0; MaxUpdateBytesCeiling
-	// bounds any setting.
-	DefaultMaxUpdateBytes = 16 << 10
-	MaxUpdateBytesCeiling = 1 << 20
-	// DefaultQuestionTimeout is how long a child's next boundary waits for
-	// the answer to its question when UpdatePolicy.QuestionTimeout is 0.
-	DefaultQuestionTimeout = 10 * time.Minute
+	MaxUpdatesCeiling     = 1024    // UpdatePolicy.MaxUpdates at most
+	MaxUpdateBytesCeiling = 1 << 20 // UpdatePolicy.MaxBytes at most
+)
+
+// The defaults of UpdatePolicy's zero fields.
+const (
+	defaultMaxUpdates      = 32
+	defaultMaxUpdateBytes  = 16 << 10
+	defaultQuestionTimeout = 10 * time.Minute
 )
 
 // UpdatePolicy declares that a Work reports updates, and bounds them. The
 // zero fields take the defaults; a field over its ceiling, or negative, is
 // ErrInvalidSpec.
 type UpdatePolicy struct {
-	MaxUpdates      int           // updates accepted per Work (DefaultMaxUpdates)
-	MaxBytes        int           // total encoded payload per Work (DefaultMaxUpdateBytes)
-	QuestionTimeout time.Duration // a question's wait at the next boundary (DefaultQuestionTimeout)
+	MaxUpdates      int           // updates accepted per Work (0: 32)
+	MaxBytes        int           // total encoded payload per Work (0: 16 KiB)
+	QuestionTimeout time.Duration // a question's wait at the next boundary (0: 10 minutes)
 }
 
 // Update is one accepted update of a Work. Value is its encoded payload

@@ -12,18 +12,18 @@ import (
 // can keep an UpdateLog as workflow state.
 
 // Resolved returns p with its zero fields set to the defaults
-// (DefaultMaxUpdates, DefaultMaxUpdateBytes, DefaultQuestionTimeout). It
+// (32 updates, 16 KiB, 10 minutes). It
 // does not check p: Spec.Validate refuses a negative or over-ceiling
 // field.
 func (p UpdatePolicy) Resolved() UpdatePolicy {
 	if p.MaxUpdates == 0 {
-		p.MaxUpdates = DefaultMaxUpdates
+		p.MaxUpdates = defaultMaxUpdates
 	}
 	if p.MaxBytes == 0 {
-		p.MaxBytes = DefaultMaxUpdateBytes
+		p.MaxBytes = defaultMaxUpdateBytes
 	}
 	if p.QuestionTimeout == 0 {
-		p.QuestionTimeout = DefaultQuestionTimeout
+		p.QuestionTimeout = defaultQuestionTimeout
 	}
 	return p
 }

@@ -40,10 +40,10 @@ type Job struct {
 	// Backoff is the delay between polls (zero fields take the defaults).
 	Backoff Backoff
 	// MaxPolls bounds the polls of this target that run at once (default
-	// DefaultMaxPolls). A poll holds no running slot.
+	// 8). A poll holds no running slot.
 	MaxPolls int
 	// MaxPollErrors is how many consecutive poll errors fail the Work
-	// (default DefaultMaxPollErrors).
+	// (default 3).
 	MaxPollErrors int
 }
 
@@ -51,17 +51,31 @@ type Job struct {
 // submit, doubling after each poll that answers waiting, capped at Max, and
 // back to Initial after a poll that reports progress.
 type Backoff struct {
-	Initial time.Duration // default DefaultPollInitial
-	Max     time.Duration // default DefaultPollMax
+	Initial time.Duration // default 1 s
+	Max     time.Duration // default 30 s, or Initial when that is longer
 }
 
 // The defaults of Job and Backoff (the seed's numbers: 1 s doubling to 30 s).
 const (
-	DefaultPollInitial   = time.Second
-	DefaultPollMax       = 30 * time.Second
-	DefaultMaxPolls      = 8
-	DefaultMaxPollErrors = 3
+	defaultPollInitial   = time.Second
+	defaultPollMax       = 30 * time.Second
+	defaultMaxPolls      = 8
+	defaultMaxPollErrors = 3
 )
+
+// Resolved returns j with its defaults applied: MaxPolls and
+// MaxPollErrors when not positive, and Backoff's (Backoff.Delays). It
+// does not check j: Spec.Validate does.
+func (j Job) Resolved() Job {
+	if j.MaxPolls <= 0 {
+		j.MaxPolls = defaultMaxPolls
+	}
+	if j.MaxPollErrors <= 0 {
+		j.MaxPollErrors = defaultMaxPollErrors
+	}
+	j.Backoff = j.Backoff.Delays()
+	return j
+}
 
 // PollState is what one poll of an external job answered.
 type PollState uint8

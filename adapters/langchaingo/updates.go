@@ -15,9 +15,8 @@ import (
 
 // WithUpdates declares that the child reports bounded, ordered updates
 // while it runs, and may ask its supervisor a question (p's zero fields
-// take the defaults: work.DefaultMaxUpdates updates and
-// work.DefaultMaxUpdateBytes of encoded payload per run, a question
-// timeout of work.DefaultQuestionTimeout; a field over its ceiling or
+// take the defaults: 32 updates and 16 KiB of encoded payload per run,
+// a question timeout of 10 minutes; a field over its ceiling or
 // negative fails Prepare with middleware.ErrInvalidChild).
 //
 // An agent child (FromExecutor, NewAgent) then gets one automatic tool,

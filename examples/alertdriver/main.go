@@ -127,7 +127,7 @@ func run(ctx context.Context, out io.Writer, cfg config, ready chan<- string) er
 	}
 	defer func() { _ = obs.Unregister() }()
 
-	maxRunning := work.DefaultMaxRunning
+	maxRunning := 0 // the default
 	switch cfg.state {
 	case stateQueued:
 		maxRunning = 1

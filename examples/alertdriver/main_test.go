@@ -14,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/telemetry"
-	"github.com/agentwork/agentwork/work"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -113,6 +112,7 @@ func waitFor(t *testing.T, what string, cond func() error) {
 // into the states it reports (as the status page shows them), with the
 // slots and queue the alerts read, and that release empties it.
 func TestHeldStates(t *testing.T) {
+	const defaultRunning = 8 // work.WithMaxRunning's documented default
 	for _, tc := range []struct {
 		state        string
 		want         []string // target=state of the held Works, in order
@@ -120,9 +120,9 @@ func TestHeldStates(t *testing.T) {
 		queued       int
 	}{
 		{stateQueued, []string{"holder=running", "waiter=queued"}, 1, 1, 1},
-		{stateCancelRequested, []string{"stuck=cancel-requested"}, 1, work.DefaultMaxRunning, 0},
+		{stateCancelRequested, []string{"stuck=cancel-requested"}, 1, defaultRunning, 0},
 		{stateSlotsFull, []string{"holder=running", "stuck=cancel-requested", "waiter=queued"}, 2, 2, 1},
-		{stateApproval, []string{"gated=queued", "batch=running"}, 0, work.DefaultMaxRunning, 0}, // neither holds a slot nor queues
+		{stateApproval, []string{"gated=queued", "batch=running"}, 0, defaultRunning, 0}, // neither holds a slot nor queues
 	} {
 		t.Run(tc.state, func(t *testing.T) {
 			base := start(t, tc.state, 60)

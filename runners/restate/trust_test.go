@@ -703,10 +703,14 @@ func TestSealedMailboxBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	n := work.DefaultMaxQueuedGuidanceBytes / work.DefaultMaxMessageBytes
+	lim, err := work.ResolveLimits() // the defaults
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := lim.MaxQueuedGuidanceBytes / lim.MaxMessageBytes
 	var sent []string
 	for i := range n {
-		msg := strings.Repeat(strconv.Itoa(i), work.DefaultMaxMessageBytes)
+		msg := strings.Repeat(strconv.Itoa(i), lim.MaxMessageBytes)
 		if _, err := e.Send(t.Context(), o, ref.ID, "c"+strconv.Itoa(i), msg); err != nil {
 			close(release)
 			t.Fatalf("send %d of %d bytes: %v", i, len(msg), err)
@@ -715,7 +719,7 @@ func TestSealedMailboxBytes(t *testing.T) {
 	}
 	if _, err := e.Send(t.Context(), o, ref.ID, "", "y"); !errors.Is(err, work.ErrMailboxFull) {
 		close(release)
-		t.Fatalf("a send past %d bytes: %v; want mailbox_full", work.DefaultMaxQueuedGuidanceBytes, err)
+		t.Fatalf("a send past %d bytes: %v; want mailbox_full", lim.MaxQueuedGuidanceBytes, err)
 	}
 	close(release)
 	if g := <-took; len(g) != n || strings.Join(g, "|") != strings.Join(sent, "|") {

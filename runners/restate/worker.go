@@ -91,7 +91,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, cfg.limits.MaxRunning)
 		if t.Job != nil {
-			w.polls[label] = make(chan struct{}, driver.MaxPolls(t.Job))
+			w.polls[label] = make(chan struct{}, t.Job.Resolved().MaxPolls)
 		}
 	}
 	return w, nil

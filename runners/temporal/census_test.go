@@ -203,7 +203,7 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	limit := gauges(t, obs, "agentwork.work.concurrency_limit")
 	pollers := gauges(t, obs, "agentwork.target.pollers")
 	items := gauges(t, obs, "agentwork.work.items")
-	if slots["target=hold"] != 1 || limit["target=hold"] != 1 || limit["target=*"] != float64(work.DefaultMaxRunning) ||
+	if slots["target=hold"] != 1 || limit["target=hold"] != 1 || limit["target=*"] != 8 /* work.WithMaxRunning's default */ ||
 		pollers["target=hold"] != 1 || pollers["target=lost"] != 0 || items["state=queued,target=lost"] != 1 {
 		t.Fatalf("gauges: slots %v limit %v pollers %v items %v", slots, limit, pollers, items)
 	}

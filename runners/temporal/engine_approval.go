@@ -17,11 +17,8 @@ var _ work.Engine = (*Engine)(nil)
 // polls per run) and the approval timeout.
 func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *workInput) {
 	if j := spec.Job; j != nil {
-		maxErrs := j.MaxPollErrors
-		if maxErrs == 0 {
-			maxErrs = work.DefaultMaxPollErrors
-		}
-		in.Job = &jobInput{Backoff: j.Backoff.Delays(), MaxPollErrors: maxErrs,
+		r := j.Resolved()
+		in.Job = &jobInput{Backoff: r.Backoff, MaxPollErrors: r.MaxPollErrors,
 			PollQueue: pollQueue(e.cfg.taskQueue, spec.Target.Label), PollsPerRun: e.cfg.pollsPerRun}
 	}
 	if spec.NeedsApproval {

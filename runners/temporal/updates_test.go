@@ -58,20 +58,21 @@ func reportClass(rec work.UpdateReceipt, err error) string {
 }
 
 // TestUpdateDefaults: with a zero UpdatePolicy a Work on Temporal takes 32
-// updates and 16 KiB of payload (work.DefaultMaxUpdates,
-// work.DefaultMaxUpdateBytes), refusing the next before it is accepted.
+// updates and 16 KiB of payload (work.UpdatePolicy's documented
+// defaults), refusing the next before it is accepted.
 func TestUpdateDefaults(t *testing.T) {
+	const defaultUpdates, defaultUpdateBytes = 32, 16 << 10
 	eng, _ := deploy(t, "updefaults", map[string]temporal.Child{
 		"talker": {Kind: work.KindFunction, Run: func(ctx context.Context, in string) (string, error) {
 			var got []string
 			switch in {
 			case "count":
-				for i := 1; i <= work.DefaultMaxUpdates+1; i++ {
+				for i := 1; i <= defaultUpdates+1; i++ {
 					got = append(got, reportClass(work.ReportUpdate(ctx, "k"+strconv.Itoa(i), []byte(strconv.Itoa(i)), false)))
 				}
-				return got[work.DefaultMaxUpdates-1] + "|" + got[work.DefaultMaxUpdates], nil
+				return got[defaultUpdates-1] + "|" + got[defaultUpdates], nil
 			case "bytes":
-				big := `"` + strings.Repeat("x", work.DefaultMaxUpdateBytes-2) + `"` // exactly the bound
+				big := `"` + strings.Repeat("x", defaultUpdateBytes-2) + `"` // exactly the bound
 				got = append(got, reportClass(work.ReportUpdate(ctx, "over", []byte(big+" "), false)))
 				got = append(got, reportClass(work.ReportUpdate(ctx, "exact", []byte(big), false)))
 				got = append(got, reportClass(work.ReportUpdate(ctx, "one-more", []byte("1"), false)))
@@ -98,7 +99,7 @@ func TestUpdateDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := work.DefaultMaxUpdates
+		want := defaultUpdates
 		if tc.in == "bytes" {
 			want = 1
 		}

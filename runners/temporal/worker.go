@@ -30,7 +30,7 @@ import (
 // be work.KindFunction; NewWorker checks it with work.Job.Validate): its
 // Submit runs holding one of the Worker's running slots, its Await and
 // Cancel on the target's poll queue, at most Job.MaxPolls at once on this
-// Worker (default work.DefaultMaxPolls). The coordinator's Spec.Job says
+// Worker (default 8, work.Job.MaxPolls). The coordinator's Spec.Job says
 // that a Work is a job and carries its Backoff and MaxPollErrors; the
 // Worker's Job is what runs.
 type Child struct {

@@ -30,13 +30,3 @@ func ValidTarget(label string, kind work.Kind, runs bool, job *work.Job) error {
 	}
 	return nil
 }
-
-// MaxPolls is the bound a Worker puts on the polls of job j's target that
-// run at once: j.MaxPolls, or work.DefaultMaxPolls when it is not
-// positive.
-func MaxPolls(j *work.Job) int {
-	if j.MaxPolls > 0 {
-		return j.MaxPolls
-	}
-	return work.DefaultMaxPolls
-}

@@ -50,12 +50,3 @@ func TestValidTarget(t *testing.T) {
 		})
 	}
 }
-
-// TestMaxPolls: a job's own bound, else the default.
-func TestMaxPolls(t *testing.T) {
-	for _, tc := range []struct{ set, want int }{{0, work.DefaultMaxPolls}, {-1, work.DefaultMaxPolls}, {1, 1}, {20, 20}} {
-		if got := MaxPolls(&work.Job{MaxPolls: tc.set}); got != tc.want {
-			t.Errorf("MaxPolls with %d = %d, want %d", tc.set, got, tc.want)
-		}
-	}
-}

@@ -139,7 +139,7 @@ type JobEnd struct {
 // (when positive); a failed job fails with its class (work.ClassError
 // when it has none); an unfinished job whose Work is cancel-requested
 // (stop) is cancelled, work.ClassCancelled; a poll error that makes
-// maxErrors consecutive ones (work.DefaultMaxPollErrors when not
+// maxErrors consecutive ones (work.Job.Resolved's default when not
 // positive) fails it work.ClassError, and clears the progress; a waiting
 // poll clears the errors and records its progress for the next delay
 // (Next).
@@ -163,7 +163,7 @@ func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bo
 		return JobEnd{Class: work.ClassCancelled, Cancel: true}, true
 	case p.Outcome == work.PollOutcomeError:
 		if maxErrors <= 0 {
-			maxErrors = work.DefaultMaxPollErrors
+			maxErrors = work.Job{}.Resolved().MaxPollErrors
 		}
 		s.Errors++
 		s.Progress = false

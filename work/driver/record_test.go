@@ -167,13 +167,13 @@ func TestExpired(t *testing.T) {
 }
 
 func TestMessageAndLaunch(t *testing.T) {
-	if !errors.Is(checkMessage(" \n", work.DefaultMaxMessageBytes), work.ErrEmptyMessage) {
+	if !errors.Is(checkMessage(" \n", 16<<10), work.ErrEmptyMessage) {
 		t.Fatal("blank")
 	}
-	if !errors.Is(checkMessage(string(make([]byte, work.DefaultMaxMessageBytes+1)), work.DefaultMaxMessageBytes), work.ErrMessageTooLarge) {
+	if !errors.Is(checkMessage(string(make([]byte, 16<<10+1)), 16<<10), work.ErrMessageTooLarge) {
 		t.Fatal("too large")
 	}
-	if checkMessage("go on", work.DefaultMaxMessageBytes) != nil {
+	if checkMessage("go on", 16<<10) != nil {
 		t.Fatal("ordinary")
 	}
 	if Digest("") != "" || len(Digest("x")) != 64 || Digest("x") == Digest("y") {

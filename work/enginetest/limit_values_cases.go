@@ -62,7 +62,7 @@ func (s *suite) limitValues(t *testing.T) {
 			t.Fatal("the Engine has no approvals, which this case holds Work queued with")
 		}
 		o := owner(t, "outstanding0")
-		for range work.DefaultMaxOutstanding {
+		for range workDefaults().MaxOutstanding {
 			v.held(o, Echo, "held", 0)
 		}
 		sp := v.spec(o, Echo, "one too many")
@@ -97,7 +97,7 @@ func (s *suite) limitValues(t *testing.T) {
 	t.Run("MaxResultBytesZeroIsNoLimit", func(t *testing.T) {
 		v := s.env(t, func(c *Config) { c.MaxResultBytes = 0 })
 		o := owner(t, "bytes0")
-		in := strings.Repeat("x", work.DefaultMaxResultBytes+1) // past the default
+		in := strings.Repeat("x", workDefaults().MaxResultBytes+1) // past the default
 		st, out := v.settle(o, v.start(o, Echo, in).ID)
 		if st.State != work.StateCompleted || out != in {
 			t.Fatalf("%d bytes with MaxResultBytes 0: %s (class %q), %d bytes; want completed, all of it",
@@ -127,4 +127,14 @@ func (s *suite) limitValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workDefaults returns work's limits with no option given: what 0 means for
+// each limit whose 0 is its default.
+func workDefaults() work.Limits {
+	l, err := work.ResolveLimits()
+	if err != nil {
+		panic("work.ResolveLimits() with no option: " + err.Error())
+	}
+	return l
 }

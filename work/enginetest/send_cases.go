@@ -87,7 +87,7 @@ func (s *suite) guidanceRefusals(t *testing.T) {
 	wantErr(t, "Send(function child)", err, work.ErrNotAgent)
 	_, err = v.e.Send(t.Context(), o, ref.ID, "c", "  \n")
 	wantErr(t, "Send(blank)", err, work.ErrEmptyMessage)
-	_, err = v.e.Send(t.Context(), o, ref.ID, "c", strings.Repeat("m", work.DefaultMaxMessageBytes+1))
+	_, err = v.e.Send(t.Context(), o, ref.ID, "c", strings.Repeat("m", workDefaults().MaxMessageBytes+1))
 	wantErr(t, "Send(too large)", err, work.ErrMessageTooLarge)
 	_, err = v.e.Send(t.Context(), o, "0123456789abcdef0123456789abcdef", "c", "hi")
 	wantErr(t, "Send(unknown)", err, work.ErrNotFound)

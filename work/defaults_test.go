@@ -1,0 +1,42 @@
+package work_test
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/agentwork/agentwork/work"
+)
+
+// TestDocumentedDefaults holds the defaults to the values the options'
+// doc comments give (the defaults are not exported: the documentation is
+// where a user reads them).
+func TestDocumentedDefaults(t *testing.T) {
+	l, err := work.ResolveLimits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4,
+		MaxDuration: 30 * time.Minute, MaxResultBytes: 1 << 20, RetainTerminal: 64,
+		MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32, MaxQueuedGuidanceBytes: 64 << 10,
+		MaxCommandRecords: 256, Observer: work.NopObserver{}, StatusRows: l.StatusRows, SnapshotInterval: l.SnapshotInterval}
+	if !reflect.DeepEqual(l, want) {
+		t.Errorf("ResolveLimits() = %+v\nwant the documented %+v", l, want)
+	}
+	if got := (work.UpdatePolicy{}).Resolved(); got != (work.UpdatePolicy{MaxUpdates: 32, MaxBytes: 16 << 10, QuestionTimeout: 10 * time.Minute}) {
+		t.Errorf("UpdatePolicy{}.Resolved() = %+v; want 32 updates, 16 KiB, 10 minutes", got)
+	}
+	j := work.Job{}.Resolved()
+	if j.MaxPolls != 8 || j.MaxPollErrors != 3 || j.Backoff != (work.Backoff{Initial: time.Second, Max: 30 * time.Second}) {
+		t.Errorf("Job{}.Resolved() = polls %d, errors %d, backoff %+v; want 8, 3, 1 s doubling to 30 s", j.MaxPolls, j.MaxPollErrors, j.Backoff)
+	}
+	if j := (work.Job{Backoff: work.Backoff{Initial: time.Minute}}).Resolved(); j.Backoff.Max != time.Minute {
+		t.Errorf("Backoff{Initial: 1m} resolves its Max to %v; want 1m (the default, or Initial when longer)", j.Backoff.Max)
+	}
+	s := work.New()
+	defer s.Close(t.Context())
+	b := s.EffectiveBudget(work.Spec{})
+	if b.MaxTurns != 50 || b.MaxToolCalls != 100 || b.MaxTokens != 0 || b.MaxDuration != 30*time.Minute {
+		t.Errorf("the default budget = %+v; want 50 turns, 100 tool calls, no token limit, 30 minutes", b)
+	}
+}
