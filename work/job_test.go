@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
 )
 
@@ -28,6 +29,7 @@ type testJob struct {
 	keys       []string
 	inputs     []string
 	cancels    [][]byte
+	awaited    int // Await calls made
 }
 
 // jobCall is one Submit or Await in progress.
@@ -90,6 +92,9 @@ func (j *testJob) job() *work.Job {
 			return r.handle, r.err
 		},
 		Await: func(ctx context.Context, h []byte) (work.Poll, error) {
+			j.mu.Lock()
+			j.awaited++
+			j.mu.Unlock()
 			r, err := call(ctx, j.awaits, &jobCall{ctx: ctx, handle: h, reply: make(chan jobReply, 1)})
 			if err != nil {
 				return work.Poll{}, err
@@ -465,6 +470,54 @@ func TestJobDeadline(t *testing.T) {
 	if n := h.clk.Pending(); n != 0 {
 		t.Fatalf("%d timers left", n)
 	}
+}
+
+// TestJobPollAtDeadline: a poll that falls due at the deadline's instant
+// does not start (driver.PastDeadline's rule, as on the durable engines):
+// the Work fails deadline_exceeded with no Await call, whichever of the
+// two timers runs first.
+func TestJobPollAtDeadline(t *testing.T) {
+	for i := range 50 { // the two timers' callbacks race for the lock
+		clk := fakeclock.New(t0)
+		h := newHarness(t, work.WithClock(asyncClock{clk}))
+		h.clk = clk
+		j := newTestJob()
+		o := work.NewOwner("o")
+		ref, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: jobTarget, Job: jobWith(j.job(), time.Second),
+			Budget: work.Budget{MaxDuration: time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.waitType(ref.ID, work.EventWaiting, 1)
+		h.clk.Advance(time.Second) // the first poll and the deadline, at once
+		ev := h.obs.waitTerminal(ref.ID)
+		if ev.Type != work.EventFailed || ev.ErrorClass != work.ClassDeadline {
+			t.Fatalf("run %d: terminal %s %q", i, ev.Type, ev.ErrorClass)
+		}
+		j.mu.Lock()
+		n := j.awaited
+		j.mu.Unlock()
+		if n != 0 {
+			t.Fatalf("run %d: %d polls started at the deadline", i, n)
+		}
+		if err := h.s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// asyncClock runs each timer's function on a goroutine of its own, as
+// the system clock does, so that timers falling due at once race.
+type asyncClock struct{ *fakeclock.Clock }
+
+func (c asyncClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return c.Clock.AfterFunc(d, func() { go f() })
+}
+
+// jobWith returns j with its backoff starting at initial.
+func jobWith(j *work.Job, initial time.Duration) *work.Job {
+	j.Backoff = work.Backoff{Initial: initial}
+	return j
 }
 
 // TestJobReleaseCloseShutdown: Release, Close and Shutdown stop a waiting

@@ -39,12 +39,11 @@ func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 // pollDueLocked is called as it's poll falls due (it has left the timers'
 // heap): the poll starts on a goroutine of its own when its target's poll
 // bound has room, else it joins the bound's FIFO list (no goroutine waits
-// for the bound). A Work whose context has ended is stopped instead.
+// for the bound). A Work whose context has ended, or whose deadline has
+// passed, is stopped instead.
 func (s *Supervisor) pollDueLocked(it *item) {
 	jw := it.job
-	if jw.stopped != jobRuns {
-		jw.phase = jobStopping
-		go s.stopJob(it, jw)
+	if s.stoppedLocked(it, jw) {
 		return
 	}
 	if s.jobs.bounds == nil {
@@ -61,6 +60,23 @@ func (s *Supervisor) pollDueLocked(it *item) {
 	}
 	jw.phase = jobDue
 	b.due = append(b.due, it)
+}
+
+// stoppedLocked stops it's job, as a poll of it is about to start, when
+// its context has ended or its deadline has passed (no poll starts past
+// the deadline, though the deadline's own timer may not have run yet: the
+// Work fails deadline_exceeded as it would then), and reports whether it
+// did.
+func (s *Supervisor) stoppedLocked(it *item, jw *jobWait) bool {
+	if jw.stopped == jobRuns {
+		if d := it.maxDur(); d <= 0 || s.cfg.clock.Now().Before(it.started.Add(d)) {
+			return false
+		}
+		jw.stopped = jobDeadline
+	}
+	jw.phase = jobStopping
+	go s.stopJob(it, jw)
+	return true
 }
 
 // startPollLocked starts it's poll under b, with a context of its own
@@ -80,7 +96,7 @@ func (s *Supervisor) releasePollLocked(b *pollBound) {
 	for b.head < len(b.due) {
 		it := b.due[b.head]
 		jw := it.job
-		if jw != nil && jw.phase == jobDue {
+		if jw != nil && jw.phase == jobDue && !s.stoppedLocked(it, jw) {
 			if b.n >= jw.job.maxPolls() {
 				break
 			}
