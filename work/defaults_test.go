@@ -2,6 +2,7 @@ package work_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,5 +39,20 @@ func TestDocumentedDefaults(t *testing.T) {
 	b := s.EffectiveBudget(work.Spec{})
 	if b.MaxTurns != 50 || b.MaxToolCalls != 100 || b.MaxTokens != 0 || b.MaxDuration != 30*time.Minute {
 		t.Errorf("the default budget = %+v; want 50 turns, 100 tool calls, no token limit, 30 minutes", b)
+	}
+}
+
+// TestPollFailedClass: a failed poll's class is kept only when it is a
+// class name; text, ids and the empty class end as ClassError.
+func TestPollFailedClass(t *testing.T) {
+	for class, want := range map[string]string{
+		"": work.ClassError, "quota": "quota", "quota_2": "quota_2", "q": "q",
+		strings.Repeat("a", 32): strings.Repeat("a", 32), strings.Repeat("a", 33): work.ClassError,
+		"Quota": work.ClassError, "9lives": work.ClassError, "_x": work.ClassError, "a-b": work.ClassError,
+		"a b": work.ClassError, "job 1234 failed": work.ClassError, "é": work.ClassError,
+	} {
+		if got := (work.Poll{State: work.PollFailed, Class: class}).FailedClass(); got != want {
+			t.Errorf("FailedClass(%q) = %q, want %q", class, got, want)
+		}
 	}
 }

@@ -196,7 +196,7 @@ func callAwait(ctx context.Context, j *Job, h []byte) (p Poll, err error, panick
 
 // Poll.Class, when it is not one of this package's classes, is kept as a
 // class of its own: a process-wide table of at most maxJobClasses names,
-// each a valid class name (validJobClass). Any other class, and any class
+// each a class name (Poll.FailedClass). Any other class, and any class
 // beyond the table's room, is ClassError.
 const (
 	jobClassBase  = 128 // termClass values from here name jobClasses entries
@@ -210,14 +210,9 @@ var jobClasses struct {
 
 // jobClass returns the termClass of a failed poll's class.
 func jobClass(class string) termClass {
-	if class == "" {
-		return classError
-	}
+	class = Poll{Class: class}.FailedClass()
 	if c := classOf(class); c != classNone {
 		return c
-	}
-	if !validJobClass(class) {
-		return classError
 	}
 	jobClasses.mu.RLock()
 	for i, n := range jobClasses.names {
@@ -249,20 +244,4 @@ func jobClassName(c termClass) string {
 		return jobClasses.names[i]
 	}
 	return ""
-}
-
-// validJobClass reports whether class is a low-cardinality class name:
-// 1 to 32 bytes of lower-case letters, digits and '_', starting with a
-// letter. Anything else (text, ids) never becomes a class.
-func validJobClass(class string) bool {
-	if len(class) == 0 || len(class) > 32 || class[0] < 'a' || class[0] > 'z' {
-		return false
-	}
-	for i := 0; i < len(class); i++ {
-		c := class[i]
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return false
-		}
-	}
-	return true
 }

@@ -104,6 +104,23 @@ type Poll struct {
 	Progress bool
 }
 
+// FailedClass is the class a failed poll ends its Work with, on every
+// engine: Class when it is a class name (1 to 32 bytes of lower-case
+// letters, digits and '_', starting with a letter), else ClassError. A
+// class never carries text or an id: anything else never becomes one.
+func (p Poll) FailedClass() string {
+	c := p.Class
+	if len(c) == 0 || len(c) > 32 || c[0] < 'a' || c[0] > 'z' {
+		return ClassError
+	}
+	for i := 0; i < len(c); i++ {
+		if b := c[i]; (b < 'a' || b > 'z') && (b < '0' || b > '9') && b != '_' {
+			return ClassError
+		}
+	}
+	return c
+}
+
 // The outcomes of a poll, as Event.Poll reports them (and telemetry counts
 // them).
 const (

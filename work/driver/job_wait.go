@@ -39,9 +39,8 @@ func Submit(base, parent context.Context, j *work.Job, key, input string, maxDur
 // in-process engine does: a panic is a failed poll of class
 // work.ClassPanic; a Go error is a transient poll error (its text stays
 // with the caller; the poll is zero); a done poll keeps its output, a
-// failed one its class when it has none or a class name (1 to 32 bytes
-// of lower-case letters, digits and '_', starting with a letter), else
-// work.ClassError (a class never carries text or an id); and any other
+// failed one its class (work.Poll.FailedClass: a class never carries
+// text or an id); and any other
 // state, unknown ones included, is waiting, with its progress.
 func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p work.Poll) {
 	p, err, panicked := invoke(func() (work.Poll, error) { return j.Await(ctx, handle) })
@@ -53,28 +52,9 @@ func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p w
 	case p.State == work.PollDone:
 		return work.PollOutcomeDone, work.Poll{State: work.PollDone, Output: p.Output}
 	case p.State == work.PollFailed:
-		return work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: jobClass(p.Class)}
+		return work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: p.FailedClass()}
 	}
 	return work.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: p.Progress}
-}
-
-// jobClass is a failed poll's class as Await keeps it: "" or a class name
-// as it is, anything else work.ClassError. (The in-process engine's
-// work/jobpoll.go validJobClass is the same rule, until that engine is a
-// driver that calls this one.)
-func jobClass(class string) string {
-	if class == "" {
-		return ""
-	}
-	if len(class) > 32 || class[0] < 'a' || class[0] > 'z' {
-		return work.ClassError
-	}
-	for _, c := range []byte(class) {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
-			return work.ClassError
-		}
-	}
-	return class
 }
 
 // CancelJob calls j.Cancel with handle in ctx, if j has one, recovering

@@ -78,7 +78,7 @@ func TestAwait(t *testing.T) {
 		{"failed", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "quota", Output: "x"}, nil },
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota"}},
 		{"failed-no-class", func() (work.Poll, error) { return work.Poll{State: work.PollFailed}, nil },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed}},
+			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"failed-class-name", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "quota_2"}, nil },
 			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota_2"}},
 		{"failed-class-32", func() (work.Poll, error) {
