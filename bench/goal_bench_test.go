@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/bench/internal/benchpair"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The Goal benchmarks measure the engine against what a Go user would write
@@ -104,13 +105,13 @@ func BenchmarkGoalAwait(b *testing.B) {
 
 // countdown is an Observer that closes done once n Works are terminal.
 type countdown struct {
-	work.NopObserver
+	observe.NopObserver
 	n    atomic.Int64
 	done chan struct{}
 }
 
-func (c *countdown) Event(_ context.Context, e work.Event) {
-	if e.To.Terminal() && e.Type == work.EventType(e.To) && c.n.Add(-1) == 0 {
+func (c *countdown) Event(_ context.Context, e observe.Event) {
+	if e.To.Terminal() && e.Type == observe.EventType(e.To) && c.n.Add(-1) == 0 {
 		close(c.done)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The helpers below are copies of work's own test helpers (work/
@@ -30,11 +31,11 @@ func immediate(out string) work.RunFunc {
 // terminalSignal is an Observer that signals every terminal event and keeps
 // nothing.
 type terminalSignal struct {
-	work.NopObserver
+	observe.NopObserver
 	ch chan struct{}
 }
 
-func (o terminalSignal) Event(_ context.Context, e work.Event) {
+func (o terminalSignal) Event(_ context.Context, e observe.Event) {
 	if e.To.Terminal() {
 		o.ch <- struct{}{}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // BenchmarkGoalWaitingMemory: memory per external job waiting between
@@ -45,13 +46,13 @@ func BenchmarkGoalWaitingMemory(b *testing.B) {
 // waitCounter is an Observer that counts EventWaiting and closes done at
 // the n-th.
 type waitCounter struct {
-	work.NopObserver
+	observe.NopObserver
 	n    atomic.Int64
 	done chan struct{}
 }
 
-func (c *waitCounter) Event(_ context.Context, e work.Event) {
-	if e.Type == work.EventWaiting && c.n.Add(-1) == 0 {
+func (c *waitCounter) Event(_ context.Context, e observe.Event) {
+	if e.Type == observe.EventWaiting && c.n.Add(-1) == 0 {
 		close(c.done)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The two opt-in departures from the crux contract (Child.AutoBackground
@@ -73,7 +74,7 @@ func (t *childTool) backgroundNote() string {
 // (the Work is then cancelled), else the ref, and the Work goes on in the
 // background (EventBackgrounded). Each wait is one Result of at most
 // work.MaxResultWait. It ends the call's Observer span with end.
-func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time, bound time.Duration, end func(work.ToolCallEnd)) string {
+func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time, bound time.Duration, end func(observe.ToolCallEnd)) string {
 	s := t.set
 	for {
 		wait := min(max(deadline.Sub(s.sup.Now()), 0), work.MaxResultWait)
@@ -82,7 +83,7 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 		case err != nil:
 			return t.lost(ref, err, end)
 		case st.State == work.StateCompleted:
-			end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+			end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 			return out
 		case st.State.Terminal():
 			return failedCall(ref.ID, work.CallError(st), end)
@@ -93,22 +94,22 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 		if now.Before(deadline) {
 			continue // a wait capped at MaxResultWait, or one the engine cut short
 		}
-		s.obs.Event(ctx, work.Event{Type: work.EventBackgrounded, WorkID: ref.ID, Owner: s.owner.ID(),
+		s.obs.Event(ctx, observe.Event{Type: observe.EventBackgrounded, WorkID: ref.ID, Owner: s.owner.ID(),
 			Depth: s.owner.Depth(), Target: t.label, Kind: t.child.Kind, From: st.State, Time: now, Duration: bound})
-		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+		end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return mustJSON(ref)
 	}
 }
 
 // lost answers a call whose Work the engine could not read: released
 // with the Kit (code released), or the engine's error.
-func (t *childTool) lost(ref work.Ref, err error, end func(work.ToolCallEnd)) string {
+func (t *childTool) lost(ref work.Ref, err error, end func(observe.ToolCallEnd)) string {
 	if t.set.released.Load() && errors.Is(err, work.ErrNotFound) {
-		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: CodeReleased})
+		end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: CodeReleased})
 		return released.JSON()
 	}
 	o := fromWork(err)
-	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: o.Code})
+	end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "rejected", ErrorClass: o.Code})
 	return o.JSON()
 }
 
@@ -117,13 +118,13 @@ func (t *childTool) lost(ref work.Ref, err error, end func(work.ToolCallEnd)) st
 // context that keeps none of ctx's cancellation, bounded by
 // releaseTimeout) and the call gets ErrCancelled's error object, unless the
 // Work completed first, whose output it then gets.
-func (t *childTool) abandon(ctx context.Context, ref work.Ref, end func(work.ToolCallEnd)) string {
+func (t *childTool) abandon(ctx context.Context, ref work.Ref, end func(observe.ToolCallEnd)) string {
 	s := t.set
 	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	if r, err := s.sup.Cancel(bg, s.owner, ref.ID); err == nil && !r.Accepted && r.State == work.StateCompleted {
 		if st, out, err := s.sup.Result(bg, s.owner, ref.ID, 0); err == nil && st.State == work.StateCompleted {
-			end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+			end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 			return out
 		}
 	}
@@ -133,13 +134,13 @@ func (t *childTool) abandon(ctx context.Context, ref work.Ref, end func(work.Too
 // failedCall answers a child call that failed with err (an engine error):
 // its error object, and the call's end with outcome failed and the
 // failure's class (a child's, or the error's code).
-func failedCall(workID string, err error, end func(work.ToolCallEnd)) string {
+func failedCall(workID string, err error, end func(observe.ToolCallEnd)) string {
 	o := fromWork(err)
 	class := o.Code
 	var we *work.Error
 	if errors.As(err, &we) && we.Class != "" {
 		class = we.Class
 	}
-	end(work.ToolCallEnd{WorkID: workID, Outcome: "failed", ErrorClass: class})
+	end(observe.ToolCallEnd{WorkID: workID, Outcome: "failed", ErrorClass: class})
 	return o.JSON()
 }

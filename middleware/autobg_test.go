@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The opt-in departures from the crux contract: a call that moves to the
@@ -48,8 +49,8 @@ func (e *env) waiting(n int) {
 	}
 }
 
-func events(o *observer, typ work.EventType) []work.Event {
-	var out []work.Event
+func events(o *observer, typ observe.EventType) []observe.Event {
+	var out []observe.Event
 	for _, e := range o.Events() {
 		if e.Type == typ {
 			out = append(out, e)
@@ -84,7 +85,7 @@ func TestAutoBackgroundMovesAtTheBound(t *testing.T) {
 	if err != nil || st.State != work.StateRunning {
 		t.Fatalf("the moved Work: %+v, %v; want running", st, err)
 	}
-	evs := events(e.obs, work.EventBackgrounded)
+	evs := events(e.obs, observe.EventBackgrounded)
 	if len(evs) != 1 {
 		t.Fatalf("EventBackgrounded: %+v; want one", evs)
 	}
@@ -93,7 +94,7 @@ func TestAutoBackgroundMovesAtTheBound(t *testing.T) {
 		t.Fatalf("EventBackgrounded = %+v; want Work %s, target slow, from running, the bound, at t0+bound", ev, id)
 	}
 	calls := e.obs.Calls()
-	if c := calls[len(calls)-1]; c.Call.Kind != work.ToolCallLaunch || c.Call.AutoBackground != bound || !c.Ended ||
+	if c := calls[len(calls)-1]; c.Call.Kind != observe.ToolCallLaunch || c.Call.AutoBackground != bound || !c.Ended ||
 		c.End.WorkID != id || c.End.Outcome != "ok" {
 		t.Fatalf("the call as observed: %+v", c)
 	}
@@ -121,7 +122,7 @@ func TestAutoBackgroundLongBound(t *testing.T) {
 	}
 	e.clock.Advance(45*time.Second - work.MaxResultWait)
 	refID(t, <-reply)
-	if ev := events(e.obs, work.EventBackgrounded); len(ev) != 1 || !ev[0].Time.Equal(t0.Add(45*time.Second)) {
+	if ev := events(e.obs, observe.EventBackgrounded); len(ev) != 1 || !ev[0].Time.Equal(t0.Add(45*time.Second)) {
 		t.Fatalf("EventBackgrounded = %+v; want one at t0+45s", ev)
 	}
 }
@@ -141,7 +142,7 @@ func TestAutoBackgroundCompletesInTime(t *testing.T) {
 	if err != nil || len(l) != 1 || l[0].State != work.StateCompleted || !l[0].ResultRead {
 		t.Fatalf("List = %+v, %v; want one completed Work, already read", l, err)
 	}
-	if ev := events(e.obs, work.EventBackgrounded); len(ev) != 0 {
+	if ev := events(e.obs, observe.EventBackgrounded); len(ev) != 0 {
 		t.Fatalf("a call that did not move reported %+v", ev)
 	}
 	calls := e.obs.Calls()
@@ -184,7 +185,7 @@ func TestAutoBackgroundFailsInTime(t *testing.T) {
 	if len(l) != 1 || (l[0].State != work.StateCancelled && l[0].State != work.StateCancelRequested) {
 		t.Fatalf("the abandoned Work: %+v; want it cancelled", l)
 	}
-	if ev := events(e.obs, work.EventBackgrounded); len(ev) != 0 {
+	if ev := events(e.obs, observe.EventBackgrounded); len(ev) != 0 {
 		t.Fatalf("a call that did not move reported %+v", ev)
 	}
 }
@@ -256,7 +257,7 @@ func TestAutoBackgroundLimits(t *testing.T) {
 	e.waiting(1)
 	e.clock.Advance(bound)
 	id := refID(t, <-reply)
-	if ev := events(e.obs, work.EventBackgrounded); len(ev) != 1 || ev[0].WorkID != id || ev[0].From != work.StateQueued {
+	if ev := events(e.obs, observe.EventBackgrounded); len(ev) != 1 || ev[0].WorkID != id || ev[0].From != work.StateQueued {
 		t.Fatalf("EventBackgrounded = %+v; want one from queued", ev)
 	}
 	if out := call(t, tool(t, s, "slow"), `{"input":"third"}`); errorCode(t, out) != work.ErrLimit.Code {

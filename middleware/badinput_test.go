@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // badInput is one bad call and the error code it must produce. In input,
@@ -167,7 +168,7 @@ func badEnv(t *testing.T, opts ...work.Option) (*env, *middleware.Kit, map[strin
 		"fg": middleware.Child{Kind: work.KindAgent, Run: running.run},
 	})
 	ids := map[string]string{"{done}": launch(t, s, "finished", "x")}
-	e.obs.wait(ids["{done}"], work.EventCompleted)
+	e.obs.wait(ids["{done}"], observe.EventCompleted)
 	ids["{fn}"] = refID(t, call(t, tool(t, s, "lookup"), `{"query":"q","run_in_background":true}`))
 	ids["{run}"] = launch(t, s, "research", "x")
 	return e, s, ids
@@ -199,7 +200,7 @@ func TestBadInputs(t *testing.T) {
 				t.Fatalf("the registry changed:\nbefore %s\nafter  %s", before, after)
 			}
 			for _, ev := range e.obs.Events()[events:] {
-				if ev.Type == work.EventQueued || ev.Type == work.EventGuidanceAccepted {
+				if ev.Type == observe.EventQueued || ev.Type == observe.EventGuidanceAccepted {
 					t.Fatalf("a bad input was accepted: event %+v", ev)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // StatusUnavailable is the status block while the engine cannot read the
@@ -70,7 +71,7 @@ func (s *Kit) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 		fmt.Fprintf(&b, "and %d more\n", more)
 	}
 	b.WriteString("(read results with the work tool's result action; status never includes output)")
-	s.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: s.owner.ID(), Depth: s.owner.Depth(),
+	s.obs.Event(ctx, observe.Event{Type: observe.EventStatusBlock, Owner: s.owner.ID(), Depth: s.owner.Depth(),
 		Time: s.sup.Now(), Count: len(rows)})
 	s.shown(rows)
 	return b.String(), rows

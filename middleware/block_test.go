@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const (
@@ -35,7 +36,7 @@ func TestStatusBlockEmpty(t *testing.T) {
 		t.Fatalf("detached work: %q", got)
 	}
 	for _, ev := range e.obs.Events() {
-		if ev.Type == work.EventStatusBlock {
+		if ev.Type == observe.EventStatusBlock {
 			t.Fatalf("an empty block was reported: %+v", ev)
 		}
 	}
@@ -59,7 +60,7 @@ func TestStatusBlockPriority(t *testing.T) {
 	}
 	s := e.prepare("coord", entries)
 	ids := map[string]string{}
-	finish := func(label string, after time.Duration, ev work.EventType) {
+	finish := func(label string, after time.Duration, ev observe.EventType) {
 		ids[label] = launch(t, s, label, "x")
 		<-gates[label].started
 		e.clock.Advance(after)
@@ -70,13 +71,13 @@ func TestStatusBlockPriority(t *testing.T) {
 		}
 		e.obs.wait(ids[label], ev)
 	}
-	finish("read", 1*time.Second, work.EventCompleted)
+	finish("read", 1*time.Second, observe.EventCompleted)
 	if out := act(t, s, map[string]string{"action": "result", "id": ids["read"]}); out != "out" {
 		t.Fatal(out)
 	}
-	finish("done", 2*time.Second, work.EventCompleted)
-	finish("failed", 3*time.Second, work.EventFailed)
-	finish("cancelled", 4*time.Second, work.EventCancelled)
+	finish("done", 2*time.Second, observe.EventCompleted)
+	finish("failed", 3*time.Second, observe.EventFailed)
+	finish("cancelled", 4*time.Second, observe.EventCancelled)
 	ids["run1"] = launch(t, s, "run1", "x")
 	e.clock.Advance(5 * time.Second)
 	ids["run2"] = launch(t, s, "run2", "x")
@@ -101,9 +102,9 @@ func TestStatusBlockPriority(t *testing.T) {
 	if got := subst(s.StatusBlock(context.Background()), ph); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
-	var blocks []work.Event
+	var blocks []observe.Event
 	for _, ev := range e.obs.Events() {
-		if ev.Type == work.EventStatusBlock {
+		if ev.Type == observe.EventStatusBlock {
 			blocks = append(blocks, ev)
 		}
 	}
@@ -188,7 +189,7 @@ func TestGuidance(t *testing.T) {
 	}
 	var delivered []int
 	for _, ev := range e.obs.Events() {
-		if ev.Type == work.EventGuidanceDelivered {
+		if ev.Type == observe.EventGuidanceDelivered {
 			delivered = append(delivered, ev.Count)
 		}
 	}

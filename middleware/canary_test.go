@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestCanary: a unique string in a child's output, in its failure text (a
@@ -70,10 +71,10 @@ func TestCanary(t *testing.T) {
 	if g := <-guidance; !strings.Contains(g, "guidance "+canary) {
 		t.Fatalf("the child did not get its guidance: %q", g)
 	}
-	e.obs.wait(ids["ok"], work.EventCompleted)
-	e.obs.wait(ids["fail"], work.EventFailed)
-	e.obs.wait(ids["panic"], work.EventFailed)
-	e.obs.wait(ids["agent"], work.EventCompleted)
+	e.obs.wait(ids["ok"], observe.EventCompleted)
+	e.obs.wait(ids["fail"], observe.EventFailed)
+	e.obs.wait(ids["panic"], observe.EventFailed)
+	e.obs.wait(ids["agent"], observe.EventCompleted)
 
 	for _, label := range []string{"ok", "fail", "panic", "agent"} {
 		id := ids[label]

@@ -10,6 +10,7 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // childSeeds are accepted forms of child input, added to the bad inputs.
@@ -125,7 +126,7 @@ func FuzzChildInput(f *testing.F) {
 					// queued within its call. (A refused call's output is
 					// the error object, so no foreground run happened.)
 					for _, ev := range rec.Events()[events:] {
-						if ev.Type == work.EventQueued {
+						if ev.Type == observe.EventQueued {
 							t.Fatalf("%s: refused input %q started something: %+v", tl.Name(), raw, ev)
 						}
 					}
@@ -217,7 +218,7 @@ func FuzzWorkToolInput(f *testing.F) {
 			return m[1]
 		}
 		ids := map[string]string{"{done}": start("done")}
-		obs.wait(ids["{done}"], work.EventCompleted)
+		obs.wait(ids["{done}"], observe.EventCompleted)
 		ids["{run}"], ids["{fn}"] = start("agent"), start("fn")
 		input := raw
 		for ph, id := range ids {

@@ -16,6 +16,7 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -37,14 +38,14 @@ func newObserver() *observer {
 	return o
 }
 
-func (o *observer) Event(ctx context.Context, e work.Event) {
+func (o *observer) Event(ctx context.Context, e observe.Event) {
 	o.Recorder.Event(ctx, e)
 	o.mu.Lock()
 	o.cond.Broadcast()
 	o.mu.Unlock()
 }
 
-func (o *observer) has(id string, typ work.EventType) bool {
+func (o *observer) has(id string, typ observe.EventType) bool {
 	for _, e := range o.Events() {
 		if e.WorkID == id && e.Type == typ {
 			return true
@@ -54,7 +55,7 @@ func (o *observer) has(id string, typ work.EventType) bool {
 }
 
 // wait blocks until the Work id has had an event of type typ.
-func (o *observer) wait(id string, typ work.EventType) {
+func (o *observer) wait(id string, typ observe.EventType) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for !o.has(id, typ) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestLaunchRetriedAfterLostReply: the model's tool call is retried with
@@ -43,7 +44,7 @@ func TestLaunchRetriedAfterLostReply(t *testing.T) {
 	}
 	// The retries' spans still name the Work.
 	for _, c := range e.obs.Calls() {
-		if c.Call.Kind == work.ToolCallLaunch && c.Call.CallID == "call_abc" && c.End.Outcome == "ok" && c.End.WorkID != id {
+		if c.Call.Kind == observe.ToolCallLaunch && c.Call.CallID == "call_abc" && c.End.Outcome == "ok" && c.End.WorkID != id {
 			t.Fatalf("a retry reported work %s", c.End.WorkID)
 		}
 	}
@@ -80,7 +81,7 @@ func TestLaunchConcurrentSameIdentity(t *testing.T) {
 func countQueued(e *env) int {
 	n := 0
 	for _, ev := range e.obs.Events() {
-		if ev.Type == work.EventQueued {
+		if ev.Type == observe.EventQueued {
 			n++
 		}
 	}

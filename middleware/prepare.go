@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // WorkToolName is the automatic tool's name. An authored tool of that name
@@ -26,7 +27,7 @@ const WorkToolName = "work"
 type Kit struct {
 	sup   work.Engine
 	owner work.Owner
-	obs   work.Observer
+	obs   observe.Observer
 	tools []Tool
 	bg    bool
 	auto  time.Duration // WithAutoBackground's bound, 0 when none
@@ -104,7 +105,7 @@ func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries
 	}
 	obs := sup.Observer()
 	if obs == nil { // an engine of another package may have none
-		obs = work.NopObserver{}
+		obs = observe.NopObserver{}
 	}
 	if owner.IsZero() {
 		return nil, ErrZeroOwner
@@ -371,11 +372,11 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	}
 	s := t.set
 	if len(raw) > t.maxInput {
-		_, end := s.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
-		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
+		_, end := s.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallForeground, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID()})
+		end(observe.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeInputTooLarge})
 		return errObj(CodeInputTooLarge, fmt.Sprintf("the input is %d bytes, over this child's limit of %d bytes; send a shorter input", len(raw), t.maxInput)).JSON(), nil
 	}
-	kind := work.ToolCallForeground
+	kind := observe.ToolCallForeground
 	var auto time.Duration // the bound of a call that may move to the background
 	in, perr := parseChildInput(&t.child, raw)
 	if perr == nil {
@@ -383,24 +384,24 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		case in.background && !t.background:
 			perr = errors.New(`this child does not run in the background; omit "run_in_background"`)
 		case in.background || !in.explicit && t.byDefault:
-			kind = work.ToolCallLaunch
+			kind = observe.ToolCallLaunch
 		case !in.explicit && t.auto > 0:
-			kind, auto = work.ToolCallLaunch, t.auto
+			kind, auto = observe.ToolCallLaunch, t.auto
 		}
 	}
-	if perr == nil && kind == work.ToolCallForeground && t.child.NeedsApproval {
+	if perr == nil && kind == observe.ToolCallForeground && t.child.NeedsApproval {
 		perr = errors.New(`this child needs approval before it starts: set "run_in_background": true and check on it with the work tool`)
 	}
 	if perr == nil && t.child.Validate != nil {
 		perr = t.validate(in.input)
 	}
-	ctx, end := s.obs.Begin(ctx, work.ToolCall{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
+	ctx, end := s.obs.Begin(ctx, observe.ToolCall{Kind: kind, Tool: t.label, CallID: CallID(ctx), Owner: s.owner.ID(), AutoBackground: auto})
 	if perr != nil {
-		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
+		end(observe.ToolCallEnd{Outcome: "invalid", ErrorClass: CodeChildInput})
 		return errObj(CodeChildInput, perr.Error()).JSON(), nil
 	}
 	if s.released.Load() {
-		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+		end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 		return released.JSON(), nil
 	}
 	spec := work.Spec{
@@ -417,10 +418,10 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 	if t.child.Job != nil {
 		spec.Run = nil // the engine submits and polls the job
 	}
-	if kind == work.ToolCallLaunch {
+	if kind == observe.ToolCallLaunch {
 		spec.NeedsApproval, spec.ApprovalTimeout = t.child.NeedsApproval, t.child.ApprovalTimeout
 	}
-	if kind == work.ToolCallLaunch {
+	if kind == observe.ToolCallLaunch {
 		// A launch repeated with the same tool-call identity (a retry
 		// after a lost reply) gets the same work.ref; the engine keeps
 		// only a digest of the input.
@@ -432,27 +433,27 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		s.relMu.RLock()
 		if s.released.Load() {
 			s.relMu.RUnlock()
-			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 			return released.JSON(), nil
 		}
 		ref, err := s.sup.Start(ctx, spec)
 		s.relMu.RUnlock()
 		if err != nil {
 			o := fromWork(err)
-			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: o.Code})
+			end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: o.Code})
 			return o.JSON(), nil
 		}
 		if auto > 0 {
 			return t.await(ctx, ref, deadline, auto, end), nil
 		}
-		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+		end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return mustJSON(ref), nil
 	}
 	out, err := s.sup.Call(ctx, spec)
 	if err != nil {
 		return failedCall("", err, end), nil
 	}
-	end(work.ToolCallEnd{Outcome: "ok"})
+	end(observe.ToolCallEnd{Outcome: "ok"})
 	return out, nil
 }
 

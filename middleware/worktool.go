@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The work tool's actions.
@@ -163,7 +164,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	s := t.set
 	in, bad := parseWorkInput(raw)
 	gone := s.released.Load()
-	call := work.ToolCall{Kind: work.ToolCallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
+	call := observe.ToolCall{Kind: observe.ToolCallAction, Tool: WorkToolName, Action: in.Action, CallID: CallID(ctx), Owner: s.owner.ID()}
 	var unreachable error
 	if bad != nil && !knownAction(in.Action) {
 		call.Action = "invalid"
@@ -175,26 +176,26 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 	}
 	ctx, end := s.obs.Begin(ctx, call)
 	if bad != nil {
-		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: bad.Code})
+		end(observe.ToolCallEnd{Outcome: "invalid", ErrorClass: bad.Code})
 		return bad.JSON(), nil
 	}
 	if unreachable != nil {
 		// The engine did not answer the existence check: the action
 		// would wait for it again (a remote engine's RPC timeout each).
 		out, outcome, code := t.failed(unreachable)
-		end(work.ToolCallEnd{Outcome: outcome, ErrorClass: code})
+		end(observe.ToolCallEnd{Outcome: outcome, ErrorClass: code})
 		return out, nil
 	}
 	if gone {
 		if in.Action == "list" {
-			end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
+			end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: CodeReleased})
 			return released.JSON(), nil
 		}
-		end(work.ToolCallEnd{Outcome: "not_found"})
+		end(observe.ToolCallEnd{Outcome: "not_found"})
 		return notFound, nil
 	}
 	out, outcome, code := t.do(ctx, in)
-	end(work.ToolCallEnd{Outcome: outcome, ErrorClass: code})
+	end(observe.ToolCallEnd{Outcome: outcome, ErrorClass: code})
 	return out, nil
 }
 

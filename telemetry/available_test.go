@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // awayEngine is a watched durable engine whose service may be away: its
@@ -24,14 +25,14 @@ type awayEngine struct {
 	calls atomic.Int32
 }
 
-func (a *awayEngine) Snapshot(ctx context.Context) (work.Snapshot, error) {
+func (a *awayEngine) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	if !a.away.Load() {
-		return work.Snapshot{Time: time.Now(), Deployment: true,
-			Counts: []work.TargetCounts{{Target: "research", Counts: [len(work.States)]int{2, 1}}}}, nil
+		return observe.Snapshot{Time: time.Now(), Deployment: true,
+			Counts: []observe.TargetCounts{{Target: "research", Counts: [len(observe.States)]int{2, 1}}}}, nil
 	}
 	a.calls.Add(1)
 	<-ctx.Done()
-	return work.Snapshot{}, work.ErrUnavailable.Wrap(ctx.Err())
+	return observe.Snapshot{}, work.ErrUnavailable.Wrap(ctx.Err())
 }
 
 // TestEngineAvailable: agentwork_engine_available is 1 while the watched

@@ -7,7 +7,7 @@ import (
 )
 
 // The move of a child call to the background after its bound (the
-// middleware's auto-background option, work.EventBackgrounded): the span
+// middleware's auto-background option, observe.EventBackgrounded): the span
 // event agentwork.work.backgrounded on the Work's "invoke_agent" span,
 // the counter agentwork_work_backgrounded_total{target} and an Info log
 // line. The names are public API like the rest (DESIGN.md).
@@ -16,7 +16,7 @@ const (
 	metricBackgrounded = "agentwork.work.backgrounded" // agentwork_work_backgrounded_total
 )
 
-// trackMove registers a call that may move (work.ToolCall.AutoBackground set)
+// trackMove registers a call that may move (observe.ToolCall.AutoBackground set)
 // by its "execute_tool" span id: Bind records there the "invoke_agent"
 // span of the Work the call starts, where EventBackgrounded goes.
 func (o *Observer) trackMove(id trace.SpanID) {

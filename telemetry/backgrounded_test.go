@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // moverSet prepares owner on s with "mover", a function child
@@ -127,11 +128,11 @@ func TestBackgroundedTelemetry(t *testing.T) {
 func TestBackgroundedElsewhere(t *testing.T) {
 	h := newHarness(t)
 	ctx, root := h.root()
-	cctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "mover", Owner: h.owner.ID(), AutoBackground: time.Second})
+	cctx, end := h.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: "mover", Owner: h.owner.ID(), AutoBackground: time.Second})
 	id := strings.Repeat("ab", 16)
-	h.obs.Event(cctx, work.Event{Type: work.EventBackgrounded, WorkID: id, Owner: h.owner.ID(), Target: "mover",
+	h.obs.Event(cctx, observe.Event{Type: observe.EventBackgrounded, WorkID: id, Owner: h.owner.ID(), Target: "mover",
 		From: work.StateQueued, Time: epoch, Duration: time.Second})
-	end(work.ToolCallEnd{WorkID: id, Outcome: "ok"})
+	end(observe.ToolCallEnd{WorkID: id, Outcome: "ok"})
 	root.End()
 	want := "coordinator kind=internal parent=root trace=t1 links=[] status=Unset\n" +
 		"  attrs\n" +
@@ -142,7 +143,7 @@ func TestBackgroundedElsewhere(t *testing.T) {
 }
 
 // TestBackgroundedTraced: under a framework's own execute_tool span
-// (work.WithToolCallTraced) the move still goes on the Work's span.
+// (observe.WithToolCallTraced) the move still goes on the Work's span.
 func TestBackgroundedTraced(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	const bound = time.Second
@@ -151,7 +152,7 @@ func TestBackgroundedTraced(t *testing.T) {
 	set := moverSet(t, h.s, h.owner, bound, release, "output")
 	ctx, root := h.root()
 	ctx, call := h.tp.Tracer("framework").Start(ctx, "execute_tool mover")
-	moveCall(t, h, work.WithToolCallTraced(ctx), set, `{"input":"x"}`, 1, bound)
+	moveCall(t, h, observe.WithToolCallTraced(ctx), set, `{"input":"x"}`, 1, bound)
 	call.End()
 	root.End()
 	var started []sdktrace.ReadOnlySpan

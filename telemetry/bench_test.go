@@ -11,13 +11,14 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // benchLifecycle runs one full background lifecycle per iteration, as the
 // middleware drives it: a launch call around Start, the child running and
 // completing on its own goroutine, and a result action that waits for and
 // reads the output.
-func benchLifecycle(b *testing.B, obs work.Observer, reset func()) {
+func benchLifecycle(b *testing.B, obs observe.Observer, reset func()) {
 	s := work.New(work.WithObserver(obs), work.WithMaxStarts(0))
 	defer s.Close(context.Background())
 	owner := work.NewOwner("bench")
@@ -28,18 +29,18 @@ func benchLifecycle(b *testing.B, obs work.Observer, reset func()) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		lctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher", CallID: "call_1", Owner: owner.ID()})
+		lctx, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: "researcher", CallID: "call_1", Owner: owner.ID()})
 		ref, err := s.Start(lctx, spec)
 		if err != nil {
 			b.Fatal(err)
 		}
-		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
-		actx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: owner.ID()})
+		end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+		actx, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: owner.ID()})
 		st, _, err := s.Result(actx, owner, ref.ID, work.MaxResultWait)
 		if err != nil || st.State != work.StateCompleted {
 			b.Fatal(st.State, err)
 		}
-		end(work.ToolCallEnd{Outcome: "ok"})
+		end(observe.ToolCallEnd{Outcome: "ok"})
 		if i++; i%1024 == 0 && reset != nil {
 			reset()
 		}
@@ -71,5 +72,5 @@ func BenchmarkLifecycleTelemetry(b *testing.B) {
 // BenchmarkLifecycleNop: the same lifecycle with the engine's no-op
 // Observer.
 func BenchmarkLifecycleNop(b *testing.B) {
-	benchLifecycle(b, work.NopObserver{}, nil)
+	benchLifecycle(b, observe.NopObserver{}, nil)
 }

@@ -10,11 +10,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Budget telemetry: names are public API like the rest (DESIGN.md).
 const (
-	// evBudgetExhausted is the span event of work.EventBudgetExhausted.
+	// evBudgetExhausted is the span event of observe.EventBudgetExhausted.
 	evBudgetExhausted = "agentwork.work.budget_exhausted"
 
 	keyBudget       = attribute.Key("agentwork.work.budget")
@@ -115,9 +116,9 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 //     agentwork_work_tokens_total{target,type},
 //     agentwork_work_turns_total{target} and
 //     agentwork_work_tool_calls_total{target}.
-func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
+func (o *Observer) budgetEvent(ctx context.Context, e observe.Event) bool {
 	switch e.Type {
-	case work.EventBudgetExhausted:
+	case observe.EventBudgetExhausted:
 		budget := budgetName(e.Budget)
 		o.budgetSpan(ctx, e)
 		if o.bud != nil {
@@ -133,7 +134,7 @@ func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 			o.log.LogAttrs(ctx, slog.LevelWarn, evBudgetExhausted, appendTrace(attrs, ctx)...)
 		}
 		return true
-	case work.EventUsage:
+	case observe.EventUsage:
 		u := e.Usage
 		o.budgetSpan(ctx, e)
 		if b := o.bud; b != nil {
@@ -159,7 +160,7 @@ func (o *Observer) budgetEvent(ctx context.Context, e work.Event) bool {
 
 // budgetSpan records a budget or usage event on the span in ctx, if it
 // records: the part of budgetEvent that Replay repeats.
-func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
+func (o *Observer) budgetSpan(ctx context.Context, e observe.Event) {
 	if o.tracer == nil {
 		return
 	}
@@ -168,7 +169,7 @@ func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
 		return
 	}
 	switch e.Type {
-	case work.EventBudgetExhausted:
+	case observe.EventBudgetExhausted:
 		budget := budgetName(e.Budget)
 		opts := []trace.EventOption{trace.WithAttributes(keyBudget.String(budget))}
 		if !e.Time.IsZero() {
@@ -176,7 +177,7 @@ func (o *Observer) budgetSpan(ctx context.Context, e work.Event) {
 		}
 		span.AddEvent(evBudgetExhausted, opts...)
 		span.SetAttributes(keyBudget.String(budget))
-	case work.EventUsage:
+	case observe.EventUsage:
 		u := e.Usage
 		attrs := make([]attribute.KeyValue, 0, 5)
 		if u.UnknownUsage == 0 || u.Tokens() > 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const canary = "CANARY-c0ffee-5e1f-do-not-export"
@@ -133,10 +134,10 @@ func TestCanary(t *testing.T) {
 
 	// Model-controlled call fields, and a caller that puts error text where
 	// a class belongs.
-	_, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: canary, WorkID: canary, Owner: h.owner.ID()})
-	end(work.ToolCallEnd{Outcome: canary, ErrorClass: "invalid input: " + canary})
-	_, end = h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "status", WorkID: canary + "0123456789abcdef", CallID: "call " + canary})
-	end(work.ToolCallEnd{Outcome: "not_found", ErrorClass: canary})
+	_, end := h.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: canary, WorkID: canary, Owner: h.owner.ID()})
+	end(observe.ToolCallEnd{Outcome: canary, ErrorClass: "invalid input: " + canary})
+	_, end = h.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "status", WorkID: canary + "0123456789abcdef", CallID: "call " + canary})
+	end(observe.ToolCallEnd{Outcome: "not_found", ErrorClass: canary})
 	root.End()
 
 	// Something was recorded everywhere.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // A Work whose cancel request this Observer saw but whose terminal event
@@ -18,7 +19,7 @@ import (
 // and keeps those of Work one does.
 func TestCancelRequestTimesOfForeignWorkAreForgotten(t *testing.T) {
 	h := newHarness(t)
-	foreign := work.Event{Type: work.EventCancelRequested, WorkID: "0123456789abcdef0123456789abcdef", Owner: "elsewhere",
+	foreign := observe.Event{Type: observe.EventCancelRequested, WorkID: "0123456789abcdef0123456789abcdef", Owner: "elsewhere",
 		Target: "researcher", Kind: work.KindAgent, From: work.StateRunning, To: work.StateCancelRequested, Time: epoch}
 	h.obs.Event(context.Background(), foreign)
 
@@ -58,13 +59,13 @@ type failOnce struct {
 	ctxs  []context.Context
 }
 
-func (f *failOnce) Snapshot(ctx context.Context) (work.Snapshot, error) {
+func (f *failOnce) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	f.calls++
 	f.ctxs = append(f.ctxs, ctx)
 	if f.calls == 1 {
-		return work.Snapshot{}, context.DeadlineExceeded
+		return observe.Snapshot{}, context.DeadlineExceeded
 	}
-	return work.Snapshot{Time: epoch}, nil
+	return observe.Snapshot{Time: epoch}, nil
 }
 
 // A watched engine whose Snapshot fails may hold any Work cancel-requested:
@@ -74,7 +75,7 @@ func TestCancelRequestTimesKeptWhenASnapshotFails(t *testing.T) {
 	h := newHarness(t)
 	f := &failOnce{}
 	defer h.obs.Watch(f)()
-	h.obs.Event(context.Background(), work.Event{Type: work.EventCancelRequested, WorkID: "0123456789abcdef0123456789abcdef", Owner: "elsewhere",
+	h.obs.Event(context.Background(), observe.Event{Type: observe.EventCancelRequested, WorkID: "0123456789abcdef0123456789abcdef", Owner: "elsewhere",
 		Target: "researcher", Kind: work.KindAgent, From: work.StateRunning, To: work.StateCancelRequested, Time: epoch})
 	_ = h.obs.Status()
 	if f.calls != 1 {

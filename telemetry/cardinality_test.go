@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestCardinality runs the same mix of lifecycles at two sizes (1,000
@@ -24,7 +25,7 @@ func TestCardinality(t *testing.T) {
 	}
 	targets := []work.Target{researcher, summarizer}
 	const (
-		states        = len(work.States)
+		states        = len(observe.States)
 		terminal      = 3 // completed, failed, cancelled
 		actions       = 6
 		usedOutcomes  = 2 // ok, not_found
@@ -130,13 +131,13 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 				t.Fatal(err)
 			}
 			outcome := []string{"ok", "not_found"}[(i/len(actions))%2]
-			_, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: actions[i%len(actions)], WorkID: ref.ID, Owner: o.ID()})
-			end(work.ToolCallEnd{Outcome: outcome})
+			_, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: actions[i%len(actions)], WorkID: ref.ID, Owner: o.ID()})
+			end(observe.ToolCallEnd{Outcome: outcome})
 		}
-		_, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: fmt.Sprintf("bogus-%d", j), Owner: o.ID()})
-		end(work.ToolCallEnd{Outcome: "invalid", ErrorClass: "invalid_action"})
+		_, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: fmt.Sprintf("bogus-%d", j), Owner: o.ID()})
+		end(observe.ToolCallEnd{Outcome: "invalid", ErrorClass: "invalid_action"})
 		rows, _, _ := s.Rows(ctx, o)
-		obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: o.ID(), Count: len(rows)})
+		obs.Event(ctx, observe.Event{Type: observe.EventStatusBlock, Owner: o.ID(), Count: len(rows)})
 		if _, err := s.Start(ctx, work.Spec{Owner: o, Target: targets[j%len(targets)], Run: func(context.Context) (string, error) { return "", nil }}); !errors.Is(err, work.ErrLimit) {
 			t.Fatalf("start beyond the limit: %v", err)
 		}

@@ -94,7 +94,7 @@ func WithoutTracing() Option {
 // collection or a status page when no WithSnapshotTimeout is given.
 const DefaultSnapshotTimeout = 5 * time.Second
 
-// WithSnapshotTimeout bounds each watched engine's Snapshot (work.Watched)
+// WithSnapshotTimeout bounds each watched engine's Snapshot (observe.Watched)
 // at a metrics collection and a status page request (default
 // DefaultSnapshotTimeout): a durable engine whose service does not answer
 // within it counts as unavailable that round (agentwork_engine_available

@@ -8,12 +8,13 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // fixed is a watched engine that answers one Snapshot.
-type fixed struct{ snap work.Snapshot }
+type fixed struct{ snap observe.Snapshot }
 
-func (f *fixed) Snapshot(context.Context) (work.Snapshot, error) { return f.snap, nil }
+func (f *fixed) Snapshot(context.Context) (observe.Snapshot, error) { return f.snap, nil }
 
 // A durable runner's two kinds of Snapshot through the same Observer: a
 // worker's per-target slots and limits (exported with their target, no
@@ -24,20 +25,20 @@ func (f *fixed) Snapshot(context.Context) (work.Snapshot, error) { return f.snap
 func TestDeploymentAndWorkerSnapshots(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(3))
 	now := epoch.Add(time.Hour)
-	var counts [len(work.States)]int
+	var counts [len(observe.States)]int
 	counts[1] = 2 // running
 	counts[0] = 1 // queued
-	worker := &fixed{work.Snapshot{Time: now, SlotsInUse: 2,
-		Counts: []work.TargetCounts{{Target: "researcher", SlotsInUse: 2, MaxRunning: 2}},
-		Live: []work.LiveWork{
+	worker := &fixed{observe.Snapshot{Time: now, SlotsInUse: 2,
+		Counts: []observe.TargetCounts{{Target: "researcher", SlotsInUse: 2, MaxRunning: 2}},
+		Live: []observe.LiveWork{
 			{ID: "w1", Target: "researcher", Owner: "o", State: work.StateRunning, Attempt: 1, Created: now.Add(-time.Minute), Started: now.Add(-50 * time.Second)},
 			{ID: "w2", Target: "researcher", Owner: "o", State: work.StateCancelRequested, Attempt: 1, Created: now.Add(-time.Minute),
 				Started: now.Add(-50 * time.Second), CancelAt: now.Add(-20 * time.Second)},
 		}}}
-	deployment := &fixed{work.Snapshot{Time: now, Deployment: true, LiveOmitted: 7,
-		Counts: []work.TargetCounts{{Target: "researcher", Counts: counts, OldestQueued: 42 * time.Second, Pollers: 1},
+	deployment := &fixed{observe.Snapshot{Time: now, Deployment: true, LiveOmitted: 7,
+		Counts: []observe.TargetCounts{{Target: "researcher", Counts: counts, OldestQueued: 42 * time.Second, Pollers: 1},
 			{Target: "lost", Counts: counts, OldestQueued: 90 * time.Second}},
-		Live: []work.LiveWork{
+		Live: []observe.LiveWork{
 			{ID: "d1", Target: "researcher", Owner: "o", State: work.StateCancelRequested, Attempt: 1, Created: now.Add(-time.Hour), Started: now.Add(-time.Hour)},
 		}}}
 	defer h.obs.Watch(worker)()

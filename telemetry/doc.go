@@ -1,5 +1,5 @@
-// Package telemetry implements the engine's observer seam (work.Observer
-// and work.Watcher) with OpenTelemetry traces and metrics and log/slog. It
+// Package telemetry implements the engine's observer seam (observe.Observer
+// and observe.Watcher) with OpenTelemetry traces and metrics and log/slog. It
 // imports only the OTel API: the caller injects the providers (WithTracerProvider,
 // WithMeterProvider; the OTel globals by default). For a Prometheus scrape
 // endpoint see the promexport subpackage.
@@ -29,14 +29,14 @@
 //
 // Where the agent framework makes an execute_tool span of its own for
 // every tool call (an Eino callbacks.Handler) and the adapter marks the
-// call (work.WithToolCallTraced, an adapter's option), there is no
+// call (observe.WithToolCallTraced, an adapter's option), there is no
 // "execute_tool" span of agentwork's: the framework's span takes its
 // place (see Observer.Begin).
 //
 // Attributes: gen_ai.operation.name (execute_tool or invoke_agent),
 // gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type (function),
 // gen_ai.tool.description, gen_ai.agent.name, gen_ai.agent.id,
-// gen_ai.provider.name (the last three from a work.TargetInfo the adapter
+// gen_ai.provider.name (the last three from a observe.TargetInfo the adapter
 // puts on the call's context, when it knows them; semantic conventions
 // v1.41.0; an agent child's "invoke_agent" span always has
 // gen_ai.provider.name, ProviderUnknown when it is not known),
@@ -61,7 +61,7 @@
 // agentwork.work.state it was left in; it ends the span with status Error
 // and error.type=orphaned).
 //
-// A call that moved to the background at its bound (work.EventBackgrounded)
+// A call that moved to the background at its bound (observe.EventBackgrounded)
 // is the event agentwork.work.backgrounded, with the agentwork.work.state it
 // moved in (queued or running), on the Work's "invoke_agent" span when this
 // process bound the Work (the in-process Supervisor always does; a durable
@@ -85,7 +85,7 @@
 // replayed (a durable engine's Work may poll in several processes). The handle, the job's output and an approval
 // request's input never reach a span.
 //
-// Children that talk back: each update a child reports (work.EventUpdate)
+// Children that talk back: each update a child reports (observe.EventUpdate)
 // is an event agentwork.work.update: accepted, with agentwork.update.seq,
 // agentwork.update.bytes and agentwork.update.question; refused, with
 // error.type (the reason: not_declared, count, bytes, ending, conflict,
@@ -124,7 +124,7 @@
 //	agentwork_work_slots_in_use{target}               gauge, running + cancel-requested (both hold a slot) in this process,
 //	                                                  except external jobs waiting between polls (they hold none)
 //	agentwork_target_pollers{target}                  gauge, workers polling the target's queue (a durable engine's
-//	                                                  deployment view only, work.Snapshot.Deployment)
+//	                                                  deployment view only, observe.Snapshot.Deployment)
 //	agentwork_engine_available                        gauge, 1 when every watched engine answered its Snapshot (within
 //	                                                  WithSnapshotTimeout) at this collection, 0 when one did not: the
 //	                                                  other gauges then leave out what it holds, never report it as 0

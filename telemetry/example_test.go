@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // A background run, as the middleware drives it: the launch call, the
@@ -32,7 +33,7 @@ func ExampleNew() {
 	owner := work.NewOwner("coordinator")
 
 	release := make(chan struct{})
-	lctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher"})
+	lctx, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: "researcher"})
 	ref, err := s.Start(lctx, work.Spec{Owner: owner, Target: work.Target{Label: "researcher", Kind: work.KindAgent},
 		Run: func(ctx context.Context) (string, error) {
 			<-release
@@ -42,12 +43,12 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	close(release)
 
-	actx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: owner.ID()})
+	actx, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: owner.ID()})
 	_, out, _ := s.Result(actx, owner, ref.ID, 30*time.Second)
-	end(work.ToolCallEnd{Outcome: "ok"})
+	end(observe.ToolCallEnd{Outcome: "ok"})
 	fmt.Println("result:", out)
 
 	for _, sp := range spans.Ended() {

@@ -9,10 +9,11 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // observe reports the gauges from a census of the watched engines
-// (work.Watched).
+// (observe.Watched).
 func (in *instruments) observe(o metric.Observer, c census) {
 	if !c.watched {
 		return
@@ -45,7 +46,7 @@ func (in *instruments) observe(o metric.Observer, c census) {
 // engines at one moment: counts and ages only, never content.
 type census struct {
 	watched bool
-	counts  map[string]*[len(work.States)]int // registry counts (retained terminal Work included)
+	counts  map[string]*[len(observe.States)]int // registry counts (retained terminal Work included)
 	// limits are the running limits by target: a limit every target of
 	// an engine shares (a Supervisor's) under SharedLimit, a per-target
 	// one (a Temporal Worker's) under its target; summed over engines.
@@ -93,12 +94,12 @@ func (c census) limitTotal() int {
 
 // liveWork is one live Work as the status page shows it.
 type liveWork struct {
-	work.LiveWork
+	observe.LiveWork
 	Elapsed       time.Duration // since created (queued) or started
 	CancelWaiting time.Duration // since cancel was requested, for cancel-requested Work
 }
 
-// census reads the watched engines' Snapshots (work.Watched): the
+// census reads the watched engines' Snapshots (observe.Watched): the
 // per-state counts, the live Work, slots and ages.
 //
 // It also forgets the cancel-request times of Work that no watched
@@ -109,7 +110,7 @@ type liveWork struct {
 // its state changed, so such a Work shows in its snapshot if it is still
 // cancel-requested), and none when any watched engine's Snapshot fails
 // (the Work it holds is unknown that round).
-func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
+func (o *Observer) census(ctx context.Context, sups []observe.Watched) census {
 	o.cancelMu.Lock()
 	var stale map[string]struct{}
 	if len(o.cancelAt) > 0 {
@@ -129,12 +130,12 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		}
 		o.cancelMu.Unlock()
 	}()
-	c := census{watched: len(sups) > 0, counts: map[string]*[len(work.States)]int{},
+	c := census{watched: len(sups) > 0, counts: map[string]*[len(observe.States)]int{},
 		limits: map[string]int{}, slots: map[string]int{}, local: map[string]bool{}, pollers: map[string]int{},
 		oldestQueued: map[string]time.Duration{}, oldestCancel: map[string]time.Duration{}}
 	defer o.forgetStaleTallies(o.tallyIDs(), &c)
 	c.engines = len(sups)
-	var snaps []work.Snapshot
+	var snaps []observe.Snapshot
 	defer func() {
 		o.lastMu.Lock()
 		o.lastAt, o.lastSnaps = time.Now(), snaps
@@ -157,13 +158,11 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 		for _, tc := range snap.Counts {
 			v := c.counts[tc.Target]
 			if v == nil {
-				v = new([len(work.States)]int)
+				v = new([len(observe.States)]int)
 				c.counts[tc.Target] = v
 			}
 			for i, n := range tc.Counts {
-				if j := stateIndex(work.States[i]); j >= 0 {
-					v[j] += n
-				}
+				v[i] += n
 			}
 			c.waits.add(snap.Time, tc)
 			if snap.Deployment {
@@ -213,7 +212,7 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 				c.oldestCancel[lw.Target] = max(c.oldestCancel[lw.Target], w.CancelWaiting)
 			}
 			if _, ok := c.counts[lw.Target]; !ok {
-				c.counts[lw.Target] = new([len(work.States)]int)
+				c.counts[lw.Target] = new([len(observe.States)]int)
 			}
 			c.live = append(c.live, w)
 		}
@@ -224,14 +223,14 @@ func (o *Observer) census(ctx context.Context, sups []work.Watched) census {
 // answered returns the Snapshots of the watched engines that answer: the
 // last census's when it is less than a second old (the same collection's
 // gauges callback read them), else read now.
-func (o *Observer) answered(ctx context.Context) []work.Snapshot {
+func (o *Observer) answered(ctx context.Context) []observe.Snapshot {
 	o.lastMu.Lock()
 	at, snaps := o.lastAt, o.lastSnaps
 	o.lastMu.Unlock()
 	if !at.IsZero() && time.Since(at) < time.Second {
 		return snaps
 	}
-	var out []work.Snapshot
+	var out []observe.Snapshot
 	for _, s := range o.watchedSupervisors() {
 		if snap, err := o.snapshot(ctx, s); err == nil {
 			out = append(out, snap)
@@ -241,7 +240,7 @@ func (o *Observer) answered(ctx context.Context) []work.Snapshot {
 }
 
 // snapshot is s's Snapshot within the Observer's bound (WithSnapshotTimeout).
-func (o *Observer) snapshot(ctx context.Context, s work.Watched) (work.Snapshot, error) {
+func (o *Observer) snapshot(ctx context.Context, s observe.Watched) (observe.Snapshot, error) {
 	d := o.snapTimeout
 	if d <= 0 {
 		d = DefaultSnapshotTimeout
@@ -260,7 +259,7 @@ func (o *Observer) collect(ctx context.Context, ob metric.Observer) error {
 }
 
 // watchedSupervisors returns the engines the Observer reports on.
-func (o *Observer) watchedSupervisors() []work.Watched {
+func (o *Observer) watchedSupervisors() []observe.Watched {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
 	return slices.Clone(o.watched)
@@ -275,11 +274,11 @@ func (o *Observer) cancelRequestedAt(id string) (time.Time, bool) {
 	return t, ok
 }
 
-// Watch adds s (any engine, through work.Watched) to those whose live
+// Watch adds s (any engine, through observe.Watched) to those whose live
 // counts the gauges report (agentwork_work_items and
 // agentwork_work_concurrency_limit sum over them). work.New calls it; the returned function, which Supervisor.Close
 // calls, removes s again. It is idempotent.
-func (o *Observer) Watch(s work.Watched) (unwatch func()) {
+func (o *Observer) Watch(s observe.Watched) (unwatch func()) {
 	o.watchMu.Lock()
 	o.watched = append(o.watched, s)
 	o.watchMu.Unlock()

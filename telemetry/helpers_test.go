@@ -25,6 +25,7 @@ import (
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -79,21 +80,21 @@ type tee struct {
 	hook *eventHook
 }
 
-func (t tee) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
+func (t tee) Begin(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
 	return t.obs.Begin(ctx, c)
 }
 
-func (t tee) Bind(caller, exec context.Context, e work.Event) context.Context {
+func (t tee) Bind(caller, exec context.Context, e observe.Event) context.Context {
 	return t.obs.Bind(caller, exec, e)
 }
 
-func (t tee) Event(ctx context.Context, e work.Event) {
+func (t tee) Event(ctx context.Context, e observe.Event) {
 	t.rec.Event(ctx, e)
 	t.obs.Event(ctx, e)
 	t.hook.call(e)
 }
 
-func (t tee) Watch(s work.Watched) func() { return t.obs.Watch(s) }
+func (t tee) Watch(s observe.Watched) func() { return t.obs.Watch(s) }
 
 func (t tee) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
 	t.obs.ShutdownReported(ctx, r)
@@ -103,16 +104,16 @@ func (t tee) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
 // after the Observer saw it (set sets it; nil calls nothing).
 type eventHook struct {
 	mu sync.Mutex
-	f  func(work.Event)
+	f  func(observe.Event)
 }
 
-func (k *eventHook) set(f func(work.Event)) {
+func (k *eventHook) set(f func(observe.Event)) {
 	k.mu.Lock()
 	k.f = f
 	k.mu.Unlock()
 }
 
-func (k *eventHook) call(e work.Event) {
+func (k *eventHook) call(e observe.Event) {
 	if k == nil {
 		return
 	}
@@ -149,22 +150,22 @@ func (h *harness) root() (context.Context, trace.Span) {
 
 // launch does what the middleware does for run_in_background.
 func (h *harness) launch(ctx context.Context, t work.Target, spec work.Spec) (string, error) {
-	ctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: t.Label, CallID: "call_launch", Owner: h.owner.ID()})
+	ctx, end := h.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: t.Label, CallID: "call_launch", Owner: h.owner.ID()})
 	spec.Owner, spec.Target = h.owner, t
 	ref, err := h.s.Start(ctx, spec)
 	if err != nil {
-		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err
 	}
-	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	return ref.ID, nil
 }
 
 // action does what the work tool does: a call span around fn.
 func (h *harness) action(ctx context.Context, action, id string, fn func(ctx context.Context) (outcome, class string)) {
-	ctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: action, WorkID: id, CallID: "call_" + action, Owner: h.owner.ID()})
+	ctx, end := h.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: action, WorkID: id, CallID: "call_" + action, Owner: h.owner.ID()})
 	outcome, class := fn(ctx)
-	end(work.ToolCallEnd{Outcome: outcome, ErrorClass: class})
+	end(observe.ToolCallEnd{Outcome: outcome, ErrorClass: class})
 }
 
 // await waits until the Work is terminal (a completed Work's result is

@@ -12,6 +12,7 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // spanAttr returns the value of key on span, and whether it is set.
@@ -55,13 +56,13 @@ func TestToolCallIDShape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range []work.ToolCall{
-			{Kind: work.ToolCallAction, Tool: "work", Action: "list", CallID: tc.id, Owner: "o"},
-			{Kind: work.ToolCallLaunch, Tool: "research", CallID: tc.id, Owner: "o"},
-			{Kind: work.ToolCallForeground, Tool: "research", CallID: tc.id, Owner: "o"},
+		for _, c := range []observe.ToolCall{
+			{Kind: observe.ToolCallAction, Tool: "work", Action: "list", CallID: tc.id, Owner: "o"},
+			{Kind: observe.ToolCallLaunch, Tool: "research", CallID: tc.id, Owner: "o"},
+			{Kind: observe.ToolCallForeground, Tool: "research", CallID: tc.id, Owner: "o"},
 		} {
 			_, end := obs.Begin(context.Background(), c)
-			end(work.ToolCallEnd{Outcome: "ok"})
+			end(observe.ToolCallEnd{Outcome: "ok"})
 		}
 		spans := rec.Ended()
 		if len(spans) != 3 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestLateEventsStayWithTheirOwner: an event that arrives after a Work's
@@ -33,13 +34,13 @@ func TestLateEventsStayWithTheirOwner(t *testing.T) {
 	}
 	// Owner b's action names a's Work and stays open while a reads the
 	// result (a late result-read event).
-	actx, endA := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: a.ID()})
-	_, endB := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: b.ID()})
+	actx, endA := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: a.ID()})
+	_, endB := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, Owner: b.ID()})
 	if _, out, err := s.Result(actx, a, ref.ID, work.MaxResultWait); err != nil || out != "out" {
 		t.Fatalf("result: %q %v", out, err)
 	}
-	endA(work.ToolCallEnd{Outcome: "ok"})
-	endB(work.ToolCallEnd{Outcome: "not_found"})
+	endA(observe.ToolCallEnd{Outcome: "ok"})
+	endB(observe.ToolCallEnd{Outcome: "not_found"})
 	var gotA, gotB int
 	for _, sp := range rec.Ended() {
 		if sp.Name() != "execute_tool work" {

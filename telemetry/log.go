@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Log messages: the span event's name ("agentwork.work.completed",
@@ -62,12 +63,12 @@ func (o *Observer) logs(ctx context.Context, level slog.Level) bool {
 // for a move to the background, the approval events' level for those,
 // Debug for anything else. The fields are content-free: id, target label, states, error class,
 // durations, counts, sizes and the owner's depth (never the owner's id).
-func (o *Observer) logEvent(ctx context.Context, e work.Event) {
+func (o *Observer) logEvent(ctx context.Context, e observe.Event) {
 	level := waitLogLevel(e.Type)
 	switch e.Type {
-	case work.EventFailed, work.EventOrphaned:
+	case observe.EventFailed, observe.EventOrphaned:
 		level = slog.LevelWarn
-	case work.EventBackgrounded:
+	case observe.EventBackgrounded:
 		level = slog.LevelInfo
 	}
 	if !o.logs(ctx, level) {
@@ -77,10 +78,10 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 	attrs := buf[:0]
 	var msg string
 	switch e.Type {
-	case work.EventRefused:
+	case observe.EventRefused:
 		msg = msgRefused
 		attrs = append(attrs, slog.String(logTarget, e.Target), slog.String(logErrorType, reasonOf(e.ErrorClass)))
-	case work.EventStatusBlock:
+	case observe.EventStatusBlock:
 		msg = msgStatusBlock
 		attrs = append(attrs, slog.Int(logCount, e.Count))
 	default:
@@ -96,14 +97,14 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		if e.From != "" {
 			attrs = append(attrs, slog.String(logFrom, string(e.From)))
 		}
-		if e.Type == work.EventFailed {
+		if e.Type == observe.EventFailed {
 			et := errorType(e.ErrorClass)
 			if et == "" {
 				et = otherErrorType
 			}
 			attrs = append(attrs, slog.String(logErrorType, et))
 		}
-		if e.Type == work.EventRunning {
+		if e.Type == observe.EventRunning {
 			attrs = append(attrs, slog.Duration(logQueueWait, e.QueueWait))
 		}
 		if e.To.Terminal() {
@@ -115,7 +116,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 		if e.Bytes > 0 {
 			attrs = append(attrs, slog.Int(logBytes, e.Bytes))
 		}
-		if e.Type == work.EventProgress {
+		if e.Type == observe.EventProgress {
 			p := e.Progress
 			attrs = append(attrs, slog.Int64(logDone, p.Done), slog.Int64(logTotal, p.Total),
 				slog.Int64(logRequests, p.ModelRequests), slog.Int64(logTools, p.ToolCalls))
@@ -130,7 +131,7 @@ func (o *Observer) logEvent(ctx context.Context, e work.Event) {
 
 // logForeground writes one line for the end of a foreground call: Warn
 // when it failed, Debug otherwise.
-func (o *Observer) logForeground(ctx context.Context, c work.ToolCall, ce work.ToolCallEnd) {
+func (o *Observer) logForeground(ctx context.Context, c observe.ToolCall, ce observe.ToolCallEnd) {
 	outcome := normOutcome(ce.Outcome)
 	level := slog.LevelDebug
 	if outcome != outcomeOK {

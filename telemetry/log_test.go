@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestLogLines: one JSON line per lifecycle event, Debug except failures
@@ -51,7 +52,7 @@ func TestLogLines(t *testing.T) {
 		}
 		e := events[i]
 		wantLevel, wantMsg := "DEBUG", wantEventNames[e.Type]
-		if e.Type == work.EventFailed || e.Type == work.EventBudgetExhausted {
+		if e.Type == observe.EventFailed || e.Type == observe.EventBudgetExhausted {
 			wantLevel = "WARN"
 		}
 		if rec["level"] != wantLevel || rec["msg"] != wantMsg {
@@ -63,17 +64,17 @@ func TestLogLines(t *testing.T) {
 		keys := slices.Sorted(maps.Keys(rec))
 		var want []string
 		switch e.Type {
-		case work.EventQueued:
+		case observe.EventQueued:
 			want = []string{"level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
-		case work.EventRunning:
+		case observe.EventRunning:
 			want = []string{"from", "level", "msg", "owner.depth", "queue_wait", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
-		case work.EventCompleted:
+		case observe.EventCompleted:
 			want = []string{"bytes", "duration", "from", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
-		case work.EventFailed:
+		case observe.EventFailed:
 			want = []string{"duration", "error.type", "from", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.state", "work.target"}
-		case work.EventResultRead:
+		case observe.EventResultRead:
 			want = []string{"bytes", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
-		case work.EventBudgetExhausted:
+		case observe.EventBudgetExhausted:
 			want = []string{"budget", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
 			if rec["budget"] != work.BudgetDuration {
 				t.Errorf("line %d: budget %v, want duration", i, rec["budget"])
@@ -108,17 +109,17 @@ var hexID = regexp.MustCompile(`^[0-9a-f]+$`)
 
 // wantEventNames pins the span event names (and log messages) of the
 // lifecycle events: public API (DESIGN.md, Telemetry contract).
-var wantEventNames = map[work.EventType]string{
-	work.EventQueued:            "agentwork.work.queued",
-	work.EventRunning:           "agentwork.work.running",
-	work.EventCancelRequested:   "agentwork.work.cancel_requested",
-	work.EventCompleted:         "agentwork.work.completed",
-	work.EventFailed:            "agentwork.work.failed",
-	work.EventCancelled:         "agentwork.work.cancelled",
-	work.EventDetached:          "agentwork.work.detached",
-	work.EventGuidanceAccepted:  "agentwork.work.guidance.accepted",
-	work.EventGuidanceDelivered: "agentwork.work.guidance.delivered",
-	work.EventGuidanceDropped:   "agentwork.work.guidance.dropped",
-	work.EventResultRead:        "agentwork.work.result.read",
-	work.EventBudgetExhausted:   "agentwork.work.budget_exhausted",
+var wantEventNames = map[observe.EventType]string{
+	observe.EventQueued:            "agentwork.work.queued",
+	observe.EventRunning:           "agentwork.work.running",
+	observe.EventCancelRequested:   "agentwork.work.cancel_requested",
+	observe.EventCompleted:         "agentwork.work.completed",
+	observe.EventFailed:            "agentwork.work.failed",
+	observe.EventCancelled:         "agentwork.work.cancelled",
+	observe.EventDetached:          "agentwork.work.detached",
+	observe.EventGuidanceAccepted:  "agentwork.work.guidance.accepted",
+	observe.EventGuidanceDelivered: "agentwork.work.guidance.delivered",
+	observe.EventGuidanceDropped:   "agentwork.work.guidance.dropped",
+	observe.EventResultRead:        "agentwork.work.result.read",
+	observe.EventBudgetExhausted:   "agentwork.work.budget_exhausted",
 }

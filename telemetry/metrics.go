@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // instruments are the Observer's metric instruments.
@@ -42,12 +43,12 @@ type instruments struct {
 // option slices the hot path passes (a variadic call through an interface
 // would allocate its slice on every record).
 type targetOpts struct {
-	state   [len(work.States)]metric.MeasurementOption // {state, target}
-	outcome [len(work.States)]metric.MeasurementOption // {outcome, target}, terminal states only
-	target  metric.MeasurementOption                   // {target}
+	state   [len(observe.States)]metric.MeasurementOption // {state, target}
+	outcome [len(observe.States)]metric.MeasurementOption // {outcome, target}, terminal states only
+	target  metric.MeasurementOption                      // {target}
 
-	stateAdd   [len(work.States)][]metric.AddOption
-	outcomeRec [len(work.States)][]metric.RecordOption
+	stateAdd   [len(observe.States)][]metric.AddOption
+	outcomeRec [len(observe.States)][]metric.RecordOption
 	targetRec  []metric.RecordOption
 }
 
@@ -141,7 +142,7 @@ func (in *instruments) forTarget(target string) *targetOpts {
 	}
 	t := &targetOpts{target: metric.WithAttributeSet(attribute.NewSet(labelTarget.String(target)))}
 	t.targetRec = []metric.RecordOption{t.target}
-	for i, s := range work.States {
+	for i, s := range observe.States {
 		t.state[i] = metric.WithAttributeSet(attribute.NewSet(labelState.String(string(s)), labelTarget.String(target)))
 		t.stateAdd[i] = []metric.AddOption{t.state[i]}
 		if s.Terminal() {
@@ -172,33 +173,33 @@ func (in *instruments) action(action, outcome string) []metric.AddOption {
 }
 
 // record updates the metrics for one lifecycle event.
-func (in *instruments) record(ctx context.Context, e work.Event) {
+func (in *instruments) record(ctx context.Context, e observe.Event) {
 	switch e.Type {
-	case work.EventRefused:
+	case observe.EventRefused:
 		in.refused.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
 			labelTarget.String(e.Target), labelReason.String(reasonOf(e.ErrorClass)))))
 		return
-	case work.EventStatusBlock:
+	case observe.EventStatusBlock:
 		in.statusRows.Record(ctx, int64(e.Count))
 		return
-	case work.EventGuidanceAccepted:
+	case observe.EventGuidanceAccepted:
 		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[0])
 		return
-	case work.EventGuidanceDelivered:
+	case observe.EventGuidanceDelivered:
 		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[1])
 		return
-	case work.EventGuidanceDropped:
+	case observe.EventGuidanceDropped:
 		in.guidance.Add(ctx, int64(e.Count), in.guidanceOpts[2])
 		return
-	case work.EventOrphaned:
+	case observe.EventOrphaned:
 		in.orphaned.Add(ctx, 1, in.forTarget(e.Target).target)
 		return
-	case work.EventBackgrounded:
+	case observe.EventBackgrounded:
 		in.backgrounded.Add(ctx, 1, in.forTarget(e.Target).target)
 		return
 	}
-	i := stateIndex(e.To)
-	if i < 0 || e.Type != work.EventType(e.To) {
+	i := e.To.Index()
+	if i < 0 || e.Type != observe.EventType(e.To) {
 		return // not a transition
 	}
 	t := in.forTarget(e.Target)

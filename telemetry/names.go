@@ -3,7 +3,7 @@ package telemetry
 import (
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // ScopeName is the instrumentation scope of the tracer and meter.
@@ -59,7 +59,7 @@ const (
 	otherErrorType = "_OTHER"
 )
 
-// Span event names, one per work.EventType, namespaced under
+// Span event names, one per observe.EventType, namespaced under
 // "agentwork.work." (a Work's lifecycle) or "agentwork." (the caller's).
 const (
 	evQueued            = "agentwork.work.queued"
@@ -79,39 +79,39 @@ const (
 	evOrphaned          = "agentwork.work.orphaned"
 )
 
-func eventName(t work.EventType) string {
+func eventName(t observe.EventType) string {
 	switch t {
-	case work.EventQueued:
+	case observe.EventQueued:
 		return evQueued
-	case work.EventRunning:
+	case observe.EventRunning:
 		return evRunning
-	case work.EventCancelRequested:
+	case observe.EventCancelRequested:
 		return evCancelRequested
-	case work.EventCompleted:
+	case observe.EventCompleted:
 		return evCompleted
-	case work.EventFailed:
+	case observe.EventFailed:
 		return evFailed
-	case work.EventCancelled:
+	case observe.EventCancelled:
 		return evCancelled
-	case work.EventDetached:
+	case observe.EventDetached:
 		return evDetached
-	case work.EventGuidanceAccepted:
+	case observe.EventGuidanceAccepted:
 		return evGuidanceAccepted
-	case work.EventGuidanceDelivered:
+	case observe.EventGuidanceDelivered:
 		return evGuidanceDelivered
-	case work.EventGuidanceDropped:
+	case observe.EventGuidanceDropped:
 		return evGuidanceDropped
-	case work.EventResultRead:
+	case observe.EventResultRead:
 		return evResultRead
-	case work.EventRefused:
+	case observe.EventRefused:
 		return evRefused
-	case work.EventStatusBlock:
+	case observe.EventStatusBlock:
 		return evStatusBlock
-	case work.EventProgress:
+	case observe.EventProgress:
 		return evProgress
-	case work.EventOrphaned:
+	case observe.EventOrphaned:
 		return evOrphaned
-	case work.EventBackgrounded:
+	case observe.EventBackgrounded:
 		return evBackgrounded
 	}
 	return waitEventName(t)
@@ -260,13 +260,4 @@ func validProvider(name string) bool {
 		}
 	}
 	return true
-}
-
-func stateIndex(s work.State) int {
-	for i, v := range work.States {
-		if v == s {
-			return i
-		}
-	}
-	return -1
 }

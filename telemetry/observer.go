@@ -11,11 +11,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Observer turns the engine's lifecycle events and model-facing calls into
 // OpenTelemetry spans and metrics and log/slog lines. It implements
-// work.Observer and work.Watcher: pass it to work.New with
+// observe.Observer and observe.Watcher: pass it to work.New with
 // work.WithObserver, and the Supervisor registers itself for the gauges.
 // One Observer may serve several Supervisors.
 //
@@ -24,7 +25,7 @@ import (
 // were given, Event, Replay and ShutdownReported do nothing, and Watch,
 // Status and StatusHandler report the engines it watches. It is safe for
 // concurrent use, never blocks on I/O (export is the providers' business)
-// and never calls back into an engine except its Snapshot (work.Watched) at
+// and never calls back into an engine except its Snapshot (observe.Watched) at
 // metric collection and for the status page.
 //
 // Nothing an Observer records carries content: names, attributes, events,
@@ -45,7 +46,7 @@ type Observer struct {
 	// callback reuses them rather than wait for an engine again.
 	lastMu    sync.Mutex
 	lastAt    time.Time
-	lastSnaps []work.Snapshot
+	lastSnaps []observe.Snapshot
 
 	// Open work-tool action spans by the work id they name: lifecycle
 	// events that arrive after the Work's own span has ended (result read,
@@ -56,7 +57,7 @@ type Observer struct {
 	// starts the child agent's invoke_agent span there and the call's end
 	// function ends it.
 	foreground map[trace.SpanID]trace.Span
-	// Calls that may move to the background (work.ToolCall.AutoBackground)
+	// Calls that may move to the background (observe.ToolCall.AutoBackground)
 	// by their execute_tool span: Bind records the Work's invoke_agent
 	// span there, for EventBackgrounded (backgrounded.go). movingN is
 	// len(moving), read without the lock.
@@ -80,17 +81,17 @@ type Observer struct {
 	tallyN  atomic.Int64 // len(tallies), read without the lock
 
 	watchMu sync.Mutex
-	watched []work.Watched
+	watched []observe.Watched
 
 	names     sync.Map // spanNameKey -> span name
 	nameCount atomic.Int32
 }
 
 var (
-	_ work.Observer         = (*Observer)(nil)
-	_ work.Watcher          = (*Observer)(nil)
+	_ observe.Observer      = (*Observer)(nil)
+	_ observe.Watcher       = (*Observer)(nil)
 	_ work.ShutdownObserver = (*Observer)(nil)
-	_ work.Replayer         = (*Observer)(nil)
+	_ observe.Replayer      = (*Observer)(nil)
 )
 
 // New returns an Observer configured by opts. It fails only when the
@@ -192,16 +193,16 @@ func (o *Observer) Unregister() error {
 // span gets agentwork.work.updates, agentwork.work.updates.refused (and
 // agentwork.work.updates.unrecorded) as it ends, its terminal log line the
 // non-zero counts. Never an update's value.
-func (o *Observer) Event(ctx context.Context, e work.Event) {
+func (o *Observer) Event(ctx context.Context, e observe.Event) {
 	switch {
-	case e.Type == work.EventCancelRequested && e.WorkID != "":
+	case e.Type == observe.EventCancelRequested && e.WorkID != "":
 		o.cancelMu.Lock()
 		if o.cancelAt == nil { // the zero Observer
 			o.cancelAt = make(map[string]time.Time)
 		}
 		o.cancelAt[e.WorkID] = e.Time
 		o.cancelMu.Unlock()
-	case e.To.Terminal() && e.Type == work.EventType(e.To):
+	case e.To.Terminal() && e.Type == observe.EventType(e.To):
 		o.cancelMu.Lock()
 		delete(o.cancelAt, e.WorkID)
 		o.cancelMu.Unlock()
@@ -224,24 +225,24 @@ func (o *Observer) Event(ctx context.Context, e work.Event) {
 
 // Replay records a replayed event on the Work's span in ctx (what Bind
 // returned for it), as Event does, and nothing else: no metric, no log
-// line, no event on a work-tool action span (see work.Replayer). A
+// line, no event on a work-tool action span (see observe.Replayer). A
 // terminal transition ends the span at e.Time. A replayed EventPolled
 // counts for the poll summary the span gets as it ends; a replayed
 // EventUpdate is its span event (within the Work's bound) and counts for
 // the span's update counts.
-func (o *Observer) Replay(ctx context.Context, e work.Event) {
+func (o *Observer) Replay(ctx context.Context, e observe.Event) {
 	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
 	}
-	if e.Type == work.EventBudgetExhausted || e.Type == work.EventUsage {
+	if e.Type == observe.EventBudgetExhausted || e.Type == observe.EventUsage {
 		o.budgetSpan(ctx, e)
 		return
 	}
-	if e.Type == work.EventPolled {
+	if e.Type == observe.EventPolled {
 		o.countPoll(e.WorkID, pollIndex(e.Poll))
 		return
 	}
-	if e.Type == work.EventUpdate {
+	if e.Type == observe.EventUpdate {
 		o.updateSpan(ctx, e, updateIndex(e.ErrorClass))
 		return
 	}

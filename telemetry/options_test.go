@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestDefaultsAreGlobals: without provider options New uses the global
@@ -35,8 +36,8 @@ func TestDefaultsAreGlobals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, end := obs.Begin(context.Background(), work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "list"})
-	end(work.ToolCallEnd{Outcome: "ok"})
+	_, end := obs.Begin(context.Background(), observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "list"})
+	end(observe.ToolCallEnd{Outcome: "ok"})
 	if got := len(spans.Ended()); got != 1 {
 		t.Errorf("%d spans on the global provider, want 1", got)
 	}
@@ -57,16 +58,16 @@ func TestWithoutTracing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, caller := tp.Tracer("test").Start(context.Background(), "caller")
-	got, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher"})
-	end(work.ToolCallEnd{Outcome: "ok"})
+	got, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: "researcher"})
+	end(observe.ToolCallEnd{Outcome: "ok"})
 	if got != ctx {
 		t.Error("Begin returned a new context with tracing off")
 	}
-	exec := obs.Bind(ctx, context.Background(), work.Event{Type: work.EventQueued, WorkID: "w", Target: "researcher"})
+	exec := obs.Bind(ctx, context.Background(), observe.Event{Type: observe.EventQueued, WorkID: "w", Target: "researcher"})
 	if trace.SpanContextFromContext(exec).IsValid() {
 		t.Error("background execution has a span with tracing off")
 	}
-	fg := obs.Bind(ctx, context.Background(), work.Event{Type: work.EventForeground, Target: "researcher"})
+	fg := obs.Bind(ctx, context.Background(), observe.Event{Type: observe.EventForeground, Target: "researcher"})
 	if trace.SpanFromContext(fg) != caller {
 		t.Error("a foreground child does not run under the caller's span with tracing off")
 	}

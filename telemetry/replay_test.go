@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestReplayRebuildsSpanOnly replays a Work's lifecycle as a durable
@@ -16,15 +17,15 @@ import (
 // count once.
 func TestReplayRebuildsSpanOnly(t *testing.T) {
 	h := newHarness(t)
-	base := work.Event{WorkID: "0123456789abcdef0123456789abcdef", Owner: "coordinator", Target: "researcher", Kind: work.KindAgent}
-	events := func() []work.Event {
+	base := observe.Event{WorkID: "0123456789abcdef0123456789abcdef", Owner: "coordinator", Target: "researcher", Kind: work.KindAgent}
+	events := func() []observe.Event {
 		q, r, b, u, c := base, base, base, base, base
-		q.Type, q.To, q.Time = work.EventQueued, work.StateQueued, epoch
-		r.Type, r.From, r.To, r.Time, r.QueueWait = work.EventRunning, work.StateQueued, work.StateRunning, epoch.Add(time.Second), time.Second
-		b.Type, b.Budget, b.Time = work.EventBudgetExhausted, work.BudgetTurns, epoch.Add(2*time.Second)
-		u.Type, u.Usage, u.Time = work.EventUsage, work.Usage{Turns: 3, InputTokens: 10, OutputTokens: 5}, epoch.Add(3*time.Second)
-		c.Type, c.From, c.To, c.Time, c.Duration, c.Bytes = work.EventCompleted, work.StateRunning, work.StateCompleted, epoch.Add(3*time.Second), 2*time.Second, 42
-		return []work.Event{q, r, b, u, c}
+		q.Type, q.To, q.Time = observe.EventQueued, work.StateQueued, epoch
+		r.Type, r.From, r.To, r.Time, r.QueueWait = observe.EventRunning, work.StateQueued, work.StateRunning, epoch.Add(time.Second), time.Second
+		b.Type, b.Budget, b.Time = observe.EventBudgetExhausted, work.BudgetTurns, epoch.Add(2*time.Second)
+		u.Type, u.Usage, u.Time = observe.EventUsage, work.Usage{Turns: 3, InputTokens: 10, OutputTokens: 5}, epoch.Add(3*time.Second)
+		c.Type, c.From, c.To, c.Time, c.Duration, c.Bytes = observe.EventCompleted, work.StateRunning, work.StateCompleted, epoch.Add(3*time.Second), 2*time.Second, 42
+		return []observe.Event{q, r, b, u, c}
 	}
 	evs := events()
 	ctx := h.obs.Bind(context.Background(), context.Background(), evs[0])

@@ -8,23 +8,24 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-func nopEnd(work.ToolCallEnd) {}
+func nopEnd(observe.ToolCallEnd) {}
 
 // Options and attributes the hot path would otherwise allocate on every
 // call (an option is an interface: boxing a value allocates).
 var (
 	internalKind = trace.WithSpanKind(trace.SpanKindInternal)
 	newRoot      = trace.WithNewRoot()
-	// By work.States index: the agentwork.work.state attribute, as a
+	// By observe.States index: the agentwork.work.state attribute, as a
 	// slice for SetAttributes and as a span event option.
-	stateAttrs    [len(work.States)][]attribute.KeyValue
-	stateEventOpt [len(work.States)]trace.EventOption
+	stateAttrs    [len(observe.States)][]attribute.KeyValue
+	stateEventOpt [len(observe.States)]trace.EventOption
 )
 
 func init() {
-	for i, st := range work.States {
+	for i, st := range observe.States {
 		stateAttrs[i] = []attribute.KeyValue{keyWorkState.String(string(st))}
 		stateEventOpt[i] = trace.WithAttributes(stateAttrs[i]...)
 	}
@@ -56,7 +57,7 @@ func (o *Observer) spanName(prefix, label string) string {
 //   - ToolCallLaunch, ToolCallForeground: "execute_tool {c.Tool}", INTERNAL, with
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name and
 //     agentwork.work.target set to c.Tool, gen_ai.tool.type=function,
-//     gen_ai.tool.description when ctx carries a work.TargetInfo with one,
+//     gen_ai.tool.description when ctx carries a observe.TargetInfo with one,
 //     and gen_ai.tool.call.id. For a launch the end function sets
 //     agentwork.work.id from ToolCallEnd.WorkID; the launch span also gets a
 //     link to the Work's "invoke_agent" span (see Bind). For a foreground
@@ -76,7 +77,7 @@ func (o *Observer) spanName(prefix, label string) string {
 // when it has a provider-issued shape: 1 to 64 ASCII letters, digits, '_'
 // and '-'.
 //
-// When the framework traces the call itself (work.ToolCallTraced: its
+// When the framework traces the call itself (observe.ToolCallTraced: its
 // execute_tool span is ctx's current span), Begin starts no span: the
 // framework's span takes the place of "execute_tool {c.Tool}" or
 // "execute_tool work" (it gets agentwork.work.target, or agentwork.action
@@ -84,18 +85,18 @@ func (o *Observer) spanName(prefix, label string) string {
 // a status, an error.type or an end from agentwork), a foreground agent
 // child's "invoke_agent" span is its child, and the metrics and log lines
 // are those of any call.
-func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
-	if o.tracer == nil && (o.m == nil || c.Kind != work.ToolCallAction) {
-		if c.Kind == work.ToolCallForeground {
-			return ctx, func(ce work.ToolCallEnd) { o.logForeground(ctx, c, ce) }
+func (o *Observer) Begin(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
+	if o.tracer == nil && (o.m == nil || c.Kind != observe.ToolCallAction) {
+		if c.Kind == observe.ToolCallForeground {
+			return ctx, func(ce observe.ToolCallEnd) { o.logForeground(ctx, c, ce) }
 		}
 		return ctx, nopEnd
 	}
-	if o.tracer != nil && work.ToolCallTraced(ctx) {
+	if o.tracer != nil && observe.ToolCallTraced(ctx) {
 		return o.beginTraced(ctx, c)
 	}
 	action := ""
-	if c.Kind == work.ToolCallAction {
+	if c.Kind == observe.ToolCallAction {
 		action = normAction(c.Action)
 	}
 	var span trace.Span
@@ -105,7 +106,7 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 		var name string
 		sc := getScratch()
 		attrs := append(sc.attributes(), keyOperation.String(opExecuteTool), keyToolType.String(toolTypeFunction))
-		if c.Kind == work.ToolCallAction {
+		if c.Kind == observe.ToolCallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
 			if work.IsID(c.WorkID) {
@@ -115,7 +116,7 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 		} else {
 			name = o.spanName(spanExecuteTool, c.Tool)
 			attrs = append(attrs, keyToolName.String(c.Tool), keyWorkTarget.String(c.Tool))
-			if info, ok := work.TargetInfoFrom(ctx); ok && info.Description != "" {
+			if info, ok := observe.TargetInfoFrom(ctx); ok && info.Description != "" {
 				attrs = append(attrs, keyToolDesc.String(info.Description))
 			}
 		}
@@ -124,11 +125,11 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 		}
 		ctx, span = o.tracer.Start(ctx, name, append(sc.start[:0], internalKind, sc.withAttributes(attrs))...)
 		sc.put()
-		if c.Kind == work.ToolCallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+		if c.Kind == observe.ToolCallLaunch && c.AutoBackground > 0 && span.IsRecording() {
 			moveID = span.SpanContext().SpanID()
 			o.trackMove(moveID)
 		}
-		if c.Kind == work.ToolCallForeground && span.IsRecording() {
+		if c.Kind == observe.ToolCallForeground && span.IsRecording() {
 			fgID = span.SpanContext().SpanID()
 			o.actMu.Lock()
 			o.foreground[fgID] = nil // Bind fills it for an agent child
@@ -142,7 +143,7 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 			tracked = actionKey{}
 		}
 	}
-	return ctx, func(ce work.ToolCallEnd) {
+	return ctx, func(ce observe.ToolCallEnd) {
 		outcome := normOutcome(ce.Outcome)
 		if fgID.IsValid() {
 			o.endForeground(fgID, outcome, ce.ErrorClass)
@@ -151,7 +152,7 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 			o.untrackMove(moveID)
 		}
 		if span != nil {
-			if c.Kind == work.ToolCallLaunch && work.IsID(ce.WorkID) {
+			if c.Kind == observe.ToolCallLaunch && work.IsID(ce.WorkID) {
 				span.SetAttributes(keyWorkID.String(ce.WorkID))
 			}
 			if outcome != outcomeOK && outcome != outcomeTimeout {
@@ -171,10 +172,10 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 			}
 			span.End()
 		}
-		if c.Kind == work.ToolCallAction && o.m != nil {
+		if c.Kind == observe.ToolCallAction && o.m != nil {
 			o.m.actions.Add(ctx, 1, o.m.action(action, outcome)...)
 		}
-		if c.Kind == work.ToolCallForeground {
+		if c.Kind == observe.ToolCallForeground {
 			o.logForeground(ctx, c, ce)
 		}
 	}
@@ -187,7 +188,7 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 //     launch), with gen_ai.operation.name=invoke_agent, gen_ai.agent.name,
 //     agentwork.work.id, agentwork.work.target and agentwork.work.state set
 //     at creation, where samplers see them, and gen_ai.agent.id and
-//     gen_ai.provider.name when caller carries a work.TargetInfo with them.
+//     gen_ai.provider.name when caller carries a observe.TargetInfo with them.
 //     The launch span gets the reverse link (Span.AddLink), so either end
 //     leads to the other. The child's own spans nest under it; the span
 //     ends with the Work's terminal event, or with EventOrphaned when
@@ -200,9 +201,9 @@ func (o *Observer) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 //     Work), which the call's end function ends.
 //
 // Nothing else of caller reaches the returned context.
-func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Context {
+func (o *Observer) Bind(caller, exec context.Context, e observe.Event) context.Context {
 	switch e.Type {
-	case work.EventForeground:
+	case observe.EventForeground:
 		sp := trace.SpanFromContext(caller)
 		if !sp.SpanContext().IsValid() {
 			return exec
@@ -234,7 +235,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 			child.End()
 		}
 		return ctx
-	case work.EventQueued:
+	case observe.EventQueued:
 		if o.tracer == nil {
 			return exec
 		}
@@ -267,7 +268,7 @@ func (o *Observer) Bind(caller, exec context.Context, e work.Event) context.Cont
 
 // startForegroundAgent starts a foreground agent child's "invoke_agent"
 // span, a child of exec's span.
-func (o *Observer) startForegroundAgent(exec, caller context.Context, e work.Event) (context.Context, trace.Span) {
+func (o *Observer) startForegroundAgent(exec, caller context.Context, e observe.Event) (context.Context, trace.Span) {
 	sc := getScratch()
 	attrs := append(sc.attributes(),
 		keyOperation.String(opInvokeAgent), keyAgentName.String(e.Target), keyWorkTarget.String(e.Target))
@@ -278,13 +279,13 @@ func (o *Observer) startForegroundAgent(exec, caller context.Context, e work.Eve
 }
 
 // appendAgentInfo adds gen_ai.agent.id and gen_ai.provider.name from the
-// work.TargetInfo ctx carries, when they are set and look like
+// observe.TargetInfo ctx carries, when they are set and look like
 // identifiers (an id or provider name is never free text). An agent
 // child (kind work.KindAgent) always gets gen_ai.provider.name, a
 // Required attribute of invoke_agent: ProviderUnknown when no valid one
 // is known; other children get none.
 func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context, kind work.Kind) []attribute.KeyValue {
-	info, _ := work.TargetInfoFrom(ctx)
+	info, _ := observe.TargetInfoFrom(ctx)
 	if validCallID(info.AgentID) {
 		attrs = append(attrs, keyAgentID.String(info.AgentID))
 	}
@@ -331,13 +332,13 @@ func finishForeground(child trace.Span, outcome, class string) {
 // up allocates nothing.
 type actionKey struct{ owner, workID string }
 
-func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
+func (o *Observer) spanEvent(ctx context.Context, e observe.Event) {
 	name := eventName(e.Type)
 	if name == "" {
 		return
 	}
 	span := trace.SpanFromContext(ctx)
-	if e.Type == work.EventBackgrounded {
+	if e.Type == observe.EventBackgrounded {
 		span = o.moveSpan(ctx)
 	}
 	own := true
@@ -353,11 +354,11 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		}
 		own = false
 	}
-	transition := e.To != "" && e.Type == work.EventType(e.To)
-	si := stateIndex(e.To)
+	transition := e.To != "" && e.Type == observe.EventType(e.To)
+	si := e.To.Index()
 	sc := getScratch()
 	defer sc.put()
-	if own && (e.Type == work.EventOrphaned || (transition && e.To.Terminal())) {
+	if own && (e.Type == observe.EventOrphaned || (transition && e.To.Terminal())) {
 		o.pollSummary(span, e, sc) // before the attributes below: it uses sc too
 		o.updateSummary(span, e)
 	}
@@ -367,22 +368,22 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 	}
 	plain := len(attrs) // the state alone: a precomputed option
 	switch e.Type {
-	case work.EventGuidanceAccepted, work.EventGuidanceDelivered, work.EventGuidanceDropped:
+	case observe.EventGuidanceAccepted, observe.EventGuidanceDelivered, observe.EventGuidanceDropped:
 		attrs = append(attrs, keyGuidanceN.Int(e.Count))
-	case work.EventStatusBlock:
+	case observe.EventStatusBlock:
 		attrs = append(attrs, keyStatusRows.Int(e.Count))
-	case work.EventCompleted, work.EventResultRead:
+	case observe.EventCompleted, observe.EventResultRead:
 		attrs = append(attrs, keyResultBytes.Int(e.Bytes))
-	case work.EventRefused:
+	case observe.EventRefused:
 		attrs = append(attrs, keyErrorType.String(reasonOf(e.ErrorClass)))
-	case work.EventProgress:
+	case observe.EventProgress:
 		attrs = append(attrs, keyProgressDone.Int64(e.Progress.Done), keyProgressTotal.Int64(e.Progress.Total),
 			keyProgressRequests.Int64(e.Progress.ModelRequests), keyProgressTools.Int64(e.Progress.ToolCalls))
-	case work.EventOrphaned, work.EventBackgrounded:
+	case observe.EventOrphaned, observe.EventBackgrounded:
 		attrs = append(attrs, keyWorkState.String(string(e.From)))
 	}
 	et := ""
-	if e.Type == work.EventFailed {
+	if e.Type == observe.EventFailed {
 		et = errorType(e.ErrorClass)
 		if et == "" {
 			et = otherErrorType
@@ -406,7 +407,7 @@ func (o *Observer) spanEvent(ctx context.Context, e work.Event) {
 		return
 	}
 	switch {
-	case e.Type == work.EventOrphaned:
+	case e.Type == observe.EventOrphaned:
 		// Shutdown abandoned the Work: its span ends here, so that an
 		// exporter sees it. A terminal event that follows (the child
 		// returned after all) finds the span no longer recording: nothing

@@ -7,24 +7,25 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type callerKey struct{}
 
 // foreground does what the middleware does for a foreground child call.
 func (h *harness) foreground(ctx context.Context, t work.Target, run work.RunFunc) (string, error) {
-	ctx, end := h.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallForeground, Tool: t.Label, CallID: "call_fg", Owner: h.owner.ID()})
+	ctx, end := h.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallForeground, Tool: t.Label, CallID: "call_fg", Owner: h.owner.ID()})
 	out, err := h.s.Call(ctx, work.Spec{Owner: h.owner, Target: t, Run: run})
 	var we *work.Error
 	switch {
 	case err == nil:
-		end(work.ToolCallEnd{Outcome: "ok"})
+		end(observe.ToolCallEnd{Outcome: "ok"})
 	case errors.As(err, &we) && we.Class != "":
-		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: we.Class})
+		end(observe.ToolCallEnd{Outcome: "failed", ErrorClass: we.Class})
 	case errors.As(err, &we):
-		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: we.Code})
+		end(observe.ToolCallEnd{Outcome: "failed", ErrorClass: we.Code})
 	default:
-		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: "error"})
+		end(observe.ToolCallEnd{Outcome: "failed", ErrorClass: "error"})
 	}
 	return out, err
 }
@@ -118,7 +119,7 @@ execute_tool summarizer kind=internal parent=coordinator trace=t1 links=[] statu
 		{
 			name: "foreground agent with target info",
 			run: func(t *testing.T, h *harness, ctx context.Context) {
-				ctx = work.WithTargetInfo(ctx, work.TargetInfo{Provider: "openai", AgentID: "researcher-v2", Description: "Researches a topic."})
+				ctx = observe.WithTargetInfo(ctx, observe.TargetInfo{Provider: "openai", AgentID: "researcher-v2", Description: "Researches a topic."})
 				out, err := h.foreground(ctx, researcher, func(ctx context.Context) (string, error) {
 					return "report", h.childSpan(ctx, "child chat")
 				})
@@ -139,7 +140,7 @@ invoke_agent researcher kind=internal parent=execute_tool researcher trace=t1 li
 		{
 			name: "background with target info",
 			run: func(t *testing.T, h *harness, ctx context.Context) {
-				ctx = work.WithTargetInfo(ctx, work.TargetInfo{Provider: "gcp.gemini", AgentID: "researcher-v2", Description: "Researches a topic."})
+				ctx = observe.WithTargetInfo(ctx, observe.TargetInfo{Provider: "gcp.gemini", AgentID: "researcher-v2", Description: "Researches a topic."})
 				id, err := h.launch(ctx, researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
 				if err != nil {
 					t.Fatal(err)
@@ -341,7 +342,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 				}}); !errors.Is(err, work.ErrLimit) {
 					t.Fatalf("second start: %v", err)
 				}
-				h.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: h.owner.ID(), Count: 1})
+				h.obs.Event(ctx, observe.Event{Type: observe.EventStatusBlock, Owner: h.owner.ID(), Count: 1})
 				h.action(ctx, "detach", id, func(context.Context) (string, string) {
 					if _, err := h.s.Detach(ctx, h.owner, id); err != nil {
 						t.Fatal(err)
@@ -384,21 +385,21 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 		{
 			// The framework traces each tool call itself (an Eino
 			// callbacks.Handler) and the adapter says so
-			// (work.WithToolCallTraced): no execute_tool span of agentwork's;
+			// (observe.WithToolCallTraced): no execute_tool span of agentwork's;
 			// the framework's span gets agentwork's attributes, the
 			// launch's link and the foreground agent child's span.
 			name: "traced by the framework",
 			run: func(t *testing.T, h *harness, ctx context.Context) {
 				tr := h.tp.Tracer("framework")
 				lctx, lsp := tr.Start(ctx, "framework launch")
-				id, err := h.launch(work.WithToolCallTraced(lctx), researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
+				id, err := h.launch(observe.WithToolCallTraced(lctx), researcher, work.Spec{Run: func(context.Context) (string, error) { return "x", nil }})
 				lsp.End()
 				if err != nil {
 					t.Fatal(err)
 				}
 				h.await(id, work.StateCompleted)
 				fctx, fsp := tr.Start(ctx, "framework call")
-				out, err := h.foreground(work.WithToolCallTraced(fctx), researcher, func(ctx context.Context) (string, error) {
+				out, err := h.foreground(observe.WithToolCallTraced(fctx), researcher, func(ctx context.Context) (string, error) {
 					return "report", h.childSpan(ctx, "child chat")
 				})
 				fsp.End()
@@ -406,7 +407,7 @@ invoke_agent researcher kind=internal parent=root trace=t2 links=[execute_tool r
 					t.Fatalf("foreground: %q %v", out, err)
 				}
 				actx, asp := tr.Start(ctx, "framework action")
-				h.action(work.WithToolCallTraced(actx), "status", id, func(context.Context) (string, string) { return "ok", "" })
+				h.action(observe.WithToolCallTraced(actx), "status", id, func(context.Context) (string, string) { return "ok", "" })
 				asp.End()
 			},
 			want: `child chat kind=internal parent=invoke_agent researcher trace=t1 links=[] status=Unset

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // statusRefresh is how often the HTML status page reloads itself.
@@ -122,7 +123,7 @@ type StatusWork struct {
 }
 
 // Status returns the status page's data for the engines the Observer
-// watches (work.Watched: a *work.Supervisor or another engine). It is safe
+// watches (observe.Watched: a *work.Supervisor or another engine). It is safe
 // for concurrent use; each engine's Snapshot gets context.Background()
 // (a *work.Supervisor's takes its lock briefly). StatusHandler passes the
 // request's context instead.
@@ -143,7 +144,7 @@ func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 		if n, ok := c.pollers[target]; ok {
 			t.Pollers = &n
 		}
-		for i, st := range work.States {
+		for i, st := range observe.States {
 			t.States[string(st)] = n[i]
 		}
 		p.Queue.OldestAgeSeconds = max(p.Queue.OldestAgeSeconds, t.OldestQueuedAgeSeconds)
@@ -166,7 +167,7 @@ func (o *Observer) statusCtx(ctx context.Context) StatusPage {
 
 // progressOf returns a live Work's non-zero progress counts by name (done,
 // total, model_requests, tool_calls), or nil when it has reported none.
-func progressOf(w work.LiveWork) map[string]int64 {
+func progressOf(w observe.LiveWork) map[string]int64 {
 	var m map[string]int64
 	for _, c := range [...]struct {
 		name string
@@ -184,7 +185,7 @@ func progressOf(w work.LiveWork) map[string]int64 {
 }
 
 // StatusHandler returns a zpages-style live status page for the
-// engines the Observer watches (work.Watched): slots in use against the limit, the
+// engines the Observer watches (observe.Watched): slots in use against the limit, the
 // queue's length and oldest age, the external jobs waiting between polls and
 // the Work awaiting approval (with the oldest request's age), every target's
 // Work by state and each
@@ -216,7 +217,7 @@ func (o *Observer) StatusHandler() http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = statusTemplate.Execute(w, statusView{StatusPage: p, Refresh: int(statusRefresh.Seconds()), States: work.States[:]})
+		_ = statusTemplate.Execute(w, statusView{StatusPage: p, Refresh: int(statusRefresh.Seconds()), States: observe.States[:]})
 	})
 }
 

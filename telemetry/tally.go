@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // workTally is what the Observer counts of one Work while it lives, for
@@ -41,8 +41,8 @@ func (o *Observer) tallyOf(id string) (workTally, bool) {
 
 // forgetTally drops the tally of a Work that ended (its terminal event)
 // or was orphaned.
-func (o *Observer) forgetTally(e work.Event) {
-	if e.WorkID == "" || o.tallyN.Load() == 0 || (e.Type != work.EventOrphaned && !(e.To.Terminal() && e.Type == work.EventType(e.To))) {
+func (o *Observer) forgetTally(e observe.Event) {
+	if e.WorkID == "" || o.tallyN.Load() == 0 || (e.Type != observe.EventOrphaned && !(e.To.Terminal() && e.Type == observe.EventType(e.To))) {
 		return
 	}
 	o.tallyMu.Lock()

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // tracedCallKey carries a foreground call the framework traces
@@ -44,13 +45,13 @@ func (t *tracedCall) end() trace.Span {
 }
 
 // beginTraced is Begin for a call whose span the framework made
-// (work.ToolCallTraced): no span of agentwork's; agentwork's attributes on
+// (observe.ToolCallTraced): no span of agentwork's; agentwork's attributes on
 // the framework's span while it records; the foreground agent child's
 // span under it; the metrics and logs of any call.
-func (o *Observer) beginTraced(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
+func (o *Observer) beginTraced(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
 	span := trace.SpanFromContext(ctx)
 	action := ""
-	if c.Kind == work.ToolCallAction {
+	if c.Kind == observe.ToolCallAction {
 		action = normAction(c.Action)
 		if span.IsRecording() {
 			span.SetAttributes(keyAction.String(action))
@@ -62,16 +63,16 @@ func (o *Observer) beginTraced(ctx context.Context, c work.ToolCall) (context.Co
 		span.SetAttributes(keyWorkTarget.String(c.Tool))
 	}
 	var tc *tracedCall
-	if c.Kind == work.ToolCallForeground {
+	if c.Kind == observe.ToolCallForeground {
 		tc = &tracedCall{}
 		ctx = context.WithValue(ctx, tracedCallKey{}, tc)
 	}
 	var moveID trace.SpanID
-	if c.Kind == work.ToolCallLaunch && c.AutoBackground > 0 && span.IsRecording() {
+	if c.Kind == observe.ToolCallLaunch && c.AutoBackground > 0 && span.IsRecording() {
 		moveID = span.SpanContext().SpanID()
 		o.trackMove(moveID)
 	}
-	return ctx, func(ce work.ToolCallEnd) {
+	return ctx, func(ce observe.ToolCallEnd) {
 		outcome := normOutcome(ce.Outcome)
 		if tc != nil {
 			finishForeground(tc.end(), outcome, ce.ErrorClass)
@@ -79,13 +80,13 @@ func (o *Observer) beginTraced(ctx context.Context, c work.ToolCall) (context.Co
 		if moveID.IsValid() {
 			o.untrackMove(moveID)
 		}
-		if c.Kind == work.ToolCallLaunch && work.IsID(ce.WorkID) && span.IsRecording() {
+		if c.Kind == observe.ToolCallLaunch && work.IsID(ce.WorkID) && span.IsRecording() {
 			span.SetAttributes(keyWorkID.String(ce.WorkID))
 		}
-		if c.Kind == work.ToolCallAction && o.m != nil {
+		if c.Kind == observe.ToolCallAction && o.m != nil {
 			o.m.actions.Add(ctx, 1, o.m.action(action, outcome)...)
 		}
-		if c.Kind == work.ToolCallForeground {
+		if c.Kind == observe.ToolCallForeground {
 			o.logForeground(ctx, c, ce)
 		}
 	}

@@ -11,9 +11,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Telemetry of children that talk back (work.EventUpdate): sequence
+// Telemetry of children that talk back (observe.EventUpdate): sequence
 // numbers, sizes, the question flag and outcomes, never an update's value.
 // The names are public API like the rest (DESIGN.md).
 const (
@@ -139,8 +140,8 @@ func (u *updateInstruments) forTarget(target string) *updateTargetOpts {
 // agentwork_work_updates_total{target,outcome}, the size of an accepted
 // update in agentwork_work_update_bytes{target}, the Work's counts for its
 // span's and terminal log line's summary, and a log line.
-func (o *Observer) updateEvent(ctx context.Context, e work.Event) bool {
-	if e.Type != work.EventUpdate {
+func (o *Observer) updateEvent(ctx context.Context, e observe.Event) bool {
+	if e.Type != observe.EventUpdate {
 		return false
 	}
 	i := updateIndex(e.ErrorClass)
@@ -197,7 +198,7 @@ func sat(n uint32) uint32 {
 // agentwork.update.question; refused, error.type (the reason),
 // agentwork.update.bytes when the engine gave the size, and
 // agentwork.update.question.
-func (o *Observer) updateSpan(ctx context.Context, e work.Event, i int) {
+func (o *Observer) updateSpan(ctx context.Context, e observe.Event, i int) {
 	if !o.countUpdate(e.WorkID, i) {
 		return
 	}
@@ -228,7 +229,7 @@ func (o *Observer) updateSpan(ctx context.Context, e work.Event, i int) {
 // agentwork.work.updates.refused (and agentwork.work.updates.unrecorded
 // when some updates got no span event) on a Work's span as it ends, when
 // it reported updates.
-func (o *Observer) updateSummary(span trace.Span, e work.Event) {
+func (o *Observer) updateSummary(span trace.Span, e observe.Event) {
 	t, ok := o.tallyOf(e.WorkID)
 	if !ok || !t.updates.any() {
 		return
@@ -245,7 +246,7 @@ func (o *Observer) updateSummary(span trace.Span, e work.Event) {
 // otherwise. Fields: work.id, work.target, outcome (accepted or the
 // refusal reason), update.seq (accepted), bytes, update.question,
 // owner.depth, and the trace.
-func (o *Observer) logUpdate(ctx context.Context, e work.Event, i int) {
+func (o *Observer) logUpdate(ctx context.Context, e observe.Event, i int) {
 	level := slog.LevelDebug
 	if i == 0 && e.Question {
 		level = slog.LevelInfo
@@ -269,8 +270,8 @@ func (o *Observer) logUpdate(ctx context.Context, e work.Event, i int) {
 
 // appendUpdates adds a Work's non-zero update counts to its terminal log
 // line.
-func (o *Observer) appendUpdates(attrs []slog.Attr, e work.Event) []slog.Attr {
-	if !e.To.Terminal() && e.Type != work.EventOrphaned {
+func (o *Observer) appendUpdates(attrs []slog.Attr, e observe.Event) []slog.Attr {
+	if !e.To.Terminal() && e.Type != observe.EventOrphaned {
 		return attrs
 	}
 	t, ok := o.tallyOf(e.WorkID)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // reportResult is what one ReportUpdate of a child answered: its sequence
@@ -61,8 +62,8 @@ func TestUpdateTelemetryThroughSupervisor(t *testing.T) {
 	}
 	// Accepted questions, as the Observer has seen them.
 	questions := make(chan string, 4)
-	h.hook.set(func(e work.Event) {
-		if e.Type == work.EventUpdate && e.Question && e.ErrorClass == "" {
+	h.hook.set(func(e observe.Event) {
+		if e.Type == observe.EventUpdate && e.Question && e.ErrorClass == "" {
 			questions <- e.WorkID
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // updateCanary is planted in update values and questions (and, in the
@@ -19,12 +20,12 @@ const updateCanary = "CANARY-update-b0a7-do-not-export"
 // updateMarks are the update canary's.
 var updateMarks = canaryMarks{updateCanary, "update-b0a7"}
 
-func accepted(seq, bytes int, question bool) func(*work.Event) {
-	return func(e *work.Event) { e.Seq, e.Bytes, e.Question = seq, bytes, question }
+func accepted(seq, bytes int, question bool) func(*observe.Event) {
+	return func(e *observe.Event) { e.Seq, e.Bytes, e.Question = seq, bytes, question }
 }
 
-func refused(reason string, bytes int) func(*work.Event) {
-	return func(e *work.Event) { e.ErrorClass, e.Bytes = reason, bytes }
+func refused(reason string, bytes int) func(*observe.Event) {
+	return func(e *observe.Event) { e.ErrorClass, e.Bytes = reason, bytes }
 }
 
 const (
@@ -46,37 +47,37 @@ func TestUpdateSpanEvents(t *testing.T) {
 	defer root.End()
 
 	talker := newWaitEvents(talkerID, "researcher")
-	q := talker.next(work.EventQueued)
+	q := talker.next(observe.EventQueued)
 	ctx := h.obs.Bind(caller, context.Background(), q)
-	for _, e := range []work.Event{q, talker.next(work.EventRunning),
-		talker.next(work.EventUpdate, accepted(1, 40, false)),
-		talker.next(work.EventUpdate, accepted(2, 120, true)),
-		talker.next(work.EventUpdate, refused(work.UpdateRefusedBytes, 20000)),
-		talker.next(work.EventUpdate, refused(work.UpdateRefusedNotDeclared, 0)),
-		talker.next(work.EventUpdate, refused("free text "+updateCanary, 7)),
-		talker.next(work.EventCompleted, func(e *work.Event) { e.Bytes = 5 })} {
+	for _, e := range []observe.Event{q, talker.next(observe.EventRunning),
+		talker.next(observe.EventUpdate, accepted(1, 40, false)),
+		talker.next(observe.EventUpdate, accepted(2, 120, true)),
+		talker.next(observe.EventUpdate, refused(work.UpdateRefusedBytes, 20000)),
+		talker.next(observe.EventUpdate, refused(work.UpdateRefusedNotDeclared, 0)),
+		talker.next(observe.EventUpdate, refused("free text "+updateCanary, 7)),
+		talker.next(observe.EventCompleted, func(e *observe.Event) { e.Bytes = 5 })} {
 		h.obs.Event(ctx, e)
 	}
 
 	// 40 updates (a policy above the default) and 3 refusals: 32 events.
 	chatty := newWaitEvents(chattyID, "summarizer")
-	q = chatty.next(work.EventQueued)
+	q = chatty.next(observe.EventQueued)
 	cctx := h.obs.Bind(caller, context.Background(), q)
 	h.obs.Event(cctx, q)
-	h.obs.Event(cctx, chatty.next(work.EventRunning))
+	h.obs.Event(cctx, chatty.next(observe.EventRunning))
 	for i := 1; i <= 40; i++ {
-		h.obs.Event(cctx, chatty.next(work.EventUpdate, accepted(i, 10, false)))
+		h.obs.Event(cctx, chatty.next(observe.EventUpdate, accepted(i, 10, false)))
 	}
 	for range 3 {
-		h.obs.Event(cctx, chatty.next(work.EventUpdate, refused(work.UpdateRefusedCount, 10)))
+		h.obs.Event(cctx, chatty.next(observe.EventUpdate, refused(work.UpdateRefusedCount, 10)))
 	}
-	h.obs.Event(cctx, chatty.next(work.EventFailed, func(e *work.Event) { e.ErrorClass = work.ClassError }))
+	h.obs.Event(cctx, chatty.next(observe.EventFailed, func(e *observe.Event) { e.ErrorClass = work.ClassError }))
 
 	// No update: no update attributes.
 	silent := newWaitEvents(silentID, "researcher")
-	q = silent.next(work.EventQueued)
+	q = silent.next(observe.EventQueued)
 	sctx := h.obs.Bind(caller, context.Background(), q)
-	for _, e := range []work.Event{q, silent.next(work.EventRunning), silent.next(work.EventCompleted)} {
+	for _, e := range []observe.Event{q, silent.next(observe.EventRunning), silent.next(observe.EventCompleted)} {
 		h.obs.Event(sctx, e)
 	}
 
@@ -141,10 +142,10 @@ func TestUpdateSpanEvents(t *testing.T) {
 func TestUpdateReplay(t *testing.T) {
 	h := newHarness(t)
 	w := newWaitEvents(replayID, "researcher")
-	q := w.next(work.EventQueued)
+	q := w.next(observe.EventQueued)
 	ctx := h.obs.Bind(context.Background(), context.Background(), q)
-	for _, e := range []work.Event{q, w.next(work.EventRunning), w.next(work.EventUpdate, accepted(1, 30, true)),
-		w.next(work.EventUpdate, refused(work.UpdateRefusedEnding, 0)), w.next(work.EventCancelled)} {
+	for _, e := range []observe.Event{q, w.next(observe.EventRunning), w.next(observe.EventUpdate, accepted(1, 30, true)),
+		w.next(observe.EventUpdate, refused(work.UpdateRefusedEnding, 0)), w.next(observe.EventCancelled)} {
 		h.obs.Replay(ctx, e)
 	}
 	got := renderSpans(h.spans.Ended())
@@ -174,16 +175,16 @@ func TestUpdateReplay(t *testing.T) {
 func TestUpdateLogLines(t *testing.T) {
 	h := newHarness(t)
 	w := newWaitEvents(talkerID, "researcher")
-	for _, e := range []work.Event{w.next(work.EventQueued), w.next(work.EventRunning),
-		w.next(work.EventUpdate, accepted(1, 40, false)), w.next(work.EventUpdate, accepted(2, 60, true)),
-		w.next(work.EventUpdate, refused(work.UpdateRefusedConflict, 9)),
-		w.next(work.EventCompleted)} {
+	for _, e := range []observe.Event{w.next(observe.EventQueued), w.next(observe.EventRunning),
+		w.next(observe.EventUpdate, accepted(1, 40, false)), w.next(observe.EventUpdate, accepted(2, 60, true)),
+		w.next(observe.EventUpdate, refused(work.UpdateRefusedConflict, 9)),
+		w.next(observe.EventCompleted)} {
 		h.obs.Event(context.Background(), e)
 	}
 	o := newWaitEvents(orphanUID, "summarizer")
-	for _, e := range []work.Event{o.next(work.EventQueued), o.next(work.EventRunning),
-		o.next(work.EventUpdate, refused(work.UpdateRefusedInvalid, 0)),
-		o.next(work.EventOrphaned, func(e *work.Event) { e.From, e.ErrorClass = work.StateRunning, work.ClassOrphaned })} {
+	for _, e := range []observe.Event{o.next(observe.EventQueued), o.next(observe.EventRunning),
+		o.next(observe.EventUpdate, refused(work.UpdateRefusedInvalid, 0)),
+		o.next(observe.EventOrphaned, func(e *observe.Event) { e.From, e.ErrorClass = work.StateRunning, work.ClassOrphaned })} {
 		h.obs.Event(context.Background(), e)
 	}
 	type line struct {
@@ -231,8 +232,8 @@ func TestUpdateLogLines(t *testing.T) {
 // panic and records nothing.
 func TestUpdateZeroObserver(t *testing.T) {
 	var o telemetry.Observer
-	o.Event(context.Background(), work.Event{Type: work.EventUpdate, WorkID: talkerID, Seq: 1, Bytes: 3})
-	o.Replay(context.Background(), work.Event{Type: work.EventUpdate, WorkID: talkerID, Seq: 1, Bytes: 3})
+	o.Event(context.Background(), observe.Event{Type: observe.EventUpdate, WorkID: talkerID, Seq: 1, Bytes: 3})
+	o.Replay(context.Background(), observe.Event{Type: observe.EventUpdate, WorkID: talkerID, Seq: 1, Bytes: 3})
 	if n := telemetry.PollEntries(&o); n != 0 {
 		t.Errorf("the zero Observer keeps %d tally entries", n)
 	}

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Telemetry of Work that waits: external jobs polled with backoff and Work
@@ -50,8 +50,8 @@ const (
 // pollOutcomes are the values of the outcome label of
 // agentwork_job_polls_total, in pollCounts order; anything else an engine
 // reports is "_OTHER".
-var pollOutcomes = [...]string{work.PollOutcomeWaiting, work.PollOutcomeDone, work.PollOutcomeFailed,
-	work.PollOutcomeError, otherErrorType}
+var pollOutcomes = [...]string{observe.PollOutcomeWaiting, observe.PollOutcomeDone, observe.PollOutcomeFailed,
+	observe.PollOutcomeError, otherErrorType}
 
 // pollCounts is one job's polls by outcome, in pollOutcomes order.
 type pollCounts [len(pollOutcomes)]uint32
@@ -78,15 +78,15 @@ func pollIndex(outcome string) int {
 // waitEventName is the span event (and log message) of a wait event, ""
 // for any other type. EventPolled has none: polls are counted (see
 // evPolls).
-func waitEventName(t work.EventType) string {
+func waitEventName(t observe.EventType) string {
 	switch t {
-	case work.EventWaiting:
+	case observe.EventWaiting:
 		return evWaiting
-	case work.EventApprovalRequested:
+	case observe.EventApprovalRequested:
 		return evApprovalRequested
-	case work.EventApproved:
+	case observe.EventApproved:
 		return evApproved
-	case work.EventDenied:
+	case observe.EventDenied:
 		return evDenied
 	}
 	return ""
@@ -94,9 +94,9 @@ func waitEventName(t work.EventType) string {
 
 // waitLogLevel is the level of a wait event's log line: Info for the
 // approval events (a person is asked, or answered), Debug for the rest.
-func waitLogLevel(t work.EventType) slog.Level {
+func waitLogLevel(t observe.EventType) slog.Level {
 	switch t {
-	case work.EventApprovalRequested, work.EventApproved, work.EventDenied:
+	case observe.EventApprovalRequested, observe.EventApproved, observe.EventDenied:
 		return slog.LevelInfo
 	}
 	return slog.LevelDebug
@@ -181,7 +181,7 @@ type waitCensus struct {
 }
 
 // add counts one target's waiting Work of a Snapshot taken at now.
-func (wc *waitCensus) add(now time.Time, tc work.TargetCounts) {
+func (wc *waitCensus) add(now time.Time, tc observe.TargetCounts) {
 	if wc.waiting == nil {
 		wc.waiting, wc.awaiting, wc.oldestApproval = map[string]int{}, map[string]int{}, map[string]time.Duration{}
 	}
@@ -200,8 +200,8 @@ func (wc *waitCensus) add(now time.Time, tc work.TargetCounts) {
 // counter agentwork_job_polls_total{target,outcome} and the Work's count
 // for the summary its span and terminal log line get. A poll adds no span
 // event and writes no log line.
-func (o *Observer) waitEvent(ctx context.Context, e work.Event) bool {
-	if e.Type != work.EventPolled {
+func (o *Observer) waitEvent(ctx context.Context, e observe.Event) bool {
+	if e.Type != observe.EventPolled {
 		return false
 	}
 	i := pollIndex(e.Poll)
@@ -229,7 +229,7 @@ func (o *Observer) pollsOf(id string) (pollCounts, bool) {
 
 // pollSummary adds the evPolls span event and the agentwork.job.polls
 // attribute to a job's span as it ends, when it polled.
-func (o *Observer) pollSummary(span trace.Span, e work.Event, sc *scratch) {
+func (o *Observer) pollSummary(span trace.Span, e observe.Event, sc *scratch) {
 	c, ok := o.pollsOf(e.WorkID)
 	if !ok {
 		return
@@ -245,8 +245,8 @@ func (o *Observer) pollSummary(span trace.Span, e work.Event, sc *scratch) {
 }
 
 // appendPolls adds a job's non-zero poll counts to its terminal log line.
-func (o *Observer) appendPolls(attrs []slog.Attr, e work.Event) []slog.Attr {
-	if !e.To.Terminal() && e.Type != work.EventOrphaned {
+func (o *Observer) appendPolls(attrs []slog.Attr, e observe.Event) []slog.Attr {
+	if !e.To.Terminal() && e.Type != observe.EventOrphaned {
 		return attrs
 	}
 	c, ok := o.pollsOf(e.WorkID)

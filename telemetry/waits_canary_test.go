@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // waitCanary is planted in approval inputs, job handles and job outputs.
@@ -252,9 +253,9 @@ func TestJobTelemetryThroughSupervisor(t *testing.T) {
 
 	// The job's events, as the Observer has seen them: once EventWaiting
 	// or a poll's EventPolled arrives, the next poll's timer is armed.
-	waits := make(chan work.Event, 16)
-	h.hook.set(func(e work.Event) {
-		if e.Type == work.EventWaiting || e.Type == work.EventPolled {
+	waits := make(chan observe.Event, 16)
+	h.hook.set(func(e observe.Event) {
+		if e.Type == observe.EventWaiting || e.Type == observe.EventPolled {
 			waits <- e
 		}
 	})
@@ -269,7 +270,7 @@ func TestJobTelemetryThroughSupervisor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := <-waits; e.Type != work.EventWaiting || e.WorkID != id {
+		if e := <-waits; e.Type != observe.EventWaiting || e.WorkID != id {
 			t.Fatalf("first event %+v, want waiting", e)
 		}
 		if during != nil {
@@ -278,7 +279,7 @@ func TestJobTelemetryThroughSupervisor(t *testing.T) {
 		for i := range polls {
 			h.clk.Advance(4 * time.Second) // the backoff's cap
 			<-c.polled
-			if e := <-waits; e.Type != work.EventPolled || e.WorkID != id {
+			if e := <-waits; e.Type != observe.EventPolled || e.WorkID != id {
 				t.Fatalf("poll %d: event %+v, want polled", i, e)
 			}
 		}
@@ -328,7 +329,7 @@ func TestJobTelemetryThroughSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := <-waits; e.Type != work.EventWaiting || e.WorkID != cancelled {
+	if e := <-waits; e.Type != observe.EventWaiting || e.WorkID != cancelled {
 		t.Fatalf("event %+v, want waiting", e)
 	}
 	h.action(ctx, "cancel", cancelled, func(context.Context) (string, string) {

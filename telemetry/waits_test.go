@@ -14,27 +14,28 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // waitEvents builds the events of one Work as an engine reports them.
 type waitEvents struct {
-	base  work.Event
+	base  observe.Event
 	at    time.Time
 	state work.State
 }
 
 func newWaitEvents(id, target string) *waitEvents {
-	return &waitEvents{base: work.Event{WorkID: id, Owner: "coordinator", Target: target, Kind: work.KindFunction}, at: epoch}
+	return &waitEvents{base: observe.Event{WorkID: id, Owner: "coordinator", Target: target, Kind: work.KindFunction}, at: epoch}
 }
 
 // next returns the next event of type typ, a second after the previous
 // one; a transition (typ is a state) sets From and To.
-func (w *waitEvents) next(typ work.EventType, edit ...func(*work.Event)) work.Event {
+func (w *waitEvents) next(typ observe.EventType, edit ...func(*observe.Event)) observe.Event {
 	e := w.base
 	e.Type, w.at = typ, w.at.Add(time.Second)
 	e.Time = w.at
-	for _, st := range work.States {
-		if work.EventType(st) == typ {
+	for _, st := range observe.States {
+		if observe.EventType(st) == typ {
 			e.From, e.To = w.state, st
 			w.state = st
 		}
@@ -45,7 +46,7 @@ func (w *waitEvents) next(typ work.EventType, edit ...func(*work.Event)) work.Ev
 	return e
 }
 
-func polled(outcome string) func(*work.Event) { return func(e *work.Event) { e.Poll = outcome } }
+func polled(outcome string) func(*observe.Event) { return func(e *observe.Event) { e.Poll = outcome } }
 
 const (
 	jobID      = "0123456789abcdef0123456789abcde1"
@@ -62,33 +63,33 @@ func TestWaitSpanEvents(t *testing.T) {
 	defer root.End()
 
 	job := newWaitEvents(jobID, "batch")
-	q := job.next(work.EventQueued)
+	q := job.next(observe.EventQueued)
 	ctx := h.obs.Bind(caller, context.Background(), q)
-	events := []work.Event{q, job.next(work.EventRunning), job.next(work.EventWaiting)}
+	events := []observe.Event{q, job.next(observe.EventRunning), job.next(observe.EventWaiting)}
 	const waitingPolls = 2900 // a day at the 30 s cap
 	for range waitingPolls {
-		events = append(events, job.next(work.EventPolled, polled(work.PollOutcomeWaiting)))
+		events = append(events, job.next(observe.EventPolled, polled(observe.PollOutcomeWaiting)))
 	}
-	events = append(events, job.next(work.EventPolled, polled(work.PollOutcomeError)),
-		job.next(work.EventPolled, polled("free text "+canary)), // not a PollOutcome: counted as an error
-		job.next(work.EventPolled, polled(work.PollOutcomeDone)),
-		job.next(work.EventCompleted, func(e *work.Event) { e.Bytes = 12 }))
+	events = append(events, job.next(observe.EventPolled, polled(observe.PollOutcomeError)),
+		job.next(observe.EventPolled, polled("free text "+canary)), // not a PollOutcome: counted as an error
+		job.next(observe.EventPolled, polled(observe.PollOutcomeDone)),
+		job.next(observe.EventCompleted, func(e *observe.Event) { e.Bytes = 12 }))
 	for _, e := range events {
 		h.obs.Event(ctx, e)
 	}
 
 	ok := newWaitEvents(approvalID, "deploy")
-	q = ok.next(work.EventQueued)
+	q = ok.next(observe.EventQueued)
 	actx := h.obs.Bind(caller, context.Background(), q)
-	for _, e := range []work.Event{q, ok.next(work.EventApprovalRequested), ok.next(work.EventApproved),
-		ok.next(work.EventRunning), ok.next(work.EventCompleted)} {
+	for _, e := range []observe.Event{q, ok.next(observe.EventApprovalRequested), ok.next(observe.EventApproved),
+		ok.next(observe.EventRunning), ok.next(observe.EventCompleted)} {
 		h.obs.Event(actx, e)
 	}
 	no := newWaitEvents(deniedID, "deploy")
-	q = no.next(work.EventQueued)
+	q = no.next(observe.EventQueued)
 	dctx := h.obs.Bind(caller, context.Background(), q)
-	for _, e := range []work.Event{q, no.next(work.EventApprovalRequested), no.next(work.EventDenied),
-		no.next(work.EventCancelled, func(e *work.Event) { e.ErrorClass = work.ClassDenied })} {
+	for _, e := range []observe.Event{q, no.next(observe.EventApprovalRequested), no.next(observe.EventDenied),
+		no.next(observe.EventCancelled, func(e *observe.Event) { e.ErrorClass = work.ClassDenied })} {
 		h.obs.Event(dctx, e)
 	}
 
@@ -143,11 +144,11 @@ invoke_agent deploy kind=internal parent=root trace=t3 links=[] status=Unset
 func TestWaitReplay(t *testing.T) {
 	h := newHarness(t)
 	job := newWaitEvents(jobID, "batch")
-	q := job.next(work.EventQueued)
+	q := job.next(observe.EventQueued)
 	ctx := h.obs.Bind(context.Background(), context.Background(), q)
-	for _, e := range []work.Event{q, job.next(work.EventRunning), job.next(work.EventWaiting),
-		job.next(work.EventPolled, polled(work.PollOutcomeWaiting)), job.next(work.EventPolled, polled(work.PollOutcomeFailed)),
-		job.next(work.EventFailed, func(e *work.Event) { e.ErrorClass = "job_failed" })} {
+	for _, e := range []observe.Event{q, job.next(observe.EventRunning), job.next(observe.EventWaiting),
+		job.next(observe.EventPolled, polled(observe.PollOutcomeWaiting)), job.next(observe.EventPolled, polled(observe.PollOutcomeFailed)),
+		job.next(observe.EventFailed, func(e *observe.Event) { e.ErrorClass = "job_failed" })} {
 		h.obs.Replay(ctx, e)
 	}
 	got := renderSpans(h.spans.Ended())
@@ -174,20 +175,20 @@ func TestWaitReplay(t *testing.T) {
 func TestWaitLogLines(t *testing.T) {
 	h := newHarness(t)
 	job := newWaitEvents(jobID, "batch")
-	for _, e := range []work.Event{job.next(work.EventQueued), job.next(work.EventRunning), job.next(work.EventWaiting),
-		job.next(work.EventPolled, polled(work.PollOutcomeWaiting)), job.next(work.EventPolled, polled(work.PollOutcomeWaiting)),
-		job.next(work.EventPolled, polled(work.PollOutcomeError)), job.next(work.EventPolled, polled(work.PollOutcomeDone)),
-		job.next(work.EventCompleted)} {
+	for _, e := range []observe.Event{job.next(observe.EventQueued), job.next(observe.EventRunning), job.next(observe.EventWaiting),
+		job.next(observe.EventPolled, polled(observe.PollOutcomeWaiting)), job.next(observe.EventPolled, polled(observe.PollOutcomeWaiting)),
+		job.next(observe.EventPolled, polled(observe.PollOutcomeError)), job.next(observe.EventPolled, polled(observe.PollOutcomeDone)),
+		job.next(observe.EventCompleted)} {
 		h.obs.Event(context.Background(), e)
 	}
 	no := newWaitEvents(deniedID, "deploy")
-	for _, e := range []work.Event{no.next(work.EventQueued), no.next(work.EventApprovalRequested), no.next(work.EventApproved),
-		no.next(work.EventRunning), no.next(work.EventCancelRequested), no.next(work.EventCancelled)} {
+	for _, e := range []observe.Event{no.next(observe.EventQueued), no.next(observe.EventApprovalRequested), no.next(observe.EventApproved),
+		no.next(observe.EventRunning), no.next(observe.EventCancelRequested), no.next(observe.EventCancelled)} {
 		h.obs.Event(context.Background(), e)
 	}
 	no = newWaitEvents(approvalID, "deploy")
-	for _, e := range []work.Event{no.next(work.EventQueued), no.next(work.EventApprovalRequested), no.next(work.EventDenied),
-		no.next(work.EventCancelled, func(e *work.Event) { e.ErrorClass = work.ClassDenied })} {
+	for _, e := range []observe.Event{no.next(observe.EventQueued), no.next(observe.EventApprovalRequested), no.next(observe.EventDenied),
+		no.next(observe.EventCancelled, func(e *observe.Event) { e.ErrorClass = work.ClassDenied })} {
 		h.obs.Event(context.Background(), e)
 	}
 	type line struct {
@@ -247,17 +248,17 @@ func TestWaitLogLines(t *testing.T) {
 // fakeEngine is a Watched engine whose Snapshot the test sets.
 type fakeEngine struct {
 	mu   sync.Mutex
-	snap work.Snapshot
+	snap observe.Snapshot
 	err  error
 }
 
-func (f *fakeEngine) Snapshot(context.Context) (work.Snapshot, error) {
+func (f *fakeEngine) Snapshot(context.Context) (observe.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snap, f.err
 }
 
-func (f *fakeEngine) set(s work.Snapshot, err error) {
+func (f *fakeEngine) set(s observe.Snapshot, err error) {
 	f.mu.Lock()
 	f.snap, f.err = s, err
 	f.mu.Unlock()
@@ -267,23 +268,23 @@ func (f *fakeEngine) set(s work.Snapshot, err error) {
 // no slot) and one running in a slot; target deploy has two Works awaiting
 // approval (requested 10 and 4 minutes ago) and one queued for a slot for
 // 1 minute.
-func waitSnapshot(now time.Time) work.Snapshot {
-	var batch, deploy [len(work.States)]int
+func waitSnapshot(now time.Time) observe.Snapshot {
+	var batch, deploy [len(observe.States)]int
 	batch[1], deploy[0] = 3, 3 // work.States: queued, running, ...
-	lw := func(id, target string, st work.State, created time.Time, waiting, approval bool) work.LiveWork {
-		w := work.LiveWork{ID: id, Target: target, Owner: "coordinator", Kind: work.KindFunction, State: st, Attempt: 1,
+	lw := func(id, target string, st work.State, created time.Time, waiting, approval bool) observe.LiveWork {
+		w := observe.LiveWork{ID: id, Target: target, Owner: "coordinator", Kind: work.KindFunction, State: st, Attempt: 1,
 			Created: created, Waiting: waiting, AwaitingApproval: approval}
 		if st == work.StateRunning {
 			w.Started = created.Add(time.Second)
 		}
 		return w
 	}
-	return work.Snapshot{Time: now, MaxRunning: 4, SlotsInUse: 1, Queued: 1, Waiting: 2, AwaitingApproval: 2,
-		Counts: []work.TargetCounts{
+	return observe.Snapshot{Time: now, MaxRunning: 4, SlotsInUse: 1, Queued: 1, Waiting: 2, AwaitingApproval: 2,
+		Counts: []observe.TargetCounts{
 			{Target: "batch", Counts: batch, Waiting: 2, SlotsInUse: 1},
 			{Target: "deploy", Counts: deploy, AwaitingApproval: 2, OldestApproval: now.Add(-10 * time.Minute)},
 		},
-		Live: []work.LiveWork{
+		Live: []observe.LiveWork{
 			lw("0123456789abcdef0123456789abcd01", "deploy", work.StateQueued, now.Add(-10*time.Minute), false, true),
 			lw("0123456789abcdef0123456789abcd02", "batch", work.StateRunning, now.Add(-8*time.Minute), true, false),
 			lw("0123456789abcdef0123456789abcd03", "batch", work.StateRunning, now.Add(-6*time.Minute), true, false),
@@ -413,12 +414,12 @@ func TestPollEntriesForgotten(t *testing.T) {
 	defer h.obs.Watch(eng)()
 	live, gone := snap.Live[1].ID, "0123456789abcdef0123456789abcd99"
 	for _, id := range []string{live, gone} {
-		h.obs.Event(context.Background(), work.Event{Type: work.EventPolled, WorkID: id, Target: "batch", Poll: work.PollOutcomeWaiting})
+		h.obs.Event(context.Background(), observe.Event{Type: observe.EventPolled, WorkID: id, Target: "batch", Poll: observe.PollOutcomeWaiting})
 	}
 	if n := telemetry.PollEntries(h.obs); n != 2 {
 		t.Fatalf("%d poll entries, want 2", n)
 	}
-	eng.set(work.Snapshot{}, context.DeadlineExceeded)
+	eng.set(observe.Snapshot{}, context.DeadlineExceeded)
 	h.obs.Status()
 	if n := telemetry.PollEntries(h.obs); n != 2 {
 		t.Errorf("after a failed Snapshot: %d poll entries, want 2", n)
@@ -435,11 +436,11 @@ func TestPollEntriesForgotten(t *testing.T) {
 func TestWaitOrphaned(t *testing.T) {
 	h := newHarness(t)
 	job := newWaitEvents(jobID, "batch")
-	q := job.next(work.EventQueued)
+	q := job.next(observe.EventQueued)
 	ctx := h.obs.Bind(context.Background(), context.Background(), q)
-	for _, e := range []work.Event{q, job.next(work.EventRunning), job.next(work.EventWaiting),
-		job.next(work.EventPolled, polled(work.PollOutcomeWaiting)), job.next(work.EventPolled, polled(work.PollOutcomeWaiting)),
-		job.next(work.EventOrphaned, func(e *work.Event) { e.From, e.ErrorClass = work.StateRunning, work.ClassOrphaned })} {
+	for _, e := range []observe.Event{q, job.next(observe.EventRunning), job.next(observe.EventWaiting),
+		job.next(observe.EventPolled, polled(observe.PollOutcomeWaiting)), job.next(observe.EventPolled, polled(observe.PollOutcomeWaiting)),
+		job.next(observe.EventOrphaned, func(e *observe.Event) { e.From, e.ErrorClass = work.StateRunning, work.ClassOrphaned })} {
 		h.obs.Event(ctx, e)
 	}
 	got := renderSpans(h.spans.Ended())

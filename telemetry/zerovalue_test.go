@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestZeroObserver: every exported method of a zero Observer works as a
@@ -17,18 +18,18 @@ import (
 func TestZeroObserver(t *testing.T) {
 	ctx, root := newHarness(t).root()
 	defer root.End()
-	events := []work.Event{
-		{Type: work.EventQueued, WorkID: "w", Target: "t", To: work.StateQueued},
-		{Type: work.EventCancelRequested, WorkID: "w", Target: "t", From: work.StateRunning, To: work.StateCancelRequested, Time: time.Now()},
-		{Type: work.EventFailed, WorkID: "w", Target: "t", From: work.StateCancelRequested, To: work.StateFailed, ErrorClass: "internal"},
-		{Type: work.EventOrphaned, WorkID: "w", Target: "t", From: work.StateRunning, ErrorClass: work.ClassOrphaned},
-		{Type: work.EventBudgetExhausted, WorkID: "w", Target: "t", Budget: "turns"},
-		{Type: work.EventUsage, WorkID: "w", Target: "t", Usage: work.Usage{Turns: 1}},
-		{Type: work.EventRefused, Target: "t", ErrorClass: "closed"},
-		{Type: work.EventStatusBlock, Count: 1},
-		{Type: work.EventWaiting, WorkID: "w", Target: "t"},
-		{Type: work.EventPolled, WorkID: "w", Target: "t", Poll: work.PollOutcomeWaiting},
-		{Type: work.EventApprovalRequested, WorkID: "w", Target: "t"},
+	events := []observe.Event{
+		{Type: observe.EventQueued, WorkID: "w", Target: "t", To: work.StateQueued},
+		{Type: observe.EventCancelRequested, WorkID: "w", Target: "t", From: work.StateRunning, To: work.StateCancelRequested, Time: time.Now()},
+		{Type: observe.EventFailed, WorkID: "w", Target: "t", From: work.StateCancelRequested, To: work.StateFailed, ErrorClass: "internal"},
+		{Type: observe.EventOrphaned, WorkID: "w", Target: "t", From: work.StateRunning, ErrorClass: work.ClassOrphaned},
+		{Type: observe.EventBudgetExhausted, WorkID: "w", Target: "t", Budget: "turns"},
+		{Type: observe.EventUsage, WorkID: "w", Target: "t", Usage: work.Usage{Turns: 1}},
+		{Type: observe.EventRefused, Target: "t", ErrorClass: "closed"},
+		{Type: observe.EventStatusBlock, Count: 1},
+		{Type: observe.EventWaiting, WorkID: "w", Target: "t"},
+		{Type: observe.EventPolled, WorkID: "w", Target: "t", Poll: observe.PollOutcomeWaiting},
+		{Type: observe.EventApprovalRequested, WorkID: "w", Target: "t"},
 	}
 	for _, tc := range []struct {
 		name string
@@ -39,16 +40,16 @@ func TestZeroObserver(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.obs()
-			for _, k := range []work.ToolCallKind{work.ToolCallLaunch, work.ToolCallForeground, work.ToolCallAction} {
-				cctx, end := o.Begin(ctx, work.ToolCall{Kind: k, Tool: "t", Action: "list", Owner: "o"})
+			for _, k := range []observe.ToolCallKind{observe.ToolCallLaunch, observe.ToolCallForeground, observe.ToolCallAction} {
+				cctx, end := o.Begin(ctx, observe.ToolCall{Kind: k, Tool: "t", Action: "list", Owner: "o"})
 				if cctx == nil {
 					t.Fatalf("Begin(%v) returned a nil context", k)
 				}
-				end(work.ToolCallEnd{Outcome: "error", ErrorClass: "internal"})
+				end(observe.ToolCallEnd{Outcome: "error", ErrorClass: "internal"})
 			}
-			for _, typ := range []work.EventType{work.EventQueued, work.EventForeground} {
+			for _, typ := range []observe.EventType{observe.EventQueued, observe.EventForeground} {
 				exec := context.Background()
-				if got := o.Bind(ctx, exec, work.Event{Type: typ, Target: "t", Kind: work.KindAgent}); got == nil {
+				if got := o.Bind(ctx, exec, observe.Event{Type: typ, Target: "t", Kind: work.KindAgent}); got == nil {
 					t.Fatalf("Bind(%s) returned a nil context", typ)
 				}
 			}

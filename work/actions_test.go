@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // stateCase prepares one Work in a given state, seen from owner "coord".
@@ -224,9 +225,9 @@ func TestActionsInEveryState(t *testing.T) {
 			t.Run(a.name+"/"+sc.name, func(t *testing.T) {
 				h := newHarness(t, work.WithMaxRunning(1))
 				id := sc.setup(h, coord)
-				before := len(h.obs.ofType(work.EventDetached))
+				before := len(h.obs.ofType(observe.EventDetached))
 				a.check(t, h, sc, id)
-				if !sc.visible && len(h.obs.ofType(work.EventDetached)) != before {
+				if !sc.visible && len(h.obs.ofType(observe.EventDetached)) != before {
 					t.Fatal("a not-found action emitted an event")
 				}
 			})

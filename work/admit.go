@@ -2,6 +2,8 @@ package work
 
 import (
 	"context"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Start accepts Work for spec.Owner and returns its Ref at once; the child
@@ -51,13 +53,13 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	os, reason := s.admitLocked(spec.Owner)
 	if reason != "" {
 		s.mu.Unlock()
-		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+		s.cfg.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
 	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
-		s.cfg.observer.Event(ctx, Event{Type: EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+		s.cfg.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
 		return Ref{}, PoolRefusal(short)
 	}
@@ -71,7 +73,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	launch := recordLaunchLocked(os, &spec, it.ref())
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
-	_, nop := s.cfg.observer.(NopObserver)
+	_, nop := s.cfg.observer.(observe.NopObserver)
 	if !nop {
 		s.mu.Unlock()
 	}
@@ -79,7 +81,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	it.owner, it.created = os, now
 	r.it = it
 	e := emission{nop: nop}
-	e.push(it, EventQueued, now).To = StateQueued
+	e.push(it, observe.EventQueued, now).To = StateQueued
 	if nop {
 		it.ctx = context.Background()
 		e.now = now // the lock was held throughout: the same critical section
@@ -95,13 +97,13 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if os.countsLabel != spec.Target.Label || c == nil {
 		c = s.counts[spec.Target.Label]
 		if c == nil {
-			c = new([len(States)]int)
+			c = new([len(observe.States)]int)
 			s.counts[spec.Target.Label] = c
 		}
 		os.countsLabel, os.counts = spec.Target.Label, c
 	}
 	it.counts = c
-	c[StateQueued.index()]++
+	c[StateQueued.Index()]++
 	if spec.NeedsApproval {
 		s.holdLocked(it, &spec, &e) // out of the dispatch queue until answered
 	} else {

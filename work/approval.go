@@ -4,13 +4,15 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Approval before a child starts (Spec.NeedsApproval): the Supervisor's
 // side of Approvals. A Work that needs approval is registered queued like
 // any other, but it is held out of its owner's dispatch queue: it blocks no
 // Work queued after it, holds no running slot and is not counted in
-// Snapshot.Queued nor in the queue age (LiveWork.Enqueued is zero while it
+// observe.Snapshot.Queued nor in the queue age (observe.LiveWork.Enqueued is zero while it
 // is held). Its approval timeout is a Clock.AfterFunc timer, stopped as
 // soon as the Work leaves the held state by any path (approved, denied,
 // cancelled, released, closed). No goroutine waits for an answer.
@@ -31,7 +33,7 @@ func (it *item) awaiting() bool { return it.ap != nil && it.ap.held }
 
 // enqueued returns when it joined the dispatch queue: when it was created,
 // or when its approval was given; zero while it awaits approval. Queue
-// ages (LiveWork.Enqueued, Event.QueueWait) count from it.
+// ages (observe.LiveWork.Enqueued, Event.QueueWait) count from it.
 func (it *item) enqueued() time.Time {
 	switch {
 	case it.ap == nil:
@@ -78,7 +80,7 @@ func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
 		s.held = make(map[string]*item)
 	}
 	s.held[it.id()] = it
-	e.add(it, Event{Type: EventApprovalRequested, Time: now})
+	e.add(it, observe.Event{Type: observe.EventApprovalRequested, Time: now})
 	if subs := s.subs[it.owner.id]; len(subs) > 0 {
 		for sub := range subs {
 			e.notices = append(e.notices, pendingNotice{sub, Notice{Kind: NoticeApproval, WorkID: it.id(),
@@ -177,7 +179,7 @@ func (s *Supervisor) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, e
 	return out, nil
 }
 
-// Approve gives the approval the Work id awaits: EventApproved, and it
+// Approve gives the approval the Work id awaits: observe.EventApproved, and it
 // joins the tail of its owner's dispatch queue (FIFO behind the Work
 // queued before the approval), to run when a slot is free; its queue age
 // counts from now. o is the Work's owner (it must be visible to o) or
@@ -192,8 +194,8 @@ func (s *Supervisor) Approve(ctx context.Context, o Owner, id string) error {
 	return s.answer(o, id, true)
 }
 
-// Deny refuses the approval the Work id awaits: EventDenied, then it ends
-// cancelled with Status.Class ClassDenied (EventCancelled with that
+// Deny refuses the approval the Work id awaits: observe.EventDenied, then it ends
+// cancelled with Status.Class ClassDenied (observe.EventCancelled with that
 // ErrorClass, and a settlement notice). o and the errors are as for
 // Approve.
 func (s *Supervisor) Deny(ctx context.Context, o Owner, id string) error {
@@ -222,7 +224,7 @@ func (s *Supervisor) answer(o Owner, id string, approve bool) error {
 	if approve {
 		s.approveLocked(it, now, &e)
 	} else {
-		e.add(it, Event{Type: EventDenied, Time: now})
+		e.add(it, observe.Event{Type: observe.EventDenied, Time: now})
 		s.cancelHeldLocked(it, now, classDenied, &e)
 	}
 	s.unlockAndEmit(&e)
@@ -250,7 +252,7 @@ func (s *Supervisor) awaitingLocked(o Owner, id string) *item {
 func (s *Supervisor) approveLocked(it *item, now time.Time, e *emission) {
 	s.unholdLocked(it)
 	it.ap.approved = now
-	e.add(it, Event{Type: EventApproved, Time: now})
+	e.add(it, observe.Event{Type: observe.EventApproved, Time: now})
 	os := it.owner
 	os.queue.pushBack(it)
 	s.queuedBelowLocked(os, 1)
@@ -263,9 +265,9 @@ func (s *Supervisor) approveLocked(it *item, now time.Time, e *emission) {
 
 // heldSnapshotLocked adds the Works awaiting approval to snap: in Live
 // (queued, AwaitingApproval), in AwaitingApproval and in their targets'
-// counts (AwaitingApproval, OldestApproval). Snapshot.Queued does not
+// counts (AwaitingApproval, OldestApproval). observe.Snapshot.Queued does not
 // count them.
-func (s *Supervisor) heldSnapshotLocked(snap *Snapshot) {
+func (s *Supervisor) heldSnapshotLocked(snap *observe.Snapshot) {
 	if len(s.held) == 0 {
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestApprovalChaos: held Works on the system clock are approved, denied,
@@ -70,13 +71,13 @@ func TestApprovalChaos(t *testing.T) {
 		if c := countTerminalEvents(evs); c != 1 {
 			t.Fatalf("Work %s has %d terminal events: %v", ref.ID, c, eventTypes(evs))
 		}
-		approved, denied := hasEvent(evs, work.EventApproved), hasEvent(evs, work.EventDenied)
+		approved, denied := hasEvent(evs, observe.EventApproved), hasEvent(evs, observe.EventDenied)
 		switch {
 		case approved && denied:
 			t.Fatalf("Work %s was both approved and denied: %v", ref.ID, eventTypes(evs))
 		case denied && ev.ErrorClass != work.ClassDenied:
 			t.Fatalf("denied Work %s ended %s (%q)", ref.ID, ev.Type, ev.ErrorClass)
-		case !approved && hasEvent(evs, work.EventRunning):
+		case !approved && hasEvent(evs, observe.EventRunning):
 			t.Fatalf("Work %s ran unapproved: %v", ref.ID, eventTypes(evs))
 		}
 		classes[string(ev.Type)+"/"+ev.ErrorClass]++
@@ -85,7 +86,7 @@ func TestApprovalChaos(t *testing.T) {
 	if snap, _ := s.Snapshot(ctx); len(snap.Live) != 0 || snap.AwaitingApproval != 0 {
 		t.Fatalf("after Close: %d live, %d awaiting approval", len(snap.Live), snap.AwaitingApproval)
 	}
-	if reqs := o.ofType(work.EventApprovalRequested); len(reqs) != n {
+	if reqs := o.ofType(observe.EventApprovalRequested); len(reqs) != n {
 		t.Fatalf("%d approval-requested events, want %d", len(reqs), n)
 	}
 	o.mu.Lock()
@@ -96,7 +97,7 @@ func TestApprovalChaos(t *testing.T) {
 	}
 }
 
-func countTerminalEvents(evs []work.Event) int {
+func countTerminalEvents(evs []observe.Event) int {
 	c := 0
 	for _, e := range evs {
 		if e.To.Terminal() {
@@ -106,7 +107,7 @@ func countTerminalEvents(evs []work.Event) int {
 	return c
 }
 
-func hasEvent(evs []work.Event, typ work.EventType) bool {
+func hasEvent(evs []observe.Event, typ observe.EventType) bool {
 	for _, e := range evs {
 		if e.Type == typ {
 			return true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // hold starts a Work of target needing approval, with run and timeout.
@@ -31,8 +32,8 @@ func (h *harness) pending(o work.Owner) []work.ApprovalRequest {
 	return reqs
 }
 
-func eventTypes(evs []work.Event) []work.EventType {
-	out := make([]work.EventType, len(evs))
+func eventTypes(evs []observe.Event) []observe.EventType {
+	out := make([]observe.EventType, len(evs))
 	for i, e := range evs {
 		out[i] = e.Type
 	}
@@ -77,12 +78,12 @@ func TestApprovalTimerStopped(t *testing.T) {
 					t.Fatalf("approved Work after its old deadline = %+v, want running", st)
 				}
 				c.complete("ok")
-				if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCompleted {
+				if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCompleted {
 					t.Fatalf("approved Work ended %s, want completed", ev.Type)
 				}
 				return
 			}
-			if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCancelled || ev.ErrorClass == work.ClassApprovalTimeout {
+			if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCancelled || ev.ErrorClass == work.ClassApprovalTimeout {
 				t.Fatalf("terminal event %s (%q), want cancelled, not by the timeout", ev.Type, ev.ErrorClass)
 			}
 			select {
@@ -128,7 +129,7 @@ func TestApprovalTimeout(t *testing.T) {
 			if ev.ErrorClass != work.ClassApprovalTimeout || ev.Duration != tc.want {
 				t.Fatalf("terminal event %+v; want class %s, duration %v", ev, work.ClassApprovalTimeout, tc.want)
 			}
-			want := []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventCancelled}
+			want := []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventCancelled}
 			if got := eventTypes(h.obs.events(ref.ID)); fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("events %v, want %v", got, want)
 			}
@@ -162,7 +163,7 @@ func TestApprovalAnswers(t *testing.T) {
 	if st := h.status(o, d.ID); st.State != work.StateCancelled || st.Class != work.ClassDenied {
 		t.Fatalf("denied Work = %+v", st)
 	}
-	want := []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventDenied, work.EventCancelled}
+	want := []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventDenied, observe.EventCancelled}
 	if got := eventTypes(h.obs.events(d.ID)); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("denied Work's events %v, want %v", got, want)
 	}
@@ -264,7 +265,7 @@ func TestApprovalJoinsQueueTail(t *testing.T) {
 	<-q2c.started
 	q2c.complete("q2")
 	var order []string
-	for _, e := range h.obs.ofType(work.EventRunning) {
+	for _, e := range h.obs.ofType(observe.EventRunning) {
 		order = append(order, e.WorkID)
 		if e.WorkID == held.ID && e.QueueWait != time.Minute {
 			t.Fatalf("approved Work's QueueWait = %v, want 1m (from its approval, not its creation)", e.QueueWait)
@@ -360,7 +361,7 @@ func TestApprovalDetached(t *testing.T) {
 	if err := h.s.Release(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCancelled || ev.ErrorClass != work.ClassCancelled {
+	if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCancelled || ev.ErrorClass != work.ClassCancelled {
 		t.Fatalf("released detached held Work ended %s (%q)", ev.Type, ev.ErrorClass)
 	}
 	if reqs := h.pending(work.Approver()); len(reqs) != 0 {
@@ -397,7 +398,7 @@ func TestApprovalInScope(t *testing.T) {
 	if out := <-done; out != "grandchild" {
 		t.Fatalf("parent's Result = %q", out)
 	}
-	if ev := h.obs.waitTerminal(orphan.ID); ev.Type != work.EventCancelled || ev.ErrorClass != work.ClassCancelled {
+	if ev := h.obs.waitTerminal(orphan.ID); ev.Type != observe.EventCancelled || ev.ErrorClass != work.ClassCancelled {
 		t.Fatalf("held Work of an ended scope ended %s (%q), want cancelled", ev.Type, ev.ErrorClass)
 	}
 	if reqs := h.pending(work.Approver()); len(reqs) != 0 {

@@ -1,5 +1,7 @@
 package work
 
+import "github.com/agentwork/agentwork/work/observe"
+
 // Turn is the boundary's answer to a child's model request.
 type Turn struct {
 	// Final is set for the child's final request: the adapter sends it
@@ -68,7 +70,7 @@ func (e *Execution) BeginRequest() (Turn, error) {
 		}
 		r.mu.Unlock()
 		if first {
-			r.report(Event{Type: EventBudgetExhausted, Budget: b})
+			r.report(observe.Event{Type: observe.EventBudgetExhausted, Budget: b})
 		}
 		if fail {
 			return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up", b)
@@ -160,7 +162,7 @@ func (e *Execution) Usage() Usage {
 }
 
 // report delivers a budget event of r.
-func (r *run) report(ev Event) {
+func (r *run) report(ev observe.Event) {
 	switch {
 	case r.it != nil:
 		ev.Time = r.s.cfg.clock.Now()

@@ -2,6 +2,8 @@ package work
 
 import (
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Budget bounds one child run: how many model requests (turns) and tool
@@ -53,20 +55,8 @@ const ClassBudgetExhausted = "budget_exhausted"
 // requests.
 var ErrBudgetExhausted = newError("budget_exhausted", "budget exhausted")
 
-// Usage is what one child run spent, as counts only. InputTokens and
-// OutputTokens sum the usage the provider reported; UnknownUsage counts the
-// model responses that reported none (their tokens are not in the sums, and
-// the run's token reservation stays charged in full).
-type Usage struct {
-	Turns        int
-	ToolCalls    int
-	InputTokens  int64
-	OutputTokens int64
-	UnknownUsage int
-}
-
-// Tokens returns InputTokens + OutputTokens.
-func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
+// Usage is what one child run spent, as counts only (observe.Usage).
+type Usage = observe.Usage
 
 // The dimensions a pool and a reservation account for.
 const (

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // meter is one dimension of an account. limit 0 means none. used is what
@@ -45,9 +47,9 @@ func (a *account) avail(i int) int64 {
 type run struct {
 	account
 	s      *Supervisor
-	maxDur time.Duration // the effective MaxDuration (the other limits are the meters')
-	emit   func(Event)   // delivers a foreground call's budget event (never under s.mu)
-	it     *item         // a background run's Work: its budget events go with its others
+	maxDur time.Duration       // the effective MaxDuration (the other limits are the meters')
+	emit   func(observe.Event) // delivers a foreground call's budget event (never under s.mu)
+	it     *item               // a background run's Work: its budget events go with its others
 
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported
@@ -183,7 +185,7 @@ func (s *Supervisor) settleRunLocked(r *run) {
 	for i := range r.m {
 		limit[i], used[i] = r.m[i].limit, r.m[i].used.Load()
 	}
-	charge := PoolCharge(limit, used, r.unknown.Load() > 0)
+	charge := poolCharge(limit, used, r.unknown.Load() > 0)
 	for i := range r.m {
 		spent := charge[i]
 		if f := r.m[i].from; f != nil {

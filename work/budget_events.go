@@ -3,11 +3,13 @@ package work
 import (
 	"context"
 	"errors"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // emitWork delivers a background Work's budget event, in order with its
 // other events.
-func (s *Supervisor) emitWork(it *item, ev Event) {
+func (s *Supervisor) emitWork(it *item, ev observe.Event) {
 	var e emission
 	s.mu.Lock()
 	if it.terminal() {
@@ -20,8 +22,8 @@ func (s *Supervisor) emitWork(it *item, ev Event) {
 
 // foregroundEmitter returns the function that delivers a foreground
 // call's budget events, with the call's execution context.
-func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(Event) {
-	return func(ev Event) {
+func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(observe.Event) {
+	return func(ev observe.Event) {
 		ev.Owner, ev.Depth, ev.Target, ev.Kind = spec.Owner.id, spec.Owner.depth, spec.Target.Label, spec.Target.Kind
 		s.cfg.observer.Event(exec, ev)
 	}
@@ -37,11 +39,11 @@ func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
 		first := r.exhaustLocked(BudgetDuration)
 		r.mu.Unlock()
 		if first {
-			e.push(it, EventBudgetExhausted, now).Budget = BudgetDuration
+			e.push(it, observe.EventBudgetExhausted, now).Budget = BudgetDuration
 		}
 	}
 	if u := r.usage(); u != (Usage{}) {
-		e.push(it, EventUsage, now).Usage = u
+		e.push(it, observe.EventUsage, now).Usage = u
 	}
 }
 
@@ -53,11 +55,11 @@ func (s *Supervisor) endForeground(r *run, scopeID string, exec context.Context)
 		first := r.exhaustLocked(BudgetDuration)
 		r.mu.Unlock()
 		if first {
-			r.report(Event{Type: EventBudgetExhausted, Budget: BudgetDuration})
+			r.report(observe.Event{Type: observe.EventBudgetExhausted, Budget: BudgetDuration})
 		}
 	}
 	if u := r.usage(); u != (Usage{}) {
-		r.report(Event{Type: EventUsage, Usage: u})
+		r.report(observe.Event{Type: observe.EventUsage, Usage: u})
 	}
 	s.mu.Lock()
 	s.settleRunLocked(r)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // looping is a child that behaves as an agent that never finishes on its
@@ -94,9 +95,9 @@ func TestBudgetStopsLoopingChildAtEachLimit(t *testing.T) {
 			exhaustedEvents := 0
 			for _, e := range h.obs.events(ref.ID) {
 				switch e.Type {
-				case work.EventUsage:
+				case observe.EventUsage:
 					usage = append(usage, e.Usage)
-				case work.EventBudgetExhausted:
+				case observe.EventBudgetExhausted:
 					exhaustedEvents++
 					if e.Budget != tt.exhausted {
 						t.Errorf("exhausted event budget = %q", e.Budget)
@@ -205,7 +206,7 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 	if censusTotal(h.s) != before {
 		t.Fatal("a refused start registered Work")
 	}
-	refused := h.obs.ofType(work.EventRefused)
+	refused := h.obs.ofType(observe.EventRefused)
 	if len(refused) != 1 || refused[0].ErrorClass != work.ClassBudgetExhausted || refused[0].Budget != work.BudgetTurns {
 		t.Fatalf("refused events = %+v", refused)
 	}
@@ -376,7 +377,7 @@ func TestForegroundCallReservesAndRefunds(t *testing.T) {
 	if during.Reserved.MaxTurns != 4 || after.Reserved.MaxTurns != 0 || after.Spent.MaxTurns != 1 {
 		t.Fatalf("during %+v, after %+v", during, after)
 	}
-	usage := h.obs.ofType(work.EventUsage)
+	usage := h.obs.ofType(observe.EventUsage)
 	if len(usage) != 1 || usage[0].Usage.Turns != 1 || usage[0].Target != agent.Label || usage[0].WorkID != "" {
 		t.Fatalf("usage events = %+v", usage)
 	}
@@ -419,7 +420,7 @@ func TestDeadlineReportsDurationBudget(t *testing.T) {
 	h := newHarness(t)
 	ref := h.startSpec(work.Spec{Owner: coord, Target: agent, Budget: work.Budget{MaxDuration: time.Minute},
 		Run: func(ctx context.Context) (string, error) { <-ctx.Done(); return "", ctx.Err() }})
-	h.obs.wait(ref.ID, func(evs []work.Event) bool { return len(evs) >= 2 })
+	h.obs.wait(ref.ID, func(evs []observe.Event) bool { return len(evs) >= 2 })
 	h.clk.Advance(time.Minute)
 	if ev := h.obs.waitTerminal(ref.ID); ev.ErrorClass != work.ClassDeadline {
 		t.Fatalf("terminal = %+v", ev)
@@ -427,7 +428,7 @@ func TestDeadlineReportsDurationBudget(t *testing.T) {
 	if st := h.status(coord, ref.ID); st.BudgetExhausted != work.BudgetDuration {
 		t.Fatalf("status = %+v", st)
 	}
-	ex := h.obs.ofType(work.EventBudgetExhausted)
+	ex := h.obs.ofType(observe.EventBudgetExhausted)
 	if len(ex) != 1 || ex[0].Budget != work.BudgetDuration {
 		t.Fatalf("events = %+v", ex)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestNegativeBudgetRefused: a negative Budget field is refused at the
@@ -54,7 +55,7 @@ func TestNegativeBudgetRefused(t *testing.T) {
 				if l, _ := h.s.List(t.Context(), o); len(l) != 0 || censusTotal(h.s) != 0 {
 					t.Fatalf("a refused start registered Work: %v", l)
 				}
-				if h.obs.count(work.EventQueued) != 0 {
+				if h.obs.count(observe.EventQueued) != 0 {
 					t.Fatal("a refused start was observed as queued")
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestSnapshotCountsCancelRequestedSlots: with limit 2, one running, one
@@ -56,11 +57,11 @@ func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
 
 func TestTargetInfoContext(t *testing.T) {
 	ctx := context.Background()
-	if _, ok := work.TargetInfoFrom(ctx); ok {
+	if _, ok := observe.TargetInfoFrom(ctx); ok {
 		t.Fatal("empty context has TargetInfo")
 	}
-	want := work.TargetInfo{Provider: "openai", AgentID: "research", Description: "Researches."}
-	got, ok := work.TargetInfoFrom(work.WithTargetInfo(ctx, want))
+	want := observe.TargetInfo{Provider: "openai", AgentID: "research", Description: "Researches."}
+	got, ok := observe.TargetInfoFrom(observe.WithTargetInfo(ctx, want))
 	if !ok || got != want {
 		t.Fatalf("TargetInfoFrom = %+v, %v", got, ok)
 	}
@@ -71,13 +72,13 @@ func TestTargetInfoContext(t *testing.T) {
 // with its counts; a target with Work but not named has its row too.
 func TestSnapshotDeploymentTargets(t *testing.T) {
 	h := newHarness(t, work.WithDeploymentGauges("idle", agent.Label, "idle"))
-	rows := func() map[string]work.TargetCounts {
+	rows := func() map[string]observe.TargetCounts {
 		t.Helper()
 		snap, err := h.s.Snapshot(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := map[string]work.TargetCounts{}
+		m := map[string]observe.TargetCounts{}
 		for _, c := range snap.Counts {
 			if _, dup := m[c.Target]; dup {
 				t.Fatalf("target %q has two rows: %+v", c.Target, snap.Counts)
@@ -87,14 +88,14 @@ func TestSnapshotDeploymentTargets(t *testing.T) {
 		return m
 	}
 	before := rows()
-	if len(before) != 2 || before["idle"] != (work.TargetCounts{Target: "idle"}) || before[agent.Label] != (work.TargetCounts{Target: agent.Label}) {
+	if len(before) != 2 || before["idle"] != (observe.TargetCounts{Target: "idle"}) || before[agent.Label] != (observe.TargetCounts{Target: agent.Label}) {
 		t.Fatalf("before any Work: %+v, want zero rows for idle and %s", before, agent.Label)
 	}
 	o := work.NewOwner("coordinator")
 	h.running(o, agent)
 	h.running(o, fn)
 	after := rows()
-	if len(after) != 3 || after["idle"] != (work.TargetCounts{Target: "idle"}) {
+	if len(after) != 3 || after["idle"] != (observe.TargetCounts{Target: "idle"}) {
 		t.Fatalf("after: %+v, want idle zero and two targets with Work", after)
 	}
 	for _, label := range []string{agent.Label, fn.Label} {

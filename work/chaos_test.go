@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The chaos tests run at a scale that finishes in seconds in
@@ -267,7 +268,7 @@ func TestChaosCancelFinishRaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		obs.wait(ref.ID, func(evs []work.Event) bool { return len(evs) >= 2 }) // running
+		obs.wait(ref.ID, func(evs []observe.Event) bool { return len(evs) >= 2 }) // running
 		var wg sync.WaitGroup
 		wg.Add(2)
 		go func() { defer wg.Done(); s.Cancel(t.Context(), coord, ref.ID) }()
@@ -432,13 +433,13 @@ func TestChaosWaitingTrees(t *testing.T) {
 // checkObs checks each Work's event stream as it is delivered: one
 // terminal event, nothing but detached, result-read and orphaned after it.
 type checkObs struct {
-	work.NopObserver
+	observe.NopObserver
 	mu       sync.Mutex
 	terminal map[string]bool
 	errs     []string
 }
 
-func (c *checkObs) Event(_ context.Context, e work.Event) {
+func (c *checkObs) Event(_ context.Context, e observe.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.WorkID == "" {
@@ -446,7 +447,7 @@ func (c *checkObs) Event(_ context.Context, e work.Event) {
 	}
 	if c.terminal[e.WorkID] {
 		switch e.Type {
-		case work.EventDetached, work.EventResultRead, work.EventOrphaned:
+		case observe.EventDetached, observe.EventResultRead, observe.EventOrphaned:
 		default:
 			c.errs = append(c.errs, fmt.Sprintf("%s: %s after the terminal event", e.WorkID, e.Type))
 		}

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestClose(t *testing.T) {
@@ -34,7 +35,7 @@ func TestClose(t *testing.T) {
 		t.Fatalf("start after close: %v", err)
 	}
 	wantCode(t, err, "closed")
-	if evs := h.obs.ofType(work.EventRefused); len(evs) != 1 || evs[0].ErrorClass != "closed" {
+	if evs := h.obs.ofType(observe.EventRefused); len(evs) != 1 || evs[0].ErrorClass != "closed" {
 		t.Fatalf("refused = %+v", evs)
 	}
 	if _, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Run: ctxChild}); !errors.Is(err, work.ErrClosed) {

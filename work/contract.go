@@ -201,9 +201,9 @@ func (b *Budget) SetDims(d [3]int64) {
 	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = int(d[dimTurns]), int(d[dimToolCalls]), d[dimTokens]
 }
 
-// Dims returns what u spent in the order of Budget.Dims (tokens: input
-// plus output).
-func (u Usage) Dims() [3]int64 {
+// usageDims returns what u spent in the order of Budget.Dims (tokens:
+// input plus output).
+func usageDims(u Usage) [numDims]int64 {
 	return [numDims]int64{int64(u.Turns), int64(u.ToolCalls), u.Tokens()}
 }
 
@@ -256,10 +256,14 @@ func unpooled(eff int64) int64 { return max(eff, 0) }
 // PoolCharge returns what a settled run is charged, in the order of
 // Budget.Dims: what it spent, except that tokens are charged at least the
 // run's token limit (limit, what it ran with) when any of its responses
-// reported no usage (unknownUsage), since what those cost is unknown. The
-// engine refunds the run's reservation and adds the charge to what was
-// spent.
-func PoolCharge(limit, spent [3]int64, unknownUsage bool) [3]int64 {
+// reported no usage (spent.UnknownUsage), since what those cost is
+// unknown. The engine refunds the run's reservation and adds the charge to
+// what was spent.
+func PoolCharge(limit [3]int64, spent Usage) [3]int64 {
+	return poolCharge(limit, usageDims(spent), spent.UnknownUsage > 0)
+}
+
+func poolCharge(limit, spent [3]int64, unknownUsage bool) [3]int64 {
 	if unknownUsage && limit[dimTokens] > 0 {
 		spent[dimTokens] = max(spent[dimTokens], limit[dimTokens])
 	}

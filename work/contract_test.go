@@ -117,22 +117,24 @@ func TestPoolReserve(t *testing.T) {
 
 func TestPoolCharge(t *testing.T) {
 	for _, tc := range []struct {
-		name         string
-		limit, spent [3]int64
-		unknown      bool
-		want         [3]int64
+		name  string
+		limit [3]int64
+		spent work.Usage
+		want  [3]int64
 	}{
-		{"known", [3]int64{5, 0, 1000}, [3]int64{2, 1, 300}, false, [3]int64{2, 1, 300}},
-		{"unknown usage charges the token limit", [3]int64{5, 0, 1000}, [3]int64{2, 1, 300}, true, [3]int64{2, 1, 1000}},
-		{"unknown without token limit", [3]int64{5, 0, 0}, [3]int64{2, 1, 300}, true, [3]int64{2, 1, 300}},
+		{"known", [3]int64{5, 0, 1000}, work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 100, OutputTokens: 200}, [3]int64{2, 1, 300}},
+		{"unknown usage charges the token limit", [3]int64{5, 0, 1000},
+			work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 300, UnknownUsage: 1}, [3]int64{2, 1, 1000}},
+		{"unknown without token limit", [3]int64{5, 0, 0},
+			work.Usage{Turns: 2, ToolCalls: 1, OutputTokens: 300, UnknownUsage: 2}, [3]int64{2, 1, 300}},
 	} {
-		if got := work.PoolCharge(tc.limit, tc.spent, tc.unknown); got != tc.want {
+		if got := work.PoolCharge(tc.limit, tc.spent); got != tc.want {
 			t.Errorf("%s: PoolCharge = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 	var b work.Budget
 	b.SetDims([3]int64{1, 2, 3})
-	if b.Dims() != [3]int64{1, 2, 3} || (work.Usage{Turns: 1, ToolCalls: 2, InputTokens: 1, OutputTokens: 2}).Dims() != [3]int64{1, 2, 3} {
+	if b.Dims() != [3]int64{1, 2, 3} {
 		t.Fatal("Dims round trip")
 	}
 }

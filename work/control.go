@@ -3,6 +3,8 @@ package work
 import (
 	"context"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Cancel asks for a Work to stop. Queued Work is cancelled before it runs;
@@ -86,7 +88,7 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	it.listed = false
 	it.detached = true
 	it.dropCommands()
-	e.add(it, Event{Type: EventDetached, Time: s.cfg.clock.Now()})
+	e.add(it, observe.Event{Type: observe.EventDetached, Time: s.cfg.clock.Now()})
 	if it.list == &os.terminal {
 		os.removeTerminal(it)
 		s.forgetItemLocked(it)

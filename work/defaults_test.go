@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestDocumentedDefaults holds the defaults to the values the options'
@@ -20,7 +21,7 @@ func TestDocumentedDefaults(t *testing.T) {
 	want := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4,
 		MaxDuration: 30 * time.Minute, MaxResultBytes: 1 << 20, RetainTerminal: 64,
 		MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32, MaxQueuedGuidanceBytes: 64 << 10,
-		MaxCommandRecords: 256, Observer: work.NopObserver{}, StatusRows: l.StatusRows, SnapshotInterval: l.SnapshotInterval}
+		MaxCommandRecords: 256, Observer: observe.NopObserver{}, StatusRows: l.StatusRows, SnapshotInterval: l.SnapshotInterval}
 	if !reflect.DeepEqual(l, want) {
 		t.Errorf("ResolveLimits() = %+v\nwant the documented %+v", l, want)
 	}

@@ -27,11 +27,12 @@
 // *Error with a stable Code for errors.Is. Ref, Status and the receipts
 // marshal to the JSON the model sees.
 //
-// The package imports only the standard library. An Observer receives
-// every lifecycle event (the telemetry package implements it). Child
-// output, failure text, guidance text and update values never reach an
-// Observer, a Status, a Row or an error message; everything the
-// Supervisor holds is process-local.
+// The package imports only the standard library and work/observe, the
+// observer seam: an observe.Observer (WithObserver; the telemetry package
+// implements it) receives every lifecycle event. Child output, failure
+// text, guidance text and update values never reach an Observer, a
+// Status, a Row or an error message; everything the Supervisor holds is
+// process-local.
 //
 // The engine in depth (slots lent by waiting children, external jobs,
 // approval, updates, bounds, what engine implementations share) is

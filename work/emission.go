@@ -3,6 +3,8 @@ package work
 import (
 	"sync"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // emission is a batch of events gathered under s.mu and delivered after it
@@ -21,9 +23,9 @@ import (
 type emission struct {
 	n       int // events gathered: the first len(evs) in its/evs, the rest in moreIts/moreEvs
 	its     [2]*item
-	evs     [2]Event
+	evs     [2]observe.Event
 	moreIts []*item
-	moreEvs []Event
+	moreEvs []observe.Event
 	woken   *waiter         // waiters of settled Works, whose tokens are sent after the events (waiter.go)
 	notices []pendingNotice // sent after the events are delivered
 	// nop: the events go to the no-op Observer, so none is kept (evs[0]
@@ -86,7 +88,7 @@ func reuse[T any](s []T, clearing bool) []T {
 // child goroutine's stack makes its frames larger).
 //
 //go:noinline
-func (e *emission) add(it *item, ev Event) {
+func (e *emission) add(it *item, ev observe.Event) {
 	p := e.push(it, ev.Type, ev.Time)
 	if e.nop {
 		return
@@ -97,7 +99,7 @@ func (e *emission) add(it *item, ev Event) {
 
 // push appends an event of it of type typ at time t to e and returns it,
 // its Work's fields set, for the caller to complete before the next push.
-func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
+func (e *emission) push(it *item, typ observe.EventType, t time.Time) *observe.Event {
 	n := e.n
 	e.n++
 	if n < len(e.its) {
@@ -108,14 +110,14 @@ func (e *emission) push(it *item, typ EventType, t time.Time) *Event {
 	if e.nop {
 		return &e.evs[0] // read by no one: a scratch entry
 	}
-	var ev *Event
+	var ev *observe.Event
 	if n < len(e.evs) {
 		ev = &e.evs[n]
 	} else {
-		e.moreEvs = append(e.moreEvs, Event{})
+		e.moreEvs = append(e.moreEvs, observe.Event{})
 		ev = &e.moreEvs[len(e.moreEvs)-1]
 	}
-	*ev = Event{Type: typ, Time: t, WorkID: it.id(), Owner: it.owner.id, Depth: it.owner.depth,
+	*ev = observe.Event{Type: typ, Time: t, WorkID: it.id(), Owner: it.owner.id, Depth: it.owner.depth,
 		Target: it.target.Label, Kind: it.target.Kind} // a pooled emission's events are not cleared
 	return ev
 }
@@ -129,7 +131,7 @@ func (e *emission) item(i int) *item {
 }
 
 // event returns the i-th event.
-func (e *emission) event(i int) *Event {
+func (e *emission) event(i int) *observe.Event {
 	if i < len(e.evs) {
 		return &e.evs[i]
 	}

@@ -3,6 +3,8 @@ package work
 import (
 	"context"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Engine is where Work runs and is recorded: the seam between the
@@ -138,7 +140,7 @@ type Engine interface {
 	Deny(ctx context.Context, o Owner, id string) error
 	Updates(ctx context.Context, o Owner, id string, after int) ([]Update, error)
 	Answer(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error)
-	Observer() Observer
+	Observer() observe.Observer
 	Now() time.Time
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type execKey struct{}
@@ -272,7 +274,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	if spec.NeedsApproval {
 		return "", errCallApproval
 	}
-	ev := Event{Type: EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+	ev := observe.Event{Type: observe.EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
 	exec, cancel := context.WithCancelCause(s.cfg.observer.Bind(ctx, context.Background(), ev))
 	defer cancel(nil)

@@ -1,5 +1,7 @@
 package work
 
+import "github.com/agentwork/agentwork/work/observe"
+
 // SlotsForTest reports the pool slots in use, the running Works that
 // execute (neither lending their slot nor waiting to reclaim it), and the
 // Works waiting to reclaim a slot. It checks the lending chains on the way
@@ -59,7 +61,7 @@ func (s *Supervisor) CensusForTest(fn func(target string, state State, n int)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for label, c := range s.counts {
-		for i, st := range States {
+		for i, st := range observe.States {
 			fn(label, st, c[i])
 		}
 	}

@@ -8,7 +8,7 @@ import (
 // ErrNotInitialized: a Supervisor that was not made by New (its zero
 // value, var s work.Supervisor or &work.Supervisor{}). Every method of such
 // a Supervisor that returns an error returns it, every time; the others
-// return zero values (Observer returns NopObserver{}, Now the zero time).
+// return zero values (Observer returns observe.NopObserver{}, Now the zero time).
 var ErrNotInitialized = newError("uninitialized", "supervisor is not initialized: create it with work.New")
 
 // ErrInvalidBudget: a Budget with a negative field, in Spec.Budget (Start,

@@ -10,6 +10,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // t0 is the fake clock's start: a time with milliseconds, so that the JSON
@@ -27,25 +28,25 @@ type obs struct {
 	rec    enginetest.Recorder
 	mu     sync.Mutex
 	cond   sync.Cond
-	byWork map[string][]work.Event
-	all    []work.Event
+	byWork map[string][]observe.Event
+	all    []observe.Event
 }
 
 func newObs() *obs {
-	o := &obs{byWork: make(map[string][]work.Event)}
+	o := &obs{byWork: make(map[string][]observe.Event)}
 	o.cond.L = &o.mu
 	return o
 }
 
-func (o *obs) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
+func (o *obs) Begin(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
 	return o.rec.Begin(ctx, c)
 }
 
-func (o *obs) Bind(caller, exec context.Context, e work.Event) context.Context {
+func (o *obs) Bind(caller, exec context.Context, e observe.Event) context.Context {
 	return o.rec.Bind(caller, exec, e)
 }
 
-func (o *obs) Event(ctx context.Context, e work.Event) {
+func (o *obs) Event(ctx context.Context, e observe.Event) {
 	o.rec.Event(ctx, e)
 	o.mu.Lock()
 	o.all = append(o.all, e)
@@ -57,18 +58,18 @@ func (o *obs) Event(ctx context.Context, e work.Event) {
 }
 
 // wait blocks until pred holds for the events of id, and returns them.
-func (o *obs) wait(id string, pred func([]work.Event) bool) []work.Event {
+func (o *obs) wait(id string, pred func([]observe.Event) bool) []observe.Event {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for !pred(o.byWork[id]) {
 		o.cond.Wait()
 	}
-	return append([]work.Event(nil), o.byWork[id]...)
+	return append([]observe.Event(nil), o.byWork[id]...)
 }
 
 // waitCount waits until id has at least n events or d passes (a real-time
 // timer wakes the wait; nothing polls), and returns its events.
-func (o *obs) waitCount(id string, n int, d time.Duration) []work.Event {
+func (o *obs) waitCount(id string, n int, d time.Duration) []observe.Event {
 	expired := false
 	t := time.AfterFunc(d, func() {
 		o.mu.Lock()
@@ -82,16 +83,16 @@ func (o *obs) waitCount(id string, n int, d time.Duration) []work.Event {
 	for len(o.byWork[id]) < n && !expired {
 		o.cond.Wait()
 	}
-	return append([]work.Event(nil), o.byWork[id]...)
+	return append([]observe.Event(nil), o.byWork[id]...)
 }
 
 // waitTerminal blocks until id has a terminal event and returns that event.
-func (o *obs) waitTerminal(id string) work.Event {
-	evs := o.wait(id, func(evs []work.Event) bool { return terminalIndex(evs) >= 0 })
+func (o *obs) waitTerminal(id string) observe.Event {
+	evs := o.wait(id, func(evs []observe.Event) bool { return terminalIndex(evs) >= 0 })
 	return evs[terminalIndex(evs)]
 }
 
-func terminalIndex(evs []work.Event) int {
+func terminalIndex(evs []observe.Event) int {
 	for i, e := range evs {
 		if e.To.Terminal() {
 			return i
@@ -100,13 +101,13 @@ func terminalIndex(evs []work.Event) int {
 	return -1
 }
 
-func (o *obs) events(id string) []work.Event {
+func (o *obs) events(id string) []observe.Event {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return append([]work.Event(nil), o.byWork[id]...)
+	return append([]observe.Event(nil), o.byWork[id]...)
 }
 
-func (o *obs) count(typ work.EventType) int {
+func (o *obs) count(typ observe.EventType) int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := 0
@@ -118,10 +119,10 @@ func (o *obs) count(typ work.EventType) int {
 	return n
 }
 
-func (o *obs) ofType(typ work.EventType) []work.Event {
+func (o *obs) ofType(typ observe.EventType) []observe.Event {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []work.Event
+	var out []observe.Event
 	for _, e := range o.all {
 		if e.Type == typ {
 			out = append(out, e)

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type item struct {
@@ -48,14 +50,14 @@ type item struct {
 	emitMu      sync.Mutex
 	brun        run // its budget state
 	prog        progress
-	scopeID     string            // the id of the Work's own scope: owner id + "/" + Work id (id)
-	counts      *[len(States)]int // the census of its target label
-	exec        Execution         // its child's, from running
-	xctx        execCtx           // its child's context, from running
-	scope       scope             // its own owner scope (sc points here), from running
-	ap          *approval         // its approval request, for a Spec with NeedsApproval (approval.go)
-	job         *jobWait          // an external job's state (Spec.Job, job.go) until it settles
-	upd         *updates          // its updates, for a Spec that declares them (update_work.go); set at Start
+	scopeID     string                    // the id of the Work's own scope: owner id + "/" + Work id (id)
+	counts      *[len(observe.States)]int // the census of its target label
+	exec        Execution                 // its child's, from running
+	xctx        execCtx                   // its child's context, from running
+	scope       scope                     // its own owner scope (sc points here), from running
+	ap          *approval                 // its approval request, for a Spec with NeedsApproval (approval.go)
+	job         *jobWait                  // an external job's state (Spec.Job, job.go) until it settles
+	upd         *updates                  // its updates, for a Spec that declares them (update_work.go); set at Start
 }
 
 // lendState is a Work's part in lending running slots (slots.go), made
@@ -108,7 +110,7 @@ func (it *item) reclaim() chan struct{} {
 type stateIdx uint8
 
 // state returns its State.
-func (it *item) state() State { return States[it.st] }
+func (it *item) state() State { return observe.States[it.st] }
 
 // terminal reports whether its State is terminal.
 func (it *item) terminal() bool { return stateTerminal[it.st] }

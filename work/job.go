@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // External jobs in process (Spec.Job). A job's Work leaves its owner's
 // queue into a running slot like any Work; its Submit runs on the child
 // goroutine there. Once Submit has returned a handle the Work gives its
-// slot back (EventWaiting): it stays running, Status.Waiting is set, and
+// slot back (observe.EventWaiting): it stays running, Status.Waiting is set, and
 // between polls nothing but an entry in the poll timers' heap (jobtimer.go:
 // one Clock timer for all waiting jobs) refers to it (no goroutine, no
 // slot). A due poll takes its target's poll bound (Job.MaxPolls), or waits
@@ -115,7 +117,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 		// each poll gets one of its own (startPollLocked).
 		it.cancel(nil)
 		it.cancel = noCancel
-		e.push(it, EventWaiting, now)
+		e.push(it, observe.EventWaiting, now)
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
 		s.armPollLocked(it, jw, jw.job.Backoff.Next(0, false))

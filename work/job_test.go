@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // jobTarget is the label of the tests' external jobs.
@@ -126,8 +127,8 @@ func (h *harness) startJob(o work.Owner, j *work.Job, input string) work.Ref {
 	return ref
 }
 
-func (h *harness) waitType(id string, typ work.EventType, n int) []work.Event {
-	return h.obs.wait(id, func(evs []work.Event) bool {
+func (h *harness) waitType(id string, typ observe.EventType, n int) []observe.Event {
+	return h.obs.wait(id, func(evs []observe.Event) bool {
 		c := 0
 		for _, e := range evs {
 			if e.Type == typ {
@@ -156,13 +157,13 @@ func (h *harness) advancePoll(j *testJob, d time.Duration) *jobCall {
 
 func (c *jobCall) answer(r jobReply) { c.reply <- r }
 
-func jobTrace(evs []work.Event) []string {
+func jobTrace(evs []observe.Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch e.Type {
-		case work.EventPolled:
+		case observe.EventPolled:
 			out = append(out, "polled:"+e.Poll)
-		case work.EventProgress, work.EventUsage:
+		case observe.EventProgress, observe.EventUsage:
 		default:
 			out = append(out, string(e.Type))
 		}
@@ -179,7 +180,7 @@ func TestJobLifecycle(t *testing.T) {
 	j := newTestJob()
 	o := work.NewOwner("o")
 	ref := h.startJob(o, j.job(), "the input "+canary)
-	h.waitType(ref.ID, work.EventWaiting, 1)
+	h.waitType(ref.ID, observe.EventWaiting, 1)
 	st := h.status(o, ref.ID)
 	if st.State != work.StateRunning || !st.Waiting {
 		t.Fatalf("state %s waiting %v, want running and waiting", st.State, st.Waiting)
@@ -210,9 +211,9 @@ func TestJobLifecycle(t *testing.T) {
 			t.Fatalf("poll %d: handle %q", i, c.handle)
 		}
 		c.answer(jobReply{poll: step.poll, err: step.err})
-		h.waitType(ref.ID, work.EventPolled, i+1)
+		h.waitType(ref.ID, observe.EventPolled, i+1)
 	}
-	if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCompleted {
+	if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCompleted {
 		t.Fatalf("terminal %s", ev.Type)
 	}
 	st, out, _ := h.s.Result(context.Background(), o, ref.ID, 0)
@@ -244,10 +245,10 @@ func TestJobBackoffCap(t *testing.T) {
 	j := newTestJob()
 	o := work.NewOwner("o")
 	ref := h.startJob(o, j.job(), "in")
-	h.waitType(ref.ID, work.EventWaiting, 1)
+	h.waitType(ref.ID, observe.EventWaiting, 1)
 	for i, d := range []time.Duration{1, 2, 4, 8, 16, 30, 30} {
 		h.advancePoll(j, d*time.Second).answer(jobReply{poll: work.Poll{State: work.PollWaiting}})
-		h.waitType(ref.ID, work.EventPolled, i+1)
+		h.waitType(ref.ID, observe.EventPolled, i+1)
 	}
 }
 
@@ -287,9 +288,9 @@ func TestJobPollBound(t *testing.T) {
 	spec.MaxPolls = 1
 	o := work.NewOwner("o")
 	a := h.startJob(o, spec, "a")
-	h.waitType(a.ID, work.EventWaiting, 1)
+	h.waitType(a.ID, observe.EventWaiting, 1)
 	b := h.startJob(o, spec, "b")
-	h.waitType(b.ID, work.EventWaiting, 1)
+	h.waitType(b.ID, observe.EventWaiting, 1)
 	h.clk.Advance(time.Second) // both are due
 	if running, due := h.s.PollBoundForTest(jobTarget.Label); running != 1 || due != 1 {
 		t.Fatalf("poll bound: %d running, %d due; want 1 and 1", running, due)
@@ -329,12 +330,12 @@ func TestJobEnds(t *testing.T) {
 			j := newTestJob()
 			o := work.NewOwner("o")
 			ref := h.startJob(o, j.job(), "in")
-			h.waitType(ref.ID, work.EventWaiting, 1)
+			h.waitType(ref.ID, observe.EventWaiting, 1)
 			for i, r := range tc.replies {
 				h.clk.Advance(time.Minute)
 				(<-j.awaits).answer(r)
 				if i < len(tc.replies)-1 {
-					h.waitType(ref.ID, work.EventPolled, i+1)
+					h.waitType(ref.ID, observe.EventPolled, i+1)
 				}
 			}
 			ev := h.obs.waitTerminal(ref.ID)
@@ -359,11 +360,11 @@ func TestJobCancel(t *testing.T) {
 		cancel bool // Job.Cancel is called
 	}{
 		{"waiting between polls", "", func(h *harness, j *testJob, ref work.Ref) func() {
-			h.waitType(ref.ID, work.EventWaiting, 1)
+			h.waitType(ref.ID, observe.EventWaiting, 1)
 			return nil
 		}, true},
 		{"during a poll", "", func(h *harness, j *testJob, ref work.Ref) func() {
-			h.waitType(ref.ID, work.EventWaiting, 1)
+			h.waitType(ref.ID, observe.EventWaiting, 1)
 			h.clk.Advance(time.Second)
 			<-j.awaits // answers nothing: the poll's context ends
 			return nil
@@ -392,7 +393,7 @@ func TestJobCancel(t *testing.T) {
 				after()
 			}
 			ev := h.obs.waitTerminal(ref.ID)
-			if ev.Type != work.EventCancelled || ev.ErrorClass != work.ClassCancelled {
+			if ev.Type != observe.EventCancelled || ev.ErrorClass != work.ClassCancelled {
 				t.Fatalf("terminal %s %q", ev.Type, ev.ErrorClass)
 			}
 			cancels := j.cancelCalls()
@@ -419,9 +420,9 @@ func TestJobCancelDue(t *testing.T) {
 	spec.MaxPolls = 1
 	o := work.NewOwner("o")
 	a := h.startJob(o, spec, "a")
-	h.waitType(a.ID, work.EventWaiting, 1)
+	h.waitType(a.ID, observe.EventWaiting, 1)
 	b := h.startJob(o, spec, "b")
-	h.waitType(b.ID, work.EventWaiting, 1)
+	h.waitType(b.ID, observe.EventWaiting, 1)
 	h.clk.Advance(time.Second)
 	first := <-j.awaits
 	due := b
@@ -431,7 +432,7 @@ func TestJobCancelDue(t *testing.T) {
 	if _, err := h.s.Cancel(context.Background(), o, due.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ev := h.obs.waitTerminal(due.ID); ev.Type != work.EventCancelled {
+	if ev := h.obs.waitTerminal(due.ID); ev.Type != observe.EventCancelled {
 		t.Fatalf("terminal %s", ev.Type)
 	}
 	first.answer(jobReply{poll: work.Poll{State: work.PollWaiting}})
@@ -454,14 +455,14 @@ func TestJobDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitType(ref.ID, work.EventWaiting, 1)
+	h.waitType(ref.ID, observe.EventWaiting, 1)
 	for i, d := range []time.Duration{1, 2, 4} {
 		h.advancePoll(j, d*time.Second).answer(jobReply{poll: work.Poll{State: work.PollWaiting}})
-		h.waitType(ref.ID, work.EventPolled, i+1)
+		h.waitType(ref.ID, observe.EventPolled, i+1)
 	}
 	h.clk.Advance(3 * time.Second) // 10 s: the deadline, before the next poll (at 15 s)
 	ev := h.obs.waitTerminal(ref.ID)
-	if ev.Type != work.EventFailed || ev.ErrorClass != work.ClassDeadline {
+	if ev.Type != observe.EventFailed || ev.ErrorClass != work.ClassDeadline {
 		t.Fatalf("terminal %s %q", ev.Type, ev.ErrorClass)
 	}
 	if n := len(j.cancelCalls()); n != 1 {
@@ -488,10 +489,10 @@ func TestJobPollAtDeadline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.waitType(ref.ID, work.EventWaiting, 1)
+		h.waitType(ref.ID, observe.EventWaiting, 1)
 		h.clk.Advance(time.Second) // the first poll and the deadline, at once
 		ev := h.obs.waitTerminal(ref.ID)
-		if ev.Type != work.EventFailed || ev.ErrorClass != work.ClassDeadline {
+		if ev.Type != observe.EventFailed || ev.ErrorClass != work.ClassDeadline {
 			t.Fatalf("run %d: terminal %s %q", i, ev.Type, ev.ErrorClass)
 		}
 		j.mu.Lock()
@@ -529,7 +530,7 @@ func TestJobReleaseCloseShutdown(t *testing.T) {
 			j := newTestJob()
 			o := work.NewOwner("o")
 			ref := h.startJob(o, j.job(), "in")
-			h.waitType(ref.ID, work.EventWaiting, 1)
+			h.waitType(ref.ID, observe.EventWaiting, 1)
 			ctx := context.Background()
 			switch end {
 			case "release":
@@ -548,7 +549,7 @@ func TestJobReleaseCloseShutdown(t *testing.T) {
 					t.Fatalf("Shutdown: %v %v", rep, err)
 				}
 			}
-			if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCancelled {
+			if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCancelled {
 				t.Fatalf("terminal %s", ev.Type)
 			}
 			if n := len(j.cancelCalls()); n != 1 {
@@ -568,18 +569,18 @@ func TestJobUserCodePanics(t *testing.T) {
 		Await:  func(context.Context, []byte) (work.Poll, error) { return work.Poll{}, nil },
 	}
 	ref := h.startJob(o, bad, "in")
-	if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventFailed || ev.ErrorClass != work.ClassPanic {
+	if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventFailed || ev.ErrorClass != work.ClassPanic {
 		t.Fatalf("terminal %s %q", ev.Type, ev.ErrorClass)
 	}
 	j := newTestJob()
 	spec := j.job()
 	spec.Cancel = func(context.Context, []byte) error { panic("cancel " + canary) }
 	ref = h.startJob(o, spec, "in")
-	h.waitType(ref.ID, work.EventWaiting, 1)
+	h.waitType(ref.ID, observe.EventWaiting, 1)
 	if _, err := h.s.Cancel(context.Background(), o, ref.ID); err != nil {
 		t.Fatal(err)
 	}
-	if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCancelled {
+	if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCancelled {
 		t.Fatalf("terminal %s", ev.Type)
 	}
 }
@@ -655,7 +656,7 @@ func TestWaitingJobsHoldNoGoroutine(t *testing.T) {
 	b.complete("b")
 	<-c.started
 	for _, ref := range refs {
-		h.waitType(ref.ID, work.EventWaiting, 1)
+		h.waitType(ref.ID, observe.EventWaiting, 1)
 	}
 	after := runtime.NumGoroutine()
 	snap, _ := h.s.Snapshot(context.Background())
@@ -681,15 +682,15 @@ func TestJobInAChildsScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.waitType(ref.ID, work.EventWaiting, 1)
+	h.waitType(ref.ID, observe.EventWaiting, 1)
 	detached := h.startJob(o, j.job(), "detached")
-	h.waitType(detached.ID, work.EventWaiting, 1)
+	h.waitType(detached.ID, observe.EventWaiting, 1)
 	if _, err := h.s.Detach(context.Background(), o, detached.ID); err != nil {
 		t.Fatal(err)
 	}
 	c.complete("parent done")
 	h.obs.waitTerminal(parent.ID)
-	if ev := h.obs.waitTerminal(ref.ID); ev.Type != work.EventCancelled {
+	if ev := h.obs.waitTerminal(ref.ID); ev.Type != observe.EventCancelled {
 		t.Fatalf("the scope's job ended %s", ev.Type)
 	}
 	if cs := j.cancelCalls(); len(cs) != 1 || !bytes.Equal(cs[0], []byte("handle-"+ref.ID+" "+canary)) {
@@ -697,7 +698,7 @@ func TestJobInAChildsScope(t *testing.T) {
 	}
 	h.clk.Advance(time.Second)
 	(<-j.awaits).answer(jobReply{poll: work.Poll{State: work.PollDone, Output: "x"}})
-	if ev := h.obs.waitTerminal(detached.ID); ev.Type != work.EventCompleted {
+	if ev := h.obs.waitTerminal(detached.ID); ev.Type != observe.EventCompleted {
 		t.Fatalf("the detached job ended %s", ev.Type)
 	}
 }

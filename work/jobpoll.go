@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // pollBound is a target label's poll bound: the polls of its jobs that
@@ -111,7 +113,7 @@ func (s *Supervisor) releasePollLocked(b *pollBound) {
 }
 
 // poll runs one Await of it on a goroutine of its own, under b, and acts
-// on its answer: EventPolled with the outcome, then the next poll after
+// on its answer: observe.EventPolled with the outcome, then the next poll after
 // the backoff delay, or the end of the Work.
 func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobWait) {
 	returned := false
@@ -136,19 +138,19 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 	it.cancel(nil) // the poll's context ends with the poll
 	it.cancel = noCancel
 	now := s.nowLocked(e)
-	outcome := PollOutcomeWaiting
+	outcome := observe.PollOutcomeWaiting
 	switch {
 	case panicked:
-		outcome = PollOutcomeFailed
+		outcome = observe.PollOutcomeFailed
 	case err != nil:
-		outcome = PollOutcomeError
+		outcome = observe.PollOutcomeError
 	case p.State == PollDone:
-		outcome = PollOutcomeDone
+		outcome = observe.PollOutcomeDone
 	case p.State == PollFailed:
-		outcome = PollOutcomeFailed
+		outcome = observe.PollOutcomeFailed
 	}
-	e.push(it, EventPolled, now).Poll = outcome
-	unfinished := outcome == PollOutcomeWaiting || outcome == PollOutcomeError
+	e.push(it, observe.EventPolled, now).Poll = outcome
+	unfinished := outcome == observe.PollOutcomeWaiting || outcome == observe.PollOutcomeError
 	switch {
 	case jw.stopped == jobDeadline:
 		if unfinished {
@@ -160,16 +162,16 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 		s.endJobLocked(it, jw, StateFailed, classDeadline, "", e)
 	case panicked:
 		s.endJobLocked(it, jw, StateFailed, classPanic, "", e)
-	case outcome == PollOutcomeDone:
+	case outcome == observe.PollOutcomeDone:
 		// Completion wins over a cancel request, as a child's does.
 		s.endJobLocked(it, jw, StateCompleted, classNone, p.Output, e)
-	case outcome == PollOutcomeFailed:
+	case outcome == observe.PollOutcomeFailed:
 		s.endJobLocked(it, jw, StateFailed, jobClass(p.Class), "", e)
 	case jw.stopped != jobRuns:
 		jw.phase = jobStopping
 		s.unlockAndEmit(e)
 		s.stopJob(it, jw) // Cancel, then cancelled
-	case outcome == PollOutcomeError:
+	case outcome == observe.PollOutcomeError:
 		if jw.errs++; jw.errs >= jw.job.maxPollErrors() {
 			s.endJobLocked(it, jw, StateFailed, classError, "", e)
 			return

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func launchSpec(o work.Owner, target work.Target, callID, input string, run work.RunFunc) work.Spec {
@@ -52,7 +53,7 @@ func TestLaunchIdempotent(t *testing.T) {
 	if again, err := h.s.Start(context.Background(), launchSpec(o, fn, "call_1", "input", immediate("x"))); err != nil || again != first {
 		t.Fatalf("replay after the end = %v, %v", again, err)
 	}
-	if n := h.obs.count(work.EventQueued); n != 1 {
+	if n := h.obs.count(observe.EventQueued); n != 1 {
 		t.Fatalf("%d Works queued, want 1", n)
 	}
 	// Another owner's identity space is its own.
@@ -91,7 +92,7 @@ func TestLaunchConcurrentOneIdentity(t *testing.T) {
 			t.Fatalf("refs differ: %v vs %v", r, refs[0])
 		}
 	}
-	if got := h.obs.count(work.EventQueued); got != 1 {
+	if got := h.obs.count(observe.EventQueued); got != 1 {
 		t.Fatalf("%d Works queued, want 1", got)
 	}
 	list, _ := h.s.List(t.Context(), o)

@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // transitions returns the From->To edges recorded for id, in order.
-func transitions(evs []work.Event) []string {
+func transitions(evs []observe.Event) []string {
 	var out []string
 	for _, e := range evs {
 		if e.To != "" {
@@ -276,7 +277,7 @@ func TestDeadline(t *testing.T) {
 		if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateCompleted || ev.Duration != 50*time.Second {
 			t.Fatalf("terminal = %+v", ev)
 		}
-		running := h.obs.ofType(work.EventRunning)
+		running := h.obs.ofType(observe.EventRunning)
 		if last := running[len(running)-1]; last.QueueWait != 50*time.Second {
 			t.Fatalf("queue wait = %v", last.QueueWait)
 		}

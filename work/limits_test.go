@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // snapshot is what a refused start must leave unchanged.
@@ -45,13 +46,13 @@ func (h *harness) refused(o work.Owner, reason string) {
 	after := h.snapshot(o)
 	// Events of Works settled just before may still be arriving: look only
 	// at events without a Work id.
-	var evs []work.Event
+	var evs []observe.Event
 	for _, e := range h.obs.rec.Events()[before.events:] {
 		if e.WorkID == "" {
 			evs = append(evs, e)
 		}
 	}
-	if len(evs) != 1 || evs[0].Type != work.EventRefused || evs[0].ErrorClass != reason || evs[0].WorkID != "" ||
+	if len(evs) != 1 || evs[0].Type != observe.EventRefused || evs[0].ErrorClass != reason || evs[0].WorkID != "" ||
 		evs[0].Owner != o.ID() || evs[0].Depth != o.Depth() || evs[0].Target != agent.Label {
 		h.t.Fatalf("events on refusal = %+v", evs)
 	}
@@ -271,7 +272,7 @@ func TestLimitOptions(t *testing.T) {
 	def := work.Limits{MaxRunning: 8, MaxOutstanding: 32, MaxStarts: 64, MaxDepth: 4, MaxDuration: work.DefaultMaxDuration,
 		MaxResultBytes: 1 << 20, RetainTerminal: 64, MaxMessageBytes: 16 << 10, MaxQueuedGuidance: 32,
 		MaxQueuedGuidanceBytes: 64 << 10, MaxCommandRecords: 256, SnapshotInterval: 15 * time.Second, StatusRows: 10,
-		Observer: work.NopObserver{}}
+		Observer: observe.NopObserver{}}
 	with := func(edit func(*work.Limits)) work.Limits { l := def; edit(&l); return l }
 	for _, tc := range []struct {
 		name string
@@ -285,7 +286,7 @@ func TestLimitOptions(t *testing.T) {
 			work.WithCommandRecords(11), work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute})},
 			work.Limits{MaxRunning: 2, MaxOutstanding: 3, MaxStarts: 4, MaxDepth: 5, MaxDuration: time.Minute, MaxResultBytes: 6,
 				RetainTerminal: 7, RetainAge: time.Hour, MaxMessageBytes: 8, MaxQueuedGuidance: 9, MaxQueuedGuidanceBytes: 10,
-				MaxCommandRecords: 11, SnapshotInterval: 15 * time.Second, StatusRows: 10, Observer: work.NopObserver{}}, ""},
+				MaxCommandRecords: 11, SnapshotInterval: 15 * time.Second, StatusRows: 10, Observer: observe.NopObserver{}}, ""},
 		// 0 after another value: the default again (or no limit), never "keep".
 		{"zero", []work.Option{work.WithMaxRunning(2), work.WithMaxRunning(0), work.WithMaxOutstanding(3), work.WithMaxOutstanding(0),
 			work.WithMaxStarts(0), work.WithMaxDepth(5), work.WithMaxDepth(0), work.WithMaxResultBytes(0), work.WithRetention(7, time.Hour),
@@ -348,7 +349,7 @@ func TestLimitOptions(t *testing.T) {
 	}
 	s := work.New(work.WithObserver(nil))
 	defer s.Close(context.Background())
-	if _, ok := s.Observer().(work.NopObserver); !ok {
+	if _, ok := s.Observer().(observe.NopObserver); !ok {
 		t.Fatalf("observer = %T, want NopObserver", s.Observer())
 	}
 }

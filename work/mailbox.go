@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // mailbox is a Work's guidance queue and command records, allocated on the
@@ -152,7 +154,7 @@ func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool
 	if it.upd != nil {
 		it.upd.answerLocked()
 	}
-	e.add(it, Event{Type: EventGuidanceAccepted, Time: now, Count: 1})
+	e.add(it, observe.Event{Type: observe.EventGuidanceAccepted, Time: now, Count: 1})
 	s.unlockAndEmit(&e)
 	return r, nil
 }
@@ -182,7 +184,7 @@ func (e *Execution) Guidance() []string {
 		mb.queued, mb.bytes = nil, 0
 	}
 	if len(msgs) > 0 {
-		em.add(e.it, Event{Type: EventGuidanceDelivered, Time: e.s.cfg.clock.Now(), Count: len(msgs)})
+		em.add(e.it, observe.Event{Type: observe.EventGuidanceDelivered, Time: e.s.cfg.clock.Now(), Count: len(msgs)})
 	}
 	e.s.unlockAndEmit(&em)
 	return msgs

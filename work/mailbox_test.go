@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // sendRefused checks that a Send is refused with code and left nothing
 // behind: no event, and the next accepted message gets the next cursor.
 func (h *harness) sendRefused(o work.Owner, id, cmd, msg, code string) {
 	h.t.Helper()
-	before := h.obs.count(work.EventGuidanceAccepted)
+	before := h.obs.count(observe.EventGuidanceAccepted)
 	_, err := h.s.Send(context.Background(), o, id, cmd, msg)
 	if err == nil {
 		h.t.Fatalf("Send of %d bytes accepted, want %s", len(msg), code)
@@ -23,7 +24,7 @@ func (h *harness) sendRefused(o work.Owner, id, cmd, msg, code string) {
 	if strings.Contains(err.Error(), canary) {
 		h.t.Fatal("the error message quotes the guidance")
 	}
-	if n := h.obs.count(work.EventGuidanceAccepted); n != before {
+	if n := h.obs.count(observe.EventGuidanceAccepted); n != before {
 		h.t.Fatalf("a refused Send emitted %d accepted events", n-before)
 	}
 }

@@ -9,17 +9,18 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // terminalSignal is an Observer that signals every terminal event and keeps
 // nothing. A lossy one drops signals when its channel is full.
 type terminalSignal struct {
-	work.NopObserver
+	observe.NopObserver
 	ch    chan struct{}
 	lossy bool
 }
 
-func (o terminalSignal) Event(_ context.Context, e work.Event) {
+func (o terminalSignal) Event(_ context.Context, e observe.Event) {
 	if !e.To.Terminal() {
 		return
 	}

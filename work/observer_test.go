@@ -5,15 +5,16 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type watcher struct {
-	work.NopObserver
-	watched   work.Watched
+	observe.NopObserver
+	watched   observe.Watched
 	unwatched int
 }
 
-func (w *watcher) Watch(s work.Watched) func() {
+func (w *watcher) Watch(s observe.Watched) func() {
 	w.watched = s
 	return func() { w.unwatched++ }
 }
@@ -21,7 +22,7 @@ func (w *watcher) Watch(s work.Watched) func() {
 func TestWatcherWatchedOnceUnwatchedOnFirstClose(t *testing.T) {
 	w := &watcher{}
 	s := work.New(work.WithObserver(w))
-	if w.watched != work.Watched(s) {
+	if w.watched != observe.Watched(s) {
 		t.Fatal("Watch not called with the Supervisor")
 	}
 	s.Close(context.Background())
@@ -34,11 +35,11 @@ func TestWatcherWatchedOnceUnwatchedOnFirstClose(t *testing.T) {
 func TestNopObserver(t *testing.T) {
 	ctx := context.Background()
 	exec := context.WithValue(context.Background(), execKey{}, 1)
-	var n work.NopObserver
-	c2, end2 := n.Begin(ctx, work.ToolCall{})
-	end2(work.ToolCallEnd{})
-	n.Event(ctx, work.Event{})
-	if c2 != ctx || n.Bind(ctx, exec, work.Event{}) != exec {
+	var n observe.NopObserver
+	c2, end2 := n.Begin(ctx, observe.ToolCall{})
+	end2(observe.ToolCallEnd{})
+	n.Event(ctx, observe.Event{})
+	if c2 != ctx || n.Bind(ctx, exec, observe.Event{}) != exec {
 		t.Fatal("NopObserver")
 	}
 }
@@ -83,13 +84,13 @@ func TestBindContextIsolated(t *testing.T) {
 type boundKey struct{}
 
 type binder struct {
-	work.NopObserver
+	observe.NopObserver
 	caller context.Context
 }
 
-func (b *binder) Bind(caller, exec context.Context, e work.Event) context.Context {
+func (b *binder) Bind(caller, exec context.Context, e observe.Event) context.Context {
 	b.caller = caller
-	if e.Type != work.EventQueued || e.WorkID == "" || e.Owner != "coord" {
+	if e.Type != observe.EventQueued || e.WorkID == "" || e.Owner != "coord" {
 		panic("Bind got a bad event")
 	}
 	return context.WithValue(exec, boundKey{}, e.WorkID)

@@ -1,6 +1,10 @@
 package work
 
-import "time"
+import (
+	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
+)
 
 // Default limits. The first four follow the crux reference implementation.
 const (
@@ -30,7 +34,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	clock          Clock
-	observer       Observer
+	observer       observe.Observer
 	maxRunning     int
 	maxOutstanding int
 	maxStarts      int
@@ -59,7 +63,7 @@ type config struct {
 func newConfig(opts []Option) config {
 	c := config{
 		clock:          systemClock{},
-		observer:       NopObserver{},
+		observer:       observe.NopObserver{},
 		maxRunning:     defaultMaxRunning,
 		maxOutstanding: defaultMaxOutstanding,
 		maxStarts:      defaultMaxStarts,
@@ -96,7 +100,7 @@ func WithClock(c Clock) Option {
 }
 
 // WithObserver sets the observer. A nil observer is ignored.
-func WithObserver(o Observer) Option {
+func WithObserver(o observe.Observer) Option {
 	return optionFunc(func(cfg *config) {
 		if o != nil {
 			cfg.observer = o
@@ -229,8 +233,8 @@ type Limits struct {
 	MaxQueuedGuidanceBytes int
 	MaxCommandRecords      int
 
-	// Observer is WithObserver's (NopObserver when none was given).
-	Observer Observer
+	// Observer is WithObserver's (observe.NopObserver when none was given).
+	Observer observe.Observer
 
 	// The deployment view: WithDeploymentGauges sets ExportDeployment
 	// and DeploymentTargets; SnapshotInterval and StatusRows are

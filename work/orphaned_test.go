@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type bindKey struct{}
@@ -18,14 +19,14 @@ type bindKey struct{}
 type bindingObs struct {
 	*obs
 	mu    sync.Mutex
-	wrong []work.Event
+	wrong []observe.Event
 }
 
-func (o *bindingObs) Bind(caller, exec context.Context, e work.Event) context.Context {
+func (o *bindingObs) Bind(caller, exec context.Context, e observe.Event) context.Context {
 	return context.WithValue(o.obs.Bind(caller, exec, e), bindKey{}, e.WorkID)
 }
 
-func (o *bindingObs) Event(ctx context.Context, e work.Event) {
+func (o *bindingObs) Event(ctx context.Context, e observe.Event) {
 	if e.WorkID != "" && ctx.Value(bindKey{}) != e.WorkID {
 		o.mu.Lock()
 		o.wrong = append(o.wrong, e)
@@ -83,12 +84,12 @@ func TestShutdownOrphanEvents(t *testing.T) {
 			if rep.OrphanCount() != 1 {
 				t.Fatalf("report %v", rep)
 			}
-			evs := h.obs.ofType(work.EventOrphaned)
+			evs := h.obs.ofType(observe.EventOrphaned)
 			if len(evs) != 1 {
 				t.Fatalf("orphan events = %+v", evs)
 			}
 			ev := evs[0]
-			want := work.Event{Type: work.EventOrphaned, WorkID: stubbornRef.ID, Owner: o.ID(), Target: fn.Label,
+			want := observe.Event{Type: observe.EventOrphaned, WorkID: stubbornRef.ID, Owner: o.ID(), Target: fn.Label,
 				Kind: fn.Kind, From: work.StateCancelRequested, Time: ev.Time, ErrorClass: work.ClassOrphaned}
 			if ev != want {
 				t.Fatalf("orphan event\n got %+v\nwant %+v", ev, want)

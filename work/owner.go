@@ -1,5 +1,7 @@
 package work
 
+import "github.com/agentwork/agentwork/work/observe"
+
 // Owner is an agent instance that owns Work. Only its owner can see, await,
 // cancel, detach or steer a Work. The zero Owner is invalid.
 //
@@ -71,5 +73,5 @@ type ownerState struct {
 	// countsLabel is the target label of the owner's last Start and
 	// counts its census entry (s.counts[countsLabel]).
 	countsLabel string
-	counts      *[len(States)]int
+	counts      *[len(observe.States)]int
 }

@@ -4,26 +4,16 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-// progressInterval is the least time between two EventProgress events of
+// progressInterval is the least time between two observe.EventProgress events of
 // one Work: reports in between only update the counts.
 const progressInterval = time.Second
 
-// Progress is a Work's progress as counts only: never text, so that no
-// content can travel through it. Function children set Done and Total with
-// ReportProgress; agent children count ModelRequests and ToolCalls (the
-// langchaingo adapter does it at each model request and tool call). All
-// are zero until reported.
-//
-// Progress is visible to the application (Status.Progress) and to
-// telemetry (EventProgress); it is not part of the model-facing JSON.
-type Progress struct {
-	Done          int64 // units of work done, as the child reported
-	Total         int64 // units of work in all, as the child reported; 0 when unknown
-	ModelRequests int64 // model requests the child has made so far
-	ToolCalls     int64 // tool calls the child has made so far
-}
+// Progress is a Work's progress as counts only (observe.Progress).
+type Progress = observe.Progress
 
 // progress is a Work's live counts. The child's goroutines write it
 // without the Supervisor's lock; it never blocks them.
@@ -56,7 +46,7 @@ func (e *Execution) Progress() Progress {
 
 // ReportProgress sets the Done and Total counts of the background Work
 // whose child ctx belongs to (negative values count as 0). It never blocks
-// and does not allocate; at most one EventProgress per second per Work
+// and does not allocate; at most one observe.EventProgress per second per Work
 // reaches the Observer (reports in between only update the counts), on the
 // reporting goroutine, and none after the Work is terminal. It does nothing
 // when ctx is not a child's, or is a foreground call's.
@@ -118,7 +108,7 @@ func (e *Execution) CountToolCall() {
 	e.s.progressed(e.it)
 }
 
-// progressed emits EventProgress for it when the last one is at least
+// progressed emits observe.EventProgress for it when the last one is at least
 // progressInterval old (by the Supervisor's clock). It never waits: when
 // another event of the Work is being delivered, the report stays pending
 // and the deliverer emits it as it finishes (flushProgress), with the
@@ -146,7 +136,7 @@ func (s *Supervisor) flushProgress(it *item) {
 			now := s.cfg.clock.Now()
 			last := p.last.Load()
 			if (last == 0 || now.UnixNano()-last >= int64(progressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
-				s.cfg.observer.Event(it.ctx, Event{Type: EventProgress, WorkID: it.id(),
+				s.cfg.observer.Event(it.ctx, observe.Event{Type: observe.EventProgress, WorkID: it.id(),
 					Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
 					Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
 			}

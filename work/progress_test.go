@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestProgressCounts: a function child's reports and an agent child's
@@ -28,7 +29,7 @@ func TestProgressCounts(t *testing.T) {
 	if got := h.status(o, ref.ID).Progress; got != (work.Progress{Done: 3, Total: 10}) {
 		t.Fatalf("Progress = %+v, want done 3 of 10", got)
 	}
-	if n := len(h.obs.ofType(work.EventProgress)); n != 1 {
+	if n := len(h.obs.ofType(observe.EventProgress)); n != 1 {
 		t.Fatalf("%d progress events after the first report, want 1", n)
 	}
 	// Within the interval: counts update, no event.
@@ -38,7 +39,7 @@ func TestProgressCounts(t *testing.T) {
 	c.ex.CountToolCall()
 	h.clk.Advance(work.ProgressInterval - time.Millisecond)
 	c.ex.ReportProgressForTest(5, 10)
-	if n := len(h.obs.ofType(work.EventProgress)); n != 1 {
+	if n := len(h.obs.ofType(observe.EventProgress)); n != 1 {
 		t.Fatalf("%d progress events within one interval, want 1", n)
 	}
 	want := work.Progress{Done: 5, Total: 10, ModelRequests: 1, ToolCalls: 2}
@@ -47,7 +48,7 @@ func TestProgressCounts(t *testing.T) {
 	}
 	h.clk.Advance(time.Millisecond)
 	c.ex.ReportProgressForTest(-1, 10) // negative counts as 0
-	evs := h.obs.ofType(work.EventProgress)
+	evs := h.obs.ofType(observe.EventProgress)
 	if len(evs) != 2 {
 		t.Fatalf("%d progress events after an interval, want 2", len(evs))
 	}
@@ -80,7 +81,7 @@ func TestProgressCounts(t *testing.T) {
 	h.clk.Advance(time.Hour)
 	c.ex.ReportProgressForTest(9, 10) // a leaked goroutine reporting late
 	evs = h.obs.events(ref.ID)
-	if last := evs[len(evs)-1]; last.Type != work.EventCompleted {
+	if last := evs[len(evs)-1]; last.Type != observe.EventCompleted {
 		t.Fatalf("an event followed the terminal event: %+v", last)
 	}
 	if got := h.status(o, ref.ID).Progress.Done; got != 9 {
@@ -104,7 +105,7 @@ func TestProgressForegroundAndOutside(t *testing.T) {
 	if err != nil || out != "done" {
 		t.Fatalf("Call = %q, %v", out, err)
 	}
-	if n := h.obs.count(work.EventProgress); n != 0 {
+	if n := h.obs.count(observe.EventProgress); n != 0 {
 		t.Fatalf("%d progress events for a foreground call", n)
 	}
 }
@@ -219,7 +220,7 @@ func BenchmarkCountModelRequest(b *testing.B) {
 // blockingObserver blocks in Event while block is set, until release is
 // closed; entered is closed when the first blocked Event begins.
 type blockingObserver struct {
-	work.NopObserver
+	observe.NopObserver
 	block    atomic.Bool
 	once     sync.Once
 	entered  chan struct{}
@@ -228,8 +229,8 @@ type blockingObserver struct {
 	progress []work.Progress // EventProgress deliveries, in order
 }
 
-func (b *blockingObserver) Event(_ context.Context, ev work.Event) {
-	if ev.Type == work.EventProgress {
+func (b *blockingObserver) Event(_ context.Context, ev observe.Event) {
+	if ev.Type == observe.EventProgress {
 		b.mu.Lock()
 		b.progress = append(b.progress, ev.Progress)
 		b.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Remote describes a child run that an Engine other than the Supervisor
@@ -34,11 +36,11 @@ type Remote struct {
 	FailOnBudget bool
 	// Event, when set, receives the run's content-free events as they
 	// happen, with WorkID, Owner, Depth and Time set (the Engine adds the
-	// target): EventBudgetExhausted when a budget runs out,
-	// EventProgress at most once per second when the child
-	// reports progress, and EventUpdate for each update Update decided
+	// target): observe.EventBudgetExhausted when a budget runs out,
+	// observe.EventProgress at most once per second when the child
+	// reports progress, and observe.EventUpdate for each update Update decided
 	// (not for a duplicate). It must not block.
-	Event func(Event)
+	Event func(observe.Event)
 	// Update, when set, decides on an update the child reports
 	// (ReportUpdate): the Engine keeps the Work's UpdateLog (Accept, with
 	// End once the Work is ending) and answers its receipt, or the
@@ -99,7 +101,7 @@ func (e *Execution) remoteUpdate(key string, value []byte, question bool) (Updat
 	if reason == "" && rec.Duplicate {
 		return rec, nil
 	}
-	e.run().report(Event{Type: EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
+	e.run().report(observe.Event{Type: observe.EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
 	if reason != "" {
 		return UpdateReceipt{}, UpdateRefusal(reason)
 	}
@@ -139,7 +141,7 @@ func (e *Execution) remoteAwait(ctx context.Context) bool {
 }
 
 // remoteEvent delivers an event of a remote run through Remote.Event.
-func (e *Execution) remoteEvent(ev Event) {
+func (e *Execution) remoteEvent(ev observe.Event) {
 	r := e.remote()
 	ev.WorkID, ev.Owner, ev.Depth = r.WorkID, r.OwnerID, max(r.OwnerDepth, 0)
 	if ev.Time.IsZero() {
@@ -148,7 +150,7 @@ func (e *Execution) remoteEvent(ev Event) {
 	r.Event(ev)
 }
 
-// remoteProgressed emits EventProgress for a remote run when the last one
+// remoteProgressed emits observe.EventProgress for a remote run when the last one
 // is at least a second old.
 func (e *Execution) remoteProgressed() {
 	if e.remote().Event == nil {
@@ -161,7 +163,7 @@ func (e *Execution) remoteProgressed() {
 		return
 	}
 	if p.last.CompareAndSwap(last, now.UnixNano()) {
-		e.remoteEvent(Event{Type: EventProgress, Time: now, Progress: p.snapshot()})
+		e.remoteEvent(observe.Event{Type: observe.EventProgress, Time: now, Progress: p.snapshot()})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // A child run by another Engine finds an Execution with the Work's id, a
@@ -62,9 +63,9 @@ func TestNewSubscription(t *testing.T) {
 // reports the exhaustion and its progress through Remote.Event (progress
 // at most once per ProgressInterval), and tells its Engine what it spent.
 func TestWithRemoteBudgetAndProgress(t *testing.T) {
-	var evs []work.Event
+	var evs []observe.Event
 	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o", OwnerDepth: 1,
-		Budget: work.Budget{MaxTurns: 2, MaxToolCalls: 1}, Event: func(e work.Event) { evs = append(evs, e) }})
+		Budget: work.Budget{MaxTurns: 2, MaxToolCalls: 1}, Event: func(e observe.Event) { evs = append(evs, e) }})
 	ex, _ := work.ExecutionFrom(ctx)
 	if b := ex.BudgetForTest(); b.MaxTurns != 2 || b.MaxToolCalls != 1 {
 		t.Fatalf("Budget = %+v", b)
@@ -92,15 +93,15 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	}
 	ex.ReportProgressForTest(3, 10)
 	ex.ReportProgressForTest(4, 10) // within ProgressInterval: counted, not reported
-	var budget, progress []work.Event
+	var budget, progress []observe.Event
 	for _, e := range evs {
 		if e.WorkID != "w1" || e.Owner != "o" || e.Depth != 1 || e.Time.IsZero() {
 			t.Errorf("event lacks the Work's identity: %+v", e)
 		}
 		switch e.Type {
-		case work.EventBudgetExhausted:
+		case observe.EventBudgetExhausted:
 			budget = append(budget, e)
-		case work.EventProgress:
+		case observe.EventProgress:
 			progress = append(progress, e)
 		}
 	}

@@ -3,6 +3,8 @@ package work
 import (
 	"context"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Result returns the exact output of a completed Work. For failed or
@@ -110,7 +112,7 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 //go:noinline
 func (s *Supervisor) emitResultRead(it *item, bytes int) {
 	var e emission
-	e.add(it, Event{Type: EventResultRead, Time: s.cfg.clock.Now(), Bytes: bytes})
+	e.add(it, observe.Event{Type: observe.EventResultRead, Time: s.cfg.clock.Now(), Bytes: bytes})
 	s.unlockAndEmit(&e)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type resultAnswer struct {
@@ -181,7 +182,7 @@ func TestResultReadEvent(t *testing.T) {
 			t.Fatalf("result = %+v %q %v", st, out, err)
 		}
 	}
-	if n := h.obs.count(work.EventResultRead); n != 1 {
+	if n := h.obs.count(observe.EventResultRead); n != 1 {
 		t.Fatalf("%d result-read events, want 1", n)
 	}
 }
@@ -254,14 +255,14 @@ func TestResultNotAheadOfDelivery(t *testing.T) {
 
 // gateObs holds the delivery of a Work's failed event until released.
 type gateObs struct {
-	work.NopObserver
+	observe.NopObserver
 	entered   chan struct{}
 	release   chan struct{}
 	delivered atomic.Bool
 }
 
-func (g *gateObs) Event(_ context.Context, e work.Event) {
-	if e.Type == work.EventFailed {
+func (g *gateObs) Event(_ context.Context, e observe.Event) {
+	if e.Type == observe.EventFailed {
 		close(g.entered)
 		<-g.release
 		g.delivered.Store(true)
@@ -342,13 +343,13 @@ func TestResultWaitEndsWhileSettling(t *testing.T) {
 
 // gateObserver blocks delivery of EventFailed until released.
 type gateObserver struct {
-	work.NopObserver
+	observe.NopObserver
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (g *gateObserver) Event(_ context.Context, e work.Event) {
-	if e.Type == work.EventFailed {
+func (g *gateObserver) Event(_ context.Context, e observe.Event) {
+	if e.Type == observe.EventFailed {
 		close(g.entered)
 		<-g.release
 	}

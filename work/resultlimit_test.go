@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestResultLimitForegroundAndBackground: the result-byte limit
@@ -47,7 +48,7 @@ func TestResultLimitForegroundAndBackground(t *testing.T) {
 				if err != nil || out != want {
 					t.Fatalf("Call = %d bytes, %v; want the exact %d bytes", len(out), err, tt.size)
 				}
-				if bg.Type != work.EventCompleted {
+				if bg.Type != observe.EventCompleted {
 					t.Fatalf("background Work %s", bg.Type)
 				}
 				return
@@ -62,7 +63,7 @@ func TestResultLimitForegroundAndBackground(t *testing.T) {
 			if !errors.As(err, &we) || we.Class != work.ClassResultTooLarge {
 				t.Fatalf("Call error %v, want class %s", err, work.ClassResultTooLarge)
 			}
-			if bg.Type != work.EventFailed || bg.ErrorClass != we.Class {
+			if bg.Type != observe.EventFailed || bg.ErrorClass != we.Class {
 				t.Fatalf("background Work %s class %q; the foreground call's class is %q", bg.Type, bg.ErrorClass, we.Class)
 			}
 		})

@@ -4,17 +4,19 @@ import (
 	"context"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // terminalIDs is an Observer that hands out the id of each Work that
 // reaches a terminal state.
 type terminalIDs struct {
-	NopObserver
+	observe.NopObserver
 	ch chan string
 }
 
-func (o terminalIDs) Event(_ context.Context, e Event) {
-	if e.To.Terminal() && e.Type == EventType(e.To) {
+func (o terminalIDs) Event(_ context.Context, e observe.Event) {
+	if e.To.Terminal() && e.Type == observe.EventType(e.To) {
 		o.ch <- e.WorkID
 	}
 }

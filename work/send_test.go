@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestSendFIFODelivery(t *testing.T) {
@@ -37,9 +38,9 @@ func TestSendFIFODelivery(t *testing.T) {
 	var acc, del int
 	for _, e := range evs {
 		switch e.Type {
-		case work.EventGuidanceAccepted:
+		case observe.EventGuidanceAccepted:
 			acc += e.Count
-		case work.EventGuidanceDelivered:
+		case observe.EventGuidanceDelivered:
 			del += e.Count
 		}
 	}
@@ -86,7 +87,7 @@ func TestSendIdempotentPerCommandID(t *testing.T) {
 	if got := c.ex.Guidance(); fmt.Sprint(got) != "[hello hello hello]" {
 		t.Fatalf("drained %q", got)
 	}
-	if n := h.obs.count(work.EventGuidanceAccepted); n != 3 {
+	if n := h.obs.count(observe.EventGuidanceAccepted); n != 3 {
 		t.Fatalf("%d accepted events", n)
 	}
 	// A replay after the Work ended still returns the first receipt.
@@ -119,7 +120,7 @@ func TestSendRefusals(t *testing.T) {
 	h.obs.waitTerminal(aref.ID)
 	_, err = h.s.Send(t.Context(), coord, aref.ID, "c", "late")
 	wantCode(t, err, "terminal")
-	if n := h.obs.count(work.EventGuidanceAccepted); n != 0 {
+	if n := h.obs.count(observe.EventGuidanceAccepted); n != 0 {
 		t.Fatalf("%d accepted", n)
 	}
 }
@@ -131,14 +132,14 @@ func TestUndeliveredGuidanceDroppedAtEnd(t *testing.T) {
 	h.s.Send(t.Context(), coord, ref.ID, "b", "two")
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
-	evs := h.obs.ofType(work.EventGuidanceDropped)
+	evs := h.obs.ofType(observe.EventGuidanceDropped)
 	if len(evs) != 1 || evs[0].Count != 2 {
 		t.Fatalf("dropped = %+v", evs)
 	}
 	// The drop comes just before the terminal event, while the execution
 	// is still open for observers.
 	all := h.obs.events(ref.ID)
-	if n := len(all); n < 2 || all[n-2].Type != work.EventGuidanceDropped || all[n-1].Type != work.EventCompleted {
+	if n := len(all); n < 2 || all[n-2].Type != observe.EventGuidanceDropped || all[n-1].Type != observe.EventCompleted {
 		t.Fatalf("event order = %+v, want ... guidance-dropped, completed", all)
 	}
 	if got := c.ex.Guidance(); got != nil {

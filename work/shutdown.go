@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // defaultShutdownGrace is how long Shutdown waits, by default, for
@@ -116,7 +118,7 @@ type ShutdownObserver interface {
 // ctx allows, then does what Close does (cancels what is left, closes every
 // Subscription) and waits up to the shutdown grace (WithShutdownGrace, by
 // the Supervisor's clock) for the cancelled children to return. Each Work
-// still running then is reported to the Observer as EventOrphaned and
+// still running then is reported to the Observer as observe.EventOrphaned and
 // counted in the report; its goroutine exits when its child returns.
 //
 // Shutdown returns a content-free report of the Works it waited for, and
@@ -189,7 +191,7 @@ drain:
 			continue
 		}
 		orphaned[key]++
-		e.add(it, Event{Type: EventOrphaned, From: it.state(), Time: now, ErrorClass: ClassOrphaned})
+		e.add(it, observe.Event{Type: observe.EventOrphaned, From: it.state(), Time: now, ErrorClass: ClassOrphaned})
 	}
 	for fg := range fgs {
 		if _, live := s.foreground[fg]; live {
@@ -250,7 +252,7 @@ func sortedCounts(m map[TargetCount]int) []TargetCount {
 		if out[i].Target != out[j].Target {
 			return out[i].Target < out[j].Target
 		}
-		return out[i].State.index() < out[j].State.index()
+		return out[i].State.Index() < out[j].State.Index()
 	})
 	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // signalClock is the fake clock, plus a one-shot signal on the first Now
@@ -147,7 +148,7 @@ func TestShutdownOrphans(t *testing.T) {
 	if st := h.status(o, queuedRef.ID); st.State != work.StateCancelled {
 		t.Fatalf("queued Work %s", st.State)
 	}
-	evs := h.obs.ofType(work.EventOrphaned)
+	evs := h.obs.ofType(observe.EventOrphaned)
 	if len(evs) != 1 || evs[0].WorkID != stubbornRef.ID || evs[0].From != work.StateCancelRequested {
 		t.Fatalf("orphan events = %+v", evs)
 	}

@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // bindGate holds Bind until released.
 type bindGate struct {
-	work.NopObserver
+	observe.NopObserver
 	entered chan struct{}
 	release chan struct{}
 }
 
-func (g *bindGate) Bind(_, exec context.Context, _ work.Event) context.Context {
+func (g *bindGate) Bind(_, exec context.Context, _ observe.Event) context.Context {
 	close(g.entered)
 	<-g.release
 	return exec

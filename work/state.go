@@ -1,68 +1,32 @@
 package work
 
-import "time"
+import (
+	"time"
 
-// State is a Work's lifecycle state. Its string form is the exact
-// model-facing value.
-type State string
+	"github.com/agentwork/agentwork/work/observe"
+)
+
+// State is a Work's lifecycle state (observe.State: the events and the
+// deployment view speak it too). Its string form is the exact
+// model-facing value; observe.States lists the six in lifecycle order.
+type State = observe.State
 
 // The six lifecycle states.
 const (
-	StateQueued          State = "queued"
-	StateRunning         State = "running"
-	StateCompleted       State = "completed"
-	StateFailed          State = "failed"
-	StateCancelRequested State = "cancel-requested"
-	StateCancelled       State = "cancelled"
+	StateQueued          = observe.StateQueued
+	StateRunning         = observe.StateRunning
+	StateCompleted       = observe.StateCompleted
+	StateFailed          = observe.StateFailed
+	StateCancelRequested = observe.StateCancelRequested
+	StateCancelled       = observe.StateCancelled
 )
 
-// States lists every state in lifecycle order.
-var States = [...]State{StateQueued, StateRunning, StateCancelRequested, StateCompleted, StateFailed, StateCancelled}
-
-// Terminal reports whether s is final: completed, failed or cancelled.
-func (s State) Terminal() bool {
-	return s == StateCompleted || s == StateFailed || s == StateCancelled
-}
-
-// Valid reports whether s is one of the six states.
-func (s State) Valid() bool { return s.index() >= 0 }
-
-// index returns s's index in States, -1 when s is not a state. The six
-// names differ in length but for two pairs: one comparison finds most.
-func (s State) index() int {
-	switch len(s) {
-	case len(StateQueued): // and StateFailed
-		switch s {
-		case StateQueued:
-			return 0
-		case StateFailed:
-			return 4
-		}
-	case len(StateRunning):
-		if s == StateRunning {
-			return 1
-		}
-	case len(StateCancelRequested):
-		if s == StateCancelRequested {
-			return 2
-		}
-	case len(StateCompleted): // and StateCancelled
-		switch s {
-		case StateCompleted:
-			return 3
-		case StateCancelled:
-			return 5
-		}
-	}
-	return -1
-}
-
-// stateEdges[i][j] is canTransition(States[i], States[j]), and
-// stateTerminal[i] States[i].Terminal(): the same rules, by index.
-var stateEdges, stateTerminal = func() (edges [len(States)][len(States)]bool, terminal [len(States)]bool) {
-	for i, from := range States {
+// stateEdges[i][j] is canTransition(observe.States[i], observe.States[j]), and
+// stateTerminal[i] observe.States[i].Terminal(): the same rules, by index.
+var stateEdges, stateTerminal = func() (edges [len(observe.States)][len(observe.States)]bool, terminal [len(observe.States)]bool) {
+	for i, from := range observe.States {
 		terminal[i] = from.Terminal()
-		for j, to := range States {
+		for j, to := range observe.States {
 			edges[i][j] = canTransition(from, to)
 		}
 	}
@@ -83,25 +47,16 @@ func canTransition(from, to State) bool {
 	return false
 }
 
-// Kind says what a target is.
-type Kind uint8
+// Kind says what a target is (observe.Kind).
+type Kind = observe.Kind
 
+// The two kinds of target.
 const (
 	// KindAgent is a child agent: it can take guidance through Send.
-	KindAgent Kind = iota + 1
+	KindAgent = observe.KindAgent
 	// KindFunction is a plain function child: Send is refused.
-	KindFunction
+	KindFunction = observe.KindFunction
 )
-
-func (k Kind) String() string {
-	switch k {
-	case KindAgent:
-		return "agent"
-	case KindFunction:
-		return "function"
-	}
-	return "unknown"
-}
 
 // Error classes: the only failure information the engine keeps.
 const (
@@ -110,9 +65,9 @@ const (
 	ClassDeadline       = "deadline_exceeded" // the per-work maximum duration passed
 	ClassResultTooLarge = "result_too_large"  // the output exceeded the maximum result bytes
 	// ClassCancelled is the class of cancelled Work (Status.Class and the
-	// ErrorClass of EventCancelled), not a failure.
+	// ErrorClass of observe.EventCancelled), not a failure.
 	ClassCancelled = "cancelled"
-	// ClassOrphaned is the ErrorClass of EventOrphaned: Shutdown abandoned
+	// ClassOrphaned is the ErrorClass of observe.EventOrphaned: Shutdown abandoned
 	// the Work, whose child had not returned.
 	ClassOrphaned = "orphaned"
 )
@@ -172,8 +127,8 @@ func classOf(class string) termClass {
 // canTransition does not allow (and returns nil), keeps the census and
 // records the event at time t, which it returns for the caller to complete
 // (before anything else is added to e).
-func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *Event {
-	ti := to.index()
+func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *observe.Event {
+	ti := to.Index()
 	if ti < 0 || !stateEdges[it.st][ti] {
 		return nil
 	}
@@ -183,7 +138,7 @@ func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *E
 		// the execution is still open for observers.
 		n := len(it.mb.queued)
 		it.mb.queued, it.mb.bytes = nil, 0
-		e.push(it, EventGuidanceDropped, t).Count = n
+		e.push(it, observe.EventGuidanceDropped, t).Count = n
 	}
 	c := it.counts
 	c[it.st]--
@@ -193,7 +148,7 @@ func (s *Supervisor) transition(it *item, to State, e *emission, t time.Time) *E
 	if terminal {
 		s.settledLocked(it, t, e)
 	}
-	ev := e.push(it, EventType(to), t)
+	ev := e.push(it, observe.EventType(to), t)
 	ev.From, ev.To = from, to
 	if terminal {
 		ev.ErrorClass = it.class.String() // set by the caller as it settles: Status.Class is the same value

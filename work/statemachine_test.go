@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The randomized state-machine test drives a Supervisor with random
@@ -518,7 +519,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 func checkModel(t *testing.T, h *harness, m *model, owners []string, step int, seed uint64) {
 	t.Helper()
 	got, want := census(h.s), m.census()
-	for _, st := range work.States {
+	for _, st := range observe.States {
 		if got[st] != want[st] {
 			t.Fatalf("step %d (seed %d): census %v, model %v", step, seed, got, want)
 		}
@@ -566,7 +567,7 @@ func checkModel(t *testing.T, h *harness, m *model, owners []string, step int, s
 // Work, and exactly the event sequence the model predicted.
 func verifyEvents(t *testing.T, h *harness, m *model, final bool) {
 	t.Helper()
-	byWork := map[string][]work.Event{}
+	byWork := map[string][]observe.Event{}
 	refused := 0
 	// Events are delivered after the engine's lock is released: the last
 	// batch may still be on its way. Wait for the model's count (or time
@@ -575,7 +576,7 @@ func verifyEvents(t *testing.T, h *harness, m *model, final bool) {
 		h.obs.waitCount(w.id, len(w.events), 10*time.Second)
 	}
 	for _, e := range h.obs.rec.Events() {
-		if e.Type == work.EventRefused {
+		if e.Type == observe.EventRefused {
 			refused++
 			continue
 		}

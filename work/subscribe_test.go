@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestSubscribeNotices: one content-free notice per terminal transition of
@@ -34,7 +35,7 @@ func TestSubscribeNotices(t *testing.T) {
 		t.Fatalf("notice = %+v", n)
 	}
 	// The observer already has the terminal event.
-	if evs := h.obs.events(r1.ID); evs[len(evs)-1].Type != work.EventCompleted {
+	if evs := h.obs.events(r1.ID); evs[len(evs)-1].Type != observe.EventCompleted {
 		t.Fatalf("notice ahead of the observer: %+v", evs)
 	}
 	c2.fail()

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The causes a child's context is cancelled with (context.Cause). The two
@@ -53,7 +55,7 @@ type Supervisor struct {
 	// foreground holds the foreground calls in progress.
 	foreground map[*foreground]struct{}
 	seq        uint64
-	counts     map[string]*[len(States)]int // target label -> live count per state
+	counts     map[string]*[len(observe.States)]int // target label -> live count per state
 	// The system clock's deadlines (deadline.go): running Works with one,
 	// a min-heap by deadline, and the one timer, armed for dlAt.
 	dls     []*item
@@ -85,30 +87,30 @@ type Supervisor struct {
 	ids    *mrand.ChaCha8  // the generator of Work ids, guarded by mu (scopeIDLocked)
 }
 
-// New returns a Supervisor configured by opts. If the Observer is a Watcher,
+// New returns a Supervisor configured by opts. If the Observer is a observe.Watcher,
 // New calls its Watch method.
 func New(opts ...Option) *Supervisor {
 	s := &Supervisor{
 		cfg:        newConfig(opts),
 		owners:     make(map[string]*ownerState),
 		foreground: make(map[*foreground]struct{}),
-		counts:     make(map[string]*[len(States)]int),
+		counts:     make(map[string]*[len(observe.States)]int),
 		idle:       make(chan struct{}),
 	}
 	s.labels = childLabels()
 	s.ids = newIDSource()
-	_, s.nop = s.cfg.observer.(NopObserver)
-	if w, ok := s.cfg.observer.(Watcher); ok {
+	_, s.nop = s.cfg.observer.(observe.NopObserver)
+	if w, ok := s.cfg.observer.(observe.Watcher); ok {
 		s.unwatch = w.Watch(s)
 	}
 	return s
 }
 
-// Observer returns the configured Observer (NopObserver when none was
+// Observer returns the configured Observer (observe.NopObserver when none was
 // set), so that layers above the engine report through the same seam.
-func (s *Supervisor) Observer() Observer {
+func (s *Supervisor) Observer() observe.Observer {
 	if s.cfg.observer == nil { // a zero Supervisor
-		return NopObserver{}
+		return observe.NopObserver{}
 	}
 	return s.cfg.observer
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestTopKMatchesFullSort(t *testing.T) {
@@ -11,7 +13,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 	for _, n := range []int{0, 1, 5, 12, 13, 100, 1000} {
 		var m itemTable
 		for range n {
-			it := &item{seq: uint64(r.IntN(50)), st: stateIdx(r.IntN(len(States))), hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0,
+			it := &item{seq: uint64(r.IntN(50)), st: stateIdx(r.IntN(len(observe.States))), hasOutput: r.IntN(2) == 0, read: r.IntN(2) == 0,
 				scopeID: "o/" + newID()}
 			m.put(it)
 		}

@@ -55,8 +55,8 @@ type UpdateReceipt struct {
 	Duplicate bool
 }
 
-// The refusal reasons of an update (ErrorClass of EventUpdate, the outcome
-// telemetry counts; "" on EventUpdate is an accepted update).
+// The refusal reasons of an update (ErrorClass of observe.EventUpdate, the outcome
+// telemetry counts; "" on observe.EventUpdate is an accepted update).
 const (
 	UpdateRefusedNotDeclared = "not_declared" // the Work's Spec declares no updates
 	UpdateRefusedCount       = "count"        // over UpdatePolicy.MaxUpdates

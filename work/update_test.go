@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestUpdateLog: the decision on each update, in its documented order, and
@@ -414,12 +415,12 @@ func TestUpdateEventsAndNotices(t *testing.T) {
 	}
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
-	evs := h.obs.ofType(work.EventUpdate)
+	evs := h.obs.ofType(observe.EventUpdate)
 	if len(evs) != 2 || evs[0].Seq != 1 || evs[0].Bytes != len(v) || evs[0].ErrorClass != "" || evs[0].Question ||
 		evs[1].Seq != 0 || evs[1].ErrorClass != work.UpdateRefusedCount || !evs[1].Question || evs[1].WorkID != ref.ID {
 		t.Fatalf("EventUpdate events = %+v", evs)
 	}
-	if dump := fmt.Sprintf("%#v", h.obs.ofType(work.EventUpdate)); strings.Contains(dump, canary) {
+	if dump := fmt.Sprintf("%#v", h.obs.ofType(observe.EventUpdate)); strings.Contains(dump, canary) {
 		t.Fatalf("an event carries the update's value: %s", dump)
 	}
 	n := <-sub.C()
@@ -476,7 +477,7 @@ func TestUpdatesOutsideWork(t *testing.T) {
 	if err != nil || !isRefusal(got, work.UpdateRefusedNotDeclared) {
 		t.Fatalf("Call: %v; the foreground update: %v", err, got)
 	}
-	evs := h.obs.ofType(work.EventUpdate)
+	evs := h.obs.ofType(observe.EventUpdate)
 	if len(evs) != 1 || evs[0].ErrorClass != work.UpdateRefusedNotDeclared || evs[0].WorkID != "" || !evs[0].Question {
 		t.Fatalf("foreground EventUpdate = %+v", evs)
 	}
@@ -505,12 +506,12 @@ func isRefusal(err error, reason string) bool {
 // the Execution reports EventUpdate through Remote.Event, and a question
 // waits through Remote.AwaitAnswer at the next boundary.
 func TestRemoteUpdateHooks(t *testing.T) {
-	var evs []work.Event
+	var evs []observe.Event
 	log := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 2})
 	answered := make(chan bool, 4)
 	var guidance []string
 	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o",
-		Event: func(e work.Event) { evs = append(evs, e) },
+		Event: func(e observe.Event) { evs = append(evs, e) },
 		Update: func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 			return log.Accept(key, value, question, t0)
 		},
@@ -554,7 +555,7 @@ func TestRemoteUpdateHooks(t *testing.T) {
 	if _, err := work.ReportUpdate(ctx, "x", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedCount) {
 		t.Fatalf("over the count: %v", err)
 	}
-	if len(evs) != 3 || evs[0].Type != work.EventUpdate || evs[0].WorkID != "w1" || evs[0].Seq != 1 ||
+	if len(evs) != 3 || evs[0].Type != observe.EventUpdate || evs[0].WorkID != "w1" || evs[0].Seq != 1 ||
 		evs[2].ErrorClass != work.UpdateRefusedCount || evs[2].Time.IsZero() {
 		t.Fatalf("remote events = %+v", evs)
 	}
@@ -594,7 +595,7 @@ func TestUpdateAfterSettled(t *testing.T) {
 	if terminalIndex(evs) != len(evs)-1 {
 		t.Fatalf("an event follows the terminal one: %v", eventTypes(evs))
 	}
-	if n := len(h.obs.ofType(work.EventUpdate)); n != 1 {
+	if n := len(h.obs.ofType(observe.EventUpdate)); n != 1 {
 		t.Fatalf("%d EventUpdate events, want the one before the end", n)
 	}
 	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || len(us) != 1 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The child side of updates and questions, and the Supervisor's Updates and Answer.
@@ -132,14 +134,14 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // the Work's record is evicted. A repeat of an accepted key with the same
 // value returns the first receipt (Duplicate set) and reports nothing new.
 //
-// Each update decided is an EventUpdate (ErrorClass the refusal reason, ""
+// Each update decided is an observe.EventUpdate (ErrorClass the refusal reason, ""
 // when accepted; its size and sequence number, never its value), except
 // one reported after the Work settled (a goroutine the child left behind:
 // refused, and its events have ended), and an accepted one is a
 // NoticeUpdate to the owner's Subscriptions.
 //
 // A foreground call (Supervisor.Call) has no Work to read updates from:
-// its updates are refused with UpdateRefusedNotDeclared (an EventUpdate
+// its updates are refused with UpdateRefusedNotDeclared (an observe.EventUpdate
 // still reports each), and so are those of a Work whose Spec declares
 // none. Under another Engine (WithRemote) Remote.Update decides.
 func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
@@ -151,7 +153,7 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 	}
 	it := e.it
 	if it == nil { // a foreground call
-		e.run().report(Event{Type: EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
+		e.run().report(observe.Event{Type: observe.EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
 		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
 	}
 	s := e.s
@@ -175,7 +177,7 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 		}
 		return rec, nil
 	}
-	em.add(it, Event{Type: EventUpdate, Time: now, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
+	em.add(it, observe.Event{Type: observe.EventUpdate, Time: now, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
 	if reason == "" {
 		if question {
 			s.askLocked(u)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestJSONGoldens(t *testing.T) {
@@ -84,7 +85,7 @@ func TestStateTable(t *testing.T) {
 		{work.StateCancelRequested, work.StateFailed}:    true,
 		{work.StateCancelRequested, work.StateCancelled}: true,
 	}
-	all := append(work.States[:], "", "bogus")
+	all := append(observe.States[:], "", "bogus")
 	for _, from := range all {
 		for _, to := range all {
 			if got := work.CanTransition(from, to); got != legal[[2]work.State{from, to}] {
@@ -92,7 +93,7 @@ func TestStateTable(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range work.States {
+	for _, s := range observe.States {
 		if !s.Valid() {
 			t.Errorf("%s not valid", s)
 		}

@@ -121,15 +121,6 @@ func (p Poll) FailedClass() string {
 	return c
 }
 
-// The outcomes of a poll, as Event.Poll reports them (and telemetry counts
-// them).
-const (
-	PollOutcomeWaiting = "waiting"
-	PollOutcomeDone    = "done"
-	PollOutcomeFailed  = "failed"
-	PollOutcomeError   = "error"
-)
-
 // The classes of Work that waited for an approval that did not come.
 const (
 	// ClassDenied is the class of a Work cancelled because its approval

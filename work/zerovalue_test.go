@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // noHang runs f on a goroutine and fails the test if it panics or has not
@@ -105,7 +106,7 @@ func TestZeroSupervisor(t *testing.T) {
 		check func(s *work.Supervisor) error
 	}{
 		{"Observer", func(s *work.Supervisor) error {
-			if _, ok := s.Observer().(work.NopObserver); !ok {
+			if _, ok := s.Observer().(observe.NopObserver); !ok {
 				return fmt.Errorf("Observer() = %T, want NopObserver", s.Observer())
 			}
 			return nil
@@ -260,7 +261,7 @@ func TestZeroValues(t *testing.T) {
 		{"Kind", func() { var k work.Kind; _ = k.String() }},
 		{"Usage", func() { var u work.Usage; _ = u.Tokens() }},
 		{"ShutdownReport", func() { var r work.ShutdownReport; _, _, _ = r.String(), r.OrphanCount(), r.LogValue() }},
-		{"NopObserver", func() { var o work.NopObserver; o.Event(context.Background(), work.Event{}) }},
+		{"NopObserver", func() { var o observe.NopObserver; o.Event(context.Background(), observe.Event{}) }},
 		{"Error", func() {
 			var e work.Error
 			_ = e.Error()

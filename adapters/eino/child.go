@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Child is a child agent, Eino tool or long function as an Eino tool.
@@ -115,12 +116,12 @@ func inputSchema(s map[string]any) map[string]any {
 }
 
 // targetInfo is what telemetry learns of the child at each call.
-func (c *Child) targetInfo() work.TargetInfo {
+func (c *Child) targetInfo() observe.TargetInfo {
 	id := c.c.ID
 	if id == "" {
 		id = c.name
 	}
-	info := work.TargetInfo{Description: c.c.Description}
+	info := observe.TargetInfo{Description: c.c.Description}
 	if c.c.Kind == work.KindAgent {
 		info.AgentID, info.Provider = id, c.provider
 	}
@@ -308,7 +309,7 @@ type backgroundChild struct {
 	desc string
 	bg   middleware.BackgroundChild
 	err  error
-	info work.TargetInfo
+	info observe.TargetInfo
 	s    map[string]any
 
 	toolInfo *schema.ToolInfo // Info's answer, computed by Backgroundable

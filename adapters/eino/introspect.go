@@ -13,10 +13,10 @@ import (
 	"github.com/cloudwego/eino/components/model"
 	"github.com/eino-contrib/jsonschema"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-var emptyTarget work.TargetInfo
+var emptyTarget observe.TargetInfo
 
 // What the adapter reads of a built *adk.ChatModelAgent, whose
 // configuration Eino keeps unexported: whether its Handlers include an

@@ -157,7 +157,7 @@ func WithDefaultAutoBackground(after time.Duration) Option {
 // another tracer's) already makes an execute_tool span for every tool
 // call, so that one call has one span. The handler's span, which Eino
 // puts on the tool's context, takes agentwork's place
-// (work.WithToolCallTraced): it gets agentwork's attributes
+// (observe.WithToolCallTraced): it gets agentwork's attributes
 // (agentwork.work.target; agentwork.action and agentwork.work.id), a
 // launch's link to its Work's invoke_agent span, and a foreground agent
 // child's invoke_agent span as its child. Metrics and logs are unchanged.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // releaseTimeout bounds Release's call of the engine when no Kit was
@@ -120,7 +121,7 @@ func (m *Middleware) baseLocked(ctx context.Context) (*middleware.Kit, error) {
 // last.
 func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.BaseTool) (*prepared, error) {
 	entries := make(map[string]any, len(ts))
-	infos := make(map[string]work.TargetInfo, len(ts))
+	infos := make(map[string]observe.TargetInfo, len(ts))
 	names := make([]string, len(ts))
 	seen := make(map[string]bool, len(ts))
 	extra := append([]string(nil), m.cfg.extraNames...)
@@ -181,7 +182,7 @@ func (m *Middleware) build(ctx context.Context, owner work.Owner, ts []tool.Base
 		out = append(out, et)
 	}
 	if set.HasWork() {
-		et, err := newTool(byName[middleware.WorkToolName], work.TargetInfo{})
+		et, err := newTool(byName[middleware.WorkToolName], observe.TargetInfo{})
 		if err != nil {
 			return nil, err
 		}

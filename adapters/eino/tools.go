@@ -11,7 +11,7 @@ import (
 	"github.com/eino-contrib/jsonschema"
 
 	"github.com/agentwork/agentwork/middleware"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // einoTool is a prepared tool (a child, the work tool, emit_update) as an
@@ -21,13 +21,13 @@ import (
 type einoTool struct {
 	t      middleware.Tool
 	info   *schema.ToolInfo
-	target work.TargetInfo
+	target observe.TargetInfo
 	traced bool // a callbacks.Handler makes the call's span (WithoutToolSpans)
 }
 
 var _ tool.InvokableTool = (*einoTool)(nil)
 
-func newTool(t middleware.Tool, target work.TargetInfo) (*einoTool, error) {
+func newTool(t middleware.Tool, target observe.TargetInfo) (*einoTool, error) {
 	info, err := toolInfo(t.Name(), t.Description(), schemaOf(t))
 	if err != nil {
 		return nil, err
@@ -80,14 +80,14 @@ func (t *einoTool) InvokableRun(ctx context.Context, args string, _ ...tool.Opti
 	if ctx == nil {
 		return t.t.Call(ctx, args)
 	}
-	if t.target != (work.TargetInfo{}) {
-		ctx = work.WithTargetInfo(ctx, t.target)
+	if t.target != (observe.TargetInfo{}) {
+		ctx = observe.WithTargetInfo(ctx, t.target)
 	}
 	if id := compose.GetToolCallID(ctx); id != "" {
 		ctx = middleware.WithCallID(ctx, id)
 	}
 	if t.traced {
-		ctx = work.WithToolCallTraced(ctx)
+		ctx = observe.WithToolCallTraced(ctx)
 	}
 	return t.t.Call(ctx, args)
 }

@@ -15,6 +15,7 @@ import (
 	pt "github.com/agentwork/agentwork/adapters/langchaingo/providertest"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // loopModel is a child's model that never finishes on its own: every
@@ -165,7 +166,7 @@ func TestBudgetStopsLoopingChild(t *testing.T) {
 			}
 			var usage []work.Usage
 			for _, e := range rec.Events() {
-				if e.Type == work.EventUsage {
+				if e.Type == observe.EventUsage {
 					usage = append(usage, e.Usage)
 				}
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // DefaultChildIterations bounds a child executor's iterations when its
@@ -422,7 +423,7 @@ type BackgroundChild struct {
 	bg   middleware.BackgroundChild
 	desc string
 	err  error
-	info work.TargetInfo
+	info observe.TargetInfo
 }
 
 var _ tools.Tool = BackgroundChild{}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestChildIterationsBounded: a child executor without its own iteration
@@ -93,7 +94,7 @@ func TestChildMaxDuration(t *testing.T) {
 				if st := awaitState(t, sup, kit.Owner(), id); st != work.StateFailed {
 					t.Fatalf("state = %s, want failed", st)
 				}
-				if class := eventOf(t, rec, id, work.EventFailed).ErrorClass; class != work.ClassDeadline {
+				if class := eventOf(t, rec, id, observe.EventFailed).ErrorClass; class != work.ClassDeadline {
 					t.Errorf("failure class = %q, want %q", class, work.ClassDeadline)
 				}
 			} else {
@@ -113,7 +114,7 @@ func TestChildMaxDuration(t *testing.T) {
 				if !strings.Contains(out, `"code":"child_failed"`) || !strings.Contains(out, work.ClassDeadline) {
 					t.Errorf("foreground = %s, want child_failed (deadline_exceeded)", out)
 				}
-				var end work.ToolCallEnd
+				var end observe.ToolCallEnd
 				for _, c := range rec.Calls() {
 					if c.Call.Tool == "slowpoke" {
 						end = c.End
@@ -151,7 +152,7 @@ func TestPanickingChild(t *testing.T) {
 		if st := awaitState(t, sup, kit.Owner(), id); st != work.StateFailed {
 			t.Errorf("%s: state = %s, want failed", name, st)
 		}
-		if class := eventOf(t, rec, id, work.EventFailed).ErrorClass; class != work.ClassPanic {
+		if class := eventOf(t, rec, id, observe.EventFailed).ErrorClass; class != work.ClassPanic {
 			t.Errorf("%s: class = %q, want panic", name, class)
 		}
 		out := callOK(t, ctx, workTool(t, kit.Tools()), js(map[string]string{"action": "result", "id": id}))

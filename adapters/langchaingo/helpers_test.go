@@ -19,6 +19,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -305,7 +306,7 @@ func awaitState(t *testing.T, sup *work.Supervisor, owner work.Owner, id string)
 // eventOf returns the first event of type typ that rec recorded for the
 // Work id. Call it once the Work is terminal (awaitState): a terminal
 // Result is never ahead of the Observer, so the event is there by then.
-func eventOf(t *testing.T, rec *enginetest.Recorder, id string, typ work.EventType) work.Event {
+func eventOf(t *testing.T, rec *enginetest.Recorder, id string, typ observe.EventType) observe.Event {
 	t.Helper()
 	for _, e := range rec.Events() {
 		if e.WorkID == id && e.Type == typ {
@@ -313,7 +314,7 @@ func eventOf(t *testing.T, rec *enginetest.Recorder, id string, typ work.EventTy
 		}
 	}
 	t.Fatalf("no %s event for work %s", typ, id)
-	return work.Event{}
+	return observe.Event{}
 }
 
 // contains reports whether any message of req contains s.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Kit is one coordinator agent instance's prepared tools and model. Build
@@ -211,7 +212,7 @@ func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.To
 	entries := make(map[string]any, len(ts))
 	names := make([]string, len(ts))
 	byFold := make(map[string]string, len(ts))
-	infos := make(map[string]work.TargetInfo, len(ts)) // child tools only
+	infos := make(map[string]observe.TargetInfo, len(ts)) // child tools only
 	for i, t := range ts {
 		if t == nil || isNil(t) {
 			return nil, prepErr(ErrInvalidTool, "langchaingo: tool %d is nil (%T)", i, t)
@@ -359,15 +360,15 @@ func (k *Kit) Release() error {
 type identified struct {
 	middleware.Tool
 	ids  *callIDs
-	info work.TargetInfo // what telemetry may know of a child tool
+	info observe.TargetInfo // what telemetry may know of a child tool
 }
 
 func (t *identified) Call(ctx context.Context, input string) (string, error) {
 	if ctx == nil { // the prepared tool answers with its nil_context error object
 		return t.Tool.Call(ctx, input)
 	}
-	if t.info != (work.TargetInfo{}) {
-		ctx = work.WithTargetInfo(ctx, t.info)
+	if t.info != (observe.TargetInfo{}) {
+		ctx = observe.WithTargetInfo(ctx, t.info)
 	}
 	return t.Tool.Call(middleware.WithCallID(ctx, t.ids.next(t.Name())), input)
 }

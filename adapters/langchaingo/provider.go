@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // providerNames maps langchaingo's llms client packages to the OTel GenAI
@@ -96,12 +97,12 @@ func chainModel(c chains.Chain) llms.Model {
 }
 
 // targetInfo is what the Observer learns about a child tool at each call.
-func targetInfo(label string, c middleware.Child, provider string) work.TargetInfo {
+func targetInfo(label string, c middleware.Child, provider string) observe.TargetInfo {
 	id := c.ID
 	if id == "" {
 		id = label
 	}
-	info := work.TargetInfo{Description: c.Description}
+	info := observe.TargetInfo{Description: c.Description}
 	if c.Kind == work.KindAgent {
 		info.AgentID, info.Provider = id, provider
 	}

@@ -13,6 +13,7 @@ import (
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestProviderName(t *testing.T) {
@@ -43,24 +44,24 @@ func TestProviderName(t *testing.T) {
 
 // infoObserver records the TargetInfo each model-facing call begins with.
 type infoObserver struct {
-	work.NopObserver
+	observe.NopObserver
 	mu    sync.Mutex
-	infos map[string]work.TargetInfo
+	infos map[string]observe.TargetInfo
 }
 
-func (o *infoObserver) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
-	info, _ := work.TargetInfoFrom(ctx)
+func (o *infoObserver) Begin(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
+	info, _ := observe.TargetInfoFrom(ctx)
 	o.mu.Lock()
 	o.infos[c.Tool] = info
 	o.mu.Unlock()
-	return ctx, func(work.ToolCallEnd) {}
+	return ctx, func(observe.ToolCallEnd) {}
 }
 
 // TestTargetInfoReachesObserver: a child tool call carries the child's
 // provider (found in its executor, or set with WithProvider), agent id and
 // description; a function child carries only its description.
 func TestTargetInfoReachesObserver(t *testing.T) {
-	obs := &infoObserver{infos: map[string]work.TargetInfo{}}
+	obs := &infoObserver{infos: map[string]observe.TargetInfo{}}
 	sup := work.New(work.WithObserver(obs))
 	defer sup.Close(context.Background())
 	oa, _ := openai.New(openai.WithToken("test"))
@@ -81,7 +82,7 @@ func TestTargetInfoReachesObserver(t *testing.T) {
 			_, _ = tl.Call(context.Background(), `{"input":"x","run_in_background":true}`)
 		}
 	}
-	want := map[string]work.TargetInfo{
+	want := map[string]observe.TargetInfo{
 		"outline": {Provider: "scripted", AgentID: "outline-v1", Description: "Drafts an outline."},
 		"review":  {Provider: "azure.ai.openai", AgentID: "review", Description: "Reviews."},
 		"fetch":   {Description: "Fetches."},

@@ -16,6 +16,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // fakeService is an external batch service for a job child: Submit
@@ -70,15 +71,15 @@ func (f *fakeService) seen() (keys, inputs, cancels []string, polls int) {
 
 // eventWaiter is an Observer that lets a test wait for a Work's event.
 type eventWaiter struct {
-	work.NopObserver
+	observe.NopObserver
 	mu     sync.Mutex
-	events []work.Event
+	events []observe.Event
 	ch     chan struct{} // closed and replaced on every event
 }
 
 func newEventWaiter() *eventWaiter { return &eventWaiter{ch: make(chan struct{})} }
 
-func (w *eventWaiter) Event(_ context.Context, e work.Event) {
+func (w *eventWaiter) Event(_ context.Context, e observe.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.events = append(w.events, e)
@@ -88,7 +89,7 @@ func (w *eventWaiter) Event(_ context.Context, e work.Event) {
 
 // wait blocks until an event of type typ was delivered (for any Work when
 // id is ""), or fails the test after the guard.
-func (w *eventWaiter) wait(t *testing.T, id string, typ work.EventType) work.Event {
+func (w *eventWaiter) wait(t *testing.T, id string, typ observe.EventType) observe.Event {
 	t.Helper()
 	timeout := time.After(guard)
 	for {
@@ -144,20 +145,20 @@ func TestJobChildBackground(t *testing.T) {
 	}
 	var log toolLog
 	var id string
-	var snap work.Snapshot
+	var snap observe.Snapshot
 	var block string
 	var kit *lc.Kit
 	m := scripted.New(
 		scripted.ToolCall("batch", js(map[string]any{"input": "nightly", "run_in_background": true})),
 		scripted.Func(func(req scripted.Request) scripted.Step {
 			id = refID(log.outputs("batch")[0], "batch")
-			obs.wait(t, id, work.EventWaiting)
+			obs.wait(t, id, observe.EventWaiting)
 			var err error
 			if snap, err = sup.Snapshot(context.Background()); err != nil {
 				t.Errorf("Snapshot: %v", err)
 			}
 			pollDue(t, clock) // the first poll answers waiting
-			if e := obs.wait(t, id, work.EventPolled); e.Poll != work.PollOutcomeWaiting {
+			if e := obs.wait(t, id, observe.EventPolled); e.Poll != observe.PollOutcomeWaiting {
 				t.Errorf("first poll: outcome %q, want waiting", e.Poll)
 			}
 			block = kit.Middleware().StatusBlock(context.Background())
@@ -227,7 +228,7 @@ func TestJobChildCancel(t *testing.T) {
 	defer kit.Release()
 	ctx := context.Background()
 	id := wantRef(t, callOK(t, ctx, toolNamed(t, kit.Tools(), "batch"), `{"input":"nightly","run_in_background":true}`), "batch")
-	obs.wait(t, id, work.EventWaiting)
+	obs.wait(t, id, observe.EventWaiting)
 	out := callOK(t, ctx, workTool(t, kit.Tools()), js(map[string]any{"action": "cancel", "id": id}))
 	if m := decode(t, out); m["accepted"] != true {
 		t.Fatalf("cancel = %s, want accepted", out)

@@ -14,6 +14,7 @@ import (
 	"github.com/agentwork/agentwork/bench/internal/benchpair"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // discard is a span exporter that drops every batch.
@@ -51,12 +52,12 @@ func (s *sdk) shutdown() {
 // benchLifecycle) through obs.
 type lifecycle struct {
 	s     *work.Supervisor
-	obs   work.Observer
+	obs   observe.Observer
 	owner work.Owner
 	spec  work.Spec
 }
 
-func newLifecycle(obs work.Observer) *lifecycle {
+func newLifecycle(obs observe.Observer) *lifecycle {
 	owner := work.NewOwner("bench")
 	return &lifecycle{s: work.New(work.WithObserver(obs), work.WithMaxStarts(0)), obs: obs, owner: owner,
 		spec: work.Spec{Owner: owner, Target: researcher, Run: func(context.Context) (string, error) {
@@ -66,18 +67,18 @@ func newLifecycle(obs work.Observer) *lifecycle {
 
 func (l *lifecycle) run(b *testing.B) {
 	ctx := context.Background()
-	lctx, end := l.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: "researcher", CallID: "call_1", Owner: l.owner.ID()})
+	lctx, end := l.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: "researcher", CallID: "call_1", Owner: l.owner.ID()})
 	ref, err := l.s.Start(lctx, l.spec)
 	if err != nil {
 		b.Fatal(err)
 	}
-	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
-	actx, end := l.obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: l.owner.ID()})
+	end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	actx, end := l.obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "result", WorkID: ref.ID, CallID: "call_2", Owner: l.owner.ID()})
 	st, _, err := l.s.Result(actx, l.owner, ref.ID, work.MaxResultWait)
 	if err != nil || st.State != work.StateCompleted {
 		b.Fatal(st.State, err)
 	}
-	end(work.ToolCallEnd{Outcome: "ok"})
+	end(observe.ToolCallEnd{Outcome: "ok"})
 }
 
 // floor makes, directly with the SDK and no agentwork code, the spans,
@@ -164,7 +165,7 @@ func (f *floor) run() {
 // overhead over the no-op lifecycle divided by the floor's cost;
 // added-allocs/op is its allocations beyond the engine's own.
 func BenchmarkGoalTelemetry(b *testing.B) {
-	nop := newLifecycle(work.NopObserver{})
+	nop := newLifecycle(observe.NopObserver{})
 	defer nop.s.Close(context.Background())
 	osdk, fsdk := newSDK(), newSDK()
 	defer osdk.shutdown()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // observeLifecycle makes the Observer calls of one background lifecycle,
@@ -20,26 +21,26 @@ import (
 // (see lifecycle.run), without the engine: a launch, the Work's queued,
 // running and completed events, a result action and its result-read
 // event.
-func observeLifecycle(obs *telemetry.Observer, owner, id, callID string, t0 work.Event) {
+func observeLifecycle(obs *telemetry.Observer, owner, id, callID string, t0 observe.Event) {
 	ctx := context.Background()
-	base := work.Event{WorkID: id, Owner: owner, Target: researcher.Label, Kind: researcher.Kind, Time: t0.Time}
-	lctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: researcher.Label, CallID: callID, Owner: owner})
+	base := observe.Event{WorkID: id, Owner: owner, Target: researcher.Label, Kind: researcher.Kind, Time: t0.Time}
+	lctx, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: researcher.Label, CallID: callID, Owner: owner})
 	ev := base
-	ev.Type, ev.To = work.EventQueued, work.StateQueued
+	ev.Type, ev.To = observe.EventQueued, work.StateQueued
 	exec := obs.Bind(lctx, context.Background(), ev)
 	obs.Event(exec, ev)
 	ev = base
-	ev.Type, ev.From, ev.To, ev.QueueWait = work.EventRunning, work.StateQueued, work.StateRunning, 1
+	ev.Type, ev.From, ev.To, ev.QueueWait = observe.EventRunning, work.StateQueued, work.StateRunning, 1
 	obs.Event(exec, ev)
-	end(work.ToolCallEnd{WorkID: id, Outcome: "ok"})
-	_, end = obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: "result", WorkID: id, CallID: callID, Owner: owner})
+	end(observe.ToolCallEnd{WorkID: id, Outcome: "ok"})
+	_, end = obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: "result", WorkID: id, CallID: callID, Owner: owner})
 	ev = base
-	ev.Type, ev.From, ev.To, ev.Duration, ev.Bytes = work.EventCompleted, work.StateRunning, work.StateCompleted, 1, 14
+	ev.Type, ev.From, ev.To, ev.Duration, ev.Bytes = observe.EventCompleted, work.StateRunning, work.StateCompleted, 1, 14
 	obs.Event(exec, ev)
 	ev = base
-	ev.Type, ev.Bytes = work.EventResultRead, 14
+	ev.Type, ev.Bytes = observe.EventResultRead, 14
 	obs.Event(exec, ev)
-	end(work.ToolCallEnd{Outcome: "ok"})
+	end(observe.ToolCallEnd{Outcome: "ok"})
 }
 
 // TestHotPathAllocations: the Observer's part of a lifecycle allocates
@@ -58,7 +59,7 @@ func TestHotPathAllocations(t *testing.T) {
 	owner := work.NewOwner("alloc").ID()
 	id := "0123456789abcdef0123456789abcdef"
 	got := testing.AllocsPerRun(500, func() {
-		observeLifecycle(obs, owner, id, "call_1", work.Event{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+		observeLifecycle(obs, owner, id, "call_1", observe.Event{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
 	})
 	floor := testing.AllocsPerRun(500, fl.run)
 	// The pools behind the reuse drop some of what they hold under the
@@ -87,7 +88,7 @@ func TestConcurrentLifecycles(t *testing.T) {
 		wg.Go(func() {
 			for i := range each {
 				k := g*each + i
-				observeLifecycle(obs, fmt.Sprintf("owner%d", k), fmt.Sprintf("%032x", k+1), fmt.Sprintf("call_%d", k), work.Event{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+				observeLifecycle(obs, fmt.Sprintf("owner%d", k), fmt.Sprintf("%032x", k+1), fmt.Sprintf("call_%d", k), observe.Event{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
 			}
 		})
 	}

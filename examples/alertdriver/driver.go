@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The states the driver can hold.
@@ -48,7 +49,7 @@ type heldWork struct {
 // driver holds one state on a Supervisor.
 type driver struct {
 	sup   *work.Supervisor
-	obs   work.Observer // the orphaned state's Supervisors report to it too
+	obs   observe.Observer // the orphaned state's Supervisors report to it too
 	owner work.Owner
 	state string
 

@@ -36,6 +36,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/examples/internal/transcript"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const task = "Run the nightly import batch and tell me how it went."
@@ -105,24 +106,24 @@ func run(ctx context.Context, w io.Writer) error {
 // eventLog is an Observer that records the lifecycle events of the Work
 // (their types and poll outcomes only: events carry no content).
 type eventLog struct {
-	work.NopObserver
+	observe.NopObserver
 	mu      sync.Mutex
 	events  []string
 	waiting chan struct{} // closed at the first EventWaiting
 	once    sync.Once
 }
 
-func (l *eventLog) Event(_ context.Context, e work.Event) {
+func (l *eventLog) Event(_ context.Context, e observe.Event) {
 	if e.WorkID == "" {
 		return
 	}
 	s := string(e.Type)
-	if e.Type == work.EventPolled {
+	if e.Type == observe.EventPolled {
 		s += ": " + e.Poll
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e.Type == work.EventWaiting {
+	if e.Type == observe.EventWaiting {
 		l.once.Do(func() { close(l.waiting) })
 	}
 	l.events = append(l.events, s)

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/middleware"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // badInputs are model inputs each answered by one error object with code.
@@ -64,7 +64,7 @@ func (s *suite) badInput(t *testing.T) {
 		t.Errorf("bad inputs changed the owner's Work:\nbefore %s\nafter  %s", before, after)
 	}
 	for _, e := range v.obs.Events()[events:] {
-		if e.Type == work.EventQueued || e.Type == work.EventGuidanceAccepted {
+		if e.Type == observe.EventQueued || e.Type == observe.EventGuidanceAccepted {
 			t.Errorf("a bad input was accepted: %+v", e)
 		}
 	}

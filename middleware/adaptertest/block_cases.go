@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const (
@@ -38,9 +39,9 @@ func (s *suite) statusBlock(t *testing.T) {
 		t.Errorf("the block:\n got %q\nwant %q", got, want)
 	}
 	done := refID(t, p.call("done", bg("x")), "done")
-	v.wait(done, work.EventCompleted)
+	v.wait(done, observe.EventCompleted)
 	broken := refID(t, p.call("broken", bg("x")), "broken")
-	v.wait(broken, work.EventFailed)
+	v.wait(broken, observe.EventFailed)
 	p.work("action", "send", "id", id, "message", guideOne)
 	block := p.last.Last().Text
 	if !strings.Contains(block, done+" | done | completed | ") || !strings.HasSuffix(strings.Split(block, "\n")[rowOf(block, done)], " | available") {
@@ -118,7 +119,7 @@ func (s *suite) listOrder(t *testing.T) {
 	var finished, unfinished []string
 	for range 30 {
 		id := refID(t, p.call("quick", bg("x")), "quick")
-		v.wait(id, work.EventCompleted)
+		v.wait(id, observe.EventCompleted)
 		finished = append(finished, id)
 		unfinished = append(unfinished, refID(t, p.call("hold", bg("x")), "hold"))
 	}

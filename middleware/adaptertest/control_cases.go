@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // projections: status, list and result (timeout 0, as a string and as a
@@ -71,7 +71,7 @@ func (s *suite) cancel(t *testing.T) {
 				// The child's call in flight finishes; its next model
 				// request is never sent.
 				sc.k.lookup()
-				sc.v.wait(sc.id, work.EventCancelled)
+				sc.v.wait(sc.id, observe.EventCancelled)
 				if n := sc.k.requests(); n != 1 {
 					t.Errorf("the cancelled child made %d model requests, want 1 (none after the cancel)", n)
 				}
@@ -88,12 +88,12 @@ func (s *suite) cancel(t *testing.T) {
 		// failed.
 		sc := s.scenario(t, "cancel-requested")
 		sc.k.reply(Text(exactOutput))
-		switch sc.v.waitAny(sc.id, work.EventCompleted, work.EventCancelled, work.EventFailed) {
-		case work.EventCompleted:
+		switch sc.v.waitAny(sc.id, observe.EventCompleted, observe.EventCancelled, observe.EventFailed) {
+		case observe.EventCompleted:
 			if got := sc.p.work("action", "result", "id", sc.id); got != exactOutput {
 				t.Errorf("result after completion won the race: %q", got)
 			}
-		case work.EventCancelled:
+		case observe.EventCancelled:
 			if got := sc.p.work("action", "result", "id", sc.id); !strings.Contains(got, `"state":"cancelled"`) || strings.Contains(got, "EXACT-OUTPUT") {
 				t.Errorf("result of Work cancelled after its last answer: %s", got)
 			}
@@ -105,7 +105,7 @@ func (s *suite) cancel(t *testing.T) {
 	t.Run("UnrelatedFailure", func(t *testing.T) {
 		sc := s.scenario(t, "cancel-requested")
 		sc.k.reply(Fail(errorString(failureText)))
-		sc.v.wait(sc.id, work.EventFailed)
+		sc.v.wait(sc.id, observe.EventFailed)
 		got := sc.p.work("action", "status", "id", sc.id)
 		if !strings.Contains(got, `"state":"failed"`) || strings.Contains(got, failureText) {
 			t.Errorf("status after an unrelated failure: %s", got)
@@ -126,7 +126,7 @@ func (s *suite) detach(t *testing.T) {
 	if got, want := p.work("action", "detach", "id", sc.id), `{"id":"`+sc.id+`","detached":true}`; got != want {
 		t.Fatalf("detach:\n got %s\nwant %s", got, want)
 	}
-	if sc.v.obs.has(sc.id, work.EventCancelRequested) || sc.v.obs.has(sc.id, work.EventCancelled) {
+	if sc.v.obs.has(sc.id, observe.EventCancelRequested) || sc.v.obs.has(sc.id, observe.EventCancelled) {
 		t.Fatal("detach cancelled the Work; execution must continue")
 	}
 	for _, in := range [][]string{
@@ -151,6 +151,6 @@ func (s *suite) detach(t *testing.T) {
 	sc.k.lookup()
 	sc.k.await()
 	sc.k.reply(Text(exactOutput))
-	sc.v.wait(sc.id, work.EventCompleted)
+	sc.v.wait(sc.id, observe.EventCompleted)
 	p.finish()
 }

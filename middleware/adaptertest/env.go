@@ -14,6 +14,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // guard bounds every wait on something the suite controls: it turns a hang
@@ -33,14 +34,14 @@ type observer struct {
 	cond sync.Cond
 }
 
-func (o *observer) Event(ctx context.Context, e work.Event) {
+func (o *observer) Event(ctx context.Context, e observe.Event) {
 	o.Recorder.Event(ctx, e)
 	o.mu.Lock()
 	o.cond.Broadcast()
 	o.mu.Unlock()
 }
 
-func (o *observer) has(id string, typ work.EventType) bool {
+func (o *observer) has(id string, typ observe.EventType) bool {
 	for _, e := range o.Events() {
 		if e.WorkID == id && e.Type == typ {
 			return true
@@ -96,16 +97,16 @@ func (v *env) checkContentFree() {
 }
 
 // wait blocks until the Work id has had an event of type typ.
-func (v *env) wait(id string, typ work.EventType) {
+func (v *env) wait(id string, typ observe.EventType) {
 	v.t.Helper()
 	v.waitAny(id, typ)
 }
 
 // waitAny blocks until the Work id has had an event of one of types and
 // returns the first of types it had.
-func (v *env) waitAny(id string, types ...work.EventType) work.EventType {
+func (v *env) waitAny(id string, types ...observe.EventType) observe.EventType {
 	v.t.Helper()
-	got := make(chan work.EventType, 1)
+	got := make(chan observe.EventType, 1)
 	go func() {
 		v.obs.mu.Lock()
 		defer v.obs.mu.Unlock()

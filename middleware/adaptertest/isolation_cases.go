@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // coordinatorOnly is what no child may see of its coordinator.
@@ -55,8 +56,8 @@ func (s *suite) isolation(t *testing.T) {
 			g.open("fetched", nil)
 			fout := p.collect(ids...)[0]
 			if background {
-				v.wait(refID(t, out, "research"), work.EventCompleted)
-				v.wait(refID(t, fout, "fetch"), work.EventCompleted)
+				v.wait(refID(t, out, "research"), observe.EventCompleted)
+				v.wait(refID(t, fout, "fetch"), observe.EventCompleted)
 			}
 			p.finish()
 
@@ -143,7 +144,7 @@ func (s *suite) limits(t *testing.T) {
 			t.Errorf("a foreground output over the limit = %s, want one error object without it", got)
 		}
 		id := refID(t, p.call("big", bg("x")), "big")
-		v.wait(id, work.EventFailed)
+		v.wait(id, observe.EventFailed)
 		if got := p.work("action", "result", "id", id); !strings.Contains(got, `"state":"failed"`) || strings.Contains(got, "BIG-OUTPUT") {
 			t.Errorf("result of a background output over the limit = %s", got)
 		}

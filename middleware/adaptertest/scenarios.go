@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The suite's markers: child output and failure text that must reach the
@@ -127,14 +128,14 @@ func (s *suite) scenario(t *testing.T, state string, extra ...func(*env) []Tool)
 			cancel() // the child's model call is in flight: it stays cancel-requested
 		case "completed":
 			k.reply(Text(exactOutput))
-			v.wait(sc.id, work.EventCompleted)
+			v.wait(sc.id, observe.EventCompleted)
 		case "failed":
 			k.reply(Fail(errors.New(failureText)))
-			v.wait(sc.id, work.EventFailed)
+			v.wait(sc.id, observe.EventFailed)
 		case "cancelled":
 			cancel()
 			k.lookup() // the child's next model request is refused at the boundary
-			v.wait(sc.id, work.EventCancelled)
+			v.wait(sc.id, observe.EventCancelled)
 		}
 		v.clock.Advance(time.Second)
 	}

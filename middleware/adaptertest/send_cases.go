@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const framedGuide = "[supervisor guidance] Your supervisor sent guidance while you work. Follow it within your task:\n1. " +
@@ -70,7 +70,7 @@ func (s *suite) send(t *testing.T) {
 		t.Errorf("guidance delivered twice: %q", req.Text())
 	}
 	k.reply(Text(exactOutput))
-	sc.v.wait(id, work.EventCompleted)
+	sc.v.wait(id, observe.EventCompleted)
 	if got, want := p.work("action", "send", "id", id, "message", "late"), `{"error":{"code":"terminal","message":"work is already terminal"}}`; got != want {
 		t.Errorf("send to terminal Work: %s, want %s", got, want)
 	}

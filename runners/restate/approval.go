@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Approvals: a Work that needs approval is created queued and awaiting
@@ -62,11 +63,11 @@ func (c control) answer(ctx restate.ObjectContext, r driver.AnswerRequest) (bool
 		s.Approve(t)
 		c.endAwaiting(ctx, s, answerApprove)
 		c.record(ctx, s)
-		c.rep.emit(s.In, work.Event{Type: work.EventApproved, Time: t})
+		c.rep.emit(s.In, observe.Event{Type: observe.EventApproved, Time: t})
 		return true, nil
 	}
 	c.endAwaiting(ctx, s, answerStop)
-	c.rep.emit(s.In, work.Event{Type: work.EventDenied, Time: t})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventDenied, Time: t})
 	c.endQueued(ctx, s, t, work.ClassDenied)
 	return true, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const censusCanary = "CANARY-restate-census-5e2b"
@@ -138,16 +139,16 @@ func gauges(t *testing.T, reader *sdkmetric.ManualReader, name string) map[strin
 	return out
 }
 
-func byTarget(s work.Snapshot) map[string]work.TargetCounts {
-	m := map[string]work.TargetCounts{}
+func byTarget(s observe.Snapshot) map[string]observe.TargetCounts {
+	m := map[string]observe.TargetCounts{}
 	for _, tc := range s.Counts {
 		m[tc.Target] = tc
 	}
 	return m
 }
 
-func counts(q, r, c int) [len(work.States)]int {
-	var n [len(work.States)]int
+func counts(q, r, c int) [len(observe.States)]int {
+	var n [len(observe.States)]int
 	n[0], n[1], n[2] = q, r, c
 	return n
 }
@@ -315,7 +316,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 		t.Fatalf("ages: oldest queued %v (first start %v ago), oldest approval %v (between %v and %v)",
 			hold.OldestQueued, age, hold.OldestApproval, began, testStart)
 	}
-	rows := map[string]work.LiveWork{}
+	rows := map[string]observe.LiveWork{}
 	for _, lw := range snap.Live {
 		rows[lw.Target] = lw
 	}

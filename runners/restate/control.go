@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // controlState is one Work's state machine and mailbox, the state of its
@@ -113,9 +114,9 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 			Send(approvalEntry{ID: in.ID, Owner: in.Owner, Requested: in.Created})
 	}
 	restate.Set(ctx, stateKey, s)
-	c.rep.emit(in, work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created})
+	c.rep.emit(in, observe.Event{Type: observe.EventQueued, To: work.StateQueued, Time: in.Created})
 	if in.Approval != nil {
-		c.rep.emit(in, work.Event{Type: work.EventApprovalRequested, Time: in.Created})
+		c.rep.emit(in, observe.Event{Type: observe.EventApprovalRequested, Time: in.Created})
 	}
 	return restate.Void{}, nil
 }
@@ -252,7 +253,7 @@ func (c control) output(ctx restate.ObjectSharedContext, owner string) (outputRe
 // drop drops undelivered guidance (the Work ends).
 func (c control) drop(s *controlState) {
 	if n := len(s.Drop()); n > 0 {
-		c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDropped, Count: n})
+		c.rep.emit(s.In, observe.Event{Type: observe.EventGuidanceDropped, Count: n})
 	}
 }
 
@@ -265,7 +266,7 @@ func (c control) detach(ctx restate.ObjectContext, owner string) (bool, error) {
 	s.Detached = true
 	restate.Set(ctx, stateKey, s)
 	_, _ = restate.Object[restate.Void](ctx, c.ns+"."+ownerService, s.In.Owner, hDetached).Request(s.In.ID)
-	c.rep.emit(s.In, work.Event{Type: work.EventDetached, Time: now(ctx)})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventDetached, Time: now(ctx)})
 	return true, nil
 }
 
@@ -278,7 +279,7 @@ func (c control) release(ctx restate.ObjectContext, _ restate.Void) (restate.Voi
 	}
 	if !s.Detached {
 		s.Detached = true
-		c.rep.emit(s.In, work.Event{Type: work.EventDetached, Time: now(ctx)})
+		c.rep.emit(s.In, observe.Event{Type: observe.EventDetached, Time: now(ctx)})
 	}
 	c.doCancel(ctx, s)
 	if s.State.Terminal() {

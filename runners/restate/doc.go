@@ -167,9 +167,9 @@
 //
 // # Gauges
 //
-// A Worker implements work.Watched (Snapshot: its per-target slots in
+// A Worker implements observe.Watched (Snapshot: its per-target slots in
 // use and limits, and the attempts it runs), and Start has a
-// work.Watcher Observer watch it, so a worker process exports
+// observe.Watcher Observer watch it, so a worker process exports
 // agentwork_work_slots_in_use{target} and
 // agentwork_work_concurrency_limit{target}. The Engine has no deployment
 // snapshot yet.

@@ -35,7 +35,7 @@ import (
 // service is unaffected. The zero Engine answers work.ErrNotInitialized.
 //
 // Snapshot returns the deployment's live Work as Restate keeps it
-// (work.Watched, a Deployment snapshot), read at most once per
+// (observe.Watched, a Deployment snapshot), read at most once per
 // work.WithSnapshotInterval (default 15 s) and reused in between, so that a
 // scrape never fans out: concurrent callers share one refresh. A refresh
 // is three SQL queries (two with work.WithStatusRows(0)) on the admin API's

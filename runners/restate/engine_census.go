@@ -9,9 +9,10 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-var _ work.Watched = (*Engine)(nil)
+var _ observe.Watched = (*Engine)(nil)
 
 // liveCount is one group of live Work: a target, a state, and whether
 // it is an external job waiting for its result or a Work awaiting its
@@ -53,7 +54,7 @@ type liveRow struct {
 // terminal. Its columns are read with json_get_* on the server.
 func liveFrom(ns string) string {
 	var live []string
-	for _, s := range work.States {
+	for _, s := range observe.States {
 		if !s.Terminal() {
 			live = append(live, sqlString(string(s)))
 		}
@@ -74,9 +75,9 @@ const (
 )
 
 // readDeployment reads the deployment view from Restate (see Snapshot).
-func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
+func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	if e.cfg.admin == "" {
-		return work.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
+		return observe.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
 	}
 	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout, e.cfg.hc)
 	from := liveFrom(e.cfg.ns)
@@ -88,7 +89,7 @@ CAST(CAST(i.created_at AS TIMESTAMP) AS BIGINT)) AS since,
 CAST(CAST(json_get_str(s.value_utf8, 'In', 'Created') AS TIMESTAMP) AS BIGINT) AS asked ` + from + `)
 GROUP BY label, state, waiting, awaiting`
 	if err := e.sql(ctx, admin, q, &counts); err != nil {
-		return work.Snapshot{}, err
+		return observe.Snapshot{}, err
 	}
 	var rows []liveRow
 	if e.cfg.limits.StatusRows > 0 {
@@ -102,7 +103,7 @@ json_get_str(s.value_utf8, 'Enqueued') AS enqueued, json_get_bool(s.value_utf8, 
 ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.service_key) AS rn ` + from +
 			`) WHERE rn <= ` + strconv.Itoa(e.cfg.limits.StatusRows)
 		if err := e.sql(ctx, admin, q, &rows); err != nil {
-			return work.Snapshot{}, err
+			return observe.Snapshot{}, err
 		}
 	}
 	var services []struct {
@@ -110,15 +111,15 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 	}
 	prefix := workName(e.cfg.ns, "")
 	if err := e.sql(ctx, admin, `SELECT name FROM sys_service WHERE starts_with(name, `+sqlString(prefix)+`)`, &services); err != nil {
-		return work.Snapshot{}, err
+		return observe.Snapshot{}, err
 	}
 	now := time.Now()
-	snap := work.Snapshot{Time: now, Deployment: true}
-	byTarget := map[string]*work.TargetCounts{}
-	target := func(label string) *work.TargetCounts {
+	snap := observe.Snapshot{Time: now, Deployment: true}
+	byTarget := map[string]*observe.TargetCounts{}
+	target := func(label string) *observe.TargetCounts {
 		tc := byTarget[label]
 		if tc == nil {
-			tc = &work.TargetCounts{Target: label}
+			tc = &observe.TargetCounts{Target: label}
 			byTarget[label] = tc
 		}
 		return tc
@@ -131,7 +132,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 	}
 	total := 0
 	for _, c := range counts {
-		i := liveStateIndex(work.State(c.State))
+		i := work.State(c.State).Index()
 		if i < 0 {
 			continue
 		}
@@ -165,7 +166,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		snap.Counts = append(snap.Counts, *tc)
 	}
 	sort.Slice(snap.Counts, func(i, j int) bool { return snap.Counts[i].Target < snap.Counts[j].Target })
-	work.SortLive(snap.Live)
+	observe.SortLive(snap.Live)
 	return snap, nil
 }
 
@@ -176,22 +177,12 @@ func (e *Engine) sql(ctx context.Context, admin *ingress, q string, out any) err
 	return fromIngress(qctx, admin.query(qctx, q, out))
 }
 
-func (r liveRow) live() work.LiveWork {
-	lw := work.LiveWork{ID: r.ID, Target: r.Label, Owner: r.Owner, Depth: r.Depth, Kind: work.Kind(r.Kind),
+func (r liveRow) live() observe.LiveWork {
+	lw := observe.LiveWork{ID: r.ID, Target: r.Label, Owner: r.Owner, Depth: r.Depth, Kind: work.Kind(r.Kind),
 		State: work.State(r.State), Detached: r.Detached, Attempt: max(r.Attempt, 1),
 		Waiting: r.Waiting && !work.State(r.State).Terminal(), AwaitingApproval: r.Awaiting && work.State(r.State) == work.StateQueued}
 	lw.Created, _ = time.Parse(time.RFC3339Nano, r.Created)
 	lw.Started, _ = time.Parse(time.RFC3339Nano, r.Started)
 	lw.Enqueued, _ = time.Parse(time.RFC3339Nano, r.Enqueued)
 	return lw
-}
-
-// liveStateIndex is st's index in work.States, or -1.
-func liveStateIndex(st work.State) int {
-	for i, s := range work.States {
-		if s == st {
-			return i
-		}
-	}
-	return -1
 }

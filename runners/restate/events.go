@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // reporter reports Work lifecycle events to the Observer of the process
@@ -16,12 +17,12 @@ import (
 // its first event here, with the launch's trace context, and forgotten at
 // its terminal event, so that one span holds a Work's events.
 type reporter struct {
-	obs  work.Observer
+	obs  observe.Observer
 	mu   sync.Mutex
 	ctxs map[string]context.Context
 }
 
-func newReporter(obs work.Observer) *reporter {
+func newReporter(obs observe.Observer) *reporter {
 	return &reporter{obs: obs, ctxs: map[string]context.Context{}}
 }
 
@@ -36,8 +37,8 @@ func traceOf(ctx context.Context) map[string]string {
 }
 
 // emit reports e for Work in with the identity fields filled in.
-func (r *reporter) emit(in workInput, e work.Event) {
-	if _, nop := r.obs.(work.NopObserver); nop || r.obs == nil {
+func (r *reporter) emit(in workInput, e observe.Event) {
+	if _, nop := r.obs.(observe.NopObserver); nop || r.obs == nil {
 		return
 	}
 	e.WorkID, e.Owner, e.Depth, e.Target, e.Kind = in.ID, in.Owner, in.Depth, in.Label, in.Kind
@@ -50,11 +51,11 @@ func (r *reporter) emit(in workInput, e work.Event) {
 		}
 		caller = driver.WithLaunchTarget(caller, in.AgentID, in.Provider)
 		q := e
-		q.Type, q.From, q.To, q.Time = work.EventQueued, "", work.StateQueued, in.Created
+		q.Type, q.From, q.To, q.Time = observe.EventQueued, "", work.StateQueued, in.Created
 		ctx = r.obs.Bind(caller, context.Background(), q)
 		r.ctxs[in.ID] = ctx
 	}
-	if e.To.Terminal() && e.Type == work.EventType(e.To) {
+	if e.To.Terminal() && e.Type == observe.EventType(e.To) {
 		delete(r.ctxs, in.ID)
 	}
 	r.mu.Unlock()

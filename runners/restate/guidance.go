@@ -4,6 +4,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // send queues one guidance message (Engine.Send did the checks that need
@@ -26,7 +27,7 @@ func (c control) send(ctx restate.ObjectContext, r sendRequest) (sendReply, erro
 	rec := s.Accept(r.Text, size, r.Command, r.Digest, now(ctx), "", s.In.Mailbox.Commands)
 	s.answerQuestions()
 	restate.Set(ctx, stateKey, s)
-	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceAccepted, Count: 1, Time: rec.At})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventGuidanceAccepted, Count: 1, Time: rec.At})
 	return sendReply{Cursor: rec.Cursor, At: rec.At}, nil
 }
 
@@ -44,6 +45,6 @@ func (c control) take(ctx restate.ObjectContext, _ restate.Void) (takeReply, err
 	}
 	r.Messages = s.Take(-1, plainLen)
 	restate.Set(ctx, stateKey, s)
-	c.rep.emit(s.In, work.Event{Type: work.EventGuidanceDelivered, Count: len(r.Messages), Time: now(ctx)})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventGuidanceDelivered, Count: len(r.Messages), Time: now(ctx)})
 	return r, nil
 }

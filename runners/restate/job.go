@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // stopPromise is the durable promise of a job's workflow that its control
@@ -196,23 +197,23 @@ func (w *Worker) poll(rc context.Context, job *work.Job, in workInput, handle []
 	handle, err := w.cfg.ring.openBytes(in.ID, fieldHandle, handle)
 	if err != nil {
 		w.contentError(in.ID, err)
-		return pollResult{Outcome: work.PollOutcomeFailed, Class: classContentKey}
+		return pollResult{Outcome: observe.PollOutcomeFailed, Class: classContentKey}
 	}
 	bound := w.polls[in.Label]
 	select {
 	case bound <- struct{}{}:
 	case <-rc.Done():
-		return pollResult{Outcome: work.PollOutcomeError}
+		return pollResult{Outcome: observe.PollOutcomeError}
 	}
 	defer func() { <-bound }()
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(rc), pollTimeout)
 	defer cancel()
 	o, p := driver.Await(pctx, job, handle)
-	if o == work.PollOutcomeDone {
+	if o == observe.PollOutcomeDone {
 		out, err := w.cfg.ring.sealString(in.ID, fieldOutput, p.Output)
 		if err != nil {
 			w.contentError(in.ID, err)
-			return pollResult{Outcome: work.PollOutcomeFailed, Class: classContentKey}
+			return pollResult{Outcome: observe.PollOutcomeFailed, Class: classContentKey}
 		}
 		p.Output = out
 	}
@@ -227,7 +228,7 @@ func (c control) waiting(ctx restate.ObjectContext, _ restate.Void) (waitingRepl
 	}
 	s.Waiting = true
 	c.record(ctx, s)
-	c.rep.emit(s.In, work.Event{Type: work.EventWaiting, Time: now(ctx)})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventWaiting, Time: now(ctx)})
 	return waitingReply{Stop: s.State == work.StateCancelRequested}, nil
 }
 
@@ -237,6 +238,6 @@ func (c control) polled(ctx restate.ObjectContext, outcome string) (waitingReply
 	if !ok || s.State.Terminal() {
 		return waitingReply{Stop: true}, nil
 	}
-	c.rep.emit(s.In, work.Event{Type: work.EventPolled, Poll: outcome, Time: now(ctx)})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventPolled, Poll: outcome, Time: now(ctx)})
 	return waitingReply{Stop: s.State == work.StateCancelRequested}, nil
 }

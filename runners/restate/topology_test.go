@@ -9,6 +9,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestSplitDeployments runs the registry services and a target on
@@ -75,7 +76,7 @@ func TestSplitDeployments(t *testing.T) {
 	if st, _ := settle(waiting); st.State != work.StateCancelled {
 		t.Fatalf("cancelled: %+v", st)
 	}
-	count := func(r *enginetest.Recorder, typ work.EventType) int {
+	count := func(r *enginetest.Recorder, typ observe.EventType) int {
 		n := 0
 		for _, ev := range r.Events() {
 			if ev.Type == typ {
@@ -84,13 +85,13 @@ func TestSplitDeployments(t *testing.T) {
 		}
 		return n
 	}
-	for _, typ := range []work.EventType{work.EventQueued, work.EventRunning, work.EventCompleted, work.EventCancelled} {
+	for _, typ := range []observe.EventType{observe.EventQueued, observe.EventRunning, observe.EventCompleted, observe.EventCancelled} {
 		if count(regObs, typ) == 0 || count(runObs, typ) != 0 {
 			t.Errorf("%s: %d events at the registry, %d at the target's worker; want them at the registry only",
 				typ, count(regObs, typ), count(runObs, typ))
 		}
 	}
-	if count(runObs, work.EventProgress) == 0 {
+	if count(runObs, observe.EventProgress) == 0 {
 		t.Errorf("no progress event at the target's worker")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Children that talk back: a Work whose Spec declares updates keeps them
@@ -56,7 +57,7 @@ func (c control) report(ctx restate.ObjectContext, r driver.UpdateReport) (drive
 	if err = cmp.Or(err, verr); err != nil {
 		c.log.Error("restate: a Work's update values cannot be decrypted", "work", s.In.ID, "error", err.Error())
 		reason := work.UpdateRefusedUnavailable
-		c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Bytes: plainLenBytes(r.Value), Question: r.Question, ErrorClass: reason, Time: now(ctx)})
+		c.rep.emit(s.In, observe.Event{Type: observe.EventUpdate, Bytes: plainLenBytes(r.Value), Question: r.Question, ErrorClass: reason, Time: now(ctx)})
 		return driver.UpdateReportReply{Reason: reason}, nil
 	}
 	log := work.RestoreUpdateLog(plain)
@@ -65,7 +66,7 @@ func (c control) report(ctx restate.ObjectContext, r driver.UpdateReport) (drive
 	if reply.Reason == "" && reply.Duplicate {
 		return reply, nil
 	}
-	c.rep.emit(s.In, work.Event{Type: work.EventUpdate, Seq: reply.Seq, Bytes: len(value), Question: r.Question, ErrorClass: reply.Reason, Time: t})
+	c.rep.emit(s.In, observe.Event{Type: observe.EventUpdate, Seq: reply.Seq, Bytes: len(value), Question: r.Question, ErrorClass: reply.Reason, Time: t})
 	if reply.Reason != "" {
 		return reply, nil
 	}

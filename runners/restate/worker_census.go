@@ -5,20 +5,20 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-var _ work.Watched = (*Worker)(nil)
+var _ observe.Watched = (*Worker)(nil)
 
-// Snapshot returns what this Worker runs now (work.Watched): for each of
+// Snapshot returns what this Worker runs now (observe.Watched): for each of
 // its targets the running slots in use (attempts running or
 // cancel-requested here; for a job target its submits in progress) and
 // its per-target limit (TargetCounts.MaxRunning; Snapshot.MaxRunning is
 // 0), and each attempt as a live Work (cancel-requested from the moment
 // the cancel reached it). Its state counts are zero: a Worker sees only
-// its own attempts. Start has a work.Watcher Observer watch it, so that a
+// its own attempts. Start has a observe.Watcher Observer watch it, so that a
 // worker process exports its slots. It makes no call to Restate, is safe
 // for concurrent use and never fails.
-func (w *Worker) Snapshot(context.Context) (work.Snapshot, error) {
+func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
 	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.limits.MaxRunning), nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // eventually polls cond (Temporal is a real system: its effects arrive
@@ -26,7 +27,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func hasEvent(rec *enginetest.Recorder, id string, typ work.EventType) bool {
+func hasEvent(rec *enginetest.Recorder, id string, typ observe.EventType) bool {
 	for _, e := range eventsOf(rec, id) {
 		if e.Type == typ {
 			return true
@@ -78,7 +79,7 @@ func TestApprovalAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the approval request", func() bool { return hasEvent(rec, ref.ID, work.EventApprovalRequested) })
+	eventually(t, "the approval request", func() bool { return hasEvent(rec, ref.ID, observe.EventApprovalRequested) })
 	if n := pendingActivities(t, wc, ref.ID); n != 0 {
 		t.Fatalf("a Work awaiting approval has %d pending activities", n)
 	}
@@ -104,7 +105,7 @@ func TestApprovalAfterRestart(t *testing.T) {
 	if st.State != work.StateCompleted || out != "ran: held" || st.AwaitingApproval {
 		t.Fatalf("approved after the restart: %+v %q", st, out)
 	}
-	if !inOrder(eventsOf(rec, ref.ID), []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventApproved, work.EventRunning, work.EventCompleted}) {
+	if !inOrder(eventsOf(rec, ref.ID), []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventApproved, observe.EventRunning, observe.EventCompleted}) {
 		t.Fatalf("events %s", types(eventsOf(rec, ref.ID)))
 	}
 	if reqs, err := e2.Pending(t.Context(), work.Approver()); err != nil || len(reqs) != 0 {
@@ -131,7 +132,7 @@ func TestApprovedJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "the approval requests", func() bool {
-		return hasEvent(rec, ok.ID, work.EventApprovalRequested) && hasEvent(rec, denied.ID, work.EventApprovalRequested)
+		return hasEvent(rec, ok.ID, observe.EventApprovalRequested) && hasEvent(rec, denied.ID, observe.EventApprovalRequested)
 	})
 	if subs, _, _ := f.counts(); len(subs) != 0 {
 		t.Fatalf("submitted before the approval: %v", subs)
@@ -152,7 +153,7 @@ func TestApprovedJob(t *testing.T) {
 		t.Fatalf("submits %v; want the approved job's once", subs)
 	}
 	for _, id := range []string{ok.ID, denied.ID} {
-		if err := temporal.ReplayWork(workHistory(t, server(t), id), work.NopObserver{}); err != nil {
+		if err := temporal.ReplayWork(workHistory(t, server(t), id), observe.NopObserver{}); err != nil {
 			t.Fatalf("replaying %s's history: %v", id, err)
 		}
 	}

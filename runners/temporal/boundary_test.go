@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestEarlierHistoriesReplay: histories written by an earlier version of
@@ -39,7 +40,7 @@ func TestEarlierHistoriesReplay(t *testing.T) {
 			if strings.HasPrefix(f, "owner") {
 				err = temporal.ReplayOwner(h)
 			} else {
-				err = temporal.ReplayWork(h, work.NopObserver{})
+				err = temporal.ReplayWork(h, observe.NopObserver{})
 			}
 			if err != nil {
 				t.Fatalf("replaying %s: %v", f, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // holdRuns are the hold child's runs by input: started is closed when it
@@ -142,7 +143,7 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	}
 
 	// The task queue's statistics trail the queue: poll with a deadline.
-	var snap work.Snapshot
+	var snap observe.Snapshot
 	deadline := time.Now().Add(time.Minute)
 	for {
 		snap, err = eng.Snapshot(t.Context())
@@ -158,7 +159,7 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	}
 	tc := targetCounts(snap)
 	if !snap.Deployment || snap.MaxRunning != 0 || snap.SlotsInUse != 0 || tc["lost"].Pollers != 0 || tc["idle"].Pollers != 0 ||
-		tc["idle"].Counts != [len(work.States)]int{} {
+		tc["idle"].Counts != [len(observe.States)]int{} {
 		t.Fatalf("deployment snapshot %+v", snap)
 	}
 	// Newest two rows of hold (one queued Work omitted) and lost's one.
@@ -246,8 +247,8 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 
 const censusCanary = "CANARY-census-9c1f"
 
-func targetCounts(s work.Snapshot) map[string]work.TargetCounts {
-	m := map[string]work.TargetCounts{}
+func targetCounts(s observe.Snapshot) map[string]observe.TargetCounts {
+	m := map[string]observe.TargetCounts{}
 	for _, tc := range s.Counts {
 		m[tc.Target] = tc
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // gatedJobs is a job target whose submit of an input starting "slow"
@@ -123,7 +124,7 @@ func TestDeploymentWaits(t *testing.T) {
 		t.Fatalf("worker snapshot %+v; want the submit's slot only", ws)
 	}
 
-	var snap work.Snapshot
+	var snap observe.Snapshot
 	eventually(t, "the deployment's waits", func() bool {
 		snap, err = eng.Snapshot(t.Context())
 		tc := targetCounts(snap)
@@ -140,7 +141,7 @@ func TestDeploymentWaits(t *testing.T) {
 	if snap.Queued != 0 || snap.Waiting != 2 || snap.AwaitingApproval != 2 || snap.LiveOmitted != 0 {
 		t.Fatalf("snapshot totals: queued %d waiting %d awaiting %d omitted %d", snap.Queued, snap.Waiting, snap.AwaitingApproval, snap.LiveOmitted)
 	}
-	rows := map[string]work.LiveWork{}
+	rows := map[string]observe.LiveWork{}
 	for _, lw := range snap.Live {
 		rows[lw.ID] = lw
 	}
@@ -248,7 +249,7 @@ func TestDeploymentApprovalsWithoutWorker(t *testing.T) {
 		NeedsApproval: true, Run: func(context.Context) (string, error) { return "", nil }}); err != nil {
 		t.Fatal(err)
 	}
-	var snap work.Snapshot
+	var snap observe.Snapshot
 	eventually(t, "the approval in the deployment view", func() bool {
 		snap, err = view.Snapshot(t.Context())
 		return err == nil && snap.AwaitingApproval == 1

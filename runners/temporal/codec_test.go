@@ -19,6 +19,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // dialCodec dials a client of its own to the server at hostPort, in the
@@ -142,7 +143,7 @@ func TestDataConverterProgressAndMemos(t *testing.T) {
 		}
 		return st.Progress == want
 	})
-	var snap work.Snapshot
+	var snap observe.Snapshot
 	eventually(t, "the deployment view's row", func() bool {
 		snap, err = eng.Snapshot(t.Context())
 		if err != nil {

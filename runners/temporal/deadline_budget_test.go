@@ -8,6 +8,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestBudgetThenDeadline: a child whose turns ran out and whose final
@@ -45,7 +46,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 	}
 	var budgets []string
 	for _, e := range of(rec.Events(), ref.ID) {
-		if e.Type == work.EventBudgetExhausted {
+		if e.Type == observe.EventBudgetExhausted {
 			budgets = append(budgets, e.Budget)
 		}
 	}

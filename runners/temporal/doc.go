@@ -186,7 +186,7 @@
 // input) and the same metrics and log lines as in-process. When a workflow is rebuilt from its history in
 // another process (its worker died, or evicted it from its cache), the
 // Observer is bound again at the first event reported live there, and
-// the replayed events before it go to its Replay method (work.Replayer):
+// the replayed events before it go to its Replay method (observe.Replayer):
 // the span is rebuilt there with its original times and exported once,
 // when the Work ends; metrics and logs are not counted again. A replay
 // that reports nothing live (a query of a workflow the worker does not
@@ -201,7 +201,7 @@
 //
 // # Gauges and status pages
 //
-// The telemetry gauges and status page watch engines through work.Watched,
+// The telemetry gauges and status page watch engines through observe.Watched,
 // and both halves of a deployment implement it:
 //
 //   - A Worker's Snapshot is its own slots: per target, the attempts it
@@ -209,7 +209,7 @@
 //     arrived with a heartbeat) against its per-target running limit
 //     (work.WithMaxRunning in WithOptions), exported as agentwork_work_slots_in_use{target} and
 //     agentwork_work_concurrency_limit{target}, with the oldest
-//     cancel-requested age; Start has its Observer (a work.Watcher) watch
+//     cancel-requested age; Start has its Observer (a observe.Watcher) watch
 //     it, so a worker process without an Engine exports them. Prometheus
 //     sums them across workers.
 //   - The Engine's Snapshot is the deployment's, read from Temporal: open

@@ -50,7 +50,7 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // service is unaffected. The zero Engine answers work.ErrNotInitialized.
 //
 // Snapshot returns the deployment's live Work as Temporal keeps it
-// (work.Watched, a Deployment snapshot), read at most once per
+// (observe.Watched, a Deployment snapshot), read at most once per
 // work.WithSnapshotInterval (default 15 s) and reused in between, so that a
 // scrape never fans out: concurrent callers share one refresh. A refresh
 // costs, with L open Work workflows of this task queue, T targets and R

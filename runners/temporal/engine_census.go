@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // listPageSize is the visibility page the deployment view reads its live
@@ -36,7 +37,7 @@ type census struct {
 	approvals []approvalEntry
 }
 
-var _ work.Watched = (*Engine)(nil)
+var _ observe.Watched = (*Engine)(nil)
 
 // The keys of a Work workflow's memo, set when it starts (free: part of
 // the start, no upsert) and carried across continue-as-new: its target
@@ -71,14 +72,14 @@ type openWork struct {
 }
 
 // readDeployment reads the deployment view from Temporal (see Snapshot).
-func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
+func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	open, err := e.listOpenWork(ctx)
 	if err != nil {
-		return work.Snapshot{}, err
+		return observe.Snapshot{}, err
 	}
 	awaiting, err := e.awaitingApproval(ctx, open)
 	if err != nil {
-		return work.Snapshot{}, err
+		return observe.Snapshot{}, err
 	}
 	byTarget := map[string][]openWork{}
 	for _, t := range e.cfg.limits.DeploymentTargets {
@@ -92,14 +93,14 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 		labels = append(labels, t)
 	}
 	sort.Strings(labels)
-	snap := work.Snapshot{Time: time.Now(), Deployment: true}
+	snap := observe.Snapshot{Time: time.Now(), Deployment: true}
 	for _, label := range labels {
 		ws := byTarget[label]
 		q, err := e.describeQueue(ctx, label)
 		if err != nil {
-			return work.Snapshot{}, err
+			return observe.Snapshot{}, err
 		}
-		tc := work.TargetCounts{Target: label, Pollers: q.pollers}
+		tc := observe.TargetCounts{Target: label, Pollers: q.pollers}
 		jobs := 0
 		for _, w := range ws {
 			if r, ok := awaiting[w.id]; ok {
@@ -114,8 +115,8 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 		// Work awaiting approval is queued but in no task queue: the
 		// backlog is of the rest.
 		queued := min(q.backlog, len(ws)-tc.AwaitingApproval)
-		tc.Counts[stateIndex(work.StateQueued)] = queued + tc.AwaitingApproval
-		tc.Counts[stateIndex(work.StateRunning)] = len(ws) - queued - tc.AwaitingApproval
+		tc.Counts[work.StateQueued.Index()] = queued + tc.AwaitingApproval
+		tc.Counts[work.StateRunning.Index()] = len(ws) - queued - tc.AwaitingApproval
 		if queued > 0 {
 			tc.OldestQueued = q.age
 		}
@@ -133,14 +134,14 @@ func (e *Engine) readDeployment(ctx context.Context) (work.Snapshot, error) {
 			seen.add(w, lw)
 			snap.Live = append(snap.Live, lw)
 		}
-		tc.Waiting = seen.waitingJobs(jobs, queued, tc.Counts[stateIndex(work.StateRunning)])
+		tc.Waiting = seen.waitingJobs(jobs, queued, tc.Counts[work.StateRunning.Index()])
 		snap.LiveOmitted += len(ws) - n
 		snap.Queued += queued
 		snap.Waiting += tc.Waiting
 		snap.AwaitingApproval += tc.AwaitingApproval
 		snap.Counts = append(snap.Counts, tc)
 	}
-	work.SortLive(snap.Live)
+	observe.SortLive(snap.Live)
 	return snap, nil
 }
 
@@ -151,7 +152,7 @@ type rowCounts struct {
 	queued, jobs, waiting int
 }
 
-func (c *rowCounts) add(w openWork, lw work.LiveWork) {
+func (c *rowCounts) add(w openWork, lw observe.LiveWork) {
 	if lw.State == work.StateQueued && !lw.AwaitingApproval {
 		c.queued++
 	}
@@ -214,16 +215,6 @@ func (e *Engine) awaitingApproval(ctx context.Context, open []openWork) (map[str
 		out[x.ID] = x.Requested
 	}
 	return out, nil
-}
-
-// stateIndex is st's index in work.States.
-func stateIndex(st work.State) int {
-	for i, s := range work.States {
-		if s == st {
-			return i
-		}
-	}
-	return 0
 }
 
 // listOpenWork lists the open Work workflows of the Engine's task queue.
@@ -324,8 +315,8 @@ func (e *Engine) describeQueue(ctx context.Context, label string) (queueStats, e
 // polling on its poll queue, or cancel-requested while its job's cancel
 // runs); its start is in its history, not in what the describe returns,
 // so its row's Started is its creation.
-func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (work.LiveWork, error) {
-	lw := work.LiveWork{ID: w.id, Target: w.target, Owner: w.owner, State: work.StateQueued, Attempt: 1, Created: w.created}
+func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (observe.LiveWork, error) {
+	lw := observe.LiveWork{ID: w.id, Target: w.target, Owner: w.owner, State: work.StateQueued, Attempt: 1, Created: w.created}
 	if w.job {
 		lw.Kind = work.KindFunction
 	}
@@ -337,7 +328,7 @@ func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (work.
 	defer cancel()
 	d, err := e.c.DescribeWorkflowExecution(rctx, w.id, "")
 	if err != nil {
-		return work.LiveWork{}, fromTemporal(err)
+		return observe.LiveWork{}, fromTemporal(err)
 	}
 	pending := d.GetPendingActivities()
 	a := attemptOf(pending)
@@ -357,7 +348,7 @@ func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (work.
 		}
 		p, err := heartbeatProgress(e.cfg.dc, pending)
 		if err != nil {
-			return work.LiveWork{}, err
+			return observe.LiveWork{}, err
 		}
 		lw.Progress = p
 	case w.job:

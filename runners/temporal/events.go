@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // launchInfo is what a Work's events need of its launch, carried in the
@@ -47,7 +48,7 @@ func (l launchInfo) caller() context.Context {
 // workflow rebuilt from its history (in another process after a worker
 // died, or after the worker's cache evicted it) reports the same events
 // at the same times. Replayed events go to Observer.Replay when the
-// Observer is a work.Replayer (the Work's span is rebuilt whole; metrics
+// Observer is a observe.Replayer (the Work's span is rebuilt whole; metrics
 // and logs are not counted twice), and nowhere otherwise.
 //
 // A replayed Work is bound, and its replayed events are handed to Replay,
@@ -61,28 +62,28 @@ func (l launchInfo) caller() context.Context {
 // then failed to complete (its worker died within it) reports them again
 // when it runs anew.
 type lifecycle struct {
-	obs    work.Observer // nil: nothing to report
+	obs    observe.Observer // nil: nothing to report
 	ctx    context.Context
 	launch launchInfo
-	base   work.Event
-	queued work.Event // what Bind gets
+	base   observe.Event
+	queued observe.Event // what Bind gets
 	// Replayed events not yet given to Replay (the Work is not bound
 	// yet), and whether a replayed terminal event ended the span elsewhere.
-	replayed []work.Event
+	replayed []observe.Event
 	ended    bool
 	// stash keeps the Work's span context across continue-as-new in this
 	// process (workflow_job.go); nil: none.
 	stash *spanStash
 }
 
-func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput, stash *spanStash) *lifecycle {
+func newLifecycle(ctx workflow.Context, obs observe.Observer, in workInput, stash *spanStash) *lifecycle {
 	l := &lifecycle{ctx: context.Background(), launch: in.Launch, stash: stash,
-		base: work.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
-	if _, nop := obs.(work.NopObserver); nop || obs == nil {
+		base: observe.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
+	if _, nop := obs.(observe.NopObserver); nop || obs == nil {
 		return l
 	}
 	l.obs = obs
-	q := work.Event{Type: work.EventQueued, To: work.StateQueued, Time: in.Created}
+	q := observe.Event{Type: observe.EventQueued, To: work.StateQueued, Time: in.Created}
 	l.queued = l.fill(q)
 	if in.Cont == nil { // a continued run's Work was queued in its first run
 		l.emit(ctx, q)
@@ -90,14 +91,14 @@ func newLifecycle(ctx workflow.Context, obs work.Observer, in workInput, stash *
 	return l
 }
 
-func (l *lifecycle) fill(e work.Event) work.Event {
+func (l *lifecycle) fill(e observe.Event) observe.Event {
 	b := l.base
 	e.WorkID, e.Owner, e.Depth, e.Target, e.Kind = b.WorkID, b.Owner, b.Depth, b.Target, b.Kind
 	return e
 }
 
 // emit reports e (stamped now in workflow time unless it has a time).
-func (l *lifecycle) emit(ctx workflow.Context, e work.Event) {
+func (l *lifecycle) emit(ctx workflow.Context, e observe.Event) {
 	if l.obs == nil {
 		return
 	}
@@ -106,10 +107,10 @@ func (l *lifecycle) emit(ctx workflow.Context, e work.Event) {
 	}
 	e = l.fill(e)
 	if workflow.IsReplaying(ctx) {
-		if _, ok := l.obs.(work.Replayer); ok && !l.ended {
+		if _, ok := l.obs.(observe.Replayer); ok && !l.ended {
 			l.replayed = append(l.replayed, e)
 		}
-		if e.To.Terminal() && e.Type == work.EventType(e.To) {
+		if e.To.Terminal() && e.Type == observe.EventType(e.To) {
 			l.ended, l.replayed = true, nil
 		}
 		return
@@ -125,12 +126,12 @@ func (l *lifecycle) bind() {
 		return
 	}
 	q := l.queued
-	l.queued = work.Event{}
+	l.queued = observe.Event{}
 	if l.ended {
 		return
 	}
 	l.ctx = l.bindCtx(q)
-	if r, ok := l.obs.(work.Replayer); ok {
+	if r, ok := l.obs.(observe.Replayer); ok {
 		for _, e := range l.replayed {
 			r.Replay(l.ctx, e)
 		}

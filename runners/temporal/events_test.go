@@ -22,6 +22,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // replayRecorder records live events (enginetest.Recorder), Binds and replayed
@@ -29,32 +30,32 @@ import (
 type replayRecorder struct {
 	enginetest.Recorder
 	mu       sync.Mutex
-	binds    []work.Event
-	replayed []work.Event
+	binds    []observe.Event
+	replayed []observe.Event
 }
 
-func (r *replayRecorder) Bind(_, exec context.Context, e work.Event) context.Context {
+func (r *replayRecorder) Bind(_, exec context.Context, e observe.Event) context.Context {
 	r.mu.Lock()
 	r.binds = append(r.binds, e)
 	r.mu.Unlock()
 	return exec
 }
 
-func (r *replayRecorder) Replay(_ context.Context, e work.Event) {
+func (r *replayRecorder) Replay(_ context.Context, e observe.Event) {
 	r.mu.Lock()
 	r.replayed = append(r.replayed, e)
 	r.mu.Unlock()
 }
 
-func (r *replayRecorder) snapshot() (binds, replayed []work.Event) {
+func (r *replayRecorder) snapshot() (binds, replayed []observe.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.binds), slices.Clone(r.replayed)
 }
 
 // of returns the events of Work id.
-func of(evs []work.Event, id string) []work.Event {
-	var out []work.Event
+func of(evs []observe.Event, id string) []observe.Event {
+	var out []observe.Event
 	for _, e := range evs {
 		if e.WorkID == id {
 			out = append(out, e)
@@ -63,7 +64,7 @@ func of(evs []work.Event, id string) []work.Event {
 	return out
 }
 
-func types(evs []work.Event) string {
+func types(evs []observe.Event) string {
 	s := make([]string, len(evs))
 	for i, e := range evs {
 		s[i] = string(e.Type)
@@ -212,11 +213,11 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	for _, e := range evs {
 		switch e.Type {
-		case work.EventGuidanceAccepted, work.EventGuidanceDelivered:
+		case observe.EventGuidanceAccepted, observe.EventGuidanceDelivered:
 			if e.Count != 1 {
 				t.Errorf("%s count = %d, want 1", e.Type, e.Count)
 			}
-		case work.EventRunning:
+		case observe.EventRunning:
 			if e.From != work.StateQueued || e.QueueWait < 0 {
 				t.Errorf("running event = %+v", e)
 			}
@@ -225,9 +226,9 @@ func TestLifecycleEvents(t *testing.T) {
 	if _, _, err := eng.Result(context.Background(), o, steer, 0); err != nil {
 		t.Fatal(err)
 	}
-	var reads []work.Event
+	var reads []observe.Event
 	for _, e := range of(erec.Events(), steer) {
-		if e.Type == work.EventResultRead {
+		if e.Type == observe.EventResultRead {
 			reads = append(reads, e)
 		}
 	}
@@ -239,9 +240,9 @@ func TestLifecycleEvents(t *testing.T) {
 	if _, err := eng.Detach(t.Context(), o, steer); err != nil {
 		t.Fatal(err)
 	}
-	var detached []work.Event
+	var detached []observe.Event
 	for _, e := range of(append(erec.Events(), wrec.Events()...), steer) {
-		if e.Type == work.EventDetached {
+		if e.Type == observe.EventDetached {
 			detached = append(detached, e)
 		}
 	}
@@ -321,9 +322,9 @@ func TestLifecycleEvents(t *testing.T) {
 	if _, err := start("steer"); !errors.Is(err, work.ErrLimit) {
 		t.Fatalf("third start: %v, want the starts limit", err)
 	}
-	var refused []work.Event
+	var refused []observe.Event
 	for _, e := range erec.Events() {
-		if e.Type == work.EventRefused {
+		if e.Type == observe.EventRefused {
 			refused = append(refused, e)
 		}
 	}

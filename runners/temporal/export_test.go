@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // JobDeadlineChange is the version marker of the one job deadline rule.
@@ -30,7 +31,7 @@ var ErrWorkflowClosed = errWorkflowClosed
 
 // ReplayWork replays a Work workflow's history as a Worker whose Observer
 // is obs would after losing it from its cache.
-func ReplayWork(h *historypb.History, obs work.Observer) error {
+func ReplayWork(h *historypb.History, obs observe.Observer) error {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(workWorkflow(obs, converter.GetDefaultDataConverter()), workflow.RegisterOptions{Name: WorkWorkflowName})
 	return r.ReplayWorkflowHistory(nil, h)

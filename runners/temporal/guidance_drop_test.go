@@ -12,6 +12,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestGuidanceDroppedAfterUsage: guidance its child never took is dropped
@@ -58,7 +59,7 @@ func TestGuidanceDroppedAfterUsage(t *testing.T) {
 	if st, out, err := e.Result(ctx, o, ref.ID, 30*time.Second); err != nil || st.State != work.StateCompleted || out != "done" {
 		t.Fatalf("Result = %s %q, %v", st.State, out, err)
 	}
-	var types []work.EventType
+	var types []observe.EventType
 	for ctx.Err() == nil {
 		types = types[:0]
 		for _, ev := range rec.Events() {
@@ -66,13 +67,13 @@ func TestGuidanceDroppedAfterUsage(t *testing.T) {
 				types = append(types, ev.Type)
 			}
 		}
-		if slices.Contains(types, work.EventType(work.StateCompleted)) {
+		if slices.Contains(types, observe.EventType(work.StateCompleted)) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond) // polling the recorder, not synchronising
 	}
-	at := func(typ work.EventType) int { return slices.Index(types, typ) }
-	u, d, c := at(work.EventUsage), at(work.EventGuidanceDropped), at(work.EventType(work.StateCompleted))
+	at := func(typ observe.EventType) int { return slices.Index(types, typ) }
+	u, d, c := at(observe.EventUsage), at(observe.EventGuidanceDropped), at(observe.EventType(work.StateCompleted))
 	if u < 0 || d < 0 || c < 0 || !(u < d && d < c) {
 		t.Fatalf("events %v: want usage, then guidance-dropped, then completed", fmt.Sprint(types))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // fakeJobs is an external job service in memory: it counts submits per
@@ -82,8 +83,8 @@ func jobSpec(o work.Owner, input string, j *work.Job) work.Spec {
 		Job: &work.Job{Submit: j.Submit, Await: j.Await, Backoff: j.Backoff, MaxPollErrors: j.MaxPollErrors}}
 }
 
-func eventsOf(rec *enginetest.Recorder, id string) []work.Event {
-	var out []work.Event
+func eventsOf(rec *enginetest.Recorder, id string) []observe.Event {
+	var out []observe.Event
 	for _, e := range rec.Events() {
 		if e.WorkID == id {
 			out = append(out, e)
@@ -92,10 +93,10 @@ func eventsOf(rec *enginetest.Recorder, id string) []work.Event {
 	return out
 }
 
-func polledOutcomes(evs []work.Event) []string {
+func polledOutcomes(evs []observe.Event) []string {
 	var out []string
 	for _, e := range evs {
-		if e.Type == work.EventPolled {
+		if e.Type == observe.EventPolled {
 			out = append(out, e.Poll)
 		}
 	}
@@ -156,7 +157,7 @@ func TestJobCompletes(t *testing.T) {
 		t.Fatalf("submits %v (want one, keyed %s), polls %d (want 4), cancels %d", subs, ref.ID, polls, len(cancels))
 	}
 	evs := eventsOf(rec, ref.ID)
-	want := []work.EventType{work.EventQueued, work.EventRunning, work.EventWaiting, work.EventPolled, work.EventCompleted}
+	want := []observe.EventType{observe.EventQueued, observe.EventRunning, observe.EventWaiting, observe.EventPolled, observe.EventCompleted}
 	if !inOrder(evs, want) {
 		t.Fatalf("events %v lack %v in order", types(evs), want)
 	}
@@ -164,7 +165,7 @@ func TestJobCompletes(t *testing.T) {
 		t.Fatalf("poll outcomes %v", got)
 	}
 	// A worker that lost the workflow from its cache rebuilds it.
-	if err := temporal.ReplayWork(workHistory(t, server(t), ref.ID), work.NopObserver{}); err != nil {
+	if err := temporal.ReplayWork(workHistory(t, server(t), ref.ID), observe.NopObserver{}); err != nil {
 		t.Fatalf("replaying the job's history: %v", err)
 	}
 }
@@ -186,14 +187,14 @@ func waitPolls(t *testing.T, f *fakeJobs, n int) {
 
 // dedupe drops repeated deliveries (at least once: a repeated event has
 // the same type, poll outcome and workflow time).
-func dedupe(evs []work.Event) []work.Event {
+func dedupe(evs []observe.Event) []observe.Event {
 	type key struct {
-		t    work.EventType
+		t    observe.EventType
 		poll string
 		at   time.Time
 	}
 	seen := map[key]bool{}
-	var out []work.Event
+	var out []observe.Event
 	for _, e := range evs {
 		k := key{e.Type, e.Poll, e.Time}
 		if !seen[k] {
@@ -204,7 +205,7 @@ func dedupe(evs []work.Event) []work.Event {
 	return out
 }
 
-func inOrder(evs []work.Event, want []work.EventType) bool {
+func inOrder(evs []observe.Event, want []observe.EventType) bool {
 	i := 0
 	for _, e := range evs {
 		if i < len(want) && e.Type == want[i] {
@@ -276,7 +277,7 @@ func TestJobContinueAsNew(t *testing.T) {
 	evs := dedupe(eventsOf(rec, ref.ID))
 	n := 0
 	for _, e := range evs {
-		if e.Type == work.EventQueued || e.Type == work.EventWaiting || e.Type == work.EventRunning {
+		if e.Type == observe.EventQueued || e.Type == observe.EventWaiting || e.Type == observe.EventRunning {
 			n++
 		}
 	}
@@ -386,7 +387,7 @@ func TestJobWaitHoldsNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the job's wait", func() bool { return hasEvent(rec, ref.ID, work.EventWaiting) })
+	eventually(t, "the job's wait", func() bool { return hasEvent(rec, ref.ID, observe.EventWaiting) })
 	if n := pendingActivities(t, server(t), ref.ID); n != 0 {
 		t.Fatalf("a waiting job has %d pending activities", n)
 	}
@@ -503,7 +504,7 @@ func TestJobDeadlineReplays(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(h.Events), temporal.JobDeadlineChange) {
 			t.Errorf("%s: the history records no %s marker", id, temporal.JobDeadlineChange)
 		}
-		if err := temporal.ReplayWork(h, work.NopObserver{}); err != nil {
+		if err := temporal.ReplayWork(h, observe.NopObserver{}); err != nil {
 			t.Errorf("%s: replay: %v", id, err)
 		}
 	}

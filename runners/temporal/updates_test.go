@@ -21,6 +21,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const (
@@ -365,7 +366,7 @@ func TestUpdateRefusalsOutOfHistory(t *testing.T) {
 	}
 	var classes []string
 	for _, e := range eventsOf(rec, ref.ID) {
-		if e.Type == work.EventUpdate {
+		if e.Type == observe.EventUpdate {
 			classes = append(classes, e.ErrorClass)
 		}
 	}
@@ -409,9 +410,9 @@ func TestUpdateAfterSettled(t *testing.T) {
 	terminal := false
 	for _, e := range eventsOf(rec, ref.ID) {
 		switch {
-		case e.Type == work.EventCompleted:
+		case e.Type == observe.EventCompleted:
 			terminal = true
-		case e.Type == work.EventUpdate && terminal:
+		case e.Type == observe.EventUpdate && terminal:
 			t.Fatalf("an EventUpdate (%q) after the terminal event", e.ErrorClass)
 		}
 	}

@@ -5,12 +5,12 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-var _ work.Watched = (*Worker)(nil)
+var _ observe.Watched = (*Worker)(nil)
 
-// Snapshot returns what this Worker runs now (work.Watched), so that a
+// Snapshot returns what this Worker runs now (observe.Watched), so that a
 // worker process without an Engine exports its slots through the same
 // telemetry Observer: for each registered target its running slots in use
 // (attempts running or cancel-requested on this Worker: a cancel-requested
@@ -22,6 +22,6 @@ var _ work.Watched = (*Worker)(nil)
 // zero: the deployment's Work by state is the Engine's (work.WithDeploymentGauges).
 // It costs no call to Temporal; it is safe for concurrent use and never
 // fails.
-func (w *Worker) Snapshot(context.Context) (work.Snapshot, error) {
+func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
 	return w.slots.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.limits.MaxRunning), nil
 }

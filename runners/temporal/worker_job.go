@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // registerJob registers a job target's activities: Submit on the target's
@@ -100,7 +101,7 @@ func (w *Worker) await(ctx context.Context, in awaitInput) (pollOutcome, error) 
 	}
 	defer w.keepAlive(ctx)()
 	o, p := driver.Await(ctx, t.Job, in.Handle)
-	return pollOutcome{State: p.State, Output: p.Output, Class: p.Class, Progress: p.Progress, Err: o == work.PollOutcomeError}, nil
+	return pollOutcome{State: p.State, Output: p.Output, Class: p.Class, Progress: p.Progress, Err: o == observe.PollOutcomeError}, nil
 }
 
 // cancelJob calls the target's Cancel on the handle, if it has one. Its

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Approval in the Work workflow: a Work started with Spec.NeedsApproval
@@ -38,7 +39,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateApprove, func(ctx workflow.Context, r driver.AnswerRequest) error {
 		w.Approve(workflow.Now(ctx))
-		w.ev.emit(ctx, work.Event{Type: work.EventApproved})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventApproved})
 		w.notify(ctx)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: validate}); err != nil {
@@ -46,7 +47,7 @@ func (w *workRun) waitHandlers(ctx workflow.Context) error {
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, updateDeny, func(ctx workflow.Context, r driver.AnswerRequest) error {
 		w.Awaiting = false
-		w.ev.emit(ctx, work.Event{Type: work.EventDenied})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventDenied})
 		w.endQueued(ctx, work.ClassDenied)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: validate})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // External jobs in the Work workflow. The submit is an activity on the
@@ -79,7 +80,7 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		st.Handle = out.Handle
 		w.Waiting = true
 		if w.State == work.StateRunning { // else cancelled during the submit: the loop cancels the job
-			w.ev.emit(ctx, work.Event{Type: work.EventWaiting})
+			w.ev.emit(ctx, observe.Event{Type: observe.EventWaiting})
 			w.notify(ctx)
 		}
 	}
@@ -125,7 +126,7 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 		}
 		st.Polls++
 		o := p.decoded()
-		w.ev.emit(ctx, work.Event{Type: work.EventPolled, Poll: o.Outcome})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventPolled, Poll: o.Outcome})
 		// An answer that arrives past the deadline decides nothing (before
 		// jobDeadlineChange it did). The completion wins a cancel that
 		// arrived during the poll.
@@ -159,14 +160,14 @@ func deadlineRule(ctx workflow.Context) bool {
 
 // decoded is the poll p as driver.JobWait.Polled reads it.
 func (p pollOutcome) decoded() driver.JobPoll {
-	o := driver.JobPoll{Outcome: work.PollOutcomeWaiting, Class: p.Class, Progress: p.Progress, Bytes: len(p.Output)}
+	o := driver.JobPoll{Outcome: observe.PollOutcomeWaiting, Class: p.Class, Progress: p.Progress, Bytes: len(p.Output)}
 	switch {
 	case p.Err:
-		o.Outcome = work.PollOutcomeError
+		o.Outcome = observe.PollOutcomeError
 	case p.State == work.PollDone:
-		o.Outcome = work.PollOutcomeDone
+		o.Outcome = observe.PollOutcomeDone
 	case p.State == work.PollFailed:
-		o.Outcome = work.PollOutcomeFailed
+		o.Outcome = observe.PollOutcomeFailed
 	}
 	return o
 }
@@ -261,7 +262,7 @@ func (l *lifecycle) keep() {
 
 // bindCtx binds the Work for its first live event: the span its earlier
 // run left in this process, or a new one (Observer.Bind with q).
-func (l *lifecycle) bindCtx(q work.Event) context.Context {
+func (l *lifecycle) bindCtx(q observe.Event) context.Context {
 	if ctx, ok := l.stash.take(l.base.WorkID); ok {
 		return ctx
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Children that talk back, in the Work workflow. A Work's updates and
@@ -106,7 +107,7 @@ func (w *workRun) report(ctx workflow.Context, r driver.UpdateReport) (driver.Up
 		// (a child's stray report after its attempt returned).
 		return reply, nil
 	}
-	w.ev.emit(ctx, work.Event{Type: work.EventUpdate, Seq: reply.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reply.Reason})
+	w.ev.emit(ctx, observe.Event{Type: observe.EventUpdate, Seq: reply.Seq, Bytes: len(r.Value), Question: r.Question, ErrorClass: reply.Reason})
 	if opens {
 		u.OpenedAt = workflow.Now(ctx)
 	}

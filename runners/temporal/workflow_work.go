@@ -11,20 +11,21 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // workWorkflow returns the Work workflow, reporting to obs: it runs one
 // Work, its attempts as activities on the target's queue, its state,
 // guidance mailbox and cancellation. Its result is the output (completed
 // Work only). dc is the Worker's data converter (WithDataConverter).
-func workWorkflow(obs work.Observer, dc converter.DataConverter) func(workflow.Context, workInput) (workOutcome, error) {
+func workWorkflow(obs observe.Observer, dc converter.DataConverter) func(workflow.Context, workInput) (workOutcome, error) {
 	stash := newSpanStash()
 	return func(ctx workflow.Context, in workInput) (workOutcome, error) {
 		return runWork(ctx, in, obs, stash, dc)
 	}
 }
 
-func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanStash, dc converter.DataConverter) (workOutcome, error) {
+func runWork(ctx workflow.Context, in workInput, obs observe.Observer, stash *spanStash, dc converter.DataConverter) (workOutcome, error) {
 	w := &workRun{in: in, WorkState: driver.WorkState{State: work.StateQueued}, dc: dc}
 	w.resume()
 	// From the start: an answer delivered with the first workflow task is
@@ -32,7 +33,7 @@ func runWork(ctx workflow.Context, in workInput, obs work.Observer, stash *spanS
 	w.Awaiting = in.Approval != nil && in.Cont == nil
 	w.ev = newLifecycle(ctx, obs, in, stash)
 	if w.Awaiting {
-		w.ev.emit(ctx, work.Event{Type: work.EventApprovalRequested})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventApprovalRequested})
 	}
 	actx, cancelAct := workflow.WithCancel(ctx)
 	w.cancelAct = cancelAct
@@ -178,7 +179,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateDetach, func(ctx workflow.Context, owner string) error {
 		w.Detached = true
-		w.ev.emit(ctx, work.Event{Type: work.EventDetached})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventDetached})
 		w.tellOwner(ctx, updateDetached, w.in.ID)
 		return nil
 	}, workflow.UpdateHandlerOptions{Validator: w.seenBy}); err != nil {
@@ -189,7 +190,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 			return c.Reply, nil // the validator checked the digest
 		}
 		reply := w.mail.Accept(guidanceRef{Ref: r.Ref, Bytes: r.Bytes}, r.Bytes, r.Command, r.Digest, workflow.Now(ctx), r.Ref, w.in.Mailbox.Commands)
-		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceAccepted, Count: 1})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventGuidanceAccepted, Count: 1})
 		w.upd.Answer(w.upd.log) // guidance answers the open questions (workflow_updates.go)
 		return reply, nil
 	}, workflow.UpdateHandlerOptions{Validator: w.validateSend}); err != nil {
@@ -209,7 +210,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 	}
 	if err := workflow.SetUpdateHandler(ctx, updateAck, func(ctx workflow.Context, n int) error {
 		if n := len(w.mail.Take(max(n, 0), func(g guidanceRef) int { return g.Bytes })); n > 0 {
-			w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDelivered, Count: n})
+			w.ev.emit(ctx, observe.Event{Type: observe.EventGuidanceDelivered, Count: n})
 		}
 		return nil
 	}); err != nil {
@@ -220,7 +221,7 @@ func (w *workRun) handlers(ctx workflow.Context) error {
 		for release.Receive(ctx, nil) {
 			if !w.Detached {
 				w.Detached = true
-				w.ev.emit(ctx, work.Event{Type: work.EventDetached})
+				w.ev.emit(ctx, observe.Event{Type: observe.EventDetached})
 			}
 			w.cancel(ctx)
 		}
@@ -308,7 +309,7 @@ func (w *workRun) dropGuidance(ctx workflow.Context) {
 		for _, p := range d {
 			w.dropped = append(w.dropped, p.Ref)
 		}
-		w.ev.emit(ctx, work.Event{Type: work.EventGuidanceDropped, Count: len(d)})
+		w.ev.emit(ctx, observe.Event{Type: observe.EventGuidanceDropped, Count: len(d)})
 	}
 }
 

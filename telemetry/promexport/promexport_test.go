@@ -24,7 +24,7 @@ import (
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/telemetry/internal/scenario"
 	"github.com/agentwork/agentwork/telemetry/promexport"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/scenario.golden")
@@ -96,15 +96,15 @@ func runScenario(t *testing.T, opts ...promexport.Option) *promexport.Exporter {
 	t.Cleanup(stop)
 	// A durable runner's deployment view beside the scenario's
 	// Supervisor: one worker polls researcher's queue.
-	t.Cleanup(obs.Watch(&deployment{work.Snapshot{Time: scenario.Start, Deployment: true,
-		Counts: []work.TargetCounts{{Target: "researcher", Pollers: 1}}}}))
+	t.Cleanup(obs.Watch(&deployment{observe.Snapshot{Time: scenario.Start, Deployment: true,
+		Counts: []observe.TargetCounts{{Target: "researcher", Pollers: 1}}}}))
 	return exp
 }
 
 // deployment is a watched durable engine's deployment view.
-type deployment struct{ snap work.Snapshot }
+type deployment struct{ snap observe.Snapshot }
 
-func (d *deployment) Snapshot(context.Context) (work.Snapshot, error) { return d.snap, nil }
+func (d *deployment) Snapshot(context.Context) (observe.Snapshot, error) { return d.snap, nil }
 
 // TestScenarioGolden pins every exported metric family (name, type, help,
 // labels and values) after the scripted scenario. Run with -update to

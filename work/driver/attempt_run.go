@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Run runs the child of attempt a (which Add recorded): run with input
@@ -13,7 +14,7 @@ import (
 // recorded as a's (Running) before run starts, and a panic in run is
 // reported as panicked (out and err zero) instead of unwinding the
 // attempt. ex is the child's Execution, for Classify.
-func (s *Slots) Run(ctx context.Context, a *Attempt, obs work.Observer, r work.Remote, run func(context.Context, string) (string, error), input string) (out string, panicked bool, ex *work.Execution, err error) {
+func (s *Slots) Run(ctx context.Context, a *Attempt, obs observe.Observer, r work.Remote, run func(context.Context, string) (string, error), input string) (out string, panicked bool, ex *work.Execution, err error) {
 	emit, end := progressGate(obs, a.Label, a.Kind)
 	defer end()
 	r.Event = emit

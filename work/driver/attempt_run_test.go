@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestSlotsRun: Run gives the child the Work's hooks and its Execution,
@@ -24,7 +25,7 @@ func TestSlotsRun(t *testing.T) {
 	callerEvents := 0
 	var leaked context.Context
 	out, panicked, ex, err := s.Run(context.Background(), a, rec, work.Remote{WorkID: "w1", OwnerID: "o",
-		Event: func(work.Event) { callerEvents++ }},
+		Event: func(observe.Event) { callerEvents++ }},
 		func(ctx context.Context, in string) (string, error) {
 			work.ReportProgress(ctx, 2, 5)
 			if p := s.Progress(a); p.Done != 2 || p.Total != 5 {
@@ -40,7 +41,7 @@ func TestSlotsRun(t *testing.T) {
 	}
 	progress := func() (n int) {
 		for _, e := range rec.Events() {
-			if e.Type != work.EventProgress {
+			if e.Type != observe.EventProgress {
 				continue
 			}
 			if e.Target != "echo" || e.Kind != work.KindFunction {

@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Cache is an engine's deployment view (work.Watched's Snapshot), read
+// Cache is an engine's deployment view (observe.Watched's Snapshot), read
 // from its server at most once per interval and reused in between, so
 // that a scrape never fans out: concurrent callers share one refresh. A
 // failed refresh is not reused: the next call tries again. The zero value
@@ -16,14 +16,14 @@ import (
 type Cache struct {
 	mu   sync.Mutex // held during a refresh: concurrent callers wait for it
 	at   time.Time  // when snap was read; zero: never
-	snap work.Snapshot
+	snap observe.Snapshot
 	err  error
 }
 
 // Snapshot returns the cached view if it was read less than interval ago
 // without error, else refresh's answer (read under the cache's lock, so
 // that what refresh keeps between calls needs no lock of its own).
-func (c *Cache) Snapshot(ctx context.Context, interval time.Duration, refresh func(context.Context) (work.Snapshot, error)) (work.Snapshot, error) {
+func (c *Cache) Snapshot(ctx context.Context, interval time.Duration, refresh func(context.Context) (observe.Snapshot, error)) (observe.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at.IsZero() && c.err == nil && time.Since(c.at) < interval {

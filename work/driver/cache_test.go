@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestCacheRefreshesOncePerInterval(t *testing.T) {
@@ -15,14 +15,14 @@ func TestCacheRefreshesOncePerInterval(t *testing.T) {
 	var mu sync.Mutex
 	calls := 0
 	fail := false
-	refresh := func(context.Context) (work.Snapshot, error) {
+	refresh := func(context.Context) (observe.Snapshot, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		calls++
 		if fail {
-			return work.Snapshot{}, errors.New("server down")
+			return observe.Snapshot{}, errors.New("server down")
 		}
-		return work.Snapshot{SlotsInUse: calls}, nil
+		return observe.Snapshot{SlotsInUse: calls}, nil
 	}
 	var wg sync.WaitGroup
 	for range 8 {

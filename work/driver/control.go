@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Controller is the control side of a Store: the calls to the service
@@ -64,7 +65,7 @@ func (p *Portable) Detach(ctx context.Context, o work.Owner, id string) (work.De
 	if err := p.store.ForgetSettled(ctx, o, id); err != nil {
 		return work.DetachReceipt{}, err
 	}
-	p.events.Event(ctx, work.Event{Type: work.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+	p.events.Event(ctx, observe.Event{Type: observe.EventDetached, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 		Target: rec.Label, Kind: rec.Kind, Time: time.Now()})
 	return work.DetachReceipt{ID: id}, nil
 }

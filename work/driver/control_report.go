@@ -1,6 +1,9 @@
 package driver
 
-import "github.com/agentwork/agentwork/work"
+import (
+	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
+)
 
 // ReportUpdates returns the work.Remote.Update of an attempt of Work a,
 // reporting to obs. A Work whose Spec declares no updates (declared
@@ -10,7 +13,7 @@ import "github.com/agentwork/agentwork/work"
 // returns with here true was decided in the attempt instead (the call
 // failed, or the runner refused the update before the Work's state saw
 // it): its EventUpdate is reported to obs, as UpdateRefused does.
-func ReportUpdates(obs work.Observer, a Attempt, declared bool, report func(key string, value []byte, question bool) (rec work.UpdateReceipt, reason string, here bool)) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
+func ReportUpdates(obs observe.Observer, a Attempt, declared bool, report func(key string, value []byte, question bool) (rec work.UpdateReceipt, reason string, here bool)) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 		if !declared {
 			return UpdateRefused(obs, a, len(value), question, work.UpdateRefusedNotDeclared)

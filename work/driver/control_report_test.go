@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // events records the events an Observer is given.
 type events struct {
-	work.NopObserver
+	observe.NopObserver
 	mu  sync.Mutex
-	evs []work.Event
+	evs []observe.Event
 }
 
-func (o *events) Event(_ context.Context, e work.Event) {
+func (o *events) Event(_ context.Context, e observe.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.evs = append(o.evs, e)
@@ -58,7 +59,7 @@ func TestReportUpdates(t *testing.T) {
 			switch {
 			case tc.event == "-" && len(obs.evs) != 0:
 				t.Fatalf("events %+v, want none", obs.evs)
-			case tc.event != "-" && (len(obs.evs) != 1 || obs.evs[0].Type != work.EventUpdate || obs.evs[0].ErrorClass != tc.event ||
+			case tc.event != "-" && (len(obs.evs) != 1 || obs.evs[0].Type != observe.EventUpdate || obs.evs[0].ErrorClass != tc.event ||
 				obs.evs[0].WorkID != "w1" || obs.evs[0].Bytes != 3 || !obs.evs[0].Question):
 				t.Fatalf("events %+v, want one update event, class %s", obs.evs, tc.event)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Submit calls j.Submit with key (the Work's id) and input in the context
@@ -46,15 +47,15 @@ func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p w
 	p, err, panicked := invoke(func() (work.Poll, error) { return j.Await(ctx, handle) })
 	switch {
 	case panicked:
-		return work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassPanic}
+		return observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassPanic}
 	case err != nil:
-		return work.PollOutcomeError, work.Poll{}
+		return observe.PollOutcomeError, work.Poll{}
 	case p.State == work.PollDone:
-		return work.PollOutcomeDone, work.Poll{State: work.PollDone, Output: p.Output}
+		return observe.PollOutcomeDone, work.Poll{State: work.PollDone, Output: p.Output}
 	case p.State == work.PollFailed:
-		return work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: p.FailedClass()}
+		return observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: p.FailedClass()}
 	}
-	return work.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: p.Progress}
+	return observe.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: p.Progress}
 }
 
 // CancelJob calls j.Cancel with handle in ctx, if j has one, recovering
@@ -126,14 +127,14 @@ type JobEnd struct {
 func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bool) (end JobEnd, ok bool) {
 	switch {
 	case past:
-		unfinished := p.Outcome == work.PollOutcomeWaiting || p.Outcome == work.PollOutcomeError
+		unfinished := p.Outcome == observe.PollOutcomeWaiting || p.Outcome == observe.PollOutcomeError
 		return JobEnd{Class: work.ClassDeadline, Cancel: unfinished}, true
-	case p.Outcome == work.PollOutcomeDone:
+	case p.Outcome == observe.PollOutcomeDone:
 		if maxResultBytes > 0 && p.Bytes > maxResultBytes {
 			return JobEnd{Class: work.ClassResultTooLarge, Bytes: p.Bytes}, true
 		}
 		return JobEnd{Bytes: p.Bytes}, true
-	case p.Outcome == work.PollOutcomeFailed:
+	case p.Outcome == observe.PollOutcomeFailed:
 		class := p.Class
 		if class == "" {
 			class = work.ClassError
@@ -141,7 +142,7 @@ func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bo
 		return JobEnd{Class: class}, true
 	case stop:
 		return JobEnd{Class: work.ClassCancelled, Cancel: true}, true
-	case p.Outcome == work.PollOutcomeError:
+	case p.Outcome == observe.PollOutcomeError:
 		if maxErrors <= 0 {
 			maxErrors = work.Job{}.Resolved().MaxPollErrors
 		}

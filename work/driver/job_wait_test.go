@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestSubmit: Submit's classes, as the in-process engine gives them.
@@ -70,36 +71,36 @@ func TestAwait(t *testing.T) {
 		poll    work.Poll
 	}{
 		{"waiting", func() (work.Poll, error) { return work.Poll{Progress: true, Output: "x"}, nil },
-			work.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: true}},
+			observe.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: true}},
 		{"unknown-state", func() (work.Poll, error) { return work.Poll{State: 9, Progress: true}, nil },
-			work.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: true}},
+			observe.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: true}},
 		{"done", func() (work.Poll, error) { return work.Poll{State: work.PollDone, Output: "out", Class: "x"}, nil },
-			work.PollOutcomeDone, work.Poll{State: work.PollDone, Output: "out"}},
+			observe.PollOutcomeDone, work.Poll{State: work.PollDone, Output: "out"}},
 		{"failed", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "quota", Output: "x"}, nil },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota"}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota"}},
 		{"failed-no-class", func() (work.Poll, error) { return work.Poll{State: work.PollFailed}, nil },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"failed-class-name", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "quota_2"}, nil },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota_2"}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: "quota_2"}},
 		{"failed-class-32", func() (work.Poll, error) {
 			return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}, nil
 		},
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 32)}},
 		{"failed-class-33", func() (work.Poll, error) {
 			return work.Poll{State: work.PollFailed, Class: strings.Repeat("q", 33)}, nil
 		},
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"failed-class-text", func() (work.Poll, error) {
 			return work.Poll{State: work.PollFailed, Class: "quota exceeded for acct 42"}, nil
-		}, work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+		}, observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"failed-class-upper", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "Quota"}, nil },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"failed-class-digit-first", func() (work.Poll, error) { return work.Poll{State: work.PollFailed, Class: "4xx"}, nil },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassError}},
 		{"error", func() (work.Poll, error) { return work.Poll{State: work.PollDone, Output: "x"}, errors.New("down") },
-			work.PollOutcomeError, work.Poll{}},
+			observe.PollOutcomeError, work.Poll{}},
 		{"panic", func() (work.Poll, error) { panic("await") },
-			work.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassPanic}},
+			observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: work.ClassPanic}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -123,10 +124,10 @@ func TestAwait(t *testing.T) {
 // the delays Next gives before each poll and the state it keeps.
 func TestJobWaitPolled(t *testing.T) {
 	b := work.Backoff{Initial: time.Second, Max: 4 * time.Second}
-	waiting := JobPoll{Outcome: work.PollOutcomeWaiting}
-	progress := JobPoll{Outcome: work.PollOutcomeWaiting, Progress: true}
-	failedPoll := JobPoll{Outcome: work.PollOutcomeError}
-	done := JobPoll{Outcome: work.PollOutcomeDone, Bytes: 5}
+	waiting := JobPoll{Outcome: observe.PollOutcomeWaiting}
+	progress := JobPoll{Outcome: observe.PollOutcomeWaiting, Progress: true}
+	failedPoll := JobPoll{Outcome: observe.PollOutcomeError}
+	done := JobPoll{Outcome: observe.PollOutcomeDone, Bytes: 5}
 	type step struct {
 		p          JobPoll
 		past, stop bool
@@ -149,15 +150,15 @@ func TestJobWaitPolled(t *testing.T) {
 		{"result-too-large", 4, 0, []step{{p: done}}, []time.Duration{time.Second},
 			JobEnd{Class: work.ClassResultTooLarge, Bytes: 5}, true},
 		{"result-at-bound", 5, 0, []step{{p: done}}, []time.Duration{time.Second}, JobEnd{Bytes: 5}, true},
-		{"failed", 0, 0, []step{{p: JobPoll{Outcome: work.PollOutcomeFailed, Class: "quota"}}}, []time.Duration{time.Second},
+		{"failed", 0, 0, []step{{p: JobPoll{Outcome: observe.PollOutcomeFailed, Class: "quota"}}}, []time.Duration{time.Second},
 			JobEnd{Class: "quota"}, true},
-		{"failed-no-class", 0, 0, []step{{p: JobPoll{Outcome: work.PollOutcomeFailed}}}, []time.Duration{time.Second},
+		{"failed-no-class", 0, 0, []step{{p: JobPoll{Outcome: observe.PollOutcomeFailed}}}, []time.Duration{time.Second},
 			JobEnd{Class: work.ClassError}, true},
 		{"done-wins-cancel", 0, 0, []step{{p: done, stop: true}}, []time.Duration{time.Second},
 			JobEnd{Bytes: 5}, true},
 		{"deadline-over-done", 0, 0, []step{{p: done, past: true, stop: true}}, []time.Duration{time.Second},
 			JobEnd{Class: work.ClassDeadline}, true},
-		{"deadline-over-failed", 0, 0, []step{{p: JobPoll{Outcome: work.PollOutcomeFailed, Class: "quota"}, past: true}},
+		{"deadline-over-failed", 0, 0, []step{{p: JobPoll{Outcome: observe.PollOutcomeFailed, Class: "quota"}, past: true}},
 			[]time.Duration{time.Second}, JobEnd{Class: work.ClassDeadline}, true},
 		{"deadline-over-cancel", 0, 0, []step{{p: waiting, past: true, stop: true}}, []time.Duration{time.Second},
 			JobEnd{Class: work.ClassDeadline, Cancel: true}, true},

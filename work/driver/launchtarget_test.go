@@ -4,18 +4,18 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestLaunchTarget: the target info of a launch's context survives the
 // trip through a Work's input to the context an Observer binds it with;
 // without any, the context is left as it is.
 func TestLaunchTarget(t *testing.T) {
-	ctx := work.WithTargetInfo(context.Background(), work.TargetInfo{AgentID: "researcher-v1", Provider: "gcp.gemini", Description: "not carried"})
+	ctx := observe.WithTargetInfo(context.Background(), observe.TargetInfo{AgentID: "researcher-v1", Provider: "gcp.gemini", Description: "not carried"})
 	id, provider := driver.LaunchTarget(ctx)
-	got, ok := work.TargetInfoFrom(driver.WithLaunchTarget(context.Background(), id, provider))
-	if !ok || got != (work.TargetInfo{AgentID: "researcher-v1", Provider: "gcp.gemini"}) {
+	got, ok := observe.TargetInfoFrom(driver.WithLaunchTarget(context.Background(), id, provider))
+	if !ok || got != (observe.TargetInfo{AgentID: "researcher-v1", Provider: "gcp.gemini"}) {
 		t.Fatalf("carried target info = %+v, %v", got, ok)
 	}
 	bare := context.Background()

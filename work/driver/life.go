@@ -27,7 +27,7 @@ func (l *Life) Closed() bool {
 }
 
 // Watching keeps unwatch, the end of the engine's deployment watch
-// (work.Watcher.Watch), for Close.
+// (observe.Watcher.Watch), for Close.
 func (l *Life) Watching(unwatch func()) {
 	l.mu.Lock()
 	l.unwatch = unwatch

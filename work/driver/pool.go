@@ -35,7 +35,7 @@ func (p *Pool) Settle(held [3]int64, spent *work.Usage) {
 	}
 	charge := held
 	if spent != nil {
-		charge = work.PoolCharge(held, spent.Dims(), spent.UnknownUsage > 0)
+		charge = work.PoolCharge(held, *spent)
 	}
 	for i := range held {
 		p.Held[i] = max(p.Held[i]-held[i], 0)

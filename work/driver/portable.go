@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Store is what a durable engine gives Portable: its owners' registries and
@@ -65,16 +66,16 @@ type Waiter interface {
 // safe for concurrent use.
 type Portable struct {
 	store  Store
-	events work.Observer // the Observer the engine reports to (Observer returns it)
-	poll   time.Duration // how often a Subscription reads the registry
-	life   Life          // the Subscriptions, the deployment watch, closed
-	limits work.Limits   // the engine's limits (work.ResolveLimits)
+	events observe.Observer // the Observer the engine reports to (Observer returns it)
+	poll   time.Duration    // how often a Subscription reads the registry
+	life   Life             // the Subscriptions, the deployment watch, closed
+	limits work.Limits      // the engine's limits (work.ResolveLimits)
 	// local is the in-process Supervisor that runs the engine's
 	// foreground calls (work.Engine.Call).
 	local *work.Supervisor
 	// census and read: the deployment view (Snapshot).
 	census Cache
-	read   func(context.Context) (work.Snapshot, error)
+	read   func(context.Context) (observe.Snapshot, error)
 }
 
 // Config is what a durable engine gives Init.
@@ -92,10 +93,10 @@ type Config struct {
 	// Read makes the deployment view: Snapshot returns Read's answer,
 	// reused for Limits.SnapshotInterval; with Limits.ExportDeployment,
 	// Init registers the engine (Watched) with Events when it is a
-	// work.Watcher, until Close. Read nil: Snapshot is
+	// observe.Watcher, until Close. Read nil: Snapshot is
 	// work.ErrUnavailable.
-	Read    func(context.Context) (work.Snapshot, error)
-	Watched work.Watched
+	Read    func(context.Context) (observe.Snapshot, error)
+	Watched observe.Watched
 }
 
 // Init sets p up as the Portable of an engine over s. It is a function,
@@ -103,7 +104,7 @@ type Config struct {
 func Init(p *Portable, s Store, c Config) {
 	p.store, p.events, p.poll, p.limits = s, c.Limits.Observer, c.PollInterval, c.Limits
 	if p.events == nil {
-		p.events = work.NopObserver{}
+		p.events = observe.NopObserver{}
 	}
 	p.local = work.New(append(append([]work.Option{work.WithObserver(p.events)}, c.Options...),
 		work.WithMaxResultBytes(c.Limits.MaxResultBytes))...)
@@ -113,10 +114,10 @@ func Init(p *Portable, s Store, c Config) {
 	}
 }
 
-// Watch has o watch w (work.Watcher.Watch) when o is a work.Watcher, and
+// Watch has o watch w (observe.Watcher.Watch) when o is a observe.Watcher, and
 // returns what ends the watch (nothing to end otherwise).
-func Watch(o work.Observer, w work.Watched) func() {
-	if wt, ok := o.(work.Watcher); ok {
+func Watch(o observe.Observer, w observe.Watched) func() {
+	if wt, ok := o.(observe.Watcher); ok {
 		return wt.Watch(w)
 	}
 	return func() {}
@@ -144,24 +145,24 @@ func (p *Portable) Close(ctx context.Context) error {
 	return p.local.Close(ctx)
 }
 
-// Snapshot returns the deployment view (work.Watched): the engine's read,
+// Snapshot returns the deployment view (observe.Watched): the engine's read,
 // reused for the deployment interval, concurrent callers sharing one
 // refresh. After Close it is work.ErrClosed.
-func (p *Portable) Snapshot(ctx context.Context) (work.Snapshot, error) {
+func (p *Portable) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	if err := p.ready(); err != nil {
-		return work.Snapshot{}, err
+		return observe.Snapshot{}, err
 	}
 	if p.life.Closed() {
-		return work.Snapshot{}, work.ErrClosed
+		return observe.Snapshot{}, work.ErrClosed
 	}
 	if p.read == nil {
-		return work.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
+		return observe.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
 	}
 	return p.census.Snapshot(ctx, p.limits.SnapshotInterval, p.read)
 }
 
 // Observer returns the engine's Observer (nil before Init).
-func (p *Portable) Observer() work.Observer {
+func (p *Portable) Observer() observe.Observer {
 	if p == nil {
 		return nil
 	}
@@ -296,7 +297,7 @@ func (p *Portable) Result(ctx context.Context, o work.Owner, id string, timeout 
 	}
 	if !rec.Read {
 		_ = p.store.MarkRead(rctx, o, id)
-		p.events.Event(ctx, work.Event{Type: work.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
+		p.events.Event(ctx, observe.Event{Type: observe.EventResultRead, WorkID: id, Owner: o.ID(), Depth: o.Depth(),
 			Target: rec.Label, Kind: rec.Kind, Time: time.Now(), Bytes: len(out)})
 	}
 	return rec.Status(), out, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // fakeStore is a Store kept in memory, recording the calls Portable makes.
@@ -188,7 +189,7 @@ func newPortable(t *testing.T, s Store, opts ...work.Option) (*Portable, *engine
 	return p, rec
 }
 
-func eventsOf(rec *enginetest.Recorder, typ work.EventType) int {
+func eventsOf(rec *enginetest.Recorder, typ observe.EventType) int {
 	n := 0
 	for _, e := range rec.Events() {
 		if e.Type == typ {
@@ -209,8 +210,8 @@ func TestPortableResultReadMark(t *testing.T) {
 			t.Fatalf("read %d: %q, ResultRead %v, %v; want the output, ResultRead %v", i+1, out, st.ResultRead, err, wantRead)
 		}
 	}
-	if len(fs.marks) != 1 || eventsOf(rec, work.EventResultRead) != 1 {
-		t.Fatalf("two reads marked %d times with %d result-read events, want 1 and 1", len(fs.marks), eventsOf(rec, work.EventResultRead))
+	if len(fs.marks) != 1 || eventsOf(rec, observe.EventResultRead) != 1 {
+		t.Fatalf("two reads marked %d times with %d result-read events, want 1 and 1", len(fs.marks), eventsOf(rec, observe.EventResultRead))
 	}
 }
 
@@ -324,8 +325,8 @@ func TestPortableDetach(t *testing.T) {
 	}
 	// A live Work detaches itself (its workflow reports the event); one
 	// that ended meanwhile and a terminal one are forgotten here.
-	if len(fs.forgot) != 2 || fs.forgot[0] != id(2) || fs.forgot[1] != id(3) || eventsOf(rec, work.EventDetached) != 2 {
-		t.Fatalf("forgot %v with %d detached events, want the ended and the terminal Work with 2", fs.forgot, eventsOf(rec, work.EventDetached))
+	if len(fs.forgot) != 2 || fs.forgot[0] != id(2) || fs.forgot[1] != id(3) || eventsOf(rec, observe.EventDetached) != 2 {
+		t.Fatalf("forgot %v with %d detached events, want the ended and the terminal Work with 2", fs.forgot, eventsOf(rec, observe.EventDetached))
 	}
 }
 
@@ -399,8 +400,8 @@ func TestPortableStart(t *testing.T) {
 		t.Fatalf("Start of an invalid Spec: %v, want ErrInvalidSpec", err)
 	}
 	fs.refuse = work.LimitOutstanding
-	if _, err := p.Start(ctx, spec); !errors.Is(err, work.ErrLimit) || eventsOf(rec, work.EventRefused) != 1 {
-		t.Fatalf("a refused Start: %v with %d refused events, want ErrLimit and 1", err, eventsOf(rec, work.EventRefused))
+	if _, err := p.Start(ctx, spec); !errors.Is(err, work.ErrLimit) || eventsOf(rec, observe.EventRefused) != 1 {
+		t.Fatalf("a refused Start: %v with %d refused events, want ErrLimit and 1", err, eventsOf(rec, observe.EventRefused))
 	}
 	if len(fs.admitted) != 1 {
 		t.Fatalf("%d admitted, want the first Start only", len(fs.admitted))

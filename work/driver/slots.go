@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Slots are the attempts a durable Worker runs now, for its Snapshot:
@@ -60,19 +61,19 @@ func (s *Slots) Running(a *Attempt, ex *work.Execution) {
 	s.mu.Unlock()
 }
 
-// Snapshot is what the Worker runs now (work.Watched): for each of its
+// Snapshot is what the Worker runs now (observe.Watched): for each of its
 // target labels the slots in use and its limit maxRunning
 // (TargetCounts.MaxRunning; Snapshot.MaxRunning is 0), sorted by target,
 // and each attempt as a live Work, cancel-requested from the moment the
 // cancel reached it, with its progress. Its state counts are zero: a
 // Worker sees only its own attempts.
-func (s *Slots) Snapshot(labels []string, maxRunning int) work.Snapshot {
-	snap := work.Snapshot{Time: time.Now()}
+func (s *Slots) Snapshot(labels []string, maxRunning int) observe.Snapshot {
+	snap := observe.Snapshot{Time: time.Now()}
 	used := map[string]int{}
 	s.mu.Lock()
 	for a := range s.attempts {
 		used[a.Label]++
-		lw := work.LiveWork{ID: a.ID, Target: a.Label, Owner: a.Owner, Depth: a.Depth, Kind: a.Kind,
+		lw := observe.LiveWork{ID: a.ID, Target: a.Label, Owner: a.Owner, Depth: a.Depth, Kind: a.Kind,
 			State: work.StateRunning, Attempt: a.N, Created: a.Created, Started: a.Started, CancelAt: a.cancelAt}
 		if !a.cancelAt.IsZero() {
 			lw.State = work.StateCancelRequested
@@ -84,10 +85,10 @@ func (s *Slots) Snapshot(labels []string, maxRunning int) work.Snapshot {
 	}
 	s.mu.Unlock()
 	for _, label := range labels {
-		snap.Counts = append(snap.Counts, work.TargetCounts{Target: label, SlotsInUse: used[label], MaxRunning: maxRunning})
+		snap.Counts = append(snap.Counts, observe.TargetCounts{Target: label, SlotsInUse: used[label], MaxRunning: maxRunning})
 		snap.SlotsInUse += used[label]
 	}
 	sort.Slice(snap.Counts, func(i, j int) bool { return snap.Counts[i].Target < snap.Counts[j].Target })
-	work.SortLive(snap.Live)
+	observe.SortLive(snap.Live)
 	return snap
 }

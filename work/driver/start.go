@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // LaunchIdentity is spec's launch identity as a registry keeps it: the SHA-256 of
@@ -21,14 +22,14 @@ func LaunchIdentity(spec work.Spec) (key, digest string) {
 // Refused reports a refused start to obs, with the caller's context (as
 // work.Supervisor does): reason is a limit's name or a failure class,
 // budget the budget that could not be covered.
-func Refused(ctx context.Context, obs work.Observer, spec work.Spec, reason, budget string) {
-	obs.Event(ctx, work.Event{Type: work.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
+func Refused(ctx context.Context, obs observe.Observer, spec work.Spec, reason, budget string) {
+	obs.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
 }
 
 // TooDeep refuses (work.LimitRefusal) and reports a start by an owner at
 // or past maxDepth; nil otherwise.
-func TooDeep(ctx context.Context, obs work.Observer, spec work.Spec, maxDepth int) error {
+func TooDeep(ctx context.Context, obs observe.Observer, spec work.Spec, maxDepth int) error {
 	if spec.Owner.Depth() < maxDepth {
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // WorkState is what a durable Work's own state machine keeps of its
@@ -58,7 +59,7 @@ func (s *WorkState) Approve(now time.Time) { s.Awaiting, s.Enqueued = false, now
 // true and the event of its transition from queued (Transition's; its
 // QueueWait from when it joined the dispatch queue: Enqueued, else
 // created).
-func (s *WorkState) Start(attempt int, created, now time.Time) (ev work.Event, first bool) {
+func (s *WorkState) Start(attempt int, created, now time.Time) (ev observe.Event, first bool) {
 	s.Attempt = attempt
 	if first = s.Started.IsZero(); first {
 		s.Started = now
@@ -66,7 +67,7 @@ func (s *WorkState) Start(attempt int, created, now time.Time) (ev work.Event, f
 		if from.IsZero() {
 			from = created
 		}
-		ev = Transition(work.StateQueued, work.StateRunning, work.Event{Time: now, QueueWait: since(from, now)})
+		ev = Transition(work.StateQueued, work.StateRunning, observe.Event{Time: now, QueueWait: since(from, now)})
 	}
 	s.State = work.StateRunning
 	return ev, first
@@ -102,15 +103,15 @@ func (s *WorkState) Record(id string) Record {
 // (accepted again), terminal Work is refused and nothing changes. The
 // runner does what follows: the event, the attempt's stop, the mailbox's
 // drop, the registry's record.
-func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev work.Event, r CancelReply) {
+func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev observe.Event, r CancelReply) {
 	from = s.State
 	switch from {
 	case work.StateQueued:
 		s.State, s.Finished = work.StateCancelled, now
-		ev = Transition(from, s.State, work.Event{Time: now, Duration: since(created, now)})
+		ev = Transition(from, s.State, observe.Event{Time: now, Duration: since(created, now)})
 	case work.StateRunning:
 		s.State = work.StateCancelRequested
-		ev = Transition(from, s.State, work.Event{Time: now})
+		ev = Transition(from, s.State, observe.Event{Time: now})
 	case work.StateCancelRequested:
 	default:
 		return from, ev, CancelReply{State: from, At: now}
@@ -121,16 +122,16 @@ func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev work.Eve
 // Spend keeps what the Work's last attempt ended with: the budget that
 // ran out ("": none), its last progress counts and what it spent (nil:
 // unknown). It returns the events that report them at now, as
-// in-process before the terminal event: work.EventBudgetExhausted, then
-// work.EventUsage (none for a usage unknown or zero).
-func (s *WorkState) Spend(budget string, p work.Progress, spent *work.Usage, now time.Time) []work.Event {
+// in-process before the terminal event: observe.EventBudgetExhausted, then
+// observe.EventUsage (none for a usage unknown or zero).
+func (s *WorkState) Spend(budget string, p work.Progress, spent *work.Usage, now time.Time) []observe.Event {
 	s.Budget, s.Progress, s.Spent = budget, p, spent
-	var evs []work.Event
+	var evs []observe.Event
 	if budget != "" {
-		evs = append(evs, work.Event{Type: work.EventBudgetExhausted, Budget: budget, Time: now})
+		evs = append(evs, observe.Event{Type: observe.EventBudgetExhausted, Budget: budget, Time: now})
 	}
 	if spent != nil && *spent != (work.Usage{}) {
-		evs = append(evs, work.Event{Type: work.EventUsage, Usage: *spent, Time: now})
+		evs = append(evs, observe.Event{Type: observe.EventUsage, Usage: *spent, Time: now})
 	}
 	return evs
 }
@@ -144,7 +145,7 @@ func (s *WorkState) Spend(budget string, p work.Progress, spent *work.Usage, now
 // already (then no event, and its class is kept unless it failed). It is
 // finished (at now, unless it was already), has a result when it
 // completed, and keeps class.
-func (s *WorkState) Settle(state work.State, class string, bytes int, created, now time.Time) (ev work.Event, changed bool) {
+func (s *WorkState) Settle(state work.State, class string, bytes int, created, now time.Time) (ev observe.Event, changed bool) {
 	from := s.State
 	if changed = from != state; changed {
 		s.State, s.Finished = state, now
@@ -152,7 +153,7 @@ func (s *WorkState) Settle(state work.State, class string, bytes int, created, n
 		if start.IsZero() {
 			start = created
 		}
-		ev = work.Event{Time: now, Duration: since(start, now), ErrorClass: class}
+		ev = observe.Event{Time: now, Duration: since(start, now), ErrorClass: class}
 		if state == work.StateCompleted || class == work.ClassResultTooLarge {
 			ev.Bytes = bytes
 		}

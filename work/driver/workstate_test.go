@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestWorkStateCancel(t *testing.T) {
@@ -32,12 +33,12 @@ func TestWorkStateCancel(t *testing.T) {
 		}
 		// An event for each transition made: a queued Work's lasted from
 		// its creation.
-		var want work.Event
+		var want observe.Event
 		switch tc.from {
 		case work.StateQueued:
-			want = Transition(tc.from, tc.to, work.Event{Time: now, Duration: time.Minute})
+			want = Transition(tc.from, tc.to, observe.Event{Time: now, Duration: time.Minute})
 		case work.StateRunning:
-			want = Transition(tc.from, tc.to, work.Event{Time: now})
+			want = Transition(tc.from, tc.to, observe.Event{Time: now})
 		}
 		if ev != want {
 			t.Errorf("cancel of %s: event %+v, want %+v", tc.from, ev, want)
@@ -103,24 +104,24 @@ func TestWorkStateSettle(t *testing.T) {
 		s          WorkState
 		state      work.State
 		class      string
-		want       work.Event // Transition's, the zero Event for none
+		want       observe.Event // Transition's, the zero Event for none
 		wantResult bool
 		wantClass  string
 	}{
 		{"completed", WorkState{State: work.StateRunning, Started: started}, work.StateCompleted, "",
-			Transition(work.StateRunning, work.StateCompleted, work.Event{Time: now, Duration: now.Sub(started), Bytes: 7}), true, ""},
+			Transition(work.StateRunning, work.StateCompleted, observe.Event{Time: now, Duration: now.Sub(started), Bytes: 7}), true, ""},
 		{"too large", WorkState{State: work.StateRunning, Started: started}, work.StateFailed, work.ClassResultTooLarge,
-			Transition(work.StateRunning, work.StateFailed, work.Event{Time: now, Duration: now.Sub(started), Bytes: 7, ErrorClass: work.ClassResultTooLarge}), false, work.ClassResultTooLarge},
+			Transition(work.StateRunning, work.StateFailed, observe.Event{Time: now, Duration: now.Sub(started), Bytes: 7, ErrorClass: work.ClassResultTooLarge}), false, work.ClassResultTooLarge},
 		{"failed", WorkState{State: work.StateCancelRequested, Started: started}, work.StateFailed, work.ClassError,
-			Transition(work.StateCancelRequested, work.StateFailed, work.Event{Time: now, Duration: now.Sub(started), ErrorClass: work.ClassError}), false, work.ClassError},
+			Transition(work.StateCancelRequested, work.StateFailed, observe.Event{Time: now, Duration: now.Sub(started), ErrorClass: work.ClassError}), false, work.ClassError},
 		{"cancelled", WorkState{State: work.StateCancelRequested, Started: started}, work.StateCancelled, "",
-			Transition(work.StateCancelRequested, work.StateCancelled, work.Event{Time: now, Duration: now.Sub(started)}), false, ""},
+			Transition(work.StateCancelRequested, work.StateCancelled, observe.Event{Time: now, Duration: now.Sub(started)}), false, ""},
 		{"denied, never started", WorkState{State: work.StateQueued}, work.StateCancelled, work.ClassDenied,
-			Transition(work.StateQueued, work.StateCancelled, work.Event{Time: now, Duration: now.Sub(created), ErrorClass: work.ClassDenied}), false, work.ClassDenied},
+			Transition(work.StateQueued, work.StateCancelled, observe.Event{Time: now, Duration: now.Sub(created), ErrorClass: work.ClassDenied}), false, work.ClassDenied},
 		{"cancelled while queued, then settled", WorkState{State: work.StateCancelled, Class: work.ClassApprovalTimeout, Finished: started},
-			work.StateCancelled, "", work.Event{}, false, work.ClassApprovalTimeout},
+			work.StateCancelled, "", observe.Event{}, false, work.ClassApprovalTimeout},
 		{"a clock behind the start", WorkState{State: work.StateRunning, Started: now.Add(time.Second)}, work.StateCompleted, "",
-			Transition(work.StateRunning, work.StateCompleted, work.Event{Time: now, Bytes: 7}), true, ""},
+			Transition(work.StateRunning, work.StateCompleted, observe.Event{Time: now, Bytes: 7}), true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.s
@@ -158,11 +159,11 @@ func TestWorkStateStart(t *testing.T) {
 		t.Fatalf("stored %s %v", b, err)
 	}
 	ev, first := s.Start(1, created, now)
-	want := Transition(work.StateQueued, work.StateRunning, work.Event{Time: now, QueueWait: 2 * time.Minute})
+	want := Transition(work.StateQueued, work.StateRunning, observe.Event{Time: now, QueueWait: 2 * time.Minute})
 	if !first || ev != want || s.State != work.StateRunning || s.Attempt != 1 || !s.Started.Equal(now) {
 		t.Fatalf("first start: %+v %v %+v", ev, first, s)
 	}
-	if ev, first := s.Start(2, created, now.Add(time.Hour)); first || ev != (work.Event{}) || s.Attempt != 2 || !s.Started.Equal(now) {
+	if ev, first := s.Start(2, created, now.Add(time.Hour)); first || ev != (observe.Event{}) || s.Attempt != 2 || !s.Started.Equal(now) {
 		t.Fatalf("second attempt: %+v %v %+v", ev, first, s)
 	}
 	// Never awaiting: the wait runs from the creation.
@@ -186,13 +187,13 @@ func TestWorkStateSpend(t *testing.T) {
 		name   string
 		budget string
 		spent  *work.Usage
-		want   []work.Event
+		want   []observe.Event
 	}{
-		{"budget and usage", "turns", u, []work.Event{{Type: work.EventBudgetExhausted, Budget: "turns", Time: now},
-			{Type: work.EventUsage, Usage: *u, Time: now}}},
-		{"usage", "", u, []work.Event{{Type: work.EventUsage, Usage: *u, Time: now}}},
+		{"budget and usage", "turns", u, []observe.Event{{Type: observe.EventBudgetExhausted, Budget: "turns", Time: now},
+			{Type: observe.EventUsage, Usage: *u, Time: now}}},
+		{"usage", "", u, []observe.Event{{Type: observe.EventUsage, Usage: *u, Time: now}}},
 		{"zero usage", "", &work.Usage{}, nil},
-		{"unknown", "tokens", nil, []work.Event{{Type: work.EventBudgetExhausted, Budget: "tokens", Time: now}}},
+		{"unknown", "tokens", nil, []observe.Event{{Type: observe.EventBudgetExhausted, Budget: "tokens", Time: now}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := WorkState{State: work.StateRunning, Attempt: 1}

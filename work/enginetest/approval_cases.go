@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // approval checks approval before a child starts (Spec.NeedsApproval;
@@ -79,9 +80,9 @@ func (v *env) notice(sub *work.Subscription, kind work.NoticeKind, id string) wo
 
 // wantPath checks that the Work's events include types in this order,
 // and none of absent.
-func (v *env) wantPath(id string, types []work.EventType, absent ...work.EventType) []work.Event {
+func (v *env) wantPath(id string, types []observe.EventType, absent ...observe.EventType) []observe.Event {
 	v.t.Helper()
-	var evs []work.Event
+	var evs []observe.Event
 	v.eventually("the terminal event of "+id, func() bool {
 		evs = byWork(v.rec.Events())[id]
 		return hasTerminal(evs)
@@ -202,8 +203,8 @@ func (s *suite) approveRuns(t *testing.T) {
 		t.Fatalf("Pending after the approval = %v, want none", ids)
 	}
 	v.notice(sub, work.NoticeSettled, ref.ID)
-	v.wantPath(ref.ID, []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventApproved,
-		work.EventRunning, work.EventCompleted}, work.EventDenied)
+	v.wantPath(ref.ID, []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventApproved,
+		observe.EventRunning, observe.EventCompleted}, observe.EventDenied)
 	v.noCanary()
 }
 
@@ -223,10 +224,10 @@ func (s *suite) approvalDeny(t *testing.T) {
 	}
 	wantErr(t, "Approve after Deny", ap.Approve(v.ctx, o, ref.ID), work.ErrNotFound)
 	wantErr(t, "Approve(Approver()) after Deny", ap.Approve(v.ctx, work.Approver(), ref.ID), work.ErrNotFound)
-	evs := v.wantPath(ref.ID, []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventDenied,
-		work.EventCancelled}, work.EventRunning, work.EventApproved)
+	evs := v.wantPath(ref.ID, []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventDenied,
+		observe.EventCancelled}, observe.EventRunning, observe.EventApproved)
 	for _, e := range evs {
-		if e.Type == work.EventCancelled && e.ErrorClass != work.ClassDenied {
+		if e.Type == observe.EventCancelled && e.ErrorClass != work.ClassDenied {
 			t.Errorf("cancelled event has ErrorClass %q, want %q", e.ErrorClass, work.ClassDenied)
 		}
 	}
@@ -244,10 +245,10 @@ func (s *suite) approvalTimeout(t *testing.T) {
 		t.Fatalf("timed-out Work = %+v; want cancelled, class %s, never started", st, work.ClassApprovalTimeout)
 	}
 	wantErr(t, "Approve after the timeout", v.e.Approve(v.ctx, o, ref.ID), work.ErrNotFound)
-	evs := v.wantPath(ref.ID, []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventCancelled},
-		work.EventRunning, work.EventApproved, work.EventDenied)
+	evs := v.wantPath(ref.ID, []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventCancelled},
+		observe.EventRunning, observe.EventApproved, observe.EventDenied)
 	for _, e := range evs {
-		if e.Type == work.EventCancelled && e.ErrorClass != work.ClassApprovalTimeout {
+		if e.Type == observe.EventCancelled && e.ErrorClass != work.ClassApprovalTimeout {
 			t.Errorf("cancelled event has ErrorClass %q, want %q", e.ErrorClass, work.ClassApprovalTimeout)
 		}
 	}
@@ -303,8 +304,8 @@ func (s *suite) approvalCancelRelease(t *testing.T) {
 		t.Fatalf("cancelled held Work = %+v; want cancelled, class %s", st, work.ClassCancelled)
 	}
 	wantErr(t, "Approve after Cancel", ap.Approve(v.ctx, o, ref.ID), work.ErrNotFound)
-	v.wantPath(ref.ID, []work.EventType{work.EventQueued, work.EventApprovalRequested, work.EventCancelled},
-		work.EventRunning, work.EventApproved, work.EventDenied)
+	v.wantPath(ref.ID, []observe.EventType{observe.EventQueued, observe.EventApprovalRequested, observe.EventCancelled},
+		observe.EventRunning, observe.EventApproved, observe.EventDenied)
 
 	rel := v.held(o, Echo, "release me", 0)
 	if err := v.e.Release(v.ctx, o); err != nil {
@@ -315,10 +316,10 @@ func (s *suite) approvalCancelRelease(t *testing.T) {
 		return hasTerminal(evs) && !contains(v.pendingIDs(work.Approver()), rel.ID)
 	})
 	for _, e := range byWork(v.rec.Events())[rel.ID] {
-		if e.Type == work.EventRunning {
+		if e.Type == observe.EventRunning {
 			t.Fatal("the released held Work ran")
 		}
-		if e.Type == work.EventCancelled && e.ErrorClass != work.ClassCancelled {
+		if e.Type == observe.EventCancelled && e.ErrorClass != work.ClassCancelled {
 			t.Errorf("released Work's cancelled event has ErrorClass %q, want %q", e.ErrorClass, work.ClassCancelled)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The middleware's opt-in auto-background option over the Engine: a
@@ -126,9 +127,9 @@ func (s *suite) autoBackground(t *testing.T) {
 		v.settle(o, id)
 		t.Fatalf("the work tool's result = %s", out)
 	}
-	var moves []work.Event
+	var moves []observe.Event
 	for _, e := range v.rec.Events() {
-		if e.Type == work.EventBackgrounded {
+		if e.Type == observe.EventBackgrounded {
 			moves = append(moves, e)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // broken wraps the Supervisor with one deliberate contract violation, so
@@ -136,9 +137,9 @@ func lateAnswerJob(j *work.Job, d time.Duration) *work.Job {
 }
 
 // repeatTerminal reports every terminal event twice.
-type repeatTerminal struct{ work.Observer }
+type repeatTerminal struct{ observe.Observer }
 
-func (r repeatTerminal) Event(ctx context.Context, e work.Event) {
+func (r repeatTerminal) Event(ctx context.Context, e observe.Event) {
 	r.Observer.Event(ctx, e)
 	if e.To.Terminal() {
 		r.Observer.Event(ctx, e)
@@ -146,12 +147,12 @@ func (r repeatTerminal) Event(ctx context.Context, e work.Event) {
 }
 
 // progressFirst reports a progress event ahead of every running event.
-type progressFirst struct{ work.Observer }
+type progressFirst struct{ observe.Observer }
 
-func (p progressFirst) Event(ctx context.Context, e work.Event) {
-	if e.Type == work.EventRunning {
+func (p progressFirst) Event(ctx context.Context, e observe.Event) {
+	if e.Type == observe.EventRunning {
 		pe := e
-		pe.Type, pe.From, pe.To = work.EventProgress, "", ""
+		pe.Type, pe.From, pe.To = observe.EventProgress, "", ""
 		p.Observer.Event(ctx, pe)
 	}
 	p.Observer.Event(ctx, e)

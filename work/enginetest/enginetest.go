@@ -31,8 +31,9 @@
 // count) is a Capabilities value, checked like everything else, never a
 // skipped test.
 //
-// The package imports only the standard library, work and middleware (the
-// auto-background option is written once there, over the Engine API).
+// The package imports only the standard library, work, work/observe and
+// middleware (the auto-background option is written once there, over the
+// Engine API).
 package enginetest
 
 import (
@@ -41,6 +42,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Harness makes Engines for the suite.
@@ -76,7 +78,7 @@ type Config struct {
 	// Observer is the Observer the Engine must report every event and
 	// call to (a *Recorder the suite reads); an implementation that runs
 	// Work in workers gives it to them too.
-	Observer work.Observer
+	Observer observe.Observer
 }
 
 // Options are c's limits as work's options, in one place for every

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // JobBackoff is the suite's job's backoff: short, so that its cases run
@@ -151,13 +152,13 @@ func (v *env) waitPoll(c *jobControl, n int) {
 
 // jobEvents returns the Work's events of the job's kinds and its
 // transitions, as "type" or "polled:outcome".
-func jobEvents(evs []work.Event) []string {
+func jobEvents(evs []observe.Event) []string {
 	var out []string
 	for _, e := range evs {
 		switch {
-		case e.Type == work.EventPolled:
+		case e.Type == observe.EventPolled:
 			out = append(out, "polled:"+e.Poll)
-		case e.Type == work.EventWaiting || isTransition(e):
+		case e.Type == observe.EventWaiting || isTransition(e):
 			out = append(out, string(e.Type))
 		}
 	}
@@ -236,7 +237,7 @@ func (s *suite) jobFails(t *testing.T) {
 		t.Errorf("events %v, want %v", got, want)
 	}
 	for _, e := range evs {
-		if e.Type == work.EventFailed && e.ErrorClass != JobClass {
+		if e.Type == observe.EventFailed && e.ErrorClass != JobClass {
 			t.Errorf("failed event's ErrorClass %q, want %q", e.ErrorClass, JobClass)
 		}
 	}

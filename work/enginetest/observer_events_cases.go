@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // canary is content the suite's children take and return: it must reach
@@ -164,7 +165,7 @@ func (s *suite) observerEvents(t *testing.T) {
 			t.Errorf("Work %s (%s): Status.Class = %q (%v), want the terminal event's ErrorClass %q", w.ref.ID, w.label, st.Class, err, class)
 		}
 	}
-	if by[detached.ID] != nil && !hasType(by[detached.ID], work.EventDetached) {
+	if by[detached.ID] != nil && !hasType(by[detached.ID], observe.EventDetached) {
 		t.Errorf("Work %s: no detached event\n%s", detached.ID, describe(by[detached.ID]))
 	}
 
@@ -178,8 +179,8 @@ func (s *suite) observerEvents(t *testing.T) {
 	}
 }
 
-func byWork(events []work.Event) map[string][]work.Event {
-	by := map[string][]work.Event{}
+func byWork(events []observe.Event) map[string][]observe.Event {
+	by := map[string][]observe.Event{}
 	for _, e := range events {
 		if e.WorkID != "" {
 			by[e.WorkID] = append(by[e.WorkID], e)
@@ -188,10 +189,10 @@ func byWork(events []work.Event) map[string][]work.Event {
 	return by
 }
 
-func isTransition(e work.Event) bool {
+func isTransition(e observe.Event) bool {
 	switch e.Type {
-	case work.EventQueued, work.EventRunning, work.EventCancelRequested,
-		work.EventCompleted, work.EventFailed, work.EventCancelled:
+	case observe.EventQueued, observe.EventRunning, observe.EventCancelRequested,
+		observe.EventCompleted, observe.EventFailed, observe.EventCancelled:
 		return true
 	}
 	return false
@@ -199,10 +200,10 @@ func isTransition(e work.Event) bool {
 
 // transitions returns a Work's transition events in arrival order; with
 // atLeastOnce, without exact repeats (the same From and To seen before).
-func transitions(evs []work.Event, atLeastOnce bool) []work.Event {
+func transitions(evs []observe.Event, atLeastOnce bool) []observe.Event {
 	type edge struct{ from, to work.State }
 	seen := map[edge]bool{}
-	var out []work.Event
+	var out []observe.Event
 	for _, e := range evs {
 		if !isTransition(e) {
 			continue
@@ -226,9 +227,9 @@ func legal(from, to work.State) bool {
 	return false
 }
 
-func hasTerminal(evs []work.Event) bool { return countTerminal(evs) > 0 }
+func hasTerminal(evs []observe.Event) bool { return countTerminal(evs) > 0 }
 
-func countTerminal(evs []work.Event) int {
+func countTerminal(evs []observe.Event) int {
 	n := 0
 	for _, e := range evs {
 		if isTransition(e) && e.To.Terminal() {
@@ -238,7 +239,7 @@ func countTerminal(evs []work.Event) int {
 	return n
 }
 
-func hasType(evs []work.Event, typ work.EventType) bool {
+func hasType(evs []observe.Event, typ observe.EventType) bool {
 	for _, e := range evs {
 		if e.Type == typ {
 			return true
@@ -247,7 +248,7 @@ func hasType(evs []work.Event, typ work.EventType) bool {
 	return false
 }
 
-func describe(evs []work.Event) string {
+func describe(evs []observe.Event) string {
 	var b strings.Builder
 	for _, e := range evs {
 		fmt.Fprintf(&b, "\t%s %q -> %q target=%q\n", e.Type, e.From, e.To, e.Target)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type progressReq struct {
@@ -101,7 +102,7 @@ func (s *suite) progressOrder(t *testing.T) {
 		by := byWork(v.rec.Events())
 		for _, ref := range refs {
 			evs := by[ref.ID]
-			if hasType(evs, work.EventProgress) {
+			if hasType(evs, observe.EventProgress) {
 				progressed++
 			}
 			if why := badOpening(evs); why != "" {
@@ -123,15 +124,15 @@ func (s *suite) progressOrder(t *testing.T) {
 // badOpening says what is wrong with the opening of a Work's events
 // ("" when nothing is): the first is its queued transition, and its
 // running transition comes before any progress event.
-func badOpening(evs []work.Event) string {
+func badOpening(evs []observe.Event) string {
 	running := -1
 	for i, e := range evs {
 		switch {
-		case i == 0 && (e.Type != work.EventQueued || e.To != work.StateQueued):
+		case i == 0 && (e.Type != observe.EventQueued || e.To != work.StateQueued):
 			return fmt.Sprintf("first event %s, want queued", e.Type)
-		case e.Type == work.EventRunning && running < 0:
+		case e.Type == observe.EventRunning && running < 0:
 			running = i
-		case e.Type == work.EventProgress && running < 0:
+		case e.Type == observe.EventProgress && running < 0:
 			return fmt.Sprintf("progress event %d before the running event", i)
 		}
 	}

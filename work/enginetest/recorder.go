@@ -4,33 +4,33 @@ import (
 	"context"
 	"sync"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Recorder is a work.Observer that records every event and call, for tests
+// Recorder is a observe.Observer that records every event and call, for tests
 // (the suite gives one to every Engine it asks for, Config.Observer). The
 // zero value is ready to use and it is safe for concurrent use.
 type Recorder struct {
 	mu     sync.Mutex
-	events []work.Event
+	events []observe.Event
 	calls  []RecordedCall
 }
 
 // RecordedCall is one call a Recorder saw, with how it ended (End is the
 // zero value while the call is open).
 type RecordedCall struct {
-	Call  work.ToolCall
-	End   work.ToolCallEnd
+	Call  observe.ToolCall
+	End   observe.ToolCallEnd
 	Ended bool
 }
 
 // Begin records c and returns ctx.
-func (r *Recorder) Begin(ctx context.Context, c work.ToolCall) (context.Context, func(work.ToolCallEnd)) {
+func (r *Recorder) Begin(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
 	r.mu.Lock()
 	i := len(r.calls)
 	r.calls = append(r.calls, RecordedCall{Call: c})
 	r.mu.Unlock()
-	return ctx, func(e work.ToolCallEnd) {
+	return ctx, func(e observe.ToolCallEnd) {
 		r.mu.Lock()
 		r.calls[i].End, r.calls[i].Ended = e, true
 		r.mu.Unlock()
@@ -38,20 +38,20 @@ func (r *Recorder) Begin(ctx context.Context, c work.ToolCall) (context.Context,
 }
 
 // Bind returns exec.
-func (r *Recorder) Bind(_, exec context.Context, _ work.Event) context.Context { return exec }
+func (r *Recorder) Bind(_, exec context.Context, _ observe.Event) context.Context { return exec }
 
 // Event records e.
-func (r *Recorder) Event(_ context.Context, e work.Event) {
+func (r *Recorder) Event(_ context.Context, e observe.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
 // Events returns a copy of the events seen so far, in arrival order.
-func (r *Recorder) Events() []work.Event {
+func (r *Recorder) Events() []observe.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]work.Event(nil), r.events...)
+	return append([]observe.Event(nil), r.events...)
 }
 
 // Calls returns a copy of the calls seen so far, in arrival order.

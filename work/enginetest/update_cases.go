@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // updates checks children that talk back (Spec.Updates; Updates,
@@ -123,16 +124,16 @@ func seqs(us []work.Update) string {
 }
 
 // updateEvents returns the Work's EventUpdate events once it is terminal.
-func (v *env) updateEvents(id string) []work.Event {
+func (v *env) updateEvents(id string) []observe.Event {
 	v.t.Helper()
-	var evs []work.Event
+	var evs []observe.Event
 	v.eventually("the terminal event of "+id, func() bool {
 		evs = byWork(v.rec.Events())[id]
 		return hasTerminal(evs)
 	})
-	var out []work.Event
+	var out []observe.Event
 	for _, e := range evs {
-		if e.Type == work.EventUpdate {
+		if e.Type == observe.EventUpdate {
 			out = append(out, e)
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/eino"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // guard bounds every wait on something a test controls: it turns a hang
@@ -87,7 +88,7 @@ const Provider = "durable.test"
 
 // NewObserver returns a telemetry Observer whose spans rec records, for
 // the worker and the engine of a runner.
-func NewObserver(t *testing.T) (work.Observer, *tracetest.SpanRecorder) {
+func NewObserver(t *testing.T) (observe.Observer, *tracetest.SpanRecorder) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Start is the manual clock's starting time.
@@ -56,7 +57,7 @@ var (
 //	job           batch (a Supervisor of its own, closed: no gauges): queued 1, running 1, completed 1,
 //	              ran 7 s, 100 result bytes; polls waiting 1, error 1, done 1
 //	backgrounded  batch 1 (its call, made without run_in_background, moved at its bound)
-func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
+func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	ctx := context.Background()
 	s := work.New(work.WithObserver(obs), work.WithClock(clk),
 		work.WithMaxRunning(2), work.WithMaxStarts(5), work.WithDefaultBudget(work.Budget{MaxDuration: time.Hour}))
@@ -153,7 +154,7 @@ func Run(obs work.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	}); err != nil {
 		return stop, err
 	}
-	r.obs.Event(ctx, work.Event{Type: work.EventStatusBlock, Owner: o.ID(), Time: clk.Now(), Count: 3})
+	r.obs.Event(ctx, observe.Event{Type: observe.EventStatusBlock, Owner: o.ID(), Time: clk.Now(), Count: 3})
 	_ = r.action("list", "", "ok", nil)
 	_ = r.action("status", strings.Repeat("0", 32), "not_found", nil)
 	_ = r.action("frobnicate", "", "invalid", nil)
@@ -239,13 +240,13 @@ var Batch = work.Target{Label: "batch", Kind: work.KindFunction}
 // events on waits, once the Observer has them: by then its next poll's
 // timer is armed.
 type jobObserver struct {
-	work.Observer
-	waits chan work.EventType
+	observe.Observer
+	waits chan observe.EventType
 }
 
-func (j jobObserver) Event(ctx context.Context, e work.Event) {
+func (j jobObserver) Event(ctx context.Context, e observe.Event) {
 	j.Observer.Event(ctx, e)
-	if e.Type == work.EventWaiting || e.Type == work.EventPolled {
+	if e.Type == observe.EventWaiting || e.Type == observe.EventPolled {
 		j.waits <- e.Type
 	}
 }
@@ -257,9 +258,9 @@ func (j jobObserver) Event(ctx context.Context, e work.Event) {
 // ran 7 s. Its call is one that may move to the background (as the
 // middleware makes for a child with an auto-background bound): it moves
 // while the job waits (backgrounded 1).
-func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
+func runJob(ctx context.Context, obs observe.Observer, o work.Owner) error {
 	clk := fakeclock.New(Start)
-	jo := jobObserver{Observer: obs, waits: make(chan work.EventType, 4)}
+	jo := jobObserver{Observer: obs, waits: make(chan observe.EventType, 4)}
 	s := work.New(work.WithObserver(jo), work.WithClock(clk))
 	defer func() { _ = s.Close(ctx) }()
 	answers := []work.Poll{{State: work.PollWaiting}, {}, {State: work.PollDone, Output: strings.Repeat("b", 100)}}
@@ -275,22 +276,22 @@ func runJob(ctx context.Context, obs work.Observer, o work.Owner) error {
 		},
 	}
 	const bound = time.Second
-	pctx, end := obs.Begin(ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: Batch.Label, Owner: o.ID(), AutoBackground: bound})
+	pctx, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: Batch.Label, Owner: o.ID(), AutoBackground: bound})
 	ref, err := s.Start(pctx, work.Spec{Owner: o, Target: Batch, Job: job, Input: "batch input"})
 	if err != nil {
-		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return err
 	}
-	if t := <-jo.waits; t != work.EventWaiting {
-		end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	if t := <-jo.waits; t != observe.EventWaiting {
+		end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 		return fmt.Errorf("job: %s, want waiting", t)
 	}
-	obs.Event(pctx, work.Event{Type: work.EventBackgrounded, WorkID: ref.ID, Owner: o.ID(), Target: Batch.Label,
+	obs.Event(pctx, observe.Event{Type: observe.EventBackgrounded, WorkID: ref.ID, Owner: o.ID(), Target: Batch.Label,
 		Kind: Batch.Kind, From: work.StateRunning, Time: clk.Now(), Duration: bound})
-	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	for _, d := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
 		clk.Advance(d)
-		if t := <-jo.waits; t != work.EventPolled {
+		if t := <-jo.waits; t != observe.EventPolled {
 			return fmt.Errorf("job: %s, want polled", t)
 		}
 	}
@@ -302,7 +303,7 @@ type runner struct {
 	ctx     context.Context
 	s       *work.Supervisor
 	o       work.Owner
-	obs     work.Observer
+	obs     observe.Observer
 	budget  work.Budget        // the next launch's Spec.Budget
 	updates *work.UpdatePolicy // the next launch's Spec.Updates
 }
@@ -310,33 +311,33 @@ type runner struct {
 // launch does what the middleware does for run_in_background: a call span
 // around Start.
 func (r *runner) launch(t work.Target, maxDur time.Duration, run work.RunFunc) (string, error) {
-	ctx, end := r.obs.Begin(r.ctx, work.ToolCall{Kind: work.ToolCallLaunch, Tool: t.Label, Owner: r.o.ID()})
+	ctx, end := r.obs.Begin(r.ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: t.Label, Owner: r.o.ID()})
 	b := r.budget
 	if maxDur > 0 {
 		b.MaxDuration = maxDur
 	}
 	ref, err := r.s.Start(ctx, work.Spec{Owner: r.o, Target: t, Run: run, Budget: b, Updates: r.updates})
 	if err != nil {
-		end(work.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
+		end(observe.ToolCallEnd{Outcome: "rejected", ErrorClass: "limit_exceeded"})
 		return "", err
 	}
-	end(work.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
+	end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 	return ref.ID, nil
 }
 
 // action does what the work tool does: a call span around fn, ended with
 // outcome.
 func (r *runner) action(action, id, outcome string, fn func() error) error {
-	_, end := r.obs.Begin(r.ctx, work.ToolCall{Kind: work.ToolCallAction, Tool: "work", Action: action, WorkID: id, Owner: r.o.ID()})
+	_, end := r.obs.Begin(r.ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: action, WorkID: id, Owner: r.o.ID()})
 	var err error
 	if fn != nil {
 		err = fn()
 	}
 	if err != nil {
-		end(work.ToolCallEnd{Outcome: "failed", ErrorClass: "internal"})
+		end(observe.ToolCallEnd{Outcome: "failed", ErrorClass: "internal"})
 		return err
 	}
-	end(work.ToolCallEnd{Outcome: outcome})
+	end(observe.ToolCallEnd{Outcome: outcome})
 	return nil
 }
 

@@ -13,19 +13,20 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The deployment's settings, the same in every process: the retry target
 // may run twice, a running attempt looks for a cancel every 100 ms, and
 // the trust options the environment gives (trust.go).
-func options(ingress string, obs work.Observer, log *slog.Logger) []restate.Option {
+func options(ingress string, obs observe.Observer, log *slog.Logger) []restate.Option {
 	return append([]restate.Option{restate.WithIngress(ingress), restate.WithRetryable("retry"), restate.WithMaxAttempts(2),
 		restate.WithOptions(work.WithObserver(obs)), restate.WithLogger(log.Handler()), restate.WithRPCTimeout(time.Minute)}, trustOptions()...)
 }
 
 // observer is the process's agentwork telemetry Observer: its spans in
 // path ("" keeps none), its log lines to log, its metrics in memory.
-func observer(path string, log *slog.Logger) (work.Observer, error) {
+func observer(path string, log *slog.Logger) (observe.Observer, error) {
 	tp, err := harness.TracerProvider(path)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/agentwork/agentwork/telemetry"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // meter returns the process's meter provider and its Prometheus
@@ -56,7 +56,7 @@ func (f *opsFlags) register(fs *flag.FlagSet) {
 // status page on f.metrics, and returns the Observer for the process (the
 // ages scaled by f.speed) and a function that stops serving. With no
 // address it returns obs unchanged.
-func (f *opsFlags) serve(obs *telemetry.Observer, metrics http.Handler) (work.Observer, func(), error) {
+func (f *opsFlags) serve(obs *telemetry.Observer, metrics http.Handler) (observe.Observer, func(), error) {
 	if f.metrics == "" {
 		return obs, func() {}, nil
 	}
@@ -91,12 +91,12 @@ type fastObserver struct {
 	start time.Time
 }
 
-func (o fastObserver) Watch(w work.Watched) func() {
+func (o fastObserver) Watch(w observe.Watched) func() {
 	return o.Observer.Watch(&fastWatched{w: w, speed: o.speed, start: o.start})
 }
 
 type fastWatched struct {
-	w     work.Watched
+	w     observe.Watched
 	speed float64
 	start time.Time
 }
@@ -108,19 +108,19 @@ func (f *fastWatched) at(t time.Time) time.Time {
 	return f.start.Add(time.Duration(float64(t.Sub(f.start)) * f.speed))
 }
 
-func (f *fastWatched) Snapshot(ctx context.Context) (work.Snapshot, error) {
+func (f *fastWatched) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	s, err := f.w.Snapshot(ctx)
 	if err != nil {
 		return s, err
 	}
 	s.Time = f.at(s.Time)
-	live := make([]work.LiveWork, len(s.Live))
+	live := make([]observe.LiveWork, len(s.Live))
 	for i, lw := range s.Live {
 		lw.Created, lw.Started, lw.CancelAt = f.at(lw.Created), f.at(lw.Started), f.at(lw.CancelAt)
 		live[i] = lw
 	}
 	s.Live = live
-	counts := make([]work.TargetCounts, len(s.Counts))
+	counts := make([]observe.TargetCounts, len(s.Counts))
 	for i, tc := range s.Counts {
 		tc.OldestQueued = time.Duration(float64(tc.OldestQueued) * f.speed)
 		counts[i] = tc

@@ -23,6 +23,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The deployment's settings, the same in every process.
@@ -31,7 +32,7 @@ const (
 	heartbeat = 3 * time.Second
 )
 
-func options(queue string, obs work.Observer) []temporal.Option {
+func options(queue string, obs observe.Observer) []temporal.Option {
 	return []temporal.Option{temporal.WithTaskQueue(queue), temporal.WithHeartbeatTimeout(heartbeat),
 		temporal.WithRetryable("retry"), temporal.WithMaxAttempts(2), temporal.WithOptions(work.WithObserver(obs)),
 		temporal.WithDataConverter(dataConverter())}
@@ -53,7 +54,7 @@ func dataConverter() converter.DataConverter {
 // its spans recorded in path ("" records none), and returns the agentwork
 // telemetry Observer of the process: its spans go to the same file, its
 // log lines to log (metrics stay in memory).
-func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client, work.Observer, func(), error) {
+func dial(hostPort, path string, log *slog.Logger, ops opsFlags) (client.Client, observe.Observer, func(), error) {
 	tp, err := harness.TracerProvider(path)
 	if err != nil {
 		return nil, nil, nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestIntegrationScale runs AGENTWORK_SCALE Works (1 means 1,000), ten
@@ -59,7 +60,7 @@ func TestIntegrationScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	eng := temporal.New(c, append(options(cl.queue, work.NopObserver{}), temporal.WithNamespace(namespace),
+	eng := temporal.New(c, append(options(cl.queue, observe.NopObserver{}), temporal.WithNamespace(namespace),
 		temporal.WithOptions(work.WithMaxOutstanding(1<<20)), temporal.WithOptions(work.WithMaxStarts(0)), temporal.WithRPCTimeout(time.Minute))...)
 	defer eng.Close(context.Background())
 	run, stopRun := context.WithTimeout(t.Context(), 20*time.Minute)

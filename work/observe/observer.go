@@ -1,4 +1,4 @@
-package work
+package observe
 
 import (
 	"context"
@@ -37,7 +37,7 @@ const (
 	// not returned a grace period after it was cancelled. It is delivered
 	// once per abandoned Work (visible or detached), in the context Bind
 	// returned for it, with its WorkID, Owner, Target and Kind; From is the
-	// state it was left in and ErrorClass is ClassOrphaned. It is the last
+	// state it was left in and ErrorClass is work.ClassOrphaned. It is the last
 	// event an Observer can count on (telemetry ends the Work's span on
 	// it): the terminal event follows only if the child ever returns.
 	// Foreground calls left running are counted in the report only.
@@ -64,7 +64,7 @@ const (
 	// the dispatch queue.
 	EventApproved EventType = "approved"
 	// EventDenied reports that a Work's approval was denied; EventCancelled
-	// (ClassDenied) follows.
+	// (work.ClassDenied) follows.
 	EventDenied EventType = "denied"
 	// EventUpdate reports one update a child reported: accepted
 	// (ErrorClass "", Seq its sequence number, Bytes its encoded size) or
@@ -89,10 +89,10 @@ const (
 // that could carry output, prompts, guidance or error text.
 //
 // ErrorClass is a low-cardinality class, never error text: on EventFailed
-// the failure's Class constant and on EventCancelled ClassCancelled, or
-// ClassDenied or ClassApprovalTimeout for a Work that never got its
-// approval (both the Work's Status.Class, recorded once as it settles); on
-// EventOrphaned ClassOrphaned; on EventRefused the refusal reason; ""
+// the failure's work.Class* constant and on EventCancelled work.ClassCancelled, or
+// work.ClassDenied or work.ClassApprovalTimeout for a Work that never got its
+// approval (both the Work's work.Status.Class, recorded once as it settles); on
+// EventOrphaned work.ClassOrphaned; on EventRefused the refusal reason; ""
 // otherwise.
 type Event struct {
 	Type       EventType
@@ -153,7 +153,7 @@ type ToolCallEnd struct {
 // Observer receives every lifecycle event and every model-facing call. It is
 // the engine's only telemetry seam. Implementations must be safe for
 // concurrent use, must not block, and must not call back into the
-// Supervisor. Events of one Work arrive in order.
+// engine. Events of one Work arrive in order.
 type Observer interface {
 	// Begin is called as a model-facing call starts, with the caller's
 	// context. It returns the context the call continues in (for example
@@ -173,7 +173,7 @@ type Observer interface {
 }
 
 // Replayer is implemented by an Observer that can rebuild a Work's span
-// from events already reported in another process. An Engine that runs a
+// from events already reported in another process. A work.Engine that runs a
 // Work's lifecycle in code replayed from a durable history (a workflow
 // that a durable runner rebuilds in a new process) calls Bind again for
 // the Work and then Replay, not Event, for each event it rebuilds: Replay
@@ -187,8 +187,9 @@ type Replayer interface {
 
 // Watcher is implemented by an Observer that reads an engine's live
 // counts when it collects (for gauges and status pages), through the
-// small Watched interface, so that it watches any engine. New calls Watch
-// once with the Supervisor; Close calls the returned function.
+// small Watched interface, so that it watches any engine. An engine calls
+// Watch once with itself (work.New does); its Close calls the returned
+// function.
 type Watcher interface {
 	Watch(w Watched) (unwatch func())
 }
@@ -206,3 +207,12 @@ func (NopObserver) Bind(_, exec context.Context, _ Event) context.Context { retu
 
 // Event does nothing.
 func (NopObserver) Event(context.Context, Event) {}
+
+// The outcomes of a poll, as Event.Poll reports them (and telemetry counts
+// them).
+const (
+	PollOutcomeWaiting = "waiting"
+	PollOutcomeDone    = "done"
+	PollOutcomeFailed  = "failed"
+	PollOutcomeError   = "error"
+)

@@ -1,0 +1,31 @@
+package observe
+
+// Progress is a Work's progress as counts only: never text, so that no
+// content can travel through it. Function children set Done and Total with
+// ReportProgress; agent children count ModelRequests and ToolCalls (the
+// langchaingo adapter does it at each model request and tool call). All
+// are zero until reported.
+//
+// Progress is visible to the application (work.Status.Progress) and to
+// telemetry (EventProgress); it is not part of the model-facing JSON.
+type Progress struct {
+	Done          int64 // units of work done, as the child reported
+	Total         int64 // units of work in all, as the child reported; 0 when unknown
+	ModelRequests int64 // model requests the child has made so far
+	ToolCalls     int64 // tool calls the child has made so far
+}
+
+// Usage is what one child run spent, as counts only. InputTokens and
+// OutputTokens sum the usage the provider reported; UnknownUsage counts the
+// model responses that reported none (their tokens are not in the sums, and
+// the run's token reservation stays charged in full).
+type Usage struct {
+	Turns        int
+	ToolCalls    int
+	InputTokens  int64
+	OutputTokens int64
+	UnknownUsage int
+}
+
+// Tokens returns InputTokens + OutputTokens.
+func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
