@@ -99,6 +99,9 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engin
 	if h.defect == "progress-first" {
 		cfg.Observer = progressFirst{cfg.Observer}
 	}
+	if h.defect == "dropped-before-usage" {
+		cfg.Observer = &droppedBeforeUsage{Observer: cfg.Observer, held: map[string]heldEvent{}}
+	}
 	var maxDur time.Duration
 	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
 		maxDur, cfg.MaxDuration = cfg.MaxDuration, -1 // Start gives children theirs; jobs keep their own
@@ -158,6 +161,46 @@ func (p progressFirst) Event(ctx context.Context, e observe.Event) {
 	p.Observer.Event(ctx, e)
 }
 
+// droppedBeforeUsage reports a Work's guidance-dropped event ahead of the
+// usage event the Engine reported before it: it holds each Work's usage event back until the Work's next
+// event, and delivers that one first when it is guidance-dropped.
+type droppedBeforeUsage struct {
+	observe.Observer
+	mu   sync.Mutex
+	held map[string]heldEvent // by WorkID
+}
+
+type heldEvent struct {
+	ctx context.Context
+	e   observe.Event
+}
+
+func (d *droppedBeforeUsage) Event(ctx context.Context, e observe.Event) {
+	d.mu.Lock() // held while delivering: no other reordering
+	defer d.mu.Unlock()
+	if e.WorkID == "" {
+		d.Observer.Event(ctx, e)
+		return
+	}
+	h, ok := d.held[e.WorkID]
+	delete(d.held, e.WorkID)
+	switch {
+	case e.Type == observe.EventUsage:
+		if ok {
+			d.Observer.Event(h.ctx, h.e)
+		}
+		d.held[e.WorkID] = heldEvent{ctx, e}
+	case ok && e.Type == observe.EventGuidanceDropped:
+		d.Observer.Event(ctx, e)
+		d.Observer.Event(h.ctx, h.e)
+	default:
+		if ok {
+			d.Observer.Event(h.ctx, h.e)
+		}
+		d.Observer.Event(ctx, e)
+	}
+}
+
 func (h brokenHarness) Capabilities() enginetest.Capabilities {
 	c := supervisor{}.Capabilities()
 	if h.defect == "wrong-guarantees" {
@@ -192,6 +235,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"repeat-terminal":              "ObserverEvents",
 		"cancel-state-late":            "CancelRacesCompletion",
 		"progress-first":               "ProgressOrder",
+		"dropped-before-usage":         "GuidanceDropped",
 		"start-ignores-call-id":        "AutoBackgroundIdempotency",
 		"guidance-limits-ignored":      "GuidanceLimits",
 		"no-approvals-runs-unapproved": "Approval",

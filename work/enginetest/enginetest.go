@@ -7,7 +7,8 @@
 // is the whole test of an engine; one
 // test that drives any implementation through the whole model-facing
 // contract (lifecycle, owner isolation, limits, the result wait, cancel
-// races, guidance order and idempotency, launch idempotency, detach,
+// races, guidance order and idempotency, guidance dropped as a Work ends
+// (after its usage, before its terminal event), launch idempotency, detach,
 // release, status rows, foreground calls, approval before a child starts
 // (for an Engine with approvals), budgets and pools,
 // external jobs (submit once, polls, cancel, deadline), children that
@@ -198,6 +199,7 @@ func Run(t *testing.T, h Harness) {
 		{"GuidanceOrder", s.guidanceOrder},
 		{"GuidanceIdempotency", s.guidanceIdempotency},
 		{"GuidanceRefusals", s.guidanceRefusals},
+		{"GuidanceDropped", s.guidanceDropped},
 		{"Detach", s.detach},
 		{"Release", s.release},
 		{"ListOrder", s.listOrder},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func (s *suite) guidanceOrder(t *testing.T) {
@@ -116,4 +117,38 @@ func (s *suite) guidanceLimits(t *testing.T) {
 	}
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)
+}
+
+// guidanceDropped: guidance its child never took is dropped as the Work
+// ends: the Work's events carry a guidance-dropped event (Count 1, the one
+// message left) after its attempt's usage event and before its terminal
+// event, the order the in-process engine reports (usage as the run ends,
+// then guidance-dropped in the terminal transition); it was accepted and
+// never delivered. The child takes one boundary through
+// BeginRequest (a turn: a usage to report) before the message is sent,
+// and none after.
+func (s *suite) guidanceDropped(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "gd")
+	ref, c := v.running(o, Agent, "")
+	if r := v.waitReply(v.begin(c), patience); r.err != nil || len(r.guidance) != 0 {
+		t.Fatalf("boundary before the message: %v, guidance %q", r.err, r.guidance)
+	}
+	if _, err := v.e.Send(t.Context(), o, ref.ID, "call-1", "never taken"); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	v.finish(c, "done", nil)
+	if st, out := v.settle(o, ref.ID); st.State != work.StateCompleted || out != "done" {
+		t.Fatalf("settled %s %q, want completed %q", st.State, out, "done")
+	}
+	evs := v.wantPath(ref.ID, []observe.EventType{observe.EventUsage, observe.EventGuidanceDropped, observe.EventCompleted},
+		observe.EventGuidanceDelivered)
+	if !hasType(evs, observe.EventGuidanceAccepted) {
+		t.Errorf("Work %s: no guidance-accepted event\n%s", ref.ID, describe(evs))
+	}
+	for _, e := range evs {
+		if e.Type == observe.EventGuidanceDropped && e.Count != 1 {
+			t.Errorf("guidance-dropped event has Count %d, want 1\n%s", e.Count, describe(evs))
+		}
+	}
 }
