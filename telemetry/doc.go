@@ -36,7 +36,7 @@
 // Attributes: gen_ai.operation.name (execute_tool or invoke_agent),
 // gen_ai.tool.name, gen_ai.tool.call.id, gen_ai.tool.type (function),
 // gen_ai.tool.description, gen_ai.agent.name, gen_ai.agent.id,
-// gen_ai.provider.name (the last three from a observe.TargetInfo the adapter
+// gen_ai.provider.name (the last three from an observe.TargetInfo the adapter
 // puts on the call's context, when it knows them; semantic conventions
 // v1.41.0; an agent child's "invoke_agent" span always has
 // gen_ai.provider.name, ProviderUnknown when it is not known),

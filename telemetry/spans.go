@@ -57,7 +57,7 @@ func (o *Observer) spanName(prefix, label string) string {
 //   - ToolCallLaunch, ToolCallForeground: "execute_tool {c.Tool}", INTERNAL, with
 //     gen_ai.operation.name=execute_tool, gen_ai.tool.name and
 //     agentwork.work.target set to c.Tool, gen_ai.tool.type=function,
-//     gen_ai.tool.description when ctx carries a observe.TargetInfo with one,
+//     gen_ai.tool.description when ctx carries an observe.TargetInfo with one,
 //     and gen_ai.tool.call.id. For a launch the end function sets
 //     agentwork.work.id from ToolCallEnd.WorkID; the launch span also gets a
 //     link to the Work's "invoke_agent" span (see Bind). For a foreground
@@ -188,7 +188,7 @@ func (o *Observer) Begin(ctx context.Context, c observe.ToolCall) (context.Conte
 //     launch), with gen_ai.operation.name=invoke_agent, gen_ai.agent.name,
 //     agentwork.work.id, agentwork.work.target and agentwork.work.state set
 //     at creation, where samplers see them, and gen_ai.agent.id and
-//     gen_ai.provider.name when caller carries a observe.TargetInfo with them.
+//     gen_ai.provider.name when caller carries an observe.TargetInfo with them.
 //     The launch span gets the reverse link (Span.AddLink), so either end
 //     leads to the other. The child's own spans nest under it; the span
 //     ends with the Work's terminal event, or with EventOrphaned when

@@ -13,7 +13,7 @@ const (
 
 // WithDeploymentGauges makes a durable engine (runners/temporal,
 // runners/restate) the one that exports its deployment's figures: it has
-// its Observer, when that is a observe.Watcher (as the telemetry Observer is),
+// its Observer, when that is an observe.Watcher (as the telemetry Observer is),
 // watch the engine's Snapshot (Work by state and target, each target's
 // oldest queued age and the workers serving it) until Close. Give it to
 // one coordinator process per deployment: the figures are the
@@ -21,7 +21,7 @@ const (
 // dashboards count them twice. targets are labels to report even while
 // they have no live Work, on every engine; every target with live Work is
 // reported anyway. The in-process engine's figures are its own process's:
-// it exports them to a observe.Watcher whether or not it has this option.
+// it exports them to an observe.Watcher whether or not it has this option.
 func WithDeploymentGauges(targets ...string) Option {
 	return optionFunc(func(c *config) {
 		c.deployment = true

@@ -87,7 +87,7 @@ type Supervisor struct {
 	ids    *mrand.ChaCha8  // the generator of Work ids, guarded by mu (scopeIDLocked)
 }
 
-// New returns a Supervisor configured by opts. If the Observer is a observe.Watcher,
+// New returns a Supervisor configured by opts. If the Observer is an observe.Watcher,
 // New calls its Watch method.
 func New(opts ...Option) *Supervisor {
 	s := &Supervisor{

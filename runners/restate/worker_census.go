@@ -16,7 +16,7 @@ var _ observe.Watched = (*Worker)(nil)
 // its per-target limit (TargetCounts.MaxRunning; Snapshot.MaxRunning is
 // 0), and each attempt as a live Work (cancel-requested from the moment
 // the cancel reached it). Its state counts are zero: a Worker sees only
-// its own attempts. Start has a observe.Watcher Observer watch it, so that a
+// its own attempts. Start has an observe.Watcher Observer watch it, so that a
 // worker process exports its slots. It makes no call to Restate, is safe
 // for concurrent use and never fails.
 func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {

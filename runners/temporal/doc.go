@@ -209,7 +209,7 @@
 //     arrived with a heartbeat) against its per-target running limit
 //     (work.WithMaxRunning in WithOptions), exported as agentwork_work_slots_in_use{target} and
 //     agentwork_work_concurrency_limit{target}, with the oldest
-//     cancel-requested age; Start has its Observer (a observe.Watcher) watch
+//     cancel-requested age; Start has its Observer (an observe.Watcher) watch
 //     it, so a worker process without an Engine exports them. Prometheus
 //     sums them across workers.
 //   - The Engine's Snapshot is the deployment's, read from Temporal: open

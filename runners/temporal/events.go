@@ -48,7 +48,7 @@ func (l launchInfo) caller() context.Context {
 // workflow rebuilt from its history (in another process after a worker
 // died, or after the worker's cache evicted it) reports the same events
 // at the same times. Replayed events go to Observer.Replay when the
-// Observer is a observe.Replayer (the Work's span is rebuilt whole; metrics
+// Observer is an observe.Replayer (the Work's span is rebuilt whole; metrics
 // and logs are not counted twice), and nowhere otherwise.
 //
 // A replayed Work is bound, and its replayed events are handed to Replay,

@@ -121,7 +121,7 @@ func (w *Worker) activityWorker(queue string, size int) worker.Worker {
 }
 
 // Start starts polling. It fails if a poller cannot start. When the
-// Observer (WithObserver) is a observe.Watcher (the telemetry Observer is),
+// Observer (WithObserver) is an observe.Watcher (the telemetry Observer is),
 // Start has it watch the Worker's slots (Snapshot) until Stop.
 func (w *Worker) Start() error {
 	for i, x := range w.workers {

@@ -114,7 +114,7 @@ func Init(p *Portable, s Store, c Config) {
 	}
 }
 
-// Watch has o watch w (observe.Watcher.Watch) when o is a observe.Watcher, and
+// Watch has o watch w (observe.Watcher.Watch) when o is an observe.Watcher, and
 // returns what ends the watch (nothing to end otherwise).
 func Watch(o observe.Observer, w observe.Watched) func() {
 	if wt, ok := o.(observe.Watcher); ok {

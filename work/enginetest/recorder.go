@@ -7,7 +7,7 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Recorder is a observe.Observer that records every event and call, for tests
+// Recorder is an observe.Observer that records every event and call, for tests
 // (the suite gives one to every Engine it asks for, Config.Observer). The
 // zero value is ready to use and it is safe for concurrent use.
 type Recorder struct {
