@@ -9,7 +9,7 @@ import (
 )
 
 // Approval before a child starts (Spec.NeedsApproval): the Supervisor's
-// side of Approvals. A Work that needs approval is registered queued like
+// Pending, Approve and Deny. A Work that needs approval is registered queued like
 // any other, but it is held out of its owner's dispatch queue: it blocks no
 // Work queued after it, holds no running slot and is not counted in
 // observe.Snapshot.Queued nor in the queue age (observe.LiveWork.Enqueued is zero while it

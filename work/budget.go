@@ -1,6 +1,7 @@
 package work
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/agentwork/agentwork/work/observe"
@@ -145,23 +146,6 @@ func resolveDim(want, def, ceil int64) int64 {
 	return v
 }
 
-// EffectiveBudget returns the budget a child started with spec runs with
-// under s, pools aside: its own limits, else the defaults
-// (WithDefaultBudget), clamped to the ceiling (WithBudgetCeiling), and its
-// deadline. An Engine that runs children elsewhere resolves budgets with
-// it, as the Supervisor does.
-func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
-	want, def, ceil := spec.Budget.Dims(), s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
-	var eff [numDims]int64
-	for i := range eff {
-		eff[i] = max(resolveDim(want[i], def[i], ceil[i]), 0)
-	}
-	var b Budget
-	b.SetDims(eff)
-	b.MaxDuration = s.cfg.duration(&spec)
-	return b
-}
-
 func defaultBudgetConfig() budgetConfig {
 	return budgetConfig{def: Budget{MaxTurns: defaultMaxTurns, MaxToolCalls: defaultMaxToolCalls}}
 }
@@ -183,4 +167,44 @@ func (c *config) duration(spec *Spec) time.Duration {
 		d = ceil
 	}
 	return d
+}
+
+// checkBudget refuses a negative field of b, which where names; with
+// unlimited, -1 is allowed (it means no limit). Without unlimited it is
+// Budget.Validate with where in the message.
+func checkBudget(where string, b Budget, unlimited bool) error {
+	name, v, ok := budgetFault(b, unlimited)
+	if ok {
+		return nil
+	}
+	if where != "" {
+		where += ": "
+	}
+	if unlimited {
+		return errorf(ErrInvalidBudget, "%s%s is %s (-1 means no limit, 0 keeps the default; other negative values are invalid)", where, name, v)
+	}
+	return errorf(ErrInvalidBudget, "%s%s is %s (must not be negative; 0 means inherit or none)", where, name, v)
+}
+
+// budgetFault returns the first negative field of b (with unlimited, other
+// than -1) by name and value; ok when there is none.
+func budgetFault(b Budget, unlimited bool) (name, value string, ok bool) {
+	if b.MaxTurns >= 0 && b.MaxToolCalls >= 0 && b.MaxTokens >= 0 && b.MaxDuration >= 0 {
+		return "", "", true
+	}
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{{"MaxTurns", int64(b.MaxTurns)}, {"MaxToolCalls", int64(b.MaxToolCalls)},
+		{"MaxTokens", b.MaxTokens}, {"MaxDuration", int64(b.MaxDuration)}} {
+		if f.v >= 0 || (unlimited && f.v == -1) {
+			continue
+		}
+		v := fmt.Sprint(f.v)
+		if f.name == "MaxDuration" {
+			v = time.Duration(f.v).String()
+		}
+		return f.name, v, false
+	}
+	return "", "", true
 }

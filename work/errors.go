@@ -133,3 +133,24 @@ const (
 
 	reasonScopeEnded = "scope_ended"
 )
+
+// ErrNotInitialized: a Supervisor that was not made by New (its zero
+// value, var s work.Supervisor or &work.Supervisor{}). Every method of such
+// a Supervisor that returns an error returns it, every time; the others
+// return zero values (Observer returns observe.NopObserver{}, Now the zero time).
+var ErrNotInitialized = newError("uninitialized", "supervisor is not initialized: create it with work.New")
+
+// ErrInvalidBudget: a Budget with a negative field, in Spec.Budget (Start,
+// Call), in SetPool, or in WithDefaultBudget (other than -1, which means no
+// limit there) or WithBudgetCeiling. The message names the field. An
+// option cannot fail, so the Supervisor records the problem and every
+// Start, Call and SetPool returns it.
+var ErrInvalidBudget = newError("invalid_budget", "invalid budget")
+
+// ErrInvalidLimit: a limit option with a negative value (WithMaxRunning,
+// WithMaxOutstanding, WithMaxStarts, WithMaxDepth, WithMaxResultBytes,
+// WithRetention and the guidance bounds, and the durable runners' options
+// of the same names). The message names the option. An option cannot
+// fail, so the Engine records the problem and every Start, Call and
+// SetPool returns it.
+var ErrInvalidLimit = newError("invalid_limit", "invalid limit")

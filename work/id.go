@@ -2,7 +2,6 @@ package work
 
 import (
 	"crypto/rand"
-	"encoding/binary"
 	"encoding/hex"
 	mrand "math/rand/v2"
 	"sync"
@@ -53,16 +52,6 @@ func newIDSource() *mrand.ChaCha8 {
 	var seed [32]byte
 	_, _ = rand.Read(seed[:]) // never returns an error (crypto/rand, Go 1.24+)
 	return mrand.NewChaCha8(seed)
-}
-
-// scopeIDLocked returns the scope id in buf (newScopeBuf) with a new id
-// from s's own generator (guarded by s.mu): Start makes the buffer before
-// it takes the lock and the id under it, without a pool's round trip.
-func (s *Supervisor) scopeIDLocked(buf []byte) string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], s.ids.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], s.ids.Uint64())
-	return scopeID(buf, &b)
 }
 
 // hexPairs[2*v] and hexPairs[2*v+1] are byte v in lowercase hex.

@@ -272,3 +272,14 @@ func ResolveLimits(opts ...Option) (Limits, error) {
 // spec.MaxResultBytes when it is positive and lowers l.MaxResultBytes (or
 // l has none), else l.MaxResultBytes; 0 means no limit.
 func (l Limits) ResultBytes(spec Spec) int { return clamp(spec.MaxResultBytes, l.MaxResultBytes) }
+
+// recordErr keeps the first configuration problem an option found.
+func (c *config) recordErr(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+}
+
+// defaultShutdownGrace is how long Shutdown waits, by default, for
+// cancelled children to return once its context has ended.
+const defaultShutdownGrace = 5 * time.Second

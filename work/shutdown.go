@@ -11,10 +11,6 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// defaultShutdownGrace is how long Shutdown waits, by default, for
-// cancelled children to return once its context has ended.
-const defaultShutdownGrace = 5 * time.Second
-
 // WithShutdownGrace sets how long Shutdown waits for cancelled children to
 // return after its context has ended (default 5 s); children still running
 // then are abandoned and reported as orphans. 0 means no wait. Negative

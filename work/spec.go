@@ -59,7 +59,7 @@ type Spec struct {
 	// slot between polls (see Job).
 	Job *Job
 	// NeedsApproval keeps the Work queued, out of the dispatch queue,
-	// until the application approves it (Approvals.Approve) or denies it
+	// until the application approves it (Engine.Approve) or denies it
 	// (cancelled, ClassDenied); Input is what the approver reads.
 	NeedsApproval bool
 	// ApprovalTimeout is how long the Work waits for its approval before

@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	mrand "math/rand/v2"
 	"sync"
@@ -126,3 +127,13 @@ func (s *Supervisor) Now() time.Time {
 
 // Limits returns the effective limits.
 func (s *Supervisor) Limits() Limits { return s.cfg.limits() }
+
+// scopeIDLocked returns the scope id in buf (newScopeBuf) with a new id
+// from s's own generator (guarded by s.mu): Start makes the buffer before
+// it takes the lock and the id under it, without a pool's round trip.
+func (s *Supervisor) scopeIDLocked(buf []byte) string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], s.ids.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], s.ids.Uint64())
+	return scopeID(buf, &b)
+}

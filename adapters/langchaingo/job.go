@@ -51,11 +51,11 @@ func NewJob(name, description string, job work.Job, opts ...ChildOption) *Child 
 // application's approval before it starts: the launch returns the
 // work.ref at once and the work tool shows the Work queued, but it stays
 // out of the dispatch queue, holding no running slot, until the
-// application approves it (work.Approvals.Approve; it then joins the
+// application approves it (work.Engine.Approve; it then joins the
 // queue) or denies it (it ends cancelled, class denied). The application
 // learns of the request from a work.Notice of kind work.NoticeApproval
 // and reads it (target, input, launching owner) with
-// work.Approvals.Pending; the input reaches the approver only, never
+// work.Engine.Pending; the input reaches the approver only, never
 // telemetry. No answer within timeout (0: work.DefaultApprovalTimeout,
 // 24 h) ends the Work cancelled with class approval_timeout. Approval
 // lets the child start; what it then does needs its own authorization.

@@ -91,7 +91,7 @@ type Settled = middleware.Settled
 // that tells it to answer with the work tool's send action. A question
 // of a Work already settled rides with the next resume like any update.
 // Update notices (work.NoticeUpdate) only wake the helper, which then
-// reads the updates by cursor (work.Updater.Updates).
+// reads the updates by cursor (work.Engine.Updates).
 //
 // The chain gets the input under the key "input" and must have one string
 // output. A chain with memory (one whose memory has variables, such as

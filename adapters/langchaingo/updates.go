@@ -35,7 +35,7 @@ import (
 // work.ReportUpdate(ctx, key, value, question) on its own context, and
 // waits for the answer to a question with work.AwaitAnswer(ctx).
 //
-// The application reads the updates by cursor (work.Updater.Updates)
+// The application reads the updates by cursor (work.Engine.Updates)
 // and is told of each with a work.Notice of kind work.NoticeUpdate; the
 // coordinator's model sees them only with ReportUpdates.
 func WithUpdates(p work.UpdatePolicy) ChildOption {

@@ -1,0 +1,137 @@
+package work
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentwork/agentwork/work/observe"
+)
+
+// Call runs a child in the foreground and returns its exact output. The
+// child runs on a goroutine of its own while the caller waits for it (so a
+// child that calls runtime.Goexit ends only itself); it gets a fresh
+// context that carries only what the Observer binds and its Execution (no
+// value of ctx), is cancelled when ctx is, and is bounded by
+// spec.Budget.MaxDuration (clamped to the Supervisor's maximum) or the
+// Supervisor's default. Its own scope is released when it returns. Its
+// output is limited as background Work's is (WithMaxResultBytes, lowered by
+// spec.MaxResultBytes): a larger output yields ErrChildFailed with Class
+// result_too_large and is dropped, never truncated.
+//
+// A child that panics, calls runtime.Goexit, fails or overruns its
+// deadline yields ErrChildFailed with Class set (panic for the first two);
+// when ctx ends first and the child returns an error it yields ErrCancelled
+// (a child that still returns its output wins). Call waits for the child
+// even then. Bad specs, a closed Supervisor, an ended scope and the depth
+// limit fail as for Start; a Spec with NeedsApproval is ErrInvalidSpec
+// (ApprovalCallRefusal: a foreground call has no Ref to return while it
+// would wait for an answer; start it in the background). Close cancels a
+// foreground call in progress (it then yields ErrClosed unless the child
+// still returns its output) and waits for it.
+func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
+	if err := s.admissible(&spec); err != nil {
+		return "", err
+	}
+	if spec.NeedsApproval {
+		return "", errCallApproval
+	}
+	ev := observe.Event{Type: observe.EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
+	exec, cancel := context.WithCancelCause(s.cfg.observer.Bind(ctx, context.Background(), ev))
+	defer cancel(nil)
+	// Admission and registration happen together, so Close either refuses
+	// this call or cancels it and waits for it.
+	s.mu.Lock()
+	reason := ""
+	switch {
+	case s.closed, s.draining && spec.Owner.sc == nil:
+		// Shutdown refuses new top-level calls; a running child's calls
+		// are part of the Work it drains.
+		reason = "closed"
+	case spec.Owner.sc != nil && spec.Owner.sc.ended:
+		reason = reasonScopeEnded
+	case spec.Owner.depth >= s.cfg.maxDepth:
+		reason = LimitDepth
+	}
+	if reason != "" {
+		s.mu.Unlock()
+		return "", s.refusal(reason)
+	}
+	r := new(run)
+	if short := s.reserveLocked(&spec, r); short != "" {
+		s.mu.Unlock()
+		return "", PoolRefusal(short)
+	}
+	scopeID := spec.Owner.id + "/" + newID()
+	r.emit = s.foregroundEmitter(exec, spec)
+	defer s.endForeground(r, scopeID, exec)
+	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
+	s.foreground[fg] = struct{}{}
+	s.live.Add(1)
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.foreground, fg)
+		close(fg.done)
+		s.mu.Unlock()
+		s.exited()
+	}()
+	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	defer stopParent()
+	if d := r.maxDur; d > 0 {
+		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
+		defer stop()
+	}
+	sc := &scope{parent: spec.Owner.sc, acct: &r.account}
+	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
+	defer func() {
+		var e emission
+		s.mu.Lock()
+		s.endScopeLocked(sc, scopeID, &e)
+		s.unlockAndEmit(&e)
+	}()
+	exec = context.WithValue(exec, execKey{}, newAuxExecution(s, execAux{scope: scope, run: r, cctx: exec}))
+	if spec.Job != nil {
+		spec.Run = s.foregroundJob(spec.Job, spec.Input) // job.go
+	}
+	type outcome struct {
+		out      string
+		err      error
+		panicked bool
+	}
+	ch := make(chan outcome, 1)
+	go func() {
+		if spec.Target.Kind == KindAgent {
+			growAgentStack()
+		}
+		s.labelChild()
+		returned := false
+		defer func() {
+			if !returned { // runtime.Goexit
+				ch <- outcome{panicked: true}
+			}
+		}()
+		out, err, panicked := invoke(exec, spec.Run)
+		returned = true
+		ch <- outcome{out, err, panicked}
+	}()
+	res := <-ch
+	out, err := res.out, res.err
+	switch {
+	case res.panicked:
+		return "", childFailed(ClassPanic)
+	case errors.Is(context.Cause(exec), errDeadline):
+		return "", childFailed(ClassDeadline)
+	case err != nil && errors.Is(context.Cause(exec), errClosed):
+		return "", ErrClosed
+	case err == nil && tooLarge(out, spec.MaxResultBytes, s.cfg.maxResultBytes):
+		return "", childFailed(ClassResultTooLarge) // as background Work over the limit
+	case err == nil:
+		return out, nil // completion wins over a late cancellation
+	case ctx.Err() != nil:
+		return "", ErrCancelled
+	case r.refused():
+		return "", childFailed(ClassBudgetExhausted)
+	}
+	return "", childFailed(ClassError)
+}

@@ -1,0 +1,117 @@
+package work
+
+// EffectiveBudget returns the budget a child started with spec runs with
+// under s, pools aside: its own limits, else the defaults
+// (WithDefaultBudget), clamped to the ceiling (WithBudgetCeiling), and its
+// deadline. An Engine that runs children elsewhere resolves budgets with
+// it, as the Supervisor does.
+func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
+	want, def, ceil := spec.Budget.Dims(), s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
+	var eff [numDims]int64
+	for i := range eff {
+		eff[i] = max(resolveDim(want[i], def[i], ceil[i]), 0)
+	}
+	var b Budget
+	b.SetDims(eff)
+	b.MaxDuration = s.cfg.duration(&spec)
+	return b
+}
+
+// reserveLocked resolves spec's budget for a child of owner and reserves
+// it from the owner's pool or reservation. It returns the run, or the
+// budget that cannot be covered. scope is the id the child's own scope will
+// have: its children reserve from this run.
+//
+// In a pooled dimension (the owner's pool, or a parent child's reservation
+// that is explicit or from a pool), a child that sets its own limit
+// reserves it, refused when it does not fit. A child that sets none
+// reserves, if it is an agent, its default capped at its poolShare of the
+// pool and at what remains (refused when nothing remains); if it is a
+// function (no model requests of its own), nothing: its own children then
+// reserve from the pool as if they were the function's siblings, so that
+// no descendant escapes it.
+//
+// r is the caller's zero run, which reserveLocked fills in.
+func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
+	r.s, r.fail = s, spec.FailOnBudget
+	// A top-level owner's account is its pool; a child's scope's is the
+	// child's reservation, reached through the scope (whose Start the
+	// scope's end refuses before this).
+	parent := s.bud.pools[spec.Owner.id]
+	if spec.Owner.depth > 0 {
+		parent = nil
+		if sc := spec.Owner.sc; sc != nil {
+			parent = sc.acct
+		}
+	}
+	r.parent = parent
+	r.maxDur = s.cfg.duration(spec)
+	want := spec.Budget.Dims()
+	def, ceil := s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
+	var eff [numDims]int64
+	if parent == nil {
+		// No pool and no reservation above it: no dimension is pooled,
+		// and nothing is reserved (PoolReserve's unpooled case).
+		for i := range eff {
+			v := unpooled(resolveDim(want[i], def[i], ceil[i]))
+			r.m[i].limit, r.pooled[i] = v, v > 0 && want[i] > 0
+		}
+		return ""
+	}
+	var lim, avail [numDims]int64
+	var src [numDims]*meter
+	for i := range eff {
+		eff[i] = resolveDim(want[i], def[i], ceil[i])
+		if sa := parent.source(i); sa != nil {
+			if a := sa.avail(i); a >= 0 {
+				lim[i], avail[i], src[i] = sa.m[i].limit, a, &sa.m[i]
+			}
+		}
+	}
+	function := spec.Target.Kind == KindFunction
+	eff, held, short := PoolReserve(lim, avail, want, eff, function)
+	if short != "" {
+		return short
+	}
+	for i, v := range eff {
+		// A function child that sets no limit in a pooled dimension
+		// reserves nothing there: its children reserve from its source.
+		r.m[i].limit, r.through[i] = v, src[i] != nil && held[i] == 0
+		r.pooled[i] = v > 0 && (held[i] > 0 || want[i] > 0)
+		if held[i] > 0 {
+			src[i].held.Add(v)
+			r.m[i].from = src[i]
+		}
+	}
+	return ""
+}
+
+// settleRunLocked refunds what r did not spend to its parent. The parent is charged what r (and its children) spent; tokens
+// stay charged in full when a response reported no usage. It is
+// idempotent.
+func (s *Supervisor) settleRunLocked(r *run) {
+	if r == nil {
+		return
+	}
+	p := r.parent
+	if p == nil {
+		return
+	}
+	r.parent = nil
+	var limit, used [numDims]int64
+	for i := range r.m {
+		limit[i], used[i] = r.m[i].limit, r.m[i].used.Load()
+	}
+	charge := poolCharge(limit, used, r.unknown.Load() > 0)
+	for i := range r.m {
+		spent := charge[i]
+		if f := r.m[i].from; f != nil {
+			// Reserved from f (the parent's meter, or an enclosing one past
+			// function children that reserved nothing): refund and charge it.
+			f.held.Add(-r.m[i].limit)
+			f.used.Add(spent)
+			continue
+		}
+		p.m[i].used.Add(spent)
+	}
+}

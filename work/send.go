@@ -1,0 +1,122 @@
+package work
+
+import (
+	"context"
+	"crypto/sha256"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
+)
+
+// dropCommands forgets every command record of it (the cursor stays).
+func (it *item) dropCommands() {
+	if it.mb != nil {
+		it.mb.records, it.mb.order, it.mb.next = nil, nil, 0
+	}
+}
+
+func (it *item) receipt(cursor int, at time.Time) SendReceipt {
+	c := strconv.Itoa(cursor)
+	return SendReceipt{WorkID: it.id(), ID: it.id() + "." + c, Cursor: c, AcceptedAt: at}
+}
+
+// Send queues guidance for a non-terminal agent child visible to o. The
+// text waits in the Work's FIFO mailbox until the child drains it at its
+// next model-request boundary (Execution.Guidance); the engine then holds no
+// copy. Guidance accepted while the child has a question open answers it
+// (see "Updates and questions" in docs/engine.md; Answer also reaches a
+// function child). commandID is the caller's command identity (the
+// model's tool-call id): the same commandID with the same text returns the first receipt and
+// queues nothing; with other text it is ErrConflict. Only SHA-256 digests
+// of the command id and of the text are kept for this. An empty commandID
+// is never deduplicated.
+//
+// Everything Send keeps is bounded (see the options): a message larger
+// than the per-message limit (default 16 KiB) is ErrMessageTooLarge; a
+// message that would take the undelivered guidance of the Work over its
+// count or byte limit (default 32 messages, 64 KiB) is ErrMailboxFull.
+// At most 256 command records are kept per Work (by default), the oldest
+// dropped first: a replay older than that window is treated as a new
+// command. A Work keeps no records once it is detached or evicted, or once
+// Result has returned its terminal answer. A refused Send stores nothing.
+//
+// Send fails with ErrInvalidOwner, ErrEmptyMessage, ErrMessageTooLarge,
+// ErrNotFound, ErrNotAgent, ErrConflict, ErrTerminal or ErrMailboxFull,
+// checked in that order: a replay of a recorded command returns its
+// receipt even after the Work has ended or while its mailbox is full.
+func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+	return s.send(o, id, commandID, message, true)
+}
+
+// send is Send, and Answer when agentOnly is false (a function child's
+// guidance is its answer: AwaitAnswer). Guidance accepted while the child
+// has a question open answers it (update_work.go).
+func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool) (SendReceipt, error) {
+	if s.uninitialized() {
+		return SendReceipt{}, ErrNotInitialized
+	}
+	if err := validOwner(o); err != nil {
+		return SendReceipt{}, err
+	}
+	if strings.TrimSpace(message) == "" {
+		return SendReceipt{}, ErrEmptyMessage
+	}
+	if len(message) > s.cfg.maxMessageBytes {
+		return SendReceipt{}, errorf(ErrMessageTooLarge, "a guidance message may have at most %d bytes", s.cfg.maxMessageBytes)
+	}
+	digest := sha256.Sum256([]byte(message))
+	var key [sha256.Size]byte
+	if commandID != "" {
+		key = sha256.Sum256([]byte(commandID))
+	}
+	var e emission
+	s.mu.Lock()
+	it, err := s.lookupLocked(o, id)
+	if err != nil {
+		s.mu.Unlock()
+		return SendReceipt{}, err
+	}
+	if agentOnly && it.target.Kind != KindAgent {
+		s.mu.Unlock()
+		return SendReceipt{}, ErrNotAgent
+	}
+	mb := it.mb
+	if mb != nil && commandID != "" {
+		if r, ok := mb.records[key]; ok {
+			s.mu.Unlock()
+			if r.digest != digest {
+				return SendReceipt{}, ErrConflict
+			}
+			return it.receipt(r.cursor, r.at), nil
+		}
+	}
+	if it.terminal() {
+		s.mu.Unlock()
+		return SendReceipt{}, ErrTerminal
+	}
+	if mb == nil {
+		mb = &mailbox{}
+	}
+	if len(mb.queued) >= s.cfg.maxQueued || mb.bytes+len(message) > s.cfg.maxQueuedBytes {
+		s.mu.Unlock()
+		return SendReceipt{}, errorf(ErrMailboxFull, "at most %d undelivered messages (%d bytes) are kept per work",
+			s.cfg.maxQueued, s.cfg.maxQueuedBytes)
+	}
+	it.mb = mb
+	now := s.cfg.clock.Now()
+	mb.cursor++
+	mb.queued = append(mb.queued, message)
+	mb.bytes += len(message)
+	if commandID != "" {
+		mb.remember(key, record{digest: digest, cursor: mb.cursor, at: now}, s.cfg.maxCommands)
+	}
+	r := it.receipt(mb.cursor, now)
+	if it.upd != nil {
+		it.upd.answerLocked()
+	}
+	e.add(it, observe.Event{Type: observe.EventGuidanceAccepted, Time: now, Count: 1})
+	s.unlockAndEmit(&e)
+	return r, nil
+}
