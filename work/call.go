@@ -135,3 +135,27 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	}
 	return "", childFailed(ClassError)
 }
+
+// foreground is a foreground call in progress, for Close.
+type foreground struct {
+	cancel context.CancelCauseFunc
+	target string        // the target label, for Shutdown's report
+	done   chan struct{} // closed when the call has returned
+}
+
+// growAgentStack grows a foreground agent child's new goroutine's stack to
+// 32 KB at once, while it is one frame deep. An agent child (a langchaingo
+// executor: prompt templates, JSON) needs about that much, and would
+// otherwise grow it by doubling, 2 KB to 32 KB, each time copying a deeper
+// stack. Background children are left as they are (memory per running
+// Work).
+//
+//go:noinline
+func growAgentStack() {
+	var buf [agentHeadroom]byte
+	keepStack(buf[:])
+}
+
+// agentHeadroom is what growAgentStack reserves: the stack grows to the
+// next power of two above it (32 KB).
+const agentHeadroom = 16 << 10

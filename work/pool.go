@@ -68,16 +68,6 @@ func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining
 	}
 }
 
-// poolShare is the divisor of an unbudgeted child's share of a pool: an
-// agent child that sets no limit of its own in a pooled dimension reserves
-// its default there, but at most 1/poolShare of the pool's limit (rounded
-// up), and at most what remains; where it has no default (tokens), it
-// reserves that share. So one child without a budget never takes a whole
-// pool: with a pool of 20 turns and 200,000 tokens it reserves 5 turns and
-// 50,000 tokens, and four such children fit. The same holds inside a
-// parent child's reservation.
-const poolShare = 4
-
 // forgetPoolLocked drops the pool of the top-level owner id. Children
 // still holding reservations settle into the forgotten account.
 func (s *Supervisor) forgetPoolLocked(id string) {
