@@ -10,7 +10,7 @@ type TargetInfo struct {
 	// Provider names the child agent's model provider as the OpenTelemetry
 	// GenAI conventions spell it ("openai", "anthropic", "ollama", ...).
 	Provider string
-	// AgentID is the child agent's stable id (the Ref's targetId).
+	// AgentID is the child agent's stable id (the work.Ref's targetId).
 	AgentID string
 	// Description is the tool's description, as the model reads it.
 	Description string

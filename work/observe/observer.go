@@ -161,7 +161,7 @@ type Observer interface {
 	// call ends.
 	Begin(ctx context.Context, c ToolCall) (context.Context, func(ToolCallEnd))
 	// Bind is called once for each accepted Work, on the starting
-	// goroutine, before EventQueued, without the Supervisor's lock.
+	// goroutine, before EventQueued, without the engine's lock.
 	// caller is the starting context; exec is a fresh context derived from
 	// context.Background that the child will run in. Bind returns exec or
 	// a context derived from exec (for example one carrying the execution

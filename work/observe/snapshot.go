@@ -48,7 +48,7 @@ type LiveWork struct {
 type Snapshot struct {
 	// Time is the engine's clock when the snapshot was taken.
 	Time time.Time
-	// MaxRunning is the running limit (WithMaxRunning) that every target
+	// MaxRunning is the running limit (work.WithMaxRunning) that every target
 	// shares; 0 when the engine has none shared (its limits, if any, are
 	// per target: TargetCounts.MaxRunning).
 	MaxRunning int

@@ -2,7 +2,7 @@ package observe
 
 // Progress is a Work's progress as counts only: never text, so that no
 // content can travel through it. Function children set Done and Total with
-// ReportProgress; agent children count ModelRequests and ToolCalls (the
+// work.ReportProgress; agent children count ModelRequests and ToolCalls (the
 // langchaingo adapter does it at each model request and tool call). All
 // are zero until reported.
 //
