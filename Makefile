@@ -118,7 +118,7 @@ security-check:
 	$(GO) run ./internal/cmd/securitycheck SECURITY.md
 
 copies:
-	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver
+	$(GO) run ./internal/cmd/copies -max $(COPIES_MAX) runners/temporal runners/restate work,work/driver,work/observe
 
 # The Goal benchmarks (engine vs goroutine/errgroup/conc, telemetry vs the
 # SDK floor, the adapters vs unwrapped langchaingo and Eino), each ratio measured in
