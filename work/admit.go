@@ -28,6 +28,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	// for no allocation; the id is drawn under the lock.
 	scopeBuf := newScopeBuf(spec.Owner.id)
 	it := &item{
+		s:        s,
 		target:   spec.Target,
 		run:      spec.Run,
 		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
@@ -79,7 +80,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	}
 
 	it.owner, it.created = os, now
-	r.it = it
+	r.rt = it
 	e := emission{nop: nop}
 	e.push(it, observe.EventQueued, now).To = StateQueued
 	if nop {

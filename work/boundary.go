@@ -46,8 +46,8 @@ func (e *Execution) BeginRequest() (Turn, error) {
 	if r == nil {
 		return Turn{}, nil
 	}
-	e.awaitQuestion() // update_work.go
-	e.awaitSlot()
+	e.rt.awaitQuestion()
+	e.rt.awaitSlot()
 	r.mu.Lock()
 	if r.phase != phaseOrdinary {
 		r.phase = phaseRefused
@@ -163,14 +163,7 @@ func (e *Execution) Usage() Usage {
 
 // report delivers a budget event of r.
 func (r *run) report(ev observe.Event) {
-	switch {
-	case r.it != nil:
-		ev.Time = r.s.cfg.clock.Now()
-		r.s.emitWork(r.it, ev)
-	case r.emit != nil && r.s == nil: // a remote run: its Engine's time
-		r.emit(ev)
-	case r.emit != nil:
-		ev.Time = r.s.cfg.clock.Now()
-		r.emit(ev)
+	if r.rt != nil {
+		r.rt.runEvent(ev)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/agentwork/agentwork/work/observe"
 )
 
 // meter is one dimension of an account. limit 0 means none. used is what
@@ -46,10 +44,8 @@ func (a *account) avail(i int) int64 {
 // its reservation, its own usage and its boundary phase.
 type run struct {
 	account
-	s      *Supervisor
-	maxDur time.Duration       // the effective MaxDuration (the other limits are the meters')
-	emit   func(observe.Event) // delivers a foreground call's budget event (never under s.mu)
-	it     *item               // a background run's Work: its budget events go with its others
+	maxDur time.Duration // the effective MaxDuration (the other limits are the meters')
+	rt     childRuntime  // what runs the child, which delivers its budget events (report; never under the Supervisor's lock)
 
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported

@@ -7,6 +7,14 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
+// runEvent delivers a budget event of the Work's run, with the
+// Supervisor's time (run.report).
+func (it *item) runEvent(ev observe.Event) {
+	s := it.s
+	ev.Time = s.cfg.clock.Now()
+	s.emitWork(it, ev)
+}
+
 // emitWork delivers a background Work's budget event, in order with its
 // other events.
 func (s *Supervisor) emitWork(it *item, ev observe.Event) {

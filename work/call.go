@@ -63,7 +63,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", PoolRefusal(short)
 	}
 	scopeID := spec.Owner.id + "/" + newID()
-	r.emit = s.foregroundEmitter(exec, spec)
+	c := &callExec{s: s, run: r, cctx: exec, emit: s.foregroundEmitter(exec, spec)}
+	c.e.rt, r.rt = c, c
 	defer s.endForeground(r, scopeID, exec)
 	fg := &foreground{cancel: cancel, target: spec.Target.Label, done: make(chan struct{})}
 	s.foreground[fg] = struct{}{}
@@ -90,7 +91,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		s.endScopeLocked(sc, scopeID, &e)
 		s.unlockAndEmit(&e)
 	}()
-	exec = context.WithValue(exec, execKey{}, newAuxExecution(s, execAux{scope: scope, run: r, cctx: exec}))
+	c.scope = scope
+	exec = context.WithValue(exec, execKey{}, &c.e)
 	if spec.Job != nil {
 		spec.Run = s.foregroundJob(spec.Job, spec.Input) // job.go
 	}
@@ -134,6 +136,47 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassBudgetExhausted)
 	}
 	return "", childFailed(ClassError)
+}
+
+// callExec is a foreground call's Execution and the state it answers
+// from (childRuntime), allocated together. A foreground call has no Work:
+// no id, guidance, progress counts or updates.
+type callExec struct {
+	e     Execution
+	s     *Supervisor
+	scope Owner               // the call's own scope
+	run   *run                // its budget state
+	cctx  context.Context     // its cancellable context: its end ends the boundary's slot wait
+	emit  func(observe.Event) // delivers its budget events (foregroundEmitter)
+}
+
+func (c *callExec) workID() string            { return "" }
+func (c *callExec) ownScope() Owner           { return c.scope }
+func (c *callExec) budgetRun() *run           { return c.run }
+func (c *callExec) progressCounts() *progress { return nil }
+func (c *callExec) progressed()               {}
+func (c *callExec) guidance() []string        { return nil }
+func (c *callExec) awaitQuestion()            {}
+func (c *callExec) takeUnanswered() []int     { return nil }
+
+// awaitAnswer returns at once: a foreground call asks no question.
+func (c *callExec) awaitAnswer(context.Context) ([]string, error) { return nil, nil }
+
+// awaitSlot waits for the running slot of the Work the call runs on, if
+// any (Supervisor.awaitSlot).
+func (c *callExec) awaitSlot() { c.s.awaitSlot(c.scope.sc, c.cctx) }
+
+// runEvent delivers a budget event of the call, with the Supervisor's time.
+func (c *callExec) runEvent(ev observe.Event) {
+	ev.Time = c.s.cfg.clock.Now()
+	c.emit(ev)
+}
+
+// reportUpdate refuses every update with UpdateRefusedNotDeclared (there
+// is no Work to read it from); an observe.EventUpdate still reports it.
+func (c *callExec) reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
+	c.run.report(observe.Event{Type: observe.EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
+	return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
 }
 
 // foreground is a foreground call in progress, for Close.

@@ -32,5 +32,14 @@ func (s *Supervisor) labelChild() { pprof.SetGoroutineLabels(s.labels) }
 // recognised as a child's; see Close.
 func (s *Supervisor) closedFromChild(ctx context.Context) bool {
 	ex, ok := ExecutionFrom(ctx)
-	return ok && ex.s == s
+	if !ok {
+		return false
+	}
+	switch rt := ex.rt.(type) {
+	case *item:
+		return rt.s == s
+	case *callExec:
+		return rt.s == s
+	}
+	return false
 }

@@ -37,7 +37,7 @@ func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
 }
 
 // execute runs it's child on the calling goroutine, a new one (runLocked).
-func (it *item) execute() { it.exec.s.execute(it, nil) }
+func (it *item) execute() { it.s.execute(it, nil) }
 
 // prepareRunLocked moves a Work taken from its owner's queue to running.
 // Its child runs with its item's context (it.xctx) and it.run, which the
@@ -54,7 +54,7 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx
 	}
 	it.scope = scope{work: it, parent: it.owner.sc, acct: &it.brun.account}
 	it.sc = &it.scope
-	it.exec = Execution{s: s, it: it}
+	it.exec = Execution{rt: it}
 	it.xctx.it = it
 	if it.job != nil {
 		// An external job's Submit runs with a context of its own, which

@@ -3,6 +3,8 @@ package work
 import (
 	"context"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 type execKey struct{}
@@ -13,87 +15,61 @@ type execKey struct{}
 // child) behaves as outside a child run: no Work id, the zero scope, no
 // budget, and nothing is counted.
 type Execution struct {
-	s  *Supervisor
-	it *item // nil for a foreground call and a remote run
-	// x is a foreground call's or a remote run's own state; nil for a
-	// background Work's, which its item holds (the accessors below).
-	x *execAux
+	rt childRuntime // what runs the child; nil for the zero Execution
 }
 
-// execAux is what an Execution holds besides its Work: a background
-// Work's is read from its item, a foreground call's and a remote run's
-// are their own.
-type execAux struct {
-	scope Owner
-	run   *run            // the child's budget state; nil outside a child run
-	cctx  context.Context // the child's cancellable context: its end ends the boundary's slot wait
-	// remote is set for a child another Engine runs (WithRemote), with
-	// its progress counts.
-	remote *remoteRun
-	prog   *progress
-}
-
-// auxExecution is an Execution and its own state, allocated together.
-type auxExecution struct {
-	e Execution
-	x execAux
-}
-
-// newAuxExecution returns an Execution with state x of its own.
-func newAuxExecution(s *Supervisor, x execAux) *Execution {
-	a := &auxExecution{e: Execution{s: s}, x: x}
-	a.e.x = &a.x
-	return &a.e
+// childRuntime is the engine's half of an Execution: what runs the child
+// answers for it. A background Work of the Supervisor (its item), a
+// foreground call (Supervisor.Call) and a run of another Engine
+// (WithRemote) implement it. Its methods are safe for concurrent use.
+type childRuntime interface {
+	// workID returns the Work's id, "" for a foreground call.
+	workID() string
+	// ownScope returns the child's own owner scope.
+	ownScope() Owner
+	// budgetRun returns the child's budget state.
+	budgetRun() *run
+	// progressCounts returns the Work's progress counts, nil when none
+	// are kept (a foreground call).
+	progressCounts() *progress
+	// progressed reports that the progress counts changed: an
+	// observe.EventProgress when the last one is at least
+	// progressInterval old. It never blocks.
+	progressed()
+	// runEvent delivers a budget event of the child's run.
+	runEvent(ev observe.Event)
+	// guidance drains the child's guidance (Execution.Guidance).
+	guidance() []string
+	// reportUpdate decides on an update the child reports
+	// (Execution.ReportUpdate).
+	reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error)
+	// awaitQuestion is the question wait of BeginRequest.
+	awaitQuestion()
+	// awaitSlot is the running-slot wait of BeginRequest.
+	awaitSlot()
+	// awaitAnswer waits for the answer to the child's question
+	// (Execution.AwaitAnswer).
+	awaitAnswer(ctx context.Context) ([]string, error)
+	// takeUnanswered returns the questions whose wait ended without an
+	// answer since the last call, and forgets them (Execution.Unanswered).
+	takeUnanswered() []int
 }
 
 // scope returns the child's own owner scope (the zero Owner for the zero
 // Execution).
 func (e *Execution) scope() Owner {
-	switch {
-	case e.x != nil:
-		return e.x.scope
-	case e.it != nil:
-		it := e.it
-		return Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}
+	if e.rt == nil {
+		return Owner{}
 	}
-	return Owner{}
+	return e.rt.ownScope()
 }
 
 // run returns the child's budget state, nil outside a child run.
 func (e *Execution) run() *run {
-	switch {
-	case e.x != nil:
-		return e.x.run
-	case e.it != nil:
-		return &e.it.brun
+	if e.rt == nil {
+		return nil
 	}
-	return nil
-}
-
-// cctx returns the child's cancellable context (a running Work's, a
-// foreground call's or a remote run's: never the zero Execution's).
-func (e *Execution) cctx() context.Context {
-	if e.x != nil {
-		return e.x.cctx
-	}
-	return &e.it.xctx
-}
-
-// remote returns a remote run's state; nil for the Supervisor's children.
-func (e *Execution) remote() *remoteRun {
-	if e.x != nil {
-		return e.x.remote
-	}
-	return nil
-}
-
-// prog returns a remote run's progress counts; nil for the Supervisor's
-// children (a background Work's are its item's).
-func (e *Execution) prog() *progress {
-	if e.x != nil {
-		return e.x.prog
-	}
-	return nil
+	return e.rt.budgetRun()
 }
 
 // ExecutionFrom returns the Execution of the child whose context ctx is (or
@@ -108,13 +84,10 @@ func (e *Execution) WorkID() string {
 	if e == nil {
 		return ""
 	}
-	if r := e.remote(); r != nil {
-		return r.WorkID
-	}
-	if e.it == nil {
+	if e.rt == nil {
 		return ""
 	}
-	return e.it.id()
+	return e.rt.workID()
 }
 
 // Scope returns the child's own owner scope, one level deeper than its

@@ -10,6 +10,7 @@ import (
 )
 
 type item struct {
+	s         *Supervisor // the Supervisor that runs it
 	owner     *ownerState
 	target    Target
 	seq       uint64
@@ -117,6 +118,23 @@ func (it *item) terminal() bool { return stateTerminal[it.st] }
 
 // id returns the Work's id: the end of its scope's id.
 func (it *item) id() string { return it.scopeID[len(it.scopeID)-idLen:] }
+
+// The Work is its child's runtime (childRuntime): the Execution's
+// workID, ownScope and budgetRun are here, its other methods with their
+// concerns (send.go, progress_events.go, budget_events.go,
+// update_work.go, slots.go).
+
+// workID returns the Work's id.
+func (it *item) workID() string { return it.id() }
+
+// ownScope returns the child's own owner scope, one level below the
+// Work's owner.
+func (it *item) ownScope() Owner {
+	return Owner{id: it.scopeID, depth: it.owner.depth + 1, sc: it.sc}
+}
+
+// budgetRun returns the Work's budget state.
+func (it *item) budgetRun() *run { return &it.brun }
 
 // ref returns the Work's Ref.
 func (it *item) ref() Ref { return Ref{ID: it.id(), TargetID: it.target.id()} }

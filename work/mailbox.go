@@ -3,8 +3,6 @@ package work
 import (
 	"crypto/sha256"
 	"time"
-
-	"github.com/agentwork/agentwork/work/observe"
 )
 
 // mailbox is a Work's guidance queue and command records, allocated on the
@@ -53,25 +51,8 @@ func (e *Execution) Guidance() []string {
 	if e == nil {
 		return nil
 	}
-	if r := e.remote(); r != nil {
-		if r.Guidance == nil {
-			return nil
-		}
-		return r.Guidance()
-	}
-	if e.it == nil {
+	if e.rt == nil {
 		return nil
 	}
-	var em emission
-	e.s.mu.Lock()
-	var msgs []string
-	if mb := e.it.mb; mb != nil {
-		msgs = mb.queued
-		mb.queued, mb.bytes = nil, 0
-	}
-	if len(msgs) > 0 {
-		em.add(e.it, observe.Event{Type: observe.EventGuidanceDelivered, Time: e.s.cfg.clock.Now(), Count: len(msgs)})
-	}
-	e.s.unlockAndEmit(&em)
-	return msgs
+	return e.rt.guidance()
 }

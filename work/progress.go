@@ -29,17 +29,23 @@ func (p *progress) snapshot() Progress {
 		ModelRequests: p.requests.Load(), ToolCalls: p.tools.Load()}
 }
 
+// counts returns the Work's progress counts, nil when none are kept (a
+// foreground call, and the zero Execution).
+func (e *Execution) counts() *progress {
+	if e.rt == nil {
+		return nil
+	}
+	return e.rt.progressCounts()
+}
+
 // Progress returns the Work's progress counts so far (the zero Progress
 // for a foreground call), for an Engine that carries them elsewhere.
 func (e *Execution) Progress() Progress {
 	if e == nil {
 		return Progress{}
 	}
-	switch {
-	case e.it != nil:
-		return e.it.prog.snapshot()
-	case e.prog() != nil:
-		return e.prog().snapshot()
+	if p := e.counts(); p != nil {
+		return p.snapshot()
 	}
 	return Progress{}
 }
@@ -61,17 +67,11 @@ func (e *Execution) reportProgress(done, total int64) {
 	if e == nil {
 		return
 	}
-	if e.it == nil {
-		if e.prog() != nil {
-			e.prog().done.Store(max(done, 0))
-			e.prog().total.Store(max(total, 0))
-			e.remoteProgressed()
-		}
-		return
+	if p := e.counts(); p != nil {
+		p.done.Store(max(done, 0))
+		p.total.Store(max(total, 0))
+		e.rt.progressed()
 	}
-	e.it.prog.done.Store(max(done, 0))
-	e.it.prog.total.Store(max(total, 0))
-	e.s.progressed(e.it)
 }
 
 // CountModelRequest adds one to the Work's ModelRequests count, like
@@ -80,15 +80,10 @@ func (e *Execution) CountModelRequest() {
 	if e == nil {
 		return
 	}
-	if e.it == nil {
-		if e.prog() != nil {
-			e.prog().requests.Add(1)
-			e.remoteProgressed()
-		}
-		return
+	if p := e.counts(); p != nil {
+		p.requests.Add(1)
+		e.rt.progressed()
 	}
-	e.it.prog.requests.Add(1)
-	e.s.progressed(e.it)
 }
 
 // CountToolCall adds one to the Work's ToolCalls count, like
@@ -97,13 +92,8 @@ func (e *Execution) CountToolCall() {
 	if e == nil {
 		return
 	}
-	if e.it == nil {
-		if e.prog() != nil {
-			e.prog().tools.Add(1)
-			e.remoteProgressed()
-		}
-		return
+	if p := e.counts(); p != nil {
+		p.tools.Add(1)
+		e.rt.progressed()
 	}
-	e.it.prog.tools.Add(1)
-	e.s.progressed(e.it)
 }

@@ -2,6 +2,12 @@ package work
 
 import "github.com/agentwork/agentwork/work/observe"
 
+// progressCounts returns the Work's progress counts.
+func (it *item) progressCounts() *progress { return &it.prog }
+
+// progressed is Supervisor.progressed of the Work.
+func (it *item) progressed() { it.s.progressed(it) }
+
 // progressed emits observe.EventProgress for it when the last one is at least
 // progressInterval old (by the Supervisor's clock). It never waits: when
 // another event of the Work is being delivered, the report stays pending

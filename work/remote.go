@@ -59,9 +59,14 @@ type Remote struct {
 	AwaitAnswer func(ctx context.Context) bool
 }
 
-// remoteRun is the Remote of an Execution, with its question state.
+// remoteRun is the Remote of an Execution, with its Execution, budget
+// state, progress counts and question state, allocated together.
 type remoteRun struct {
 	Remote
+	e          Execution
+	scope      Owner           // the child's own scope
+	ru         run             // the child's budget state
+	prog       progress        // its progress counts
 	ctx        context.Context // what WithRemote was given: the question wait's
 	asking     atomic.Bool     // asked holds a question
 	mu         sync.Mutex      // guards asked and unanswered
@@ -78,22 +83,39 @@ type remoteRun struct {
 // child with; the scope's Work is the engine's to release when the child
 // returns. Usage and Exhausted tell it what the run spent.
 func WithRemote(ctx context.Context, r Remote) context.Context {
-	scope := Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
-	e := newAuxExecution(nil, execAux{scope: scope, remote: &remoteRun{Remote: r, ctx: ctx}, prog: new(progress)})
-	ru := &run{maxDur: r.Budget.MaxDuration, fail: r.FailOnBudget}
+	rr := &remoteRun{Remote: r, ctx: ctx}
+	rr.e.rt = rr
+	rr.scope = Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
+	rr.ru.maxDur, rr.ru.fail = r.Budget.MaxDuration, r.FailOnBudget
 	for i, v := range r.Budget.Dims() {
-		ru.m[i].limit = max(v, 0)
+		rr.ru.m[i].limit = max(v, 0)
 	}
 	if r.Event != nil {
-		ru.emit = e.remoteEvent
+		rr.ru.rt = rr
 	}
-	e.x.run = ru
-	return context.WithValue(ctx, execKey{}, e)
+	return context.WithValue(ctx, execKey{}, &rr.e)
 }
 
-// remoteUpdate is ReportUpdate under another Engine: r.Update decides.
-func (e *Execution) remoteUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
-	r := e.remote()
+// A remote run is its child's runtime (childRuntime): its methods follow.
+
+func (r *remoteRun) workID() string            { return r.WorkID }
+func (r *remoteRun) ownScope() Owner           { return r.scope }
+func (r *remoteRun) budgetRun() *run           { return &r.ru }
+func (r *remoteRun) progressCounts() *progress { return &r.prog }
+
+// awaitSlot does nothing: another Engine's running slots are its own.
+func (r *remoteRun) awaitSlot() {}
+
+// guidance calls Remote.Guidance.
+func (r *remoteRun) guidance() []string {
+	if r.Guidance == nil {
+		return nil
+	}
+	return r.Guidance()
+}
+
+// reportUpdate is ReportUpdate under another Engine: r.Update decides.
+func (r *remoteRun) reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
 	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
 	if r.Update != nil {
 		rec, reason = r.Update(key, value, question)
@@ -101,7 +123,7 @@ func (e *Execution) remoteUpdate(key string, value []byte, question bool) (Updat
 	if reason == "" && rec.Duplicate {
 		return rec, nil
 	}
-	e.run().report(observe.Event{Type: observe.EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
+	r.ru.report(observe.Event{Type: observe.EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
 	if reason != "" {
 		return UpdateReceipt{}, UpdateRefusal(reason)
 	}
@@ -114,11 +136,30 @@ func (e *Execution) remoteUpdate(key string, value []byte, question bool) (Updat
 	return rec, nil
 }
 
-// remoteAwait waits for the answer to the questions asked (r.AwaitAnswer)
+// awaitQuestion waits, with the context given to WithRemote, for the
+// answer to the questions asked, if any.
+func (r *remoteRun) awaitQuestion() {
+	if r.asking.Load() {
+		r.await(r.ctx)
+	}
+}
+
+// awaitAnswer is AwaitAnswer under another Engine (r.AwaitAnswer).
+func (r *remoteRun) awaitAnswer(ctx context.Context) ([]string, error) {
+	if r.asking.Load() && !r.await(ctx) {
+		if ctx.Err() != nil {
+			return nil, ErrCancelled
+		}
+		r.takeUnanswered()
+		return nil, ErrUnanswered
+	}
+	return r.guidance(), nil
+}
+
+// await waits for the answer to the questions asked (r.AwaitAnswer)
 // and reports whether one came; unanswered questions are kept for
 // Unanswered unless ctx ended.
-func (e *Execution) remoteAwait(ctx context.Context) bool {
-	r := e.remote()
+func (r *remoteRun) await(ctx context.Context) bool {
 	r.mu.Lock()
 	n := len(r.asked)
 	r.mu.Unlock()
@@ -140,9 +181,18 @@ func (e *Execution) remoteAwait(ctx context.Context) bool {
 	return ok
 }
 
-// remoteEvent delivers an event of a remote run through Remote.Event.
-func (e *Execution) remoteEvent(ev observe.Event) {
-	r := e.remote()
+// takeUnanswered returns the questions whose wait gave up, and forgets
+// them.
+func (r *remoteRun) takeUnanswered() []int {
+	r.mu.Lock()
+	seqs := r.unanswered
+	r.unanswered = nil
+	r.mu.Unlock()
+	return seqs
+}
+
+// runEvent delivers an event of a remote run through Remote.Event.
+func (r *remoteRun) runEvent(ev observe.Event) {
 	ev.WorkID, ev.Owner, ev.Depth = r.WorkID, r.OwnerID, max(r.OwnerDepth, 0)
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
@@ -150,20 +200,20 @@ func (e *Execution) remoteEvent(ev observe.Event) {
 	r.Event(ev)
 }
 
-// remoteProgressed emits observe.EventProgress for a remote run when the last one
+// progressed emits observe.EventProgress for a remote run when the last one
 // is at least a second old.
-func (e *Execution) remoteProgressed() {
-	if e.remote().Event == nil {
+func (r *remoteRun) progressed() {
+	if r.Event == nil {
 		return
 	}
-	p := e.prog()
+	p := &r.prog
 	now := time.Now()
 	last := p.last.Load()
 	if last != 0 && now.UnixNano()-last < int64(progressInterval) {
 		return
 	}
 	if p.last.CompareAndSwap(last, now.UnixNano()) {
-		e.remoteEvent(observe.Event{Type: observe.EventProgress, Time: now, Progress: p.snapshot()})
+		r.runEvent(observe.Event{Type: observe.EventProgress, Time: now, Progress: p.snapshot()})
 	}
 }
 

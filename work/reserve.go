@@ -33,7 +33,7 @@ func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
 //
 // r is the caller's zero run, which reserveLocked fills in.
 func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
-	r.s, r.fail = s, spec.FailOnBudget
+	r.fail = spec.FailOnBudget
 	// A top-level owner's account is its pool; a child's scope's is the
 	// child's reservation, reached through the scope (whose Start the
 	// scope's end refuses before this).

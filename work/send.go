@@ -17,6 +17,25 @@ func (it *item) dropCommands() {
 	}
 }
 
+// guidance drains the Work's mailbox (Execution.Guidance): the guidance
+// accepted since the last call, in order, with an
+// observe.EventGuidanceDelivered when there is some.
+func (it *item) guidance() []string {
+	s := it.s
+	var em emission
+	s.mu.Lock()
+	var msgs []string
+	if mb := it.mb; mb != nil {
+		msgs = mb.queued
+		mb.queued, mb.bytes = nil, 0
+	}
+	if len(msgs) > 0 {
+		em.add(it, observe.Event{Type: observe.EventGuidanceDelivered, Time: s.cfg.clock.Now(), Count: len(msgs)})
+	}
+	s.unlockAndEmit(&em)
+	return msgs
+}
+
 func (it *item) receipt(cursor int, at time.Time) SendReceipt {
 	c := strconv.Itoa(cursor)
 	return SendReceipt{WorkID: it.id(), ID: it.id() + "." + c, Cursor: c, AcceptedAt: at}

@@ -19,9 +19,12 @@ package work
 //     execute: the end of its chain of borrowers. A Work that lends or is
 //     owed a slot holds none; a lending one executes only on other
 //     goroutines than its waiters', and one owed a slot only until its
-//     next model-request boundary (Execution.awaitSlot).
+//     next model-request boundary (Supervisor.awaitSlot).
 
-import "slices"
+import (
+	"context"
+	"slices"
+)
 
 // queuedBelowLocked adds d to the count of queued Work below every Work
 // that encloses os (none for a top-level owner).
@@ -155,13 +158,14 @@ func (s *Supervisor) unlend(w *item, awaited *item) {
 	s.unlockAndEmit(&e)
 }
 
-// awaitSlot is the model-request boundary's wait: it returns once the Work
-// whose slot the code of e runs on is not owed its slot back, or, when
-// e's context ends first, gives that Work a pool slot regardless of the
-// limit. It marks the Work as one whose code uses the boundary. It takes
-// no lock unless the Work is owed its slot.
-func (e *Execution) awaitSlot() {
-	w := e.scope().sc.holder()
+// awaitSlot is the model-request boundary's wait of the child whose own
+// scope is sc and whose context is cctx: it returns once the Work whose
+// slot the child runs on is not owed its slot back, or, when cctx ends
+// first, gives that Work a pool slot regardless of the limit. It marks
+// the Work as one whose code uses the boundary. It takes no lock unless
+// the Work is owed its slot.
+func (s *Supervisor) awaitSlot(sc *scope, cctx context.Context) {
+	w := sc.holder()
 	if w == nil {
 		return
 	}
@@ -171,7 +175,6 @@ func (e *Execution) awaitSlot() {
 	if !w.reclaiming.Load() {
 		return
 	}
-	s := e.s
 	s.mu.Lock()
 	if w.reclaim() != nil && s.boundHook != nil {
 		s.boundHook()
@@ -182,7 +185,7 @@ func (e *Execution) awaitSlot() {
 		select {
 		case <-ch:
 			s.mu.Lock()
-		case <-e.cctx().Done():
+		case <-cctx.Done():
 			s.mu.Lock()
 			if w.reclaim() == ch {
 				s.removeReclaimerLocked(w)
@@ -192,6 +195,9 @@ func (e *Execution) awaitSlot() {
 	}
 	s.mu.Unlock()
 }
+
+// awaitSlot is the running-slot wait of the Work's child's boundary.
+func (it *item) awaitSlot() { it.s.awaitSlot(it.sc, &it.xctx) }
 
 // grantLocked gives reclaiming w a pool slot: w's borrower keeps w's lent
 // slot and takes w's place in its chain.

@@ -22,7 +22,7 @@ func TestUpdateStateOnlyWhenDeclared(t *testing.T) {
 			Budget: Budget{MaxTurns: 1000}, Updates: p, Run: func(ctx context.Context) (string, error) {
 				ex, _ := ExecutionFrom(ctx)
 				n := testing.AllocsPerRun(100, func() { _, _ = ex.BeginRequest() })
-				ch <- seen{declared: ex.it.upd != nil, allocs: n}
+				ch <- seen{declared: ex.rt.(*item).upd != nil, allocs: n}
 				return "", nil
 			}})
 		if err != nil {

@@ -8,39 +8,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// The child side of updates and questions, and the Supervisor's Updates and Answer.
-
-// ErrUpdateRefused: an update the child reported was refused; its Class
-// is the reason (an UpdateRefused* constant), and errors.Is matches every
-// reason. Nothing of a refused update is kept.
-var ErrUpdateRefused = newError("update_refused", "update refused")
-
-// ErrUnanswered: a function child's question (AwaitAnswer) had no answer
-// within UpdatePolicy.QuestionTimeout.
-var ErrUnanswered = newError("unanswered", "the question was not answered in time")
-
-// updateRefusals are ErrUpdateRefused by reason, registered so that
-// DecodeError restores the reason (Class) from the message.
-var updateRefusals = func() map[string]*Error {
-	m := make(map[string]*Error)
-	for _, r := range []string{UpdateRefusedNotDeclared, UpdateRefusedCount, UpdateRefusedBytes,
-		UpdateRefusedEnding, UpdateRefusedConflict, UpdateRefusedInvalid, UpdateRefusedUnavailable} {
-		e := newError(ErrUpdateRefused.Code, "update refused ("+r+")")
-		e.Class = r
-		m[r] = e
-	}
-	return m
-}()
-
-// UpdateRefusal returns the ErrUpdateRefused of reason (an UpdateRefused*
-// constant; Class is reason), for an Engine that reports a refusal its
-// UpdateLog decided.
-func UpdateRefusal(reason string) *Error {
-	if e := updateRefusals[reason]; e != nil {
-		return e
-	}
-	return ErrUpdateRefused
-}
+// The engine's side of updates and questions: a Work's update state, its
+// child's updates and question waits, and the Supervisor's Updates and
+// Answer.
 
 // updates is the update state of a Work whose Spec declares updates,
 // allocated at Start (the item keeps one pointer to it). It is guarded
@@ -108,55 +78,10 @@ func (s *Supervisor) askLocked(u *updates) {
 	})
 }
 
-// ReportUpdate reports an update of the child whose context ctx is (see
-// Execution.ReportUpdate). Outside a child it is refused with
-// UpdateRefusedNotDeclared.
-func ReportUpdate(ctx context.Context, key string, value []byte, question bool) (UpdateReceipt, error) {
-	e, _ := ExecutionFrom(ctx)
-	return e.ReportUpdate(key, value, question)
-}
-
-// AwaitAnswer waits for the answer to the question the function child
-// whose context ctx is asked (see Execution.AwaitAnswer).
-func AwaitAnswer(ctx context.Context) ([]string, error) {
-	e, _ := ExecutionFrom(ctx)
-	return e.AwaitAnswer(ctx)
-}
-
-// ReportUpdate reports one update of the child's Work: value is its
-// encoded payload (valid JSON), key its idempotency key (the tool-call id,
-// or one the child chose), and question asks the supervisor a question.
-// It returns the update's receipt at once, or ErrUpdateRefused whose Class
-// is the reason (UpdateLog.Accept decides, in its order; a Work that is
-// cancel-requested or settling refuses with UpdateRefusedEnding). A
-// refused update is refused before it is accepted and changes nothing;
-// an accepted one is never dropped: it stays readable with Updates until
-// the Work's record is evicted. A repeat of an accepted key with the same
-// value returns the first receipt (Duplicate set) and reports nothing new.
-//
-// Each update decided is an observe.EventUpdate (ErrorClass the refusal reason, ""
-// when accepted; its size and sequence number, never its value), except
-// one reported after the Work settled (a goroutine the child left behind:
-// refused, and its events have ended), and an accepted one is a
-// NoticeUpdate to the owner's Subscriptions.
-//
-// A foreground call (Supervisor.Call) has no Work to read updates from:
-// its updates are refused with UpdateRefusedNotDeclared (an observe.EventUpdate
-// still reports each), and so are those of a Work whose Spec declares
-// none. Under another Engine (WithRemote) Remote.Update decides.
-func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
-	if e == nil || e.run() == nil {
-		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
-	}
-	if e.remote() != nil {
-		return e.remoteUpdate(key, value, question)
-	}
-	it := e.it
-	if it == nil { // a foreground call
-		e.run().report(observe.Event{Type: observe.EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
-		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
-	}
-	s := e.s
+// reportUpdate decides on an update of the child: its Work's UpdateLog
+// (none when its Spec declares none) accepts or refuses it.
+func (it *item) reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
+	s := it.s
 	var em emission
 	s.mu.Lock()
 	now := s.nowLocked(&em)
@@ -207,22 +132,16 @@ func (s *Supervisor) updateNoticeLocked(it *item, seq, size int, now time.Time, 
 // the child is open, it blocks until guidance arrives for the Work, the
 // question's timeout passes or the child's context ends. It does not
 // allocate and takes no lock when no question is open.
-func (e *Execution) awaitQuestion() {
-	if r := e.remote(); r != nil {
-		if r.asking.Load() {
-			e.remoteAwait(r.ctx)
-		}
-		return
-	}
-	if it := e.it; it != nil && it.upd != nil && it.upd.asking.Load() {
-		e.waitAnswer(e.cctx())
+func (it *item) awaitQuestion() {
+	if it.upd != nil && it.upd.asking.Load() {
+		it.waitAnswer(&it.xctx)
 	}
 }
 
 // waitAnswer blocks until the open wait ends or ctx or the child's
 // context ends.
-func (e *Execution) waitAnswer(ctx context.Context) {
-	s, u := e.s, e.it.upd
+func (it *item) waitAnswer(ctx context.Context) {
+	s, u := it.s, it.upd
 	s.mu.Lock()
 	for u.wake != nil {
 		ch := u.wake
@@ -231,7 +150,7 @@ func (e *Execution) waitAnswer(ctx context.Context) {
 		case <-ch:
 		case <-ctx.Done():
 			return
-		case <-e.cctx().Done():
+		case <-it.xctx.Done():
 			return
 		}
 		s.mu.Lock()
@@ -239,65 +158,33 @@ func (e *Execution) waitAnswer(ctx context.Context) {
 	s.mu.Unlock()
 }
 
-// AwaitAnswer is how a function child waits for the answer to its
-// question: it blocks until guidance arrives for the Work (Answer) and
-// returns it, drained as Guidance drains it. With no answer within the
-// question's timeout it returns ErrUnanswered, and ErrCancelled when ctx
-// or the child's context ends first. With no question open it returns at
-// once with the guidance waiting (nil when there is none). An agent child
-// does not call it: its next BeginRequest waits instead. Outside a child
-// it returns nil and no error.
-func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
-	if e == nil || e.run() == nil {
+// awaitAnswer waits for the answer to the child's open question, if any
+// (Execution.AwaitAnswer).
+func (it *item) awaitAnswer(ctx context.Context) ([]string, error) {
+	if it.upd == nil {
 		return nil, nil
 	}
-	if r := e.remote(); r != nil {
-		if r.asking.Load() && !e.remoteAwait(ctx) {
-			if ctx.Err() != nil {
-				return nil, ErrCancelled
-			}
-			e.Unanswered()
-			return nil, ErrUnanswered
-		}
-		return e.Guidance(), nil
-	}
-	it := e.it
-	if it == nil || it.upd == nil {
-		return nil, nil
-	}
-	e.waitAnswer(ctx)
-	if ctx.Err() != nil || e.cctx().Err() != nil {
+	it.waitAnswer(ctx)
+	if ctx.Err() != nil || it.xctx.Err() != nil {
 		return nil, ErrCancelled
 	}
-	if len(e.Unanswered()) > 0 {
+	if len(it.takeUnanswered()) > 0 {
 		return nil, ErrUnanswered
 	}
-	return e.Guidance(), nil
+	return it.guidance(), nil
 }
 
-// Unanswered returns the sequence numbers of the child's questions whose
-// wait ended without an answer (their timeout passed) since the last call,
-// and forgets them: the adapter frames a "no answer" note into the
-// child's next request for them. nil when there are none.
-func (e *Execution) Unanswered() []int {
-	if e == nil {
+// takeUnanswered returns the child's questions whose wait timed out since
+// the last call, and forgets them.
+func (it *item) takeUnanswered() []int {
+	if it.upd == nil {
 		return nil
 	}
-	if r := e.remote(); r != nil {
-		r.mu.Lock()
-		seqs := r.unanswered
-		r.unanswered = nil
-		r.mu.Unlock()
-		return seqs
-	}
-	it := e.it
-	if it == nil || it.upd == nil {
-		return nil
-	}
-	e.s.mu.Lock()
+	s := it.s
+	s.mu.Lock()
 	seqs := it.upd.unanswered
 	it.upd.unanswered = nil
-	e.s.mu.Unlock()
+	s.mu.Unlock()
 	return seqs
 }
 

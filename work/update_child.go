@@ -1,0 +1,107 @@
+package work
+
+import "context"
+
+// The child side of updates and questions: what a child reports and waits
+// for through its Execution.
+
+// ErrUpdateRefused: an update the child reported was refused; its Class
+// is the reason (an UpdateRefused* constant), and errors.Is matches every
+// reason. Nothing of a refused update is kept.
+var ErrUpdateRefused = newError("update_refused", "update refused")
+
+// ErrUnanswered: a function child's question (AwaitAnswer) had no answer
+// within UpdatePolicy.QuestionTimeout.
+var ErrUnanswered = newError("unanswered", "the question was not answered in time")
+
+// updateRefusals are ErrUpdateRefused by reason, registered so that
+// DecodeError restores the reason (Class) from the message.
+var updateRefusals = func() map[string]*Error {
+	m := make(map[string]*Error)
+	for _, r := range []string{UpdateRefusedNotDeclared, UpdateRefusedCount, UpdateRefusedBytes,
+		UpdateRefusedEnding, UpdateRefusedConflict, UpdateRefusedInvalid, UpdateRefusedUnavailable} {
+		e := newError(ErrUpdateRefused.Code, "update refused ("+r+")")
+		e.Class = r
+		m[r] = e
+	}
+	return m
+}()
+
+// UpdateRefusal returns the ErrUpdateRefused of reason (an UpdateRefused*
+// constant; Class is reason), for an Engine that reports a refusal its
+// UpdateLog decided.
+func UpdateRefusal(reason string) *Error {
+	if e := updateRefusals[reason]; e != nil {
+		return e
+	}
+	return ErrUpdateRefused
+}
+
+// ReportUpdate reports an update of the child whose context ctx is (see
+// Execution.ReportUpdate). Outside a child it is refused with
+// UpdateRefusedNotDeclared.
+func ReportUpdate(ctx context.Context, key string, value []byte, question bool) (UpdateReceipt, error) {
+	e, _ := ExecutionFrom(ctx)
+	return e.ReportUpdate(key, value, question)
+}
+
+// AwaitAnswer waits for the answer to the question the function child
+// whose context ctx is asked (see Execution.AwaitAnswer).
+func AwaitAnswer(ctx context.Context) ([]string, error) {
+	e, _ := ExecutionFrom(ctx)
+	return e.AwaitAnswer(ctx)
+}
+
+// ReportUpdate reports one update of the child's Work: value is its
+// encoded payload (valid JSON), key its idempotency key (the tool-call id,
+// or one the child chose), and question asks the supervisor a question.
+// It returns the update's receipt at once, or ErrUpdateRefused whose Class
+// is the reason (UpdateLog.Accept decides, in its order; a Work that is
+// cancel-requested or settling refuses with UpdateRefusedEnding). A
+// refused update is refused before it is accepted and changes nothing;
+// an accepted one is never dropped: it stays readable with Updates until
+// the Work's record is evicted. A repeat of an accepted key with the same
+// value returns the first receipt (Duplicate set) and reports nothing new.
+//
+// Each update decided is an observe.EventUpdate (ErrorClass the refusal reason, ""
+// when accepted; its size and sequence number, never its value), except
+// one reported after the Work settled (a goroutine the child left behind:
+// refused, and its events have ended), and an accepted one is a
+// NoticeUpdate to the owner's Subscriptions.
+//
+// A foreground call (Supervisor.Call) has no Work to read updates from:
+// its updates are refused with UpdateRefusedNotDeclared (an observe.EventUpdate
+// still reports each), and so are those of a Work whose Spec declares
+// none. Under another Engine (WithRemote) Remote.Update decides.
+func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
+	if e == nil || e.run() == nil {
+		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
+	}
+	return e.rt.reportUpdate(key, value, question)
+}
+
+// AwaitAnswer is how a function child waits for the answer to its
+// question: it blocks until guidance arrives for the Work (Answer) and
+// returns it, drained as Guidance drains it. With no answer within the
+// question's timeout it returns ErrUnanswered, and ErrCancelled when ctx
+// or the child's context ends first. With no question open it returns at
+// once with the guidance waiting (nil when there is none). An agent child
+// does not call it: its next BeginRequest waits instead. Outside a child
+// it returns nil and no error.
+func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
+	if e == nil || e.run() == nil {
+		return nil, nil
+	}
+	return e.rt.awaitAnswer(ctx)
+}
+
+// Unanswered returns the sequence numbers of the child's questions whose
+// wait ended without an answer (their timeout passed) since the last call,
+// and forgets them: the adapter frames a "no answer" note into the
+// child's next request for them. nil when there are none.
+func (e *Execution) Unanswered() []int {
+	if e == nil || e.rt == nil {
+		return nil
+	}
+	return e.rt.takeUnanswered()
+}
