@@ -45,16 +45,16 @@ const (
 
 	// outcomeAccepted is the outcome label of an accepted update.
 	outcomeAccepted = "accepted"
-
-	// maxUpdateEvents bounds the agentwork.work.update span events of one
-	// Work: as many as a Work accepts by default (work.UpdatePolicy). A Work allowed
-	// more (up to work.MaxUpdatesCeiling), or a child that keeps reporting
-	// after refusals (which have no bound of their own), gets no event
-	// for the rest: they are counted (agentwork.work.updates.unrecorded)
-	// and in the metrics as usual.
-	// A foreground call's child (no Work, WorkID "") gets none.
-	maxUpdateEvents = 32
 )
+
+// maxUpdateEvents bounds the agentwork.work.update span events of one
+// Work: as many as a Work accepts by default (work.UpdatePolicy's). A Work
+// allowed more (up to work.MaxUpdatesCeiling), or a child that keeps
+// reporting after refusals (which have no bound of their own), gets no
+// event for the rest: they are counted (agentwork.work.updates.unrecorded)
+// and in the metrics as usual. A foreground call's child (no Work, WorkID
+// "") gets none.
+var maxUpdateEvents = uint32(work.UpdatePolicy{}.Resolved().MaxUpdates)
 
 // updateOutcomes are the values of the outcome label of
 // agentwork_work_updates_total: accepted, then the refusal reasons; a

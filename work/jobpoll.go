@@ -166,7 +166,7 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 		// Completion wins over a cancel request, as a child's does.
 		s.endJobLocked(it, jw, StateCompleted, classNone, p.Output, e)
 	case outcome == observe.PollOutcomeFailed:
-		s.endJobLocked(it, jw, StateFailed, jobClass(p.Class), "", e)
+		s.endJobLocked(it, jw, StateFailed, jobClass(p), "", e)
 	case jw.stopped != jobRuns:
 		jw.phase = jobStopping
 		s.unlockAndEmit(e)
@@ -210,9 +210,10 @@ var jobClasses struct {
 	names []string
 }
 
-// jobClass returns the termClass of a failed poll's class.
-func jobClass(class string) termClass {
-	class = Poll{Class: class}.FailedClass()
+// jobClass returns the termClass of failed poll p's class
+// (Poll.FailedClass).
+func jobClass(p Poll) termClass {
+	class := p.FailedClass()
 	if c := classOf(class); c != classNone {
 		return c
 	}

@@ -14,6 +14,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/importer"
@@ -22,7 +23,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -117,11 +118,8 @@ func crossings(dir string, part map[string]bool) ([]crossing, error) {
 		c.Uses = n
 		cs = append(cs, c)
 	}
-	sort.Slice(cs, func(i, j int) bool {
-		if cs[i].Dir != cs[j].Dir {
-			return cs[i].Dir < cs[j].Dir
-		}
-		return cs[i].Name < cs[j].Name
+	slices.SortFunc(cs, func(a, b crossing) int {
+		return cmp.Or(strings.Compare(a.Dir, b.Dir), strings.Compare(a.Name, b.Name))
 	})
 	return cs, nil
 }
