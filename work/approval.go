@@ -69,11 +69,7 @@ func validApprover(o Owner) error {
 // request event, the timeout's timer and a NoticeApproval to its owner's
 // Subscriptions. The caller does not put it in the dispatch queue.
 func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
-	d := spec.ApprovalTimeout
-	if d <= 0 {
-		d = DefaultApprovalTimeout
-	}
-	now := it.created
+	d, now := spec.ApprovalWait(), it.created
 	ap := &approval{input: spec.Input, requested: now, deadline: now.Add(d), held: true}
 	it.ap = ap
 	if s.held == nil {

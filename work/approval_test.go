@@ -96,7 +96,7 @@ func TestApprovalTimerStopped(t *testing.T) {
 }
 
 // TestApprovalTimeout: with no answer the Work is cancelled with
-// ClassApprovalTimeout exactly at its timeout (DefaultApprovalTimeout
+// ClassApprovalTimeout exactly at its timeout (Spec.ApprovalWait
 // when 0), by the Supervisor's clock.
 func TestApprovalTimeout(t *testing.T) {
 	for _, tc := range []struct {
@@ -105,7 +105,7 @@ func TestApprovalTimeout(t *testing.T) {
 		want    time.Duration
 	}{
 		{"explicit", 90 * time.Minute, 90 * time.Minute},
-		{"default", 0, work.DefaultApprovalTimeout},
+		{"default", 0, 24 * time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)

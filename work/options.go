@@ -3,6 +3,7 @@ package work
 import (
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -121,13 +122,10 @@ func WithObserver(o observe.Observer) Option {
 // zero (the default or 0 for no limit) when 0; a negative n is recorded as
 // the configuration's ErrInvalidLimit.
 func setLimit[T int | time.Duration](c *config, option string, n T, dst *T, zero T) {
-	switch {
-	case n > 0:
-		*dst = n
-	case n == 0:
-		*dst = zero
-	default:
-		c.recordErr(errorf(ErrInvalidLimit, "%s(%v): a limit must not be negative", option, n))
+	if v, detail, ok := limit.Value(option, n, zero); ok {
+		*dst = v
+	} else {
+		c.recordErr(ErrInvalidLimit.Detail(detail))
 	}
 }
 

@@ -52,11 +52,5 @@ func WithSnapshotInterval(d time.Duration) Option {
 // option's. The in-process engine's Snapshot lists every live Work: the
 // option changes nothing there.
 func WithStatusRows(n int) Option {
-	return optionFunc(func(c *config) {
-		if n < 0 {
-			c.recordErr(errorf(ErrInvalidLimit, "WithStatusRows(%d): a limit must not be negative", n))
-			return
-		}
-		c.statusRows = n
-	})
+	return optionFunc(func(c *config) { setLimit(c, "WithStatusRows", n, &c.statusRows, 0) })
 }

@@ -193,8 +193,8 @@ func WithFailOnBudget() ChildOption {
 }
 
 // WithApproval makes each background launch of the child wait, queued,
-// for the application's approval (work.Approvals); a denial or no answer
-// within timeout (0: work.DefaultApprovalTimeout) ends it cancelled.
+// for the application's approval (work.Engine.Approve); a denial or no answer
+// within timeout (0: 24 hours) ends it cancelled.
 // Only a backgroundable child can need approval; a foreground call of one
 // is refused with code invalid_child_input.
 func WithApproval(timeout time.Duration) ChildOption {

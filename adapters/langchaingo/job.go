@@ -56,8 +56,7 @@ func NewJob(name, description string, job work.Job, opts ...ChildOption) *Child 
 // learns of the request from a work.Notice of kind work.NoticeApproval
 // and reads it (target, input, launching owner) with
 // work.Engine.Pending; the input reaches the approver only, never
-// telemetry. No answer within timeout (0: work.DefaultApprovalTimeout,
-// 24 h) ends the Work cancelled with class approval_timeout. Approval
+// telemetry. No answer within timeout (0: 24 hours) ends the Work cancelled with class approval_timeout. Approval
 // lets the child start; what it then does needs its own authorization.
 //
 // Only a backgroundable child can wait for approval: Prepare fails with

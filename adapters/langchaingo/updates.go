@@ -51,9 +51,9 @@ func WithUpdates(p work.UpdatePolicy) ChildOption {
 // question of a Work still live does. pred, when not nil, chooses the
 // updates reported (it must be pure: it may be asked about one update
 // more than once); nil reports all. The child must also declare updates
-// (WithUpdates), or Prepare fails with middleware.ErrInvalidChild. Both
-// engines of this module implement work.Updater; on an engine that does
-// not, no update reaches the coordinator.
+// (WithUpdates), or Prepare fails with middleware.ErrInvalidChild. On an
+// engine whose Updates answers an error, no update reaches the
+// coordinator.
 func ReportUpdates(pred func(work.Update) bool) ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.ReportUpdates, c.UpdateFilter = true, pred })
 }

@@ -67,7 +67,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	}
 	stopPoll := w.watch(child, in.ID, pushed, cancelReq, func() work.Progress { return w.running.Progress(a) })
 	defer stopPoll()
-	out, panicked, ex, err := w.running.Run(child, a, w.cfg.limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.running.Run(child, a, w.cfg.Limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			var r takeReply
@@ -119,7 +119,7 @@ func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, c
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(4 * w.cfg.pollInterval)
+		tick := time.NewTicker(4 * w.cfg.PollInterval)
 		defer tick.Stop()
 		var sent work.Progress // what the control object took last
 		for {
@@ -136,7 +136,7 @@ func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, c
 				continue // cancelled already: the child is finishing
 			}
 			var v controlView
-			pctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+			pctx, cancel := context.WithTimeout(ctx, w.cfg.RPCTimeout)
 			var err error
 			if p := progress(); p != sent {
 				if err = w.in.object(pctx, controlService, id, hProg, "", p, &v); err == nil {

@@ -89,23 +89,23 @@ var _ work.Engine = (*Engine)(nil)
 // required: without it every call is work.ErrUnavailable).
 func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
-	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc), served: map[string]bool{}}
-	driver.Init(&e.portable, (*store)(e), driver.Config{Options: cfg.opts, Limits: cfg.limits,
-		PollInterval: cfg.pollInterval, Read: e.readDeployment, Watched: e})
+	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.RPCTimeout, cfg.hc), served: map[string]bool{}}
+	driver.Init(&e.portable, (*store)(e), driver.Config{Options: cfg.Work, Limits: cfg.Limits,
+		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e})
 	return e
 }
 
 // rpc caps one call's context at the RPC timeout.
 func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
+	return context.WithTimeout(ctx, e.cfg.RPCTimeout)
 }
 
 // Admissible returns the first invalid limit or budget option's error
 // (work.ResolveLimits' check), else ErrUnavailable when no ingress is
 // configured.
 func (s *store) Admissible() error {
-	if s.cfg.err != nil {
-		return s.cfg.err
+	if s.cfg.Err != nil {
+		return s.cfg.Err
 	}
 	if s.cfg.ingress == "" {
 		return work.ErrUnavailable.Detail("no ingress (WithIngress)")

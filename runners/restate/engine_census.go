@@ -79,7 +79,7 @@ func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	if e.cfg.admin == "" {
 		return observe.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
 	}
-	admin := newIngress(e.cfg.admin, "", e.cfg.rpcTimeout, e.cfg.hc)
+	admin := newIngress(e.cfg.admin, "", e.cfg.RPCTimeout, e.cfg.hc)
 	from := liveFrom(e.cfg.ns)
 	var counts []liveCount
 	q := `SELECT label, state, waiting, awaiting, COUNT(*) AS n, MIN(since) AS oldest, MIN(asked) AS asked FROM (SELECT ` +
@@ -92,7 +92,7 @@ GROUP BY label, state, waiting, awaiting`
 		return observe.Snapshot{}, err
 	}
 	var rows []liveRow
-	if e.cfg.limits.StatusRows > 0 {
+	if e.cfg.Limits.StatusRows > 0 {
 		q = `SELECT id, label, owner, depth, kind, state, attempt, created, started, enqueued, detached, waiting, awaiting
 FROM (SELECT s.service_key AS id, ` + labelCol + ` AS label, json_get_str(s.value_utf8, 'In', 'Owner') AS owner,
 json_get_int(s.value_utf8, 'In', 'Depth') AS depth, json_get_int(s.value_utf8, 'In', 'Kind') AS kind,
@@ -101,7 +101,7 @@ json_get_str(s.value_utf8, 'In', 'Created') AS created, json_get_str(s.value_utf
 json_get_str(s.value_utf8, 'Enqueued') AS enqueued, json_get_bool(s.value_utf8, 'Detached') AS detached,
 ` + waitingCol + ` AS waiting, ` + awaitingCol + ` AS awaiting,
 ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.service_key) AS rn ` + from +
-			`) WHERE rn <= ` + strconv.Itoa(e.cfg.limits.StatusRows)
+			`) WHERE rn <= ` + strconv.Itoa(e.cfg.Limits.StatusRows)
 		if err := e.sql(ctx, admin, q, &rows); err != nil {
 			return observe.Snapshot{}, err
 		}
@@ -124,7 +124,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		}
 		return tc
 	}
-	for _, l := range e.cfg.limits.DeploymentTargets {
+	for _, l := range e.cfg.Limits.DeploymentTargets {
 		target(l)
 	}
 	for _, s := range services {

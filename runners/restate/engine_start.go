@@ -27,10 +27,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 	if err != nil {
 		return work.Ref{}, "", "", err
 	}
-	attempts := 1
-	if e.cfg.retryable[spec.Target.Label] {
-		attempts = e.cfg.maxAttempts
-	}
+	attempts := e.cfg.Attempts(spec.Target.Label)
 	var approval *driver.ApprovalInput
 	if spec.NeedsApproval {
 		approval = &driver.ApprovalInput{Timeout: w.ApprovalTimeout}
@@ -48,7 +45,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 		Mailbox: w.Mailbox}
 	in.AgentID, in.Provider = driver.LaunchTarget(ctx)
 	req := admitRequest{Admission: w.Admission, Work: in}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.rpcTimeout)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.RPCTimeout)
 	defer cancel()
 	var reply admitReply
 	if err := e.in.object(actx, ownerService, o.ID(), hAdmit, id, req, &reply); err != nil {

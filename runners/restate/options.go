@@ -8,6 +8,7 @@ import (
 	restate "github.com/restatedev/sdk-go"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // DefaultServicePrefix prefixes the runner's service names by default.
@@ -23,46 +24,37 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
+	// Common holds work's options (WithOptions), interpreted by
+	// work.ResolveLimits into Limits and Err so that every value means
+	// here what it means to the in-process Supervisor, and the options
+	// this runner shares by name with the others.
+	driver.Common
 	ns        string
 	ingress   string
 	admin     string
 	advertise string
 	listen    string
-	// opts holds the limit and budget options in the order given, as
-	// work's own options: work.ResolveLimits interprets them into limits
-	// (and err), so that every value means here what it means to the
-	// in-process Supervisor.
-	opts         []work.Option
-	limits       work.Limits
-	err          error // the first invalid option (work.ErrInvalidLimit, work.ErrInvalidBudget)
-	retryable    map[string]bool
-	maxAttempts  int
-	rpcTimeout   time.Duration
-	pollInterval time.Duration
-	logger       slog.Handler
-	registry     bool
-	hc           *http.Client // WithHTTPClient (nil: a plain client)
-	identity     []string     // WithIdentityKeys
-	ring         *keyRing     // WithContentKeys (nil: content is stored as is)
+	logger    slog.Handler
+	registry  bool
+	hc        *http.Client // WithHTTPClient (nil: a plain client)
+	identity  []string     // WithIdentityKeys
+	ring      *keyRing     // WithContentKeys (nil: content is stored as is)
 }
 
 func newConfig(opts []Option) config {
 	c := config{
-		ns:           DefaultServicePrefix,
-		retryable:    map[string]bool{},
-		maxAttempts:  3,
-		rpcTimeout:   30 * time.Second,
-		pollInterval: 100 * time.Millisecond,
-		logger:       slog.DiscardHandler,
+		Common: driver.NewCommon(3, 30*time.Second, 100*time.Millisecond),
+		ns:     DefaultServicePrefix,
+		logger: slog.DiscardHandler,
 	}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
 		}
 	}
-	c.limits, c.err = work.ResolveLimits(c.opts...)
-	if c.err == nil && c.ring != nil {
-		c.err = c.ring.err
+	c.Resolve()
+	if c.Err == nil && c.ring != nil {
+		c.Err = c.ring.err
 	}
 	return c
 }
@@ -112,41 +104,26 @@ func WithRegistry() Option { return optionFunc(func(c *config) { c.registry = tr
 // attempt died with its process (up to WithMaxAttempts attempts); other
 // targets' Work then fails with class worker_lost.
 func WithRetryable(labels ...string) Option {
-	return optionFunc(func(c *config) {
-		for _, l := range labels {
-			c.retryable[l] = true
-		}
-	})
+	return optionFunc(func(c *config) { c.SetRetryable(labels...) })
 }
 
-// WithMaxAttempts sets the attempts of a retryable target (default 3).
-func WithMaxAttempts(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxAttempts = n
-		}
-	})
-}
+// WithMaxAttempts sets the attempts of a retryable target (0: the
+// default, 3). Negative: invalid, as a limit option's.
+func WithMaxAttempts(n int) Option { return optionFunc(func(c *config) { c.SetMaxAttempts(n) }) }
 
-// WithRPCTimeout caps each call to Restate (default 30 s).
+// WithRPCTimeout caps each call to Restate (0: the default, 30 s).
+// Negative: invalid, as a limit option's.
 func WithRPCTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.rpcTimeout = d
-		}
-	})
+	return optionFunc(func(c *config) { c.SetRPCTimeout(d) })
 }
 
 // WithPollInterval sets how often a Subscription reads its owner's
-// registry and a child's question wait reads its Work (default 100 ms);
-// a running attempt reads its Work's state every four intervals, a
-// fallback of the cancel its workflow pushes.
+// registry and a child's question wait reads its Work (0: the default,
+// 100 ms); a running attempt reads its Work's state every four
+// intervals, a fallback of the cancel its workflow pushes. Negative:
+// invalid, as a limit option's.
 func WithPollInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.pollInterval = d
-		}
-	})
+	return optionFunc(func(c *config) { c.SetPollInterval(d) })
 }
 
 // WithHTTPClient sets the HTTP client of the Engine's and the Worker's
@@ -270,5 +247,5 @@ var noJournal = restate.WithJournalRetention(0)
 // admissions the Engine's reads hide the records already past the age by
 // its clock.
 func WithOptions(opts ...work.Option) Option {
-	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
+	return optionFunc(func(c *config) { c.AddWork(opts...) })
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/work"
@@ -29,6 +30,9 @@ func TestInvalidOptionRefused(t *testing.T) {
 		{"WithRetention", restate.WithOptions(work.WithRetention(0, -1)), work.ErrInvalidLimit},
 		{"WithDefaultBudget", restate.WithOptions(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
 		{"WithBudgetCeiling", restate.WithOptions(work.WithBudgetCeiling(work.Budget{MaxTokens: -1})), work.ErrInvalidBudget},
+		{"WithMaxAttempts", restate.WithMaxAttempts(-1), work.ErrInvalidLimit},
+		{"WithRPCTimeout", restate.WithRPCTimeout(-time.Second), work.ErrInvalidLimit},
+		{"WithPollInterval", restate.WithPollInterval(-1), work.ErrInvalidLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := restate.New(restate.WithIngress(nowhere), tc.opt)

@@ -89,7 +89,7 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 		// The step's result may not reach the server (the stream is
 		// cut): its retry comes once the server noticed the dead
 		// connection, minutes later (see heldFor).
-		time.AfterFunc(max(heldFor, 2*rejoinWindow+w.cfg.rpcTimeout), func() { w.held.Remove(id, a) })
+		time.AfterFunc(max(heldFor, 2*rejoinWindow+w.cfg.RPCTimeout), func() { w.held.Remove(id, a) })
 		return res
 	}
 }
@@ -99,7 +99,7 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 // timeout) without a retry taking it back cancels the child with
 // driver.ErrUnreachable; the Worker's stop cancels it at once.
 func (w *Worker) adrift(a *heldAttempt) {
-	w.adrifts.Watch(a.Taken.Load, a.Done(), w.serverAnswers, rejoinWindow+w.cfg.rpcTimeout, a.Cut)
+	w.adrifts.Watch(a.Taken.Load, a.Done(), w.serverAnswers, rejoinWindow+w.cfg.RPCTimeout, a.Cut)
 }
 
 // serverAnswers reports whether Restate's ingress answers its health

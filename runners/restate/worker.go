@@ -64,8 +64,8 @@ type Worker struct {
 // work.Job.Validate.
 func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	cfg := newConfig(opts)
-	if cfg.err != nil {
-		return nil, fmt.Errorf("restate: %w", cfg.err)
+	if cfg.Err != nil {
+		return nil, fmt.Errorf("restate: %w", cfg.Err)
 	}
 	if cfg.ingress == "" || cfg.admin == "" {
 		return nil, errors.New("restate: a Worker needs WithIngress and WithAdmin")
@@ -79,8 +79,8 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 			return nil, fmt.Errorf("restate: WithIdentityKeys: %w", err)
 		}
 	}
-	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.rpcTimeout, cfg.hc),
-		rep: newReporter(cfg.limits.Observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
+	w := &Worker{cfg: cfg, targets: map[string]Child{}, in: newIngress(cfg.ingress, cfg.ns, cfg.RPCTimeout, cfg.hc),
+		rep: newReporter(cfg.Limits.Observer), slots: map[string]chan struct{}{}, polls: map[string]chan struct{}{}}
 	for label, t := range targets {
 		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
 			return nil, fmt.Errorf("restate: %w", err)
@@ -89,7 +89,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 			return nil, fmt.Errorf("restate: target %q: a label without '/' or spaces is required: %w", label, work.ErrInvalidSpec)
 		}
 		w.targets[label] = t
-		w.slots[label] = make(chan struct{}, cfg.limits.MaxRunning)
+		w.slots[label] = make(chan struct{}, cfg.Limits.MaxRunning)
 		if t.Job != nil {
 			w.polls[label] = make(chan struct{}, t.Job.Resolved().MaxPolls)
 		}
@@ -102,7 +102,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 func (w *Worker) Start(ctx context.Context) error {
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true).WithIdentityV1(w.cfg.identity...)
 	if w.cfg.registry {
-		d := w.cfg.limits.MaxDuration
+		d := w.cfg.Limits.MaxDuration
 		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d, ring: w.cfg.ring, log: slog.New(w.cfg.logger)}.definition()).
 			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
@@ -145,7 +145,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
-	unwatch := driver.Watch(w.cfg.limits.Observer, w)
+	unwatch := driver.Watch(w.cfg.Limits.Observer, w)
 	w.mu.Lock()
 	w.unwatch = unwatch
 	w.mu.Unlock()
@@ -183,7 +183,7 @@ func (w *Worker) Stop() {
 // is where its control object's cancel resolves the stop promise, and
 // where an approval's answer resolves the approval promise.
 func (w *Worker) workflow(label string) restate.ServiceDefinition {
-	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.limits.MaxDuration)...).
+	return restate.NewWorkflow(workName(w.cfg.ns, label), timeouts(w.cfg.Limits.MaxDuration)...).
 		Handler(hRun, restate.NewWorkflowHandler(func(ctx restate.WorkflowContext, in workInput) (restate.Void, error) {
 			if in.Approval != nil {
 				if run, err := w.awaitApproval(ctx, in); err != nil || !run {

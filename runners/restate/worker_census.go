@@ -20,5 +20,5 @@ var _ observe.Watched = (*Worker)(nil)
 // worker process exports its slots. It makes no call to Restate, is safe
 // for concurrent use and never fails.
 func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
-	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.limits.MaxRunning), nil
+	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning), nil
 }

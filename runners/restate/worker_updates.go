@@ -13,13 +13,13 @@ import (
 // (no updates declared, the call failed) is refused here, with its event.
 func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	a := driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind}
-	return driver.ReportUpdates(w.cfg.limits.Observer, a, in.Updates != nil, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
+	return driver.ReportUpdates(w.cfg.Limits.Observer, a, in.Updates != nil, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
 		sealed, err := w.cfg.ring.sealBytes(in.ID, fieldUpdate, value) // WithContentKeys
 		if err != nil {
 			w.contentError(in.ID, err)
 			return work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.RPCTimeout)
 		defer cancel()
 		// Idempotent by its key in the log: a repeat after a lost answer
 		// gets the first receipt (Duplicate).
@@ -44,7 +44,7 @@ func (w *Worker) awaitAnswer(id string) func(ctx context.Context) bool {
 		if !q0.Open {
 			return q0.Answered
 		}
-		tick := time.NewTicker(w.cfg.pollInterval)
+		tick := time.NewTicker(w.cfg.PollInterval)
 		defer tick.Stop()
 		for {
 			deadline := time.NewTimer(time.Until(q0.Deadline))
@@ -54,7 +54,7 @@ func (w *Worker) awaitAnswer(id string) func(ctx context.Context) bool {
 				return false
 			case <-deadline.C:
 				var answered bool
-				tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.rpcTimeout)
+				tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.RPCTimeout)
 				err := w.in.object(tctx, controlService, id, hQTimedOut, "", q0.Gen, &answered)
 				cancel()
 				return err == nil && answered

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
@@ -75,6 +76,11 @@ func TestInvalidLimitOptionRefused(t *testing.T) {
 		{"WithMaxResultBytes", temporal.WithOptions(work.WithMaxResultBytes(-1)), work.ErrInvalidLimit},
 		{"WithRetention", temporal.WithOptions(work.WithRetention(-1, 0)), work.ErrInvalidLimit},
 		{"WithDefaultBudget", temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxTurns: -2})), work.ErrInvalidBudget},
+		{"WithMaxAttempts", temporal.WithMaxAttempts(-1), work.ErrInvalidLimit},
+		{"WithRPCTimeout", temporal.WithRPCTimeout(-time.Second), work.ErrInvalidLimit},
+		{"WithPollInterval", temporal.WithPollInterval(-1), work.ErrInvalidLimit},
+		{"WithHeartbeatTimeout", temporal.WithHeartbeatTimeout(-time.Second), work.ErrInvalidLimit},
+		{"WithAdmissionGrace", temporal.WithAdmissionGrace(-time.Minute), work.ErrInvalidLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			eng := temporal.New(nil, tc.opt)

@@ -106,23 +106,31 @@ type Engine struct {
 }
 
 // New returns an Engine that starts Work through c. The Workers that run
-// the children must use the same task queue (WithTaskQueue).
+// the children must use the same task queue (WithTaskQueue). With a nil c
+// every method that would reach Temporal returns work.ErrUnavailable.
 func New(c client.Client, opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	e := &Engine{c: c, cfg: cfg}
-	driver.Init(&e.portable, (*store)(e), driver.Config{Options: cfg.opts, Limits: cfg.limits,
-		PollInterval: cfg.pollInterval, Read: e.readDeployment, Watched: e})
+	dc := driver.Config{Options: cfg.Work, Limits: cfg.Limits,
+		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e}
+	if c == nil {
+		dc.Unusable = errNoClient
+	}
+	driver.Init(&e.portable, (*store)(e), dc)
 	return e
 }
 
 var _ work.Engine = (*Engine)(nil)
+
+// errNoClient is the error of an Engine or Worker made with a nil client.
+var errNoClient = work.ErrUnavailable.Detail("no Temporal client (nil)")
 
 func ownerWorkflowID(owner string) string { return "agentwork-owner/" + owner }
 
 // rpc derives the context of one call to Temporal from the caller's ctx,
 // capped at the RPC timeout (WithRPCTimeout).
 func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, e.cfg.rpcTimeout)
+	return context.WithTimeout(ctx, e.cfg.RPCTimeout)
 }
 
 // update sends update name with args to workflow id within the RPC

@@ -82,7 +82,7 @@ func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 		return observe.Snapshot{}, err
 	}
 	byTarget := map[string][]openWork{}
-	for _, t := range e.cfg.limits.DeploymentTargets {
+	for _, t := range e.cfg.Limits.DeploymentTargets {
 		byTarget[t] = nil
 	}
 	for _, w := range open {
@@ -121,7 +121,7 @@ func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 			tc.OldestQueued = q.age
 		}
 		sort.Slice(ws, func(i, j int) bool { return ws[i].created.After(ws[j].created) })
-		n := min(len(ws), e.cfg.limits.StatusRows)
+		n := min(len(ws), e.cfg.Limits.StatusRows)
 		var seen rowCounts
 		for _, w := range ws[:n] {
 			_, held := awaiting[w.id]

@@ -65,7 +65,7 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 		// The holder first: once the Work has the reference, the text must
 		// exist. A holder the Work did not keep is told it is done.
 		req.Ref = guidanceWorkflowID(id)
-		ttl := guidanceTTL + e.cfg.limits.MaxDuration
+		ttl := guidanceTTL + e.cfg.Limits.MaxDuration
 		_, err = e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: req.Ref, TaskQueue: e.cfg.taskQueue},
 			GuidanceWorkflowName, guidanceInput{Text: g.Text, TTL: ttl})
 		if err != nil {

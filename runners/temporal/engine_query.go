@@ -140,7 +140,7 @@ func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, err
 	// that died (its sticky queue) fails or times out, the next one goes to
 	// a live worker.
 	var v converter.EncodedValue
-	err := retry(ctx, e.cfg.rpcTimeout, tries, func(ctx context.Context) (err error) {
+	err := retry(ctx, e.cfg.RPCTimeout, tries, func(ctx context.Context) (err error) {
 		v, err = e.c.QueryWorkflow(ctx, ownerWorkflowID(o.ID()), "", queryRecords)
 		return err
 	})

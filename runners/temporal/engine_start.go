@@ -35,7 +35,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 	// continued as new in between recognises the Work id (driver's
 	// Decision.Again).
 	var reply admitReply
-	if err := retryWhile(caller, base, e.cfg.rpcTimeout, tries, func(ctx context.Context) error {
+	if err := retryWhile(caller, base, e.cfg.RPCTimeout, tries, func(ctx context.Context) error {
 		return e.updateOwner(ctx, o, updateAdmit, &reply, w.Admission, "admit/"+w.ID)
 	}); err != nil {
 		reason, short := refusalOf(err)
@@ -46,10 +46,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 	}
 	budget := w.Budget
 	budget.SetDims(reply.Budget)
-	attempts := 1
-	if e.cfg.retryable[spec.Target.Label] {
-		attempts = e.cfg.maxAttempts
-	}
+	attempts := e.cfg.Attempts(spec.Target.Label)
 	in := workInput{ID: w.ID, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: w.TargetID,
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
 		OwnerWorkflow: ownerWF, MaxDuration: budget.MaxDuration, MaxResultBytes: w.MaxResultBytes, MaxAttempts: attempts,
@@ -72,7 +69,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 }
 
 // Admissible returns the first invalid limit or budget option's error.
-func (s *store) Admissible() error { return s.cfg.err }
+func (s *store) Admissible() error { return s.cfg.Err }
 
 func activityQueue(base, label string) string { return base + "." + label }
 
@@ -85,7 +82,7 @@ func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.limits.RetainTerminal, RetainAge: e.cfg.limits.RetainAge}, Grace: e.cfg.admissionGrace})
+	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.Limits.RetainTerminal, RetainAge: e.cfg.Limits.RetainAge}, Grace: e.cfg.admissionGrace})
 	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: startOwner,
 		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: id, WorkflowID: ownerWF, UpdateName: name,

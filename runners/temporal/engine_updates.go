@@ -35,7 +35,7 @@ func (s *store) ReadUpdateMeta(ctx context.Context, o work.Owner, id string, aft
 // fails or times out; the next one goes to a live worker).
 func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) error {
 	var v converter.EncodedValue
-	err := retry(ctx, e.cfg.rpcTimeout, tries, func(ctx context.Context) (err error) {
+	err := retry(ctx, e.cfg.RPCTimeout, tries, func(ctx context.Context) (err error) {
 		v, err = e.c.QueryWorkflow(ctx, id, "", name, arg)
 		return err
 	})

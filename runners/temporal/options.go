@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Defaults of the runner. The limits are the in-process Supervisor's.
@@ -24,27 +25,18 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	taskQueue string
-	// opts holds the limit and budget options in the order given, as
-	// work's own options: work.ResolveLimits interprets them into limits
-	// (and err), so that every value means here what it means to the
-	// in-process Supervisor; newConfig then lowers the result bound to
-	// maxResultPayload.
-	opts             []work.Option
-	limits           work.Limits
-	retryable        map[string]bool
-	maxAttempts      int
+	// Common holds work's options (WithOptions), interpreted by
+	// work.ResolveLimits into Limits and Err so that every value means
+	// here what it means to the in-process Supervisor (newConfig then
+	// lowers the result bound to maxResultPayload), and the options this
+	// runner shares by name with the others.
+	driver.Common
+	taskQueue        string
 	heartbeatTimeout time.Duration
-	admissionGrace   time.Duration // 0: admissionGrace
-	rpcTimeout       time.Duration
-	pollInterval     time.Duration
+	admissionGrace   time.Duration           // 0: admissionGrace
 	pollsPerRun      int                     // a waiting job's polls per workflow run (options_wait.go)
 	namespace        string                  // for the task queue statistics (WithNamespace)
 	dc               converter.DataConverter // memos and heartbeat details (WithDataConverter)
-	// err is the first invalid limit or budget option
-	// (work.ErrInvalidLimit, work.ErrInvalidBudget): every Start, Call and
-	// SetPool of the Engine, and NewWorker, return it.
-	err error
 }
 
 // maxResultPayload is the largest output a Work may have on this runner
@@ -55,12 +47,9 @@ const maxResultPayload = 3 << 19
 
 func newConfig(opts []Option) config {
 	c := config{
+		Common:           driver.NewCommon(defaultMaxAttempts, DefaultRPCTimeout, 250*time.Millisecond),
 		taskQueue:        DefaultTaskQueue,
-		retryable:        map[string]bool{},
-		maxAttempts:      defaultMaxAttempts,
 		heartbeatTimeout: DefaultHeartbeatTimeout,
-		rpcTimeout:       DefaultRPCTimeout,
-		pollInterval:     250 * time.Millisecond,
 		pollsPerRun:      defaultPollsPerRun,
 		namespace:        "default",
 		dc:               converter.GetDefaultDataConverter(),
@@ -70,9 +59,9 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
-	c.limits, c.err = work.ResolveLimits(c.opts...)
-	if c.limits.MaxResultBytes == 0 || c.limits.MaxResultBytes > maxResultPayload {
-		c.limits.MaxResultBytes = maxResultPayload
+	c.Resolve()
+	if c.Limits.MaxResultBytes == 0 || c.Limits.MaxResultBytes > maxResultPayload {
+		c.Limits.MaxResultBytes = maxResultPayload
 	}
 	return c
 }
@@ -93,70 +82,50 @@ func WithTaskQueue(q string) Option {
 // Other children are never replayed: their Work fails with class
 // worker_lost (their tools may have had side effects).
 func WithRetryable(labels ...string) Option {
-	return optionFunc(func(c *config) {
-		for _, l := range labels {
-			c.retryable[l] = true
-		}
-	})
+	return optionFunc(func(c *config) { c.SetRetryable(labels...) })
 }
 
-// WithMaxAttempts sets the attempts of a retryable child (default 3).
-func WithMaxAttempts(n int) Option {
-	return optionFunc(func(c *config) {
-		if n > 0 {
-			c.maxAttempts = n
-		}
-	})
-}
+// WithMaxAttempts sets the attempts of a retryable child (0: the default,
+// 3). Negative: invalid, as a limit option's.
+func WithMaxAttempts(n int) Option { return optionFunc(func(c *config) { c.SetMaxAttempts(n) }) }
 
 // WithHeartbeatTimeout sets how long an attempt may go without a
-// heartbeat before Temporal declares its worker lost (default 10 s).
-// Workers heartbeat at a third of it and at every model boundary, until
-// the child returns (a cancelled child included); a cancel reaches a
-// running child with the next heartbeat, within about a third of it.
+// heartbeat before Temporal declares its worker lost (0: the default,
+// 10 s). Workers heartbeat at a third of it and at every model boundary,
+// until the child returns (a cancelled child included); a cancel reaches
+// a running child with the next heartbeat, within about a third of it.
+// Negative: invalid, as a limit option's.
 func WithHeartbeatTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.heartbeatTimeout = d
-		}
+		driver.Set(&c.Common, "WithHeartbeatTimeout", d, &c.heartbeatTimeout, DefaultHeartbeatTimeout)
 	})
 }
 
 // WithAdmissionGrace sets how long after a Work's admission its owner's
 // registry looks for the Work's workflow when it has heard nothing of it
-// (default 5 minutes): a coordinator that died between the admission and
-// the workflow's start leaves a record that would count against the
-// owner's outstanding limit and hold its pool reservation forever; the
-// registry forgets it once the grace has passed and Temporal says the
-// workflow does not exist. Keep it well above the RPC timeout. The Engine
-// that creates an owner's registry sets it for that registry. A value
-// <= 0 is ignored.
+// (0: the default, 5 minutes): a coordinator that died between the
+// admission and the workflow's start leaves a record that would count
+// against the owner's outstanding limit and hold its pool reservation
+// forever; the registry forgets it once the grace has passed and Temporal
+// says the workflow does not exist. Keep it well above the RPC timeout.
+// The Engine that creates an owner's registry sets it for that registry.
+// Negative: invalid, as a limit option's.
 func WithAdmissionGrace(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.admissionGrace = d
-		}
-	})
+	return optionFunc(func(c *config) { driver.Set(&c.Common, "WithAdmissionGrace", d, &c.admissionGrace, 0) })
 }
 
 // WithRPCTimeout caps each call an Engine method makes to Temporal
-// (default 10 s); the method's ctx may end it sooner.
+// (0: the default, 10 s); the method's ctx may end it sooner. Negative:
+// invalid, as a limit option's.
 func WithRPCTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.rpcTimeout = d
-		}
-	})
+	return optionFunc(func(c *config) { c.SetRPCTimeout(d) })
 }
 
 // WithPollInterval sets how often a Subscription reads its owner's
-// registry for settled Work (default 250 ms).
+// registry for settled Work (0: the default, 250 ms). Negative: invalid,
+// as a limit option's.
 func WithPollInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d > 0 {
-			c.pollInterval = d
-		}
-	})
+	return optionFunc(func(c *config) { c.SetPollInterval(d) })
 }
 
 // WithOptions gives the Engine or Worker work's options: the limit and
@@ -190,7 +159,7 @@ func WithPollInterval(d time.Duration) Option {
 // age by its clock; a Subscription still delivers the notice of Work
 // that expired before its next poll.
 func WithOptions(opts ...work.Option) Option {
-	return optionFunc(func(c *config) { c.opts = append(c.opts, opts...) })
+	return optionFunc(func(c *config) { c.AddWork(opts...) })
 }
 
 // WithDataConverter gives the Engine or Worker the data converter its

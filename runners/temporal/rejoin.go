@@ -142,7 +142,7 @@ func (a *heldAttempt) heartbeat(details ...any) {
 // Worker keeps its outcome a while longer, see hold).
 func (w *Worker) watchAdrift(a *heldAttempt) {
 	w.adrift.Watch(a.Taken.Load, a.Done(), func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.rpcTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.RPCTimeout)
 		defer cancel()
 		_, err := w.c.CheckHealth(ctx, nil)
 		return err == nil

@@ -64,8 +64,11 @@ type Worker struct {
 // with Start.
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
 	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
-	if w.cfg.err != nil {
-		return nil, fmt.Errorf("temporal: %w", w.cfg.err)
+	if w.cfg.Err != nil {
+		return nil, fmt.Errorf("temporal: %w", w.cfg.Err)
+	}
+	if c == nil {
+		return nil, fmt.Errorf("temporal: %w", errNoClient)
 	}
 	for label, t := range targets {
 		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
@@ -79,7 +82,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	// holders' local activity, never an ordinary activity: no activity
 	// pollers there.
 	wf := worker.New(c, w.cfg.taskQueue, worker.Options{LocalActivityWorkerOnly: true})
-	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.limits.Observer, w.cfg.dc), workflow.RegisterOptions{Name: WorkWorkflowName})
+	wf.RegisterWorkflowWithOptions(workWorkflow(w.cfg.Limits.Observer, w.cfg.dc), workflow.RegisterOptions{Name: WorkWorkflowName})
 	wf.RegisterWorkflowWithOptions(ownerWorkflow, workflow.RegisterOptions{Name: OwnerWorkflowName})
 	wf.RegisterWorkflowWithOptions(guidanceWorkflow, workflow.RegisterOptions{Name: GuidanceWorkflowName})
 	wf.RegisterActivityWithOptions(deleteSelf(c), activity.RegisterOptions{Name: deleteSelfName})
@@ -89,7 +92,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	wf.RegisterActivityWithOptions(tellApprovalsActivity(c), activity.RegisterOptions{Name: tellApprovalsName})
 	w.workers = append(w.workers, wf)
 	for label, t := range w.targets {
-		aw := w.activityWorker(activityQueue(w.cfg.taskQueue, label), w.cfg.limits.MaxRunning)
+		aw := w.activityWorker(activityQueue(w.cfg.taskQueue, label), w.cfg.Limits.MaxRunning)
 		aw.RegisterActivityWithOptions(w.run, activity.RegisterOptions{Name: RunActivityName})
 		if t.Job != nil {
 			w.registerJob(aw, label, t.Job)
@@ -132,7 +135,7 @@ func (w *Worker) Start() error {
 			return err
 		}
 	}
-	unwatch := driver.Watch(w.cfg.limits.Observer, w)
+	unwatch := driver.Watch(w.cfg.Limits.Observer, w)
 	w.mu.Lock()
 	w.unwatch = unwatch
 	w.mu.Unlock()
@@ -210,7 +213,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// again, while the attempt lasts (heartbeats keep it alive and bring
 	// a cancel), not taken for the child's failure.
 	var started startedReply
-	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
+	if err := retry(ctx, w.cfg.RPCTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(info.Attempt))
 	}); err != nil {
 		if lostContact(ctx) {
@@ -234,7 +237,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
 	var seen sendsSeen // the attempt's boundaries, one at a time
-	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.Limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			heartbeat()
@@ -262,7 +265,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 // returned function stops the retries and waits for them.
 func (w *Worker) announce(ctx context.Context, r startedReply) (stop func()) {
 	send := func(ctx context.Context) bool {
-		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		sctx, cancel := context.WithTimeout(ctx, w.cfg.RPCTimeout)
 		defer cancel()
 		return tellOwner(sctx, w.c, r.Owner, updateRecord, r.Record) == nil
 	}
@@ -352,7 +355,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 	msgs := make([]string, 0, len(refs))
 	taken := 0
 	for _, ref := range refs {
-		qctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		qctx, cancel := context.WithTimeout(ctx, w.cfg.RPCTimeout)
 		v, err := w.c.QueryWorkflow(qctx, ref, "", queryText)
 		var text string
 		if err == nil {
@@ -378,7 +381,7 @@ func (w *Worker) takeGuidance(ctx context.Context, id string, seen *sendsSeen) [
 	}
 	ns := activity.GetInfo(ctx).Namespace
 	for _, ref := range refs[:taken] {
-		sctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		sctx, cancel := context.WithTimeout(ctx, w.cfg.RPCTimeout)
 		_, _ = w.c.WorkflowService().DeleteWorkflowExecution(sctx, &workflowservice.DeleteWorkflowExecutionRequest{
 			Namespace: ns, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: ref}})
 		cancel()
@@ -414,7 +417,7 @@ func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64,
 		Execution:       &commonpb.WorkflowExecution{WorkflowId: info.WorkflowExecution.ID, RunId: info.WorkflowExecution.RunID},
 		MaximumPageSize: sendsPage}
 	for {
-		rctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+		rctx, cancel := context.WithTimeout(ctx, w.cfg.RPCTimeout)
 		resp, err := w.c.WorkflowService().GetWorkflowExecutionHistoryReverse(rctx, req)
 		cancel()
 		if err != nil {
@@ -446,7 +449,7 @@ func (w *Worker) sendsSince(ctx context.Context, seen *sendsSeen) (newest int64,
 const sendsPage = 32
 
 func (w *Worker) update(ctx context.Context, id, name string, out any, args ...any) error {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.rpcTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.RPCTimeout)
 	defer cancel()
 	return update(ctx, w.c, id, name, out, args...)
 }

@@ -23,5 +23,5 @@ var _ observe.Watched = (*Worker)(nil)
 // It costs no call to Temporal; it is safe for concurrent use and never
 // fails.
 func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
-	return w.slots.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.limits.MaxRunning), nil
+	return w.slots.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning), nil
 }

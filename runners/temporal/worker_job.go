@@ -78,7 +78,7 @@ func (w *Worker) submit(ctx context.Context, in submitInput) (submitOutcome, err
 	defer stopCancelAt()
 	defer w.keepAlive(ctx)()
 	var started startedReply
-	if err := retry(ctx, w.cfg.rpcTimeout, 0, func(ctx context.Context) error {
+	if err := retry(ctx, w.cfg.RPCTimeout, 0, func(ctx context.Context) error {
 		return update(ctx, w.c, in.ID, updateStarted, &started, int(activity.GetInfo(ctx).Attempt))
 	}); err != nil {
 		return submitOutcome{}, err

@@ -30,7 +30,7 @@ const reportTries = 3
 // then refuses it as ending.
 func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	a := driver.Attempt{ID: in.ID, Owner: in.Owner, Depth: in.Depth, Label: in.Label, Kind: in.Kind}
-	return driver.ReportUpdates(w.cfg.limits.Observer, a, in.Updates, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
+	return driver.ReportUpdates(w.cfg.Limits.Observer, a, in.Updates, func(key string, value []byte, question bool) (work.UpdateReceipt, string, bool) {
 		rctx := context.WithoutCancel(ctx)
 		for try := 1; ; try++ {
 			var r driver.UpdateReportReply

@@ -97,11 +97,21 @@ type Config struct {
 	// work.ErrUnavailable.
 	Read    func(context.Context) (observe.Snapshot, error)
 	Watched observe.Watched
+	// Unusable, when set, is what every call to the Store and Read
+	// answers instead, neither of which is made: the engine was made without what it
+	// needs to reach its service (a nil client). The checks made before
+	// the Store is reached (arguments, the Store's Admissible, Close)
+	// answer as ever, and a foreground Call, which needs no service, runs.
+	Unusable error
 }
 
 // Init sets p up as the Portable of an engine over s. It is a function,
 // not a method, so that an embedding engine does not promote it.
 func Init(p *Portable, s Store, c Config) {
+	if c.Unusable != nil {
+		s = unusable{s, c.Unusable}
+		c.Read = func(context.Context) (observe.Snapshot, error) { return observe.Snapshot{}, c.Unusable }
+	}
 	p.store, p.events, p.poll, p.limits = s, c.Limits.Observer, c.PollInterval, c.Limits
 	if p.events == nil {
 		p.events = observe.NopObserver{}

@@ -51,7 +51,7 @@ type NewWork struct {
 	MaxResultBytes int       // the output bound (work.Limits.ResultBytes)
 	Admission      Admission // what the owner's registry decides on
 	// ApprovalTimeout is how long a Spec with NeedsApproval waits for its
-	// answer (Spec.ApprovalTimeout, or work.DefaultApprovalTimeout).
+	// answer (work.Spec.ApprovalWait).
 	ApprovalTimeout time.Duration
 	// Updates is the Spec's update policy with its defaults (nil: none).
 	Updates *work.UpdatePolicy
@@ -107,9 +107,7 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 	if w.TargetID == "" {
 		w.TargetID = spec.Target.Label
 	}
-	if w.ApprovalTimeout = spec.ApprovalTimeout; w.ApprovalTimeout <= 0 {
-		w.ApprovalTimeout = work.DefaultApprovalTimeout
-	}
+	w.ApprovalTimeout = spec.ApprovalWait()
 	if spec.Updates != nil {
 		u := spec.Updates.Resolved()
 		w.Updates = &u
