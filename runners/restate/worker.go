@@ -97,9 +97,16 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 	return w, nil
 }
 
+// made reports whether w was made by NewWorker.
+func (w *Worker) made() bool { return w != nil && w.targets != nil }
+
 // Start serves the deployment on a free loopback port and registers it
-// (bounded by ctx).
+// (bounded by ctx). A Worker not made by NewWorker (zero or nil) answers
+// work.ErrNotInitialized.
 func (w *Worker) Start(ctx context.Context) error {
+	if !w.made() {
+		return work.ErrNotInitialized
+	}
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true).WithIdentityV1(w.cfg.identity...)
 	if w.cfg.registry {
 		d := w.cfg.Limits.MaxDuration
@@ -154,14 +161,21 @@ func (w *Worker) Start(ctx context.Context) error {
 
 // URL returns the deployment's URL ("" before Start).
 func (w *Worker) URL() string {
+	if !w.made() {
+		return ""
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.url
 }
 
 // Stop closes the deployment's server, cutting off the attempts in
-// progress, and waits for it. It is idempotent.
+// progress, and waits for it. It is idempotent, and does nothing on a
+// Worker not made by NewWorker.
 func (w *Worker) Stop() {
+	if !w.made() {
+		return
+	}
 	w.adrifts.Stop()
 	defer w.adrifts.Wait()
 	w.mu.Lock()

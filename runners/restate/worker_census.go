@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -18,7 +19,11 @@ var _ observe.Watched = (*Worker)(nil)
 // the cancel reached it). Its state counts are zero: a Worker sees only
 // its own attempts. Start has an observe.Watcher Observer watch it, so that a
 // worker process exports its slots. It makes no call to Restate, is safe
-// for concurrent use and never fails.
+// for concurrent use and fails only on a Worker not made by NewWorker
+// (work.ErrNotInitialized).
 func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
+	if !w.made() {
+		return observe.Snapshot{}, work.ErrNotInitialized
+	}
 	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning), nil
 }

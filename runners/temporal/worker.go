@@ -60,6 +60,9 @@ type Worker struct {
 	adrift      driver.Adrift
 }
 
+// made reports whether w was made by NewWorker.
+func (w *Worker) made() bool { return w != nil && w.targets != nil }
+
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
 // with Start.
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
@@ -125,8 +128,12 @@ func (w *Worker) activityWorker(queue string, size int) worker.Worker {
 
 // Start starts polling. It fails if a poller cannot start. When the
 // Observer (WithObserver) is an observe.Watcher (the telemetry Observer is),
-// Start has it watch the Worker's slots (Snapshot) until Stop.
+// Start has it watch the Worker's slots (Snapshot) until Stop. A Worker
+// not made by NewWorker (zero or nil) answers work.ErrNotInitialized.
 func (w *Worker) Start() error {
+	if !w.made() {
+		return work.ErrNotInitialized
+	}
 	for i, x := range w.workers {
 		if err := x.Start(); err != nil {
 			for _, y := range w.workers[:i] {
@@ -144,8 +151,12 @@ func (w *Worker) Start() error {
 
 // Stop stops polling and waits for the attempts in progress (their
 // contexts are cancelled after the workers' stop timeout); the Observer
-// stops watching the Worker.
+// stops watching the Worker. On a Worker not made by NewWorker it does
+// nothing.
 func (w *Worker) Stop() {
+	if !w.made() {
+		return
+	}
 	w.adrift.Stop()
 	var wg sync.WaitGroup
 	for _, x := range w.workers {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -20,8 +21,11 @@ var _ observe.Watched = (*Worker)(nil)
 // is 0), and each attempt as a live Work (cancel-requested from the moment
 // its cancel arrived with a heartbeat, CancelAt then). Its state counts are
 // zero: the deployment's Work by state is the Engine's (work.WithDeploymentGauges).
-// It costs no call to Temporal; it is safe for concurrent use and never
-// fails.
+// It costs no call to Temporal; it is safe for concurrent use and fails
+// only on a Worker not made by NewWorker (work.ErrNotInitialized).
 func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
+	if !w.made() {
+		return observe.Snapshot{}, work.ErrNotInitialized
+	}
 	return w.slots.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning), nil
 }
