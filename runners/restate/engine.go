@@ -90,8 +90,12 @@ var _ work.Engine = (*Engine)(nil)
 func New(opts ...Option) *Engine {
 	cfg := newConfig(opts)
 	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.RPCTimeout, cfg.hc), served: map[string]bool{}}
-	driver.Init(&e.portable, (*store)(e), driver.Config{Options: cfg.Work, Limits: cfg.Limits,
-		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e})
+	dc := driver.Config{Options: cfg.Work, Limits: cfg.Limits,
+		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e}
+	if cfg.ingress == "" {
+		dc.Unusable = work.ErrUnavailable.Detail("no ingress (WithIngress)")
+	}
+	driver.Init(&e.portable, (*store)(e), dc)
 	return e
 }
 
@@ -101,17 +105,10 @@ func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) 
 }
 
 // Admissible returns the first invalid limit or budget option's error
-// (work.ResolveLimits' check), else ErrUnavailable when no ingress is
-// configured.
-func (s *store) Admissible() error {
-	if s.cfg.Err != nil {
-		return s.cfg.Err
-	}
-	if s.cfg.ingress == "" {
-		return work.ErrUnavailable.Detail("no ingress (WithIngress)")
-	}
-	return nil
-}
+// (work.ResolveLimits' check). An Engine with no ingress is unusable
+// (driver.Config.Unusable): every call it would make to Restate answers
+// work.ErrUnavailable instead.
+func (s *store) Admissible() error { return s.cfg.Err }
 
 // servedTarget checks, with the admin API (WithAdmin; without it nothing
 // is checked), that a Worker registered label's Work service: the

@@ -20,9 +20,6 @@ type store Engine
 // Records reads o's registry, every record (nil when o has none).
 func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	e := (*Engine)(s)
-	if e.cfg.ingress == "" {
-		return nil, work.ErrUnavailable.Detail("no ingress (WithIngress)")
-	}
 	var recs []ownerRecord
 	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
 		return nil, fromIngress(ctx, err)

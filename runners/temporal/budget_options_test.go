@@ -35,12 +35,6 @@ func TestInvalidBudgetOptionRefused(t *testing.T) {
 			}
 		})
 	}
-	// A negative pool field is refused before the registry is reached.
-	eng := temporal.New(nil)
-	defer eng.Close(context.Background())
-	if err := eng.SetPool(t.Context(), work.NewOwner("o"), work.Budget{MaxTurns: -1}); !errors.Is(err, work.ErrInvalidBudget) {
-		t.Errorf("SetPool(negative) = %v, want ErrInvalidBudget", err)
-	}
 }
 
 // After Close, Start and Call refuse with work.ErrClosed: a prepared Spec

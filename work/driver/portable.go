@@ -99,9 +99,10 @@ type Config struct {
 	Watched observe.Watched
 	// Unusable, when set, is what every call to the Store and Read
 	// answers instead, neither of which is made: the engine was made without what it
-	// needs to reach its service (a nil client). The checks made before
-	// the Store is reached (arguments, the Store's Admissible, Close)
-	// answer as ever, and a foreground Call, which needs no service, runs.
+	// needs to reach its service (a nil client, no address). Every Start,
+	// Call and SetPool is refused with it (after an invalid option's
+	// error), every other method answers it once its arguments are
+	// checked, and Close closes.
 	Unusable error
 }
 

@@ -8,12 +8,18 @@ import (
 )
 
 // unusable is the Store of an engine made without what it needs to reach
-// its service (Config.Unusable): every call answers err, except
-// Admissible, the engine's own (its options' check; a foreground Call
-// needs no service).
+// its service (Config.Unusable): every call answers err; Admissible
+// answers the engine's own check first (an invalid option's error).
 type unusable struct {
 	Admitter // the engine's own Store, for Admissible only
 	err      error
+}
+
+func (u unusable) Admissible() error {
+	if err := u.Admitter.Admissible(); err != nil {
+		return err
+	}
+	return u.err
 }
 
 func (u unusable) Records(context.Context, work.Owner) ([]Record, error) { return nil, u.err }
