@@ -64,20 +64,21 @@ type Worker struct {
 func (w *Worker) made() bool { return w != nil && w.targets != nil }
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
-// with Start.
+// with Start. An invalid option or target is refused first, then a nil c
+// (work.ErrUnavailable).
 func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Worker, error) {
 	w := &Worker{c: c, cfg: newConfig(opts), targets: map[string]Child{}}
 	if w.cfg.Err != nil {
 		return nil, fmt.Errorf("temporal: %w", w.cfg.Err)
-	}
-	if c == nil {
-		return nil, fmt.Errorf("temporal: %w", errNoClient)
 	}
 	for label, t := range targets {
 		if err := driver.ValidTarget(label, t.Kind, t.Run != nil, t.Job); err != nil {
 			return nil, fmt.Errorf("temporal: %w", err)
 		}
 		w.targets[label] = t
+	}
+	if c == nil {
+		return nil, fmt.Errorf("temporal: %w", errNoClient)
 	}
 	// The SDK's sticky schedule-to-start timeout (5 s) moves the tasks and
 	// queries of workflows cached by a worker that died to a live worker
