@@ -171,10 +171,11 @@ func (p *Portable) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	return p.census.Snapshot(ctx, p.limits.SnapshotInterval, p.read)
 }
 
-// Observer returns the engine's Observer (nil before Init).
+// Observer returns the engine's Observer: observe.NopObserver before
+// Init (and on a nil Portable), never nil, as work.Engine requires.
 func (p *Portable) Observer() observe.Observer {
-	if p == nil {
-		return nil
+	if p == nil || p.events == nil {
+		return observe.NopObserver{}
 	}
 	return p.events
 }
