@@ -102,7 +102,9 @@ func (w *Worker) made() bool { return w != nil && w.targets != nil }
 
 // Start serves the deployment on a free loopback port and registers it
 // (bounded by ctx). A Worker not made by NewWorker (zero or nil) answers
-// work.ErrNotInitialized.
+// work.ErrNotInitialized. When the admin API does not answer (after a few
+// tries), Start stops the server again and returns work.ErrUnavailable
+// (its cause reachable), or ctx's error when ctx ends first.
 func (w *Worker) Start(ctx context.Context) error {
 	if !w.made() {
 		return work.ErrNotInitialized
@@ -281,7 +283,7 @@ func register(ctx context.Context, admin, url string, hc *http.Client) error {
 		}
 	}
 	if last != nil {
-		return fmt.Errorf("restate: registering the deployment %s: %w", url, last)
+		return fmt.Errorf("restate: registering the deployment %s: %w", url, fromIngress(ctx, last))
 	}
 	return nil
 }
