@@ -117,6 +117,7 @@ func TestMisuseWorker(t *testing.T) {
 		{"zero Child", map[string]restate.Child{"x": {}}, nil, work.ErrInvalidSpec},
 		{"zero Job", map[string]restate.Child{"x": {Kind: work.KindFunction, Job: &work.Job{}}}, nil, work.ErrInvalidSpec},
 		{"label with a slash", map[string]restate.Child{"a/b": {Kind: work.KindFunction, Run: fn}}, nil, work.ErrInvalidSpec},
+		{"no ingress", map[string]restate.Child{"x": {Kind: work.KindFunction, Run: fn}}, []restate.Option{restate.WithIngress("")}, work.ErrUnavailable},
 		{"negative option", map[string]restate.Child{"x": {Kind: work.KindFunction, Run: fn}}, []restate.Option{restate.WithMaxAttempts(-1)}, work.ErrInvalidLimit},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

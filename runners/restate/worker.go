@@ -56,7 +56,8 @@ type Worker struct {
 }
 
 // NewWorker returns a Worker for targets (by label). It needs WithIngress
-// and WithAdmin, and fails with work.ErrInvalidLimit or
+// and WithAdmin (without either it fails with work.ErrUnavailable, as the
+// Engine's calls do without an ingress), and fails with work.ErrInvalidLimit or
 // work.ErrInvalidBudget for an invalid limit or budget option, and with
 // work.ErrInvalidSpec for an invalid target: a label that is empty or
 // has a '/' or a space, both or neither of Run and Job, a Run without a
@@ -68,7 +69,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("restate: %w", cfg.Err)
 	}
 	if cfg.ingress == "" || cfg.admin == "" {
-		return nil, errors.New("restate: a Worker needs WithIngress and WithAdmin")
+		return nil, fmt.Errorf("restate: a Worker needs WithIngress and WithAdmin: %w", work.ErrUnavailable)
 	}
 	if len(targets) == 0 && !cfg.registry {
 		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
