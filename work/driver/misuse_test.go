@@ -167,6 +167,35 @@ func TestMisuseZeroHelpers(t *testing.T) {
 			}
 			return nil
 		}, nil},
+		{"zero Mailbox: an empty mailbox", func() error {
+			var m driver.Mailbox[string]
+			if got := m.Take(3, func(s string) int { return len(s) }); len(got) != 0 {
+				return errors.New("zero Mailbox took messages")
+			}
+			if got := m.Drop(); len(got) != 0 {
+				return errors.New("zero Mailbox dropped messages")
+			}
+			if _, err := m.Check(work.KindAgent, false, "c", "d", 1, false, driver.MailboxLimits{Messages: 1, Bytes: 10, Commands: 1}); err != nil {
+				return err
+			}
+			m.Accept("m", 1, "c", "d", time.Now(), "r", 1)
+			if got := m.Take(3, func(s string) int { return len(s) }); len(got) != 1 {
+				return errors.New("zero Mailbox lost the accepted message")
+			}
+			return nil
+		}, nil},
+		{"Pool.Settle with nil spent", func() error {
+			p := driver.Pool{Limit: [3]int64{5, 5, 5}}
+			_, held, short := p.Reserve([3]int64{1, 1, 1}, [3]int64{1, 1, 1}, false)
+			if short != "" {
+				return errors.New("Reserve refused: " + short)
+			}
+			p.Settle(held, nil) // usage unknown: charges the reservation in full
+			if p.Used != held {
+				return errors.New("Settle(nil spent) did not charge the reservation")
+			}
+			return nil
+		}, nil},
 		{"zero Common: Attempts, Resolve", func() error {
 			var c driver.Common
 			c.Resolve()
@@ -183,6 +212,11 @@ func TestMisuseZeroHelpers(t *testing.T) {
 			_, err := driver.Find(nil, driver.NewID())
 			return err
 		}, work.ErrNotFound},
+		{"Init(nil Portable)", func() error {
+			var p *driver.Portable
+			driver.Init(p, nil, driver.Config{})
+			return p.Close(ctx)
+		}, work.ErrNotInitialized},
 		{"Watch(nil, nil)", func() error { driver.Watch(nil, nil)(); return nil }, nil},
 		{"Refused with a nil Observer", func() error {
 			driver.Refused(ctx, nil, work.Spec{Owner: o}, "r", "")

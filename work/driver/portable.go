@@ -106,8 +106,13 @@ type Config struct {
 }
 
 // Init sets p up as the Portable of an engine over s. It is a function,
-// not a method, so that an embedding engine does not promote it.
+// not a method, so that an embedding engine does not promote it. A nil p
+// is left as it is (its methods answer work.ErrNotInitialized), as is p
+// with a nil s.
 func Init(p *Portable, s Store, c Config) {
+	if p == nil || s == nil {
+		return
+	}
 	if c.Unusable != nil {
 		s = unusable{s, c.Unusable}
 		c.Read = func(context.Context) (observe.Snapshot, error) { return observe.Snapshot{}, c.Unusable }
