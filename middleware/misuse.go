@@ -12,8 +12,8 @@ import (
 // An engine that refuses the owner (a closed engine: work.ErrClosed) is
 // reported wrapped as the engine returned it.
 var (
-	// ErrNilEngine: Prepare got a nil engine (or a typed nil
-	// *work.Supervisor).
+	// ErrNilEngine: Prepare got a nil engine (or a typed nil pointer of
+	// any engine type, such as a nil *work.Supervisor).
 	ErrNilEngine = errors.New("middleware: nil engine")
 	// ErrEngineNotReady: the engine is not usable: it refuses the owner
 	// with work.ErrNotInitialized (a zero work.Supervisor: build one with

@@ -30,7 +30,8 @@ type OwnerClaim struct {
 // see, cancel and release each other's Work, cannot exist. It returns
 // ErrOwnerInUse while another claim of id on sup is held, and nil, nil
 // for an engine whose dynamic type is not comparable (it cannot be told
-// apart from another, and is not checked).
+// apart from another, and is not checked) or for a nil engine (nil, or a
+// typed nil pointer: there is nothing to claim on).
 //
 // The registry keeps a small token per live id, never the coordinator: a
 // coordinator dropped without releasing its claim is collected, but its id
@@ -42,7 +43,7 @@ type OwnerClaim struct {
 // engine. It is safe for concurrent use: of concurrent claims of one id
 // on one engine, one wins.
 func ClaimOwner(sup work.Engine, id string) (*OwnerClaim, error) {
-	if sup == nil || !reflect.TypeOf(sup).Comparable() {
+	if nilEngine(sup) || !reflect.TypeOf(sup).Comparable() {
 		return nil, nil
 	}
 	key := ownerKey{engine: engineKey(sup), id: id}
@@ -113,4 +114,14 @@ func forgetOwner(key ownerKey) {
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
 	delete(liveOwners.m, key)
+}
+
+// nilEngine reports whether sup is nil or a typed nil pointer (of any
+// engine type), whose methods an engine need not make safe.
+func nilEngine(sup work.Engine) bool {
+	if sup == nil {
+		return true
+	}
+	v := reflect.ValueOf(sup)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

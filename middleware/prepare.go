@@ -66,7 +66,8 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 //
 // PrepareContext fails (each error wraps one of the sentinels of this
 // package, for errors.Is, or the engine's refusal) when ctx is nil
-// (ErrNilContext), when sup is nil (ErrNilEngine), when the engine is not
+// (ErrNilContext), when sup is nil or a typed nil pointer of any engine
+// type (ErrNilEngine), when the engine is not
 // ready (it refuses the owner with work.ErrNotInitialized, as a zero
 // work.Supervisor does: the error satisfies errors.Is for both
 // ErrEngineNotReady and work.ErrNotInitialized), when the engine refuses
@@ -100,7 +101,7 @@ func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	if s, ok := sup.(*work.Supervisor); sup == nil || ok && s == nil {
+	if nilEngine(sup) {
 		return nil, ErrNilEngine
 	}
 	obs := sup.Observer()

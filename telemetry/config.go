@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"log/slog"
+	"reflect"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -49,10 +50,10 @@ func newConfig(opts []Option) config {
 
 // WithTracerProvider sets the TracerProvider spans are created with. The
 // default is the global provider (otel.GetTracerProvider) at the time New
-// runs. A nil provider is ignored.
+// runs. A nil provider (or a typed nil pointer) is ignored.
 func WithTracerProvider(tp trace.TracerProvider) Option {
 	return optionFunc(func(c *config) {
-		if tp != nil {
+		if !isNil(tp) {
 			c.tracerProvider = tp
 		}
 	})
@@ -60,10 +61,10 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // WithMeterProvider sets the MeterProvider instruments are created with.
 // The default is the global provider (otel.GetMeterProvider) at the time New
-// runs. A nil provider is ignored.
+// runs. A nil provider (or a typed nil pointer) is ignored.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) {
-		if mp != nil {
+		if !isNil(mp) {
 			c.meterProvider = mp
 		}
 	})
@@ -112,4 +113,14 @@ func WithSnapshotTimeout(d time.Duration) Option {
 // callback is registered.
 func WithoutMetrics() Option {
 	return optionFunc(func(c *config) { c.metrics = false })
+}
+
+// isNil reports whether v is nil or a typed nil pointer (such as a nil
+// *sdkmetric.MeterProvider), which the provider options ignore.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

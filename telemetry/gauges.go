@@ -279,6 +279,9 @@ func (o *Observer) cancelRequestedAt(id string) (time.Time, bool) {
 // agentwork_work_concurrency_limit sum over them). work.New calls it; the returned function, which Supervisor.Close
 // calls, removes s again. It is idempotent.
 func (o *Observer) Watch(s observe.Watched) (unwatch func()) {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	o.watchMu.Lock()
 	o.watched = append(o.watched, s)
 	o.watchMu.Unlock()

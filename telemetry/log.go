@@ -155,6 +155,9 @@ func (o *Observer) logForeground(ctx context.Context, c observe.ToolCall, ce obs
 // orphaned. Counts and target labels only. The orphans are also counted
 // one by one (agentwork_work_orphaned_total) from their events.
 func (o *Observer) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	level := slog.LevelInfo
 	if !r.Drained || r.OrphanCount() > 0 {
 		level = slog.LevelWarn

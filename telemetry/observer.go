@@ -23,7 +23,9 @@ import (
 // Create one with New. The zero value records nothing (no spans, metrics
 // or log lines) and never panics: Begin and Bind return the context they
 // were given, Event, Replay and ShutdownReported do nothing, and Watch,
-// Status and StatusHandler report the engines it watches. It is safe for
+// Status and StatusHandler report the engines it watches. A nil *Observer
+// is a zero one that keeps nothing: Watch watches nothing, Status and
+// StatusHandler report no engine, Unregister returns nil. It is safe for
 // concurrent use, never blocks on I/O (export is the providers' business)
 // and never calls back into an engine except its Snapshot (observe.Watched) at
 // metric collection and for the status page.
@@ -138,6 +140,9 @@ func New(opts ...Option) (*Observer, error) {
 // gauges report nothing. The counters and spans keep working. It is
 // idempotent.
 func (o *Observer) Unregister() error {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	if o.reg == nil {
 		return nil
 	}
@@ -194,6 +199,9 @@ func (o *Observer) Unregister() error {
 // agentwork.work.updates.unrecorded) as it ends, its terminal log line the
 // non-zero counts. Never an update's value.
 func (o *Observer) Event(ctx context.Context, e observe.Event) {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	switch {
 	case e.Type == observe.EventCancelRequested && e.WorkID != "":
 		o.cancelMu.Lock()
@@ -231,6 +239,9 @@ func (o *Observer) Event(ctx context.Context, e observe.Event) {
 // EventUpdate is its span event (within the Work's bound) and counts for
 // the span's update counts.
 func (o *Observer) Replay(ctx context.Context, e observe.Event) {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	if o.tracer == nil || e.WorkID == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
 	}

@@ -86,6 +86,9 @@ func (o *Observer) spanName(prefix, label string) string {
 // child's "invoke_agent" span is its child, and the metrics and log lines
 // are those of any call.
 func (o *Observer) Begin(ctx context.Context, c observe.ToolCall) (context.Context, func(observe.ToolCallEnd)) {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	if o.tracer == nil && (o.m == nil || c.Kind != observe.ToolCallAction) {
 		if c.Kind == observe.ToolCallForeground {
 			return ctx, func(ce observe.ToolCallEnd) { o.logForeground(ctx, c, ce) }
@@ -202,6 +205,9 @@ func (o *Observer) Begin(ctx context.Context, c observe.ToolCall) (context.Conte
 //
 // Nothing else of caller reaches the returned context.
 func (o *Observer) Bind(caller, exec context.Context, e observe.Event) context.Context {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	switch e.Type {
 	case observe.EventForeground:
 		sp := trace.SpanFromContext(caller)

@@ -127,7 +127,12 @@ type StatusWork struct {
 // for concurrent use; each engine's Snapshot gets context.Background()
 // (a *work.Supervisor's takes its lock briefly). StatusHandler passes the
 // request's context instead.
-func (o *Observer) Status() StatusPage { return o.statusCtx(context.Background()) }
+func (o *Observer) Status() StatusPage {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
+	return o.statusCtx(context.Background())
+}
 
 // statusCtx is Status with ctx for the engines' Snapshots.
 func (o *Observer) statusCtx(ctx context.Context) StatusPage {
@@ -199,6 +204,9 @@ func progressOf(w observe.LiveWork) map[string]int64 {
 // Serve it beside /metrics on an operator-only address: it shows work
 // ids and owner ids. It answers GET and HEAD only.
 func (o *Observer) StatusHandler() http.Handler {
+	if o == nil {
+		o = new(Observer) // a nil Observer is the zero one
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")

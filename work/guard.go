@@ -1,12 +1,13 @@
 package work
 
-// uninitialized reports whether s is a zero Supervisor (New makes idle).
-func (s *Supervisor) uninitialized() bool { return s.idle == nil }
+// uninitialized reports whether s was not made by New: nil, or a zero
+// Supervisor (New makes idle).
+func (s *Supervisor) uninitialized() bool { return s == nil || s.idle == nil }
 
 // admissible checks what precedes every Start and Call: that s was made
 // by New with a valid configuration and that spec is valid (Spec.Validate).
 func (s *Supervisor) admissible(spec *Spec) error {
-	if s.idle == nil {
+	if s.uninitialized() {
 		return ErrNotInitialized
 	}
 	if s.cfg.err != nil {
@@ -17,7 +18,7 @@ func (s *Supervisor) admissible(spec *Spec) error {
 
 // poolable is admissible for SetPool.
 func (s *Supervisor) poolable(b Budget) error {
-	if s.idle == nil {
+	if s.uninitialized() {
 		return ErrNotInitialized
 	}
 	if s.cfg.err != nil {

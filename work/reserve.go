@@ -6,6 +6,9 @@ package work
 // deadline. An Engine that runs children elsewhere resolves budgets with
 // it, as the Supervisor does.
 func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
+	if s == nil {
+		s = &Supervisor{} // as the zero Supervisor: no default, no ceiling
+	}
 	want, def, ceil := spec.Budget.Dims(), s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
 	var eff [numDims]int64
 	for i := range eff {

@@ -23,8 +23,8 @@ var (
 
 // Supervisor is the process-local registry and runner of Work. Create one
 // with New; it is safe for concurrent use. A Supervisor not made by New
-// (its zero value) runs nothing: its methods that return an error return
-// ErrNotInitialized, the others zero values. Every owner operation costs
+// (its zero value, or a nil *Supervisor) runs nothing: its methods that
+// return an error return ErrNotInitialized, the others zero values. Every owner operation costs
 // O(that owner's items), never a scan of the registry.
 //
 // Every goroutine running a child of a Supervisor (a Work's child, a
@@ -110,7 +110,7 @@ func New(opts ...Option) *Supervisor {
 // Observer returns the configured Observer (observe.NopObserver when none was
 // set), so that layers above the engine report through the same seam.
 func (s *Supervisor) Observer() observe.Observer {
-	if s.cfg.observer == nil { // a zero Supervisor
+	if s == nil || s.cfg.observer == nil { // a nil or zero Supervisor
 		return observe.NopObserver{}
 	}
 	return s.cfg.observer
@@ -119,14 +119,19 @@ func (s *Supervisor) Observer() observe.Observer {
 // Now returns the Supervisor's clock's current time (the zero time for a
 // Supervisor not made by New).
 func (s *Supervisor) Now() time.Time {
-	if s.cfg.clock == nil {
+	if s == nil || s.cfg.clock == nil {
 		return time.Time{}
 	}
 	return s.cfg.clock.Now()
 }
 
 // Limits returns the effective limits.
-func (s *Supervisor) Limits() Limits { return s.cfg.limits() }
+func (s *Supervisor) Limits() Limits {
+	if s == nil {
+		return Limits{}
+	}
+	return s.cfg.limits()
+}
 
 // scopeIDLocked returns the scope id in buf (newScopeBuf) with a new id
 // from s's own generator (guarded by s.mu): Start makes the buffer before

@@ -44,6 +44,9 @@ func hasChildren(ts []tool.BaseTool) bool {
 // tools are prepared for the child's own scope each run.
 func (m *Middleware) prepare(ctx context.Context, ts []tool.BaseTool) (*prepared, error) {
 	if m == nil || m.sup == nil {
+		if m != nil && m.prepErr != nil {
+			return nil, m.prepErr // New(nil): middleware.ErrNilEngine, as New says
+		}
 		return nil, ErrNoEngine
 	}
 	ex, inChild := work.ExecutionFrom(ctx)

@@ -152,7 +152,8 @@ func NewFunction(name, description string, fn func(ctx context.Context, input st
 // run (the safest form: runs share nothing). The child's input is passed as
 // the executor's "input" value and its "output" value is the child's
 // output. build's ctx is the child's own; Prepare with that ctx gives the
-// child background children of its own, one nesting level deeper.
+// child background children of its own, one nesting level deeper. A nil
+// build makes Prepare fail with ErrInvalidChild, which Call returns.
 func NewAgent(name, description string, build func(ctx context.Context) (*agents.Executor, error), opts ...ChildOption) *Child {
 	var updates bool // WithUpdates: set before any run
 	run := func(ctx context.Context, input string) (string, error) {
@@ -171,6 +172,9 @@ func NewAgent(name, description string, build func(ctx context.Context) (*agents
 	}
 	c := newChild(name, description, work.KindAgent, run, opts)
 	updates = c.c.Updates != nil
+	if build == nil {
+		c.err = prepErr(ErrInvalidChild, "NewAgent %q: nil build", name)
+	}
 	return c
 }
 

@@ -71,7 +71,8 @@ var (
 	// ErrZeroChild: a Child that no constructor made (the zero Child).
 	ErrZeroChild = errors.New("langchaingo: zero Child (build it with NewFunction, NewJob, NewAgent, FromTool or FromExecutor)")
 	// ErrInvalidChild: a child built from nothing (FromTool of a nil
-	// tool, FromExecutor of a nil executor, Backgroundable of a nil child).
+	// tool, FromExecutor of a nil executor, NewAgent of a nil build,
+	// Backgroundable of a nil child).
 	ErrInvalidChild = errors.New("langchaingo: invalid child")
 	// ErrInvalidChildName: a child's name is not a tool name providers
 	// accept (^[a-zA-Z0-9_-]{1,64}$, as OpenAI and Anthropic require).
@@ -442,11 +443,15 @@ func inputHint(schema map[string]any) string {
 // a wrapped model (build a new Executor around it). OneShot and
 // Conversational agents render their tools into the prompt when they are
 // built: Retrofit refuses them; rebuild them with Prepare's Tools and Model.
+// It refuses a nil agent (or a typed nil) too.
 func Retrofit(ctx context.Context, sup work.Engine, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
 	if ctx == nil {
 		return nil, nil, ErrNilContext
 	}
 	fa, ok := agent.(*agents.OpenAIFunctionsAgent)
+	if agent == nil || ok && fa == nil {
+		return nil, nil, errors.New("langchaingo: cannot retrofit a nil agent")
+	}
 	if !ok {
 		return nil, nil, fmt.Errorf("langchaingo: cannot retrofit %T: it renders its tools into the prompt when built; rebuild it from Prepare's Tools() and Model()", agent)
 	}

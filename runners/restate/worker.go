@@ -56,7 +56,8 @@ type Worker struct {
 }
 
 // NewWorker returns a Worker for targets (by label). It needs WithIngress
-// and WithAdmin, and fails with work.ErrInvalidLimit or
+// and WithAdmin (without either it fails with work.ErrUnavailable, as the
+// Engine's calls do without an ingress), and fails with work.ErrInvalidLimit or
 // work.ErrInvalidBudget for an invalid limit or budget option, and with
 // work.ErrInvalidSpec for an invalid target: a label that is empty or
 // has a '/' or a space, both or neither of Run and Job, a Run without a
@@ -68,7 +69,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("restate: %w", cfg.Err)
 	}
 	if cfg.ingress == "" || cfg.admin == "" {
-		return nil, errors.New("restate: a Worker needs WithIngress and WithAdmin")
+		return nil, fmt.Errorf("restate: a Worker needs WithIngress and WithAdmin: %w", work.ErrUnavailable)
 	}
 	if len(targets) == 0 && !cfg.registry {
 		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
@@ -102,7 +103,9 @@ func (w *Worker) made() bool { return w != nil && w.targets != nil }
 
 // Start serves the deployment on a free loopback port and registers it
 // (bounded by ctx). A Worker not made by NewWorker (zero or nil) answers
-// work.ErrNotInitialized.
+// work.ErrNotInitialized. When the admin API does not answer (after a few
+// tries), Start stops the server again and returns work.ErrUnavailable
+// (its cause reachable), or ctx's error when ctx ends first.
 func (w *Worker) Start(ctx context.Context) error {
 	if !w.made() {
 		return work.ErrNotInitialized
@@ -281,7 +284,7 @@ func register(ctx context.Context, admin, url string, hc *http.Client) error {
 		}
 	}
 	if last != nil {
-		return fmt.Errorf("restate: registering the deployment %s: %w", url, last)
+		return fmt.Errorf("restate: registering the deployment %s: %w", url, fromIngress(ctx, last))
 	}
 	return nil
 }

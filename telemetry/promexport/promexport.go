@@ -111,18 +111,41 @@ func New(opts ...Option) (*Exporter, error) {
 
 // MeterProvider returns the provider to pass to telemetry.WithMeterProvider
 // (and to any other instrumentation whose metrics should be scraped here).
-func (e *Exporter) MeterProvider() *sdkmetric.MeterProvider { return e.provider }
+// It is nil for an Exporter not made by New (zero or nil), which
+// telemetry.WithMeterProvider ignores.
+func (e *Exporter) MeterProvider() *sdkmetric.MeterProvider {
+	if e == nil {
+		return nil
+	}
+	return e.provider
+}
 
 // Registry returns the Exporter's own registry: it holds the exporter's
-// collector and nothing else unless the caller registers more.
-func (e *Exporter) Registry() *prometheus.Registry { return e.registry }
+// collector and nothing else unless the caller registers more. It is nil
+// for an Exporter not made by New (zero or nil).
+func (e *Exporter) Registry() *prometheus.Registry {
+	if e == nil {
+		return nil
+	}
+	return e.registry
+}
 
-// Handler serves the Registry in the Prometheus exposition format.
-func (e *Exporter) Handler() http.Handler { return e.handler }
+// Handler serves the Registry in the Prometheus exposition format. An
+// Exporter not made by New (zero or nil) serves an empty exposition.
+func (e *Exporter) Handler() http.Handler {
+	if e == nil || e.handler == nil {
+		return http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	}
+	return e.handler
+}
 
 // Shutdown shuts the MeterProvider down: later scrapes return no agentwork
-// metrics. It is safe to call more than once.
+// metrics. It is safe to call more than once. On an Exporter not made by
+// New (zero or nil) it does nothing.
 func (e *Exporter) Shutdown(ctx context.Context) error {
+	if e == nil || e.provider == nil {
+		return nil
+	}
 	if err := e.provider.Shutdown(ctx); err != nil && !errors.Is(err, sdkmetric.ErrReaderShutdown) {
 		return err
 	}

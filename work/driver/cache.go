@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -22,8 +23,13 @@ type Cache struct {
 
 // Snapshot returns the cached view if it was read less than interval ago
 // without error, else refresh's answer (read under the cache's lock, so
-// that what refresh keeps between calls needs no lock of its own).
+// that what refresh keeps between calls needs no lock of its own). With
+// refresh nil it returns work.ErrUnavailable (no deployment view), as
+// Portable.Snapshot does with no Config.Read.
 func (c *Cache) Snapshot(ctx context.Context, interval time.Duration, refresh func(context.Context) (observe.Snapshot, error)) (observe.Snapshot, error) {
+	if refresh == nil {
+		return observe.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.at.IsZero() && c.err == nil && time.Since(c.at) < interval {

@@ -54,8 +54,11 @@ func progressGate(obs observe.Observer, label string, kind work.Kind) (emit func
 
 // UpdateRefused reports an update a child's attempt refused itself
 // (reason, a work.UpdateRefused* class; never the value) and returns the
-// refusal as work.Remote.Update answers it.
+// refusal as work.Remote.Update answers it. obs nil reports nothing.
 func UpdateRefused(obs observe.Observer, a Attempt, bytes int, question bool, reason string) (work.UpdateReceipt, string) {
+	if obs == nil {
+		return work.UpdateReceipt{}, reason
+	}
 	obs.Event(context.Background(), observe.Event{Type: observe.EventUpdate, WorkID: a.ID, Owner: a.Owner, Depth: a.Depth,
 		Target: a.Label, Kind: a.Kind, Time: time.Now(), Bytes: bytes, Question: question, ErrorClass: reason})
 	return work.UpdateReceipt{}, reason

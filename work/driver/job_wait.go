@@ -60,9 +60,9 @@ func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p w
 
 // CancelJob calls j.Cancel with handle in ctx, if j has one, recovering
 // a panic in it. Nothing of its end is reported: the Work ends as its
-// engine decided whatever Cancel does, as in-process.
+// engine decided whatever Cancel does, as in-process. A nil j does nothing.
 func CancelJob(ctx context.Context, j *work.Job, handle []byte) {
-	if j.Cancel == nil {
+	if j == nil || j.Cancel == nil {
 		return
 	}
 	defer func() { _ = recover() }()

@@ -92,13 +92,17 @@ type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(wo
 // as in-process, where the notice goes out as the Work settles.
 // The poller outlives ctx (which bounds the first read): it ends with the
 // Subscription, whose stop also interrupts a read in progress, or with
-// Close. After Close it returns work.ErrClosed.
+// Close. After Close it returns work.ErrClosed; with read nil,
+// work.ErrUnavailable (nothing to read the registry with).
 func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval time.Duration, read Reader, updates UpdateNotices) (*work.Subscription, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	if l.Closed() {
 		return nil, work.ErrClosed
+	}
+	if read == nil {
+		return nil, work.ErrUnavailable.Detail("no registry reader")
 	}
 	recs, err := read(ctx)
 	if err != nil {

@@ -107,8 +107,13 @@ type Config struct {
 }
 
 // Init sets p up as the Portable of an engine over s. It is a function,
-// not a method, so that an embedding engine does not promote it.
+// not a method, so that an embedding engine does not promote it. A nil p
+// is left as it is (its methods answer work.ErrNotInitialized), as is p
+// with a nil s.
 func Init(p *Portable, s Store, c Config) {
+	if p == nil || s == nil {
+		return
+	}
 	if c.Unusable != nil {
 		s = unusable{s, c.Unusable}
 		c.Read = func(context.Context) (observe.Snapshot, error) { return observe.Snapshot{}, c.Unusable }
@@ -172,10 +177,11 @@ func (p *Portable) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	return p.census.Snapshot(ctx, p.limits.SnapshotInterval, p.read)
 }
 
-// Observer returns the engine's Observer (nil before Init).
+// Observer returns the engine's Observer: observe.NopObserver before
+// Init (and on a nil Portable), never nil, as work.Engine requires.
 func (p *Portable) Observer() observe.Observer {
-	if p == nil {
-		return nil
+	if p == nil || p.events == nil {
+		return observe.NopObserver{}
 	}
 	return p.events
 }

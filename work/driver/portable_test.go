@@ -480,7 +480,7 @@ func TestZeroPortable(t *testing.T) {
 			}
 		}()
 	}
-	if p.Observer() != nil {
-		t.Errorf("the zero Portable's Observer: %v, want nil", p.Observer())
+	if _, ok := p.Observer().(observe.NopObserver); !ok {
+		t.Errorf("the zero Portable's Observer: %v, want observe.NopObserver (work.Engine: never nil)", p.Observer())
 	}
 }

@@ -21,8 +21,11 @@ func LaunchIdentity(spec work.Spec) (key, digest string) {
 
 // Refused reports a refused start to obs, with the caller's context (as
 // work.Supervisor does): reason is a limit's name or a failure class,
-// budget the budget that could not be covered.
+// budget the budget that could not be covered. obs nil reports nothing.
 func Refused(ctx context.Context, obs observe.Observer, spec work.Spec, reason, budget string) {
+	if obs == nil {
+		return
+	}
 	obs.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.ID(), Depth: spec.Owner.Depth(),
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
 }
