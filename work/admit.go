@@ -146,7 +146,7 @@ func (s *Supervisor) admitLocked(o Owner) (*ownerState, string) {
 	if s.closed || s.draining {
 		return nil, "closed"
 	}
-	if o.sc != nil && o.sc.ended {
+	if sc := scopeOf(o); sc != nil && sc.ended {
 		return nil, reasonScopeEnded
 	}
 	if o.depth >= s.cfg.maxDepth {
@@ -196,10 +196,11 @@ func (s *Supervisor) ownerLocked(id string) *ownerState {
 
 // newOwnerLocked registers o, which has no registry entry.
 func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
-	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc}
+	sc := scopeOf(o)
+	os := &ownerState{id: o.id, depth: o.depth, sc: sc}
 	s.owners[o.id] = os
-	if o.sc != nil {
-		o.sc.os = os
+	if sc != nil {
+		sc.os = os
 	}
 	return os
 }

@@ -41,14 +41,15 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	defer cancel(nil)
 	// Admission and registration happen together, so Close either refuses
 	// this call or cancels it and waits for it.
+	osc := scopeOf(spec.Owner) // nil for a top-level owner
 	s.mu.Lock()
 	reason := ""
 	switch {
-	case s.closed, s.draining && spec.Owner.sc == nil:
+	case s.closed, s.draining && osc == nil:
 		// Shutdown refuses new top-level calls; a running child's calls
 		// are part of the Work it drains.
 		reason = "closed"
-	case spec.Owner.sc != nil && spec.Owner.sc.ended:
+	case osc != nil && osc.ended:
 		reason = reasonScopeEnded
 	case spec.Owner.depth >= s.cfg.maxDepth:
 		reason = LimitDepth
@@ -83,7 +84,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	sc := &scope{parent: spec.Owner.sc, acct: &r.account}
+	sc := &scope{parent: osc, acct: &r.account}
 	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
 	defer func() {
 		var e emission
@@ -164,7 +165,7 @@ func (c *callExec) awaitAnswer(context.Context) ([]string, error) { return nil, 
 
 // awaitSlot waits for the running slot of the Work the call runs on, if
 // any (Supervisor.awaitSlot).
-func (c *callExec) awaitSlot() { c.s.awaitSlot(c.scope.sc, c.cctx) }
+func (c *callExec) awaitSlot() { c.s.awaitSlot(scopeOf(c.scope), c.cctx) }
 
 // runEvent delivers a budget event of the call, with the Supervisor's time.
 func (c *callExec) runEvent(ev observe.Event) {

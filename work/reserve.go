@@ -40,7 +40,7 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 	parent := s.bud.pools[spec.Owner.id]
 	if spec.Owner.depth > 0 {
 		parent = nil
-		if sc := spec.Owner.sc; sc != nil {
+		if sc := scopeOf(spec.Owner); sc != nil {
 			parent = sc.acct
 		}
 	}

@@ -73,7 +73,7 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 // the holder, for unlend; it returns nil otherwise. A holder that is owed
 // its slot back (reclaiming) lends again: its borrower keeps the slot.
 func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
-	w := o.sc.holder()
+	w := scopeOf(o).holder()
 	if w == nil || (w.state() != StateRunning && w.state() != StateCancelRequested) {
 		return nil
 	}
