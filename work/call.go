@@ -36,8 +36,8 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", errCallApproval
 	}
 	ev := observe.Event{Type: observe.EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
-		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
-	exec, cancel := context.WithCancelCause(s.cfg.observer.Bind(ctx, context.Background(), ev))
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.clock.Now()}
+	exec, cancel := context.WithCancelCause(s.observer.Bind(ctx, context.Background(), ev))
 	defer cancel(nil)
 	// Admission and registration happen together, so Close either refuses
 	// this call or cancels it and waits for it.
@@ -51,7 +51,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		reason = "closed"
 	case osc != nil && osc.ended:
 		reason = reasonScopeEnded
-	case spec.Owner.depth >= s.cfg.maxDepth:
+	case spec.Owner.depth >= s.lim.MaxDepth:
 		reason = LimitDepth
 	}
 	if reason != "" {
@@ -81,7 +81,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
 	if d := r.maxDur; d > 0 {
-		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
+		stop := s.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
 	sc := &scope{parent: osc, acct: &r.account}
@@ -127,7 +127,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassDeadline)
 	case err != nil && errors.Is(context.Cause(exec), errClosed):
 		return "", ErrClosed
-	case err == nil && tooLarge(out, spec.MaxResultBytes, s.cfg.maxResultBytes):
+	case err == nil && tooLarge(out, spec.MaxResultBytes, s.lim.MaxResultBytes):
 		return "", childFailed(ClassResultTooLarge) // as background Work over the limit
 	case err == nil:
 		return out, nil // completion wins over a late cancellation
@@ -169,7 +169,7 @@ func (c *callExec) awaitSlot() { c.s.awaitSlot(scopeOf(c.scope), c.cctx) }
 
 // runEvent delivers a budget event of the call, with the Supervisor's time.
 func (c *callExec) runEvent(ev observe.Event) {
-	ev.Time = c.s.cfg.clock.Now()
+	ev.Time = c.s.clock.Now()
 	c.emit(ev)
 }
 

@@ -9,8 +9,8 @@ func (s *Supervisor) admissible(spec *Spec) error {
 	if s.idle == nil {
 		return ErrNotInitialized
 	}
-	if s.cfg.err != nil {
-		return s.cfg.err
+	if s.optErr != nil {
+		return s.optErr
 	}
 	return spec.Validate()
 }
@@ -20,8 +20,8 @@ func (s *Supervisor) poolable(b Budget) error {
 	if s.idle == nil {
 		return ErrNotInitialized
 	}
-	if s.cfg.err != nil {
-		return s.cfg.err
+	if s.optErr != nil {
+		return s.optErr
 	}
 	return checkBudget("SetPool", b, false) // Budget.Validate, naming SetPool
 }
