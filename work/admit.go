@@ -31,7 +31,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s:        s,
 		target:   spec.Target,
 		run:      spec.Run,
-		maxBytes: clamp(spec.MaxResultBytes, s.cfg.maxResultBytes),
+		maxBytes: clamp(spec.MaxResultBytes, s.lim.MaxResultBytes),
 	}
 	if spec.Job != nil {
 		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
@@ -50,17 +50,17 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		<-r.ready // registered right after Bind, which does not wait
 		return r.ref, nil
 	}
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	os, reason := s.admitLocked(spec.Owner)
 	if reason != "" {
 		s.mu.Unlock()
-		s.cfg.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+		s.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: reason})
 		return Ref{}, s.refusal(reason)
 	}
 	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
-		s.cfg.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
+		s.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
 		return Ref{}, PoolRefusal(short)
 	}
@@ -74,7 +74,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 	launch := recordLaunchLocked(os, &spec, it.ref())
 	// Bind runs without the lock; the no-op Observer's Bind is known, and
 	// Start then keeps the lock throughout.
-	_, nop := s.cfg.observer.(observe.NopObserver)
+	_, nop := s.observer.(observe.NopObserver)
 	if !nop {
 		s.mu.Unlock()
 	}
@@ -87,7 +87,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		it.ctx = context.Background()
 		e.now = now // the lock was held throughout: the same critical section
 	} else {
-		it.ctx = s.cfg.observer.Bind(ctx, context.Background(), *e.event(0))
+		it.ctx = s.observer.Bind(ctx, context.Background(), *e.event(0))
 		s.mu.Lock()
 	}
 	s.seq++
@@ -123,11 +123,11 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		// the Work goes the way of the owner's other Work, detached first
 		// as releaseLocked does (whether or not Close overlapped too).
 		s.detachLocked(it, &e)
-		s.cancelLocked(it, s.cfg.clock.Now(), errCancelRequested, &e)
+		s.cancelLocked(it, s.clock.Now(), errCancelRequested, &e)
 	case s.closed:
 		// Close overlapped the start: the Work was accepted and is
 		// cancelled before it runs, as Close does to all queued Work.
-		s.cancelLocked(it, s.cfg.clock.Now(), errClosed, &e)
+		s.cancelLocked(it, s.clock.Now(), errClosed, &e)
 	default:
 		// An idle slot lent by an enclosing waiter goes first, so that
 		// the pool's free slots stay with the fair order.
@@ -146,19 +146,19 @@ func (s *Supervisor) admitLocked(o Owner) (*ownerState, string) {
 	if s.closed || s.draining {
 		return nil, "closed"
 	}
-	if o.sc != nil && o.sc.ended {
+	if sc := scopeOf(o); sc != nil && sc.ended {
 		return nil, reasonScopeEnded
 	}
-	if o.depth >= s.cfg.maxDepth {
+	if o.depth >= s.lim.MaxDepth {
 		return nil, LimitDepth
 	}
 	os := s.visibleLocked(o)
 	switch {
 	case os == nil:
 		return nil, ""
-	case os.active >= s.cfg.maxOutstanding:
+	case os.active >= s.lim.MaxOutstanding:
 		return nil, LimitOutstanding
-	case s.cfg.maxStarts > 0 && os.starts >= s.cfg.maxStarts:
+	case s.lim.MaxStarts > 0 && os.starts >= s.lim.MaxStarts:
 		return nil, LimitStarts
 	}
 	return os, ""
@@ -172,11 +172,11 @@ func (s *Supervisor) refusal(reason string) error {
 	case reasonScopeEnded:
 		return ErrScopeEnded
 	case LimitDepth:
-		return LimitRefusal(LimitDepth, s.cfg.maxDepth)
+		return LimitRefusal(LimitDepth, s.lim.MaxDepth)
 	case LimitOutstanding:
-		return LimitRefusal(LimitOutstanding, s.cfg.maxOutstanding)
+		return LimitRefusal(LimitOutstanding, s.lim.MaxOutstanding)
 	default:
-		return LimitRefusal(LimitStarts, s.cfg.maxStarts)
+		return LimitRefusal(LimitStarts, s.lim.MaxStarts)
 	}
 }
 
@@ -196,10 +196,11 @@ func (s *Supervisor) ownerLocked(id string) *ownerState {
 
 // newOwnerLocked registers o, which has no registry entry.
 func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
-	os := &ownerState{id: o.id, depth: o.depth, sc: o.sc}
+	sc := scopeOf(o)
+	os := &ownerState{id: o.id, depth: o.depth, sc: sc}
 	s.owners[o.id] = os
-	if o.sc != nil {
-		o.sc.os = os
+	if sc != nil {
+		sc.os = os
 	}
 	return os
 }

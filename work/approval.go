@@ -83,7 +83,7 @@ func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
 				Target: it.target.Label, State: StateQueued, Time: now}})
 		}
 	}
-	ap.stop = s.cfg.clock.AfterFunc(d, func() { s.approvalExpired(it, ap) })
+	ap.stop = s.clock.AfterFunc(d, func() { s.approvalExpired(it, ap) })
 }
 
 // unholdLocked ends it's wait for an answer: the timer stops, it leaves
@@ -110,7 +110,7 @@ func (s *Supervisor) approvalExpired(it *item, ap *approval) {
 		return
 	}
 	ap.stop = nil // it has fired
-	s.cancelHeldLocked(it, s.cfg.clock.Now(), classApprovalTimeout, &e)
+	s.cancelHeldLocked(it, s.clock.Now(), classApprovalTimeout, &e)
 	s.unlockAndEmit(&e)
 }
 
@@ -216,7 +216,7 @@ func (s *Supervisor) answer(o Owner, id string, approve bool) error {
 		s.mu.Unlock()
 		return ErrNotFound
 	}
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	if approve {
 		s.approveLocked(it, now, &e)
 	} else {

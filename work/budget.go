@@ -69,7 +69,9 @@ const (
 
 var dimNames = [numDims]string{BudgetTurns, BudgetToolCalls, BudgetTokens}
 
-// budgetConfig is the Supervisor's budget configuration.
+// budgetConfig is an engine's budget configuration: the defaults of a
+// child that sets none (def, whose MaxDuration is the per-Work deadline;
+// WithDefaultBudget) and the ceiling (WithBudgetCeiling).
 type budgetConfig struct {
 	def, ceiling Budget
 }
@@ -107,7 +109,7 @@ func WithDefaultBudget(b Budget) Option {
 		}
 		c.budget.def.SetDims(d)
 		if b.MaxDuration != 0 {
-			c.maxDuration = max(b.MaxDuration, 0)
+			c.budget.def.MaxDuration = max(b.MaxDuration, 0)
 		}
 	})
 }
@@ -146,22 +148,35 @@ func resolveDim(want, def, ceil int64) int64 {
 	return v
 }
 
+// dims resolves the pooled dimensions of a child whose own limits are
+// want, in the order of Budget.Dims, before any pool: resolveDim with the
+// defaults and the ceiling.
+func (b *budgetConfig) dims(want [numDims]int64) [numDims]int64 {
+	def, ceil := b.def.Dims(), b.ceiling.Dims()
+	var eff [numDims]int64
+	for i := range eff {
+		eff[i] = resolveDim(want[i], def[i], ceil[i])
+	}
+	return eff
+}
+
 func defaultBudgetConfig() budgetConfig {
-	return budgetConfig{def: Budget{MaxTurns: defaultMaxTurns, MaxToolCalls: defaultMaxToolCalls}}
+	return budgetConfig{def: Budget{MaxTurns: defaultMaxTurns, MaxToolCalls: defaultMaxToolCalls,
+		MaxDuration: defaultMaxDuration}}
 }
 
 // duration resolves a child's deadline: its own (Budget.MaxDuration),
 // else the Supervisor's default (WithDefaultBudget),
 // clamped to the ceiling: WithBudgetCeiling's MaxDuration when set, else
 // the Supervisor's default itself, so a child can lower but never raise it.
-func (c *config) duration(spec *Spec) time.Duration {
+func (b *budgetConfig) duration(spec *Spec) time.Duration {
 	d := spec.Budget.MaxDuration
-	ceil := c.budget.ceiling.MaxDuration
+	ceil := b.ceiling.MaxDuration
 	if ceil <= 0 {
-		return clamp(d, c.maxDuration)
+		return clamp(d, b.def.MaxDuration)
 	}
 	if d <= 0 {
-		d = c.maxDuration
+		d = b.def.MaxDuration
 	}
 	if d <= 0 || d > ceil {
 		d = ceil

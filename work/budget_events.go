@@ -11,7 +11,7 @@ import (
 // Supervisor's time (run.report).
 func (it *item) runEvent(ev observe.Event) {
 	s := it.s
-	ev.Time = s.cfg.clock.Now()
+	ev.Time = s.clock.Now()
 	s.emitWork(it, ev)
 }
 
@@ -33,7 +33,7 @@ func (s *Supervisor) emitWork(it *item, ev observe.Event) {
 func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(observe.Event) {
 	return func(ev observe.Event) {
 		ev.Owner, ev.Depth, ev.Target, ev.Kind = spec.Owner.id, spec.Owner.depth, spec.Target.Label, spec.Target.Kind
-		s.cfg.observer.Event(exec, ev)
+		s.observer.Event(exec, ev)
 	}
 }
 

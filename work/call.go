@@ -36,21 +36,22 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", errCallApproval
 	}
 	ev := observe.Event{Type: observe.EventForeground, Owner: spec.Owner.id, Depth: spec.Owner.depth,
-		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.cfg.clock.Now()}
-	exec, cancel := context.WithCancelCause(s.cfg.observer.Bind(ctx, context.Background(), ev))
+		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: s.clock.Now()}
+	exec, cancel := context.WithCancelCause(s.observer.Bind(ctx, context.Background(), ev))
 	defer cancel(nil)
 	// Admission and registration happen together, so Close either refuses
 	// this call or cancels it and waits for it.
+	osc := scopeOf(spec.Owner) // nil for a top-level owner
 	s.mu.Lock()
 	reason := ""
 	switch {
-	case s.closed, s.draining && spec.Owner.sc == nil:
+	case s.closed, s.draining && osc == nil:
 		// Shutdown refuses new top-level calls; a running child's calls
 		// are part of the Work it drains.
 		reason = "closed"
-	case spec.Owner.sc != nil && spec.Owner.sc.ended:
+	case osc != nil && osc.ended:
 		reason = reasonScopeEnded
-	case spec.Owner.depth >= s.cfg.maxDepth:
+	case spec.Owner.depth >= s.lim.MaxDepth:
 		reason = LimitDepth
 	}
 	if reason != "" {
@@ -80,10 +81,10 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	stopParent := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	defer stopParent()
 	if d := r.maxDur; d > 0 {
-		stop := s.cfg.clock.AfterFunc(d, func() { cancel(errDeadline) })
+		stop := s.clock.AfterFunc(d, func() { cancel(errDeadline) })
 		defer stop()
 	}
-	sc := &scope{parent: spec.Owner.sc, acct: &r.account}
+	sc := &scope{parent: osc, acct: &r.account}
 	scope := Owner{id: scopeID, depth: spec.Owner.depth + 1, sc: sc}
 	defer func() {
 		var e emission
@@ -126,7 +127,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 		return "", childFailed(ClassDeadline)
 	case err != nil && errors.Is(context.Cause(exec), errClosed):
 		return "", ErrClosed
-	case err == nil && tooLarge(out, spec.MaxResultBytes, s.cfg.maxResultBytes):
+	case err == nil && tooLarge(out, spec.MaxResultBytes, s.lim.MaxResultBytes):
 		return "", childFailed(ClassResultTooLarge) // as background Work over the limit
 	case err == nil:
 		return out, nil // completion wins over a late cancellation
@@ -164,11 +165,11 @@ func (c *callExec) awaitAnswer(context.Context) ([]string, error) { return nil, 
 
 // awaitSlot waits for the running slot of the Work the call runs on, if
 // any (Supervisor.awaitSlot).
-func (c *callExec) awaitSlot() { c.s.awaitSlot(c.scope.sc, c.cctx) }
+func (c *callExec) awaitSlot() { c.s.awaitSlot(scopeOf(c.scope), c.cctx) }
 
 // runEvent delivers a budget event of the call, with the Supervisor's time.
 func (c *callExec) runEvent(ev observe.Event) {
-	ev.Time = c.s.cfg.clock.Now()
+	ev.Time = c.s.clock.Now()
 	c.emit(ev)
 }
 

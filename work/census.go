@@ -19,7 +19,7 @@ func (s *Supervisor) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	snap := observe.Snapshot{Time: s.cfg.clock.Now(), MaxRunning: s.cfg.maxRunning, SlotsInUse: s.used}
+	snap := observe.Snapshot{Time: s.clock.Now(), MaxRunning: s.lim.MaxRunning, SlotsInUse: s.used}
 	// A pool slot is held by one running Work with no lender (for itself
 	// or lent down its chain): it counts for that Work's target. An
 	// external job waiting for its result is running but holds none.
@@ -32,13 +32,13 @@ func (s *Supervisor) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 			slots[it.target.Label]++
 		}
 	}
-	if n := len(s.counts) + len(s.cfg.deploymentTargets); n > 0 {
+	if n := len(s.counts) + len(s.lim.DeploymentTargets); n > 0 {
 		snap.Counts = make([]observe.TargetCounts, 0, n)
 		for label, c := range s.counts {
 			snap.Counts = append(snap.Counts, observe.TargetCounts{Target: label, Counts: *c, SlotsInUse: slots[label]})
 		}
 		// Targets named by WithDeploymentGauges show before their first Work.
-		for _, label := range s.cfg.deploymentTargets {
+		for _, label := range s.lim.DeploymentTargets {
 			if _, ok := s.counts[label]; !ok {
 				snap.Counts = append(snap.Counts, observe.TargetCounts{Target: label})
 			}

@@ -60,7 +60,7 @@ func (s *Supervisor) Close(ctx context.Context) error {
 	first := !s.closed
 	s.closed = true
 	s.closing.Store(true)
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	for _, it := range s.held {
 		s.cancelLocked(it, now, errClosed, &e)
 	}

@@ -23,7 +23,7 @@ func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelRece
 		s.mu.Unlock()
 		return CancelReceipt{}, err
 	}
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	accepted := s.cancelLocked(it, now, errCancelRequested, &e)
 	r := CancelReceipt{WorkID: id, Accepted: accepted, State: it.state(), AcceptedAt: now}
 	s.unlockAndEmit(&e)
@@ -88,7 +88,7 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 	it.listed = false
 	it.detached = true
 	it.dropCommands()
-	e.add(it, observe.Event{Type: observe.EventDetached, Time: s.cfg.clock.Now()})
+	e.add(it, observe.Event{Type: observe.EventDetached, Time: s.clock.Now()})
 	if it.list == &os.terminal {
 		os.removeTerminal(it)
 		s.forgetItemLocked(it)
@@ -132,7 +132,7 @@ func (s *Supervisor) Release(ctx context.Context, o Owner) error {
 // into the terminal list and could evict other items mid-release, so which
 // items got a detached event would depend on map order.
 func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	for _, it := range os.items.all() { // detaching removes it from os.items
 		s.detachLocked(it, e)
 		s.cancelLocked(it, now, errCancelRequested, e)

@@ -64,14 +64,14 @@ func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx
 		it.cancel = cancel
 	}
 	if it.maxDur() > 0 {
-		if _, system := s.cfg.clock.(systemClock); system {
+		if _, system := s.clock.(systemClock); system {
 			s.addDeadlineLocked(it, now)
 		} else {
 			f := func() { it.xctx.cancel(errDeadline) }
 			if it.job != nil {
 				f = func() { s.expireJob(it) }
 			}
-			it.stopTimer = s.cfg.clock.AfterFunc(it.maxDur(), f)
+			it.stopTimer = s.clock.AfterFunc(it.maxDur(), f)
 		}
 	}
 	return jctx

@@ -41,7 +41,7 @@ type emission struct {
 // the clock once per section.
 func (s *Supervisor) nowLocked(e *emission) time.Time {
 	if e.now.IsZero() {
-		e.now = s.cfg.clock.Now()
+		e.now = s.clock.Now()
 	}
 	return e.now
 }
@@ -198,7 +198,7 @@ func lockAll(e *emission) []*item {
 func (s *Supervisor) deliver(e *emission) {
 	if !s.nop {
 		for i := range e.n {
-			s.cfg.observer.Event(e.item(i).ctx, *e.event(i))
+			s.observer.Event(e.item(i).ctx, *e.event(i))
 		}
 	}
 	for _, n := range e.notices {

@@ -10,8 +10,8 @@ func (s *Supervisor) admissible(spec *Spec) error {
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}
-	if s.cfg.err != nil {
-		return s.cfg.err
+	if s.optErr != nil {
+		return s.optErr
 	}
 	return spec.Validate()
 }
@@ -21,8 +21,8 @@ func (s *Supervisor) poolable(b Budget) error {
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}
-	if s.cfg.err != nil {
-		return s.cfg.err
+	if s.optErr != nil {
+		return s.optErr
 	}
 	return checkBudget("SetPool", b, false) // Budget.Validate, naming SetPool
 }

@@ -136,7 +136,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 // settlement just freed, for the calling child goroutine to run next (as
 // settle does), when no reclaimer waits for one.
 func (s *Supervisor) nextLocked(e *emission) (*item, context.Context) {
-	if s.closed || s.used >= s.cfg.maxRunning || len(s.reclaimers) > 0 || s.ready.len() == 0 {
+	if s.closed || s.used >= s.lim.MaxRunning || len(s.reclaimers) > 0 || s.ready.len() == 0 {
 		return nil, nil
 	}
 	nit := s.popLocked(s.ready.front())
@@ -302,7 +302,7 @@ func (s *Supervisor) foregroundJob(j *Job, input string) RunFunc {
 				d = j.Backoff.Next(d, false)
 			}
 			wake := make(chan struct{})
-			stop := s.cfg.clock.AfterFunc(d, func() { close(wake) })
+			stop := s.clock.AfterFunc(d, func() { close(wake) })
 			select {
 			case <-wake:
 			case <-ctx.Done():

@@ -34,7 +34,7 @@ func (j *Job) maxPollErrors() int32 { return int32(j.Resolved().MaxPollErrors) }
 // refers to the Work (jobtimer.go).
 func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 	jw.delay, jw.phase = d, jobTimer
-	jw.due = s.cfg.clock.Now().Add(d)
+	jw.due = s.clock.Now().Add(d)
 	s.addTimerLocked(it, jw)
 }
 
@@ -71,7 +71,7 @@ func (s *Supervisor) pollDueLocked(it *item) {
 // did.
 func (s *Supervisor) stoppedLocked(it *item, jw *jobWait) bool {
 	if jw.stopped == jobRuns {
-		if d := it.maxDur(); d <= 0 || s.cfg.clock.Now().Before(it.started.Add(d)) {
+		if d := it.maxDur(); d <= 0 || s.clock.Now().Before(it.started.Add(d)) {
 			return false
 		}
 		jw.stopped = jobDeadline

@@ -62,7 +62,7 @@ func (s *Supervisor) armTimerLocked(at time.Time) {
 	t.gen++
 	gen := t.gen
 	t.at = at
-	t.stop = s.cfg.clock.AfterFunc(at.Sub(s.cfg.clock.Now()), func() { s.timerFired(gen) })
+	t.stop = s.clock.AfterFunc(at.Sub(s.clock.Now()), func() { s.timerFired(gen) })
 }
 
 // timerFired runs as the timer of generation gen fires: every job whose
@@ -76,7 +76,7 @@ func (s *Supervisor) timerFired(gen uint64) {
 		return
 	}
 	t.stop = nil
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	for len(t.timers) > 0 && !t.timers[0].job.due.After(now) {
 		it := t.timers[0]
 		s.removeTimerLocked(it.job)

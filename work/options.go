@@ -40,7 +40,6 @@ type config struct {
 	maxOutstanding int
 	maxStarts      int
 	maxDepth       int
-	maxDuration    time.Duration
 	maxResultBytes int
 	retainTerminal int
 	retainAge      time.Duration
@@ -69,7 +68,6 @@ func newConfig(opts []Option) config {
 		maxOutstanding: defaultMaxOutstanding,
 		maxStarts:      defaultMaxStarts,
 		maxDepth:       defaultMaxDepth,
-		maxDuration:    defaultMaxDuration,
 		maxResultBytes: defaultMaxResultBytes,
 		retainTerminal: defaultRetainTerminal,
 		shutdownGrace:  defaultShutdownGrace,
@@ -246,12 +244,22 @@ type Limits struct {
 // limits returns c's limits.
 func (c *config) limits() Limits {
 	return Limits{MaxRunning: c.maxRunning, MaxOutstanding: c.maxOutstanding, MaxStarts: c.maxStarts,
-		MaxDepth: c.maxDepth, MaxDuration: c.maxDuration, MaxResultBytes: c.maxResultBytes,
+		MaxDepth: c.maxDepth, MaxDuration: c.budget.def.MaxDuration, MaxResultBytes: c.maxResultBytes,
 		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
 		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
 		MaxQueuedGuidanceBytes: c.maxQueuedBytes, MaxCommandRecords: c.maxCommands,
 		Observer: c.observer, ExportDeployment: c.deployment, DeploymentTargets: c.deploymentTargets,
 		SnapshotInterval: c.snapshotInterval, StatusRows: c.statusRows}
+}
+
+// resolveOptions returns what opts configure an engine with, resolved once
+// (New): its limits (with the Observer), its clock, Shutdown's grace
+// (WithShutdownGrace), its budget configuration (WithDefaultBudget,
+// WithBudgetCeiling) and the first invalid option's error, which every
+// Start, Call and SetPool returns (nil when every option is valid).
+func resolveOptions(opts []Option) (l Limits, clock Clock, grace time.Duration, budget budgetConfig, err error) {
+	c := newConfig(opts)
+	return c.limits(), c.clock, c.shutdownGrace, c.budget, c.err
 }
 
 // ResolveLimits returns the limits of a Supervisor made by New(opts...)
@@ -281,3 +289,15 @@ func (c *config) recordErr(err error) {
 // defaultShutdownGrace is how long Shutdown waits, by default, for
 // cancelled children to return once its context has ended.
 const defaultShutdownGrace = 5 * time.Second
+
+// WithShutdownGrace sets how long Shutdown waits for cancelled children to
+// return after its context has ended (default 5 s); children still running
+// then are abandoned and reported as orphans. 0 means no wait. Negative
+// values are ignored.
+func WithShutdownGrace(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d >= 0 {
+			c.shutdownGrace = d
+		}
+	})
+}

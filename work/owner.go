@@ -9,31 +9,14 @@ package work
 type Owner struct {
 	id    string
 	depth int
-	sc    *scope // set for a child's scope
+	sc    scopeState // set for a child's scope by the engine that runs the child
 }
 
-// scope is a child's own owner scope (Execution.Scope). Its fields are
-// guarded by the Supervisor's lock.
-type scope struct {
-	ended  bool        // the child has returned: the scope admits no more Work
-	work   *item       // the background Work whose scope this is; nil for a foreground call's
-	parent *scope      // the scope the Work or call was started in; nil under a top-level owner
-	os     *ownerState // the scope's registry entry while it has one
-	acct   *account    // the child's budget reservation: its children reserve from it
-}
-
-// holder returns the background Work whose running slot the code of scope
-// sc runs on: the Work itself for a background child's scope, the nearest
-// enclosing one for a foreground call's scope, nil when no Work encloses it
-// (a foreground call made by a top-level owner).
-func (sc *scope) holder() *item {
-	for ; sc != nil; sc = sc.parent {
-		if sc.work != nil {
-			return sc.work
-		}
-	}
-	return nil
-}
+// scopeState is what an engine keeps of a child's own owner scope
+// (Execution.Scope): the scope's Owner carries it back to that engine,
+// which alone knows its type (the Supervisor's *scope). A top-level owner
+// has none, and so has a child's scope that another Engine made.
+type scopeState interface{ isScope() }
 
 // NewOwner returns the top-level owner named id. Two Owners with the same id
 // are the same owner. The id may not contain "/" (child scopes use it):

@@ -24,3 +24,36 @@ type ownerState struct {
 	countsLabel string
 	counts      *[len(observe.States)]int
 }
+
+// scope is a child's own owner scope (Execution.Scope): the Owner of the
+// scope carries it (Owner.sc; scopeOf). Its fields are guarded by the
+// Supervisor's lock.
+type scope struct {
+	ended  bool        // the child has returned: the scope admits no more Work
+	work   *item       // the background Work whose scope this is; nil for a foreground call's
+	parent *scope      // the scope the Work or call was started in; nil under a top-level owner
+	os     *ownerState // the scope's registry entry while it has one
+	acct   *account    // the child's budget reservation: its children reserve from it
+}
+
+func (*scope) isScope() {}
+
+// scopeOf returns the scope of o, a child's scope, made by s; nil for a
+// top-level owner.
+func scopeOf(o Owner) *scope {
+	sc, _ := o.sc.(*scope)
+	return sc
+}
+
+// holder returns the background Work whose running slot the code of scope
+// sc runs on: the Work itself for a background child's scope, the nearest
+// enclosing one for a foreground call's scope, nil when no Work encloses it
+// (a foreground call made by a top-level owner).
+func (sc *scope) holder() *item {
+	for ; sc != nil; sc = sc.parent {
+		if sc.work != nil {
+			return sc.work
+		}
+	}
+	return nil
+}

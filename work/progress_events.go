@@ -15,7 +15,7 @@ func (it *item) progressed() { it.s.progressed(it) }
 // counts of that moment.
 func (s *Supervisor) progressed(it *item) {
 	p := &it.prog
-	if last := p.last.Load(); last != 0 && s.cfg.clock.Now().UnixNano()-last < int64(progressInterval) {
+	if last := p.last.Load(); last != 0 && s.clock.Now().UnixNano()-last < int64(progressInterval) {
 		return
 	}
 	p.pending.Store(true)
@@ -33,10 +33,10 @@ func (s *Supervisor) flushProgress(it *item) {
 		// Holding the emit lock: a terminal event is either fully
 		// delivered (ended is set before it is queued) or not yet started.
 		if p.pending.Swap(false) && !p.ended.Load() {
-			now := s.cfg.clock.Now()
+			now := s.clock.Now()
 			last := p.last.Load()
 			if (last == 0 || now.UnixNano()-last >= int64(progressInterval)) && p.last.CompareAndSwap(last, now.UnixNano()) {
-				s.cfg.observer.Event(it.ctx, observe.Event{Type: observe.EventProgress, WorkID: it.id(),
+				s.observer.Event(it.ctx, observe.Event{Type: observe.EventProgress, WorkID: it.id(),
 					Owner: it.owner.id, Depth: it.owner.depth, Target: it.target.Label,
 					Kind: it.target.Kind, Time: now, Progress: p.snapshot()})
 			}

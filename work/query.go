@@ -99,7 +99,7 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 		return nil, 0, nil
 	}
 	top := topK(&os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	rows = make([]Row, len(top))
 	for i, it := range top {
 		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),

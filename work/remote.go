@@ -256,19 +256,11 @@ func NewSubscription(buffer int, onClose func()) (sub *Subscription, publish fun
 	if buffer < 1 {
 		buffer = defaultNoticeBuffer
 	}
-	sub = &Subscription{ch: make(chan Notice, buffer), onClose: onClose}
-	return sub, sub.send, sub.closeExternal
-}
-
-func (sub *Subscription) closeExternal() {
-	sub.mu.Lock()
-	first := !sub.closed
-	if first {
-		sub.closed = true
-		close(sub.ch)
+	sub = &Subscription{ch: make(chan Notice, buffer)}
+	sub.end = func() {
+		if sub.shut() && onClose != nil {
+			onClose()
+		}
 	}
-	sub.mu.Unlock()
-	if first && sub.onClose != nil {
-		sub.closeOnce.Do(sub.onClose)
-	}
+	return sub, sub.send, sub.end
 }

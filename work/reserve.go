@@ -9,14 +9,13 @@ func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
 	if s == nil {
 		s = &Supervisor{} // as the zero Supervisor: no default, no ceiling
 	}
-	want, def, ceil := spec.Budget.Dims(), s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
-	var eff [numDims]int64
+	eff := s.budget.dims(spec.Budget.Dims())
 	for i := range eff {
-		eff[i] = max(resolveDim(want[i], def[i], ceil[i]), 0)
+		eff[i] = max(eff[i], 0)
 	}
 	var b Budget
 	b.SetDims(eff)
-	b.MaxDuration = s.cfg.duration(&spec)
+	b.MaxDuration = s.budget.duration(&spec)
 	return b
 }
 
@@ -43,20 +42,19 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 	parent := s.bud.pools[spec.Owner.id]
 	if spec.Owner.depth > 0 {
 		parent = nil
-		if sc := spec.Owner.sc; sc != nil {
+		if sc := scopeOf(spec.Owner); sc != nil {
 			parent = sc.acct
 		}
 	}
 	r.parent = parent
-	r.maxDur = s.cfg.duration(spec)
+	r.maxDur = s.budget.duration(spec)
 	want := spec.Budget.Dims()
-	def, ceil := s.cfg.budget.def.Dims(), s.cfg.budget.ceiling.Dims()
-	var eff [numDims]int64
+	eff := s.budget.dims(want)
 	if parent == nil {
 		// No pool and no reservation above it: no dimension is pooled,
 		// and nothing is reserved (PoolReserve's unpooled case).
 		for i := range eff {
-			v := unpooled(resolveDim(want[i], def[i], ceil[i]))
+			v := unpooled(eff[i])
 			r.m[i].limit, r.pooled[i] = v, v > 0 && want[i] > 0
 		}
 		return ""
@@ -64,7 +62,6 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 	var lim, avail [numDims]int64
 	var src [numDims]*meter
 	for i := range eff {
-		eff[i] = resolveDim(want[i], def[i], ceil[i])
 		if sa := parent.source(i); sa != nil {
 			if a := sa.avail(i); a >= 0 {
 				lim[i], avail[i], src[i] = sa.m[i].limit, a, &sa.m[i]

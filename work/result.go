@@ -112,7 +112,7 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 //go:noinline
 func (s *Supervisor) emitResultRead(it *item, bytes int) {
 	var e emission
-	e.add(it, observe.Event{Type: observe.EventResultRead, Time: s.cfg.clock.Now(), Bytes: bytes})
+	e.add(it, observe.Event{Type: observe.EventResultRead, Time: s.clock.Now(), Bytes: bytes})
 	s.unlockAndEmit(&e)
 }
 

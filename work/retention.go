@@ -31,13 +31,13 @@ func (it *item) evictClass() int { return EvictionRank(it.state(), it.read) }
 // class: read results, then failed and cancelled Work, then unread results.
 // The class scan runs only when the count bound is exceeded.
 func (s *Supervisor) evictLocked(os *ownerState) {
-	if s.cfg.retainAge > 0 {
-		now := s.cfg.clock.Now()
-		for f := os.terminal.front(); f != nil && now.Sub(f.finished) > s.cfg.retainAge; f = os.terminal.front() {
+	if s.lim.RetainAge > 0 {
+		now := s.clock.Now()
+		for f := os.terminal.front(); f != nil && now.Sub(f.finished) > s.lim.RetainAge; f = os.terminal.front() {
 			s.evictItemLocked(os, f)
 		}
 	}
-	for os.terminal.len() > s.cfg.retainTerminal {
+	for os.terminal.len() > s.lim.RetainTerminal {
 		c := evictRead
 		for os.classes[c] == 0 {
 			c++

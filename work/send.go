@@ -30,7 +30,7 @@ func (it *item) guidance() []string {
 		mb.queued, mb.bytes = nil, 0
 	}
 	if len(msgs) > 0 {
-		em.add(it, observe.Event{Type: observe.EventGuidanceDelivered, Time: s.cfg.clock.Now(), Count: len(msgs)})
+		em.add(it, observe.Event{Type: observe.EventGuidanceDelivered, Time: s.clock.Now(), Count: len(msgs)})
 	}
 	s.unlockAndEmit(&em)
 	return msgs
@@ -82,8 +82,8 @@ func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool
 	if strings.TrimSpace(message) == "" {
 		return SendReceipt{}, ErrEmptyMessage
 	}
-	if len(message) > s.cfg.maxMessageBytes {
-		return SendReceipt{}, errorf(ErrMessageTooLarge, "a guidance message may have at most %d bytes", s.cfg.maxMessageBytes)
+	if len(message) > s.lim.MaxMessageBytes {
+		return SendReceipt{}, errorf(ErrMessageTooLarge, "a guidance message may have at most %d bytes", s.lim.MaxMessageBytes)
 	}
 	digest := sha256.Sum256([]byte(message))
 	var key [sha256.Size]byte
@@ -118,18 +118,18 @@ func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool
 	if mb == nil {
 		mb = &mailbox{}
 	}
-	if len(mb.queued) >= s.cfg.maxQueued || mb.bytes+len(message) > s.cfg.maxQueuedBytes {
+	if len(mb.queued) >= s.lim.MaxQueuedGuidance || mb.bytes+len(message) > s.lim.MaxQueuedGuidanceBytes {
 		s.mu.Unlock()
 		return SendReceipt{}, errorf(ErrMailboxFull, "at most %d undelivered messages (%d bytes) are kept per work",
-			s.cfg.maxQueued, s.cfg.maxQueuedBytes)
+			s.lim.MaxQueuedGuidance, s.lim.MaxQueuedGuidanceBytes)
 	}
 	it.mb = mb
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	mb.cursor++
 	mb.queued = append(mb.queued, message)
 	mb.bytes += len(message)
 	if commandID != "" {
-		mb.remember(key, record{digest: digest, cursor: mb.cursor, at: now}, s.cfg.maxCommands)
+		mb.remember(key, record{digest: digest, cursor: mb.cursor, at: now}, s.lim.MaxCommandRecords)
 	}
 	r := it.receipt(mb.cursor, now)
 	if it.upd != nil {

@@ -55,7 +55,7 @@ func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool
 	}
 	s.endScopeLocked(it.sc, it.scopeID, e)
 	s.freeSlotLocked(it, e)
-	if next && !s.closed && s.used < s.cfg.maxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
+	if next && !s.closed && s.used < s.lim.MaxRunning && len(s.reclaimers) == 0 && s.ready.len() > 0 {
 		nit = s.popLocked(s.ready.front())
 		s.used++
 		njctx = s.prepareRunLocked(nit, nil, e)

@@ -11,18 +11,6 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// WithShutdownGrace sets how long Shutdown waits for cancelled children to
-// return after its context has ended (default 5 s); children still running
-// then are abandoned and reported as orphans. 0 means no wait. Negative
-// values are ignored.
-func WithShutdownGrace(d time.Duration) Option {
-	return optionFunc(func(c *config) {
-		if d >= 0 {
-			c.shutdownGrace = d
-		}
-	})
-}
-
 // TargetCount is a number of Works of one target in one state.
 type TargetCount struct {
 	Target string // the target label
@@ -143,7 +131,7 @@ func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
 	fgs := make(map[*foreground]struct{})
 	s.mu.Lock()
 	s.draining = true
-	start := s.cfg.clock.Now()
+	start := s.clock.Now()
 	waits := s.liveLocked(tracked, fgs, true)
 	s.mu.Unlock()
 	drained := true
@@ -165,8 +153,8 @@ drain:
 	// Cancel what is left (nothing, when drained) and wait the grace.
 	graceCtx, cancel := context.WithCancel(context.Background())
 	stop := func() bool { return false }
-	if s.cfg.shutdownGrace > 0 {
-		stop = s.cfg.clock.AfterFunc(s.cfg.shutdownGrace, cancel)
+	if s.grace > 0 {
+		stop = s.clock.AfterFunc(s.grace, cancel)
 	} else {
 		cancel()
 	}
@@ -177,7 +165,7 @@ drain:
 	var e emission
 	s.mu.Lock()
 	s.liveLocked(tracked, fgs, false) // Works accepted while Close ran
-	now := s.cfg.clock.Now()
+	now := s.clock.Now()
 	settled := make(map[TargetCount]int)
 	orphaned := make(map[TargetCount]int)
 	for it := range tracked {
@@ -197,7 +185,7 @@ drain:
 	s.unlockAndEmit(&e)
 	rep := ShutdownReport{Drained: drained, Duration: now.Sub(start),
 		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}
-	if so, ok := s.cfg.observer.(ShutdownObserver); ok {
+	if so, ok := s.observer.(ShutdownObserver); ok {
 		so.ShutdownReported(context.WithoutCancel(ctx), rep)
 	}
 	return rep, nil

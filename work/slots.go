@@ -50,7 +50,7 @@ func (os *ownerState) within(w *item) bool {
 // waits to reclaim a slot (they already run), then to queued Work, one
 // Work per owner in turn (FIFO within an owner, round-robin across owners).
 func (s *Supervisor) dispatchLocked(e *emission) {
-	for s.used < s.cfg.maxRunning {
+	for s.used < s.lim.MaxRunning {
 		if len(s.reclaimers) > 0 {
 			w := s.reclaimers[0]
 			s.reclaimers = s.reclaimers[1:]
@@ -73,7 +73,7 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 // the holder, for unlend; it returns nil otherwise. A holder that is owed
 // its slot back (reclaiming) lends again: its borrower keeps the slot.
 func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
-	w := o.sc.holder()
+	w := scopeOf(o).holder()
 	if w == nil || (w.state() != StateRunning && w.state() != StateCancelRequested) {
 		return nil
 	}

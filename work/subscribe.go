@@ -37,55 +37,59 @@ func (s *Supervisor) Subscribe(ctx context.Context, o Owner, buffer int) (*Subsc
 	if buffer < 1 {
 		buffer = defaultNoticeBuffer
 	}
-	sub := &Subscription{s: s, owner: o.id, ch: make(chan Notice, buffer)}
+	id := o.id
+	sub := &Subscription{ch: make(chan Notice, buffer)}
+	sub.end = func() {
+		s.mu.Lock()
+		s.unsubscribeLocked(id, sub)
+		s.mu.Unlock()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, ErrClosed
 	}
-	if o.sc != nil && o.sc.ended {
+	if sc := scopeOf(o); sc != nil && sc.ended {
 		return nil, ErrScopeEnded
 	}
 	if s.subs == nil {
 		s.subs = make(map[string]map[*Subscription]struct{})
 	}
-	m := s.subs[o.id]
+	m := s.subs[id]
 	if m == nil {
 		m = make(map[*Subscription]struct{})
-		s.subs[o.id] = m
+		s.subs[id] = m
 	}
 	m[sub] = struct{}{}
 	return sub, nil
 }
 
-func (s *Supervisor) unsubscribeLocked(sub *Subscription) {
-	if m := s.subs[sub.owner]; m != nil {
+// unsubscribeLocked ends sub, a Subscription of the owner id: s forgets
+// it and its channel is closed, once (Subscription.shut). It is the
+// Subscription's end too (Close), which takes s.mu for it.
+func (s *Supervisor) unsubscribeLocked(id string, sub *Subscription) {
+	if m := s.subs[id]; m != nil {
 		delete(m, sub)
 		if len(m) == 0 {
-			delete(s.subs, sub.owner)
+			delete(s.subs, id)
 		}
 	}
-	sub.mu.Lock()
-	if !sub.closed {
-		sub.closed = true
-		close(sub.ch)
-	}
-	sub.mu.Unlock()
+	sub.shut()
 }
 
 // closeSubscriptionsLocked ends the Subscriptions of the owner id, or all
 // of them when all is set.
 func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
 	if all {
-		for _, m := range s.subs {
+		for id, m := range s.subs {
 			for sub := range m {
-				s.unsubscribeLocked(sub)
+				s.unsubscribeLocked(id, sub)
 			}
 		}
 		return
 	}
 	for sub := range s.subs[id] {
-		s.unsubscribeLocked(sub)
+		s.unsubscribeLocked(id, sub)
 	}
 }
 

@@ -34,16 +34,17 @@ type Notice struct {
 // nil) is an ended Subscription: C returns a closed channel and Close does
 // nothing.
 type Subscription struct {
-	s       *Supervisor
-	owner   string
 	ch      chan Notice
 	dropped atomic.Uint64
 
 	mu     sync.Mutex // guards closed and sends on ch
 	closed bool
 
-	onClose   func() // for a Subscription another Engine feeds
-	closeOnce sync.Once
+	// end is what ending the Subscription needs from the engine that
+	// feeds it, set when it is made: it closes the channel (shut) and
+	// makes the engine stop feeding it. It is idempotent and safe for
+	// concurrent use.
+	end func()
 }
 
 // C returns the channel the notices arrive on. It is closed when the
@@ -77,13 +78,20 @@ func (sub *Subscription) Close() {
 	if sub == nil || sub.ch == nil { // not made by Subscribe or NewSubscription: nothing to close
 		return
 	}
-	if sub.s == nil { // fed by another Engine (NewSubscription)
-		sub.closeExternal()
-		return
+	sub.end()
+}
+
+// shut closes the channel, once: it reports whether this call closed it.
+// No notice is sent once it is closed (send).
+func (sub *Subscription) shut() bool {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if sub.closed {
+		return false
 	}
-	sub.s.mu.Lock()
-	sub.s.unsubscribeLocked(sub)
-	sub.s.mu.Unlock()
+	sub.closed = true
+	close(sub.ch)
+	return true
 }
 
 // send delivers n without waiting. When the buffer is full a settlement

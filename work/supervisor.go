@@ -36,7 +36,19 @@ var (
 // profiles can be split by Supervisor, for example with pprof's -tagfocus.
 // The Supervisor never reads it back.
 type Supervisor struct {
-	cfg     config
+	// The configuration, resolved from New's options once
+	// (resolveOptions) and read-only afterwards: the limits, the clock,
+	// the Observer (lim's), how long Shutdown waits for children
+	// (WithShutdownGrace), the budget configuration and the first invalid
+	// option's error, which every Start, Call and SetPool returns
+	// (guard.go).
+	lim      Limits
+	clock    Clock
+	observer observe.Observer
+	grace    time.Duration
+	budget   budgetConfig
+	optErr   error
+
 	unwatch func()
 	nop     bool // the Observer is the no-op one
 
@@ -92,16 +104,17 @@ type Supervisor struct {
 // New calls its Watch method.
 func New(opts ...Option) *Supervisor {
 	s := &Supervisor{
-		cfg:        newConfig(opts),
 		owners:     make(map[string]*ownerState),
 		foreground: make(map[*foreground]struct{}),
 		counts:     make(map[string]*[len(observe.States)]int),
 		idle:       make(chan struct{}),
 	}
+	s.lim, s.clock, s.grace, s.budget, s.optErr = resolveOptions(opts)
+	s.observer = s.lim.Observer
 	s.labels = childLabels()
 	s.ids = newIDSource()
-	_, s.nop = s.cfg.observer.(observe.NopObserver)
-	if w, ok := s.cfg.observer.(observe.Watcher); ok {
+	_, s.nop = s.observer.(observe.NopObserver)
+	if w, ok := s.observer.(observe.Watcher); ok {
 		s.unwatch = w.Watch(s)
 	}
 	return s
@@ -110,19 +123,19 @@ func New(opts ...Option) *Supervisor {
 // Observer returns the configured Observer (observe.NopObserver when none was
 // set), so that layers above the engine report through the same seam.
 func (s *Supervisor) Observer() observe.Observer {
-	if s == nil || s.cfg.observer == nil { // a nil or zero Supervisor
+	if s == nil || s.observer == nil { // a nil or zero Supervisor
 		return observe.NopObserver{}
 	}
-	return s.cfg.observer
+	return s.observer
 }
 
 // Now returns the Supervisor's clock's current time (the zero time for a
 // Supervisor not made by New).
 func (s *Supervisor) Now() time.Time {
-	if s == nil || s.cfg.clock == nil {
+	if s == nil || s.clock == nil {
 		return time.Time{}
 	}
-	return s.cfg.clock.Now()
+	return s.clock.Now()
 }
 
 // Limits returns the effective limits.
@@ -130,7 +143,7 @@ func (s *Supervisor) Limits() Limits {
 	if s == nil {
 		return Limits{}
 	}
-	return s.cfg.limits()
+	return s.lim
 }
 
 // scopeIDLocked returns the scope id in buf (newScopeBuf) with a new id

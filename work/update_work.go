@@ -67,7 +67,7 @@ func (s *Supervisor) askLocked(u *updates) {
 	u.gen++
 	gen := u.gen
 	u.asking.Store(true)
-	u.stop = s.cfg.clock.AfterFunc(u.log.policy.QuestionTimeout, func() {
+	u.stop = s.clock.AfterFunc(u.log.policy.QuestionTimeout, func() {
 		s.mu.Lock()
 		if u.gen == gen && u.wake != nil {
 			u.stop = nil // this timer has fired

@@ -80,7 +80,7 @@ func wake(woken *waiter) {
 // newWaiterLocked registers a Result's waiter for it, which is not
 // settled, due in timeout (> 0).
 func (s *Supervisor) newWaiterLocked(it *item, timeout time.Duration) *waiter {
-	if _, system := s.cfg.clock.(systemClock); !system {
+	if _, system := s.clock.(systemClock); !system {
 		// Not reused: its timer's function (await) may still hold it.
 		w := &waiter{ch: make(chan struct{}, 1), at: timeout}
 		it.addWaiterLocked(w)
@@ -119,7 +119,7 @@ func noStop() bool { return false }
 func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
 	stop := noStop
 	if !w.pooled {
-		stop = s.cfg.clock.AfterFunc(w.at, func() {
+		stop = s.clock.AfterFunc(w.at, func() {
 			s.mu.Lock()
 			if w.woken {
 				s.mu.Unlock()
