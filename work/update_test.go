@@ -442,14 +442,20 @@ func TestUpdateNoticeLeavesSettlement(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
+	_, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
 	for _, k := range []string{"a", "b", "c"} {
 		if _, err := c.ex.ReportUpdate(k, []byte(`0`), false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	c.complete("")
-	h.obs.waitTerminal(ref.ID)
+	// Close returns once every child's goroutine has delivered its Work's
+	// last events and notices (the terminal event comes before the
+	// settlement notice, so waiting for the event alone reads the buffer
+	// too early); the closed channel still yields what it buffered.
+	if err := h.s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	n1, n2 := <-sub.C(), <-sub.C()
 	if n1.Kind != work.NoticeUpdate || n1.Seq != 2 || n2.Kind != work.NoticeSettled || sub.Dropped() != 2 {
 		t.Fatalf("buffer = %+v, %+v, dropped %d; want update 2 then the settlement, 2 dropped", n1, n2, sub.Dropped())
