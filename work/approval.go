@@ -46,12 +46,11 @@ func (it *item) enqueued() time.Time {
 	return it.created
 }
 
-// ApprovalCallRefusal returns the ErrInvalidSpec of a foreground call
+// errCallApproval is the ErrInvalidSpec of a foreground call
 // (Engine.Call) whose Spec has NeedsApproval: a foreground call returns
 // the child's output, not a Ref, so it has nothing to return while it
-// waits for an answer. Every engine refuses it so.
-func ApprovalCallRefusal() *Error { return errCallApproval }
-
+// waits for an answer. Every engine refuses it so (the durable ones run
+// their foreground calls on a Supervisor).
 var errCallApproval = newError(ErrInvalidSpec.Code,
 	"invalid work spec: a foreground call cannot wait for approval (start the Work in the background to get its Ref)")
 

@@ -210,10 +210,10 @@ func TestApprovalMisuse(t *testing.T) {
 	wantCode(t, err, work.ErrInvalidOwner.Code)
 	// A foreground call has no Ref to return while it waits.
 	_, err = h.s.Call(ctx, work.Spec{Owner: o, Target: fn, Run: immediate("x"), NeedsApproval: true})
-	if !errors.Is(err, work.ErrInvalidSpec) || !errors.Is(err, work.ApprovalCallRefusal()) || !strings.Contains(err.Error(), "approval") {
+	if !errors.Is(err, work.ErrInvalidSpec) || !errors.Is(err, work.ApprovalCallRefusal) || !strings.Contains(err.Error(), "approval") {
 		t.Fatalf("Call(NeedsApproval) = %v, want ApprovalCallRefusal (ErrInvalidSpec)", err)
 	}
-	if e, ok := work.DecodeError(work.ApprovalCallRefusal().Code, work.ApprovalCallRefusal().Error()); !ok || e.Error() != work.ApprovalCallRefusal().Error() {
+	if e, ok := work.DecodeError(work.ApprovalCallRefusal.Code, work.ApprovalCallRefusal.Error()); !ok || e.Error() != work.ApprovalCallRefusal.Error() {
 		t.Fatalf("DecodeError does not round-trip ApprovalCallRefusal: %v", e)
 	}
 

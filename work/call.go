@@ -24,7 +24,7 @@ import (
 // (a child that still returns its output wins). Call waits for the child
 // even then. Bad specs, a closed Supervisor, an ended scope and the depth
 // limit fail as for Start; a Spec with NeedsApproval is ErrInvalidSpec
-// (ApprovalCallRefusal: a foreground call has no Ref to return while it
+// (a foreground call has no Ref to return while it
 // would wait for an answer; start it in the background). Close cancels a
 // foreground call in progress (it then yields ErrClosed unless the child
 // still returns its output) and waits for it.

@@ -19,7 +19,7 @@ import (
 // Every error the package declares round-trips.
 func FuzzDecodeError(f *testing.F) {
 	for _, e := range []*work.Error{work.ErrNotFound, work.ErrInvalidSpec, work.ErrLimit, work.ErrChildFailed,
-		work.ErrUnavailable, work.ErrUpdateRefused, work.ErrUnanswered, work.ErrBudgetExhausted, work.ApprovalCallRefusal(),
+		work.ErrUnavailable, work.ErrUpdateRefused, work.ErrUnanswered, work.ErrBudgetExhausted, work.ApprovalCallRefusal,
 		work.UpdateRefusal(work.UpdateRefusedBytes), work.ErrLimit.Detail("at most 3 running")} {
 		f.Add(e.Code, e.Error())
 		d, ok := work.DecodeError(e.Code, e.Error())

@@ -89,7 +89,7 @@ import (
 //     NewSubscription.
 //   - A Spec with NeedsApproval is held queued, out of the dispatch queue
 //     and holding no slot, until it is answered (Pending, Approve, Deny);
-//     Call refuses it (ApprovalCallRefusal). o is the launching owner, or
+//     Call refuses it (ErrInvalidSpec). o is the launching owner, or
 //     Approver() for a role that sees and answers every owner's requests.
 //     A Work that is unknown, that belongs to another owner or that does
 //     not await approval (any more: an answer counts once) is ErrNotFound,

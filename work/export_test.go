@@ -47,6 +47,10 @@ const (
 	ProgressInterval = progressInterval
 )
 
+// ApprovalCallRefusal is a foreground call's refusal of a Spec that
+// needs approval.
+var ApprovalCallRefusal = errCallApproval
+
 // CanTransition reports whether from -> to is a legal lifecycle edge.
 func CanTransition(from, to State) bool { return canTransition(from, to) }
 
