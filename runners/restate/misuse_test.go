@@ -101,8 +101,8 @@ func TestMisuseEngine(t *testing.T) {
 	})
 }
 
-// TestMisuseWorker: NewWorker refuses an invalid target with
-// work.ErrInvalidSpec and a negative option with work.ErrInvalidLimit;
+// TestMisuseWorker: NewWorker refuses an invalid target, or none with no
+// registry, with work.ErrInvalidSpec and a negative option with work.ErrInvalidLimit;
 // a Worker whose admin does not answer fails Start within ctx and its
 // Stop, before or after, does nothing and returns.
 func TestMisuseWorker(t *testing.T) {
@@ -119,6 +119,7 @@ func TestMisuseWorker(t *testing.T) {
 		{"label with a slash", map[string]restate.Child{"a/b": {Kind: work.KindFunction, Run: fn}}, nil, work.ErrInvalidSpec},
 		{"no ingress", map[string]restate.Child{"x": {Kind: work.KindFunction, Run: fn}}, []restate.Option{restate.WithIngress("")}, work.ErrUnavailable},
 		{"negative option", map[string]restate.Child{"x": {Kind: work.KindFunction, Run: fn}}, []restate.Option{restate.WithMaxAttempts(-1)}, work.ErrInvalidLimit},
+		{"no target, no registry", nil, nil, work.ErrInvalidSpec},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			noHangR(t, tt.name, func() {

@@ -59,7 +59,8 @@ type Worker struct {
 // and WithAdmin (without either it fails with work.ErrUnavailable, as the
 // Engine's calls do without an ingress), and fails with work.ErrInvalidLimit or
 // work.ErrInvalidBudget for an invalid limit or budget option, and with
-// work.ErrInvalidSpec for an invalid target: a label that is empty or
+// work.ErrInvalidSpec for no target with no registry, or for an invalid
+// target: a label that is empty or
 // has a '/' or a space, both or neither of Run and Job, a Run without a
 // kind, or a Job that is not a function target or fails
 // work.Job.Validate.
@@ -72,7 +73,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		return nil, fmt.Errorf("restate: a Worker needs WithIngress and WithAdmin: %w", work.ErrUnavailable)
 	}
 	if len(targets) == 0 && !cfg.registry {
-		return nil, errors.New("restate: a Worker with no target and no registry serves nothing")
+		return nil, fmt.Errorf("restate: a Worker with no target and no registry serves nothing: %w", work.ErrInvalidSpec)
 	}
 	if len(cfg.identity) > 0 {
 		// The SDK parses the keys when it makes its handler.

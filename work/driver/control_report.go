@@ -12,11 +12,16 @@ import (
 // state, which decides it and reports its EventUpdate. A refusal report
 // returns with here true was decided in the attempt instead (the call
 // failed, or the runner refused the update before the Work's state saw
-// it): its EventUpdate is reported to obs, as UpdateRefused does.
+// it): its EventUpdate is reported to obs, as UpdateRefused does. A nil
+// report refuses each declared update with work.UpdateRefusedUnavailable
+// (nothing could record it), with its event.
 func ReportUpdates(obs observe.Observer, a Attempt, declared bool, report func(key string, value []byte, question bool) (rec work.UpdateReceipt, reason string, here bool)) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 	return func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
 		if !declared {
 			return UpdateRefused(obs, a, len(value), question, work.UpdateRefusedNotDeclared)
+		}
+		if report == nil {
+			return UpdateRefused(obs, a, len(value), question, work.UpdateRefusedUnavailable)
 		}
 		rec, reason, here := report(key, value, question)
 		if here && reason != "" {

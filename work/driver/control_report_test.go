@@ -65,4 +65,10 @@ func TestReportUpdates(t *testing.T) {
 			}
 		})
 	}
+	// A nil report: refused as unavailable, with its event, never a panic.
+	obs := &events{}
+	if rec, reason := ReportUpdates(obs, a, true, nil)("k", []byte(`"v"`), false); rec != (work.UpdateReceipt{}) || reason != work.UpdateRefusedUnavailable ||
+		len(obs.evs) != 1 || obs.evs[0].ErrorClass != work.UpdateRefusedUnavailable {
+		t.Fatalf("nil report: %+v %q, events %+v; want refused unavailable with its event", rec, reason, obs.evs)
+	}
 }
