@@ -49,7 +49,6 @@ func BeginRequest(ctx context.Context) (b Boundary, notes []string, err error) {
 		return Boundary{}, nil, err
 	}
 	b = Boundary{ex: ex, turn: turn}
-	ex.CountModelRequest()
 	if note := NoAnswer(ctx); note != "" {
 		notes = append(notes, note)
 	}
@@ -119,9 +118,5 @@ func BeginToolCall(ctx context.Context) bool {
 	if !ok {
 		return true
 	}
-	if !ex.BeginToolCall() {
-		return false
-	}
-	ex.CountToolCall()
-	return true
+	return ex.BeginToolCall()
 }

@@ -24,8 +24,8 @@ func TestProgressSpanEvent(t *testing.T) {
 	release := make(chan struct{})
 	id, err := h.launch(ctx, researcher, work.Spec{Run: func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
-		ex.CountModelRequest() // emits (the first)
-		ex.CountToolCall()     // within the second: counted only
+		_, _ = ex.BeginRequest() // emits (the first)
+		ex.BeginToolCall()       // within the second: counted only
 		h.clk.Advance(time.Second)
 		work.ReportProgress(ctx, 2, 5) // emits
 		<-release
@@ -138,8 +138,8 @@ func TestStatusPageProgress(t *testing.T) {
 	t.Cleanup(unblock)
 	id, err := h.launch(ctx, researcher, work.Spec{Run: func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
-		ex.CountModelRequest()
-		ex.CountToolCall()
+		_, _ = ex.BeginRequest()
+		ex.BeginToolCall()
 		work.ReportProgress(ctx, 2, 5)
 		close(reported)
 		<-release

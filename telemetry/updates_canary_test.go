@@ -205,9 +205,10 @@ func TestUpdateTelemetryThroughSupervisor(t *testing.T) {
 			"  event agentwork.work.completed",
 		"agentwork.work.updates.refused=3 agentwork.work.updates=4 ",
 		// The agent child: its question, then the guidance delivered at
-		// the boundary that waited.
+		// the boundary that waited (the request it granted counted).
 		"  event agentwork.work.update {agentwork.update.bytes=57 agentwork.update.question=true agentwork.update.seq=1}\n" +
 			"  event agentwork.work.guidance.accepted {agentwork.guidance.count=1}\n" +
+			"  event agentwork.work.progress {agentwork.progress.done=0 agentwork.progress.model_requests=1 agentwork.progress.tool_calls=0 agentwork.progress.total=0}\n" +
 			"  event agentwork.work.guidance.delivered {agentwork.guidance.count=1}\n" +
 			"  event agentwork.work.completed",
 		"agentwork.work.updates.refused=0 agentwork.work.updates=1 ",

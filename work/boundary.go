@@ -15,7 +15,9 @@ type Turn struct {
 
 // BeginRequest is called by a child's agent adapter before each model
 // request (its model-request boundary). While no budget has run out it
-// counts one turn and returns the zero Turn: an ordinary request. Once the
+// counts one turn and returns the zero Turn: an ordinary request. Every
+// request it grants (ordinary or final) also adds one to the Work's
+// ModelRequests progress count, as ReportProgress reports. Once the
 // turns are used up, or the tool calls or tokens reached their limit, it
 // returns a Turn with Final set, once; every later request is refused with
 // ErrBudgetExhausted, and so is the first when the Work was started to
@@ -39,6 +41,15 @@ type Turn struct {
 // to wait for a slot or to wait for an answer. Outside a child run (no
 // budget) it always returns the zero Turn.
 func (e *Execution) BeginRequest() (Turn, error) {
+	t, err := e.beginRequest()
+	if err == nil {
+		e.countRequest()
+	}
+	return t, err
+}
+
+// beginRequest is BeginRequest's budget decision.
+func (e *Execution) beginRequest() (Turn, error) {
 	if e == nil {
 		return Turn{}, nil
 	}
@@ -129,10 +140,20 @@ func (e *Execution) ToolCallsLeft() int {
 }
 
 // BeginToolCall is called by the adapter before each tool call of the
-// child's agent. It counts the call and returns true, or returns false
-// (counting nothing) when the tool-call budget is used up or the final
-// request was granted: the adapter then does not run the tool.
+// child's agent. It counts the call (against the budget, and in the Work's
+// ToolCalls progress count) and returns true, or returns false (counting
+// nothing) when the tool-call budget is used up or the final request was
+// granted: the adapter then does not run the tool.
 func (e *Execution) BeginToolCall() bool {
+	ok := e.beginToolCall()
+	if ok {
+		e.countTool()
+	}
+	return ok
+}
+
+// beginToolCall is BeginToolCall's budget decision.
+func (e *Execution) beginToolCall() bool {
 	if e == nil {
 		return true
 	}

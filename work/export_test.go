@@ -147,3 +147,12 @@ const (
 	DefaultMaxUpdateBytes         = defaultMaxUpdateBytes
 	DefaultQuestionTimeout        = defaultQuestionTimeout
 )
+
+// CountModelRequestForTest adds one to e's ModelRequests progress count
+// without a budget decision (BeginRequest counts one with each request it
+// grants).
+func (e *Execution) CountModelRequestForTest() { e.countRequest() }
+
+// CountToolCallForTest adds one to e's ToolCalls progress count without a
+// budget decision (BeginToolCall counts one with each call it allows).
+func (e *Execution) CountToolCallForTest() { e.countTool() }

@@ -74,9 +74,9 @@ func (e *Execution) reportProgress(done, total int64) {
 	}
 }
 
-// CountModelRequest adds one to the Work's ModelRequests count, like
-// ReportProgress. Agent adapters call it at each model request.
-func (e *Execution) CountModelRequest() {
+// countRequest adds one to the Work's ModelRequests count, like
+// ReportProgress (BeginRequest, for each request it grants).
+func (e *Execution) countRequest() {
 	if e == nil {
 		return
 	}
@@ -86,9 +86,9 @@ func (e *Execution) CountModelRequest() {
 	}
 }
 
-// CountToolCall adds one to the Work's ToolCalls count, like
-// ReportProgress. Agent adapters call it at each tool call.
-func (e *Execution) CountToolCall() {
+// countTool adds one to the Work's ToolCalls count, like ReportProgress
+// (BeginToolCall, for each call it allows).
+func (e *Execution) countTool() {
 	if e == nil {
 		return
 	}

@@ -34,9 +34,9 @@ func TestProgressCounts(t *testing.T) {
 	}
 	// Within the interval: counts update, no event.
 	c.ex.ReportProgressForTest(4, 10)
-	c.ex.CountModelRequest()
-	c.ex.CountToolCall()
-	c.ex.CountToolCall()
+	c.ex.CountModelRequestForTest()
+	c.ex.CountToolCallForTest()
+	c.ex.CountToolCallForTest()
 	h.clk.Advance(work.ProgressInterval - time.Millisecond)
 	c.ex.ReportProgressForTest(5, 10)
 	if n := len(h.obs.ofType(observe.EventProgress)); n != 1 {
@@ -98,8 +98,8 @@ func TestProgressForegroundAndOutside(t *testing.T) {
 		Run: func(ctx context.Context) (string, error) {
 			work.ReportProgress(ctx, 1, 2)
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.CountModelRequest()
-			ex.CountToolCall()
+			ex.CountModelRequestForTest()
+			ex.CountToolCallForTest()
 			return "done", nil
 		}})
 	if err != nil || out != "done" {
@@ -137,7 +137,7 @@ func TestProgressNeverBlocks(t *testing.T) {
 	}()
 	<-blocker.entered
 	ex.ReportProgressForTest(1, 2) // must not wait for the observer
-	ex.CountModelRequest()
+	ex.CountModelRequestForTest()
 	close(blocker.release)
 	<-sent
 	close(finish)
@@ -163,8 +163,8 @@ func TestProgressAllocs(t *testing.T) {
 	ctx := c.ctx
 	n := testing.AllocsPerRun(1000, func() {
 		work.ReportProgress(ctx, 1, 2)
-		c.ex.CountModelRequest()
-		c.ex.CountToolCall()
+		c.ex.CountModelRequestForTest()
+		c.ex.CountToolCallForTest()
 	})
 	if n != 0 {
 		t.Fatalf("reporting allocates %v per run, want 0", n)
@@ -191,7 +191,7 @@ func BenchmarkReportProgress(b *testing.B) {
 	}
 }
 
-// BenchmarkCountModelRequest measures an agent child's automatic count.
+// BenchmarkCountModelRequest measures the progress count of a granted model request.
 func BenchmarkCountModelRequest(b *testing.B) {
 	s := work.New()
 	defer s.Close(context.Background())
@@ -212,7 +212,7 @@ func BenchmarkCountModelRequest(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			ex.CountModelRequest()
+			ex.CountModelRequestForTest()
 		}
 	})
 }

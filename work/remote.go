@@ -77,7 +77,7 @@ type remoteRun struct {
 // WithRemote returns ctx carrying an Execution for r: WorkID returns
 // r.WorkID, Scope an owner one level deeper than the Work's owner, Guidance
 // calls r.Guidance, the budget methods count against r.Budget, and
-// work.ReportProgress, CountModelRequest and CountToolCall count progress
+// work.ReportProgress, BeginRequest and BeginToolCall count progress
 // reported through r.Event, and ReportUpdate, AwaitAnswer and a question's
 // wait at BeginRequest use r.Update and r.AwaitAnswer. An Engine calls it on the context it runs a
 // child with; the scope's Work is the engine's to release when the child

@@ -120,7 +120,7 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("FailOnBudget: %v", err)
 	}
-	ex.CountModelRequest() // no Event: counted only
+	ex.CountModelRequestForTest() // no Event: counted only
 }
 
 // Execution.Progress returns the counts so far, for a remote run and for
@@ -129,9 +129,9 @@ func TestExecutionProgress(t *testing.T) {
 	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o"})
 	ex, _ := work.ExecutionFrom(ctx)
 	ex.ReportProgressForTest(2, 5)
-	ex.CountModelRequest()
-	ex.CountToolCall()
-	ex.CountToolCall()
+	ex.CountModelRequestForTest()
+	ex.CountToolCallForTest()
+	ex.CountToolCallForTest()
 	if p := ex.Progress(); p != (work.Progress{Done: 2, Total: 5, ModelRequests: 1, ToolCalls: 2}) {
 		t.Fatalf("remote Progress = %+v", p)
 	}

@@ -226,8 +226,8 @@ func TestZeroExecution(t *testing.T) {
 					t.Errorf("Usage() = %+v", u)
 				}
 				ex.ReportProgressForTest(1, 2)
-				ex.CountModelRequest()
-				ex.CountToolCall()
+				ex.CountModelRequestForTest()
+				ex.CountToolCallForTest()
 				if p := ex.Progress(); p != (work.Progress{}) {
 					t.Errorf("Progress() = %+v", p)
 				}

@@ -18,7 +18,7 @@ func TestStatusProgress(t *testing.T) {
 		"counting": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			work.ReportProgress(ctx, 2, 5)
-			ex.CountToolCall()
+			ex.BeginToolCall()
 			<-release
 			return "counted", nil
 		}},
