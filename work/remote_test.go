@@ -60,6 +60,7 @@ func TestNewSubscription(t *testing.T) {
 }
 
 // A remote run counts its budget at the boundary as under the Supervisor,
+// and its progress there too (a granted request, an allowed tool call),
 // reports the exhaustion and its progress through Remote.Event (progress
 // at most once per ProgressInterval), and tells its Engine what it spent.
 func TestWithRemoteBudgetAndProgress(t *testing.T) {
@@ -108,8 +109,13 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	if len(budget) != 1 || budget[0].Budget != work.BudgetTurns {
 		t.Errorf("budget events = %+v", budget)
 	}
-	if len(progress) != 1 || progress[0].Progress.Done != 3 || progress[0].Progress.Total != 10 {
-		t.Errorf("progress events = %+v", progress)
+	// The first granted request's count went out; the rest within the
+	// interval are counted, not reported.
+	if len(progress) != 1 || progress[0].Progress != (work.Progress{ModelRequests: 1}) {
+		t.Errorf("progress events = %+v, want the first request's count only", progress)
+	}
+	if p := ex.Progress(); p != (work.Progress{Done: 4, Total: 10, ModelRequests: 3, ToolCalls: 1}) {
+		t.Errorf("Progress = %+v, want 4 of 10, 3 granted requests (2 and the final one), 1 allowed tool call", p)
 	}
 
 	// FailOnBudget refuses the final request.
