@@ -100,31 +100,31 @@ func WithListenAddress(addr string) Option { return optionFunc(func(c *config) {
 // the Observer of the process that does.
 func WithRegistry() Option { return optionFunc(func(c *config) { c.registry = true }) }
 
+// shared is the Option of one of the settings the runners share by name
+// (driver.Common), which its setter applies.
+func shared[T any](set func(*driver.Common, T), v T) Option {
+	return optionFunc(func(c *config) { set(&c.Common, v) })
+}
+
 // WithRetryable declares targets whose child may run again when its
 // attempt died with its process (up to WithMaxAttempts attempts); other
 // targets' Work then fails with class worker_lost.
-func WithRetryable(labels ...string) Option {
-	return optionFunc(func(c *config) { c.SetRetryable(labels...) })
-}
+func WithRetryable(labels ...string) Option { return shared((*driver.Common).SetRetryable, labels) }
 
 // WithMaxAttempts sets the attempts of a retryable target (0: the
 // default, 3). Negative: invalid, as a limit option's.
-func WithMaxAttempts(n int) Option { return optionFunc(func(c *config) { c.SetMaxAttempts(n) }) }
+func WithMaxAttempts(n int) Option { return shared((*driver.Common).SetMaxAttempts, n) }
 
 // WithRPCTimeout caps each call to Restate (0: the default, 30 s).
 // Negative: invalid, as a limit option's.
-func WithRPCTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.SetRPCTimeout(d) })
-}
+func WithRPCTimeout(d time.Duration) Option { return shared((*driver.Common).SetRPCTimeout, d) }
 
 // WithPollInterval sets how often a Subscription reads its owner's
 // registry and a child's question wait reads its Work (0: the default,
 // 100 ms); a running attempt reads its Work's state every four
 // intervals, a fallback of the cancel its workflow pushes. Negative:
 // invalid, as a limit option's.
-func WithPollInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.SetPollInterval(d) })
-}
+func WithPollInterval(d time.Duration) Option { return shared((*driver.Common).SetPollInterval, d) }
 
 // WithHTTPClient sets the HTTP client of the Engine's and the Worker's
 // calls to Restate's ingress and admin API (default: a plain

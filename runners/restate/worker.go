@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -41,7 +43,7 @@ type Worker struct {
 	rep     *reporter
 	slots   map[string]chan struct{} // per target: its running attempts and submits
 	polls   map[string]chan struct{} // per job target: its polls in progress
-	running driver.Slots             // the attempts in progress (Snapshot)
+	running *driver.Slots            // the attempts in progress (Snapshot); nil for a Worker not made by NewWorker
 	unwatch func()
 
 	// The attempts a retried step may take back (rejoin.go), and the
@@ -96,11 +98,18 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 			w.polls[label] = make(chan struct{}, t.Job.Resolved().MaxPolls)
 		}
 	}
+	w.running = driver.NewSlots(slices.Collect(maps.Keys(w.targets)), cfg.Limits.MaxRunning)
 	return w, nil
 }
 
-// made reports whether w was made by NewWorker.
-func (w *Worker) made() bool { return w != nil && w.targets != nil }
+// own returns w's running slots: nil for a Worker not made by NewWorker
+// (zero or nil).
+func (w *Worker) own() *driver.Slots {
+	if w == nil {
+		return nil
+	}
+	return w.running
+}
 
 // Start serves the deployment on a free loopback port and registers it
 // (bounded by ctx). A Worker not made by NewWorker (zero or nil) answers
@@ -108,7 +117,7 @@ func (w *Worker) made() bool { return w != nil && w.targets != nil }
 // tries), Start stops the server again and returns work.ErrUnavailable
 // (its cause reachable), or ctx's error when ctx ends first.
 func (w *Worker) Start(ctx context.Context) error {
-	if !w.made() {
+	if w.own() == nil {
 		return work.ErrNotInitialized
 	}
 	rs := server.NewRestate().WithLogger(w.cfg.logger, true).WithIdentityV1(w.cfg.identity...)
@@ -165,7 +174,7 @@ func (w *Worker) Start(ctx context.Context) error {
 
 // URL returns the deployment's URL ("" before Start).
 func (w *Worker) URL() string {
-	if !w.made() {
+	if w.own() == nil {
 		return ""
 	}
 	w.mu.Lock()
@@ -177,7 +186,7 @@ func (w *Worker) URL() string {
 // progress, and waits for it. It is idempotent, and does nothing on a
 // Worker not made by NewWorker.
 func (w *Worker) Stop() {
-	if !w.made() {
+	if w.own() == nil {
 		return
 	}
 	w.adrifts.Stop()

@@ -2,10 +2,7 @@ package restate
 
 import (
 	"context"
-	"maps"
-	"slices"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -21,9 +18,4 @@ var _ observe.Watched = (*Worker)(nil)
 // worker process exports its slots. It makes no call to Restate, is safe
 // for concurrent use and fails only on a Worker not made by NewWorker
 // (work.ErrNotInitialized).
-func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
-	if !w.made() {
-		return observe.Snapshot{}, work.ErrNotInitialized
-	}
-	return w.running.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning), nil
-}
+func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) { return w.own().Census() }

@@ -77,17 +77,21 @@ func WithTaskQueue(q string) Option {
 	})
 }
 
+// shared is the Option of one of the settings the runners share by name
+// (driver.Common), which its setter applies.
+func shared[T any](set func(*driver.Common, T), v T) Option {
+	return optionFunc(func(c *config) { set(&c.Common, v) })
+}
+
 // WithRetryable declares the children (by label) whose attempt may be run
 // again when the process running it dies: up to WithMaxAttempts attempts.
 // Other children are never replayed: their Work fails with class
 // worker_lost (their tools may have had side effects).
-func WithRetryable(labels ...string) Option {
-	return optionFunc(func(c *config) { c.SetRetryable(labels...) })
-}
+func WithRetryable(labels ...string) Option { return shared((*driver.Common).SetRetryable, labels) }
 
 // WithMaxAttempts sets the attempts of a retryable child (0: the default,
 // 3). Negative: invalid, as a limit option's.
-func WithMaxAttempts(n int) Option { return optionFunc(func(c *config) { c.SetMaxAttempts(n) }) }
+func WithMaxAttempts(n int) Option { return shared((*driver.Common).SetMaxAttempts, n) }
 
 // WithHeartbeatTimeout sets how long an attempt may go without a
 // heartbeat before Temporal declares its worker lost (0: the default,
@@ -117,16 +121,12 @@ func WithAdmissionGrace(d time.Duration) Option {
 // WithRPCTimeout caps each call an Engine method makes to Temporal
 // (0: the default, 10 s); the method's ctx may end it sooner. Negative:
 // invalid, as a limit option's.
-func WithRPCTimeout(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.SetRPCTimeout(d) })
-}
+func WithRPCTimeout(d time.Duration) Option { return shared((*driver.Common).SetRPCTimeout, d) }
 
 // WithPollInterval sets how often a Subscription reads its owner's
 // registry for settled Work (0: the default, 250 ms). Negative: invalid,
 // as a limit option's.
-func WithPollInterval(d time.Duration) Option {
-	return optionFunc(func(c *config) { c.SetPollInterval(d) })
-}
+func WithPollInterval(d time.Duration) Option { return shared((*driver.Common).SetPollInterval, d) }
 
 // WithOptions gives the Engine or Worker work's options: the limit and
 // budget options (work.WithMaxRunning, WithMaxOutstanding, WithMaxStarts,

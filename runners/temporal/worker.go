@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,9 +51,9 @@ type Worker struct {
 	cfg     config
 	targets map[string]Child
 	workers []worker.Worker
-	slots   driver.Slots // the attempts in progress (Snapshot)
-	mu      sync.Mutex   // guards unwatch
-	unwatch func()       // the end of the Observer's watch (Start)
+	slots   *driver.Slots // the attempts in progress (Snapshot); nil for a Worker not made by NewWorker
+	mu      sync.Mutex    // guards unwatch
+	unwatch func()        // the end of the Observer's watch (Start)
 
 	// The attempts a Rejoin may take back (rejoin.go): the Worker's own
 	// rejoin queue, its held attempts, the watches of those adrift.
@@ -60,8 +62,14 @@ type Worker struct {
 	adrift      driver.Adrift
 }
 
-// made reports whether w was made by NewWorker.
-func (w *Worker) made() bool { return w != nil && w.targets != nil }
+// own returns w's slots: nil for a Worker not made by NewWorker (zero or
+// nil).
+func (w *Worker) own() *driver.Slots {
+	if w == nil {
+		return nil
+	}
+	return w.slots
+}
 
 // NewWorker returns a Worker for targets (keyed by label) on c. Start it
 // with Start. An invalid option or target is refused first, then a nil c
@@ -80,6 +88,7 @@ func NewWorker(c client.Client, targets map[string]Child, opts ...Option) (*Work
 	if c == nil {
 		return nil, fmt.Errorf("temporal: %w", errNoClient)
 	}
+	w.slots = driver.NewSlots(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning)
 	// The SDK's sticky schedule-to-start timeout (5 s) moves the tasks and
 	// queries of workflows cached by a worker that died to a live worker
 	// within seconds. The workflow queue runs workflows and the guidance
@@ -132,7 +141,7 @@ func (w *Worker) activityWorker(queue string, size int) worker.Worker {
 // Start has it watch the Worker's slots (Snapshot) until Stop. A Worker
 // not made by NewWorker (zero or nil) answers work.ErrNotInitialized.
 func (w *Worker) Start() error {
-	if !w.made() {
+	if w.own() == nil {
 		return work.ErrNotInitialized
 	}
 	for i, x := range w.workers {
@@ -155,7 +164,7 @@ func (w *Worker) Start() error {
 // stops watching the Worker. On a Worker not made by NewWorker it does
 // nothing.
 func (w *Worker) Stop() {
-	if !w.made() {
+	if w.own() == nil {
 		return
 	}
 	w.adrift.Stop()

@@ -2,10 +2,7 @@ package temporal
 
 import (
 	"context"
-	"maps"
-	"slices"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -23,9 +20,4 @@ var _ observe.Watched = (*Worker)(nil)
 // zero: the deployment's Work by state is the Engine's (work.WithDeploymentGauges).
 // It costs no call to Temporal; it is safe for concurrent use and fails
 // only on a Worker not made by NewWorker (work.ErrNotInitialized).
-func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) {
-	if !w.made() {
-		return observe.Snapshot{}, work.ErrNotInitialized
-	}
-	return w.slots.Snapshot(slices.Collect(maps.Keys(w.targets)), w.cfg.Limits.MaxRunning), nil
-}
+func (w *Worker) Snapshot(context.Context) (observe.Snapshot, error) { return w.own().Census() }

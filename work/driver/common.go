@@ -60,7 +60,7 @@ func Set[T int | time.Duration](c *Common, option string, n T, dst *T, def T) {
 }
 
 // SetRetryable declares labels retryable (WithRetryable).
-func (c *Common) SetRetryable(labels ...string) {
+func (c *Common) SetRetryable(labels []string) {
 	if c.Retryable == nil {
 		c.Retryable = map[string]bool{}
 	}

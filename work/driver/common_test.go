@@ -50,7 +50,7 @@ func TestCommonValues(t *testing.T) {
 
 func TestCommonAttempts(t *testing.T) {
 	c := NewCommon(4, time.Second, time.Second)
-	c.SetRetryable("a", "b")
+	c.SetRetryable([]string{"a", "b"})
 	if got := c.Attempts("a"); got != 4 {
 		t.Errorf("Attempts(retryable) = %d, want 4", got)
 	}
@@ -58,7 +58,7 @@ func TestCommonAttempts(t *testing.T) {
 		t.Errorf("Attempts(other) = %d, want 1", got)
 	}
 	var z Common // a zero Common: no panic
-	z.SetRetryable("x")
+	z.SetRetryable([]string{"x"})
 	if z.Attempts("x") != 0 || z.Attempts("y") != 1 {
 		t.Errorf("zero Common: %+v", z)
 	}

@@ -17,6 +17,26 @@ import (
 type Slots struct {
 	mu       sync.Mutex
 	attempts map[*Attempt]struct{}
+	// labels and maxRunning are the Worker's targets and running limit
+	// (NewSlots), which Census reports.
+	labels     []string
+	maxRunning int
+}
+
+// NewSlots returns the Slots of a Worker whose targets are labels, each
+// under the running limit maxRunning.
+func NewSlots(labels []string, maxRunning int) *Slots {
+	return &Slots{labels: labels, maxRunning: maxRunning}
+}
+
+// Census is a runner Worker's Snapshot (observe.Watched): Snapshot of the
+// labels and limit NewSlots was given; work.ErrNotInitialized for nil
+// Slots (a Worker not made by its NewWorker).
+func (s *Slots) Census() (observe.Snapshot, error) {
+	if s == nil {
+		return observe.Snapshot{}, work.ErrNotInitialized
+	}
+	return s.Snapshot(s.labels, s.maxRunning), nil
 }
 
 // Attempt is one attempt in progress on a Worker. Its fields are fixed
