@@ -4,31 +4,12 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
-
-// noHangM runs f on a goroutine and fails the test if it panics or has
-// not returned within a generous bound.
-func noHangM(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 // TestMisuseKit: a Kit Prepare did not make (zero or nil) has no tools,
 // an empty status block and the zero Owner, and its Release and
@@ -38,7 +19,7 @@ func TestMisuseKit(t *testing.T) {
 	run := func(context.Context, middleware.Resume) (string, error) { return "", nil }
 	for name, k := range map[string]*middleware.Kit{"zero": {}, "nil": nil} {
 		t.Run(name, func(t *testing.T) {
-			noHangM(t, name, func() {
+			enginetest.NoHang(t, name, func() {
 				if err := k.Release(); !errors.Is(err, middleware.ErrNotPrepared) {
 					t.Errorf("Release = %v, want ErrNotPrepared", err)
 				}
@@ -68,7 +49,7 @@ func TestMisuseKit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("PrepareWith(nil option) = %v", err)
 	}
-	noHangM(t, "prepared", func() {
+	enginetest.NoHang(t, "prepared", func() {
 		if _, err := kit.RunUntilSettled(t.Context(), nil); !errors.Is(err, middleware.ErrNilRun) {
 			t.Errorf("RunUntilSettled(nil run) = %v, want ErrNilRun", err)
 		}
@@ -114,7 +95,7 @@ func TestMisusePrepareEngines(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			noHangM(t, tt.name, func() { _, err = middleware.PrepareContext(t.Context(), tt.sup, o, tt.entries) })
+			enginetest.NoHang(t, tt.name, func() { _, err = middleware.PrepareContext(t.Context(), tt.sup, o, tt.entries) })
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Prepare = %v, want %v", err, tt.want)
 			}
@@ -127,7 +108,7 @@ func TestMisusePrepareEngines(t *testing.T) {
 // claim's Release does nothing, an empty updates block, the zero Boundary
 // outside a child run.
 func TestMisuseHelpers(t *testing.T) {
-	noHangM(t, "helpers", func() {
+	enginetest.NoHang(t, "helpers", func() {
 		if c, err := middleware.ClaimOwner(nil, "x"); c != nil || err != nil {
 			t.Errorf("ClaimOwner(nil) = %v %v", c, err)
 		}

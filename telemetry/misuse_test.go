@@ -5,31 +5,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// noHangT runs f on a goroutine and fails the test if it panics or has
-// not returned within a generous bound.
-func noHangT(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 // TestMisuseObserver: a nil *Observer behaves as the zero one (its doc
 // comment): it records nothing, Begin and Bind return the context they
@@ -40,7 +21,7 @@ func TestMisuseObserver(t *testing.T) {
 	ctx := context.Background()
 	for name, o := range map[string]*telemetry.Observer{"nil": nil, "zero": new(telemetry.Observer)} {
 		t.Run(name, func(t *testing.T) {
-			noHangT(t, name, func() {
+			enginetest.NoHang(t, name, func() {
 				c, end := o.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallLaunch, Tool: "t"})
 				if c != ctx || end == nil {
 					t.Error("Begin changed ctx or returned no end")
@@ -69,7 +50,7 @@ func TestMisuseObserver(t *testing.T) {
 		})
 	}
 	t.Run("New with nil options", func(t *testing.T) {
-		noHangT(t, "New", func() {
+		enginetest.NoHang(t, "New", func() {
 			o, err := telemetry.New(nil, telemetry.WithLogger(nil), telemetry.WithMeterProvider(nil), telemetry.WithTracerProvider(nil))
 			if err != nil {
 				t.Fatalf("New = %v", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
 // supervisorCalls is every exported method of *Supervisor that returns an
@@ -57,7 +58,7 @@ func TestMisuseSupervisor(t *testing.T) {
 		for _, tt := range supervisorCalls(t) {
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
 				var err error
-				noHang(t, tt.name, func() { err = tt.call(mk()) })
+				enginetest.NoHang(t, tt.name, func() { err = tt.call(mk()) })
 				if !errors.Is(err, work.ErrNotInitialized) {
 					t.Fatalf("%s = %v, want ErrNotInitialized", tt.name, err)
 				}
@@ -65,7 +66,7 @@ func TestMisuseSupervisor(t *testing.T) {
 		}
 		t.Run(name+"/values", func(t *testing.T) {
 			s := mk()
-			noHang(t, "values", func() {
+			enginetest.NoHang(t, "values", func() {
 				if s.Observer() == nil {
 					t.Error("Observer() = nil")
 				}
@@ -92,7 +93,7 @@ func TestMisuseSupervisorClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := work.Spec{Owner: o, Target: fn, Run: immediate("x")}
-	noHang(t, "closed", func() {
+	enginetest.NoHang(t, "closed", func() {
 		if _, err := s.Start(ctx, spec); !errors.Is(err, work.ErrClosed) {
 			t.Errorf("Start = %v, want ErrClosed", err)
 		}
@@ -168,7 +169,7 @@ func TestMisuseNilArguments(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			noHang(t, tt.name, func() { err = tt.f() })
+			enginetest.NoHang(t, tt.name, func() { err = tt.f() })
 			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 				t.Fatalf("%s = %v, want %v", tt.name, err, tt.want)
 			}
@@ -182,7 +183,7 @@ func TestMisuseNilArguments(t *testing.T) {
 func TestMisuseExecution(t *testing.T) {
 	for name, ex := range map[string]*work.Execution{"nil": nil, "zero": {}} {
 		t.Run(name, func(t *testing.T) {
-			noHang(t, name, func() {
+			enginetest.NoHang(t, name, func() {
 				if _, err := ex.ReportUpdate("k", []byte(`1`), true); !errors.Is(err, work.ErrUpdateRefused) {
 					t.Errorf("ReportUpdate = %v, want ErrUpdateRefused", err)
 				}
@@ -203,7 +204,7 @@ func TestMisuseExecution(t *testing.T) {
 func TestMisuseUpdateLog(t *testing.T) {
 	for name, l := range map[string]*work.UpdateLog{"nil": nil, "zero": {}} {
 		t.Run(name, func(t *testing.T) {
-			noHang(t, name, func() {
+			enginetest.NoHang(t, name, func() {
 				_, reason := l.Accept("k", []byte(`1`), true, time.Time{})
 				if name == "nil" && reason != work.UpdateRefusedNotDeclared {
 					t.Errorf("Accept reason = %q, want %q", reason, work.UpdateRefusedNotDeclared)
@@ -223,7 +224,7 @@ func TestMisuseUpdateLog(t *testing.T) {
 // answer errors.Is for their sentinel; Wrap of a nil cause keeps the code.
 func TestMisuseErrorValues(t *testing.T) {
 	var nilErr *work.Error
-	noHang(t, "Error", func() {
+	enginetest.NoHang(t, "Error", func() {
 		_ = nilErr.Wrap(nil)
 		_ = nilErr.Unwrap()
 		if e := work.LimitRefusal("x", 1).Wrap(nil); !errors.Is(e, work.ErrLimit) {

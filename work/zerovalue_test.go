@@ -10,30 +10,9 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// noHang runs f on a goroutine and fails the test if it panics or has not
-// returned after a generous real-time bound (a deadlock detector, not a
-// synchronisation: a correct f returns at once).
-func noHang(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	timer := time.NewTimer(10 * time.Second)
-	defer timer.Stop()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-timer.C:
-		t.Fatalf("%s did not return (deadlock)", name)
-	}
-}
 
 // TestZeroSupervisor: every exported method of a Supervisor not made by
 // New either returns ErrNotInitialized (code "uninitialized", a message
@@ -86,13 +65,13 @@ func TestZeroSupervisor(t *testing.T) {
 			t.Run(zero.name+"/"+tt.name, func(t *testing.T) {
 				s := zero.s()
 				var err error
-				noHang(t, tt.name, func() { err = tt.call(s) })
+				enginetest.NoHang(t, tt.name, func() { err = tt.call(s) })
 				if !errors.Is(err, work.ErrNotInitialized) {
 					t.Fatalf("%s = %v, want ErrNotInitialized", tt.name, err)
 				}
 				wantCode(t, err, "uninitialized")
 				// A second call answers the same: the zero value stays refused.
-				noHang(t, tt.name+" again", func() { err = tt.call(s) })
+				enginetest.NoHang(t, tt.name+" again", func() { err = tt.call(s) })
 				wantCode(t, err, "uninitialized")
 			})
 		}
@@ -153,7 +132,7 @@ func TestZeroSupervisor(t *testing.T) {
 		t.Run("value/"+tt.name, func(t *testing.T) {
 			var s work.Supervisor
 			var err error
-			noHang(t, tt.name, func() { err = tt.check(&s) })
+			enginetest.NoHang(t, tt.name, func() { err = tt.check(&s) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -173,7 +152,7 @@ func TestZeroSubscription(t *testing.T) {
 		{"nil", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			noHang(t, "Subscription", func() {
+			enginetest.NoHang(t, "Subscription", func() {
 				tt.sub.Close()
 				tt.sub.Close()
 				if _, ok := <-tt.sub.C(); ok {
@@ -201,7 +180,7 @@ func TestZeroExecution(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ex := tt.ex
-			noHang(t, "Execution", func() {
+			enginetest.NoHang(t, "Execution", func() {
 				if id := ex.WorkID(); id != "" {
 					t.Errorf("WorkID() = %q", id)
 				}
@@ -275,6 +254,6 @@ func TestZeroValues(t *testing.T) {
 			_ = e.Detail("d")
 		}},
 	} {
-		t.Run(tt.name, func(t *testing.T) { noHang(t, tt.name, tt.f) })
+		t.Run(tt.name, func(t *testing.T) { enginetest.NoHang(t, tt.name, tt.f) })
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/tool"
@@ -13,26 +12,8 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
-
-// noHangE runs f on a goroutine and fails the test if it panics or has
-// not returned within a generous bound.
-func noHangE(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 func misuseEcho() *eino.Child {
 	return eino.NewFunction("echo", "Echoes.", func(_ context.Context, in string) (string, error) { return in, nil })
@@ -50,7 +31,7 @@ func TestMisuseMiddleware(t *testing.T) {
 	}
 	for name, m := range map[string]*eino.Middleware{"zero": {}, "nil": nil} {
 		t.Run(name, func(t *testing.T) {
-			noHangE(t, name, func() {
+			enginetest.NoHang(t, name, func() {
 				if err := m.Release(); !errors.Is(err, eino.ErrNotPrepared) {
 					t.Errorf("Release = %v, want ErrNotPrepared", err)
 				}
@@ -88,7 +69,7 @@ func TestMisuseMiddleware(t *testing.T) {
 		{"zero Portable", new(driver.Portable), middleware.ErrEngineNotReady},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			noHangE(t, tt.name, func() {
+			enginetest.NoHang(t, tt.name, func() {
 				m := eino.New(tt.sup)
 				if _, _, err := m.BeforeAgent(ctx, withChild()); !errors.Is(err, tt.want) {
 					t.Errorf("BeforeAgent = %v, want %v", err, tt.want)
@@ -102,7 +83,7 @@ func TestMisuseMiddleware(t *testing.T) {
 		defer sup.Close(ctx)
 		m := eino.New(sup, nil)
 		defer m.Release()
-		noHangE(t, "RunUntilSettled", func() {
+		enginetest.NoHang(t, "RunUntilSettled", func() {
 			if _, err := m.RunUntilSettled(ctx, nil, "x"); err == nil {
 				t.Error("RunUntilSettled(nil agent) succeeded")
 			}
@@ -129,7 +110,7 @@ func TestMisuseChildren(t *testing.T) {
 		{"NewJob(zero Job)", eino.NewJob("j", "d", work.Job{}), eino.ErrJobNotPrepared},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			noHangE(t, tt.name, func() {
+			enginetest.NoHang(t, tt.name, func() {
 				if _, err := tt.child.InvokableRun(ctx, "x"); !errors.Is(err, tt.want) {
 					t.Errorf("InvokableRun = %v, want %v", err, tt.want)
 				}
@@ -146,13 +127,13 @@ func TestMisuseChildren(t *testing.T) {
 			})
 		})
 	}
-	noHangE(t, "nil ChildOption", func() {
+	enginetest.NoHang(t, "nil ChildOption", func() {
 		c := eino.NewFunction("f", "d", func(_ context.Context, in string) (string, error) { return in, nil }, nil)
 		if out, err := c.Run(ctx, "x"); out != "x" || err != nil {
 			t.Errorf("Run = %q %v", out, err)
 		}
 	})
-	noHangE(t, "helpers", func() {
+	enginetest.NoHang(t, "helpers", func() {
 		var zb eino.BackgroundChild
 		if _, err := zb.Info(ctx); !errors.Is(err, eino.ErrZeroChild) {
 			t.Errorf("zero BackgroundChild's Info = %v, want ErrZeroChild", err)

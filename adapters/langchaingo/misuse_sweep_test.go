@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/llms"
@@ -16,26 +15,8 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
-
-// noHangL runs f on a goroutine and fails the test if it panics or has
-// not returned within a generous bound.
-func noHangL(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 // TestMisuseAdapter: nil arguments to the adapter's constructors and
 // Prepare, Retrofit of a nil agent, and nil options are refused with a
@@ -115,7 +96,7 @@ func TestMisuseAdapter(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			noHangL(t, tt.name, func() { err = tt.f() })
+			enginetest.NoHang(t, tt.name, func() { err = tt.f() })
 			switch {
 			case tt.want == errAny:
 				if err == nil || !strings.HasPrefix(err.Error(), "langchaingo: ") && !errors.Is(err, middleware.ErrNilRun) {

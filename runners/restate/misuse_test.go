@@ -9,27 +9,9 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// noHangR runs f on a goroutine and fails the test if it panics or has
-// not returned within a generous bound.
-func noHangR(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 // engineCalls is every method of work.Engine that returns an error.
 func engineCalls(ctx context.Context) map[string]func(e *restate.Engine) error {
@@ -71,7 +53,7 @@ func TestMisuseEngine(t *testing.T) {
 	for name, call := range engineCalls(ctx) {
 		t.Run("zero/"+name, func(t *testing.T) {
 			var err error
-			noHangR(t, name, func() { err = call(new(restate.Engine)) })
+			enginetest.NoHang(t, name, func() { err = call(new(restate.Engine)) })
 			if !errors.Is(err, work.ErrNotInitialized) {
 				t.Fatalf("%s = %v, want work.ErrNotInitialized", name, err)
 			}
@@ -84,7 +66,7 @@ func TestMisuseEngine(t *testing.T) {
 	})
 	t.Run("closed", func(t *testing.T) {
 		e := restate.New(nil, restate.WithHTTPClient(nil), restate.WithLogger(nil), restate.WithOptions(nil))
-		noHangR(t, "closed", func() {
+		enginetest.NoHang(t, "closed", func() {
 			if err := e.Close(ctx); err != nil {
 				t.Fatalf("Close = %v", err)
 			}
@@ -122,7 +104,7 @@ func TestMisuseWorker(t *testing.T) {
 		{"no target, no registry", nil, nil, work.ErrInvalidSpec},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			noHangR(t, tt.name, func() {
+			enginetest.NoHang(t, tt.name, func() {
 				if _, err := restate.NewWorker(tt.targets, append(append([]restate.Option(nil), svc...), tt.opts...)...); !errors.Is(err, tt.want) {
 					t.Fatalf("NewWorker = %v, want %v", err, tt.want)
 				}
@@ -130,7 +112,7 @@ func TestMisuseWorker(t *testing.T) {
 		})
 	}
 	t.Run("admin does not answer", func(t *testing.T) {
-		noHangR(t, "Start", func() {
+		enginetest.NoHang(t, "Start", func() {
 			w, err := restate.NewWorker(map[string]restate.Child{"x": {Kind: work.KindFunction, Run: fn}}, svc...)
 			if err != nil {
 				t.Fatalf("NewWorker = %v", err)

@@ -4,34 +4,15 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// noHangT runs f on a goroutine and fails the test if it panics or has
-// not returned within a generous bound.
-func noHangT(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 // engineCalls is every method of work.Engine that returns an error.
 func engineCalls(ctx context.Context) map[string]func(e *temporal.Engine) error {
@@ -73,7 +54,7 @@ func TestMisuseEngine(t *testing.T) {
 	for name, call := range engineCalls(ctx) {
 		t.Run("zero/"+name, func(t *testing.T) {
 			var err error
-			noHangT(t, name, func() { err = call(new(temporal.Engine)) })
+			enginetest.NoHang(t, name, func() { err = call(new(temporal.Engine)) })
 			if !errors.Is(err, work.ErrNotInitialized) {
 				t.Fatalf("%s = %v, want work.ErrNotInitialized", name, err)
 			}
@@ -86,7 +67,7 @@ func TestMisuseEngine(t *testing.T) {
 	})
 	t.Run("closed", func(t *testing.T) {
 		e := temporal.New(nil, nil, temporal.WithDataConverter(nil), temporal.WithOptions(nil))
-		noHangT(t, "closed", func() {
+		enginetest.NoHang(t, "closed", func() {
 			if err := e.Close(ctx); err != nil {
 				t.Fatalf("Close = %v", err)
 			}
@@ -121,7 +102,7 @@ func TestMisuseWorker(t *testing.T) {
 		"negative option": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			noHangT(t, name, func() {
+			enginetest.NoHang(t, name, func() {
 				var opts []temporal.Option
 				want := work.ErrInvalidSpec
 				if targets == nil {
@@ -134,7 +115,7 @@ func TestMisuseWorker(t *testing.T) {
 		})
 	}
 	t.Run("Stop before Start", func(t *testing.T) {
-		noHangT(t, "Stop", func() {
+		enginetest.NoHang(t, "Stop", func() {
 			w, err := temporal.NewWorker(c, nil, nil)
 			if err != nil {
 				t.Fatalf("NewWorker(no targets) = %v", err)

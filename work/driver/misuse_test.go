@@ -8,28 +8,9 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// noHang runs f on a goroutine and fails the test if it panics or has not
-// returned within a generous bound (a deadlock detector: a correct f
-// returns at once).
-func noHang(t *testing.T, name string, f func()) {
-	t.Helper()
-	done := make(chan any, 1)
-	go func() {
-		defer func() { done <- recover() }()
-		f()
-	}()
-	select {
-	case r := <-done:
-		if r != nil {
-			t.Fatalf("%s panicked: %v", name, r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return", name)
-	}
-}
 
 // TestMisusePortable: a Portable Init did not set up (zero, nil, or Init
 // with a nil Store) answers every method that returns an error with
@@ -79,14 +60,14 @@ func TestMisusePortable(t *testing.T) {
 		for _, tt := range calls {
 			t.Run(name+"/"+tt.name, func(t *testing.T) {
 				var err error
-				noHang(t, tt.name, func() { err = tt.call(mk()) })
+				enginetest.NoHang(t, tt.name, func() { err = tt.call(mk()) })
 				if !errors.Is(err, work.ErrNotInitialized) {
 					t.Fatalf("%s = %v, want work.ErrNotInitialized", tt.name, err)
 				}
 			})
 		}
 		t.Run(name+"/Observer", func(t *testing.T) {
-			noHang(t, "Observer", func() {
+			enginetest.NoHang(t, "Observer", func() {
 				if obs := mk().Observer(); obs == nil {
 					t.Error("Observer() = nil, want an Observer (work.Engine: never nil)")
 				}
@@ -257,7 +238,7 @@ func TestMisuseZeroHelpers(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var err error
-			noHang(t, tt.name, func() { err = tt.f() })
+			enginetest.NoHang(t, tt.name, func() { err = tt.f() })
 			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 				t.Fatalf("%s = %v, want %v", tt.name, err, tt.want)
 			}
