@@ -191,7 +191,10 @@
 // when the Work ends; metrics and logs are not counted again. A replay
 // that reports nothing live (a query of a workflow the worker does not
 // cache, a closed one included) rebuilds no span. Delivery is at least once: a workflow task whose worker dies
-// after reporting and before completing reports again. The child's own
+// after reporting and before completing reports again, on the Worker that
+// runs it anew; a task lost otherwise (timed out, its completion refused)
+// and run again by the Worker that reported the Work's end reports
+// nothing again, so its span is exported once. The child's own
 // spans nest under the SDK interceptor's RunActivity span when the client
 // has the interceptor. A child's progress reaches the Worker's Observer
 // (EventProgress) and its attempt's heartbeats: Status reads a running

@@ -59,8 +59,10 @@ func (l launchInfo) caller() context.Context {
 // exported its span.
 //
 // Delivery is at least once: a workflow task that reported events and
-// then failed to complete (its worker died within it) reports them again
-// when it runs anew.
+// then failed to complete (its worker died within it, or it timed out)
+// reports them again when it runs anew, except on the Worker that
+// reported the Work's terminal event: there the span was ended and
+// exported, and nothing is reported again (spanStash).
 type lifecycle struct {
 	obs    observe.Observer // nil: nothing to report
 	ctx    context.Context
@@ -71,6 +73,9 @@ type lifecycle struct {
 	// yet), and whether a replayed terminal event ended the span elsewhere.
 	replayed []observe.Event
 	ended    bool
+	// dup: this Worker reported the Work's terminal event live already
+	// (bind); nothing live is reported again.
+	dup bool
 	// stash keeps the Work's span context across continue-as-new in this
 	// process (workflow_job.go); nil: none.
 	stash *spanStash
@@ -106,21 +111,29 @@ func (l *lifecycle) emit(ctx workflow.Context, e observe.Event) {
 		e.Time = workflow.Now(ctx)
 	}
 	e = l.fill(e)
+	terminal := e.To.Terminal() && e.Type == observe.EventType(e.To)
 	if workflow.IsReplaying(ctx) {
 		if _, ok := l.obs.(observe.Replayer); ok && !l.ended {
 			l.replayed = append(l.replayed, e)
 		}
-		if e.To.Terminal() && e.Type == observe.EventType(e.To) {
+		if terminal {
 			l.ended, l.replayed = true, nil
 		}
 		return
 	}
-	l.bind()
+	if l.bind(); l.dup {
+		return
+	}
 	l.obs.Event(l.ctx, e)
+	if terminal {
+		l.stash.end(l.base.WorkID)
+	}
 }
 
 // bind binds the Work at its first live event and replays what was
-// replayed before it.
+// replayed before it. A Work whose terminal event this Worker reported
+// live already (a lost workflow task run again here) is not bound: its
+// live events are not reported again (dup).
 func (l *lifecycle) bind() {
 	if l.queued.Type == "" {
 		return
@@ -128,6 +141,10 @@ func (l *lifecycle) bind() {
 	q := l.queued
 	l.queued = observe.Event{}
 	if l.ended {
+		return
+	}
+	if l.stash.ended(l.base.WorkID) {
+		l.dup, l.replayed = true, nil
 		return
 	}
 	l.ctx = l.bindCtx(q)

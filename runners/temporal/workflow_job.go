@@ -205,22 +205,39 @@ func (w *workRun) continueJob(ctx workflow.Context, st jobState) error {
 	return workflow.NewContinueAsNewError(ctx, WorkWorkflowName, in)
 }
 
-// spanStash holds, per Worker, the span contexts of Work whose workflow
-// continued as new there, until the next run binds them (at its first
-// live event). A next run that runs on another Worker binds a new span
-// from its own history (as a replay does); the entry left here is evicted
-// when the stash is full (maxStashed, oldest first), its span unexported.
+// spanStash is a Worker's memory of the spans it reported: the span
+// contexts of Work whose workflow continued as new there, until the next
+// run binds them (at its first live event), and the Work whose terminal
+// event it reported live (lifecycle.emit), so that a workflow task that
+// reported it and was then lost (it timed out, or the server refused its
+// completion) reports nothing again when it runs anew here: the span was
+// ended and exported once. A next run that runs on another Worker binds a
+// new span from its own history (as a replay does); entries are evicted
+// when the stash is full (maxStashed, oldest first), a stashed span
+// unexported.
 type spanStash struct {
 	mu    sync.Mutex
-	m     map[string]context.Context
+	m     map[string]stashed
 	order []string
+}
+
+// stashed is one Work's entry: the span context of its continued run, or
+// ended (ctx nil) once its terminal event was reported.
+type stashed struct {
+	ctx   context.Context
+	ended bool
 }
 
 const maxStashed = 1024
 
-func newSpanStash() *spanStash { return &spanStash{m: map[string]context.Context{}} }
+func newSpanStash() *spanStash { return &spanStash{m: map[string]stashed{}} }
 
-func (s *spanStash) put(id string, ctx context.Context) {
+func (s *spanStash) put(id string, ctx context.Context) { s.set(id, stashed{ctx: ctx}) }
+
+// end records that Work id's terminal event was reported here.
+func (s *spanStash) end(id string) { s.set(id, stashed{ended: true}) }
+
+func (s *spanStash) set(id string, e stashed) {
 	if s == nil {
 		return
 	}
@@ -229,27 +246,39 @@ func (s *spanStash) put(id string, ctx context.Context) {
 	if _, ok := s.m[id]; !ok {
 		s.order = append(s.order, id)
 	}
-	s.m[id] = ctx
+	s.m[id] = e
 	for len(s.order) > maxStashed {
 		delete(s.m, s.order[0])
 		s.order = s.order[1:]
 	}
 }
 
+// ended reports whether Work id's terminal event was reported here.
+func (s *spanStash) ended(id string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id].ended
+}
+
+// take returns and forgets the span context stashed for Work id.
 func (s *spanStash) take(id string) (context.Context, bool) {
 	if s == nil {
 		return nil, false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ctx, ok := s.m[id]
-	if ok {
-		delete(s.m, id)
-		if i := slices.Index(s.order, id); i >= 0 {
-			s.order = slices.Delete(s.order, i, i+1)
-		}
+	e, ok := s.m[id]
+	if !ok || e.ctx == nil {
+		return nil, false
 	}
-	return ctx, ok
+	delete(s.m, id)
+	if i := slices.Index(s.order, id); i >= 0 {
+		s.order = slices.Delete(s.order, i, i+1)
+	}
+	return e.ctx, true
 }
 
 // keep stashes the bound span context of a run that continues as new
