@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -62,7 +63,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 		s.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
-		return Ref{}, PoolRefusal(short)
+		return Ref{}, ErrBudgetExhausted.Detail(contract.PoolShort(short))
 	}
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.

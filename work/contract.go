@@ -121,74 +121,6 @@ func validTarget(t Target) error {
 	return nil
 }
 
-// Order is what the contract's orders read of one Work: its state, its
-// admission sequence (larger is newer: each owner's starts are numbered in
-// order) and whether its result is available and was read. It is a small
-// value: comparing two costs no allocation.
-type Order struct {
-	State           State
-	Seq             uint64
-	ResultAvailable bool
-	ResultRead      bool
-}
-
-// ListsBefore reports whether a comes before b in List: unfinished Work
-// first, then finished; within each group newest (largest Seq) first. An
-// engine returns at most MaxListed Works in this order.
-func (a Order) ListsBefore(b Order) bool {
-	if at, bt := a.State.Terminal(), b.State.Terminal(); at != bt {
-		return !at
-	}
-	return a.Seq > b.Seq
-}
-
-// RowsBefore reports whether a comes before b in Rows: by rowPriority,
-// then newest first. An engine returns at most MaxRows rows in this order.
-func (a Order) RowsBefore(b Order) bool {
-	if pa, pb := a.rowPriority(), b.rowPriority(); pa != pb {
-		return pa < pb
-	}
-	return a.Seq > b.Seq
-}
-
-// rowPriority is a Work's rank in the status block, lower first: 0 a
-// completed Work whose result is available and unread, 1 failed, 2 running
-// or cancel-requested, 3 queued, 4 the rest (results already read,
-// cancelled).
-func (a Order) rowPriority() int {
-	switch a.State {
-	case StateCompleted:
-		if a.ResultAvailable && !a.ResultRead {
-			return 0
-		}
-		return 4
-	case StateFailed:
-		return 1
-	case StateRunning, StateCancelRequested:
-		return 2
-	case StateQueued:
-		return 3
-	}
-	return 4
-}
-
-// Elapsed is a Row's Elapsed: from started (or created, while the Work
-// has not started) to now, or to finished once the Work is terminal
-// (finished is not zero); never negative.
-func Elapsed(created, started, finished, now time.Time) time.Duration {
-	from := started
-	if from.IsZero() {
-		from = created
-	}
-	if !finished.IsZero() {
-		now = finished
-	}
-	if d := now.Sub(from); d > 0 {
-		return d
-	}
-	return 0
-}
-
 // Dims returns b's pooled dimensions in the order turns, tool calls,
 // tokens (BudgetTurns, BudgetToolCalls, BudgetTokens): the arrays
 // PoolReserve and PoolCharge work on. MaxDuration is not pooled.
@@ -332,18 +264,6 @@ func LimitRefusal(limit string, n int) *Error {
 	default:
 		return errorf(ErrLimit, "starts limit %d reached for this owner", n)
 	}
-}
-
-// PoolScopeRefusal returns the ErrInvalidOwner of SetPool for a child's
-// scope, which has no pool of its own.
-func PoolScopeRefusal() *Error {
-	return errorf(ErrInvalidOwner, "a child's scope has no pool of its own: its children reserve from the child's reservation")
-}
-
-// PoolRefusal returns the ErrBudgetExhausted of a start its owner's pool
-// cannot cover in budget (the short dimension PoolReserve names).
-func PoolRefusal(budget string) *Error {
-	return errorf(ErrBudgetExhausted, "the %s budget of this owner cannot cover the child's", budget)
 }
 
 // poolShare is the divisor of an unbudgeted child's share of a pool: an

@@ -39,55 +39,6 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-func TestOrder(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		a, b       work.Order
-		list, rows bool
-	}{
-		{"unfinished before finished", work.Order{State: work.StateQueued, Seq: 1}, work.Order{State: work.StateCompleted, Seq: 2}, true, true},
-		{"newer first", work.Order{State: work.StateRunning, Seq: 2}, work.Order{State: work.StateRunning, Seq: 1}, true, true},
-		{"unread result first in rows", work.Order{State: work.StateCompleted, Seq: 1, ResultAvailable: true}, work.Order{State: work.StateFailed, Seq: 2}, false, true},
-		{"read result last", work.Order{State: work.StateCompleted, Seq: 3, ResultAvailable: true, ResultRead: true}, work.Order{State: work.StateQueued, Seq: 1}, false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.a.ListsBefore(tc.b); got != tc.list {
-				t.Errorf("ListsBefore = %v", got)
-			}
-			if got := tc.a.RowsBefore(tc.b); got != tc.rows {
-				t.Errorf("RowsBefore = %v", got)
-			}
-		})
-	}
-	for st, want := range map[work.State]int{work.StateFailed: 1, work.StateRunning: 2, work.StateCancelRequested: 2,
-		work.StateQueued: 3, work.StateCancelled: 4, work.StateCompleted: 4} {
-		if got := (work.Order{State: st}).RowPriorityForTest(); got != want {
-			t.Errorf("rowPriority(%v) = %d, want %d", st, got, want)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { _ = work.Order{Seq: 1}.ListsBefore(work.Order{Seq: 2}) }); n != 0 {
-		t.Errorf("ListsBefore allocates %v", n)
-	}
-}
-
-func TestElapsed(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	for _, tc := range []struct {
-		name                       string
-		created, started, finished time.Time
-		want                       time.Duration
-	}{
-		{"queued", t0, time.Time{}, time.Time{}, 10 * time.Second},
-		{"running", t0, t0.Add(4 * time.Second), time.Time{}, 6 * time.Second},
-		{"finished", t0, t0.Add(4 * time.Second), t0.Add(5 * time.Second), time.Second},
-		{"clock behind", t0.Add(time.Hour), time.Time{}, time.Time{}, 0},
-	} {
-		if got := work.Elapsed(tc.created, tc.started, tc.finished, t0.Add(10*time.Second)); got != tc.want {
-			t.Errorf("%s: Elapsed = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestPoolReserve(t *testing.T) {
 	for _, tc := range []struct {
 		name              string
@@ -159,8 +110,8 @@ func TestErrorCodeAndDecode(t *testing.T) {
 		{"base", work.ErrNotFound},
 		{"detail", work.LimitRefusal(work.LimitOutstanding, 3)},
 		{"variant", work.LaunchConflict()},
-		{"pool", work.PoolRefusal(work.BudgetTurns)},
-		{"pool scope", work.PoolScopeRefusal()},
+		{"pool", work.ErrBudgetExhausted.Detail("the turns budget of this owner cannot cover the child's")},
+		{"pool scope", work.ErrInvalidOwner.Detail("a child's scope has no pool of its own")},
 	} {
 		got, ok := work.DecodeError(tc.in.Code, tc.in.Error())
 		if !ok || got.Error() != tc.in.Error() || !errors.Is(got, tc.in) {
@@ -169,9 +120,6 @@ func TestErrorCodeAndDecode(t *testing.T) {
 	}
 	if got := work.LimitRefusal(work.LimitStarts, 2).Error(); got != "limit exceeded: starts limit 2 reached for this owner" {
 		t.Errorf("LimitRefusal = %q", got)
-	}
-	if !errors.Is(work.PoolScopeRefusal(), work.ErrInvalidOwner) {
-		t.Error("PoolScopeRefusal is not ErrInvalidOwner")
 	}
 	cause := errors.New("transport")
 	err := error(work.ErrUnavailable.Wrap(cause))

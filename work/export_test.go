@@ -119,9 +119,6 @@ func (e *Execution) BudgetForTest() Budget {
 	return e.run().budget()
 }
 
-// RowPriorityForTest is Order.rowPriority.
-func (a Order) RowPriorityForTest() int { return a.rowPriority() }
-
 // ReportProgressForTest is Execution.reportProgress.
 func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(done, total) }
 

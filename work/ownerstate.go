@@ -1,6 +1,9 @@
 package work
 
-import "github.com/agentwork/agentwork/work/observe"
+import (
+	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
+)
 
 type ownerState struct {
 	id       string
@@ -14,7 +17,7 @@ type ownerState struct {
 	terminal itemList // visible terminal Work, oldest finished first
 	// classes counts the terminal list's Works per eviction class, so
 	// that eviction finds the class to evict from without a scan.
-	classes [evictUnread + 1]int
+	classes [contract.NumEvictRanks]int
 	// rprev and rnext link the owner into the ready ring while inRing.
 	rprev, rnext *ownerState
 	inRing       bool

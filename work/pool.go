@@ -1,6 +1,10 @@
 package work
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentwork/agentwork/work/internal/contract"
+)
 
 // budgets is the Supervisor's budget accounting, guarded by s.mu.
 type budgets struct {
@@ -31,7 +35,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		return err
 	}
 	if o.depth > 0 {
-		return PoolScopeRefusal()
+		return ErrInvalidOwner.Detail(contract.PoolScope)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,6 +2,8 @@ package work
 
 import (
 	"context"
+
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // lookupLocked finds a Work visible to o, evicting expired Work first.
@@ -103,12 +105,12 @@ func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, e
 	rows = make([]Row, len(top))
 	for i, it := range top {
 		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),
-			Elapsed: Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
+			Elapsed: contract.Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
 	}
 	return rows, os.items.len() - len(rows), nil
 }
 
-// order is what the contract's orders (Order) read of it.
-func (it *item) order() Order {
-	return Order{State: it.state(), Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
+// order is what the contract's orders (contract.Order) read of it.
+func (it *item) order() contract.Order {
+	return contract.Order{State: it.state(), Seq: it.seq, ResultAvailable: it.hasOutput, ResultRead: it.read}
 }

@@ -1,29 +1,10 @@
 package work
 
-// Eviction classes, evicted in this order.
-const (
-	evictRead     = iota // completed, result read
-	evictUnwanted        // failed or cancelled
-	evictUnread          // completed, result not yet read
-)
+import "github.com/agentwork/agentwork/work/internal/contract"
 
-// EvictionRank is the rank of a terminal Work in state, its result read
-// or not, in WithRetention's eviction order beyond the count bound: the
-// lowest goes first (0: a completed Work whose result was read; 1: failed
-// or cancelled; 2: a completed Work whose result is unread), the oldest
-// settled first within a rank. It is the rule every engine applies (the
-// durable runners' registries use it); it changes nothing.
-func EvictionRank(state State, read bool) int {
-	switch {
-	case state != StateCompleted:
-		return evictUnwanted
-	case read:
-		return evictRead
-	}
-	return evictUnread
-}
-
-func (it *item) evictClass() int { return EvictionRank(it.state(), it.read) }
+// evictClass is its rank in WithRetention's eviction order
+// (contract.EvictionRank).
+func (it *item) evictClass() int { return contract.EvictionRank(it.state(), it.read) }
 
 // evictLocked drops the owner's terminal Work beyond the retention bounds:
 // first every Work finished longer ago than the age bound, then, while more
@@ -38,7 +19,7 @@ func (s *Supervisor) evictLocked(os *ownerState) {
 		}
 	}
 	for os.terminal.len() > s.lim.RetainTerminal {
-		c := evictRead
+		c := contract.EvictRead
 		for os.classes[c] == 0 {
 			c++
 		}
@@ -66,8 +47,8 @@ func (os *ownerState) removeTerminal(it *item) {
 // changes when it is in its owner's terminal list).
 func (it *item) markRead() {
 	if it.list == &it.owner.terminal {
-		it.owner.classes[evictUnread]--
-		it.owner.classes[evictRead]++
+		it.owner.classes[contract.EvictUnread]--
+		it.owner.classes[contract.EvictRead]++
 	}
 	it.read = true
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -37,7 +38,7 @@ func TestEvictionClassCounts(t *testing.T) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		os := s.owners[o.id]
-		var want [evictUnread + 1]int
+		var want [contract.NumEvictRanks]int
 		for it := os.terminal.front(); it != nil; it = it.next {
 			want[it.evictClass()]++
 		}

@@ -18,10 +18,7 @@ func TestTopKMatchesFullSort(t *testing.T) {
 			m.put(it)
 		}
 		better := func(a, b *item) bool {
-			if pa, pb := a.order().rowPriority(), b.order().rowPriority(); pa != pb {
-				return pa < pb
-			}
-			return a.seq > b.seq
+			return a.order().RowsBefore(b.order())
 		}
 		for _, k := range []int{1, 12, 50} {
 			got := topK(&m, k, better)

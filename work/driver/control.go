@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -132,7 +133,7 @@ func (p *Portable) Release(ctx context.Context, o work.Owner) error {
 // coordinator process). Its checks come before any call, in the
 // contract's order: the engine's invalid limit or budget option
 // (Admissible), a negative Budget field (work.ErrInvalidBudget), the zero
-// Owner (work.ErrInvalidOwner), a child's scope (work.PoolScopeRefusal).
+// Owner (work.ErrInvalidOwner), a child's scope (work.ErrInvalidOwner too).
 func (p *Portable) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
 	if err := p.ready(); err != nil {
 		return err
@@ -147,7 +148,7 @@ func (p *Portable) SetPool(ctx context.Context, o work.Owner, b work.Budget) err
 		return err
 	}
 	if o.Depth() > 0 {
-		return work.PoolScopeRefusal()
+		return work.ErrInvalidOwner.Detail(contract.PoolScope)
 	}
 	return p.store.SetPool(ctx, o, b)
 }

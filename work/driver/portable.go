@@ -253,7 +253,7 @@ func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.St
 }
 
 // List returns at most work.MaxListed Works visible to o in the
-// contract's order (work.Order.ListsBefore).
+// contract's order (unfinished first, then newest first).
 func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
 	recs, err := p.visible(ctx, o)
 	if err != nil {
@@ -262,7 +262,7 @@ func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error
 	return List(recs), nil
 }
 
-// Rows returns the status-block rows of o (work.Order.RowsBefore), or the
+// Rows returns the status-block rows of o (in the contract's order), or the
 // error of reading o's registry; nothing for the zero Owner.
 func (p *Portable) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
 	if err := p.ready(); err != nil {

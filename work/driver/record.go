@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // Record is what an owner's registry keeps of one Work: no input, output,
@@ -79,9 +80,9 @@ func (r Record) Status() work.Status {
 		Waiting: r.Waiting && !r.State.Terminal()}
 }
 
-// Order is what the contract's orders (work.Order) read of r.
-func (r Record) Order() work.Order {
-	return work.Order{State: r.State, Seq: uint64(r.Seq), ResultAvailable: r.HasResult, ResultRead: r.Read}
+// order is what the contract's orders (contract.Order) read of r.
+func (r Record) order() contract.Order {
+	return contract.Order{State: r.State, Seq: uint64(r.Seq), ResultAvailable: r.HasResult, ResultRead: r.Read}
 }
 
 // Expired reports whether r is terminal and settled more than age before
@@ -117,9 +118,9 @@ func Find(recs []Record, id string) (Record, error) {
 }
 
 // List returns at most work.MaxListed of recs' projections in the
-// contract's order (work.Order.ListsBefore). It sorts recs.
+// contract's order (contract.Order.ListsBefore). It sorts recs.
 func List(recs []Record) []work.Status {
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Order().ListsBefore(recs[j].Order()) })
+	sort.Slice(recs, func(i, j int) bool { return recs[i].order().ListsBefore(recs[j].order()) })
 	recs = recs[:min(len(recs), work.MaxListed)]
 	out := make([]work.Status, len(recs))
 	for i, r := range recs {
@@ -150,19 +151,19 @@ func Live(recs []Record) bool {
 	return slices.ContainsFunc(recs, func(r Record) bool { return !r.State.Terminal() })
 }
 
-// Rows returns the status-block rows of recs (work.Order.RowsBefore, at
+// Rows returns the status-block rows of recs (contract.Order.RowsBefore, at
 // most work.MaxRows, elapsed times at now) and how many were left out. It
 // sorts recs.
 func Rows(recs []Record, now time.Time) ([]work.Row, int) {
 	if len(recs) == 0 {
 		return nil, 0
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Order().RowsBefore(recs[j].Order()) })
+	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
 	n := min(len(recs), work.MaxRows)
 	rows := make([]work.Row, n)
 	for i, r := range recs[:n] {
 		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State,
-			Elapsed: work.Elapsed(r.Created, r.Started, r.Finished, now), ResultAvailable: r.HasResult}
+			Elapsed: contract.Elapsed(r.Created, r.Started, r.Finished, now), ResultAvailable: r.HasResult}
 	}
 	return rows, len(recs) - n
 }
@@ -182,7 +183,7 @@ func AwaitingApproval(recs []Record) []string {
 // Evict returns the index in recs of the record the count bound n evicts
 // next, or -1 when recs hold at most n terminal Works that are not
 // detached (n <= 0: no bound). The order is work.WithRetention's
-// (work.EvictionRank: results read first, then failed and cancelled
+// (contract.EvictionRank: results read first, then failed and cancelled
 // Work, then unread results; the oldest settled first within each). It is
 // deterministic (a Temporal workflow applies it) and changes nothing.
 func Evict(recs []Record, n int) int {
@@ -200,7 +201,7 @@ func Evict(recs []Record, n int) int {
 			continue
 		}
 		p := recs[pick]
-		c, pc := work.EvictionRank(r.State, r.Read), work.EvictionRank(p.State, p.Read)
+		c, pc := contract.EvictionRank(r.State, r.Read), contract.EvictionRank(p.State, p.Read)
 		if c < pc || c == pc && r.Finished.Before(p.Finished) {
 			pick = i
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // Registry is an owner's registry as both durable engines keep it (the
@@ -103,7 +104,7 @@ func (g *Registry) Decide(a Admission) Decision {
 		return Decision{Refusal: work.LimitRefusal(work.LimitStarts, a.MaxStarts), Limit: work.LimitStarts}
 	}
 	if _, _, short := g.Pool.Reserve(a.Want, a.Eff, a.Function); short != "" {
-		return Decision{Refusal: work.PoolRefusal(short), Budget: short}
+		return Decision{Refusal: work.ErrBudgetExhausted.Detail(contract.PoolShort(short)), Budget: short}
 	}
 	return Decision{}
 }

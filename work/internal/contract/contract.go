@@ -1,0 +1,112 @@
+// Package contract holds the contract's rules that the in-process engine
+// (package work) and the durable runners (through work/driver) both
+// apply, so that each is written once without work exporting it: the
+// orders of List, Rows and retention, a row's elapsed time, and the
+// details of the pool's refusals.
+package contract
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
+)
+
+// Order is what the contract's orders read of one Work: its state, its
+// admission sequence (larger is newer: each owner's starts are numbered in
+// order) and whether its result is available and was read. It is a small
+// value: comparing two costs no allocation.
+type Order struct {
+	State           observe.State
+	Seq             uint64
+	ResultAvailable bool
+	ResultRead      bool
+}
+
+// ListsBefore reports whether a comes before b in List: unfinished Work
+// first, then finished; within each group newest (largest Seq) first.
+func (a Order) ListsBefore(b Order) bool {
+	if at, bt := a.State.Terminal(), b.State.Terminal(); at != bt {
+		return !at
+	}
+	return a.Seq > b.Seq
+}
+
+// RowsBefore reports whether a comes before b in Rows: by rowPriority,
+// then newest first.
+func (a Order) RowsBefore(b Order) bool {
+	if pa, pb := a.rowPriority(), b.rowPriority(); pa != pb {
+		return pa < pb
+	}
+	return a.Seq > b.Seq
+}
+
+// rowPriority is a Work's rank in the status block, lower first: 0 a
+// completed Work whose result is available and unread, 1 failed, 2 running
+// or cancel-requested, 3 queued, 4 the rest (results already read,
+// cancelled).
+func (a Order) rowPriority() int {
+	switch a.State {
+	case observe.StateCompleted:
+		if a.ResultAvailable && !a.ResultRead {
+			return 0
+		}
+		return 4
+	case observe.StateFailed:
+		return 1
+	case observe.StateRunning, observe.StateCancelRequested:
+		return 2
+	case observe.StateQueued:
+		return 3
+	}
+	return 4
+}
+
+// Elapsed is a Row's Elapsed: from started (or created, while the Work
+// has not started) to now, or to finished once the Work is terminal
+// (finished is not zero); never negative.
+func Elapsed(created, started, finished, now time.Time) time.Duration {
+	from := started
+	if from.IsZero() {
+		from = created
+	}
+	if !finished.IsZero() {
+		now = finished
+	}
+	if d := now.Sub(from); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// Eviction ranks (EvictionRank), evicted in this order.
+const (
+	EvictRead     = iota // completed, result read
+	EvictUnwanted        // failed or cancelled
+	EvictUnread          // completed, result not yet read
+	NumEvictRanks
+)
+
+// EvictionRank is the rank of a terminal Work in state, its result read
+// or not, in WithRetention's eviction order beyond the count bound: the
+// lowest goes first (EvictRead, then EvictUnwanted, then EvictUnread),
+// the oldest settled first within a rank.
+func EvictionRank(state observe.State, read bool) int {
+	switch {
+	case state != observe.StateCompleted:
+		return EvictUnwanted
+	case read:
+		return EvictRead
+	}
+	return EvictUnread
+}
+
+// PoolScope is the detail of SetPool's ErrInvalidOwner for a child's
+// scope, which has no pool of its own.
+const PoolScope = "a child's scope has no pool of its own: its children reserve from the child's reservation"
+
+// PoolShort is the detail of the ErrBudgetExhausted of a start that its
+// owner's pool cannot cover in budget (the short dimension's name).
+func PoolShort(budget string) string {
+	return fmt.Sprintf("the %s budget of this owner cannot cover the child's", budget)
+}
