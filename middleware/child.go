@@ -85,7 +85,7 @@ type Child struct {
 	NeedsApproval bool
 	// ApprovalTimeout is how long a launch waits for its approval before
 	// it ends cancelled (class approval_timeout); zero means
-	// 24 h (work.Spec.ApprovalWait), a negative value fails Prepare
+	// 24 h (work.Spec.ApprovalTimeout's default), a negative value fails Prepare
 	// (ErrNegativeLimit).
 	ApprovalTimeout time.Duration
 	// Updates, when set, declares that the child reports bounded, ordered

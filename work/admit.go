@@ -32,7 +32,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s:        s,
 		target:   spec.Target,
 		run:      spec.Run,
-		maxBytes: clamp(spec.MaxResultBytes, s.lim.MaxResultBytes),
+		maxBytes: contract.ResultBytes(spec.MaxResultBytes, s.lim.MaxResultBytes),
 	}
 	if spec.Job != nil {
 		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
@@ -173,11 +173,11 @@ func (s *Supervisor) refusal(reason string) error {
 	case reasonScopeEnded:
 		return ErrScopeEnded
 	case LimitDepth:
-		return LimitRefusal(LimitDepth, s.lim.MaxDepth)
+		return ErrLimit.Detail(contract.LimitDetail(contract.LimitDepth, s.lim.MaxDepth))
 	case LimitOutstanding:
-		return LimitRefusal(LimitOutstanding, s.lim.MaxOutstanding)
+		return ErrLimit.Detail(contract.LimitDetail(contract.LimitOutstanding, s.lim.MaxOutstanding))
 	default:
-		return LimitRefusal(LimitStarts, s.lim.MaxStarts)
+		return ErrLimit.Detail(contract.LimitDetail(contract.LimitStarts, s.lim.MaxStarts))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -68,7 +69,7 @@ func validApprover(o Owner) error {
 // request event, the timeout's timer and a NoticeApproval to its owner's
 // Subscriptions. The caller does not put it in the dispatch queue.
 func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
-	d, now := spec.ApprovalWait(), it.created
+	d, now := contract.ApprovalWait(spec.ApprovalTimeout), it.created
 	ap := &approval{input: spec.Input, requested: now, deadline: now.Add(d), held: true}
 	it.ap = ap
 	if s.held == nil {

@@ -96,7 +96,7 @@ func TestApprovalTimerStopped(t *testing.T) {
 }
 
 // TestApprovalTimeout: with no answer the Work is cancelled with
-// ClassApprovalTimeout exactly at its timeout (Spec.ApprovalWait
+// ClassApprovalTimeout exactly at its timeout (24 hours
 // when 0), by the Supervisor's clock.
 func TestApprovalTimeout(t *testing.T) {
 	for _, tc := range []struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -173,7 +174,7 @@ func (b *budgetConfig) duration(spec *Spec) time.Duration {
 	d := spec.Budget.MaxDuration
 	ceil := b.ceiling.MaxDuration
 	if ceil <= 0 {
-		return clamp(d, b.def.MaxDuration)
+		return contract.Clamp(d, b.def.MaxDuration)
 	}
 	if d <= 0 {
 		d = b.def.MaxDuration

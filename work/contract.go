@@ -3,6 +3,8 @@ package work
 import (
 	"strings"
 	"time"
+
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // This file is the contract logic every Engine needs, written once: the
@@ -247,24 +249,7 @@ var errorCodes = map[string]*Error{}
 // their own.
 var errorVariants []*Error
 
-// LaunchConflict returns the ErrConflict of a launch identity
-// (Spec.CallID) reused with another target or input.
-func LaunchConflict() *Error { return errLaunchConflict }
-
-var errLaunchConflict = newError(ErrConflict.Code, "the tool-call id was already used to launch other work (another target or input)")
-
-// LimitRefusal returns the ErrLimit of a start refused by limit
-// (LimitOutstanding, LimitStarts or LimitDepth) whose value is n.
-func LimitRefusal(limit string, n int) *Error {
-	switch limit {
-	case LimitDepth:
-		return errorf(ErrLimit, "nesting depth limit %d reached", n)
-	case LimitOutstanding:
-		return errorf(ErrLimit, "outstanding limit %d reached for this owner", n)
-	default:
-		return errorf(ErrLimit, "starts limit %d reached for this owner", n)
-	}
-}
+var errLaunchConflict = newError(ErrConflict.Code, contract.LaunchConflict)
 
 // poolShare is the divisor of an unbudgeted child's share of a pool: an
 // agent child that sets no limit of its own in a pooled dimension reserves

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 func TestSpecValidate(t *testing.T) {
@@ -90,6 +91,10 @@ func TestPoolCharge(t *testing.T) {
 	}
 }
 
+// launchConflict is the ErrConflict of a reused launch identity, as
+// work/driver finds it.
+var launchConflict, _ = work.DecodeError(work.ErrConflict.Code, contract.LaunchConflict)
+
 func TestErrorCodeAndDecode(t *testing.T) {
 	for _, e := range []*work.Error{work.ErrNotFound, work.ErrInvalidOwner, work.ErrInvalidSpec, work.ErrInvalidTimeout,
 		work.ErrEmptyMessage, work.ErrNotAgent, work.ErrTerminal, work.ErrMessageTooLarge,
@@ -108,8 +113,8 @@ func TestErrorCodeAndDecode(t *testing.T) {
 		in   *work.Error
 	}{
 		{"base", work.ErrNotFound},
-		{"detail", work.LimitRefusal(work.LimitOutstanding, 3)},
-		{"variant", work.LaunchConflict()},
+		{"detail", work.ErrLimit.Detail(contract.LimitDetail(contract.LimitOutstanding, 3))},
+		{"variant", launchConflict},
 		{"pool", work.ErrBudgetExhausted.Detail("the turns budget of this owner cannot cover the child's")},
 		{"pool scope", work.ErrInvalidOwner.Detail("a child's scope has no pool of its own")},
 	} {
@@ -118,8 +123,11 @@ func TestErrorCodeAndDecode(t *testing.T) {
 			t.Errorf("%s: DecodeError = %v, %v", tc.name, got, ok)
 		}
 	}
-	if got := work.LimitRefusal(work.LimitStarts, 2).Error(); got != "limit exceeded: starts limit 2 reached for this owner" {
-		t.Errorf("LimitRefusal = %q", got)
+	if got := work.ErrLimit.Detail(contract.LimitDetail(contract.LimitStarts, 2)).Error(); got != "limit exceeded: starts limit 2 reached for this owner" {
+		t.Errorf("the starts limit's refusal = %q", got)
+	}
+	if launchConflict == work.ErrConflict || launchConflict.Error() != contract.LaunchConflict || !errors.Is(launchConflict, work.ErrConflict) {
+		t.Errorf("the launch conflict is not an ErrConflict of its own: %v", launchConflict)
 	}
 	cause := errors.New("transport")
 	err := error(work.ErrUnavailable.Wrap(cause))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -28,11 +29,11 @@ func TestDocumentedDefaults(t *testing.T) {
 	if got := (work.UpdatePolicy{}).Resolved(); got != (work.UpdatePolicy{MaxUpdates: 32, MaxBytes: 16 << 10, QuestionTimeout: 10 * time.Minute}) {
 		t.Errorf("UpdatePolicy{}.Resolved() = %+v; want 32 updates, 16 KiB, 10 minutes", got)
 	}
-	if got := (work.Spec{}).ApprovalWait(); got != 24*time.Hour {
-		t.Errorf("Spec{}.ApprovalWait() = %v; want the documented 24 hours", got)
+	if got := contract.ApprovalWait(0); got != 24*time.Hour {
+		t.Errorf("the approval wait of a Spec without ApprovalTimeout = %v; want the documented 24 hours", got)
 	}
-	if got := (work.Spec{ApprovalTimeout: time.Minute}).ApprovalWait(); got != time.Minute {
-		t.Errorf("ApprovalWait() = %v; want the Spec's minute", got)
+	if got := contract.ApprovalWait(time.Minute); got != time.Minute {
+		t.Errorf("the approval wait = %v; want the Spec's minute", got)
 	}
 	j := work.Job{}.Resolved()
 	if j.MaxPolls != 8 || j.MaxPollErrors != 3 || j.Backoff != (work.Backoff{Initial: time.Second, Max: 30 * time.Second}) {

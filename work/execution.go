@@ -2,8 +2,8 @@ package work
 
 import (
 	"context"
-	"time"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -103,15 +103,6 @@ func (e *Execution) Scope() Owner {
 // tooLarge reports whether out exceeds the result-byte limit: a Spec's
 // override specMax clamped to the Supervisor's def (0: none).
 func tooLarge(out string, specMax, def int) bool {
-	limit := clamp(specMax, def)
+	limit := contract.ResultBytes(specMax, def)
 	return limit > 0 && len(out) > limit
-}
-
-// clamp returns a Spec's override v when it is positive and does not
-// exceed the Supervisor's ceiling def (0: none), else def.
-func clamp[T int | time.Duration](v, def T) T {
-	if v > 0 && (def == 0 || v < def) {
-		return v
-	}
-	return def
 }

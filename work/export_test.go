@@ -119,6 +119,9 @@ func (e *Execution) BudgetForTest() Budget {
 	return e.run().budget()
 }
 
+// LimitsForTest returns s's effective limits.
+func (s *Supervisor) LimitsForTest() Limits { return s.lim }
+
 // ReportProgressForTest is Execution.reportProgress.
 func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(done, total) }
 

@@ -76,8 +76,8 @@ func TestRunningLimitFIFOFairAcrossOwners(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t) // default running limit: 8
-			if h.s.Limits().MaxRunning != work.DefaultMaxRunning || work.DefaultMaxRunning != 8 {
-				t.Fatalf("running limit = %d", h.s.Limits().MaxRunning)
+			if h.s.LimitsForTest().MaxRunning != work.DefaultMaxRunning || work.DefaultMaxRunning != 8 {
+				t.Fatalf("running limit = %d", h.s.LimitsForTest().MaxRunning)
 			}
 			var blockers []*child
 			for range 8 {
@@ -153,7 +153,7 @@ func TestCancelQueuedKeepsRoundRobin(t *testing.T) {
 
 func TestOutstandingLimit(t *testing.T) {
 	h := newHarness(t)
-	if work.DefaultMaxOutstanding != 32 || h.s.Limits().MaxOutstanding != 32 {
+	if work.DefaultMaxOutstanding != 32 || h.s.LimitsForTest().MaxOutstanding != 32 {
 		t.Fatal("outstanding default is not 32")
 	}
 	var kids []*child
@@ -183,7 +183,7 @@ func TestOutstandingLimit(t *testing.T) {
 func TestStartsLimit(t *testing.T) {
 	t.Run("default 64", func(t *testing.T) {
 		h := newHarness(t, work.WithMaxOutstanding(1000))
-		if work.DefaultMaxStarts != 64 || h.s.Limits().MaxStarts != 64 {
+		if work.DefaultMaxStarts != 64 || h.s.LimitsForTest().MaxStarts != 64 {
 			t.Fatal("starts default is not 64")
 		}
 		for range 64 {
@@ -327,8 +327,8 @@ func TestLimitOptions(t *testing.T) {
 			}
 			s := work.New(tc.opts...)
 			defer s.Close(context.Background())
-			if l := s.Limits(); !reflect.DeepEqual(l, got) {
-				t.Errorf("Limits() = %+v, ResolveLimits = %+v", l, got)
+			if l := s.LimitsForTest(); !reflect.DeepEqual(l, got) {
+				t.Errorf("the Supervisor's limits = %+v, ResolveLimits = %+v", l, got)
 			}
 			o := work.NewOwner("limits")
 			_, serr := s.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction}, Run: immediate("x")})
@@ -351,17 +351,5 @@ func TestLimitOptions(t *testing.T) {
 	defer s.Close(context.Background())
 	if _, ok := s.Observer().(observe.NopObserver); !ok {
 		t.Fatalf("observer = %T, want NopObserver", s.Observer())
-	}
-}
-
-// TestLimitsResultBytes: a Spec's MaxResultBytes lowers the engine's bound
-// and bounds its Work when the engine has none; it never raises it.
-func TestLimitsResultBytes(t *testing.T) {
-	for _, tc := range []struct{ engine, spec, want int }{
-		{100, 0, 100}, {100, 10, 10}, {100, 1000, 100}, {0, 0, 0}, {0, 10, 10}, {100, -1, 100},
-	} {
-		if got := (work.Limits{MaxResultBytes: tc.engine}).ResultBytes(work.Spec{MaxResultBytes: tc.spec}); got != tc.want {
-			t.Errorf("engine %d, spec %d: %d, want %d", tc.engine, tc.spec, got, tc.want)
-		}
 	}
 }

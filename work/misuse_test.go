@@ -73,9 +73,6 @@ func TestMisuseSupervisor(t *testing.T) {
 				if !s.Now().IsZero() {
 					t.Error("Now() is not the zero time")
 				}
-				if l := s.Limits(); l.MaxRunning != 0 || l.MaxDepth != 0 {
-					t.Errorf("Limits() = %+v", l)
-				}
 				_ = s.EffectiveBudget(work.Spec{})
 			})
 		})
@@ -227,8 +224,8 @@ func TestMisuseErrorValues(t *testing.T) {
 	enginetest.NoHang(t, "Error", func() {
 		_ = nilErr.Wrap(nil)
 		_ = nilErr.Unwrap()
-		if e := work.LimitRefusal("x", 1).Wrap(nil); !errors.Is(e, work.ErrLimit) {
-			t.Errorf("LimitRefusal.Wrap(nil) = %v, want ErrLimit", e)
+		if e := work.ErrLimit.Detail("x").Wrap(nil); !errors.Is(e, work.ErrLimit) {
+			t.Errorf("ErrLimit.Detail(x).Wrap(nil) = %v, want ErrLimit", e)
 		}
 		if _, ok := work.DecodeError("", ""); ok {
 			t.Error("DecodeError of an empty code decoded")

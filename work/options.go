@@ -274,11 +274,6 @@ func ResolveLimits(opts ...Option) (Limits, error) {
 	return c.limits(), c.err
 }
 
-// ResultBytes returns the output bound of spec's Work under l:
-// spec.MaxResultBytes when it is positive and lowers l.MaxResultBytes (or
-// l has none), else l.MaxResultBytes; 0 means no limit.
-func (l Limits) ResultBytes(spec Spec) int { return clamp(spec.MaxResultBytes, l.MaxResultBytes) }
-
 // recordErr keeps the first configuration problem an option found.
 func (c *config) recordErr(err error) {
 	if err != nil && c.err == nil {

@@ -63,8 +63,8 @@ type Spec struct {
 	// (cancelled, ClassDenied); Input is what the approver reads.
 	NeedsApproval bool
 	// ApprovalTimeout is how long the Work waits for its approval before
-	// it ends cancelled with ClassApprovalTimeout (0: 24 hours; see
-	// ApprovalWait).
+	// it ends cancelled with ClassApprovalTimeout (0: 24 hours; a
+	// negative value is invalid).
 	ApprovalTimeout time.Duration
 	// Updates, when set, declares that the Work reports updates (and may
 	// ask questions), bounded by it (see UpdatePolicy).

@@ -138,14 +138,6 @@ func (s *Supervisor) Now() time.Time {
 	return s.clock.Now()
 }
 
-// Limits returns the effective limits.
-func (s *Supervisor) Limits() Limits {
-	if s == nil {
-		return Limits{}
-	}
-	return s.lim
-}
-
 // scopeIDLocked returns the scope id in buf (newScopeBuf) with a new id
 // from s's own generator (guarded by s.mu): Start makes the buffer before
 // it takes the lock and the id under it, without a pool's round trip.

@@ -131,20 +131,6 @@ const (
 	ClassApprovalTimeout = "approval_timeout"
 )
 
-// defaultApprovalTimeout is how long a Work waits for its approval when
-// Spec.ApprovalTimeout is 0.
-const defaultApprovalTimeout = 24 * time.Hour
-
-// ApprovalWait returns how long s's Work waits for its approval before it
-// ends cancelled with ClassApprovalTimeout: s.ApprovalTimeout, or 24 hours
-// when it is not positive. Every engine reads it.
-func (s Spec) ApprovalWait() time.Duration {
-	if s.ApprovalTimeout <= 0 {
-		return defaultApprovalTimeout
-	}
-	return s.ApprovalTimeout
-}
-
 // ApprovalRequest is a Work awaiting approval. Input is the application's
 // own data: it reaches the approver, never telemetry, logs or the status
 // block.

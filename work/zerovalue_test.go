@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -93,12 +92,6 @@ func TestZeroSupervisor(t *testing.T) {
 		{"Now", func(s *work.Supervisor) error {
 			if now := s.Now(); !now.IsZero() {
 				return fmt.Errorf("Now() = %v, want the zero time", now)
-			}
-			return nil
-		}},
-		{"Limits", func(s *work.Supervisor) error {
-			if l := s.Limits(); !reflect.DeepEqual(l, work.Limits{}) {
-				return fmt.Errorf("Limits() = %+v", l)
 			}
 			return nil
 		}},

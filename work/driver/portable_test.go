@@ -150,7 +150,7 @@ func (f *fakeStore) CancelWork(_ context.Context, _ work.Owner, id string) (work
 
 func (f *fakeStore) Admit(_ context.Context, w NewWork) (work.Ref, string, string, error) {
 	if f.refuse != "" {
-		return work.Ref{}, f.refuse, "", work.LimitRefusal(f.refuse, 1)
+		return work.Ref{}, f.refuse, "", work.ErrLimit.Detail(f.refuse)
 	}
 	f.admitted = append(f.admitted, w)
 	return work.Ref{ID: w.ID, TargetID: w.TargetID, Durable: true}, "", "", nil

@@ -77,6 +77,10 @@ type Decision struct {
 // with the same target and input replays, with another is
 // work.LaunchConflict; then the outstanding and starts limits, then the
 // pool. It changes nothing.
+// launchConflict is the ErrConflict of a launch identity reused with
+// another target or input: work's own error of that message.
+var launchConflict, _ = work.DecodeError(work.ErrConflict.Code, contract.LaunchConflict)
+
 func (g *Registry) Decide(a Admission) Decision {
 	if i := g.Find(a.Record.ID); i >= 0 {
 		r := g.Records[i]
@@ -86,7 +90,7 @@ func (g *Registry) Decide(a Admission) Decision {
 		if i := slices.IndexFunc(g.Launches, func(l Launch) bool { return l.Key == a.Launch }); i >= 0 {
 			l := g.Launches[i]
 			if l.Target != a.Record.Label || l.Digest != a.Digest {
-				return Decision{Refusal: work.LaunchConflict()}
+				return Decision{Refusal: launchConflict}
 			}
 			return Decision{Replay: &l}
 		}
@@ -98,10 +102,10 @@ func (g *Registry) Decide(a Admission) Decision {
 		}
 	}
 	if a.MaxOutstanding > 0 && active >= a.MaxOutstanding {
-		return Decision{Refusal: work.LimitRefusal(work.LimitOutstanding, a.MaxOutstanding), Limit: work.LimitOutstanding}
+		return Decision{Refusal: work.ErrLimit.Detail(contract.LimitDetail(contract.LimitOutstanding, a.MaxOutstanding)), Limit: work.LimitOutstanding}
 	}
 	if a.MaxStarts > 0 && g.Starts >= a.MaxStarts {
-		return Decision{Refusal: work.LimitRefusal(work.LimitStarts, a.MaxStarts), Limit: work.LimitStarts}
+		return Decision{Refusal: work.ErrLimit.Detail(contract.LimitDetail(contract.LimitStarts, a.MaxStarts)), Limit: work.LimitStarts}
 	}
 	if _, _, short := g.Pool.Reserve(a.Want, a.Eff, a.Function); short != "" {
 		return Decision{Refusal: work.ErrBudgetExhausted.Detail(contract.PoolShort(short)), Budget: short}

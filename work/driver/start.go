@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -30,14 +31,14 @@ func Refused(ctx context.Context, obs observe.Observer, spec work.Spec, reason, 
 		Target: spec.Target.Label, Kind: spec.Target.Kind, Time: time.Now(), ErrorClass: reason, Budget: budget})
 }
 
-// TooDeep refuses (work.LimitRefusal) and reports a start by an owner at
+// TooDeep refuses (work.ErrLimit) and reports a start by an owner at
 // or past maxDepth; nil otherwise.
 func TooDeep(ctx context.Context, obs observe.Observer, spec work.Spec, maxDepth int) error {
 	if spec.Owner.Depth() < maxDepth {
 		return nil
 	}
 	Refused(ctx, obs, spec, work.LimitDepth, "")
-	return work.LimitRefusal(work.LimitDepth, maxDepth)
+	return work.ErrLimit.Detail(contract.LimitDetail(contract.LimitDepth, maxDepth))
 }
 
 // NewWork is a Work being started as Portable.Start resolved it, for the
@@ -54,7 +55,7 @@ type NewWork struct {
 	MaxResultBytes int       // the output bound (work.Limits.ResultBytes)
 	Admission      Admission // what the owner's registry decides on
 	// ApprovalTimeout is how long a Spec with NeedsApproval waits for its
-	// answer (work.Spec.ApprovalWait).
+	// answer (the Spec's, or 24 hours when it sets none).
 	ApprovalTimeout time.Duration
 	// Updates is the Spec's update policy with its defaults (nil: none).
 	Updates *work.UpdatePolicy
@@ -104,13 +105,13 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 		return work.Ref{}, err
 	}
 	w := NewWork{Spec: spec, ID: NewID(), TargetID: spec.Target.ID, Created: time.Now().UTC(),
-		Budget: p.local.EffectiveBudget(spec), MaxResultBytes: p.limits.ResultBytes(spec),
+		Budget: p.local.EffectiveBudget(spec), MaxResultBytes: contract.ResultBytes(spec.MaxResultBytes, p.limits.MaxResultBytes),
 		Mailbox: MailboxLimits{Messages: p.limits.MaxQueuedGuidance, Bytes: p.limits.MaxQueuedGuidanceBytes,
 			Commands: p.limits.MaxCommandRecords}}
 	if w.TargetID == "" {
 		w.TargetID = spec.Target.Label
 	}
-	w.ApprovalTimeout = spec.ApprovalWait()
+	w.ApprovalTimeout = contract.ApprovalWait(spec.ApprovalTimeout)
 	if spec.Updates != nil {
 		u := spec.Updates.Resolved()
 		w.Updates = &u

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -175,8 +176,8 @@ func (s *suite) approveRuns(t *testing.T) {
 	if r.Work != ref || r.TargetLabel != Echo || r.Owner != o.ID() || r.Input != input || r.RequestedAt.IsZero() {
 		t.Fatalf("request = %+v; want %s, target %s, owner %s and the input", r, ref.ID, Echo, o.ID())
 	}
-	if d := r.Deadline.Sub(r.RequestedAt); d < (work.Spec{}).ApprovalWait()-time.Minute || d > (work.Spec{}).ApprovalWait()+time.Minute {
-		t.Fatalf("request deadline %v after the request; want the default %v", d, (work.Spec{}).ApprovalWait())
+	if d := r.Deadline.Sub(r.RequestedAt); d < contract.DefaultApprovalWait-time.Minute || d > contract.DefaultApprovalWait+time.Minute {
+		t.Fatalf("request deadline %v after the request; want the default %v", d, contract.DefaultApprovalWait)
 	}
 	if ids := v.pendingIDs(work.Approver()); !contains(ids, ref.ID) {
 		t.Fatalf("Pending(Approver()) = %v, lacks %s", ids, ref.ID)

@@ -1,8 +1,9 @@
 // Package contract holds the contract's rules that the in-process engine
 // (package work) and the durable runners (through work/driver) both
 // apply, so that each is written once without work exporting it: the
-// orders of List, Rows and retention, a row's elapsed time, and the
-// details of the pool's refusals.
+// orders of List, Rows and retention, a row's elapsed time, a Work's
+// result bound and approval wait, and the details of the refusals of
+// limits, pools and launch identities.
 package contract
 
 import (
@@ -110,3 +111,58 @@ const PoolScope = "a child's scope has no pool of its own: its children reserve 
 func PoolShort(budget string) string {
 	return fmt.Sprintf("the %s budget of this owner cannot cover the child's", budget)
 }
+
+// Clamp returns a Spec's override v when it is positive and does not
+// exceed the engine's bound def (0: none), else def.
+func Clamp[T int | time.Duration](v, def T) T {
+	if v > 0 && (def == 0 || v < def) {
+		return v
+	}
+	return def
+}
+
+// ResultBytes is the output bound of a Work whose Spec sets spec
+// (Spec.MaxResultBytes) on an engine whose bound is engine
+// (WithMaxResultBytes): the Spec's when it is positive and lowers the
+// engine's (or the engine has none), else the engine's; 0 means no limit.
+func ResultBytes(spec, engine int) int { return Clamp(spec, engine) }
+
+// DefaultApprovalWait is how long a Work waits for its approval when its
+// Spec sets no ApprovalTimeout (24 hours, as Spec documents).
+const DefaultApprovalWait = 24 * time.Hour
+
+// ApprovalWait is how long a Work whose Spec sets timeout
+// (Spec.ApprovalTimeout) waits for its approval before it ends cancelled
+// with ClassApprovalTimeout: timeout, or DefaultApprovalWait when it is
+// not positive.
+func ApprovalWait(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return DefaultApprovalWait
+	}
+	return timeout
+}
+
+// The limits a start is refused by (LimitDetail).
+const (
+	LimitDepth = iota
+	LimitOutstanding
+	LimitStarts
+)
+
+// LimitDetail is the detail of the ErrLimit of a start refused by limit
+// (LimitDepth, LimitOutstanding or LimitStarts) whose value is n.
+func LimitDetail(limit, n int) string {
+	switch limit {
+	case LimitDepth:
+		return fmt.Sprintf("nesting depth limit %d reached", n)
+	case LimitOutstanding:
+		return fmt.Sprintf("outstanding limit %d reached for this owner", n)
+	default:
+		return fmt.Sprintf("starts limit %d reached for this owner", n)
+	}
+}
+
+// LaunchConflict is the message of the ErrConflict of a launch identity
+// (Spec.CallID) reused with another target or input: an error of its own
+// (work.DecodeError finds it by this message), not a detail.
+const LaunchConflict = "the tool-call id was already used to launch other work (another target or input)"

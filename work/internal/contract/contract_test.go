@@ -75,3 +75,37 @@ func TestEvictionRank(t *testing.T) {
 		t.Error("the ranks are not in eviction order")
 	}
 }
+
+// TestResultBytes: a Spec's bound lowers the engine's and bounds its Work
+// when the engine has none; it never raises it.
+func TestResultBytes(t *testing.T) {
+	for _, tc := range []struct{ engine, spec, want int }{
+		{100, 0, 100}, {100, 10, 10}, {100, 1000, 100}, {0, 0, 0}, {0, 10, 10}, {100, -1, 100},
+	} {
+		if got := ResultBytes(tc.spec, tc.engine); got != tc.want {
+			t.Errorf("engine %d, spec %d: %d, want %d", tc.engine, tc.spec, got, tc.want)
+		}
+	}
+}
+
+func TestApprovalWait(t *testing.T) {
+	for _, tc := range []struct{ timeout, want time.Duration }{
+		{0, 24 * time.Hour}, {-time.Second, 24 * time.Hour}, {time.Minute, time.Minute},
+	} {
+		if got := ApprovalWait(tc.timeout); got != tc.want {
+			t.Errorf("ApprovalWait(%v) = %v, want %v", tc.timeout, got, tc.want)
+		}
+	}
+}
+
+func TestLimitDetail(t *testing.T) {
+	for limit, want := range map[int]string{
+		LimitDepth:       "nesting depth limit 3 reached",
+		LimitOutstanding: "outstanding limit 3 reached for this owner",
+		LimitStarts:      "starts limit 3 reached for this owner",
+	} {
+		if got := LimitDetail(limit, 3); got != want {
+			t.Errorf("LimitDetail(%d, 3) = %q, want %q", limit, got, want)
+		}
+	}
+}
