@@ -2,7 +2,6 @@ package work
 
 import (
 	"strings"
-	"time"
 
 	"github.com/agentwork/agentwork/work/internal/contract"
 )
@@ -84,28 +83,6 @@ func (j *Job) Validate() error {
 		return errorf(ErrInvalidSpec, "job backoff starts above its cap")
 	}
 	return nil
-}
-
-// Delays returns the Backoff with its defaults applied.
-func (b Backoff) Delays() Backoff {
-	if b.Initial == 0 {
-		b.Initial = defaultPollInitial
-	}
-	if b.Max == 0 {
-		b.Max = max(defaultPollMax, b.Initial)
-	}
-	return b
-}
-
-// Next returns the delay after a poll that answered waiting, given the
-// delay before it: doubled and capped, or Initial again after progress.
-// d is 0 for the first poll after the submit (Next returns Initial).
-func (b Backoff) Next(d time.Duration, progress bool) time.Duration {
-	b = b.Delays()
-	if d <= 0 || progress {
-		return b.Initial
-	}
-	return min(2*d, b.Max)
 }
 
 // Validate returns ErrInvalidBudget, naming the field, for a Budget with a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -120,7 +121,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 		e.push(it, observe.EventWaiting, now)
 		s.live.Add(1) // the waiting Work's, released by the goroutine that settles it
 		s.freeSlotLocked(it, e)
-		s.armPollLocked(it, jw, jw.job.Backoff.Next(0, false))
+		s.armPollLocked(it, jw, pollDelay(jw.job.Backoff, 0, false))
 		nit, njctx := s.nextLocked(e)
 		s.dispatchLocked(e)
 		s.unlockAndEmit(e)
@@ -297,9 +298,9 @@ func (s *Supervisor) foregroundJob(j *Job, input string) RunFunc {
 		progress := false
 		for {
 			if errs == 0 {
-				d = j.Backoff.Next(d, progress)
+				d = pollDelay(j.Backoff, d, progress)
 			} else {
-				d = j.Backoff.Next(d, false)
+				d = pollDelay(j.Backoff, d, false)
 			}
 			wake := make(chan struct{})
 			stop := s.clock.AfterFunc(d, func() { close(wake) })
@@ -329,4 +330,10 @@ func (s *Supervisor) foregroundJob(j *Job, input string) RunFunc {
 			errs, progress = 0, p.Progress
 		}
 	}
+}
+
+// pollDelay is the delay before a job's next poll under b
+// (contract.PollDelay).
+func pollDelay(b Backoff, d time.Duration, progress bool) time.Duration {
+	return contract.PollDelay(b.Initial, b.Max, d, progress)
 }

@@ -176,11 +176,11 @@ func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobW
 			s.endJobLocked(it, jw, StateFailed, classError, "", e)
 			return
 		}
-		s.armPollLocked(it, jw, jw.job.Backoff.Next(jw.delay, false))
+		s.armPollLocked(it, jw, pollDelay(jw.job.Backoff, jw.delay, false))
 		s.unlockAndEmit(e)
 	default:
 		jw.errs = 0
-		s.armPollLocked(it, jw, jw.job.Backoff.Next(jw.delay, p.Progress))
+		s.armPollLocked(it, jw, pollDelay(jw.job.Backoff, jw.delay, p.Progress))
 		s.unlockAndEmit(e)
 	}
 }

@@ -3,6 +3,8 @@ package work
 import (
 	"context"
 	"time"
+
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // Work that waits: external jobs (a child made of a submit step and an
@@ -55,16 +57,14 @@ type Backoff struct {
 	Max     time.Duration // default 30 s, or Initial when that is longer
 }
 
-// The defaults of Job and Backoff (the seed's numbers: 1 s doubling to 30 s).
+// The defaults of Job (Backoff's: contract.PollDelays).
 const (
-	defaultPollInitial   = time.Second
-	defaultPollMax       = 30 * time.Second
 	defaultMaxPolls      = 8
 	defaultMaxPollErrors = 3
 )
 
 // Resolved returns j with its defaults applied: MaxPolls and
-// MaxPollErrors when not positive, and Backoff's (Backoff.Delays). It
+// MaxPollErrors when not positive, and Backoff's (1 s and 30 s). It
 // does not check j: Spec.Validate does.
 func (j Job) Resolved() Job {
 	if j.MaxPolls <= 0 {
@@ -73,7 +73,7 @@ func (j Job) Resolved() Job {
 	if j.MaxPollErrors <= 0 {
 		j.MaxPollErrors = defaultMaxPollErrors
 	}
-	j.Backoff = j.Backoff.Delays()
+	j.Backoff.Initial, j.Backoff.Max = contract.PollDelays(j.Backoff.Initial, j.Backoff.Max)
 	return j
 }
 

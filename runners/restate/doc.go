@@ -86,7 +86,7 @@
 // Work's id as its key (a submit whose worker died is tried again, up to
 // 3 attempts: safe only when the service honours the key); its handle is
 // that step's journaled result. Then EventWaiting, and between polls
-// only a durable timer (work.Backoff.Next) raced against the workflow's
+// only a durable timer (work.Backoff) raced against the workflow's
 // stop promise: no slot, no process, nothing in memory. Each poll is a
 // journaled step (one minute at most) holding one of the Worker's poll
 // slots for the target (Job.MaxPolls, default 8), and its outcome an

@@ -44,7 +44,7 @@ type waitingReply struct{ Stop bool }
 // runJob runs an external job's Work: the submit as a journaled step on
 // one of the target's slots (the step claims its attempt first, as a
 // child's run does), then, holding nothing, durable timers between polls
-// (work.Backoff.Next), each poll a journaled step of its own. A cancel
+// (work.Backoff), each poll a journaled step of its own. A cancel
 // resolves the stop promise and ends the wait at once; past the maximum
 // duration no poll starts, an answer that arrives past it decides
 // nothing (driver.PastDeadline), the job is cancelled and the Work fails,

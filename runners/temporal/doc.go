@@ -82,7 +82,7 @@
 //     them): safe only when the service honours the key. A Go error from
 //     Submit fails the Work (class error) with no retry.
 //   - Then EventWaiting, and between polls only a workflow timer
-//     (work.Backoff.Next: 1 s doubling to 30 s by default, back to the
+//     (work.Backoff: 1 s doubling to 30 s by default, back to the
 //     start after a poll that reports progress): no activity, no
 //     heartbeat, no worker slot. Each poll is an activity
 //     (agentwork.Await, one attempt, a minute at most, heartbeating) on

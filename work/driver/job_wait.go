@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -82,10 +83,11 @@ type JobWait struct {
 	Errors   int           // consecutive poll errors
 }
 
-// Next returns the delay before the next poll, b.Next of the last delay
-// and progress, and records it as the last delay.
+// Next returns the delay before the next poll under b, after the last
+// delay and progress (1 s doubling to 30 s by default, back to the
+// initial delay after progress), and records it as the last delay.
 func (s *JobWait) Next(b work.Backoff) time.Duration {
-	s.Delay = b.Next(s.Delay, s.Progress)
+	s.Delay = contract.PollDelay(b.Initial, b.Max, s.Delay, s.Progress)
 	return s.Delay
 }
 

@@ -166,3 +166,35 @@ func LimitDetail(limit, n int) string {
 // (Spec.CallID) reused with another target or input: an error of its own
 // (work.DecodeError finds it by this message), not a detail.
 const LaunchConflict = "the tool-call id was already used to launch other work (another target or input)"
+
+// The defaults of a job's Backoff: 1 s doubling to 30 s (the seed's).
+const (
+	DefaultPollInitial = time.Second
+	DefaultPollMax     = 30 * time.Second
+)
+
+// PollDelays returns a job's Backoff delays (Initial and Max) with their
+// defaults applied: DefaultPollInitial when initial is 0, and
+// DefaultPollMax (or initial, when that is longer) when ceiling is 0.
+func PollDelays(initial, ceiling time.Duration) (time.Duration, time.Duration) {
+	if initial == 0 {
+		initial = DefaultPollInitial
+	}
+	if ceiling == 0 {
+		ceiling = max(DefaultPollMax, initial)
+	}
+	return initial, ceiling
+}
+
+// PollDelay returns the delay before a job's next poll under its Backoff
+// (Initial and Max, defaults applied by PollDelays), given the delay
+// before the last poll d (0 before the first poll after the submit) and
+// whether that poll reported progress: the initial delay for the first
+// poll and after progress, else d doubled, capped at the Max.
+func PollDelay(initial, ceiling, d time.Duration, progress bool) time.Duration {
+	initial, ceiling = PollDelays(initial, ceiling)
+	if d <= 0 || progress {
+		return initial
+	}
+	return min(2*d, ceiling)
+}

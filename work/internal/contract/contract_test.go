@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -107,5 +108,26 @@ func TestLimitDetail(t *testing.T) {
 		if got := LimitDetail(limit, 3); got != want {
 			t.Errorf("LimitDetail(%d, 3) = %q, want %q", limit, got, want)
 		}
+	}
+}
+
+// TestPollDelay: 1 s doubling to 30 s by default, back to the initial
+// delay after progress; a Max below the default Initial is raised to it.
+func TestPollDelay(t *testing.T) {
+	var got []time.Duration
+	d := time.Duration(0)
+	for _, progress := range []bool{false, false, false, false, false, false, false, true} {
+		d = PollDelay(0, 0, d, progress)
+		got = append(got, d)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second, time.Second}
+	if !slices.Equal(got, want) {
+		t.Fatalf("delays %v, want %v", got, want)
+	}
+	if i, m := PollDelays(time.Minute, 0); i != time.Minute || m != time.Minute {
+		t.Errorf("PollDelays(1m, 0) = %v, %v; want the Max raised to the Initial", i, m)
+	}
+	if d := PollDelay(time.Millisecond, 3*time.Millisecond, 2*time.Millisecond, false); d != 3*time.Millisecond {
+		t.Errorf("capped delay = %v, want 3ms", d)
 	}
 }
