@@ -242,15 +242,23 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"job-deadline-late-answer":     "JobDeadlineDecides",
 	} {
 		t.Run(defect, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenConformance$", "-test.v")
-			cmd.Env = append(os.Environ(), "AGENTWORK_BROKEN="+defect)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the suite passed an engine with defect %s", defect)
-			}
-			if !strings.Contains(string(out), "--- FAIL: TestBrokenConformance/"+subtest) {
-				t.Fatalf("defect %s: subtest %s did not fail:\n%s", defect, subtest, out)
-			}
+			failsWith(t, "TestBrokenConformance", defect, "--- FAIL: TestBrokenConformance/"+subtest)
 		})
+	}
+}
+
+// failsWith runs test alone in a new process of this test binary, with
+// AGENTWORK_BROKEN set to defect, and fails t unless that run fails and
+// its verbose output holds want.
+func failsWith(t *testing.T, test, defect, want string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), "AGENTWORK_BROKEN="+defect)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("%s passed with defect %s", test, defect)
+	}
+	if !strings.Contains(string(out), want) {
+		t.Fatalf("%s with defect %s: no %q in:\n%s", test, defect, want, out)
 	}
 }
