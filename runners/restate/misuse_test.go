@@ -8,78 +8,17 @@ import (
 
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/work"
-	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/enginetest"
-	"github.com/agentwork/agentwork/work/observe"
 )
-
-// engineCalls is every method of work.Engine that returns an error.
-func engineCalls(ctx context.Context) map[string]func(e *restate.Engine) error {
-	o := work.NewOwner("o")
-	id := driver.NewID()
-	spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction},
-		Run: func(context.Context) (string, error) { return "", nil }}
-	return map[string]func(e *restate.Engine) error{
-		"Start":     func(e *restate.Engine) error { _, err := e.Start(ctx, spec); return err },
-		"Call":      func(e *restate.Engine) error { _, err := e.Call(ctx, spec); return err },
-		"Status":    func(e *restate.Engine) error { _, err := e.Status(ctx, o, id); return err },
-		"List":      func(e *restate.Engine) error { _, err := e.List(ctx, o); return err },
-		"Rows":      func(e *restate.Engine) error { _, _, err := e.Rows(ctx, o); return err },
-		"Result":    func(e *restate.Engine) error { _, _, err := e.Result(ctx, o, id, 0); return err },
-		"Cancel":    func(e *restate.Engine) error { _, err := e.Cancel(ctx, o, id); return err },
-		"Detach":    func(e *restate.Engine) error { _, err := e.Detach(ctx, o, id); return err },
-		"Send":      func(e *restate.Engine) error { _, err := e.Send(ctx, o, id, "c", "m"); return err },
-		"Answer":    func(e *restate.Engine) error { _, err := e.Answer(ctx, o, id, "c", "m"); return err },
-		"Release":   func(e *restate.Engine) error { return e.Release(ctx, o) },
-		"SetPool":   func(e *restate.Engine) error { return e.SetPool(ctx, o, work.Budget{MaxTurns: 1}) },
-		"Subscribe": func(e *restate.Engine) error { _, err := e.Subscribe(ctx, o, 1); return err },
-		"Settled":   func(e *restate.Engine) error { _, err := e.Settled(ctx, o); return err },
-		"Live":      func(e *restate.Engine) error { _, err := e.Live(ctx, o); return err },
-		"Pending":   func(e *restate.Engine) error { _, err := e.Pending(ctx, o); return err },
-		"Approve":   func(e *restate.Engine) error { return e.Approve(ctx, work.Approver(), id) },
-		"Deny":      func(e *restate.Engine) error { return e.Deny(ctx, work.Approver(), id) },
-		"Updates":   func(e *restate.Engine) error { _, err := e.Updates(ctx, o, id, 0); return err },
-		"Snapshot":  func(e *restate.Engine) error { _, err := e.Snapshot(ctx); return err },
-		"Close":     func(e *restate.Engine) error { return e.Close(ctx) },
-	}
-}
 
 // TestMisuseEngine: the zero Engine answers every method with
 // work.ErrNotInitialized and its Observer is the no-op one (work.Engine:
-// never nil); after Close, an Engine refuses new Work with work.ErrClosed
-// and a second Close returns nil; nil options are ignored.
+// never nil); after Close, an Engine refuses new Work and its Snapshot
+// with work.ErrClosed and a second Close returns nil; nil options are ignored.
 func TestMisuseEngine(t *testing.T) {
-	ctx := context.Background()
-	for name, call := range engineCalls(ctx) {
-		t.Run("zero/"+name, func(t *testing.T) {
-			var err error
-			enginetest.NoHang(t, name, func() { err = call(new(restate.Engine)) })
-			if !errors.Is(err, work.ErrNotInitialized) {
-				t.Fatalf("%s = %v, want work.ErrNotInitialized", name, err)
-			}
-		})
-	}
-	t.Run("zero/Observer", func(t *testing.T) {
-		if _, ok := new(restate.Engine).Observer().(observe.NopObserver); !ok {
-			t.Fatal("the zero Engine's Observer is not observe.NopObserver")
-		}
-	})
+	t.Run("zero", func(t *testing.T) { enginetest.ZeroEngine(t, new(restate.Engine)) })
 	t.Run("closed", func(t *testing.T) {
-		e := restate.New(nil, restate.WithHTTPClient(nil), restate.WithLogger(nil), restate.WithOptions(nil))
-		enginetest.NoHang(t, "closed", func() {
-			if err := e.Close(ctx); err != nil {
-				t.Fatalf("Close = %v", err)
-			}
-			calls := engineCalls(ctx)
-			for _, name := range []string{"Start", "Call", "Subscribe", "Snapshot"} {
-				if err := calls[name](e); !errors.Is(err, work.ErrClosed) {
-					t.Errorf("%s after Close = %v, want work.ErrClosed", name, err)
-				}
-			}
-			if err := e.Close(ctx); err != nil {
-				t.Errorf("second Close = %v", err)
-			}
-		})
+		enginetest.ClosedEngine(t, restate.New(nil, restate.WithHTTPClient(nil), restate.WithLogger(nil), restate.WithOptions(nil)), "Snapshot")
 	})
 }
 

@@ -1,26 +1,17 @@
 package temporal_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 
 	"github.com/agentwork/agentwork/runners/temporal"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
 
-// A Worker not made by NewWorker (zero or nil) refuses Start with
-// work.ErrNotInitialized, and Stop and Snapshot neither panic nor hang.
+// TestZeroWorker: a Worker not made by NewWorker (zero or nil) refuses
+// Start and Snapshot with work.ErrNotInitialized, and Stop does nothing
+// (enginetest.ZeroWorker).
 func TestZeroWorker(t *testing.T) {
 	for name, w := range map[string]*temporal.Worker{"zero": new(temporal.Worker), "nil": nil} {
-		t.Run(name, func(t *testing.T) {
-			if err := w.Start(); !errors.Is(err, work.ErrNotInitialized) {
-				t.Errorf("Start = %v, want work.ErrNotInitialized", err)
-			}
-			if _, err := w.Snapshot(context.Background()); !errors.Is(err, work.ErrNotInitialized) {
-				t.Errorf("Snapshot = %v, want work.ErrNotInitialized", err)
-			}
-			w.Stop()
-		})
+		t.Run(name, func(t *testing.T) { enginetest.ZeroWorker(t, w, w.Start) })
 	}
 }
