@@ -9,67 +9,20 @@ import (
 	"github.com/agentwork/agentwork/work/enginetest"
 )
 
-// supervisorCalls is every exported method of *Supervisor that returns an
-// error, called with valid arguments.
-func supervisorCalls(t *testing.T) []struct {
-	name string
-	call func(s *work.Supervisor) error
-} {
-	ctx := t.Context()
-	o := work.NewOwner("coord")
-	spec := work.Spec{Owner: o, Target: fn, Run: immediate("x")}
-	return []struct {
-		name string
-		call func(s *work.Supervisor) error
-	}{
-		{"Start", func(s *work.Supervisor) error { _, err := s.Start(ctx, spec); return err }},
-		{"Call", func(s *work.Supervisor) error { _, err := s.Call(ctx, spec); return err }},
-		{"Status", func(s *work.Supervisor) error { _, err := s.Status(ctx, o, "x"); return err }},
-		{"List", func(s *work.Supervisor) error { _, err := s.List(ctx, o); return err }},
-		{"Rows", func(s *work.Supervisor) error { _, _, err := s.Rows(ctx, o); return err }},
-		{"Result", func(s *work.Supervisor) error { _, _, err := s.Result(ctx, o, "x", time.Millisecond); return err }},
-		{"Cancel", func(s *work.Supervisor) error { _, err := s.Cancel(ctx, o, "x"); return err }},
-		{"Detach", func(s *work.Supervisor) error { _, err := s.Detach(ctx, o, "x"); return err }},
-		{"Send", func(s *work.Supervisor) error { _, err := s.Send(ctx, o, "x", "c", "m"); return err }},
-		{"Answer", func(s *work.Supervisor) error { _, err := s.Answer(ctx, o, "x", "c", "m"); return err }},
-		{"Approve", func(s *work.Supervisor) error { return s.Approve(ctx, work.Approver(), "x") }},
-		{"Deny", func(s *work.Supervisor) error { return s.Deny(ctx, work.Approver(), "x") }},
-		{"Pending", func(s *work.Supervisor) error { _, err := s.Pending(ctx, o); return err }},
-		{"Updates", func(s *work.Supervisor) error { _, err := s.Updates(ctx, o, "x", 0); return err }},
-		{"SetPool", func(s *work.Supervisor) error { return s.SetPool(ctx, o, work.Budget{MaxTurns: 1}) }},
-		{"Subscribe", func(s *work.Supervisor) error { _, err := s.Subscribe(ctx, o, 1); return err }},
-		{"Settled", func(s *work.Supervisor) error { _, err := s.Settled(ctx, o); return err }},
-		{"Live", func(s *work.Supervisor) error { _, err := s.Live(ctx, o); return err }},
-		{"Release", func(s *work.Supervisor) error { return s.Release(ctx, o) }},
-		{"Snapshot", func(s *work.Supervisor) error { _, err := s.Snapshot(ctx); return err }},
-		{"Shutdown", func(s *work.Supervisor) error { _, err := s.Shutdown(ctx); return err }},
-		{"Close", func(s *work.Supervisor) error { return s.Close(ctx) }},
-	}
-}
-
 // TestMisuseSupervisor: a Supervisor not made by New, zero or nil, answers
-// every method that returns an error with ErrNotInitialized and the others
-// with zero values; never a panic or a hang.
+// every method that returns an error with ErrNotInitialized
+// (enginetest.ZeroEngine, and Shutdown) and the others with zero values;
+// never a panic or a hang.
 func TestMisuseSupervisor(t *testing.T) {
-	for name, mk := range map[string]func() *work.Supervisor{
-		"zero": func() *work.Supervisor { return new(work.Supervisor) },
-		"nil":  func() *work.Supervisor { return nil },
-	} {
-		for _, tt := range supervisorCalls(t) {
-			t.Run(name+"/"+tt.name, func(t *testing.T) {
-				var err error
-				enginetest.NoHang(t, tt.name, func() { err = tt.call(mk()) })
-				if !errors.Is(err, work.ErrNotInitialized) {
-					t.Fatalf("%s = %v, want ErrNotInitialized", tt.name, err)
-				}
-			})
-		}
-		t.Run(name+"/values", func(t *testing.T) {
-			s := mk()
+	for name, s := range map[string]*work.Supervisor{"zero": new(work.Supervisor), "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			enginetest.ZeroEngine(t, s)
+			var err error
+			enginetest.NoHang(t, "Shutdown", func() { _, err = s.Shutdown(t.Context()) })
+			if !errors.Is(err, work.ErrNotInitialized) {
+				t.Errorf("Shutdown = %v, want ErrNotInitialized", err)
+			}
 			enginetest.NoHang(t, "values", func() {
-				if s.Observer() == nil {
-					t.Error("Observer() = nil")
-				}
 				if !s.Now().IsZero() {
 					t.Error("Now() is not the zero time")
 				}
@@ -80,31 +33,20 @@ func TestMisuseSupervisor(t *testing.T) {
 }
 
 // TestMisuseSupervisorClosed: after Close, every method that would start
-// or change Work answers ErrClosed, queries still answer, and a second
-// Close and Shutdown return without error.
+// Work answers ErrClosed and a second Close returns nil
+// (enginetest.ClosedEngine), queries still answer, and Shutdown returns
+// without error.
 func TestMisuseSupervisorClosed(t *testing.T) {
 	s := work.New()
+	enginetest.ClosedEngine(t, s)
 	ctx := t.Context()
 	o := work.NewOwner("coord")
-	if err := s.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	spec := work.Spec{Owner: o, Target: fn, Run: immediate("x")}
 	enginetest.NoHang(t, "closed", func() {
-		if _, err := s.Start(ctx, spec); !errors.Is(err, work.ErrClosed) {
-			t.Errorf("Start = %v, want ErrClosed", err)
-		}
-		if _, err := s.Call(ctx, spec); !errors.Is(err, work.ErrClosed) {
-			t.Errorf("Call = %v, want ErrClosed", err)
-		}
 		if _, err := s.List(ctx, o); err != nil {
 			t.Errorf("List = %v", err)
 		}
 		if _, err := s.Status(ctx, o, "x"); !errors.Is(err, work.ErrNotFound) {
 			t.Errorf("Status = %v, want ErrNotFound", err)
-		}
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("second Close = %v", err)
 		}
 		if _, err := s.Shutdown(ctx); err != nil {
 			t.Errorf("Shutdown after Close = %v", err)

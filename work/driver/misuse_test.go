@@ -14,66 +14,13 @@ import (
 
 // TestMisusePortable: a Portable Init did not set up (zero, nil, or Init
 // with a nil Store) answers every method that returns an error with
-// work.ErrNotInitialized, and Observer is never nil (work.Engine's
-// contract).
+// work.ErrNotInitialized, and its Observer is observe.NopObserver
+// (work.Engine: never nil): enginetest.ZeroEngine.
 func TestMisusePortable(t *testing.T) {
-	ctx := t.Context()
-	o := work.NewOwner("o")
-	id := driver.NewID()
-	spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction},
-		Run: func(context.Context) (string, error) { return "", nil }}
-	calls := []struct {
-		name string
-		call func(p *driver.Portable) error
-	}{
-		{"Start", func(p *driver.Portable) error { _, err := p.Start(ctx, spec); return err }},
-		{"Call", func(p *driver.Portable) error { _, err := p.Call(ctx, spec); return err }},
-		{"Status", func(p *driver.Portable) error { _, err := p.Status(ctx, o, id); return err }},
-		{"List", func(p *driver.Portable) error { _, err := p.List(ctx, o); return err }},
-		{"Rows", func(p *driver.Portable) error { _, _, err := p.Rows(ctx, o); return err }},
-		{"Result", func(p *driver.Portable) error { _, _, err := p.Result(ctx, o, id, time.Millisecond); return err }},
-		{"Cancel", func(p *driver.Portable) error { _, err := p.Cancel(ctx, o, id); return err }},
-		{"Detach", func(p *driver.Portable) error { _, err := p.Detach(ctx, o, id); return err }},
-		{"Send", func(p *driver.Portable) error { _, err := p.Send(ctx, o, id, "c", "m"); return err }},
-		{"Answer", func(p *driver.Portable) error { _, err := p.Answer(ctx, o, id, "c", "m"); return err }},
-		{"Approve", func(p *driver.Portable) error { return p.Approve(ctx, work.Approver(), id) }},
-		{"Deny", func(p *driver.Portable) error { return p.Deny(ctx, work.Approver(), id) }},
-		{"Pending", func(p *driver.Portable) error { _, err := p.Pending(ctx, o); return err }},
-		{"Updates", func(p *driver.Portable) error { _, err := p.Updates(ctx, o, id, 0); return err }},
-		{"SetPool", func(p *driver.Portable) error { return p.SetPool(ctx, o, work.Budget{MaxTurns: 1}) }},
-		{"Subscribe", func(p *driver.Portable) error { _, err := p.Subscribe(ctx, o, 1); return err }},
-		{"Settled", func(p *driver.Portable) error { _, err := p.Settled(ctx, o); return err }},
-		{"Live", func(p *driver.Portable) error { _, err := p.Live(ctx, o); return err }},
-		{"Release", func(p *driver.Portable) error { return p.Release(ctx, o) }},
-		{"Snapshot", func(p *driver.Portable) error { _, err := p.Snapshot(ctx); return err }},
-		{"Close", func(p *driver.Portable) error { return p.Close(ctx) }},
-	}
-	for name, mk := range map[string]func() *driver.Portable{
-		"zero": func() *driver.Portable { return new(driver.Portable) },
-		"nil":  func() *driver.Portable { return nil },
-		"nil Store": func() *driver.Portable {
-			p := new(driver.Portable)
-			driver.Init(p, nil, driver.Config{})
-			return p
-		},
-	} {
-		for _, tt := range calls {
-			t.Run(name+"/"+tt.name, func(t *testing.T) {
-				var err error
-				enginetest.NoHang(t, tt.name, func() { err = tt.call(mk()) })
-				if !errors.Is(err, work.ErrNotInitialized) {
-					t.Fatalf("%s = %v, want work.ErrNotInitialized", tt.name, err)
-				}
-			})
-		}
-		t.Run(name+"/Observer", func(t *testing.T) {
-			enginetest.NoHang(t, "Observer", func() {
-				if obs := mk().Observer(); obs == nil {
-					t.Error("Observer() = nil, want an Observer (work.Engine: never nil)")
-				}
-				_ = mk().Now()
-			})
-		})
+	nilStore := new(driver.Portable)
+	driver.Init(nilStore, nil, driver.Config{})
+	for name, p := range map[string]*driver.Portable{"zero": new(driver.Portable), "nil": nil, "nil Store": nilStore} {
+		t.Run(name, func(t *testing.T) { enginetest.ZeroEngine(t, p) })
 	}
 }
 
