@@ -7,8 +7,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/sendcheck"
 	"github.com/agentwork/agentwork/work/observe"
 )
+
+// The errors a refused guidance message is reported as, by the verdict of
+// sendcheck (the order of its checks), for this package's engine and for
+// work/driver's Mailbox.Check.
+func init() {
+	sendcheck.Report(map[sendcheck.Verdict]error{
+		sendcheck.NotAgent: ErrNotAgent,
+		sendcheck.Conflict: ErrConflict,
+		sendcheck.Terminal: ErrTerminal,
+		sendcheck.Full:     ErrMailboxFull,
+	})
+}
 
 // dropCommands forgets every command record of it (the cursor stays).
 func (it *item) dropCommands() {
@@ -97,31 +110,41 @@ func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool
 		s.mu.Unlock()
 		return SendReceipt{}, err
 	}
-	if agentOnly && it.target.Kind != KindAgent {
-		s.mu.Unlock()
-		return SendReceipt{}, ErrNotAgent
-	}
+	// The refusals' order and errors are sendcheck's, over this
+	// mailbox's facts; its limits always bound.
 	mb := it.mb
-	if mb != nil && commandID != "" {
-		if r, ok := mb.records[key]; ok {
-			s.mu.Unlock()
-			if r.digest != digest {
-				return SendReceipt{}, ErrConflict
-			}
-			return it.receipt(r.cursor, r.at), nil
+	var (
+		rec            record
+		recorded       bool
+		queued, qbytes int
+	)
+	if mb != nil {
+		if commandID != "" {
+			rec, recorded = mb.records[key]
 		}
+		queued, qbytes = len(mb.queued), mb.bytes
 	}
-	if it.terminal() {
+	switch v := sendcheck.Of(sendcheck.Facts{
+		NotAgent:  agentOnly && it.target.Kind != KindAgent,
+		Recorded:  recorded,
+		OtherText: rec.digest != digest,
+		Terminal:  it.terminal(),
+		Full:      queued >= s.lim.MaxQueuedGuidance || qbytes+len(message) > s.lim.MaxQueuedGuidanceBytes,
+	}); v {
+	case sendcheck.Accept:
+	case sendcheck.Repeat:
 		s.mu.Unlock()
-		return SendReceipt{}, ErrTerminal
+		return it.receipt(rec.cursor, rec.at), nil
+	default:
+		s.mu.Unlock()
+		if v == sendcheck.Full {
+			return SendReceipt{}, errorf(sendcheck.Err(v).(*Error), "at most %d undelivered messages (%d bytes) are kept per work",
+				s.lim.MaxQueuedGuidance, s.lim.MaxQueuedGuidanceBytes)
+		}
+		return SendReceipt{}, sendcheck.Err(v)
 	}
 	if mb == nil {
 		mb = &mailbox{}
-	}
-	if len(mb.queued) >= s.lim.MaxQueuedGuidance || mb.bytes+len(message) > s.lim.MaxQueuedGuidanceBytes {
-		s.mu.Unlock()
-		return SendReceipt{}, errorf(ErrMailboxFull, "at most %d undelivered messages (%d bytes) are kept per work",
-			s.lim.MaxQueuedGuidance, s.lim.MaxQueuedGuidanceBytes)
 	}
 	it.mb = mb
 	now := s.clock.Now()

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/sendcheck"
 )
 
 // Mailbox is a durable Work's guidance mailbox, written as plain state
@@ -51,26 +52,25 @@ type Receipt struct {
 // a message to a child that is not an agent unless it answers
 // (work.ErrNotAgent), a repeated command with another text
 // (work.ErrConflict), a terminal Work (work.ErrTerminal), a full mailbox
-// (work.ErrMailboxFull), in the contract's order. A repeated command with
-// the same text is no refusal: repeat is its first receipt, and nothing
-// is queued again (Accept is not called).
+// (work.ErrMailboxFull), in the contract's order (the Supervisor's too:
+// work/internal/sendcheck decides, over this mailbox's facts; a limit of
+// 0 is no bound). A repeated command with the same text is no refusal:
+// repeat is its first receipt, and nothing is queued again (Accept is not
+// called).
 func (m *Mailbox[T]) Check(kind work.Kind, answer bool, command, digest string, bytes int, terminal bool, l MailboxLimits) (repeat *Receipt, err *work.Error) {
-	if kind != work.KindAgent && !answer {
-		return nil, work.ErrNotAgent
-	}
-	if c, ok := m.Commands[command]; ok && command != "" {
-		if c.Digest != digest {
-			return nil, work.ErrConflict
-		}
+	c, recorded := m.Commands[command]
+	v := sendcheck.Of(sendcheck.Facts{
+		NotAgent:  kind != work.KindAgent && !answer,
+		Recorded:  recorded && command != "",
+		OtherText: c.Digest != digest,
+		Terminal:  terminal,
+		Full:      (l.Messages > 0 && len(m.Pending) >= l.Messages) || (l.Bytes > 0 && m.PendBytes+bytes > l.Bytes),
+	})
+	if v == sendcheck.Repeat {
 		return &c.Reply, nil
 	}
-	if terminal {
-		return nil, work.ErrTerminal
-	}
-	if (l.Messages > 0 && len(m.Pending) >= l.Messages) || (l.Bytes > 0 && m.PendBytes+bytes > l.Bytes) {
-		return nil, work.ErrMailboxFull
-	}
-	return nil, nil
+	refusal, _ := sendcheck.Err(v).(*work.Error)
+	return nil, refusal
 }
 
 // Accept queues msg, bytes long, as the next message (Check passed) and
