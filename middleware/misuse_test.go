@@ -10,18 +10,8 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/enginetest"
 )
-
-// noPanic runs fn and fails the test when it panics.
-func noPanic(t *testing.T, what string, fn func()) {
-	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			t.Fatalf("%s panicked: %v", what, r)
-		}
-	}()
-	fn()
-}
 
 // TestPrepareMisusedEngine: a nil, zero or closed engine fails Prepare with
 // a stable error, never a panic (now or at the first call).
@@ -47,11 +37,11 @@ func TestPrepareMisusedEngine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var set *middleware.Kit
 			var err error
-			noPanic(t, "Prepare", func() { set, err = middleware.Prepare(tc.sup, work.NewOwner("coord"), entries()) })
+			enginetest.NoHang(t, "Prepare", func() { set, err = middleware.Prepare(tc.sup, work.NewOwner("coord"), entries()) })
 			if err == nil {
 				// Every misused engine is refused. Should one be
 				// accepted, its first call must still not panic.
-				noPanic(t, "the prepared tool's Call", func() { _, _ = set.Tools()[0].Call(context.Background(), "x") })
+				enginetest.NoHang(t, "the prepared tool's Call", func() { _, _ = set.Tools()[0].Call(context.Background(), "x") })
 				t.Fatal("Prepare: no error")
 			}
 			for _, want := range tc.want {
@@ -89,7 +79,8 @@ func TestNilContextEntries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out string
 			var err error
-			noPanic(t, "Call", func() { out, err = tool(t, s, tc.tool).Call(nilCtx, tc.input) })
+			tl := tool(t, s, tc.tool)
+			enginetest.NoHang(t, "Call", func() { out, err = tl.Call(nilCtx, tc.input) })
 			if err != nil {
 				t.Fatalf("Call returned a Go error: %v", err)
 			}
@@ -99,24 +90,24 @@ func TestNilContextEntries(t *testing.T) {
 		})
 	}
 	t.Run("others", func(t *testing.T) {
-		noPanic(t, "StatusBlock", func() {
+		enginetest.NoHang(t, "StatusBlock", func() {
 			if b := s.StatusBlock(nilCtx); !strings.Contains(b, "job") {
-				t.Fatalf("StatusBlock(nil) = %q, want the job's row", b)
+				t.Errorf("StatusBlock(nil) = %q, want the job's row", b)
 			}
 		})
-		noPanic(t, "Guidance", func() {
+		enginetest.NoHang(t, "Guidance", func() {
 			if g := middleware.Guidance(nilCtx); g != "" {
-				t.Fatalf("Guidance(nil) = %q", g)
+				t.Errorf("Guidance(nil) = %q", g)
 			}
 		})
-		noPanic(t, "CallID", func() {
+		enginetest.NoHang(t, "CallID", func() {
 			if id := middleware.CallID(nilCtx); id != "" {
-				t.Fatalf("CallID(nil) = %q", id)
+				t.Errorf("CallID(nil) = %q", id)
 			}
 		})
-		noPanic(t, "WithCallID", func() {
+		enginetest.NoHang(t, "WithCallID", func() {
 			if id := middleware.CallID(middleware.WithCallID(nilCtx, "c1")); id != "c1" {
-				t.Fatalf("CallID(WithCallID(nil, c1)) = %q", id)
+				t.Errorf("CallID(WithCallID(nil, c1)) = %q", id)
 			}
 		})
 	})
@@ -321,9 +312,9 @@ func TestSetAfterRelease(t *testing.T) {
 		t.Fatalf("fresh Work: %+v, %v; want it live", st, err)
 	}
 	var zero middleware.Kit
-	noPanic(t, "zero Kit Release", func() {
+	enginetest.NoHang(t, "zero Kit Release", func() {
 		if err := zero.Release(); !errors.Is(err, middleware.ErrNotPrepared) {
-			t.Fatalf("zero Kit Release: %v, want ErrNotPrepared", err)
+			t.Errorf("zero Kit Release: %v, want ErrNotPrepared", err)
 		}
 	})
 }
