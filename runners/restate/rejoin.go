@@ -88,8 +88,10 @@ func (w *Worker) hold(rc context.Context, id string, n int) (context.Context, fu
 		a.Finish(res)
 		// The step's result may not reach the server (the stream is
 		// cut): its retry comes once the server noticed the dead
-		// connection, minutes later (see heldFor).
-		time.AfterFunc(max(heldFor, 2*rejoinWindow+w.cfg.RPCTimeout), func() { w.held.Remove(id, a) })
+		// connection, minutes later (see heldFor), and, when the server
+		// was away meanwhile, only once it answers again
+		// (driver.Adrift.Keep).
+		w.adrifts.Keep(max(heldFor, 2*rejoinWindow+w.cfg.RPCTimeout), w.serverAnswers, func() { w.held.Remove(id, a) })
 		return res
 	}
 }

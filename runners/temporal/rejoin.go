@@ -42,11 +42,7 @@ const errNotHere = "agentwork.not_here"
 // attempt timed out by its heartbeat to take the Rejoin (the Worker's
 // reconnection after a server restart): twice the heartbeat timeout, at
 // least 30 s. A Worker that died is reported worker_lost that much later.
-func rejoinWindow(hb time.Duration) time.Duration { return max(2*hb, rejoinFloor) }
-
-// rejoinFloor is the rejoin window's least length (a variable for the
-// tests of what depends on it).
-var rejoinFloor = 30 * time.Second
+func rejoinWindow(hb time.Duration) time.Duration { return max(2*hb, 30*time.Second) }
 
 type rejoinInput struct {
 	ID      string
@@ -122,7 +118,7 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 	return a, parent, func(out runOutcome) {
 		stop()
 		a.Finish(out)
-		w.keep(a, w.serverAnswers)
+		w.keep(a)
 	}
 }
 
@@ -130,22 +126,11 @@ func (w *Worker) hold(ctx context.Context, id string, n int) (*heldAttempt, cont
 // may not reach the server (it is away, or its answer is lost), and a
 // Rejoin the server then loses (it was dispatched to a poll the cut held)
 // may be followed by another: each gets it. It is kept a rejoin window
-// and a heartbeat timeout; when the server was lost meanwhile (the
-// attempt is adrift, or another went adrift since it returned, or
-// shortly before), the Rejoin can only come once the server answers
-// again (answers), so it is then kept that long after the server
-// answers.
-func (w *Worker) keep(a *heldAttempt, answers func() bool) {
-	keep := rejoinWindow(w.cfg.heartbeatTimeout) + w.cfg.heartbeatTimeout
-	forget := func() { w.held.Remove(heldKey(a.ID, a.N), a) }
-	from := time.Now().Add(-keep).UnixNano()
-	time.AfterFunc(keep, func() {
-		if a.hb.Load() != nil && w.lostAt.Load() < from {
-			forget()
-			return
-		}
-		w.adrift.Watch(func() int32 { return 0 }, nil, answers, keep, func(error) { forget() })
-	})
+// and a heartbeat timeout, counted from when the server answers again
+// when it was lost meanwhile (driver.Adrift.Keep).
+func (w *Worker) keep(a *heldAttempt) {
+	w.adrift.Keep(rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, w.serverAnswers,
+		func() { w.held.Remove(heldKey(a.ID, a.N), a) })
 }
 
 // heartbeat records a heartbeat for a, with its details, wherever its
@@ -161,7 +146,6 @@ func (a *heldAttempt) heartbeat(details ...any) {
 // timeout) without one cancels the child with class unreachable (the
 // Worker keeps its outcome a while longer, see hold).
 func (w *Worker) watchAdrift(a *heldAttempt) {
-	w.lostAt.Store(time.Now().UnixNano())
 	w.adrift.Watch(a.Taken.Load, a.Done(), w.serverAnswers, rejoinWindow(w.cfg.heartbeatTimeout)+w.cfg.heartbeatTimeout, a.Cut)
 }
 

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
@@ -61,7 +60,6 @@ type Worker struct {
 	rejoinQueue string
 	held        driver.Held[*heldAttempt]
 	adrift      driver.Adrift
-	lostAt      atomic.Int64 // when an attempt last went adrift (Unix ns; 0: never)
 }
 
 // own returns w's slots: nil for a Worker not made by NewWorker (zero or

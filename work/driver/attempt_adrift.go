@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,14 +22,19 @@ var ErrUnreachable = errors.New("agentwork: the attempt was not taken back withi
 // ended while its child ran on (a server restart, a network cut). Each
 // watch waits for the Work to take its attempt back (the runners' rejoin);
 // once the service answers again, a window without that cancels the
-// child, and so does the Worker's stop. The zero value is ready; an
-// Adrift is safe for concurrent use.
+// child, and so does the Worker's stop. Keep holds a returned attempt's
+// outcome for a take-back, as long after the service answers again as
+// the service was found away. The zero value is ready; an Adrift is safe
+// for concurrent use.
 type Adrift struct {
 	mu       sync.Mutex // guards stopped and stopping, orders wg's Go before its Wait
 	stopped  bool
 	stopping chan struct{}
 	wg       sync.WaitGroup
 	tick     time.Duration // between two checks of a watch; 0: a second
+	// unanswered is when a watch last found the service not answering
+	// (Unix ns; 0: never): Keep reads it.
+	unanswered atomic.Int64
 }
 
 // Watch watches one attempt adrift on a goroutine of its own, checking
@@ -40,6 +46,13 @@ type Adrift struct {
 // back may still come; then cut cancels the child, with ErrUnreachable.
 // After Stop, Watch cuts at once.
 func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() bool, window time.Duration, cut context.CancelCauseFunc) {
+	d.unanswered.Store(time.Now().UnixNano())
+	d.watch(taken, done, answers, window, cut)
+}
+
+// watch is Watch without its record that the service was lost: Keep's
+// watch, which only waits for the service, records only what it finds.
+func (d *Adrift) watch(taken func() int32, done <-chan struct{}, answers func() bool, window time.Duration, cut context.CancelCauseFunc) {
 	n := taken()
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -72,11 +85,30 @@ func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() 
 				return
 			case deadline.IsZero() && answers():
 				deadline = time.Now().Add(window)
-			case !deadline.IsZero() && time.Now().After(deadline):
+			case deadline.IsZero():
+				d.unanswered.Store(time.Now().UnixNano())
+			case time.Now().After(deadline):
 				cut(ErrUnreachable)
 				return
 			}
 		}
+	})
+}
+
+// Keep keeps a returned attempt's outcome for a take-back that may still
+// come (its completion may not have reached the service) and then calls
+// forget: keep after the call, or, when the service was found not
+// answering meanwhile or within keep before the call (a watch's), keep
+// after the service answers again (answers, checked once a second), since
+// a take-back can only come then. After Stop, forget runs at once.
+func (d *Adrift) Keep(keep time.Duration, answers func() bool, forget func()) {
+	from := time.Now().Add(-keep).UnixNano()
+	time.AfterFunc(keep, func() {
+		if d.unanswered.Load() < from {
+			forget()
+			return
+		}
+		d.watch(func() int32 { return 0 }, nil, answers, keep, func(error) { forget() })
 	})
 }
 

@@ -140,3 +140,93 @@ func TestAdriftStop(t *testing.T) {
 	zero.Stop() // a zero Adrift that watched nothing stops too
 	zero.Wait()
 }
+
+// keepCase is one returned attempt's outcome under Keep: the service's
+// answers as an adriftCase gives them, and when forget ran.
+type keepCase struct {
+	*adriftCase
+	forgot chan struct{}
+}
+
+func (c *adriftCase) keep(d *Adrift, keep time.Duration) keepCase {
+	k := keepCase{adriftCase: c, forgot: make(chan struct{})}
+	d.Keep(keep, func() bool {
+		c.calls.Add(1)
+		select {
+		case c.asked <- struct{}{}:
+			return <-c.reply
+		case <-c.quiet:
+			return c.answer.Load()
+		}
+	}, func() { close(k.forgot) })
+	return k
+}
+
+func (k keepCase) forgotten(t *testing.T) {
+	t.Helper()
+	select {
+	case <-k.forgot:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the outcome was kept for good")
+	}
+}
+
+// TestKeepServiceUp: with the service never found unanswering, the
+// outcome is forgotten keep after the return, the service not checked.
+func TestKeepServiceUp(t *testing.T) {
+	d := &Adrift{tick: time.Millisecond}
+	defer d.Wait()
+	defer d.Stop()
+	c := newAdriftCase()
+	start := time.Now()
+	c.keep(d, 20*time.Millisecond).forgotten(t)
+	if waited := time.Since(start); waited < 20*time.Millisecond {
+		t.Fatalf("forgotten after %v, before keep", waited)
+	}
+	if n := c.calls.Load(); n != 0 {
+		t.Fatalf("the service was checked %d times", n)
+	}
+}
+
+// TestKeepUntilServiceAnswers: an outcome returned while another attempt
+// is adrift (its watch finds the service not answering) is kept past keep
+// while the service does not answer, and forgotten keep after it does
+// (the chaos run's server restart: the Rejoin came after a fixed keep
+// from the return had dropped the outcome). A loss found long before the
+// return (more than keep) keeps nothing longer.
+func TestKeepUntilServiceAnswers(t *testing.T) {
+	d := &Adrift{tick: time.Millisecond}
+	defer d.Wait()
+	defer d.Stop()
+	adrift, c := newAdriftCase(), newAdriftCase()
+	defer close(c.quiet)      // before Stop and Wait: no check left waiting
+	defer close(adrift.quiet) // for the test's answer, should it fail
+	adrift.watch(d, time.Hour)
+	adrift.respond(t, false) // the service is away
+	k := c.keep(d, 10*time.Millisecond)
+	for range 3 { // past keep: the outcome's watch checks the service
+		c.respond(t, false)
+	}
+	select {
+	case <-k.forgot:
+		t.Fatal("the outcome was forgotten while the service did not answer")
+	default:
+	}
+	start := time.Now()
+	c.respond(t, true)
+	k.forgotten(t)
+	if waited := time.Since(start); waited < 10*time.Millisecond {
+		t.Fatalf("forgotten %v after the service answered, before keep", waited)
+	}
+	close(adrift.done)
+
+	old := &Adrift{tick: time.Millisecond}
+	defer old.Wait()
+	defer old.Stop()
+	old.unanswered.Store(time.Now().Add(-time.Hour).UnixNano())
+	later := newAdriftCase()
+	later.keep(old, 10*time.Millisecond).forgotten(t)
+	if n := later.calls.Load(); n != 0 {
+		t.Fatalf("an hour-old loss: the service was checked %d times", n)
+	}
+}
