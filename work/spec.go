@@ -36,7 +36,7 @@ type Spec struct {
 	Input string
 	// MaxResultBytes, when > 0, lowers the engine's output limit for this
 	// Work (WithMaxResultBytes); it never raises it, and bounds the Work
-	// on its own when the engine has no limit (Limits.ResultBytes).
+	// on its own when the engine has no limit.
 	MaxResultBytes int
 	// Budget bounds the child's turns, tool calls, tokens and duration
 	// (Budget.MaxDuration, the one way to set a Work's deadline); see

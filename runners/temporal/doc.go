@@ -194,7 +194,9 @@
 // after reporting and before completing reports again, on the Worker that
 // runs it anew; a task lost otherwise (timed out, its completion refused)
 // and run again by the Worker that reported the Work's end reports
-// nothing again, so its span is exported once. The child's own
+// nothing again, so its span is exported once, unless it ends otherwise
+// this time (a cancel or a deadline came meanwhile): that end is
+// reported on a span of its own. The child's own
 // spans nest under the SDK interceptor's RunActivity span when the client
 // has the interceptor. A child's progress reaches the Worker's Observer
 // (EventProgress) and its attempt's heartbeats: Status reads a running

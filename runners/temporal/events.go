@@ -73,16 +73,18 @@ type lifecycle struct {
 	// yet), and whether a replayed terminal event ended the span elsewhere.
 	replayed []observe.Event
 	ended    bool
-	// dup: this Worker reported the Work's terminal event live already
-	// (bind); nothing live is reported again.
-	dup bool
+	// dup: the terminal event this Worker reported live already for this
+	// run (bind; nil: none), and first the event the run would bind with.
+	dup   *observe.Event
+	first observe.Event
+	run   string // the workflow run's id: what spanStash.end keys
 	// stash keeps the Work's span context across continue-as-new in this
 	// process (workflow_job.go); nil: none.
 	stash *spanStash
 }
 
 func newLifecycle(ctx workflow.Context, obs observe.Observer, in workInput, stash *spanStash) *lifecycle {
-	l := &lifecycle{ctx: context.Background(), launch: in.Launch, stash: stash,
+	l := &lifecycle{ctx: context.Background(), launch: in.Launch, stash: stash, run: workflow.GetInfo(ctx).WorkflowExecution.RunID,
 		base: observe.Event{WorkID: in.ID, Owner: in.Owner, Depth: in.Depth, Target: in.Label, Kind: in.Kind}}
 	if _, nop := obs.(observe.NopObserver); nop || obs == nil {
 		return l
@@ -121,19 +123,32 @@ func (l *lifecycle) emit(ctx workflow.Context, e observe.Event) {
 		}
 		return
 	}
-	if l.bind(); l.dup {
-		return
+	if l.bind(); l.dup != nil {
+		// This Worker reported the run's end already: what the lost task
+		// reported is not reported again, up to its end. An end that
+		// differs (the task, run anew later, decided otherwise) is
+		// reported, on a span of its own: at least once.
+		if !terminal {
+			return
+		}
+		same := e.To == l.dup.To && e.ErrorClass == l.dup.ErrorClass
+		l.dup = nil
+		if same {
+			l.ended = true
+			return
+		}
+		l.ctx = l.bindCtx(l.first)
 	}
 	l.obs.Event(l.ctx, e)
 	if terminal {
-		l.stash.end(l.base.WorkID)
+		l.stash.end(l.run, e)
 	}
 }
 
 // bind binds the Work at its first live event and replays what was
-// replayed before it. A Work whose terminal event this Worker reported
-// live already (a lost workflow task run again here) is not bound: its
-// live events are not reported again (dup).
+// replayed before it. A run whose terminal event this Worker reported
+// live already (a lost workflow task run again here) is not bound: dup
+// is that event (see emit).
 func (l *lifecycle) bind() {
 	if l.queued.Type == "" {
 		return
@@ -143,8 +158,8 @@ func (l *lifecycle) bind() {
 	if l.ended {
 		return
 	}
-	if l.stash.ended(l.base.WorkID) {
-		l.dup, l.replayed = true, nil
+	if end, ok := l.stash.ended(l.run); ok {
+		l.dup, l.first, l.replayed = &end, q, nil
 		return
 	}
 	l.ctx = l.bindCtx(q)

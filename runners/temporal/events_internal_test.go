@@ -2,6 +2,8 @@ package temporal
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -37,8 +39,9 @@ func (r *boundRecorder) Event(_ context.Context, e observe.Event) {
 }
 
 // runLostTask runs, as a workflow task that reports live, a Work's
-// lifecycle from queued to completed on the Worker whose stash is stash.
-func runLostTask(t *testing.T, stash *spanStash, obs observe.Observer) {
+// lifecycle from queued to end (completed or failed) on the Worker whose
+// stash is stash.
+func runLostTask(t *testing.T, stash *spanStash, obs observe.Observer, end work.State) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
@@ -46,7 +49,7 @@ func runLostTask(t *testing.T, stash *spanStash, obs observe.Observer) {
 		in := workInput{ID: "0123456789abcdef0123456789abcdef", Owner: "o", Label: "t", Kind: work.KindAgent, Created: workflow.Now(ctx)}
 		l := newLifecycle(ctx, obs, in, stash)
 		l.emit(ctx, observe.Event{Type: observe.EventRunning, From: work.StateQueued, To: work.StateRunning})
-		l.emit(ctx, observe.Event{Type: observe.EventType(work.StateCompleted), From: work.StateRunning, To: work.StateCompleted})
+		l.emit(ctx, observe.Event{Type: observe.EventType(end), From: work.StateRunning, To: end})
 		return nil
 	})
 	if err := env.GetWorkflowError(); err != nil {
@@ -65,8 +68,8 @@ func TestLostTaskReportsOnce(t *testing.T) {
 	want := []observe.EventType{observe.EventQueued, observe.EventRunning, observe.EventType(work.StateCompleted)}
 	rec := &boundRecorder{}
 	stash := newSpanStash()
-	runLostTask(t, stash, rec)
-	runLostTask(t, stash, rec)
+	runLostTask(t, stash, rec, work.StateCompleted)
+	runLostTask(t, stash, rec, work.StateCompleted)
 	if rec.binds != 1 || len(rec.events) != len(want) {
 		t.Fatalf("the same Worker ran the lost task again: %d binds, events %v; want 1 bind, %v", rec.binds, rec.events, want)
 	}
@@ -76,8 +79,44 @@ func TestLostTaskReportsOnce(t *testing.T) {
 		}
 	}
 	other := &boundRecorder{}
-	runLostTask(t, newSpanStash(), other)
+	runLostTask(t, newSpanStash(), other, work.StateCompleted)
 	if other.binds != 1 || len(other.events) != len(want) {
 		t.Fatalf("another Worker: %d binds, events %v; want the Work reported again", other.binds, other.events)
+	}
+}
+
+// TestLostTaskDecidesOtherwise: a lost task run anew on the same Worker
+// that ends otherwise (later, it saw a cancel or a deadline) reports that
+// end, on a span of its own: the span exported first does not stand for
+// the durable outcome alone.
+func TestLostTaskDecidesOtherwise(t *testing.T) {
+	rec := &boundRecorder{}
+	stash := newSpanStash()
+	runLostTask(t, stash, rec, work.StateCompleted)
+	runLostTask(t, stash, rec, work.StateFailed)
+	want := []observe.EventType{observe.EventQueued, observe.EventRunning, observe.EventType(work.StateCompleted), observe.EventType(work.StateFailed)}
+	if rec.binds != 2 || !slices.Equal(rec.events, want) {
+		t.Fatalf("%d binds, events %v; want 2 binds, %v", rec.binds, rec.events, want)
+	}
+}
+
+// TestStashEndsKeepSpans: the runs' ends a Worker remembers never evict a
+// continued job's span context, however many Work end meanwhile.
+func TestStashEndsKeepSpans(t *testing.T) {
+	s := newSpanStash()
+	type key struct{}
+	ctx := context.WithValue(context.Background(), key{}, "job")
+	s.put("job", ctx)
+	for i := range 2 * maxStashed {
+		s.end(fmt.Sprint("run-", i), observe.Event{To: work.StateCompleted})
+	}
+	if got, ok := s.take("job"); !ok || got != ctx {
+		t.Fatal("the job's span context was evicted by the ends")
+	}
+	if _, ok := s.ended("run-0"); ok {
+		t.Fatal("the ends are not bounded")
+	}
+	if _, ok := s.ended(fmt.Sprint("run-", 2*maxStashed-1)); !ok {
+		t.Fatal("the newest end was not kept")
 	}
 }

@@ -207,60 +207,31 @@ func (w *workRun) continueJob(ctx workflow.Context, st jobState) error {
 
 // spanStash is a Worker's memory of the spans it reported: the span
 // contexts of Work whose workflow continued as new there, until the next
-// run binds them (at its first live event), and the Work whose terminal
-// event it reported live (lifecycle.emit), so that a workflow task that
-// reported it and was then lost (it timed out, or the server refused its
-// completion) reports nothing again when it runs anew here: the span was
-// ended and exported once. A next run that runs on another Worker binds a
-// new span from its own history (as a replay does); entries are evicted
-// when the stash is full (maxStashed, oldest first), a stashed span
-// unexported.
+// run binds them (at its first live event), and, apart (so that neither
+// evicts the other), the workflow runs whose terminal event it reported
+// live (lifecycle.emit), so that a workflow task that reported it and was
+// then lost (it timed out, or the server refused its completion) does not
+// report it again when it runs anew here: the span was ended and exported
+// once. A next run that runs on another Worker binds a new span from its
+// own history (as a replay does). Each is bounded (maxStashed, the oldest
+// evicted first; a stashed span then goes unexported).
 type spanStash struct {
 	mu    sync.Mutex
-	m     map[string]stashed
-	order []string
-}
-
-// stashed is one Work's entry: the span context of its continued run, or
-// ended (ctx nil) once its terminal event was reported.
-type stashed struct {
-	ctx   context.Context
-	ended bool
+	spans bounded[context.Context]
+	ends  bounded[observe.Event]
 }
 
 const maxStashed = 1024
 
-func newSpanStash() *spanStash { return &spanStash{m: map[string]stashed{}} }
+func newSpanStash() *spanStash { return &spanStash{} }
 
-func (s *spanStash) put(id string, ctx context.Context) { s.set(id, stashed{ctx: ctx}) }
-
-// end records that Work id's terminal event was reported here.
-func (s *spanStash) end(id string) { s.set(id, stashed{ended: true}) }
-
-func (s *spanStash) set(id string, e stashed) {
-	if s == nil {
-		return
+// put stashes the span context of Work id's run that continues as new.
+func (s *spanStash) put(id string, ctx context.Context) {
+	if s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.spans.set(id, ctx)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[id]; !ok {
-		s.order = append(s.order, id)
-	}
-	s.m[id] = e
-	for len(s.order) > maxStashed {
-		delete(s.m, s.order[0])
-		s.order = s.order[1:]
-	}
-}
-
-// ended reports whether Work id's terminal event was reported here.
-func (s *spanStash) ended(id string) bool {
-	if s == nil {
-		return false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[id].ended
 }
 
 // take returns and forgets the span context stashed for Work id.
@@ -270,15 +241,60 @@ func (s *spanStash) take(id string) (context.Context, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.m[id]
-	if !ok || e.ctx == nil {
-		return nil, false
+	return s.spans.take(id)
+}
+
+// end records that the terminal event e of workflow run run was
+// reported here.
+func (s *spanStash) end(run string, e observe.Event) {
+	if s != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.ends.set(run, e)
 	}
-	delete(s.m, id)
-	if i := slices.Index(s.order, id); i >= 0 {
-		s.order = slices.Delete(s.order, i, i+1)
+}
+
+// ended returns the terminal event reported here for workflow run run.
+func (s *spanStash) ended(run string) (observe.Event, bool) {
+	if s == nil {
+		return observe.Event{}, false
 	}
-	return e.ctx, true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.ends.m[run]
+	return e, ok
+}
+
+// bounded is a map of at most maxStashed entries, the oldest evicted
+// first; its zero value is empty.
+type bounded[V any] struct {
+	m     map[string]V
+	order []string
+}
+
+func (b *bounded[V]) set(k string, v V) {
+	if b.m == nil {
+		b.m = map[string]V{}
+	}
+	if _, ok := b.m[k]; !ok {
+		b.order = append(b.order, k)
+	}
+	b.m[k] = v
+	for len(b.order) > maxStashed {
+		delete(b.m, b.order[0])
+		b.order = b.order[1:]
+	}
+}
+
+func (b *bounded[V]) take(k string) (V, bool) {
+	v, ok := b.m[k]
+	if ok {
+		delete(b.m, k)
+		if i := slices.Index(b.order, k); i >= 0 {
+			b.order = slices.Delete(b.order, i, i+1)
+		}
+	}
+	return v, ok
 }
 
 // keep stashes the bound span context of a run that continues as new

@@ -23,19 +23,27 @@ var ErrUnreachable = errors.New("agentwork: the attempt was not taken back withi
 // watch waits for the Work to take its attempt back (the runners' rejoin);
 // once the service answers again, a window without that cancels the
 // child, and so does the Worker's stop. Keep holds a returned attempt's
-// outcome for a take-back, as long after the service answers again as
-// the service was found away. The zero value is ready; an Adrift is safe
-// for concurrent use.
+// outcome for a take-back a while, counted from when the service answers
+// again if it was lost meanwhile. The zero value is ready; an Adrift is
+// safe for concurrent use.
 type Adrift struct {
-	mu       sync.Mutex // guards stopped and stopping, orders wg's Go before its Wait
+	mu       sync.Mutex // guards stopped, stopping and keeps, orders wg's Go before its Wait
 	stopped  bool
 	stopping chan struct{}
+	keeps    map[*time.Timer]func() // Keep's pending timers and their forgets
 	wg       sync.WaitGroup
 	tick     time.Duration // between two checks of a watch; 0: a second
-	// unanswered is when a watch last found the service not answering
-	// (Unix ns; 0: never): Keep reads it.
-	unanswered atomic.Int64
+	// lost is when the service was last lost (a Watch began: an attempt
+	// went adrift) or found not answering (a watch's check), as the time
+	// since adriftEpoch plus one (monotonic; 0: never). Keep reads it.
+	lost atomic.Int64
 }
+
+// adriftEpoch is the origin of Adrift.lost's monotonic times.
+var adriftEpoch = time.Now()
+
+// sinceEpoch returns t as Adrift.lost stores it.
+func sinceEpoch(t time.Time) int64 { return int64(t.Sub(adriftEpoch)) + 1 }
 
 // Watch watches one attempt adrift on a goroutine of its own, checking
 // once a second: taken counts the times the Work took the attempt back
@@ -46,7 +54,7 @@ type Adrift struct {
 // back may still come; then cut cancels the child, with ErrUnreachable.
 // After Stop, Watch cuts at once.
 func (d *Adrift) Watch(taken func() int32, done <-chan struct{}, answers func() bool, window time.Duration, cut context.CancelCauseFunc) {
-	d.unanswered.Store(time.Now().UnixNano())
+	d.lost.Store(sinceEpoch(time.Now()))
 	d.watch(taken, done, answers, window, cut)
 }
 
@@ -86,7 +94,7 @@ func (d *Adrift) watch(taken func() int32, done <-chan struct{}, answers func() 
 			case deadline.IsZero() && answers():
 				deadline = time.Now().Add(window)
 			case deadline.IsZero():
-				d.unanswered.Store(time.Now().UnixNano())
+				d.lost.Store(sinceEpoch(time.Now()))
 			case time.Now().After(deadline):
 				cut(ErrUnreachable)
 				return
@@ -97,23 +105,43 @@ func (d *Adrift) watch(taken func() int32, done <-chan struct{}, answers func() 
 
 // Keep keeps a returned attempt's outcome for a take-back that may still
 // come (its completion may not have reached the service) and then calls
-// forget: keep after the call, or, when the service was found not
-// answering meanwhile or within keep before the call (a watch's), keep
-// after the service answers again (answers, checked once a second), since
-// a take-back can only come then. After Stop, forget runs at once.
+// forget: keep after the call, or, when the service was lost (a Watch
+// began) or found not answering within keep before the call or since,
+// keep after the service answers again (answers, checked once a second
+// on a goroutine of its own), since a take-back can only come then. Stop
+// runs the forget of every pending Keep at once, and a Keep after Stop
+// forgets at once.
 func (d *Adrift) Keep(keep time.Duration, answers func() bool, forget func()) {
-	from := time.Now().Add(-keep).UnixNano()
-	time.AfterFunc(keep, func() {
-		if d.unanswered.Load() < from {
+	from := sinceEpoch(time.Now().Add(-keep))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		forget()
+		return
+	}
+	if d.keeps == nil {
+		d.keeps = map[*time.Timer]func(){}
+	}
+	var t *time.Timer
+	t = time.AfterFunc(keep, func() {
+		d.mu.Lock()
+		_, pending := d.keeps[t]
+		delete(d.keeps, t)
+		d.mu.Unlock()
+		switch {
+		case !pending: // Stop forgot it
+		case d.lost.Load() < from:
 			forget()
-			return
+		default:
+			d.watch(func() int32 { return 0 }, nil, answers, keep, func(error) { forget() })
 		}
-		d.watch(func() int32 { return 0 }, nil, answers, keep, func(error) { forget() })
 	})
+	d.keeps[t] = forget
 }
 
-// Stop cuts the child of every attempt watched, ending the watches, and
-// makes a later Watch cut at once. It is idempotent and does not wait for
+// Stop cuts the child of every attempt watched, ending the watches, runs
+// the forget of every pending Keep, and makes a later Watch cut (and a
+// later Keep forget) at once. It is idempotent and does not wait for
 // the watches (Wait does).
 func (d *Adrift) Stop() {
 	d.mu.Lock()
@@ -123,6 +151,11 @@ func (d *Adrift) Stop() {
 		if d.stopping != nil {
 			close(d.stopping)
 		}
+		for t, forget := range d.keeps {
+			t.Stop()
+			forget()
+		}
+		d.keeps = nil
 	}
 }
 

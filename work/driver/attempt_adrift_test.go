@@ -178,6 +178,7 @@ func TestKeepServiceUp(t *testing.T) {
 	defer d.Wait()
 	defer d.Stop()
 	c := newAdriftCase()
+	defer close(c.quiet) // before Stop and Wait: no check left waiting, should the test fail
 	start := time.Now()
 	c.keep(d, 20*time.Millisecond).forgotten(t)
 	if waited := time.Since(start); waited < 20*time.Millisecond {
@@ -223,10 +224,33 @@ func TestKeepUntilServiceAnswers(t *testing.T) {
 	old := &Adrift{tick: time.Millisecond}
 	defer old.Wait()
 	defer old.Stop()
-	old.unanswered.Store(time.Now().Add(-time.Hour).UnixNano())
+	old.lost.Store(sinceEpoch(time.Now().Add(-time.Hour)))
 	later := newAdriftCase()
+	defer close(later.quiet)
 	later.keep(old, 10*time.Millisecond).forgotten(t)
 	if n := later.calls.Load(); n != 0 {
 		t.Fatalf("an hour-old loss: the service was checked %d times", n)
+	}
+}
+
+// TestKeepStop: Stop forgets every pending Keep at once, and a Keep after
+// Stop forgets at once: no timer outlives the Worker's stop.
+func TestKeepStop(t *testing.T) {
+	d := &Adrift{tick: time.Millisecond}
+	c := newAdriftCase()
+	defer close(c.quiet)
+	k := c.keep(d, time.Hour)
+	d.Stop()
+	k.forgotten(t)
+	after := newAdriftCase()
+	defer close(after.quiet)
+	select {
+	case <-after.keep(d, time.Hour).forgot:
+	default:
+		t.Fatal("a Keep after Stop did not forget at once")
+	}
+	d.Wait()
+	if n := c.calls.Load() + after.calls.Load(); n != 0 {
+		t.Fatalf("the service was checked %d times", n)
 	}
 }

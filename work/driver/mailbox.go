@@ -66,11 +66,14 @@ func (m *Mailbox[T]) Check(kind work.Kind, answer bool, command, digest string, 
 		Terminal:  terminal,
 		Full:      (l.Messages > 0 && len(m.Pending) >= l.Messages) || (l.Bytes > 0 && m.PendBytes+bytes > l.Bytes),
 	})
-	if v == sendcheck.Repeat {
+	switch v {
+	case sendcheck.Accept:
+		return nil, nil
+	case sendcheck.Repeat:
 		return &c.Reply, nil
 	}
-	refusal, _ := sendcheck.Err(v).(*work.Error)
-	return nil, refusal
+	return nil, sendcheck.Err(v).(*work.Error) // work registers a *work.Error for every refusal
+
 }
 
 // Accept queues msg, bytes long, as the next message (Check passed) and

@@ -72,15 +72,16 @@ type Decision struct {
 	Budget  string // the pool's budget that could not cover the child's
 }
 
-// Decide decides a as work.Supervisor does, after the one check of its
-// own (a Work id it holds is Again): a repeated launch identity
-// with the same target and input replays, with another is
-// work.LaunchConflict; then the outstanding and starts limits, then the
-// pool. It changes nothing.
 // launchConflict is the ErrConflict of a launch identity reused with
-// another target or input: work's own error of that message.
+// another target or input: work's own error of that message
+// (contract.LaunchConflict), not a detail of ErrConflict.
 var launchConflict, _ = work.DecodeError(work.ErrConflict.Code, contract.LaunchConflict)
 
+// Decide decides a as work.Supervisor does, after the one check of its
+// own (a Work id it holds is Again): a repeated launch identity
+// with the same target and input replays, with another is an
+// ErrConflict of its own (launchConflict); then the outstanding and
+// starts limits, then the pool. It changes nothing.
 func (g *Registry) Decide(a Admission) Decision {
 	if i := g.Find(a.Record.ID); i >= 0 {
 		r := g.Records[i]

@@ -52,7 +52,7 @@ type NewWork struct {
 	// duration applied, as in-process (the owner's pool may lower it at
 	// admission: Admission.Eff is its request).
 	Budget         work.Budget
-	MaxResultBytes int       // the output bound (work.Limits.ResultBytes)
+	MaxResultBytes int       // the output bound (contract.ResultBytes)
 	Admission      Admission // what the owner's registry decides on
 	// ApprovalTimeout is how long a Spec with NeedsApproval waits for its
 	// answer (the Spec's, or 24 hours when it sets none).

@@ -252,7 +252,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 // its verbose output holds want.
 func failsWith(t *testing.T, test, defect, want string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v", "-test.timeout=2m")
 	cmd.Env = append(os.Environ(), "AGENTWORK_BROKEN="+defect)
 	out, err := cmd.CombinedOutput()
 	if err == nil {

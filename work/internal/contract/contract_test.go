@@ -112,7 +112,8 @@ func TestLimitDetail(t *testing.T) {
 }
 
 // TestPollDelay: 1 s doubling to 30 s by default, back to the initial
-// delay after progress; a Max below the default Initial is raised to it.
+// delay after progress; an unset Max is the Initial when that is longer
+// than 30 s.
 func TestPollDelay(t *testing.T) {
 	var got []time.Duration
 	d := time.Duration(0)
