@@ -61,8 +61,9 @@ func (l launchInfo) caller() context.Context {
 // Delivery is at least once: a workflow task that reported events and
 // then failed to complete (its worker died within it, or it timed out)
 // reports them again when it runs anew, except on the Worker that
-// reported the Work's terminal event: there the span was ended and
-// exported, and nothing is reported again (spanStash).
+// reported the run's terminal event: there the span was ended and
+// exported, and nothing is reported again up to the end, which is
+// reported (on a span of its own) only when it differs (spanStash).
 type lifecycle struct {
 	obs    observe.Observer // nil: nothing to report
 	ctx    context.Context
