@@ -27,16 +27,20 @@ func newAdriftCase() *adriftCase {
 	return &adriftCase{done: make(chan struct{}), asked: make(chan struct{}), reply: make(chan bool), quiet: make(chan struct{})}
 }
 
+// answers is the case's service check: it counts the check and waits for
+// the test's answer (respond), or answers answer once quiet is closed.
+func (c *adriftCase) answers() bool {
+	c.calls.Add(1)
+	select {
+	case c.asked <- struct{}{}:
+		return <-c.reply
+	case <-c.quiet:
+		return c.answer.Load()
+	}
+}
+
 func (c *adriftCase) watch(d *Adrift, window time.Duration) {
-	d.Watch(c.taken.Load, c.done, func() bool {
-		c.calls.Add(1)
-		select {
-		case c.asked <- struct{}{}:
-			return <-c.reply
-		case <-c.quiet:
-			return c.answer.Load()
-		}
-	}, window, func(cause error) {
+	d.Watch(c.taken.Load, c.done, c.answers, window, func(cause error) {
 		if !errors.Is(cause, ErrUnreachable) {
 			panic(fmt.Sprintf("cut with %v, want ErrUnreachable", cause))
 		}
@@ -150,15 +154,7 @@ type keepCase struct {
 
 func (c *adriftCase) keep(d *Adrift, keep time.Duration) keepCase {
 	k := keepCase{adriftCase: c, forgot: make(chan struct{})}
-	d.Keep(keep, func() bool {
-		c.calls.Add(1)
-		select {
-		case c.asked <- struct{}{}:
-			return <-c.reply
-		case <-c.quiet:
-			return c.answer.Load()
-		}
-	}, func() { close(k.forgot) })
+	d.Keep(keep, c.answers, func() { close(k.forgot) })
 	return k
 }
 
