@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/internal/updatelog"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -38,7 +39,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		it.run, it.job = nil, newJobWait(&spec) // Submit runs in its place (job.go)
 	}
 	if spec.Updates != nil {
-		it.upd = &updates{log: UpdateLog{policy: spec.Updates.Resolved()}} // update_work.go
+		it.upd = &updates{log: updatelog.Make(updatelog.Policy(*spec.Updates))} // update_work.go
 	}
 	r := &it.brun
 	s.mu.Lock()

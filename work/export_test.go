@@ -1,6 +1,9 @@
 package work
 
-import "github.com/agentwork/agentwork/work/observe"
+import (
+	"github.com/agentwork/agentwork/work/internal/updatelog"
+	"github.com/agentwork/agentwork/work/observe"
+)
 
 // SlotsForTest reports the pool slots in use, the running Works that
 // execute (neither lending their slot nor waiting to reclaim it), and the
@@ -143,9 +146,9 @@ const (
 	DefaultMaxQueuedGuidanceBytes = defaultMaxQueuedGuidanceBytes
 	DefaultMaxTurns               = defaultMaxTurns
 	DefaultMaxToolCalls           = defaultMaxToolCalls
-	DefaultMaxUpdates             = defaultMaxUpdates
-	DefaultMaxUpdateBytes         = defaultMaxUpdateBytes
-	DefaultQuestionTimeout        = defaultQuestionTimeout
+	DefaultMaxUpdates             = updatelog.DefaultMaxUpdates
+	DefaultMaxUpdateBytes         = updatelog.DefaultMaxBytes
+	DefaultQuestionTimeout        = updatelog.DefaultQuestionTimeout
 )
 
 // CountModelRequestForTest adds one to e's ModelRequests progress count

@@ -3,7 +3,6 @@ package work_test
 import (
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
@@ -132,28 +131,6 @@ func TestMisuseExecution(t *testing.T) {
 				if u := ex.Unanswered(); u != nil {
 					t.Errorf("Unanswered = %v", u)
 				}
-			})
-		})
-	}
-}
-
-// TestMisuseUpdateLog: a nil *UpdateLog is the log of a Work that declares
-// no updates (refuses with UpdateRefusedNotDeclared, holds nothing); the
-// zero UpdateLog does not panic.
-func TestMisuseUpdateLog(t *testing.T) {
-	for name, l := range map[string]*work.UpdateLog{"nil": nil, "zero": {}} {
-		t.Run(name, func(t *testing.T) {
-			enginetest.NoHang(t, name, func() {
-				_, reason := l.Accept("k", []byte(`1`), true, time.Time{})
-				if name == "nil" && reason != work.UpdateRefusedNotDeclared {
-					t.Errorf("Accept reason = %q, want %q", reason, work.UpdateRefusedNotDeclared)
-				}
-				_ = l.After(0)
-				_, _ = l.Len(), l.Bytes()
-				_, _ = l.Open(), l.Answered()
-				_ = l.State()
-				_ = l.Policy()
-				l.End()
 			})
 		})
 	}

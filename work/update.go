@@ -2,6 +2,8 @@ package work
 
 import (
 	"time"
+
+	"github.com/agentwork/agentwork/work/internal/updatelog"
 )
 
 // Children that talk back: a Work whose Spec declares updates (Spec.Updates)
@@ -19,13 +21,6 @@ import (
 const (
 	MaxUpdatesCeiling     = 1024    // UpdatePolicy.MaxUpdates at most
 	MaxUpdateBytesCeiling = 1 << 20 // UpdatePolicy.MaxBytes at most
-)
-
-// The defaults of UpdatePolicy's zero fields.
-const (
-	defaultMaxUpdates      = 32
-	defaultMaxUpdateBytes  = 16 << 10
-	defaultQuestionTimeout = 10 * time.Minute
 )
 
 // UpdatePolicy declares that a Work reports updates, and bounds them. The
@@ -74,3 +69,34 @@ const (
 // and Notice.Bytes say which and how large). It never pushes a settlement
 // notice out of a full buffer.
 const NoticeUpdate NoticeKind = NoticeApproval + 1
+
+// The decision on each update a child reports is written once, for every
+// engine, in work/internal/updatelog (work/driver's UpdateLog wraps it).
+
+// Its refusal reasons are this package's UpdateRefused* constants.
+func init() {
+	updatelog.Name(UpdateRefusedNotDeclared, UpdateRefusedInvalid, UpdateRefusedConflict,
+		UpdateRefusedEnding, UpdateRefusedCount, UpdateRefusedBytes)
+}
+
+// Resolved returns p with its zero fields set to the defaults
+// (32 updates, 16 KiB, 10 minutes). It
+// does not check p: Spec.Validate refuses a negative or over-ceiling
+// field.
+func (p UpdatePolicy) Resolved() UpdatePolicy {
+	return UpdatePolicy(updatelog.Resolve(updatelog.Policy(p)))
+}
+
+// validate returns ErrInvalidSpec for a negative field or one over its
+// ceiling.
+func (p *UpdatePolicy) validate() error {
+	switch {
+	case p.MaxUpdates < 0 || p.MaxBytes < 0 || p.QuestionTimeout < 0:
+		return errorf(ErrInvalidSpec, "negative update bound")
+	case p.MaxUpdates > MaxUpdatesCeiling:
+		return errorf(ErrInvalidSpec, "at most %d updates per work", MaxUpdatesCeiling)
+	case p.MaxBytes > MaxUpdateBytesCeiling:
+		return errorf(ErrInvalidSpec, "at most %d bytes of updates per work", MaxUpdateBytesCeiling)
+	}
+	return nil
+}

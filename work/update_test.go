@@ -2,7 +2,6 @@ package work_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,89 +11,6 @@ import (
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// TestUpdateLog: the decision on each update, in its documented order, and
-// reading by cursor.
-func TestUpdateLog(t *testing.T) {
-	now := t0
-	l := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 3, MaxBytes: 10})
-	if p := l.Policy(); p.MaxUpdates != 3 || p.MaxBytes != 10 || p.QuestionTimeout != work.DefaultQuestionTimeout {
-		t.Fatalf("Policy() = %+v", p)
-	}
-	steps := []struct {
-		key, value string
-		question   bool
-		seq        int
-		dup        bool
-		refusal    string
-	}{
-		{"a", `1`, false, 1, false, ""},
-		{"", `1`, false, 0, false, work.UpdateRefusedInvalid},
-		{"b", `{`, false, 0, false, work.UpdateRefusedInvalid},
-		{"b", ``, false, 0, false, work.UpdateRefusedInvalid},
-		{"a", `1`, false, 1, true, ""},
-		{"a", `2`, false, 0, false, work.UpdateRefusedConflict},
-		{"a", `1`, true, 0, false, work.UpdateRefusedConflict}, // a question is another payload
-		{"b", `"12345678"`, false, 0, false, work.UpdateRefusedBytes},
-		{"b", `"123456"`, true, 2, false, ""},
-		{"c", `[1]`, false, 0, false, work.UpdateRefusedBytes}, // 9 + 3 > 10
-		{"c", `0`, false, 3, false, ""},
-		{"d", `0`, false, 0, false, work.UpdateRefusedCount},
-		{"c", `0`, false, 3, true, ""}, // a repeat even at the bound
-	}
-	for i, st := range steps {
-		rec, refusal := l.Accept(st.key, []byte(st.value), st.question, now.Add(time.Duration(i)*time.Second))
-		if refusal != st.refusal || rec.Seq != st.seq || rec.Duplicate != st.dup {
-			t.Fatalf("step %d Accept(%q, %s, %v) = %+v, %q; want seq %d dup %v refusal %q",
-				i, st.key, st.value, st.question, rec, refusal, st.seq, st.dup, st.refusal)
-		}
-	}
-	if l.Len() != 3 || l.Bytes() != 1+8+1 {
-		t.Fatalf("Len, Bytes = %d, %d; want 3, 10", l.Len(), l.Bytes())
-	}
-	all := l.After(0)
-	if len(all) != 3 || all[0].Key != "a" || all[1].Key != "b" || !all[1].Question || all[2].Key != "c" ||
-		!all[1].Time.Equal(now.Add(8*time.Second)) {
-		t.Fatalf("After(0) = %+v", all)
-	}
-	all[0].Value[0] = 'X' // a copy: the log keeps its own
-	if got := string(l.After(0)[0].Value); got != "1" {
-		t.Fatalf("the log's value changed through After's copy: %q", got)
-	}
-	if got := l.After(2); len(got) != 1 || got[0].Seq != 3 {
-		t.Fatalf("After(2) = %+v", got)
-	}
-	if got := l.After(3); got == nil || len(got) != 0 {
-		t.Fatalf("After(3) = %#v, want an empty slice", got)
-	}
-	if got := l.Open(); len(got) != 1 || got[0] != 2 {
-		t.Fatalf("Open() = %v, want [2]", got)
-	}
-	if got := l.Answered(); len(got) != 1 || got[0] != 2 || l.Open() != nil || l.Answered() != nil {
-		t.Fatalf("Answered() = %v, then Open() = %v", got, l.Open())
-	}
-
-	// Ending refuses new updates; a repeat still gets its receipt.
-	l2 := work.NewUpdateLog(work.UpdatePolicy{})
-	l2.Accept("k", []byte(`true`), false, now)
-	l2.End()
-	if _, r := l2.Accept("n", []byte(`true`), false, now); r != work.UpdateRefusedEnding {
-		t.Fatalf("Accept after End = %q, want ending", r)
-	}
-	if rec, r := l2.Accept("k", []byte(`true`), false, now); r != "" || !rec.Duplicate {
-		t.Fatalf("a repeat after End = %+v, %q", rec, r)
-	}
-
-	// A nil log declares nothing.
-	var nl *work.UpdateLog
-	if _, r := nl.Accept("k", []byte(`1`), false, now); r != work.UpdateRefusedNotDeclared {
-		t.Fatalf("nil log Accept = %q", r)
-	}
-	if nl.Len() != 0 || nl.Bytes() != 0 || nl.Open() != nil || nl.Answered() != nil || len(nl.After(0)) != 0 {
-		t.Fatal("a nil log holds something")
-	}
-	nl.End()
-}
 
 // TestUpdatePolicy: defaults and the bounds Spec.Validate refuses.
 func TestUpdatePolicy(t *testing.T) {
@@ -513,13 +429,20 @@ func isRefusal(err error, reason string) bool {
 // waits through Remote.AwaitAnswer at the next boundary.
 func TestRemoteUpdateHooks(t *testing.T) {
 	var evs []observe.Event
-	log := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 2})
+	accepted := map[string]int{} // the hooks' own decision: at most two updates, a repeat is a duplicate
 	answered := make(chan bool, 4)
 	var guidance []string
 	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o",
 		Event: func(e observe.Event) { evs = append(evs, e) },
 		Update: func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
-			return log.Accept(key, value, question, t0)
+			if seq, ok := accepted[key]; ok {
+				return work.UpdateReceipt{Seq: seq, Duplicate: true}, ""
+			}
+			if len(accepted) == 2 {
+				return work.UpdateReceipt{}, work.UpdateRefusedCount
+			}
+			accepted[key] = len(accepted) + 1
+			return work.UpdateReceipt{Seq: len(accepted)}, ""
 		},
 		AwaitAnswer: func(ctx context.Context) bool {
 			ok := <-answered
@@ -613,56 +536,4 @@ func TestUpdateAfterSettled(t *testing.T) {
 	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || len(us) != 1 {
 		t.Fatalf("Updates after the end = %v, %v", us, err)
 	}
-}
-
-// TestUpdateLogState: a log restored from its State (through JSON, as a
-// durable engine carries it) decides every later update as the original.
-func TestUpdateLogState(t *testing.T) {
-	l := work.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 3, MaxBytes: 64})
-	l.Accept("a", []byte(`{"x":1}`), false, t0)
-	l.Accept("q", []byte(`"why?"`), true, t0.Add(time.Second))
-	raw, err := json.Marshal(l.State())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st work.UpdateLogState
-	if err := json.Unmarshal(raw, &st); err != nil {
-		t.Fatal(err)
-	}
-	r := work.RestoreUpdateLog(st)
-	if fmt.Sprint(r.Open()) != "[2]" || r.Len() != 2 || r.Bytes() != l.Bytes() || r.Policy() != l.Policy() {
-		t.Fatalf("restored: open %v len %d bytes %d policy %+v", r.Open(), r.Len(), r.Bytes(), r.Policy())
-	}
-	for _, lg := range []*work.UpdateLog{l, r} {
-		if rec, ref := lg.Accept("a", []byte(`{"x":1}`), false, t0); ref != "" || !rec.Duplicate || rec.Seq != 1 {
-			t.Fatalf("repeat = %+v, %q", rec, ref)
-		}
-		if _, ref := lg.Accept("a", []byte(`{"x":2}`), false, t0); ref != work.UpdateRefusedConflict {
-			t.Fatalf("conflict = %q", ref)
-		}
-		if rec, ref := lg.Accept("b", []byte(`1`), false, t0); ref != "" || rec.Seq != 3 {
-			t.Fatalf("third = %+v, %q", rec, ref)
-		}
-		if _, ref := lg.Accept("c", []byte(`1`), false, t0); ref != work.UpdateRefusedCount {
-			t.Fatalf("fourth = %q", ref)
-		}
-	}
-	if a, b := seqsOf(l.After(0)), seqsOf(r.After(0)); a != b {
-		t.Fatalf("original %s, restored %s", a, b)
-	}
-	l.End()
-	if r2 := work.RestoreUpdateLog(l.State()); !func() bool { _, ref := r2.Accept("z", []byte(`1`), false, t0); return ref == work.UpdateRefusedEnding }() {
-		t.Fatal("a restored ending log accepts updates")
-	}
-	if st := (*work.UpdateLog)(nil).State(); st.Updates != nil || st.Policy != (work.UpdatePolicy{}) {
-		t.Fatalf("nil log State = %+v", st)
-	}
-}
-
-func seqsOf(us []work.Update) string {
-	var b strings.Builder
-	for _, u := range us {
-		fmt.Fprintf(&b, "%d:%s=%s?%v@%s ", u.Seq, u.Key, u.Value, u.Question, u.Time.Format(time.RFC3339))
-	}
-	return b.String()
 }

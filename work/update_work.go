@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/updatelog"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -16,7 +17,7 @@ import (
 // allocated at Start (the item keeps one pointer to it). It is guarded
 // by the Supervisor's lock, except asking.
 type updates struct {
-	log        UpdateLog
+	log        updatelog.Log
 	asking     atomic.Bool   // a question is open: the child's next boundary waits (read without the lock)
 	wake       chan struct{} // closed when the open questions are answered or time out; nil when none is open
 	stop       func() bool   // the open question's timeout timer
@@ -67,7 +68,7 @@ func (s *Supervisor) askLocked(u *updates) {
 	u.gen++
 	gen := u.gen
 	u.asking.Store(true)
-	u.stop = s.clock.AfterFunc(u.log.policy.QuestionTimeout, func() {
+	u.stop = s.clock.AfterFunc(u.log.Policy().QuestionTimeout, func() {
 		s.mu.Lock()
 		if u.gen == gen && u.wake != nil {
 			u.stop = nil // this timer has fired
@@ -91,7 +92,9 @@ func (it *item) reportUpdate(key string, value []byte, question bool) (UpdateRec
 		if it.state() == StateCancelRequested || it.terminal() {
 			u.log.End()
 		}
-		rec, reason = u.log.Accept(key, value, question, now)
+		var r updatelog.Receipt
+		r, reason = u.log.Accept(key, value, question, now)
+		rec = UpdateReceipt(r)
 	}
 	if reason == "" && rec.Duplicate || it.terminal() {
 		// A repeat reports nothing new; a settled Work's events have
@@ -206,7 +209,7 @@ func (s *Supervisor) Updates(ctx context.Context, o Owner, id string, after int)
 	if it.upd == nil {
 		return []Update{}, nil
 	}
-	return it.upd.log.After(after), nil
+	return updatelog.After[Update](&it.upd.log, after), nil
 }
 
 // Answer queues guidance for a non-terminal Work visible to o as Send does,

@@ -106,7 +106,7 @@ func (c control) init(ctx restate.ObjectContext, in workInput) (restate.Void, er
 	in.Input = ""
 	s := &controlState{In: in, WorkState: driver.WorkState{State: work.StateQueued}}
 	if in.Updates != nil {
-		s.Upd = &updState{Log: work.NewUpdateLog(*in.Updates).State()}
+		s.Upd = &updState{Log: driver.NewUpdateLog(*in.Updates).State()}
 	}
 	if in.Approval != nil {
 		s.Awaiting, s.ApprovalInput = true, input

@@ -117,7 +117,7 @@
 // defaults applied, travels in its input) keeps them in its control
 // object's state: the child's ReportUpdate (or an agent's emit_update)
 // is a call from its attempt, through the ingress, to the control
-// object, which decides with the shared work.UpdateLog (order and
+// object, which decides with the shared driver.UpdateLog (order and
 // sequence numbers, idempotency by key, conflict, the count and byte
 // bounds, ending once the Work is cancel-requested or terminal) and
 // reports EventUpdate; the owner's registry gets the new count only. A

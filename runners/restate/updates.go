@@ -12,7 +12,7 @@ import (
 )
 
 // Children that talk back: a Work whose Spec declares updates keeps them
-// in its control object's state (a work.UpdateLog, which decides each
+// in its control object's state (a driver.UpdateLog, which decides each
 // one); its child's ReportUpdate reaches it through the ingress. A
 // question is open there until guidance is accepted for the Work (Send,
 // or Engine.Answer) or its timeout passes; the child's wait for it polls
@@ -28,7 +28,7 @@ const (
 
 // updState is a Work's updates and questions (nil: none declared).
 type updState struct {
-	Log work.UpdateLogState
+	Log driver.UpdateLogState
 	driver.Questions
 }
 
@@ -39,7 +39,7 @@ type questionView struct {
 	Deadline              time.Time
 }
 
-// report decides on one update with the Work's log (work.UpdateLog:
+// report decides on one update with the Work's log (driver.UpdateLog:
 // order, idempotency, bounds, ending) and reports it (EventUpdate). The
 // log decides on the plaintext: sealed values (WithContentKeys) are
 // opened for it, and stored as they came, sealed; values the key ring
@@ -60,7 +60,7 @@ func (c control) report(ctx restate.ObjectContext, r driver.UpdateReport) (drive
 		c.rep.emit(s.In, observe.Event{Type: observe.EventUpdate, Bytes: plainLenBytes(r.Value), Question: r.Question, ErrorClass: reason, Time: now(ctx)})
 		return driver.UpdateReportReply{Reason: reason}, nil
 	}
-	log := work.RestoreUpdateLog(plain)
+	log := driver.RestoreUpdateLog(plain)
 	t := now(ctx)
 	reply, opens := s.Upd.Report(log, s.State, r.Key, value, r.Question, t)
 	if reply.Reason == "" && reply.Duplicate {
@@ -83,7 +83,7 @@ func (c control) report(ctx restate.ObjectContext, r driver.UpdateReport) (drive
 }
 
 // openLog returns a stored log with its values opened (WithContentKeys).
-func (c control) openLog(id string, st work.UpdateLogState) (work.UpdateLogState, error) {
+func (c control) openLog(id string, st driver.UpdateLogState) (driver.UpdateLogState, error) {
 	if len(st.Updates) == 0 {
 		return st, nil
 	}
@@ -91,7 +91,7 @@ func (c control) openLog(id string, st work.UpdateLogState) (work.UpdateLogState
 	for i, u := range st.Updates {
 		v, err := c.ring.openBytes(id, fieldUpdate, u.Value)
 		if err != nil {
-			return work.UpdateLogState{}, err
+			return driver.UpdateLogState{}, err
 		}
 		u.Value = v
 		us[i] = u
@@ -104,7 +104,7 @@ func (c control) openLog(id string, st work.UpdateLogState) (work.UpdateLogState
 // that decided, on plaintext) with the values as they were stored
 // (before) and the new one's as it came (value): sealed, when the Worker
 // sealed them. The log only ever appends.
-func storedLog(st, before work.UpdateLogState, value []byte) work.UpdateLogState {
+func storedLog(st, before driver.UpdateLogState, value []byte) driver.UpdateLogState {
 	for i := range st.Updates {
 		if i < len(before.Updates) {
 			st.Updates[i].Value = before.Updates[i].Value
@@ -120,7 +120,7 @@ func (s *controlState) answerQuestions() {
 	if s.Upd == nil {
 		return
 	}
-	if log := work.RestoreUpdateLog(s.Upd.Log); s.Upd.Answer(log) {
+	if log := driver.RestoreUpdateLog(s.Upd.Log); s.Upd.Answer(log) {
 		s.Upd.Log = log.State()
 	}
 }
@@ -131,7 +131,7 @@ func (c control) question(ctx restate.ObjectSharedContext, _ restate.Void) (ques
 	if !ok || s.Upd == nil {
 		return questionView{Ended: true}, nil
 	}
-	log := work.RestoreUpdateLog(s.Upd.Log)
+	log := driver.RestoreUpdateLog(s.Upd.Log)
 	return questionView{Open: len(log.Open()) > 0, Answered: s.Upd.Answered, Ended: s.State.Terminal(), Gen: s.Upd.Gen,
 		Deadline: s.Upd.Deadline(log)}, nil
 }
@@ -144,7 +144,7 @@ func (c control) questionTimedOut(ctx restate.ObjectContext, gen int) (bool, err
 	if !ok || s.Upd == nil {
 		return false, nil
 	}
-	log := work.RestoreUpdateLog(s.Upd.Log)
+	log := driver.RestoreUpdateLog(s.Upd.Log)
 	answered, closed := s.Upd.TimeOut(log, gen)
 	if closed {
 		s.Upd.Log = log.State()
@@ -184,5 +184,5 @@ func visibleUpdates(ctx restate.ObjectSharedContext, q driver.UpdatesQuery) ([]w
 	if s.Upd == nil {
 		return nil, true
 	}
-	return work.RestoreUpdateLog(s.Upd.Log).After(q.After), true
+	return driver.RestoreUpdateLog(s.Upd.Log).After(q.After), true
 }

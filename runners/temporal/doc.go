@@ -133,7 +133,7 @@
 //     the defaults applied, travels in the workflow's input) keeps its
 //     updates in its workflow's state: the child's ReportUpdate (or an
 //     agent's emit_update) is an update (report) from its attempt to the
-//     Work's workflow, which decides with the shared work.UpdateLog
+//     Work's workflow, which decides with the shared driver.UpdateLog
 //     (order and sequence numbers, idempotency by key, conflict, the
 //     count and byte bounds, refusal before acceptance, ending once the
 //     Work is cancel-requested or settling) and answers the receipt or

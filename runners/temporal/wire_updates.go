@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Names of the updates and queries of children that talk back (updates
@@ -17,12 +18,12 @@ const (
 )
 
 // updateCarry is a Work's update state carried across continue-as-new in
-// workInput.Carry: its log as plain data (work.UpdateLogState, restored
-// with work.RestoreUpdateLog), when its open questions' wait began and
+// workInput.Carry: its log as plain data (driver.UpdateLogState, restored
+// with driver.RestoreUpdateLog), when its open questions' wait began and
 // how the last ones closed. The bounds (at most work.MaxUpdateBytesCeiling
 // of payload, base64 in JSON) keep it below Temporal's payload limit.
 type updateCarry struct {
-	Log      work.UpdateLogState
+	Log      driver.UpdateLogState
 	OpenedAt time.Time `json:",omitempty"`
 	Answered bool      `json:",omitempty"`
 }

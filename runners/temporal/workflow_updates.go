@@ -13,7 +13,7 @@ import (
 // Children that talk back, in the Work workflow. A Work's updates and
 // questions are workflow state: the attempt reports each update with the
 // report update, and the workflow decides on it with the shared
-// work.UpdateLog (its bounds, order, idempotency and refusals are those of
+// driver.UpdateLog (its bounds, order, idempotency and refusals are those of
 // every engine), so that they survive the worker (the history rebuilds the
 // log) and continue-as-new (updateCarry). Only a question's wait lives in
 // the attempt (the await-answer update, which the attempt holds open
@@ -24,7 +24,7 @@ import (
 // updateState is a Work workflow's update state: its log and its
 // questions' state.
 type updateState struct {
-	log *work.UpdateLog // nil: the Spec declares no updates
+	log *driver.UpdateLog // nil: the Spec declares no updates
 	driver.Questions
 }
 
@@ -33,7 +33,7 @@ type updateState struct {
 // updates queries.
 func (w *workRun) updateHandlers(ctx workflow.Context) error {
 	if p := w.in.Updates; p != nil {
-		w.upd.log = work.NewUpdateLog(*p)
+		w.upd.log = driver.NewUpdateLog(*p)
 		w.restoreUpdates(w.in.Carry)
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, updateReport, w.report,
@@ -78,7 +78,7 @@ func (w *workRun) validateReport(r driver.UpdateReport) error {
 	if !ending && l.Len() < p.MaxUpdates && l.Bytes()+len(r.Value) <= p.MaxBytes {
 		return nil
 	}
-	cp := work.RestoreUpdateLog(l.State())
+	cp := driver.RestoreUpdateLog(l.State())
 	if ending {
 		cp.End()
 	}
@@ -149,12 +149,12 @@ func (w *workRun) carryUpdates() *updateCarry {
 }
 
 // restoreUpdates restores the update state of a continued run from c
-// (work.RestoreUpdateLog: the log decides as the carried one would).
+// (driver.RestoreUpdateLog: the log decides as the carried one would).
 func (w *workRun) restoreUpdates(c *updateCarry) {
 	if c == nil {
 		return
 	}
 	u := &w.upd
-	u.log = work.RestoreUpdateLog(c.Log)
+	u.log = driver.RestoreUpdateLog(c.Log)
 	u.OpenedAt, u.Answered = c.OpenedAt, c.Answered
 }

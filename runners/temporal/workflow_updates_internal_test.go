@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // TestUpdateCarry: a Work's updates cross continue-as-new (its input,
@@ -36,7 +37,7 @@ func TestUpdateCarry(t *testing.T) {
 			}
 			p := work.UpdatePolicy{MaxUpdates: n} // full: the next one is over the bound
 			w := &workRun{in: workInput{Updates: &p}}
-			w.upd.log = work.NewUpdateLog(p)
+			w.upd.log = driver.NewUpdateLog(p)
 			for i, s := range tc.steps {
 				at := t0.Add(time.Duration(i) * time.Second)
 				switch s[0] {
@@ -61,7 +62,7 @@ func TestUpdateCarry(t *testing.T) {
 				t.Fatal(err)
 			}
 			next := &workRun{in: workInput{Updates: &p}}
-			next.upd.log = work.NewUpdateLog(p)
+			next.upd.log = driver.NewUpdateLog(p)
 			next.restoreUpdates(&c)
 			if got, want := next.upd.log.After(0), w.upd.log.After(0); !reflect.DeepEqual(got, want) {
 				t.Fatalf("carried updates = %+v, want %+v", got, want)

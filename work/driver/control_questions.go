@@ -7,7 +7,7 @@ import (
 )
 
 // Questions is what a durable Work keeps of its child's questions beside
-// its update log (work.UpdateLog, which holds the open ones): when the
+// its update log (UpdateLog, which holds the open ones): when the
 // open questions' wait began (their timeout runs from it), how many times
 // open questions were closed (a wait compares it to learn that they
 // were), and how the last ones closed. Its JSON field names are the
@@ -27,7 +27,7 @@ type Questions struct {
 // reason), and opens true when the update is a question accepted while
 // none was open: the caller then sets OpenedAt, once the acceptance is
 // recorded.
-func (q *Questions) Report(l *work.UpdateLog, state work.State, key string, value []byte, question bool, now time.Time) (r UpdateReportReply, opens bool) {
+func (q *Questions) Report(l *UpdateLog, state work.State, key string, value []byte, question bool, now time.Time) (r UpdateReportReply, opens bool) {
 	if state == work.StateCancelRequested || state.Terminal() {
 		l.End()
 	}
@@ -40,7 +40,7 @@ func (q *Questions) Report(l *work.UpdateLog, state work.State, key string, valu
 // Answer closes l's open questions as answered (guidance was accepted for
 // the Work) and reports whether any was open (nothing changes when none
 // was).
-func (q *Questions) Answer(l *work.UpdateLog) bool {
+func (q *Questions) Answer(l *UpdateLog) bool {
 	if len(l.Open()) == 0 {
 		return false
 	}
@@ -54,7 +54,7 @@ func (q *Questions) Answer(l *work.UpdateLog) bool {
 // wait gave up at their deadline) and reports closed true; when they were
 // closed meanwhile (Gen moved on), nothing changes. answered is how the
 // questions of gen closed.
-func (q *Questions) TimeOut(l *work.UpdateLog, gen int) (answered, closed bool) {
+func (q *Questions) TimeOut(l *UpdateLog, gen int) (answered, closed bool) {
 	if q.Gen != gen {
 		return q.Answered, false
 	}
@@ -66,6 +66,6 @@ func (q *Questions) TimeOut(l *work.UpdateLog, gen int) (answered, closed bool) 
 
 // Deadline is when l's open questions' wait ends: OpenedAt plus the
 // log's question timeout.
-func (q *Questions) Deadline(l *work.UpdateLog) time.Time {
+func (q *Questions) Deadline(l *UpdateLog) time.Time {
 	return q.OpenedAt.Add(l.Policy().QuestionTimeout)
 }

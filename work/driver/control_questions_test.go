@@ -15,7 +15,7 @@ import (
 // new updates but answers a repeat.
 func TestQuestions(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
-	l := work.NewUpdateLog(work.UpdatePolicy{QuestionTimeout: time.Minute})
+	l := NewUpdateLog(work.UpdatePolicy{QuestionTimeout: time.Minute})
 	var q Questions
 	report := func(key string, question bool, st work.State) (work.UpdateReceipt, string, bool) {
 		t.Helper()

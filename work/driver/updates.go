@@ -17,7 +17,7 @@ type UpdateReport struct {
 }
 
 // UpdateReportReply is the Work's decision on an UpdateReport (its
-// work.UpdateLog decides): the receipt, or the refusal reason.
+// UpdateLog decides): the receipt, or the refusal reason.
 type UpdateReportReply struct {
 	Seq       int
 	Duplicate bool   `json:",omitempty"`
