@@ -13,7 +13,7 @@ import (
 // reports them) it may spend, and how long it may run. A zero field means
 // "inherit": the Supervisor's default (WithDefaultBudget); inside a pool or
 // a parent child's reservation, an agent child reserves that default
-// capped at its share (poolShare) and at what remains, and a function
+// capped at its share (contract.PoolShare) and at what remains, and a function
 // child reserves nothing (see SetPool). The
 // Supervisor's ceiling (WithBudgetCeiling) clamps every field: a child can
 // lower it, never raise it. No field may be negative (ErrInvalidBudget from
@@ -62,13 +62,16 @@ type Usage = observe.Usage
 
 // The dimensions a pool and a reservation account for.
 const (
-	dimTurns = iota
-	dimToolCalls
-	dimTokens
-	numDims
+	dimTurns     = contract.DimTurns
+	dimToolCalls = contract.DimToolCalls
+	dimTokens    = contract.DimTokens
+	numDims      = 3
 )
 
-var dimNames = [numDims]string{BudgetTurns, BudgetToolCalls, BudgetTokens}
+var dimNames = [numDims]string{dimTurns: BudgetTurns, dimToolCalls: BudgetToolCalls, dimTokens: BudgetTokens}
+
+// A pool's short dimension is reported by these names.
+func init() { contract.NameDims(dimNames[dimTurns], dimNames[dimToolCalls], dimNames[dimTokens]) }
 
 // budgetConfig is an engine's budget configuration: the defaults of a
 // child that sets none (def, whose MaxDuration is the per-Work deadline;
@@ -102,13 +105,13 @@ func WithDefaultBudget(b Budget) Option {
 			c.recordErr(err)
 			return
 		}
-		d := c.budget.def.Dims()
-		for i, v := range b.Dims() {
+		d := c.budget.def.dims()
+		for i, v := range b.dims() {
 			if v != 0 {
 				d[i] = max(v, 0)
 			}
 		}
-		c.budget.def.SetDims(d)
+		c.budget.def.setDims(d)
 		if b.MaxDuration != 0 {
 			c.budget.def.MaxDuration = max(b.MaxDuration, 0)
 		}
@@ -127,11 +130,11 @@ func WithBudgetCeiling(b Budget) Option {
 			c.recordErr(err)
 			return
 		}
-		d := b.Dims()
+		d := b.dims()
 		for i := range d {
 			d[i] = max(d[i], 0)
 		}
-		c.budget.ceiling.SetDims(d)
+		c.budget.ceiling.setDims(d)
 		c.budget.ceiling.MaxDuration = max(b.MaxDuration, 0)
 	})
 }
@@ -150,10 +153,10 @@ func resolveDim(want, def, ceil int64) int64 {
 }
 
 // dims resolves the pooled dimensions of a child whose own limits are
-// want, in the order of Budget.Dims, before any pool: resolveDim with the
+// want, in the order of dims, before any pool: resolveDim with the
 // defaults and the ceiling.
 func (b *budgetConfig) dims(want [numDims]int64) [numDims]int64 {
-	def, ceil := b.def.Dims(), b.ceiling.Dims()
+	def, ceil := b.def.dims(), b.ceiling.dims()
 	var eff [numDims]int64
 	for i := range eff {
 		eff[i] = resolveDim(want[i], def[i], ceil[i])

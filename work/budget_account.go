@@ -69,7 +69,7 @@ func (r *run) budget() Budget {
 	for i := range r.m {
 		d[i] = r.m[i].limit
 	}
-	b.SetDims(d)
+	b.setDims(d)
 	b.MaxDuration = r.maxDur
 	return b
 }

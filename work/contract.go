@@ -100,86 +100,18 @@ func validTarget(t Target) error {
 	return nil
 }
 
-// Dims returns b's pooled dimensions in the order turns, tool calls,
-// tokens (BudgetTurns, BudgetToolCalls, BudgetTokens): the arrays
-// PoolReserve and PoolCharge work on. MaxDuration is not pooled.
-func (b Budget) Dims() [3]int64 {
-	return [numDims]int64{int64(b.MaxTurns), int64(b.MaxToolCalls), b.MaxTokens}
+// dims returns b's pooled dimensions in the order of every pool and
+// reservation (contract.Dims). MaxDuration is not pooled.
+func (b Budget) dims() [numDims]int64 { return contract.Dims(b.MaxTurns, b.MaxToolCalls, b.MaxTokens) }
+
+// setDims sets b's pooled dimensions from d, in the order of dims.
+func (b *Budget) setDims(d [numDims]int64) {
+	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = contract.FromDims(d)
 }
 
-// SetDims sets b's pooled dimensions from d, in the order of Dims.
-func (b *Budget) SetDims(d [3]int64) {
-	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = int(d[dimTurns]), int(d[dimToolCalls]), d[dimTokens]
-}
-
-// usageDims returns what u spent in the order of Budget.Dims (tokens:
-// input plus output).
-func usageDims(u Usage) [numDims]int64 {
-	return [numDims]int64{int64(u.Turns), int64(u.ToolCalls), u.Tokens()}
-}
-
-// PoolReserve resolves a start's budget against a pool, as SetPool
-// documents, dimension by dimension in the order of Budget.Dims. limit is
-// the pool's limits (0 or less: that dimension is not pooled), avail what
-// remains of each (limit less reserved and spent, at least 0), want the
-// child's own limits (Spec.Budget), eff its budget with the engine's
-// defaults and ceiling applied, function whether it is a function child.
-//
-// In a pooled dimension a child that sets its own limit reserves it,
-// refused when it does not fit; one that sets none reserves, if it is an
-// agent, eff capped at 1/poolShare of the limit (rounded up; the share
-// when eff is 0) and at what remains, refused when nothing remains; a
-// function child that sets none reserves nothing and runs with no limit
-// there (its own children reserve from the pool). Elsewhere the child runs
-// with eff. PoolReserve returns the budget the child runs with and what it
-// reserves, or the name of the first dimension that cannot be covered
-// (BudgetTurns, BudgetToolCalls or BudgetTokens). It changes nothing and
-// does not allocate.
-func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]int64, short string) {
-	for i := range run {
-		v, explicit := eff[i], want[i] > 0
-		if limit[i] <= 0 {
-			run[i] = unpooled(v)
-			continue
-		}
-		if !explicit && function {
-			continue
-		}
-		a := max(avail[i], 0)
-		share := (limit[i] + poolShare - 1) / poolShare
-		switch {
-		case a == 0 || (explicit && v > a):
-			return run, held, dimNames[i]
-		case !explicit && (v <= 0 || v > share):
-			v = share
-		}
-		v = min(v, a)
-		run[i], held[i] = v, v
-	}
-	return run, held, ""
-}
-
-// unpooled is the limit a child runs with in a dimension that is not
-// pooled, from eff (its own limit, else the default, within the ceiling):
-// eff, at least 0. It reserves nothing there.
-func unpooled(eff int64) int64 { return max(eff, 0) }
-
-// PoolCharge returns what a settled run is charged, in the order of
-// Budget.Dims: what it spent, except that tokens are charged at least the
-// run's token limit (limit, what it ran with) when any of its responses
-// reported no usage (spent.UnknownUsage), since what those cost is
-// unknown. The engine refunds the run's reservation and adds the charge to
-// what was spent.
-func PoolCharge(limit [3]int64, spent Usage) [3]int64 {
-	return poolCharge(limit, usageDims(spent), spent.UnknownUsage > 0)
-}
-
-func poolCharge(limit, spent [3]int64, unknownUsage bool) [3]int64 {
-	if unknownUsage && limit[dimTokens] > 0 {
-		spent[dimTokens] = max(spent[dimTokens], limit[dimTokens])
-	}
-	return spent
-}
+// usageDims returns what u spent in the order of dims (tokens: input plus
+// output).
+func usageDims(u Usage) [numDims]int64 { return contract.Dims(u.Turns, u.ToolCalls, u.Tokens()) }
 
 // ErrUnavailable: the engine could not reach what keeps the Work (its
 // server or transport failed, or answered with an error the contract does
@@ -227,13 +159,3 @@ var errorCodes = map[string]*Error{}
 var errorVariants []*Error
 
 var errLaunchConflict = newError(ErrConflict.Code, contract.LaunchConflict)
-
-// poolShare is the divisor of an unbudgeted child's share of a pool: an
-// agent child that sets no limit of its own in a pooled dimension reserves
-// its default there, but at most 1/poolShare of the pool's limit (rounded
-// up), and at most what remains; where it has no default (tokens), it
-// reserves that share. So one child without a budget never takes a whole
-// pool: with a pool of 20 turns and 200,000 tokens it reserves 5 turns and
-// 50,000 tokens, and four such children fit. The same holds inside a
-// parent child's reservation.
-const poolShare = 4

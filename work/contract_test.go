@@ -40,57 +40,6 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-func TestPoolReserve(t *testing.T) {
-	for _, tc := range []struct {
-		name              string
-		limit, avail      [3]int64
-		want, eff         [3]int64
-		function          bool
-		wantRun, wantHeld [3]int64
-		short             string
-	}{
-		{"unpooled", [3]int64{}, [3]int64{}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50, 100, 0}, [3]int64{}, ""},
-		{"agent share", [3]int64{20, 0, 200000}, [3]int64{20, 0, 200000}, [3]int64{}, [3]int64{50, 100, 0}, false,
-			[3]int64{5, 100, 50000}, [3]int64{5, 0, 50000}, ""},
-		{"explicit fits", [3]int64{20, 0, 0}, [3]int64{10, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{8, 100, 0}, [3]int64{8, 0, 0}, ""},
-		{"explicit too big", [3]int64{20, 0, 0}, [3]int64{5, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{}, [3]int64{}, work.BudgetTurns},
-		{"nothing remains", [3]int64{0, 10, 0}, [3]int64{0, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50}, [3]int64{}, work.BudgetToolCalls},
-		{"share capped by remaining", [3]int64{20, 0, 0}, [3]int64{2, 0, 0}, [3]int64{}, [3]int64{50, 0, 0}, false, [3]int64{2}, [3]int64{2}, ""},
-		{"function reserves nothing", [3]int64{20, 0, 0}, [3]int64{20, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, true, [3]int64{0, 100, 0}, [3]int64{}, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			run, held, short := work.PoolReserve(tc.limit, tc.avail, tc.want, tc.eff, tc.function)
-			if short != tc.short || (short == "" && (run != tc.wantRun || held != tc.wantHeld)) {
-				t.Fatalf("PoolReserve = %v %v %q, want %v %v %q", run, held, short, tc.wantRun, tc.wantHeld, tc.short)
-			}
-		})
-	}
-}
-
-func TestPoolCharge(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		limit [3]int64
-		spent work.Usage
-		want  [3]int64
-	}{
-		{"known", [3]int64{5, 0, 1000}, work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 100, OutputTokens: 200}, [3]int64{2, 1, 300}},
-		{"unknown usage charges the token limit", [3]int64{5, 0, 1000},
-			work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 300, UnknownUsage: 1}, [3]int64{2, 1, 1000}},
-		{"unknown without token limit", [3]int64{5, 0, 0},
-			work.Usage{Turns: 2, ToolCalls: 1, OutputTokens: 300, UnknownUsage: 2}, [3]int64{2, 1, 300}},
-	} {
-		if got := work.PoolCharge(tc.limit, tc.spent); got != tc.want {
-			t.Errorf("%s: PoolCharge = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-	var b work.Budget
-	b.SetDims([3]int64{1, 2, 3})
-	if b.Dims() != [3]int64{1, 2, 3} {
-		t.Fatal("Dims round trip")
-	}
-}
-
 // launchConflict is the ErrConflict of a reused launch identity, as
 // work/driver finds it.
 var launchConflict, _ = work.DecodeError(work.ErrConflict.Code, contract.LaunchConflict)

@@ -93,9 +93,9 @@ func (s *Supervisor) PoolForTest(o Owner) (PoolState, bool) {
 		lim[i], held[i], used[i] = a.m[i].limit, a.m[i].held.Load(), a.m[i].used.Load()
 	}
 	var p PoolState
-	p.Limit.SetDims(lim)
-	p.Reserved.SetDims(held)
-	p.Spent.SetDims(used)
+	p.Limit.setDims(lim)
+	p.Reserved.setDims(held)
+	p.Spent.setDims(used)
 	return p, true
 }
 

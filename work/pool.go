@@ -17,7 +17,7 @@ type budgets struct {
 // and tokens all of the Work (and foreground calls) it starts may reserve.
 // Each start reserves its child's budget from it: a child's own limits
 // (Spec.Budget) in full; where it sets none, an agent child its default
-// capped at 1/poolShare of the pool and at what remains, a function child
+// capped at 1/contract.PoolShare of the pool and at what remains, a function child
 // nothing (its own children reserve from the pool instead). A start it
 // cannot cover
 // fails with ErrBudgetExhausted before any Work exists; when the child
@@ -47,7 +47,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		a = &account{}
 		s.bud.pools[o.id] = a
 	}
-	for i, v := range b.Dims() {
+	for i, v := range b.dims() {
 		a.m[i].limit, a.pooled[i] = max(v, 0), v > 0
 	}
 	return nil

@@ -87,7 +87,7 @@ func WithRemote(ctx context.Context, r Remote) context.Context {
 	rr.e.rt = rr
 	rr.scope = Owner{id: r.OwnerID + "/" + r.WorkID, depth: max(r.OwnerDepth, 0) + 1}
 	rr.ru.maxDur, rr.ru.fail = r.Budget.MaxDuration, r.FailOnBudget
-	for i, v := range r.Budget.Dims() {
+	for i, v := range r.Budget.dims() {
 		rr.ru.m[i].limit = max(v, 0)
 	}
 	if r.Event != nil {

@@ -1,5 +1,7 @@
 package work
 
+import "github.com/agentwork/agentwork/work/internal/contract"
+
 // EffectiveBudget returns the budget a child started with spec runs with
 // under s, pools aside: its own limits, else the defaults
 // (WithDefaultBudget), clamped to the ceiling (WithBudgetCeiling), and its
@@ -9,12 +11,12 @@ func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
 	if s == nil {
 		s = &Supervisor{} // as the zero Supervisor: no default, no ceiling
 	}
-	eff := s.budget.dims(spec.Budget.Dims())
+	eff := s.budget.dims(spec.Budget.dims())
 	for i := range eff {
 		eff[i] = max(eff[i], 0)
 	}
 	var b Budget
-	b.SetDims(eff)
+	b.setDims(eff)
 	b.MaxDuration = s.budget.duration(&spec)
 	return b
 }
@@ -27,7 +29,7 @@ func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
 // In a pooled dimension (the owner's pool, or a parent child's reservation
 // that is explicit or from a pool), a child that sets its own limit
 // reserves it, refused when it does not fit. A child that sets none
-// reserves, if it is an agent, its default capped at its poolShare of the
+// reserves, if it is an agent, its default capped at its contract.PoolShare of the
 // pool and at what remains (refused when nothing remains); if it is a
 // function (no model requests of its own), nothing: its own children then
 // reserve from the pool as if they were the function's siblings, so that
@@ -48,13 +50,13 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 	}
 	r.parent = parent
 	r.maxDur = s.budget.duration(spec)
-	want := spec.Budget.Dims()
+	want := spec.Budget.dims()
 	eff := s.budget.dims(want)
 	if parent == nil {
 		// No pool and no reservation above it: no dimension is pooled,
-		// and nothing is reserved (PoolReserve's unpooled case).
+		// and nothing is reserved (contract.PoolReserve's unpooled case).
 		for i := range eff {
-			v := unpooled(eff[i])
+			v := contract.Unpooled(eff[i])
 			r.m[i].limit, r.pooled[i] = v, v > 0 && want[i] > 0
 		}
 		return ""
@@ -69,7 +71,7 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 		}
 	}
 	function := spec.Target.Kind == KindFunction
-	eff, held, short := PoolReserve(lim, avail, want, eff, function)
+	eff, held, short := contract.PoolReserve(lim, avail, want, eff, function)
 	if short != "" {
 		return short
 	}
@@ -102,7 +104,7 @@ func (s *Supervisor) settleRunLocked(r *run) {
 	for i := range r.m {
 		limit[i], used[i] = r.m[i].limit, r.m[i].used.Load()
 	}
-	charge := poolCharge(limit, used, r.unknown.Load() > 0)
+	charge := contract.PoolCharge(limit, used, r.unknown.Load() > 0)
 	for i := range r.m {
 		spent := charge[i]
 		if f := r.m[i].from; f != nil {

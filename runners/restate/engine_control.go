@@ -27,5 +27,5 @@ func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.C
 // not spend when it settles; a Work whose attempt was lost is charged its
 // whole reservation.
 func (s *store) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
-	return fromIngress(ctx, (*Engine)(s).in.object(ctx, ownerService, o.ID(), hPool, "", b.Dims(), nil))
+	return fromIngress(ctx, (*Engine)(s).in.object(ctx, ownerService, o.ID(), hPool, "", driver.BudgetDims(b), nil))
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	restate "github.com/restatedev/sdk-go"
+
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 const ownerKey = "o"
@@ -58,7 +60,7 @@ func (g registry) admit(ctx restate.ObjectContext, r admitRequest) (admitReply, 
 	run, rec := s.Admit(r.Admission)
 	restate.Set(ctx, ownerKey, s)
 	in := r.Work
-	in.Budget.SetDims(run)
+	driver.SetBudgetDims(&in.Budget, run)
 	if _, err := restate.Object[restate.Void](ctx, g.ns+"."+controlService, in.ID, hInit).Request(in); err != nil {
 		return admitReply{}, err
 	}

@@ -122,5 +122,5 @@ func (s *store) SetPool(ctx context.Context, o work.Owner, b work.Budget) error 
 	e := (*Engine)(s)
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
-	return timedOut(ctx, fromTemporal(e.updateOwner(rctx, o, updatePool, nil, b.Dims(), "")))
+	return timedOut(ctx, fromTemporal(e.updateOwner(rctx, o, updatePool, nil, driver.BudgetDims(b), "")))
 }

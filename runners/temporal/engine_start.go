@@ -45,7 +45,7 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 		return work.Ref{ID: reply.ID, TargetID: reply.TargetID, Durable: true}, "", "", nil
 	}
 	budget := w.Budget
-	budget.SetDims(reply.Budget)
+	driver.SetBudgetDims(&budget, reply.Budget)
 	attempts := e.cfg.Attempts(spec.Target.Label)
 	in := workInput{ID: w.ID, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: w.TargetID,
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // The registry's pool resolves and settles reservations as the in-process
@@ -62,5 +63,57 @@ func TestPoolSettle(t *testing.T) {
 	p.Settle([3]int64{3, 1, 10}, nil)
 	if p.Held != [3]int64{} || p.Used != [3]int64{5, 3, 150} {
 		t.Fatalf("lost: held %v used %v", p.Held, p.Used)
+	}
+}
+
+// TestPoolReserveRule: the rule of a reservation, dimension by dimension.
+func TestPoolReserveRule(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		limit, avail      [3]int64
+		want, eff         [3]int64
+		function          bool
+		wantRun, wantHeld [3]int64
+		short             string
+	}{
+		{"unpooled", [3]int64{}, [3]int64{}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50, 100, 0}, [3]int64{}, ""},
+		{"agent share", [3]int64{20, 0, 200000}, [3]int64{20, 0, 200000}, [3]int64{}, [3]int64{50, 100, 0}, false,
+			[3]int64{5, 100, 50000}, [3]int64{5, 0, 50000}, ""},
+		{"explicit fits", [3]int64{20, 0, 0}, [3]int64{10, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{8, 100, 0}, [3]int64{8, 0, 0}, ""},
+		{"explicit too big", [3]int64{20, 0, 0}, [3]int64{5, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{}, [3]int64{}, work.BudgetTurns},
+		{"nothing remains", [3]int64{0, 10, 0}, [3]int64{0, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50}, [3]int64{}, work.BudgetToolCalls},
+		{"share capped by remaining", [3]int64{20, 0, 0}, [3]int64{2, 0, 0}, [3]int64{}, [3]int64{50, 0, 0}, false, [3]int64{2}, [3]int64{2}, ""},
+		{"function reserves nothing", [3]int64{20, 0, 0}, [3]int64{20, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, true, [3]int64{0, 100, 0}, [3]int64{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, held, short := contract.PoolReserve(tc.limit, tc.avail, tc.want, tc.eff, tc.function)
+			if short != tc.short || (short == "" && (run != tc.wantRun || held != tc.wantHeld)) {
+				t.Fatalf("PoolReserve = %v %v %q, want %v %v %q", run, held, short, tc.wantRun, tc.wantHeld, tc.short)
+			}
+		})
+	}
+}
+
+func TestPoolCharge(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit [3]int64
+		spent work.Usage
+		want  [3]int64
+	}{
+		{"known", [3]int64{5, 0, 1000}, work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 100, OutputTokens: 200}, [3]int64{2, 1, 300}},
+		{"unknown usage charges the token limit", [3]int64{5, 0, 1000},
+			work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 300, UnknownUsage: 1}, [3]int64{2, 1, 1000}},
+		{"unknown without token limit", [3]int64{5, 0, 0},
+			work.Usage{Turns: 2, ToolCalls: 1, OutputTokens: 300, UnknownUsage: 2}, [3]int64{2, 1, 300}},
+	} {
+		if got := contract.PoolCharge(tc.limit, contract.Dims(tc.spent.Turns, tc.spent.ToolCalls, tc.spent.Tokens()), tc.spent.UnknownUsage > 0); got != tc.want {
+			t.Errorf("%s: PoolCharge = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	var b work.Budget
+	SetBudgetDims(&b, [3]int64{1, 2, 3})
+	if b.MaxTurns != 1 || b.MaxToolCalls != 2 || b.MaxTokens != 3 || BudgetDims(b) != [3]int64{1, 2, 3} {
+		t.Fatalf("BudgetDims round trip: %+v", b)
 	}
 }

@@ -120,7 +120,7 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 	w.Admission = Admission{Record: Record{ID: w.ID, Label: spec.Target.Label, TargetID: w.TargetID,
 		Kind: spec.Target.Kind, Created: w.Created}, MaxOutstanding: p.limits.MaxOutstanding,
 		MaxStarts: p.limits.MaxStarts, Retain: p.limits.RetainTerminal, RetainAge: p.limits.RetainAge,
-		Want: spec.Budget.Dims(), Eff: w.Budget.Dims(), Function: spec.Target.Kind == work.KindFunction,
+		Want: BudgetDims(spec.Budget), Eff: BudgetDims(w.Budget), Function: spec.Target.Kind == work.KindFunction,
 		Launch: key, Digest: digest, Approval: spec.NeedsApproval}
 	ref, reason, budget, err := p.store.Admit(ctx, w)
 	if err != nil {
