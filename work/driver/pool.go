@@ -52,8 +52,12 @@ func (p *Pool) Settle(held [3]int64, spent *work.Usage) {
 // the order of every pool and reservation: a Pool's arrays, and the
 // budget a runner carries to its service as plain data. MaxDuration is
 // not pooled.
-func BudgetDims(b work.Budget) [3]int64 { return contract.Dims(b.MaxTurns, b.MaxToolCalls, b.MaxTokens) }
+func BudgetDims(b work.Budget) [3]int64 {
+	return contract.Dims(b.MaxTurns, b.MaxToolCalls, b.MaxTokens)
+}
 
 // SetBudgetDims sets b's pooled dimensions from d, the inverse of
 // BudgetDims.
-func SetBudgetDims(b *work.Budget, d [3]int64) { b.MaxTurns, b.MaxToolCalls, b.MaxTokens = contract.FromDims(d) }
+func SetBudgetDims(b *work.Budget, d [3]int64) {
+	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = contract.FromDims(d)
+}
