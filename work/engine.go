@@ -86,7 +86,7 @@ import (
 //     from now on); it never waits for the reader (a full buffer drops and
 //     counts). A reader treats a Notice as a wake-up and reads the state
 //     with List or Status. Engines other than the Supervisor build it with
-//     NewSubscription.
+//     work/driver.
 //   - A Spec with NeedsApproval is held queued, out of the dispatch queue
 //     and holding no slot, until it is answered (Pending, Approve, Deny);
 //     Call refuses it (ErrInvalidSpec). o is the launching owner, or

@@ -21,7 +21,7 @@ type Execution struct {
 // childRuntime is the engine's half of an Execution: what runs the child
 // answers for it. A background Work of the Supervisor (its item), a
 // foreground call (Supervisor.Call) and a run of another Engine
-// (WithRemote) implement it. Its methods are safe for concurrent use.
+// (work/driver's WithRemote) implement it. Its methods are safe for concurrent use.
 type childRuntime interface {
 	// workID returns the Work's id, "" for a foreground call.
 	workID() string

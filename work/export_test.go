@@ -1,6 +1,9 @@
 package work
 
 import (
+	"context"
+
+	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/internal/updatelog"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -159,3 +162,18 @@ func (e *Execution) CountModelRequestForTest() { e.countRequest() }
 // CountToolCallForTest adds one to e's ToolCalls progress count without a
 // budget decision (BeginToolCall counts one with each call it allows).
 func (e *Execution) CountToolCallForTest() { e.countTool() }
+
+// NewSubscription is the Subscription work/driver feeds (through package
+// seam), for the tests of its notices.
+var NewSubscription = newSubscription
+
+// WithRemote returns ctx carrying the Execution of remote run r, as
+// work/driver's WithRemote does.
+func WithRemote(ctx context.Context, r seam.Remote) context.Context {
+	ctx, _ = attachRemote(ctx, r)
+	return ctx
+}
+
+// ExhaustedForTest is what work/driver reads of a run's budget (package
+// seam's Exhausted).
+func (e *Execution) ExhaustedForTest() (budget string, refused bool) { return seam.Exhausted(e) }

@@ -6,33 +6,9 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// A child run by another Engine finds an Execution with the Work's id, a
-// scope one level deeper than its owner, its guidance source and no budget.
-func TestWithRemote(t *testing.T) {
-	calls := 0
-	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o",
-		Guidance: func() []string { calls++; return []string{"a", "b"} }})
-	ex, ok := work.ExecutionFrom(ctx)
-	if !ok {
-		t.Fatal("no Execution")
-	}
-	if ex.WorkID() != "w1" || ex.Scope().Depth() != 1 || ex.Scope().ID() != "o/w1" {
-		t.Fatalf("WorkID %q, scope %q at %d", ex.WorkID(), ex.Scope().ID(), ex.Scope().Depth())
-	}
-	if g := ex.Guidance(); len(g) != 2 || g[0] != "a" || calls != 1 {
-		t.Fatalf("Guidance = %q after %d calls", g, calls)
-	}
-	if turn, err := ex.BeginRequest(); err != nil || turn.Final || ex.ToolCallsLeft() != -1 || !ex.BeginToolCall() {
-		t.Fatalf("a remote run has a budget: %+v %v", turn, err)
-	}
-	ctx = work.WithRemote(context.Background(), work.Remote{WorkID: "w2", OwnerID: "o"})
-	if ex, _ := work.ExecutionFrom(ctx); ex.Guidance() != nil {
-		t.Fatal("Guidance without a source returned messages")
-	}
-}
 
 func TestErrorDetail(t *testing.T) {
 	err := work.ErrLimit.Detail("outstanding limit 2 reached")
@@ -59,14 +35,45 @@ func TestNewSubscription(t *testing.T) {
 	}
 }
 
+// Execution.Progress returns the counts so far, for a remote run and for
+// a background Work under the Supervisor.
+func TestExecutionProgress(t *testing.T) {
+	ctx := work.WithRemote(context.Background(), seam.Remote{WorkID: "w1", OwnerID: "o"})
+	ex, _ := work.ExecutionFrom(ctx)
+	ex.ReportProgressForTest(2, 5)
+	ex.CountModelRequestForTest()
+	ex.CountToolCallForTest()
+	ex.CountToolCallForTest()
+	if p := ex.Progress(); p != (work.Progress{Done: 2, Total: 5, ModelRequests: 1, ToolCalls: 2}) {
+		t.Fatalf("remote Progress = %+v", p)
+	}
+	s := work.New()
+	defer s.Close(context.Background())
+	got := make(chan work.Progress, 1)
+	ref, err := s.Start(context.Background(), work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "f", Kind: work.KindFunction},
+		Run: func(ctx context.Context) (string, error) {
+			ex, _ := work.ExecutionFrom(ctx)
+			ex.ReportProgressForTest(3, 4)
+			got <- ex.Progress()
+			return "", nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := <-got; p.Done != 3 || p.Total != 4 {
+		t.Fatalf("Supervisor Progress = %+v", p)
+	}
+	_, _, _ = s.Result(context.Background(), work.NewOwner("p"), ref.ID, work.MaxResultWait)
+}
+
 // A remote run counts its budget at the boundary as under the Supervisor,
 // and its progress there too (a granted request, an allowed tool call),
 // reports the exhaustion and its progress through Remote.Event (progress
 // at most once per ProgressInterval), and tells its Engine what it spent.
 func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	var evs []observe.Event
-	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o", OwnerDepth: 1,
-		Budget: work.Budget{MaxTurns: 2, MaxToolCalls: 1}, Event: func(e observe.Event) { evs = append(evs, e) }})
+	ctx := work.WithRemote(context.Background(), seam.Remote{WorkID: "w1", OwnerID: "o", OwnerDepth: 1,
+		Dims: [3]int64{2, 1, 0}, Event: func(e observe.Event) { evs = append(evs, e) }})
 	ex, _ := work.ExecutionFrom(ctx)
 	if b := ex.BudgetForTest(); b.MaxTurns != 2 || b.MaxToolCalls != 1 {
 		t.Fatalf("Budget = %+v", b)
@@ -86,7 +93,7 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("request after the final one: %v", err)
 	}
-	if b, refused := ex.Exhausted(); b != work.BudgetTurns || !refused {
+	if b, refused := ex.ExhaustedForTest(); b != work.BudgetTurns || !refused {
 		t.Fatalf("Exhausted = %q %v", b, refused)
 	}
 	if u := ex.Usage(); u.Turns != 2 || u.ToolCalls != 1 || u.InputTokens != 20 || u.OutputTokens != 10 {
@@ -119,43 +126,12 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	}
 
 	// FailOnBudget refuses the final request.
-	ctx = work.WithRemote(context.Background(), work.Remote{WorkID: "w2", OwnerID: "o",
-		Budget: work.Budget{MaxTurns: 1}, FailOnBudget: true})
+	ctx = work.WithRemote(context.Background(), seam.Remote{WorkID: "w2", OwnerID: "o",
+		Dims: [3]int64{1, 0, 0}, FailOnBudget: true})
 	ex, _ = work.ExecutionFrom(ctx)
 	_, _ = ex.BeginRequest()
 	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("FailOnBudget: %v", err)
 	}
 	ex.CountModelRequestForTest() // no Event: counted only
-}
-
-// Execution.Progress returns the counts so far, for a remote run and for
-// a background Work under the Supervisor.
-func TestExecutionProgress(t *testing.T) {
-	ctx := work.WithRemote(context.Background(), work.Remote{WorkID: "w1", OwnerID: "o"})
-	ex, _ := work.ExecutionFrom(ctx)
-	ex.ReportProgressForTest(2, 5)
-	ex.CountModelRequestForTest()
-	ex.CountToolCallForTest()
-	ex.CountToolCallForTest()
-	if p := ex.Progress(); p != (work.Progress{Done: 2, Total: 5, ModelRequests: 1, ToolCalls: 2}) {
-		t.Fatalf("remote Progress = %+v", p)
-	}
-	s := work.New()
-	defer s.Close(context.Background())
-	got := make(chan work.Progress, 1)
-	ref, err := s.Start(context.Background(), work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "f", Kind: work.KindFunction},
-		Run: func(ctx context.Context) (string, error) {
-			ex, _ := work.ExecutionFrom(ctx)
-			ex.ReportProgressForTest(3, 4)
-			got <- ex.Progress()
-			return "", nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := <-got; p.Done != 3 || p.Total != 4 {
-		t.Fatalf("Supervisor Progress = %+v", p)
-	}
-	_, _, _ = s.Result(context.Background(), work.NewOwner("p"), ref.ID, work.MaxResultWait)
 }

@@ -30,7 +30,7 @@ type Notice struct {
 }
 
 // Subscription delivers one owner's completion notices. It is safe for
-// concurrent use. One not made by Subscribe or NewSubscription (zero or
+// concurrent use. One not made by an engine's Subscribe (zero or
 // nil) is an ended Subscription: C returns a closed channel and Close does
 // nothing.
 type Subscription struct {
@@ -50,14 +50,13 @@ type Subscription struct {
 // C returns the channel the notices arrive on. It is closed when the
 // Subscription ends.
 func (sub *Subscription) C() <-chan Notice {
-	if sub == nil || sub.ch == nil { // not made by Subscribe or NewSubscription
+	if sub == nil || sub.ch == nil { // no engine made it
 		return closedNotices
 	}
 	return sub.ch
 }
 
-// closedNotices is the channel of a Subscription not made by Subscribe or
-// NewSubscription: closed, so that its reader never waits.
+// closedNotices is the channel of a Subscription no engine made: closed, so that its reader never waits.
 var closedNotices = func() chan Notice {
 	ch := make(chan Notice)
 	close(ch)
@@ -75,7 +74,7 @@ func (sub *Subscription) Dropped() uint64 {
 
 // Close ends the Subscription and closes its channel. It is idempotent.
 func (sub *Subscription) Close() {
-	if sub == nil || sub.ch == nil { // not made by Subscribe or NewSubscription: nothing to close
+	if sub == nil || sub.ch == nil { // no engine made it: nothing to close
 		return
 	}
 	sub.end()

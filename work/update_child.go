@@ -56,7 +56,8 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // encoded payload (valid JSON), key its idempotency key (the tool-call id,
 // or one the child chose), and question asks the supervisor a question.
 // It returns the update's receipt at once, or ErrUpdateRefused whose Class
-// is the reason (UpdateLog.Accept decides, in its order; a Work that is
+// is the reason (the Work's update log decides, in its order, as
+// work/driver's UpdateLog.Accept documents; a Work that is
 // cancel-requested or settling refuses with UpdateRefusedEnding). A
 // refused update is refused before it is accepted and changes nothing;
 // an accepted one is never dropped: it stays readable with Updates until
@@ -72,7 +73,7 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // A foreground call (Supervisor.Call) has no Work to read updates from:
 // its updates are refused with UpdateRefusedNotDeclared (an observe.EventUpdate
 // still reports each), and so are those of a Work whose Spec declares
-// none. Under another Engine (WithRemote) Remote.Update decides.
+// none. Under another Engine (work/driver's WithRemote) its hooks decide.
 func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
 	if e == nil || e.run() == nil {
 		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)

@@ -156,9 +156,6 @@ func TestZeroExecution(t *testing.T) {
 				if g := ex.Guidance(); g != nil {
 					t.Errorf("Guidance() = %v", g)
 				}
-				if b, refused := ex.Exhausted(); b != "" || refused {
-					t.Errorf("Exhausted() = %q %v", b, refused)
-				}
 			})
 		})
 	}

@@ -9,7 +9,7 @@ import (
 
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // TestCancelAtGuidanceStopsRequest: a cancel that reaches the child while
@@ -20,7 +20,7 @@ func TestCancelAtGuidanceStopsRequest(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	drained := 0
-	ctx = work.WithRemote(ctx, work.Remote{WorkID: "0123456789abcdef0123456789abcdef", OwnerID: "coordinator",
+	ctx = driver.WithRemote(ctx, driver.Remote{WorkID: "0123456789abcdef0123456789abcdef", OwnerID: "coordinator",
 		Guidance: func() []string { drained++; cancel(); return nil }})
 	inner := &spy{inner: scripted.New(scripted.Text("sent after the cancel"))}
 	_, err := lc.WrapModel(inner).GenerateContent(ctx, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "go")})

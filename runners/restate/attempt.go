@@ -20,7 +20,7 @@ var (
 
 // attempt runs one attempt of Work in, inside its workflow's journaled
 // step: it claims the attempt on one of the target's slots (claim) and
-// runs the child with a work.Remote Execution. Its error (the claim could
+// runs the child with a driver.Remote Execution. Its error (the claim could
 // not be made, or the step was cut off) makes Restate run the step again.
 func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{}) (attemptResult, error) {
 	t, ok := w.targets[in.Label]
@@ -67,7 +67,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	}
 	stopPoll := w.watch(child, in.ID, pushed, cancelReq, func() work.Progress { return w.running.Progress(a) })
 	defer stopPoll()
-	out, panicked, ex, err := w.running.Run(child, a, w.cfg.Limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.running.Run(child, a, w.cfg.Limits.Observer, driver.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			var r takeReply

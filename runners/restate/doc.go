@@ -66,7 +66,7 @@
 //     (cooperative, as in-process). As a fallback the step also reads the
 //     control object's shared state handler every four poll intervals
 //     (WithPollInterval). Guidance reaches the child through the ingress:
-//     at each model boundary (work.Remote.Guidance) the step takes the
+//     at each model boundary (driver.Remote.Guidance) the step takes the
 //     messages accepted since the last one, and a cancel found there
 //     cancels the context before the boundary's request goes out.
 //   - Every service sets its inactivity and abort timeouts above the
@@ -75,7 +75,7 @@
 //     that Restate never aborts and replays a long child.
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
 //     travels in the workflow's input and is counted at the child's
-//     boundary by work.Remote, as the Temporal runner does.
+//     boundary by driver.Remote, as the Temporal runner does.
 //
 // # Work that waits
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// reportUpdate is the attempt's work.Remote.Update: the Work's control
+// reportUpdate is the attempt's driver.Remote.Update: the Work's control
 // object decides (and reports the decision); what it cannot be asked
 // (no updates declared, the call failed) is refused here, with its event.
 func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
@@ -31,7 +31,7 @@ func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, quest
 	})
 }
 
-// awaitAnswer is the attempt's work.Remote.AwaitAnswer: it reads the
+// awaitAnswer is the attempt's driver.Remote.AwaitAnswer: it reads the
 // Work's open questions every poll interval until guidance answered them
 // (true), their deadline passed (false; the control object closes them),
 // the Work ended or ctx is done.

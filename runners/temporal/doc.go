@@ -61,7 +61,7 @@
 //     refused or repeated, or when its TTL runs out.
 //   - A Work's budget (Spec.Budget with the defaults and ceiling applied)
 //     travels in its input; the worker counts it at the child's boundary
-//     (work.Remote) and reports progress, budget and usage events to its
+//     (driver.Remote) and reports progress, budget and usage events to its
 //     Observer. An owner's pool (Engine.SetPool) lives in its registry:
 //     admission reserves from it, settlement refunds what was not spent.
 //   - One registry workflow per owner (agentwork.Owner) holds the owner's

@@ -258,7 +258,7 @@ func (w *Worker) run(ctx context.Context, in runInput) (runOutcome, error) {
 	// travel in the outcome, and the Work's workflow reports them, on the
 	// Work's span, before its terminal event.
 	var seen sendsSeen // the attempt's boundaries, one at a time
-	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.Limits.Observer, work.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
+	out, panicked, ex, err := w.slots.Run(child, slot, w.cfg.Limits.Observer, driver.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
 		Guidance: func() []string {
 			heartbeat()

@@ -9,7 +9,7 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// The attempt's side of children that talk back: the work.Remote hooks
+// The attempt's side of children that talk back: the driver.Remote hooks
 // that send a child's updates to its Work's workflow (which decides on
 // them) and hold the wait of its questions.
 

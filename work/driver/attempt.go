@@ -67,7 +67,7 @@ type Outcome struct {
 func Classify(child context.Context, cancelled bool, maxResultBytes int, out string, err error, panicked bool, ex *work.Execution) Outcome {
 	o := Outcome{Usage: ex.Usage(), Progress: ex.Progress()}
 	var refused bool
-	o.Budget, refused = ex.Exhausted()
+	o.Budget, refused = exhausted(ex)
 	switch {
 	case panicked:
 		o.Class = work.ClassPanic

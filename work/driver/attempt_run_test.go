@@ -24,7 +24,7 @@ func TestSlotsRun(t *testing.T) {
 	}
 	callerEvents := 0
 	var leaked context.Context
-	out, panicked, ex, err := s.Run(context.Background(), a, rec, work.Remote{WorkID: "w1", OwnerID: "o",
+	out, panicked, ex, err := s.Run(context.Background(), a, rec, Remote{WorkID: "w1", OwnerID: "o",
 		Event: func(observe.Event) { callerEvents++ }},
 		func(ctx context.Context, in string) (string, error) {
 			work.ReportProgress(ctx, 2, 5)
@@ -63,7 +63,7 @@ func TestSlotsRun(t *testing.T) {
 	// no throttle holds it back): the counts change, no event goes out.
 	c := &Attempt{ID: "w3", Label: "echo", Kind: work.KindFunction}
 	defer s.Add(c)()
-	s.Run(context.Background(), c, rec, work.Remote{WorkID: "w3"}, func(ctx context.Context, _ string) (string, error) {
+	s.Run(context.Background(), c, rec, Remote{WorkID: "w3"}, func(ctx context.Context, _ string) (string, error) {
 		leaked = ctx
 		return "", nil
 	}, "")
@@ -77,7 +77,7 @@ func TestSlotsRun(t *testing.T) {
 
 	b := &Attempt{ID: "w2", Label: "echo", Kind: work.KindAgent}
 	defer s.Add(b)()
-	out, panicked, _, err = s.Run(context.Background(), b, rec, work.Remote{WorkID: "w2"},
+	out, panicked, _, err = s.Run(context.Background(), b, rec, Remote{WorkID: "w2"},
 		func(context.Context, string) (string, error) { panic("child") }, "")
 	if out != "" || err != nil || !panicked {
 		t.Fatalf("Run of a panicking child = %q, %v, %v; want panicked", out, err, panicked)

@@ -5,7 +5,7 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// ReportUpdates returns the work.Remote.Update of an attempt of Work a,
+// ReportUpdates returns the Remote.Update of an attempt of Work a,
 // reporting to obs. A Work whose Spec declares no updates (declared
 // false) refuses each with work.UpdateRefusedNotDeclared, without a call.
 // Every other update goes to report, the runner's call to the Work's own

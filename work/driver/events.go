@@ -38,7 +38,7 @@ func WithLaunchTarget(ctx context.Context, agentID, provider string) context.Con
 	return observe.WithTargetInfo(ctx, observe.TargetInfo{AgentID: agentID, Provider: provider})
 }
 
-// progressGate returns the work.Remote.Event of an attempt of a Work of
+// progressGate returns the Remote.Event of an attempt of a Work of
 // target label and kind: it reports the child's progress events to obs
 // until end is called (none after the child returned); other events are
 // the Work's workflow's to report.
@@ -54,7 +54,7 @@ func progressGate(obs observe.Observer, label string, kind work.Kind) (emit func
 
 // UpdateRefused reports an update a child's attempt refused itself
 // (reason, a work.UpdateRefused* class; never the value) and returns the
-// refusal as work.Remote.Update answers it. obs nil reports nothing.
+// refusal as Remote.Update answers it. obs nil reports nothing.
 func UpdateRefused(obs observe.Observer, a Attempt, bytes int, question bool, reason string) (work.UpdateReceipt, string) {
 	if obs == nil {
 		return work.UpdateReceipt{}, reason

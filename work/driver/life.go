@@ -121,7 +121,7 @@ func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval
 		}
 	}
 	pctx, stop := context.WithCancel(context.Background())
-	sub, publish, closeFn := work.NewSubscription(buffer, stop)
+	sub, publish, closeFn := newSubscription(buffer, stop)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

@@ -1,0 +1,44 @@
+// Package seam carries what package work gives work/driver without
+// exporting it to applications: a child run that another engine executes
+// (Remote, Attach, Exhausted) and a Subscription another engine feeds
+// (NewSubscription). Package work sets the functions as it initialises
+// (work/driver imports work, so they are set before the driver can call
+// them); their arguments and results are plain values, or work's own
+// types passed as any, which work/driver asserts back.
+package seam
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
+)
+
+// Remote is work/driver's Remote as plain values: the budget as its
+// pooled dimensions (in the order of work/internal/contract.Dims) and
+// MaxDuration, an update's receipt as its fields.
+type Remote struct {
+	WorkID       string
+	OwnerID      string
+	OwnerDepth   int
+	Guidance     func() []string
+	Dims         [3]int64
+	MaxDuration  time.Duration
+	FailOnBudget bool
+	Event        func(observe.Event)
+	Update       func(key string, value []byte, question bool) (seq int, duplicate bool, reason string)
+	AwaitAnswer  func(ctx context.Context) bool
+}
+
+var (
+	// Attach returns ctx carrying a work.Execution for r, and that
+	// Execution (a *work.Execution).
+	Attach func(ctx context.Context, r Remote) (context.Context, any)
+	// Exhausted returns the budget that ran out in the run of ex (a
+	// *work.Execution; "" while none has) and whether its boundary
+	// refused a request.
+	Exhausted func(ex any) (budget string, refused bool)
+	// NewSubscription returns a *work.Subscription that another engine
+	// feeds, its publish (a func(work.Notice)) and its close.
+	NewSubscription func(buffer int, onClose func()) (sub, publish any, closeFn func())
+)
