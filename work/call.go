@@ -178,7 +178,7 @@ func (c *callExec) runEvent(ev observe.Event) {
 // is no Work to read it from); an observe.EventUpdate still reports it.
 func (c *callExec) reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
 	c.run.report(observe.Event{Type: observe.EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
-	return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
+	return UpdateReceipt{}, updateRefusal(UpdateRefusedNotDeclared)
 }
 
 // foreground is a foreground call in progress, for Close.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/internal/seam"
 )
 
 // This file is the contract logic every Engine needs, written once: the
@@ -118,15 +119,20 @@ func usageDims(u Usage) [numDims]int64 { return contract.Dims(u.Turns, u.ToolCal
 // not name). errors.Unwrap (and errors.Is, errors.As) reach the cause.
 var ErrUnavailable = newError("unavailable", "engine unavailable")
 
-// DecodeError returns the error an engine reported as code and message
-// (an *Error's Code and Error(), carried across a process boundary):
-// the error of this package with that Code (any of them, ErrNotFound to
-// ErrUnavailable), with message kept when message is that error's, with a
-// detail (Detail), or another message this package gives that code. The
-// message must be one a *Error produced: it is not checked for caller
-// content. A message longer than 1 KiB is not read: the
-// error is that code's base error. false for an unknown code.
-func DecodeError(code, message string) (*Error, bool) {
+// work/driver decodes an engine's errors (DecodeError) and builds an
+// update's refusal (UpdateRefusal) with this package's own.
+func init() {
+	seam.DecodeError = func(code, message string) (error, bool) {
+		if e, ok := decodeError(code, message); ok {
+			return e, true
+		}
+		return nil, false
+	}
+	seam.UpdateRefusal = func(reason string) error { return updateRefusal(reason) }
+}
+
+// decodeError is work/driver's DecodeError (which documents it).
+func decodeError(code, message string) (*Error, bool) {
 	base, ok := errorCodes[code]
 	if !ok {
 		return nil, false
@@ -145,7 +151,7 @@ func DecodeError(code, message string) (*Error, bool) {
 	return base, true
 }
 
-// maxErrorMessage is the longest error message DecodeError reads (the
+// maxErrorMessage is the longest error message decodeError reads (the
 // package's own messages are far shorter): a longer one, however it came
 // to be, is not carried into the decoded error.
 const maxErrorMessage = 1024

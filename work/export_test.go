@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 
+	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/internal/updatelog"
 	"github.com/agentwork/agentwork/work/observe"
@@ -177,3 +178,16 @@ func WithRemote(ctx context.Context, r seam.Remote) context.Context {
 // ExhaustedForTest is what work/driver reads of a run's budget (package
 // seam's Exhausted).
 func (e *Execution) ExhaustedForTest() (budget string, refused bool) { return seam.Exhausted(e) }
+
+// Limits and ResolveLimits are work/driver's, for the tests of the
+// options' meanings.
+type Limits = limit.Limits
+
+func ResolveLimits(opts ...Option) (Limits, error) { return seam.ResolveLimits(opts) }
+
+// DecodeError and UpdateRefusal are work/driver's (through package
+// seam), for the tests of the errors' codes.
+var (
+	DecodeError   = decodeError
+	UpdateRefusal = updateRefusal
+)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work/internal/limit"
+	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -212,38 +213,9 @@ func WithCommandRecords(n int) Option {
 	})
 }
 
-// Limits is an engine's effective configuration, for reporting and for
-// the durable engines, which take work's options (ResolveLimits).
-type Limits struct {
-	MaxRunning     int
-	MaxOutstanding int
-	MaxStarts      int
-	MaxDepth       int
-	MaxDuration    time.Duration
-	MaxResultBytes int
-	RetainTerminal int
-	RetainAge      time.Duration
-
-	MaxMessageBytes        int
-	MaxQueuedGuidance      int
-	MaxQueuedGuidanceBytes int
-	MaxCommandRecords      int
-
-	// Observer is WithObserver's (observe.NopObserver when none was given).
-	Observer observe.Observer
-
-	// The deployment view: WithDeploymentGauges sets ExportDeployment
-	// and DeploymentTargets; SnapshotInterval and StatusRows are
-	// WithSnapshotInterval's and WithStatusRows'.
-	ExportDeployment  bool
-	DeploymentTargets []string
-	SnapshotInterval  time.Duration
-	StatusRows        int
-}
-
 // limits returns c's limits.
-func (c *config) limits() Limits {
-	return Limits{MaxRunning: c.maxRunning, MaxOutstanding: c.maxOutstanding, MaxStarts: c.maxStarts,
+func (c *config) limits() limit.Limits {
+	return limit.Limits{MaxRunning: c.maxRunning, MaxOutstanding: c.maxOutstanding, MaxStarts: c.maxStarts,
 		MaxDepth: c.maxDepth, MaxDuration: c.budget.def.MaxDuration, MaxResultBytes: c.maxResultBytes,
 		RetainTerminal: c.retainTerminal, RetainAge: c.retainAge,
 		MaxMessageBytes: c.maxMessageBytes, MaxQueuedGuidance: c.maxQueued,
@@ -257,21 +229,19 @@ func (c *config) limits() Limits {
 // (WithShutdownGrace), its budget configuration (WithDefaultBudget,
 // WithBudgetCeiling) and the first invalid option's error, which every
 // Start, Call and SetPool returns (nil when every option is valid).
-func resolveOptions(opts []Option) (l Limits, clock Clock, grace time.Duration, budget budgetConfig, err error) {
+func resolveOptions(opts []Option) (l limit.Limits, clock Clock, grace time.Duration, budget budgetConfig, err error) {
 	c := newConfig(opts)
 	return c.limits(), c.clock, c.shutdownGrace, c.budget, c.err
 }
 
-// ResolveLimits returns the limits of a Supervisor made by New(opts...)
-// and the error its Start, Call and SetPool would return for an invalid
-// option (ErrInvalidLimit, ErrInvalidBudget; nil when every option is
-// valid). It is how an Engine that runs Work elsewhere (the durable
-// runners) gives every value of these options the Supervisor's meaning.
-// Options other than the limit, budget, deployment-view and observer
-// options do not change the result. MaxDuration is the default per-Work deadline (0: none).
-func ResolveLimits(opts ...Option) (Limits, error) {
-	c := newConfig(opts)
-	return c.limits(), c.err
+// The durable engines take work's options (work/driver's ResolveLimits),
+// so that every value of them has the Supervisor's meaning.
+func init() {
+	seam.ResolveLimits = func(opts any) (limit.Limits, error) {
+		os, _ := opts.([]Option)
+		c := newConfig(os)
+		return c.limits(), c.err
+	}
 }
 
 // recordErr keeps the first configuration problem an option found.

@@ -88,7 +88,7 @@ func (r *remoteRun) reportUpdate(key string, value []byte, question bool) (Updat
 	}
 	r.ru.report(observe.Event{Type: observe.EventUpdate, Seq: rec.Seq, Bytes: len(value), Question: question, ErrorClass: reason})
 	if reason != "" {
-		return UpdateReceipt{}, UpdateRefusal(reason)
+		return UpdateReceipt{}, updateRefusal(reason)
 	}
 	if question {
 		r.mu.Lock()

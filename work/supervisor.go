@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -42,7 +43,7 @@ type Supervisor struct {
 	// (WithShutdownGrace), the budget configuration and the first invalid
 	// option's error, which every Start, Call and SetPool returns
 	// (guard.go).
-	lim      Limits
+	lim      limit.Limits
 	clock    Clock
 	observer observe.Observer
 	grace    time.Duration

@@ -15,7 +15,7 @@ var ErrUpdateRefused = newError("update_refused", "update refused")
 var ErrUnanswered = newError("unanswered", "the question was not answered in time")
 
 // updateRefusals are ErrUpdateRefused by reason, registered so that
-// DecodeError restores the reason (Class) from the message.
+// work/driver's DecodeError restores the reason (Class) from the message.
 var updateRefusals = func() map[string]*Error {
 	m := make(map[string]*Error)
 	for _, r := range []string{UpdateRefusedNotDeclared, UpdateRefusedCount, UpdateRefusedBytes,
@@ -27,10 +27,10 @@ var updateRefusals = func() map[string]*Error {
 	return m
 }()
 
-// UpdateRefusal returns the ErrUpdateRefused of reason (an UpdateRefused*
+// updateRefusal returns the ErrUpdateRefused of reason (an UpdateRefused*
 // constant; Class is reason), for an Engine that reports a refusal its
 // UpdateLog decided.
-func UpdateRefusal(reason string) *Error {
+func updateRefusal(reason string) *Error {
 	if e := updateRefusals[reason]; e != nil {
 		return e
 	}
@@ -76,7 +76,7 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // none. Under another Engine (work/driver's WithRemote) its hooks decide.
 func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
 	if e == nil || e.run() == nil {
-		return UpdateReceipt{}, UpdateRefusal(UpdateRefusedNotDeclared)
+		return UpdateReceipt{}, updateRefusal(UpdateRefusedNotDeclared)
 	}
 	return e.rt.reportUpdate(key, value, question)
 }

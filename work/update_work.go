@@ -101,7 +101,7 @@ func (it *item) reportUpdate(key string, value []byte, question bool) (UpdateRec
 		// ended (its terminal event was the last).
 		s.mu.Unlock()
 		if reason != "" {
-			return UpdateReceipt{}, UpdateRefusal(reason)
+			return UpdateReceipt{}, updateRefusal(reason)
 		}
 		return rec, nil
 	}
@@ -114,7 +114,7 @@ func (it *item) reportUpdate(key string, value []byte, question bool) (UpdateRec
 	}
 	s.unlockAndEmit(&em)
 	if reason != "" {
-		return UpdateReceipt{}, UpdateRefusal(reason)
+		return UpdateReceipt{}, updateRefusal(reason)
 	}
 	return rec, nil
 }

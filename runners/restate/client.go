@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // ingress calls the runner's handlers through Restate's HTTP ingress.
@@ -122,7 +123,7 @@ func decodeErr(code, msg string) error {
 	if code == "" {
 		return nil
 	}
-	if e, ok := work.DecodeError(code, msg); ok {
+	if e, ok := driver.DecodeError(code, msg); ok {
 		return e
 	}
 	return work.ErrUnavailable.Detail("an unknown refusal")

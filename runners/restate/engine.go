@@ -105,7 +105,7 @@ func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) 
 }
 
 // Admissible returns the first invalid limit or budget option's error
-// (work.ResolveLimits' check). An Engine with no ingress is unusable
+// (driver.ResolveLimits' check). An Engine with no ingress is unusable
 // (driver.Config.Unusable): every call it would make to Restate answers
 // work.ErrUnavailable instead.
 func (s *store) Admissible() error { return s.cfg.Err }

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // trustBase is a test's own namespace on the shared server and its
@@ -703,7 +704,7 @@ func TestSealedMailboxBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-started
-	lim, err := work.ResolveLimits() // the defaults
+	lim, err := driver.ResolveLimits() // the defaults
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // workErr is e as an update's failure; details (content-free, such as a
@@ -28,7 +29,7 @@ func fromTemporal(err error) error {
 	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) && strings.HasPrefix(app.Type(), errTypePrefix) {
-		if we, ok := work.DecodeError(strings.TrimPrefix(app.Type(), errTypePrefix), app.Message()); ok {
+		if we, ok := driver.DecodeError(strings.TrimPrefix(app.Type(), errTypePrefix), app.Message()); ok {
 			return we
 		}
 	}

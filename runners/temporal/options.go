@@ -26,7 +26,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	// Common holds work's options (WithOptions), interpreted by
-	// work.ResolveLimits into Limits and Err so that every value means
+	// driver.ResolveLimits into Limits and Err so that every value means
 	// here what it means to the in-process Supervisor (newConfig then
 	// lowers the result bound to maxResultPayload), and the options this
 	// runner shares by name with the others.
@@ -135,7 +135,7 @@ func WithPollInterval(d time.Duration) Option { return shared((*driver.Common).S
 // WithBudgetCeiling), the deployment view's (work.WithDeploymentGauges,
 // WithSnapshotInterval, WithStatusRows) and the Observer
 // (work.WithObserver), with the same meaning of every value, 0 and
-// negative included: work.ResolveLimits interprets them, in the order
+// negative included: driver.ResolveLimits interprets them, in the order
 // given across every WithOptions. An invalid value makes every Start,
 // Call and SetPool of the Engine, and NewWorker, fail with its error
 // (work.ErrInvalidLimit, work.ErrInvalidBudget). work's other options

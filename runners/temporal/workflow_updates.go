@@ -86,7 +86,7 @@ func (w *workRun) validateReport(r driver.UpdateReport) error {
 		if w.State.Terminal() {
 			return workErr(work.ErrTerminal) // ending, with no event after the terminal one
 		}
-		return workErr(work.UpdateRefusal(reason))
+		return workErr(driver.UpdateRefusal(reason))
 	}
 	return nil
 }

@@ -18,9 +18,9 @@ import (
 // runner's Engine and its NewWorker return).
 type Common struct {
 	// Work are work's options in the order given; Resolve interprets them
-	// with work.ResolveLimits into Limits.
+	// with ResolveLimits into Limits.
 	Work   []work.Option
-	Limits work.Limits
+	Limits Limits
 	// Err is the first invalid option: a setter's, else Resolve's
 	// (work.ErrInvalidLimit, work.ErrInvalidBudget).
 	Err error
@@ -91,7 +91,7 @@ func (c *Common) AddWork(opts ...work.Option) { c.Work = append(c.Work, opts...)
 // recorded one first. Call it once, after every option has applied.
 func (c *Common) Resolve() {
 	var err error
-	c.Limits, err = work.ResolveLimits(c.Work...)
+	c.Limits, err = ResolveLimits(c.Work...)
 	if c.Err == nil {
 		c.Err = err
 	}

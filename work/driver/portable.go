@@ -69,7 +69,7 @@ type Portable struct {
 	events observe.Observer // the Observer the engine reports to (Observer returns it)
 	poll   time.Duration    // how often a Subscription reads the registry
 	life   Life             // the Subscriptions, the deployment watch, closed
-	limits work.Limits      // the engine's limits (work.ResolveLimits)
+	limits Limits      // the engine's limits (ResolveLimits)
 	// local is the in-process Supervisor that runs the engine's
 	// foreground calls (work.Engine.Call).
 	local *work.Supervisor
@@ -87,7 +87,7 @@ type Config struct {
 	// The foreground calls run on an in-process Supervisor made with
 	// them, its output bound set to Limits'.
 	Options []work.Option
-	Limits  work.Limits
+	Limits  Limits
 	// PollInterval is how often a Subscription reads the registry.
 	PollInterval time.Duration
 	// Read makes the deployment view: Snapshot returns Read's answer,

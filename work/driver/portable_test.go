@@ -179,7 +179,7 @@ func newPortable(t *testing.T, s Store, opts ...work.Option) (*Portable, *engine
 	t.Helper()
 	rec := &enginetest.Recorder{}
 	opts = append([]work.Option{work.WithObserver(rec)}, opts...)
-	limits, err := work.ResolveLimits(opts...)
+	limits, err := ResolveLimits(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

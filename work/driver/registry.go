@@ -75,7 +75,7 @@ type Decision struct {
 // launchConflict is the ErrConflict of a launch identity reused with
 // another target or input: work's own error of that message
 // (contract.LaunchConflict), not a detail of ErrConflict.
-var launchConflict, _ = work.DecodeError(work.ErrConflict.Code, contract.LaunchConflict)
+var launchConflict, _ = DecodeError(work.ErrConflict.Code, contract.LaunchConflict)
 
 // Decide decides a as work.Supervisor does, after the one check of its
 // own (a Work id it holds is Again): a repeated launch identity

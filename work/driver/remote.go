@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -102,3 +103,16 @@ func newSubscription(buffer int, onClose func()) (sub *work.Subscription, publis
 	s, p, closeFn := seam.NewSubscription(buffer, onClose)
 	return s.(*work.Subscription), p.(func(work.Notice)), closeFn
 }
+
+// Limits is an engine's effective configuration as work's options set it
+// (ResolveLimits): the same values the in-process engine runs with.
+type Limits = limit.Limits
+
+// ResolveLimits returns the limits of an in-process engine made with
+// opts, and the error its Start, Call and SetPool would return for an
+// invalid option (work.ErrInvalidLimit, work.ErrInvalidBudget; nil when
+// every option is valid). It is how an engine that runs Work elsewhere
+// gives every value of these options the in-process meaning. Options
+// other than the limit, budget, deployment-view and observer options do
+// not change the result.
+func ResolveLimits(opts ...work.Option) (Limits, error) { return seam.ResolveLimits(opts) }

@@ -16,7 +16,7 @@ import (
 // closes. A method added later is called too.
 func TestUnusablePortable(t *testing.T) {
 	down := work.ErrUnavailable.Detail("no client")
-	limits, err := work.ResolveLimits()
+	limits, err := ResolveLimits()
 	if err != nil {
 		t.Fatal(err)
 	}

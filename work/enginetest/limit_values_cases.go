@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/limit"
+	"github.com/agentwork/agentwork/work/internal/seam"
 )
 
 // specResultBytes: a Spec's own output bound (Spec.MaxResultBytes) holds
@@ -131,10 +133,10 @@ func (s *suite) limitValues(t *testing.T) {
 
 // workDefaults returns work's limits with no option given: what 0 means for
 // each limit whose 0 is its default.
-func workDefaults() work.Limits {
-	l, err := work.ResolveLimits()
+func workDefaults() limit.Limits {
+	l, err := seam.ResolveLimits([]work.Option(nil))
 	if err != nil {
-		panic("work.ResolveLimits() with no option: " + err.Error())
+		panic("work's limits with no option: " + err.Error())
 	}
 	return l
 }

@@ -164,7 +164,7 @@ func LimitDetail(limit, n int) string {
 
 // LaunchConflict is the message of the ErrConflict of a launch identity
 // (Spec.CallID) reused with another target or input: an error of its own
-// (work.DecodeError finds it by this message), not a detail.
+// (work/driver's DecodeError finds it by this message), not a detail.
 const LaunchConflict = "the tool-call id was already used to launch other work (another target or input)"
 
 // The defaults of a job's Backoff: 1 s doubling to 30 s (the seed's).

@@ -1,9 +1,10 @@
 // Package seam carries what package work gives work/driver without
 // exporting it to applications: a child run that another engine executes
-// (Remote, Attach, Exhausted) and a Subscription another engine feeds
-// (NewSubscription). Package work sets the functions as it initialises
-// (work/driver imports work, so they are set before the driver can call
-// them); their arguments and results are plain values, or work's own
+// (Remote, Attach, Exhausted), a Subscription another engine feeds
+// (NewSubscription), the limits work's options set (ResolveLimits) and
+// work's errors from their codes (DecodeError, UpdateRefusal).
+// Package work sets the functions as it initialises (work/driver imports
+// work, so they are set before the driver can call them); their arguments and results are plain values, or work's own
 // types passed as any, which work/driver asserts back.
 package seam
 
@@ -11,6 +12,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -41,4 +43,13 @@ var (
 	// NewSubscription returns a *work.Subscription that another engine
 	// feeds, its publish (a func(work.Notice)) and its close.
 	NewSubscription func(buffer int, onClose func()) (sub, publish any, closeFn func())
+	// ResolveLimits returns the limits opts (a []work.Option) set and the
+	// error of the first invalid one.
+	ResolveLimits func(opts any) (limit.Limits, error)
+	// DecodeError returns the *work.Error of code and message (as error),
+	// false for an unknown code.
+	DecodeError func(code, message string) (error, bool)
+	// UpdateRefusal returns the *work.Error of an update refused for
+	// reason (as error).
+	UpdateRefusal func(reason string) error
 )
