@@ -69,7 +69,7 @@ type Portable struct {
 	events observe.Observer // the Observer the engine reports to (Observer returns it)
 	poll   time.Duration    // how often a Subscription reads the registry
 	life   Life             // the Subscriptions, the deployment watch, closed
-	limits Limits      // the engine's limits (ResolveLimits)
+	limits Limits           // the engine's limits (ResolveLimits)
 	// local is the in-process Supervisor that runs the engine's
 	// foreground calls (work.Engine.Call).
 	local *work.Supervisor
