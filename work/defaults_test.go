@@ -59,7 +59,7 @@ func TestPollFailedClass(t *testing.T) {
 		"Quota": work.ClassError, "9lives": work.ClassError, "_x": work.ClassError, "a-b": work.ClassError,
 		"a b": work.ClassError, "job 1234 failed": work.ClassError, "é": work.ClassError,
 	} {
-		if got := (work.Poll{State: work.PollFailed, Class: class}).FailedClass(); got != want {
+		if got := work.PollClassForTest(class); got != want {
 			t.Errorf("FailedClass(%q) = %q, want %q", class, got, want)
 		}
 	}

@@ -3,6 +3,7 @@ package work
 import (
 	"context"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/internal/updatelog"
@@ -191,3 +192,13 @@ var (
 	DecodeError   = decodeError
 	UpdateRefusal = updateRefusal
 )
+
+// MaxLaunchRecords is the launch identities an owner's engine remembers.
+const MaxLaunchRecords = contract.MaxLaunches
+
+// PollClassForTest is the class a failed poll of class ends its Work with.
+func PollClassForTest(class string) string { return contract.PollClass(class, ClassError) }
+
+// EffectiveBudget is the budget work/driver resolves for a durable child
+// (package seam's EffectiveBudget).
+func (s *Supervisor) EffectiveBudget(spec Spec) Budget { return seam.EffectiveBudget(s, &spec).(Budget) }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -198,7 +199,7 @@ func callAwait(ctx context.Context, j *Job, h []byte) (p Poll, err error, panick
 
 // Poll.Class, when it is not one of this package's classes, is kept as a
 // class of its own: a process-wide table of at most maxJobClasses names,
-// each a class name (Poll.FailedClass). Any other class, and any class
+// each a class name (Poll.Class). Any other class, and any class
 // beyond the table's room, is ClassError.
 const (
 	jobClassBase  = 128 // termClass values from here name jobClasses entries
@@ -211,9 +212,9 @@ var jobClasses struct {
 }
 
 // jobClass returns the termClass of failed poll p's class
-// (Poll.FailedClass).
+// (Poll.Class documents the rule).
 func jobClass(p Poll) termClass {
-	class := p.FailedClass()
+	class := contract.PollClass(p.Class, ClassError)
 	if c := classOf(class); c != classNone {
 		return c
 	}

@@ -3,14 +3,9 @@ package work
 import (
 	"container/list"
 	"crypto/sha256"
-)
 
-// MaxLaunchRecords bounds the launch identities an owner's Supervisor
-// remembers (Spec.CallID); beyond it the oldest is forgotten, and a replay
-// of a forgotten identity starts new Work. Only a SHA-256 digest of each
-// identity is kept, never the identity itself, so a record's size does not
-// depend on what the model wrote.
-const MaxLaunchRecords = 256
+	"github.com/agentwork/agentwork/work/internal/contract"
+)
 
 // launchRecord remembers one launch identity: its target, a digest of its
 // input and the Ref it got. It never holds the input.
@@ -59,7 +54,7 @@ func recordLaunchLocked(os *ownerState, spec *Spec, ref Ref) *launchRecord {
 	if lr.byID == nil {
 		lr.byID = make(map[[sha256.Size]byte]*launchRecord)
 	}
-	for lr.order.Len() >= MaxLaunchRecords {
+	for lr.order.Len() >= contract.MaxLaunches {
 		delete(lr.byID, lr.order.Remove(lr.order.Front()).([sha256.Size]byte))
 	}
 	key := sha256.Sum256([]byte(spec.CallID))

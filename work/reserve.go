@@ -1,13 +1,28 @@
 package work
 
-import "github.com/agentwork/agentwork/work/internal/contract"
+import (
+	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/internal/seam"
+)
 
-// EffectiveBudget returns the budget a child started with spec runs with
+// work/driver resolves a durable child's budget as the Supervisor does
+// (package seam's EffectiveBudget).
+func init() {
+	seam.EffectiveBudget = func(sup any, spec any) any {
+		s, _ := sup.(*Supervisor)
+		sp, _ := spec.(*Spec)
+		if sp == nil {
+			return Budget{}
+		}
+		return s.effectiveBudget(*sp)
+	}
+}
+
+// effectiveBudget returns the budget a child started with spec runs with
 // under s, pools aside: its own limits, else the defaults
 // (WithDefaultBudget), clamped to the ceiling (WithBudgetCeiling), and its
-// deadline. An Engine that runs children elsewhere resolves budgets with
-// it, as the Supervisor does.
-func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
+// deadline.
+func (s *Supervisor) effectiveBudget(spec Spec) Budget {
 	if s == nil {
 		s = &Supervisor{} // as the zero Supervisor: no default, no ceiling
 	}

@@ -48,7 +48,10 @@ type Spec struct {
 	// CallID is the launch's identity (the model's tool-call id), or "".
 	// Start with a CallID the owner already launched with returns the
 	// same Ref and starts nothing when Target.Label and InputDigest match,
-	// and fails with ErrConflict when they do not (see MaxLaunchRecords).
+	// and fails with ErrConflict when they do not. An owner's engine
+	// remembers its 256 newest launch identities, as a SHA-256 digest of
+	// each (never the identity); a replay of an older one starts new
+	// Work.
 	CallID string
 	// InputDigest is a digest of the child's input (SHA-256), compared
 	// for a repeated CallID. The engine keeps only the digest.

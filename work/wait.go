@@ -96,29 +96,15 @@ type Poll struct {
 	// Output is the job's output, for PollDone. It is child output: it
 	// reaches the application and the model only, never telemetry.
 	Output string
-	// Class is a low-cardinality failure class for PollFailed (ClassError
-	// when ""). Never error text.
+	// Class is a low-cardinality failure class for PollFailed: the
+	// Work's class when it is a class name (1 to 32 bytes of lower-case
+	// letters, digits and '_', starting with a letter), else ClassError,
+	// on every engine. Never error text or an id: anything else never
+	// becomes a class.
 	Class string
 	// Progress reports that the job advanced since the last poll: the
 	// next delay starts again at Backoff.Initial.
 	Progress bool
-}
-
-// FailedClass is the class a failed poll ends its Work with, on every
-// engine: Class when it is a class name (1 to 32 bytes of lower-case
-// letters, digits and '_', starting with a letter), else ClassError. A
-// class never carries text or an id: anything else never becomes one.
-func (p Poll) FailedClass() string {
-	c := p.Class
-	if len(c) == 0 || len(c) > 32 || c[0] < 'a' || c[0] > 'z' {
-		return ClassError
-	}
-	for i := 0; i < len(c); i++ {
-		if b := c[i]; (b < 'a' || b > 'z') && (b < '0' || b > '9') && b != '_' {
-			return ClassError
-		}
-	}
-	return c
 }
 
 // The classes of Work that waited for an approval that did not come.

@@ -41,7 +41,7 @@ func Submit(base, parent context.Context, j *work.Job, key, input string, maxDur
 // in-process engine does: a panic is a failed poll of class
 // work.ClassPanic; a Go error is a transient poll error (its text stays
 // with the caller; the poll is zero); a done poll keeps its output, a
-// failed one its class (work.Poll.FailedClass: a class never carries
+// failed one its class (work.Poll.Class: a class never carries
 // text or an id); and any other
 // state, unknown ones included, is waiting, with its progress.
 func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p work.Poll) {
@@ -54,7 +54,7 @@ func Await(ctx context.Context, j *work.Job, handle []byte) (outcome string, p w
 	case p.State == work.PollDone:
 		return observe.PollOutcomeDone, work.Poll{State: work.PollDone, Output: p.Output}
 	case p.State == work.PollFailed:
-		return observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: p.FailedClass()}
+		return observe.PollOutcomeFailed, work.Poll{State: work.PollFailed, Class: contract.PollClass(p.Class, work.ClassError)}
 	}
 	return observe.PollOutcomeWaiting, work.Poll{State: work.PollWaiting, Progress: p.Progress}
 }

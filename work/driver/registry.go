@@ -18,7 +18,7 @@ import (
 type Registry struct {
 	Records []Record
 	// Launches are the launch identities used, oldest first, at most
-	// work.MaxLaunchRecords.
+	// 256 (work.Spec.CallID documents the bound).
 	Launches []Launch `json:",omitempty"`
 	Starts   int
 	Seq      int64
@@ -116,7 +116,7 @@ func (g *Registry) Decide(a Admission) Decision {
 
 // Admit records a start Decide admitted: the Work queued at the next
 // sequence number, its reservation held from the pool, its launch
-// identity kept (the oldest dropped beyond work.MaxLaunchRecords), and
+// identity kept (the oldest dropped beyond 256), and
 // a's retention bounds. It returns the budget dimensions the child runs
 // with (the pool applied) and the Work's record.
 func (g *Registry) Admit(a Admission) (run [3]int64, rec Record) {
@@ -136,8 +136,8 @@ func (g *Registry) Admit(a Admission) (run [3]int64, rec Record) {
 	g.Retain, g.RetainAge = a.Retain, a.RetainAge
 	g.Records = append(g.Records, rec)
 	if a.Launch != "" {
-		if len(g.Launches) >= work.MaxLaunchRecords {
-			g.Launches = slices.Delete(g.Launches, 0, len(g.Launches)-work.MaxLaunchRecords+1)
+		if len(g.Launches) >= contract.MaxLaunches {
+			g.Launches = slices.Delete(g.Launches, 0, len(g.Launches)-contract.MaxLaunches+1)
 		}
 		g.Launches = append(g.Launches, Launch{Key: a.Launch, Target: rec.Label, Digest: a.Digest, ID: rec.ID, TargetID: rec.TargetID})
 	}

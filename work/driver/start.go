@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -105,7 +106,7 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 		return work.Ref{}, err
 	}
 	w := NewWork{Spec: spec, ID: NewID(), TargetID: spec.Target.ID, Created: time.Now().UTC(),
-		Budget: p.local.EffectiveBudget(spec), MaxResultBytes: contract.ResultBytes(spec.MaxResultBytes, p.limits.MaxResultBytes),
+		Budget: seam.EffectiveBudget(p.local, &spec).(work.Budget), MaxResultBytes: contract.ResultBytes(spec.MaxResultBytes, p.limits.MaxResultBytes),
 		Mailbox: MailboxLimits{Messages: p.limits.MaxQueuedGuidance, Bytes: p.limits.MaxQueuedGuidanceBytes,
 			Commands: p.limits.MaxCommandRecords}}
 	if w.TargetID == "" {

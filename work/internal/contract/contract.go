@@ -198,3 +198,25 @@ func PollDelay(initial, ceiling, d time.Duration, progress bool) time.Duration {
 	}
 	return min(2*d, ceiling)
 }
+
+// PollClass is the class a failed poll of a job ends its Work with, on
+// every engine: class when it is a class name (1 to 32 bytes of
+// lower-case letters, digits and '_', starting with a letter), else
+// fallback (work.ClassError). A class never carries text or an id:
+// anything else never becomes one.
+func PollClass(class, fallback string) string {
+	if len(class) == 0 || len(class) > 32 || class[0] < 'a' || class[0] > 'z' {
+		return fallback
+	}
+	for i := 0; i < len(class); i++ {
+		if b := class[i]; (b < 'a' || b > 'z') && (b < '0' || b > '9') && b != '_' {
+			return fallback
+		}
+	}
+	return class
+}
+
+// MaxLaunches bounds the launch identities (Spec.CallID) an owner's
+// engine remembers; beyond it the oldest is forgotten, and a replay of a
+// forgotten identity starts new Work.
+const MaxLaunches = 256

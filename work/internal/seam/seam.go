@@ -52,4 +52,8 @@ var (
 	// UpdateRefusal returns the *work.Error of an update refused for
 	// reason (as error).
 	UpdateRefusal func(reason string) error
+	// EffectiveBudget returns the work.Budget a child started with spec (a
+	// *work.Spec) runs with under sup (a *work.Supervisor; nil: no default,
+	// no ceiling), pools aside.
+	EffectiveBudget func(sup, spec any) any
 )
