@@ -201,4 +201,6 @@ func PollClassForTest(class string) string { return contract.PollClass(class, Cl
 
 // EffectiveBudget is the budget work/driver resolves for a durable child
 // (package seam's EffectiveBudget).
-func (s *Supervisor) EffectiveBudget(spec Spec) Budget { return seam.EffectiveBudget(s, &spec).(Budget) }
+func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
+	return seam.EffectiveBudget(s, &spec).(Budget)
+}
