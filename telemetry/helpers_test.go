@@ -96,7 +96,7 @@ func (t tee) Event(ctx context.Context, e observe.Event) {
 
 func (t tee) Watch(s observe.Watched) func() { return t.obs.Watch(s) }
 
-func (t tee) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
+func (t tee) ShutdownReported(ctx context.Context, r observe.ShutdownReport) {
 	t.obs.ShutdownReported(ctx, r)
 }
 

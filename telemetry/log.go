@@ -6,7 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -147,14 +146,14 @@ func (o *Observer) logForeground(ctx context.Context, c observe.ToolCall, ce obs
 	o.log.LogAttrs(ctx, level, msgForeground, appendTrace(attrs, ctx)...)
 }
 
-// ShutdownReported implements work.ShutdownObserver: it logs a
+// ShutdownReported implements observe.ShutdownObserver: it logs a
 // Supervisor's Shutdown report as one line, "work supervisor shut down",
 // with the group "report" (drained, duration, orphans, and one
 // "target/state" count per entry under settled and orphaned): Info when
 // every Work finished in time, Warn when Work had to be cancelled or was
 // orphaned. Counts and target labels only. The orphans are also counted
 // one by one (agentwork_work_orphaned_total) from their events.
-func (o *Observer) ShutdownReported(ctx context.Context, r work.ShutdownReport) {
+func (o *Observer) ShutdownReported(ctx context.Context, r observe.ShutdownReport) {
 	if o == nil {
 		o = new(Observer) // a nil Observer is the zero one
 	}

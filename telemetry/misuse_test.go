@@ -32,7 +32,7 @@ func TestMisuseObserver(t *testing.T) {
 				}
 				o.Event(ctx, observe.Event{Type: observe.EventQueued, WorkID: "w", Target: "t", To: work.StateQueued})
 				o.Replay(ctx, observe.Event{Type: observe.EventQueued, WorkID: "w", Target: "t", To: work.StateQueued})
-				o.ShutdownReported(ctx, work.ShutdownReport{})
+				o.ShutdownReported(ctx, observe.ShutdownReport{})
 				if err := o.Unregister(); err != nil {
 					t.Errorf("Unregister = %v", err)
 				}

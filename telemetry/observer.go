@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -90,10 +89,10 @@ type Observer struct {
 }
 
 var (
-	_ observe.Observer      = (*Observer)(nil)
-	_ observe.Watcher       = (*Observer)(nil)
-	_ work.ShutdownObserver = (*Observer)(nil)
-	_ observe.Replayer      = (*Observer)(nil)
+	_ observe.Observer         = (*Observer)(nil)
+	_ observe.Watcher          = (*Observer)(nil)
+	_ observe.ShutdownObserver = (*Observer)(nil)
+	_ observe.Replayer         = (*Observer)(nil)
 )
 
 // New returns an Observer configured by opts. It fails only when the

@@ -57,7 +57,7 @@ func TestZeroObserver(t *testing.T) {
 				o.Event(ctx, e)
 				o.Replay(ctx, e)
 			}
-			o.ShutdownReported(ctx, work.ShutdownReport{Orphaned: []work.TargetCount{{Target: "t", State: work.StateRunning, Count: 1}}})
+			o.ShutdownReported(ctx, observe.ShutdownReport{Orphaned: []observe.ShutdownCount{{Target: "t", State: work.StateRunning, Count: 1}}})
 			if err := o.Unregister(); err != nil {
 				t.Fatal(err)
 			}

@@ -418,7 +418,7 @@ func TestApprovalShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Drained || len(rep.Settled) != 1 || rep.Settled[0] != (work.TargetCount{Target: fn.Label, State: work.StateCancelled, Count: 1}) {
+	if rep.Drained || len(rep.Settled) != 1 || rep.Settled[0] != (observe.ShutdownCount{Target: fn.Label, State: work.StateCancelled, Count: 1}) {
 		t.Fatalf("report %v; want not drained, one %s cancelled", rep, fn.Label)
 	}
 	if st := h.status(o, ref.ID); st.State != work.StateCancelled || st.Class != work.ClassCancelled {

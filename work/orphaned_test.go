@@ -72,7 +72,7 @@ func TestShutdownOrphanEvents(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			began := clk.arm()
-			done := make(chan work.ShutdownReport)
+			done := make(chan observe.ShutdownReport)
 			go func() { rep, _ := h.s.Shutdown(ctx); done <- rep }()
 			<-began
 			cancel()

@@ -2,99 +2,10 @@ package work
 
 import (
 	"context"
-	"log/slog"
 	"sort"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/agentwork/agentwork/work/observe"
 )
-
-// TargetCount is a number of Works of one target in one state.
-type TargetCount struct {
-	Target string // the target label
-	State  State
-	Count  int
-}
-
-// ShutdownReport says what Shutdown did, in counts only: no id, owner,
-// output or failure text.
-type ShutdownReport struct {
-	// Drained reports that every Work finished before the context ended,
-	// so nothing was cancelled.
-	Drained bool
-	// Duration is how long Shutdown took, by the Supervisor's clock.
-	Duration time.Duration
-	// Settled counts the Works that were queued or running when Shutdown
-	// began (or were accepted during it) and reached a terminal state, by
-	// target and final state.
-	Settled []TargetCount
-	// Orphaned counts the Works, and foreground calls (state running),
-	// whose children had not returned a grace period after cancellation,
-	// by target and the state they were left in. Their goroutines end when
-	// the children return; nothing waits for them.
-	Orphaned []TargetCount
-}
-
-// OrphanCount returns the number of orphans.
-func (r ShutdownReport) OrphanCount() int {
-	n := 0
-	for _, c := range r.Orphaned {
-		n += c.Count
-	}
-	return n
-}
-
-// String renders the report on one line, for example
-// "drained=false duration=2s settled=[research/completed=2 fetch/cancelled=1] orphaned=[fetch/cancel-requested=1]".
-func (r ShutdownReport) String() string {
-	var b strings.Builder
-	b.WriteString("drained=" + strconv.FormatBool(r.Drained) + " duration=" + r.Duration.String())
-	for _, part := range [...]struct {
-		name string
-		cs   []TargetCount
-	}{{"settled", r.Settled}, {"orphaned", r.Orphaned}} {
-		b.WriteString(" " + part.name + "=[")
-		for i, c := range part.cs {
-			if i > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(c.Target + "/" + string(c.State) + "=" + strconv.Itoa(c.Count))
-		}
-		b.WriteByte(']')
-	}
-	return b.String()
-}
-
-// LogValue makes the report a log/slog group: drained, duration, orphans
-// (the total) and one "target/state" count per entry under settled and
-// orphaned.
-func (r ShutdownReport) LogValue() slog.Value {
-	group := func(cs []TargetCount) slog.Value {
-		attrs := make([]slog.Attr, len(cs))
-		for i, c := range cs {
-			attrs[i] = slog.Int(c.Target+"/"+string(c.State), c.Count)
-		}
-		return slog.GroupValue(attrs...)
-	}
-	return slog.GroupValue(
-		slog.Bool("drained", r.Drained),
-		slog.Duration("duration", r.Duration),
-		slog.Int("orphans", r.OrphanCount()),
-		slog.Attr{Key: "settled", Value: group(r.Settled)},
-		slog.Attr{Key: "orphaned", Value: group(r.Orphaned)},
-	)
-}
-
-// ShutdownObserver is implemented by an Observer that records Shutdown's
-// report (the telemetry package's logs it through log/slog). Shutdown
-// calls ShutdownReported once, as it returns, with a context that carries
-// the values of Shutdown's context but not its cancellation. The report is
-// content-free: target labels, states and counts.
-type ShutdownObserver interface {
-	ShutdownReported(ctx context.Context, r ShutdownReport)
-}
 
 // Shutdown drains the Supervisor gracefully. It refuses new starts at once
 // (they fail with ErrClosed, as do new foreground calls of top-level owners;
@@ -106,7 +17,7 @@ type ShutdownObserver interface {
 // counted in the report; its goroutine exits when its child returns.
 //
 // Shutdown returns a content-free report of the Works it waited for, and
-// hands it to the Observer when it is a ShutdownObserver. It is
+// hands it to the Observer when it is an observe.ShutdownObserver. It is
 // safe to call concurrently with everything else, and more than once (a
 // later call reports only what was still live). Close is the immediate
 // variant. Like Close, Shutdown called with a context that carries an
@@ -118,12 +29,12 @@ type ShutdownObserver interface {
 // cannot return while it waits, it drains until ctx ends (never, with a
 // context that never ends), then cancels, waits the grace and reports the
 // caller's Work as an orphan.
-func (s *Supervisor) Shutdown(ctx context.Context) (ShutdownReport, error) {
+func (s *Supervisor) Shutdown(ctx context.Context) (observe.ShutdownReport, error) {
 	if s.uninitialized() {
-		return ShutdownReport{}, ErrNotInitialized
+		return observe.ShutdownReport{}, ErrNotInitialized
 	}
 	if s.closedFromChild(ctx) {
-		return ShutdownReport{}, ErrCloseFromChild
+		return observe.ShutdownReport{}, ErrCloseFromChild
 	}
 	// What is live when draining begins is tracked in the same critical
 	// section, so that a Work ending right after is still reported.
@@ -166,10 +77,10 @@ drain:
 	s.mu.Lock()
 	s.liveLocked(tracked, fgs, false) // Works accepted while Close ran
 	now := s.clock.Now()
-	settled := make(map[TargetCount]int)
-	orphaned := make(map[TargetCount]int)
+	settled := make(map[observe.ShutdownCount]int)
+	orphaned := make(map[observe.ShutdownCount]int)
 	for it := range tracked {
-		key := TargetCount{Target: it.target.Label, State: it.state()}
+		key := observe.ShutdownCount{Target: it.target.Label, State: it.state()}
 		if it.terminal() {
 			settled[key]++
 			continue
@@ -179,13 +90,13 @@ drain:
 	}
 	for fg := range fgs {
 		if _, live := s.foreground[fg]; live {
-			orphaned[TargetCount{Target: fg.target, State: StateRunning}]++
+			orphaned[observe.ShutdownCount{Target: fg.target, State: StateRunning}]++
 		}
 	}
 	s.unlockAndEmit(&e)
-	rep := ShutdownReport{Drained: drained, Duration: now.Sub(start),
+	rep := observe.ShutdownReport{Drained: drained, Duration: now.Sub(start),
 		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}
-	if so, ok := s.observer.(ShutdownObserver); ok {
+	if so, ok := s.observer.(observe.ShutdownObserver); ok {
 		so.ShutdownReported(context.WithoutCancel(ctx), rep)
 	}
 	return rep, nil
@@ -226,8 +137,8 @@ func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]
 	return waits
 }
 
-func sortedCounts(m map[TargetCount]int) []TargetCount {
-	out := make([]TargetCount, 0, len(m))
+func sortedCounts(m map[observe.ShutdownCount]int) []observe.ShutdownCount {
+	out := make([]observe.ShutdownCount, 0, len(m))
 	for k, n := range m {
 		k.Count = n
 		out = append(out, k)

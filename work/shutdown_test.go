@@ -65,7 +65,7 @@ func TestShutdownDrains(t *testing.T) {
 	r2 := h.start(o, fn, c2) // queued behind c1
 
 	began := clk.arm()
-	done := make(chan work.ShutdownReport)
+	done := make(chan observe.ShutdownReport)
 	go func() { rep, _ := h.s.Shutdown(context.Background()); done <- rep }()
 	<-began
 	if _, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: fn, Run: immediate("x")}); err == nil {
@@ -89,7 +89,7 @@ func TestShutdownDrains(t *testing.T) {
 	if !rep.Drained || rep.OrphanCount() != 0 || rep.Duration != 3*time.Second {
 		t.Fatalf("report = %v", rep)
 	}
-	want := []work.TargetCount{{Target: fn.Label, State: work.StateCompleted, Count: 1}, {Target: agent.Label, State: work.StateCompleted, Count: 1}}
+	want := []observe.ShutdownCount{{Target: fn.Label, State: work.StateCompleted, Count: 1}, {Target: agent.Label, State: work.StateCompleted, Count: 1}}
 	if len(rep.Settled) != 2 || rep.Settled[0] != want[0] || rep.Settled[1] != want[1] {
 		t.Fatalf("settled = %+v, want %+v", rep.Settled, want)
 	}
@@ -124,7 +124,7 @@ func TestShutdownOrphans(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	began := clk.arm()
-	done := make(chan work.ShutdownReport)
+	done := make(chan observe.ShutdownReport)
 	go func() { rep, _ := h.s.Shutdown(ctx); done <- rep }()
 	<-began
 	cancel()
@@ -137,11 +137,11 @@ func TestShutdownOrphans(t *testing.T) {
 	if rep.Drained {
 		t.Fatal("report says drained")
 	}
-	wantSettled := []work.TargetCount{{Target: fn.Label, State: work.StateCancelled, Count: 1}, {Target: agent.Label, State: work.StateCancelled, Count: 1}}
+	wantSettled := []observe.ShutdownCount{{Target: fn.Label, State: work.StateCancelled, Count: 1}, {Target: agent.Label, State: work.StateCancelled, Count: 1}}
 	if len(rep.Settled) != 2 || rep.Settled[0] != wantSettled[0] || rep.Settled[1] != wantSettled[1] {
 		t.Fatalf("settled = %+v, want %+v", rep.Settled, wantSettled)
 	}
-	wantOrphan := work.TargetCount{Target: fn.Label, State: work.StateCancelRequested, Count: 1}
+	wantOrphan := observe.ShutdownCount{Target: fn.Label, State: work.StateCancelRequested, Count: 1}
 	if len(rep.Orphaned) != 1 || rep.Orphaned[0] != wantOrphan || rep.OrphanCount() != 1 {
 		t.Fatalf("orphaned = %+v", rep.Orphaned)
 	}

@@ -179,7 +179,7 @@ func TestZeroValues(t *testing.T) {
 		{"State", func() { var s work.State; _, _ = s.Terminal(), s.Valid() }},
 		{"Kind", func() { var k work.Kind; _ = k.String() }},
 		{"Usage", func() { var u work.Usage; _ = u.Tokens() }},
-		{"ShutdownReport", func() { var r work.ShutdownReport; _, _, _ = r.String(), r.OrphanCount(), r.LogValue() }},
+		{"ShutdownReport", func() { var r observe.ShutdownReport; _, _, _ = r.String(), r.OrphanCount(), r.LogValue() }},
 		{"NopObserver", func() { var o observe.NopObserver; o.Event(context.Background(), observe.Event{}) }},
 		{"Error", func() {
 			var e work.Error
