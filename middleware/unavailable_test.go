@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // downEngine is an engine whose service is away: every read and action
@@ -27,7 +28,7 @@ func (d *downEngine) fail(ctx context.Context) error {
 	case <-time.After(d.wait):
 	case <-ctx.Done():
 	}
-	return work.ErrUnavailable.Detail("the service did not answer")
+	return driver.Detail(work.ErrUnavailable, "the service did not answer")
 }
 
 func (d *downEngine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -32,7 +33,7 @@ func (a *awayEngine) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	}
 	a.calls.Add(1)
 	<-ctx.Done()
-	return observe.Snapshot{}, work.ErrUnavailable.Wrap(ctx.Err())
+	return observe.Snapshot{}, driver.Wrap(work.ErrUnavailable, ctx.Err())
 }
 
 // TestEngineAvailable: agentwork_engine_available is 1 while the watched

@@ -64,7 +64,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 		s.mu.Unlock()
 		s.observer.Event(ctx, observe.Event{Type: observe.EventRefused, Owner: spec.Owner.id, Depth: spec.Owner.depth,
 			Target: spec.Target.Label, Kind: spec.Target.Kind, Time: now, ErrorClass: ClassBudgetExhausted, Budget: short})
-		return Ref{}, ErrBudgetExhausted.Detail(contract.PoolShort(short))
+		return Ref{}, ErrBudgetExhausted.detail(contract.PoolShort(short))
 	}
 	// Reserve the start against the owner's limits, then bind outside the
 	// lock so that a slow observer never holds up other owners.
@@ -174,11 +174,11 @@ func (s *Supervisor) refusal(reason string) error {
 	case reasonScopeEnded:
 		return ErrScopeEnded
 	case LimitDepth:
-		return ErrLimit.Detail(contract.LimitDetail(contract.LimitDepth, s.lim.MaxDepth))
+		return ErrLimit.detail(contract.LimitDetail(contract.LimitDepth, s.lim.MaxDepth))
 	case LimitOutstanding:
-		return ErrLimit.Detail(contract.LimitDetail(contract.LimitOutstanding, s.lim.MaxOutstanding))
+		return ErrLimit.detail(contract.LimitDetail(contract.LimitOutstanding, s.lim.MaxOutstanding))
 	default:
-		return ErrLimit.Detail(contract.LimitDetail(contract.LimitStarts, s.lim.MaxStarts))
+		return ErrLimit.detail(contract.LimitDetail(contract.LimitStarts, s.lim.MaxStarts))
 	}
 }
 

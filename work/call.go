@@ -62,7 +62,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 	r := new(run)
 	if short := s.reserveLocked(&spec, r); short != "" {
 		s.mu.Unlock()
-		return "", ErrBudgetExhausted.Detail(contract.PoolShort(short))
+		return "", ErrBudgetExhausted.detail(contract.PoolShort(short))
 	}
 	scopeID := spec.Owner.id + "/" + newID()
 	c := &callExec{s: s, run: r, cctx: exec, emit: s.foregroundEmitter(exec, spec)}

@@ -129,6 +129,8 @@ func init() {
 		return nil, false
 	}
 	seam.UpdateRefusal = func(reason string) error { return updateRefusal(reason) }
+	seam.Detail = func(e any, detail string) any { err, _ := e.(*Error); return err.detail(detail) }
+	seam.Wrap = func(e any, cause error) any { err, _ := e.(*Error); return err.wrap(cause) }
 }
 
 // decodeError is work/driver's DecodeError (which documents it).
@@ -141,7 +143,7 @@ func decodeError(code, message string) (*Error, bool) {
 		return base, true
 	}
 	if d, ok := strings.CutPrefix(message, base.msg+": "); ok {
-		return base.Detail(d), true
+		return base.detail(d), true
 	}
 	for _, v := range errorVariants {
 		if v.Code == code && v.msg == message {

@@ -29,9 +29,9 @@ func (e *Error) Unwrap() error {
 	return e.cause
 }
 
-// Wrap returns an error with e's code, class and message whose cause
+// wrap returns an error with e's code, class and message whose cause
 // (Unwrap) is cause; the message does not include the cause's.
-func (e *Error) Wrap(cause error) *Error {
+func (e *Error) wrap(cause error) *Error {
 	if e == nil {
 		return &Error{cause: cause}
 	}

@@ -204,3 +204,8 @@ func PollClassForTest(class string) string { return contract.PollClass(class, Cl
 func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
 	return seam.EffectiveBudget(s, &spec).(Budget)
 }
+
+// Detail and Wrap are work/driver's (through package seam), for the tests
+// of the errors.
+func (e *Error) Detail(detail string) *Error { return e.detail(detail) }
+func (e *Error) Wrap(cause error) *Error     { return e.wrap(cause) }

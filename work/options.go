@@ -124,7 +124,7 @@ func setLimit[T int | time.Duration](c *config, option string, n T, dst *T, zero
 	if v, detail, ok := limit.Value(option, n, zero); ok {
 		*dst = v
 	} else {
-		c.recordErr(ErrInvalidLimit.Detail(detail))
+		c.recordErr(ErrInvalidLimit.detail(detail))
 	}
 }
 

@@ -35,7 +35,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 		return err
 	}
 	if o.depth > 0 {
-		return ErrInvalidOwner.Detail(contract.PoolScope)
+		return ErrInvalidOwner.detail(contract.PoolScope)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -186,10 +186,9 @@ func (r *remoteRun) progressed() {
 // child is declared retryable).
 const ClassWorkerLost = "worker_lost"
 
-// Detail returns an error with e's code and class whose message is e's
-// followed by detail, for an Engine outside this package that reports the
-// engine's errors. detail must hold no caller-supplied content.
-func (e *Error) Detail(detail string) *Error {
+// detail returns an error with e's code and class whose message is e's
+// followed by detail. detail must hold no caller-supplied content.
+func (e *Error) detail(detail string) *Error {
 	if e == nil {
 		return &Error{msg: detail}
 	}

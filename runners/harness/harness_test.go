@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // The test binary is also the coordinator it drives (HARNESS_CHILD=1).
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 			case "start":
 				return map[string]string{"work": "w-" + Arg(f, 1)}, nil
 			}
-			return nil, work.ErrInvalidSpec.Detail("unknown command")
+			return nil, driver.Detail(work.ErrInvalidSpec, "unknown command")
 		}))
 	}
 	goleak.VerifyTestMain(m)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Breaks are the deliberately broken builds of a coordinator process
@@ -131,13 +132,13 @@ func (m *Model) Command(f []string) (any, bool, error) {
 	case "calls":
 		var cmds [][]string
 		if err := json.Unmarshal([]byte(strings.Join(f[1:], " ")), &cmds); err != nil {
-			return nil, true, work.ErrInvalidSpec.Detail("calls: not a JSON array of word arrays")
+			return nil, true, driver.Detail(work.ErrInvalidSpec, "calls: not a JSON array of word arrays")
 		}
 		out := make([]any, len(cmds))
 		var wg sync.WaitGroup
 		for i, c := range cmds {
 			if len(c) == 0 || c[0] == "calls" {
-				return nil, true, work.ErrInvalidSpec.Detail("calls: an empty or nested command")
+				return nil, true, driver.Detail(work.ErrInvalidSpec, "calls: an empty or nested command")
 			}
 			wg.Add(1)
 			go func() {

@@ -113,7 +113,7 @@ func fromIngress(ctx context.Context, err error) error {
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return ctx.Err()
 	}
-	return work.ErrUnavailable.Wrap(err)
+	return driver.Wrap(work.ErrUnavailable, err)
 }
 
 func workName(ns, label string) string { return ns + "." + workService + "." + label }
@@ -126,5 +126,5 @@ func decodeErr(code, msg string) error {
 	if e, ok := driver.DecodeError(code, msg); ok {
 		return e
 	}
-	return work.ErrUnavailable.Detail("an unknown refusal")
+	return driver.Detail(work.ErrUnavailable, "an unknown refusal")
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // Content at rest (WithContentKeys): each content field the runner hands
@@ -228,5 +229,5 @@ func plainLenBytes(b []byte) int {
 
 // unreadable is an Engine's error for content it cannot open.
 func unreadable(err error) error {
-	return work.ErrUnavailable.Detail("stored content cannot be decrypted").Wrap(err)
+	return driver.Wrap(driver.Detail(work.ErrUnavailable, "stored content cannot be decrypted"), err)
 }

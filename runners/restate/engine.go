@@ -93,7 +93,7 @@ func New(opts ...Option) *Engine {
 	dc := driver.Config{Options: cfg.Work, Limits: cfg.Limits,
 		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e}
 	if cfg.ingress == "" {
-		dc.Unusable = work.ErrUnavailable.Detail("no ingress (WithIngress)")
+		dc.Unusable = driver.Detail(work.ErrUnavailable, "no ingress (WithIngress)")
 	}
 	driver.Init(&e.portable, (*store)(e), dc)
 	return e
@@ -128,7 +128,7 @@ func (e *Engine) servedTarget(ctx context.Context, label string) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(e.cfg.admin, "/")+"/services/"+url.PathEscape(workName(e.cfg.ns, label)), nil)
 	if err != nil {
-		return work.ErrInvalidSpec.Detail("a target label that is not a service name")
+		return driver.Detail(work.ErrInvalidSpec, "a target label that is not a service name")
 	}
 	resp, err := e.in.hc.Do(req)
 	if err != nil {
@@ -142,7 +142,7 @@ func (e *Engine) servedTarget(ctx context.Context, label string) error {
 		e.mu.Unlock()
 		return nil
 	case resp.StatusCode == http.StatusNotFound:
-		return work.ErrInvalidSpec.Detail("no Worker has registered this target")
+		return driver.Detail(work.ErrInvalidSpec, "no Worker has registered this target")
 	}
-	return work.ErrUnavailable.Detail("the admin API answered " + resp.Status)
+	return driver.Detail(work.ErrUnavailable, "the admin API answered "+resp.Status)
 }

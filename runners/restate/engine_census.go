@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -77,7 +78,7 @@ const (
 // readDeployment reads the deployment view from Restate (see Snapshot).
 func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	if e.cfg.admin == "" {
-		return observe.Snapshot{}, work.ErrUnavailable.Detail("no admin API (WithAdmin)")
+		return observe.Snapshot{}, driver.Detail(work.ErrUnavailable, "no admin API (WithAdmin)")
 	}
 	admin := newIngress(e.cfg.admin, "", e.cfg.RPCTimeout, e.cfg.hc)
 	from := liveFrom(e.cfg.ns)

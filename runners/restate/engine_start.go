@@ -49,7 +49,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 	defer cancel()
 	var reply admitReply
 	if err := e.in.object(actx, ownerService, o.ID(), hAdmit, id, req, &reply); err != nil {
-		return work.Ref{}, "", "", work.ErrUnavailable.Wrap(err) // bounded by the RPC timeout alone
+		return work.Ref{}, "", "", driver.Wrap(work.ErrUnavailable, err) // bounded by the RPC timeout alone
 	}
 	if err := decodeErr(reply.Error, reply.Message); err != nil {
 		switch {

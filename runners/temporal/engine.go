@@ -123,7 +123,7 @@ func New(c client.Client, opts ...Option) *Engine {
 var _ work.Engine = (*Engine)(nil)
 
 // errNoClient is the error of an Engine or Worker made with a nil client.
-var errNoClient = work.ErrUnavailable.Detail("no Temporal client (nil)")
+var errNoClient = driver.Detail(work.ErrUnavailable, "no Temporal client (nil)")
 
 func ownerWorkflowID(owner string) string { return "agentwork-owner/" + owner }
 
@@ -154,7 +154,7 @@ func (e *Engine) tell(ctx context.Context, o work.Owner, name, id string) error 
 // in time is work.ErrUnavailable; the caller's own end stays its error.
 func timedOut(ctx context.Context, err error) error {
 	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, work.ErrUnavailable) {
-		return work.ErrUnavailable.Wrap(err)
+		return driver.Wrap(work.ErrUnavailable, err)
 	}
 	return err
 }

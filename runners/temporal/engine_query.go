@@ -105,7 +105,7 @@ func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.Pending
 // a Worker under another codec encoded): work.ErrUnavailable, the cause
 // reachable.
 func undecodable(err error) error {
-	return work.ErrUnavailable.Detail("a payload does not decode with the data converter (WithDataConverter, the client's)").Wrap(err)
+	return driver.Wrap(driver.Detail(work.ErrUnavailable, "a payload does not decode with the data converter (WithDataConverter, the client's)"), err)
 }
 
 // maxReadPayload caps a payload the runner decodes itself (a heartbeat's

@@ -49,7 +49,7 @@ func fromTemporal(err error) error {
 	}
 	// A transport or server error the contract does not name: the cause
 	// stays reachable (errors.As to a serviceerror type).
-	return work.ErrUnavailable.Wrap(err)
+	return driver.Wrap(work.ErrUnavailable, err)
 }
 
 // isServiceError reports whether err is (or wraps) the server's answer.

@@ -28,7 +28,7 @@ type Cache struct {
 // Portable.Snapshot does with no Config.Read.
 func (c *Cache) Snapshot(ctx context.Context, interval time.Duration, refresh func(context.Context) (observe.Snapshot, error)) (observe.Snapshot, error) {
 	if refresh == nil {
-		return observe.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
+		return observe.Snapshot{}, Detail(work.ErrUnavailable, "no deployment view")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -55,7 +55,7 @@ func Set[T int | time.Duration](c *Common, option string, n T, dst *T, def T) {
 	if v, detail, ok := limit.Value(option, n, def); ok {
 		*dst = v
 	} else if c.Err == nil {
-		c.Err = work.ErrInvalidLimit.Detail(detail)
+		c.Err = Detail(work.ErrInvalidLimit, detail)
 	}
 }
 

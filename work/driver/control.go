@@ -148,7 +148,7 @@ func (p *Portable) SetPool(ctx context.Context, o work.Owner, b work.Budget) err
 		return err
 	}
 	if o.Depth() > 0 {
-		return work.ErrInvalidOwner.Detail(contract.PoolScope)
+		return Detail(work.ErrInvalidOwner, contract.PoolScope)
 	}
 	return p.store.SetPool(ctx, o, b)
 }

@@ -102,7 +102,7 @@ func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval
 		return nil, work.ErrClosed
 	}
 	if read == nil {
-		return nil, work.ErrUnavailable.Detail("no registry reader")
+		return nil, Detail(work.ErrUnavailable, "no registry reader")
 	}
 	recs, err := read(ctx)
 	if err != nil {

@@ -172,7 +172,7 @@ func (p *Portable) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 		return observe.Snapshot{}, work.ErrClosed
 	}
 	if p.read == nil {
-		return observe.Snapshot{}, work.ErrUnavailable.Detail("no deployment view")
+		return observe.Snapshot{}, Detail(work.ErrUnavailable, "no deployment view")
 	}
 	return p.census.Snapshot(ctx, p.limits.SnapshotInterval, p.read)
 }

@@ -150,7 +150,7 @@ func (f *fakeStore) CancelWork(_ context.Context, _ work.Owner, id string) (work
 
 func (f *fakeStore) Admit(_ context.Context, w NewWork) (work.Ref, string, string, error) {
 	if f.refuse != "" {
-		return work.Ref{}, f.refuse, "", work.ErrLimit.Detail(f.refuse)
+		return work.Ref{}, f.refuse, "", Detail(work.ErrLimit, f.refuse)
 	}
 	f.admitted = append(f.admitted, w)
 	return work.Ref{ID: w.ID, TargetID: w.TargetID, Durable: true}, "", "", nil
@@ -227,7 +227,7 @@ func TestPortableStatusProgress(t *testing.T) {
 	if st, err := p.Status(context.Background(), o, id(1)); err != nil || st.Progress != want {
 		t.Fatalf("Status = %+v, %v; want progress %+v", st, err, want)
 	}
-	fs.progErr = work.ErrUnavailable.Wrap(errors.New("undecodable"))
+	fs.progErr = Wrap(work.ErrUnavailable, errors.New("undecodable"))
 	if st, err := p.Status(context.Background(), o, id(1)); !errors.Is(err, work.ErrUnavailable) {
 		t.Fatalf("Status = %+v, %v; want the Store's ErrUnavailable", st, err)
 	}

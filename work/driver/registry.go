@@ -103,13 +103,13 @@ func (g *Registry) Decide(a Admission) Decision {
 		}
 	}
 	if a.MaxOutstanding > 0 && active >= a.MaxOutstanding {
-		return Decision{Refusal: work.ErrLimit.Detail(contract.LimitDetail(contract.LimitOutstanding, a.MaxOutstanding)), Limit: work.LimitOutstanding}
+		return Decision{Refusal: Detail(work.ErrLimit, contract.LimitDetail(contract.LimitOutstanding, a.MaxOutstanding)), Limit: work.LimitOutstanding}
 	}
 	if a.MaxStarts > 0 && g.Starts >= a.MaxStarts {
-		return Decision{Refusal: work.ErrLimit.Detail(contract.LimitDetail(contract.LimitStarts, a.MaxStarts)), Limit: work.LimitStarts}
+		return Decision{Refusal: Detail(work.ErrLimit, contract.LimitDetail(contract.LimitStarts, a.MaxStarts)), Limit: work.LimitStarts}
 	}
 	if _, _, short := g.Pool.Reserve(a.Want, a.Eff, a.Function); short != "" {
-		return Decision{Refusal: work.ErrBudgetExhausted.Detail(contract.PoolShort(short)), Budget: short}
+		return Decision{Refusal: Detail(work.ErrBudgetExhausted, contract.PoolShort(short)), Budget: short}
 	}
 	return Decision{}
 }

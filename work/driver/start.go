@@ -39,7 +39,7 @@ func TooDeep(ctx context.Context, obs observe.Observer, spec work.Spec, maxDepth
 		return nil
 	}
 	Refused(ctx, obs, spec, work.LimitDepth, "")
-	return work.ErrLimit.Detail(contract.LimitDetail(contract.LimitDepth, maxDepth))
+	return Detail(work.ErrLimit, contract.LimitDetail(contract.LimitDepth, maxDepth))
 }
 
 // NewWork is a Work being started as Portable.Start resolved it, for the

@@ -15,7 +15,7 @@ import (
 // first, for the admissions), and its Store is never called; Close
 // closes. A method added later is called too.
 func TestUnusablePortable(t *testing.T) {
-	down := work.ErrUnavailable.Detail("no client")
+	down := Detail(work.ErrUnavailable, "no client")
 	limits, err := ResolveLimits()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestUnusablePortable(t *testing.T) {
 	}
 
 	// An invalid option's error comes first in the admissions.
-	bad := work.ErrInvalidLimit.Detail("WithMaxRunning(-1)")
+	bad := Detail(work.ErrInvalidLimit, "WithMaxRunning(-1)")
 	var q Portable
 	Init(&q, onlyAdmissible{err: bad}, Config{Limits: limits, PollInterval: time.Millisecond, Unusable: down})
 	defer q.Close(context.Background())

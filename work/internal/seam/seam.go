@@ -56,4 +56,9 @@ var (
 	// *work.Spec) runs with under sup (a *work.Supervisor; nil: no default,
 	// no ceiling), pools aside.
 	EffectiveBudget func(sup, spec any) any
+	// Detail and Wrap return a *work.Error with e's code and class (e is
+	// a *work.Error): Detail's message followed by detail, Wrap's cause
+	// cause.
+	Detail func(e any, detail string) any
+	Wrap   func(e any, cause error) any
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -171,5 +172,5 @@ func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
 	case "list":
 		return e.List(ctx, o)
 	}
-	return nil, work.ErrInvalidSpec.Detail("unknown command")
+	return nil, driver.Detail(work.ErrInvalidSpec, "unknown command")
 }

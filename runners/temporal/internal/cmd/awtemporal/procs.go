@@ -23,6 +23,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -322,7 +323,7 @@ func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
 	case "list":
 		return e.List(context.Background(), o)
 	}
-	return nil, work.ErrInvalidSpec.Detail("unknown command")
+	return nil, driver.Detail(work.ErrInvalidSpec, "unknown command")
 }
 
 // The coordinator's declaration of a job needs Submit and Await
