@@ -10,8 +10,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/agentwork/agentwork/adapters/eino"
+	"github.com/agentwork/agentwork/adapters/eino/scripted"
 	"github.com/agentwork/agentwork/middleware/adaptertest"
-	"github.com/agentwork/agentwork/work/driver"
 )
 
 // TestConformance runs the adapter conformance suite on ChatModelAgent
@@ -44,7 +44,7 @@ func (h harness) newCoordinator(_ *testing.T, cfg adaptertest.Config) (adapterte
 	}
 	agent, err := adk.NewChatModelAgent(context.Background(), &adk.ChatModelAgentConfig{
 		Name: "coordinator", Description: "The coordinator.", Instruction: cfg.Instruction,
-		Model:         driver.Wrap(scripted, cfg.Model),
+		Model:         scripted.Wrap(cfg.Model),
 		ToolsConfig:   adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{Tools: ts}},
 		Handlers:      []adk.ChatModelAgentMiddleware{handler},
 		MaxIterations: cfg.MaxIterations,
@@ -100,7 +100,7 @@ func (h harness) einoTool(tl adaptertest.Tool, sh *shared) tool.BaseTool {
 			}
 			return adk.NewChatModelAgent(context.Background(), &adk.ChatModelAgentConfig{
 				Name: tl.Name, Description: tl.Description, Instruction: tl.Agent.Instruction,
-				Model:       driver.Wrap(scripted, tl.Agent.Model),
+				Model:       scripted.Wrap(tl.Agent.Model),
 				ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{Tools: own}},
 				Handlers:    []adk.ChatModelAgentMiddleware{handler},
 			})
