@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -97,7 +98,7 @@ func Guidance(ctx context.Context) string {
 	if !ok {
 		return ""
 	}
-	msgs := ex.Guidance()
+	msgs := boundary.Guidance(ex)
 	if len(msgs) == 0 {
 		return ""
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // Boundary is one model request of a child run, as an adapter's model
@@ -14,13 +15,13 @@ import (
 // run) does nothing.
 type Boundary struct {
 	ex   *work.Execution // nil outside a child run
-	turn work.Turn
+	turn boundary.Turn
 }
 
 // BeginRequest opens a child's model-request boundary, in this order:
 // it returns ctx's error when the child's Work was cancelled or its
 // deadline passed (the cooperative cancel); asks the child's budget for
-// one request (work.Execution.BeginRequest, which also waits there for
+// one request (boundary.BeginRequest, which also waits there for
 // the answer to a question the child asked with emit_update, and refuses
 // a request after the final one with work.ErrBudgetExhausted); counts the
 // request as progress; drains the notes the request must carry, as new
@@ -44,7 +45,7 @@ func BeginRequest(ctx context.Context) (b Boundary, notes []string, err error) {
 	if !ok {
 		return Boundary{}, nil, nil
 	}
-	turn, err := ex.BeginRequest()
+	turn, err := boundary.BeginRequest(ex)
 	if err != nil {
 		return Boundary{}, nil, err
 	}
@@ -88,18 +89,18 @@ const FinalInstructionFormat = "[budget] Your %s budget for this task is used up
 
 // End closes the boundary with the tokens the provider reported (known
 // false: the response carried no usage, counted conservatively, see
-// work.Execution.EndRequest) and returns how many of the response's tool
+// boundary.EndRequest) and returns how many of the response's tool
 // calls the adapter keeps: -1 for all, 0 after a final request, else the
 // child's tool calls left. Outside a child run it returns -1.
 func (b Boundary) End(input, output int64, known bool) (toolCallsLeft int) {
 	if b.ex == nil {
 		return -1
 	}
-	b.ex.EndRequest(input, output, known)
+	boundary.EndRequest(b.ex, input, output, known)
 	if b.turn.Final {
 		return 0
 	}
-	return b.ex.ToolCallsLeft()
+	return boundary.ToolCallsLeft(b.ex)
 }
 
 // ToolNotRun is what a child's agent reads, as the tool's result, for a
@@ -118,5 +119,5 @@ func BeginToolCall(ctx context.Context) bool {
 	if !ok {
 		return true
 	}
-	return ex.BeginToolCall()
+	return boundary.BeginToolCall(ex)
 }

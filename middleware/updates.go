@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // UpdateToolName is the automatic tool of an agent child that declares
@@ -268,7 +269,7 @@ const NoAnswerNote = "[supervisor guidance] Your supervisor did not answer your 
 
 // NoAnswer returns NoAnswerNote when the engine reports that a question
 // of the child running in ctx went unanswered since the last call
-// (work.Execution.Unanswered, which forgets them), else "" (also when ctx
+// (boundary.Unanswered, which forgets them), else "" (also when ctx
 // is not a child's, or nil). An adapter calls it at each of the child's
 // model-request boundaries, beside Guidance, and adds the note as a new
 // user message of the request about to be sent.
@@ -277,7 +278,7 @@ func NoAnswer(ctx context.Context) string {
 		return ""
 	}
 	ex, ok := work.ExecutionFrom(ctx)
-	if !ok || len(ex.Unanswered()) == 0 {
+	if !ok || len(boundary.Unanswered(ex)) == 0 {
 		return ""
 	}
 	return NoAnswerNote

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestBudgetTelemetry runs a child that spends two turns, one tool call and
@@ -32,15 +33,15 @@ func TestBudgetTelemetry(t *testing.T) {
 			}
 			gauges <- pool
 			for {
-				turn, err := ex.BeginRequest()
+				turn, err := boundary.BeginRequest(ex)
 				if err != nil {
 					return "", err
 				}
-				ex.EndRequest(30, 20, true)
+				boundary.EndRequest(ex, 30, 20, true)
 				if turn.Final {
 					return "partial " + canary, nil
 				}
-				ex.BeginToolCall()
+				boundary.BeginToolCall(ex)
 			}
 		}})
 	if err != nil {

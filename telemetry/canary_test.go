@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -55,7 +56,7 @@ func TestCanary(t *testing.T) {
 	done, err := h.launch(ctx, researcher, work.Spec{Run: func(ctx context.Context) (string, error) {
 		<-release
 		ex, _ := work.ExecutionFrom(ctx)
-		return strings.Join(ex.Guidance(), "|") + canary, nil
+		return strings.Join(boundary.Guidance(ex), "|") + canary, nil
 	}})
 	if err != nil {
 		t.Fatal(err)

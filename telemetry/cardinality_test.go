@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -103,7 +104,7 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 				case 3:
 					<-release
 					ex, _ := work.ExecutionFrom(ctx)
-					return strings.Join(ex.Guidance(), ""), nil
+					return strings.Join(boundary.Guidance(ex), ""), nil
 				}
 				return "output", nil
 			}

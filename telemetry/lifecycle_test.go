@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestProgressSpanEvent: progress reports become at most one
@@ -24,8 +25,8 @@ func TestProgressSpanEvent(t *testing.T) {
 	release := make(chan struct{})
 	id, err := h.launch(ctx, researcher, work.Spec{Run: func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
-		_, _ = ex.BeginRequest() // emits (the first)
-		ex.BeginToolCall()       // within the second: counted only
+		_, _ = boundary.BeginRequest(ex) // emits (the first)
+		boundary.BeginToolCall(ex)       // within the second: counted only
 		h.clk.Advance(time.Second)
 		work.ReportProgress(ctx, 2, 5) // emits
 		<-release
@@ -138,8 +139,8 @@ func TestStatusPageProgress(t *testing.T) {
 	t.Cleanup(unblock)
 	id, err := h.launch(ctx, researcher, work.Spec{Run: func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
-		_, _ = ex.BeginRequest()
-		ex.BeginToolCall()
+		_, _ = boundary.BeginRequest(ex)
+		boundary.BeginToolCall(ex)
 		work.ReportProgress(ctx, 2, 5)
 		close(reported)
 		<-release

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -58,7 +59,7 @@ func TestSpans(t *testing.T) {
 						return "", err
 					}
 					ex, _ := work.ExecutionFrom(ctx)
-					return "result:" + ex.Guidance()[0], nil
+					return "result:" + boundary.Guidance(ex)[0], nil
 				}})
 				if err != nil {
 					t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -89,11 +90,11 @@ func TestUpdateTelemetryThroughSupervisor(t *testing.T) {
 	agent, err := h.launch(ctx, researcher, work.Spec{Updates: policy, Input: "input " + updateCanary, Run: func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
 		report("agent")(ex.ReportUpdate("call_q", canaryValue("which source?"), true))
-		if _, err := ex.BeginRequest(); err != nil { // waits for the answer
+		if _, err := boundary.BeginRequest(ex); err != nil { // waits for the answer
 			return "", err
 		}
-		g := ex.Guidance()
-		ex.EndRequest(10, 5, true)
+		g := boundary.Guidance(ex)
+		boundary.EndRequest(ex, 10, 5, true)
 		if len(g) != 1 || !strings.Contains(g[0], updateCanary) {
 			return "", fmt.Errorf("guidance %q", g)
 		}

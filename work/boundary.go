@@ -1,61 +1,38 @@
 package work
 
-import "github.com/agentwork/agentwork/work/observe"
+import (
+	"github.com/agentwork/agentwork/work/internal/seam"
+	"github.com/agentwork/agentwork/work/observe"
+)
 
-// Turn is the boundary's answer to a child's model request.
-type Turn struct {
-	// Final is set for the child's final request: the adapter sends it
-	// with no tools and an instruction to answer now, and its answer is
-	// the child's output.
-	Final bool
-	// Budget names the budget that ran out (BudgetTurns, BudgetToolCalls
-	// or BudgetTokens) when Final is set or the request is refused.
-	Budget string
+// work/boundary is an agent adapter's side of a child's Execution.
+func init() {
+	ex := func(e any) *Execution { x, _ := e.(*Execution); return x }
+	seam.BeginRequest = func(e any) (seam.Turn, error) { return ex(e).beginRequest() }
+	seam.EndRequest = func(e any, in, out int64, known bool) { ex(e).endRequest(in, out, known) }
+	seam.ToolCallsLeft = func(e any) int { return ex(e).toolCallsLeft() }
+	seam.BeginToolCall = func(e any) bool { return ex(e).beginToolCall() }
+	seam.Guidance = func(e any) []string { return ex(e).guidance() }
+	seam.Unanswered = func(e any) []int { return ex(e).unanswered() }
 }
 
-// BeginRequest is called by a child's agent adapter before each model
-// request (its model-request boundary). While no budget has run out it
-// counts one turn and returns the zero Turn: an ordinary request. Every
-// request it grants (ordinary or final) also adds one to the Work's
-// ModelRequests progress count, as ReportProgress reports. Once the
-// turns are used up, or the tool calls or tokens reached their limit, it
-// returns a Turn with Final set, once; every later request is refused with
-// ErrBudgetExhausted, and so is the first when the Work was started to
-// fail on exhaustion (Spec.FailOnBudget). A refused child that returns an
-// error fails with class budget_exhausted.
-//
-// When the child has a question open (ReportUpdate with question set),
-// BeginRequest first waits, holding the child's running slot, until
-// guidance arrives for the Work, the question's timeout passes (then
-// Unanswered reports it) or the child's context ends (see "Updates and
-// questions" in docs/engine.md); an adapter calls Guidance after it.
-//
-// It is also where a child reclaims its running slot: when the Work it
-// runs on lent its slot for a Result wait that ended while a descendant
-// still runs on it, BeginRequest first blocks until that Work has a slot
-// again, or until the child's context ends (see "Running slots" in
-// docs/engine.md).
-//
-// It is safe for concurrent use, does not allocate on the ordinary path
-// and never takes the Supervisor's lock except to report the exhaustion,
-// to wait for a slot or to wait for an answer. Outside a child run (no
-// budget) it always returns the zero Turn.
-func (e *Execution) BeginRequest() (Turn, error) {
-	t, err := e.beginRequest()
+// beginRequest is work/boundary's BeginRequest (which documents it).
+func (e *Execution) beginRequest() (seam.Turn, error) {
+	t, err := e.decideRequest()
 	if err == nil {
 		e.countRequest()
 	}
 	return t, err
 }
 
-// beginRequest is BeginRequest's budget decision.
-func (e *Execution) beginRequest() (Turn, error) {
+// decideRequest is beginRequest's budget decision.
+func (e *Execution) decideRequest() (seam.Turn, error) {
 	if e == nil {
-		return Turn{}, nil
+		return seam.Turn{}, nil
 	}
 	r := e.run()
 	if r == nil {
-		return Turn{}, nil
+		return seam.Turn{}, nil
 	}
 	e.rt.awaitQuestion()
 	e.rt.awaitSlot()
@@ -64,7 +41,7 @@ func (e *Execution) beginRequest() (Turn, error) {
 		r.phase = phaseRefused
 		b := r.exhaustedLocked()
 		r.mu.Unlock()
-		return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up and the final request was made", b)
+		return seam.Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up and the final request was made", b)
 	}
 	first := false
 	if r.exh.Load() == 0 {
@@ -84,21 +61,18 @@ func (e *Execution) beginRequest() (Turn, error) {
 			r.report(observe.Event{Type: observe.EventBudgetExhausted, Budget: b})
 		}
 		if fail {
-			return Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up", b)
+			return seam.Turn{Budget: b}, errorf(ErrBudgetExhausted, "the %s budget is used up", b)
 		}
-		return Turn{Final: true, Budget: b}, nil
+		return seam.Turn{Final: true, Budget: b}, nil
 	}
 	r.ownTurns.Add(1)
 	r.m[dimTurns].used.Add(1)
 	r.mu.Unlock()
-	return Turn{}, nil
+	return seam.Turn{}, nil
 }
 
-// EndRequest is called by the adapter after each model response with the
-// tokens the provider reported. known is false when the response carried
-// no usage: its tokens count as unknown (Usage.UnknownUsage), and the run's
-// token reservation then stays charged in full at settlement.
-func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
+// endRequest is work/boundary's EndRequest (which documents it).
+func (e *Execution) endRequest(inputTokens, outputTokens int64, known bool) {
 	if e == nil {
 		return
 	}
@@ -116,11 +90,8 @@ func (e *Execution) EndRequest(inputTokens, outputTokens int64, known bool) {
 	r.m[dimTokens].used.Add(inputTokens + outputTokens)
 }
 
-// ToolCallsLeft returns how many more tool calls the child may make: -1
-// when they are not limited, 0 once its final request was granted. An
-// adapter drops a response's tool calls beyond it, so that a child never
-// makes more than its limit.
-func (e *Execution) ToolCallsLeft() int {
+// toolCallsLeft is work/boundary's ToolCallsLeft (which documents it).
+func (e *Execution) toolCallsLeft() int {
 	if e == nil {
 		return -1
 	}
@@ -139,21 +110,17 @@ func (e *Execution) ToolCallsLeft() int {
 	return -1
 }
 
-// BeginToolCall is called by the adapter before each tool call of the
-// child's agent. It counts the call (against the budget, and in the Work's
-// ToolCalls progress count) and returns true, or returns false (counting
-// nothing) when the tool-call budget is used up or the final request was
-// granted: the adapter then does not run the tool.
-func (e *Execution) BeginToolCall() bool {
-	ok := e.beginToolCall()
+// beginToolCall is work/boundary's BeginToolCall (which documents it).
+func (e *Execution) beginToolCall() bool {
+	ok := e.decideToolCall()
 	if ok {
 		e.countTool()
 	}
 	return ok
 }
 
-// beginToolCall is BeginToolCall's budget decision.
-func (e *Execution) beginToolCall() bool {
+// decideToolCall is beginToolCall's budget decision.
+func (e *Execution) decideToolCall() bool {
 	if e == nil {
 		return true
 	}

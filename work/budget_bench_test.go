@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // BenchmarkBoundaryChecks is the budget work of one model request and one
@@ -20,12 +21,12 @@ func BenchmarkBoundaryChecks(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := ex.BeginRequest(); err != nil {
+				if _, err := boundary.BeginRequest(ex); err != nil {
 					b.Fatal(err)
 				}
-				ex.EndRequest(60, 40, true)
-				if ex.ToolCallsLeft() != 0 {
-					ex.BeginToolCall()
+				boundary.EndRequest(ex, 60, 40, true)
+				if boundary.ToolCallsLeft(ex) != 0 {
+					boundary.BeginToolCall(ex)
 				}
 			}
 			return "", nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -28,20 +29,20 @@ func (l looping) run(ctx context.Context) (string, error) {
 		return "", errors.New("no execution")
 	}
 	for i := 0; i < 1000; i++ {
-		turn, err := ex.BeginRequest()
+		turn, err := boundary.BeginRequest(ex)
 		if err != nil {
 			return "", err
 		}
-		ex.EndRequest(l.in, l.out, l.known)
+		boundary.EndRequest(ex, l.in, l.out, l.known)
 		if turn.Final && !l.ignoreFinal {
 			return fmt.Sprintf("partial: %s after %d turns", turn.Budget, ex.Usage().Turns), nil
 		}
 		n := l.toolsPerTurn
-		if left := ex.ToolCallsLeft(); left >= 0 && left < n {
+		if left := boundary.ToolCallsLeft(ex); left >= 0 && left < n {
 			n = left
 		}
 		for range n {
-			if !ex.BeginToolCall() {
+			if !boundary.BeginToolCall(ex) {
 				return "", errors.New("a tool call within ToolCallsLeft was refused")
 			}
 		}
@@ -174,10 +175,10 @@ func holding(turns int, release <-chan struct{}) work.RunFunc {
 	return func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
 		for range turns {
-			if _, err := ex.BeginRequest(); err != nil {
+			if _, err := boundary.BeginRequest(ex); err != nil {
 				return "", err
 			}
-			ex.EndRequest(10, 10, true)
+			boundary.EndRequest(ex, 10, 10, true)
 		}
 		select {
 		case <-release:
@@ -288,7 +289,7 @@ func TestPoolUnbudgetedChildrenAreFair(t *testing.T) {
 	_, err := h.s.Start(t.Context(), work.Spec{Owner: f.ex.Scope(), Target: agent, Budget: work.Budget{MaxTurns: 11}, Run: immediate("x")})
 	wantCode(t, err, "budget_exhausted")
 	for range 3 {
-		if _, err := g.ex.BeginRequest(); err != nil {
+		if _, err := boundary.BeginRequest(g.ex); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -349,7 +350,7 @@ func TestNestedChildCannotExceedParentReservation(t *testing.T) {
 			t.Fatalf("grandchild = %q (%+v), want %q", out, st, g.want)
 		}
 	}
-	turn, err := c.ex.BeginRequest()
+	turn, err := boundary.BeginRequest(c.ex)
 	if err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
 		t.Fatalf("parent after its grandchild spent its reservation: %+v, %v", turn, err)
 	}
@@ -367,7 +368,7 @@ func TestForegroundCallReservesAndRefunds(t *testing.T) {
 		Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			during, _ = h.s.PoolForTest(coord)
-			_, err := ex.BeginRequest()
+			_, err := boundary.BeginRequest(ex)
 			return "ok", err
 		}})
 	if err != nil || out != "ok" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -177,7 +178,7 @@ func TestChaosSends(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i%48 == 47 { // a model boundary every 48 sends: 16 of them overflow
-			ex.Guidance()
+			boundary.Guidance(ex)
 		}
 		if i == sends/2 {
 			mid = heap().HeapAlloc
@@ -367,7 +368,7 @@ func TestChaosWaitingTrees(t *testing.T) {
 			}
 			r := rand.New(rand.NewPCG(seed, uint64(depth)))
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.BeginRequest()
+			boundary.BeginRequest(ex)
 			if depth == 0 {
 				return "leaf", nil
 			}
@@ -386,7 +387,7 @@ func TestChaosWaitingTrees(t *testing.T) {
 					if err != nil {
 						return "", err
 					}
-					ex.BeginRequest() // the agent's next model request
+					boundary.BeginRequest(ex) // the agent's next model request
 					if st.State.Terminal() {
 						break
 					}

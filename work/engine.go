@@ -62,7 +62,7 @@ import (
 //     cancelling it.
 //   - Send queues guidance for a non-terminal agent child, delivered in
 //     order at the child's next model-request boundary
-//     (Execution.Guidance). It is idempotent per commandID (same text: the
+//     (boundary.Guidance). It is idempotent per commandID (same text: the
 //     first receipt; other text: ErrConflict) while the Work's command
 //     records last; everything it keeps is bounded (ErrMessageTooLarge,
 //     ErrMailboxFull). Errors are checked in the order ErrInvalidOwner,

@@ -38,7 +38,7 @@ type childRuntime interface {
 	progressed()
 	// runEvent delivers a budget event of the child's run.
 	runEvent(ev observe.Event)
-	// guidance drains the child's guidance (Execution.Guidance).
+	// guidance drains the child's guidance (boundary.Guidance).
 	guidance() []string
 	// reportUpdate decides on an update the child reports
 	// (Execution.ReportUpdate).
@@ -51,7 +51,7 @@ type childRuntime interface {
 	// (Execution.AwaitAnswer).
 	awaitAnswer(ctx context.Context) ([]string, error)
 	// takeUnanswered returns the questions whose wait ended without an
-	// answer since the last call, and forgets them (Execution.Unanswered).
+	// answer since the last call, and forgets them (boundary.Unanswered).
 	takeUnanswered() []int
 }
 

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 func TestForegroundCall(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	out, err := h.s.Call(t.Context(), work.Spec{Owner: coord, Target: agent, Run: func(ctx context.Context) (string, error) {
 		ex, ok := work.ExecutionFrom(ctx)
-		if !ok || ex.WorkID() != "" || ex.Guidance() != nil || ex.Scope().Depth() != 1 {
+		if !ok || ex.WorkID() != "" || boundary.Guidance(ex) != nil || ex.Scope().Depth() != 1 {
 			return "", errors.New("bad execution")
 		}
 		return "exact output", nil

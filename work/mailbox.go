@@ -43,11 +43,8 @@ func (mb *mailbox) remember(key [sha256.Size]byte, r record, max int) {
 	mb.records[key] = r
 }
 
-// Guidance drains the child's mailbox: it returns the guidance accepted
-// since the last call, in order, and the engine keeps no copy. A child calls
-// it at each model-request boundary. It returns nil for a foreground call
-// and when there is none.
-func (e *Execution) Guidance() []string {
+// guidance is work/boundary's Guidance (which documents it).
+func (e *Execution) guidance() []string {
 	if e == nil {
 		return nil
 	}

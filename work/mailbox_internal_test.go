@@ -60,7 +60,7 @@ func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
 	if where != "item.mb.queued[]" {
 		t.Fatalf("walker found the queued text at %q, want item.mb.queued[]", where)
 	}
-	got := ex.Guidance()
+	got := ex.guidance()
 	if !slices.Equal(got, msgs) {
 		t.Fatalf("drained %q", got)
 	}

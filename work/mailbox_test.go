@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -52,7 +53,7 @@ func TestSendMessageSizeLimit(t *testing.T) {
 			if err != nil || r.Cursor != "1" {
 				t.Fatalf("Send at the limit = %+v %v", r, err)
 			}
-			if got := c.ex.Guidance(); len(got) != 1 || len(got[0]) != tc.max {
+			if got := boundary.Guidance(c.ex); len(got) != 1 || len(got[0]) != tc.max {
 				t.Fatalf("drained %d messages", len(got))
 			}
 		})
@@ -73,7 +74,7 @@ func TestSendQueueLimits(t *testing.T) {
 		if r, err := h.s.Send(t.Context(), coord, ref.ID, "c0", "m"); err != nil || r.Cursor != "1" {
 			t.Fatalf("replay while full = %+v %v", r, err)
 		}
-		if got := c.ex.Guidance(); len(got) != work.DefaultMaxQueuedGuidance {
+		if got := boundary.Guidance(c.ex); len(got) != work.DefaultMaxQueuedGuidance {
 			t.Fatalf("drained %d", len(got))
 		}
 		// The refused command was not recorded: after the drain it is new.
@@ -92,7 +93,7 @@ func TestSendQueueLimits(t *testing.T) {
 			}
 		}
 		h.sendRefused(coord, ref.ID, "", "y", "mailbox_full")
-		c.ex.Guidance()
+		boundary.Guidance(c.ex)
 		if _, err := h.s.Send(t.Context(), coord, ref.ID, "", "y"); err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +133,7 @@ func TestSendCommandRecordWindow(t *testing.T) {
 	if r, err := h.s.Send(t.Context(), coord, ref.ID, "b", "other"); err != nil || r.Cursor != "6" {
 		t.Fatalf("b after the window = %+v %v", r, err)
 	}
-	c.ex.Guidance()
+	boundary.Guidance(c.ex)
 }
 
 // TestCommandRecordsDroppedOnceReadOrDetached: the records go once Result

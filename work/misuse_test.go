@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/enginetest"
 )
 
@@ -128,7 +129,7 @@ func TestMisuseExecution(t *testing.T) {
 				if g, err := ex.AwaitAnswer(t.Context()); g != nil || err != nil {
 					t.Errorf("AwaitAnswer = %v %v", g, err)
 				}
-				if u := ex.Unanswered(); u != nil {
+				if u := boundary.Unanswered(ex); u != nil {
 					t.Errorf("Unanswered = %v", u)
 				}
 			})

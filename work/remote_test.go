@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -79,18 +80,18 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 		t.Fatalf("Budget = %+v", b)
 	}
 	for i := range 2 {
-		if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+		if turn, err := boundary.BeginRequest(ex); err != nil || turn.Final {
 			t.Fatalf("request %d: %+v %v", i+1, turn, err)
 		}
-		ex.EndRequest(10, 5, true)
+		boundary.EndRequest(ex, 10, 5, true)
 	}
-	if !ex.BeginToolCall() || ex.BeginToolCall() {
+	if !boundary.BeginToolCall(ex) || boundary.BeginToolCall(ex) {
 		t.Fatal("the tool-call budget of 1 was not enforced")
 	}
-	if turn, err := ex.BeginRequest(); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+	if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
 		t.Fatalf("third request: %+v %v, want the final one (turns)", turn, err)
 	}
-	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
+	if _, err := boundary.BeginRequest(ex); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("request after the final one: %v", err)
 	}
 	if b, refused := ex.ExhaustedForTest(); b != work.BudgetTurns || !refused {
@@ -129,8 +130,8 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	ctx = work.WithRemote(context.Background(), seam.Remote{WorkID: "w2", OwnerID: "o",
 		Dims: [3]int64{1, 0, 0}, FailOnBudget: true})
 	ex, _ = work.ExecutionFrom(ctx)
-	_, _ = ex.BeginRequest()
-	if _, err := ex.BeginRequest(); !errors.Is(err, work.ErrBudgetExhausted) {
+	_, _ = boundary.BeginRequest(ex)
+	if _, err := boundary.BeginRequest(ex); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("FailOnBudget: %v", err)
 	}
 	ex.CountModelRequestForTest() // no Event: counted only

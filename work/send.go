@@ -30,7 +30,7 @@ func (it *item) dropCommands() {
 	}
 }
 
-// guidance drains the Work's mailbox (Execution.Guidance): the guidance
+// guidance drains the Work's mailbox (boundary.Guidance): the guidance
 // accepted since the last call, in order, with an
 // observe.EventGuidanceDelivered when there is some.
 func (it *item) guidance() []string {
@@ -56,7 +56,7 @@ func (it *item) receipt(cursor int, at time.Time) SendReceipt {
 
 // Send queues guidance for a non-terminal agent child visible to o. The
 // text waits in the Work's FIFO mailbox until the child drains it at its
-// next model-request boundary (Execution.Guidance); the engine then holds no
+// next model-request boundary (boundary.Guidance); the engine then holds no
 // copy. Guidance accepted while the child has a question open answers it
 // (see "Updates and questions" in docs/engine.md; Answer also reaches a
 // function child). commandID is the caller's command identity (the

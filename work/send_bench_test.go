@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // BenchmarkSend measures one Send per verdict of its checks: accepted (a
@@ -51,7 +52,7 @@ func BenchmarkSend(b *testing.B) {
 		for i := range b.N {
 			send(b, s, id, ids[i%len(ids)], "look at page 2", nil)
 			if i%32 == 31 {
-				ex.Guidance()
+				boundary.Guidance(ex)
 			}
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -21,14 +22,14 @@ func TestSendFIFODelivery(t *testing.T) {
 			t.Fatalf("receipt %d = %+v", i, r)
 		}
 	}
-	if got := c.ex.Guidance(); fmt.Sprint(got) != "[msg 1 msg 2 msg 3]" {
+	if got := boundary.Guidance(c.ex); fmt.Sprint(got) != "[msg 1 msg 2 msg 3]" {
 		t.Fatalf("drained %q", got)
 	}
-	if got := c.ex.Guidance(); got != nil {
+	if got := boundary.Guidance(c.ex); got != nil {
 		t.Fatalf("second drain %q", got)
 	}
 	h.s.Send(t.Context(), coord, ref.ID, "call-4", "msg 4")
-	if got := c.ex.Guidance(); fmt.Sprint(got) != "[msg 4]" {
+	if got := boundary.Guidance(c.ex); fmt.Sprint(got) != "[msg 4]" {
 		t.Fatalf("drained %q", got)
 	}
 	if c.ex.WorkID() != ref.ID {
@@ -59,7 +60,7 @@ func TestSendToQueuedWorkIsDeliveredWhenItRuns(t *testing.T) {
 	}
 	blocker.complete("")
 	<-c.started
-	if got := c.ex.Guidance(); fmt.Sprint(got) != "[first]" {
+	if got := boundary.Guidance(c.ex); fmt.Sprint(got) != "[first]" {
 		t.Fatalf("drained %q", got)
 	}
 }
@@ -84,7 +85,7 @@ func TestSendIdempotentPerCommandID(t *testing.T) {
 	// No command id: never deduplicated.
 	h.s.Send(t.Context(), coord, ref.ID, "", "hello")
 	h.s.Send(t.Context(), coord, ref.ID, "", "hello")
-	if got := c.ex.Guidance(); fmt.Sprint(got) != "[hello hello hello]" {
+	if got := boundary.Guidance(c.ex); fmt.Sprint(got) != "[hello hello hello]" {
 		t.Fatalf("drained %q", got)
 	}
 	if n := h.obs.count(observe.EventGuidanceAccepted); n != 3 {
@@ -142,7 +143,7 @@ func TestUndeliveredGuidanceDroppedAtEnd(t *testing.T) {
 	if n := len(all); n < 2 || all[n-2].Type != observe.EventGuidanceDropped || all[n-1].Type != observe.EventCompleted {
 		t.Fatalf("event order = %+v, want ... guidance-dropped, completed", all)
 	}
-	if got := c.ex.Guidance(); got != nil {
+	if got := boundary.Guidance(c.ex); got != nil {
 		t.Fatalf("drain after end = %q", got)
 	}
 }

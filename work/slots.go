@@ -121,7 +121,7 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 // still runs on w's lent slot, w is owed a slot: it takes a free pool
 // slot at once (reclaimers come before queued Work); else, when code on
 // w's slot uses the model-request boundary (an agent child), w waits to
-// reclaim one and its next Execution.BeginRequest blocks until it has
+// reclaim one and its next boundary.BeginRequest blocks until it has
 // (see awaitSlot); else (a function child) w takes a pool slot over the
 // limit, and nothing is dispatched until the pool is below it again.
 func (s *Supervisor) unlend(w *item, awaited *item) {

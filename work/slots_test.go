@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // guard fails the test when ch does not deliver within a generous bound.
@@ -223,13 +224,13 @@ func (h *harness) slots(wantUsed, wantExecuting, wantReclaiming int) {
 	}
 }
 
-// boundary makes c pass its model-request boundary (as its agent adapter
+// passBoundary makes c pass its model-request boundary (as its agent adapter
 // does before each model request) on a goroutine of the test; the channel
 // closes when BeginRequest returns.
-func boundary(c *child) <-chan struct{} {
+func passBoundary(c *child) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
-		c.ex.BeginRequest()
+		boundary.BeginRequest(c.ex)
 		close(ch)
 	}()
 	return ch
@@ -259,7 +260,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(1))
 		waits := boundaryWaits(h)
 		_, a := h.running(coord, agent)
-		guard(t, boundary(a), "a's first model request")
+		guard(t, passBoundary(a), "a's first model request")
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started // b runs on a's lent slot
@@ -271,7 +272,7 @@ func TestLentSlotReclaim(t *testing.T) {
 			t.Fatalf("result at the timeout: %+v", w)
 		}
 		h.slots(1, 1, 1) // a is owed its slot
-		req := boundary(a)
+		req := passBoundary(a)
 		guard(t, waits, "a's boundary waiting for its slot")
 		select {
 		case <-req:
@@ -287,7 +288,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(2))
 		waits := boundaryWaits(h)
 		_, a := h.running(coord, agent)
-		guard(t, boundary(a), "a's first model request")
+		guard(t, passBoundary(a), "a's first model request")
 		_, other := h.running(work.NewOwner("other"), fn)
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
@@ -298,7 +299,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		if w := guard(t, res, "Result at its timeout"); w.st != work.StateRunning {
 			t.Fatalf("result = %+v", w)
 		}
-		req := boundary(a)
+		req := passBoundary(a)
 		guard(t, waits, "a's boundary waiting for its slot")
 		other.complete("") // a pool slot frees: a takes it, b keeps a's old one
 		guard(t, req, "a's model request on the freed slot")
@@ -312,7 +313,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		h := newHarness(t, work.WithMaxRunning(1))
 		waits := boundaryWaits(h)
 		aRef, a := h.running(coord, agent)
-		guard(t, boundary(a), "a's first model request")
+		guard(t, passBoundary(a), "a's first model request")
 		bRef, b := h.startIn(a, agent)
 		res := h.waitIn(context.Background(), a, bRef.ID, time.Second)
 		<-b.started
@@ -320,7 +321,7 @@ func TestLentSlotReclaim(t *testing.T) {
 		h.clk.BlockUntil(3)
 		h.clk.Advance(time.Second)
 		guard(t, res, "Result at its timeout")
-		req := boundary(a)
+		req := passBoundary(a)
 		guard(t, waits, "a's boundary waiting for its slot")
 		if _, err := h.s.Cancel(t.Context(), coord, aRef.ID); err != nil {
 			t.Fatal(err)
@@ -411,7 +412,7 @@ func TestForegroundBoundaryReclaims(t *testing.T) {
 	go func() {
 		_, err := h.s.Call(context.Background(), work.Spec{Owner: a.ex.Scope(), Target: agent, Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.BeginRequest()
+			boundary.BeginRequest(ex)
 			ref, err := h.s.Start(ctx, work.Spec{Owner: ex.Scope(), Target: fn, Run: b.run})
 			if err != nil {
 				return "", err
@@ -419,7 +420,7 @@ func TestForegroundBoundaryReclaims(t *testing.T) {
 			if st, _, err := h.s.Result(ctx, ex.Scope(), ref.ID, time.Second); err != nil || st.State != work.StateRunning {
 				return "", fmt.Errorf("result: %v %v", st.State, err)
 			}
-			ex.BeginRequest()
+			boundary.BeginRequest(ex)
 			close(reqDone)
 			return "", nil
 		}})

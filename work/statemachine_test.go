@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -412,7 +413,7 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 				break
 			}
 			<-w.c.started
-			got := w.c.ex.Guidance()
+			got := boundary.Guidance(w.c.ex)
 			if len(got) != w.guidance {
 				fail("drained %d messages, model has %d", len(got), w.guidance)
 			}

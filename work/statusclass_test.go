@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestStatusClass: Status.Class is the terminal class of failed and
@@ -59,7 +60,7 @@ func TestStatusClass(t *testing.T) {
 				FailOnBudget: true, Run: func(ctx context.Context) (string, error) {
 					ex, _ := work.ExecutionFrom(ctx)
 					for {
-						if _, err := ex.BeginRequest(); err != nil {
+						if _, err := boundary.BeginRequest(ex); err != nil {
 							return "", err
 						}
 					}

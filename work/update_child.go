@@ -96,11 +96,8 @@ func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
 	return e.rt.awaitAnswer(ctx)
 }
 
-// Unanswered returns the sequence numbers of the child's questions whose
-// wait ended without an answer (their timeout passed) since the last call,
-// and forgets them: the adapter frames a "no answer" note into the
-// child's next request for them. nil when there are none.
-func (e *Execution) Unanswered() []int {
+// unanswered is work/boundary's Unanswered (which documents it).
+func (e *Execution) unanswered() []int {
 	if e == nil || e.rt == nil {
 		return nil
 	}

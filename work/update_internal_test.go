@@ -21,7 +21,7 @@ func TestUpdateStateOnlyWhenDeclared(t *testing.T) {
 		_, err := s.Start(context.Background(), Spec{Owner: o, Target: Target{Label: "a", Kind: KindAgent},
 			Budget: Budget{MaxTurns: 1000}, Updates: p, Run: func(ctx context.Context) (string, error) {
 				ex, _ := ExecutionFrom(ctx)
-				n := testing.AllocsPerRun(100, func() { _, _ = ex.BeginRequest() })
+				n := testing.AllocsPerRun(100, func() { _, _ = ex.beginRequest() })
 				ch <- seen{declared: ex.rt.(*item).upd != nil, allocs: n}
 				return "", nil
 			}})

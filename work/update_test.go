@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -84,7 +85,7 @@ var agentT = work.Target{Label: "researcher", Kind: work.KindAgent}
 func beginAsync(ex *work.Execution) chan error {
 	ch := make(chan error, 1)
 	go func() {
-		_, err := ex.BeginRequest()
+		_, err := boundary.BeginRequest(ex)
 		ch <- err
 	}()
 	return ch
@@ -139,13 +140,13 @@ func TestQuestionTimeout(t *testing.T) {
 	if err := within(t, ch, "BeginRequest after the timeout"); err != nil {
 		t.Fatalf("BeginRequest: %v", err)
 	}
-	if got := c.ex.Unanswered(); fmt.Sprint(got) != "[1 2]" {
+	if got := boundary.Unanswered(c.ex); fmt.Sprint(got) != "[1 2]" {
 		t.Fatalf("Unanswered() = %v, want [1 2]", got)
 	}
-	if got := c.ex.Unanswered(); got != nil {
+	if got := boundary.Unanswered(c.ex); got != nil {
 		t.Fatalf("Unanswered() again = %v", got)
 	}
-	if g := c.ex.Guidance(); g != nil {
+	if g := boundary.Guidance(c.ex); g != nil {
 		t.Fatalf("guidance after an unanswered question: %q", g)
 	}
 	if h.clk.Pending() != base {
@@ -182,10 +183,10 @@ func TestQuestionAnswered(t *testing.T) {
 	if err := within(t, ch, "BeginRequest after the answer"); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.ex.Guidance(); strings.Join(got, "|") != "before|this one" {
+	if got := boundary.Guidance(c.ex); strings.Join(got, "|") != "before|this one" {
 		t.Fatalf("Guidance() = %q", got)
 	}
-	if got := c.ex.Unanswered(); got != nil {
+	if got := boundary.Unanswered(c.ex); got != nil {
 		t.Fatalf("Unanswered() = %v after an answer", got)
 	}
 	if h.clk.Pending() != base {
@@ -293,7 +294,7 @@ func TestQuestionWaitEndsWithWork(t *testing.T) {
 				t.Fatal(err)
 			}
 			within(t, ch, "BeginRequest once the Work ends")
-			if got := c.ex.Unanswered(); got != nil {
+			if got := boundary.Unanswered(c.ex); got != nil {
 				t.Fatalf("Unanswered() = %v: the question did not time out", got)
 			}
 			c.returnCtxErr()
@@ -387,7 +388,7 @@ func TestUpdatesOutsideWork(t *testing.T) {
 		t.Fatalf("outside a child: %v", err)
 	}
 	var nilEx *work.Execution
-	if g, err := nilEx.AwaitAnswer(context.Background()); g != nil || err != nil || nilEx.Unanswered() != nil {
+	if g, err := nilEx.AwaitAnswer(context.Background()); g != nil || err != nil || boundary.Unanswered(nilEx) != nil {
 		t.Fatalf("a nil Execution's AwaitAnswer = %q, %v", g, err)
 	}
 	var got error

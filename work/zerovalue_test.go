@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -130,15 +131,15 @@ func TestZeroExecution(t *testing.T) {
 				if sc := ex.Scope(); !sc.IsZero() {
 					t.Errorf("Scope() = %v", sc)
 				}
-				if turn, err := ex.BeginRequest(); turn != (work.Turn{}) || err != nil {
+				if turn, err := boundary.BeginRequest(ex); turn != (boundary.Turn{}) || err != nil {
 					t.Errorf("BeginRequest() = %+v %v", turn, err)
 				}
-				ex.EndRequest(1, 2, true)
-				ex.EndRequest(0, 0, false)
-				if n := ex.ToolCallsLeft(); n != -1 {
+				boundary.EndRequest(ex, 1, 2, true)
+				boundary.EndRequest(ex, 0, 0, false)
+				if n := boundary.ToolCallsLeft(ex); n != -1 {
 					t.Errorf("ToolCallsLeft() = %d", n)
 				}
-				if !ex.BeginToolCall() {
+				if !boundary.BeginToolCall(ex) {
 					t.Error("BeginToolCall() = false")
 				}
 				if b := ex.BudgetForTest(); b != (work.Budget{}) {
@@ -153,7 +154,7 @@ func TestZeroExecution(t *testing.T) {
 				if p := ex.Progress(); p != (work.Progress{}) {
 					t.Errorf("Progress() = %+v", p)
 				}
-				if g := ex.Guidance(); g != nil {
+				if g := boundary.Guidance(ex); g != nil {
 					t.Errorf("Guidance() = %v", g)
 				}
 			})

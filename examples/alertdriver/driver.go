@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -229,15 +230,15 @@ func (d *driver) spend(ctx context.Context) error {
 		Budget: work.Budget{MaxTurns: 1},
 		Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+			if turn, err := boundary.BeginRequest(ex); err != nil || turn.Final {
 				return "", fmt.Errorf("first request: %+v, %v", turn, err)
 			}
-			ex.EndRequest(120, 40, true)
-			ex.BeginToolCall()
-			if turn, err := ex.BeginRequest(); err != nil || !turn.Final {
+			boundary.EndRequest(ex, 120, 40, true)
+			boundary.BeginToolCall(ex)
+			if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final {
 				return "", fmt.Errorf("final request: %+v, %v", turn, err)
 			}
-			ex.EndRequest(60, 20, true)
+			boundary.EndRequest(ex, 60, 20, true)
 			return "done", nil
 		}})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // Child is a target of a driver's worker processes, as both runners'
@@ -82,7 +83,7 @@ func Children(name string, c Canaries, log *slog.Logger) map[string]Child {
 			ex, _ := work.ExecutionFrom(ctx)
 			var got []string
 			err := poll(ctx, func() bool {
-				got = append(got, ex.Guidance()...)
+				got = append(got, boundary.Guidance(ex)...)
 				return want > 0 && len(got) >= want
 			})
 			if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 const (
@@ -144,14 +145,14 @@ func TestTelemetryAndCanary(t *testing.T) {
 	defer func() { _ = obs.Unregister() }()
 	var sdkLogs logBuffer
 	took := make(chan []string, 1)
-	boundary, leave := make(chan struct{}), make(chan struct{})
+	atBoundary, leave := make(chan struct{}), make(chan struct{})
 	e := deploy(t, map[string]restate.Child{
 		"ok":   {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return canaryOutput, nil }},
 		"fail": {Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "", errors.New(canaryFailure) }},
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			<-boundary
-			took <- ex.Guidance()
+			<-atBoundary
+			took <- boundary.Guidance(ex)
 			return "steered", nil
 		}},
 		// Ends without taking its guidance: the Work drops it.
@@ -190,7 +191,7 @@ func TestTelemetryAndCanary(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(leave)
-	close(boundary)
+	close(atBoundary)
 	if g := <-took; len(g) != 1 || g[0] != canaryGuidance {
 		t.Fatalf("the child took %q; want the guidance", g)
 	}

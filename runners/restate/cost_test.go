@@ -17,6 +17,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // costRounds is how many Works of each case TestCost measures: one in a
@@ -173,7 +174,7 @@ func TestCost(t *testing.T) {
 			close(started[in])
 			<-ch // the test sent the guidance, or asked to cancel
 			ex, _ := work.ExecutionFrom(ctx)
-			ex.Guidance() // one model boundary
+			boundary.Guidance(ex) // one model boundary
 			if err := ctx.Err(); err != nil {
 				return "", err
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/driver"
 )
 
@@ -437,7 +438,7 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 			}
 			<-release
 			ex, _ := work.ExecutionFrom(ctx)
-			took <- ex.Guidance()
+			took <- boundary.Guidance(ex)
 			return "talked", nil
 		}},
 		"job": {Kind: work.KindFunction, Job: &work.Job{
@@ -693,7 +694,7 @@ func TestSealedMailboxBytes(t *testing.T) {
 		close(started)
 		<-release
 		ex, _ := work.ExecutionFrom(ctx)
-		took <- ex.Guidance()
+		took <- boundary.Guidance(ex)
 		return "done", nil
 	}}}, append(base, restate.WithRegistry())...)
 	e := newEngine(t, base...)

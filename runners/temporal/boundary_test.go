@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -78,11 +79,11 @@ func TestBoundaryWithoutGuidance(t *testing.T) {
 			case <-ctx.Done():
 				return "", ctx.Err()
 			}
-			if _, err := ex.BeginRequest(); err != nil {
+			if _, err := boundary.BeginRequest(ex); err != nil {
 				return "", err
 			}
 			select {
-			case took <- ex.Guidance():
+			case took <- boundary.Guidance(ex):
 			case <-ctx.Done():
 				return "", ctx.Err()
 			}

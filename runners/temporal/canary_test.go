@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 const (
@@ -85,7 +86,7 @@ func TestCanary(t *testing.T) {
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
-				if g := ex.Guidance(); len(g) > 0 {
+				if g := boundary.Guidance(ex); len(g) > 0 {
 					took <- g
 					return "steered", nil
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // latencyRun is one run of the latency tests' child, keyed by its input.
@@ -53,8 +54,8 @@ var latencyChildren = map[string]temporal.Child{
 		<-r.boundary
 		before := ctx.Err() != nil
 		ex, _ := work.ExecutionFrom(ctx)
-		_, _ = ex.BeginRequest()
-		_ = ex.Guidance()
+		_, _ = boundary.BeginRequest(ex)
+		_ = boundary.Guidance(ex)
 		r.seen <- [2]bool{before, ctx.Err() != nil}
 		<-ctx.Done()
 		return "", ctx.Err()

@@ -19,6 +19,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -246,7 +247,7 @@ func runCanaries(t *testing.T, c client.Client, dc converter.DataConverter) map[
 				return "", ctx.Err()
 			}
 			for {
-				if g := ex.Guidance(); len(g) > 0 {
+				if g := boundary.Guidance(ex); len(g) > 0 {
 					took <- g
 					return "steered", nil
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // costRun is one run of the cost cases' children, keyed by its input.
@@ -56,8 +57,8 @@ var costChildren = map[string]temporal.Child{
 			return "", ctx.Err()
 		}
 		ex, _ := work.ExecutionFrom(ctx)
-		_, _ = ex.BeginRequest()
-		got := ex.Guidance()
+		_, _ = boundary.BeginRequest(ex)
+		got := boundary.Guidance(ex)
 		r.took <- got
 		return strconv.Itoa(len(got)), nil
 	}},
@@ -67,10 +68,10 @@ var costChildren = map[string]temporal.Child{
 		ex, _ := work.ExecutionFrom(ctx)
 		n := 0
 		for range 3 {
-			if _, err := ex.BeginRequest(); err != nil {
+			if _, err := boundary.BeginRequest(ex); err != nil {
 				return "", err
 			}
-			n += len(ex.Guidance())
+			n += len(boundary.Guidance(ex))
 		}
 		return strconv.Itoa(n), nil
 	}},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -21,7 +22,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 		"hang": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
-				turn, err := ex.BeginRequest()
+				turn, err := boundary.BeginRequest(ex)
 				if err != nil {
 					return "", err
 				}
@@ -29,7 +30,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 					<-ctx.Done() // the final request never answers
 					return "", ctx.Err()
 				}
-				ex.EndRequest(1, 1, true)
+				boundary.EndRequest(ex, 1, 1, true)
 			}
 		}},
 	}, []temporal.Option{temporal.WithOptions(work.WithObserver(rec))}, nil)

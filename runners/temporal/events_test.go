@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -147,7 +148,7 @@ func TestLifecycleEvents(t *testing.T) {
 		"steer": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
-				if g := ex.Guidance(); len(g) > 0 {
+				if g := boundary.Guidance(ex); len(g) > 0 {
 					return "steered", nil
 				}
 				select {
@@ -161,11 +162,11 @@ func TestLifecycleEvents(t *testing.T) {
 			ex, _ := work.ExecutionFrom(ctx)
 			work.ReportProgress(ctx, 1, 4)
 			for {
-				turn, err := ex.BeginRequest()
+				turn, err := boundary.BeginRequest(ex)
 				if err != nil {
 					return "", err
 				}
-				ex.EndRequest(7, 3, true)
+				boundary.EndRequest(ex, 7, 3, true)
 				if turn.Final {
 					return "final", nil
 				}

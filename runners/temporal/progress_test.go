@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestStatusProgress: a running child's progress counts reach its
@@ -18,7 +19,7 @@ func TestStatusProgress(t *testing.T) {
 		"counting": {Kind: work.KindFunction, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			work.ReportProgress(ctx, 2, 5)
-			ex.BeginToolCall()
+			boundary.BeginToolCall(ex)
 			<-release
 			return "counted", nil
 		}},

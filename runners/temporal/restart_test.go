@@ -10,6 +10,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestCoordinatorRestart: a coordinator (client and Engine) goes away while
@@ -39,7 +40,7 @@ func TestCoordinatorRestart(t *testing.T) {
 		"agent": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
 			for {
-				if g := ex.Guidance(); len(g) > 0 {
+				if g := boundary.Guidance(ex); len(g) > 0 {
 					steered <- g
 				}
 				select {

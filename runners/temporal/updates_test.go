@@ -20,6 +20,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -241,10 +242,10 @@ func TestUpdateCanary(t *testing.T) {
 			if _, err := ex.ReportUpdate("q", []byte(`{"question":"`+canaryQuestion+`"}`), true); err != nil {
 				return "", err
 			}
-			if _, err := ex.BeginRequest(); err != nil { // waits for the answer
+			if _, err := boundary.BeginRequest(ex); err != nil { // waits for the answer
 				return "", err
 			}
-			g := ex.Guidance()
+			g := boundary.Guidance(ex)
 			if len(g) != 1 || g[0] != canaryAnswer {
 				return "", fmt.Errorf("guidance %d", len(g))
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -25,14 +26,14 @@ func TestWithRemote(t *testing.T) {
 	if ex.WorkID() != "w1" || ex.Scope().Depth() != 1 || ex.Scope().ID() != "o/w1" {
 		t.Fatalf("WorkID %q, scope %q at %d", ex.WorkID(), ex.Scope().ID(), ex.Scope().Depth())
 	}
-	if g := ex.Guidance(); len(g) != 2 || g[0] != "a" || calls != 1 {
+	if g := boundary.Guidance(ex); len(g) != 2 || g[0] != "a" || calls != 1 {
 		t.Fatalf("Guidance = %q after %d calls", g, calls)
 	}
-	if turn, err := ex.BeginRequest(); err != nil || turn.Final || ex.ToolCallsLeft() != -1 || !ex.BeginToolCall() {
+	if turn, err := boundary.BeginRequest(ex); err != nil || turn.Final || boundary.ToolCallsLeft(ex) != -1 || !boundary.BeginToolCall(ex) {
 		t.Fatalf("a remote run has a budget: %+v %v", turn, err)
 	}
 	ctx = driver.WithRemote(context.Background(), driver.Remote{WorkID: "w2", OwnerID: "o"})
-	if ex, _ := work.ExecutionFrom(ctx); ex.Guidance() != nil {
+	if ex, _ := work.ExecutionFrom(ctx); boundary.Guidance(ex) != nil {
 		t.Fatal("Guidance without a source returned messages")
 	}
 }
@@ -71,27 +72,27 @@ func TestRemoteUpdateHooks(t *testing.T) {
 		t.Fatalf("remote question = %+v, %v", rec, err)
 	}
 	answered <- true
-	if _, err := ex.BeginRequest(); err != nil {
+	if _, err := boundary.BeginRequest(ex); err != nil {
 		t.Fatal(err)
 	}
-	if g := ex.Guidance(); strings.Join(g, "") != "the answer" || ex.Unanswered() != nil {
+	if g := boundary.Guidance(ex); strings.Join(g, "") != "the answer" || boundary.Unanswered(ex) != nil {
 		t.Fatalf("after the answer: guidance %q", g)
 	}
 	if len(answered) != 0 {
 		t.Fatal("BeginRequest did not wait through AwaitAnswer")
 	}
 	// No question open: no wait (AwaitAnswer would block on the empty channel).
-	if _, err := ex.BeginRequest(); err != nil {
+	if _, err := boundary.BeginRequest(ex); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := work.ReportUpdate(ctx, "q2", []byte(`"??"`), true); err != nil {
 		t.Fatal(err)
 	}
 	answered <- false
-	if _, err := ex.BeginRequest(); err != nil {
+	if _, err := boundary.BeginRequest(ex); err != nil {
 		t.Fatal(err)
 	}
-	if got := ex.Unanswered(); fmt.Sprint(got) != "[2]" {
+	if got := boundary.Unanswered(ex); fmt.Sprint(got) != "[2]" {
 		t.Fatalf("Unanswered() = %v, want [2]", got)
 	}
 	if _, err := work.ReportUpdate(ctx, "x", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedCount) {

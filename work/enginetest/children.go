@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 func runTurns(ctx context.Context, _ string) (string, error) {
@@ -18,11 +19,11 @@ func runTurns(ctx context.Context, _ string) (string, error) {
 		return "", errors.New("enginetest: no Execution")
 	}
 	for n := 1; n <= 1000; n++ {
-		turn, err := ex.BeginRequest()
+		turn, err := boundary.BeginRequest(ex)
 		if err != nil {
 			return "", err
 		}
-		ex.EndRequest(3, 2, true)
+		boundary.EndRequest(ex, 3, 2, true)
 		if turn.Final {
 			return "requests=" + strconv.Itoa(n) + " final=" + turn.Budget, nil
 		}
@@ -131,7 +132,7 @@ func runControlled(ctx context.Context, token string) (string, error) {
 			ex, ok := work.ExecutionFrom(ctx)
 			r := boundaryReply{ok: ok}
 			if ok {
-				r.guidance, r.scope = ex.Guidance(), ex.Scope()
+				r.guidance, r.scope = boundary.Guidance(ex), ex.Scope()
 			}
 			reply <- r
 		case f := <-c.finish:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // updateReq asks a controlled child to report an update.
@@ -41,9 +42,9 @@ type awaitReply struct {
 func beginAt(ctx context.Context) beginReply {
 	ex, _ := work.ExecutionFrom(ctx)
 	t0 := time.Now()
-	_, err := ex.BeginRequest()
+	_, err := boundary.BeginRequest(ex)
 	r := beginReply{err: err, waited: time.Since(t0)}
-	r.unanswered = ex.Unanswered()
-	r.guidance = ex.Guidance()
+	r.unanswered = boundary.Unanswered(ex)
+	r.guidance = boundary.Guidance(ex)
 	return r
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -93,7 +94,7 @@ func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 	r1, err := r.launch(Researcher, 0, func(ctx context.Context) (string, error) {
 		<-release1
 		ex, _ := work.ExecutionFrom(ctx)
-		_ = ex.Guidance() // delivered 1
+		_ = boundary.Guidance(ex) // delivered 1
 		// Two updates (10 and 20 bytes) and a third over the count.
 		for i, v := range []string{`{"step":1}`, `{"step":2,"of":2}`, `{"step":3}`} {
 			_, err := ex.ReportUpdate(fmt.Sprint("u", i), []byte(v), false)
@@ -105,17 +106,17 @@ func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 		// two ordinary turns with three tool calls, then the final request
 		// once the two turns are used up (budget turns exhausted).
 		for _, tok := range [][2]int64{{1200, 300}, {900, 250}} {
-			if turn, err := ex.BeginRequest(); err != nil || turn.Final {
+			if turn, err := boundary.BeginRequest(ex); err != nil || turn.Final {
 				return "", fmt.Errorf("ordinary request: %+v, %v", turn, err)
 			}
-			ex.EndRequest(tok[0], tok[1], true)
-			ex.BeginToolCall()
+			boundary.EndRequest(ex, tok[0], tok[1], true)
+			boundary.BeginToolCall(ex)
 		}
-		ex.BeginToolCall()
-		if turn, err := ex.BeginRequest(); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+		boundary.BeginToolCall(ex)
+		if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
 			return "", fmt.Errorf("final request: %+v, %v", turn, err)
 		}
-		ex.EndRequest(400, 150, true)
+		boundary.EndRequest(ex, 400, 150, true)
 		return strings.Repeat("r", 300), nil
 	})
 	r.budget, r.updates = work.Budget{}, nil

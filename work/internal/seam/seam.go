@@ -2,7 +2,8 @@
 // exporting it to applications: a child run that another engine executes
 // (Remote, Attach, Exhausted), a Subscription another engine feeds
 // (NewSubscription), the limits work's options set (ResolveLimits) and
-// work's errors from their codes (DecodeError, UpdateRefusal).
+// work's errors (DecodeError, UpdateRefusal, Detail, Wrap), and to
+// work/boundary a child's model-request boundary.
 // Package work sets the functions as it initialises (work/driver imports
 // work, so they are set before the driver can call them); their arguments and results are plain values, or work's own
 // types passed as any, which work/driver asserts back.
@@ -61,4 +62,21 @@ var (
 	// cause.
 	Detail func(e any, detail string) any
 	Wrap   func(e any, cause error) any
+)
+
+// Turn has the shape of work/boundary's Turn.
+type Turn struct {
+	Final  bool
+	Budget string
+}
+
+// A child's model-request boundary (work/boundary documents each): ex is
+// the child's *work.Execution.
+var (
+	BeginRequest  func(ex any) (Turn, error)
+	EndRequest    func(ex any, inputTokens, outputTokens int64, known bool)
+	ToolCallsLeft func(ex any) int
+	BeginToolCall func(ex any) bool
+	Guidance      func(ex any) []string
+	Unanswered    func(ex any) []int
 )
