@@ -54,7 +54,7 @@ var (
 	// reason (as error).
 	UpdateRefusal func(reason string) error
 	// EffectiveBudget returns the work.Budget a child started with spec (a
-	// *work.Spec) runs with under sup (a *work.Supervisor; nil: no default,
+	// *work.Spec) runs with under sup (a *work.Engine; nil: no default,
 	// no ceiling), pools aside.
 	EffectiveBudget func(sup, spec any) any
 	// Detail and Wrap return a *work.Error with e's code and class (e is
@@ -63,6 +63,11 @@ var (
 	Detail func(e any, detail string) any
 	Wrap   func(e any, cause error) any
 )
+
+// NewEngine returns a *work.Engine whose implementation is impl (an
+// implementation of every method of work.Engine but Shutdown, which it
+// may have), nil when impl is not one.
+var NewEngine func(impl any) any
 
 // Turn has the shape of work/boundary's Turn.
 type Turn struct {
