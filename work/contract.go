@@ -110,10 +110,6 @@ func (b *Budget) setDims(d [numDims]int64) {
 	b.MaxTurns, b.MaxToolCalls, b.MaxTokens = contract.FromDims(d)
 }
 
-// usageDims returns what u spent in the order of dims (tokens: input plus
-// output).
-func usageDims(u Usage) [numDims]int64 { return contract.Dims(u.Turns, u.ToolCalls, u.Tokens()) }
-
 // ErrUnavailable: the engine could not reach what keeps the Work (its
 // server or transport failed, or answered with an error the contract does
 // not name). errors.Unwrap (and errors.Is, errors.As) reach the cause.
