@@ -153,7 +153,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzChildInput -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzWorkToolInput -fuzztime $(FUZZTIME) ./middleware
 	$(GO) test -run '^$$' -fuzz FuzzDecodeError -fuzztime $(FUZZTIME) ./work
-	$(GO) test -run '^$$' -fuzz FuzzUpdateLog -fuzztime $(FUZZTIME) ./work
+	$(GO) test -run '^$$' -fuzz FuzzUpdateLog -fuzztime $(FUZZTIME) ./work/driver
 	$(GO) test -run '^$$' -fuzz FuzzRegistryState -fuzztime $(FUZZTIME) ./work/driver
 	cd runners/temporal && $(GO) test -run '^$$' -fuzz FuzzPayload -fuzztime $(FUZZTIME) .
 	cd runners/restate && $(GO) test -run '^$$' -fuzz FuzzReply -fuzztime $(FUZZTIME) .

@@ -13,7 +13,8 @@ import (
 // reports them) it may spend, and how long it may run. A zero field means
 // "inherit": the Supervisor's default (WithDefaultBudget); inside a pool or
 // a parent child's reservation, an agent child reserves that default
-// capped at its share (contract.PoolShare) and at what remains, and a function
+// capped at its share (a quarter of the pool, rounded up) and at what
+// remains, and a function
 // child reserves nothing (see SetPool). The
 // Supervisor's ceiling (WithBudgetCeiling) clamps every field: a child can
 // lower it, never raise it. No field may be negative (ErrInvalidBudget from

@@ -60,7 +60,7 @@ func TestPollFailedClass(t *testing.T) {
 		"a b": work.ClassError, "job 1234 failed": work.ClassError, "é": work.ClassError,
 	} {
 		if got := work.PollClassForTest(class); got != want {
-			t.Errorf("FailedClass(%q) = %q, want %q", class, got, want)
+			t.Errorf("the class of a failed poll of class %q = %q, want %q", class, got, want)
 		}
 	}
 }

@@ -43,9 +43,9 @@ type childRuntime interface {
 	// reportUpdate decides on an update the child reports
 	// (Execution.ReportUpdate).
 	reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error)
-	// awaitQuestion is the question wait of BeginRequest.
+	// awaitQuestion is the question wait of work/boundary's BeginRequest.
 	awaitQuestion()
-	// awaitSlot is the running-slot wait of BeginRequest.
+	// awaitSlot is the running-slot wait of work/boundary's BeginRequest.
 	awaitSlot()
 	// awaitAnswer waits for the answer to the child's question
 	// (Execution.AwaitAnswer).

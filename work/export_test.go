@@ -202,7 +202,10 @@ func PollClassForTest(class string) string { return contract.PollClass(class, Cl
 // EffectiveBudget is the budget work/driver resolves for a durable child
 // (package seam's EffectiveBudget).
 func (s *Engine) EffectiveBudget(spec Spec) Budget {
-	return seam.EffectiveBudget(s, &spec).(Budget)
+	dims, maxDur := seam.EffectiveBudget(s, spec.Budget.dims(), spec.Budget.MaxDuration)
+	b := Budget{MaxDuration: maxDur}
+	b.setDims(dims)
+	return b
 }
 
 // Detail and Wrap are work/driver's (through package seam), for the tests

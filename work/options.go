@@ -110,7 +110,7 @@ func WithObserver(o observe.Observer) Option {
 
 // Every limit option below gives each value one meaning, on the
 // Supervisor and on the durable runners (whose options of the same names
-// are these, interpreted by ResolveLimits): n > 0 is the limit; 0 is the
+// are these, interpreted by work/driver's ResolveLimits): n > 0 is the limit; 0 is the
 // documented default, or no limit where the option says so; a negative
 // value is invalid: the option changes nothing, and every Start, Call and
 // SetPool fails with ErrInvalidLimit naming the option (an option cannot

@@ -17,8 +17,8 @@ type budgets struct {
 // and tokens all of the Work (and foreground calls) it starts may reserve.
 // Each start reserves its child's budget from it: a child's own limits
 // (Spec.Budget) in full; where it sets none, an agent child its default
-// capped at 1/contract.PoolShare of the pool and at what remains, a function child
-// nothing (its own children reserve from the pool instead). A start it
+// capped at a quarter of the pool (rounded up) and at what remains, a
+// function child nothing (its own children reserve from the pool instead). A start it
 // cannot cover
 // fails with ErrBudgetExhausted before any Work exists; when the child
 // settles, what it did not spend is refunded. A zero field leaves that

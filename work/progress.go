@@ -75,7 +75,8 @@ func (e *Execution) reportProgress(done, total int64) {
 }
 
 // countRequest adds one to the Work's ModelRequests count, like
-// ReportProgress (BeginRequest, for each request it grants).
+// ReportProgress (work/boundary's BeginRequest, for each request it
+// grants).
 func (e *Execution) countRequest() {
 	if e == nil {
 		return
@@ -87,7 +88,7 @@ func (e *Execution) countRequest() {
 }
 
 // countTool adds one to the Work's ToolCalls count, like ReportProgress
-// (BeginToolCall, for each call it allows).
+// (work/boundary's BeginToolCall, for each call it allows).
 func (e *Execution) countTool() {
 	if e == nil {
 		return

@@ -1,6 +1,8 @@
 package work
 
 import (
+	"time"
+
 	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/internal/seam"
 )
@@ -8,13 +10,13 @@ import (
 // work/driver resolves a durable child's budget as the Supervisor does
 // (package seam's EffectiveBudget).
 func init() {
-	seam.EffectiveBudget = func(sup any, spec any) any {
+	seam.EffectiveBudget = func(sup any, want [3]int64, maxDur time.Duration) ([3]int64, time.Duration) {
 		s, _ := sup.(*Engine)
-		sp, _ := spec.(*Spec)
-		if sp == nil {
-			return Budget{}
-		}
-		return s.effectiveBudget(*sp)
+		var spec Spec
+		spec.Budget.setDims(want)
+		spec.Budget.MaxDuration = maxDur
+		b := s.effectiveBudget(spec)
+		return b.dims(), b.MaxDuration
 	}
 }
 

@@ -28,8 +28,8 @@ var updateRefusals = func() map[string]*Error {
 }()
 
 // updateRefusal returns the ErrUpdateRefused of reason (an UpdateRefused*
-// constant; Class is reason), for an Engine that reports a refusal its
-// UpdateLog decided.
+// constant; Class is reason): the refusal an update log decided
+// (work/driver's UpdateRefusal).
 func updateRefusal(reason string) *Error {
 	if e := updateRefusals[reason]; e != nil {
 		return e
@@ -83,11 +83,11 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 
 // AwaitAnswer is how a function child waits for the answer to its
 // question: it blocks until guidance arrives for the Work (Answer) and
-// returns it, drained as Guidance drains it. With no answer within the
+// returns it, drained as work/boundary's Guidance drains it. With no answer within the
 // question's timeout it returns ErrUnanswered, and ErrCancelled when ctx
 // or the child's context ends first. With no question open it returns at
 // once with the guidance waiting (nil when there is none). An agent child
-// does not call it: its next BeginRequest waits instead. Outside a child
+// does not call it: its next boundary.BeginRequest waits instead. Outside a child
 // it returns nil and no error.
 func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
 	if e == nil || e.run() == nil {

@@ -131,7 +131,7 @@ func (s *Engine) updateNoticeLocked(it *item, seq, size int, now time.Time, e *e
 	}
 }
 
-// awaitQuestion is the question wait of BeginRequest: while a question of
+// awaitQuestion is the question wait of work/boundary's BeginRequest: while a question of
 // the child is open, it blocks until guidance arrives for the Work, the
 // question's timeout passes or the child's context ends. It does not
 // allocate and takes no lock when no question is open.

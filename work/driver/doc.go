@@ -6,9 +6,14 @@
 // that a Temporal workflow applies and replays them as a Restate virtual
 // object does), the record it keeps of each Work and its projections
 // (Status, the contract's orders, List, Rows, Settled, Live), the owner's
-// budget pool, the checks and digests of a guidance message, the
-// Subscriptions that poll a registry for notices, a Worker's running
-// slots and the deployment Snapshot's cache.
+// budget pool (Pool, BudgetDims), the checks and digests of a guidance
+// message, each Work's update log (UpdateLog, its state as plain data),
+// the Subscriptions that poll a registry for notices, a Worker's running
+// slots, the child run it hands an Execution (Remote, WithRemote) and
+// the classification of its return, the deployment Snapshot's cache,
+// work's options with the in-process meaning (ResolveLimits, Limits), and
+// work's errors across a process boundary (DecodeError, Detail, Wrap,
+// UpdateRefusal).
 //
 // Nothing here talks to a server: each engine reads its registry its own
 // way and hands the records over. Applications use package work; this

@@ -15,8 +15,8 @@ import (
 type Remote struct {
 	// WorkID is the Work's id.
 	WorkID string
-	// OwnerID and OwnerDepth are the Work's owner's (Owner.ID,
-	// Owner.Depth): the child's own scope is one level deeper (the depth
+	// OwnerID and OwnerDepth are the Work's owner's (work.Owner.ID,
+	// work.Owner.Depth): the child's own scope is one level deeper (the depth
 	// limit applies to Work started in it).
 	OwnerID    string
 	OwnerDepth int
@@ -26,12 +26,12 @@ type Remote struct {
 	Guidance func() []string
 	// Budget is the child's effective budget, resolved by the engine
 	// (defaults and ceiling applied): its turns, tool calls and tokens are
-	// counted at the boundary as in-process (BeginRequest, EndRequest,
-	// BeginToolCall). Zero limits are not enforced; the engine enforces
+	// counted at the boundary as in-process (boundary.BeginRequest,
+	// EndRequest, BeginToolCall). Zero limits are not enforced; the engine enforces
 	// MaxDuration.
 	Budget work.Budget
 	// FailOnBudget refuses the final request when the budget runs out
-	// (Spec.FailOnBudget).
+	// (work.Spec.FailOnBudget).
 	FailOnBudget bool
 	// Event, when set, receives the run's content-free events as they
 	// happen, with WorkID, Owner, Depth and Time set (the engine adds the
@@ -50,9 +50,9 @@ type Remote struct {
 	// AwaitAnswer, when set, is the wait of a question the child asked
 	// (an accepted update with question set): it blocks until guidance
 	// for the Work has arrived since the question (true; the Execution
-	// then drains it with Guidance), or until the question's timeout
-	// passes or ctx ends (false). The Execution calls it at the child's
-	// next BeginRequest (with the context given to WithRemote) and from
+	// then drains it with boundary.Guidance), or until the question's
+	// timeout passes or ctx ends (false). The Execution calls it at the
+	// child's next boundary.BeginRequest (with the context given to WithRemote) and from
 	// work.AwaitAnswer. nil: a question is never waited for, and counts as
 	// unanswered.
 	AwaitAnswer func(ctx context.Context) bool
@@ -60,10 +60,11 @@ type Remote struct {
 
 // WithRemote returns ctx carrying a work.Execution for r: WorkID returns
 // r.WorkID, Scope an owner one level deeper than the Work's owner,
-// Guidance calls r.Guidance, the budget methods count against r.Budget,
-// work.ReportProgress, BeginRequest and BeginToolCall count progress
-// reported through r.Event, and work.ReportUpdate, work.AwaitAnswer and a
-// question's wait at BeginRequest use r.Update and r.AwaitAnswer. An
+// boundary.Guidance calls r.Guidance, the boundary counts against
+// r.Budget, work.ReportProgress, boundary.BeginRequest and
+// boundary.BeginToolCall count progress reported through r.Event, and
+// work.ReportUpdate, work.AwaitAnswer and a question's wait at
+// boundary.BeginRequest use r.Update and r.AwaitAnswer. An
 // engine calls it (Slots.Run does) on the context it runs a child with;
 // the scope's Work is the engine's to release when the child returns.
 // Classify reads what the run spent.
@@ -105,7 +106,14 @@ func newSubscription(buffer int, onClose func()) (sub *work.Subscription, publis
 }
 
 // Limits is an engine's effective configuration as work's options set it
-// (ResolveLimits): the same values the in-process engine runs with.
+// (ResolveLimits): the same values the in-process engine runs with. Its
+// fields: MaxRunning, MaxOutstanding, MaxStarts, MaxDepth, MaxDuration
+// (the default per-Work deadline, 0: none), MaxResultBytes,
+// RetainTerminal and RetainAge (WithRetention), MaxMessageBytes,
+// MaxQueuedGuidance and MaxQueuedGuidanceBytes (WithGuidanceQueue),
+// MaxCommandRecords, Observer (observe.NopObserver when none was given),
+// and the deployment view's ExportDeployment, DeploymentTargets,
+// SnapshotInterval and StatusRows; each is its work option's value.
 type Limits = limit.Limits
 
 // ResolveLimits returns the limits of an in-process engine made with

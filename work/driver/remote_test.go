@@ -43,20 +43,13 @@ func TestWithRemote(t *testing.T) {
 // waits through Remote.AwaitAnswer at the next boundary.
 func TestRemoteUpdateHooks(t *testing.T) {
 	var evs []observe.Event
-	accepted := map[string]int{} // the hooks' own decision: at most two updates, a repeat is a duplicate
+	log := driver.NewUpdateLog(work.UpdatePolicy{MaxUpdates: 2})
 	answered := make(chan bool, 4)
 	var guidance []string
 	ctx := driver.WithRemote(context.Background(), driver.Remote{WorkID: "w1", OwnerID: "o",
 		Event: func(e observe.Event) { evs = append(evs, e) },
 		Update: func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
-			if seq, ok := accepted[key]; ok {
-				return work.UpdateReceipt{Seq: seq, Duplicate: true}, ""
-			}
-			if len(accepted) == 2 {
-				return work.UpdateReceipt{}, work.UpdateRefusedCount
-			}
-			accepted[key] = len(accepted) + 1
-			return work.UpdateReceipt{Seq: len(accepted)}, ""
+			return log.Accept(key, value, question, logT0)
 		},
 		AwaitAnswer: func(ctx context.Context) bool {
 			ok := <-answered
@@ -109,8 +102,8 @@ func TestRemoteUpdateHooks(t *testing.T) {
 		t.Fatalf("remote events = %+v", evs)
 	}
 	// A function child under another Engine.
-	if _, err := work.ReportUpdate(ctx, "q", []byte(`"?"`), true); err != nil { // a duplicate: nothing opens
-		t.Fatal(err)
+	if rec, err := work.ReportUpdate(ctx, "q", []byte(`"?"`), true); err != nil || !rec.Duplicate || rec.Seq != 1 { // a duplicate: nothing opens
+		t.Fatalf("a repeated question = %+v, %v; want the first receipt, a duplicate", rec, err)
 	}
 	if g, err := work.AwaitAnswer(ctx); g != nil || err != nil {
 		t.Fatalf("AwaitAnswer with no question open = %q, %v", g, err)
@@ -126,4 +119,29 @@ func TestRemoteUpdateHooks(t *testing.T) {
 func isRefusal(err error, reason string) bool {
 	var we *work.Error
 	return errors.Is(err, work.ErrUpdateRefused) && errors.As(err, &we) && we.Class == reason
+}
+
+// TestWithRemoteBudget: WithRemote gives the child the Remote's Budget
+// (its turns counted at the boundary, FailOnBudget refusing the request
+// past them), and what the run refused is what Classify reads; a nil
+// Execution refused nothing.
+func TestWithRemoteBudget(t *testing.T) {
+	ctx := driver.WithRemote(context.Background(), driver.Remote{WorkID: "w", OwnerID: "o",
+		Budget: work.Budget{MaxTurns: 1}, FailOnBudget: true})
+	ex, _ := work.ExecutionFrom(ctx)
+	if b, refused := driver.Exhausted(ex); b != "" || refused {
+		t.Fatalf("Exhausted before any request = %q %v", b, refused)
+	}
+	if _, err := boundary.BeginRequest(ex); err != nil {
+		t.Fatalf("the first request: %v", err)
+	}
+	if _, err := boundary.BeginRequest(ex); !errors.Is(err, work.ErrBudgetExhausted) {
+		t.Fatalf("the request past the turn budget with FailOnBudget: %v", err)
+	}
+	if b, refused := driver.Exhausted(ex); b != work.BudgetTurns || !refused {
+		t.Fatalf("Exhausted = %q %v, want turns, refused", b, refused)
+	}
+	if b, refused := driver.Exhausted(nil); b != "" || refused {
+		t.Fatalf("Exhausted(nil) = %q %v", b, refused)
+	}
 }

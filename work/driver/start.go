@@ -106,7 +106,7 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 		return work.Ref{}, err
 	}
 	w := NewWork{Spec: spec, ID: NewID(), TargetID: spec.Target.ID, Created: time.Now().UTC(),
-		Budget: seam.EffectiveBudget(p.local, &spec).(work.Budget), MaxResultBytes: contract.ResultBytes(spec.MaxResultBytes, p.limits.MaxResultBytes),
+		Budget: effectiveBudget(p.local, spec.Budget), MaxResultBytes: contract.ResultBytes(spec.MaxResultBytes, p.limits.MaxResultBytes),
 		Mailbox: MailboxLimits{Messages: p.limits.MaxQueuedGuidance, Bytes: p.limits.MaxQueuedGuidanceBytes,
 			Commands: p.limits.MaxCommandRecords}}
 	if w.TargetID == "" {
@@ -140,4 +140,13 @@ func (p *Portable) Call(ctx context.Context, spec work.Spec) (string, error) {
 		return "", err
 	}
 	return p.local.Call(ctx, spec)
+}
+
+// effectiveBudget is the budget a child whose own is want runs with under
+// the in-process engine local (its defaults and ceiling), pools aside.
+func effectiveBudget(local any, want work.Budget) work.Budget {
+	dims, maxDur := seam.EffectiveBudget(local, BudgetDims(want), want.MaxDuration)
+	b := work.Budget{MaxDuration: maxDur}
+	SetBudgetDims(&b, dims)
+	return b
 }

@@ -91,7 +91,7 @@ func (l *UpdateLog) Answered() []int { return l.in().Answered() }
 // UpdateLogState is an UpdateLog as plain data (JSON-encodable): what a
 // durable engine carries across a workflow's continue-as-new or stores
 // with the Work, and gives back to RestoreUpdateLog. Its encoding is the
-// one driver.UpdateLogState had, so state stored before the log moved here
+// one work.UpdateLogState had, so state stored before the log moved here
 // restores unchanged.
 type UpdateLogState struct {
 	Policy  work.UpdatePolicy `json:"policy"`

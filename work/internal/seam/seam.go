@@ -1,12 +1,14 @@
-// Package seam carries what package work gives work/driver without
-// exporting it to applications: a child run that another engine executes
-// (Remote, Attach, Exhausted), a Subscription another engine feeds
-// (NewSubscription), the limits work's options set (ResolveLimits) and
-// work's errors (DecodeError, UpdateRefusal, Detail, Wrap), and to
-// work/boundary a child's model-request boundary.
-// Package work sets the functions as it initialises (work/driver imports
-// work, so they are set before the driver can call them); their arguments and results are plain values, or work's own
-// types passed as any, which work/driver asserts back.
+// Package seam carries what package work gives its own public packages
+// for implementers and adapters without exporting it to applications: to
+// work/driver a child run that another engine executes (Remote, Attach,
+// Exhausted), a Subscription another engine feeds (NewSubscription), the
+// limits work's options set (ResolveLimits), the effective budget
+// (EffectiveBudget) and work's errors (DecodeError, UpdateRefusal,
+// Detail, Wrap); to work/boundary a child's model-request boundary; and
+// to work/enginetest the limits with no option. Package work sets the
+// functions as it initialises (every user imports work, so they are set
+// before it can call them); their arguments and results are plain
+// values, or work's own types passed as any, which the user asserts back.
 package seam
 
 import (
@@ -53,10 +55,11 @@ var (
 	// UpdateRefusal returns the *work.Error of an update refused for
 	// reason (as error).
 	UpdateRefusal func(reason string) error
-	// EffectiveBudget returns the work.Budget a child started with spec (a
-	// *work.Spec) runs with under sup (a *work.Engine; nil: no default,
-	// no ceiling), pools aside.
-	EffectiveBudget func(sup, spec any) any
+	// EffectiveBudget returns the budget (its pooled dimensions and
+	// MaxDuration) a child whose Spec.Budget is want and maxDur runs with
+	// under sup (a *work.Engine; nil: no default, no ceiling), pools
+	// aside.
+	EffectiveBudget func(sup any, want [3]int64, maxDur time.Duration) ([3]int64, time.Duration)
 	// Detail and Wrap return a *work.Error with e's code and class (e is
 	// a *work.Error): Detail's message followed by detail, Wrap's cause
 	// cause.

@@ -221,14 +221,13 @@ func (l *Log) Answered() []int {
 	return seqs
 }
 
-// State is a Log as plain data, with the JSON encoding durable engines
-// have stored since the log was work.UpdateLog (its Policy and Updates
-// encode as work.UpdatePolicy and work.Update do).
+// State is a Log as plain data (work/driver's UpdateLogState is its
+// stored form).
 type State struct {
-	Policy  Policy   `json:"policy"`
-	Updates []Update `json:"updates,omitempty"`
-	Open    []int    `json:"open,omitempty"`
-	Ending  bool     `json:"ending,omitempty"`
+	Policy  Policy
+	Updates []Update
+	Open    []int
+	Ending  bool
 }
 
 // State returns the log as plain data (copies: the log keeps its own).
