@@ -4,7 +4,7 @@ package dashboards
 
 // Each alert driven to fire and resolve against the real Prometheus of
 // TestIntegration. One examples/alertdriver process (DRIVER_BIN) per state
-// holds a real work.Supervisor in it; Prometheus scrapes them as job
+// holds a real work.Engine in it; Prometheus scrapes them as job
 // agentwork-driver and evaluates the shipped rules with time compressed
 // compressFactor-fold (compressRules: `for` and range windows divided, the
 // expressions otherwise the shipped ones), while the drivers' clocks run

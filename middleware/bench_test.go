@@ -11,7 +11,7 @@ import (
 
 // benchSet prepares one owner with a backgroundable function child that
 // returns at once.
-func benchSet(b *testing.B) (*work.Supervisor, *middleware.Kit, middleware.Tool, middleware.Tool) {
+func benchSet(b *testing.B) (*work.Engine, *middleware.Kit, middleware.Tool, middleware.Tool) {
 	b.Helper()
 	sup := work.New(work.WithMaxOutstanding(1<<20), work.WithMaxStarts(0), work.WithRetention(100, 0))
 	b.Cleanup(func() { _ = sup.Close(context.Background()) })

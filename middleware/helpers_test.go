@@ -67,7 +67,7 @@ func (o *observer) wait(id string, typ observe.EventType) {
 // timers are result waits) with a recording observer.
 type env struct {
 	t     *testing.T
-	sup   *work.Supervisor
+	sup   *work.Engine
 	clock *fakeclock.Clock
 	obs   *observer
 }

@@ -13,12 +13,12 @@ import (
 // reported wrapped as the engine returned it.
 var (
 	// ErrNilEngine: Prepare got a nil engine (or a typed nil pointer of
-	// any engine type, such as a nil *work.Supervisor).
+	// any engine type, such as a nil *work.Engine).
 	ErrNilEngine = errors.New("middleware: nil engine")
 	// ErrEngineNotReady: the engine is not usable: it refuses the owner
-	// with work.ErrNotInitialized (a zero work.Supervisor: build one with
+	// with work.ErrNotInitialized (a zero work.Engine: build one with
 	// work.New). Prepare's error then satisfies errors.Is for both.
-	ErrEngineNotReady = errors.New("middleware: the engine is not ready (a zero work.Supervisor? build one with work.New)")
+	ErrEngineNotReady = errors.New("middleware: the engine is not ready (a zero *work.Engine? build one with work.New)")
 	// ErrNilContext: PrepareContext got a nil ctx.
 	ErrNilContext = errors.New("middleware: nil context (pass context.Background() or the request's context)")
 	// ErrZeroOwner: Prepare got the zero work.Owner.

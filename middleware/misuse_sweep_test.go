@@ -81,12 +81,12 @@ func TestMisusePrepareEngines(t *testing.T) {
 	defer sup.Close(t.Context())
 	for _, tt := range []struct {
 		name    string
-		sup     work.Engine
+		sup     *work.Engine
 		entries map[string]any
 		want    error
 	}{
-		{"typed nil Portable", (*driver.Portable)(nil), entries(), middleware.ErrNilEngine},
-		{"zero Portable", new(driver.Portable), entries(), middleware.ErrEngineNotReady},
+		{"nil engine", (*work.Engine)(nil), entries(), middleware.ErrNilEngine},
+		{"zero Portable", driver.NewEngine(new(driver.Portable)), entries(), middleware.ErrEngineNotReady},
 		{"nil entry", sup, map[string]any{"x": nil}, middleware.ErrInvalidEntry},
 		{"zero BackgroundChild", sup, map[string]any{"x": middleware.BackgroundChild{}}, middleware.ErrInvalidEntry},
 		{"Backgroundable(zero Child)", sup, map[string]any{"x": middleware.Backgroundable(middleware.Child{})}, middleware.ErrInvalidChild},
@@ -112,7 +112,7 @@ func TestMisuseHelpers(t *testing.T) {
 		if c, err := middleware.ClaimOwner(nil, "x"); c != nil || err != nil {
 			t.Errorf("ClaimOwner(nil) = %v %v", c, err)
 		}
-		var typed *work.Supervisor
+		var typed *work.Engine
 		c, err := middleware.ClaimOwner(typed, "x")
 		if err != nil {
 			t.Errorf("ClaimOwner(typed nil) = %v", err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/enginetest"
 )
 
@@ -23,15 +24,15 @@ func TestPrepareMisusedEngine(t *testing.T) {
 	entries := func() map[string]any {
 		return map[string]any{"job": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: echo})}
 	}
-	var typedNil *work.Supervisor
+	var typedNil *work.Engine
 	for _, tc := range []struct {
 		name string
-		sup  work.Engine
+		sup  *work.Engine
 		want []error // the error satisfies errors.Is for each
 	}{
 		{"nil", nil, []error{middleware.ErrNilEngine}},
 		{"typed nil", typedNil, []error{middleware.ErrNilEngine}},
-		{"zero Supervisor", &work.Supervisor{}, []error{middleware.ErrEngineNotReady, work.ErrNotInitialized}},
+		{"zero Supervisor", &work.Engine{}, []error{middleware.ErrEngineNotReady, work.ErrNotInitialized}},
 		{"closed", closed, []error{work.ErrClosed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -362,7 +363,7 @@ func TestWorkActionCounting(t *testing.T) {
 
 // ctxEngine is a Supervisor whose Subscribe honours ctx as a remote
 // engine's does (the Supervisor's own answers at once and ignores it).
-type ctxEngine struct{ work.Engine }
+type ctxEngine struct{ *work.Engine }
 
 func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
 	if err := ctx.Err(); err != nil {
@@ -375,7 +376,7 @@ func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) 
 // one fails it with context.Canceled), a nil ctx is ErrNilContext, and
 // Prepare is PrepareContext with context.Background().
 func TestPrepareContext(t *testing.T) {
-	eng := ctxEngine{work.New()}
+	eng := driver.NewEngine(ctxEngine{work.New()})
 	entries := map[string]any{"job": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: echo})}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

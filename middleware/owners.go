@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"errors"
-	"reflect"
 	"runtime"
 	"sync"
 	"weak"
@@ -20,8 +19,7 @@ var ErrOwnerInUse = errors.New("middleware: another live coordinator has this ow
 // OwnerClaim hold nothing.
 type OwnerClaim struct {
 	key     ownerKey
-	cleanup runtime.Cleanup // deletes the entry when a *work.Supervisor is collected
-	hasCln  bool
+	cleanup runtime.Cleanup // deletes the entry when the engine is collected
 }
 
 // ClaimOwner claims owner id id on sup for one live coordinator: an
@@ -29,24 +27,21 @@ type OwnerClaim struct {
 // that two live coordinators of one id on one engine instance, which would
 // see, cancel and release each other's Work, cannot exist. It returns
 // ErrOwnerInUse while another claim of id on sup is held, and nil, nil
-// for an engine whose dynamic type is not comparable (it cannot be told
-// apart from another, and is not checked) or for a nil engine (nil, or a
-// typed nil pointer: there is nothing to claim on).
+// for a nil engine (there is nothing to claim on).
 //
 // The registry keeps a small token per live id, never the coordinator: a
 // coordinator dropped without releasing its claim is collected, but its id
-// stays taken on that engine until the engine goes too (a
-// *work.Supervisor is held weakly and its ids are forgotten when it is
-// collected; another engine is held until the claim's Release). A new
+// stays taken on that engine until the engine goes too (the engine is
+// held weakly and its ids are forgotten when it is collected). A new
 // process has a new engine instance, so a restarted coordinator claims
 // its id again and sees the Work the old process started on a durable
 // engine. It is safe for concurrent use: of concurrent claims of one id
 // on one engine, one wins.
-func ClaimOwner(sup work.Engine, id string) (*OwnerClaim, error) {
-	if nilEngine(sup) || !reflect.TypeOf(sup).Comparable() {
+func ClaimOwner(sup *work.Engine, id string) (*OwnerClaim, error) {
+	if sup == nil {
 		return nil, nil
 	}
-	key := ownerKey{engine: engineKey(sup), id: id}
+	key := ownerKey{engine: weak.Make(sup), id: id}
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
 	if _, taken := liveOwners.m[key]; taken {
@@ -56,9 +51,7 @@ func ClaimOwner(sup work.Engine, id string) (*OwnerClaim, error) {
 		liveOwners.m = make(map[ownerKey]*OwnerClaim)
 	}
 	c := &OwnerClaim{key: key}
-	if s, ok := sup.(*work.Supervisor); ok {
-		c.cleanup, c.hasCln = runtime.AddCleanup(s, forgetOwner, key), true
-	}
+	c.cleanup = runtime.AddCleanup(sup, forgetOwner, key)
 	liveOwners.m[key] = c
 	return c, nil
 }
@@ -73,55 +66,33 @@ func (c *OwnerClaim) Release() {
 	defer liveOwners.mu.Unlock()
 	if liveOwners.m[c.key] == c {
 		delete(liveOwners.m, c.key)
-		if c.hasCln {
-			c.cleanup.Stop()
-		}
+		c.cleanup.Stop()
 	}
 }
 
-// ownerKey names an owner id in one engine instance. engine is a weak
-// pointer for a *work.Supervisor (the registry does not keep it alive),
-// else the engine value itself.
+// ownerKey names an owner id in one engine instance: a weak pointer to
+// the engine (the registry does not keep it alive; weak pointers made
+// from one pointer are equal, even after it is collected, and never equal
+// one made from another object).
 type ownerKey struct {
-	engine any
+	engine weak.Pointer[work.Engine]
 	id     string
-}
-
-// engineKey is the registry's key for sup: a weak pointer for a
-// *work.Supervisor (weak pointers made from one pointer are equal, even
-// after it is collected, and never equal one made from another object),
-// else sup itself, whose dynamic type must be comparable.
-func engineKey(sup work.Engine) any {
-	if s, ok := sup.(*work.Supervisor); ok {
-		return weak.Make(s)
-	}
-	return sup
 }
 
 // liveOwners is the registry of the claimed owner ids of live
 // coordinators, per engine instance: an entry is added by ClaimOwner and
-// removed by its claim's Release (or, for a *work.Supervisor, when the
-// Supervisor is collected), so it holds nothing for released claims.
+// removed by its claim's Release (or when the engine is collected), so it
+// holds nothing for released claims.
 var liveOwners struct {
 	mu sync.Mutex
 	m  map[ownerKey]*OwnerClaim
 }
 
-// forgetOwner deletes key's entry: its Supervisor was collected, so no
+// forgetOwner deletes key's entry: its engine was collected, so no
 // coordinator can claim key again (a weak pointer to it cannot be made
 // anew).
 func forgetOwner(key ownerKey) {
 	liveOwners.mu.Lock()
 	defer liveOwners.mu.Unlock()
 	delete(liveOwners.m, key)
-}
-
-// nilEngine reports whether sup is nil or a typed nil pointer (of any
-// engine type), whose methods an engine need not make safe.
-func nilEngine(sup work.Engine) bool {
-	if sup == nil {
-		return true
-	}
-	v := reflect.ValueOf(sup)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }

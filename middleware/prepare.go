@@ -25,7 +25,7 @@ const WorkToolName = "work"
 //
 // The zero Kit has no tools and its Release returns ErrNotPrepared.
 type Kit struct {
-	sup   work.Engine
+	sup   *work.Engine
 	owner work.Owner
 	obs   observe.Observer
 	tools []Tool
@@ -46,12 +46,12 @@ type Kit struct {
 // engine (see PrepareContext) cannot be cancelled by the caller, and is
 // bounded by probeTimeout (30 s) only. Use PrepareContext when the engine
 // is remote.
-func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Kit, error) {
+func Prepare(sup *work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Kit, error) {
 	return PrepareContext(context.Background(), sup, owner, entries, extra...)
 }
 
 // PrepareContext prepares one agent's tool map for owner on sup (the
-// in-process *work.Supervisor or another work.Engine). Each entry is a
+// in-process *work.Engine or another work.Engine). Each entry is a
 // Tool (passed through untouched; its Name must equal its label), a Child
 // (a foreground child: run isolated, exact output) or a BackgroundChild (a
 // backgroundable child). Exactly one work tool is added when at least one
@@ -60,7 +60,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // ctx is only for the probe: PrepareContext asks the engine whether it
 // serves owner with a Subscribe (under ctx, bounded by probeTimeout) that
 // it closes at once. A ctx that is done makes the probe fail on an engine
-// whose Subscribe honours ctx (a remote one; a *work.Supervisor answers
+// whose Subscribe honours ctx (a remote one; a *work.Engine answers
 // at once and ignores it), with an error wrapping ctx.Err(). The Kit keeps
 // no ctx.
 //
@@ -69,7 +69,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // (ErrNilContext), when sup is nil or a typed nil pointer of any engine
 // type (ErrNilEngine), when the engine is not
 // ready (it refuses the owner with work.ErrNotInitialized, as a zero
-// work.Supervisor does: the error satisfies errors.Is for both
+// work.Engine does: the error satisfies errors.Is for both
 // ErrEngineNotReady and work.ErrNotInitialized), when the engine refuses
 // the owner otherwise (a closed engine: work.ErrClosed; a done ctx:
 // ctx.Err()), when a label is empty, an entry has another type, a Tool's
@@ -86,7 +86,7 @@ func Prepare(sup work.Engine, owner work.Owner, entries map[string]any, extra ..
 // a "work" among them (in any case) is also an error when the work tool is
 // added. Every child's schema is copied:
 // later changes to the caller's map do not reach the Kit.
-func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Kit, error) {
+func PrepareContext(ctx context.Context, sup *work.Engine, owner work.Owner, entries map[string]any, extra ...string) (*Kit, error) {
 	return PrepareWith(ctx, sup, owner, entries, WithExtraTools(extra...))
 }
 
@@ -95,13 +95,13 @@ func PrepareContext(ctx context.Context, sup work.Engine, owner work.Owner, entr
 // default bound for moving a call to the background). It also fails, with
 // ErrInvalidBackgroundOption, on a bound of zero or less and on a child
 // that is not backgroundable with AutoBackground or BackgroundByDefault.
-func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries map[string]any, opts ...Option) (*Kit, error) {
+func PrepareWith(ctx context.Context, sup *work.Engine, owner work.Owner, entries map[string]any, opts ...Option) (*Kit, error) {
 	cfg := newConfig(opts)
 	extra := cfg.extra
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
-	if nilEngine(sup) {
+	if sup == nil {
 		return nil, ErrNilEngine
 	}
 	obs := sup.Observer()
@@ -187,7 +187,7 @@ func PrepareWith(ctx context.Context, sup work.Engine, owner work.Owner, entries
 // It carries no content. Its ctx is PrepareContext's, bounded by
 // probeTimeout. An engine that is not initialized (work.ErrNotInitialized)
 // is reported as ErrEngineNotReady too.
-func probe(ctx context.Context, sup work.Engine, owner work.Owner) error {
+func probe(ctx context.Context, sup *work.Engine, owner work.Owner) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	sub, err := sup.Subscribe(ctx, owner, 1)
@@ -236,14 +236,14 @@ func (s *Kit) Owner() work.Owner {
 // engine's Start) to return, and only then marks the Kit released and
 // releases the owner, so their Work is cancelled with the rest. Each such
 // wait is bounded only by the engine's own Start bound (a
-// *work.Supervisor's Start returns at once; a remote engine's is its RPC
+// *work.Engine's Start returns at once; a remote engine's is its RPC
 // under the launching tool call's ctx), not by Release, which has no ctx.
 // A launch that reaches its check while Release waits waits too, and is
 // then refused with code released.
 //
 // Release has no ctx: it calls the engine's Release with
 // context.Background() bounded by releaseTimeout, and returns that call's
-// error (never one for a work.Supervisor made by New; a remote engine's
+// error (never one for a work.Engine made by New; a remote engine's
 // when it could not release the owner). The Kit is released even then:
 // its tools refuse from then on, and a second Release does not retry (call
 // the engine's Release for that).

@@ -85,7 +85,7 @@ func TestPrepareErrors(t *testing.T) {
 	reserved := map[string]any{"type": "object", "properties": map[string]any{"run_in_background": map[string]any{"type": "boolean"}}}
 	for _, tc := range []struct {
 		name    string
-		sup     *work.Supervisor
+		sup     *work.Engine
 		owner   work.Owner
 		entries map[string]any
 		extra   []string
@@ -350,11 +350,11 @@ func TestPrepareWorkNameWithoutBackground(t *testing.T) {
 	}
 }
 
-// A typed nil *work.Supervisor inside the work.Engine interface is refused
+// A typed nil *work.Engine inside the work.Engine interface is refused
 // like an untyped nil.
 func TestPrepareTypedNilEngine(t *testing.T) {
-	var sup *work.Supervisor
+	var sup *work.Engine
 	if _, err := middleware.Prepare(sup, work.NewOwner("o"), map[string]any{}); err == nil {
-		t.Fatal("Prepare with a typed nil *work.Supervisor: no error")
+		t.Fatal("Prepare with a typed nil *work.Engine: no error")
 	}
 }

@@ -26,7 +26,7 @@ const QuestionHeader = "[background work notice] Background work asked a questio
 // the coordinator, and the Works update notices named.
 type updateWatch struct {
 	s       *Kit
-	up      work.Engine
+	up      *work.Engine
 	cursor  map[string]int    // Work id -> the last Seq handed over (or passed by the filter)
 	noticed map[string]string // Work id -> target label, from NoticeUpdate
 }

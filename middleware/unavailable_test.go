@@ -16,7 +16,7 @@ import (
 // answers work.ErrUnavailable after wait (a remote engine's RPC timeout),
 // counting the calls that reached it.
 type downEngine struct {
-	work.Engine
+	*work.Engine
 	down  atomic.Bool
 	wait  time.Duration
 	calls atomic.Int32
@@ -59,7 +59,7 @@ func TestStatusBlockUnavailable(t *testing.T) {
 	e := newEnv(t)
 	d := &downEngine{Engine: e.sup}
 	g := e.gate("x", nil)
-	s, err := middleware.Prepare(d, work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
+	s, err := middleware.Prepare(driver.NewEngine(d), work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestWorkToolUnavailableOnce(t *testing.T) {
 	e := newEnv(t)
 	d := &downEngine{Engine: e.sup, wait: 50 * time.Millisecond}
 	g := e.gate("x", nil)
-	s, err := middleware.Prepare(d, work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
+	s, err := middleware.Prepare(driver.NewEngine(d), work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // specSpy is an engine that records the Specs the middleware starts and
 // calls, and refuses them (the test looks only at what was asked).
 type specSpy struct {
-	work.Engine
+	*work.Engine
 	mu    sync.Mutex
 	specs []work.Spec
 }
@@ -90,7 +91,7 @@ func TestWaitingChildrenSpec(t *testing.T) {
 	e := newEnv(t)
 	spy := &specSpy{Engine: e.sup}
 	job := testJob()
-	s, err := middleware.Prepare(spy, work.NewOwner("o"), map[string]any{
+	s, err := middleware.Prepare(driver.NewEngine(spy), work.NewOwner("o"), map[string]any{
 		"job":      middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Job: job}),
 		"approved": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: func(context.Context, string) (string, error) { return "", nil }, NeedsApproval: true, ApprovalTimeout: time.Hour}),
 	})

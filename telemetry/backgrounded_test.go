@@ -17,7 +17,7 @@ import (
 // moverSet prepares owner on s with "mover", a function child
 // whose calls move to the background after bound, and whose body waits
 // for release (or returns at once when release is nil).
-func moverSet(t *testing.T, s *work.Supervisor, owner work.Owner, bound time.Duration, release chan struct{}, out string) *middleware.Kit {
+func moverSet(t *testing.T, s *work.Engine, owner work.Owner, bound time.Duration, release chan struct{}, out string) *middleware.Kit {
 	t.Helper()
 	set, err := middleware.Prepare(s, owner, map[string]any{"mover": middleware.Backgroundable(middleware.Child{
 		Kind: work.KindFunction, AutoBackground: &middleware.AutoBackground{After: bound},

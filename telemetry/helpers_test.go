@@ -43,7 +43,7 @@ type harness struct {
 	obs    *telemetry.Observer
 	rec    *enginetest.Recorder // sees every event the Observer sees
 	clk    *fakeclock.Clock
-	s      *work.Supervisor
+	s      *work.Engine
 	owner  work.Owner
 	hook   *eventHook // called with each event after the Observer
 }

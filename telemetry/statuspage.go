@@ -123,9 +123,9 @@ type StatusWork struct {
 }
 
 // Status returns the status page's data for the engines the Observer
-// watches (observe.Watched: a *work.Supervisor or another engine). It is safe
+// watches (observe.Watched: a *work.Engine or another engine). It is safe
 // for concurrent use; each engine's Snapshot gets context.Background()
-// (a *work.Supervisor's takes its lock briefly). StatusHandler passes the
+// (a *work.Engine's takes its lock briefly). StatusHandler passes the
 // request's context instead.
 func (o *Observer) Status() StatusPage {
 	if o == nil {

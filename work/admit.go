@@ -21,7 +21,10 @@ import (
 // answered (see Approve). Admission is atomic; Observer.Bind then runs
 // without the Supervisor's lock. A Start that overlaps Close (or the
 // owner's Release) may return a Ref whose Work was cancelled before it ran.
-func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
+func (s *Engine) Start(ctx context.Context, spec Spec) (Ref, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Start(ctx, spec)
+	}
 	if err := s.admissible(&spec); err != nil {
 		return Ref{}, err
 	}
@@ -144,7 +147,7 @@ func (s *Supervisor) Start(ctx context.Context, spec Spec) (Ref, error) {
 // admitLocked returns o's registry entry (nil when it has none yet) and ""
 // when o may start one more Work, else the refusal reason: "closed" or a
 // Limit name.
-func (s *Supervisor) admitLocked(o Owner) (*ownerState, string) {
+func (s *Engine) admitLocked(o Owner) (*ownerState, string) {
 	if s.closed || s.draining {
 		return nil, "closed"
 	}
@@ -167,7 +170,7 @@ func (s *Supervisor) admitLocked(o Owner) (*ownerState, string) {
 }
 
 // refusal maps a refusal reason to its error.
-func (s *Supervisor) refusal(reason string) error {
+func (s *Engine) refusal(reason string) error {
 	switch reason {
 	case "closed":
 		return ErrClosed
@@ -185,7 +188,7 @@ func (s *Supervisor) refusal(reason string) error {
 // ownerLocked returns the registry entry of the owner named id, nil when
 // it has none. It remembers the last one it found (s.lastOwner: calls in a
 // row are mostly for one owner), which releaseLocked forgets.
-func (s *Supervisor) ownerLocked(id string) *ownerState {
+func (s *Engine) ownerLocked(id string) *ownerState {
 	if os := s.lastOwner; os != nil && os.id == id {
 		return os
 	}
@@ -197,7 +200,7 @@ func (s *Supervisor) ownerLocked(id string) *ownerState {
 }
 
 // newOwnerLocked registers o, which has no registry entry.
-func (s *Supervisor) newOwnerLocked(o Owner) *ownerState {
+func (s *Engine) newOwnerLocked(o Owner) *ownerState {
 	sc := scopeOf(o)
 	os := &ownerState{id: o.id, depth: o.depth, sc: sc}
 	s.owners[o.id] = os

@@ -68,7 +68,7 @@ func validApprover(o Owner) error {
 // holdLocked holds it, just registered for spec, for its approval: the
 // request event, the timeout's timer and a NoticeApproval to its owner's
 // Subscriptions. The caller does not put it in the dispatch queue.
-func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
+func (s *Engine) holdLocked(it *item, spec *Spec, e *emission) {
 	d, now := contract.ApprovalWait(spec.ApprovalTimeout), it.created
 	ap := &approval{input: spec.Input, requested: now, deadline: now.Add(d), held: true}
 	it.ap = ap
@@ -88,7 +88,7 @@ func (s *Supervisor) holdLocked(it *item, spec *Spec, e *emission) {
 
 // unholdLocked ends it's wait for an answer: the timer stops, it leaves
 // the held set and the approver's data is dropped.
-func (s *Supervisor) unholdLocked(it *item) {
+func (s *Engine) unholdLocked(it *item) {
 	ap := it.ap
 	ap.held = false
 	if ap.stop != nil {
@@ -102,7 +102,7 @@ func (s *Supervisor) unholdLocked(it *item) {
 // approvalExpired is the timer of ap, it's request: no answer came in
 // time, and it ends cancelled with ClassApprovalTimeout (unless it was
 // answered or cancelled first).
-func (s *Supervisor) approvalExpired(it *item, ap *approval) {
+func (s *Engine) approvalExpired(it *item, ap *approval) {
 	var e emission
 	s.mu.Lock()
 	if it.ap != ap || !ap.held {
@@ -116,7 +116,7 @@ func (s *Supervisor) approvalExpired(it *item, ap *approval) {
 
 // cancelHeldLocked cancels held it with class (ClassCancelled,
 // ClassDenied or ClassApprovalTimeout).
-func (s *Supervisor) cancelHeldLocked(it *item, now time.Time, class termClass, e *emission) {
+func (s *Engine) cancelHeldLocked(it *item, now time.Time, class termClass, e *emission) {
 	s.unholdLocked(it)
 	it.ap = nil // a terminal Work keeps nothing of its request
 	it.run = nil
@@ -136,7 +136,10 @@ func (s *Supervisor) cancelHeldLocked(it *item, now time.Time, class termClass, 
 // Its errors, in this order: ErrNotInitialized for a Supervisor not made
 // by New, ErrInvalidOwner for the zero Owner (or an invalid top-level
 // id), ErrClosed after Close.
-func (s *Supervisor) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, error) {
+func (s *Engine) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Pending(ctx, o)
+	}
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -186,7 +189,10 @@ func (s *Supervisor) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, e
 // unknown, another owner's, detached (for its owner), or a Work that does
 // not await approval (it never did, or it was already approved, denied,
 // cancelled or timed out): an answer counts once.
-func (s *Supervisor) Approve(ctx context.Context, o Owner, id string) error {
+func (s *Engine) Approve(ctx context.Context, o Owner, id string) error {
+	if s != nil && s.impl != nil {
+		return s.impl.Approve(ctx, o, id)
+	}
 	return s.answer(o, id, true)
 }
 
@@ -194,11 +200,14 @@ func (s *Supervisor) Approve(ctx context.Context, o Owner, id string) error {
 // cancelled with Status.Class ClassDenied (observe.EventCancelled with that
 // ErrorClass, and a settlement notice). o and the errors are as for
 // Approve.
-func (s *Supervisor) Deny(ctx context.Context, o Owner, id string) error {
+func (s *Engine) Deny(ctx context.Context, o Owner, id string) error {
+	if s != nil && s.impl != nil {
+		return s.impl.Deny(ctx, o, id)
+	}
 	return s.answer(o, id, false)
 }
 
-func (s *Supervisor) answer(o Owner, id string, approve bool) error {
+func (s *Engine) answer(o Owner, id string, approve bool) error {
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}
@@ -229,7 +238,7 @@ func (s *Supervisor) answer(o Owner, id string, approve bool) error {
 
 // awaitingLocked returns the Work id that awaits approval and that o may
 // answer, or nil.
-func (s *Supervisor) awaitingLocked(o Owner, id string) *item {
+func (s *Engine) awaitingLocked(o Owner, id string) *item {
 	if id == "" {
 		return nil
 	}
@@ -245,7 +254,7 @@ func (s *Supervisor) awaitingLocked(o Owner, id string) *item {
 
 // approveLocked moves held it to the tail of its owner's dispatch queue
 // and dispatches.
-func (s *Supervisor) approveLocked(it *item, now time.Time, e *emission) {
+func (s *Engine) approveLocked(it *item, now time.Time, e *emission) {
 	s.unholdLocked(it)
 	it.ap.approved = now
 	e.add(it, observe.Event{Type: observe.EventApproved, Time: now})
@@ -263,7 +272,7 @@ func (s *Supervisor) approveLocked(it *item, now time.Time, e *emission) {
 // (queued, AwaitingApproval), in AwaitingApproval and in their targets'
 // counts (AwaitingApproval, OldestApproval). observe.Snapshot.Queued does not
 // count them.
-func (s *Supervisor) heldSnapshotLocked(snap *observe.Snapshot) {
+func (s *Engine) heldSnapshotLocked(snap *observe.Snapshot) {
 	if len(s.held) == 0 {
 		return
 	}

@@ -182,7 +182,7 @@ func TestApprovalAnswers(t *testing.T) {
 // TestApprovalMisuse: the stable errors of Pending, Approve and Deny.
 func TestApprovalMisuse(t *testing.T) {
 	ctx := context.Background()
-	var zero work.Supervisor
+	var zero work.Engine
 	_, err := zero.Pending(ctx, work.Approver())
 	wantCode(t, err, work.ErrNotInitialized.Code)
 	wantCode(t, zero.Approve(ctx, work.NewOwner("a"), "x"), work.ErrNotInitialized.Code)

@@ -141,7 +141,7 @@ func BenchmarkResultWakeup(b *testing.B) {
 // registry builds a Supervisor on which owner "target" has 10 visible
 // Works (6 completed, 4 queued) and, when others > 0, others more Works are
 // registered for other owners (10 each, queued: they hold no goroutine).
-func registry(b *testing.B, others int) (*work.Supervisor, []string, func()) {
+func registry(b *testing.B, others int) (*work.Engine, []string, func()) {
 	ctx := context.Background()
 	sig := terminalSignal{ch: make(chan struct{}, 16), lossy: true} // Close cancels 100,000
 	s := work.New(work.WithClock(fakeclock.New(t0)), work.WithObserver(sig), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
@@ -183,7 +183,7 @@ func registry(b *testing.B, others int) (*work.Supervisor, []string, func()) {
 
 // compare times op on an empty and on a loaded registry in alternating
 // chunks, and reports both and their ratio.
-func compare(b *testing.B, op func(s *work.Supervisor, ids []string, i int)) {
+func compare(b *testing.B, op func(s *work.Engine, ids []string, i int)) {
 	empty, eids, stopEmpty := registry(b, 0)
 	defer stopEmpty()
 	loaded, lids, stopLoaded := registry(b, 100_000)
@@ -220,7 +220,7 @@ func compare(b *testing.B, op func(s *work.Supervisor, ids []string, i int)) {
 // one empty-registry and one loaded-registry call.
 func BenchmarkList(b *testing.B) {
 	target := work.NewOwner("target")
-	compare(b, func(s *work.Supervisor, _ []string, _ int) {
+	compare(b, func(s *work.Engine, _ []string, _ int) {
 		if l, _ := s.List(b.Context(), target); len(l) != 10 {
 			b.Fatalf("listed %d", len(l))
 		}
@@ -230,7 +230,7 @@ func BenchmarkList(b *testing.B) {
 // BenchmarkStatus: Status of one of an owner's 10 items.
 func BenchmarkStatus(b *testing.B) {
 	target := work.NewOwner("target")
-	compare(b, func(s *work.Supervisor, ids []string, i int) {
+	compare(b, func(s *work.Engine, ids []string, i int) {
 		if _, err := s.Status(b.Context(), target, ids[i%len(ids)]); err != nil {
 			b.Fatal(err)
 		}

@@ -17,7 +17,7 @@ func (it *item) runEvent(ev observe.Event) {
 
 // emitWork delivers a background Work's budget event, in order with its
 // other events.
-func (s *Supervisor) emitWork(it *item, ev observe.Event) {
+func (s *Engine) emitWork(it *item, ev observe.Event) {
 	var e emission
 	s.mu.Lock()
 	if it.terminal() {
@@ -30,7 +30,7 @@ func (s *Supervisor) emitWork(it *item, ev observe.Event) {
 
 // foregroundEmitter returns the function that delivers a foreground
 // call's budget events, with the call's execution context.
-func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(observe.Event) {
+func (s *Engine) foregroundEmitter(exec context.Context, spec Spec) func(observe.Event) {
 	return func(ev observe.Event) {
 		ev.Owner, ev.Depth, ev.Target, ev.Kind = spec.Owner.id, spec.Owner.depth, spec.Target.Label, spec.Target.Kind
 		s.observer.Event(exec, ev)
@@ -39,7 +39,7 @@ func (s *Supervisor) foregroundEmitter(exec context.Context, spec Spec) func(obs
 
 // endRunLocked queues the events of a background run's end: the duration
 // budget running out (class deadline_exceeded), then its usage.
-func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
+func (s *Engine) endRunLocked(it *item, class string, e *emission) {
 	r := &it.brun
 	now := s.nowLocked(e)
 	if class == ClassDeadline {
@@ -57,7 +57,7 @@ func (s *Supervisor) endRunLocked(it *item, class string, e *emission) {
 
 // endForeground reports a foreground run's end (as endRunLocked does) and
 // settles its reservation.
-func (s *Supervisor) endForeground(r *run, scopeID string, exec context.Context) {
+func (s *Engine) endForeground(r *run, scopeID string, exec context.Context) {
 	if errors.Is(context.Cause(exec), errDeadline) {
 		r.mu.Lock()
 		first := r.exhaustLocked(BudgetDuration)

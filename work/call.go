@@ -29,7 +29,10 @@ import (
 // would wait for an answer; start it in the background). Close cancels a
 // foreground call in progress (it then yields ErrClosed unless the child
 // still returns its output) and waits for it.
-func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
+func (s *Engine) Call(ctx context.Context, spec Spec) (string, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Call(ctx, spec)
+	}
 	if err := s.admissible(&spec); err != nil {
 		return "", err
 	}
@@ -145,7 +148,7 @@ func (s *Supervisor) Call(ctx context.Context, spec Spec) (string, error) {
 // no id, guidance, progress counts or updates.
 type callExec struct {
 	e     Execution
-	s     *Supervisor
+	s     *Engine
 	scope Owner               // the call's own scope
 	run   *run                // its budget state
 	cctx  context.Context     // its cancellable context: its end ends the boundary's slot wait

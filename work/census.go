@@ -6,14 +6,17 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-var _ observe.Watched = (*Supervisor)(nil)
+var _ observe.Watched = (*Engine)(nil)
 
 // Snapshot returns the live Work, slot usage, per-target state counts and
 // pool sums under the Supervisor's lock (observe.Watched). It costs O(live Work +
 // targets + pools) and allocates the lists; it never returns content. Its
 // error is ErrNotInitialized for a Supervisor not made by New (with the
 // zero Snapshot), and nil otherwise.
-func (s *Supervisor) Snapshot(ctx context.Context) (observe.Snapshot, error) {
+func (s *Engine) Snapshot(ctx context.Context) (observe.Snapshot, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Snapshot(ctx)
+	}
 	if s.uninitialized() {
 		return observe.Snapshot{}, ErrNotInitialized
 	}

@@ -24,13 +24,13 @@ func childLabels() context.Context {
 }
 
 // labelChild gives the calling goroutine the Supervisor's child label.
-func (s *Supervisor) labelChild() { pprof.SetGoroutineLabels(s.labels) }
+func (s *Engine) labelChild() { pprof.SetGoroutineLabels(s.labels) }
 
 // closedFromChild reports whether Close (or Shutdown) with ctx is called
 // by a child of s: whether ctx carries an Execution of s (the child's own
 // context, or one derived from it). It is the only way a call is
 // recognised as a child's; see Close.
-func (s *Supervisor) closedFromChild(ctx context.Context) bool {
+func (s *Engine) closedFromChild(ctx context.Context) bool {
 	ex, ok := ExecutionFrom(ctx)
 	if !ok {
 		return false

@@ -20,7 +20,7 @@ import (
 const closeWithin = 5 * time.Second
 
 // closers are Close and Shutdown, as one signature.
-func closers(s *work.Supervisor) map[string]func(context.Context) error {
+func closers(s *work.Engine) map[string]func(context.Context) error {
 	return map[string]func(context.Context) error{
 		"close": s.Close,
 		"shutdown": func(ctx context.Context) error {
@@ -101,7 +101,7 @@ func TestCloseFromChildOtherContext(t *testing.T) {
 	// where to send what Close or Shutdown answered, and whether the
 	// child has returned.
 	type childCall struct {
-		s        *work.Supervisor
+		s        *work.Engine
 		own      context.Context
 		answer   chan<- error
 		returned *atomic.Bool
@@ -109,7 +109,7 @@ func TestCloseFromChildOtherContext(t *testing.T) {
 	// spawn makes call on a goroutine the child starts; the child returns
 	// when its own context ends, cancelled by that call, which must not
 	// return before the child has.
-	spawn := func(call func(*work.Supervisor) error) func(childCall) {
+	spawn := func(call func(*work.Engine) error) func(childCall) {
 		return func(c childCall) {
 			go func() {
 				err := call(c.s)
@@ -145,14 +145,14 @@ func TestCloseFromChildOtherContext(t *testing.T) {
 		},
 	}, {
 		name: "close/spawned goroutine",
-		call: spawn(func(s *work.Supervisor) error {
+		call: spawn(func(s *work.Engine) error {
 			ctx, cancel := context.WithTimeout(context.Background(), closeWithin)
 			defer cancel()
 			return s.Close(ctx)
 		}),
 	}, {
 		name: "shutdown/spawned goroutine",
-		call: spawn(func(s *work.Supervisor) error {
+		call: spawn(func(s *work.Engine) error {
 			rep, err := s.Shutdown(ended)
 			if err == nil && (rep.Drained || rep.OrphanCount() != 0) {
 				err = fmt.Errorf("report %v, want nothing orphaned", rep)

@@ -6,7 +6,7 @@ import (
 
 // signalIdleLocked closes idle once the Supervisor is closed and nothing
 // runs.
-func (s *Supervisor) signalIdleLocked() {
+func (s *Engine) signalIdleLocked() {
 	if s.closed && !s.idleDone && s.live.Load() == 0 {
 		s.idleDone = true
 		close(s.idle)
@@ -43,7 +43,10 @@ func (s *Supervisor) signalIdleLocked() {
 // (and gets ErrCloseFromChild at once); an application that lets a child
 // ask for shutdown has the child signal code outside it, which calls
 // Close.
-func (s *Supervisor) Close(ctx context.Context) error {
+func (s *Engine) Close(ctx context.Context) error {
+	if s != nil && s.impl != nil {
+		return s.impl.Close(ctx)
+	}
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}

@@ -12,7 +12,10 @@ import (
 // child stops cooperatively; completion or an unrelated failure may still
 // win); a repeated request is accepted again with no change; terminal Work
 // is not accepted.
-func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelReceipt, error) {
+func (s *Engine) Cancel(ctx context.Context, o Owner, id string) (CancelReceipt, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Cancel(ctx, o, id)
+	}
 	if s.uninitialized() {
 		return CancelReceipt{}, ErrNotInitialized
 	}
@@ -30,7 +33,7 @@ func (s *Supervisor) Cancel(ctx context.Context, o Owner, id string) (CancelRece
 	return r, nil
 }
 
-func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emission) bool {
+func (s *Engine) cancelLocked(it *item, now time.Time, cause error, e *emission) bool {
 	switch it.state() {
 	case StateQueued:
 		if it.awaiting() {
@@ -66,7 +69,10 @@ func (s *Supervisor) cancelLocked(it *item, now time.Time, cause error, e *emiss
 // Release, by the end of the child whose scope o is, and by Close; the
 // Observer sees the rest of its events. Its command records are dropped at
 // once, and it is forgotten entirely once it is terminal.
-func (s *Supervisor) Detach(ctx context.Context, o Owner, id string) (DetachReceipt, error) {
+func (s *Engine) Detach(ctx context.Context, o Owner, id string) (DetachReceipt, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Detach(ctx, o, id)
+	}
 	if s.uninitialized() {
 		return DetachReceipt{}, ErrNotInitialized
 	}
@@ -82,7 +88,7 @@ func (s *Supervisor) Detach(ctx context.Context, o Owner, id string) (DetachRece
 	return DetachReceipt{ID: id}, nil
 }
 
-func (s *Supervisor) detachLocked(it *item, e *emission) {
+func (s *Engine) detachLocked(it *item, e *emission) {
 	os := it.owner
 	os.items.del(it)
 	it.listed = false
@@ -108,7 +114,10 @@ func (s *Supervisor) detachLocked(it *item, e *emission) {
 // invalid owner does nothing. Its error is ErrNotInitialized for a
 // Supervisor not made by New, and nil otherwise: in memory, a release
 // cannot fail.
-func (s *Supervisor) Release(ctx context.Context, o Owner) error {
+func (s *Engine) Release(ctx context.Context, o Owner) error {
+	if s != nil && s.impl != nil {
+		return s.impl.Release(ctx, o)
+	}
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}
@@ -131,7 +140,7 @@ func (s *Supervisor) Release(ctx context.Context, o Owner) error {
 // matters: cancelling queued Work of a still-attached owner would retire it
 // into the terminal list and could evict other items mid-release, so which
 // items got a detached event would depend on map order.
-func (s *Supervisor) releaseLocked(os *ownerState, e *emission) {
+func (s *Engine) releaseLocked(os *ownerState, e *emission) {
 	now := s.clock.Now()
 	for _, it := range os.items.all() { // detaching removes it from os.items
 		s.detachLocked(it, e)

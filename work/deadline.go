@@ -15,14 +15,14 @@ import "time"
 
 // addDeadlineLocked adds running it, whose deadline is it.deadline(), to
 // the heap.
-func (s *Supervisor) addDeadlineLocked(it *item, now time.Time) {
+func (s *Engine) addDeadlineLocked(it *item, now time.Time) {
 	heapPush(&s.dls, it)
 	if s.dlAt.IsZero() || it.deadline().Before(s.dlAt) {
 		s.armDeadlineLocked(it.deadline(), now)
 	}
 }
 
-func (s *Supervisor) armDeadlineLocked(at, now time.Time) {
+func (s *Engine) armDeadlineLocked(at, now time.Time) {
 	s.dlAt = at
 	if s.dlTimer == nil {
 		s.dlTimer = time.AfterFunc(at.Sub(now), s.expireDue)
@@ -32,7 +32,7 @@ func (s *Supervisor) armDeadlineLocked(at, now time.Time) {
 }
 
 // removeDeadlineLocked takes it out of the heap, if it is there.
-func (s *Supervisor) removeDeadlineLocked(it *item) {
+func (s *Engine) removeDeadlineLocked(it *item) {
 	i := int(it.dlIdx) - 1
 	if i < 0 {
 		return
@@ -49,7 +49,7 @@ func (s *Supervisor) removeDeadlineLocked(it *item) {
 // whose heap is empty, so that no timer holds the Supervisor after Close.
 // Close calls it too: a timer armed for a Work that ended before Close
 // would otherwise stay armed for up to the maximum duration.
-func (s *Supervisor) stopDeadlineTimerLocked() {
+func (s *Engine) stopDeadlineTimerLocked() {
 	if len(s.dls) == 0 && s.closed && !s.dlAt.IsZero() {
 		s.dlTimer.Stop()
 		s.dlAt = time.Time{}
@@ -59,7 +59,7 @@ func (s *Supervisor) stopDeadlineTimerLocked() {
 // expireDue runs when the deadline timer fires: it cancels every running
 // Work whose deadline has passed (the same cancellation as a per-Work
 // timer's, under the lock as cancelLocked does) and re-arms for the next.
-func (s *Supervisor) expireDue() {
+func (s *Engine) expireDue() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dlAt = time.Time{}

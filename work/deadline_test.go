@@ -195,7 +195,7 @@ func TestShorterDeadlineRearms(t *testing.T) {
 // armed timer behind (an armed timer, for the default 30 minutes, would
 // hold the Supervisor, its Observer and all it refers to).
 func TestClosedSupervisorIsCollectable(t *testing.T) {
-	wp := func() weak.Pointer[work.Supervisor] {
+	wp := func() weak.Pointer[work.Engine] {
 		s := work.New() // system clock, default 30 min maximum duration
 		o := work.NewOwner("a")
 		ref, err := s.Start(context.Background(), work.Spec{Owner: o, Target: fn, Run: immediate("x")})

@@ -6,7 +6,7 @@ import (
 
 // popLocked takes the first queued Work of os (which is in the ready ring)
 // and moves os to the back of the ring when it has more.
-func (s *Supervisor) popLocked(os *ownerState) *item {
+func (s *Engine) popLocked(os *ownerState) *item {
 	it := os.queue.front()
 	os.queue.remove(it)
 	s.queuedBelowLocked(os, -1)
@@ -24,7 +24,7 @@ func (s *Supervisor) popLocked(os *ownerState) *item {
 // delivered: the Work's emit lock is taken first, for e (unlockAndEmit
 // finds it held), so that the child's first progress events, which take
 // no s.mu, wait behind its queued and running events.
-func (s *Supervisor) runLocked(it *item, lender *item, e *emission) {
+func (s *Engine) runLocked(it *item, lender *item, e *emission) {
 	jctx := s.prepareRunLocked(it, lender, e)
 	s.live.Add(1)
 	it.emitMu.Lock()
@@ -44,7 +44,7 @@ func (it *item) execute() { it.s.execute(it, nil) }
 // goroutine executing it takes (nothing else reads it.run once the Work
 // runs); an external job's Submit runs with the context prepareRunLocked
 // returns (nil for other Work).
-func (s *Supervisor) prepareRunLocked(it *item, lender *item, e *emission) (jctx context.Context) {
+func (s *Engine) prepareRunLocked(it *item, lender *item, e *emission) (jctx context.Context) {
 	now := s.nowLocked(e)
 	it.started = now
 	s.transition(it, StateRunning, e, now).QueueWait = now.Sub(it.enqueued())

@@ -1,8 +1,8 @@
-// Package work is agentwork's engine: the portable Engine interface every
-// engine implements, its values (Spec, Ref, Status, State, Budget, Job,
-// the receipts) and the in-process engine, a Supervisor, that runs
-// background Work for owners (agent instances) and keeps each Work's
-// lifecycle, result, guidance mailbox and limits.
+// Package work is agentwork's engine: the Engine (New makes the
+// in-process one, which runs background Work for owners, agent instances,
+// and keeps each Work's lifecycle, result, guidance mailbox and limits;
+// a durable runner makes one whose Work runs on its service) and its
+// values (Spec, Ref, Status, State, Budget, Job, the receipts).
 //
 //	sup := work.New() // one per process
 //	defer sup.Close(ctx)
@@ -15,7 +15,7 @@
 // Applications rarely call it directly: the langchaingo adapter
 // (adapters/langchaingo) turns a model's run_in_background tool calls and
 // its work tool into these calls. The durable engines (runners/temporal,
-// runners/restate) implement Engine too, through work/driver.
+// runners/restate) return an Engine too, built on work/driver.
 //
 // A Work is created queued, runs when a running slot is free, and ends in
 // exactly one terminal state (completed, failed or cancelled; a cancelled
@@ -27,12 +27,12 @@
 // *Error with a stable Code for errors.Is. Ref, Status and the receipts
 // marshal to the JSON the model sees.
 //
-// The package imports only the standard library and work/observe, the
-// observer seam: an observe.Observer (WithObserver; the telemetry package
+// The package imports only the standard library, work/observe (the
+// observer seam) and its own internal packages: an observe.Observer (WithObserver; the telemetry package
 // implements it) receives every lifecycle event. Child output, failure
 // text, guidance text and update values never reach an Observer, a
-// Status, a Row or an error message; everything the Supervisor holds is
-// process-local.
+// Status, a Row or an error message; everything the in-process Engine
+// holds is process-local.
 //
 // The engine in depth (slots lent by waiting children, external jobs,
 // approval, updates, bounds, what engine implementations share) is

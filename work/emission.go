@@ -39,7 +39,7 @@ type emission struct {
 
 // nowLocked returns the time of the critical section gathering e, reading
 // the clock once per section.
-func (s *Supervisor) nowLocked(e *emission) time.Time {
+func (s *Engine) nowLocked(e *emission) time.Time {
 	if e.now.IsZero() {
 		e.now = s.clock.Now()
 	}
@@ -53,7 +53,7 @@ var emissions = sync.Pool{New: func() any { return new(emission) }}
 const maxPooledOverflow = 64
 
 // getEmission returns an emission from emissions, for s's Observer.
-func (s *Supervisor) getEmission() *emission {
+func (s *Engine) getEmission() *emission {
 	e := emissions.Get().(*emission)
 	e.nop = s.nop
 	return e
@@ -144,7 +144,7 @@ func (e *emission) event(i int) *observe.Event {
 // then (many Works at once, an Observer that is not the no-op one,
 // notices) is in functions of their own, so that its own frame stays
 // small and settling fits in a new goroutine's stack.
-func (s *Supervisor) unlockAndEmit(e *emission) {
+func (s *Engine) unlockAndEmit(e *emission) {
 	var buf [4]*item
 	locked := buf[:0]
 	if e.n <= 16 {
@@ -195,7 +195,7 @@ func lockAll(e *emission) []*item {
 // deliver hands e's events to the Observer and sends its notices.
 //
 //go:noinline
-func (s *Supervisor) deliver(e *emission) {
+func (s *Engine) deliver(e *emission) {
 	if !s.nop {
 		for i := range e.n {
 			s.observer.Event(e.item(i).ctx, *e.event(i))

@@ -135,8 +135,8 @@ const (
 )
 
 // ErrNotInitialized: a Supervisor that was not made by New (its zero
-// value, var s work.Supervisor or &work.Supervisor{}, or a nil
-// *Supervisor). Every method of such
+// value, var s work.Engine or &work.Engine{}, or a nil
+// *Engine). Every method of such
 // a Supervisor that returns an error returns it, every time; the others
 // return zero values (Observer returns observe.NopObserver{}, Now the zero time).
 var ErrNotInitialized = newError("uninitialized", "supervisor is not initialized: create it with work.New")

@@ -10,7 +10,7 @@ import (
 // A Work that needs approval is queued until the application answers: the
 // owner's Subscription says so, Pending shows the request, Approve lets it
 // run.
-func ExampleSupervisor_Approve() {
+func ExampleEngine_Approve() {
 	ctx := context.Background()
 	sup := work.New()
 	defer sup.Close(ctx)

@@ -32,7 +32,7 @@ func ExampleNew() {
 
 // Cancel of a running Work is cooperative: the child's context ends, the
 // Work is cancel-requested until the child returns, then cancelled.
-func ExampleSupervisor_Cancel() {
+func ExampleEngine_Cancel() {
 	ctx := context.Background()
 	sup := work.New()
 	defer sup.Close(ctx)

@@ -5,7 +5,7 @@ import (
 )
 
 // exited is called as a child goroutine or a foreground call ends.
-func (s *Supervisor) exited() {
+func (s *Engine) exited() {
 	if s.live.Add(-1) == 0 && s.closing.Load() {
 		s.mu.Lock()
 		s.signalIdleLocked()
@@ -24,7 +24,7 @@ func (s *Supervisor) exited() {
 //
 // jctx is an external job's Submit context (prepareRunLocked); a child
 // runs with its item's context.
-func (s *Supervisor) execute(it *item, jctx context.Context) {
+func (s *Engine) execute(it *item, jctx context.Context) {
 	defer s.exited()
 	for it != nil {
 		if it.job != nil { // an external job: its Submit runs here (job.go)
@@ -40,7 +40,7 @@ func (s *Supervisor) execute(it *item, jctx context.Context) {
 
 // executeOne runs it's child. When the child calls runtime.Goexit it
 // settles it (and the goroutine ends).
-func (s *Supervisor) executeOne(it *item, ctx context.Context, run RunFunc) (string, error, bool) {
+func (s *Engine) executeOne(it *item, ctx context.Context, run RunFunc) (string, error, bool) {
 	returned := false
 	defer func() {
 		// A child that calls runtime.Goexit (t.FailNow, log.Fatal's cousins)

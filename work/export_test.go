@@ -14,7 +14,7 @@ import (
 // execute (neither lending their slot nor waiting to reclaim it), and the
 // Works waiting to reclaim a slot. It checks the lending chains on the way
 // and panics if one is broken.
-func (s *Supervisor) SlotsForTest() (used, executing, reclaiming int) {
+func (s *Engine) SlotsForTest() (used, executing, reclaiming int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for it := s.running.front(); it != nil; it = it.next {
@@ -34,7 +34,7 @@ func (s *Supervisor) SlotsForTest() (used, executing, reclaiming int) {
 // SetReclaimHookForTest sets a function called (under the Supervisor's
 // lock: it must not block or call back) each time a Work starts waiting to
 // reclaim its slot.
-func (s *Supervisor) SetReclaimHookForTest(f func()) {
+func (s *Engine) SetReclaimHookForTest(f func()) {
 	s.mu.Lock()
 	s.reclaimHook = f
 	s.mu.Unlock()
@@ -43,7 +43,7 @@ func (s *Supervisor) SetReclaimHookForTest(f func()) {
 // SetBoundaryHookForTest sets a function called (under the Supervisor's
 // lock: it must not block or call back) each time a model-request boundary
 // starts waiting for its Work's slot.
-func (s *Supervisor) SetBoundaryHookForTest(f func()) {
+func (s *Engine) SetBoundaryHookForTest(f func()) {
 	s.mu.Lock()
 	s.boundHook = f
 	s.mu.Unlock()
@@ -69,7 +69,7 @@ func RefKind(r Ref) string { return r.kind() }
 // number of Works in the registry in that state (visible or detached, zero
 // included). It holds the Supervisor's lock while it runs: fn must be quick
 // and must not call the Supervisor.
-func (s *Supervisor) CensusForTest(fn func(target string, state State, n int)) {
+func (s *Engine) CensusForTest(fn func(target string, state State, n int)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for label, c := range s.counts {
@@ -86,7 +86,7 @@ type PoolState struct {
 }
 
 // PoolForTest returns the state of o's pool, and whether o has one.
-func (s *Supervisor) PoolForTest(o Owner) (PoolState, bool) {
+func (s *Engine) PoolForTest(o Owner) (PoolState, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a := s.bud.pools[o.id]
@@ -108,7 +108,7 @@ func (s *Supervisor) PoolForTest(o Owner) (PoolState, bool) {
 // the sums over the Supervisor's pools that limit it: reserved by unsettled
 // children and remaining. It holds the Supervisor's lock while it runs: fn
 // must be quick and must not call the Supervisor.
-func (s *Supervisor) PoolCensusForTest(fn func(budget string, reserved, remaining int64)) {
+func (s *Engine) PoolCensusForTest(fn func(budget string, reserved, remaining int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.poolTotalsLocked(fn)
@@ -128,7 +128,7 @@ func (e *Execution) BudgetForTest() Budget {
 }
 
 // LimitsForTest returns s's effective limits.
-func (s *Supervisor) LimitsForTest() Limits { return s.lim }
+func (s *Engine) LimitsForTest() Limits { return s.lim }
 
 // ReportProgressForTest is Execution.reportProgress.
 func (e *Execution) ReportProgressForTest(done, total int64) { e.reportProgress(done, total) }
@@ -201,7 +201,7 @@ func PollClassForTest(class string) string { return contract.PollClass(class, Cl
 
 // EffectiveBudget is the budget work/driver resolves for a durable child
 // (package seam's EffectiveBudget).
-func (s *Supervisor) EffectiveBudget(spec Spec) Budget {
+func (s *Engine) EffectiveBudget(spec Spec) Budget {
 	dims, maxDur := seam.EffectiveBudget(s, spec.Budget.dims(), spec.Budget.MaxDuration)
 	b := Budget{MaxDuration: maxDur}
 	b.setDims(dims)

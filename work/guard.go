@@ -2,11 +2,11 @@ package work
 
 // uninitialized reports whether s was not made by New: nil, or a zero
 // Supervisor (New makes idle).
-func (s *Supervisor) uninitialized() bool { return s == nil || s.idle == nil }
+func (s *Engine) uninitialized() bool { return s == nil || s.idle == nil }
 
 // admissible checks what precedes every Start and Call: that s was made
 // by New with a valid configuration and that spec is valid (Spec.Validate).
-func (s *Supervisor) admissible(spec *Spec) error {
+func (s *Engine) admissible(spec *Spec) error {
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}
@@ -17,7 +17,7 @@ func (s *Supervisor) admissible(spec *Spec) error {
 }
 
 // poolable is admissible for SetPool.
-func (s *Supervisor) poolable(b Budget) error {
+func (s *Engine) poolable(b Budget) error {
 	if s.uninitialized() {
 		return ErrNotInitialized
 	}

@@ -135,7 +135,7 @@ func (o *obs) ofType(typ observe.EventType) []observe.Event {
 // cleanup releases every child still blocked and closes the Supervisor.
 type harness struct {
 	t        *testing.T
-	s        *work.Supervisor
+	s        *work.Engine
 	clk      *fakeclock.Clock
 	obs      *obs
 	kill     chan struct{}
@@ -233,7 +233,7 @@ func (h *harness) status(o work.Owner, id string) work.Status {
 }
 
 // census returns the Supervisor's counts per state, summed over targets.
-func census(s *work.Supervisor) map[work.State]int {
+func census(s *work.Engine) map[work.State]int {
 	m := make(map[work.State]int)
 	s.CensusForTest(func(_ string, st work.State, n int) {
 		if n != 0 {
@@ -243,7 +243,7 @@ func census(s *work.Supervisor) map[work.State]int {
 	return m
 }
 
-func censusTotal(s *work.Supervisor) int {
+func censusTotal(s *work.Engine) int {
 	n := 0
 	for _, v := range census(s) {
 		n += v

@@ -10,7 +10,7 @@ import (
 )
 
 type item struct {
-	s         *Supervisor // the Supervisor that runs it
+	s         *Engine // the Supervisor that runs it
 	owner     *ownerState
 	target    Target
 	seq       uint64

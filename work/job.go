@@ -75,7 +75,7 @@ func newJobWait(spec *Spec) *jobWait {
 // running slot, with cctx (the context prepareRunLocked made for it, which
 // it.cancel cancels) on the child goroutine it was prepared for, and
 // returns the Work that goroutine runs next, as settle does.
-func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.Context) {
+func (s *Engine) submitJob(it *item, cctx context.Context) (*item, context.Context) {
 	jw := it.job
 	returned := false
 	defer func() {
@@ -136,7 +136,7 @@ func (s *Supervisor) submitJob(it *item, cctx context.Context) (*item, context.C
 // nextLocked takes the first Work of the fair order onto the pool slot a
 // settlement just freed, for the calling child goroutine to run next (as
 // settle does), when no reclaimer waits for one.
-func (s *Supervisor) nextLocked(e *emission) (*item, context.Context) {
+func (s *Engine) nextLocked(e *emission) (*item, context.Context) {
 	if s.closed || s.used >= s.lim.MaxRunning || len(s.reclaimers) > 0 || s.ready.len() == 0 {
 		return nil, nil
 	}
@@ -151,7 +151,7 @@ func (s *Supervisor) nextLocked(e *emission) (*item, context.Context) {
 // between polls or for its poll bound stops at once (it leaves the poll
 // timers' heap, or its FIFO entry is skipped) and a goroutine of its own calls its Cancel and
 // settles it. A Submit or a poll in progress sees its context end instead.
-func (s *Supervisor) wakeJobLocked(it *item, cause error) {
+func (s *Engine) wakeJobLocked(it *item, cause error) {
 	jw := it.job
 	if jw == nil {
 		return
@@ -175,7 +175,7 @@ func (s *Supervisor) wakeJobLocked(it *item, cause error) {
 }
 
 // expireJob is a job's deadline on a Clock other than the system's.
-func (s *Supervisor) expireJob(it *item) {
+func (s *Engine) expireJob(it *item) {
 	s.mu.Lock()
 	if it.job != nil {
 		it.cancelRun(errDeadline)
@@ -187,7 +187,7 @@ func (s *Supervisor) expireJob(it *item) {
 // stopJob ends a job whose context ended (phase jobStopping): it calls
 // Job.Cancel once with the handle, if both are set, then settles the Work:
 // failed with ClassDeadline past its deadline, else cancelled.
-func (s *Supervisor) stopJob(it *item, jw *jobWait) {
+func (s *Engine) stopJob(it *item, jw *jobWait) {
 	if jw.job.Cancel != nil && jw.handle != nil {
 		callCancel(it.ctx, jw.job.Cancel, jw.handle)
 	}
@@ -202,7 +202,7 @@ func (s *Supervisor) stopJob(it *item, jw *jobWait) {
 }
 
 // failJob settles a job whose user code called runtime.Goexit.
-func (s *Supervisor) failJob(it *item, jw *jobWait, class termClass) {
+func (s *Engine) failJob(it *item, jw *jobWait, class termClass) {
 	e := s.getEmission()
 	defer putEmission(e)
 	s.mu.Lock()
@@ -211,7 +211,7 @@ func (s *Supervisor) failJob(it *item, jw *jobWait, class termClass) {
 
 // endJobLocked settles it as finishJobLocked does, dispatches, releases
 // s.mu, delivers e and, for a Work that waited, its count of s.live.
-func (s *Supervisor) endJobLocked(it *item, jw *jobWait, to State, class termClass, out string, e *emission) {
+func (s *Engine) endJobLocked(it *item, jw *jobWait, to State, class termClass, out string, e *emission) {
 	waited := jw.waiting
 	s.finishJobLocked(it, jw, to, class, out, s.nowLocked(e), e)
 	s.dispatchLocked(e)
@@ -225,7 +225,7 @@ func (s *Supervisor) endJobLocked(it *item, jw *jobWait, to State, class termCla
 // child, and frees its running slot unless it gave it back when it began
 // to wait. A completed job's output over the result-byte limit fails it
 // (result_too_large). The caller dispatches.
-func (s *Supervisor) finishJobLocked(it *item, jw *jobWait, to State, class termClass, out string, now time.Time, e *emission) {
+func (s *Engine) finishJobLocked(it *item, jw *jobWait, to State, class termClass, out string, now time.Time, e *emission) {
 	bytes := 0
 	if to == StateCompleted {
 		bytes = len(out)
@@ -286,7 +286,7 @@ var errJobFailed = errors.New("work: the job failed")
 // Submit (its key is the call's own scope id), then polls with backoff on
 // the call's child goroutine, which a foreground call holds anyway, and
 // Cancel once, with the handle, when the call's context ends first.
-func (s *Supervisor) foregroundJob(j *Job, input string) RunFunc {
+func (s *Engine) foregroundJob(j *Job, input string) RunFunc {
 	return func(ctx context.Context) (string, error) {
 		ex, _ := ExecutionFrom(ctx)
 		h, err := j.Submit(ctx, ex.Scope().id, input)

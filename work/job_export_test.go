@@ -2,7 +2,7 @@ package work
 
 // PollBoundForTest reports, for target label's poll bound, the polls that
 // run and the Works whose poll is due and waits for the bound.
-func (s *Supervisor) PollBoundForTest(label string) (running, due int) {
+func (s *Engine) PollBoundForTest(label string) (running, due int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.jobs.bounds[label]

@@ -33,7 +33,7 @@ func (j *Job) maxPollErrors() int32 { return int32(j.Resolved().MaxPollErrors) }
 // armPollLocked schedules it's next poll d from now, on the Supervisor's
 // Clock: between polls an entry in the poll timers' heap is all that
 // refers to the Work (jobtimer.go).
-func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
+func (s *Engine) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 	jw.delay, jw.phase = d, jobTimer
 	jw.due = s.clock.Now().Add(d)
 	s.addTimerLocked(it, jw)
@@ -44,7 +44,7 @@ func (s *Supervisor) armPollLocked(it *item, jw *jobWait, d time.Duration) {
 // bound has room, else it joins the bound's FIFO list (no goroutine waits
 // for the bound). A Work whose context has ended, or whose deadline has
 // passed, is stopped instead.
-func (s *Supervisor) pollDueLocked(it *item) {
+func (s *Engine) pollDueLocked(it *item) {
 	jw := it.job
 	if s.stoppedLocked(it, jw) {
 		return
@@ -70,7 +70,7 @@ func (s *Supervisor) pollDueLocked(it *item) {
 // the deadline, though the deadline's own timer may not have run yet: the
 // Work fails deadline_exceeded as it would then), and reports whether it
 // did.
-func (s *Supervisor) stoppedLocked(it *item, jw *jobWait) bool {
+func (s *Engine) stoppedLocked(it *item, jw *jobWait) bool {
 	if jw.stopped == jobRuns {
 		if d := it.maxDur(); d <= 0 || s.clock.Now().Before(it.started.Add(d)) {
 			return false
@@ -84,7 +84,7 @@ func (s *Supervisor) stoppedLocked(it *item, jw *jobWait) bool {
 
 // startPollLocked starts it's poll under b, with a context of its own
 // that it.cancel cancels while the poll runs.
-func (s *Supervisor) startPollLocked(b *pollBound, it *item, jw *jobWait) {
+func (s *Engine) startPollLocked(b *pollBound, it *item, jw *jobWait) {
 	b.n++
 	jw.phase = jobPolling
 	ctx, cancel := context.WithCancelCause(it.ctx)
@@ -94,7 +94,7 @@ func (s *Supervisor) startPollLocked(b *pollBound, it *item, jw *jobWait) {
 
 // releasePollLocked gives back a poll's place in b and starts the polls
 // that are due, oldest first, while the bound has room.
-func (s *Supervisor) releasePollLocked(b *pollBound) {
+func (s *Engine) releasePollLocked(b *pollBound) {
 	b.n--
 	for b.head < len(b.due) {
 		it := b.due[b.head]
@@ -116,7 +116,7 @@ func (s *Supervisor) releasePollLocked(b *pollBound) {
 // poll runs one Await of it on a goroutine of its own, under b, and acts
 // on its answer: observe.EventPolled with the outcome, then the next poll after
 // the backoff delay, or the end of the Work.
-func (s *Supervisor) poll(cctx context.Context, b *pollBound, it *item, jw *jobWait) {
+func (s *Engine) poll(cctx context.Context, b *pollBound, it *item, jw *jobWait) {
 	returned := false
 	defer func() {
 		if !returned { // Await called runtime.Goexit

@@ -20,7 +20,7 @@ type jobTimers struct {
 }
 
 // addTimerLocked adds it, whose jw.due is set, to the heap.
-func (s *Supervisor) addTimerLocked(it *item, jw *jobWait) {
+func (s *Engine) addTimerLocked(it *item, jw *jobWait) {
 	t := &s.jobs.timer
 	jw.tIdx = int32(len(t.timers) + 1)
 	t.timers = append(t.timers, it)
@@ -32,7 +32,7 @@ func (s *Supervisor) addTimerLocked(it *item, jw *jobWait) {
 
 // removeTimerLocked takes it out of the heap, if it is there, and stops
 // the timer when the heap is empty.
-func (s *Supervisor) removeTimerLocked(jw *jobWait) {
+func (s *Engine) removeTimerLocked(jw *jobWait) {
 	t := &s.jobs.timer
 	i := int(jw.tIdx) - 1
 	if i < 0 {
@@ -54,7 +54,7 @@ func (s *Supervisor) removeTimerLocked(jw *jobWait) {
 	}
 }
 
-func (s *Supervisor) armTimerLocked(at time.Time) {
+func (s *Engine) armTimerLocked(at time.Time) {
 	t := &s.jobs.timer
 	if t.stop != nil {
 		t.stop()
@@ -68,7 +68,7 @@ func (s *Supervisor) armTimerLocked(at time.Time) {
 // timerFired runs as the timer of generation gen fires: every job whose
 // poll is due leaves the heap for its poll (pollDueLocked), in order of
 // due time, and the timer is re-armed for the next.
-func (s *Supervisor) timerFired(gen uint64) {
+func (s *Engine) timerFired(gen uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := &s.jobs.timer
@@ -87,7 +87,7 @@ func (s *Supervisor) timerFired(gen uint64) {
 	}
 }
 
-func (s *Supervisor) timerSwap(i, j int) {
+func (s *Engine) timerSwap(i, j int) {
 	ts := s.jobs.timer.timers
 	ts[i], ts[j] = ts[j], ts[i]
 	ts[i].job.tIdx, ts[j].job.tIdx = int32(i+1), int32(j+1)
@@ -95,7 +95,7 @@ func (s *Supervisor) timerSwap(i, j int) {
 
 // timerUp moves the entry at i up to its place and reports whether it
 // moved.
-func (s *Supervisor) timerUp(i int) bool {
+func (s *Engine) timerUp(i int) bool {
 	ts := s.jobs.timer.timers
 	moved := false
 	for i > 0 {
@@ -109,7 +109,7 @@ func (s *Supervisor) timerUp(i int) bool {
 	return moved
 }
 
-func (s *Supervisor) timerDown(i int) {
+func (s *Engine) timerDown(i int) {
 	ts := s.jobs.timer.timers
 	n := len(ts)
 	for {

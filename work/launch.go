@@ -26,7 +26,7 @@ type launchRecords struct {
 // replayLocked looks spec's launch identity up for the owner. ok reports
 // whether it was used before; then the caller returns ref (after ready
 // closes) or err (ErrConflict: another target or input).
-func (s *Supervisor) replayLocked(spec *Spec) (r *launchRecord, err error, ok bool) {
+func (s *Engine) replayLocked(spec *Spec) (r *launchRecord, err error, ok bool) {
 	if spec.CallID == "" {
 		return nil, nil, false
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // item returns the registry's record of a visible Work.
-func (s *Supervisor) itemFor(o Owner, id string) *item {
+func (s *Engine) itemFor(o Owner, id string) *item {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.owners[o.id].items.get(id)
@@ -18,7 +18,7 @@ func (s *Supervisor) itemFor(o Owner, id string) *item {
 
 // startBlocked starts an agent Work whose child blocks until release is
 // closed and hands back its Execution once it runs.
-func startBlocked(t *testing.T, s *Supervisor, o Owner, release chan struct{}) (Ref, *Execution) {
+func startBlocked(t *testing.T, s *Engine, o Owner, release chan struct{}) (Ref, *Execution) {
 	t.Helper()
 	exc := make(chan *Execution, 1)
 	ref, err := s.Start(context.Background(), Spec{Owner: o, Target: Target{Label: "research", Kind: KindAgent},

@@ -14,7 +14,7 @@ import (
 // (enginetest.ZeroEngine, and Shutdown) and the others with zero values;
 // never a panic or a hang.
 func TestMisuseSupervisor(t *testing.T) {
-	for name, s := range map[string]*work.Supervisor{"zero": new(work.Supervisor), "nil": nil} {
+	for name, s := range map[string]*work.Engine{"zero": new(work.Engine), "nil": nil} {
 		t.Run(name, func(t *testing.T) {
 			enginetest.ZeroEngine(t, s)
 			var err error

@@ -27,7 +27,10 @@ type budgets struct {
 //
 // SetPool fails with ErrInvalidOwner for the zero Owner or a child's scope
 // (its children reserve from the child's own reservation).
-func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
+func (s *Engine) SetPool(ctx context.Context, o Owner, b Budget) error {
+	if s != nil && s.impl != nil {
+		return s.impl.SetPool(ctx, o, b)
+	}
 	if err := s.poolable(b); err != nil {
 		return err
 	}
@@ -53,7 +56,7 @@ func (s *Supervisor) SetPool(ctx context.Context, o Owner, b Budget) error {
 	return nil
 }
 
-func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining int64)) {
+func (s *Engine) poolTotalsLocked(fn func(budget string, reserved, remaining int64)) {
 	var held, rem [numDims]int64
 	var any [numDims]bool
 	for _, a := range s.bud.pools {
@@ -74,6 +77,6 @@ func (s *Supervisor) poolTotalsLocked(fn func(budget string, reserved, remaining
 
 // forgetPoolLocked drops the pool of the top-level owner id. Children
 // still holding reservations settle into the forgotten account.
-func (s *Supervisor) forgetPoolLocked(id string) {
+func (s *Engine) forgetPoolLocked(id string) {
 	delete(s.bud.pools, id)
 }

@@ -13,7 +13,7 @@ func (it *item) progressed() { it.s.progressed(it) }
 // another event of the Work is being delivered, the report stays pending
 // and the deliverer emits it as it finishes (flushProgress), with the
 // counts of that moment.
-func (s *Supervisor) progressed(it *item) {
+func (s *Engine) progressed(it *item) {
 	p := &it.prog
 	if last := p.last.Load(); last != 0 && s.clock.Now().UnixNano()-last < int64(progressInterval) {
 		return
@@ -24,7 +24,7 @@ func (s *Supervisor) progressed(it *item) {
 
 // flushProgress emits a pending progress report of it unless another
 // goroutine holds its emit lock (that one flushes after unlocking).
-func (s *Supervisor) flushProgress(it *item) {
+func (s *Engine) flushProgress(it *item) {
 	p := &it.prog
 	for p.pending.Load() {
 		if !it.emitMu.TryLock() {

@@ -7,7 +7,7 @@ import (
 )
 
 // lookupLocked finds a Work visible to o, evicting expired Work first.
-func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
+func (s *Engine) lookupLocked(o Owner, id string) (*item, error) {
 	if err := validOwner(o); err != nil {
 		return nil, err
 	}
@@ -25,7 +25,7 @@ func (s *Supervisor) lookupLocked(o Owner, id string) (*item, error) {
 // relookupLocked is lookupLocked(o, it's id) for it, found by that
 // lookup before s.mu was last released: an id names one Work, so it is
 // what the lookup would find, if anything.
-func (s *Supervisor) relookupLocked(o Owner, it *item) (*item, error) {
+func (s *Engine) relookupLocked(o Owner, it *item) (*item, error) {
 	if os := s.visibleLocked(o); os != it.owner || !it.listed {
 		return nil, ErrNotFound
 	}
@@ -41,7 +41,10 @@ func (it *item) status() Status {
 }
 
 // Status returns the projection of one Work visible to o, or ErrNotFound.
-func (s *Supervisor) Status(ctx context.Context, o Owner, id string) (Status, error) {
+func (s *Engine) Status(ctx context.Context, o Owner, id string) (Status, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Status(ctx, o, id)
+	}
 	if s.uninitialized() {
 		return Status{}, ErrNotInitialized
 	}
@@ -57,7 +60,10 @@ func (s *Supervisor) Status(ctx context.Context, o Owner, id string) (Status, er
 // List returns at most 50 Works visible to o: unfinished first, then
 // finished; within each group newest first (by start order). It returns an
 // empty slice for an owner with none.
-func (s *Supervisor) List(ctx context.Context, o Owner) ([]Status, error) {
+func (s *Engine) List(ctx context.Context, o Owner) ([]Status, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.List(ctx, o)
+	}
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -87,7 +93,10 @@ func (s *Supervisor) List(ctx context.Context, o Owner) ([]Status, error) {
 // Selection costs O(n log 12) for n visible Works: it does not sort them.
 // Rows of the zero Owner is nothing and no error; its error is
 // ErrNotInitialized for a Supervisor not made by New, and nil otherwise.
-func (s *Supervisor) Rows(ctx context.Context, o Owner) (rows []Row, more int, err error) {
+func (s *Engine) Rows(ctx context.Context, o Owner) (rows []Row, more int, err error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Rows(ctx, o)
+	}
 	if s.uninitialized() {
 		return nil, 0, ErrNotInitialized
 	}

@@ -11,7 +11,7 @@ import (
 // (package seam's EffectiveBudget).
 func init() {
 	seam.EffectiveBudget = func(sup any, want [3]int64, maxDur time.Duration) ([3]int64, time.Duration) {
-		s, _ := sup.(*Supervisor)
+		s, _ := sup.(*Engine)
 		var spec Spec
 		spec.Budget.setDims(want)
 		spec.Budget.MaxDuration = maxDur
@@ -24,9 +24,9 @@ func init() {
 // under s, pools aside: its own limits, else the defaults
 // (WithDefaultBudget), clamped to the ceiling (WithBudgetCeiling), and its
 // deadline.
-func (s *Supervisor) effectiveBudget(spec Spec) Budget {
+func (s *Engine) effectiveBudget(spec Spec) Budget {
 	if s == nil {
-		s = &Supervisor{} // as the zero Supervisor: no default, no ceiling
+		s = &Engine{} // as the zero Supervisor: no default, no ceiling
 	}
 	eff := s.budget.dims(spec.Budget.dims())
 	for i := range eff {
@@ -53,7 +53,7 @@ func (s *Supervisor) effectiveBudget(spec Spec) Budget {
 // no descendant escapes it.
 //
 // r is the caller's zero run, which reserveLocked fills in.
-func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
+func (s *Engine) reserveLocked(spec *Spec, r *run) string {
 	r.fail = spec.FailOnBudget
 	// A top-level owner's account is its pool; a child's scope's is the
 	// child's reservation, reached through the scope (whose Start the
@@ -108,7 +108,7 @@ func (s *Supervisor) reserveLocked(spec *Spec, r *run) string {
 // settleRunLocked refunds what r did not spend to its parent. The parent is charged what r (and its children) spent; tokens
 // stay charged in full when a response reported no usage. It is
 // idempotent.
-func (s *Supervisor) settleRunLocked(r *run) {
+func (s *Engine) settleRunLocked(r *run) {
 	if r == nil {
 		return
 	}

@@ -21,7 +21,10 @@ import (
 // ctx end, and a child left without a slot reclaims one as described in
 // "Running slots" in docs/engine.md. Once Result has returned a terminal
 // answer, the Work keeps no command records (see Send).
-func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
+func (s *Engine) Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Result(ctx, o, id, timeout)
+	}
 	if s.uninitialized() {
 		return Status{}, "", ErrNotInitialized
 	}
@@ -66,7 +69,7 @@ func (s *Supervisor) Result(ctx context.Context, o Owner, id string, timeout tim
 // Emissions take a Work's emit lock before they release s.mu: when it is
 // free while s.mu is held, no emission of the Work is under way and the
 // answer is read at once.
-func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, string, error) {
+func (s *Engine) readSettledLocked(o Owner, id string, it *item) (Status, string, error) {
 	if it.emitMu.TryLock() {
 		it.emitMu.Unlock()
 		return s.readLocked(it, nil)
@@ -80,7 +83,7 @@ func (s *Supervisor) readSettledLocked(o Owner, id string, it *item) (Status, st
 }
 
 // readLocked answers Result and releases s.mu.
-func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
+func (s *Engine) readLocked(it *item, err error) (Status, string, error) {
 	if err != nil {
 		s.mu.Unlock()
 		return Status{}, "", err
@@ -110,7 +113,7 @@ func (s *Supervisor) readLocked(it *item, err error) (Status, string, error) {
 // emitResultRead releases s.mu and delivers it's result-read event.
 //
 //go:noinline
-func (s *Supervisor) emitResultRead(it *item, bytes int) {
+func (s *Engine) emitResultRead(it *item, bytes int) {
 	var e emission
 	e.add(it, observe.Event{Type: observe.EventResultRead, Time: s.clock.Now(), Bytes: bytes})
 	s.unlockAndEmit(&e)
@@ -119,7 +122,7 @@ func (s *Supervisor) emitResultRead(it *item, bytes int) {
 // lendAndUnlock is lendLocked for a Result on o about to wait for it, then
 // releases s.mu (delivering what lending emitted). Only a child's scope
 // can lend.
-func (s *Supervisor) lendAndUnlock(o Owner, it *item) *item {
+func (s *Engine) lendAndUnlock(o Owner, it *item) *item {
 	if o.sc == nil {
 		s.mu.Unlock()
 		return nil
@@ -128,7 +131,7 @@ func (s *Supervisor) lendAndUnlock(o Owner, it *item) *item {
 }
 
 //go:noinline
-func (s *Supervisor) lendAndEmit(o Owner, it *item) *item {
+func (s *Engine) lendAndEmit(o Owner, it *item) *item {
 	var e emission
 	w := s.lendLocked(o, it, &e)
 	s.unlockAndEmit(&e)

@@ -274,7 +274,7 @@ func (g *gateObs) Event(_ context.Context, e observe.Event) {
 type gated struct {
 	clk     *fakeclock.Clock
 	g       *gateObs
-	s       *work.Supervisor
+	s       *work.Engine
 	o       work.Owner
 	ref     work.Ref
 	proceed chan struct{}

@@ -11,7 +11,7 @@ func (it *item) evictClass() int { return contract.EvictionRank(it.state(), it.r
 // are kept than the count bound, the oldest finished of the first non-empty
 // class: read results, then failed and cancelled Work, then unread results.
 // The class scan runs only when the count bound is exceeded.
-func (s *Supervisor) evictLocked(os *ownerState) {
+func (s *Engine) evictLocked(os *ownerState) {
 	if s.lim.RetainAge > 0 {
 		now := s.clock.Now()
 		for f := os.terminal.front(); f != nil && now.Sub(f.finished) > s.lim.RetainAge; f = os.terminal.front() {
@@ -53,7 +53,7 @@ func (it *item) markRead() {
 	it.read = true
 }
 
-func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
+func (s *Engine) evictItemLocked(os *ownerState, it *item) {
 	os.removeTerminal(it)
 	os.items.del(it)
 	it.listed = false
@@ -62,7 +62,7 @@ func (s *Supervisor) evictItemLocked(os *ownerState, it *item) {
 
 // visibleLocked returns o's state, nil when o has none, with its retention
 // applied (what the owner operations read).
-func (s *Supervisor) visibleLocked(o Owner) *ownerState {
+func (s *Engine) visibleLocked(o Owner) *ownerState {
 	os := s.ownerLocked(o.id)
 	if os != nil {
 		s.evictLocked(os)

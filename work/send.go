@@ -78,14 +78,17 @@ func (it *item) receipt(cursor int, at time.Time) SendReceipt {
 // ErrNotFound, ErrNotAgent, ErrConflict, ErrTerminal or ErrMailboxFull,
 // checked in that order: a replay of a recorded command returns its
 // receipt even after the Work has ended or while its mailbox is full.
-func (s *Supervisor) Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+func (s *Engine) Send(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Send(ctx, o, id, commandID, message)
+	}
 	return s.send(o, id, commandID, message, true)
 }
 
 // send is Send, and Answer when agentOnly is false (a function child's
 // guidance is its answer: AwaitAnswer). Guidance accepted while the child
 // has a question open answers it (update_work.go).
-func (s *Supervisor) send(o Owner, id, commandID, message string, agentOnly bool) (SendReceipt, error) {
+func (s *Engine) send(o Owner, id, commandID, message string, agentOnly bool) (SendReceipt, error) {
 	if s.uninitialized() {
 		return SendReceipt{}, ErrNotInitialized
 	}

@@ -25,7 +25,7 @@ func BenchmarkSend(b *testing.B) {
 	}
 	// running starts a child of target that waits until ctx ends and
 	// returns its id and Execution.
-	running := func(b *testing.B, s *work.Supervisor, target work.Target) (string, *work.Execution) {
+	running := func(b *testing.B, s *work.Engine, target work.Target) (string, *work.Execution) {
 		started := make(chan *work.Execution)
 		ref, err := s.Start(ctx, work.Spec{Owner: o, Target: target, Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
@@ -38,7 +38,7 @@ func BenchmarkSend(b *testing.B) {
 		}
 		return ref.ID, <-started
 	}
-	send := func(b *testing.B, s *work.Supervisor, id, cmd, text string, want error) {
+	send := func(b *testing.B, s *work.Engine, id, cmd, text string, want error) {
 		b.Helper()
 		if _, err := s.Send(ctx, o, id, cmd, text); err != want && (want == nil || !isCode(err, want)) {
 			b.Fatalf("Send = %v, want %v", err, want)

@@ -13,7 +13,7 @@ import (
 // the calling goroutine to execute.
 //
 // The next Work's context is as prepareRunLocked returns it.
-func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool) (nit *item, njctx context.Context) {
+func (s *Engine) settle(it *item, out string, err error, panicked, next bool) (nit *item, njctx context.Context) {
 	// The emission comes from a pool: on the stack of a child goroutine
 	// (which starts small) it would make the stack grow for every Work.
 	e := s.getEmission()
@@ -67,7 +67,7 @@ func (s *Supervisor) settle(it *item, out string, err error, panicked, next bool
 }
 
 // finishLocked does the bookkeeping common to every terminal transition.
-func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
+func (s *Engine) finishLocked(it *item, now time.Time, e *emission) {
 	if s.retireLocked(it, now, e) {
 		s.evictLocked(it.owner)
 	}
@@ -76,7 +76,7 @@ func (s *Supervisor) finishLocked(it *item, now time.Time, e *emission) {
 // retireLocked is finishLocked without the eviction, which it reports is
 // due (settle evicts from its own frame: nested here, the eviction's map
 // delete made a new child goroutine's stack grow).
-func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict bool) {
+func (s *Engine) retireLocked(it *item, now time.Time, e *emission) (evict bool) {
 	it.finished = now
 	s.settleRunLocked(&it.brun)
 	it.owner.active--
@@ -92,7 +92,7 @@ func (s *Supervisor) retireLocked(it *item, now time.Time, e *emission) (evict b
 
 // forgetItemLocked removes a terminal Work from the census; nothing refers
 // to it afterwards.
-func (s *Supervisor) forgetItemLocked(it *item) {
+func (s *Engine) forgetItemLocked(it *item) {
 	it.counts[it.st]--
 	it.output, it.mb = "", nil
 }

@@ -29,7 +29,19 @@ import (
 // cannot return while it waits, it drains until ctx ends (never, with a
 // context that never ends), then cancels, waits the grace and reports the
 // caller's Work as an orphan.
-func (s *Supervisor) Shutdown(ctx context.Context) (observe.ShutdownReport, error) {
+//
+// A durable runner's Engine has no Work of its own to drain (its Work
+// goes on on its service): its Shutdown closes it, as Close does, and
+// reports Drained (when Close returned nil) and how long that took.
+func (s *Engine) Shutdown(ctx context.Context) (observe.ShutdownReport, error) {
+	if s != nil && s.impl != nil {
+		if sh, ok := s.impl.(shutdowner); ok {
+			return sh.Shutdown(ctx)
+		}
+		start := s.impl.Now()
+		err := s.impl.Close(ctx)
+		return observe.ShutdownReport{Drained: err == nil, Duration: s.impl.Now().Sub(start)}, err
+	}
 	if s.uninitialized() {
 		return observe.ShutdownReport{}, ErrNotInitialized
 	}
@@ -107,7 +119,7 @@ drain:
 // (a Work's waiter) or close (a foreground call's) once one of them
 // finishes. A Work's waiter that is not waited for stays until the Work
 // settles.
-func (s *Supervisor) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]struct{}, wait bool) []chan struct{} {
+func (s *Engine) liveLocked(tracked map[*item]struct{}, fgs map[*foreground]struct{}, wait bool) []chan struct{} {
 	var waits []chan struct{}
 	add := func(it *item) {
 		tracked[it] = struct{}{}

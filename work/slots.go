@@ -28,7 +28,7 @@ import (
 
 // queuedBelowLocked adds d to the count of queued Work below every Work
 // that encloses os (none for a top-level owner).
-func (s *Supervisor) queuedBelowLocked(os *ownerState, d int32) {
+func (s *Engine) queuedBelowLocked(os *ownerState, d int32) {
 	for sc := os.sc; sc != nil; sc = sc.parent {
 		if sc.work != nil {
 			sc.work.queuedBelow += d
@@ -49,7 +49,7 @@ func (os *ownerState) within(w *item) bool {
 // dispatchLocked hands out free pool slots: first to Works whose waiter
 // waits to reclaim a slot (they already run), then to queued Work, one
 // Work per owner in turn (FIFO within an owner, round-robin across owners).
-func (s *Supervisor) dispatchLocked(e *emission) {
+func (s *Engine) dispatchLocked(e *emission) {
 	for s.used < s.lim.MaxRunning {
 		if len(s.reclaimers) > 0 {
 			w := s.reclaimers[0]
@@ -72,7 +72,7 @@ func (s *Supervisor) dispatchLocked(e *emission) {
 // waiter is counted (one entry in holder.awaited) and lendLocked returns
 // the holder, for unlend; it returns nil otherwise. A holder that is owed
 // its slot back (reclaiming) lends again: its borrower keeps the slot.
-func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
+func (s *Engine) lendLocked(o Owner, awaited *item, e *emission) *item {
 	w := scopeOf(o).holder()
 	if w == nil || (w.state() != StateRunning && w.state() != StateCancelRequested) {
 		return nil
@@ -92,7 +92,7 @@ func (s *Supervisor) lendLocked(o Owner, awaited *item, e *emission) *item {
 // w's waiters waits for moves onto it when it runs on a pool slot of its
 // own (which goes back to the pool), else the first queued Work of w's
 // subtree (in ring order) runs on it.
-func (s *Supervisor) lendOutLocked(w *item, e *emission) {
+func (s *Engine) lendOutLocked(w *item, e *emission) {
 	if w.borrower() != nil {
 		return
 	}
@@ -124,7 +124,7 @@ func (s *Supervisor) lendOutLocked(w *item, e *emission) {
 // reclaim one and its next boundary.BeginRequest blocks until it has
 // (see awaitSlot); else (a function child) w takes a pool slot over the
 // limit, and nothing is dispatched until the pool is below it again.
-func (s *Supervisor) unlend(w *item, awaited *item) {
+func (s *Engine) unlend(w *item, awaited *item) {
 	s.mu.Lock()
 	l := w.lendSt()
 	if i := slices.Index(l.awaited, awaited); i >= 0 {
@@ -164,7 +164,7 @@ func (s *Supervisor) unlend(w *item, awaited *item) {
 // first, gives that Work a pool slot regardless of the limit. It marks
 // the Work as one whose code uses the boundary. It takes no lock unless
 // the Work is owed its slot.
-func (s *Supervisor) awaitSlot(sc *scope, cctx context.Context) {
+func (s *Engine) awaitSlot(sc *scope, cctx context.Context) {
 	w := sc.holder()
 	if w == nil {
 		return
@@ -201,7 +201,7 @@ func (it *item) awaitSlot() { it.s.awaitSlot(it.sc, &it.xctx) }
 
 // grantLocked gives reclaiming w a pool slot: w's borrower keeps w's lent
 // slot and takes w's place in its chain.
-func (s *Supervisor) grantLocked(w *item) {
+func (s *Engine) grantLocked(w *item) {
 	s.stepOutLocked(w)
 	s.used++
 	s.endReclaimLocked(w)
@@ -209,7 +209,7 @@ func (s *Supervisor) grantLocked(w *item) {
 
 // endReclaimLocked ends w's wait to reclaim a slot (the caller has taken
 // w out of s.reclaimers).
-func (s *Supervisor) endReclaimLocked(w *item) {
+func (s *Engine) endReclaimLocked(w *item) {
 	close(w.lend.reclaim)
 	w.lend.reclaim = nil
 	w.reclaiming.Store(false)
@@ -217,7 +217,7 @@ func (s *Supervisor) endReclaimLocked(w *item) {
 
 // stepOutLocked takes w, whose lent slot its borrower b uses, out of its
 // chain: b now runs on whatever w ran on.
-func (s *Supervisor) stepOutLocked(w *item) {
+func (s *Engine) stepOutLocked(w *item) {
 	b, l := w.lend.borrower, w.lend.lender
 	b.lend.lender = l
 	if l != nil {
@@ -229,7 +229,7 @@ func (s *Supervisor) stepOutLocked(w *item) {
 // freeSlotLocked gives up the slot of it, which has just settled: its
 // borrower takes its place, or the slot goes back to its lender, or to the
 // pool. The caller dispatches afterwards.
-func (s *Supervisor) freeSlotLocked(it *item, e *emission) {
+func (s *Engine) freeSlotLocked(it *item, e *emission) {
 	it.lending = false
 	if it.lend == nil {
 		s.used-- // it never lent nor borrowed: a pool slot
@@ -255,7 +255,7 @@ func (s *Supervisor) freeSlotLocked(it *item, e *emission) {
 }
 
 // returnLocked is called when l's lent slot comes back from its borrower.
-func (s *Supervisor) returnLocked(l *item, e *emission) {
+func (s *Engine) returnLocked(l *item, e *emission) {
 	switch {
 	case l.reclaim() != nil:
 		s.removeReclaimerLocked(l)
@@ -265,7 +265,7 @@ func (s *Supervisor) returnLocked(l *item, e *emission) {
 	}
 }
 
-func (s *Supervisor) removeReclaimerLocked(w *item) {
+func (s *Engine) removeReclaimerLocked(w *item) {
 	for i, x := range s.reclaimers {
 		if x == w {
 			s.reclaimers = append(s.reclaimers[:i], s.reclaimers[i+1:]...)
@@ -277,7 +277,7 @@ func (s *Supervisor) removeReclaimerLocked(w *item) {
 // releaseReclaimersLocked lets every waiting reclaimer go at once, each on
 // a pool slot: after Close nothing new is dispatched, so the limit no
 // longer needs them to wait.
-func (s *Supervisor) releaseReclaimersLocked() {
+func (s *Engine) releaseReclaimersLocked() {
 	rs := s.reclaimers
 	s.reclaimers = nil
 	for _, w := range rs {
@@ -287,7 +287,7 @@ func (s *Supervisor) releaseReclaimersLocked() {
 
 // offerLocked runs newly queued Work of os on an idle lent slot of the
 // nearest enclosing Work that lends one, if any.
-func (s *Supervisor) offerLocked(os *ownerState, e *emission) {
+func (s *Engine) offerLocked(os *ownerState, e *emission) {
 	for sc := os.sc; sc != nil; sc = sc.parent {
 		if w := sc.work; w != nil && w.lending && w.borrower() == nil {
 			s.lendOutLocked(w, e)

@@ -27,7 +27,7 @@ func guard[T any](t *testing.T, ch <-chan T, what string) T {
 // waitingChain returns a child that starts the next level in its own scope
 // and waits for its result (depth > 0), or, as the leaf, reports itself
 // and blocks until release is closed.
-func waitingChain(s *work.Supervisor, depth int, leaf chan<- struct{}, release <-chan struct{}) work.RunFunc {
+func waitingChain(s *work.Engine, depth int, leaf chan<- struct{}, release <-chan struct{}) work.RunFunc {
 	return func(ctx context.Context) (string, error) {
 		if depth == 0 {
 			leaf <- struct{}{}

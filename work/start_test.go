@@ -28,16 +28,16 @@ func (g *bindGate) Bind(_, exec context.Context, _ observe.Event) context.Contex
 func TestStartOverlappingCloseOrRelease(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		overlap func(s *work.Supervisor, o work.Owner)
+		overlap func(s *work.Engine, o work.Owner)
 		visible bool
 	}{
-		{"close", func(s *work.Supervisor, _ work.Owner) {
+		{"close", func(s *work.Engine, _ work.Owner) {
 			if err := s.Close(context.Background()); err != nil {
 				t.Error(err)
 			}
 		}, true},
-		{"release", func(s *work.Supervisor, o work.Owner) { s.Release(t.Context(), o) }, false},
-		{"release and close", func(s *work.Supervisor, o work.Owner) {
+		{"release", func(s *work.Engine, o work.Owner) { s.Release(t.Context(), o) }, false},
+		{"release and close", func(s *work.Engine, o work.Owner) {
 			s.Release(t.Context(), o)
 			if err := s.Close(context.Background()); err != nil {
 				t.Error(err)

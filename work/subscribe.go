@@ -27,7 +27,10 @@ import (
 // ErrInvalidOwner, ErrClosed, or ErrScopeEnded for a child's scope that
 // has ended.
 // An owner may have several Subscriptions.
-func (s *Supervisor) Subscribe(ctx context.Context, o Owner, buffer int) (*Subscription, error) {
+func (s *Engine) Subscribe(ctx context.Context, o Owner, buffer int) (*Subscription, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Subscribe(ctx, o, buffer)
+	}
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -67,7 +70,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, o Owner, buffer int) (*Subsc
 // unsubscribeLocked ends sub, a Subscription of the owner id: s forgets
 // it and its channel is closed, once (Subscription.shut). It is the
 // Subscription's end too (Close), which takes s.mu for it.
-func (s *Supervisor) unsubscribeLocked(id string, sub *Subscription) {
+func (s *Engine) unsubscribeLocked(id string, sub *Subscription) {
 	if m := s.subs[id]; m != nil {
 		delete(m, sub)
 		if len(m) == 0 {
@@ -79,7 +82,7 @@ func (s *Supervisor) unsubscribeLocked(id string, sub *Subscription) {
 
 // closeSubscriptionsLocked ends the Subscriptions of the owner id, or all
 // of them when all is set.
-func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
+func (s *Engine) closeSubscriptionsLocked(id string, all bool) {
 	if all {
 		for id, m := range s.subs {
 			for sub := range m {
@@ -96,7 +99,7 @@ func (s *Supervisor) closeSubscriptionsLocked(id string, all bool) {
 // endScopeLocked ends the child's scope sc, whose owner id is id: it
 // admits no more Work, its Work is released, and its Subscriptions are
 // closed (also when it never started Work and so has no registry entry).
-func (s *Supervisor) endScopeLocked(sc *scope, id string, e *emission) {
+func (s *Engine) endScopeLocked(sc *scope, id string, e *emission) {
 	sc.ended = true
 	if os := sc.os; os != nil && s.ownerLocked(os.id) == os {
 		s.releaseLocked(os, e)
@@ -114,7 +117,7 @@ type pendingNotice struct {
 // settledLocked records that it has just become terminal: progress events
 // stop and its owner's subscribers get a notice (sent after s.mu is
 // released, with the emission).
-func (s *Supervisor) settledLocked(it *item, now time.Time, e *emission) {
+func (s *Engine) settledLocked(it *item, now time.Time, e *emission) {
 	it.prog.ended.Store(true)
 	if it.upd != nil {
 		it.upd.endLocked() // no more updates, no open question (update_work.go)
@@ -142,7 +145,10 @@ func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *e
 // Subscription's reader reads after a wake-up so that it misses none. The
 // visible terminal Works are bounded by the retention (WithRetention). It
 // returns an empty slice for an owner with none.
-func (s *Supervisor) Settled(ctx context.Context, o Owner) ([]Status, error) {
+func (s *Engine) Settled(ctx context.Context, o Owner) ([]Status, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Settled(ctx, o)
+	}
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -165,7 +171,10 @@ func (s *Supervisor) Settled(ctx context.Context, o Owner) ([]Status, error) {
 // Live reports whether o has visible Work that is not terminal. Its error
 // is ErrNotInitialized for a Supervisor not made by New and ErrInvalidOwner
 // for the zero Owner; otherwise it is nil.
-func (s *Supervisor) Live(ctx context.Context, o Owner) (bool, error) {
+func (s *Engine) Live(ctx context.Context, o Owner) (bool, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Live(ctx, o)
+	}
 	if s.uninitialized() {
 		return false, ErrNotInitialized
 	}

@@ -60,7 +60,7 @@ func (u *updates) endLocked() {
 // askLocked opens the wait of a question just accepted for it, with its
 // timeout from now; a question asked while one is open joins that wait
 // (its timer holds).
-func (s *Supervisor) askLocked(u *updates) {
+func (s *Engine) askLocked(u *updates) {
 	if u.wake != nil {
 		return
 	}
@@ -121,7 +121,7 @@ func (it *item) reportUpdate(key string, value []byte, question bool) (UpdateRec
 
 // updateNoticeLocked queues a NoticeUpdate of it's update seq for its
 // owner's Subscriptions (none for detached Work).
-func (s *Supervisor) updateNoticeLocked(it *item, seq, size int, now time.Time, e *emission) {
+func (s *Engine) updateNoticeLocked(it *item, seq, size int, now time.Time, e *emission) {
 	if it.detached || len(s.subs) == 0 {
 		return
 	}
@@ -196,7 +196,10 @@ func (it *item) takeUnanswered() []int {
 // none). They stay readable after the Work ends, until its record is
 // evicted. It fails with ErrInvalidOwner or ErrNotFound (unknown, another
 // owner's, or detached).
-func (s *Supervisor) Updates(ctx context.Context, o Owner, id string, after int) ([]Update, error) {
+func (s *Engine) Updates(ctx context.Context, o Owner, id string, after int) ([]Update, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Updates(ctx, o, id, after)
+	}
 	if s.uninitialized() {
 		return nil, ErrNotInitialized
 	}
@@ -217,6 +220,9 @@ func (s *Supervisor) Updates(ctx context.Context, o Owner, id string, after int)
 // boundary, a function child from AwaitAnswer. Guidance accepted while the
 // child has a question open answers it. It fails as Send does, in the
 // same order, except that it never returns ErrNotAgent.
-func (s *Supervisor) Answer(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+func (s *Engine) Answer(ctx context.Context, o Owner, id, commandID, message string) (SendReceipt, error) {
+	if s != nil && s.impl != nil {
+		return s.impl.Answer(ctx, o, id, commandID, message)
+	}
 	return s.send(o, id, commandID, message, false)
 }

@@ -44,7 +44,7 @@ func (it *item) addWaiterLocked(w *waiter) {
 
 // removeWaiterLocked takes w, not woken, out of its Work's list and the
 // deadline heap.
-func (s *Supervisor) removeWaiterLocked(w *waiter) {
+func (s *Engine) removeWaiterLocked(w *waiter) {
 	for p := &w.it.waiters; *p != nil; p = &(*p).next {
 		if *p == w {
 			*p = w.next
@@ -57,7 +57,7 @@ func (s *Supervisor) removeWaiterLocked(w *waiter) {
 
 // wakeWaitersLocked takes settled it's waiters out of its list, for e to
 // send their tokens once its events are delivered.
-func (s *Supervisor) wakeWaitersLocked(it *item, e *emission) {
+func (s *Engine) wakeWaitersLocked(it *item, e *emission) {
 	for w := it.waiters; w != nil; {
 		next := w.next
 		w.woken, w.settled = true, true
@@ -79,7 +79,7 @@ func wake(woken *waiter) {
 
 // newWaiterLocked registers a Result's waiter for it, which is not
 // settled, due in timeout (> 0).
-func (s *Supervisor) newWaiterLocked(it *item, timeout time.Duration) *waiter {
+func (s *Engine) newWaiterLocked(it *item, timeout time.Duration) *waiter {
 	if _, system := s.clock.(systemClock); !system {
 		// Not reused: its timer's function (await) may still hold it.
 		w := &waiter{ch: make(chan struct{}, 1), at: timeout}
@@ -100,7 +100,7 @@ func (s *Supervisor) newWaiterLocked(it *item, timeout time.Duration) *waiter {
 
 // putWaiterLocked keeps w, which await is done with, for reuse (a
 // Result's, on the system clock).
-func (s *Supervisor) putWaiterLocked(w *waiter) {
+func (s *Engine) putWaiterLocked(w *waiter) {
 	if !w.pooled || s.nSpareWaiters >= maxSpareWaiters {
 		return
 	}
@@ -116,7 +116,7 @@ func noStop() bool { return false }
 // delivered. Nothing but the caller refers to w afterwards, and its token,
 // if one was sent, was received: the caller gives it back with
 // putWaiterLocked.
-func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
+func (s *Engine) await(ctx context.Context, w *waiter) (settled bool) {
 	stop := noStop
 	if !w.pooled {
 		stop = s.clock.AfterFunc(w.at, func() {
@@ -156,7 +156,7 @@ func (s *Supervisor) await(ctx context.Context, w *waiter) (settled bool) {
 
 // addWaitLocked adds w, due at (since waitEpoch), to the deadline heap,
 // arming the timer when it is the new earliest.
-func (s *Supervisor) addWaitLocked(w *waiter, at time.Duration) {
+func (s *Engine) addWaitLocked(w *waiter, at time.Duration) {
 	w.at = at
 	heapPush(&s.waits, w)
 	if s.waitAt == 0 || at < s.waitAt {
@@ -164,7 +164,7 @@ func (s *Supervisor) addWaitLocked(w *waiter, at time.Duration) {
 	}
 }
 
-func (s *Supervisor) armWaitLocked(at time.Duration) {
+func (s *Engine) armWaitLocked(at time.Duration) {
 	s.waitAt = at
 	d := at - time.Since(waitEpoch)
 	if s.waitTimer == nil {
@@ -178,7 +178,7 @@ func (s *Supervisor) armWaitLocked(at time.Duration) {
 // with deadlines, the timer stays armed (a wait after another touches it
 // only when it is due earlier), unless the Supervisor is closed and no
 // wait is left.
-func (s *Supervisor) removeWaitLocked(w *waiter) {
+func (s *Engine) removeWaitLocked(w *waiter) {
 	i := int(w.idx) - 1
 	if i < 0 {
 		return
@@ -189,7 +189,7 @@ func (s *Supervisor) removeWaitLocked(w *waiter) {
 
 // stopWaitTimerLocked stops the wait timer of a closed Supervisor with no
 // wait left, so that no timer holds the Supervisor after Close.
-func (s *Supervisor) stopWaitTimerLocked() {
+func (s *Engine) stopWaitTimerLocked() {
 	if len(s.waits) == 0 && s.closed && s.waitAt != 0 {
 		s.waitTimer.Stop()
 		s.waitAt = 0
@@ -198,7 +198,7 @@ func (s *Supervisor) stopWaitTimerLocked() {
 
 // expireWaits runs when the wait timer fires: it wakes every waiter whose
 // deadline has passed and re-arms for the next.
-func (s *Supervisor) expireWaits() {
+func (s *Engine) expireWaits() {
 	var woken *waiter
 	s.mu.Lock()
 	s.waitAt = 0

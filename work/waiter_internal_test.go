@@ -17,13 +17,13 @@ import (
 
 // waitsLeft returns how many waits the heap holds and whether it has
 // waiters.
-func waitsLeft(s *Supervisor, it *item) (int, bool) {
+func waitsLeft(s *Engine, it *item) (int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.waits), it.waiters != nil
 }
 
-func itemOf(t *testing.T, s *Supervisor, o Owner, id string) *item {
+func itemOf(t *testing.T, s *Engine, o Owner, id string) *item {
 	t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -212,16 +212,16 @@ func TestResultLookupAfterWait(t *testing.T) {
 	fetch := Target{Label: "fetch", Kind: KindFunction}
 	for _, tt := range []struct {
 		name string
-		end  func(s *Supervisor, o Owner, gate chan struct{})
+		end  func(s *Engine, o Owner, gate chan struct{})
 		gone bool
 	}{
-		{"settled", func(s *Supervisor, o Owner, gate chan struct{}) { close(gate) }, false},
-		{"released", func(s *Supervisor, o Owner, gate chan struct{}) {
+		{"settled", func(s *Engine, o Owner, gate chan struct{}) { close(gate) }, false},
+		{"released", func(s *Engine, o Owner, gate chan struct{}) {
 			if err := s.Release(context.Background(), o); err != nil {
 				t.Error(err)
 			}
 		}, true},
-		{"evicted as it settled", func(s *Supervisor, o Owner, gate chan struct{}) { close(gate) }, true},
+		{"evicted as it settled", func(s *Engine, o Owner, gate chan struct{}) { close(gate) }, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New(WithRetention(1, 0))

@@ -26,27 +26,27 @@ func TestZeroSupervisor(t *testing.T) {
 
 	valueCases := []struct {
 		name  string
-		check func(s *work.Supervisor) error
+		check func(s *work.Engine) error
 	}{
-		{"Rows", func(s *work.Supervisor) error {
+		{"Rows", func(s *work.Engine) error {
 			if rows, more, _ := s.Rows(t.Context(), o); rows != nil || more != 0 {
 				return fmt.Errorf("Rows() = %v %d", rows, more)
 			}
 			return nil
 		}},
-		{"Live", func(s *work.Supervisor) error {
+		{"Live", func(s *work.Engine) error {
 			if live, _ := s.Live(t.Context(), o); live {
 				return errors.New("Live() = true")
 			}
 			return nil
 		}},
-		{"Now", func(s *work.Supervisor) error {
+		{"Now", func(s *work.Engine) error {
 			if now := s.Now(); !now.IsZero() {
 				return fmt.Errorf("Now() = %v, want the zero time", now)
 			}
 			return nil
 		}},
-		{"counts (test view)", func(s *work.Supervisor) error {
+		{"counts (test view)", func(s *work.Engine) error {
 			n := 0
 			s.CensusForTest(func(string, work.State, int) { n++ })
 			if n != 0 {
@@ -54,27 +54,27 @@ func TestZeroSupervisor(t *testing.T) {
 			}
 			return nil
 		}},
-		{"Snapshot", func(s *work.Supervisor) error {
+		{"Snapshot", func(s *work.Engine) error {
 			if snap, _ := s.Snapshot(context.Background()); !snap.Time.IsZero() || len(snap.Live) != 0 || snap.MaxRunning != 0 {
 				return fmt.Errorf("Snapshot() = %+v", snap)
 			}
 			return nil
 		}},
-		{"pool state (test view)", func(s *work.Supervisor) error {
+		{"pool state (test view)", func(s *work.Engine) error {
 			if _, ok := s.PoolForTest(o); ok {
 				return errors.New("Pool() reports a pool")
 			}
 			return nil
 		}},
-		{"pool sums (test view)", func(s *work.Supervisor) error {
+		{"pool sums (test view)", func(s *work.Engine) error {
 			s.PoolCensusForTest(func(string, int64, int64) {})
 			return nil
 		}},
-		{"EffectiveBudget", func(s *work.Supervisor) error { _ = s.EffectiveBudget(spec); return nil }},
+		{"EffectiveBudget", func(s *work.Engine) error { _ = s.EffectiveBudget(spec); return nil }},
 	}
 	for _, tt := range valueCases {
 		t.Run("value/"+tt.name, func(t *testing.T) {
-			var s work.Supervisor
+			var s work.Engine
 			var err error
 			enginetest.NoHang(t, tt.name, func() { err = tt.check(&s) })
 			if err != nil {

@@ -21,7 +21,7 @@
 // block, isolation, budgets, guidance, updates) is package middleware's,
 // the same as for the langchaingo adapter; this package only meets Eino's
 // types. Children run isolated on the engine (the in-process
-// *work.Supervisor, or a durable runner): FromAgent runs an Eino agent
+// *work.Engine, or a durable runner): FromAgent runs an Eino agent
 // with a fresh input, NewFunction a function, FromTool an Eino tool,
 // NewJob an external job; WithApproval makes launches wait for the
 // application. Each launch carries the provider's tool-call id

@@ -22,7 +22,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newSup returns an in-process engine closed when the test ends.
-func newSup(t testing.TB, opts ...work.Option) *work.Supervisor {
+func newSup(t testing.TB, opts ...work.Option) *work.Engine {
 	t.Helper()
 	sup := work.New(opts...)
 	t.Cleanup(func() { _ = sup.Close(context.Background()) })

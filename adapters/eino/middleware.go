@@ -50,7 +50,7 @@ import (
 type Middleware struct {
 	*adk.BaseChatModelAgentMiddleware
 
-	sup   work.Engine
+	sup   *work.Engine
 	cfg   config
 	owner work.Owner
 
@@ -168,9 +168,9 @@ func WithoutToolSpans() Option {
 }
 
 // New returns the coordinator middleware for one agent on sup (the
-// in-process *work.Supervisor or another work.Engine). A nil sup makes
+// in-process *work.Engine or another work.Engine). A nil sup makes
 // every run that has children fail with middleware.ErrNilEngine.
-func New(sup work.Engine, opts ...Option) *Middleware {
+func New(sup *work.Engine, opts ...Option) *Middleware {
 	m := &Middleware{BaseChatModelAgentMiddleware: &adk.BaseChatModelAgentMiddleware{}, sup: sup}
 	for _, o := range opts {
 		if o != nil {
@@ -212,7 +212,7 @@ func (m *Middleware) Owner() work.Owner {
 }
 
 // Engine returns the engine (nil for a child's middleware).
-func (m *Middleware) Engine() work.Engine {
+func (m *Middleware) Engine() *work.Engine {
 	if m == nil {
 		return nil
 	}

@@ -61,12 +61,12 @@ func TestMisuseMiddleware(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		name string
-		sup  work.Engine
+		sup  *work.Engine
 		want error
 	}{
 		{"nil engine", nil, middleware.ErrNilEngine},
-		{"typed nil engine", (*driver.Portable)(nil), middleware.ErrNilEngine},
-		{"zero Portable", new(driver.Portable), middleware.ErrEngineNotReady},
+		{"zero engine", new(work.Engine), middleware.ErrEngineNotReady},
+		{"zero Portable", driver.NewEngine(new(driver.Portable)), middleware.ErrEngineNotReady},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			enginetest.NoHang(t, tt.name, func() {

@@ -31,7 +31,7 @@ func WithFailOnBudget() ChildOption {
 
 // WithPool gives the coordinator a pool: the total turns, tool calls and
 // tokens all the children it starts (background and foreground) may
-// reserve (work.Supervisor.SetPool). A start the pool cannot cover is
+// reserve (work.Engine.SetPool). A start the pool cannot cover is
 // refused with the error object code "budget_exhausted" before any Work
 // exists; a settled child's unspent reservation is refunded. Inside a
 // child, Prepare fails with WithPool: the child's own children reserve

@@ -97,7 +97,7 @@ func (s *countingSearch) calls() int { s.mu.Lock(); defer s.mu.Unlock(); return 
 
 // launchAndRead starts child in the background through a Kit and returns
 // its result through the work tool, with its status.
-func launchAndRead(t *testing.T, sup *work.Supervisor, child *lc.Child, opts ...lc.Option) (string, work.Status) {
+func launchAndRead(t *testing.T, sup *work.Engine, child *lc.Child, opts ...lc.Option) (string, work.Status) {
 	t.Helper()
 	ctx := t.Context()
 	kit, err := lc.Prepare(ctx, sup, &spy{}, []tools.Tool{lc.Backgroundable(child)}, opts...)

@@ -151,7 +151,7 @@ func recv(t *testing.T, ch <-chan struct{}, what string) bool {
 }
 
 // closeSup closes sup and checks that every child goroutine returned.
-func closeSup(t *testing.T, sup *work.Supervisor) {
+func closeSup(t *testing.T, sup *work.Engine) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
@@ -285,7 +285,7 @@ func callOK(t *testing.T, ctx context.Context, tool tools.Tool, input string) st
 
 // awaitState waits (woken by settlement, not polling) until the Work is
 // terminal and returns its state.
-func awaitState(t *testing.T, sup *work.Supervisor, owner work.Owner, id string) work.State {
+func awaitState(t *testing.T, sup *work.Engine, owner work.Owner, id string) work.State {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()

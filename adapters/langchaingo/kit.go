@@ -27,7 +27,7 @@ import (
 // ErrNotPrepared.
 type Kit struct {
 	owned   *middleware.OwnerClaim // the registry entry of a WithOwner id, or nil
-	sup     work.Engine
+	sup     *work.Engine
 	set     *middleware.Kit
 	model   *Model
 	tools   []tools.Tool
@@ -125,7 +125,7 @@ func (f kitOptionFunc) apply(c *kitConfig) { f(c) }
 // prepared again: Release frees the id. The registry keeps a small token
 // per live id, never the Kit: a Kit dropped without Release is collected
 // with its middleware Kit, but its id stays taken on that engine until the engine
-// goes too (a *work.Supervisor is held weakly and its ids are forgotten
+// goes too (a *work.Engine is held weakly and its ids are forgotten
 // when it is collected; another engine is held until Release, so release
 // every WithOwner Kit of such an engine). That is how a coordinator that
 // restarts keeps seeing its Work on a durable engine: a new process has a
@@ -156,7 +156,7 @@ func WithDefaultAutoBackground(after time.Duration) Option {
 }
 
 // Prepare prepares a coordinator's tools and model on sup (the in-process
-// *work.Supervisor or another work.Engine). ts holds ordinary tools
+// *work.Engine or another work.Engine). ts holds ordinary tools
 // (passed through untouched), Children (foreground children) and
 // Backgrounds (backgroundable children); the work tool is added when any is
 // a BackgroundChild. When ctx is a child's, the Kit's owner is that child's own
@@ -181,7 +181,7 @@ func WithDefaultAutoBackground(after time.Duration) Option {
 // Backgroundable, or a bound of zero or less:
 // middleware.ErrInvalidBackgroundOption). An
 // ordinary tool named "work" is allowed when no child is backgroundable.
-func Prepare(ctx context.Context, sup work.Engine, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
+func Prepare(ctx context.Context, sup *work.Engine, llm llms.Model, ts []tools.Tool, opts ...Option) (*Kit, error) {
 	if ctx == nil {
 		return nil, ErrNilContext
 	}
@@ -346,7 +346,7 @@ func (k *Kit) Middleware() *middleware.Kit {
 // Release waits for the Kit's launches already in flight (background
 // child calls inside the engine's Start) to return, so that no launch
 // starts Work after Release returns; each is bounded only by the engine's
-// own Start bound (at once for a *work.Supervisor; a remote engine's RPC
+// own Start bound (at once for a *work.Engine; a remote engine's RPC
 // under the launching call's ctx), as middleware.Kit.Release says.
 func (k *Kit) Release() error {
 	if k == nil || k.set == nil {
@@ -444,7 +444,7 @@ func inputHint(schema map[string]any) string {
 // Conversational agents render their tools into the prompt when they are
 // built: Retrofit refuses them; rebuild them with Prepare's Tools and Model.
 // It refuses a nil agent (or a typed nil) too.
-func Retrofit(ctx context.Context, sup work.Engine, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
+func Retrofit(ctx context.Context, sup *work.Engine, agent agents.Agent, opts ...Option) (agents.Agent, *Kit, error) {
 	if ctx == nil {
 		return nil, nil, ErrNilContext
 	}

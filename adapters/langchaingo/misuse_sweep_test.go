@@ -26,7 +26,7 @@ func TestMisuseAdapter(t *testing.T) {
 	sup := work.New()
 	defer sup.Close(ctx)
 	llm := func() llms.Model { return scripted.New(scripted.Text("x")) }
-	prepare := func(sup work.Engine, m llms.Model, ts []tools.Tool, opts ...lc.Option) error {
+	prepare := func(sup *work.Engine, m llms.Model, ts []tools.Tool, opts ...lc.Option) error {
 		k, err := lc.Prepare(ctx, sup, m, ts, opts...)
 		if err == nil {
 			_ = k.Release()
@@ -38,9 +38,9 @@ func TestMisuseAdapter(t *testing.T) {
 		f    func() error
 		want error // nil: no error; errAny: any error
 	}{
-		{"typed nil engine", func() error { return prepare((*driver.Portable)(nil), llm(), nil) }, middleware.ErrNilEngine},
+		{"typed nil engine", func() error { return prepare((*work.Engine)(nil), llm(), nil) }, middleware.ErrNilEngine},
 		{"zero Portable engine", func() error {
-			return prepare(new(driver.Portable), llm(), []tools.Tool{lc.Backgroundable(misEcho("job"))})
+			return prepare(driver.NewEngine(new(driver.Portable)), llm(), []tools.Tool{lc.Backgroundable(misEcho("job"))})
 		}, middleware.ErrEngineNotReady},
 		{"nil model", func() error { return prepare(sup, nil, nil) }, lc.ErrNilModel},
 		{"nil Option and ChildOption", func() error {

@@ -20,6 +20,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 )
 
 // misNoPanic runs fn and fails the test when it panics.
@@ -41,7 +42,7 @@ func (f misFuncTool) Description() string                          { return "A p
 func (f misFuncTool) Call(context.Context, string) (string, error) { return "", nil }
 
 // misSup is a Supervisor closed when the test ends.
-func misSup(t *testing.T, opts ...work.Option) *work.Supervisor {
+func misSup(t *testing.T, opts ...work.Option) *work.Engine {
 	t.Helper()
 	sup := work.New(opts...)
 	t.Cleanup(func() {
@@ -123,7 +124,7 @@ func TestPrepareMisuse(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ctx  context.Context
-		sup  work.Engine
+		sup  *work.Engine
 		ts   []tools.Tool
 		opts []lc.Option
 		want error  // nil: any error
@@ -132,8 +133,8 @@ func TestPrepareMisuse(t *testing.T) {
 		{"nil ctx", nilCtx, sup, nil, nil, lc.ErrNilContext, ""},
 		{"nil ctx with a child", nilCtx, sup, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, lc.ErrNilContext, ""},
 		{"nil engine", context.Background(), nil, nil, nil, middleware.ErrNilEngine, "engine"},
-		{"zero Supervisor", context.Background(), &work.Supervisor{}, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, middleware.ErrEngineNotReady, ""},
-		{"zero Supervisor, no child", context.Background(), &work.Supervisor{}, nil, nil, work.ErrNotInitialized, ""},
+		{"zero Supervisor", context.Background(), &work.Engine{}, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, middleware.ErrEngineNotReady, ""},
+		{"zero Supervisor, no child", context.Background(), &work.Engine{}, nil, nil, work.ErrNotInitialized, ""},
 		{"closed engine", context.Background(), closed, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, work.ErrClosed, ""},
 		{"closed engine, no child", context.Background(), closed, nil, nil, work.ErrClosed, ""},
 		{"child name with a space", context.Background(), sup, []tools.Tool{misEcho("deep research")}, nil, lc.ErrInvalidChildName, `"deep research"`},
@@ -354,7 +355,7 @@ func TestKitAfterRelease(t *testing.T) {
 func TestOwnerInUse(t *testing.T) {
 	sup, other := misSup(t), misSup(t)
 	ts := func() []tools.Tool { return []tools.Tool{lc.Backgroundable(misBlocked("job"))} }
-	prep := func(e work.Engine, owner string) (*lc.Kit, error) {
+	prep := func(e *work.Engine, owner string) (*lc.Kit, error) {
 		return lc.Prepare(context.Background(), e, scripted.New(), ts(), lc.WithOwner(owner))
 	}
 	first, err := prep(sup, "coord")
@@ -364,7 +365,7 @@ func TestOwnerInUse(t *testing.T) {
 	id := misLaunch(t, first, "job")
 	for _, tc := range []struct {
 		name   string
-		engine work.Engine
+		engine *work.Engine
 		owner  string
 		want   error
 	}{
@@ -460,7 +461,7 @@ func TestOwnerInUseConcurrent(t *testing.T) {
 
 // ctxEngine is a Supervisor whose Subscribe honours ctx as a remote
 // engine's does (the Supervisor's own answers at once and ignores it).
-type ctxEngine struct{ work.Engine }
+type ctxEngine struct{ *work.Engine }
 
 func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
 	if err := ctx.Err(); err != nil {
@@ -472,7 +473,7 @@ func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) 
 // Prepare and Retrofit probe the engine under their ctx: a cancelled one
 // fails them with context.Canceled.
 func TestPrepareProbesUnderTheCallersContext(t *testing.T) {
-	eng := ctxEngine{misSup(t)}
+	eng := driver.NewEngine(ctxEngine{misSup(t)})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ts := []tools.Tool{lc.Backgroundable(misEcho("job"))}

@@ -38,7 +38,7 @@ func main() {
 // README:end
 
 // readmeBudgets is the README's "Limits and budgets" code.
-func readmeBudgets(ctx context.Context, sup *work.Supervisor, llm llms.Model, exec *agents.Executor, ts []tools.Tool) (*langchaingo.Kit, error) {
+func readmeBudgets(ctx context.Context, sup *work.Engine, llm llms.Model, exec *agents.Executor, ts []tools.Tool) (*langchaingo.Kit, error) {
 	// README:budgets
 	researcher := langchaingo.FromExecutor("researcher", "Researches a topic.", exec,
 		langchaingo.WithBudget(work.Budget{MaxTurns: 6, MaxToolCalls: 10, MaxTokens: 50_000}))
@@ -50,7 +50,7 @@ func readmeBudgets(ctx context.Context, sup *work.Supervisor, llm llms.Model, ex
 
 // readmeAutoBackground is the README's "Long calls move to the background
 // (opt-in)" code.
-func readmeAutoBackground(ctx context.Context, sup *work.Supervisor, llm llms.Model, checkFn func(context.Context, string) (string, error)) (*langchaingo.Kit, error) {
+func readmeAutoBackground(ctx context.Context, sup *work.Engine, llm llms.Model, checkFn func(context.Context, string) (string, error)) (*langchaingo.Kit, error) {
 	// README:autobg
 	check := langchaingo.NewFunction("check_citations", "Checks a brief's sources.", checkFn,
 		langchaingo.WithAutoBackground(30*time.Second)) // this child's bound

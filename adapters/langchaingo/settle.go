@@ -69,9 +69,9 @@ type Settled = middleware.Settled
 // ErrNotPrepared, with a nil ctx ErrNilContext, all before it runs the
 // chain. Each settled Work is announced exactly once, none missed, also
 // when several settle together or while a run is in progress, and however
-// many the owner has: a subscription (work.Supervisor.Subscribe) only
+// many the owner has: a subscription (work.Engine.Subscribe) only
 // wakes the helper, which then reads all of the owner's settled Works
-// (work.Supervisor.Settled, not limited like List). A Work the owner's
+// (work.Engine.Settled, not limited like List). A Work the owner's
 // retention (work.WithRetention) evicts before it is announced is lost
 // with its result. A notice of another kind (work.NoticeApproval) only
 // wakes it: a Work awaiting approval is live, so it keeps waiting, up to

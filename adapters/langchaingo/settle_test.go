@@ -41,7 +41,7 @@ func (g *gated) tool(name string) lc.BackgroundChild {
 // settleEnv is a coordinator Kit with gated background children a, b, c.
 type settleEnv struct {
 	t     *testing.T
-	sup   *work.Supervisor
+	sup   *work.Engine
 	kit   *lc.Kit
 	gates map[string]*gated
 	sub   *work.Subscription // the test's own subscription, to wait for settlements

@@ -51,7 +51,7 @@ func (s *sdk) shutdown() {
 // lifecycle runs one background lifecycle as the middleware drives it (see
 // benchLifecycle) through obs.
 type lifecycle struct {
-	s     *work.Supervisor
+	s     *work.Engine
 	obs   observe.Observer
 	owner work.Owner
 	spec  work.Spec

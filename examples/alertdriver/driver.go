@@ -49,7 +49,7 @@ type heldWork struct {
 
 // driver holds one state on a Supervisor.
 type driver struct {
-	sup   *work.Supervisor
+	sup   *work.Engine
 	obs   observe.Observer // the orphaned state's Supervisors report to it too
 	owner work.Owner
 	state string

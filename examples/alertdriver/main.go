@@ -1,4 +1,4 @@
-// Command alertdriver puts a real work.Supervisor into one of the states the
+// Command alertdriver puts a real work.Engine into one of the states the
 // alert rules in dashboards/alerts watch, serves its Prometheus metrics and
 // live status page, and holds the state until it is told to release it. The
 // dashboards integration test (make integration) runs one per state against

@@ -43,7 +43,7 @@ type approver struct {
 
 // startApprover subscribes to owner's notices and answers its approvals
 // until stop.
-func (d *demo) startApprover(ctx context.Context, sup *work.Supervisor, owner work.Owner) (*approver, error) {
+func (d *demo) startApprover(ctx context.Context, sup *work.Engine, owner work.Owner) (*approver, error) {
 	sub, err := sup.Subscribe(ctx, owner, 0)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (d *demo) startApprover(ctx context.Context, sup *work.Supervisor, owner wo
 }
 
 // answer approves every request pending for owner, printing each.
-func (d *demo) answer(ctx context.Context, sup *work.Supervisor, owner work.Owner) {
+func (d *demo) answer(ctx context.Context, sup *work.Engine, owner work.Owner) {
 	defer d.approvedOnce.Do(func() { close(d.approved) })
 	reqs, err := sup.Pending(ctx, owner)
 	if err != nil {

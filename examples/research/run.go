@@ -87,7 +87,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 
 // repeat runs the scenario quietly every cfg.every until ctx ends, keeping
 // the previous run's work visible (for the gauges) until the next one ends.
-func repeat(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor, tel *telemetrySetup, prev *lc.Kit) error {
+func repeat(ctx context.Context, w io.Writer, cfg config, sup *work.Engine, tel *telemetrySetup, prev *lc.Kit) error {
 	if cfg.every <= 0 || cfg.provider != nil {
 		fmt.Fprintln(w, "serving until interrupted")
 		<-ctx.Done()
@@ -118,7 +118,7 @@ func repeat(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor, 
 // for later runs) and its children, runs the task, waits until every child
 // has settled (so all their spans have ended) and returns the Kit, whose
 // work stays visible until the caller releases it.
-func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Supervisor, tel *telemetrySetup, n int) (*lc.Kit, error) {
+func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Engine, tel *telemetrySetup, n int) (*lc.Kit, error) {
 	tr := &transcript{w: w}
 	d := newDemo(cfg, tr)
 	d.live = cfg.provider != nil

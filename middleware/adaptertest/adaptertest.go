@@ -28,9 +28,9 @@ type Adapter struct {
 
 // Config describes one coordinator agent.
 type Config struct {
-	// Engine is the engine to prepare on (a *work.Supervisor on the
+	// Engine is the engine to prepare on (a *work.Engine on the
 	// suite's fake clock).
-	Engine work.Engine
+	Engine *work.Engine
 	// Owner is the coordinator's owner id, unique per Config (the
 	// langchaingo adapter's WithOwner).
 	Owner string

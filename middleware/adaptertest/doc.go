@@ -63,7 +63,7 @@
 //     that runs them concurrently passes); each has its own provider id,
 //     which the adapter must use as the call's identity.
 //
-// The suite owns the engine (a *work.Supervisor on a fake clock, given as
+// The suite owns the engine (a *work.Engine on a fake clock, given as
 // Config.Engine), the owners, the children's bodies and every wait: each
 // model request of a scripted coordinator or agent child waits until the
 // test answers it, so nothing is timed by sleeping. Run's tests start

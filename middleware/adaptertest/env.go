@@ -56,7 +56,7 @@ func (o *observer) has(id string, typ observe.EventType) bool {
 type env struct {
 	t     *testing.T
 	s     *suite
-	sup   *work.Supervisor
+	sup   *work.Engine
 	clock *fakeclock.Clock
 	obs   *observer
 }

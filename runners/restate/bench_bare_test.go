@@ -87,7 +87,7 @@ func (b *bare) invoke(tb testing.TB, key string, send bool) {
 
 // deployRunner starts a Worker (with the registry) serving an echo
 // target and an Engine in namespace ns on s; the test's end stops them.
-func deployRunner(tb testing.TB, s *restatetest.Server, ns string, targets map[string]restate.Child, opts ...restate.Option) (*restate.Engine, *restate.Worker) {
+func deployRunner(tb testing.TB, s *restatetest.Server, ns string, targets map[string]restate.Child, opts ...restate.Option) (*work.Engine, *restate.Worker) {
 	tb.Helper()
 	opts = append([]restate.Option{restate.WithServicePrefix(ns), restate.WithIngress(s.Ingress), restate.WithAdmin(s.Admin),
 		restate.WithRPCTimeout(time.Minute), restate.WithOptions(work.WithMaxStarts(0)), restate.WithOptions(work.WithMaxOutstanding(1 << 20)),

@@ -50,7 +50,7 @@ func BenchmarkBare(b *testing.B) {
 	}
 }
 
-func benchEngine(b *testing.B) *restate.Engine {
+func benchEngine(b *testing.B) *work.Engine {
 	return deploy(b, map[string]restate.Child{"echo": {Kind: work.KindFunction,
 		Run: func(_ context.Context, in string) (string, error) { return in, nil }}}, restate.WithOptions(work.WithMaxOutstanding(0)))
 }

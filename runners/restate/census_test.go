@@ -437,7 +437,7 @@ func deploymentView(t *testing.T, sealed restate.Option) {
 	if _, err := eng.Snapshot(t.Context()); !errors.Is(err, work.ErrClosed) {
 		t.Fatalf("Snapshot after Close: %v, want ErrClosed", err)
 	}
-	if _, err := (&restate.Engine{}).Snapshot(t.Context()); !errors.Is(err, work.ErrNotInitialized) {
+	if _, err := (&work.Engine{}).Snapshot(t.Context()); !errors.Is(err, work.ErrNotInitialized) {
 		t.Fatalf("zero Engine's Snapshot: %v, want ErrNotInitialized", err)
 	}
 }

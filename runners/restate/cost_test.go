@@ -188,7 +188,7 @@ func TestCost(t *testing.T) {
 		}
 	}
 	table := map[string]cost{}
-	measure := func(name string, run func(e *restate.Engine, o work.Owner, i int), opts ...restate.Option) {
+	measure := func(name string, run func(e *work.Engine, o work.Owner, i int), opts ...restate.Option) {
 		ns := "cost" + strconv.FormatInt(namespaces.Add(1), 10)
 		e, _ := deployRunner(t, s, ns, map[string]restate.Child{"agent": child},
 			append([]restate.Option{restate.WithPollInterval(time.Hour)}, opts...)...)
@@ -223,25 +223,25 @@ func TestCost(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // Restate's introspection: no event to wait on
 		}
 	}
-	read := func(e *restate.Engine, o work.Owner, id string, want work.State) {
+	read := func(e *work.Engine, o work.Owner, id string, want work.State) {
 		st, _, err := e.Result(t.Context(), o, id, 0)
 		if err != nil || st.State != want {
 			t.Fatalf("result of %s: %+v, %v; want %s", id, st, err, want)
 		}
 	}
-	start := func(e *restate.Engine, o work.Owner, in string) string {
+	start := func(e *work.Engine, o work.Owner, in string) string {
 		ref, err := e.Start(t.Context(), spec(o, in))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return ref.ID
 	}
-	measure(casePlain, func(e *restate.Engine, o work.Owner, i int) {
+	measure(casePlain, func(e *work.Engine, o work.Owner, i int) {
 		id := start(e, o, "p"+strconv.Itoa(i))
 		settle("", id)
 		read(e, o, id, work.StateCompleted)
 	})
-	measure(caseGuidance, func(e *restate.Engine, o work.Owner, i int) {
+	measure(caseGuidance, func(e *work.Engine, o work.Owner, i int) {
 		in := "g" + strconv.Itoa(i)
 		id := start(e, o, in)
 		for j := range 2 {
@@ -253,7 +253,7 @@ func TestCost(t *testing.T) {
 		settle("", id)
 		read(e, o, id, work.StateCompleted)
 	})
-	measure(caseCancel, func(e *restate.Engine, o work.Owner, i int) {
+	measure(caseCancel, func(e *work.Engine, o work.Owner, i int) {
 		in := "c" + strconv.Itoa(i)
 		id := start(e, o, in)
 		<-started[in] // running: the attempt has claimed it, its child waits
@@ -264,12 +264,12 @@ func TestCost(t *testing.T) {
 		settle("", id)
 		read(e, o, id, work.StateCancelled)
 	})
-	measure(casePoll, func(e *restate.Engine, o work.Owner, i int) {
+	measure(casePoll, func(e *work.Engine, o work.Owner, i int) {
 		id := start(e, o, "s"+strconv.Itoa(i))
 		settle("", id)
 		read(e, o, id, work.StateCompleted)
 	}, restate.WithPollInterval(100*time.Millisecond))
-	measure(caseCall, func(e *restate.Engine, o work.Owner, i int) {
+	measure(caseCall, func(e *work.Engine, o work.Owner, i int) {
 		if _, err := e.Call(t.Context(), spec(o, "f"+strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
 		}

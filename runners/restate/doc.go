@@ -2,7 +2,7 @@
 // work.Engine (Engine) for coordinator processes and a Worker, an SDK
 // deployment serving the Restate services, for the processes that run
 // children. The model-facing contract is the same as under the
-// in-process work.Supervisor, except that a work.ref's guarantees say
+// in-process work.Engine, except that a work.ref's guarantees say
 // "durable" and a status's attempt counts real attempts.
 //
 //	opts := []restate.Option{restate.WithIngress("http://restate:8080"),

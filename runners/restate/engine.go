@@ -11,7 +11,20 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// Engine is a work.Engine whose Work runs on Restate (see the package
+// engine is the work.Engine implementation New wraps (driver.NewEngine).
+type engine struct {
+	cfg config
+	in  *ingress
+
+	mu     sync.Mutex
+	served map[string]bool // target labels whose Work service is registered (WithAdmin)
+
+	portable // the contract's rules that need no call to the service
+}
+
+var _ driver.Engine = (*engine)(nil)
+
+// New returns a work.Engine whose Work runs on Restate (see the package
 // doc's mapping): an owner's registry object admits and lists its Work
 // across every coordinator process; each Work is a workflow run by the
 // Worker that registered its target, with a control object for its state
@@ -20,19 +33,16 @@ import (
 //
 // Refs say "durable" for execution and rejoin; Status counts real
 // attempts. Foreground calls (Call) run in the calling process, on an
-// in-process work.Supervisor with the same limits. Each method bounds its
+// in-process work.Engine with the same limits. Each method bounds its
 // calls to Restate by the caller's ctx, each capped at WithRPCTimeout,
 // except Start's admission (see Start). An Engine is safe for concurrent
 // use; Close releases the in-process part.
 //
-// Besides the methods listed here, an Engine has those of work.Engine
-// that package work/driver writes once
-// for every durable engine (driver.Portable: Start, Call, Status, List,
-// Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
-// Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,
-// Now) and Close, which ends the Subscriptions and cancels the foreground
-// calls in progress, waiting for them while ctx allows; Work on the
-// service is unaffected. The zero Engine answers work.ErrNotInitialized.
+// Its methods are those of every work.Engine, written once in package
+// work/driver for every durable engine (driver.Portable). Close ends the
+// Subscriptions and cancels the foreground calls in progress, waiting for
+// them while ctx allows; Work on the service is unaffected. Shutdown
+// closes it as Close does (there is no local Work to drain).
 //
 // Snapshot returns the deployment's live Work as Restate keeps it
 // (observe.Watched, a Deployment snapshot), read at most once per
@@ -73,23 +83,17 @@ import (
 // round) and is retried at the next call. It needs WithAdmin (else
 // work.ErrUnavailable); after Close it returns
 // work.ErrClosed.
-type Engine struct {
-	cfg config
-	in  *ingress
-
-	mu     sync.Mutex
-	served map[string]bool // target labels whose Work service is registered (WithAdmin)
-
-	portable // the contract's rules that need no call to the service
+//
+// It calls Restate's ingress (WithIngress,
+// required: without it every call is work.ErrUnavailable).
+func New(opts ...Option) *work.Engine {
+	return driver.NewEngine(newEngine(opts...))
 }
 
-var _ work.Engine = (*Engine)(nil)
-
-// New returns an Engine that calls Restate's ingress (WithIngress,
-// required: without it every call is work.ErrUnavailable).
-func New(opts ...Option) *Engine {
+// newEngine is New's engine.
+func newEngine(opts ...Option) *engine {
 	cfg := newConfig(opts)
-	e := &Engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.RPCTimeout, cfg.hc), served: map[string]bool{}}
+	e := &engine{cfg: cfg, in: newIngress(cfg.ingress, cfg.ns, cfg.RPCTimeout, cfg.hc), served: map[string]bool{}}
 	dc := driver.Config{Options: cfg.Work, Limits: cfg.Limits,
 		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e}
 	if cfg.ingress == "" {
@@ -100,7 +104,7 @@ func New(opts ...Option) *Engine {
 }
 
 // rpc caps one call's context at the RPC timeout.
-func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
+func (e *engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, e.cfg.RPCTimeout)
 }
 
@@ -114,7 +118,7 @@ func (s *store) Admissible() error { return s.cfg.Err }
 // is checked), that a Worker registered label's Work service: the
 // admission's send to an unregistered service would hold the owner's
 // registry until one registers. A registered target is remembered.
-func (e *Engine) servedTarget(ctx context.Context, label string) error {
+func (e *engine) servedTarget(ctx context.Context, label string) error {
 	if e.cfg.admin == "" {
 		return nil
 	}

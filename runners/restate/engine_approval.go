@@ -7,12 +7,10 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-var _ work.Engine = (*Engine)(nil)
-
 // ApprovalIndex reads the namespace's approvals index (work.Approver()'s
 // Pending).
 func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var l []approvalEntry
 	if err := e.in.object(ctx, approvalsService, approvalsKey, hList, "", nil, &l); err != nil {
 		return nil, fromIngress(ctx, err)
@@ -23,7 +21,7 @@ func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
 // Approval reads a Work's pending request from its control object, with
 // the child's input.
 func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approvalInfo, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var info approvalInfo
 	if err := e.in.object(ctx, controlService, id, hRequest, "", driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover()}, &info); err != nil {
 		return approvalInfo{}, fromIngress(ctx, err)
@@ -39,7 +37,7 @@ func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approval
 // AnswerApproval answers a Work's approval in its control object, which
 // checks the owner.
 func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, approve bool) error {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var ok bool
 	if err := e.in.object(ctx, controlService, id, hAnswer, "", driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover(), Approve: approve}, &ok); err != nil {
 		return fromIngress(ctx, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-var _ observe.Watched = (*Engine)(nil)
+var _ observe.Watched = (*engine)(nil)
 
 // liveCount is one group of live Work: a target, a state, and whether
 // it is an external job waiting for its result or a Work awaiting its
@@ -76,7 +76,7 @@ const (
 )
 
 // readDeployment reads the deployment view from Restate (see Snapshot).
-func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
+func (e *engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	if e.cfg.admin == "" {
 		return observe.Snapshot{}, driver.Detail(work.ErrUnavailable, "no admin API (WithAdmin)")
 	}
@@ -172,7 +172,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 }
 
 // sql runs one query bounded by the RPC timeout, its error the engine's.
-func (e *Engine) sql(ctx context.Context, admin *ingress, q string, out any) error {
+func (e *engine) sql(ctx context.Context, admin *ingress, q string, out any) error {
 	qctx, cancel := e.rpc(ctx)
 	defer cancel()
 	return fromIngress(qctx, admin.query(qctx, q, out))

@@ -11,7 +11,7 @@ import (
 // cancel's decision. A running child learns it at its next model
 // boundary or poll (WithPollInterval).
 func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var r driver.CancelReply
 	if err := e.in.object(ctx, controlService, id, hCancel, "", o.ID(), &r); err != nil {
 		return work.CancelReceipt{}, fromIngress(ctx, err)
@@ -27,5 +27,5 @@ func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.C
 // not spend when it settles; a Work whose attempt was lost is charged its
 // whole reservation.
 func (s *store) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
-	return fromIngress(ctx, (*Engine)(s).in.object(ctx, ownerService, o.ID(), hPool, "", driver.BudgetDims(b), nil))
+	return fromIngress(ctx, (*engine)(s).in.object(ctx, ownerService, o.ID(), hPool, "", driver.BudgetDims(b), nil))
 }

@@ -15,11 +15,11 @@ type portable = driver.Portable
 // store is the Engine as the driver.Store that its reads use: an owner's
 // registry object, and each Work's control object for its output and
 // progress.
-type store Engine
+type store engine
 
 // Records reads o's registry, every record (nil when o has none).
 func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var recs []ownerRecord
 	if err := e.in.object(ctx, ownerService, o.ID(), hRecords, "", nil, &recs); err != nil {
 		return nil, fromIngress(ctx, err)
@@ -31,7 +31,7 @@ func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error
 // object (its attempt sends them there when they change, see
 // Worker.watch).
 func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var v controlView
 	if e.in.object(ctx, controlService, id, hPeek, "", nil, &v) != nil || v.Progress == (work.Progress{}) {
 		return work.Progress{}, false, nil
@@ -43,7 +43,7 @@ func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, e
 // keeps it while the registry keeps the Work's record: one that completed
 // while this process was down is read the same way.
 func (s *store) Output(ctx context.Context, o work.Owner, id string) (string, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var rep outputReply
 	if err := e.in.object(ctx, controlService, id, hOutput, "", o.ID(), &rep); err != nil {
 		return "", fromIngress(ctx, err)
@@ -60,13 +60,13 @@ func (s *store) Output(ctx context.Context, o work.Owner, id string) (string, er
 
 // MarkRead tells o's registry that o read id's result.
 func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	return e.in.object(ctx, ownerService, o.ID(), hRead, "", id, nil)
 }
 
 // DetachLive asks a live Work's control object to detach it from o.
 func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var ok bool
 	if err := e.in.object(ctx, controlService, id, hDetach, "", o.ID(), &ok); err != nil {
 		return false, fromIngress(ctx, err)
@@ -76,14 +76,14 @@ func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, 
 
 // ForgetSettled tells o's registry to forget a finished Work.
 func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) error {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	return fromIngress(ctx, e.in.object(ctx, ownerService, o.ID(), hDetached, "", id, nil))
 }
 
 // SendGuidance queues g in the Work's control object: the text is its
 // state until the child takes it (or the Work ends).
 func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord, g driver.Guidance) (int, time.Time, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	text, err := e.cfg.ring.sealString(rec.ID, fieldGuidance, g.Text) // WithContentKeys
 	if err != nil {
 		return 0, time.Time{}, err
@@ -101,13 +101,13 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 
 // ReleaseOwner releases o in its registry object.
 func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
-	return fromIngress(ctx, (*Engine)(s).in.object(ctx, ownerService, o.ID(), hRelease, "", nil, nil))
+	return fromIngress(ctx, (*engine)(s).in.object(ctx, ownerService, o.ID(), hRelease, "", nil, nil))
 }
 
 // ReadUpdates reads a Work's updates from its control object, which
 // checks the owner.
 func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, bool, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	rep, err := e.readUpdates(ctx, o, id, after)
 	if err != nil {
 		return nil, false, err

@@ -17,7 +17,7 @@ import (
 // package doc says. With WithAdmin, a target no Worker has registered is
 // work.ErrInvalidSpec (checked once per label until it is registered).
 func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, string, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	spec, o := w.Spec, w.Spec.Owner
 	if err := e.servedTarget(ctx, spec.Target.Label); err != nil {
 		return work.Ref{}, "", "", err

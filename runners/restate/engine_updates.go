@@ -7,7 +7,7 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-func (e *Engine) readUpdates(ctx context.Context, o work.Owner, id string, after int) (driver.UpdatesReply, error) {
+func (e *engine) readUpdates(ctx context.Context, o work.Owner, id string, after int) (driver.UpdatesReply, error) {
 	var rep driver.UpdatesReply
 	if err := e.in.object(ctx, controlService, id, hUpdates, "", driver.UpdatesQuery{Owner: o.ID(), After: after}, &rep); err != nil {
 		return driver.UpdatesReply{}, fromIngress(ctx, err)

@@ -16,7 +16,7 @@ import (
 // never nil); after Close, an Engine refuses new Work and its Snapshot
 // with work.ErrClosed and a second Close returns nil; nil options are ignored.
 func TestMisuseEngine(t *testing.T) {
-	t.Run("zero", func(t *testing.T) { enginetest.ZeroEngine(t, new(restate.Engine)) })
+	t.Run("zero", func(t *testing.T) { enginetest.ZeroEngine(t, new(work.Engine)) })
 	t.Run("closed", func(t *testing.T) {
 		enginetest.ClosedEngine(t, restate.New(nil, restate.WithHTTPClient(nil), restate.WithLogger(nil), restate.WithOptions(nil)), "Snapshot")
 	})

@@ -71,14 +71,14 @@ var namespaces atomic.Int64
 // deploy starts a Worker (with the registry, checking the shared server's
 // request identity) for targets and an Engine in a fresh namespace on the
 // shared server; the test's end stops them.
-func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Option) *restate.Engine {
+func deploy(t testing.TB, targets map[string]restate.Child, opts ...restate.Option) *work.Engine {
 	t.Helper()
 	return deployWith(t, targets, nil, opts...)
 }
 
 // deployWith is deploy with keep, options the Worker keeps when it falls
 // back to the default limits.
-func deployWith(t testing.TB, targets map[string]restate.Child, keep []restate.Option, opts ...restate.Option) *restate.Engine {
+func deployWith(t testing.TB, targets map[string]restate.Child, keep []restate.Option, opts ...restate.Option) *work.Engine {
 	t.Helper()
 	s := server(t)
 	base := append([]restate.Option{restate.WithServicePrefix("t" + strconv.FormatInt(namespaces.Add(1), 10)),
@@ -111,7 +111,7 @@ func deployWith(t testing.TB, targets map[string]restate.Child, keep []restate.O
 
 type harness struct{}
 
-func (harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+func (harness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	targets := map[string]restate.Child{}
 	for label, c := range cfg.Children {
 		targets[label] = restate.Child{Kind: c.Kind, Run: c.Run, Job: c.Job}

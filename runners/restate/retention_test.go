@@ -26,7 +26,7 @@ func TestAgeEvictionKeepsRecordAndStateTogether(t *testing.T) {
 	defer aged.Close(context.Background())
 	ctx := context.Background()
 	o := work.NewOwner(fmt.Sprintf("retention-%d", time.Now().UnixNano()))
-	settle := func(e *restate.Engine, id string) {
+	settle := func(e *work.Engine, id string) {
 		t.Helper()
 		for {
 			st, _, err := e.Result(ctx, o, id, work.MaxResultWait)

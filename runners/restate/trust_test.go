@@ -51,14 +51,14 @@ func startWorker(t *testing.T, targets map[string]restate.Child, opts ...restate
 	return w
 }
 
-func newEngine(t *testing.T, opts ...restate.Option) *restate.Engine {
+func newEngine(t *testing.T, opts ...restate.Option) *work.Engine {
 	e := restate.New(opts...)
 	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	return e
 }
 
 // settle waits for Work id's result.
-func settle(t *testing.T, e *restate.Engine, o work.Owner, id string) (work.Status, string) {
+func settle(t *testing.T, e *work.Engine, o work.Owner, id string) (work.Status, string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -609,7 +609,7 @@ func TestContentKeyRotation(t *testing.T) {
 		return append(append([]restate.Option(nil), base...), opts...)
 	}
 	o := work.NewOwner("rotate-" + newToken())
-	run := func(e *restate.Engine, input string) string {
+	run := func(e *work.Engine, input string) string {
 		ref, err := e.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction}, Input: input,
 			Run: func(context.Context) (string, error) { return "", nil }})
 		if err != nil {
@@ -620,11 +620,11 @@ func TestContentKeyRotation(t *testing.T) {
 		}
 		return ref.ID
 	}
-	read := func(e *restate.Engine, id string) (string, error) {
+	read := func(e *work.Engine, id string) (string, error) {
 		_, out, err := e.Result(t.Context(), o, id, 0)
 		return out, err
 	}
-	unreadable := func(what string, e *restate.Engine, id string) {
+	unreadable := func(what string, e *work.Engine, id string) {
 		t.Helper()
 		out, err := read(e, id)
 		if !errors.Is(err, restate.ErrUndecryptable) || !errors.Is(err, work.ErrUnavailable) || out != "" {

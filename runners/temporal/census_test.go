@@ -240,7 +240,7 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 	if _, err := eng.Snapshot(t.Context()); !errors.Is(err, work.ErrClosed) {
 		t.Fatalf("Snapshot after Close: %v, want ErrClosed", err)
 	}
-	if _, err := (&temporal.Engine{}).Snapshot(t.Context()); !errors.Is(err, work.ErrNotInitialized) {
+	if _, err := (&work.Engine{}).Snapshot(t.Context()); !errors.Is(err, work.ErrNotInitialized) {
 		t.Fatalf("zero Engine's Snapshot: %v, want ErrNotInitialized", err)
 	}
 }

@@ -35,7 +35,7 @@ func TestUpdateOnClosedWork(t *testing.T) {
 	if err := c.GetWorkflow(context.Background(), ref.ID, "").Get(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.CancelClosed(o, ref.ID); !errors.Is(err, temporal.ErrWorkflowClosed) {
+	if err := temporal.CancelClosed(c, opts, o, ref.ID); !errors.Is(err, temporal.ErrWorkflowClosed) {
 		t.Fatalf("cancel update on a closed Work workflow: %v, want the closed-workflow error", err)
 	}
 	if r, err := e.Cancel(t.Context(), o, ref.ID); err != nil || r.Accepted || r.State != work.StateCompleted {

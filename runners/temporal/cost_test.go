@@ -91,7 +91,7 @@ var costChildren = map[string]temporal.Child{
 type costEnv struct {
 	t      *testing.T
 	k      *costCounter
-	eng    *temporal.Engine
+	eng    *work.Engine
 	ec     client.Client // the Engine's client (a coordinator's)
 	reader client.Client // uncounted, for the histories
 	queue  string

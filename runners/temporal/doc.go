@@ -1,7 +1,7 @@
 // Package temporal runs agentwork's background Work on Temporal: a
 // work.Engine (Engine) for coordinator processes and a Worker for the
 // processes that run children. The model-facing contract is the same as
-// under the in-process work.Supervisor, except that a work.ref's
+// under the in-process work.Engine, except that a work.ref's
 // guarantees say "durable" and a status's attempt counts real attempts.
 //
 //	c, err := client.Dial(client.Options{HostPort: "temporal:7233"})

@@ -20,7 +20,16 @@ const OwnerSearchAttribute = "AgentworkOwner"
 
 var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 
-// Engine is a work.Engine whose Work runs on Temporal: one workflow per
+// engine is the work.Engine implementation New wraps (driver.NewEngine).
+type engine struct {
+	c   client.Client
+	cfg config
+
+	census   census // what the deployment view's reads keep (engine_census.go)
+	portable        // the contract's rules that need no call to the service
+}
+
+// New returns a work.Engine whose Work runs on Temporal: one workflow per
 // Work (its id is the Work id), its child's run as an activity on a Worker
 // that registered the target, one registry workflow per owner holding the
 // owner's visible Work and enforcing its limits across every coordinator
@@ -29,7 +38,7 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 //
 // Refs say "durable" for execution and rejoin; Status counts real
 // attempts. Foreground calls (Call) run in the calling process, on an
-// in-process work.Supervisor with the same limits. A Work's budget
+// in-process work.Engine with the same limits. A Work's budget
 // (Spec.Budget, the budget options of WithOptions) travels with it and
 // is counted on the worker as in-process; an owner's pool (SetPool) is
 // kept by its registry.
@@ -37,17 +46,14 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // Each method bounds its calls to Temporal by the caller's ctx, each call
 // capped at the RPC timeout (WithRPCTimeout), with one exception: Start's
 // admission and workflow start are bounded by the RPC timeout alone (a ctx
-// that ends during them does not interrupt them; see Start). An Engine is safe for concurrent use; Close
+// that ends during them does not interrupt them; see Start). The Engine is safe for concurrent use; Close
 // releases the in-process part (the Temporal client stays the caller's).
 //
-// Besides the methods listed here, an Engine has those of work.Engine
-// that package work/driver writes once
-// for every durable engine (driver.Portable: Start, Call, Status, List,
-// Rows, Result, Settled, Live, Subscribe, Cancel, Detach, Send, Answer,
-// Release, SetPool, Updates, Pending, Approve, Deny, Snapshot, Observer,
-// Now) and Close, which ends the Subscriptions and cancels the foreground
-// calls in progress, waiting for them while ctx allows; Work on the
-// service is unaffected. The zero Engine answers work.ErrNotInitialized.
+// Its methods are those of every work.Engine, written once in package
+// work/driver for every durable engine (driver.Portable). Close ends the
+// Subscriptions and cancels the foreground calls in progress, waiting for
+// them while ctx allows; Work on the service is unaffected. Shutdown
+// closes it as Close does (there is no local Work to drain).
 //
 // Snapshot returns the deployment's live Work as Temporal keeps it
 // (observe.Watched, a Deployment snapshot), read at most once per
@@ -97,20 +103,18 @@ var ownerKey = temporal.NewSearchAttributeKeyKeyword(OwnerSearchAttribute)
 // failed refresh returns its error (the gauges then report nothing that
 // round) and is retried at the next call. After Close it returns
 // work.ErrClosed.
-type Engine struct {
-	c   client.Client
-	cfg config
-
-	census   census // what the deployment view's reads keep (engine_census.go)
-	portable        // the contract's rules that need no call to the service
-}
-
-// New returns an Engine that starts Work through c. The Workers that run
+//
+// It starts Work through c. The Workers that run
 // the children must use the same task queue (WithTaskQueue). With a nil c
 // every method that would reach Temporal returns work.ErrUnavailable.
-func New(c client.Client, opts ...Option) *Engine {
+func New(c client.Client, opts ...Option) *work.Engine {
+	return driver.NewEngine(newEngine(c, opts...))
+}
+
+// newEngine is New's engine.
+func newEngine(c client.Client, opts ...Option) *engine {
 	cfg := newConfig(opts)
-	e := &Engine{c: c, cfg: cfg}
+	e := &engine{c: c, cfg: cfg}
 	dc := driver.Config{Options: cfg.Work, Limits: cfg.Limits,
 		PollInterval: cfg.PollInterval, Read: e.readDeployment, Watched: e}
 	if c == nil {
@@ -120,7 +124,7 @@ func New(c client.Client, opts ...Option) *Engine {
 	return e
 }
 
-var _ work.Engine = (*Engine)(nil)
+var _ driver.Engine = (*engine)(nil)
 
 // errNoClient is the error of an Engine or Worker made with a nil client.
 var errNoClient = driver.Detail(work.ErrUnavailable, "no Temporal client (nil)")
@@ -129,13 +133,13 @@ func ownerWorkflowID(owner string) string { return "agentwork-owner/" + owner }
 
 // rpc derives the context of one call to Temporal from the caller's ctx,
 // capped at the RPC timeout (WithRPCTimeout).
-func (e *Engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
+func (e *engine) rpc(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, e.cfg.RPCTimeout)
 }
 
 // update sends update name with args to workflow id within the RPC
 // timeout (see update), its error as the engine's (see timedOut).
-func (e *Engine) update(ctx context.Context, id, name string, out any, args ...any) error {
+func (e *engine) update(ctx context.Context, id, name string, out any, args ...any) error {
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
 	return timedOut(ctx, fromTemporal(update(rctx, e.c, id, name, out, args...)))
@@ -143,7 +147,7 @@ func (e *Engine) update(ctx context.Context, id, name string, out any, args ...a
 
 // tell sends update name with id to o's registry within the RPC timeout
 // (see tellOwner), its error as the engine's (see timedOut).
-func (e *Engine) tell(ctx context.Context, o work.Owner, name, id string) error {
+func (e *engine) tell(ctx context.Context, o work.Owner, name, id string) error {
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
 	return timedOut(ctx, fromTemporal(tellOwner(rctx, e.c, ownerWorkflowID(o.ID()), name, id)))

@@ -9,13 +9,11 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-var _ work.Engine = (*Engine)(nil)
-
 // waitInput sets what a Work that waits needs in its workflow's input:
 // the coordinator's job declaration (Spec.Job: its Backoff and
 // MaxPollErrors with their defaults, the target's poll queue and the
 // polls per run) and the approval timeout.
-func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *workInput) {
+func (e *engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *workInput) {
 	if j := spec.Job; j != nil {
 		r := j.Resolved()
 		in.Job = &jobInput{Backoff: r.Backoff, MaxPollErrors: r.MaxPollErrors,
@@ -30,7 +28,7 @@ func (e *Engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *wo
 // its input, the request's times); a closed workflow is work.ErrNotFound.
 func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approvalInfo, error) {
 	var info approvalInfo
-	err := (*Engine)(s).queryWork(ctx, id, queryApproval, &info, driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover()})
+	err := (*engine)(s).queryWork(ctx, id, queryApproval, &info, driver.AnswerRequest{Owner: o.ID(), Approver: o.IsApprover()})
 	return info, err
 }
 
@@ -38,7 +36,7 @@ func (s *store) Approval(ctx context.Context, o work.Owner, id string) (approval
 // which checks the owner (o, or work.Approver() for any). It works from
 // any coordinator process: the pending approval is workflow state.
 func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, approve bool) error {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	name := updateDeny
 	if approve {
 		name = updateApprove
@@ -53,12 +51,12 @@ func (s *store) AnswerApproval(ctx context.Context, o work.Owner, id string, app
 // ApprovalIndex reads the approvals index of the Engine's task queue
 // (every owner's requests).
 func (s *store) ApprovalIndex(ctx context.Context) ([]approvalEntry, error) {
-	return (*Engine)(s).approvalIndex(ctx)
+	return (*engine)(s).approvalIndex(ctx)
 }
 
 // approvalIndex reads the approvals index of the Engine's task queue
 // (none: no Work ever awaited approval there).
-func (e *Engine) approvalIndex(ctx context.Context) ([]approvalEntry, error) {
+func (e *engine) approvalIndex(ctx context.Context) ([]approvalEntry, error) {
 	qctx, cancel := e.rpc(ctx)
 	defer cancel()
 	v, err := e.c.QueryWorkflow(qctx, approvalsWorkflowID(e.cfg.taskQueue), "", queryApprovals)

@@ -37,7 +37,7 @@ type census struct {
 	approvals []approvalEntry
 }
 
-var _ observe.Watched = (*Engine)(nil)
+var _ observe.Watched = (*engine)(nil)
 
 // The keys of a Work workflow's memo, set when it starts (free: part of
 // the start, no upsert) and carried across continue-as-new: its target
@@ -72,7 +72,7 @@ type openWork struct {
 }
 
 // readDeployment reads the deployment view from Temporal (see Snapshot).
-func (e *Engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
+func (e *engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	open, err := e.listOpenWork(ctx)
 	if err != nil {
 		return observe.Snapshot{}, err
@@ -185,7 +185,7 @@ func (c rowCounts) waitingJobs(jobs, queued, running int) int {
 // timeout) the index's last answer stands in, so that the rest of the
 // view (the pollers above all) is still reported. Called with the
 // census's lock held.
-func (e *Engine) awaitingApproval(ctx context.Context, open []openWork) (map[string]time.Time, error) {
+func (e *engine) awaitingApproval(ctx context.Context, open []openWork) (map[string]time.Time, error) {
 	idx := map[string]int{}
 	for i, w := range open {
 		if w.approval {
@@ -218,7 +218,7 @@ func (e *Engine) awaitingApproval(ctx context.Context, open []openWork) (map[str
 }
 
 // listOpenWork lists the open Work workflows of the Engine's task queue.
-func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
+func (e *engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 	query := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND TaskQueue = '%s'", WorkWorkflowName, e.cfg.taskQueue)
 	var out []openWork
 	var token []byte
@@ -252,7 +252,7 @@ func (e *Engine) listOpenWork(ctx context.Context) ([]openWork, error) {
 // encoded it), its owner search attribute with the default converter (the
 // SDK encodes search attributes with it). A payload that does not decode
 // is undecodable's error.
-func (e *Engine) openWorkOf(x *workflowpb.WorkflowExecutionInfo) (openWork, error) {
+func (e *engine) openWorkOf(x *workflowpb.WorkflowExecutionInfo) (openWork, error) {
 	w := openWork{id: x.GetExecution().GetWorkflowId(), created: x.GetStartTime().AsTime()}
 	memo := x.GetMemo().GetFields()
 	var created time.Time
@@ -283,7 +283,7 @@ type queueStats struct {
 
 // describeQueue reads the statistics and pollers of label's activity
 // queue.
-func (e *Engine) describeQueue(ctx context.Context, label string) (queueStats, error) {
+func (e *engine) describeQueue(ctx context.Context, label string) (queueStats, error) {
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
 	resp, err := e.c.WorkflowService().DescribeTaskQueue(rctx, &workflowservice.DescribeTaskQueueRequest{
@@ -315,7 +315,7 @@ func (e *Engine) describeQueue(ctx context.Context, label string) (queueStats, e
 // polling on its poll queue, or cancel-requested while its job's cancel
 // runs); its start is in its history, not in what the describe returns,
 // so its row's Started is its creation.
-func (e *Engine) describeWork(ctx context.Context, w openWork, held bool) (observe.LiveWork, error) {
+func (e *engine) describeWork(ctx context.Context, w openWork, held bool) (observe.LiveWork, error) {
 	lw := observe.LiveWork{ID: w.id, Target: w.target, Owner: w.owner, State: work.StateQueued, Attempt: 1, Created: w.created}
 	if w.job {
 		lw.Kind = work.KindFunction

@@ -17,7 +17,7 @@ import (
 // is live continued as new (a waiting job): driver.ErrRunEnded, and the
 // next ask reaches the next run.
 func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	var r driver.CancelReply
 	if err := e.update(ctx, id, updateCancel, &r, o.ID()); err != nil {
 		if errors.Is(err, errWorkflowClosed) {
@@ -31,7 +31,7 @@ func (s *store) CancelWork(ctx context.Context, o work.Owner, id string) (work.C
 // DetachLive asks a live Work's workflow to detach it from o; false
 // when its workflow has closed meanwhile.
 func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	err := e.update(ctx, id, updateDetach, nil, o.ID())
 	if errors.Is(err, errWorkflowClosed) {
 		return false, nil
@@ -42,7 +42,7 @@ func (s *store) DetachLive(ctx context.Context, o work.Owner, id string) (bool, 
 // ForgetSettled tells o's registry to forget a finished Work (its
 // workflow has closed, or is closing).
 func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) error {
-	return (*Engine)(s).tell(ctx, o, updateDetached, id)
+	return (*engine)(s).tell(ctx, o, updateDetached, id)
 }
 
 // SendGuidance queues g for the Work. The text is the input of a holder
@@ -54,7 +54,7 @@ func (s *store) ForgetSettled(ctx context.Context, o work.Owner, id string) erro
 // codec on the client to encrypt it meanwhile. A Work whose workflow has
 // ended answers a repeated command from its command records.
 func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord, g driver.Guidance) (int, time.Time, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	id := rec.ID
 	req := sendRequest{Owner: o.ID(), Bytes: len(g.Text), Answer: g.Answer, Digest: g.Digest, Command: g.Command}
 	ctx, cancel := e.rpc(ctx)
@@ -106,7 +106,7 @@ func (s *store) SendGuidance(ctx context.Context, o work.Owner, rec ownerRecord,
 // ReleaseOwner releases o in its registry workflow (an owner with no
 // registry, nothing started, is released with no error).
 func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
-	err := (*Engine)(s).update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
+	err := (*engine)(s).update(ctx, ownerWorkflowID(o.ID()), updateRelease, nil)
 	if errors.Is(err, work.ErrNotFound) {
 		return nil // no registry: nothing of o's to release
 	}
@@ -119,7 +119,7 @@ func (s *store) ReleaseOwner(ctx context.Context, o work.Owner) error {
 // died with its worker is charged its whole reservation (its usage is
 // unknown).
 func (s *store) SetPool(ctx context.Context, o work.Owner, b work.Budget) error {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	rctx, cancel := e.rpc(ctx)
 	defer cancel()
 	return timedOut(ctx, fromTemporal(e.updateOwner(rctx, o, updatePool, nil, driver.BudgetDims(b), "")))

@@ -21,25 +21,25 @@ type portable = driver.Portable
 // store is the Engine as the driver.Store (and driver.Waiter) that its
 // reads use: an owner's registry workflow, each Work's workflow for its
 // output and its attempt's heartbeat for its progress.
-type store Engine
+type store engine
 
 // Progress reads a running Work's progress counts from its attempt's
 // last heartbeat (Engine.progress).
 func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, error) {
-	p, err := (*Engine)(s).progress(ctx, id)
+	p, err := (*engine)(s).progress(ctx, id)
 	return p, err == nil && p != (work.Progress{}), err
 }
 
 // Records reads o's registry, every record (Engine.registry).
 func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
-	return (*Engine)(s).registry(ctx, o)
+	return (*engine)(s).registry(ctx, o)
 }
 
 // Wait waits for the Work workflow's result: its Final record says what
 // the registry holds now, with no second read.
 func (s *store) Wait(ctx context.Context, _ work.Owner, id string) (ownerRecord, string, bool, error) {
 	var res workOutcome
-	if err := (*Engine)(s).c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil || res.Final == nil {
+	if err := (*engine)(s).c.GetWorkflow(ctx, id, "").Get(ctx, &res); err != nil || res.Final == nil {
 		return ownerRecord{}, "", false, nil
 	}
 	if res.Final.Detached {
@@ -54,7 +54,7 @@ func (s *store) Wait(ctx context.Context, _ work.Owner, id string) (ownerRecord,
 // Temporal (a result that completed while this process was down is read
 // the same way).
 func (s *store) Output(ctx context.Context, _ work.Owner, id string) (string, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	var res workOutcome
@@ -66,14 +66,14 @@ func (s *store) Output(ctx context.Context, _ work.Owner, id string) (string, er
 
 // MarkRead tells o's registry that o read id's result.
 func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
-	return (*Engine)(s).tell(ctx, o, updateRead, id)
+	return (*engine)(s).tell(ctx, o, updateRead, id)
 }
 
 // progress reads a running Work's progress counts from its attempt's last
 // heartbeat: zero when there is none yet or the describe fails (best
 // effort); work.ErrUnavailable when the heartbeat's payload does not
 // decode with the Engine's data converter (WithDataConverter).
-func (e *Engine) progress(ctx context.Context, id string) (work.Progress, error) {
+func (e *engine) progress(ctx context.Context, id string) (work.Progress, error) {
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
@@ -132,7 +132,7 @@ func decodePayload(dc converter.DataConverter, p *commonpb.Payload, out any) err
 // registry reads o's registry (nil when o has none), with no age applied,
 // retrying a transient failure up to tries times while ctx is not
 // done.
-func (e *Engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
+func (e *engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
 	if err := work.ValidateOwner(o); err != nil {
 		return nil, err
 	}

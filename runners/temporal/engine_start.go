@@ -24,7 +24,7 @@ import (
 // workflow, or a running workflow its registry forgot). ctx's values
 // reach the Observer's events.
 func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, string, string, error) {
-	e := (*Engine)(s)
+	e := (*engine)(s)
 	spec, o := w.Spec, w.Spec.Owner
 	launch := newLaunchInfo(caller)
 	base := context.WithoutCancel(caller)
@@ -76,7 +76,7 @@ func activityQueue(base, label string) string { return base + "." + label }
 // updateOwner sends an update to o's registry, starting the registry if
 // it is not running (update with start). id is the update's id ("": a
 // new one), which makes a repeat answer as the first.
-func (e *Engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any, id string) error {
+func (e *engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any, id string) error {
 	ownerWF := ownerWorkflowID(o.ID())
 	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: ownerWF, TaskQueue: e.cfg.taskQueue,

@@ -17,7 +17,7 @@ import (
 // closed workflow replays its history on a Worker).
 func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after int) ([]work.Update, bool, error) {
 	var rep driver.UpdatesReply
-	err := (*Engine)(s).queryWork(ctx, id, queryUpdates, &rep, driver.UpdatesQuery{Owner: o.ID(), After: after})
+	err := (*engine)(s).queryWork(ctx, id, queryUpdates, &rep, driver.UpdatesQuery{Owner: o.ID(), After: after})
 	return rep.Updates, rep.Found, err
 }
 
@@ -25,7 +25,7 @@ func (s *store) ReadUpdates(ctx context.Context, o work.Owner, id string, after 
 // values) with the update-sizes query.
 func (s *store) ReadUpdateMeta(ctx context.Context, o work.Owner, id string, after int) ([]driver.UpdateMeta, bool, error) {
 	var rep driver.UpdateMetaReply
-	err := (*Engine)(s).queryWork(ctx, id, queryUpdateMap, &rep, driver.UpdatesQuery{Owner: o.ID(), After: after})
+	err := (*engine)(s).queryWork(ctx, id, queryUpdateMap, &rep, driver.UpdatesQuery{Owner: o.ID(), After: after})
 	return rep.Updates, rep.Found, err
 }
 
@@ -33,7 +33,7 @@ func (s *store) ReadUpdateMeta(ctx context.Context, o work.Owner, id string, aft
 // its answer into out, retrying a transient failure up to tries
 // times while ctx is not done (a query that reached a worker that died
 // fails or times out; the next one goes to a live worker).
-func (e *Engine) queryWork(ctx context.Context, id, name string, out, arg any) error {
+func (e *engine) queryWork(ctx context.Context, id, name string, out, arg any) error {
 	var v converter.EncodedValue
 	err := retry(ctx, e.cfg.RPCTimeout, tries, func(ctx context.Context) (err error) {
 		v, err = e.c.QueryWorkflow(ctx, id, "", name, arg)

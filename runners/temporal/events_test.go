@@ -116,7 +116,7 @@ func holdersGone(t *testing.T, c client.Client, id string) {
 }
 
 // settle waits (Result's capped waits) until Work id is terminal.
-func settle(t *testing.T, eng *temporal.Engine, o work.Owner, id string) (work.Status, string) {
+func settle(t *testing.T, eng *work.Engine, o work.Owner, id string) (work.Status, string) {
 	t.Helper()
 	for {
 		st, out, err := eng.Result(context.Background(), o, id, work.MaxResultWait)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -16,10 +17,13 @@ import (
 // JobDeadlineChange is the version marker of the one job deadline rule.
 const JobDeadlineChange = jobDeadlineChange
 
-// CancelClosed sends the cancel update straight to Work id's workflow,
-// skipping the owner registry's terminal check: a test of an update that
-// reaches a workflow that closed after the registry was read.
-func (e *Engine) CancelClosed(o work.Owner, id string) error {
+// CancelClosed sends the cancel update of an Engine made with c and opts
+// straight to Work id's workflow, skipping the owner registry's terminal
+// check: a test of an update that reaches a workflow that closed after
+// the registry was read.
+func CancelClosed(c client.Client, opts []Option, o work.Owner, id string) error {
+	e := newEngine(c, opts...)
+	defer e.Close(context.Background())
 	ctx, cancel := e.rpc(context.Background())
 	defer cancel()
 	var r driver.CancelReply

@@ -18,12 +18,13 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/telemetry"
+	"github.com/agentwork/agentwork/work"
 )
 
 // deploy starts a Worker for targets and an Engine on the shared server,
 // on a fresh task queue named after prefix, both with a one-minute RPC
 // timeout before workerOpts and engineOpts; the test's end stops them.
-func deploy(t *testing.T, prefix string, targets map[string]temporal.Child, workerOpts, engineOpts []temporal.Option) (*temporal.Engine, string) {
+func deploy(t *testing.T, prefix string, targets map[string]temporal.Child, workerOpts, engineOpts []temporal.Option) (*work.Engine, string) {
 	t.Helper()
 	c := server(t)
 	eventQueues++

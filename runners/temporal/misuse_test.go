@@ -17,7 +17,7 @@ import (
 // never nil); after Close, an Engine refuses new Work and its Snapshot
 // with work.ErrClosed and a second Close returns nil.
 func TestMisuseEngine(t *testing.T) {
-	t.Run("zero", func(t *testing.T) { enginetest.ZeroEngine(t, new(temporal.Engine)) })
+	t.Run("zero", func(t *testing.T) { enginetest.ZeroEngine(t, new(work.Engine)) })
 	t.Run("closed", func(t *testing.T) {
 		enginetest.ClosedEngine(t, temporal.New(nil, nil, temporal.WithDataConverter(nil), temporal.WithOptions(nil)), "Snapshot")
 	})

@@ -71,7 +71,7 @@ func workerProcess(spec string) int {
 
 // killedWorker starts a worker process for queue, starts one "slow" Work on
 // eng, waits until the worker process runs it and SIGKILLs the process.
-func killedWorker(t *testing.T, hostPort, ns, queue string, eng *temporal.Engine, o work.Owner) string {
+func killedWorker(t *testing.T, hostPort, ns, queue string, eng *work.Engine, o work.Owner) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "AGENTWORK_WORKER="+hostPort+" "+ns+" "+queue, testcodec.Env())

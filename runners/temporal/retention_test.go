@@ -20,7 +20,7 @@ var echoTargets = map[string]temporal.Child{
 }
 
 // startDone starts an echo Work for o and waits until it completed.
-func startDone(t *testing.T, eng *temporal.Engine, o work.Owner, in string) string {
+func startDone(t *testing.T, eng *work.Engine, o work.Owner, in string) string {
 	t.Helper()
 	ref, err := eng.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "echo", Kind: work.KindFunction},
 		Input: in, Run: func(context.Context) (string, error) { return "", nil }})
@@ -35,7 +35,7 @@ func startDone(t *testing.T, eng *temporal.Engine, o work.Owner, in string) stri
 }
 
 // listed returns the ids List shows o.
-func listed(t *testing.T, eng *temporal.Engine, o work.Owner) []string {
+func listed(t *testing.T, eng *work.Engine, o work.Owner) []string {
 	t.Helper()
 	list, err := eng.List(t.Context(), o)
 	if err != nil {

@@ -91,7 +91,7 @@ type harness struct {
 	dc converter.DataConverter
 }
 
-func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	opts := []temporal.Option{
 		temporal.WithTaskQueue("conformance-" + strconv.FormatInt(queues.Add(1), 10)),
 		temporal.WithOptions(cfg.Options()...), temporal.WithOptions(work.WithObserver(cfg.Observer)),

@@ -116,7 +116,7 @@ func FuzzPayload(f *testing.F) {
 		if over && !errors.Is(err, errPayloadTooLarge) {
 			t.Fatalf("a %d-byte heartbeat over the cap: %v", len(data), err)
 		}
-		e := &Engine{cfg: config{dc: dc}}
+		e := &engine{cfg: config{dc: dc}}
 		ow, err := e.openWorkOf(&workflowpb.WorkflowExecutionInfo{Memo: &commonpb.Memo{Fields: map[string]*commonpb.Payload{memoTarget: p}}})
 		if err != nil && (!errors.Is(err, work.ErrUnavailable) || ow.target != "") {
 			t.Fatalf("a memo that does not decode: %+v, %v; want work.ErrUnavailable", ow, err)

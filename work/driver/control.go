@@ -128,7 +128,7 @@ func (p *Portable) Release(ctx context.Context, o work.Owner) error {
 	return err
 }
 
-// SetPool gives the top-level owner o a pool (work.Supervisor.SetPool),
+// SetPool gives the top-level owner o a pool (work.Engine.SetPool),
 // kept by the Store (o's registry, so that it holds across every
 // coordinator process). Its checks come before any call, in the
 // contract's order: the engine's invalid limit or budget option

@@ -80,7 +80,7 @@ type Reader func(ctx context.Context) ([]Record, error)
 type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(work.Notice)) int
 
 // Subscribe returns a Subscription to o's notices, as
-// work.Supervisor.Subscribe, from reading o's registry (read) every
+// work.Engine.Subscribe, from reading o's registry (read) every
 // interval: a completion notice once per Work that settles after the
 // Subscription began, an approval notice (work.NoticeApproval) once per
 // Work that awaits approval after it began, and the update notices of

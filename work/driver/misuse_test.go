@@ -20,7 +20,7 @@ func TestMisusePortable(t *testing.T) {
 	nilStore := new(driver.Portable)
 	driver.Init(nilStore, nil, driver.Config{})
 	for name, p := range map[string]*driver.Portable{"zero": new(driver.Portable), "nil": nil, "nil Store": nilStore} {
-		t.Run(name, func(t *testing.T) { enginetest.ZeroEngine(t, p) })
+		t.Run(name, func(t *testing.T) { enginetest.ZeroEngine(t, driver.NewEngine(p)) })
 	}
 }
 

@@ -72,7 +72,7 @@ type Portable struct {
 	limits Limits           // the engine's limits (ResolveLimits)
 	// local is the in-process Supervisor that runs the engine's
 	// foreground calls (work.Engine.Call).
-	local *work.Supervisor
+	local *work.Engine
 	// census and read: the deployment view (Snapshot).
 	census Cache
 	read   func(context.Context) (observe.Snapshot, error)
@@ -381,7 +381,7 @@ func (p *Portable) Live(ctx context.Context, o work.Owner) (bool, error) {
 }
 
 // Subscribe returns a Subscription to o's notices, as
-// work.Supervisor.Subscribe, from reading o's registry every
+// work.Engine.Subscribe, from reading o's registry every
 // PollInterval (Life.Subscribe) with no age bound applied: Work that
 // ends and expires between two polls still has its notice, as in-process,
 // where the notice goes out as the Work ends.

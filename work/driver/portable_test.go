@@ -481,6 +481,6 @@ func TestZeroPortable(t *testing.T) {
 		}()
 	}
 	if _, ok := p.Observer().(observe.NopObserver); !ok {
-		t.Errorf("the zero Portable's Observer: %v, want observe.NopObserver (work.Engine: never nil)", p.Observer())
+		t.Errorf("the zero Portable's Observer: %v, want observe.NopObserver (*work.Engine: never nil)", p.Observer())
 	}
 }

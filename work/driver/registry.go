@@ -77,7 +77,7 @@ type Decision struct {
 // (contract.LaunchConflict), not a detail of ErrConflict.
 var launchConflict, _ = DecodeError(work.ErrConflict.Code, contract.LaunchConflict)
 
-// Decide decides a as work.Supervisor does, after the one check of its
+// Decide decides a as work.Engine does, after the one check of its
 // own (a Work id it holds is Again): a repeated launch identity
 // with the same target and input replays, with another is an
 // ErrConflict of its own (launchConflict); then the outstanding and

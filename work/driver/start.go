@@ -22,7 +22,7 @@ func LaunchIdentity(spec work.Spec) (key, digest string) {
 }
 
 // Refused reports a refused start to obs, with the caller's context (as
-// work.Supervisor does): reason is a limit's name or a failure class,
+// work.Engine does): reason is a limit's name or a failure class,
 // budget the budget that could not be covered. obs nil reports nothing.
 func Refused(ctx context.Context, obs observe.Observer, spec work.Spec, reason, budget string) {
 	if obs == nil {

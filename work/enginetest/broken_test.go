@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -18,7 +19,7 @@ import (
 // broken wraps the Supervisor with one deliberate contract violation, so
 // that TestSuiteCatchesBrokenEngines can show the suite fails on it.
 type broken struct {
-	work.Engine
+	*work.Engine
 	defect string
 	maxDur time.Duration // "job-deadline-late-answer": the deadline it keeps itself
 }
@@ -89,7 +90,7 @@ func (b broken) Pending(ctx context.Context, o work.Owner) ([]work.ApprovalReque
 
 type brokenHarness struct{ defect string }
 
-func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	if h.defect == "repeat-terminal" {
 		cfg.Observer = repeatTerminal{cfg.Observer}
 	}
@@ -106,7 +107,7 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) work.Engin
 	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
 		maxDur, cfg.MaxDuration = cfg.MaxDuration, -1 // Start gives children theirs; jobs keep their own
 	}
-	return broken{supervisor{}.NewEngine(t, cfg), h.defect, maxDur}
+	return driver.NewEngine(broken{supervisor{}.NewEngine(t, cfg), h.defect, maxDur})
 }
 
 // lateAnswerJob is j with a deadline of its own, d from its Submit,

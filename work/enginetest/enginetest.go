@@ -52,7 +52,7 @@ type Harness interface {
 	// cfg.Children by target label and reports to cfg.Observer. It registers its own cleanup with t
 	// (closing the Engine and anything it started). Every call must give
 	// an Engine that shares no owners or Work with earlier ones.
-	NewEngine(t *testing.T, cfg Config) work.Engine
+	NewEngine(t *testing.T, cfg Config) *work.Engine
 	// Capabilities reports what the implementation legitimately chooses.
 	Capabilities() Capabilities
 }

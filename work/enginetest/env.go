@@ -13,7 +13,7 @@ import (
 // env is one test's Engine with helpers.
 type env struct {
 	t    *testing.T
-	e    work.Engine
+	e    *work.Engine
 	caps Capabilities
 	cfg  Config
 	rec  *Recorder // cfg.Observer

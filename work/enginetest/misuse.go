@@ -12,11 +12,10 @@ import (
 )
 
 // EngineCalls returns a call of every method of e that returns an error,
-// keyed by the method's name: each such method of work.Engine, and
-// Snapshot (observe.Watched) and Close(context.Context) error when e
-// has them. Each call passes ctx and valid arguments: the owner "o", a
+// keyed by the method's name: each such method of work.Engine (Snapshot
+// and Close included; Shutdown is not). Each call passes ctx and valid arguments: the owner "o", a
 // Work id that names no Work, a function child's Spec.
-func EngineCalls(ctx context.Context, e work.Engine) map[string]func() error {
+func EngineCalls(ctx context.Context, e *work.Engine) map[string]func() error {
 	o := work.NewOwner("o")
 	const id = "00000000000000000000000000000000"
 	spec := work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction},
@@ -42,12 +41,8 @@ func EngineCalls(ctx context.Context, e work.Engine) map[string]func() error {
 		"Deny":      func() error { return e.Deny(ctx, work.Approver(), id) },
 		"Updates":   func() error { _, err := e.Updates(ctx, o, id, 0); return err },
 	}
-	if w, ok := e.(observe.Watched); ok {
-		calls["Snapshot"] = func() error { _, err := w.Snapshot(ctx); return err }
-	}
-	if c, ok := e.(interface{ Close(context.Context) error }); ok {
-		calls["Close"] = func() error { return c.Close(ctx) }
-	}
+	calls["Snapshot"] = func() error { _, err := e.Snapshot(ctx); return err }
+	calls["Close"] = func() error { return e.Close(ctx) }
 	return calls
 }
 
@@ -56,7 +51,7 @@ func EngineCalls(ctx context.Context, e work.Engine) map[string]func() error {
 // work.ErrNotInitialized, its Observer is observe.NopObserver
 // (work.Engine: never nil) and Now returns. Each check is a subtest named
 // after the method (Observer for the last two), run under NoHang.
-func ZeroEngine(t *testing.T, e work.Engine) {
+func ZeroEngine(t *testing.T, e *work.Engine) {
 	t.Helper()
 	calls := EngineCalls(t.Context(), e)
 	for _, name := range slices.Sorted(maps.Keys(calls)) {
@@ -83,7 +78,7 @@ func ZeroEngine(t *testing.T, e work.Engine) {
 // Start, Call and Subscribe (work.Engine: a closed Engine takes no new
 // Work), and each call of EngineCalls named in also, then answer
 // work.ErrClosed and that a second Close returns nil; all under NoHang.
-func ClosedEngine(t *testing.T, e work.Engine, also ...string) {
+func ClosedEngine(t *testing.T, e *work.Engine, also ...string) {
 	t.Helper()
 	calls := EngineCalls(t.Context(), e)
 	if calls["Close"] == nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -36,23 +37,19 @@ func TestMisuseRecorder(t *testing.T) {
 }
 
 // TestEngineCalls: EngineCalls calls every method of work.Engine that
-// returns an error (a method added to the interface must be added to it),
-// and Snapshot and Close only for an Engine that has them.
+// returns an error (a method added to the Engine must be added to it), but
+// Shutdown.
 func TestEngineCalls(t *testing.T) {
 	var want []string
-	engine := reflect.TypeFor[work.Engine]()
+	engine := reflect.TypeFor[*work.Engine]()
 	for i := range engine.NumMethod() {
-		if m := engine.Method(i).Type; m.NumOut() > 0 && m.Out(m.NumOut()-1) == reflect.TypeFor[error]() {
-			want = append(want, engine.Method(i).Name)
+		m := engine.Method(i)
+		if m.Name != "Shutdown" && m.Type.NumOut() > 0 && m.Type.Out(m.Type.NumOut()-1) == reflect.TypeFor[error]() {
+			want = append(want, m.Name)
 		}
 	}
-	bare := struct{ work.Engine }{new(work.Supervisor)} // no Snapshot, no Close
-	if got := slices.Sorted(maps.Keys(enginetest.EngineCalls(t.Context(), bare))); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
-		t.Errorf("EngineCalls of a bare Engine: %v, want %v", got, want)
-	}
-	want = append(want, "Snapshot", "Close")
-	if got := slices.Sorted(maps.Keys(enginetest.EngineCalls(t.Context(), new(work.Supervisor)))); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
-		t.Errorf("EngineCalls of a Supervisor: %v, want %v", got, want)
+	if got := slices.Sorted(maps.Keys(enginetest.EngineCalls(t.Context(), new(work.Engine)))); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("EngineCalls: %v, want %v", got, want)
 	}
 }
 
@@ -60,18 +57,18 @@ func TestEngineCalls(t *testing.T) {
 // TestMisuseHelpersCatchBrokenEngines can show ZeroEngine and ClosedEngine
 // fail on it.
 type misused struct {
-	*work.Supervisor
+	*work.Engine
 	defect string
 	lives  *int // "zero-refused-once": the Live calls so far
 	closes *int // "closed-close-twice": the Close calls so far
 }
 
-func newMisused(s *work.Supervisor, defect string) misused {
-	return misused{s, defect, new(int), new(int)}
+func newMisused(s *work.Engine, defect string) *work.Engine {
+	return driver.NewEngine(misused{s, defect, new(int), new(int)})
 }
 
 func (m misused) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
-	st, err := m.Supervisor.Status(ctx, o, id)
+	st, err := m.Engine.Status(ctx, o, id)
 	if m.defect == "zero-status" && errors.Is(err, work.ErrNotInitialized) {
 		err = nil
 	}
@@ -79,7 +76,7 @@ func (m misused) Status(ctx context.Context, o work.Owner, id string) (work.Stat
 }
 
 func (m misused) Live(ctx context.Context, o work.Owner) (bool, error) {
-	live, err := m.Supervisor.Live(ctx, o)
+	live, err := m.Engine.Live(ctx, o)
 	if *m.lives++; m.defect == "zero-refused-once" && *m.lives > 1 {
 		err = nil
 	}
@@ -90,11 +87,11 @@ func (m misused) Observer() observe.Observer {
 	if m.defect == "zero-observer" {
 		return new(enginetest.Recorder)
 	}
-	return m.Supervisor.Observer()
+	return m.Engine.Observer()
 }
 
 func (m misused) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {
-	sub, err := m.Supervisor.Subscribe(ctx, o, buffer)
+	sub, err := m.Engine.Subscribe(ctx, o, buffer)
 	if m.defect == "closed-subscribe" && errors.Is(err, work.ErrClosed) {
 		err = nil
 	}
@@ -102,7 +99,7 @@ func (m misused) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work
 }
 
 func (m misused) Close(ctx context.Context) error {
-	err := m.Supervisor.Close(ctx)
+	err := m.Engine.Close(ctx)
 	if *m.closes++; m.defect == "closed-close-twice" && *m.closes > 1 {
 		err = work.ErrClosed
 	}
@@ -118,7 +115,7 @@ func TestBrokenMisuse(t *testing.T) {
 		t.Skip("run by TestMisuseHelpersCatchBrokenEngines")
 	}
 	t.Run("zero", func(t *testing.T) {
-		enginetest.ZeroEngine(t, newMisused(new(work.Supervisor), defect))
+		enginetest.ZeroEngine(t, newMisused(new(work.Engine), defect))
 	})
 	t.Run("closed", func(t *testing.T) {
 		var also []string
@@ -134,7 +131,7 @@ func TestBrokenMisuse(t *testing.T) {
 // pass it without one.
 func TestMisuseHelpersCatchBrokenEngines(t *testing.T) {
 	t.Run("no defect", func(t *testing.T) {
-		enginetest.ZeroEngine(t, newMisused(new(work.Supervisor), ""))
+		enginetest.ZeroEngine(t, newMisused(new(work.Engine), ""))
 		enginetest.ClosedEngine(t, newMisused(work.New(), ""))
 	})
 	for defect, want := range map[string]string{

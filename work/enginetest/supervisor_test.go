@@ -15,7 +15,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // supervisor is the Harness of the in-process Supervisor.
 type supervisor struct{}
 
-func (supervisor) NewEngine(t *testing.T, cfg enginetest.Config) work.Engine {
+func (supervisor) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	s := work.New(append(cfg.Options(), work.WithObserver(cfg.Observer))...)
 	t.Cleanup(func() {
 		if err := s.Close(context.Background()); err != nil {

@@ -126,7 +126,7 @@ type PoolTotal struct {
 
 // Watched is what gauges and status pages read of an engine when they
 // collect: a content-free Snapshot of its live Work, slots, per-target
-// state counts and pools. The work.Supervisor implements it; a Watcher watches
+// state counts and pools. The work.Engine implements it; a Watcher watches
 // any Watched. Snapshot must be safe for concurrent use and quick (it runs
 // at every metric collection).
 type Watched interface {

@@ -202,7 +202,7 @@ type coordinator struct {
 	next  chan func([]*schema.Message) *schema.Message
 }
 
-func newCoordinator(t *testing.T, eng work.Engine, owner string, r *Researcher) *coordinator {
+func newCoordinator(t *testing.T, eng *work.Engine, owner string, r *Researcher) *coordinator {
 	t.Helper()
 	c := &coordinator{mw: eino.New(eng, eino.WithOwner(owner)), next: make(chan func([]*schema.Message) *schema.Message, 2)}
 	t.Cleanup(func() { _ = c.mw.Release() })
@@ -300,7 +300,7 @@ func users(msgs []*schema.Message) []string {
 // researcher launched by an Eino coordinator completes with the guidance
 // the coordinator sent while it ran (guidance), and a cancel the
 // coordinator sent stops it (cancel).
-func Test(t *testing.T, r *Researcher, eng work.Engine, owner string) {
+func Test(t *testing.T, r *Researcher, eng *work.Engine, owner string) {
 	// The deployment's first answer can take long on a loaded machine
 	// (a fresh server's first invocations): wait for it here, under the
 	// guard, rather than in a coordinator's preparation probe.

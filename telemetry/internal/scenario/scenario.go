@@ -1,5 +1,5 @@
 // Package scenario is the scripted lifecycle the telemetry tests measure:
-// a real work.Supervisor on a manual clock, driven step by step through
+// a real work.Engine on a manual clock, driven step by step through
 // every transition, guidance event, work-tool action outcome, a refusal, a
 // status block, a pool, a child's updates, its spending and budget
 // exhaustion, a Shutdown that abandons a child and an external job polled
@@ -302,7 +302,7 @@ func runJob(ctx context.Context, obs observe.Observer, o work.Owner) error {
 
 type runner struct {
 	ctx     context.Context
-	s       *work.Supervisor
+	s       *work.Engine
 	o       work.Owner
 	obs     observe.Observer
 	budget  work.Budget        // the next launch's Spec.Budget

@@ -57,7 +57,7 @@ var (
 	UpdateRefusal func(reason string) error
 	// EffectiveBudget returns the budget (its pooled dimensions and
 	// MaxDuration) a child whose Spec.Budget is want and maxDur runs with
-	// under sup (a *work.Supervisor; nil: no default, no ceiling), pools
+	// under sup (a *work.Engine; nil: no default, no ceiling), pools
 	// aside.
 	EffectiveBudget func(sup any, want [3]int64, maxDur time.Duration) ([3]int64, time.Duration)
 	// Detail and Wrap return a *work.Error with e's code and class (e is
@@ -66,6 +66,11 @@ var (
 	Detail func(e any, detail string) any
 	Wrap   func(e any, cause error) any
 )
+
+// NewEngine returns a *work.Engine whose implementation is impl (an
+// implementation of every method of work.Engine but Shutdown, which it
+// may have), nil when impl is not one.
+var NewEngine func(impl any) any
 
 // Turn has the shape of work/boundary's Turn.
 type Turn struct {

@@ -116,7 +116,7 @@ type statusReply struct {
 	Result string      `json:"result,omitempty"`
 }
 
-func command(e *restate.Engine, o work.Owner, f []string) (any, error) {
+func command(e *work.Engine, o work.Owner, f []string) (any, error) {
 	arg := func(i int) string { return harness.Arg(f, i) }
 	ctx := context.Background()
 	input := arg(2) // start and held: the rest of the line

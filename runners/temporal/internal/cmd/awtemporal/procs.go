@@ -272,7 +272,7 @@ func rerun(children map[string]temporal.Child) map[string]temporal.Child {
 	return out
 }
 
-func command(e *temporal.Engine, o work.Owner, f []string) (any, error) {
+func command(e *work.Engine, o work.Owner, f []string) (any, error) {
 	arg := func(i int) string { return harness.Arg(f, i) }
 	switch f[0] {
 	case "job": // job INPUT: a Work of the batch job target
