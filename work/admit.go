@@ -155,16 +155,16 @@ func (s *Engine) admitLocked(o Owner) (*ownerState, string) {
 		return nil, reasonScopeEnded
 	}
 	if o.depth >= s.lim.MaxDepth {
-		return nil, LimitDepth
+		return nil, observe.LimitDepth
 	}
 	os := s.visibleLocked(o)
 	switch {
 	case os == nil:
 		return nil, ""
 	case os.active >= s.lim.MaxOutstanding:
-		return nil, LimitOutstanding
+		return nil, observe.LimitOutstanding
 	case s.lim.MaxStarts > 0 && os.starts >= s.lim.MaxStarts:
-		return nil, LimitStarts
+		return nil, observe.LimitStarts
 	}
 	return os, ""
 }
@@ -176,9 +176,9 @@ func (s *Engine) refusal(reason string) error {
 		return ErrClosed
 	case reasonScopeEnded:
 		return ErrScopeEnded
-	case LimitDepth:
+	case observe.LimitDepth:
 		return ErrLimit.detail(contract.LimitDetail(contract.LimitDepth, s.lim.MaxDepth))
-	case LimitOutstanding:
+	case observe.LimitOutstanding:
 		return ErrLimit.detail(contract.LimitDetail(contract.LimitOutstanding, s.lim.MaxOutstanding))
 	default:
 		return ErrLimit.detail(contract.LimitDetail(contract.LimitStarts, s.lim.MaxStarts))

@@ -56,7 +56,7 @@ func (s *Engine) Call(ctx context.Context, spec Spec) (string, error) {
 	case osc != nil && osc.ended:
 		reason = reasonScopeEnded
 	case spec.Owner.depth >= s.lim.MaxDepth:
-		reason = LimitDepth
+		reason = observe.LimitDepth
 	}
 	if reason != "" {
 		s.mu.Unlock()

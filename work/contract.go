@@ -12,10 +12,10 @@ import (
 // implementations" in docs/engine.md). An engine that copies
 // any of it is a defect.
 
-// ValidateOwner returns ErrInvalidOwner for the zero Owner or a top-level
-// owner whose id contains "/", and nil for any other Owner.
-func ValidateOwner(o Owner) error { return validOwner(o) }
-
+// validOwner returns ErrInvalidOwner for the zero Owner, the approver
+// role or a top-level owner whose id contains "/", and nil for any other
+// Owner: what every engine refuses (work/driver's ValidateOwner, through
+// package seam).
 func validOwner(o Owner) error {
 	if o.IsZero() {
 		return ErrInvalidOwner
@@ -125,6 +125,10 @@ func init() {
 		return nil, false
 	}
 	seam.UpdateRefusal = func(reason string) error { return updateRefusal(reason) }
+	seam.ValidateOwner = func(o any) error {
+		ow, _ := o.(Owner)
+		return validOwner(ow)
+	}
 	seam.Detail = func(e any, detail string) any { err, _ := e.(*Error); return err.detail(detail) }
 	seam.Wrap = func(e any, cause error) any { err, _ := e.(*Error); return err.wrap(cause) }
 }

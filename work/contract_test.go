@@ -35,9 +35,6 @@ func TestSpecValidate(t *testing.T) {
 			}
 		})
 	}
-	if err := work.ValidateOwner(work.NewOwner("o")); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // launchConflict is the ErrConflict of a reused launch identity, as

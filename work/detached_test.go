@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Detach only hides a Work from its owner's model-facing views:
@@ -21,11 +22,11 @@ func TestDetachedCountsAgainstOutstanding(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.refused(coord, work.LimitOutstanding)
+	h.refused(coord, observe.LimitOutstanding)
 	c1.complete("")
 	h.obs.waitTerminal(r1.ID)
 	h.start(coord, agent, h.child()) // one slot of the limit is free again
-	h.refused(coord, work.LimitOutstanding)
+	h.refused(coord, observe.LimitOutstanding)
 }
 
 // TestDetachedCancelledWhenScopeEnds: children each start as much Work as
@@ -54,7 +55,7 @@ func TestDetachedCancelledWhenScopeEnds(t *testing.T) {
 			}
 			grandRefs = append(grandRefs, ref)
 		}
-		h.refused(scope, work.LimitOutstanding)
+		h.refused(scope, observe.LimitOutstanding)
 	}
 	if c := census(h.s); c[work.StateRunning] != children+2 || c[work.StateQueued] != children*each-2 {
 		t.Fatalf("census before the children end: %v", c)

@@ -125,14 +125,9 @@ func childFailed(class string) *Error {
 	return &Error{Code: ErrChildFailed.Code, Class: class, msg: "child failed (class " + class + ")"}
 }
 
-// Limit names, as they appear in an ErrLimit message and in Observer refusals.
-const (
-	LimitOutstanding = "outstanding"
-	LimitStarts      = "starts"
-	LimitDepth       = "depth"
-
-	reasonScopeEnded = "scope_ended"
-)
+// reasonScopeEnded is the refusal reason of a start in a child's scope
+// that has ended (observe.EventRefused's ErrorClass).
+const reasonScopeEnded = "scope_ended"
 
 // ErrNotInitialized: a Supervisor that was not made by New (its zero
 // value, var s work.Engine or &work.Engine{}, or a nil

@@ -163,10 +163,10 @@ func TestOutstandingLimit(t *testing.T) {
 		refs = append(refs, h.start(coord, agent, c))
 		kids = append(kids, c)
 	}
-	h.refused(coord, work.LimitOutstanding)
+	h.refused(coord, observe.LimitOutstanding)
 	// Detached Work still counts: it is still outstanding.
 	h.s.Detach(t.Context(), coord, refs[31].ID)
-	h.refused(coord, work.LimitOutstanding)
+	h.refused(coord, observe.LimitOutstanding)
 	// Other owners are unaffected.
 	h.start(work.NewOwner("other"), agent, h.child())
 	// One finishing frees one place.
@@ -174,7 +174,7 @@ func TestOutstandingLimit(t *testing.T) {
 	kids[0].complete("")
 	h.obs.waitTerminal(refs[0].ID)
 	h.start(coord, agent, h.child())
-	h.refused(coord, work.LimitOutstanding)
+	h.refused(coord, observe.LimitOutstanding)
 	// Cancelling queued Work frees places too.
 	h.s.Cancel(t.Context(), coord, refs[20].ID)
 	h.start(coord, agent, h.child())
@@ -193,7 +193,7 @@ func TestStartsLimit(t *testing.T) {
 			}
 			h.obs.waitTerminal(ref.ID)
 		}
-		h.refused(coord, work.LimitStarts)
+		h.refused(coord, observe.LimitStarts)
 		// Release gives the owner a fresh budget.
 		h.s.Release(t.Context(), coord)
 		if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: fn, Run: immediate("")}); err != nil {
@@ -215,7 +215,7 @@ func TestStartsLimit(t *testing.T) {
 		for range 2 {
 			h.start(coord, fn, h.child())
 		}
-		h.refused(coord, work.LimitStarts)
+		h.refused(coord, observe.LimitStarts)
 	})
 }
 
@@ -247,7 +247,7 @@ func TestDepthLimitThroughScopes(t *testing.T) {
 			t.Fatalf("scope depth %d, want %d", l.scope.Depth(), depth)
 		}
 		if depth == 4 {
-			h.refused(l.scope, work.LimitDepth)
+			h.refused(l.scope, observe.LimitDepth)
 			// Foreground calls obey the same limit.
 			_, err := h.s.Call(t.Context(), work.Spec{Owner: l.scope, Target: agent, Run: immediate("")})
 			if !errors.Is(err, work.ErrLimit) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestRelease(t *testing.T) {
@@ -14,7 +15,7 @@ func TestRelease(t *testing.T) {
 	qRef := h.start(coord, agent, qc)
 	other, otherC := work.NewOwner("other"), h.child()
 	oRef := h.start(other, agent, otherC)
-	h.refused(coord, work.LimitStarts)
+	h.refused(coord, observe.LimitStarts)
 
 	h.s.Release(t.Context(), coord)
 	for _, id := range []string{runRef.ID, qRef.ID} {

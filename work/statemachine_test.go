@@ -311,9 +311,9 @@ func runStateMachine(t *testing.T, seed uint64, ops int) {
 			var reason string
 			switch {
 			case mo.active >= smMaxOutstanding:
-				reason = work.LimitOutstanding
+				reason = observe.LimitOutstanding
 			case mo.starts >= smMaxStarts:
-				reason = work.LimitStarts
+				reason = observe.LimitStarts
 			}
 			if reason != "" {
 				if !errors.Is(err, work.ErrLimit) || !strings.Contains(err.Error(), reason) {

@@ -133,7 +133,7 @@ func decodePayload(dc converter.DataConverter, p *commonpb.Payload, out any) err
 // retrying a transient failure up to tries times while ctx is not
 // done.
 func (e *engine) registry(ctx context.Context, o work.Owner) ([]ownerRecord, error) {
-	if err := work.ValidateOwner(o); err != nil {
+	if err := driver.ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	// The registry answers through a worker: a query that reached a worker

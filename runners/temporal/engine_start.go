@@ -95,7 +95,7 @@ func (e *engine) updateOwner(ctx context.Context, o work.Owner, name string, out
 }
 
 // refusalOf returns why the owner's registry refused a start: a limit's
-// name (work.LimitOutstanding, work.LimitStarts), or
+// name (observe.LimitOutstanding, observe.LimitStarts), or
 // work.ClassBudgetExhausted with the budget its pool could not cover; ""
 // for any other error.
 func refusalOf(err error) (reason, budget string) {

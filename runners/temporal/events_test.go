@@ -329,7 +329,7 @@ func TestLifecycleEvents(t *testing.T) {
 			refused = append(refused, e)
 		}
 	}
-	if len(refused) != 1 || refused[0].ErrorClass != work.LimitStarts || refused[0].Owner != o.ID() || refused[0].Target != "steer" {
+	if len(refused) != 1 || refused[0].ErrorClass != observe.LimitStarts || refused[0].Owner != o.ID() || refused[0].Target != "steer" {
 		t.Errorf("refused events = %+v", refused)
 	}
 	if n := len(of(erec.Events(), block)); n != 0 {

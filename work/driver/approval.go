@@ -68,7 +68,7 @@ func answerer(o work.Owner) error {
 	if o.IsApprover() {
 		return nil
 	}
-	return work.ValidateOwner(o)
+	return ValidateOwner(o)
 }
 
 // Pending returns the Work visible to o that awaits approval, oldest

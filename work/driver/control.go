@@ -88,7 +88,7 @@ func (p *Portable) send(ctx context.Context, o work.Owner, id, commandID, messag
 	if err := p.ready(); err != nil {
 		return work.SendReceipt{}, err
 	}
-	if err := work.ValidateOwner(o); err != nil {
+	if err := ValidateOwner(o); err != nil {
 		return work.SendReceipt{}, err
 	}
 	if err := checkMessage(message, p.limits.MaxMessageBytes); err != nil {
@@ -144,7 +144,7 @@ func (p *Portable) SetPool(ctx context.Context, o work.Owner, b work.Budget) err
 	if err := b.Validate(); err != nil {
 		return err
 	}
-	if err := work.ValidateOwner(o); err != nil {
+	if err := ValidateOwner(o); err != nil {
 		return err
 	}
 	if o.Depth() > 0 {

@@ -37,3 +37,9 @@ func Detail(e *work.Error, detail string) *work.Error { return seam.Detail(e, de
 // An engine reports a transport or server failure as
 // Wrap(work.ErrUnavailable, cause).
 func Wrap(e *work.Error, cause error) *work.Error { return seam.Wrap(e, cause).(*work.Error) }
+
+// ValidateOwner returns work.ErrInvalidOwner for the zero Owner, the
+// approver role (work.Approver, which only reads and answers approvals)
+// or a top-level owner whose id contains "/", and nil for any other
+// Owner: what every engine refuses first.
+func ValidateOwner(o work.Owner) error { return seam.ValidateOwner(o) }

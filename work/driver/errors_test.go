@@ -44,3 +44,16 @@ func TestErrorConstructors(t *testing.T) {
 		t.Fatalf("Wrap(nil) = %v", e)
 	}
 }
+
+// TestValidateOwner: the zero Owner, the approver role and a top-level id
+// with "/" are work.ErrInvalidOwner; another Owner is valid.
+func TestValidateOwner(t *testing.T) {
+	for _, o := range []work.Owner{{}, work.Approver(), work.NewOwner("a/b")} {
+		if err := driver.ValidateOwner(o); !errors.Is(err, work.ErrInvalidOwner) {
+			t.Errorf("ValidateOwner(%q) = %v, want ErrInvalidOwner", o.ID(), err)
+		}
+	}
+	if err := driver.ValidateOwner(work.NewOwner("o")); err != nil {
+		t.Errorf("ValidateOwner(o) = %v", err)
+	}
+}

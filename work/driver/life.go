@@ -95,7 +95,7 @@ type UpdateNotices func(ctx context.Context, r Record, seen int, publish func(wo
 // Close. After Close it returns work.ErrClosed; with read nil,
 // work.ErrUnavailable (nothing to read the registry with).
 func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval time.Duration, read Reader, updates UpdateNotices) (*work.Subscription, error) {
-	if err := work.ValidateOwner(o); err != nil {
+	if err := ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	if l.Closed() {

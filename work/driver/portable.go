@@ -203,7 +203,7 @@ func (p *Portable) visible(ctx context.Context, o work.Owner) ([]Record, error) 
 	if err := p.ready(); err != nil {
 		return nil, err
 	}
-	if err := work.ValidateOwner(o); err != nil {
+	if err := ValidateOwner(o); err != nil {
 		return nil, err
 	}
 	recs, err := p.store.Records(ctx, o)
@@ -218,7 +218,7 @@ func (p *Portable) lookup(ctx context.Context, o work.Owner, id string) (Record,
 	if err := p.ready(); err != nil {
 		return Record{}, err
 	}
-	if err := work.ValidateOwner(o); err != nil {
+	if err := ValidateOwner(o); err != nil {
 		return Record{}, err
 	}
 	if !work.IsID(id) {

@@ -399,7 +399,7 @@ func TestPortableStart(t *testing.T) {
 	if _, err := p.Start(ctx, work.Spec{Owner: o}); !errors.Is(err, work.ErrInvalidSpec) {
 		t.Fatalf("Start of an invalid Spec: %v, want ErrInvalidSpec", err)
 	}
-	fs.refuse = work.LimitOutstanding
+	fs.refuse = observe.LimitOutstanding
 	if _, err := p.Start(ctx, spec); !errors.Is(err, work.ErrLimit) || eventsOf(rec, observe.EventRefused) != 1 {
 		t.Fatalf("a refused Start: %v with %d refused events, want ErrLimit and 1", err, eventsOf(rec, observe.EventRefused))
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Registry is an owner's registry as both durable engines keep it (the
@@ -68,7 +69,7 @@ type Decision struct {
 	Again   *Record
 	Replay  *Launch
 	Refusal *work.Error
-	Limit   string // work.LimitOutstanding or work.LimitStarts
+	Limit   string // observe.LimitOutstanding or observe.LimitStarts
 	Budget  string // the pool's budget that could not cover the child's
 }
 
@@ -103,10 +104,10 @@ func (g *Registry) Decide(a Admission) Decision {
 		}
 	}
 	if a.MaxOutstanding > 0 && active >= a.MaxOutstanding {
-		return Decision{Refusal: Detail(work.ErrLimit, contract.LimitDetail(contract.LimitOutstanding, a.MaxOutstanding)), Limit: work.LimitOutstanding}
+		return Decision{Refusal: Detail(work.ErrLimit, contract.LimitDetail(contract.LimitOutstanding, a.MaxOutstanding)), Limit: observe.LimitOutstanding}
 	}
 	if a.MaxStarts > 0 && g.Starts >= a.MaxStarts {
-		return Decision{Refusal: Detail(work.ErrLimit, contract.LimitDetail(contract.LimitStarts, a.MaxStarts)), Limit: work.LimitStarts}
+		return Decision{Refusal: Detail(work.ErrLimit, contract.LimitDetail(contract.LimitStarts, a.MaxStarts)), Limit: observe.LimitStarts}
 	}
 	if _, _, short := g.Pool.Reserve(a.Want, a.Eff, a.Function); short != "" {
 		return Decision{Refusal: Detail(work.ErrBudgetExhausted, contract.PoolShort(short)), Budget: short}

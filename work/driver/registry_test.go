@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func admission(id string) Admission {
@@ -42,18 +43,18 @@ func TestRegistryAdmission(t *testing.T) {
 		t.Fatalf("conflict: %+v", d)
 	}
 	g.Admit(admission("w2"))
-	if d := g.Decide(admission("w3")); d.Limit != work.LimitOutstanding || !errors.Is(d.Refusal, work.ErrLimit) {
+	if d := g.Decide(admission("w3")); d.Limit != observe.LimitOutstanding || !errors.Is(d.Refusal, work.ErrLimit) {
 		t.Fatalf("outstanding: %+v", d)
 	}
 	g.Transition(Record{ID: "w1", Rev: 1, State: work.StateCompleted, Finished: t0.Add(time.Second)})
 	g.Transition(Record{ID: "w2", Rev: 1, State: work.StateCompleted, Finished: t0.Add(2 * time.Second)})
 	g.Admit(admission("w3"))
 	g.Admit(admission("w4"))
-	if d := g.Decide(admission("w5")); d.Limit != work.LimitOutstanding {
+	if d := g.Decide(admission("w5")); d.Limit != observe.LimitOutstanding {
 		t.Fatalf("outstanding again: %+v", d)
 	}
 	g.Transition(Record{ID: "w3", Rev: 1, State: work.StateFailed, Finished: t0.Add(3 * time.Second)})
-	if d := g.Decide(admission("w5")); d.Limit != work.LimitStarts {
+	if d := g.Decide(admission("w5")); d.Limit != observe.LimitStarts {
 		t.Fatalf("starts: %+v", d)
 	}
 	// A pool that cannot cover the child's budget refuses it.

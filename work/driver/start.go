@@ -38,7 +38,7 @@ func TooDeep(ctx context.Context, obs observe.Observer, spec work.Spec, maxDepth
 	if spec.Owner.Depth() < maxDepth {
 		return nil
 	}
-	Refused(ctx, obs, spec, work.LimitDepth, "")
+	Refused(ctx, obs, spec, observe.LimitDepth, "")
 	return Detail(work.ErrLimit, contract.LimitDetail(contract.LimitDepth, maxDepth))
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func (s *suite) badInput(t *testing.T) {
@@ -54,8 +55,8 @@ func (s *suite) limitOutstanding(t *testing.T) {
 	r2, c2 := v.running(o, Func, "")
 	_, err := v.e.Start(v.ctx, v.spec(o, Echo, "x"))
 	wantErr(t, "third Start", err, work.ErrLimit)
-	if !strings.Contains(err.Error(), work.LimitOutstanding) {
-		t.Fatalf("limit error %q does not name %q", err, work.LimitOutstanding)
+	if !strings.Contains(err.Error(), observe.LimitOutstanding) {
+		t.Fatalf("limit error %q does not name %q", err, observe.LimitOutstanding)
 	}
 	// Another owner is not limited by o's Work.
 	v.start(owner(t, "other"), Echo, "x")
@@ -74,8 +75,8 @@ func (s *suite) limitStarts(t *testing.T) {
 	}
 	_, err := v.e.Start(v.ctx, v.spec(o, Echo, "x"))
 	wantErr(t, "third Start", err, work.ErrLimit)
-	if !strings.Contains(err.Error(), work.LimitStarts) {
-		t.Fatalf("limit error %q does not name %q", err, work.LimitStarts)
+	if !strings.Contains(err.Error(), observe.LimitStarts) {
+		t.Fatalf("limit error %q does not name %q", err, observe.LimitStarts)
 	}
 	// Release forgets the owner, its starts budget included.
 	if err := v.e.Release(t.Context(), o); err != nil {
@@ -97,8 +98,8 @@ func (s *suite) limitDepth(t *testing.T) {
 	}
 	_, err := v.e.Start(v.ctx, v.spec(r.scope, Echo, "nested"))
 	wantErr(t, "Start in a child's scope at the depth limit", err, work.ErrLimit)
-	if !strings.Contains(err.Error(), work.LimitDepth) {
-		t.Fatalf("limit error %q does not name %q", err, work.LimitDepth)
+	if !strings.Contains(err.Error(), observe.LimitDepth) {
+		t.Fatalf("limit error %q does not name %q", err, observe.LimitDepth)
 	}
 	v.finish(c, "", nil)
 }

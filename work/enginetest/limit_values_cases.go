@@ -8,6 +8,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/limit"
 	"github.com/agentwork/agentwork/work/internal/seam"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // specResultBytes: a Spec's own output bound (Spec.MaxResultBytes) holds
@@ -71,8 +72,8 @@ func (s *suite) limitValues(t *testing.T) {
 		sp.NeedsApproval = true
 		_, err := v.e.Start(v.ctx, sp)
 		wantErr(t, "Start past the default outstanding limit with MaxOutstanding 0", err, work.ErrLimit)
-		if !strings.Contains(err.Error(), work.LimitOutstanding) {
-			t.Fatalf("limit error %q does not name %q", err, work.LimitOutstanding)
+		if !strings.Contains(err.Error(), observe.LimitOutstanding) {
+			t.Fatalf("limit error %q does not name %q", err, observe.LimitOutstanding)
 		}
 	})
 	t.Run("MaxDepthZeroIsTheDefault", func(t *testing.T) {

@@ -5,6 +5,14 @@ import (
 	"time"
 )
 
+// Limit names: the limits a start can be refused by, as they appear in
+// work.ErrLimit's message and as EventRefused's ErrorClass.
+const (
+	LimitOutstanding = "outstanding" // work.WithMaxOutstanding
+	LimitStarts      = "starts"      // work.WithMaxStarts
+	LimitDepth       = "depth"       // work.WithMaxDepth
+)
+
 // EventType names one lifecycle event of a Work.
 type EventType string
 
@@ -23,7 +31,8 @@ const (
 	EventGuidanceDropped   EventType = "guidance-dropped"
 	EventResultRead        EventType = "result-read"
 	// EventRefused reports a refused start: it has no WorkID, ErrorClass is
-	// the reason ("closed" or a Limit name), and its context is the caller's.
+	// the reason ("closed" or a Limit name: LimitOutstanding, LimitStarts,
+	// LimitDepth), and its context is the caller's.
 	EventRefused EventType = "refused"
 	// EventStatusBlock reports one rendered boundary status block: it has
 	// no WorkID, Count is the number of rows, and its context is the

@@ -55,6 +55,9 @@ var (
 	// UpdateRefusal returns the *work.Error of an update refused for
 	// reason (as error).
 	UpdateRefusal func(reason string) error
+	// ValidateOwner returns work.ErrInvalidOwner for an Owner (a
+	// work.Owner) that no engine accepts, nil for any other.
+	ValidateOwner func(o any) error
 	// EffectiveBudget returns the budget (its pooled dimensions and
 	// MaxDuration) a child whose Spec.Budget is want and maxDur runs with
 	// under sup (a *work.Engine; nil: no default, no ceiling), pools
