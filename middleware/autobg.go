@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -86,7 +87,7 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 			end(observe.ToolCallEnd{WorkID: ref.ID, Outcome: "ok"})
 			return out
 		case st.State.Terminal():
-			return failedCall(ref.ID, work.CallError(st), end)
+			return failedCall(ref.ID, boundary.CallError(st), end)
 		case ctx.Err() != nil:
 			return t.abandon(ctx, ref, end)
 		}

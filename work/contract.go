@@ -125,6 +125,10 @@ func init() {
 		return nil, false
 	}
 	seam.UpdateRefusal = func(reason string) error { return updateRefusal(reason) }
+	seam.CallError = func(st any) error {
+		s, _ := st.(Status)
+		return callError(s)
+	}
 	seam.ValidateOwner = func(o any) error {
 		ow, _ := o.(Owner)
 		return validOwner(ow)

@@ -103,12 +103,8 @@ var (
 	ErrCancelled = newError("cancelled", "call cancelled")
 )
 
-// CallError is the error a foreground Call of a child returns when the
-// child ends as st says: ErrChildFailed with st.Class for failed Work,
-// ErrCancelled for cancelled Work, and nil for any other state. A caller
-// that awaited a Work in place of a foreground call (the middleware's
-// auto-background option) answers with it as the call would have.
-func CallError(st Status) error {
+// callError is work/boundary's CallError (which documents it).
+func callError(st Status) error {
 	switch st.State {
 	case StateFailed:
 		if st.Class == "" {

@@ -87,3 +87,11 @@ func Guidance(ex *work.Execution) []string { return seam.Guidance(ex) }
 // and forgets them: the adapter frames a "no answer" note into the
 // child's next request for them. nil when there are none.
 func Unanswered(ex *work.Execution) []int { return seam.Unanswered(ex) }
+
+// CallError is the error a foreground call of a child returns when the
+// child ends as st says: work.ErrChildFailed with st.Class (class error
+// when it has none) for failed Work, work.ErrCancelled for cancelled
+// Work, and nil for any other state. An adapter that awaited a Work in
+// place of a foreground call (the middleware's auto-background option)
+// answers with it as the call would have.
+func CallError(st work.Status) error { return seam.CallError(st) }

@@ -118,3 +118,24 @@ func TestBudgetAndAllocations(t *testing.T) {
 		t.Errorf("the request after the final one = %v, want ErrBudgetExhausted", sn.refused)
 	}
 }
+
+// TestCallError: the error a foreground call would have returned for a
+// Work that ended in each state.
+func TestCallError(t *testing.T) {
+	var we *work.Error
+	if err := boundary.CallError(work.Status{State: work.StateFailed, Class: work.ClassPanic}); !errors.Is(err, work.ErrChildFailed) ||
+		!errors.As(err, &we) || we.Class != work.ClassPanic {
+		t.Fatalf("failed (panic) = %v", err)
+	}
+	if err := boundary.CallError(work.Status{State: work.StateFailed}); !errors.As(err, &we) || we.Class != work.ClassError {
+		t.Fatalf("failed with no class = %v, want class %q", err, work.ClassError)
+	}
+	if err := boundary.CallError(work.Status{State: work.StateCancelled}); !errors.Is(err, work.ErrCancelled) {
+		t.Fatalf("cancelled = %v", err)
+	}
+	for _, s := range []work.State{work.StateCompleted, work.StateRunning, work.StateQueued, ""} {
+		if err := boundary.CallError(work.Status{State: s}); err != nil {
+			t.Fatalf("%q = %v, want nil", s, err)
+		}
+	}
+}

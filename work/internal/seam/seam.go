@@ -58,6 +58,9 @@ var (
 	// ValidateOwner returns work.ErrInvalidOwner for an Owner (a
 	// work.Owner) that no engine accepts, nil for any other.
 	ValidateOwner func(o any) error
+	// CallError returns the error a foreground call returns for a Work
+	// that ended as st (a work.Status) says, nil when it did not fail.
+	CallError func(st any) error
 	// EffectiveBudget returns the budget (its pooled dimensions and
 	// MaxDuration) a child whose Spec.Budget is want and maxDur runs with
 	// under sup (a *work.Engine; nil: no default, no ceiling), pools
