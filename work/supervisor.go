@@ -22,11 +22,12 @@ var (
 	errDeadline        = fmt.Errorf("work: maximum duration reached: %w", context.DeadlineExceeded)
 )
 
-// Engine is where Work runs and is recorded: the seam between the
-// model-facing layers (the middleware, the langchaingo adapter) and an
-// implementation. *Engine is the default, process-local implementation;
-// others (a durable runner such as runners/temporal) implement the same
-// contract, which the conformance suite in package work/enginetest checks.
+// Engine is where Work runs and is recorded: what applications and the
+// model-facing layers (the middleware, the adapters) use. New makes the
+// in-process Engine; a durable runner (runners/temporal, runners/restate)
+// makes one whose Work runs on its service. Every Engine keeps the same
+// contract, which the conformance suite in package work/enginetest checks
+// on each.
 //
 // The contract, for every implementation:
 //
@@ -35,7 +36,7 @@ var (
 //     implementation that talks to a remote service bounds each call by
 //     ctx (and may cap it with its own timeout), except where abandoning
 //     a call could leave it half done (runners/temporal's Start, bounded
-//     by its timeout alone, documents this). The in-process Supervisor
+//     by its timeout alone, documents this). The in-process Engine
 //     answers every method but Start, Call and Result from memory and
 //     ignores its ctx there.
 //   - Owners are isolated: an id that is unknown, or that belongs to another
@@ -100,7 +101,7 @@ var (
 //     notices for o's visible Work (one per Work reaching a terminal state
 //     from now on); it never waits for the reader (a full buffer drops and
 //     counts). A reader treats a Notice as a wake-up and reads the state
-//     with List or Status. Engines other than the Supervisor build it with
+//     with List or Status. Engines other than the in-process one build it with
 //     work/driver.
 //   - A Spec with NeedsApproval is held queued, out of the dispatch queue
 //     and holding no slot, until it is answered (Pending, Approve, Deny);
@@ -136,20 +137,21 @@ var (
 // (Ref.Guarantees), the attempt count in Status, how many Works run at once
 // and where.
 //
-// Supervisor is the process-local registry and runner of Work. Create one
-// with New; it is safe for concurrent use. A Supervisor not made by New
-// (its zero value, or a nil *Engine) runs nothing: its methods that
-// return an error return ErrNotInitialized, the others zero values. Every owner operation costs
-// O(that owner's items), never a scan of the registry.
+// The in-process Engine (New; the Supervisor, as this package's docs call
+// it) is the process-local registry and runner of Work; every owner
+// operation costs O(that owner's items), never a scan of the registry. An
+// Engine made neither by New nor by a runner (its zero value, or a nil
+// *Engine) runs nothing: its methods that return an error return
+// ErrNotInitialized, the others zero values.
 //
-// Every goroutine running a child of a Supervisor (a Work's child, a
+// Every goroutine running a child of an in-process Engine (a Work's child, a
 // foreground call's, an external job's Submit and Await) carries the
 // profiler label "agentwork.supervisor" (runtime/pprof), with a value
-// unique to that Supervisor within the process (a decimal number), set
+// unique to that Engine within the process (a decimal number), set
 // afresh for each child it runs; goroutines a child starts inherit it
 // (unless the child replaces its labels first), so CPU and goroutine
-// profiles can be split by Supervisor, for example with pprof's -tagfocus.
-// The Supervisor never reads it back.
+// profiles can be split by Engine, for example with pprof's -tagfocus.
+// The Engine never reads it back.
 type Engine struct {
 	// impl is the implementation of an Engine that is not the in-process
 	// one (work/driver's NewEngine); nil for the in-process Engine, whose
@@ -220,8 +222,8 @@ type Engine struct {
 	ids    *mrand.ChaCha8  // the generator of Work ids, guarded by mu (scopeIDLocked)
 }
 
-// New returns a Supervisor configured by opts. If the Observer is an observe.Watcher,
-// New calls its Watch method.
+// New returns an in-process Engine configured by opts. If the Observer
+// is an observe.Watcher, New calls its Watch method.
 func New(opts ...Option) *Engine {
 	s := &Engine{
 		owners:     make(map[string]*ownerState),
@@ -252,8 +254,8 @@ func (s *Engine) Observer() observe.Observer {
 	return s.observer
 }
 
-// Now returns the Supervisor's clock's current time (the zero time for a
-// Supervisor not made by New).
+// Now returns the engine's clock's current time (the zero time for an
+// Engine not made by New or a runner).
 func (s *Engine) Now() time.Time {
 	if s != nil && s.impl != nil {
 		return s.impl.Now()
