@@ -350,8 +350,7 @@ func TestPrepareWorkNameWithoutBackground(t *testing.T) {
 	}
 }
 
-// A typed nil *work.Engine inside the work.Engine interface is refused
-// like an untyped nil.
+// A nil *work.Engine is refused.
 func TestPrepareTypedNilEngine(t *testing.T) {
 	var sup *work.Engine
 	if _, err := middleware.Prepare(sup, work.NewOwner("o"), map[string]any{}); err == nil {
