@@ -32,7 +32,8 @@ import (
 //
 // A durable runner's Engine has no Work of its own to drain (its Work
 // goes on on its service): its Shutdown closes it, as Close does, and
-// reports Drained (when Close returned nil) and how long that took.
+// reports Drained (when Close returned nil) and how long that took; it
+// hands no report to the Observer.
 func (s *Engine) Shutdown(ctx context.Context) (observe.ShutdownReport, error) {
 	if s != nil && s.impl != nil {
 		if sh, ok := s.impl.(shutdowner); ok {
