@@ -89,7 +89,7 @@ func TestUpdateTelemetryThroughSupervisor(t *testing.T) {
 	}
 	agent, err := h.launch(ctx, researcher, work.Spec{Updates: policy, Input: "input " + updateCanary, Run: func(ctx context.Context) (string, error) {
 		ex, _ := work.ExecutionFrom(ctx)
-		report("agent")(ex.ReportUpdate("call_q", canaryValue("which source?"), true))
+		report("agent")(work.ReportUpdate(ctx, "call_q", canaryValue("which source?"), true))
 		if _, err := boundary.BeginRequest(ex); err != nil { // waits for the answer
 			return "", err
 		}

@@ -41,14 +41,14 @@ type childRuntime interface {
 	// guidance drains the child's guidance (boundary.Guidance).
 	guidance() []string
 	// reportUpdate decides on an update the child reports
-	// (Execution.ReportUpdate).
+	// (ReportUpdate).
 	reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error)
 	// awaitQuestion is the question wait of work/boundary's BeginRequest.
 	awaitQuestion()
 	// awaitSlot is the running-slot wait of work/boundary's BeginRequest.
 	awaitSlot()
 	// awaitAnswer waits for the answer to the child's question
-	// (Execution.AwaitAnswer).
+	// (AwaitAnswer).
 	awaitAnswer(ctx context.Context) ([]string, error)
 	// takeUnanswered returns the questions whose wait ended without an
 	// answer since the last call, and forgets them (boundary.Unanswered).

@@ -116,19 +116,21 @@ func TestMisuseNilArguments(t *testing.T) {
 	}
 }
 
-// TestMisuseExecution: the nil and zero Execution answer the calls of a
-// child outside a run: updates refused as not declared, no answer to wait
-// for, nothing unanswered.
+// TestMisuseExecution: outside a child run (a context with no Execution,
+// the nil and zero Execution) updates are refused as not declared, there
+// is no answer to wait for and nothing is unanswered.
 func TestMisuseExecution(t *testing.T) {
+	enginetest.NoHang(t, "outside a child", func() {
+		if _, err := work.ReportUpdate(t.Context(), "k", []byte(`1`), true); !errors.Is(err, work.ErrUpdateRefused) {
+			t.Errorf("ReportUpdate = %v, want ErrUpdateRefused", err)
+		}
+		if g, err := work.AwaitAnswer(t.Context()); g != nil || err != nil {
+			t.Errorf("AwaitAnswer = %v %v", g, err)
+		}
+	})
 	for name, ex := range map[string]*work.Execution{"nil": nil, "zero": {}} {
 		t.Run(name, func(t *testing.T) {
 			enginetest.NoHang(t, name, func() {
-				if _, err := ex.ReportUpdate("k", []byte(`1`), true); !errors.Is(err, work.ErrUpdateRefused) {
-					t.Errorf("ReportUpdate = %v, want ErrUpdateRefused", err)
-				}
-				if g, err := ex.AwaitAnswer(t.Context()); g != nil || err != nil {
-					t.Errorf("AwaitAnswer = %v %v", g, err)
-				}
 				if u := boundary.Unanswered(ex); u != nil {
 					t.Errorf("Unanswered = %v", u)
 				}

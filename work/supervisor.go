@@ -134,7 +134,7 @@ var (
 //     nil); Now returns the implementation's clock's time.
 //
 // What an implementation may legitimately choose: the Ref's guarantees
-// (Ref.Guarantees), the attempt count in Status, how many Works run at once
+// (Ref.Durable), the attempt count in Status, how many Works run at once
 // and where.
 //
 // The in-process Engine (New; the Supervisor, as this package's docs call

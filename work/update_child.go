@@ -37,22 +37,8 @@ func updateRefusal(reason string) *Error {
 	return ErrUpdateRefused
 }
 
-// ReportUpdate reports an update of the child whose context ctx is (see
-// Execution.ReportUpdate). Outside a child it is refused with
-// UpdateRefusedNotDeclared.
-func ReportUpdate(ctx context.Context, key string, value []byte, question bool) (UpdateReceipt, error) {
-	e, _ := ExecutionFrom(ctx)
-	return e.ReportUpdate(key, value, question)
-}
-
-// AwaitAnswer waits for the answer to the question the function child
-// whose context ctx is asked (see Execution.AwaitAnswer).
-func AwaitAnswer(ctx context.Context) ([]string, error) {
-	e, _ := ExecutionFrom(ctx)
-	return e.AwaitAnswer(ctx)
-}
-
-// ReportUpdate reports one update of the child's Work: value is its
+// ReportUpdate reports one update of the Work of the child whose context
+// ctx is (or is derived from): value is its
 // encoded payload (valid JSON), key its idempotency key (the tool-call id,
 // or one the child chose), and question asks the supervisor a question.
 // It returns the update's receipt at once, or ErrUpdateRefused whose Class
@@ -74,7 +60,11 @@ func AwaitAnswer(ctx context.Context) ([]string, error) {
 // its updates are refused with UpdateRefusedNotDeclared (an observe.EventUpdate
 // still reports each), and so are those of a Work whose Spec declares
 // none. Under another Engine (work/driver's WithRemote) its hooks decide.
-func (e *Execution) ReportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
+//
+// Outside a child (no Execution in ctx) it is refused with
+// UpdateRefusedNotDeclared.
+func ReportUpdate(ctx context.Context, key string, value []byte, question bool) (UpdateReceipt, error) {
+	e, _ := ExecutionFrom(ctx)
 	if e == nil || e.run() == nil {
 		return UpdateReceipt{}, updateRefusal(UpdateRefusedNotDeclared)
 	}
@@ -82,14 +72,16 @@ func (e *Execution) ReportUpdate(key string, value []byte, question bool) (Updat
 }
 
 // AwaitAnswer is how a function child waits for the answer to its
-// question: it blocks until guidance arrives for the Work (Answer) and
+// question (ctx is the child's context, or one derived from it): it
+// blocks until guidance arrives for the Work (Engine.Answer) and
 // returns it, drained as work/boundary's Guidance drains it. With no answer within the
 // question's timeout it returns ErrUnanswered, and ErrCancelled when ctx
-// or the child's context ends first. With no question open it returns at
+// ends first. With no question open it returns at
 // once with the guidance waiting (nil when there is none). An agent child
 // does not call it: its next boundary.BeginRequest waits instead. Outside a child
 // it returns nil and no error.
-func (e *Execution) AwaitAnswer(ctx context.Context) ([]string, error) {
+func AwaitAnswer(ctx context.Context) ([]string, error) {
+	e, _ := ExecutionFrom(ctx)
 	if e == nil || e.run() == nil {
 		return nil, nil
 	}

@@ -120,7 +120,7 @@ func TestQuestionTimeout(t *testing.T) {
 	o := work.NewOwner("qt")
 	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{QuestionTimeout: time.Minute})
 	base := h.clk.Pending()
-	if rec, err := c.ex.ReportUpdate("q1", []byte(`"first?"`), true); err != nil || rec.Seq != 1 {
+	if rec, err := work.ReportUpdate(c.ctx, "q1", []byte(`"first?"`), true); err != nil || rec.Seq != 1 {
 		t.Fatalf("question 1 = %+v, %v", rec, err)
 	}
 	if h.clk.Pending() != base+1 {
@@ -128,7 +128,7 @@ func TestQuestionTimeout(t *testing.T) {
 	}
 	h.clk.Advance(30 * time.Second)
 	// A second question joins the open wait: its timeout is the first's.
-	if rec, err := c.ex.ReportUpdate("q2", []byte(`"second?"`), true); err != nil || rec.Seq != 2 {
+	if rec, err := work.ReportUpdate(c.ctx, "q2", []byte(`"second?"`), true); err != nil || rec.Seq != 2 {
 		t.Fatalf("question 2 = %+v, %v", rec, err)
 	}
 	if h.clk.Pending() != base+1 {
@@ -172,7 +172,7 @@ func TestQuestionAnswered(t *testing.T) {
 	if _, err := h.s.Send(ctx, o, ref.ID, "", "before"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ex.ReportUpdate("q", []byte(`"which?"`), true); err != nil {
+	if _, err := work.ReportUpdate(c.ctx, "q", []byte(`"which?"`), true); err != nil {
 		t.Fatal(err)
 	}
 	ch := beginAsync(c.ex)
@@ -283,7 +283,7 @@ func TestQuestionWaitEndsWithWork(t *testing.T) {
 			ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{QuestionTimeout: 10 * time.Hour},
 				func(s *work.Spec) { s.Budget.MaxDuration = time.Minute })
 			base := h.clk.Pending()
-			if _, err := c.ex.ReportUpdate("q", []byte(`"?"`), true); err != nil {
+			if _, err := work.ReportUpdate(c.ctx, "q", []byte(`"?"`), true); err != nil {
 				t.Fatal(err)
 			}
 			ch := beginAsync(c.ex)
@@ -319,13 +319,13 @@ func TestUpdateEventsAndNotices(t *testing.T) {
 	defer sub.Close()
 	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{MaxUpdates: 1})
 	v := []byte(`{"note":"` + canary + `"}`)
-	if _, err := c.ex.ReportUpdate("k", v, false); err != nil {
+	if _, err := work.ReportUpdate(c.ctx, "k", v, false); err != nil {
 		t.Fatal(err)
 	}
-	if rec, err := c.ex.ReportUpdate("k", v, false); err != nil || !rec.Duplicate {
+	if rec, err := work.ReportUpdate(c.ctx, "k", v, false); err != nil || !rec.Duplicate {
 		t.Fatalf("repeat = %+v, %v", rec, err)
 	}
-	_, err = c.ex.ReportUpdate("k2", v, true)
+	_, err = work.ReportUpdate(c.ctx, "k2", v, true)
 	var we *work.Error
 	if !errors.As(err, &we) || we.Class != work.UpdateRefusedCount || strings.Contains(err.Error(), canary) {
 		t.Fatalf("over the count: %v", err)
@@ -361,7 +361,7 @@ func TestUpdateNoticeLeavesSettlement(t *testing.T) {
 	defer sub.Close()
 	_, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
 	for _, k := range []string{"a", "b", "c"} {
-		if _, err := c.ex.ReportUpdate(k, []byte(`0`), false); err != nil {
+		if _, err := work.ReportUpdate(c.ctx, k, []byte(`0`), false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -388,8 +388,8 @@ func TestUpdatesOutsideWork(t *testing.T) {
 		t.Fatalf("outside a child: %v", err)
 	}
 	var nilEx *work.Execution
-	if g, err := nilEx.AwaitAnswer(context.Background()); g != nil || err != nil || boundary.Unanswered(nilEx) != nil {
-		t.Fatalf("a nil Execution's AwaitAnswer = %q, %v", g, err)
+	if g, err := work.AwaitAnswer(context.Background()); g != nil || err != nil || boundary.Unanswered(nilEx) != nil {
+		t.Fatalf("AwaitAnswer outside a child = %q, %v", g, err)
 	}
 	var got error
 	_, err := h.s.Call(context.Background(), work.Spec{Owner: work.NewOwner("fg"), Target: agentT,
@@ -407,7 +407,7 @@ func TestUpdatesOutsideWork(t *testing.T) {
 	// A Work that declares none: refused, and no updates to read.
 	o := work.NewOwner("nd")
 	ref, c := h.running(o, agentT)
-	if _, err := c.ex.ReportUpdate("k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+	if _, err := work.ReportUpdate(c.ctx, "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
 		t.Fatalf("undeclared: %v", err)
 	}
 	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || us == nil || len(us) != 0 {
@@ -432,15 +432,15 @@ func TestUpdateAfterSettled(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	o := work.NewOwner("late")
 	ref, c := h.startUpdating(o, agentT, work.UpdatePolicy{})
-	if _, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil {
+	if _, err := work.ReportUpdate(c.ctx, "k", []byte(`1`), false); err != nil {
 		t.Fatal(err)
 	}
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
-	if _, err := c.ex.ReportUpdate("k2", []byte(`2`), false); !isRefusal(err, work.UpdateRefusedEnding) {
+	if _, err := work.ReportUpdate(c.ctx, "k2", []byte(`2`), false); !isRefusal(err, work.UpdateRefusedEnding) {
 		t.Fatalf("an update after the end: %v", err)
 	}
-	if rec, err := c.ex.ReportUpdate("k", []byte(`1`), false); err != nil || !rec.Duplicate || rec.Seq != 1 {
+	if rec, err := work.ReportUpdate(c.ctx, "k", []byte(`1`), false); err != nil || !rec.Duplicate || rec.Seq != 1 {
 		t.Fatalf("a repeat after the end = %+v, %v", rec, err)
 	}
 	evs := h.obs.events(ref.ID)

@@ -162,7 +162,7 @@ func (it *item) waitAnswer(ctx context.Context) {
 }
 
 // awaitAnswer waits for the answer to the child's open question, if any
-// (Execution.AwaitAnswer).
+// (AwaitAnswer).
 func (it *item) awaitAnswer(ctx context.Context) ([]string, error) {
 	if it.upd == nil {
 		return nil, nil

@@ -45,8 +45,8 @@ func IsID(s string) bool {
 	return true
 }
 
-// Guarantees is the fixed guarantee pair of every Ref.
-type Guarantees struct {
+// guarantees is the guarantee pair of a Ref's JSON.
+type guarantees struct {
 	Execution string `json:"execution"`
 	Rejoin    string `json:"rejoin"`
 }
@@ -54,13 +54,14 @@ type Guarantees struct {
 // kind returns "work.ref".
 func (Ref) kind() string { return "work.ref" }
 
-// Guarantees returns {process-local, process-local}: execution and rejoin are
-// both bound to this process; or {durable, durable} when r.Durable is set.
-func (r Ref) Guarantees() Guarantees {
+// guarantees returns {process-local, process-local}: execution and rejoin
+// are both bound to this process; or {durable, durable} when r.Durable is
+// set.
+func (r Ref) guarantees() guarantees {
 	if r.Durable {
-		return Guarantees{Execution: "durable", Rejoin: "durable"}
+		return guarantees{Execution: "durable", Rejoin: "durable"}
 	}
-	return Guarantees{Execution: "process-local", Rejoin: "process-local"}
+	return guarantees{Execution: "process-local", Rejoin: "process-local"}
 }
 
 // MarshalJSON encodes the exact Ref contract.
@@ -69,8 +70,8 @@ func (r Ref) MarshalJSON() ([]byte, error) {
 		Kind       string     `json:"kind"`
 		ID         string     `json:"id"`
 		TargetID   string     `json:"targetId"`
-		Guarantees Guarantees `json:"guarantees"`
-	}{r.kind(), r.ID, r.TargetID, r.Guarantees()})
+		Guarantees guarantees `json:"guarantees"`
+	}{r.kind(), r.ID, r.TargetID, r.guarantees()})
 }
 
 // Status is the result-free projection of one Work, as list and status

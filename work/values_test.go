@@ -67,7 +67,7 @@ func TestRefFromStart(t *testing.T) {
 			t.Fatalf("id %d %q: not 128-bit hex or repeated", i, ref.ID)
 		}
 		seen[ref.ID] = true
-		if ref.TargetID != "researcher-v2" || work.RefKind(ref) != "work.ref" || ref.Guarantees() != (work.Guarantees{Execution: "process-local", Rejoin: "process-local"}) {
+		if ref.TargetID != "researcher-v2" || work.RefKind(ref) != "work.ref" || ref.Durable {
 			t.Fatalf("ref = %+v", ref)
 		}
 		h.obs.waitTerminal(ref.ID)

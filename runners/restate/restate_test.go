@@ -133,7 +133,7 @@ var contentKey = func() []byte {
 
 func (harness) Capabilities() enginetest.Capabilities {
 	return enginetest.Capabilities{
-		Guarantees:     work.Guarantees{Execution: "durable", Rejoin: "durable"},
+		Durable:        true,
 		Attempt:        1,
 		ExactWaitClock: true,
 		Pools:          true,

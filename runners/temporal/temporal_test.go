@@ -128,7 +128,7 @@ func (h harness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 
 func (harness) Capabilities() enginetest.Capabilities {
 	return enginetest.Capabilities{
-		Guarantees:     work.Guarantees{Execution: "durable", Rejoin: "durable"},
+		Durable:        true,
 		Attempt:        1,
 		ExactWaitClock: true,
 		Pools:          true,

@@ -232,14 +232,14 @@ func TestUpdateCanary(t *testing.T) {
 	eng, _ := deploy(t, "updcanary", map[string]temporal.Child{
 		"agent": {Kind: work.KindAgent, Run: func(ctx context.Context, _ string) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
-			if _, err := ex.ReportUpdate("k", []byte(`{"note":"`+canaryUpdate+`"}`), false); err != nil {
+			if _, err := work.ReportUpdate(ctx, "k", []byte(`{"note":"`+canaryUpdate+`"}`), false); err != nil {
 				return "", err
 			}
-			if _, err := ex.ReportUpdate("k", []byte(`{"note":"`+canaryUpdate+` other"}`), false); !errors.Is(err, work.ErrUpdateRefused) ||
+			if _, err := work.ReportUpdate(ctx, "k", []byte(`{"note":"`+canaryUpdate+` other"}`), false); !errors.Is(err, work.ErrUpdateRefused) ||
 				strings.Contains(err.Error(), "CANARY") {
 				return "", fmt.Errorf("the conflict: %v", err)
 			}
-			if _, err := ex.ReportUpdate("q", []byte(`{"question":"`+canaryQuestion+`"}`), true); err != nil {
+			if _, err := work.ReportUpdate(ctx, "q", []byte(`{"question":"`+canaryQuestion+`"}`), true); err != nil {
 				return "", err
 			}
 			if _, err := boundary.BeginRequest(ex); err != nil { // waits for the answer

@@ -205,7 +205,7 @@ func (d *droppedBeforeUsage) Event(ctx context.Context, e observe.Event) {
 func (h brokenHarness) Capabilities() enginetest.Capabilities {
 	c := supervisor{}.Capabilities()
 	if h.defect == "wrong-guarantees" {
-		c.Guarantees = work.Guarantees{Execution: "durable", Rejoin: "durable"}
+		c.Durable = true
 	}
 	return c
 }

@@ -94,9 +94,10 @@ func (c Config) Options() []work.Option {
 
 // Capabilities is what an implementation legitimately chooses.
 type Capabilities struct {
-	// Guarantees is the pair every Ref must carry (process-local for the
-	// in-process Supervisor, durable for a durable runner).
-	Guarantees work.Guarantees
+	// Durable says which guarantee pair every Ref must carry: false for
+	// {process-local, process-local} (the in-process engine), true for
+	// {durable, durable} (a durable runner), as Ref.Durable.
+	Durable bool
 	// Attempt is the attempt a Work that ran once must report: 1.
 	Attempt int
 	// ExactWaitClock: the Engine measures Result waits on real time, so a

@@ -17,18 +17,22 @@ func (s *suite) lifecycle(t *testing.T) {
 	if !work.IsID(ref.ID) || ref.TargetID != Agent {
 		t.Fatalf("Ref = %+v, want a 32-hex id and targetId %q", ref, Agent)
 	}
-	if g := ref.Guarantees(); g != s.caps.Guarantees {
-		t.Fatalf("guarantees = %+v, want %+v", g, s.caps.Guarantees)
+	if ref.Durable != s.caps.Durable {
+		t.Fatalf("Ref.Durable = %v, want %v", ref.Durable, s.caps.Durable)
+	}
+	pair := "process-local"
+	if s.caps.Durable {
+		pair = "durable"
 	}
 	b, _ := json.Marshal(ref)
 	want := fmt.Sprintf(`{"kind":"work.ref","id":%q,"targetId":"agent","guarantees":{"execution":%q,"rejoin":%q}}`,
-		ref.ID, s.caps.Guarantees.Execution, s.caps.Guarantees.Rejoin)
+		ref.ID, pair, pair)
 	if string(b) != want {
 		t.Fatalf("ref JSON = %s, want %s", b, want)
 	}
 	st := v.status(o, ref.ID)
 	if st.State != work.StateRunning || st.StartedAt.IsZero() || !st.FinishedAt.IsZero() || st.ResultAvailable ||
-		st.TargetLabel != Agent || st.Work.ID != ref.ID || st.Work.Guarantees() != s.caps.Guarantees {
+		st.TargetLabel != Agent || st.Work.ID != ref.ID || st.Work != ref {
 		t.Fatalf("running status = %+v", st)
 	}
 	if st.CreatedAt.After(st.StartedAt) {

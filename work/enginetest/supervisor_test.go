@@ -27,7 +27,7 @@ func (supervisor) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 
 func (supervisor) Capabilities() enginetest.Capabilities {
 	return enginetest.Capabilities{
-		Guarantees:     work.Guarantees{Execution: "process-local", Rejoin: "process-local"},
+		Durable:        false,
 		Attempt:        1,
 		ExactWaitClock: true,
 		Pools:          true,

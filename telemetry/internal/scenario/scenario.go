@@ -97,7 +97,7 @@ func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 		_ = boundary.Guidance(ex) // delivered 1
 		// Two updates (10 and 20 bytes) and a third over the count.
 		for i, v := range []string{`{"step":1}`, `{"step":2,"of":2}`, `{"step":3}`} {
-			_, err := ex.ReportUpdate(fmt.Sprint("u", i), []byte(v), false)
+			_, err := work.ReportUpdate(ctx, fmt.Sprint("u", i), []byte(v), false)
 			if (i < 2) != (err == nil) {
 				return "", fmt.Errorf("update %d: %v", i+1, err)
 			}
