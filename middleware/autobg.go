@@ -78,7 +78,7 @@ func (t *childTool) backgroundNote() string {
 func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time, bound time.Duration, end func(observe.ToolCallEnd)) string {
 	s := t.set
 	for {
-		wait := min(max(deadline.Sub(s.sup.Now()), 0), work.MaxResultWait)
+		wait := min(max(deadline.Sub(boundary.Now(s.sup)), 0), work.MaxResultWait)
 		st, out, err := s.sup.Result(ctx, s.owner, ref.ID, wait)
 		switch {
 		case err != nil:
@@ -91,7 +91,7 @@ func (t *childTool) await(ctx context.Context, ref work.Ref, deadline time.Time,
 		case ctx.Err() != nil:
 			return t.abandon(ctx, ref, end)
 		}
-		now := s.sup.Now()
+		now := boundary.Now(s.sup)
 		if now.Before(deadline) {
 			continue // a wait capped at MaxResultWait, or one the engine cut short
 		}

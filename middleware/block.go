@@ -20,7 +20,7 @@ const StatusUnavailable = "[background work] status unavailable: the engine did 
 // after the cacheable prefix of the owner's next model request (never as a
 // system message, never cached). It returns "" when the owner has no
 // visible Work, and StatusUnavailable when the engine cannot read the
-// rows (an error of work.Engine.Rows, which ctx bounds: a durable
+// rows (an error of work/boundary's Rows, which ctx bounds: a durable
 // engine's service is away). The format is exactly:
 //
 //	[background work] id | target | state | elapsed | result
@@ -29,7 +29,7 @@ const StatusUnavailable = "[background work] status unavailable: the engine did 
 //	and N more
 //	(read results with the work tool's result action; status never includes output)
 //
-// with at most 12 rows in the engine's priority order (work.Engine.Rows),
+// with at most 12 rows in the engine's priority order (work/boundary's Rows),
 // elapsed rounded to the second in Go's form (for example 1m5s), and the
 // "and N more" line only when rows were left out. It contains nothing but
 // ids, labels, states, elapsed times and result availability. Each call
@@ -44,14 +44,14 @@ func (s *Kit) StatusBlock(ctx context.Context) string {
 // StatusBlockRows is StatusBlock that also returns the rows the block
 // shows. A block rendered while RunUntilSettled runs counts as shown to
 // the coordinator: a failure among its rows is not announced again.
-func (s *Kit) StatusBlockRows(ctx context.Context) (string, []work.Row) {
+func (s *Kit) StatusBlockRows(ctx context.Context) (string, []observe.Row) {
 	if s == nil || s.sup == nil || s.released.Load() {
 		return "", nil
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rows, more, err := s.sup.Rows(ctx, s.owner)
+	rows, more, err := boundary.Rows(ctx, s.sup, s.owner)
 	if err != nil {
 		// Neither an empty block (no Work) nor rows read before.
 		return StatusUnavailable, nil
@@ -73,7 +73,7 @@ func (s *Kit) StatusBlockRows(ctx context.Context) (string, []work.Row) {
 	}
 	b.WriteString("(read results with the work tool's result action; status never includes output)")
 	s.obs.Event(ctx, observe.Event{Type: observe.EventStatusBlock, Owner: s.owner.ID(), Depth: s.owner.Depth(),
-		Time: s.sup.Now(), Count: len(rows)})
+		Time: boundary.Now(s.sup), Count: len(rows)})
 	s.shown(rows)
 	return b.String(), rows
 }

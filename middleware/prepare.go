@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -104,7 +105,7 @@ func PrepareWith(ctx context.Context, sup *work.Engine, owner work.Owner, entrie
 	if sup == nil {
 		return nil, ErrNilEngine
 	}
-	obs := sup.Observer()
+	obs := boundary.Observer(sup)
 	if obs == nil { // an engine of another package may have none
 		obs = observe.NopObserver{}
 	}
@@ -429,7 +430,7 @@ func (t *childTool) Call(ctx context.Context, raw string) (string, error) {
 		spec.CallID, spec.InputDigest = CallID(ctx), sha256.Sum256([]byte(in.input))
 		var deadline time.Time // a call that may move waits until then, from its start
 		if auto > 0 {
-			deadline = s.sup.Now().Add(auto)
+			deadline = boundary.Now(s.sup).Add(auto)
 		}
 		s.relMu.RLock()
 		if s.released.Load() {

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // DefaultMaxResumes bounds how often RunUntilSettled runs the coordinator
@@ -121,7 +123,7 @@ type Resume struct {
 // when several settle together or while a run is in progress, and however
 // many the owner has: a subscription (work.Engine.Subscribe) only wakes
 // the helper, which then reads all of the owner's settled Works
-// (work.Engine.Settled, not limited like List). A Work the owner's
+// (work/boundary's Settled, not limited like List). A Work the owner's
 // retention evicts before it is announced is lost with its result. A
 // notice of another kind (work.NoticeApproval) only wakes it: a Work
 // awaiting approval is live, so it keeps waiting, up to the Work's
@@ -188,11 +190,11 @@ func (s *Kit) RunUntilSettled(ctx context.Context, run func(context.Context, Res
 			drainNotices(sub.C(), watch)
 			// Live first: a Work settling between the two reads is then
 			// either still live or among the settled.
-			live, err := s.sup.Live(ctx, owner)
+			live, err := boundary.Live(ctx, s.sup, owner)
 			if err != nil {
 				return res, err
 			}
-			settled, err := s.sup.Settled(ctx, owner)
+			settled, err := boundary.Settled(ctx, s.sup, owner)
 			if err != nil {
 				return res, err
 			}
@@ -297,7 +299,7 @@ func (w *failureWatch) failedShown(s *shownSet) func(string) bool {
 }
 
 // shown records the failed Works of a status block the Kit rendered.
-func (s *Kit) shown(rows []work.Row) {
+func (s *Kit) shown(rows []observe.Row) {
 	w := &s.watch
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -10,13 +10,14 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // downEngine is an engine whose service is away: every read and action
 // answers work.ErrUnavailable after wait (a remote engine's RPC timeout),
 // counting the calls that reached it.
 type downEngine struct {
-	*work.Engine
+	driver.Engine
 	down  atomic.Bool
 	wait  time.Duration
 	calls atomic.Int32
@@ -31,7 +32,7 @@ func (d *downEngine) fail(ctx context.Context) error {
 	return driver.Detail(work.ErrUnavailable, "the service did not answer")
 }
 
-func (d *downEngine) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+func (d *downEngine) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
 	if d.down.Load() {
 		return nil, 0, d.fail(ctx)
 	}
@@ -57,7 +58,7 @@ func (d *downEngine) Cancel(ctx context.Context, o work.Owner, id string) (work.
 // which says there is no Work, nor rows read before, shown as current).
 func TestStatusBlockUnavailable(t *testing.T) {
 	e := newEnv(t)
-	d := &downEngine{Engine: e.sup}
+	d := &downEngine{Engine: driver.Forward(e.sup)}
 	g := e.gate("x", nil)
 	s, err := middleware.Prepare(driver.NewEngine(d), work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
 	if err != nil {
@@ -84,7 +85,7 @@ func TestStatusBlockUnavailable(t *testing.T) {
 // engine, not two (the existence check's and the action's).
 func TestWorkToolUnavailableOnce(t *testing.T) {
 	e := newEnv(t)
-	d := &downEngine{Engine: e.sup, wait: 50 * time.Millisecond}
+	d := &downEngine{Engine: driver.Forward(e.sup), wait: 50 * time.Millisecond}
 	g := e.gate("x", nil)
 	s, err := middleware.Prepare(driver.NewEngine(d), work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -206,7 +207,7 @@ func (t *workTool) Call(ctx context.Context, raw string) (string, error) {
 // err is the engine's work.ErrUnavailable when it could not tell (the
 // action is then answered with it, without asking the engine again).
 func (t *workTool) exists(ctx context.Context, in workInput) (bool, error) {
-	if in.Action == "list" || !work.IsID(in.ID) {
+	if in.Action == "list" || !boundary.IsID(in.ID) {
 		return false, nil
 	}
 	_, err := t.set.sup.Status(ctx, t.set.owner, in.ID)
@@ -227,7 +228,7 @@ func (t *workTool) do(ctx context.Context, in workInput) (out, outcome, code str
 		}
 		return mustJSON(list), "ok", ""
 	}
-	if !work.IsID(in.ID) {
+	if !boundary.IsID(in.ID) {
 		return notFound, "not_found", ""
 	}
 	switch in.Action {

@@ -137,7 +137,7 @@ func cardinalityRun(t *testing.T, targets []work.Target, works, owners int) (int
 		}
 		_, end := obs.Begin(ctx, observe.ToolCall{Kind: observe.ToolCallAction, Tool: "work", Action: fmt.Sprintf("bogus-%d", j), Owner: o.ID()})
 		end(observe.ToolCallEnd{Outcome: "invalid", ErrorClass: "invalid_action"})
-		rows, _, _ := s.Rows(ctx, o)
+		rows, _, _ := boundary.Rows(ctx, s, o)
 		obs.Event(ctx, observe.Event{Type: observe.EventStatusBlock, Owner: o.ID(), Count: len(rows)})
 		if _, err := s.Start(ctx, work.Spec{Owner: o, Target: targets[j%len(targets)], Run: func(context.Context) (string, error) { return "", nil }}); !errors.Is(err, work.ErrLimit) {
 			t.Fatalf("start beyond the limit: %v", err)

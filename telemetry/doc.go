@@ -93,7 +93,7 @@
 // size, and agentwork.update.question. A repeat the engine answers as a
 // duplicate reports no event. A Work gets at most 32 such events (the
 // default bound of its accepted updates); a Work allowed more (up to
-// work.MaxUpdatesCeiling) or a child that keeps reporting after refusals
+// 1,024) or a child that keeps reporting after refusals
 // (they have no bound of their own) gets no event for the rest, and a
 // foreground call's child (it has no Work: its updates are refused
 // not_declared) none; they count in the metrics and logs. As the

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -112,7 +113,7 @@ func (o *Observer) Begin(ctx context.Context, c observe.ToolCall) (context.Conte
 		if c.Kind == observe.ToolCallAction {
 			name = spanWorkAction
 			attrs = append(attrs, keyToolName.String("work"), keyAction.String(action))
-			if work.IsID(c.WorkID) {
+			if boundary.IsID(c.WorkID) {
 				attrs = append(attrs, keyWorkID.String(c.WorkID))
 				tracked = actionKey{c.Owner, c.WorkID}
 			}
@@ -155,7 +156,7 @@ func (o *Observer) Begin(ctx context.Context, c observe.ToolCall) (context.Conte
 			o.untrackMove(moveID)
 		}
 		if span != nil {
-			if c.Kind == observe.ToolCallLaunch && work.IsID(ce.WorkID) {
+			if c.Kind == observe.ToolCallLaunch && boundary.IsID(ce.WorkID) {
 				span.SetAttributes(keyWorkID.String(ce.WorkID))
 			}
 			if outcome != outcomeOK && outcome != outcomeTimeout {

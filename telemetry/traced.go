@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -55,7 +55,7 @@ func (o *Observer) beginTraced(ctx context.Context, c observe.ToolCall) (context
 		action = normAction(c.Action)
 		if span.IsRecording() {
 			span.SetAttributes(keyAction.String(action))
-			if work.IsID(c.WorkID) {
+			if boundary.IsID(c.WorkID) {
 				span.SetAttributes(keyWorkID.String(c.WorkID))
 			}
 		}
@@ -80,7 +80,7 @@ func (o *Observer) beginTraced(ctx context.Context, c observe.ToolCall) (context
 		if moveID.IsValid() {
 			o.untrackMove(moveID)
 		}
-		if c.Kind == observe.ToolCallLaunch && work.IsID(ce.WorkID) && span.IsRecording() {
+		if c.Kind == observe.ToolCallLaunch && boundary.IsID(ce.WorkID) && span.IsRecording() {
 			span.SetAttributes(keyWorkID.String(ce.WorkID))
 		}
 		if c.Kind == observe.ToolCallAction && o.m != nil {

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -49,12 +50,12 @@ const (
 
 // maxUpdateEvents bounds the agentwork.work.update span events of one
 // Work: as many as a Work accepts by default (work.UpdatePolicy's). A Work
-// allowed more (up to work.MaxUpdatesCeiling), or a child that keeps
+// allowed more (up to 1,024), or a child that keeps
 // reporting after refusals (which have no bound of their own), gets no
 // event for the rest: they are counted (agentwork.work.updates.unrecorded)
 // and in the metrics as usual. A foreground call's child (no Work, WorkID
 // "") gets none.
-var maxUpdateEvents = uint32(work.UpdatePolicy{}.Resolved().MaxUpdates)
+var maxUpdateEvents = uint32(driver.ResolveUpdates(work.UpdatePolicy{}).MaxUpdates)
 
 // updateOutcomes are the values of the outcome label of
 // agentwork_work_updates_total: accepted, then the refusal reasons; a
@@ -65,7 +66,7 @@ var updateOutcomes = [...]string{outcomeAccepted, work.UpdateRefusedNotDeclared,
 	work.UpdateRefusedUnavailable, otherErrorType}
 
 // updateBytesBuckets go by fours from 16 B to 1 MiB: a Work's updates
-// take 16 KiB in all by default, at most work.MaxUpdateBytesCeiling.
+// take 16 KiB in all by default, at most 1 MiB.
 var updateBytesBuckets = []float64{16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576}
 
 // updateIndex is the index of an EventUpdate's outcome in updateOutcomes:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -185,7 +186,7 @@ func TestActionsInEveryState(t *testing.T) {
 			if l, _ := h.s.List(t.Context(), coord); len(l) != 0 {
 				t.Fatalf("list after detach = %+v", l)
 			}
-			if rows, more, _ := h.s.Rows(t.Context(), coord); len(rows) != 0 || more != 0 {
+			if rows, more, _ := boundary.Rows(t.Context(), h.s, coord); len(rows) != 0 || more != 0 {
 				t.Fatalf("rows after detach = %+v %d", rows, more)
 			}
 			_, err = h.s.Detach(t.Context(), coord, id)
@@ -207,7 +208,7 @@ func TestActionsInEveryState(t *testing.T) {
 			}
 		}},
 		{"rows", func(t *testing.T, h *harness, sc stateCase, id string) {
-			rows, more, _ := h.s.Rows(t.Context(), coord)
+			rows, more, _ := boundary.Rows(t.Context(), h.s, coord)
 			if !sc.visible {
 				if len(rows) != 0 || more != 0 {
 					t.Fatalf("rows = %+v %d", rows, more)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -309,7 +310,7 @@ func TestApprovalSnapshot(t *testing.T) {
 	if dump := fmt.Sprintf("%#v", snap); strings.Contains(dump, canary) {
 		t.Fatal("the Snapshot carries an approval input")
 	}
-	if rows, _, _ := h.s.Rows(ctx, o); len(rows) != 3 || rows[0].State != work.StateQueued {
+	if rows, _, _ := boundary.Rows(ctx, h.s, o); len(rows) != 3 || rows[0].State != work.StateQueued {
 		t.Fatalf("Rows = %+v; want 3 queued", rows)
 	}
 }
@@ -325,7 +326,7 @@ func TestApprovalInputReachesOnlyTheApprover(t *testing.T) {
 		t.Fatalf("Pending = %+v; want the input for the approver", reqs)
 	}
 	st := h.status(o, ref.ID)
-	rows, _, _ := h.s.Rows(ctx, o)
+	rows, _, _ := boundary.Rows(ctx, h.s, o)
 	errs := []error{h.s.Approve(ctx, work.NewOwner("x"), ref.ID)}
 	if err := h.s.Deny(ctx, o, ref.ID); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // Benchmarks, each beside its baseline measured in the same run:
@@ -268,7 +269,7 @@ func BenchmarkRows10k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if rows, more, _ := s.Rows(ctx, o); len(rows) != work.MaxRows || more != 10000-work.MaxRows {
+		if rows, more, _ := boundary.Rows(ctx, s, o); len(rows) != boundary.MaxRows || more != 10000-boundary.MaxRows {
 			b.Fatalf("rows %d more %d", len(rows), more)
 		}
 	}

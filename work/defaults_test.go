@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -26,8 +27,8 @@ func TestDocumentedDefaults(t *testing.T) {
 	if !reflect.DeepEqual(l, want) {
 		t.Errorf("ResolveLimits() = %+v\nwant the documented %+v", l, want)
 	}
-	if got := (work.UpdatePolicy{}).Resolved(); got != (work.UpdatePolicy{MaxUpdates: 32, MaxBytes: 16 << 10, QuestionTimeout: 10 * time.Minute}) {
-		t.Errorf("UpdatePolicy{}.Resolved() = %+v; want 32 updates, 16 KiB, 10 minutes", got)
+	if got := driver.ResolveUpdates(work.UpdatePolicy{}); got != (work.UpdatePolicy{MaxUpdates: 32, MaxBytes: 16 << 10, QuestionTimeout: 10 * time.Minute}) {
+		t.Errorf("ResolveUpdates(UpdatePolicy{}) = %+v; want 32 updates, 16 KiB, 10 minutes", got)
 	}
 	if got := contract.ApprovalWait(0); got != 24*time.Hour {
 		t.Errorf("the approval wait of a Spec without ApprovalTimeout = %v; want the documented 24 hours", got)
@@ -35,11 +36,11 @@ func TestDocumentedDefaults(t *testing.T) {
 	if got := contract.ApprovalWait(time.Minute); got != time.Minute {
 		t.Errorf("the approval wait = %v; want the Spec's minute", got)
 	}
-	j := work.Job{}.Resolved()
+	j := driver.ResolveJob(work.Job{})
 	if j.MaxPolls != 8 || j.MaxPollErrors != 3 || j.Backoff != (work.Backoff{Initial: time.Second, Max: 30 * time.Second}) {
-		t.Errorf("Job{}.Resolved() = polls %d, errors %d, backoff %+v; want 8, 3, 1 s doubling to 30 s", j.MaxPolls, j.MaxPollErrors, j.Backoff)
+		t.Errorf("ResolveJob(Job{}) = polls %d, errors %d, backoff %+v; want 8, 3, 1 s doubling to 30 s", j.MaxPolls, j.MaxPollErrors, j.Backoff)
 	}
-	if j := (work.Job{Backoff: work.Backoff{Initial: time.Minute}}).Resolved(); j.Backoff.Max != time.Minute {
+	if j := driver.ResolveJob(work.Job{Backoff: work.Backoff{Initial: time.Minute}}); j.Backoff.Max != time.Minute {
 		t.Errorf("Backoff{Initial: 1m} resolves its Max to %v; want 1m (the default, or Initial when longer)", j.Backoff.Max)
 	}
 	s := work.New()

@@ -17,7 +17,7 @@ type engineDriver interface {
 	Call(ctx context.Context, spec Spec) (string, error)
 	Status(ctx context.Context, o Owner, id string) (Status, error)
 	List(ctx context.Context, o Owner) ([]Status, error)
-	Rows(ctx context.Context, o Owner) (rows []Row, more int, err error)
+	Rows(ctx context.Context, o Owner) (rows []observe.Row, more int, err error)
 	Result(ctx context.Context, o Owner, id string, timeout time.Duration) (Status, string, error)
 	Cancel(ctx context.Context, o Owner, id string) (CancelReceipt, error)
 	Detach(ctx context.Context, o Owner, id string) (DetachReceipt, error)
@@ -43,8 +43,18 @@ type shutdowner interface {
 	Shutdown(ctx context.Context) (observe.ShutdownReport, error)
 }
 
-// work/driver makes an Engine of another implementation.
+// work/driver makes an Engine of another implementation; work/boundary
+// reads an Engine for adapters.
 func init() {
+	seam.Rows = func(ctx context.Context, e, o any) ([]observe.Row, int, error) {
+		return engineOf(e).rows(ctx, ownerOf(o))
+	}
+	seam.Settled = func(ctx context.Context, e, o any) (any, error) {
+		return engineOf(e).settled(ctx, ownerOf(o))
+	}
+	seam.Live = func(ctx context.Context, e, o any) (bool, error) { return engineOf(e).hasLive(ctx, ownerOf(o)) }
+	seam.Now = func(e any) time.Time { return engineOf(e).now() }
+	seam.Observer = func(e any) observe.Observer { return engineOf(e).obs() }
 	seam.NewEngine = func(impl any) any {
 		d, _ := impl.(engineDriver)
 		if d == nil {
@@ -53,3 +63,10 @@ func init() {
 		return &Engine{impl: d}
 	}
 }
+
+// engineOf returns e as the *Engine it is (nil for any other value).
+func engineOf(e any) *Engine { s, _ := e.(*Engine); return s }
+
+// ownerOf returns o as the Owner it is (the zero Owner for any other
+// value).
+func ownerOf(o any) Owner { w, _ := o.(Owner); return w }

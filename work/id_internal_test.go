@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // TestEncodeID: encodeID writes what hex.Encode writes, and a scope id is
@@ -31,7 +33,7 @@ func TestEncodeID(t *testing.T) {
 	scope := s.scopeIDLocked(newScopeBuf("owner"))
 	s.mu.Unlock()
 	id, ok := strings.CutPrefix(scope, "owner/")
-	if !ok || !IsID(id) || (&item{scopeID: scope}).id() != id {
+	if !ok || !contract.IsID(id) || (&item{scopeID: scope}).id() != id {
 		t.Fatalf("scope id %q", scope)
 	}
 }

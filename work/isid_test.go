@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 func TestIsID(t *testing.T) {
@@ -29,7 +30,7 @@ func TestIsID(t *testing.T) {
 		{"not hex", strings.Repeat("g", 32), false},
 		{"content", "please summarise the secret plan", false},
 	} {
-		if got := work.IsID(tc.id); got != tc.want {
+		if got := boundary.IsID(tc.id); got != tc.want {
 			t.Errorf("%s: IsID(%q) = %v, want %v", tc.name, tc.id, got, tc.want)
 		}
 	}

@@ -25,10 +25,10 @@ type jobs struct {
 }
 
 // maxPolls is the bound j puts on its target's polls at once.
-func (j *Job) maxPolls() int { return j.Resolved().MaxPolls }
+func (j *Job) maxPolls() int { return j.resolved().MaxPolls }
 
 // maxPollErrors is how many consecutive poll errors fail j's Work.
-func (j *Job) maxPollErrors() int32 { return int32(j.Resolved().MaxPollErrors) }
+func (j *Job) maxPollErrors() int32 { return int32(j.resolved().MaxPollErrors) }
 
 // armPollLocked schedules it's next poll d from now, on the Supervisor's
 // Clock: between polls an entry in the poll timers' heap is all that

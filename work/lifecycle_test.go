@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -374,7 +375,7 @@ func TestEventsCarryNoContent(t *testing.T) {
 		if fmt.Sprintf("%+v", st) != strings.ReplaceAll(fmt.Sprintf("%+v", st), canary, "") {
 			t.Fatal("canary in status")
 		}
-		if rows, _, _ := h.s.Rows(t.Context(), coord); strings.Contains(fmt.Sprintf("%+v", rows), canary) {
+		if rows, _, _ := boundary.Rows(t.Context(), h.s, coord); strings.Contains(fmt.Sprintf("%+v", rows), canary) {
 			t.Fatal("canary in rows")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -349,7 +350,7 @@ func TestLimitOptions(t *testing.T) {
 	}
 	s := work.New(work.WithObserver(nil))
 	defer s.Close(context.Background())
-	if _, ok := s.Observer().(observe.NopObserver); !ok {
-		t.Fatalf("observer = %T, want NopObserver", s.Observer())
+	if _, ok := boundary.Observer(s).(observe.NopObserver); !ok {
+		t.Fatalf("observer = %T, want NopObserver", boundary.Observer(s))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -99,7 +100,7 @@ func (b *binder) Bind(caller, exec context.Context, e observe.Event) context.Con
 func TestSupervisorNowUsesItsClock(t *testing.T) {
 	h := newHarness(t)
 	h.clk.Advance(1500)
-	if got := h.s.Now(); !got.Equal(t0.Add(1500)) {
+	if got := boundary.Now(h.s); !got.Equal(t0.Add(1500)) {
 		t.Fatalf("Now = %v", got)
 	}
 }

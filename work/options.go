@@ -18,8 +18,6 @@ const (
 	defaultMaxResultBytes = 1 << 20          // per-Work output size
 	defaultRetainTerminal = 64               // terminal Work kept readable per owner
 	MaxResultWait         = 30 * time.Second // the cap on a result wait
-	MaxListed             = 50               // entries List returns at most
-	MaxRows               = 12               // rows Rows returns at most
 
 	defaultMaxMessageBytes        = 16 << 10 // per guidance message
 	defaultMaxQueuedGuidance      = 32       // undelivered guidance messages per Work

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // lookupLocked finds a Work visible to o, evicting expired Work first.
@@ -76,7 +77,7 @@ func (s *Engine) List(ctx context.Context, o Owner) ([]Status, error) {
 	if os == nil {
 		return []Status{}, nil
 	}
-	top := topK(&os.items, MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
+	top := topK(&os.items, contract.MaxListed, func(a, b *item) bool { return a.order().ListsBefore(b.order()) })
 	out := make([]Status, len(top))
 	for i, it := range top {
 		out[i] = it.status()
@@ -84,16 +85,8 @@ func (s *Engine) List(ctx context.Context, o Owner) ([]Status, error) {
 	return out, nil
 }
 
-// Rows returns the boundary status rows for o: at most 12 Works chosen by
-// priority, and how many visible Works were left out. The priority is:
-// results available and not yet read; failed; running and
-// cancel-requested; queued; the rest (results already read, cancelled).
-// Within a priority, newest first. Elapsed is measured from start (or
-// creation while queued) to now, or to the finish for terminal Work.
-// Selection costs O(n log 12) for n visible Works: it does not sort them.
-// Rows of the zero Owner is nothing and no error; its error is
-// ErrNotInitialized for a Supervisor not made by New, and nil otherwise.
-func (s *Engine) Rows(ctx context.Context, o Owner) (rows []Row, more int, err error) {
+// rows is work/boundary's Rows (which documents it).
+func (s *Engine) rows(ctx context.Context, o Owner) (rows []observe.Row, more int, err error) {
 	if s != nil && s.impl != nil {
 		return s.impl.Rows(ctx, o)
 	}
@@ -109,11 +102,11 @@ func (s *Engine) Rows(ctx context.Context, o Owner) (rows []Row, more int, err e
 	if os == nil {
 		return nil, 0, nil
 	}
-	top := topK(&os.items, MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
+	top := topK(&os.items, contract.MaxRows, func(a, b *item) bool { return a.order().RowsBefore(b.order()) })
 	now := s.clock.Now()
-	rows = make([]Row, len(top))
+	rows = make([]observe.Row, len(top))
 	for i, it := range top {
-		rows[i] = Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),
+		rows[i] = observe.Row{ID: it.id(), TargetLabel: it.target.Label, State: it.state(),
 			Elapsed: contract.Elapsed(it.created, it.started, it.finished, now), ResultAvailable: it.hasOutput}
 	}
 	return rows, os.items.len() - len(rows), nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestListOrderAndCap: unfinished first, then finished; newest first within
@@ -43,7 +44,7 @@ func TestListOrderAndCap(t *testing.T) {
 		all[i].finished = true
 	}
 	l, err := h.s.List(t.Context(), coord)
-	if err != nil || len(l) != work.MaxListed || work.MaxListed != 50 {
+	if err != nil || len(l) != 50 {
 		t.Fatalf("len = %d %v", len(l), err)
 	}
 	var want []string
@@ -125,7 +126,7 @@ func TestRowsPriority(t *testing.T) {
 	names[q2.ID] = "queued2"
 	h.clk.Advance(time.Second)
 
-	rows, more, _ := h.s.Rows(t.Context(), coord)
+	rows, more, _ := boundary.Rows(t.Context(), h.s, coord)
 	var got []string
 	for _, r := range rows {
 		got = append(got, names[r.ID])
@@ -153,16 +154,16 @@ func TestRowsPriority(t *testing.T) {
 	// One more queued Work pushes the lowest row (the oldest of "the rest") out.
 	q3 := h.start(coord, agent, h.child())
 	names[q3.ID] = "queued3"
-	rows, more, _ = h.s.Rows(t.Context(), coord)
+	rows, more, _ = boundary.Rows(t.Context(), h.s, coord)
 	got = got[:0]
 	for _, r := range rows {
 		got = append(got, names[r.ID])
 	}
 	want = "unread2 unread1 failed2 failed1 running2 cancelreq running1 queued3 queued2 queued1 read2 cancelled1"
-	if strings.Join(got, " ") != want || more != 1 || work.MaxRows != 12 {
+	if strings.Join(got, " ") != want || more != 1 || boundary.MaxRows != 12 {
 		t.Fatalf("rows = %s (more %d)\nwant   %s", strings.Join(got, " "), more, want)
 	}
-	if rows, more, _ := h.s.Rows(t.Context(), work.Owner{}); rows != nil || more != 0 {
+	if rows, more, _ := boundary.Rows(t.Context(), h.s, work.Owner{}); rows != nil || more != 0 {
 		t.Fatal("zero owner rows")
 	}
 }
@@ -173,7 +174,7 @@ func TestRowsMoreCount(t *testing.T) {
 	for range 20 {
 		h.start(coord, agent, h.child())
 	}
-	rows, more, _ := h.s.Rows(t.Context(), coord)
+	rows, more, _ := boundary.Rows(t.Context(), h.s, coord)
 	if len(rows) != 12 || more != 8 {
 		t.Fatalf("rows %d more %d", len(rows), more)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 // TestScopeEndedRefusesStarts: a goroutine a child leaked cannot start work
@@ -104,7 +105,7 @@ func TestForgedScopeOwnerRefused(t *testing.T) {
 	refused("Cancel", err)
 	_, err = h.s.Detach(t.Context(), forged, inner.ID)
 	refused("Detach", err)
-	if rows, more, _ := h.s.Rows(t.Context(), forged); rows != nil || more != 0 {
+	if rows, more, _ := boundary.Rows(t.Context(), h.s, forged); rows != nil || more != 0 {
 		t.Errorf("Rows = %v, %d", rows, more)
 	}
 	h.s.Release(t.Context(), forged)

@@ -556,7 +556,7 @@ func checkModel(t *testing.T, h *harness, m *model, owners []string, step int, s
 				t.Fatalf("step %d (seed %d): %s lists %s %s", step, seed, name, st.Work.ID, st.State)
 			}
 		}
-		rows, more, _ := h.s.Rows(t.Context(), work.NewOwner(name))
+		rows, more, _ := boundary.Rows(t.Context(), h.s, work.NewOwner(name))
 		if len(rows)+more != n {
 			t.Fatalf("step %d: rows %d + more %d != %d", step, len(rows), more, n)
 		}

@@ -140,12 +140,8 @@ func noticeLocked(subs map[*Subscription]struct{}, it *item, now time.Time, e *e
 	}
 }
 
-// Settled returns every Work visible to o that is terminal, oldest
-// settlement first, with no limit on their number (unlike List): what a
-// Subscription's reader reads after a wake-up so that it misses none. The
-// visible terminal Works are bounded by the retention (WithRetention). It
-// returns an empty slice for an owner with none.
-func (s *Engine) Settled(ctx context.Context, o Owner) ([]Status, error) {
+// settled is work/boundary's Settled (which documents it).
+func (s *Engine) settled(ctx context.Context, o Owner) ([]Status, error) {
 	if s != nil && s.impl != nil {
 		return s.impl.Settled(ctx, o)
 	}
@@ -168,10 +164,8 @@ func (s *Engine) Settled(ctx context.Context, o Owner) ([]Status, error) {
 	return out, nil
 }
 
-// Live reports whether o has visible Work that is not terminal. Its error
-// is ErrNotInitialized for a Supervisor not made by New and ErrInvalidOwner
-// for the zero Owner; otherwise it is nil.
-func (s *Engine) Live(ctx context.Context, o Owner) (bool, error) {
+// hasLive is work/boundary's Live (which documents it).
+func (s *Engine) hasLive(ctx context.Context, o Owner) (bool, error) {
 	if s != nil && s.impl != nil {
 		return s.impl.Live(ctx, o)
 	}

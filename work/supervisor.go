@@ -41,8 +41,8 @@ var (
 //     ignores its ctx there.
 //   - Owners are isolated: an id that is unknown, or that belongs to another
 //     owner (or was detached from this one), is ErrNotFound for every
-//     per-Work method. The zero Owner is ErrInvalidOwner (Rows returns
-//     nothing and Release does nothing for it, with no error).
+//     per-Work method. The zero Owner is ErrInvalidOwner (work/boundary's
+//     Rows returns nothing and Release does nothing for it, with no error).
 //   - Start admits Work atomically against the owner's limits (outstanding,
 //     starts, depth) and returns its Ref at once; the child runs later. On
 //     failure (ErrInvalidOwner, ErrInvalidSpec, ErrClosed, ErrScopeEnded,
@@ -55,9 +55,9 @@ var (
 //   - States move only along the lifecycle's edges: queued, running,
 //     cancel-requested, then exactly one of completed, failed, cancelled.
 //   - Status and List return result-free projections; List returns at most
-//     MaxListed, unfinished first, then finished, newest first within each
+//     50, unfinished first, then finished, newest first within each
 //     group, and an empty (non-nil) slice for an owner with none.
-//   - Rows returns at most MaxRows status-block rows in priority order
+//   - work/boundary's Rows returns at most 12 status-block rows in priority order
 //     (unread results, failed, running and cancel-requested, queued, the
 //     rest; newest first within each) and how many visible Works it left
 //     out. It never carries output or failure text. Its error is non-nil
@@ -124,14 +124,15 @@ var (
 //     NeedsApproval (ErrInvalidSpec) or an update policy
 //     (Spec.Updates) it cannot keep. Every engine in this module has
 //     both.
-//   - Settled returns every terminal Work visible to o, oldest settlement
+//   - work/boundary's Settled returns every terminal Work visible to o, oldest settlement
 //     first, with no limit but the retention (an empty slice for none);
-//     Live reports whether o has visible Work that is not terminal; its
+//     its Live reports whether o has visible Work that is not terminal; its
 //     error is ErrInvalidOwner for the zero Owner, else non-nil only when
 //     that cannot be read (as for Rows). A
 //     reader woken by a Notice reads Live first, then Settled.
-//   - Observer returns the Observer the layers above report through (never
-//     nil); Now returns the implementation's clock's time.
+//   - work/boundary's Observer returns the Observer the layers above
+//     report through (never nil); its Now returns the implementation's
+//     clock's time.
 //
 // What an implementation may legitimately choose: the Ref's guarantees
 // (Ref.Durable), the attempt count in Status, how many Works run at once
@@ -242,9 +243,8 @@ func New(opts ...Option) *Engine {
 	return s
 }
 
-// Observer returns the configured Observer (observe.NopObserver when none was
-// set), so that layers above the engine report through the same seam.
-func (s *Engine) Observer() observe.Observer {
+// obs is work/boundary's Observer (which documents it).
+func (s *Engine) obs() observe.Observer {
 	if s != nil && s.impl != nil {
 		return s.impl.Observer()
 	}
@@ -254,9 +254,8 @@ func (s *Engine) Observer() observe.Observer {
 	return s.observer
 }
 
-// Now returns the engine's clock's current time (the zero time for an
-// Engine not made by New or a runner).
-func (s *Engine) Now() time.Time {
+// now is work/boundary's Now (which documents it).
+func (s *Engine) now() time.Time {
 	if s != nil && s.impl != nil {
 		return s.impl.Now()
 	}

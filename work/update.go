@@ -16,19 +16,18 @@ import (
 // the application-level resume path; never telemetry, logs or the status
 // block.
 
-// The ceilings of UpdatePolicy's bounds: a larger setting is
-// ErrInvalidSpec.
+// The ceilings of UpdatePolicy's bounds.
 const (
-	MaxUpdatesCeiling     = 1024    // UpdatePolicy.MaxUpdates at most
-	MaxUpdateBytesCeiling = 1 << 20 // UpdatePolicy.MaxBytes at most
+	maxUpdatesCeiling     = 1024    // UpdatePolicy.MaxUpdates at most
+	maxUpdateBytesCeiling = 1 << 20 // UpdatePolicy.MaxBytes at most
 )
 
 // UpdatePolicy declares that a Work reports updates, and bounds them. The
-// zero fields take the defaults; a field over its ceiling, or negative, is
-// ErrInvalidSpec.
+// zero fields take the defaults; a negative field, or one over its
+// ceiling (1,024 updates, 1 MiB), is ErrInvalidSpec.
 type UpdatePolicy struct {
-	MaxUpdates      int           // updates accepted per Work (0: 32)
-	MaxBytes        int           // total encoded payload per Work (0: 16 KiB)
+	MaxUpdates      int           // updates accepted per Work (0: 32; at most 1,024)
+	MaxBytes        int           // total encoded payload per Work (0: 16 KiB; at most 1 MiB)
 	QuestionTimeout time.Duration // a question's wait at the next boundary (0: 10 minutes)
 }
 
@@ -79,24 +78,16 @@ func init() {
 		UpdateRefusedEnding, UpdateRefusedCount, UpdateRefusedBytes)
 }
 
-// Resolved returns p with its zero fields set to the defaults
-// (32 updates, 16 KiB, 10 minutes). It
-// does not check p: Spec.Validate refuses a negative or over-ceiling
-// field.
-func (p UpdatePolicy) Resolved() UpdatePolicy {
-	return UpdatePolicy(updatelog.Resolve(updatelog.Policy(p)))
-}
-
 // validate returns ErrInvalidSpec for a negative field or one over its
 // ceiling.
 func (p *UpdatePolicy) validate() error {
 	switch {
 	case p.MaxUpdates < 0 || p.MaxBytes < 0 || p.QuestionTimeout < 0:
 		return errorf(ErrInvalidSpec, "negative update bound")
-	case p.MaxUpdates > MaxUpdatesCeiling:
-		return errorf(ErrInvalidSpec, "at most %d updates per work", MaxUpdatesCeiling)
-	case p.MaxBytes > MaxUpdateBytesCeiling:
-		return errorf(ErrInvalidSpec, "at most %d bytes of updates per work", MaxUpdateBytesCeiling)
+	case p.MaxUpdates > maxUpdatesCeiling:
+		return errorf(ErrInvalidSpec, "at most %d updates per work", maxUpdatesCeiling)
+	case p.MaxBytes > maxUpdateBytesCeiling:
+		return errorf(ErrInvalidSpec, "at most %d bytes of updates per work", maxUpdateBytesCeiling)
 	}
 	return nil
 }

@@ -10,14 +10,15 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestUpdatePolicy: defaults and the bounds Spec.Validate refuses.
 func TestUpdatePolicy(t *testing.T) {
-	if p := (work.UpdatePolicy{}).Resolved(); p.MaxUpdates != work.DefaultMaxUpdates ||
+	if p := driver.ResolveUpdates(work.UpdatePolicy{}); p.MaxUpdates != work.DefaultMaxUpdates ||
 		p.MaxBytes != work.DefaultMaxUpdateBytes || p.QuestionTimeout != work.DefaultQuestionTimeout {
-		t.Fatalf("Resolved() = %+v", p)
+		t.Fatalf("ResolveUpdates = %+v", p)
 	}
 	spec := work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "t", Kind: work.KindFunction}, Run: immediate("")}
 	for _, tc := range []struct {

@@ -29,22 +29,6 @@ type Ref struct {
 	Durable bool
 }
 
-// IsID reports whether s has the form of a Work id: 32 lowercase hex
-// digits. Layers above the engine use it to keep other strings (which may
-// be model-written content) out of telemetry.
-func IsID(s string) bool {
-	if len(s) != 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
-
 // guarantees is the guarantee pair of a Ref's JSON.
 type guarantees struct {
 	Execution string `json:"execution"`
@@ -188,14 +172,4 @@ func (d DetachReceipt) MarshalJSON() ([]byte, error) {
 		ID       string `json:"id"`
 		Detached bool   `json:"detached"`
 	}{d.ID, true})
-}
-
-// Row is one line of an owner's boundary status block: id, target label,
-// state, elapsed time and result availability, nothing else.
-type Row struct {
-	ID              string
-	TargetLabel     string
-	State           State
-	Elapsed         time.Duration
-	ResultAvailable bool
 }

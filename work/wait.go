@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/internal/seam"
 )
 
 // Work that waits: external jobs (a child made of a submit step and an
@@ -63,10 +64,11 @@ const (
 	defaultMaxPollErrors = 3
 )
 
-// Resolved returns j with its defaults applied: MaxPolls and
-// MaxPollErrors when not positive, and Backoff's (1 s and 30 s). It
-// does not check j: Spec.Validate does.
-func (j Job) Resolved() Job {
+// work/driver's ResolveJob.
+func init() { seam.ResolveJob = func(j any) any { w, _ := j.(Job); return w.resolved() } }
+
+// resolved is work/driver's ResolveJob (which documents it).
+func (j Job) resolved() Job {
 	if j.MaxPolls <= 0 {
 		j.MaxPolls = defaultMaxPolls
 	}

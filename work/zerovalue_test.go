@@ -29,19 +29,19 @@ func TestZeroSupervisor(t *testing.T) {
 		check func(s *work.Engine) error
 	}{
 		{"Rows", func(s *work.Engine) error {
-			if rows, more, _ := s.Rows(t.Context(), o); rows != nil || more != 0 {
+			if rows, more, _ := boundary.Rows(t.Context(), s, o); rows != nil || more != 0 {
 				return fmt.Errorf("Rows() = %v %d", rows, more)
 			}
 			return nil
 		}},
 		{"Live", func(s *work.Engine) error {
-			if live, _ := s.Live(t.Context(), o); live {
+			if live, _ := boundary.Live(t.Context(), s, o); live {
 				return errors.New("Live() = true")
 			}
 			return nil
 		}},
 		{"Now", func(s *work.Engine) error {
-			if now := s.Now(); !now.IsZero() {
+			if now := boundary.Now(s); !now.IsZero() {
 				return fmt.Errorf("Now() = %v, want the zero time", now)
 			}
 			return nil

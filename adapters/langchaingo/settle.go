@@ -71,7 +71,7 @@ type Settled = middleware.Settled
 // when several settle together or while a run is in progress, and however
 // many the owner has: a subscription (work.Engine.Subscribe) only
 // wakes the helper, which then reads all of the owner's settled Works
-// (work.Engine.Settled, not limited like List). A Work the owner's
+// (work/boundary's Settled, not limited like List). A Work the owner's
 // retention (work.WithRetention) evicts before it is announced is lost
 // with its result. A notice of another kind (work.NoticeApproval) only
 // wakes it: a Work awaiting approval is live, so it keeps waiting, up to

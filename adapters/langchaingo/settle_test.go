@@ -300,9 +300,9 @@ func TestRunUntilSettledFailureAfterLastRequest(t *testing.T) {
 }
 
 // TestRunUntilSettledBeyondList: more settled Works than List shows
-// (work.MaxListed) are all announced, each once.
+// (50, as List returns at most) are all announced, each once.
 func TestRunUntilSettledBeyondList(t *testing.T) {
-	const n = work.MaxListed + 10
+	const n = 50 + 10
 	sup := work.New(work.WithMaxOutstanding(2*n), work.WithMaxStarts(0))
 	defer closeSup(t, sup)
 	own, err := sup.Subscribe(t.Context(), work.NewOwner("coord"), 2*n)

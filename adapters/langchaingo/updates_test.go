@@ -147,7 +147,7 @@ func TestEmitUpdateReserved(t *testing.T) {
 	// ReportUpdates without WithUpdates, and a policy over its ceiling.
 	for name, opts := range map[string][]lc.ChildOption{
 		"report without updates": {lc.ReportUpdates(nil)},
-		"over the ceiling":       {lc.WithUpdates(work.UpdatePolicy{MaxUpdates: work.MaxUpdatesCeiling + 1})},
+		"over the ceiling":       {lc.WithUpdates(work.UpdatePolicy{MaxUpdates: 1024 + 1})},
 		"negative":               {lc.WithUpdates(work.UpdatePolicy{MaxBytes: -1})},
 	} {
 		child := lc.NewFunction("fn", "A function.", func(context.Context, string) (string, error) { return "", nil }, opts...)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentwork/agentwork/internal/fakeclock"
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -301,7 +302,7 @@ func TestWaitingChildrenMisuse(t *testing.T) {
 	if e, _ := decode(t, out)["error"].(map[string]any); e["code"] != middleware.CodeChildInput || !strings.Contains(out, "needs approval") {
 		t.Errorf("foreground call of a child that needs approval = %s, want code %s", out, middleware.CodeChildInput)
 	}
-	if live, err := sup.Live(context.Background(), kit.Owner()); err != nil || live {
+	if live, err := boundary.Live(context.Background(), sup, kit.Owner()); err != nil || live {
 		t.Errorf("the refused call started Work (live %v, %v)", live, err)
 	}
 }
@@ -427,7 +428,7 @@ func TestTypedJob(t *testing.T) {
 			t.Errorf("%s: %s, want code %s", bad, out, middleware.CodeChildInput)
 		}
 	}
-	if live, err := sup.Live(ctx, kit.Owner()); err != nil || live {
+	if live, err := boundary.Live(ctx, sup, kit.Owner()); err != nil || live {
 		t.Fatalf("a refused input started Work (live %v, %v)", live, err)
 	}
 	id := wantRef(t, callOK(t, ctx, tool, `{"table":"users","rows":3,"run_in_background":true}`), "import")

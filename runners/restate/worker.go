@@ -95,7 +95,7 @@ func NewWorker(targets map[string]Child, opts ...Option) (*Worker, error) {
 		w.targets[label] = t
 		w.slots[label] = make(chan struct{}, cfg.Limits.MaxRunning)
 		if t.Job != nil {
-			w.polls[label] = make(chan struct{}, t.Job.Resolved().MaxPolls)
+			w.polls[label] = make(chan struct{}, driver.ResolveJob(*t.Job).MaxPolls)
 		}
 	}
 	w.running = driver.NewSlots(slices.Collect(maps.Keys(w.targets)), cfg.Limits.MaxRunning)

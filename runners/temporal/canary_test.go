@@ -132,7 +132,7 @@ func TestCanary(t *testing.T) {
 		}
 	}
 	_ = eng.List
-	rows, _, _ := eng.Rows(t.Context(), o)
+	rows, _, _ := boundary.Rows(t.Context(), eng, o)
 	for _, r := range rows {
 		if strings.Contains(r.TargetLabel+string(r.State), "CANARY") {
 			t.Fatalf("row carries content: %+v", r)

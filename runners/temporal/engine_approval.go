@@ -15,7 +15,7 @@ import (
 // polls per run) and the approval timeout.
 func (e *engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *workInput) {
 	if j := spec.Job; j != nil {
-		r := j.Resolved()
+		r := driver.ResolveJob(*j)
 		in.Job = &jobInput{Backoff: r.Backoff, MaxPollErrors: r.MaxPollErrors,
 			PollQueue: pollQueue(e.cfg.taskQueue, spec.Target.Label), PollsPerRun: e.cfg.pollsPerRun}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 var echoTargets = map[string]temporal.Child{
@@ -105,7 +106,7 @@ func TestRetentionAge(t *testing.T) {
 	if ids := listed(t, eng, o); slices.Contains(ids, old) {
 		t.Fatalf("List after the age: %v, still has %s", ids, old)
 	}
-	settled, err := eng.Settled(t.Context(), o)
+	settled, err := boundary.Settled(t.Context(), eng, o)
 	if err != nil || len(settled) != 0 {
 		t.Fatalf("Settled after the age: %v %v", settled, err)
 	}

@@ -266,7 +266,7 @@ func TestUpdateCanary(t *testing.T) {
 	if err != nil || strings.Contains(fmt.Sprintf("%+v", st), "CANARY") {
 		t.Fatalf("status %+v, %v", st, err)
 	}
-	rows, _, err := eng.Rows(t.Context(), o)
+	rows, _, err := boundary.Rows(t.Context(), eng, o)
 	if err != nil || len(rows) != 1 || strings.Contains(fmt.Sprintf("%+v", rows), "CANARY") {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 const (
@@ -61,7 +62,7 @@ func TestWaitCanary(t *testing.T) {
 	if reqs[0].Input != canaryApproval {
 		t.Fatalf("the approver reads %q, want the input", reqs[0].Input)
 	}
-	rows, _, err := eng.Rows(t.Context(), o)
+	rows, _, err := boundary.Rows(t.Context(), eng, o)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("rows %+v, %v", rows, err)
 	}

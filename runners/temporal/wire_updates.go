@@ -20,7 +20,7 @@ const (
 // updateCarry is a Work's update state carried across continue-as-new in
 // workInput.Carry: its log as plain data (driver.UpdateLogState, restored
 // with driver.RestoreUpdateLog), when its open questions' wait began and
-// how the last ones closed. The bounds (at most work.MaxUpdateBytesCeiling
+// how the last ones closed. The bounds (at most 1 MiB
 // of payload, base64 in JSON) keep it below Temporal's payload limit.
 type updateCarry struct {
 	Log      driver.UpdateLogState

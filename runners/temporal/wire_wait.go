@@ -29,7 +29,7 @@ const (
 // jobInput makes a Work workflow run an external job: the coordinator's
 // declaration (Spec.Job) with its defaults applied drives the waits.
 type jobInput struct {
-	Backoff       work.Backoff // defaults applied (work.Job.Resolved)
+	Backoff       work.Backoff // defaults applied (driver.ResolveJob)
 	MaxPollErrors int          // default applied
 	PollQueue     string       // the target's poll queue (see pollQueue)
 	PollsPerRun   int          // polls before the workflow continues as new

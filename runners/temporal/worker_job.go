@@ -19,7 +19,7 @@ import (
 // MaxPolls (the Worker's own bound: Temporal has no global one).
 func (w *Worker) registerJob(aw worker.Worker, label string, j *work.Job) {
 	aw.RegisterActivityWithOptions(w.submit, activity.RegisterOptions{Name: SubmitActivityName})
-	pw := w.activityWorker(pollQueue(w.cfg.taskQueue, label), j.Resolved().MaxPolls)
+	pw := w.activityWorker(pollQueue(w.cfg.taskQueue, label), driver.ResolveJob(*j).MaxPolls)
 	pw.RegisterActivityWithOptions(w.await, activity.RegisterOptions{Name: AwaitActivityName})
 	pw.RegisterActivityWithOptions(w.cancelJob, activity.RegisterOptions{Name: CancelJobActivityName})
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 // MaxPending bounds the requests Pending returns, the oldest first.
@@ -140,7 +141,7 @@ func (p *Portable) answer(ctx context.Context, o work.Owner, id string, approve 
 	if err := answerer(o); err != nil {
 		return err
 	}
-	if !work.IsID(id) {
+	if !contract.IsID(id) {
 		return work.ErrNotFound
 	}
 	return p.store.AnswerApproval(ctx, o, id, approve)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
@@ -19,7 +20,7 @@ type Engine interface {
 	Call(ctx context.Context, spec work.Spec) (string, error)
 	Status(ctx context.Context, o work.Owner, id string) (work.Status, error)
 	List(ctx context.Context, o work.Owner) ([]work.Status, error)
-	Rows(ctx context.Context, o work.Owner) (rows []work.Row, more int, err error)
+	Rows(ctx context.Context, o work.Owner) (rows []observe.Row, more int, err error)
 	Result(ctx context.Context, o work.Owner, id string, timeout time.Duration) (work.Status, string, error)
 	Cancel(ctx context.Context, o work.Owner, id string) (work.CancelReceipt, error)
 	Detach(ctx context.Context, o work.Owner, id string) (work.DetachReceipt, error)
@@ -48,3 +49,32 @@ func NewEngine(impl Engine) *work.Engine {
 	}
 	return seam.NewEngine(impl).(*work.Engine)
 }
+
+// Forward returns the Engine that forwards every call to e (Shutdown
+// included): what an implementation that decorates another engine embeds,
+// overriding only the methods it changes. It returns nil for a nil e.
+func Forward(e *work.Engine) Engine {
+	if e == nil {
+		return nil
+	}
+	return forward{e}
+}
+
+// forward is Forward's Engine: e's methods, and work/boundary's reads of
+// e for the driver methods e does not export.
+type forward struct{ *work.Engine }
+
+func (f forward) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
+	return boundary.Rows(ctx, f.Engine, o)
+}
+
+func (f forward) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
+	return boundary.Settled(ctx, f.Engine, o)
+}
+
+func (f forward) Live(ctx context.Context, o work.Owner) (bool, error) {
+	return boundary.Live(ctx, f.Engine, o)
+}
+
+func (f forward) Observer() observe.Observer { return boundary.Observer(f.Engine) }
+func (f forward) Now() time.Time             { return boundary.Now(f.Engine) }

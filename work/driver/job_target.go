@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/seam"
 )
 
 // ValidTarget checks a target that a durable engine's Worker registers
@@ -30,3 +31,9 @@ func ValidTarget(label string, kind work.Kind, runs bool, job *work.Job) error {
 	}
 	return nil
 }
+
+// ResolveJob returns j with its defaults applied: MaxPolls and
+// MaxPollErrors when not positive (8 and 3), and Backoff's (Initial 1 s,
+// Max 30 s, or Initial when that is longer). It does not check j:
+// work.Job.Validate does.
+func ResolveJob(j work.Job) work.Job { r, _ := seam.ResolveJob(j).(work.Job); return r }

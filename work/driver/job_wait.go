@@ -122,7 +122,7 @@ type JobEnd struct {
 // (when positive); a failed job fails with its class (work.ClassError
 // when it has none); an unfinished job whose Work is cancel-requested
 // (stop) is cancelled, work.ClassCancelled; a poll error that makes
-// maxErrors consecutive ones (work.Job.Resolved's default when not
+// maxErrors consecutive ones (ResolveJob's default when not
 // positive) fails it work.ClassError, and clears the progress; a waiting
 // poll clears the errors and records its progress for the next delay
 // (Next).
@@ -146,7 +146,7 @@ func (s *JobWait) Polled(p JobPoll, maxResultBytes, maxErrors int, past, stop bo
 		return JobEnd{Class: work.ClassCancelled, Cancel: true}, true
 	case p.Outcome == observe.PollOutcomeError:
 		if maxErrors <= 0 {
-			maxErrors = work.Job{}.Resolved().MaxPollErrors
+			maxErrors = ResolveJob(work.Job{}).MaxPollErrors
 		}
 		s.Errors++
 		s.Progress = false

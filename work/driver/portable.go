@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -221,7 +222,7 @@ func (p *Portable) lookup(ctx context.Context, o work.Owner, id string) (Record,
 	if err := ValidateOwner(o); err != nil {
 		return Record{}, err
 	}
-	if !work.IsID(id) {
+	if !contract.IsID(id) {
 		return Record{}, work.ErrNotFound
 	}
 	recs, err := p.visible(ctx, o)
@@ -252,7 +253,7 @@ func (p *Portable) Status(ctx context.Context, o work.Owner, id string) (work.St
 	return st, nil
 }
 
-// List returns at most work.MaxListed Works visible to o in the
+// List returns at most 50 Works visible to o in the
 // contract's order (unfinished first, then newest first).
 func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error) {
 	recs, err := p.visible(ctx, o)
@@ -264,7 +265,7 @@ func (p *Portable) List(ctx context.Context, o work.Owner) ([]work.Status, error
 
 // Rows returns the status-block rows of o (in the contract's order), or the
 // error of reading o's registry; nothing for the zero Owner.
-func (p *Portable) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+func (p *Portable) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
 	if err := p.ready(); err != nil {
 		return nil, 0, err
 	}

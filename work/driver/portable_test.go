@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -392,7 +393,7 @@ func TestPortableStart(t *testing.T) {
 	}
 	w := fs.admitted[0]
 	key, _ := LaunchIdentity(spec)
-	if ref.ID != w.ID || !work.IsID(w.ID) || w.TargetID != "research" || w.MaxResultBytes != 10 || w.Admission.MaxOutstanding != 3 ||
+	if ref.ID != w.ID || !contract.IsID(w.ID) || w.TargetID != "research" || w.MaxResultBytes != 10 || w.Admission.MaxOutstanding != 3 ||
 		w.Admission.Record.ID != w.ID || w.Admission.Launch != key || key == "" || w.Admission.Eff != BudgetDims(w.Budget) || w.Created.Location() != time.UTC {
 		t.Fatalf("the admission: %+v", w)
 	}

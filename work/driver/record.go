@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Record is what an owner's registry keeps of one Work: no input, output,
@@ -117,11 +118,11 @@ func Find(recs []Record, id string) (Record, error) {
 	return Record{}, work.ErrNotFound
 }
 
-// List returns at most work.MaxListed of recs' projections in the
+// List returns at most 50 of recs' projections in the
 // contract's order (contract.Order.ListsBefore). It sorts recs.
 func List(recs []Record) []work.Status {
 	sort.Slice(recs, func(i, j int) bool { return recs[i].order().ListsBefore(recs[j].order()) })
-	recs = recs[:min(len(recs), work.MaxListed)]
+	recs = recs[:min(len(recs), contract.MaxListed)]
 	out := make([]work.Status, len(recs))
 	for i, r := range recs {
 		out[i] = r.Status()
@@ -152,17 +153,17 @@ func Live(recs []Record) bool {
 }
 
 // Rows returns the status-block rows of recs (contract.Order.RowsBefore, at
-// most work.MaxRows, elapsed times at now) and how many were left out. It
+// most 12, elapsed times at now) and how many were left out. It
 // sorts recs.
-func Rows(recs []Record, now time.Time) ([]work.Row, int) {
+func Rows(recs []Record, now time.Time) ([]observe.Row, int) {
 	if len(recs) == 0 {
 		return nil, 0
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].order().RowsBefore(recs[j].order()) })
-	n := min(len(recs), work.MaxRows)
-	rows := make([]work.Row, n)
+	n := min(len(recs), contract.MaxRows)
+	rows := make([]observe.Row, n)
 	for i, r := range recs[:n] {
-		rows[i] = work.Row{ID: r.ID, TargetLabel: r.Label, State: r.State,
+		rows[i] = observe.Row{ID: r.ID, TargetLabel: r.Label, State: r.State,
 			Elapsed: contract.Elapsed(r.Created, r.Started, r.Finished, now), ResultAvailable: r.HasResult}
 	}
 	return rows, len(recs) - n

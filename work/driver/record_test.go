@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 var t0 = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
@@ -121,14 +122,14 @@ func TestListsRowsSettledLive(t *testing.T) {
 	if rows, more := Rows(nil, t0); rows != nil || more != 0 {
 		t.Fatal("no rows")
 	}
-	many := make([]Record, work.MaxListed+5)
+	many := make([]Record, contract.MaxListed+5)
 	for i := range many {
 		many[i] = Record{ID: string(rune('a' + i%26)), State: work.StateRunning, Seq: int64(i)}
 	}
-	if got := List(many); len(got) != work.MaxListed {
-		t.Fatalf("List is capped at %d: %d", work.MaxListed, len(got))
+	if got := List(many); len(got) != contract.MaxListed {
+		t.Fatalf("List is capped at %d: %d", contract.MaxListed, len(got))
 	}
-	if _, more := Rows(many, t0); more != len(many)-work.MaxRows {
+	if _, more := Rows(many, t0); more != len(many)-contract.MaxRows {
 		t.Fatalf("rows left out: %d", more)
 	}
 	if got := AwaitingApproval([]Record{{ID: "q", State: work.StateQueued, Approval: true},

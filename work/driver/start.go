@@ -114,7 +114,7 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 	}
 	w.ApprovalTimeout = contract.ApprovalWait(spec.ApprovalTimeout)
 	if spec.Updates != nil {
-		u := spec.Updates.Resolved()
+		u := ResolveUpdates(*spec.Updates)
 		w.Updates = &u
 	}
 	key, digest := LaunchIdentity(spec)

@@ -18,7 +18,15 @@ import (
 // deterministic and starts no goroutine.
 type UpdateLog struct{ l updatelog.Log }
 
-// NewUpdateLog returns an empty log bounded by p (work.UpdatePolicy.Resolved).
+// ResolveUpdates returns p with its zero fields set to the defaults (32
+// updates, 16 KiB, 10 minutes). It does not check p: work.Spec.Validate
+// refuses a negative or over-ceiling field.
+func ResolveUpdates(p work.UpdatePolicy) work.UpdatePolicy {
+	return work.UpdatePolicy(updatelog.Resolve(updatelog.Policy(p)))
+}
+
+// NewUpdateLog returns an empty log bounded by p (as ResolveUpdates
+// resolves it).
 func NewUpdateLog(p work.UpdatePolicy) *UpdateLog {
 	return &UpdateLog{updatelog.Make(updatelog.Policy(p))}
 }

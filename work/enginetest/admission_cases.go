@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -35,10 +36,10 @@ func (s *suite) badInput(t *testing.T) {
 	wantErr(t, "List(zero owner)", err, work.ErrInvalidOwner)
 	_, err = v.e.Status(t.Context(), work.Owner{}, "x")
 	wantErr(t, "Status(zero owner)", err, work.ErrInvalidOwner)
-	if rows, more, err := v.e.Rows(t.Context(), work.Owner{}); err != nil || len(rows) != 0 || more != 0 {
+	if rows, more, err := boundary.Rows(t.Context(), v.e, work.Owner{}); err != nil || len(rows) != 0 || more != 0 {
 		t.Fatalf("Rows(zero owner) = %d rows, %d more, %v; want nothing and no error", len(rows), more, err)
 	}
-	_, err = v.e.Live(t.Context(), work.Owner{})
+	_, err = boundary.Live(t.Context(), v.e, work.Owner{})
 	wantErr(t, "Live(zero owner)", err, work.ErrInvalidOwner)
 	ref := v.start(o, Echo, "x")
 	_, _, err = v.e.Result(v.ctx, o, ref.ID, -time.Second)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -94,7 +95,7 @@ func (v *env) moved(ctx context.Context, set *middleware.Kit, token string, c *c
 	var ref struct {
 		Kind, ID string
 	}
-	if json.Unmarshal([]byte(out), &ref) != nil || ref.Kind != "work.ref" || !work.IsID(ref.ID) {
+	if json.Unmarshal([]byte(out), &ref) != nil || ref.Kind != "work.ref" || !boundary.IsID(ref.ID) {
 		v.t.Fatalf("a call still running at its bound returned %s; want a work.ref", out)
 	}
 	st := v.status(set.Owner(), ref.ID)
@@ -144,7 +145,7 @@ func (s *suite) autoBackground(t *testing.T) {
 	}
 	calls := v.rec.Calls()
 	fast := calls[len(calls)-1]
-	if fast.Call.Tool != Echo || fast.Call.AutoBackground != fastBound || !work.IsID(fast.End.WorkID) {
+	if fast.Call.Tool != Echo || fast.Call.AutoBackground != fastBound || !boundary.IsID(fast.End.WorkID) {
 		t.Fatalf("the fast call as observed: %+v", fast)
 	}
 	if st := v.status(o, fast.End.WorkID); st.State != work.StateCompleted || !st.ResultRead {

@@ -19,7 +19,7 @@ import (
 // broken wraps the Supervisor with one deliberate contract violation, so
 // that TestSuiteCatchesBrokenEngines can show the suite fails on it.
 type broken struct {
-	*work.Engine
+	driver.Engine
 	defect string
 	maxDur time.Duration // "job-deadline-late-answer": the deadline it keeps itself
 }
@@ -71,7 +71,7 @@ func (b broken) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 	return b.Engine.Start(ctx, spec)
 }
 
-func (b broken) Rows(ctx context.Context, o work.Owner) ([]work.Row, int, error) {
+func (b broken) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
 	rows, more, err := b.Engine.Rows(ctx, o)
 	if b.defect == "rows-unlimited" {
 		more = 0
@@ -107,7 +107,7 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engi
 	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
 		maxDur, cfg.MaxDuration = cfg.MaxDuration, -1 // Start gives children theirs; jobs keep their own
 	}
-	return driver.NewEngine(broken{supervisor{}.NewEngine(t, cfg), h.defect, maxDur})
+	return driver.NewEngine(broken{driver.Forward(supervisor{}.NewEngine(t, cfg)), h.defect, maxDur})
 }
 
 // lateAnswerJob is j with a deadline of its own, d from its Submit,

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 func (s *suite) lifecycle(t *testing.T) {
 	v := s.env(t, nil)
 	o := owner(t, "life")
 	ref, c := v.running(o, Agent, "")
-	if !work.IsID(ref.ID) || ref.TargetID != Agent {
+	if !boundary.IsID(ref.ID) || ref.TargetID != Agent {
 		t.Fatalf("Ref = %+v, want a 32-hex id and targetId %q", ref, Agent)
 	}
 	if ref.Durable != s.caps.Durable {

@@ -8,12 +8,14 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
 // EngineCalls returns a call of every method of e that returns an error,
-// keyed by the method's name: each such method of work.Engine (Snapshot
-// and Close included; Shutdown is not). Each call passes ctx and valid arguments: the owner "o", a
+// keyed by the method's name: each such method of work/driver's Engine
+// (work.Engine's methods, Snapshot and Close included, and
+// work/boundary's Rows, Settled and Live). Each call passes ctx and valid arguments: the owner "o", a
 // Work id that names no Work, a function child's Spec.
 func EngineCalls(ctx context.Context, e *work.Engine) map[string]func() error {
 	o := work.NewOwner("o")
@@ -25,7 +27,7 @@ func EngineCalls(ctx context.Context, e *work.Engine) map[string]func() error {
 		"Call":      func() error { _, err := e.Call(ctx, spec); return err },
 		"Status":    func() error { _, err := e.Status(ctx, o, id); return err },
 		"List":      func() error { _, err := e.List(ctx, o); return err },
-		"Rows":      func() error { _, _, err := e.Rows(ctx, o); return err },
+		"Rows":      func() error { _, _, err := boundary.Rows(ctx, e, o); return err },
 		"Result":    func() error { _, _, err := e.Result(ctx, o, id, 0); return err },
 		"Cancel":    func() error { _, err := e.Cancel(ctx, o, id); return err },
 		"Detach":    func() error { _, err := e.Detach(ctx, o, id); return err },
@@ -34,8 +36,8 @@ func EngineCalls(ctx context.Context, e *work.Engine) map[string]func() error {
 		"Release":   func() error { return e.Release(ctx, o) },
 		"SetPool":   func() error { return e.SetPool(ctx, o, work.Budget{MaxTurns: 1}) },
 		"Subscribe": func() error { _, err := e.Subscribe(ctx, o, 1); return err },
-		"Settled":   func() error { _, err := e.Settled(ctx, o); return err },
-		"Live":      func() error { _, err := e.Live(ctx, o); return err },
+		"Settled":   func() error { _, err := boundary.Settled(ctx, e, o); return err },
+		"Live":      func() error { _, err := boundary.Live(ctx, e, o); return err },
 		"Pending":   func() error { _, err := e.Pending(ctx, o); return err },
 		"Approve":   func() error { return e.Approve(ctx, work.Approver(), id) },
 		"Deny":      func() error { return e.Deny(ctx, work.Approver(), id) },
@@ -67,7 +69,7 @@ func ZeroEngine(t *testing.T, e *work.Engine) {
 	}
 	t.Run("Observer", func(t *testing.T) {
 		var obs observe.Observer
-		NoHang(t, "Observer", func() { obs, _ = e.Observer(), e.Now() })
+		NoHang(t, "Observer", func() { obs, _ = boundary.Observer(e), boundary.Now(e) })
 		if _, ok := obs.(observe.NopObserver); !ok {
 			t.Fatalf("Observer() = %T, want observe.NopObserver", obs)
 		}

@@ -36,12 +36,12 @@ func TestMisuseRecorder(t *testing.T) {
 	_ = enginetest.Config{}.Options()
 }
 
-// TestEngineCalls: EngineCalls calls every method of work.Engine that
-// returns an error (a method added to the Engine must be added to it), but
-// Shutdown.
+// TestEngineCalls: EngineCalls calls every method of driver.Engine that
+// returns an error (a method added to the Engine, or to the driver, must
+// be added to it).
 func TestEngineCalls(t *testing.T) {
 	var want []string
-	engine := reflect.TypeFor[*work.Engine]()
+	engine := reflect.TypeFor[driver.Engine]()
 	for i := range engine.NumMethod() {
 		m := engine.Method(i)
 		if m.Name != "Shutdown" && m.Type.NumOut() > 0 && m.Type.Out(m.Type.NumOut()-1) == reflect.TypeFor[error]() {
@@ -57,14 +57,14 @@ func TestEngineCalls(t *testing.T) {
 // TestMisuseHelpersCatchBrokenEngines can show ZeroEngine and ClosedEngine
 // fail on it.
 type misused struct {
-	*work.Engine
+	driver.Engine
 	defect string
 	lives  *int // "zero-refused-once": the Live calls so far
 	closes *int // "closed-close-twice": the Close calls so far
 }
 
 func newMisused(s *work.Engine, defect string) *work.Engine {
-	return driver.NewEngine(misused{s, defect, new(int), new(int)})
+	return driver.NewEngine(misused{driver.Forward(s), defect, new(int), new(int)})
 }
 
 func (m misused) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {

@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
 )
 
 func (s *suite) observerAndClock(t *testing.T) {
 	v := s.env(t, nil)
-	if v.e.Observer() == nil {
+	if boundary.Observer(v.e) == nil {
 		t.Fatal("Observer() is nil")
 	}
-	if n := v.e.Now(); n.IsZero() {
+	if n := boundary.Now(v.e); n.IsZero() {
 		t.Fatal("Now() is zero")
 	}
 }
@@ -41,11 +42,11 @@ func (s *suite) subscribe(t *testing.T) {
 	}
 	// Settled: every terminal visible Work, oldest settlement first; Live:
 	// whether any visible Work is unfinished.
-	if live, err := v.e.Live(t.Context(), o); err != nil || live {
+	if live, err := boundary.Live(t.Context(), v.e, o); err != nil || live {
 		t.Fatalf("Live with only settled Work = %v, %v; want false", live, err)
 	}
 	_, c := v.running(o, Func, "")
-	if live, err := v.e.Live(t.Context(), o); err != nil || !live {
+	if live, err := boundary.Live(t.Context(), v.e, o); err != nil || !live {
 		t.Fatalf("Live with a running Work = %v, %v; want true", live, err)
 	}
 	second := v.start(o, Echo, "second")
@@ -53,12 +54,12 @@ func (s *suite) subscribe(t *testing.T) {
 		st, err := v.e.Status(t.Context(), o, second.ID)
 		return err == nil && st.State.Terminal()
 	})
-	settled, err := v.e.Settled(t.Context(), o)
+	settled, err := boundary.Settled(t.Context(), v.e, o)
 	if err != nil || len(settled) != 2 || settled[0].Work.ID != ref.ID || settled[1].Work.ID != second.ID {
 		t.Fatalf("Settled = %+v, %v; want %s then %s", settled, err, ref.ID, second.ID)
 	}
 	v.finish(c, "", nil)
-	if l, err := v.e.Settled(t.Context(), owner(t, "none")); err != nil || l == nil || len(l) != 0 {
+	if l, err := boundary.Settled(t.Context(), v.e, owner(t, "none")); err != nil || l == nil || len(l) != 0 {
 		t.Fatalf("Settled(unknown owner) = %#v, %v", l, err)
 	}
 }

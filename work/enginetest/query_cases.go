@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
 func (s *suite) ownerIsolation(t *testing.T) {
@@ -28,7 +30,7 @@ func (s *suite) ownerIsolation(t *testing.T) {
 	if l, _ := v.e.List(t.Context(), b); len(l) != 0 {
 		t.Fatalf("other owner lists %d Works", len(l))
 	}
-	if rows, _, err := v.e.Rows(t.Context(), b); err != nil || len(rows) != 0 {
+	if rows, _, err := boundary.Rows(t.Context(), v.e, b); err != nil || len(rows) != 0 {
 		t.Fatalf("other owner has %d rows (%v)", len(rows), err)
 	}
 	if err := v.e.Release(t.Context(), b); err != nil { // releasing another owner touches nothing of a's
@@ -69,11 +71,11 @@ func (s *suite) listOrder(t *testing.T) {
 		v.finish(c, "", nil)
 	}
 	// At most MaxListed.
-	for i := 0; i < work.MaxListed+2; i++ {
+	for i := 0; i < contract.MaxListed+2; i++ {
 		v.settle(o, v.start(o, Echo, "n").ID)
 	}
-	if l, _ := v.e.List(t.Context(), o); len(l) != work.MaxListed {
-		t.Fatalf("List returned %d, want at most %d", len(l), work.MaxListed)
+	if l, _ := v.e.List(t.Context(), o); len(l) != contract.MaxListed {
+		t.Fatalf("List returned %d, want at most %d", len(l), contract.MaxListed)
 	}
 }
 
@@ -97,7 +99,7 @@ func (s *suite) statusRows(t *testing.T) {
 	if st := v.status(o, queued.ID); st.State != work.StateQueued {
 		t.Fatalf("third Work with two slots is %s", st.State)
 	}
-	rows, more, err := v.e.Rows(t.Context(), o)
+	rows, more, err := boundary.Rows(t.Context(), v.e, o)
 	if err != nil {
 		t.Fatalf("Rows: %v", err)
 	}
@@ -121,13 +123,13 @@ func (s *suite) statusRows(t *testing.T) {
 	v.finish(qc, "", nil)
 	v.settle(o, queued.ID)
 	// At most MaxRows, and how many were left out.
-	for i := 0; i < work.MaxRows+3; i++ {
+	for i := 0; i < boundary.MaxRows+3; i++ {
 		v.settle(o, v.start(o, Echo, "n").ID)
 	}
-	if rows, more, err = v.e.Rows(t.Context(), o); err != nil {
+	if rows, more, err = boundary.Rows(t.Context(), v.e, o); err != nil {
 		t.Fatalf("Rows: %v", err)
 	}
-	if visible := len(want) + work.MaxRows + 3; len(rows) != work.MaxRows || more != visible-work.MaxRows {
-		t.Fatalf("Rows = %d rows, more %d; want %d, %d", len(rows), more, work.MaxRows, visible-work.MaxRows)
+	if visible := len(want) + boundary.MaxRows + 3; len(rows) != boundary.MaxRows || more != visible-boundary.MaxRows {
+		t.Fatalf("Rows = %d rows, more %d; want %d, %d", len(rows), more, boundary.MaxRows, visible-boundary.MaxRows)
 	}
 }

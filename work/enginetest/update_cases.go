@@ -207,9 +207,10 @@ func (s *suite) updateBounds(t *testing.T) {
 		t.Fatalf("EventUpdate events: want accepted, refused (bytes), accepted\n%s", describe(evs))
 	}
 
-	// Bad specs: a negative bound or one over its ceiling.
-	for _, p := range []work.UpdatePolicy{{MaxUpdates: -1}, {MaxBytes: work.MaxUpdateBytesCeiling + 1},
-		{MaxUpdates: work.MaxUpdatesCeiling + 1}, {QuestionTimeout: -time.Second}} {
+	// Bad specs: a negative bound or one over its documented ceiling (1,024
+	// updates, 1 MiB).
+	for _, p := range []work.UpdatePolicy{{MaxUpdates: -1}, {MaxBytes: 1<<20 + 1},
+		{MaxUpdates: 1024 + 1}, {QuestionTimeout: -time.Second}} {
 		spec := v.spec(o, Echo, "x")
 		spec.Updates = &p
 		_, err := v.e.Start(v.ctx, spec)

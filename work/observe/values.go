@@ -1,5 +1,7 @@
 package observe
 
+import "time"
+
 // Progress is a Work's progress as counts only: never text, so that no
 // content can travel through it. Function children set Done and Total with
 // work.ReportProgress; agent children count ModelRequests and ToolCalls (the
@@ -29,3 +31,14 @@ type Usage struct {
 
 // Tokens returns InputTokens + OutputTokens.
 func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
+
+// Row is one line of an owner's status block (work/boundary's Rows): id,
+// target label, state, elapsed time and result availability, nothing
+// else.
+type Row struct {
+	ID              string
+	TargetLabel     string
+	State           State
+	Elapsed         time.Duration
+	ResultAvailable bool
+}

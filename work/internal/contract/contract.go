@@ -220,3 +220,24 @@ func PollClass(class, fallback string) string {
 // engine remembers; beyond it the oldest is forgotten, and a replay of a
 // forgotten identity starts new Work.
 const MaxLaunches = 256
+
+// The contract's list bounds.
+const (
+	MaxListed = 50 // entries List returns at most
+	MaxRows   = 12 // rows work/boundary's Rows returns at most
+)
+
+// IsID reports whether s has the form of a Work id: 32 lowercase hex
+// digits (work/boundary's IsID).
+func IsID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -94,3 +94,16 @@ var (
 	Guidance      func(ex any) []string
 	Unanswered    func(ex any) []int
 )
+
+// An engine's reads for adapters (work/boundary documents each): e is a
+// *work.Engine, o a work.Owner; Settled's result is a []work.Status.
+var (
+	Rows     func(ctx context.Context, e, o any) ([]observe.Row, int, error)
+	Settled  func(ctx context.Context, e, o any) (any, error)
+	Live     func(ctx context.Context, e, o any) (bool, error)
+	Now      func(e any) time.Time
+	Observer func(e any) observe.Observer
+)
+
+// ResolveJob returns j (a work.Job) with its defaults applied.
+var ResolveJob func(j any) any
