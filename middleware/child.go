@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Tool is a model-facing tool. Its method set is langchaingo's tools.Tool,
@@ -32,7 +33,7 @@ type Child struct {
 	// Description is what the model reads about the child.
 	Description string
 	// Kind is work.KindAgent (takes guidance) or work.KindFunction.
-	Kind work.Kind
+	Kind observe.Kind
 	// Schema is the JSON schema of the child's input object. Nil means the
 	// child takes one string, asked for as {"input": "..."}, or as plain
 	// text in the foreground. A Schema may not declare run_in_background.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // UpdateToolName is the automatic tool of an agent child that declares
@@ -187,17 +188,17 @@ func updateRefusal(err error) refusal {
 // refusalMessage says what the child can do about a refusal.
 func refusalMessage(reason string) string {
 	switch reason {
-	case work.UpdateRefusedCount:
+	case observe.UpdateRefusedCount:
 		return "the update was not kept: this task's update count is used up; go on with your task"
-	case work.UpdateRefusedBytes:
+	case observe.UpdateRefusedBytes:
 		return "the update was not kept: it would take this task's updates over their size limit; send a shorter one or go on"
-	case work.UpdateRefusedEnding:
+	case observe.UpdateRefusedEnding:
 		return "the update was not kept: the task is ending"
-	case work.UpdateRefusedConflict:
+	case observe.UpdateRefusedConflict:
 		return "the update was not kept: its key was used for another update"
-	case work.UpdateRefusedInvalid:
+	case observe.UpdateRefusedInvalid:
 		return "the update was not kept: it is not valid JSON or has an empty key"
-	case work.UpdateRefusedNotDeclared:
+	case observe.UpdateRefusedNotDeclared:
 		return "the update was not kept: this task does not report updates"
 	}
 	return "the update was not kept"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestUpdateToolRefusals: emit_update answers bad input, a nil ctx and a
@@ -25,7 +26,7 @@ func TestUpdateToolRefusals(t *testing.T) {
 		{name: "question not a boolean", input: `{"value":1,"question":"yes"}`, code: middleware.CodeInvalidInput},
 		{name: "key not a string", input: `{"value":1,"key":7}`, code: middleware.CodeInvalidInput},
 		{name: "unknown field", input: `{"value":1,"priority":9}`, code: middleware.CodeInvalidInput},
-		{name: "not a child", input: `{"value":"x"}`, code: middleware.CodeUpdateRefused, reason: work.UpdateRefusedNotDeclared},
+		{name: "not a child", input: `{"value":"x"}`, code: middleware.CodeUpdateRefused, reason: observe.UpdateRefusedNotDeclared},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -45,7 +44,7 @@ const (
 // "_OTHER": only a bounded set reaches a label.
 func budgetName(b string) string {
 	switch b {
-	case work.BudgetTurns, work.BudgetToolCalls, work.BudgetTokens, work.BudgetDuration:
+	case observe.BudgetTurns, observe.BudgetToolCalls, observe.BudgetTokens, observe.BudgetDuration:
 		return b
 	}
 	return otherBudget

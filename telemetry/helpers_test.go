@@ -171,7 +171,7 @@ func (h *harness) action(ctx context.Context, action, id string, fn func(ctx con
 // await waits until the Work is terminal (a completed Work's result is
 // read, which emits result-read). A terminal Result is never ahead of the
 // Observer, so its events are recorded by then.
-func (h *harness) await(id string, want work.State) {
+func (h *harness) await(id string, want observe.State) {
 	h.t.Helper()
 	st, _, err := h.s.Result(context.Background(), h.owner, id, work.MaxResultWait)
 	if err != nil || st.State != want {

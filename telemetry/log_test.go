@@ -76,7 +76,7 @@ func TestLogLines(t *testing.T) {
 			want = []string{"bytes", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
 		case observe.EventBudgetExhausted:
 			want = []string{"budget", "level", "msg", "owner.depth", "span_id", "time", "trace_id", "work.id", "work.target"}
-			if rec["budget"] != work.BudgetDuration {
+			if rec["budget"] != observe.BudgetDuration {
 				t.Errorf("line %d: budget %v, want duration", i, rec["budget"])
 			}
 		}

@@ -22,8 +22,8 @@ func TestReplayRebuildsSpanOnly(t *testing.T) {
 		q, r, b, u, c := base, base, base, base, base
 		q.Type, q.To, q.Time = observe.EventQueued, work.StateQueued, epoch
 		r.Type, r.From, r.To, r.Time, r.QueueWait = observe.EventRunning, work.StateQueued, work.StateRunning, epoch.Add(time.Second), time.Second
-		b.Type, b.Budget, b.Time = observe.EventBudgetExhausted, work.BudgetTurns, epoch.Add(2*time.Second)
-		u.Type, u.Usage, u.Time = observe.EventUsage, work.Usage{Turns: 3, InputTokens: 10, OutputTokens: 5}, epoch.Add(3*time.Second)
+		b.Type, b.Budget, b.Time = observe.EventBudgetExhausted, observe.BudgetTurns, epoch.Add(2*time.Second)
+		u.Type, u.Usage, u.Time = observe.EventUsage, observe.Usage{Turns: 3, InputTokens: 10, OutputTokens: 5}, epoch.Add(3*time.Second)
 		c.Type, c.From, c.To, c.Time, c.Duration, c.Bytes = observe.EventCompleted, work.StateRunning, work.StateCompleted, epoch.Add(3*time.Second), 2*time.Second, 42
 		return []observe.Event{q, r, b, u, c}
 	}

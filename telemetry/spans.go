@@ -291,7 +291,7 @@ func (o *Observer) startForegroundAgent(exec, caller context.Context, e observe.
 // child (kind work.KindAgent) always gets gen_ai.provider.name, a
 // Required attribute of invoke_agent: ProviderUnknown when no valid one
 // is known; other children get none.
-func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context, kind work.Kind) []attribute.KeyValue {
+func appendAgentInfo(attrs []attribute.KeyValue, ctx context.Context, kind observe.Kind) []attribute.KeyValue {
 	info, _ := observe.TargetInfoFrom(ctx)
 	if validCallID(info.AgentID) {
 		attrs = append(attrs, keyAgentID.String(info.AgentID))

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -240,14 +239,14 @@ func wantsJSON(r *http.Request) bool {
 type statusView struct {
 	StatusPage
 	Refresh int
-	States  []work.State
+	States  []observe.State
 }
 
 var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
 	"dur": func(s float64) string {
 		return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
 	},
-	"count": func(m map[string]int, st work.State) int { return m[string(st)] },
+	"count": func(m map[string]int, st observe.State) int { return m[string(st)] },
 	"deref": func(p *int) int { return *p },
 }).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

@@ -61,9 +61,9 @@ var maxUpdateEvents = uint32(driver.ResolveUpdates(work.UpdatePolicy{}).MaxUpdat
 // agentwork_work_updates_total: accepted, then the refusal reasons; a
 // reason an engine reports that is not a work.UpdateRefused* constant is
 // "_OTHER".
-var updateOutcomes = [...]string{outcomeAccepted, work.UpdateRefusedNotDeclared, work.UpdateRefusedCount,
-	work.UpdateRefusedBytes, work.UpdateRefusedEnding, work.UpdateRefusedConflict, work.UpdateRefusedInvalid,
-	work.UpdateRefusedUnavailable, otherErrorType}
+var updateOutcomes = [...]string{outcomeAccepted, observe.UpdateRefusedNotDeclared, observe.UpdateRefusedCount,
+	observe.UpdateRefusedBytes, observe.UpdateRefusedEnding, observe.UpdateRefusedConflict, observe.UpdateRefusedInvalid,
+	observe.UpdateRefusedUnavailable, otherErrorType}
 
 // updateBytesBuckets go by fours from 16 B to 1 MiB: a Work's updates
 // take 16 KiB in all by default, at most 1 MiB.

@@ -52,8 +52,8 @@ func TestUpdateSpanEvents(t *testing.T) {
 	for _, e := range []observe.Event{q, talker.next(observe.EventRunning),
 		talker.next(observe.EventUpdate, accepted(1, 40, false)),
 		talker.next(observe.EventUpdate, accepted(2, 120, true)),
-		talker.next(observe.EventUpdate, refused(work.UpdateRefusedBytes, 20000)),
-		talker.next(observe.EventUpdate, refused(work.UpdateRefusedNotDeclared, 0)),
+		talker.next(observe.EventUpdate, refused(observe.UpdateRefusedBytes, 20000)),
+		talker.next(observe.EventUpdate, refused(observe.UpdateRefusedNotDeclared, 0)),
 		talker.next(observe.EventUpdate, refused("free text "+updateCanary, 7)),
 		talker.next(observe.EventCompleted, func(e *observe.Event) { e.Bytes = 5 })} {
 		h.obs.Event(ctx, e)
@@ -69,7 +69,7 @@ func TestUpdateSpanEvents(t *testing.T) {
 		h.obs.Event(cctx, chatty.next(observe.EventUpdate, accepted(i, 10, false)))
 	}
 	for range 3 {
-		h.obs.Event(cctx, chatty.next(observe.EventUpdate, refused(work.UpdateRefusedCount, 10)))
+		h.obs.Event(cctx, chatty.next(observe.EventUpdate, refused(observe.UpdateRefusedCount, 10)))
 	}
 	h.obs.Event(cctx, chatty.next(observe.EventFailed, func(e *observe.Event) { e.ErrorClass = work.ClassError }))
 
@@ -145,7 +145,7 @@ func TestUpdateReplay(t *testing.T) {
 	q := w.next(observe.EventQueued)
 	ctx := h.obs.Bind(context.Background(), context.Background(), q)
 	for _, e := range []observe.Event{q, w.next(observe.EventRunning), w.next(observe.EventUpdate, accepted(1, 30, true)),
-		w.next(observe.EventUpdate, refused(work.UpdateRefusedEnding, 0)), w.next(observe.EventCancelled)} {
+		w.next(observe.EventUpdate, refused(observe.UpdateRefusedEnding, 0)), w.next(observe.EventCancelled)} {
 		h.obs.Replay(ctx, e)
 	}
 	got := renderSpans(h.spans.Ended())
@@ -177,13 +177,13 @@ func TestUpdateLogLines(t *testing.T) {
 	w := newWaitEvents(talkerID, "researcher")
 	for _, e := range []observe.Event{w.next(observe.EventQueued), w.next(observe.EventRunning),
 		w.next(observe.EventUpdate, accepted(1, 40, false)), w.next(observe.EventUpdate, accepted(2, 60, true)),
-		w.next(observe.EventUpdate, refused(work.UpdateRefusedConflict, 9)),
+		w.next(observe.EventUpdate, refused(observe.UpdateRefusedConflict, 9)),
 		w.next(observe.EventCompleted)} {
 		h.obs.Event(context.Background(), e)
 	}
 	o := newWaitEvents(orphanUID, "summarizer")
 	for _, e := range []observe.Event{o.next(observe.EventQueued), o.next(observe.EventRunning),
-		o.next(observe.EventUpdate, refused(work.UpdateRefusedInvalid, 0)),
+		o.next(observe.EventUpdate, refused(observe.UpdateRefusedInvalid, 0)),
 		o.next(observe.EventOrphaned, func(e *observe.Event) { e.From, e.ErrorClass = work.StateRunning, work.ClassOrphaned })} {
 		h.obs.Event(context.Background(), e)
 	}

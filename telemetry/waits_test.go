@@ -21,7 +21,7 @@ import (
 type waitEvents struct {
 	base  observe.Event
 	at    time.Time
-	state work.State
+	state observe.State
 }
 
 func newWaitEvents(id, target string) *waitEvents {
@@ -271,7 +271,7 @@ func (f *fakeEngine) set(s observe.Snapshot, err error) {
 func waitSnapshot(now time.Time) observe.Snapshot {
 	var batch, deploy [len(observe.States)]int
 	batch[1], deploy[0] = 3, 3 // work.States: queued, running, ...
-	lw := func(id, target string, st work.State, created time.Time, waiting, approval bool) observe.LiveWork {
+	lw := func(id, target string, st observe.State, created time.Time, waiting, approval bool) observe.LiveWork {
 		w := observe.LiveWork{ID: id, Target: target, Owner: "coordinator", Kind: work.KindFunction, State: st, Attempt: 1,
 			Created: created, Waiting: waiting, AwaitingApproval: approval}
 		if st == work.StateRunning {

@@ -24,7 +24,7 @@ func TestZeroObserver(t *testing.T) {
 		{Type: observe.EventFailed, WorkID: "w", Target: "t", From: work.StateCancelRequested, To: work.StateFailed, ErrorClass: "internal"},
 		{Type: observe.EventOrphaned, WorkID: "w", Target: "t", From: work.StateRunning, ErrorClass: work.ClassOrphaned},
 		{Type: observe.EventBudgetExhausted, WorkID: "w", Target: "t", Budget: "turns"},
-		{Type: observe.EventUsage, WorkID: "w", Target: "t", Usage: work.Usage{Turns: 1}},
+		{Type: observe.EventUsage, WorkID: "w", Target: "t", Usage: observe.Usage{Turns: 1}},
 		{Type: observe.EventRefused, Target: "t", ErrorClass: "closed"},
 		{Type: observe.EventStatusBlock, Count: 1},
 		{Type: observe.EventWaiting, WorkID: "w", Target: "t"},

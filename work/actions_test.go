@@ -16,10 +16,10 @@ type stateCase struct {
 	name           string
 	setup          func(h *harness, o work.Owner) string // returns the id to query
 	visible        bool
-	state          work.State
+	state          observe.State
 	result         bool // Result returns the output "out"
 	cancelAccepted bool
-	cancelState    work.State
+	cancelState    observe.State
 	finished       bool
 	startedAt      bool
 }

@@ -48,7 +48,7 @@ func TestApprovalTimerStopped(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		answer func(h *harness, o work.Owner, id string) error
-		want   work.State // the state once it settles (running: approved)
+		want   observe.State // the state once it settles (running: approved)
 	}{
 		{"approve", func(h *harness, o work.Owner, id string) error { return h.s.Approve(ctx, o, id) }, work.StateRunning},
 		{"deny", func(h *harness, o work.Owner, id string) error { return h.s.Deny(ctx, o, id) }, work.StateCancelled},

@@ -142,9 +142,9 @@ func (e *Execution) decideToolCall() bool {
 }
 
 // Usage returns what the child has spent so far.
-func (e *Execution) Usage() Usage {
+func (e *Execution) Usage() observe.Usage {
 	if e == nil {
-		return Usage{}
+		return observe.Usage{}
 	}
 	return e.run().usage()
 }

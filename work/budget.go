@@ -38,15 +38,6 @@ type Budget struct {
 	MaxDuration  time.Duration // from running; the child's deadline
 }
 
-// The budget names, as telemetry reports which one ran out
-// (agentwork.work.budget) and as Status.BudgetExhausted says.
-const (
-	BudgetTurns     = "turns"
-	BudgetToolCalls = "tool_calls"
-	BudgetTokens    = "tokens"
-	BudgetDuration  = "duration"
-)
-
 // ClassBudgetExhausted is the failure class of a child whose budget ran out
 // when it was started to fail on exhaustion (Spec.FailOnBudget), or that
 // kept asking for model requests after its final one.
@@ -58,9 +49,6 @@ const ClassBudgetExhausted = "budget_exhausted"
 // requests.
 var ErrBudgetExhausted = newError("budget_exhausted", "budget exhausted")
 
-// Usage is what one child run spent, as counts only (observe.Usage).
-type Usage = observe.Usage
-
 // The dimensions a pool and a reservation account for.
 const (
 	dimTurns     = contract.DimTurns
@@ -69,7 +57,7 @@ const (
 	numDims      = 3
 )
 
-var dimNames = [numDims]string{dimTurns: BudgetTurns, dimToolCalls: BudgetToolCalls, dimTokens: BudgetTokens}
+var dimNames = [numDims]string{dimTurns: observe.BudgetTurns, dimToolCalls: observe.BudgetToolCalls, dimTokens: observe.BudgetTokens}
 
 // A pool's short dimension is reported by these names.
 func init() { contract.NameDims(dimNames[dimTurns], dimNames[dimToolCalls], dimNames[dimTokens]) }

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // meter is one dimension of an account. limit 0 means none. used is what
@@ -60,7 +62,7 @@ type run struct {
 }
 
 // exhaustedNames are the budgets that can run out, at their run.exh.
-var exhaustedNames = [...]string{"", BudgetTurns, BudgetToolCalls, BudgetTokens, BudgetDuration}
+var exhaustedNames = [...]string{"", observe.BudgetTurns, observe.BudgetToolCalls, observe.BudgetTokens, observe.BudgetDuration}
 
 // budget returns r's effective budget.
 func (r *run) budget() Budget {
@@ -97,11 +99,11 @@ func (a *account) source(i int) *account {
 }
 
 // usage returns what r spent itself.
-func (r *run) usage() Usage {
+func (r *run) usage() observe.Usage {
 	if r == nil {
-		return Usage{}
+		return observe.Usage{}
 	}
-	return Usage{Turns: int(r.turns()), ToolCalls: int(r.toolCalls()),
+	return observe.Usage{Turns: int(r.turns()), ToolCalls: int(r.toolCalls()),
 		InputTokens: r.in.Load(), OutputTokens: r.out.Load(), UnknownUsage: int(r.unknown.Load())}
 }
 

@@ -44,13 +44,13 @@ func (s *Engine) endRunLocked(it *item, class string, e *emission) {
 	now := s.nowLocked(e)
 	if class == ClassDeadline {
 		r.mu.Lock()
-		first := r.exhaustLocked(BudgetDuration)
+		first := r.exhaustLocked(observe.BudgetDuration)
 		r.mu.Unlock()
 		if first {
-			e.push(it, observe.EventBudgetExhausted, now).Budget = BudgetDuration
+			e.push(it, observe.EventBudgetExhausted, now).Budget = observe.BudgetDuration
 		}
 	}
-	if u := r.usage(); u != (Usage{}) {
+	if u := r.usage(); u != (observe.Usage{}) {
 		e.push(it, observe.EventUsage, now).Usage = u
 	}
 }
@@ -60,13 +60,13 @@ func (s *Engine) endRunLocked(it *item, class string, e *emission) {
 func (s *Engine) endForeground(r *run, scopeID string, exec context.Context) {
 	if errors.Is(context.Cause(exec), errDeadline) {
 		r.mu.Lock()
-		first := r.exhaustLocked(BudgetDuration)
+		first := r.exhaustLocked(observe.BudgetDuration)
 		r.mu.Unlock()
 		if first {
-			r.report(observe.Event{Type: observe.EventBudgetExhausted, Budget: BudgetDuration})
+			r.report(observe.Event{Type: observe.EventBudgetExhausted, Budget: observe.BudgetDuration})
 		}
 	}
-	if u := r.usage(); u != (Usage{}) {
+	if u := r.usage(); u != (observe.Usage{}) {
 		r.report(observe.Event{Type: observe.EventUsage, Usage: u})
 	}
 	s.mu.Lock()

@@ -65,16 +65,16 @@ func TestBudgetStopsLoopingChildAtEachLimit(t *testing.T) {
 		budget    work.Budget
 		loop      looping
 		exhausted string
-		usage     work.Usage
+		usage     observe.Usage
 	}{
-		{"turns", work.Budget{MaxTurns: 3}, looping{known: true, in: 10, out: 5}, work.BudgetTurns,
-			work.Usage{Turns: 3, InputTokens: 40, OutputTokens: 20}},
-		{"tool calls", work.Budget{MaxToolCalls: 3}, looping{toolsPerTurn: 2, known: true, in: 1, out: 1}, work.BudgetToolCalls,
-			work.Usage{Turns: 2, ToolCalls: 3, InputTokens: 3, OutputTokens: 3}},
-		{"tokens", work.Budget{MaxTokens: 250}, looping{known: true, in: 60, out: 40}, work.BudgetTokens,
-			work.Usage{Turns: 3, InputTokens: 240, OutputTokens: 160}},
-		{"unknown usage is not counted", work.Budget{MaxTurns: 2, MaxTokens: 10}, looping{in: 60, out: 40}, work.BudgetTurns,
-			work.Usage{Turns: 2, UnknownUsage: 3}},
+		{"turns", work.Budget{MaxTurns: 3}, looping{known: true, in: 10, out: 5}, observe.BudgetTurns,
+			observe.Usage{Turns: 3, InputTokens: 40, OutputTokens: 20}},
+		{"tool calls", work.Budget{MaxToolCalls: 3}, looping{toolsPerTurn: 2, known: true, in: 1, out: 1}, observe.BudgetToolCalls,
+			observe.Usage{Turns: 2, ToolCalls: 3, InputTokens: 3, OutputTokens: 3}},
+		{"tokens", work.Budget{MaxTokens: 250}, looping{known: true, in: 60, out: 40}, observe.BudgetTokens,
+			observe.Usage{Turns: 3, InputTokens: 240, OutputTokens: 160}},
+		{"unknown usage is not counted", work.Budget{MaxTurns: 2, MaxTokens: 10}, looping{in: 60, out: 40}, observe.BudgetTurns,
+			observe.Usage{Turns: 2, UnknownUsage: 3}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +92,7 @@ func TestBudgetStopsLoopingChildAtEachLimit(t *testing.T) {
 			if out != want || st.BudgetExhausted != tt.exhausted {
 				t.Fatalf("result = %q, %q; want %q", out, st.BudgetExhausted, want)
 			}
-			var usage []work.Usage
+			var usage []observe.Usage
 			exhaustedEvents := 0
 			for _, e := range h.obs.events(ref.ID) {
 				switch e.Type {
@@ -119,7 +119,7 @@ func TestBudgetFailOnExhaustion(t *testing.T) {
 	if ev := h.obs.waitTerminal(ref.ID); ev.To != work.StateFailed || ev.ErrorClass != work.ClassBudgetExhausted {
 		t.Fatalf("terminal = %+v", ev)
 	}
-	if st := h.status(coord, ref.ID); st.BudgetExhausted != work.BudgetTurns || st.ResultAvailable {
+	if st := h.status(coord, ref.ID); st.BudgetExhausted != observe.BudgetTurns || st.ResultAvailable {
 		t.Fatalf("status = %+v", st)
 	}
 }
@@ -208,7 +208,7 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 		t.Fatal("a refused start registered Work")
 	}
 	refused := h.obs.ofType(observe.EventRefused)
-	if len(refused) != 1 || refused[0].ErrorClass != work.ClassBudgetExhausted || refused[0].Budget != work.BudgetTurns {
+	if len(refused) != 1 || refused[0].ErrorClass != work.ClassBudgetExhausted || refused[0].Budget != observe.BudgetTurns {
 		t.Fatalf("refused events = %+v", refused)
 	}
 	close(release) // the first child ends after one turn and 20 tokens
@@ -221,7 +221,7 @@ func TestPoolSharedByThreeChildren(t *testing.T) {
 	h.obs.waitTerminal(third.ID)
 	var reserved, remaining []int64
 	h.s.PoolCensusForTest(func(budget string, res, rem int64) {
-		if budget == work.BudgetTurns {
+		if budget == observe.BudgetTurns {
 			reserved, remaining = append(reserved, res), append(remaining, rem)
 		}
 	})
@@ -351,7 +351,7 @@ func TestNestedChildCannotExceedParentReservation(t *testing.T) {
 		}
 	}
 	turn, err := boundary.BeginRequest(c.ex)
-	if err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+	if err != nil || !turn.Final || turn.Budget != observe.BudgetTurns {
 		t.Fatalf("parent after its grandchild spent its reservation: %+v, %v", turn, err)
 	}
 	c.complete("parent")
@@ -426,11 +426,11 @@ func TestDeadlineReportsDurationBudget(t *testing.T) {
 	if ev := h.obs.waitTerminal(ref.ID); ev.ErrorClass != work.ClassDeadline {
 		t.Fatalf("terminal = %+v", ev)
 	}
-	if st := h.status(coord, ref.ID); st.BudgetExhausted != work.BudgetDuration {
+	if st := h.status(coord, ref.ID); st.BudgetExhausted != observe.BudgetDuration {
 		t.Fatalf("status = %+v", st)
 	}
 	ex := h.obs.ofType(observe.EventBudgetExhausted)
-	if len(ex) != 1 || ex[0].Budget != work.BudgetDuration {
+	if len(ex) != 1 || ex[0].Budget != observe.BudgetDuration {
 		t.Fatalf("events = %+v", ex)
 	}
 }

@@ -177,11 +177,11 @@ func (c *callExec) runEvent(ev observe.Event) {
 	c.emit(ev)
 }
 
-// reportUpdate refuses every update with UpdateRefusedNotDeclared (there
+// reportUpdate refuses every update with observe.UpdateRefusedNotDeclared (there
 // is no Work to read it from); an observe.EventUpdate still reports it.
 func (c *callExec) reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
-	c.run.report(observe.Event{Type: observe.EventUpdate, Bytes: len(value), Question: question, ErrorClass: UpdateRefusedNotDeclared})
-	return UpdateReceipt{}, updateRefusal(UpdateRefusedNotDeclared)
+	c.run.report(observe.Event{Type: observe.EventUpdate, Bytes: len(value), Question: question, ErrorClass: observe.UpdateRefusedNotDeclared})
+	return UpdateReceipt{}, updateRefusal(observe.UpdateRefusedNotDeclared)
 }
 
 // foreground is a foreground call in progress, for Close.

@@ -30,7 +30,7 @@ func TestSnapshotCountsCancelRequestedSlots(t *testing.T) {
 	if !snap.Time.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("Time = %v", snap.Time)
 	}
-	states := map[work.State]int{}
+	states := map[observe.State]int{}
 	for _, lw := range snap.Live {
 		states[lw.State]++
 		if lw.Owner != "coordinator" || lw.Attempt != 1 || lw.ID == "" {

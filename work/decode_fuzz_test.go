@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // FuzzDecodeError decodes arbitrary codes and messages, as a durable
@@ -17,7 +18,7 @@ import (
 func FuzzDecodeError(f *testing.F) {
 	for _, e := range []*work.Error{work.ErrNotFound, work.ErrInvalidSpec, work.ErrLimit, work.ErrChildFailed,
 		work.ErrUnavailable, work.ErrUpdateRefused, work.ErrUnanswered, work.ErrBudgetExhausted, work.ApprovalCallRefusal,
-		work.UpdateRefusal(work.UpdateRefusedBytes), work.ErrLimit.Detail("at most 3 running")} {
+		work.UpdateRefusal(observe.UpdateRefusedBytes), work.ErrLimit.Detail("at most 3 running")} {
 		f.Add(e.Code, e.Error())
 		d, ok := work.DecodeError(e.Code, e.Error())
 		if !ok || d.Code != e.Code || d.Error() != e.Error() || d.Class != e.Class {

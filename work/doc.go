@@ -2,7 +2,7 @@
 // in-process one, which runs background Work for owners, agent instances,
 // and keeps each Work's lifecycle, result, guidance mailbox and limits;
 // a durable runner makes one whose Work runs on its service) and its
-// values (Spec, Ref, Status, State, Budget, Job, the receipts).
+// values (Spec, Ref, Status, Budget, Job, the receipts).
 //
 //	sup := work.New() // one per process
 //	defer sup.Close(ctx)

@@ -60,7 +60,7 @@ const (
 var ApprovalCallRefusal = errCallApproval
 
 // CanTransition reports whether from -> to is a legal lifecycle edge.
-func CanTransition(from, to State) bool { return canTransition(from, to) }
+func CanTransition(from, to observe.State) bool { return canTransition(from, to) }
 
 // RefKind returns r's JSON kind.
 func RefKind(r Ref) string { return r.kind() }
@@ -69,7 +69,7 @@ func RefKind(r Ref) string { return r.kind() }
 // number of Works in the registry in that state (visible or detached, zero
 // included). It holds the Supervisor's lock while it runs: fn must be quick
 // and must not call the Supervisor.
-func (s *Engine) CensusForTest(fn func(target string, state State, n int)) {
+func (s *Engine) CensusForTest(fn func(target string, state observe.State, n int)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for label, c := range s.counts {

@@ -233,9 +233,9 @@ func (h *harness) status(o work.Owner, id string) work.Status {
 }
 
 // census returns the Supervisor's counts per state, summed over targets.
-func census(s *work.Engine) map[work.State]int {
-	m := make(map[work.State]int)
-	s.CensusForTest(func(_ string, st work.State, n int) {
+func census(s *work.Engine) map[observe.State]int {
+	m := make(map[observe.State]int)
+	s.CensusForTest(func(_ string, st observe.State, n int) {
 		if n != 0 {
 			m[st] += n
 		}

@@ -111,7 +111,7 @@ func (it *item) reclaim() chan struct{} {
 type stateIdx uint8
 
 // state returns its State.
-func (it *item) state() State { return observe.States[it.st] }
+func (it *item) state() observe.State { return observe.States[it.st] }
 
 // terminal reports whether its State is terminal.
 func (it *item) terminal() bool { return stateTerminal[it.st] }

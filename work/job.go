@@ -211,7 +211,7 @@ func (s *Engine) failJob(it *item, jw *jobWait, class termClass) {
 
 // endJobLocked settles it as finishJobLocked does, dispatches, releases
 // s.mu, delivers e and, for a Work that waited, its count of s.live.
-func (s *Engine) endJobLocked(it *item, jw *jobWait, to State, class termClass, out string, e *emission) {
+func (s *Engine) endJobLocked(it *item, jw *jobWait, to observe.State, class termClass, out string, e *emission) {
 	waited := jw.waiting
 	s.finishJobLocked(it, jw, to, class, out, s.nowLocked(e), e)
 	s.dispatchLocked(e)
@@ -225,7 +225,7 @@ func (s *Engine) endJobLocked(it *item, jw *jobWait, to State, class termClass, 
 // child, and frees its running slot unless it gave it back when it began
 // to wait. A completed job's output over the result-byte limit fails it
 // (result_too_large). The caller dispatches.
-func (s *Engine) finishJobLocked(it *item, jw *jobWait, to State, class termClass, out string, now time.Time, e *emission) {
+func (s *Engine) finishJobLocked(it *item, jw *jobWait, to observe.State, class termClass, out string, now time.Time, e *emission) {
 	bytes := 0
 	if to == StateCompleted {
 		bytes = len(out)

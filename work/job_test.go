@@ -315,7 +315,7 @@ func TestJobEnds(t *testing.T) {
 		name    string
 		opts    []work.Option
 		replies []jobReply
-		state   work.State
+		state   observe.State
 		class   string
 	}{
 		{"failed with its class", nil, []jobReply{{poll: work.Poll{State: work.PollFailed, Class: "quota"}}}, work.StateFailed, "quota"},

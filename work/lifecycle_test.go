@@ -315,7 +315,7 @@ func TestResultTooLarge(t *testing.T) {
 	// Supervisor's.
 	for _, tc := range []struct {
 		override, size int
-		want           work.State
+		want           observe.State
 	}{
 		{5, 6, work.StateFailed},       // lowered
 		{5, 5, work.StateCompleted},    // lowered, exact

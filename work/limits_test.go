@@ -16,7 +16,7 @@ import (
 
 // snapshot is what a refused start must leave unchanged.
 type snapshot struct {
-	census map[work.State]int
+	census map[observe.State]int
 	list   []work.Status
 	events int
 }

@@ -12,9 +12,6 @@ import (
 // one Work: reports in between only update the counts.
 const progressInterval = time.Second
 
-// Progress is a Work's progress as counts only (observe.Progress).
-type Progress = observe.Progress
-
 // progress is a Work's live counts. The child's goroutines write it
 // without the Supervisor's lock; it never blocks them.
 type progress struct {
@@ -24,8 +21,8 @@ type progress struct {
 	pending                      atomic.Bool  // a report waits for the Work's emit lock
 }
 
-func (p *progress) snapshot() Progress {
-	return Progress{Done: p.done.Load(), Total: p.total.Load(),
+func (p *progress) snapshot() observe.Progress {
+	return observe.Progress{Done: p.done.Load(), Total: p.total.Load(),
 		ModelRequests: p.requests.Load(), ToolCalls: p.tools.Load()}
 }
 
@@ -40,14 +37,14 @@ func (e *Execution) counts() *progress {
 
 // Progress returns the Work's progress counts so far (the zero Progress
 // for a foreground call), for an Engine that carries them elsewhere.
-func (e *Execution) Progress() Progress {
+func (e *Execution) Progress() observe.Progress {
 	if e == nil {
-		return Progress{}
+		return observe.Progress{}
 	}
 	if p := e.counts(); p != nil {
 		return p.snapshot()
 	}
-	return Progress{}
+	return observe.Progress{}
 }
 
 // ReportProgress sets the Done and Total counts of the background Work

@@ -26,7 +26,7 @@ func TestProgressCounts(t *testing.T) {
 	ref, c := h.running(o, fn)
 
 	work.ReportProgress(c.ctx, 3, 10)
-	if got := h.status(o, ref.ID).Progress; got != (work.Progress{Done: 3, Total: 10}) {
+	if got := h.status(o, ref.ID).Progress; got != (observe.Progress{Done: 3, Total: 10}) {
 		t.Fatalf("Progress = %+v, want done 3 of 10", got)
 	}
 	if n := len(h.obs.ofType(observe.EventProgress)); n != 1 {
@@ -42,7 +42,7 @@ func TestProgressCounts(t *testing.T) {
 	if n := len(h.obs.ofType(observe.EventProgress)); n != 1 {
 		t.Fatalf("%d progress events within one interval, want 1", n)
 	}
-	want := work.Progress{Done: 5, Total: 10, ModelRequests: 1, ToolCalls: 2}
+	want := observe.Progress{Done: 5, Total: 10, ModelRequests: 1, ToolCalls: 2}
 	if got := h.status(o, ref.ID).Progress; got != want {
 		t.Fatalf("Progress = %+v, want %+v", got, want)
 	}
@@ -146,7 +146,7 @@ func TestProgressNeverBlocks(t *testing.T) {
 	blocker.mu.Lock()
 	got := slices.Clone(blocker.progress)
 	blocker.mu.Unlock()
-	if want := (work.Progress{Done: 1, Total: 2, ModelRequests: 1}); len(got) != 1 || got[0] != want {
+	if want := (observe.Progress{Done: 1, Total: 2, ModelRequests: 1}); len(got) != 1 || got[0] != want {
 		t.Fatalf("progress events = %+v, want one %+v", got, want)
 	}
 	if st, _ := s.Status(t.Context(), o, ref.ID); st.Progress.Done != 1 || st.Progress.ModelRequests != 1 {
@@ -226,7 +226,7 @@ type blockingObserver struct {
 	entered  chan struct{}
 	release  chan struct{}
 	mu       sync.Mutex
-	progress []work.Progress // EventProgress deliveries, in order
+	progress []observe.Progress // EventProgress deliveries, in order
 }
 
 func (b *blockingObserver) Event(_ context.Context, ev observe.Event) {

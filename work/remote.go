@@ -79,7 +79,7 @@ func (r *remoteRun) guidance() []string {
 
 // reportUpdate is ReportUpdate under another Engine: r.Update decides.
 func (r *remoteRun) reportUpdate(key string, value []byte, question bool) (UpdateReceipt, error) {
-	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
+	rec, reason := UpdateReceipt{}, observe.UpdateRefusedNotDeclared
 	if r.Update != nil {
 		rec.Seq, rec.Duplicate, reason = r.Update(key, value, question)
 	}

@@ -45,12 +45,12 @@ func TestExecutionProgress(t *testing.T) {
 	ex.CountModelRequestForTest()
 	ex.CountToolCallForTest()
 	ex.CountToolCallForTest()
-	if p := ex.Progress(); p != (work.Progress{Done: 2, Total: 5, ModelRequests: 1, ToolCalls: 2}) {
+	if p := ex.Progress(); p != (observe.Progress{Done: 2, Total: 5, ModelRequests: 1, ToolCalls: 2}) {
 		t.Fatalf("remote Progress = %+v", p)
 	}
 	s := work.New()
 	defer s.Close(context.Background())
-	got := make(chan work.Progress, 1)
+	got := make(chan observe.Progress, 1)
 	ref, err := s.Start(context.Background(), work.Spec{Owner: work.NewOwner("p"), Target: work.Target{Label: "f", Kind: work.KindFunction},
 		Run: func(ctx context.Context) (string, error) {
 			ex, _ := work.ExecutionFrom(ctx)
@@ -88,13 +88,13 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	if !boundary.BeginToolCall(ex) || boundary.BeginToolCall(ex) {
 		t.Fatal("the tool-call budget of 1 was not enforced")
 	}
-	if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+	if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final || turn.Budget != observe.BudgetTurns {
 		t.Fatalf("third request: %+v %v, want the final one (turns)", turn, err)
 	}
 	if _, err := boundary.BeginRequest(ex); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("request after the final one: %v", err)
 	}
-	if b, refused := ex.ExhaustedForTest(); b != work.BudgetTurns || !refused {
+	if b, refused := ex.ExhaustedForTest(); b != observe.BudgetTurns || !refused {
 		t.Fatalf("Exhausted = %q %v", b, refused)
 	}
 	if u := ex.Usage(); u.Turns != 2 || u.ToolCalls != 1 || u.InputTokens != 20 || u.OutputTokens != 10 {
@@ -114,15 +114,15 @@ func TestWithRemoteBudgetAndProgress(t *testing.T) {
 			progress = append(progress, e)
 		}
 	}
-	if len(budget) != 1 || budget[0].Budget != work.BudgetTurns {
+	if len(budget) != 1 || budget[0].Budget != observe.BudgetTurns {
 		t.Errorf("budget events = %+v", budget)
 	}
 	// The first granted request's count went out; the rest within the
 	// interval are counted, not reported.
-	if len(progress) != 1 || progress[0].Progress != (work.Progress{ModelRequests: 1}) {
+	if len(progress) != 1 || progress[0].Progress != (observe.Progress{ModelRequests: 1}) {
 		t.Errorf("progress events = %+v, want the first request's count only", progress)
 	}
-	if p := ex.Progress(); p != (work.Progress{Done: 4, Total: 10, ModelRequests: 3, ToolCalls: 1}) {
+	if p := ex.Progress(); p != (observe.Progress{Done: 4, Total: 10, ModelRequests: 3, ToolCalls: 1}) {
 		t.Errorf("Progress = %+v, want 4 of 10, 3 granted requests (2 and the final one), 1 allowed tool call", p)
 	}
 

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // With the no-op Observer a settling Work's emission still carries its
@@ -42,7 +44,7 @@ func TestResultNotAheadOfNoticeNopObserver(t *testing.T) {
 				}
 				runtime.Gosched()
 			}
-			res := make(chan State, 1)
+			res := make(chan observe.State, 1)
 			go func() {
 				st, _, _ := s.Result(context.Background(), o, ref.ID, timeout)
 				res <- st.State

@@ -43,7 +43,7 @@ func TestResultWokenBySettlement(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
 		end   func(h *harness, c *child, id string)
-		state work.State
+		state observe.State
 		out   string
 	}{
 		{"completed", func(h *harness, c *child, id string) { c.complete("done") }, work.StateCompleted, "done"},
@@ -202,7 +202,7 @@ func TestResultNotAheadOfDelivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			type answer struct {
-				st        work.State
+				st        observe.State
 				delivered bool
 				noticed   bool
 			}
@@ -305,7 +305,7 @@ func TestResultWaitEndsWhileSettling(t *testing.T) {
 			x := startGated(t)
 			clk, g, s, o, ref, proceed := x.clk, x.g, x.s, x.o, x.ref, x.proceed
 			type answer struct {
-				st        work.State
+				st        observe.State
 				delivered bool
 			}
 			res := make(chan answer, 1)
@@ -373,7 +373,7 @@ func TestResultNeverAheadOfObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan work.State, 1)
+	done := make(chan observe.State, 1)
 	go func() {
 		st, _, _ := s.Result(context.Background(), owner, ref.ID, work.MaxResultWait)
 		done <- st.State
@@ -409,7 +409,7 @@ func TestTerminalResultNeverAheadOfObserver(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-g.entered // terminal, its event held in delivery
-	done := make(chan work.State, 1)
+	done := make(chan observe.State, 1)
 	go func() {
 		st, _, _ := s.Result(context.Background(), owner, ref.ID, work.MaxResultWait)
 		done <- st.State

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // guard fails the test when ch does not deliver within a generous bound.
@@ -197,7 +198,7 @@ func (h *harness) startIn(c *child, target work.Target) (work.Ref, *child) {
 }
 
 type waited struct {
-	st  work.State
+	st  observe.State
 	out string
 }
 

@@ -4,13 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Target describes the child a Work runs.
 type Target struct {
-	Label string // the authored tool-map key; required
-	ID    string // the child's own id, reported as Ref.TargetID; defaults to Label
-	Kind  Kind   // KindAgent or KindFunction; required
+	Label string       // the authored tool-map key; required
+	ID    string       // the child's own id, reported as Ref.TargetID; defaults to Label
+	Kind  observe.Kind // KindAgent or KindFunction; required
 }
 
 func (t Target) id() string {

@@ -83,7 +83,7 @@ func TestStartOverlappingCloseOrRelease(t *testing.T) {
 			default:
 			}
 			var unfinished, all int
-			s.CensusForTest(func(_ string, st work.State, c int) {
+			s.CensusForTest(func(_ string, st observe.State, c int) {
 				all += c
 				if !st.Terminal() {
 					unfinished += c

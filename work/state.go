@@ -4,12 +4,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// State is a Work's lifecycle state (observe.State: the events and the
-// deployment view speak it too). Its string form is the exact
-// model-facing value; observe.States lists the six in lifecycle order.
-type State = observe.State
-
-// The six lifecycle states.
+// The six lifecycle states of a Work (observe.State: the events and the
+// deployment view speak them too). Their string form is the exact
+// model-facing value; observe.States lists them in lifecycle order.
 const (
 	StateQueued          = observe.StateQueued
 	StateRunning         = observe.StateRunning
@@ -33,7 +30,7 @@ var stateEdges, stateTerminal = func() (edges [len(observe.States)][len(observe.
 
 // canTransition reports whether from -> to is a legal lifecycle edge. It is
 // the only table the Supervisor consults; no other edge can occur.
-func canTransition(from, to State) bool {
+func canTransition(from, to observe.State) bool {
 	switch from {
 	case StateQueued:
 		return to == StateRunning || to == StateCancelled
@@ -45,10 +42,7 @@ func canTransition(from, to State) bool {
 	return false
 }
 
-// Kind says what a target is (observe.Kind).
-type Kind = observe.Kind
-
-// The two kinds of target.
+// The two kinds of target (observe.Kind).
 const (
 	// KindAgent is a child agent: it can take guidance through Send.
 	KindAgent = observe.KindAgent

@@ -35,9 +35,9 @@ const (
 type mWork struct {
 	id        string
 	owner     *mOwner
-	kind      work.Kind
+	kind      observe.Kind
 	c         *child
-	state     work.State
+	state     observe.State
 	detached  bool
 	visible   bool
 	output    string
@@ -140,7 +140,7 @@ func (w *mWork) dropCommands() {
 	w.receipts = map[string]work.SendReceipt{}
 }
 
-func (m *model) settle(w *mWork, to work.State) {
+func (m *model) settle(w *mWork, to observe.State) {
 	m.running--
 	w.state = to
 	w.drop()
@@ -150,7 +150,7 @@ func (m *model) settle(w *mWork, to work.State) {
 }
 
 // cancel returns (accepted, state after).
-func (m *model) cancel(w *mWork) (bool, work.State) {
+func (m *model) cancel(w *mWork) (bool, observe.State) {
 	switch w.state {
 	case work.StateQueued:
 		o := w.owner
@@ -187,8 +187,8 @@ func (m *model) detach(w *mWork) {
 	}
 }
 
-func (m *model) census() map[work.State]int {
-	c := map[work.State]int{}
+func (m *model) census() map[observe.State]int {
+	c := map[observe.State]int{}
 	for _, w := range m.works {
 		if !w.forgotten {
 			c[w.state]++
@@ -594,7 +594,7 @@ func verifyEvents(t *testing.T, h *harness, m *model, final bool) {
 	}
 	for _, w := range m.works {
 		evs := byWork[w.id]
-		var prev work.State
+		var prev observe.State
 		terminals := 0
 		var types []string
 		for i, e := range evs {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestStatusClass: Status.Class is the terminal class of failed and
@@ -23,7 +24,7 @@ func TestStatusClass(t *testing.T) {
 		name  string
 		opts  []work.Option
 		run   func(h *harness) work.Ref // returns a Work that settles (or not, for live states)
-		state work.State
+		state observe.State
 		class string
 	}{
 		{name: "completed", state: work.StateCompleted, run: func(h *harness) work.Ref {

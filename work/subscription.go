@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // defaultNoticeBuffer is a Subscription's buffer when Subscribe is given
@@ -21,11 +23,11 @@ type Notice struct {
 	// room for a notice of another kind.
 	Kind            NoticeKind
 	WorkID          string
-	Target          string // the target label
-	State           State  // completed, failed or cancelled (queued for NoticeApproval, the Work's state for NoticeUpdate)
-	ResultAvailable bool   // completed, with its output held: read it with Result
-	Seq             int    // NoticeUpdate: the update's sequence number
-	Bytes           int    // NoticeUpdate: the update's encoded size
+	Target          string        // the target label
+	State           observe.State // completed, failed or cancelled (queued for NoticeApproval, the Work's state for NoticeUpdate)
+	ResultAvailable bool          // completed, with its output held: read it with Result
+	Seq             int           // NoticeUpdate: the update's sequence number
+	Bytes           int           // NoticeUpdate: the update's encoded size
 	Time            time.Time
 }
 

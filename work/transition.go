@@ -10,7 +10,7 @@ import (
 // canTransition does not allow (and returns nil), keeps the census and
 // records the event at time t, which it returns for the caller to complete
 // (before anything else is added to e).
-func (s *Engine) transition(it *item, to State, e *emission, t time.Time) *observe.Event {
+func (s *Engine) transition(it *item, to observe.State, e *emission, t time.Time) *observe.Event {
 	ti := to.Index()
 	if ti < 0 || !stateEdges[it.st][ti] {
 		return nil

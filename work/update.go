@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work/internal/updatelog"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Children that talk back: a Work whose Spec declares updates (Spec.Updates)
@@ -49,21 +50,6 @@ type UpdateReceipt struct {
 	Duplicate bool
 }
 
-// The refusal reasons of an update (ErrorClass of observe.EventUpdate, the outcome
-// telemetry counts; "" on observe.EventUpdate is an accepted update).
-const (
-	UpdateRefusedNotDeclared = "not_declared" // the Work's Spec declares no updates
-	UpdateRefusedCount       = "count"        // over UpdatePolicy.MaxUpdates
-	UpdateRefusedBytes       = "bytes"        // over UpdatePolicy.MaxBytes
-	UpdateRefusedEnding      = "ending"       // the Work is cancel-requested or settling
-	UpdateRefusedConflict    = "conflict"     // its key was accepted with another payload
-	UpdateRefusedInvalid     = "invalid"      // an empty key or a payload that is not JSON
-	// UpdateRefusedUnavailable: a durable engine could not reach the
-	// Work's record; nothing was accepted and the child may retry with
-	// the same key.
-	UpdateRefusedUnavailable = "unavailable"
-)
-
 // NoticeUpdate is the Kind of a Notice of one accepted update (Notice.Seq
 // and Notice.Bytes say which and how large). It never pushes a settlement
 // notice out of a full buffer.
@@ -74,8 +60,8 @@ const NoticeUpdate NoticeKind = NoticeApproval + 1
 
 // Its refusal reasons are this package's UpdateRefused* constants.
 func init() {
-	updatelog.Name(UpdateRefusedNotDeclared, UpdateRefusedInvalid, UpdateRefusedConflict,
-		UpdateRefusedEnding, UpdateRefusedCount, UpdateRefusedBytes)
+	updatelog.Name(observe.UpdateRefusedNotDeclared, observe.UpdateRefusedInvalid, observe.UpdateRefusedConflict,
+		observe.UpdateRefusedEnding, observe.UpdateRefusedCount, observe.UpdateRefusedBytes)
 }
 
 // validate returns ErrInvalidSpec for a negative field or one over its

@@ -1,12 +1,16 @@
 package work
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentwork/agentwork/work/observe"
+)
 
 // The child side of updates and questions: what a child reports and waits
 // for through its Execution.
 
 // ErrUpdateRefused: an update the child reported was refused; its Class
-// is the reason (an UpdateRefused* constant), and errors.Is matches every
+// is the reason (an observe.UpdateRefused* constant), and errors.Is matches every
 // reason. Nothing of a refused update is kept.
 var ErrUpdateRefused = newError("update_refused", "update refused")
 
@@ -18,8 +22,8 @@ var ErrUnanswered = newError("unanswered", "the question was not answered in tim
 // work/driver's DecodeError restores the reason (Class) from the message.
 var updateRefusals = func() map[string]*Error {
 	m := make(map[string]*Error)
-	for _, r := range []string{UpdateRefusedNotDeclared, UpdateRefusedCount, UpdateRefusedBytes,
-		UpdateRefusedEnding, UpdateRefusedConflict, UpdateRefusedInvalid, UpdateRefusedUnavailable} {
+	for _, r := range []string{observe.UpdateRefusedNotDeclared, observe.UpdateRefusedCount, observe.UpdateRefusedBytes,
+		observe.UpdateRefusedEnding, observe.UpdateRefusedConflict, observe.UpdateRefusedInvalid, observe.UpdateRefusedUnavailable} {
 		e := newError(ErrUpdateRefused.Code, "update refused ("+r+")")
 		e.Class = r
 		m[r] = e
@@ -27,7 +31,7 @@ var updateRefusals = func() map[string]*Error {
 	return m
 }()
 
-// updateRefusal returns the ErrUpdateRefused of reason (an UpdateRefused*
+// updateRefusal returns the ErrUpdateRefused of reason (an observe.UpdateRefused*
 // constant; Class is reason): the refusal an update log decided
 // (work/driver's UpdateRefusal).
 func updateRefusal(reason string) *Error {
@@ -44,7 +48,7 @@ func updateRefusal(reason string) *Error {
 // It returns the update's receipt at once, or ErrUpdateRefused whose Class
 // is the reason (the Work's update log decides, in its order, as
 // work/driver's UpdateLog.Accept documents; a Work that is
-// cancel-requested or settling refuses with UpdateRefusedEnding). A
+// cancel-requested or settling refuses with observe.UpdateRefusedEnding). A
 // refused update is refused before it is accepted and changes nothing;
 // an accepted one is never dropped: it stays readable with Updates until
 // the Work's record is evicted. A repeat of an accepted key with the same
@@ -57,16 +61,16 @@ func updateRefusal(reason string) *Error {
 // NoticeUpdate to the owner's Subscriptions.
 //
 // A foreground call (Supervisor.Call) has no Work to read updates from:
-// its updates are refused with UpdateRefusedNotDeclared (an observe.EventUpdate
+// its updates are refused with observe.UpdateRefusedNotDeclared (an observe.EventUpdate
 // still reports each), and so are those of a Work whose Spec declares
 // none. Under another Engine (work/driver's WithRemote) its hooks decide.
 //
 // Outside a child (no Execution in ctx) it is refused with
-// UpdateRefusedNotDeclared.
+// observe.UpdateRefusedNotDeclared.
 func ReportUpdate(ctx context.Context, key string, value []byte, question bool) (UpdateReceipt, error) {
 	e, _ := ExecutionFrom(ctx)
 	if e == nil || e.run() == nil {
-		return UpdateReceipt{}, updateRefusal(UpdateRefusedNotDeclared)
+		return UpdateReceipt{}, updateRefusal(observe.UpdateRefusedNotDeclared)
 	}
 	return e.rt.reportUpdate(key, value, question)
 }

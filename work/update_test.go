@@ -44,8 +44,8 @@ func TestUpdatePolicy(t *testing.T) {
 // TestUpdateRefusalCodes: every refusal is ErrUpdateRefused with its
 // reason as Class, and DecodeError restores it.
 func TestUpdateRefusalCodes(t *testing.T) {
-	for _, r := range []string{work.UpdateRefusedNotDeclared, work.UpdateRefusedCount, work.UpdateRefusedBytes,
-		work.UpdateRefusedEnding, work.UpdateRefusedConflict, work.UpdateRefusedInvalid} {
+	for _, r := range []string{observe.UpdateRefusedNotDeclared, observe.UpdateRefusedCount, observe.UpdateRefusedBytes,
+		observe.UpdateRefusedEnding, observe.UpdateRefusedConflict, observe.UpdateRefusedInvalid} {
 		e := work.UpdateRefusal(r)
 		if !errors.Is(e, work.ErrUpdateRefused) || e.Class != r || !strings.Contains(e.Error(), r) {
 			t.Fatalf("UpdateRefusal(%q) = %v (class %q)", r, e, e.Class)
@@ -328,14 +328,14 @@ func TestUpdateEventsAndNotices(t *testing.T) {
 	}
 	_, err = work.ReportUpdate(c.ctx, "k2", v, true)
 	var we *work.Error
-	if !errors.As(err, &we) || we.Class != work.UpdateRefusedCount || strings.Contains(err.Error(), canary) {
+	if !errors.As(err, &we) || we.Class != observe.UpdateRefusedCount || strings.Contains(err.Error(), canary) {
 		t.Fatalf("over the count: %v", err)
 	}
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
 	evs := h.obs.ofType(observe.EventUpdate)
 	if len(evs) != 2 || evs[0].Seq != 1 || evs[0].Bytes != len(v) || evs[0].ErrorClass != "" || evs[0].Question ||
-		evs[1].Seq != 0 || evs[1].ErrorClass != work.UpdateRefusedCount || !evs[1].Question || evs[1].WorkID != ref.ID {
+		evs[1].Seq != 0 || evs[1].ErrorClass != observe.UpdateRefusedCount || !evs[1].Question || evs[1].WorkID != ref.ID {
 		t.Fatalf("EventUpdate events = %+v", evs)
 	}
 	if dump := fmt.Sprintf("%#v", h.obs.ofType(observe.EventUpdate)); strings.Contains(dump, canary) {
@@ -385,7 +385,7 @@ func TestUpdateNoticeLeavesSettlement(t *testing.T) {
 // an event.
 func TestUpdatesOutsideWork(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
-	if _, err := work.ReportUpdate(context.Background(), "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+	if _, err := work.ReportUpdate(context.Background(), "k", []byte(`1`), false); !isRefusal(err, observe.UpdateRefusedNotDeclared) {
 		t.Fatalf("outside a child: %v", err)
 	}
 	var nilEx *work.Execution
@@ -398,17 +398,17 @@ func TestUpdatesOutsideWork(t *testing.T) {
 			_, got = work.ReportUpdate(ctx, "k", []byte(`1`), true)
 			return "ok", nil
 		}})
-	if err != nil || !isRefusal(got, work.UpdateRefusedNotDeclared) {
+	if err != nil || !isRefusal(got, observe.UpdateRefusedNotDeclared) {
 		t.Fatalf("Call: %v; the foreground update: %v", err, got)
 	}
 	evs := h.obs.ofType(observe.EventUpdate)
-	if len(evs) != 1 || evs[0].ErrorClass != work.UpdateRefusedNotDeclared || evs[0].WorkID != "" || !evs[0].Question {
+	if len(evs) != 1 || evs[0].ErrorClass != observe.UpdateRefusedNotDeclared || evs[0].WorkID != "" || !evs[0].Question {
 		t.Fatalf("foreground EventUpdate = %+v", evs)
 	}
 	// A Work that declares none: refused, and no updates to read.
 	o := work.NewOwner("nd")
 	ref, c := h.running(o, agentT)
-	if _, err := work.ReportUpdate(c.ctx, "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+	if _, err := work.ReportUpdate(c.ctx, "k", []byte(`1`), false); !isRefusal(err, observe.UpdateRefusedNotDeclared) {
 		t.Fatalf("undeclared: %v", err)
 	}
 	if us, err := h.s.Updates(context.Background(), o, ref.ID, 0); err != nil || us == nil || len(us) != 0 {
@@ -438,7 +438,7 @@ func TestUpdateAfterSettled(t *testing.T) {
 	}
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
-	if _, err := work.ReportUpdate(c.ctx, "k2", []byte(`2`), false); !isRefusal(err, work.UpdateRefusedEnding) {
+	if _, err := work.ReportUpdate(c.ctx, "k2", []byte(`2`), false); !isRefusal(err, observe.UpdateRefusedEnding) {
 		t.Fatalf("an update after the end: %v", err)
 	}
 	if rec, err := work.ReportUpdate(c.ctx, "k", []byte(`1`), false); err != nil || !rec.Duplicate || rec.Seq != 1 {

@@ -87,7 +87,7 @@ func (it *item) reportUpdate(key string, value []byte, question bool) (UpdateRec
 	s.mu.Lock()
 	now := s.nowLocked(&em)
 	u := it.upd
-	rec, reason := UpdateReceipt{}, UpdateRefusedNotDeclared
+	rec, reason := UpdateReceipt{}, observe.UpdateRefusedNotDeclared
 	if u != nil {
 		if it.state() == StateCancelRequested || it.terminal() {
 			u.log.End()

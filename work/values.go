@@ -3,6 +3,8 @@ package work
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // timeFormat is the ISO-8601 UTC form of every timestamp in the
@@ -64,7 +66,7 @@ func (r Ref) MarshalJSON() ([]byte, error) {
 type Status struct {
 	Work            Ref
 	TargetLabel     string // the authored tool-map key
-	State           State
+	State           observe.State
 	Attempt         int // attempts to run it; 0 reads as 1 (a durable Engine counts retries)
 	CreatedAt       time.Time
 	StartedAt       time.Time // zero until running
@@ -77,7 +79,7 @@ type Status struct {
 	// waits for its result: its state is running, and it holds no running
 	// slot. For the application only: the JSON does not have it.
 	Waiting  bool
-	Progress Progress // the child's progress counts so far
+	Progress observe.Progress // the child's progress counts so far
 	// BudgetExhausted names the budget that ran out (Budget* constants),
 	// or is "". A completed Work with it set holds a partial result. Like
 	// the usage it is for the application: the JSON does not have it.
@@ -102,15 +104,15 @@ type Status struct {
 // only when they apply.
 func (s Status) MarshalJSON() ([]byte, error) {
 	type status struct {
-		Work            Ref    `json:"work"`
-		TargetLabel     string `json:"targetLabel"`
-		State           State  `json:"state"`
-		Attachment      string `json:"attachment"`
-		Attempt         int    `json:"attempt"`
-		CreatedAt       string `json:"createdAt"`
-		StartedAt       string `json:"startedAt,omitempty"`
-		FinishedAt      string `json:"finishedAt,omitempty"`
-		ResultAvailable bool   `json:"resultAvailable"`
+		Work            Ref           `json:"work"`
+		TargetLabel     string        `json:"targetLabel"`
+		State           observe.State `json:"state"`
+		Attachment      string        `json:"attachment"`
+		Attempt         int           `json:"attempt"`
+		CreatedAt       string        `json:"createdAt"`
+		StartedAt       string        `json:"startedAt,omitempty"`
+		FinishedAt      string        `json:"finishedAt,omitempty"`
+		ResultAvailable bool          `json:"resultAvailable"`
 	}
 	v := status{Work: s.Work, TargetLabel: s.TargetLabel, State: s.State,
 		Attachment: "attached", Attempt: max(s.Attempt, 1), CreatedAt: isoTime(s.CreatedAt),
@@ -129,17 +131,17 @@ func (s Status) MarshalJSON() ([]byte, error) {
 type CancelReceipt struct {
 	WorkID     string
 	Accepted   bool
-	State      State
+	State      observe.State
 	AcceptedAt time.Time
 }
 
 // MarshalJSON encodes {workId, accepted, state, acceptedAt}.
 func (c CancelReceipt) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		WorkID     string `json:"workId"`
-		Accepted   bool   `json:"accepted"`
-		State      State  `json:"state"`
-		AcceptedAt string `json:"acceptedAt"`
+		WorkID     string        `json:"workId"`
+		Accepted   bool          `json:"accepted"`
+		State      observe.State `json:"state"`
+		AcceptedAt string        `json:"acceptedAt"`
 	}{c.WorkID, c.Accepted, c.State, isoTime(c.AcceptedAt)})
 }
 

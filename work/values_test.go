@@ -75,7 +75,7 @@ func TestRefFromStart(t *testing.T) {
 }
 
 func TestStateTable(t *testing.T) {
-	legal := map[[2]work.State]bool{
+	legal := map[[2]observe.State]bool{
 		{work.StateQueued, work.StateRunning}:            true,
 		{work.StateQueued, work.StateCancelled}:          true,
 		{work.StateRunning, work.StateCompleted}:         true,
@@ -88,7 +88,7 @@ func TestStateTable(t *testing.T) {
 	all := append(observe.States[:], "", "bogus")
 	for _, from := range all {
 		for _, to := range all {
-			if got := work.CanTransition(from, to); got != legal[[2]work.State{from, to}] {
+			if got := work.CanTransition(from, to); got != legal[[2]observe.State{from, to}] {
 				t.Errorf("CanTransition(%q, %q) = %v", from, to, got)
 			}
 		}
@@ -101,10 +101,10 @@ func TestStateTable(t *testing.T) {
 			t.Errorf("%s Terminal wrong", s)
 		}
 	}
-	if work.State("bogus").Valid() {
+	if observe.State("bogus").Valid() {
 		t.Error("bogus is valid")
 	}
-	if work.KindAgent.String() != "agent" || work.KindFunction.String() != "function" || work.Kind(9).String() != "unknown" {
+	if work.KindAgent.String() != "agent" || work.KindFunction.String() != "function" || observe.Kind(9).String() != "unknown" {
 		t.Error("Kind.String")
 	}
 }

@@ -48,7 +48,7 @@ func TestZeroSupervisor(t *testing.T) {
 		}},
 		{"counts (test view)", func(s *work.Engine) error {
 			n := 0
-			s.CensusForTest(func(string, work.State, int) { n++ })
+			s.CensusForTest(func(string, observe.State, int) { n++ })
 			if n != 0 {
 				return fmt.Errorf("Census called fn %d times", n)
 			}
@@ -145,13 +145,13 @@ func TestZeroExecution(t *testing.T) {
 				if b := ex.BudgetForTest(); b != (work.Budget{}) {
 					t.Errorf("Budget() = %+v", b)
 				}
-				if u := ex.Usage(); u != (work.Usage{}) {
+				if u := ex.Usage(); u != (observe.Usage{}) {
 					t.Errorf("Usage() = %+v", u)
 				}
 				ex.ReportProgressForTest(1, 2)
 				ex.CountModelRequestForTest()
 				ex.CountToolCallForTest()
-				if p := ex.Progress(); p != (work.Progress{}) {
+				if p := ex.Progress(); p != (observe.Progress{}) {
 					t.Errorf("Progress() = %+v", p)
 				}
 				if g := boundary.Guidance(ex); g != nil {
@@ -177,9 +177,9 @@ func TestZeroValues(t *testing.T) {
 			_, _ = work.SendReceipt{}.MarshalJSON()
 			_, _ = work.DetachReceipt{}.MarshalJSON()
 		}},
-		{"State", func() { var s work.State; _, _ = s.Terminal(), s.Valid() }},
-		{"Kind", func() { var k work.Kind; _ = k.String() }},
-		{"Usage", func() { var u work.Usage; _ = u.Tokens() }},
+		{"State", func() { var s observe.State; _, _ = s.Terminal(), s.Valid() }},
+		{"Kind", func() { var k observe.Kind; _ = k.String() }},
+		{"Usage", func() { var u observe.Usage; _ = u.Tokens() }},
 		{"ShutdownReport", func() { var r observe.ShutdownReport; _, _, _ = r.String(), r.OrphanCount(), r.LogValue() }},
 		{"NopObserver", func() { var o observe.NopObserver; o.Event(context.Background(), observe.Event{}) }},
 		{"Error", func() {

@@ -68,7 +68,7 @@ func (c *Child) InvokableRun(ctx context.Context, args string, _ ...tool.Option)
 // Kind returns the child's kind: work.KindAgent for an agent child
 // (FromAgent of a ChatModelAgent that carries agentwork's middleware,
 // NewAgent), else work.KindFunction (the zero Child's too).
-func (c *Child) Kind() work.Kind {
+func (c *Child) Kind() observe.Kind {
 	if c == nil || c.c.Kind == 0 {
 		return work.KindFunction
 	}
@@ -135,7 +135,7 @@ type childOptionFunc func(*Child)
 
 func (f childOptionFunc) apply(c *Child) { f(c) }
 
-func newChild(name, description string, kind work.Kind, run func(context.Context, string) (string, error), opts []ChildOption) *Child {
+func newChild(name, description string, kind observe.Kind, run func(context.Context, string) (string, error), opts []ChildOption) *Child {
 	c := &Child{name: name, c: middleware.Child{Description: description, Kind: kind, Run: run}}
 	for _, o := range opts {
 		if o != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/eino"
 	"github.com/agentwork/agentwork/adapters/eino/scripted"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // gate is a child agent's tool that signals when it is entered and
@@ -87,7 +88,7 @@ func TestAgentChildGuidanceAndCancel(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		action string
-		want   work.State
+		want   observe.State
 	}{
 		{"send", "send", work.StateCompleted},
 		{"cancel", "cancel", work.StateCancelled},

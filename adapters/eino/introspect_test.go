@@ -14,6 +14,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/eino"
 	"github.com/agentwork/agentwork/adapters/eino/scripted"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestEinoLayout pins what the adapter reads of an *adk.ChatModelAgent by
@@ -48,7 +49,7 @@ func TestEinoLayout(t *testing.T) {
 	without := newAgent(t, "without", scripted.New(), []tool.BaseTool{})
 	for _, tc := range []struct {
 		agent adk.Agent
-		want  work.Kind
+		want  observe.Kind
 	}{
 		{withMW, work.KindAgent},
 		{without, work.KindFunction},

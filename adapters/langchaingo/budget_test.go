@@ -126,11 +126,11 @@ func TestBudgetStopsLoopingChild(t *testing.T) {
 		toolCalls    int
 		exhausted    string
 	}{
-		{"turns", work.Budget{MaxTurns: 3}, 1, false, 3, 3, work.BudgetTurns},
-		{"turns, text agent", work.Budget{MaxTurns: 3}, 0, true, 3, 3, work.BudgetTurns},
-		{"tool calls", work.Budget{MaxToolCalls: 3}, 2, false, 2, 3, work.BudgetToolCalls},
-		{"tool calls, text agent", work.Budget{MaxToolCalls: 2}, 0, true, 2, 2, work.BudgetToolCalls},
-		{"tokens", work.Budget{MaxTokens: 250}, 1, false, 3, 3, work.BudgetTokens},
+		{"turns", work.Budget{MaxTurns: 3}, 1, false, 3, 3, observe.BudgetTurns},
+		{"turns, text agent", work.Budget{MaxTurns: 3}, 0, true, 3, 3, observe.BudgetTurns},
+		{"tool calls", work.Budget{MaxToolCalls: 3}, 2, false, 2, 3, observe.BudgetToolCalls},
+		{"tool calls, text agent", work.Budget{MaxToolCalls: 2}, 0, true, 2, 2, observe.BudgetToolCalls},
+		{"tokens", work.Budget{MaxTokens: 250}, 1, false, 3, 3, observe.BudgetTokens},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,13 +164,13 @@ func TestBudgetStopsLoopingChild(t *testing.T) {
 			if search.calls() != tt.toolCalls {
 				t.Fatalf("tool calls = %d, want %d", search.calls(), tt.toolCalls)
 			}
-			var usage []work.Usage
+			var usage []observe.Usage
 			for _, e := range rec.Events() {
 				if e.Type == observe.EventUsage {
 					usage = append(usage, e.Usage)
 				}
 			}
-			want := work.Usage{Turns: tt.ordinary, ToolCalls: tt.toolCalls,
+			want := observe.Usage{Turns: tt.ordinary, ToolCalls: tt.toolCalls,
 				InputTokens: 60 * int64(tt.ordinary+1), OutputTokens: 40 * int64(tt.ordinary+1)}
 			if len(usage) != 1 || usage[0] != want {
 				t.Fatalf("usage %+v, want %+v", usage, want)
@@ -186,7 +186,7 @@ func TestBudgetFailOnExhaustion(t *testing.T) {
 	exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(m, []tools.Tool{&countingSearch{}}), agents.WithMaxIterations(100))
 	child := lc.FromExecutor("researcher", "researches", exec, lc.WithBudget(work.Budget{MaxTurns: 2}), lc.WithFailOnBudget())
 	out, st := launchAndRead(t, sup, child)
-	if st.State != work.StateFailed || st.BudgetExhausted != work.BudgetTurns || strings.Contains(out, "partial") {
+	if st.State != work.StateFailed || st.BudgetExhausted != observe.BudgetTurns || strings.Contains(out, "partial") {
 		t.Fatalf("result %q, status %+v", out, st)
 	}
 	if withTools, _ := m.requests(); len(withTools) != 2 {
@@ -272,7 +272,7 @@ func TestBudgetOnProviders(t *testing.T) {
 			exec := agents.NewExecutor(agents.NewOpenAIFunctionsAgent(llm, []tools.Tool{&countingSearch{}}), agents.WithMaxIterations(100))
 			child := lc.FromExecutor("researcher", "researches", exec, lc.WithBudget(work.Budget{MaxTokens: 1}))
 			out, st := launchAndRead(t, sup, child)
-			if out != "partial answer" || st.BudgetExhausted != work.BudgetTokens {
+			if out != "partial answer" || st.BudgetExhausted != observe.BudgetTokens {
 				t.Fatalf("result %q, status %+v", out, st)
 			}
 			if n := len(srv.Requests()); n != 2 {

@@ -130,7 +130,7 @@ func WithBackgroundDefault() ChildOption {
 	return childOptionFunc(func(c *middleware.Child) { c.BackgroundByDefault = true })
 }
 
-func newChild(name, description string, kind work.Kind, run func(context.Context, string) (string, error), opts []ChildOption) *Child {
+func newChild(name, description string, kind observe.Kind, run func(context.Context, string) (string, error), opts []ChildOption) *Child {
 	c := middleware.Child{Description: description, Kind: kind, Run: run}
 	for _, o := range opts {
 		if o != nil {

@@ -285,7 +285,7 @@ func callOK(t *testing.T, ctx context.Context, tool tools.Tool, input string) st
 
 // awaitState waits (woken by settlement, not polling) until the Work is
 // terminal and returns its state.
-func awaitState(t *testing.T, sup *work.Engine, owner work.Owner, id string) work.State {
+func awaitState(t *testing.T, sup *work.Engine, owner work.Owner, id string) observe.State {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()

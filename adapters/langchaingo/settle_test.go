@@ -15,6 +15,7 @@ import (
 	lc "github.com/agentwork/agentwork/adapters/langchaingo"
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // gated is a backgroundable function child that returns "out <label>"
@@ -268,7 +269,7 @@ func TestAgentChildProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Progress != (work.Progress{ModelRequests: 2, ToolCalls: 1}) {
+	if st.Progress != (observe.Progress{ModelRequests: 2, ToolCalls: 1}) {
 		t.Fatalf("progress = %+v", st.Progress)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentwork/agentwork/adapters/langchaingo/scripted"
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const updateCanary = "CANARY-updates-5e2b"
@@ -108,7 +109,7 @@ func TestEmitUpdate(t *testing.T) {
 	}
 	refusal := decode(t, got[3])
 	e, _ := refusal["error"].(map[string]any)
-	if refusal["emitted"] != false || e["code"] != middleware.CodeUpdateRefused || e["reason"] != work.UpdateRefusedCount {
+	if refusal["emitted"] != false || e["code"] != middleware.CodeUpdateRefused || e["reason"] != observe.UpdateRefusedCount {
 		t.Errorf("the update over the count answered %s, want emitted false, code update_refused, reason count", got[3])
 	}
 	ups, err := sup.Updates(ctx, kit.Owner(), id, 0)

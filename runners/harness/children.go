@@ -14,12 +14,13 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Child is a target of a driver's worker processes, as both runners'
 // Child types have it (Kind and Run).
 type Child struct {
-	Kind work.Kind
+	Kind observe.Kind
 	Run  func(ctx context.Context, input string) (string, error)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/agentwork/agentwork/middleware"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Breaks are the deliberately broken builds of a coordinator process
@@ -59,7 +60,7 @@ type Model struct {
 // NewModel prepares the tools of labels (label -> kind) for o on e,
 // subscribes to o's notices (ctx bounds both), and answers each model
 // call within bound (the caller's context of each call).
-func NewModel(ctx context.Context, e *work.Engine, o work.Owner, labels map[string]work.Kind, bound time.Duration, brk string) (*Model, error) {
+func NewModel(ctx context.Context, e *work.Engine, o work.Owner, labels map[string]observe.Kind, bound time.Duration, brk string) (*Model, error) {
 	entries := map[string]any{}
 	for label, kind := range labels {
 		entries[label] = middleware.Backgroundable(middleware.Child{Kind: kind, Description: label,
@@ -215,7 +216,7 @@ func newID() string {
 // stdout for owner o on e: the commands of a Model (NewModel with labels,
 // bound and brk, prepared within a minute) first, then command's. It
 // returns the process's exit code.
-func ServeModel(log *slog.Logger, e *work.Engine, o work.Owner, labels map[string]work.Kind, bound time.Duration, brk string, command func([]string) (any, error)) int {
+func ServeModel(log *slog.Logger, e *work.Engine, o work.Owner, labels map[string]observe.Kind, bound time.Duration, brk string, command func([]string) (any, error)) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	m, err := NewModel(ctx, e, o, labels, bound, brk)
 	cancel()

@@ -93,7 +93,7 @@ func (c control) timedOut(ctx restate.ObjectContext, _ restate.Void) (bool, erro
 func (c control) endQueued(ctx restate.ObjectContext, s *controlState, t time.Time, class string) {
 	c.drop(s)
 	ev, _ := s.Settle(work.StateCancelled, class, 0, s.In.Created, t)
-	s.Spent = &work.Usage{}
+	s.Spent = &observe.Usage{}
 	c.record(ctx, s)
 	c.rep.emit(s.In, ev)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 var (
@@ -46,7 +47,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	input, err := w.cfg.ring.openString(in.ID, fieldInput, in.Input)
 	if err != nil {
 		w.contentError(in.ID, err)
-		return attemptResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}, Attempt: claim.Attempt}}, nil
+		return attemptResult{Out: runOutcome{Class: classContentKey, Usage: &observe.Usage{}, Attempt: claim.Attempt}}, nil
 	}
 	a := &driver.Attempt{ID: in.ID, Owner: in.Owner, Label: in.Label, Kind: in.Kind, Depth: in.Depth, N: claim.Attempt,
 		Created: in.Created, Started: claim.Started}
@@ -65,7 +66,7 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 	if claim.Cancel {
 		cancelReq()
 	}
-	stopPoll := w.watch(child, in.ID, pushed, cancelReq, func() work.Progress { return w.running.Progress(a) })
+	stopPoll := w.watch(child, in.ID, pushed, cancelReq, func() observe.Progress { return w.running.Progress(a) })
 	defer stopPoll()
 	out, panicked, ex, err := w.running.Run(child, a, w.cfg.Limits.Observer, driver.Remote{WorkID: in.ID, OwnerID: in.Owner, OwnerDepth: in.Depth,
 		Budget: in.Budget, FailOnBudget: in.FailOnBudget,
@@ -115,13 +116,13 @@ func (w *Worker) attempt(rc context.Context, in workInput, pushed <-chan struct{
 // carries the child's progress counts to the Work's control object when
 // they changed since the last one it took (a Status of the running Work
 // reads them there): no call of its own.
-func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, cancelReq func(), progress func() work.Progress) (stop func()) {
+func (w *Worker) watch(ctx context.Context, id string, pushed <-chan struct{}, cancelReq func(), progress func() observe.Progress) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		tick := time.NewTicker(4 * w.cfg.PollInterval)
 		defer tick.Stop()
-		var sent work.Progress // what the control object took last
+		var sent observe.Progress // what the control object took last
 		for {
 			select {
 			case <-done:

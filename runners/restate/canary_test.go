@@ -23,6 +23,7 @@ import (
 	"github.com/agentwork/agentwork/telemetry"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const (
@@ -163,7 +164,7 @@ func TestTelemetryAndCanary(t *testing.T) {
 	}, restate.WithOptions(work.WithObserver(obs)), restate.WithLogger(slog.NewJSONHandler(&sdkLogs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	ctx := context.Background()
 	o := work.NewOwner(fmt.Sprintf("canary-%d", time.Now().UnixNano()))
-	start := func(label string, kind work.Kind) work.Ref {
+	start := func(label string, kind observe.Kind) work.Ref {
 		ref, err := e.Start(ctx, work.Spec{Owner: o, Target: work.Target{Label: label, Kind: kind}, Input: canaryInput,
 			Run: func(context.Context) (string, error) { return "", nil }})
 		if err != nil {

@@ -303,7 +303,7 @@ func (c control) peek(ctx restate.ObjectSharedContext, _ restate.Void) (controlV
 // progress keeps a running attempt's progress counts p (for Status; the
 // registry's record gets the last ones when the Work settles) and
 // answers as peek.
-func (c control) progress(ctx restate.ObjectContext, p work.Progress) (controlView, error) {
+func (c control) progress(ctx restate.ObjectContext, p observe.Progress) (controlView, error) {
 	s, ok := load(ctx)
 	if !ok {
 		return controlView{}, nil

@@ -18,6 +18,7 @@ import (
 	"github.com/agentwork/agentwork/runners/restate/restatetest"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // costRounds is how many Works of each case TestCost measures: one in a
@@ -223,7 +224,7 @@ func TestCost(t *testing.T) {
 			time.Sleep(20 * time.Millisecond) // Restate's introspection: no event to wait on
 		}
 	}
-	read := func(e *work.Engine, o work.Owner, id string, want work.State) {
+	read := func(e *work.Engine, o work.Owner, id string, want observe.State) {
 		st, _, err := e.Result(t.Context(), o, id, 0)
 		if err != nil || st.State != want {
 			t.Fatalf("result of %s: %+v, %v; want %s", id, st, err, want)

@@ -133,7 +133,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 	}
 	total := 0
 	for _, c := range counts {
-		i := work.State(c.State).Index()
+		i := observe.State(c.State).Index()
 		if i < 0 {
 			continue
 		}
@@ -141,7 +141,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		tc.Counts[i] += c.N
 		total += c.N
 		oldest, asked := time.Unix(0, c.Oldest), time.Unix(0, c.Asked).UTC()
-		switch st := work.State(c.State); {
+		switch st := observe.State(c.State); {
 		case st == work.StateQueued && c.Awaiting:
 			// Not in the dispatch queue: neither Queued nor its age.
 			tc.AwaitingApproval += c.N
@@ -179,9 +179,9 @@ func (e *engine) sql(ctx context.Context, admin *ingress, q string, out any) err
 }
 
 func (r liveRow) live() observe.LiveWork {
-	lw := observe.LiveWork{ID: r.ID, Target: r.Label, Owner: r.Owner, Depth: r.Depth, Kind: work.Kind(r.Kind),
-		State: work.State(r.State), Detached: r.Detached, Attempt: max(r.Attempt, 1),
-		Waiting: r.Waiting && !work.State(r.State).Terminal(), AwaitingApproval: r.Awaiting && work.State(r.State) == work.StateQueued}
+	lw := observe.LiveWork{ID: r.ID, Target: r.Label, Owner: r.Owner, Depth: r.Depth, Kind: observe.Kind(r.Kind),
+		State: observe.State(r.State), Detached: r.Detached, Attempt: max(r.Attempt, 1),
+		Waiting: r.Waiting && !observe.State(r.State).Terminal(), AwaitingApproval: r.Awaiting && observe.State(r.State) == work.StateQueued}
 	lw.Created, _ = time.Parse(time.RFC3339Nano, r.Created)
 	lw.Started, _ = time.Parse(time.RFC3339Nano, r.Started)
 	lw.Enqueued, _ = time.Parse(time.RFC3339Nano, r.Enqueued)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // portable is the Engine's part written once in driver.Portable over store:
@@ -30,11 +31,11 @@ func (s *store) Records(ctx context.Context, o work.Owner) ([]ownerRecord, error
 // Progress reads a running Work's last progress counts from its control
 // object (its attempt sends them there when they change, see
 // Worker.watch).
-func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, error) {
+func (s *store) Progress(ctx context.Context, id string) (observe.Progress, bool, error) {
 	e := (*engine)(s)
 	var v controlView
-	if e.in.object(ctx, controlService, id, hPeek, "", nil, &v) != nil || v.Progress == (work.Progress{}) {
-		return work.Progress{}, false, nil
+	if e.in.object(ctx, controlService, id, hPeek, "", nil, &v) != nil || v.Progress == (observe.Progress{}) {
+		return observe.Progress{}, false, nil
 	}
 	return v.Progress, true, nil
 }

@@ -87,7 +87,7 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 				return err
 			}
 		}
-		return finish(runOutcome{Class: class, Usage: &work.Usage{}})
+		return finish(runOutcome{Class: class, Usage: &observe.Usage{}})
 	}
 	st, cerr := ctl(hWaiting, restate.Void{})
 	if cerr != nil {
@@ -152,9 +152,9 @@ func (w *Worker) runJob(ctx restate.WorkflowContext, in workInput) error {
 		case end.Cancel:
 			return cancelJob(end.Class)
 		case end.Class == "":
-			return finish(runOutcome{Output: p.Output, Bytes: end.Bytes, Usage: &work.Usage{}})
+			return finish(runOutcome{Output: p.Output, Bytes: end.Bytes, Usage: &observe.Usage{}})
 		}
-		return finish(runOutcome{Class: end.Class, Bytes: end.Bytes, Usage: &work.Usage{}})
+		return finish(runOutcome{Class: end.Class, Bytes: end.Bytes, Usage: &observe.Usage{}})
 	}
 }
 
@@ -177,16 +177,16 @@ func (w *Worker) submit(rc context.Context, job *work.Job, in workInput) (submit
 	input, err := w.cfg.ring.openString(in.ID, fieldInput, in.Input)
 	if err != nil {
 		w.contentError(in.ID, err)
-		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}}}, nil
+		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &observe.Usage{}}}, nil
 	}
 	h, class := driver.Submit(context.Background(), rc, job, in.ID, input, in.MaxDuration)
 	if class != "" {
-		return submitResult{Out: runOutcome{Class: class, Usage: &work.Usage{}}}, nil
+		return submitResult{Out: runOutcome{Class: class, Usage: &observe.Usage{}}}, nil
 	}
 	// Sealed in the step: the journal keeps the handle sealed only.
 	if h, err = w.cfg.ring.sealBytes(in.ID, fieldHandle, h); err != nil {
 		w.contentError(in.ID, err)
-		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &work.Usage{}}}, nil
+		return submitResult{Out: runOutcome{Class: classContentKey, Usage: &observe.Usage{}}}, nil
 	}
 	return submitResult{Handle: h, Started: claim.Started}, nil
 }

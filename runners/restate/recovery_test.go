@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestWorkerLost stops the Worker running a child mid-run and starts
@@ -21,7 +22,7 @@ func TestWorkerLost(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		retryable bool
-		state     work.State
+		state     observe.State
 		class     string
 		attempt   int
 		runs      int32

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/restate"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestCoordinatorRestart closes the Engine that started a Work, lets the
@@ -37,7 +38,7 @@ func TestCoordinatorRestart(t *testing.T) {
 	defer w.Stop()
 	id := "restart-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	e1 := restate.New(opts...)
-	spec := func(label string, kind work.Kind) work.Spec {
+	spec := func(label string, kind observe.Kind) work.Spec {
 		return work.Spec{Owner: work.NewOwner(id), Target: work.Target{Label: label, Kind: kind}, Input: "in",
 			Run: func(context.Context) (string, error) { return "", nil }}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // trustBase is a test's own namespace on the shared server and its
@@ -468,7 +469,7 @@ func contentAtRest(t *testing.T, keys restate.Option, plainWhere map[string][]st
 	e := newEngine(t, base...)
 	ctx := t.Context()
 	o := work.NewOwner("rest-" + sfx)
-	start := func(label string, kind work.Kind, input string, f func(*work.Spec)) work.Ref {
+	start := func(label string, kind observe.Kind, input string, f func(*work.Spec)) work.Ref {
 		spec := work.Spec{Owner: o, Target: work.Target{Label: label, Kind: kind}, Input: input,
 			Run: func(context.Context) (string, error) { return "", nil }}
 		if f != nil {

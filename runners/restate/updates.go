@@ -47,16 +47,16 @@ type questionView struct {
 func (c control) report(ctx restate.ObjectContext, r driver.UpdateReport) (driver.UpdateReportReply, error) {
 	s, ok := load(ctx)
 	if !ok || s.Upd == nil {
-		return driver.UpdateReportReply{Reason: work.UpdateRefusedNotDeclared}, nil
+		return driver.UpdateReportReply{Reason: observe.UpdateRefusedNotDeclared}, nil
 	}
 	if s.State.Terminal() {
-		return driver.UpdateReportReply{Reason: work.UpdateRefusedEnding}, nil // no event after the terminal one
+		return driver.UpdateReportReply{Reason: observe.UpdateRefusedEnding}, nil // no event after the terminal one
 	}
 	plain, err := c.openLog(s.In.ID, s.Upd.Log)
 	value, verr := c.ring.openBytes(s.In.ID, fieldUpdate, r.Value)
 	if err = cmp.Or(err, verr); err != nil {
 		c.log.Error("restate: a Work's update values cannot be decrypted", "work", s.In.ID, "error", err.Error())
-		reason := work.UpdateRefusedUnavailable
+		reason := observe.UpdateRefusedUnavailable
 		c.rep.emit(s.In, observe.Event{Type: observe.EventUpdate, Bytes: plainLenBytes(r.Value), Question: r.Question, ErrorClass: reason, Time: now(ctx)})
 		return driver.UpdateReportReply{Reason: reason}, nil
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The names of the services and handlers (prefixed with the namespace,
@@ -75,7 +76,7 @@ type workInput struct {
 	Depth          int
 	Label          string
 	TargetID       string
-	Kind           work.Kind
+	Kind           observe.Kind
 	Input          string
 	MaxDuration    time.Duration
 	MaxResultBytes int
@@ -118,23 +119,23 @@ type claimReply struct {
 type runOutcome struct {
 	// Output is a completed Work's output, given to the control object by
 	// the workflow's finish (the step's journaled result holds it too).
-	Output   string        `json:",omitempty"`
-	Class    string        `json:",omitempty"`
-	NotRun   bool          `json:",omitempty"` // the Work ended before it ran
-	Bytes    int           `json:",omitempty"`
-	Usage    *work.Usage   `json:",omitempty"` // nil: unknown (the attempt was lost)
-	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
-	Progress work.Progress `json:",omitzero"`
-	Attempt  int           `json:",omitempty"`
+	Output   string           `json:",omitempty"`
+	Class    string           `json:",omitempty"`
+	NotRun   bool             `json:",omitempty"` // the Work ended before it ran
+	Bytes    int              `json:",omitempty"`
+	Usage    *observe.Usage   `json:",omitempty"` // nil: unknown (the attempt was lost)
+	Budget   string           `json:",omitempty"` // the budget that ran out, if one did
+	Progress observe.Progress `json:",omitzero"`
+	Attempt  int              `json:",omitempty"`
 }
 
 // controlView is what the control object tells the child's attempt
 // between boundaries (its state), and the Engine of a running Work (its
 // last progress counts the attempt sent).
 type controlView struct {
-	State    work.State
-	Progress work.Progress `json:",omitzero"`
-	Attempt  int           `json:",omitempty"`
+	State    observe.State
+	Progress observe.Progress `json:",omitzero"`
+	Attempt  int              `json:",omitempty"`
 }
 
 // sendRequest queues one guidance message.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // fuzzReplyLimit is the reply cap the fuzz target reads under: small, so
@@ -36,9 +37,9 @@ func wireRecords() []any {
 		&admitReply{Error: "limit", Message: "too many", Limit: "max_outstanding"},
 		&claimReply{Run: true, Attempt: 1, Started: t0},
 		&claimReply{Busy: true, Attempt: 2},
-		&runOutcome{Output: "out", Bytes: 3, Usage: &work.Usage{Turns: 2}, Progress: work.Progress{Done: 1, Total: 2}, Attempt: 1},
+		&runOutcome{Output: "out", Bytes: 3, Usage: &observe.Usage{Turns: 2}, Progress: observe.Progress{Done: 1, Total: 2}, Attempt: 1},
 		&runOutcome{Class: work.ClassWorkerLost, Attempt: 2},
-		&controlView{State: work.StateRunning, Progress: work.Progress{Done: 1}, Attempt: 1},
+		&controlView{State: work.StateRunning, Progress: observe.Progress{Done: 1}, Attempt: 1},
 		&driver.CancelReply{Accepted: true, State: work.StateCancelRequested, At: t0},
 		&sendRequest{Owner: "o", Command: "c", Digest: "d", Text: "more"},
 		&sendReply{Cursor: 2, At: t0},

@@ -19,13 +19,14 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Child is one target a Worker runs: its kind and its run, called with
 // the Work's input, or, with Job set (Run nil), an external job submitted
 // with the Work's input and polled with backoff (see the package doc).
 type Child struct {
-	Kind work.Kind
+	Kind observe.Kind
 	Run  func(ctx context.Context, input string) (string, error)
 	Job  *work.Job
 }

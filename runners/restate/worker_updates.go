@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // reportUpdate is the attempt's driver.Remote.Update: the Work's control
@@ -17,7 +18,7 @@ func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, quest
 		sealed, err := w.cfg.ring.sealBytes(in.ID, fieldUpdate, value) // WithContentKeys
 		if err != nil {
 			w.contentError(in.ID, err)
-			return work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true
+			return work.UpdateReceipt{}, observe.UpdateRefusedUnavailable, true
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), w.cfg.RPCTimeout)
 		defer cancel()
@@ -25,7 +26,7 @@ func (w *Worker) reportUpdate(in workInput) func(key string, value []byte, quest
 		// gets the first receipt (Duplicate).
 		var r driver.UpdateReportReply
 		if err := w.in.object(ctx, controlService, in.ID, hReport, "", driver.UpdateReport{Key: key, Value: sealed, Question: question}, &r); err != nil {
-			return work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true
+			return work.UpdateReceipt{}, observe.UpdateRefusedUnavailable, true
 		}
 		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason, false
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 const (
@@ -106,7 +107,7 @@ func TestCanary(t *testing.T) {
 	defer eng.Close(context.Background())
 	o := work.NewOwner("canary-owner")
 	start := func(label string) string {
-		ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: label, Kind: map[bool]work.Kind{true: work.KindAgent, false: work.KindFunction}[label == "steer"]},
+		ref, err := eng.Start(context.Background(), work.Spec{Owner: o, Target: work.Target{Label: label, Kind: map[bool]observe.Kind{true: work.KindAgent, false: work.KindFunction}[label == "steer"]},
 			Input: canaryInput, Run: func(context.Context) (string, error) { return "", nil }})
 		if err != nil {
 			t.Fatal(err)

@@ -136,7 +136,7 @@ func TestDataConverterProgressAndMemos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := work.Progress{Done: 2, Total: 5}
+	want := observe.Progress{Done: 2, Total: 5}
 	eventually(t, "the progress under the codec", func() bool {
 		st, err := eng.Status(t.Context(), o, ref.ID)
 		if err != nil {

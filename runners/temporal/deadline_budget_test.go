@@ -42,7 +42,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := settle(t, eng, o, ref.ID)
-	if st.State != work.StateFailed || st.BudgetExhausted != work.BudgetTurns {
+	if st.State != work.StateFailed || st.BudgetExhausted != observe.BudgetTurns {
 		t.Errorf("ended %s, budget %q; want failed, turns", st.State, st.BudgetExhausted)
 	}
 	var budgets []string
@@ -51,7 +51,7 @@ func TestBudgetThenDeadline(t *testing.T) {
 			budgets = append(budgets, e.Budget)
 		}
 	}
-	if len(budgets) != 1 || budgets[0] != work.BudgetTurns {
+	if len(budgets) != 1 || budgets[0] != observe.BudgetTurns {
 		t.Errorf("budget-exhausted events %v, want [turns]", budgets)
 	}
 }

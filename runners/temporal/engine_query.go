@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // portable is the Engine's part written once in driver.Portable over store:
@@ -25,9 +26,9 @@ type store engine
 
 // Progress reads a running Work's progress counts from its attempt's
 // last heartbeat (Engine.progress).
-func (s *store) Progress(ctx context.Context, id string) (work.Progress, bool, error) {
+func (s *store) Progress(ctx context.Context, id string) (observe.Progress, bool, error) {
 	p, err := (*engine)(s).progress(ctx, id)
-	return p, err == nil && p != (work.Progress{}), err
+	return p, err == nil && p != (observe.Progress{}), err
 }
 
 // Records reads o's registry, every record (Engine.registry).
@@ -73,12 +74,12 @@ func (s *store) MarkRead(ctx context.Context, o work.Owner, id string) error {
 // heartbeat: zero when there is none yet or the describe fails (best
 // effort); work.ErrUnavailable when the heartbeat's payload does not
 // decode with the Engine's data converter (WithDataConverter).
-func (e *engine) progress(ctx context.Context, id string) (work.Progress, error) {
+func (e *engine) progress(ctx context.Context, id string) (observe.Progress, error) {
 	ctx, cancel := e.rpc(ctx)
 	defer cancel()
 	d, err := e.c.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
-		return work.Progress{}, nil
+		return observe.Progress{}, nil
 	}
 	return heartbeatProgress(e.cfg.dc, d.GetPendingActivities())
 }
@@ -86,17 +87,17 @@ func (e *engine) progress(ctx context.Context, id string) (work.Progress, error)
 // heartbeatProgress decodes with dc the progress counts of the last
 // heartbeat of a Work's pending attempt (zero for none); a heartbeat that
 // does not decode is undecodable's error.
-func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo) (work.Progress, error) {
+func heartbeatProgress(dc converter.DataConverter, pending []*workflowpb.PendingActivityInfo) (observe.Progress, error) {
 	for _, a := range pending {
 		if det := a.GetHeartbeatDetails(); det != nil && len(det.GetPayloads()) > 0 {
-			var p work.Progress
+			var p observe.Progress
 			if err := decodePayload(dc, det.GetPayloads()[0], &p); err != nil {
-				return work.Progress{}, err
+				return observe.Progress{}, err
 			}
 			return p, nil
 		}
 	}
-	return work.Progress{}, nil
+	return observe.Progress{}, nil
 }
 
 // undecodable is the error of a payload that does not decode: with the

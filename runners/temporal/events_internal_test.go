@@ -41,7 +41,7 @@ func (r *boundRecorder) Event(_ context.Context, e observe.Event) {
 // runLostTask runs, as a workflow task that reports live, a Work's
 // lifecycle from queued to end (completed or failed) on the Worker whose
 // stash is stash.
-func runLostTask(t *testing.T, stash *spanStash, obs observe.Observer, end work.State) {
+func runLostTask(t *testing.T, stash *spanStash, obs observe.Observer, end observe.State) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()

@@ -303,7 +303,7 @@ func TestLifecycleEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, out := settle(t, eng, o, ref.ID); st.State != work.StateCompleted || out != "final" || st.BudgetExhausted != work.BudgetTurns {
+	if st, out := settle(t, eng, o, ref.ID); st.State != work.StateCompleted || out != "final" || st.BudgetExhausted != observe.BudgetTurns {
 		t.Fatalf("turns ended %s %q (budget %q)", st.State, out, st.BudgetExhausted)
 	}
 	tevs := of(wrec.Events(), ref.ID)
@@ -313,7 +313,7 @@ func TestLifecycleEvents(t *testing.T) {
 	if p := tevs[2].Progress; p.Done != 1 || p.Total != 4 {
 		t.Errorf("progress = %+v", p)
 	}
-	if e := tevs[3]; e.Budget != work.BudgetTurns || e.Target != "turns" || e.Owner != o.ID() {
+	if e := tevs[3]; e.Budget != observe.BudgetTurns || e.Target != "turns" || e.Owner != o.ID() {
 		t.Errorf("budget event = %+v", e)
 	}
 	if u := tevs[4].Usage; u.Turns != 1 || u.InputTokens != 14 || u.OutputTokens != 6 {

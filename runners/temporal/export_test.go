@@ -47,7 +47,7 @@ const TellOwnerName = tellOwnerName
 
 // RecordState is the state a transition update's record carries ("" for
 // anything else).
-func RecordState(arg any) work.State {
+func RecordState(arg any) observe.State {
 	if r, ok := arg.(ownerRecord); ok {
 		return r.State
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestMain turns the test binary into a worker process when
@@ -102,7 +103,7 @@ func killedWorker(t *testing.T, hostPort, ns, queue string, eng *work.Engine, o 
 }
 
 type outcome struct {
-	State work.State
+	State observe.State
 	Class string
 }
 

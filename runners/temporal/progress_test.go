@@ -8,6 +8,7 @@ import (
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestStatusProgress: a running child's progress counts reach its
@@ -30,7 +31,7 @@ func TestStatusProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := work.Progress{Done: 2, Total: 5, ToolCalls: 1}
+	want := observe.Progress{Done: 2, Total: 5, ToolCalls: 1}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		st, err := eng.Status(t.Context(), o, ref.ID)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentwork/agentwork/runners/temporal"
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // waitHook is a client whose GetWorkflow tells when it is first called:
@@ -102,7 +103,7 @@ func TestResultHiddenWhileAwaited(t *testing.T) {
 // delivered again). hook runs in between, outside the workflow.
 type failAfterSignal struct {
 	interceptor.InterceptorBase
-	state work.State // the transition whose task fails
+	state observe.State // the transition whose task fails
 	armed atomic.Bool
 	hook  func(ctx context.Context) error
 }
@@ -354,5 +355,5 @@ func TestTerminalFromLostTask(t *testing.T) {
 
 // workOutput is the part of a Work workflow's result a test reads.
 type workOutput struct {
-	State work.State
+	State observe.State
 }

@@ -402,7 +402,7 @@ func TestUpdateAfterSettled(t *testing.T) {
 	}
 	ctx := <-stray
 	_, err = work.ReportUpdate(ctx, "b", []byte(`2`), false)
-	if got := reportClass(work.UpdateReceipt{}, err); got != work.UpdateRefusedEnding {
+	if got := reportClass(work.UpdateReceipt{}, err); got != observe.UpdateRefusedEnding {
 		t.Fatalf("a report after the Work settled = %s, want ending", got)
 	}
 	if r, err := work.ReportUpdate(ctx, "a", []byte(`1`), false); err != nil && !errors.Is(err, work.ErrUpdateRefused) || err == nil && r.Seq != 1 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Names of the workflows, activity, updates, signals and queries: they are
@@ -54,7 +55,7 @@ type workInput struct {
 	ID, Owner        string
 	Depth            int
 	Label, TargetID  string
-	Kind             work.Kind
+	Kind             observe.Kind
 	Input            string
 	TaskQueue        string // the target's activity queue
 	OwnerWorkflow    string
@@ -84,7 +85,7 @@ type runInput struct {
 	ID, Owner      string
 	Depth          int
 	Label          string
-	Kind           work.Kind
+	Kind           observe.Kind
 	Input          string
 	MaxDuration    time.Duration
 	MaxResultBytes int
@@ -98,15 +99,15 @@ type runInput struct {
 type runOutcome struct {
 	Output   string
 	Class    string
-	Bytes    int           `json:",omitempty"` // the output's size, for a result_too_large failure
-	Usage    work.Usage    // what the attempt spent
-	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
-	Progress work.Progress // the child's progress counts when it returned
+	Bytes    int              `json:",omitempty"` // the output's size, for a result_too_large failure
+	Usage    observe.Usage    // what the attempt spent
+	Budget   string           `json:",omitempty"` // the budget that ran out, if one did
+	Progress observe.Progress // the child's progress counts when it returned
 }
 
 // workOutcome is the Work workflow's result.
 type workOutcome struct {
-	State  work.State
+	State  observe.State
 	Output string
 	Class  string
 	Bytes  int `json:",omitempty"` // the output's size, for a result_too_large failure
@@ -123,8 +124,8 @@ type workStatus struct {
 	Found     bool
 	Label     string
 	TargetID  string
-	Kind      work.Kind
-	State     work.State
+	Kind      observe.Kind
+	State     observe.State
 	Attempt   int
 	Created   time.Time
 	Started   time.Time

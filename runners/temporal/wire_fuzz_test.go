@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // wireTypes are the runner's wire types: what its workflows, activities,
@@ -25,7 +26,7 @@ var wireTypes = []any{
 	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
 	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, driver.ApprovalInput{}, submitInput{},
 	submitOutcome{}, awaitInput{}, pollOutcome{}, driver.AnswerRequest{}, approvalsState{}, guidanceInput{},
-	rejoinInput{}, work.Progress{},
+	rejoinInput{}, observe.Progress{},
 }
 
 // historyPayloads returns the data of every payload in the replay test
@@ -110,7 +111,7 @@ func FuzzPayload(f *testing.F) {
 		}
 		over := len(data) > maxReadPayload
 		prog, err := heartbeatProgress(dc, []*workflowpb.PendingActivityInfo{{HeartbeatDetails: &commonpb.Payloads{Payloads: []*commonpb.Payload{p}}}})
-		if err != nil && (!errors.Is(err, work.ErrUnavailable) || prog != (work.Progress{})) {
+		if err != nil && (!errors.Is(err, work.ErrUnavailable) || prog != (observe.Progress{})) {
 			t.Fatalf("a heartbeat that does not decode: %+v, %v; want a zero and work.ErrUnavailable", prog, err)
 		}
 		if over && !errors.Is(err, errPayloadTooLarge) {

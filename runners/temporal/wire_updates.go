@@ -3,8 +3,8 @@ package temporal
 import (
 	"time"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Names of the updates and queries of children that talk back (updates
@@ -14,7 +14,7 @@ const (
 	updateAwait              = "await-answer" // the wait of the child's open questions (from its attempt)
 	queryUpdates             = "updates"      // the accepted updates after a cursor (Engine.Updates)
 	queryUpdateMap           = "update-sizes" // their sequence numbers, sizes and times (the notices)
-	updateRefusedUnavailable = work.UpdateRefusedUnavailable
+	updateRefusedUnavailable = observe.UpdateRefusedUnavailable
 )
 
 // updateCarry is a Work's update state carried across continue-as-new in

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Names of the activities, workflow, updates and queries of Work that
@@ -41,8 +42,8 @@ type jobInput struct {
 type jobState struct {
 	Handle []byte
 	driver.JobWait
-	Polls    int        // polls so far, every run included
-	State    work.State // running or cancel-requested
+	Polls    int           // polls so far, every run included
+	State    observe.State // running or cancel-requested
 	Attempt  int
 	Started  time.Time
 	Rev      int64

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Child is a child a Worker runs, registered under its target label: its
@@ -36,7 +37,7 @@ import (
 // that a Work is a job and carries its Backoff and MaxPollErrors; the
 // Worker's Job is what runs.
 type Child struct {
-	Kind work.Kind
+	Kind observe.Kind
 	Run  func(ctx context.Context, input string) (string, error)
 	Job  *work.Job
 }

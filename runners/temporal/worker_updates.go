@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The attempt's side of children that talk back: the driver.Remote hooks
@@ -21,11 +22,11 @@ const reportTries = 3
 // the Work's workflow decides (report), and reports the EventUpdate of
 // what its handler decided. The refusals decided elsewhere are reported
 // here, to the Worker's Observer: a Spec that declares no updates
-// (work.UpdateRefusedNotDeclared, without a call), an update the
+// (observe.UpdateRefusedNotDeclared, without a call), an update the
 // workflow's validator refused (kept out of its history), and a call that
 // failed otherwise ("unavailable": nothing was accepted that the child
 // cannot retry with the same key). A Work that settled (its workflow
-// closed, or its validator says so) refuses it as work.UpdateRefusedEnding
+// closed, or its validator says so) refuses it as observe.UpdateRefusedEnding
 // with no event (none follows the terminal one). The report is not cut off by the attempt's cancel: the workflow
 // then refuses it as ending.
 func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string, value []byte, question bool) (work.UpdateReceipt, string) {
@@ -45,7 +46,7 @@ func (w *Worker) reportUpdate(ctx context.Context, in runInput) func(key string,
 				return work.UpdateReceipt{}, we.Class, true // the validator's
 			case errors.Is(err, errWorkflowClosed) || errors.Is(err, work.ErrTerminal):
 				// Settled: no event after the terminal one.
-				return work.UpdateReceipt{}, work.UpdateRefusedEnding, false
+				return work.UpdateReceipt{}, observe.UpdateRefusedEnding, false
 			case try == reportTries || !errors.Is(err, work.ErrUnavailable) && !transient(err):
 				return work.UpdateReceipt{}, updateRefusedUnavailable, true
 			}

@@ -52,7 +52,7 @@ func (w *workRun) resume() {
 // error of its next run (cont).
 func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont error) {
 	in, j := w.in, w.in.Job
-	w.Spent = &work.Usage{} // a job spends no model budget
+	w.Spent = &observe.Usage{} // a job spends no model budget
 	var st jobState
 	if in.Cont != nil {
 		st = *in.Cont

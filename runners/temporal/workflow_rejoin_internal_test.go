@@ -7,7 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/agentwork/agentwork/runners/temporal/internal/testcodec"
-	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestLostAtUnderCodec: an attempt's heartbeat details (its progress and
@@ -22,7 +22,7 @@ import (
 func TestLostAtUnderCodec(t *testing.T) {
 	const queue = "agentwork:rejoin:0123456789abcdef"
 	codec := testcodec.Converter()
-	sent := temporal.NewHeartbeatTimeoutError(work.Progress{Done: 1, Total: 2}, queue)
+	sent := temporal.NewHeartbeatTimeoutError(observe.Progress{Done: 1, Total: 2}, queue)
 	for _, tc := range []struct {
 		name           string
 		encode, decode converter.DataConverter // the failure converters' data converters

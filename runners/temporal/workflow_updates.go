@@ -96,7 +96,7 @@ func (w *workRun) validateReport(r driver.UpdateReport) error {
 // accepted (EventUpdate, and a record to the owner's registry with the
 // new count, before the reply: a Subscription's notice and Updates see it
 // once the child has its receipt). A Work that is cancel-requested or
-// settled refuses it (work.UpdateRefusedEnding; a settled Work reports no
+// settled refuses it (observe.UpdateRefusedEnding; a settled Work reports no
 // event after its terminal one). A repeat of an accepted update still
 // gets its first receipt then.
 func (w *workRun) report(ctx workflow.Context, r driver.UpdateReport) (driver.UpdateReportReply, error) {

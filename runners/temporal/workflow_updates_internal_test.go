@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestUpdateCarry: a Work's updates cross continue-as-new (its input,
@@ -77,10 +78,10 @@ func TestUpdateCarry(t *testing.T) {
 			if rec, reason := next.upd.log.Accept(first.Key, first.Value, first.Question, t0); reason != "" || !rec.Duplicate || rec.Seq != 1 {
 				t.Fatalf("a repeat after the carry = %+v %q", rec, reason)
 			}
-			if _, reason := next.upd.log.Accept(first.Key, []byte(`0`), first.Question, t0); reason != work.UpdateRefusedConflict {
+			if _, reason := next.upd.log.Accept(first.Key, []byte(`0`), first.Question, t0); reason != observe.UpdateRefusedConflict {
 				t.Fatalf("a conflict after the carry = %q", reason)
 			}
-			if _, reason := next.upd.log.Accept("new", []byte(`0`), false, t0); reason != work.UpdateRefusedCount {
+			if _, reason := next.upd.log.Accept("new", []byte(`0`), false, t0); reason != observe.UpdateRefusedCount {
 				t.Fatalf("over the bound after the carry = %q", reason)
 			}
 		})

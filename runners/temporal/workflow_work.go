@@ -82,7 +82,7 @@ func runWork(ctx workflow.Context, in workInput, obs observe.Observer, stash *sp
 		FailOnBudget: in.FailOnBudget, Updates: in.Updates != nil}).Get(ctx, &out)
 	out, err = w.rejoin(ctx, actx, out, err) // workflow_rejoin.go
 	res := w.settle(out, err)
-	var spent *work.Usage // unknown when the attempt failed (a Work that never ran spent nothing: Record)
+	var spent *observe.Usage // unknown when the attempt failed (a Work that never ran spent nothing: Record)
 	if err == nil {
 		spent = &out.Usage
 	}

@@ -18,8 +18,8 @@ type Turn struct {
 	// with no tools and an instruction to answer now, and its answer is
 	// the child's output.
 	Final bool
-	// Budget names the budget that ran out (work.BudgetTurns,
-	// work.BudgetToolCalls or work.BudgetTokens) when Final is set or the request is refused.
+	// Budget names the budget that ran out (observe.BudgetTurns,
+	// observe.BudgetToolCalls or observe.BudgetTokens) when Final is set or the request is refused.
 	Budget string
 }
 
@@ -57,7 +57,7 @@ func BeginRequest(ex *work.Execution) (Turn, error) {
 
 // EndRequest is called by the adapter after each model response with the
 // tokens the provider reported. known is false when the response carried
-// no usage: its tokens count as unknown (work.Usage.UnknownUsage), and the run's
+// no usage: its tokens count as unknown (observe.Usage.UnknownUsage), and the run's
 // token reservation then stays charged in full at settlement.
 func EndRequest(ex *work.Execution, inputTokens, outputTokens int64, known bool) {
 	seam.EndRequest(ex, inputTokens, outputTokens, known)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // An adapter's loop: each model request passes BeginRequest (the last
@@ -111,7 +112,7 @@ func TestBudgetAndAllocations(t *testing.T) {
 	if sn.left != 3 || sn.after != 0 {
 		t.Errorf("ToolCallsLeft = %d before, %d after the calls; want 3, 0", sn.left, sn.after)
 	}
-	if !sn.final.Final || sn.final.Budget != work.BudgetToolCalls {
+	if !sn.final.Final || sn.final.Budget != observe.BudgetToolCalls {
 		t.Errorf("the request after the tool calls ran out = %+v, want final on tool_calls", sn.final)
 	}
 	if !errors.Is(sn.refused, work.ErrBudgetExhausted) {
@@ -133,7 +134,7 @@ func TestCallError(t *testing.T) {
 	if err := boundary.CallError(work.Status{State: work.StateCancelled}); !errors.Is(err, work.ErrCancelled) {
 		t.Fatalf("cancelled = %v", err)
 	}
-	for _, s := range []work.State{work.StateCompleted, work.StateRunning, work.StateQueued, ""} {
+	for _, s := range []observe.State{work.StateCompleted, work.StateRunning, work.StateQueued, ""} {
 		if err := boundary.CallError(work.Status{State: s}); err != nil {
 			t.Fatalf("%q = %v, want nil", s, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // errDeadline is the cause a durable attempt's child context is cancelled
@@ -53,8 +54,8 @@ type Outcome struct {
 	Class    string // "" when the child completed
 	Bytes    int    // the output's size (also of an output too large)
 	Budget   string // the budget that ran out, if one did
-	Usage    work.Usage
-	Progress work.Progress
+	Usage    observe.Usage
+	Progress observe.Progress
 }
 
 // Classify maps a child's return to its Outcome, as the in-process engine
@@ -74,7 +75,7 @@ func Classify(child context.Context, cancelled bool, maxResultBytes int, out str
 	case errors.Is(context.Cause(child), errDeadline):
 		o.Class = work.ClassDeadline
 		if o.Budget == "" {
-			o.Budget = work.BudgetDuration
+			o.Budget = observe.BudgetDuration
 		}
 	case err != nil && cancelled && errors.Is(err, context.Canceled):
 		o.Class = work.ClassCancelled

@@ -26,7 +26,7 @@ func (s *Slots) Run(ctx context.Context, a *Attempt, obs observe.Observer, r Rem
 
 // Progress returns the progress counts of a's child: zero until Run (or
 // Running) recorded its Execution.
-func (s *Slots) Progress(a *Attempt) work.Progress {
+func (s *Slots) Progress(a *Attempt) observe.Progress {
 	s.mu.Lock()
 	ex := a.exec
 	s.mu.Unlock()

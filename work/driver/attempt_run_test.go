@@ -19,7 +19,7 @@ func TestSlotsRun(t *testing.T) {
 	rec := &enginetest.Recorder{}
 	a := &Attempt{ID: "w1", Owner: "o", Label: "echo", Kind: work.KindFunction, N: 1}
 	defer s.Add(a)()
-	if p := s.Progress(a); p != (work.Progress{}) {
+	if p := s.Progress(a); p != (observe.Progress{}) {
 		t.Fatalf("Progress before Run = %+v, want zero", p)
 	}
 	callerEvents := 0

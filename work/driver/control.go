@@ -190,7 +190,7 @@ const cancelTries = 3
 // whether it accepted it, the state it decided and when.
 type CancelReply struct {
 	Accepted bool
-	State    work.State
+	State    observe.State
 	At       time.Time
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Questions is what a durable Work keeps of its child's questions beside
@@ -21,13 +22,13 @@ type Questions struct {
 }
 
 // Report decides on an update the child of a Work in state reports, with
-// l, the Work's log, at now: the log ends first (work.UpdateRefusedEnding
+// l, the Work's log, at now: the log ends first (observe.UpdateRefusedEnding
 // for anything but a repeat) when the Work is cancel-requested or
 // terminal. It returns l.Accept's decision (its receipt, or its refusal
 // reason), and opens true when the update is a question accepted while
 // none was open: the caller then sets OpenedAt, once the acceptance is
 // recorded.
-func (q *Questions) Report(l *UpdateLog, state work.State, key string, value []byte, question bool, now time.Time) (r UpdateReportReply, opens bool) {
+func (q *Questions) Report(l *UpdateLog, state observe.State, key string, value []byte, question bool, now time.Time) (r UpdateReportReply, opens bool) {
 	if state == work.StateCancelRequested || state.Terminal() {
 		l.End()
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestQuestions: a question opens the wait once (a second one joins it, a
@@ -17,7 +18,7 @@ func TestQuestions(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
 	l := NewUpdateLog(work.UpdatePolicy{QuestionTimeout: time.Minute})
 	var q Questions
-	report := func(key string, question bool, st work.State) (work.UpdateReceipt, string, bool) {
+	report := func(key string, question bool, st observe.State) (work.UpdateReceipt, string, bool) {
 		t.Helper()
 		r, opens := q.Report(l, st, key, []byte(`{"k":"`+key+`"}`), question, t0)
 		return work.UpdateReceipt{Seq: r.Seq, Duplicate: r.Duplicate}, r.Reason, opens
@@ -54,8 +55,8 @@ func TestQuestions(t *testing.T) {
 	if answered, closed := q.TimeOut(l, 1); answered || !closed || q.Gen != 2 || q.Answered || len(l.Open()) != 0 {
 		t.Fatalf("timeout: answered %v closed %v %+v open %v", answered, closed, q, l.Open())
 	}
-	for _, st := range []work.State{work.StateCancelRequested, work.StateCompleted} {
-		if _, reason, opens := report("late-"+string(st), true, st); reason != work.UpdateRefusedEnding || opens {
+	for _, st := range []observe.State{work.StateCancelRequested, work.StateCompleted} {
+		if _, reason, opens := report("late-"+string(st), true, st); reason != observe.UpdateRefusedEnding || opens {
 			t.Fatalf("%s: %q opens %v", st, reason, opens)
 		}
 		if rec, reason, _ := report("a", false, st); reason != "" || !rec.Duplicate || rec.Seq != 1 {

@@ -37,10 +37,10 @@ func TestReportUpdates(t *testing.T) {
 		calls    int
 		event    string // the ErrorClass of the one event reported here; "-": none
 	}{
-		{"not declared", false, work.UpdateReceipt{}, work.UpdateRefusedNotDeclared, false, 0, work.UpdateRefusedNotDeclared},
+		{"not declared", false, work.UpdateReceipt{}, observe.UpdateRefusedNotDeclared, false, 0, observe.UpdateRefusedNotDeclared},
 		{"accepted", true, work.UpdateReceipt{Seq: 2}, "", false, 1, "-"},
-		{"refused by the Work", true, work.UpdateReceipt{}, work.UpdateRefusedEnding, false, 1, "-"},
-		{"refused here", true, work.UpdateReceipt{}, work.UpdateRefusedUnavailable, true, 1, work.UpdateRefusedUnavailable},
+		{"refused by the Work", true, work.UpdateReceipt{}, observe.UpdateRefusedEnding, false, 1, "-"},
+		{"refused here", true, work.UpdateReceipt{}, observe.UpdateRefusedUnavailable, true, 1, observe.UpdateRefusedUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs := &events{}
@@ -67,8 +67,8 @@ func TestReportUpdates(t *testing.T) {
 	}
 	// A nil report: refused as unavailable, with its event, never a panic.
 	obs := &events{}
-	if rec, reason := ReportUpdates(obs, a, true, nil)("k", []byte(`"v"`), false); rec != (work.UpdateReceipt{}) || reason != work.UpdateRefusedUnavailable ||
-		len(obs.evs) != 1 || obs.evs[0].ErrorClass != work.UpdateRefusedUnavailable {
+	if rec, reason := ReportUpdates(obs, a, true, nil)("k", []byte(`"v"`), false); rec != (work.UpdateReceipt{}) || reason != observe.UpdateRefusedUnavailable ||
+		len(obs.evs) != 1 || obs.evs[0].ErrorClass != observe.UpdateRefusedUnavailable {
 		t.Fatalf("nil report: %+v %q, events %+v; want refused unavailable with its event", rec, reason, obs.evs)
 	}
 }

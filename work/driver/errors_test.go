@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestErrorConstructors: the driver's error functions are work's own:
@@ -27,11 +28,11 @@ func TestErrorConstructors(t *testing.T) {
 	if !errors.Is(w, work.ErrUnavailable) || errors.Unwrap(w) != cause || w.Error() != work.ErrUnavailable.Error() {
 		t.Fatalf("Wrap = %v (cause %v)", w, errors.Unwrap(w))
 	}
-	r := driver.UpdateRefusal(work.UpdateRefusedBytes)
-	if !errors.Is(r, work.ErrUpdateRefused) || r.Class != work.UpdateRefusedBytes {
+	r := driver.UpdateRefusal(observe.UpdateRefusedBytes)
+	if !errors.Is(r, work.ErrUpdateRefused) || r.Class != observe.UpdateRefusedBytes {
 		t.Fatalf("UpdateRefusal(bytes) = %v (class %q)", r, r.Class)
 	}
-	if back, ok := driver.DecodeError(r.Code, r.Error()); !ok || back.Class != work.UpdateRefusedBytes {
+	if back, ok := driver.DecodeError(r.Code, r.Error()); !ok || back.Class != observe.UpdateRefusedBytes {
 		t.Fatalf("DecodeError(UpdateRefusal) = %v (class %q), %v", back, back.Class, ok)
 	}
 	if e, ok := driver.DecodeError("no_such_code", "x"); ok || e != nil {

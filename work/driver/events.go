@@ -12,7 +12,7 @@ import (
 // Transition returns e as the event of a change from one state to
 // another: its Type, From and To set, and a cancel with no class of its
 // own classed work.ClassCancelled, as in-process.
-func Transition(from, to work.State, e observe.Event) observe.Event {
+func Transition(from, to observe.State, e observe.Event) observe.Event {
 	e.Type, e.From, e.To = observe.EventType(to), from, to
 	if to == work.StateCancelled && e.ErrorClass == "" {
 		e.ErrorClass = work.ClassCancelled
@@ -42,7 +42,7 @@ func WithLaunchTarget(ctx context.Context, agentID, provider string) context.Con
 // target label and kind: it reports the child's progress events to obs
 // until end is called (none after the child returned); other events are
 // the Work's workflow's to report.
-func progressGate(obs observe.Observer, label string, kind work.Kind) (emit func(observe.Event), end func()) {
+func progressGate(obs observe.Observer, label string, kind observe.Kind) (emit func(observe.Event), end func()) {
 	var ended atomic.Bool
 	return func(ev observe.Event) {
 		if ev.Type == observe.EventProgress && !ended.Load() {

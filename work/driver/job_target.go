@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/seam"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // ValidTarget checks a target that a durable engine's Worker registers
@@ -13,7 +14,7 @@ import (
 // work.KindFunction, never both. Its error, wrapping
 // work.ErrInvalidSpec, names the target; the engine prefixes its own
 // name.
-func ValidTarget(label string, kind work.Kind, runs bool, job *work.Job) error {
+func ValidTarget(label string, kind observe.Kind, runs bool, job *work.Job) error {
 	switch {
 	case label == "":
 		return fmt.Errorf("a target needs a label: %w", work.ErrInvalidSpec)

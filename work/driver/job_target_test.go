@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestValidTarget: the targets a Worker refuses (work.ErrInvalidSpec,
@@ -19,7 +20,7 @@ func TestValidTarget(t *testing.T) {
 	cases := []struct {
 		name  string
 		label string
-		kind  work.Kind
+		kind  observe.Kind
 		runs  bool
 		job   *work.Job
 		want  string // "" when taken

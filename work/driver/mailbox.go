@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/sendcheck"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Mailbox is a durable Work's guidance mailbox, written as plain state
@@ -57,7 +58,7 @@ type Receipt struct {
 // 0 is no bound). A repeated command with the same text is no refusal:
 // repeat is its first receipt, and nothing is queued again (Accept is not
 // called).
-func (m *Mailbox[T]) Check(kind work.Kind, answer bool, command, digest string, bytes int, terminal bool, l MailboxLimits) (repeat *Receipt, err *work.Error) {
+func (m *Mailbox[T]) Check(kind observe.Kind, answer bool, command, digest string, bytes int, terminal bool, l MailboxLimits) (repeat *Receipt, err *work.Error) {
 	c, recorded := m.Commands[command]
 	v := sendcheck.Of(sendcheck.Facts{
 		NotAgent:  kind != work.KindAgent && !answer,

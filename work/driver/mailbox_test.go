@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func TestMailbox(t *testing.T) {
@@ -14,7 +15,7 @@ func TestMailbox(t *testing.T) {
 	l := MailboxLimits{Messages: 2, Bytes: 10, Commands: 1}
 	at := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	size := func(s string) int { return len(s) }
-	check := func(kind work.Kind, answer bool, command, digest string, bytes int, terminal bool) (*Receipt, *work.Error) {
+	check := func(kind observe.Kind, answer bool, command, digest string, bytes int, terminal bool) (*Receipt, *work.Error) {
 		return m.Check(kind, answer, command, digest, bytes, terminal, l)
 	}
 	if _, err := check(work.KindFunction, false, "", "d", 1, false); !errors.Is(err, work.ErrNotAgent) {

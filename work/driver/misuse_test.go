@@ -178,7 +178,7 @@ func TestMisuseZeroHelpers(t *testing.T) {
 			return nil
 		}, nil},
 		{"UpdateRefused with a nil Observer", func() error {
-			_, _ = driver.UpdateRefused(nil, driver.Attempt{}, 0, false, work.UpdateRefusedNotDeclared)
+			_, _ = driver.UpdateRefused(nil, driver.Attempt{}, 0, false, observe.UpdateRefusedNotDeclared)
 			return nil
 		}, nil},
 		{"Transition of a zero Event", func() error { _ = driver.Transition("", "", observe.Event{}); return nil }, nil},

@@ -3,6 +3,7 @@ package driver
 import (
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Pool is a top-level owner's budget pool, kept by its registry: the
@@ -34,7 +35,7 @@ func (p *Pool) Reserve(want, eff [3]int64, function bool) (run, held [3]int64, s
 // pooled dimension the reservation is the run's limit). spent nil (the
 // attempt's usage is unknown: its process died) charges the reservation
 // in full.
-func (p *Pool) Settle(held [3]int64, spent *work.Usage) {
+func (p *Pool) Settle(held [3]int64, spent *observe.Usage) {
 	if p == nil {
 		return
 	}

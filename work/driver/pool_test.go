@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // The registry's pool resolves and settles reservations as the in-process
@@ -27,7 +28,7 @@ func TestPoolReserve(t *testing.T) {
 		t.Fatalf("explicit 6 of 8: held %v short %q", held, short)
 	}
 	p.Held[0] = 6
-	if _, _, short = p.Reserve([3]int64{3}, [3]int64{3, 100, 0}, false); short != work.BudgetTurns {
+	if _, _, short = p.Reserve([3]int64{3}, [3]int64{3, 100, 0}, false); short != observe.BudgetTurns {
 		t.Fatalf("explicit 3 of the 2 left: short %q, want turns", short)
 	}
 	// What remains caps a default reservation; nothing left refuses it.
@@ -35,7 +36,7 @@ func TestPoolReserve(t *testing.T) {
 		t.Fatalf("default with 2 left: %v", run)
 	}
 	p.Held[0] = 8
-	if _, _, short = p.Reserve([3]int64{}, [3]int64{50, 100, 0}, false); short != work.BudgetTurns {
+	if _, _, short = p.Reserve([3]int64{}, [3]int64{50, 100, 0}, false); short != observe.BudgetTurns {
 		t.Fatalf("nothing left: short %q", short)
 	}
 	// No pool: the resolved budget as it is.
@@ -48,13 +49,13 @@ func TestPoolReserve(t *testing.T) {
 func TestPoolSettle(t *testing.T) {
 	p := &Pool{Limit: [3]int64{8, 10, 1000}, Held: [3]int64{4, 5, 500}}
 	// Spent is charged, the reservation refunded.
-	p.Settle([3]int64{4, 5, 500}, &work.Usage{Turns: 1, ToolCalls: 2, InputTokens: 30, OutputTokens: 10})
+	p.Settle([3]int64{4, 5, 500}, &observe.Usage{Turns: 1, ToolCalls: 2, InputTokens: 30, OutputTokens: 10})
 	if p.Held != [3]int64{} || p.Used != [3]int64{1, 2, 40} {
 		t.Fatalf("after settle: held %v used %v", p.Held, p.Used)
 	}
 	// Unknown token usage charges the token reservation in full.
 	p.Held = [3]int64{2, 0, 100}
-	p.Settle([3]int64{2, 0, 100}, &work.Usage{Turns: 1, UnknownUsage: 1})
+	p.Settle([3]int64{2, 0, 100}, &observe.Usage{Turns: 1, UnknownUsage: 1})
 	if p.Used != [3]int64{2, 2, 140} {
 		t.Fatalf("unknown usage: used %v", p.Used)
 	}
@@ -80,8 +81,8 @@ func TestPoolReserveRule(t *testing.T) {
 		{"agent share", [3]int64{20, 0, 200000}, [3]int64{20, 0, 200000}, [3]int64{}, [3]int64{50, 100, 0}, false,
 			[3]int64{5, 100, 50000}, [3]int64{5, 0, 50000}, ""},
 		{"explicit fits", [3]int64{20, 0, 0}, [3]int64{10, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{8, 100, 0}, [3]int64{8, 0, 0}, ""},
-		{"explicit too big", [3]int64{20, 0, 0}, [3]int64{5, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{}, [3]int64{}, work.BudgetTurns},
-		{"nothing remains", [3]int64{0, 10, 0}, [3]int64{0, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50}, [3]int64{}, work.BudgetToolCalls},
+		{"explicit too big", [3]int64{20, 0, 0}, [3]int64{5, 0, 0}, [3]int64{8, 0, 0}, [3]int64{8, 100, 0}, false, [3]int64{}, [3]int64{}, observe.BudgetTurns},
+		{"nothing remains", [3]int64{0, 10, 0}, [3]int64{0, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, false, [3]int64{50}, [3]int64{}, observe.BudgetToolCalls},
 		{"share capped by remaining", [3]int64{20, 0, 0}, [3]int64{2, 0, 0}, [3]int64{}, [3]int64{50, 0, 0}, false, [3]int64{2}, [3]int64{2}, ""},
 		{"function reserves nothing", [3]int64{20, 0, 0}, [3]int64{20, 0, 0}, [3]int64{}, [3]int64{50, 100, 0}, true, [3]int64{0, 100, 0}, [3]int64{}, ""},
 	} {
@@ -98,14 +99,14 @@ func TestPoolCharge(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		limit [3]int64
-		spent work.Usage
+		spent observe.Usage
 		want  [3]int64
 	}{
-		{"known", [3]int64{5, 0, 1000}, work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 100, OutputTokens: 200}, [3]int64{2, 1, 300}},
+		{"known", [3]int64{5, 0, 1000}, observe.Usage{Turns: 2, ToolCalls: 1, InputTokens: 100, OutputTokens: 200}, [3]int64{2, 1, 300}},
 		{"unknown usage charges the token limit", [3]int64{5, 0, 1000},
-			work.Usage{Turns: 2, ToolCalls: 1, InputTokens: 300, UnknownUsage: 1}, [3]int64{2, 1, 1000}},
+			observe.Usage{Turns: 2, ToolCalls: 1, InputTokens: 300, UnknownUsage: 1}, [3]int64{2, 1, 1000}},
 		{"unknown without token limit", [3]int64{5, 0, 0},
-			work.Usage{Turns: 2, ToolCalls: 1, OutputTokens: 300, UnknownUsage: 2}, [3]int64{2, 1, 300}},
+			observe.Usage{Turns: 2, ToolCalls: 1, OutputTokens: 300, UnknownUsage: 2}, [3]int64{2, 1, 300}},
 	} {
 		if got := contract.PoolCharge(tc.limit, contract.Dims(tc.spent.Turns, tc.spent.ToolCalls, tc.spent.Tokens()), tc.spent.UnknownUsage > 0); got != tc.want {
 			t.Errorf("%s: PoolCharge = %v, want %v", tc.name, got, tc.want)

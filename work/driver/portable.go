@@ -23,7 +23,7 @@ type Store interface {
 	// ok false when there are none to read; err when they are there but
 	// cannot be read (a payload the engine cannot decode), which Status
 	// returns.
-	Progress(ctx context.Context, id string) (p work.Progress, ok bool, err error)
+	Progress(ctx context.Context, id string) (p observe.Progress, ok bool, err error)
 	// Output returns the exact output of Work id, completed and visible
 	// to o; work.ErrNotFound when it is no longer o's.
 	Output(ctx context.Context, o work.Owner, id string) (string, error)

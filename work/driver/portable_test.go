@@ -20,7 +20,7 @@ type fakeStore struct {
 	mu       sync.Mutex
 	recs     []Record
 	outputs  map[string]string
-	progress map[string]work.Progress
+	progress map[string]observe.Progress
 	progErr  error // Progress's error
 	reads    int   // Records calls
 	marks    []string
@@ -60,7 +60,7 @@ func (f *fakeStore) Records(_ context.Context, _ work.Owner) ([]Record, error) {
 	return append([]Record(nil), f.recs...), nil
 }
 
-func (f *fakeStore) Progress(_ context.Context, id string) (work.Progress, bool, error) {
+func (f *fakeStore) Progress(_ context.Context, id string) (observe.Progress, bool, error) {
 	p, ok := f.progress[id]
 	return p, ok, f.progErr
 }
@@ -221,9 +221,9 @@ func TestPortableResultReadMark(t *testing.T) {
 // (a payload it cannot decode), never a zero.
 func TestPortableStatusProgress(t *testing.T) {
 	o := work.NewOwner("coordinator")
-	want := work.Progress{Done: 1, Total: 2}
+	want := observe.Progress{Done: 1, Total: 2}
 	fs := &fakeStore{recs: []Record{{ID: id(1), Label: "echo", State: work.StateRunning, Created: t0}},
-		progress: map[string]work.Progress{id(1): want}}
+		progress: map[string]observe.Progress{id(1): want}}
 	p, _ := newPortable(t, fs)
 	if st, err := p.Status(context.Background(), o, id(1)); err != nil || st.Progress != want {
 		t.Fatalf("Status = %+v, %v; want progress %+v", st, err, want)
@@ -241,7 +241,7 @@ func TestPortableResultWait(t *testing.T) {
 		name    string
 		store   func(*fakeStore) Store
 		timeout time.Duration
-		want    work.State
+		want    observe.State
 		out     string
 		err     error
 	}{
@@ -274,7 +274,7 @@ func TestPortableChecks(t *testing.T) {
 	fs := &fakeStore{recs: []Record{
 		{ID: id(1), Label: "fn", Kind: work.KindFunction, State: work.StateRunning, Created: t0},
 		{ID: id(2), Label: "agent", Kind: work.KindAgent, State: work.StateRunning, Created: t0},
-	}, progress: map[string]work.Progress{id(2): {Done: 3}}}
+	}, progress: map[string]observe.Progress{id(2): {Done: 3}}}
 	p, _ := newPortable(t, fs)
 	ctx := context.Background()
 	reads := fs.reads
@@ -423,11 +423,11 @@ func TestPortableCancel(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name   string
-		state  work.State
+		state  observe.State
 		ended  int
 		asks   int
 		accept bool
-		want   work.State
+		want   observe.State
 	}{
 		{"terminal: refused, never asked", work.StateCompleted, 0, 0, false, work.StateCompleted},
 		{"running: the Work's decision", work.StateRunning, 0, 1, true, work.StateCancelRequested},

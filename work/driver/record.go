@@ -17,8 +17,8 @@ type Record struct {
 	ID       string
 	Label    string
 	TargetID string
-	Kind     work.Kind
-	State    work.State
+	Kind     observe.Kind
+	State    observe.State
 	// Seq is the Work's admission order in its registry.
 	Seq int64
 	// Rev orders a Work's transition records (the Work's workflow or
@@ -38,7 +38,7 @@ type Record struct {
 	// its failure class, or work.ClassCancelled.
 	Class string `json:",omitempty"`
 	// Progress is the Work's last progress counts its registry was told.
-	Progress work.Progress
+	Progress observe.Progress
 	// Held is what the Work reserved from its owner's pool, and Run the
 	// budget dimensions its child runs with (as Registry.Admit returned
 	// them: a repeated admission answers with them again).
@@ -46,7 +46,7 @@ type Record struct {
 	Run  [3]int64 `json:",omitzero"`
 	// Spent is what a terminal Work spent, in its transition record; nil
 	// when unknown (its attempt died with its process) or not terminal.
-	Spent *work.Usage `json:",omitempty"`
+	Spent *observe.Usage `json:",omitempty"`
 	// Waiting: an external job between its submit and its result.
 	Waiting bool `json:",omitempty"`
 	// Approval: a queued Work awaiting its approval, requested at

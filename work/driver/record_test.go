@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 var t0 = time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
@@ -37,10 +38,10 @@ func TestStatusProjection(t *testing.T) {
 func TestTakeKeepsWhatOnlyTheRegistryKnows(t *testing.T) {
 	r := Record{ID: "w1", Label: "l", Seq: 7, Read: true, Detached: true, Held: [3]int64{1, 2, 3}, Created: t0}
 	r.Take(Record{ID: "other", Seq: 99, Rev: 3, State: work.StateCompleted, Attempt: 2, HasResult: true,
-		Finished: t0.Add(time.Minute), Updates: 4, Class: "x", Budget: "turns", Progress: work.Progress{ModelRequests: 5}})
+		Finished: t0.Add(time.Minute), Updates: 4, Class: "x", Budget: "turns", Progress: observe.Progress{ModelRequests: 5}})
 	want := Record{ID: "w1", Label: "l", Seq: 7, Read: true, Detached: true, Held: [3]int64{1, 2, 3}, Created: t0,
 		Rev: 3, State: work.StateCompleted, Attempt: 2, HasResult: true, Finished: t0.Add(time.Minute), Updates: 4,
-		Class: "x", Budget: "turns", Progress: work.Progress{ModelRequests: 5}}
+		Class: "x", Budget: "turns", Progress: observe.Progress{ModelRequests: 5}}
 	if r != want {
 		t.Fatalf("took\n %+v\nwant\n %+v", r, want)
 	}
@@ -51,8 +52,8 @@ func TestTakeKeepsWhatOnlyTheRegistryKnows(t *testing.T) {
 func TestRecordWireFormat(t *testing.T) {
 	type earlier struct {
 		ID, Label, TargetID string
-		Kind                work.Kind
-		State               work.State
+		Kind                observe.Kind
+		State               observe.State
 		Seq, Rev            int64
 		Attempt             int
 		Created, Started    time.Time
@@ -60,16 +61,16 @@ func TestRecordWireFormat(t *testing.T) {
 		HasResult, Read     bool
 		Detached            bool
 		Budget, Class       string
-		Progress            work.Progress
+		Progress            observe.Progress
 		Held                [3]int64
-		Spent               *work.Usage
+		Spent               *observe.Usage
 		Waiting, Approval   bool
 		Requested           time.Time
 		Updates             int
 	}
 	in := earlier{ID: "w1", Label: "l", TargetID: "t", Kind: work.KindAgent, State: work.StateCompleted, Seq: 3, Rev: 4,
 		Attempt: 1, Created: t0, Finished: t0.Add(time.Minute), HasResult: true, Class: "c", Held: [3]int64{1, 0, 2},
-		Spent: &work.Usage{Turns: 2}, Progress: work.Progress{Done: 1}, Updates: 2}
+		Spent: &observe.Usage{Turns: 2}, Progress: observe.Progress{Done: 1}, Updates: 2}
 	b, err := json.Marshal(in)
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestRecordWireFormat(t *testing.T) {
 	}
 	want := Record{ID: "w1", Label: "l", TargetID: "t", Kind: work.KindAgent, State: work.StateCompleted, Seq: 3, Rev: 4,
 		Attempt: 1, Created: t0, Finished: t0.Add(time.Minute), HasResult: true, Class: "c", Held: [3]int64{1, 0, 2},
-		Spent: r.Spent, Progress: work.Progress{Done: 1}, Updates: 2}
+		Spent: r.Spent, Progress: observe.Progress{Done: 1}, Updates: 2}
 	if r != want || r.Spent == nil || r.Spent.Turns != 2 {
 		t.Fatalf("decoded\n %+v\nwant\n %+v", r, want)
 	}

@@ -225,7 +225,7 @@ func (g *Registry) Forget(id string) {
 	g.Launches = slices.DeleteFunc(g.Launches, func(l Launch) bool { return l.ID == id })
 	if i := g.Find(id); i >= 0 {
 		if !g.Records[i].State.Terminal() {
-			g.Pool.Settle(g.Records[i].Held, &work.Usage{})
+			g.Pool.Settle(g.Records[i].Held, &observe.Usage{})
 		}
 		g.Remove(i)
 	}

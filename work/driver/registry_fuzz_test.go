@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // FuzzRegistryState decodes an owner's registry as a durable engine reads
@@ -25,7 +26,7 @@ func FuzzRegistryState(f *testing.F) {
 			MaxOutstanding: 8, Retain: 2, RetainAge: time.Hour, Want: [3]int64{1, 0, 0}, Eff: [3]int64{1, 0, 0}, Launch: "k" + id, Digest: "d"}
 		g.Admit(a)
 		if i < 2 {
-			g.Transition(driver.Record{ID: id, Rev: 1, State: work.StateCompleted, Finished: t0.Add(time.Minute), HasResult: true, Spent: &work.Usage{Turns: 1}})
+			g.Transition(driver.Record{ID: id, Rev: 1, State: work.StateCompleted, Finished: t0.Add(time.Minute), HasResult: true, Spent: &observe.Usage{Turns: 1}})
 		}
 	}
 	g.MarkRead("w_a")

@@ -65,7 +65,7 @@ func TestRegistryAdmission(t *testing.T) {
 	}
 	b := admission("b")
 	b.Want, b.Eff = [3]int64{2}, [3]int64{2, 100, 0}
-	if d := p.Decide(b); d.Budget != work.BudgetTurns || !errors.Is(d.Refusal, work.ErrBudgetExhausted) {
+	if d := p.Decide(b); d.Budget != observe.BudgetTurns || !errors.Is(d.Refusal, work.ErrBudgetExhausted) {
 		t.Fatalf("pool: %+v", d)
 	}
 }
@@ -83,7 +83,7 @@ func TestRegistryTransitionsAndRetention(t *testing.T) {
 		t.Fatalf("held %v", g.Pool.Held)
 	}
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	if ok, d := g.Transition(Record{ID: "a", Rev: 2, State: work.StateCompleted, Finished: at(1), Spent: &work.Usage{Turns: 1}}); !ok || d != nil {
+	if ok, d := g.Transition(Record{ID: "a", Rev: 2, State: work.StateCompleted, Finished: at(1), Spent: &observe.Usage{Turns: 1}}); !ok || d != nil {
 		t.Fatalf("applied %v, evicted %v", ok, d)
 	}
 	if g.Pool.Held[0] != 6 || g.Pool.Used[0] != 1 {
@@ -93,7 +93,7 @@ func TestRegistryTransitionsAndRetention(t *testing.T) {
 	if ok, _ := g.Transition(Record{ID: "a", Rev: 1, State: work.StateRunning}); ok {
 		t.Fatal("a late record applied")
 	}
-	g.Transition(Record{ID: "a", Rev: 3, State: work.StateCompleted, Finished: at(1), Spent: &work.Usage{Turns: 1}})
+	g.Transition(Record{ID: "a", Rev: 3, State: work.StateCompleted, Finished: at(1), Spent: &observe.Usage{Turns: 1}})
 	if g.Pool.Used[0] != 1 || g.Records[g.Find("a")].State != work.StateCompleted {
 		t.Fatalf("repeat: used %v, %+v", g.Pool.Used, g.Records[g.Find("a")])
 	}

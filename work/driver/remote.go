@@ -45,7 +45,7 @@ type Remote struct {
 	// with End once the Work is ending) and answers its receipt, or the
 	// refusal reason, which the Execution turns into
 	// work.ErrUpdateRefused. nil refuses every update with
-	// work.UpdateRefusedNotDeclared (a Work that declares none).
+	// observe.UpdateRefusedNotDeclared (a Work that declares none).
 	Update func(key string, value []byte, question bool) (work.UpdateReceipt, string)
 	// AwaitAnswer, when set, is the wait of a question the child asked
 	// (an accepted update with question set): it blocks until guidance

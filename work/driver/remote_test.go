@@ -88,7 +88,7 @@ func TestRemoteUpdateHooks(t *testing.T) {
 	if got := boundary.Unanswered(ex); fmt.Sprint(got) != "[2]" {
 		t.Fatalf("Unanswered() = %v, want [2]", got)
 	}
-	if _, err := work.ReportUpdate(ctx, "x", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedCount) {
+	if _, err := work.ReportUpdate(ctx, "x", []byte(`1`), false); !isRefusal(err, observe.UpdateRefusedCount) {
 		t.Fatalf("over the count: %v", err)
 	}
 	var ups []observe.Event // the granted requests' progress counts aside
@@ -98,7 +98,7 @@ func TestRemoteUpdateHooks(t *testing.T) {
 		}
 	}
 	if len(ups) != 3 || ups[0].Type != observe.EventUpdate || ups[0].WorkID != "w1" || ups[0].Seq != 1 ||
-		ups[2].ErrorClass != work.UpdateRefusedCount || ups[2].Time.IsZero() {
+		ups[2].ErrorClass != observe.UpdateRefusedCount || ups[2].Time.IsZero() {
 		t.Fatalf("remote events = %+v", evs)
 	}
 	// A function child under another Engine.
@@ -110,7 +110,7 @@ func TestRemoteUpdateHooks(t *testing.T) {
 	}
 	// No hooks: not declared.
 	bare := driver.WithRemote(context.Background(), driver.Remote{WorkID: "w2", OwnerID: "o"})
-	if _, err := work.ReportUpdate(bare, "k", []byte(`1`), false); !isRefusal(err, work.UpdateRefusedNotDeclared) {
+	if _, err := work.ReportUpdate(bare, "k", []byte(`1`), false); !isRefusal(err, observe.UpdateRefusedNotDeclared) {
 		t.Fatalf("a Remote without Update: %v", err)
 	}
 }
@@ -138,7 +138,7 @@ func TestWithRemoteBudget(t *testing.T) {
 	if _, err := boundary.BeginRequest(ex); !errors.Is(err, work.ErrBudgetExhausted) {
 		t.Fatalf("the request past the turn budget with FailOnBudget: %v", err)
 	}
-	if b, refused := driver.Exhausted(ex); b != work.BudgetTurns || !refused {
+	if b, refused := driver.Exhausted(ex); b != observe.BudgetTurns || !refused {
 		t.Fatalf("Exhausted = %q %v, want turns, refused", b, refused)
 	}
 	if b, refused := driver.Exhausted(nil); b != "" || refused {

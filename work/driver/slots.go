@@ -43,7 +43,7 @@ func (s *Slots) Census() (observe.Snapshot, error) {
 // once it is added, but for what Cancelled and Running set.
 type Attempt struct {
 	ID, Owner, Label string
-	Kind             work.Kind
+	Kind             observe.Kind
 	Depth, N         int // N: the attempt's number, from 1
 	Created, Started time.Time
 	cancelAt         time.Time // when the cancel reached it; zero before

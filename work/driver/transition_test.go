@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestTransitionRevisions: the registry (Registry.Transition) applies a Work's transition only
@@ -25,7 +26,7 @@ func TestTransitionRevisions(t *testing.T) {
 	if r := rec(); r.State != work.StateCancelRequested {
 		t.Fatalf("a repeated rev 2 applied: %v", r.State)
 	}
-	g.Transition(Record{ID: "w", Rev: 3, State: work.StateCancelled, Attempt: 1, Spent: &work.Usage{}})
+	g.Transition(Record{ID: "w", Rev: 3, State: work.StateCancelled, Attempt: 1, Spent: &observe.Usage{}})
 	if r := rec(); r.State != work.StateCancelled || r.Rev != 3 {
 		t.Fatalf("after rev 3: %v rev %d", r.State, r.Rev)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // unusable is the Store of an engine made without what it needs to reach
@@ -23,8 +24,8 @@ func (u unusable) Admissible() error {
 }
 
 func (u unusable) Records(context.Context, work.Owner) ([]Record, error) { return nil, u.err }
-func (u unusable) Progress(context.Context, string) (work.Progress, bool, error) {
-	return work.Progress{}, false, u.err
+func (u unusable) Progress(context.Context, string) (observe.Progress, bool, error) {
+	return observe.Progress{}, false, u.err
 }
 func (u unusable) Output(context.Context, work.Owner, string) (string, error) { return "", u.err }
 func (u unusable) MarkRead(context.Context, work.Owner, string) error         { return u.err }

@@ -12,7 +12,7 @@ import (
 // updates. The rule is the Supervisor's own (one implementation, in
 // work/internal/updatelog). The zero UpdateLog accepts nothing
 // (NewUpdateLog); a nil *UpdateLog is the log of a Work that declares
-// none: it refuses every update with work.UpdateRefusedNotDeclared and
+// none: it refuses every update with observe.UpdateRefusedNotDeclared and
 // holds nothing. An UpdateLog is not safe for concurrent use: the engine
 // guards it (a durable engine keeps it as workflow state). It is
 // deterministic and starts no goroutine.
@@ -52,7 +52,7 @@ func (l *UpdateLog) in() *updatelog.Log {
 func (l *UpdateLog) Policy() work.UpdatePolicy { return work.UpdatePolicy(l.in().Policy()) }
 
 // End records that the Work is ending (cancel-requested or settling):
-// every later update is refused with work.UpdateRefusedEnding. It is
+// every later update is refused with observe.UpdateRefusedEnding. It is
 // idempotent; the updates accepted stay readable.
 func (l *UpdateLog) End() { l.in().End() }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/enginetest"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // logT0 is the time the update log tests accept at.
@@ -32,17 +33,17 @@ func TestUpdateLog(t *testing.T) {
 		refusal    string
 	}{
 		{"a", `1`, false, 1, false, ""},
-		{"", `1`, false, 0, false, work.UpdateRefusedInvalid},
-		{"b", `{`, false, 0, false, work.UpdateRefusedInvalid},
-		{"b", ``, false, 0, false, work.UpdateRefusedInvalid},
+		{"", `1`, false, 0, false, observe.UpdateRefusedInvalid},
+		{"b", `{`, false, 0, false, observe.UpdateRefusedInvalid},
+		{"b", ``, false, 0, false, observe.UpdateRefusedInvalid},
 		{"a", `1`, false, 1, true, ""},
-		{"a", `2`, false, 0, false, work.UpdateRefusedConflict},
-		{"a", `1`, true, 0, false, work.UpdateRefusedConflict}, // a question is another payload
-		{"b", `"12345678"`, false, 0, false, work.UpdateRefusedBytes},
+		{"a", `2`, false, 0, false, observe.UpdateRefusedConflict},
+		{"a", `1`, true, 0, false, observe.UpdateRefusedConflict}, // a question is another payload
+		{"b", `"12345678"`, false, 0, false, observe.UpdateRefusedBytes},
 		{"b", `"123456"`, true, 2, false, ""},
-		{"c", `[1]`, false, 0, false, work.UpdateRefusedBytes}, // 9 + 3 > 10
+		{"c", `[1]`, false, 0, false, observe.UpdateRefusedBytes}, // 9 + 3 > 10
 		{"c", `0`, false, 3, false, ""},
-		{"d", `0`, false, 0, false, work.UpdateRefusedCount},
+		{"d", `0`, false, 0, false, observe.UpdateRefusedCount},
 		{"c", `0`, false, 3, true, ""}, // a repeat even at the bound
 	}
 	for i, st := range steps {
@@ -81,7 +82,7 @@ func TestUpdateLog(t *testing.T) {
 	l2 := driver.NewUpdateLog(work.UpdatePolicy{})
 	l2.Accept("k", []byte(`true`), false, now)
 	l2.End()
-	if _, r := l2.Accept("n", []byte(`true`), false, now); r != work.UpdateRefusedEnding {
+	if _, r := l2.Accept("n", []byte(`true`), false, now); r != observe.UpdateRefusedEnding {
 		t.Fatalf("Accept after End = %q, want ending", r)
 	}
 	if rec, r := l2.Accept("k", []byte(`true`), false, now); r != "" || !rec.Duplicate {
@@ -90,7 +91,7 @@ func TestUpdateLog(t *testing.T) {
 
 	// A nil log declares nothing.
 	var nl *driver.UpdateLog
-	if _, r := nl.Accept("k", []byte(`1`), false, now); r != work.UpdateRefusedNotDeclared {
+	if _, r := nl.Accept("k", []byte(`1`), false, now); r != observe.UpdateRefusedNotDeclared {
 		t.Fatalf("nil log Accept = %q", r)
 	}
 	if nl.Len() != 0 || nl.Bytes() != 0 || nl.Open() != nil || nl.Answered() != nil || len(nl.After(0)) != 0 {
@@ -121,13 +122,13 @@ func TestUpdateLogState(t *testing.T) {
 		if rec, ref := lg.Accept("a", []byte(`{"x":1}`), false, logT0); ref != "" || !rec.Duplicate || rec.Seq != 1 {
 			t.Fatalf("repeat = %+v, %q", rec, ref)
 		}
-		if _, ref := lg.Accept("a", []byte(`{"x":2}`), false, logT0); ref != work.UpdateRefusedConflict {
+		if _, ref := lg.Accept("a", []byte(`{"x":2}`), false, logT0); ref != observe.UpdateRefusedConflict {
 			t.Fatalf("conflict = %q", ref)
 		}
 		if rec, ref := lg.Accept("b", []byte(`1`), false, logT0); ref != "" || rec.Seq != 3 {
 			t.Fatalf("third = %+v, %q", rec, ref)
 		}
-		if _, ref := lg.Accept("c", []byte(`1`), false, logT0); ref != work.UpdateRefusedCount {
+		if _, ref := lg.Accept("c", []byte(`1`), false, logT0); ref != observe.UpdateRefusedCount {
 			t.Fatalf("fourth = %q", ref)
 		}
 	}
@@ -137,7 +138,7 @@ func TestUpdateLogState(t *testing.T) {
 	l.End()
 	if r2 := driver.RestoreUpdateLog(l.State()); !func() bool {
 		_, ref := r2.Accept("z", []byte(`1`), false, logT0)
-		return ref == work.UpdateRefusedEnding
+		return ref == observe.UpdateRefusedEnding
 	}() {
 		t.Fatal("a restored ending log accepts updates")
 	}
@@ -162,8 +163,8 @@ func TestMisuseUpdateLog(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			enginetest.NoHang(t, name, func() {
 				_, reason := l.Accept("k", []byte(`1`), true, time.Time{})
-				if name == "nil" && reason != work.UpdateRefusedNotDeclared {
-					t.Errorf("Accept reason = %q, want %q", reason, work.UpdateRefusedNotDeclared)
+				if name == "nil" && reason != observe.UpdateRefusedNotDeclared {
+					t.Errorf("Accept reason = %q, want %q", reason, observe.UpdateRefusedNotDeclared)
 				}
 				_ = l.After(0)
 				_, _ = l.Len(), l.Bytes()

@@ -14,7 +14,7 @@ import (
 // Settle. Its methods are deterministic (the caller gives the time), so
 // that a workflow replays them.
 type WorkState struct {
-	State     work.State
+	State     observe.State
 	Attempt   int
 	Started   time.Time `json:",omitzero"`
 	Finished  time.Time `json:",omitzero"`
@@ -24,15 +24,15 @@ type WorkState struct {
 	Rev int64
 	// Class is a failed Work's class, or a cancelled one's when it is not
 	// work.ClassCancelled (denied, its approval timed out); "" otherwise.
-	Class    string        `json:",omitempty"`
-	Budget   string        `json:",omitempty"` // the budget that ran out, if one did
-	Progress work.Progress `json:",omitzero"`
+	Class    string           `json:",omitempty"`
+	Budget   string           `json:",omitempty"` // the budget that ran out, if one did
+	Progress observe.Progress `json:",omitzero"`
 	// Spent is what the last attempt spent; nil: unknown (its process
 	// died), or nothing ran yet.
-	Spent    *work.Usage `json:",omitempty"`
-	Waiting  bool        `json:",omitempty"` // an external job between its submit and its result
-	Awaiting bool        `json:",omitempty"` // queued, awaiting its approval
-	Updates  int         `json:",omitempty"` // the updates it accepted
+	Spent    *observe.Usage `json:",omitempty"`
+	Waiting  bool           `json:",omitempty"` // an external job between its submit and its result
+	Awaiting bool           `json:",omitempty"` // queued, awaiting its approval
+	Updates  int            `json:",omitempty"` // the updates it accepted
 	// Enqueued is when it joined the dispatch queue, approved (zero: at
 	// its creation, or not yet).
 	Enqueued time.Time `json:",omitzero"`
@@ -82,11 +82,11 @@ func (s *WorkState) Record(id string) Record {
 	if s.State == work.StateCancelled && class == "" {
 		class = work.ClassCancelled
 	}
-	var spent *work.Usage
+	var spent *observe.Usage
 	if s.State.Terminal() {
 		spent = s.Spent
 		if spent == nil && s.Attempt == 0 {
-			spent = &work.Usage{}
+			spent = &observe.Usage{}
 		}
 	}
 	return Record{ID: id, State: s.State, Rev: s.Rev, Attempt: max(s.Attempt, 1), Started: s.Started,
@@ -103,7 +103,7 @@ func (s *WorkState) Record(id string) Record {
 // (accepted again), terminal Work is refused and nothing changes. The
 // runner does what follows: the event, the attempt's stop, the mailbox's
 // drop, the registry's record.
-func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev observe.Event, r CancelReply) {
+func (s *WorkState) Cancel(created, now time.Time) (from observe.State, ev observe.Event, r CancelReply) {
 	from = s.State
 	switch from {
 	case work.StateQueued:
@@ -124,13 +124,13 @@ func (s *WorkState) Cancel(created, now time.Time) (from work.State, ev observe.
 // unknown). It returns the events that report them at now, as
 // in-process before the terminal event: observe.EventBudgetExhausted, then
 // observe.EventUsage (none for a usage unknown or zero).
-func (s *WorkState) Spend(budget string, p work.Progress, spent *work.Usage, now time.Time) []observe.Event {
+func (s *WorkState) Spend(budget string, p observe.Progress, spent *observe.Usage, now time.Time) []observe.Event {
 	s.Budget, s.Progress, s.Spent = budget, p, spent
 	var evs []observe.Event
 	if budget != "" {
 		evs = append(evs, observe.Event{Type: observe.EventBudgetExhausted, Budget: budget, Time: now})
 	}
-	if spent != nil && *spent != (work.Usage{}) {
+	if spent != nil && *spent != (observe.Usage{}) {
 		evs = append(evs, observe.Event{Type: observe.EventUsage, Usage: *spent, Time: now})
 	}
 	return evs
@@ -145,7 +145,7 @@ func (s *WorkState) Spend(budget string, p work.Progress, spent *work.Usage, now
 // already (then no event, and its class is kept unless it failed). It is
 // finished (at now, unless it was already), has a result when it
 // completed, and keeps class.
-func (s *WorkState) Settle(state work.State, class string, bytes int, created, now time.Time) (ev observe.Event, changed bool) {
+func (s *WorkState) Settle(state observe.State, class string, bytes int, created, now time.Time) (ev observe.Event, changed bool) {
 	from := s.State
 	if changed = from != state; changed {
 		s.State, s.Finished = state, now
@@ -182,7 +182,7 @@ func since(t, now time.Time) time.Duration {
 // cancel is cancelled when one was requested, else failed as
 // work.ClassError (nothing the contract knows cancelled it); any other
 // class fails the Work with it.
-func Settlement(class string, cancelRequested bool) (work.State, string) {
+func Settlement(class string, cancelRequested bool) (observe.State, string) {
 	switch {
 	case class == "":
 		return work.StateCompleted, ""

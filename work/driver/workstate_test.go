@@ -13,7 +13,7 @@ import (
 func TestWorkStateCancel(t *testing.T) {
 	now := time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		from, to work.State
+		from, to observe.State
 		accepted bool
 	}{
 		{work.StateQueued, work.StateCancelled, true},
@@ -53,7 +53,7 @@ func TestWorkStateRecord(t *testing.T) {
 	// Cancelled before it ran: class cancelled, nothing spent.
 	s := WorkState{State: work.StateCancelled, Awaiting: true, Waiting: true, Rev: 3}
 	r := s.Record("w")
-	if r.ID != "w" || r.Class != work.ClassCancelled || r.Spent == nil || *r.Spent != (work.Usage{}) || r.Attempt != 1 || r.Approval || r.Waiting || r.Rev != 3 {
+	if r.ID != "w" || r.Class != work.ClassCancelled || r.Spent == nil || *r.Spent != (observe.Usage{}) || r.Attempt != 1 || r.Approval || r.Waiting || r.Rev != 3 {
 		t.Fatalf("cancelled before running: %+v", r)
 	}
 	// Denied keeps its class; running tells no spending, waits and approval
@@ -61,7 +61,7 @@ func TestWorkStateRecord(t *testing.T) {
 	if r := (&WorkState{State: work.StateCancelled, Class: work.ClassDenied}).Record("w"); r.Class != work.ClassDenied {
 		t.Fatalf("denied: %+v", r)
 	}
-	spent := &work.Usage{Turns: 2}
+	spent := &observe.Usage{Turns: 2}
 	if r := (&WorkState{State: work.StateRunning, Attempt: 2, Spent: spent, Waiting: true}).Record("w"); r.Spent != nil || !r.Waiting || r.Attempt != 2 || r.Class != "" {
 		t.Fatalf("running: %+v", r)
 	}
@@ -81,7 +81,7 @@ func TestSettlement(t *testing.T) {
 	for _, tc := range []struct {
 		class     string
 		requested bool
-		state     work.State
+		state     observe.State
 		want      string
 	}{
 		{"", false, work.StateCompleted, ""},
@@ -102,7 +102,7 @@ func TestWorkStateSettle(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		s          WorkState
-		state      work.State
+		state      observe.State
 		class      string
 		want       observe.Event // Transition's, the zero Event for none
 		wantResult bool
@@ -182,22 +182,22 @@ func TestWorkStateStart(t *testing.T) {
 // budget first, then a usage that is known and not zero.
 func TestWorkStateSpend(t *testing.T) {
 	now := time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC)
-	u := &work.Usage{Turns: 3}
+	u := &observe.Usage{Turns: 3}
 	for _, tc := range []struct {
 		name   string
 		budget string
-		spent  *work.Usage
+		spent  *observe.Usage
 		want   []observe.Event
 	}{
 		{"budget and usage", "turns", u, []observe.Event{{Type: observe.EventBudgetExhausted, Budget: "turns", Time: now},
 			{Type: observe.EventUsage, Usage: *u, Time: now}}},
 		{"usage", "", u, []observe.Event{{Type: observe.EventUsage, Usage: *u, Time: now}}},
-		{"zero usage", "", &work.Usage{}, nil},
+		{"zero usage", "", &observe.Usage{}, nil},
 		{"unknown", "tokens", nil, []observe.Event{{Type: observe.EventBudgetExhausted, Budget: "tokens", Time: now}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := WorkState{State: work.StateRunning, Attempt: 1}
-			p := work.Progress{Done: 2}
+			p := observe.Progress{Done: 2}
 			evs := s.Spend(tc.budget, p, tc.spent, now)
 			if len(evs) != len(tc.want) {
 				t.Fatalf("events %+v, want %+v", evs, tc.want)

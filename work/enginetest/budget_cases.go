@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // budget: a Work's budget travels with it and is counted at its child's
@@ -21,7 +22,7 @@ func (s *suite) budget(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, out := v.settle(o, ref.ID)
-	if st.State != work.StateCompleted || out != "requests=3 final=turns" || st.BudgetExhausted != work.BudgetTurns {
+	if st.State != work.StateCompleted || out != "requests=3 final=turns" || st.BudgetExhausted != observe.BudgetTurns {
 		t.Fatalf("2 turns: %s %q budget %q, want completed \"requests=3 final=turns\" budget turns", st.State, out, st.BudgetExhausted)
 	}
 	sp.Budget, sp.FailOnBudget = work.Budget{MaxTurns: 1, MaxTokens: 1000}, true
@@ -30,7 +31,7 @@ func (s *suite) budget(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ = v.settle(o, ref.ID)
-	if st.State != work.StateFailed || st.BudgetExhausted != work.BudgetTurns {
+	if st.State != work.StateFailed || st.BudgetExhausted != observe.BudgetTurns {
 		t.Fatalf("FailOnBudget: %s budget %q, want failed, turns", st.State, st.BudgetExhausted)
 	}
 }

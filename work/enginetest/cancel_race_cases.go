@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // cancelRacesCompletion sends cancels as the children return, many times,
@@ -76,7 +77,7 @@ func (s *suite) cancelRacesCompletion(t *testing.T) {
 
 // badReceipt says what is wrong with a cancel receipt given the state the
 // Work ended in ("" when nothing is).
-func badReceipt(r work.CancelReceipt, err error, end work.State) string {
+func badReceipt(r work.CancelReceipt, err error, end observe.State) string {
 	switch {
 	case err != nil:
 		return "an error"

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // cancelSlowCall cancels running children whose call in progress (a slow
@@ -23,7 +24,7 @@ func (s *suite) cancelSlowCall(t *testing.T) {
 	}
 	type run struct {
 		mode  string
-		want  work.State
+		want  observe.State
 		out   string
 		ref   work.Ref
 		c     *control

@@ -128,7 +128,7 @@ type Capabilities struct {
 // when Job is set, an external job (Spec.Job, Kind function, Run nil)
 // submitted with the Work's input.
 type Child struct {
-	Kind work.Kind
+	Kind observe.Kind
 	Run  func(ctx context.Context, input string) (string, error)
 	Job  *work.Job
 }

@@ -15,7 +15,7 @@ import (
 const canary = "CANARY-7f3a9c-do-not-observe"
 
 // legalEdges are the transitions a Work's events may take.
-var legalEdges = map[work.State][]work.State{
+var legalEdges = map[observe.State][]observe.State{
 	"":                        {work.StateQueued},
 	work.StateQueued:          {work.StateRunning, work.StateCancelled},
 	work.StateRunning:         {work.StateCancelRequested, work.StateCompleted, work.StateFailed, work.StateCancelled},
@@ -36,11 +36,11 @@ func (s *suite) observerEvents(t *testing.T) {
 	type want struct {
 		ref   work.Ref
 		label string
-		end   work.State
-		path  []work.State // the transitions, in order
+		end   observe.State
+		path  []observe.State // the transitions, in order
 	}
 	var works []want
-	add := func(ref work.Ref, label string, path ...work.State) {
+	add := func(ref work.Ref, label string, path ...observe.State) {
 		works = append(works, want{ref, label, path[len(path)-1], path})
 	}
 	q, r, cr, c, f, x := work.StateQueued, work.StateRunning, work.StateCancelRequested,
@@ -128,8 +128,8 @@ func (s *suite) observerEvents(t *testing.T) {
 			}
 		}
 		trans := transitions(evs, s.caps.AtLeastOnceEvents)
-		var prev work.State
-		var path []work.State
+		var prev observe.State
+		var path []observe.State
 		for i, e := range trans {
 			if string(e.Type) != string(e.To) {
 				t.Errorf("Work %s: transition %d has type %s but To %s", w.ref.ID, i, e.Type, e.To)
@@ -201,7 +201,7 @@ func isTransition(e observe.Event) bool {
 // transitions returns a Work's transition events in arrival order; with
 // atLeastOnce, without exact repeats (the same From and To seen before).
 func transitions(evs []observe.Event, atLeastOnce bool) []observe.Event {
-	type edge struct{ from, to work.State }
+	type edge struct{ from, to observe.State }
 	seen := map[edge]bool{}
 	var out []observe.Event
 	for _, e := range evs {
@@ -218,7 +218,7 @@ func transitions(evs []observe.Event, atLeastOnce bool) []observe.Event {
 	return out
 }
 
-func legal(from, to work.State) bool {
+func legal(from, to observe.State) bool {
 	for _, s := range legalEdges[from] {
 		if s == to {
 			return true

@@ -184,7 +184,7 @@ func (s *suite) updateBounds(t *testing.T) {
 	v.accepted(c, "a", `"one"`, false, 1)
 	v.accepted(c, "b", `"two"`, false, 2)
 	_, err := v.report(c, "c", `"three"`, false)
-	refused(t, "the update over MaxUpdates", err, work.UpdateRefusedCount)
+	refused(t, "the update over MaxUpdates", err, observe.UpdateRefusedCount)
 	if got, want := seqs(v.readUpdates(o, ref.ID, 0)), `1:a="one" 2:b="two"`; got != want {
 		t.Fatalf("after a count refusal Updates = %s, want %s", got, want)
 	}
@@ -194,7 +194,7 @@ func (s *suite) updateBounds(t *testing.T) {
 	ref2, c2 := v.reporting(o, Agent, "", work.UpdatePolicy{MaxBytes: 16})
 	v.accepted(c2, "a", `"0123456789"`, false, 1) // 12 bytes
 	_, err = v.report(c2, "b", `"0123"`, false)   // 6 more: 18 > 16
-	refused(t, "the update over MaxBytes", err, work.UpdateRefusedBytes)
+	refused(t, "the update over MaxBytes", err, observe.UpdateRefusedBytes)
 	v.accepted(c2, "c", `"01"`, false, 2) // 4 more: 16, within the bound
 	if got, want := seqs(v.readUpdates(o, ref2.ID, 0)), `1:a="0123456789" 2:c="01"`; got != want {
 		t.Fatalf("after a bytes refusal Updates = %s, want %s", got, want)
@@ -202,7 +202,7 @@ func (s *suite) updateBounds(t *testing.T) {
 	v.finish(c2, "", nil)
 	v.settle(o, ref2.ID)
 	evs := v.updateEvents(ref2.ID)
-	if len(evs) != 3 || evs[0].ErrorClass != "" || evs[1].ErrorClass != work.UpdateRefusedBytes || evs[1].Seq != 0 ||
+	if len(evs) != 3 || evs[0].ErrorClass != "" || evs[1].ErrorClass != observe.UpdateRefusedBytes || evs[1].Seq != 0 ||
 		evs[2].ErrorClass != "" || evs[2].Seq != 2 {
 		t.Fatalf("EventUpdate events: want accepted, refused (bytes), accepted\n%s", describe(evs))
 	}
@@ -231,11 +231,11 @@ func (s *suite) updateIdempotency(t *testing.T) {
 		t.Fatalf("the retried update = %+v, %v; want seq 1, duplicate", rec, err)
 	}
 	_, err = v.report(c, "call-1", `{"a":2}`, false)
-	refused(t, "the same key with another payload", err, work.UpdateRefusedConflict)
+	refused(t, "the same key with another payload", err, observe.UpdateRefusedConflict)
 	_, err = v.report(c, "", `{"a":1}`, false)
-	refused(t, "an empty key", err, work.UpdateRefusedInvalid)
+	refused(t, "an empty key", err, observe.UpdateRefusedInvalid)
 	_, err = v.report(c, "call-3", `{"a":`, false)
-	refused(t, "a payload that is not JSON", err, work.UpdateRefusedInvalid)
+	refused(t, "a payload that is not JSON", err, observe.UpdateRefusedInvalid)
 	if got, want := seqs(v.readUpdates(o, ref.ID, 0)), `1:call-1={"a":1} 2:call-2={"b":2}`; got != want {
 		t.Fatalf("Updates = %s, want %s", got, want)
 	}
@@ -287,14 +287,14 @@ func (s *suite) updateNotDeclared(t *testing.T) {
 	o := owner(t, "und")
 	ref, c := v.running(o, Agent, "")
 	_, err := v.report(c, "k", `"x"`, false)
-	refused(t, "an update of a Work that declares none", err, work.UpdateRefusedNotDeclared)
+	refused(t, "an update of a Work that declares none", err, observe.UpdateRefusedNotDeclared)
 	if got := v.readUpdates(o, ref.ID, 0); len(got) != 0 {
 		t.Fatalf("Updates = %s, want none", seqs(got))
 	}
 	v.finish(c, "", nil)
 	v.settle(o, ref.ID)
 	evs := v.updateEvents(ref.ID)
-	if len(evs) != 1 || evs[0].ErrorClass != work.UpdateRefusedNotDeclared {
+	if len(evs) != 1 || evs[0].ErrorClass != observe.UpdateRefusedNotDeclared {
 		t.Fatalf("want one refused EventUpdate (not_declared)\n%s", describe(evs))
 	}
 }
@@ -313,7 +313,7 @@ func (s *suite) updateEnding(t *testing.T) {
 		t.Fatalf("the cancel did not reach the child within %s", patience)
 	}
 	_, err := v.report(c, "k2", `2`, false)
-	refused(t, "an update of a cancel-requested Work", err, work.UpdateRefusedEnding)
+	refused(t, "an update of a cancel-requested Work", err, observe.UpdateRefusedEnding)
 	v.finish(c, "done anyway", nil)
 	v.settle(o, ref.ID)
 	if got := seqs(v.readUpdates(o, ref.ID, 0)); got != "1:k1=1" {
@@ -527,7 +527,7 @@ func (s *suite) updateNoContent(t *testing.T) {
 	v.accepted(c, "k", `{"note":"`+canary+`"}`, false, 1)
 	v.accepted(c, "q", `{"question":"`+canary+`"}`, true, 2)
 	_, err := v.report(c, "k", `{"note":"`+canary+` other"}`, false)
-	refused(t, "a conflicting update", err, work.UpdateRefusedConflict)
+	refused(t, "a conflicting update", err, observe.UpdateRefusedConflict)
 	if _, err := v.e.Answer(v.ctx, o, ref.ID, "a", "answer "+canary); err != nil {
 		t.Fatalf("Answer: %v", err)
 	}

@@ -18,5 +18,5 @@
 // and times.
 //
 // The lifecycle's vocabulary lives here too, as the events speak it:
-// State (work.State is the same type), Kind, Progress and Usage.
+// State (observe.State is the same type), Kind, Progress and Usage.
 package observe

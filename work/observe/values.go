@@ -42,3 +42,30 @@ type Row struct {
 	Elapsed         time.Duration
 	ResultAvailable bool
 }
+
+// The budget names: which budget ran out, as Event.Budget,
+// work.Status.BudgetExhausted and work/boundary's Turn say (telemetry's
+// agentwork.work.budget).
+const (
+	BudgetTurns     = "turns"
+	BudgetToolCalls = "tool_calls"
+	BudgetTokens    = "tokens"
+	BudgetDuration  = "duration"
+)
+
+// The refusal reasons of an update a child reports (work.ReportUpdate):
+// the ErrorClass of EventUpdate ("" is an accepted update), the outcome
+// telemetry counts, and the Class of the work.ErrUpdateRefused it
+// returns.
+const (
+	UpdateRefusedNotDeclared = "not_declared" // the Work's Spec declares no updates
+	UpdateRefusedCount       = "count"        // over work.UpdatePolicy.MaxUpdates
+	UpdateRefusedBytes       = "bytes"        // over work.UpdatePolicy.MaxBytes
+	UpdateRefusedEnding      = "ending"       // the Work is cancel-requested or settling
+	UpdateRefusedConflict    = "conflict"     // its key was accepted with another payload
+	UpdateRefusedInvalid     = "invalid"      // an empty key or a payload that is not JSON
+	// UpdateRefusedUnavailable: a durable engine could not reach the
+	// Work's record; nothing was accepted and the child may retry with
+	// the same key.
+	UpdateRefusedUnavailable = "unavailable"
+)

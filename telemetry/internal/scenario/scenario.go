@@ -113,7 +113,7 @@ func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 			boundary.BeginToolCall(ex)
 		}
 		boundary.BeginToolCall(ex)
-		if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final || turn.Budget != work.BudgetTurns {
+		if turn, err := boundary.BeginRequest(ex); err != nil || !turn.Final || turn.Budget != observe.BudgetTurns {
 			return "", fmt.Errorf("final request: %+v, %v", turn, err)
 		}
 		boundary.EndRequest(ex, 400, 150, true)
@@ -342,7 +342,7 @@ func (r *runner) action(action, id, outcome string, fn func() error) error {
 	return nil
 }
 
-func want(st work.Status, err error, s work.State) error {
+func want(st work.Status, err error, s observe.State) error {
 	if err != nil {
 		return err
 	}

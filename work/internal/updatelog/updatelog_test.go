@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/updatelog"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // TestNamesAreWorks: the refusal reasons a Log answers are work's
@@ -25,9 +25,9 @@ func TestNamesAreWorks(t *testing.T) {
 	big.End()
 	_, ending := big.Accept("d", []byte(`1`), false, now)
 	for _, c := range []struct{ got, want string }{
-		{notDeclared, work.UpdateRefusedNotDeclared}, {invalid, work.UpdateRefusedInvalid},
-		{conflict, work.UpdateRefusedConflict}, {count, work.UpdateRefusedCount},
-		{tooBig, work.UpdateRefusedBytes}, {ending, work.UpdateRefusedEnding},
+		{notDeclared, observe.UpdateRefusedNotDeclared}, {invalid, observe.UpdateRefusedInvalid},
+		{conflict, observe.UpdateRefusedConflict}, {count, observe.UpdateRefusedCount},
+		{tooBig, observe.UpdateRefusedBytes}, {ending, observe.UpdateRefusedEnding},
 	} {
 		if c.got != c.want || c.got == "" {
 			t.Errorf("refusal %q, want %q", c.got, c.want)

@@ -105,7 +105,7 @@ func coordinatorMain(args []string) int {
 	e := restate.New(opts...)
 	defer e.Close(context.Background())
 	o := work.NewOwner(*owner)
-	return harness.ServeModel(log, e, o, map[string]work.Kind{"slow": work.KindAgent, "gated": work.KindFunction, "deaf": work.KindAgent}, *bound, *brk, func(f []string) (any, error) { return command(e, o, f) })
+	return harness.ServeModel(log, e, o, map[string]observe.Kind{"slow": work.KindAgent, "gated": work.KindFunction, "deaf": work.KindAgent}, *bound, *brk, func(f []string) (any, error) { return command(e, o, f) })
 }
 
 // statusReply is a status as the model sees it, with the application's

@@ -251,7 +251,7 @@ func updatesReply(us []work.Update) map[string]any {
 }
 
 // modelLabels are the children the coordinator's model can launch.
-var modelLabels = map[string]work.Kind{"slow": work.KindAgent, "gated": work.KindFunction, "deaf": work.KindAgent}
+var modelLabels = map[string]observe.Kind{"slow": work.KindAgent, "gated": work.KindFunction, "deaf": work.KindAgent}
 
 // breakRerun is the worker's broken build: every attempt runs its child
 // twice (the second run's output is the result), as a worker that tries
