@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work/internal/contract"
-	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Budget bounds one child run: how many model requests (turns) and tool
@@ -57,10 +56,8 @@ const (
 	numDims      = 3
 )
 
-var dimNames = [numDims]string{dimTurns: observe.BudgetTurns, dimToolCalls: observe.BudgetToolCalls, dimTokens: observe.BudgetTokens}
-
-// A pool's short dimension is reported by these names.
-func init() { contract.NameDims(dimNames[dimTurns], dimNames[dimToolCalls], dimNames[dimTokens]) }
+// dimNames are the pooled dimensions' budget names.
+var dimNames = contract.DimNames
 
 // budgetConfig is an engine's budget configuration: the defaults of a
 // child that sets none (def, whose MaxDuration is the per-Work deadline;

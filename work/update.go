@@ -2,9 +2,6 @@ package work
 
 import (
 	"time"
-
-	"github.com/agentwork/agentwork/work/internal/updatelog"
-	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Children that talk back: a Work whose Spec declares updates (Spec.Updates)
@@ -56,13 +53,8 @@ type UpdateReceipt struct {
 const NoticeUpdate NoticeKind = NoticeApproval + 1
 
 // The decision on each update a child reports is written once, for every
-// engine, in work/internal/updatelog (work/driver's UpdateLog wraps it).
-
-// Its refusal reasons are this package's UpdateRefused* constants.
-func init() {
-	updatelog.Name(observe.UpdateRefusedNotDeclared, observe.UpdateRefusedInvalid, observe.UpdateRefusedConflict,
-		observe.UpdateRefusedEnding, observe.UpdateRefusedCount, observe.UpdateRefusedBytes)
-}
+// engine, in work/internal/updatelog (work/driver's UpdateLog wraps it);
+// its refusal reasons are observe's UpdateRefused* constants.
 
 // validate returns ErrInvalidSpec for a negative field or one over its
 // ceiling.

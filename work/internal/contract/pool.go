@@ -1,5 +1,7 @@
 package contract
 
+import "github.com/agentwork/agentwork/work/observe"
+
 // The pooled dimensions of a budget, in the order of every [3]int64 a
 // pool, a reservation and a charge are kept in.
 const (
@@ -8,14 +10,9 @@ const (
 	DimTokens
 )
 
-// dimNames are the dimensions' names (work's BudgetTurns,
-// BudgetToolCalls and BudgetTokens, given by NameDims), in the order of
-// the Dim constants.
-var dimNames [3]string
-
-// NameDims sets the names PoolReserve reports a short dimension by:
-// work's Budget* constants, given once by work's initialisation.
-func NameDims(turns, toolCalls, tokens string) { dimNames = [3]string{turns, toolCalls, tokens} }
+// DimNames are the dimensions' names (observe's budget names), in the
+// order of the Dim constants.
+var DimNames = [3]string{DimTurns: observe.BudgetTurns, DimToolCalls: observe.BudgetToolCalls, DimTokens: observe.BudgetTokens}
 
 // Dims returns a budget's (or a usage's) pooled dimensions in their
 // order.
@@ -53,7 +50,7 @@ const PoolShare = 4
 // there (its own children reserve from the pool). Elsewhere the child runs
 // with Unpooled(eff). PoolReserve returns the budget the child runs with
 // and what it reserves, or the name of the first dimension that cannot be
-// covered (NameDims). It changes nothing and does not allocate.
+// covered (DimNames). It changes nothing and does not allocate.
 func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]int64, short string) {
 	for i := range run {
 		v, explicit := eff[i], want[i] > 0
@@ -68,7 +65,7 @@ func PoolReserve(limit, avail, want, eff [3]int64, function bool) (run, held [3]
 		share := (limit[i] + PoolShare - 1) / PoolShare
 		switch {
 		case a == 0 || (explicit && v > a):
-			return run, held, dimNames[i]
+			return run, held, DimNames[i]
 		case !explicit && (v <= 0 || v > share):
 			v = share
 		}

@@ -7,14 +7,16 @@
 //
 // Its types have the shapes of work's UpdatePolicy, Update and
 // UpdateReceipt (which convert to and from them), and its refusal
-// reasons are work's UpdateRefused* constants, given by work at its
-// initialisation (Name), so that neither is written twice.
+// reasons are observe's UpdateRefused* constants, so that neither is
+// written twice.
 package updatelog
 
 import (
 	"bytes"
 	"encoding/json"
 	"time"
+
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // Policy has the shape of work.UpdatePolicy.
@@ -85,15 +87,6 @@ func Resolve(p Policy) Policy {
 	return p
 }
 
-// The refusal reasons, in the order Name takes them.
-var notDeclared, invalid, conflict, ending, count, tooManyBytes string
-
-// Name sets the refusal reasons Accept answers: work's UpdateRefused*
-// constants, given once by work's initialisation.
-func Name(notDeclaredR, invalidR, conflictR, endingR, countR, bytesR string) {
-	notDeclared, invalid, conflict, ending, count, tooManyBytes = notDeclaredR, invalidR, conflictR, endingR, countR, bytesR
-}
-
 // Log is one Work's accepted updates and the decision on each new one.
 // The zero Log decides with the zero Policy (it accepts nothing: Make
 // gives a usable one); a nil *Log is the log of a Work that declares no
@@ -132,25 +125,25 @@ func (l *Log) End() {
 // returns the receipt and "", or the refusal reason.
 func (l *Log) Accept(key string, value []byte, question bool, now time.Time) (Receipt, string) {
 	if l == nil {
-		return Receipt{}, notDeclared
+		return Receipt{}, observe.UpdateRefusedNotDeclared
 	}
 	if key == "" || !json.Valid(value) {
-		return Receipt{}, invalid
+		return Receipt{}, observe.UpdateRefusedInvalid
 	}
 	if i, ok := l.keys[key]; ok {
 		u := &l.updates[i]
 		if u.Question != question || !bytes.Equal(u.Value, value) {
-			return Receipt{}, conflict
+			return Receipt{}, observe.UpdateRefusedConflict
 		}
 		return Receipt{Seq: u.Seq, Duplicate: true}, ""
 	}
 	switch {
 	case l.ending:
-		return Receipt{}, ending
+		return Receipt{}, observe.UpdateRefusedEnding
 	case len(l.updates) >= l.policy.MaxUpdates:
-		return Receipt{}, count
+		return Receipt{}, observe.UpdateRefusedCount
 	case l.bytes+len(value) > l.policy.MaxBytes:
-		return Receipt{}, tooManyBytes
+		return Receipt{}, observe.UpdateRefusedBytes
 	}
 	l.add(Update{Seq: len(l.updates) + 1, Key: key, Value: bytes.Clone(value), Question: question, Time: now})
 	if question {

@@ -8,9 +8,8 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// TestNamesAreWorks: the refusal reasons a Log answers are work's
-// UpdateRefused* constants, set by work as it initialises (a reason ""
-// would read as accepted).
+// TestNamesAreWorks: the refusal reasons a Log answers are observe's
+// UpdateRefused* constants (a reason "" would read as accepted).
 func TestNamesAreWorks(t *testing.T) {
 	var nilLog *updatelog.Log
 	l := updatelog.Make(updatelog.Policy{MaxUpdates: 1, MaxBytes: 4})
