@@ -1,10 +1,13 @@
-// Package boundary is an agent adapter's side of a child run: what an
-// adapter for an agent framework (langchaingo, Eino, or one of your own)
-// calls at the child's model-request and tool-call boundaries, with the
-// child's work.Execution (work.ExecutionFrom of the child's context). The
-// budget, the final request, guidance and the wait of an open question
-// are decided there, the same way under every engine. Applications and
-// function children do not need it.
+// Package boundary is an adapter's side of the engine. For a child run:
+// what an adapter for an agent framework (langchaingo, Eino, or one of
+// your own) calls at the child's model-request and tool-call boundaries,
+// with the child's work.Execution (work.ExecutionFrom of the child's
+// context); the budget, the final request, guidance and the wait of an
+// open question are decided there, the same way under every engine. For
+// the coordinator: the reads of an engine that its status block and its
+// settlement reader make (Rows, Live, Settled), and the clock and
+// Observer that layers above the engine report through (Now, Observer).
+// Applications and function children do not need it.
 package boundary
 
 import (
