@@ -30,7 +30,7 @@ func TestChildContextCancelledBeforeLooked(t *testing.T) {
 		}, "cancel requested"},
 		{"close", func(h *harness, ref work.Ref) {
 			go h.s.Close(context.Background()) // returns once the child has
-		}, "supervisor closed"},
+		}, "engine closed"},
 		{"deadline", func(h *harness, ref work.Ref) {
 			h.clk.BlockUntil(1)
 			h.clk.Advance(work.DefaultMaxDuration)

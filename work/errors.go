@@ -2,7 +2,7 @@ package work
 
 import "fmt"
 
-// Error is every error the engines (the Supervisor and other Engines)
+// Error is every error the engines (the in-process engine and the others)
 // return. Code is stable and machine-readable; the message never contains
 // child output, failure text, guidance text or any other caller-supplied
 // content.
@@ -90,9 +90,9 @@ var (
 	// ErrClosed: the engine is closed and admits no more work.
 	ErrClosed = newError("closed", "engine is closed")
 	// ErrCloseFromChild: Close or Shutdown called with the context of a
-	// child of the same Supervisor, or one derived from it (it would wait
-	// for that child itself).
-	ErrCloseFromChild = newError("close_from_child", "a child cannot close its own supervisor")
+	// child of the same in-process engine, or one derived from it (it would
+	// wait for that child itself).
+	ErrCloseFromChild = newError("close_from_child", "a child cannot close its own engine")
 	// ErrScopeEnded: work started in a child's scope after the child
 	// returned (for example by a goroutine the child leaked).
 	ErrScopeEnded = newError("scope_ended", "the child that owns this scope has ended")
@@ -125,17 +125,17 @@ func childFailed(class string) *Error {
 // that has ended (observe.EventRefused's ErrorClass).
 const reasonScopeEnded = "scope_ended"
 
-// ErrNotInitialized: a Supervisor that was not made by New (its zero
-// value, var s work.Engine or &work.Engine{}, or a nil
-// *Engine). Every method of such
-// a Supervisor that returns an error returns it, every time; the others
-// return zero values (Observer returns observe.NopObserver{}, Now the zero time).
-var ErrNotInitialized = newError("uninitialized", "supervisor is not initialized: create it with work.New")
+// ErrNotInitialized: an Engine made by neither work.New nor a runner (its
+// zero value, var s work.Engine or &work.Engine{}, or a nil *Engine).
+// Every method of such an Engine that returns an error returns it, every
+// time; the others return zero values (Observer returns
+// observe.NopObserver{}, Now the zero time).
+var ErrNotInitialized = newError("uninitialized", "engine is not initialized: create it with work.New or a runner")
 
 // ErrInvalidBudget: a Budget with a negative field, in Spec.Budget (Start,
 // Call), in SetPool, or in WithDefaultBudget (other than -1, which means no
 // limit there) or WithBudgetCeiling. The message names the field. An
-// option cannot fail, so the Supervisor records the problem and every
+// option cannot fail, so the Engine records the problem and every
 // Start, Call and SetPool returns it.
 var ErrInvalidBudget = newError("invalid_budget", "invalid budget")
 

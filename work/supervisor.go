@@ -18,7 +18,7 @@ import (
 // context.Cause(ctx) is treated like one returning ctx.Err().
 var (
 	errCancelRequested = fmt.Errorf("work: cancel requested: %w", context.Canceled)
-	errClosed          = fmt.Errorf("work: supervisor closed: %w", context.Canceled)
+	errClosed          = fmt.Errorf("work: engine closed: %w", context.Canceled)
 	errDeadline        = fmt.Errorf("work: maximum duration reached: %w", context.DeadlineExceeded)
 )
 
