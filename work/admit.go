@@ -19,7 +19,7 @@ import (
 // way (it counts against the owner's outstanding limit and reserves its
 // pool budget) and then held out of the dispatch queue until it is
 // answered (see Approve). Admission is atomic; Observer.Bind then runs
-// without the Supervisor's lock. A Start that overlaps Close (or the
+// without the engine's lock. A Start that overlaps Close (or the
 // owner's Release) may return a Ref whose Work was cancelled before it ran.
 func (s *Engine) Start(ctx context.Context, spec Spec) (Ref, error) {
 	if s != nil && s.impl != nil {

@@ -9,9 +9,10 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Approval before a child starts (Spec.NeedsApproval): the Supervisor's
-// Pending, Approve and Deny. A Work that needs approval is registered queued like
-// any other, but it is held out of its owner's dispatch queue: it blocks no
+// Approval before a child starts (Spec.NeedsApproval): the in-process
+// engine's Pending, Approve and Deny. A Work that needs approval is
+// registered queued like any other, but it is held out of its owner's
+// dispatch queue: it blocks no
 // Work queued after it, holds no running slot and is not counted in
 // observe.Snapshot.Queued nor in the queue age (observe.LiveWork.Enqueued is zero while it
 // is held). Its approval timeout is a Clock.AfterFunc timer, stopped as
@@ -51,7 +52,7 @@ func (it *item) enqueued() time.Time {
 // (Engine.Call) whose Spec has NeedsApproval: a foreground call returns
 // the child's output, not a Ref, so it has nothing to return while it
 // waits for an answer. Every engine refuses it so (the durable ones run
-// their foreground calls on a Supervisor).
+// their foreground calls on an in-process engine).
 var errCallApproval = newError(ErrInvalidSpec.Code,
 	"invalid work spec: a foreground call cannot wait for approval (start the Work in the background to get its Ref)")
 
@@ -129,13 +130,13 @@ func (s *Engine) cancelHeldLocked(it *item, now time.Time, class termClass, e *e
 // request first (an empty, non-nil slice for none); for o Approver(),
 // every owner's, detached Work included. Each request carries the child's
 // input: it is the application's own data, for the approver, and the
-// Supervisor gives it to nothing else (no event, log or status block
+// engine gives it to nothing else (no event, log or status block
 // carries it). It costs O(o's Works), or O(Works awaiting approval) for
 // the approver, plus the sort.
 //
-// Its errors, in this order: ErrNotInitialized for a Supervisor not made
-// by New, ErrInvalidOwner for the zero Owner (or an invalid top-level
-// id), ErrClosed after Close.
+// Its errors, in this order: ErrNotInitialized for an Engine made by
+// neither work.New nor a runner, ErrInvalidOwner for the zero Owner (or an
+// invalid top-level id), ErrClosed after Close.
 func (s *Engine) Pending(ctx context.Context, o Owner) ([]ApprovalRequest, error) {
 	if s != nil && s.impl != nil {
 		return s.impl.Pending(ctx, o)

@@ -10,12 +10,12 @@ import (
 // Budget bounds one child run: how many model requests (turns) and tool
 // calls it may make, how many tokens (input + output, as the provider
 // reports them) it may spend, and how long it may run. A zero field means
-// "inherit": the Supervisor's default (WithDefaultBudget); inside a pool or
+// "inherit": the engine's default (WithDefaultBudget); inside a pool or
 // a parent child's reservation, an agent child reserves that default
 // capped at its share (a quarter of the pool, rounded up) and at what
 // remains, and a function
 // child reserves nothing (see SetPool). The
-// Supervisor's ceiling (WithBudgetCeiling) clamps every field: a child can
+// engine's ceiling (WithBudgetCeiling) clamps every field: a child can
 // lower it, never raise it. No field may be negative (ErrInvalidBudget from
 // Start, Call and SetPool), except -1 in WithDefaultBudget, meaning no limit.
 //
@@ -28,7 +28,7 @@ import (
 // no poll starts and a poll's answer that arrives after it decides
 // nothing).
 //
-// As a pool (WithPool of the adapter, Supervisor.SetPool) a Budget is the
+// As a pool (WithPool of the adapter, Engine.SetPool) a Budget is the
 // total its owner's children may reserve; MaxDuration is ignored there.
 type Budget struct {
 	MaxTurns     int           // model requests, the final one not counted
@@ -66,7 +66,7 @@ type budgetConfig struct {
 	def, ceiling Budget
 }
 
-// Default budgets: a child that sets none gets these (the Supervisor's
+// Default budgets: a child that sets none gets these (an engine's
 // WithDefaultBudget replaces them). Tokens have no default limit, as not
 // every provider reports usage.
 const (
@@ -78,12 +78,12 @@ const (
 // (default: 50 turns, 100 tool calls, no token limit, and a 30-minute
 // MaxDuration). A zero field keeps the current default; -1 means "no
 // limit" for that field (no deadline for MaxDuration). Its MaxDuration is
-// the one way to set the Supervisor's per-Work deadline, counted from
+// the one way to set the engine's per-Work deadline, counted from
 // running: reaching it cancels the child's context and the Work fails with
 // class deadline_exceeded; a child's own Budget.MaxDuration can only lower
 // it. Any other negative
 // value is invalid: the option then changes nothing, and every Start, Call
-// and SetPool of the Supervisor fails with ErrInvalidBudget naming the
+// and SetPool of the Engine fails with ErrInvalidBudget naming the
 // field (New cannot fail).
 func WithDefaultBudget(b Budget) Option {
 	return optionFunc(func(c *config) {
@@ -108,7 +108,7 @@ func WithDefaultBudget(b Budget) Option {
 // child's larger or absent (unlimited) value becomes the ceiling's. Zero
 // fields set no ceiling. MaxDuration clamps per-child durations too. A
 // negative field is invalid: the option then changes nothing, and every
-// Start, Call and SetPool of the Supervisor fails with ErrInvalidBudget
+// Start, Call and SetPool of the Engine fails with ErrInvalidBudget
 // naming the field (New cannot fail).
 func WithBudgetCeiling(b Budget) Option {
 	return optionFunc(func(c *config) {
@@ -156,9 +156,9 @@ func defaultBudgetConfig() budgetConfig {
 }
 
 // duration resolves a child's deadline: its own (Budget.MaxDuration),
-// else the Supervisor's default (WithDefaultBudget),
+// else the engine's default (WithDefaultBudget),
 // clamped to the ceiling: WithBudgetCeiling's MaxDuration when set, else
-// the Supervisor's default itself, so a child can lower but never raise it.
+// the engine's default itself, so a child can lower but never raise it.
 func (b *budgetConfig) duration(spec *Spec) time.Duration {
 	d := spec.Budget.MaxDuration
 	ceil := b.ceiling.MaxDuration

@@ -11,7 +11,7 @@ import (
 // meter is one dimension of an account. limit 0 means none. used is what
 // was spent (by the run itself, and by its settled children); held is what
 // unsettled children reserved. used and held change without the
-// Supervisor's lock (used by the running child) or under it (held, and used
+// engine's lock (used by the running child) or under it (held, and used
 // at a child's settlement). Its flags are its account's (pooled, through).
 type meter struct {
 	limit int64
@@ -47,7 +47,7 @@ func (a *account) avail(i int) int64 {
 type run struct {
 	account
 	maxDur time.Duration // the effective MaxDuration (the other limits are the meters')
-	rt     childRuntime  // what runs the child, which delivers its budget events (report; never under the Supervisor's lock)
+	rt     childRuntime  // what runs the child, which delivers its budget events (report; never under the engine's lock)
 
 	ownTurns, ownTools atomic.Int64 // the run's own requests and tool calls
 	in, out            atomic.Int64 // tokens the provider reported

@@ -8,7 +8,7 @@ import (
 )
 
 // runEvent delivers a budget event of the Work's run, with the
-// Supervisor's time (run.report).
+// engine's time (run.report).
 func (it *item) runEvent(ev observe.Event) {
 	s := it.s
 	ev.Time = s.clock.Now()

@@ -13,8 +13,8 @@ import (
 // child that calls runtime.Goexit ends only itself); it gets a fresh
 // context that carries only what the Observer binds and its Execution (no
 // value of ctx), is cancelled when ctx is, and is bounded by
-// spec.Budget.MaxDuration (clamped to the Supervisor's maximum) or the
-// Supervisor's default. Its own scope is released when it returns. Its
+// spec.Budget.MaxDuration (clamped to the engine's maximum) or the
+// engine's default. Its own scope is released when it returns. Its
 // output is limited as background Work's is (WithMaxResultBytes, lowered by
 // spec.MaxResultBytes): a larger output yields ErrChildFailed with Class
 // result_too_large and is dropped, never truncated.
@@ -23,7 +23,7 @@ import (
 // deadline yields ErrChildFailed with Class set (panic for the first two);
 // when ctx ends first and the child returns an error it yields ErrCancelled
 // (a child that still returns its output wins). Call waits for the child
-// even then. Bad specs, a closed Supervisor, an ended scope and the depth
+// even then. Bad specs, a closed engine, an ended scope and the depth
 // limit fail as for Start; a Spec with NeedsApproval is ErrInvalidSpec
 // (a foreground call has no Ref to return while it
 // would wait for an answer; start it in the background). Close cancels a
@@ -168,10 +168,10 @@ func (c *callExec) takeUnanswered() []int     { return nil }
 func (c *callExec) awaitAnswer(context.Context) ([]string, error) { return nil, nil }
 
 // awaitSlot waits for the running slot of the Work the call runs on, if
-// any (Supervisor.awaitSlot).
+// any (Engine.awaitSlot).
 func (c *callExec) awaitSlot() { c.s.awaitSlot(scopeOf(c.scope), c.cctx) }
 
-// runEvent delivers a budget event of the call, with the Supervisor's time.
+// runEvent delivers a budget event of the call, with the engine's time.
 func (c *callExec) runEvent(ev observe.Event) {
 	ev.Time = c.s.clock.Now()
 	c.emit(ev)

@@ -9,10 +9,11 @@ import (
 var _ observe.Watched = (*Engine)(nil)
 
 // Snapshot returns the live Work, slot usage, per-target state counts and
-// pool sums under the Supervisor's lock (observe.Watched). It costs O(live Work +
-// targets + pools) and allocates the lists; it never returns content. Its
-// error is ErrNotInitialized for a Supervisor not made by New (with the
-// zero Snapshot), and nil otherwise.
+// pool sums (observe.Watched), which the in-process engine reads under its
+// lock. It costs O(live Work + targets + pools) and allocates the lists;
+// it never returns content. Its error is ErrNotInitialized for an Engine
+// made by neither work.New nor a runner (with the zero Snapshot); the
+// in-process engine's is nil otherwise.
 func (s *Engine) Snapshot(ctx context.Context) (observe.Snapshot, error) {
 	if s != nil && s.impl != nil {
 		return s.impl.Snapshot(ctx)

@@ -8,22 +8,22 @@ import (
 )
 
 // profileLabel is the profiler label (runtime/pprof) that every goroutine
-// running a child carries, with a value unique to its Supervisor within the
-// process (a decimal number). Goroutines a child starts inherit it, so CPU
-// and goroutine profiles can be split by Supervisor. The engine only sets
-// it, never reads it. It is documented on Supervisor.
+// running a child carries, with a value unique to its in-process engine
+// within the process (a decimal number). Goroutines a child starts inherit
+// it, so CPU and goroutine profiles can be split by engine. The engine only
+// sets it, never reads it. It is documented on Engine.
 const profileLabel = "agentwork.supervisor"
 
-var supervisorSeq atomic.Uint64
+var engineSeq atomic.Uint64
 
-// childLabels returns the context whose profiler labels a Supervisor's
-// child goroutines carry.
+// childLabels returns the context whose profiler labels an in-process
+// engine's child goroutines carry.
 func childLabels() context.Context {
-	v := strconv.FormatUint(supervisorSeq.Add(1), 10)
+	v := strconv.FormatUint(engineSeq.Add(1), 10)
 	return pprof.WithLabels(context.Background(), pprof.Labels(profileLabel, v))
 }
 
-// labelChild gives the calling goroutine the Supervisor's child label.
+// labelChild gives the calling goroutine the engine's child label.
 func (s *Engine) labelChild() { pprof.SetGoroutineLabels(s.labels) }
 
 // closedFromChild reports whether Close (or Shutdown) with ctx is called

@@ -2,9 +2,9 @@ package work
 
 import "time"
 
-// Clock is the Supervisor's source of time: every timestamp, elapsed time,
-// result wait and maximum-duration deadline goes through it, so tests can
-// drive time by hand. Implementations must be safe for concurrent use.
+// Clock is the in-process engine's source of time: every timestamp, elapsed
+// time, result wait and maximum-duration deadline goes through it, so tests
+// can drive time by hand. Implementations must be safe for concurrent use.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time

@@ -4,7 +4,7 @@ import (
 	"context"
 )
 
-// signalIdleLocked closes idle once the Supervisor is closed and nothing
+// signalIdleLocked closes idle once the engine is closed and nothing
 // runs.
 func (s *Engine) signalIdleLocked() {
 	if s.closed && !s.idleDone && s.live.Load() == 0 {
@@ -27,22 +27,22 @@ func (s *Engine) signalIdleLocked() {
 // ignores its cancellation keeps a Close with a context that never ends
 // (context.Background()) waiting until it returns.
 //
-// A child cannot close its own Supervisor. Close called with a context
-// that carries an Execution of this Supervisor (the child's own context,
-// or one derived from it, such as the one a child hands a goroutine it
-// starts) fails at once with ErrCloseFromChild and changes nothing, where
-// it would otherwise wait for the calling child itself. Close goes by the
-// context only (Go gives a goroutine no identity to check): called with
-// any other context (the application's, context.Background()), Close does
-// not know its caller, and closes and cancels as above, the calling
-// child's own Work included. From a goroutine a child started, it then
-// returns once that child returns on its cancellation. On the child's own
-// goroutine it waits for its caller, which cannot return while it waits:
-// it returns ctx's error when ctx ends (never, with a context that never
-// ends), the Supervisor closed. A child therefore passes its own context
-// (and gets ErrCloseFromChild at once); an application that lets a child
-// ask for shutdown has the child signal code outside it, which calls
-// Close.
+// A child of the in-process engine cannot close it. Close called with a
+// context that carries an Execution of this engine (the child's own
+// context, or one derived from it, such as the one a child hands a
+// goroutine it starts) fails at once with ErrCloseFromChild and changes
+// nothing, where it would otherwise wait for the calling child itself.
+// Close goes by the context only (Go gives a goroutine no identity to
+// check): called with any other context (the application's,
+// context.Background()), Close does not know its caller, and closes and
+// cancels as above, the calling child's own Work included. From a goroutine
+// a child started, it then returns once that child returns on its
+// cancellation. On the child's own goroutine it waits for its caller, which
+// cannot return while it waits: it returns ctx's error when ctx ends
+// (never, with a context that never ends), the engine closed. A child
+// therefore passes its own context (and gets ErrCloseFromChild at once); an
+// application that lets a child ask for shutdown has the child signal code
+// outside it, which calls Close.
 func (s *Engine) Close(ctx context.Context) error {
 	if s != nil && s.impl != nil {
 		return s.impl.Close(ctx)

@@ -8,7 +8,7 @@ import (
 )
 
 // This file is the contract logic every Engine needs, written once: the
-// Supervisor uses it and so must any other engine (see "For engine
+// in-process engine uses it and so must any other engine (see "For engine
 // implementations" in docs/engine.md). An engine that copies
 // any of it is a defect.
 

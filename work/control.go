@@ -111,9 +111,9 @@ func (s *Engine) detachLocked(it *item, e *emission) {
 // cancel-requested and is forgotten when it ends) and forgets o (including
 // its starts budget). Call it when the agent instance that o stands for is
 // done. A child's own scope is released when the child ends. Release of an
-// invalid owner does nothing. Its error is ErrNotInitialized for a
-// Supervisor not made by New, and nil otherwise: in memory, a release
-// cannot fail.
+// invalid owner does nothing. Its error is ErrNotInitialized for an Engine
+// made by neither work.New nor a runner; the in-process engine's is nil
+// otherwise: in memory, a release cannot fail.
 func (s *Engine) Release(ctx context.Context, o Owner) error {
 	if s != nil && s.impl != nil {
 		return s.impl.Release(ctx, o)

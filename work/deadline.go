@@ -40,13 +40,13 @@ func (s *Engine) removeDeadlineLocked(it *item) {
 	heapRemove(&s.dls, i)
 	// The timer stays armed when the heap empties: one Work after another
 	// then touches it only when a deadline is earlier than the one it is
-	// armed for, and an idle Supervisor wakes once for nothing. A closed
+	// armed for, and an idle engine wakes once for nothing. A closed
 	// one lets its timer go.
 	s.stopDeadlineTimerLocked()
 }
 
-// stopDeadlineTimerLocked stops the deadline timer of a closed Supervisor
-// whose heap is empty, so that no timer holds the Supervisor after Close.
+// stopDeadlineTimerLocked stops the deadline timer of a closed engine
+// whose heap is empty, so that no timer holds the engine after Close.
 // Close calls it too: a timer armed for a Work that ended before Close
 // would otherwise stay armed for up to the maximum duration.
 func (s *Engine) stopDeadlineTimerLocked() {

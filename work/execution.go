@@ -19,8 +19,8 @@ type Execution struct {
 }
 
 // childRuntime is the engine's half of an Execution: what runs the child
-// answers for it. A background Work of the Supervisor (its item), a
-// foreground call (Supervisor.Call) and a run of another Engine
+// answers for it. A background Work of the in-process engine (its item), a
+// foreground call (Engine.Call) and a run of another Engine
 // (work/driver's WithRemote) implement it. Its methods are safe for concurrent use.
 type childRuntime interface {
 	// workID returns the Work's id, "" for a foreground call.
@@ -101,7 +101,7 @@ func (e *Execution) Scope() Owner {
 }
 
 // tooLarge reports whether out exceeds the result-byte limit: a Spec's
-// override specMax clamped to the Supervisor's def (0: none).
+// override specMax clamped to the engine's def (0: none).
 func tooLarge(out string, specMax, def int) bool {
 	limit := contract.ResultBytes(specMax, def)
 	return limit > 0 && len(out) > limit

@@ -1,7 +1,7 @@
 package work
 
-// uninitialized reports whether s was not made by New: nil, or a zero
-// Supervisor (New makes idle).
+// uninitialized reports whether s, an Engine with no impl, was not made by
+// New: nil, or a zero Engine (New makes idle).
 func (s *Engine) uninitialized() bool { return s == nil || s.idle == nil }
 
 // admissible checks what precedes every Start and Call: that s was made

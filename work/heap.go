@@ -3,7 +3,7 @@ package work
 // An indexed min-heap in a slice, for the system clock's deadlines of
 // running Works (deadline.go) and of Result waits (waiter.go): each element
 // orders itself against another and keeps its own place, so that it can
-// leave the heap from anywhere. Guarded by the Supervisor's lock.
+// leave the heap from anywhere. Guarded by the engine's lock.
 type heapElem[T any] interface {
 	heapBefore(T) bool // it is due before the other
 	setHeapIdx(int32)  // 1 + its index in the heap; 0 when it is not in it

@@ -1,7 +1,7 @@
 package work
 
 // itemList is an intrusive FIFO of Works: an owner's queue, the
-// Supervisor's running Work or an owner's list of visible terminal Work. A
+// engine's running Work or an owner's list of visible terminal Work. A
 // Work is in at most one list at a time (it leaves the queue to run or to
 // be cancelled, and the running list to be terminal), so one pair of links
 // in the item serves all three, and pushing allocates nothing.

@@ -10,7 +10,7 @@ import (
 )
 
 type item struct {
-	s         *Engine // the Supervisor that runs it
+	s         *Engine // the in-process engine that runs it
 	owner     *ownerState
 	target    Target
 	seq       uint64
@@ -33,7 +33,7 @@ type item struct {
 	stopTimer func() bool // the deadline's, on a Clock other than the system's
 	maxBytes  int
 	// prev and next link the Work into list: its owner's queue, the
-	// Supervisor's running list or its owner's terminal list (ilist.go).
+	// engine's running list or its owner's terminal list (ilist.go).
 	prev, next *item
 	list       *itemList
 	mb         *mailbox // guidance and command records, from the first Send
@@ -63,7 +63,7 @@ type item struct {
 
 // lendState is a Work's part in lending running slots (slots.go), made
 // the first time it takes part (most Works never do); guarded by the
-// Supervisor's lock. lender is the Work whose lent slot this one runs on
+// engine's lock. lender is the Work whose lent slot this one runs on
 // (nil: a pool slot), borrower the descendant running on this one's lent
 // slot, awaited the Works its lending waiters wait for (one entry per
 // waiter), reclaim the channel closed when this Work, owed its slot back,

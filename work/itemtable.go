@@ -1,7 +1,7 @@
 package work
 
 // itemTable is an owner's visible Work by id (ownerState.items), guarded
-// by the Supervisor's lock: an open-addressing hash table with linear
+// by the engine's lock: an open-addressing hash table with linear
 // probing, whose deletion shifts the entries after the removed one back
 // (no tombstones). Its slots keep each entry's hash beside its item, so a
 // probe reads an item's id only when the hashes match. Ids are random, so

@@ -18,7 +18,7 @@ type pollBound struct {
 	head int
 }
 
-// jobs is the Supervisor's state of external jobs (guarded by s.mu).
+// jobs is the in-process engine's state of external jobs (guarded by s.mu).
 type jobs struct {
 	bounds map[string]*pollBound // target label -> its poll bound
 	timer  jobTimers             // the waiting jobs' poll timer (jobtimer.go)
@@ -30,7 +30,7 @@ func (j *Job) maxPolls() int { return j.resolved().MaxPolls }
 // maxPollErrors is how many consecutive poll errors fail j's Work.
 func (j *Job) maxPollErrors() int32 { return int32(j.resolved().MaxPollErrors) }
 
-// armPollLocked schedules it's next poll d from now, on the Supervisor's
+// armPollLocked schedules its next poll d from now, on the engine's
 // Clock: between polls an entry in the poll timers' heap is all that
 // refers to the Work (jobtimer.go).
 func (s *Engine) armPollLocked(it *item, jw *jobWait, d time.Duration) {

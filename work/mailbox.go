@@ -6,7 +6,7 @@ import (
 )
 
 // mailbox is a Work's guidance queue and command records, allocated on the
-// first Send. It is guarded by the Supervisor's lock.
+// first Send. It is guarded by the engine's lock.
 type mailbox struct {
 	queued []string // accepted, undelivered guidance, in order
 	bytes  int      // total size of queued

@@ -25,7 +25,8 @@ const (
 	defaultMaxCommandRecords      = 256      // idempotency records per Work
 )
 
-// Option configures a Supervisor.
+// Option configures an Engine: New's, and a durable runner's through its
+// WithOptions (which lists the options it takes).
 type Option interface{ apply(*config) }
 
 type optionFunc func(*config)
@@ -106,14 +107,14 @@ func WithObserver(o observe.Observer) Option {
 	})
 }
 
-// Every limit option below gives each value one meaning, on the
-// Supervisor and on the durable runners (whose options of the same names
-// are these, interpreted by work/driver's ResolveLimits): n > 0 is the limit; 0 is the
-// documented default, or no limit where the option says so; a negative
-// value is invalid: the option changes nothing, and every Start, Call and
-// SetPool fails with ErrInvalidLimit naming the option (an option cannot
-// fail). The per-Work deadline is WithDefaultBudget's Budget.MaxDuration
-// (0: the default, 30 minutes; -1: none).
+// Every limit option below gives each value one meaning, on the in-process
+// engine and on the durable runners (whose options of the same names are
+// these, interpreted by work/driver's ResolveLimits): n > 0 is the limit; 0
+// is the documented default, or no limit where the option says so; a
+// negative value is invalid: the option changes nothing, and every Start,
+// Call and SetPool fails with ErrInvalidLimit naming the option (an option
+// cannot fail). The per-Work deadline is WithDefaultBudget's
+// Budget.MaxDuration (0: the default, 30 minutes; -1: none).
 
 // setLimit applies a limit option's value n to *dst: n when positive,
 // zero (the default or 0 for no limit) when 0; a negative n is recorded as
@@ -233,7 +234,7 @@ func resolveOptions(opts []Option) (l limit.Limits, clock Clock, grace time.Dura
 }
 
 // The durable engines take work's options (work/driver's ResolveLimits),
-// so that every value of them has the Supervisor's meaning.
+// so that every value of them has the in-process engine's meaning.
 func init() {
 	seam.ResolveLimits = func(opts any) (limit.Limits, error) {
 		os, _ := opts.([]Option)

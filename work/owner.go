@@ -14,8 +14,8 @@ type Owner struct {
 
 // scopeState is what an engine keeps of a child's own owner scope
 // (Execution.Scope): the scope's Owner carries it back to that engine,
-// which alone knows its type (the Supervisor's *scope). A top-level owner
-// has none, and so has a child's scope that another Engine made.
+// which alone knows its type (the in-process engine's *scope). A top-level
+// owner has none, and so has a child's scope that another Engine made.
 type scopeState interface{ isScope() }
 
 // NewOwner returns the top-level owner named id. Two Owners with the same id

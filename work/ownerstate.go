@@ -30,7 +30,7 @@ type ownerState struct {
 
 // scope is a child's own owner scope (Execution.Scope): the Owner of the
 // scope carries it (Owner.sc; scopeOf). Its fields are guarded by the
-// Supervisor's lock.
+// engine's lock.
 type scope struct {
 	ended  bool        // the child has returned: the scope admits no more Work
 	work   *item       // the background Work whose scope this is; nil for a foreground call's

@@ -6,7 +6,7 @@ import (
 	"github.com/agentwork/agentwork/work/internal/contract"
 )
 
-// budgets is the Supervisor's budget accounting, guarded by s.mu.
+// budgets is the in-process engine's budget accounting, guarded by s.mu.
 type budgets struct {
 	// pools are the top-level owners' pools by owner id (a child's
 	// scope reaches its reservation through scope.acct).

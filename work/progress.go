@@ -13,7 +13,7 @@ import (
 const progressInterval = time.Second
 
 // progress is a Work's live counts. The child's goroutines write it
-// without the Supervisor's lock; it never blocks them.
+// without the engine's lock; it never blocks them.
 type progress struct {
 	done, total, requests, tools atomic.Int64
 	last                         atomic.Int64 // unix nanoseconds of the last EventProgress; 0: none yet

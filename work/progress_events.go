@@ -5,11 +5,11 @@ import "github.com/agentwork/agentwork/work/observe"
 // progressCounts returns the Work's progress counts.
 func (it *item) progressCounts() *progress { return &it.prog }
 
-// progressed is Supervisor.progressed of the Work.
+// progressed is Engine.progressed of the Work.
 func (it *item) progressed() { it.s.progressed(it) }
 
 // progressed emits observe.EventProgress for it when the last one is at least
-// progressInterval old (by the Supervisor's clock). It never waits: when
+// progressInterval old (by the engine's clock). It never waits: when
 // another event of the Work is being delivered, the report stays pending
 // and the deliverer emits it as it finishes (flushProgress), with the
 // counts of that moment.

@@ -196,7 +196,7 @@ func (e *Error) detail(detail string) *Error {
 }
 
 // newSubscription returns a Subscription that an Engine other than the
-// Supervisor feeds (work/driver's, through package seam), with a buffer of buffer notices (defaultNoticeBuffer
+// in-process one feeds (work/driver's, through package seam), with a buffer of buffer notices (defaultNoticeBuffer
 // when buffer < 1). publish delivers a Notice without waiting (dropped and
 // counted when the buffer is full, except that a settlement takes the
 // place of the oldest buffered notice of another kind, as Subscribe

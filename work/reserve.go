@@ -7,8 +7,8 @@ import (
 	"github.com/agentwork/agentwork/work/internal/seam"
 )
 
-// work/driver resolves a durable child's budget as the Supervisor does
-// (package seam's EffectiveBudget).
+// work/driver resolves a durable child's budget as the in-process engine
+// does (package seam's EffectiveBudget).
 func init() {
 	seam.EffectiveBudget = func(sup any, want [3]int64, maxDur time.Duration) ([3]int64, time.Duration) {
 		s, _ := sup.(*Engine)
@@ -26,7 +26,7 @@ func init() {
 // deadline.
 func (s *Engine) effectiveBudget(spec Spec) Budget {
 	if s == nil {
-		s = &Engine{} // as the zero Supervisor: no default, no ceiling
+		s = &Engine{} // as the zero Engine: no default, no ceiling
 	}
 	eff := s.budget.dims(spec.Budget.dims())
 	for i := range eff {

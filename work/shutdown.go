@@ -7,21 +7,22 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Shutdown drains the Supervisor gracefully. It refuses new starts at once
-// (they fail with ErrClosed, as do new foreground calls of top-level owners;
-// a running child's calls go on), lets queued and running Work finish while
-// ctx allows, then does what Close does (cancels what is left, closes every
-// Subscription) and waits up to the shutdown grace (WithShutdownGrace, by
-// the Supervisor's clock) for the cancelled children to return. Each Work
-// still running then is reported to the Observer as observe.EventOrphaned and
-// counted in the report; its goroutine exits when its child returns.
+// Shutdown drains the in-process engine gracefully. It refuses new starts
+// at once (they fail with ErrClosed, as do new foreground calls of
+// top-level owners; a running child's calls go on), lets queued and running
+// Work finish while ctx allows, then does what Close does (cancels what is
+// left, closes every Subscription) and waits up to the shutdown grace
+// (WithShutdownGrace, by the engine's clock) for the cancelled children to
+// return. Each Work still running then is reported to the Observer as
+// observe.EventOrphaned and counted in the report; its goroutine exits when
+// its child returns.
 //
 // Shutdown returns a content-free report of the Works it waited for, and
 // hands it to the Observer when it is an observe.ShutdownObserver. It is
 // safe to call concurrently with everything else, and more than once (a
 // later call reports only what was still live). Close is the immediate
 // variant. Like Close, Shutdown called with a context that carries an
-// Execution of this Supervisor (a child's own context, or one derived
+// Execution of this engine (a child's own context, or one derived
 // from it) fails at once with ErrCloseFromChild and changes nothing, where
 // it would otherwise wait for the calling child itself. Called with any
 // other context it does not know its caller (see Close), and its drain

@@ -19,7 +19,7 @@ package work
 //     execute: the end of its chain of borrowers. A Work that lends or is
 //     owed a slot holds none; a lending one executes only on other
 //     goroutines than its waiters', and one owed a slot only until its
-//     next model-request boundary (Supervisor.awaitSlot).
+//     next model-request boundary (Engine.awaitSlot).
 
 import (
 	"context"

@@ -34,7 +34,7 @@ type Spec struct {
 	Run    RunFunc
 	// Input is the child's own input, the one Run was built with. An
 	// Engine that runs children in other processes starts them from
-	// Target.Label and Input; the in-process Supervisor ignores it.
+	// Target.Label and Input; the in-process engine ignores it.
 	Input string
 	// MaxResultBytes, when > 0, lowers the engine's output limit for this
 	// Work (WithMaxResultBytes); it never raises it, and bounds the Work

@@ -29,7 +29,7 @@ var stateEdges, stateTerminal = func() (edges [len(observe.States)][len(observe.
 }()
 
 // canTransition reports whether from -> to is a legal lifecycle edge. It is
-// the only table the Supervisor consults; no other edge can occur.
+// the only table the in-process engine consults; no other edge can occur.
 func canTransition(from, to observe.State) bool {
 	switch from {
 	case StateQueued:

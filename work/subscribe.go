@@ -23,7 +23,7 @@ import (
 //
 // The Subscription's channel is closed by its Close, by Release of o (and
 // the end of a child's scope, for a scope owner, whether or not it started
-// Work) and by the Supervisor's Close and Shutdown. Subscribe fails with
+// Work) and by the engine's Close and Shutdown. Subscribe fails with
 // ErrInvalidOwner, ErrClosed, or ErrScopeEnded for a child's scope that
 // has ended.
 // An owner may have several Subscriptions.

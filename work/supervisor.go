@@ -138,12 +138,11 @@ var (
 // (Ref.Durable), the attempt count in Status, how many Works run at once
 // and where.
 //
-// The in-process Engine (New; the Supervisor, as this package's docs call
-// it) is the process-local registry and runner of Work; every owner
-// operation costs O(that owner's items), never a scan of the registry. An
-// Engine made neither by New nor by a runner (its zero value, or a nil
-// *Engine) runs nothing: its methods that return an error return
-// ErrNotInitialized, the others zero values.
+// The in-process Engine (New's) is the process-local registry and runner of
+// Work; every owner operation costs O(that owner's items), never a scan of
+// the registry. An Engine made neither by New nor by a runner (its zero
+// value, or a nil *Engine) runs nothing: its methods that return an error
+// return ErrNotInitialized, the others zero values.
 //
 // Every goroutine running a child of an in-process Engine (a Work's child, a
 // foreground call's, an external job's Submit and Await) carries the
@@ -248,7 +247,7 @@ func (s *Engine) obs() observe.Observer {
 	if s != nil && s.impl != nil {
 		return s.impl.Observer()
 	}
-	if s == nil || s.observer == nil { // a nil or zero Supervisor
+	if s == nil || s.observer == nil { // a nil or zero Engine
 		return observe.NopObserver{}
 	}
 	return s.observer

@@ -60,7 +60,7 @@ func updateRefusal(reason string) *Error {
 // refused, and its events have ended), and an accepted one is a
 // NoticeUpdate to the owner's Subscriptions.
 //
-// A foreground call (Supervisor.Call) has no Work to read updates from:
+// A foreground call (Engine.Call) has no Work to read updates from:
 // its updates are refused with observe.UpdateRefusedNotDeclared (an observe.EventUpdate
 // still reports each), and so are those of a Work whose Spec declares
 // none. Under another Engine (work/driver's WithRemote) its hooks decide.

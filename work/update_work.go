@@ -10,12 +10,12 @@ import (
 )
 
 // The engine's side of updates and questions: a Work's update state, its
-// child's updates and question waits, and the Supervisor's Updates and
-// Answer.
+// child's updates and question waits, and the in-process engine's Updates
+// and Answer.
 
 // updates is the update state of a Work whose Spec declares updates,
 // allocated at Start (the item keeps one pointer to it). It is guarded
-// by the Supervisor's lock, except asking.
+// by the engine's lock, except asking.
 type updates struct {
 	log        updatelog.Log
 	asking     atomic.Bool   // a question is open: the child's next boundary waits (read without the lock)

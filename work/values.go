@@ -27,7 +27,7 @@ type Ref struct {
 	TargetID string // the target's id (Target.ID, or its label when unset)
 	// Durable is set by an Engine whose Work survives the loss of the
 	// process that started it or runs it (a durable runner); the
-	// in-process Supervisor never sets it.
+	// in-process engine never sets it.
 	Durable bool
 }
 

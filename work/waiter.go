@@ -14,7 +14,7 @@ import (
 // On the system clock a Result's deadline is kept in a min-heap (s.waits,
 // guarded by s.mu) under one timer armed for the earliest, as running
 // Works' deadlines are (deadline.go): waiting allocates nothing (the
-// Supervisor keeps a few waiters for reuse) and touches no runtime timer
+// engine keeps a few waiters for reuse) and touches no runtime timer
 // in the common case. Other clocks keep a timer per wait (their tests
 // count timers).
 type waiter struct {
@@ -31,7 +31,7 @@ type waiter struct {
 // waitEpoch is what the system clock's wait deadlines count from.
 var waitEpoch = time.Now()
 
-// maxSpareWaiters bounds the waiters a Supervisor keeps for reuse
+// maxSpareWaiters bounds the waiters an engine keeps for reuse
 // (s.spareWaiters, guarded by s.mu): a waiter goes back only once nothing
 // refers to it and its token was received (putWaiterLocked).
 const maxSpareWaiters = 16
@@ -176,7 +176,7 @@ func (s *Engine) armWaitLocked(at time.Duration) {
 
 // removeWaitLocked takes w out of the deadline heap, if it is there. As
 // with deadlines, the timer stays armed (a wait after another touches it
-// only when it is due earlier), unless the Supervisor is closed and no
+// only when it is due earlier), unless the engine is closed and no
 // wait is left.
 func (s *Engine) removeWaitLocked(w *waiter) {
 	i := int(w.idx) - 1
@@ -187,8 +187,8 @@ func (s *Engine) removeWaitLocked(w *waiter) {
 	s.stopWaitTimerLocked()
 }
 
-// stopWaitTimerLocked stops the wait timer of a closed Supervisor with no
-// wait left, so that no timer holds the Supervisor after Close.
+// stopWaitTimerLocked stops the wait timer of a closed engine with no
+// wait left, so that no timer holds the engine after Close.
 func (s *Engine) stopWaitTimerLocked() {
 	if len(s.waits) == 0 && s.closed && s.waitAt != 0 {
 		s.waitTimer.Stop()

@@ -49,10 +49,10 @@ type Turn struct {
 // again, or until the child's context ends (see "Running slots" in
 // docs/engine.md).
 //
-// It is safe for concurrent use, does not allocate on the ordinary path
-// and never takes the Supervisor's lock except to report the exhaustion,
-// to wait for a slot or to wait for an answer. Outside a child run (no
-// budget) it always returns the zero Turn.
+// It is safe for concurrent use, does not allocate on the ordinary path and
+// never takes the engine's lock except to report the exhaustion, to wait
+// for a slot or to wait for an answer. Outside a child run (no budget) it
+// always returns the zero Turn.
 func BeginRequest(ex *work.Execution) (Turn, error) {
 	t, err := seam.BeginRequest(ex)
 	return Turn(t), err

@@ -48,14 +48,14 @@ type Receipt struct {
 	Ref    string `json:",omitempty"`
 }
 
-// Check decides a message before it is queued, after the owner's check
-// (a Work not visible to the sender is work.ErrNotFound, the runner's):
-// a message to a child that is not an agent unless it answers
+// Check decides a message before it is queued, after the owner's check (a
+// Work not visible to the sender is work.ErrNotFound, the runner's): a
+// message to a child that is not an agent unless it answers
 // (work.ErrNotAgent), a repeated command with another text
 // (work.ErrConflict), a terminal Work (work.ErrTerminal), a full mailbox
-// (work.ErrMailboxFull), in the contract's order (the Supervisor's too:
-// work/internal/sendcheck decides, over this mailbox's facts; a limit of
-// 0 is no bound). A repeated command with the same text is no refusal:
+// (work.ErrMailboxFull), in the contract's order (the in-process engine's
+// too: work/internal/sendcheck decides, over this mailbox's facts; a limit
+// of 0 is no bound). A repeated command with the same text is no refusal:
 // repeat is its first receipt, and nothing is queued again (Accept is not
 // called).
 func (m *Mailbox[T]) Check(kind observe.Kind, answer bool, command, digest string, bytes int, terminal bool, l MailboxLimits) (repeat *Receipt, err *work.Error) {

@@ -15,9 +15,10 @@ type Pool struct {
 	Limit, Held, Used [3]int64
 }
 
-// Reserve resolves a start's budget against p (the Supervisor's rule, as work's SetPool documents; p nil:
-// no pool): the budget the child runs with and what it reserves, or the
-// name of the dimension that cannot be covered. It changes nothing.
+// Reserve resolves a start's budget against p (the in-process engine's
+// rule, as work's SetPool documents; p nil: no pool): the budget the child
+// runs with and what it reserves, or the name of the dimension that cannot
+// be covered. It changes nothing.
 func (p *Pool) Reserve(want, eff [3]int64, function bool) (run, held [3]int64, short string) {
 	if p == nil {
 		return contract.PoolReserve([3]int64{}, [3]int64{}, want, eff, function)
@@ -30,11 +31,11 @@ func (p *Pool) Reserve(want, eff [3]int64, function bool) (run, held [3]int64, s
 }
 
 // Settle refunds a settled Work's reservation held and charges what it
-// spent, as the Supervisor does: tokens at least the reservation when any
-// of the run's responses reported no usage (spent.UnknownUsage; in a
-// pooled dimension the reservation is the run's limit). spent nil (the
-// attempt's usage is unknown: its process died) charges the reservation
-// in full.
+// spent, as the in-process engine does: tokens at least the reservation
+// when any of the run's responses reported no usage (spent.UnknownUsage; in
+// a pooled dimension the reservation is the run's limit). spent nil (the
+// attempt's usage is unknown: its process died) charges the reservation in
+// full.
 func (p *Pool) Settle(held [3]int64, spent *observe.Usage) {
 	if p == nil {
 		return

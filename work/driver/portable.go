@@ -71,8 +71,8 @@ type Portable struct {
 	poll   time.Duration    // how often a Subscription reads the registry
 	life   Life             // the Subscriptions, the deployment watch, closed
 	limits Limits           // the engine's limits (ResolveLimits)
-	// local is the in-process Supervisor that runs the engine's
-	// foreground calls (work.Engine.Call).
+	// local is the in-process engine (work.New's) that runs this
+	// engine's foreground calls (work.Engine.Call).
 	local *work.Engine
 	// census and read: the deployment view (Snapshot).
 	census Cache
@@ -85,7 +85,7 @@ type Config struct {
 	// Limits what they resolve to as the engine enforces them (a runner
 	// may lower a bound, such as the output bound to its payload limit);
 	// Limits.Observer is the Observer the engine reports to.
-	// The foreground calls run on an in-process Supervisor made with
+	// The foreground calls run on an in-process engine made with
 	// them, its output bound set to Limits'.
 	Options []work.Option
 	Limits  Limits

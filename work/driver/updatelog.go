@@ -9,7 +9,7 @@ import (
 
 // UpdateLog is one Work's accepted updates, in order, and the decision on
 // each new one: what an engine keeps for a Work whose Spec declares
-// updates. The rule is the Supervisor's own (one implementation, in
+// updates. The rule is the in-process engine's own (one implementation, in
 // work/internal/updatelog). The zero UpdateLog accepts nothing
 // (NewUpdateLog); a nil *UpdateLog is the log of a Work that declares
 // none: it refuses every update with observe.UpdateRefusedNotDeclared and

@@ -83,7 +83,7 @@ type Config struct {
 }
 
 // Options are c's limits as work's options, in one place for every
-// Harness: the Supervisor takes them as they are, a durable runner through
+// Harness: work.New takes them as they are, a durable runner through
 // its WithOptions. The Observer is not among them.
 func (c Config) Options() []work.Option {
 	return []work.Option{work.WithMaxRunning(c.MaxRunning), work.WithMaxOutstanding(c.MaxOutstanding),
@@ -118,7 +118,7 @@ type Capabilities struct {
 	// LivenessTimeout is how long a running Work's child may go without a
 	// sign of life before the Engine declares its worker lost (a durable
 	// runner's heartbeat timeout); zero for an Engine that has none (the
-	// in-process Supervisor). A cancel must reach a running child well
+	// in-process engine). A cancel must reach a running child well
 	// within it, and a child whose call in progress outlasts it after a
 	// cancel must still end as it returns, never failed as lost.
 	LivenessTimeout time.Duration

@@ -17,8 +17,7 @@ type ShutdownCount struct {
 }
 
 // ShutdownReport says what an engine's Shutdown did (work's
-// Supervisor.Shutdown), in counts only: no id, owner,
-// output or failure text.
+// Engine.Shutdown), in counts only: no id, owner, output or failure text.
 type ShutdownReport struct {
 	// Drained reports that every Work finished before the context ended,
 	// so nothing was cancelled.

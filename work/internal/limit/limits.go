@@ -7,7 +7,7 @@ import (
 )
 
 // Limits is an engine's effective configuration, as work's options set
-// it: the Supervisor's, and a durable engine's (work/driver's
+// it: the in-process engine's, and a durable engine's (work/driver's
 // ResolveLimits). MaxDuration is the default per-Work deadline (0: none).
 type Limits struct {
 	MaxRunning     int

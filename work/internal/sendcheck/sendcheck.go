@@ -1,7 +1,7 @@
 // Package sendcheck is the one rule of a guidance message's refusals
 // after the owner's check (work's Send and Answer; the Engine contract in
 // work/engine.go): their order, and the error each is reported as. The
-// Supervisor (package work) and the durable runners (through
+// in-process engine (package work) and the durable runners (through
 // work/driver's Mailbox.Check) each gather the facts over their own
 // mailbox, decide with Of, and report a refusal with Err, so that the
 // order is changed here for every engine.
@@ -100,6 +100,6 @@ func Report(byVerdict map[Verdict]error) {
 
 // Err returns the error v is reported as (Report): nil for Accept and
 // Repeat. The callers assert their *Error: a generic Err (asserting to a
-// type parameter) added some 20 ns to each of the Supervisor's refusals
-// (work's BenchmarkSend).
+// type parameter) added some 20 ns to each of the in-process engine's
+// refusals (work's BenchmarkSend).
 func Err(v Verdict) error { return refusals[v] }

@@ -1,9 +1,9 @@
 // Package updatelog is the one rule of the updates a child reports: one
 // Work's accepted updates, in order, and the decision on each new one,
-// written once for the Supervisor (package work) and for the durable
-// engines (work/driver's UpdateLog, which wraps a Log). It is
-// deterministic and starts no goroutine, so that a durable engine's
-// workflow can keep a Log as workflow state.
+// written once for the in-process engine (package work) and for the durable
+// engines (work/driver's UpdateLog, which wraps a Log). It is deterministic
+// and starts no goroutine, so that a durable engine's workflow can keep a
+// Log as workflow state.
 //
 // Its types have the shapes of work's UpdatePolicy, Update and
 // UpdateReceipt (which convert to and from them), and its refusal
