@@ -309,7 +309,7 @@ func Overview() (dashboard.Dashboard, error) {
 			query("B", `sum by (target) (rate(agentwork_work_tool_calls_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} tool calls"))).
 		WithPanel(ts("Budget pools: reserved vs remaining", units.Short,
 			"What the owners' budget pools hold per process and budget (turns, tool_calls, tokens), summed over their pools: reserved by children that have not settled yet, and what the pools can still give (agentwork_budget_pool_reserved, agentwork_budget_pool_remaining; not filtered by target: a pool belongs to an owner). "+
-				"No series means no owner has a pool (lc.WithPool, Supervisor.SetPool). Remaining near zero means new starts of that owner fail with budget_exhausted (see \"Refused starts\", reason budget_exhausted): raise the pool, give children smaller budgets, or release finished owners. "+
+				"No series means no owner has a pool (lc.WithPool, Engine.SetPool). Remaining near zero means new starts of that owner fail with budget_exhausted (see \"Refused starts\", reason budget_exhausted): raise the pool, give children smaller budgets, or release finished owners. "+
 				"Reserved high while little is spent means children reserve more than they use: lower their budgets.",
 			pos(0, 54, 12, 8),
 			query("A", `sum by (instance, budget) (agentwork_budget_pool_reserved{`+procSel+`})`, "{{instance}} {{budget}} reserved"),

@@ -64,7 +64,7 @@
 // A call that moved to the background at its bound (observe.EventBackgrounded)
 // is the event agentwork.work.backgrounded, with the agentwork.work.state it
 // moved in (queued or running), on the Work's "invoke_agent" span when this
-// process bound the Work (the in-process Supervisor always does; a durable
+// process bound the Work (the in-process engine always does; a durable
 // runner when its worker shares the Observer), else on the call's
 // "execute_tool" span, which carries the Work's id.
 //
@@ -119,7 +119,7 @@
 //	agentwork_work_items{state,target}                gauge, from the watched engines' Snapshot at collection; every state, 0 included;
 //	                                                  terminal states count retained Work only (use the counter for totals)
 //	agentwork_work_concurrency_limit{target}          gauge, running limits: target "*" for one all of an engine's
-//	                                                  targets share (a Supervisor's MaxRunning, summed), else that
+//	                                                  targets share (an in-process engine's MaxRunning, summed), else that
 //	                                                  target's own (a Temporal Worker's per-target limit)
 //	agentwork_work_slots_in_use{target}               gauge, running + cancel-requested (both hold a slot) in this process,
 //	                                                  except external jobs waiting between polls (they hold none)
@@ -141,7 +141,7 @@
 //	agentwork_status_block_rows                       histogram
 //	agentwork_work_result_bytes{target}               histogram, completed results' sizes
 //	agentwork_work_starts_refused_total{target,reason} counter
-//	agentwork_work_orphaned_total{target}             counter, Works a Supervisor's Shutdown abandoned
+//	agentwork_work_orphaned_total{target}             counter, Works an in-process engine's Shutdown abandoned
 //	agentwork_work_backgrounded_total{target}         counter, child calls that moved to the background at their bound
 //	agentwork_work_waiting{target}                    gauge, external jobs waiting between polls (counted as running in items)
 //	agentwork_work_awaiting_approval{target}          gauge, Work awaiting approval (counted as queued in items)

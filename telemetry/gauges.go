@@ -47,9 +47,10 @@ func (in *instruments) observe(o metric.Observer, c census) {
 type census struct {
 	watched bool
 	counts  map[string]*[len(observe.States)]int // registry counts (retained terminal Work included)
-	// limits are the running limits by target: a limit every target of
-	// an engine shares (a Supervisor's) under SharedLimit, a per-target
-	// one (a Temporal Worker's) under its target; summed over engines.
+	// limits are the running limits by target: a limit every target of an
+	// engine shares (an in-process engine's) under SharedLimit, a
+	// per-target one (a Temporal Worker's) under its target; summed over
+	// engines.
 	limits map[string]int
 	slots  map[string]int  // running + cancel-requested, by target
 	local  map[string]bool // targets some process-local engine reports (slots are exported for them)
@@ -69,7 +70,7 @@ type census struct {
 
 // SharedLimit is the target label of agentwork_work_concurrency_limit
 // for a running limit that all of an engine's targets share (an
-// in-process Supervisor's WithMaxRunning): the slots of every target of
+// in-process engine's WithMaxRunning): the slots of every target of
 // that process count against it. A per-target limit (a Temporal
 // Worker's) carries its target's label instead.
 const SharedLimit = "*"
@@ -102,14 +103,14 @@ type liveWork struct {
 // census reads the watched engines' Snapshots (observe.Watched): the
 // per-state counts, the live Work, slots and ages.
 //
-// It also forgets the cancel-request times of Work that no watched
-// engine holds cancel-requested: a Work that a durable runner's
-// worker reported cancel-requested may end in another process, whose
-// terminal event this Observer never sees. Only times recorded before the
-// snapshots are forgotten (a Supervisor reports a cancel request after
-// its state changed, so such a Work shows in its snapshot if it is still
-// cancel-requested), and none when any watched engine's Snapshot fails
-// (the Work it holds is unknown that round).
+// It also forgets the cancel-request times of Work that no watched engine
+// holds cancel-requested: a Work that a durable runner's worker reported
+// cancel-requested may end in another process, whose terminal event this
+// Observer never sees. Only times recorded before the snapshots are
+// forgotten (an in-process engine reports a cancel request after its state
+// changed, so such a Work shows in its snapshot if it is still
+// cancel-requested), and none when any watched engine's Snapshot fails (the
+// Work it holds is unknown that round).
 func (o *Observer) census(ctx context.Context, sups []observe.Watched) census {
 	o.cancelMu.Lock()
 	var stale map[string]struct{}
@@ -231,7 +232,7 @@ func (o *Observer) answered(ctx context.Context) []observe.Snapshot {
 		return snaps
 	}
 	var out []observe.Snapshot
-	for _, s := range o.watchedSupervisors() {
+	for _, s := range o.watchedEngines() {
 		if snap, err := o.snapshot(ctx, s); err == nil {
 			out = append(out, snap)
 		}
@@ -251,15 +252,15 @@ func (o *Observer) snapshot(ctx context.Context, s observe.Watched) (observe.Sna
 }
 
 func (o *Observer) collect(ctx context.Context, ob metric.Observer) error {
-	sups := o.watchedSupervisors()
+	sups := o.watchedEngines()
 	c := o.census(ctx, sups)
 	o.m.observe(ob, c)
 	o.w.observe(ob, c)
 	return nil
 }
 
-// watchedSupervisors returns the engines the Observer reports on.
-func (o *Observer) watchedSupervisors() []observe.Watched {
+// watchedEngines returns the engines the Observer reports on.
+func (o *Observer) watchedEngines() []observe.Watched {
 	o.watchMu.Lock()
 	defer o.watchMu.Unlock()
 	return slices.Clone(o.watched)
@@ -276,8 +277,9 @@ func (o *Observer) cancelRequestedAt(id string) (time.Time, bool) {
 
 // Watch adds s (any engine, through observe.Watched) to those whose live
 // counts the gauges report (agentwork_work_items and
-// agentwork_work_concurrency_limit sum over them). work.New calls it; the returned function, which Supervisor.Close
-// calls, removes s again. It is idempotent.
+// agentwork_work_concurrency_limit sum over them). work.New calls it; the
+// returned function, which Engine.Close calls, removes s again. It is
+// idempotent.
 func (o *Observer) Watch(s observe.Watched) (unwatch func()) {
 	if o == nil {
 		o = new(Observer) // a nil Observer is the zero one

@@ -16,8 +16,8 @@ import (
 // Observer turns the engine's lifecycle events and model-facing calls into
 // OpenTelemetry spans and metrics and log/slog lines. It implements
 // observe.Observer and observe.Watcher: pass it to work.New with
-// work.WithObserver, and the Supervisor registers itself for the gauges.
-// One Observer may serve several Supervisors.
+// work.WithObserver, and the engine registers itself for the gauges.
+// One Observer may serve several engines.
 //
 // Create one with New. The zero value records nothing (no spans, metrics
 // or log lines) and never panics: Begin and Bind return the context they
@@ -68,7 +68,7 @@ type Observer struct {
 	// When each cancel-requested Work was asked to stop (by work id), for
 	// the oldest-cancel-requested gauge and the status page; an entry lives
 	// until the Work's terminal event, or until a census finds no watched
-	// Supervisor holding the Work cancel-requested.
+	// engine holding the Work cancel-requested.
 	cancelMu sync.Mutex
 	cancelAt map[string]time.Time
 

@@ -135,7 +135,7 @@ func (o *Observer) Status() StatusPage {
 
 // statusCtx is Status with ctx for the engines' Snapshots.
 func (o *Observer) statusCtx(ctx context.Context) StatusPage {
-	c := o.census(ctx, o.watchedSupervisors())
+	c := o.census(ctx, o.watchedEngines())
 	p := StatusPage{Time: time.Now().UTC(), Engines: StatusEngines{Watched: c.engines, Unavailable: c.unanswered, Available: c.unanswered == 0}, Slots: StatusSlots{InUse: c.slotsTotal(), Limit: c.limitTotal()},
 		Queue: StatusQueue{Length: c.queued}, Waits: c.waits.status(), Targets: []StatusTarget{}, Work: []StatusWork{}}
 	for target, n := range c.counts {

@@ -14,7 +14,7 @@ import (
 
 // WithBudget bounds each run of the child: its model requests (turns),
 // tool calls, tokens and duration (see work.Budget; zero fields inherit the
-// Supervisor's defaults, the ceiling clamps them, and a start reserves the
+// engine's defaults, the ceiling clamps them, and a start reserves the
 // budget from the owner's pool when it has one). When turns, tool calls or
 // tokens run out, the child's model gets one final request with no tools
 // and an instruction to answer now; that answer is the child's output, a

@@ -62,7 +62,7 @@ type Settled = middleware.Settled
 // Work has been announced, when the resume cap is hit (Capped), when ctx
 // ends (with ctx's error), when a run fails (with its error), when the
 // engine cannot read the owner's Work (Live's or Settled's error), or when the
-// Kit's owner is released or the Supervisor closed (its subscription
+// Kit's owner is released or the engine closed (its subscription
 // closes, or the Kit is found released after a run; it then reads no more
 // of the engine, where a later Kit may have the same owner id). Called
 // after the Kit's Release it returns ErrReleased, on the zero Kit

@@ -37,7 +37,7 @@ const (
 // failEvery is how often the failure-ratio state runs a Work.
 const failEvery = 100 * time.Millisecond
 
-// orphanEvery is how often the orphaned state shuts a Supervisor down.
+// orphanEvery is how often the orphaned state shuts an engine down.
 const orphanEvery = 500 * time.Millisecond
 
 // heldWork is one Work the driver holds in a live state.
@@ -47,10 +47,10 @@ type heldWork struct {
 	State  string `json:"state"`
 }
 
-// driver holds one state on a Supervisor.
+// driver holds one state on an in-process engine.
 type driver struct {
 	sup   *work.Engine
-	obs   observe.Observer // the orphaned state's Supervisors report to it too
+	obs   observe.Observer // the orphaned state's engines report to it too
 	owner work.Owner
 	state string
 
@@ -64,7 +64,7 @@ type driver struct {
 	failed error // the first error setting the state up or feeding it
 }
 
-// setUp puts the Supervisor into the driver's state.
+// setUp puts the engine into the driver's state.
 func (d *driver) setUp(ctx context.Context, wg *sync.WaitGroup) error {
 	var err error
 	switch d.state {
@@ -176,10 +176,10 @@ func (d *driver) feedOrphans(ctx context.Context) {
 	}
 }
 
-// orphan shuts down a fresh Supervisor, observed like the driver's, while
+// orphan shuts down a fresh engine, observed like the driver's, while
 // its Work of target orphan runs and ignores cancellation until release (or
 // until the driver stops): with no shutdown grace, Shutdown abandons it at
-// once. The Supervisor is closed by its Shutdown and reports no gauges.
+// once. The engine is closed by its Shutdown and reports no gauges.
 func (d *driver) orphan(ctx context.Context) error {
 	sup := work.New(work.WithObserver(d.obs), work.WithShutdownGrace(0), work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	running := make(chan struct{})

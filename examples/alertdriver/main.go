@@ -20,7 +20,7 @@
 //	                  release (it then returns and ends cancelled)
 //	slots-full        limit 2: holder running, stuck cancel-requested (both
 //	                  hold a slot), waiter queued behind them
-//	orphaned          every 500 ms a fresh Supervisor is shut down (grace 0)
+//	orphaned          every 500 ms a fresh engine is shut down (grace 0)
 //	                  while its Work of target orphan ignores cancellation:
 //	                  Shutdown abandons it (agentwork_work_orphaned_total);
 //	                  after release no more are made and the abandoned
@@ -38,7 +38,7 @@
 // Other flags:
 //
 //	-addr 127.0.0.1:0     where to serve (host defaults to 127.0.0.1)
-//	-clock-speed 1        the Supervisor's clock runs this many times faster
+//	-clock-speed 1        the engine's clock runs this many times faster
 //	                      than real time, so that ages reach the alerts'
 //	                      thresholds (5, 10 and 30 minutes) in seconds
 //	-environment test     the deployment.environment.name resource attribute,
@@ -86,7 +86,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:0", "serve /metrics, /statusz and /driver on this address (host defaults to 127.0.0.1)")
 	flag.StringVar(&cfg.state, "state", "", "the state to hold: failure-ratio, queued, cancel-requested, slots-full, orphaned or approval-pending")
-	flag.Float64Var(&cfg.clockSpeed, "clock-speed", 1, "run the Supervisor's clock this many times faster than real time (>= 1)")
+	flag.Float64Var(&cfg.clockSpeed, "clock-speed", 1, "run the engine's clock this many times faster than real time (>= 1)")
 	flag.StringVar(&cfg.environment, "environment", "test", "deployment.environment.name of the driver's resource (target_info)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -173,7 +173,7 @@ func scenario(ctx context.Context, w io.Writer, cfg config, sup *work.Engine, te
 	if err != nil {
 		if ctx.Err() == nil {
 			kit.Release()
-		} // else interrupted: the work is left to the Supervisor's Shutdown
+		} // else interrupted: the work is left to the engine's Shutdown
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
 

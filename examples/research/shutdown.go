@@ -13,11 +13,11 @@ import (
 // before cancelling it.
 const defaultDrain = 3 * time.Second
 
-// shutdown drains the Supervisor (work.Engine.Shutdown: new starts are
-// refused, live work may finish for drain, then the rest is cancelled),
+// shutdown drains the in-process engine (work.Engine.Shutdown: new starts
+// are refused, live work may finish for drain, then the rest is cancelled),
 // and prints the content-free report; the telemetry Observer logs it
-// through the demo's slog logger (Warn when work had to be cancelled or
-// was orphaned).
+// through the demo's slog logger (Warn when work had to be cancelled or was
+// orphaned).
 func shutdown(w io.Writer, sup *work.Engine, tel *telemetrySetup, drain time.Duration) {
 	if drain <= 0 {
 		drain = defaultDrain

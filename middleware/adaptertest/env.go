@@ -50,8 +50,8 @@ func (o *observer) has(id string, typ observe.EventType) bool {
 	return false
 }
 
-// env is one case's engine (a Supervisor on a fake clock, no per-Work
-// deadline, so the only timers are result waits) with a recording
+// env is one case's engine (an in-process engine on a fake clock, no
+// per-Work deadline, so the only timers are result waits) with a recording
 // observer.
 type env struct {
 	t     *testing.T
@@ -73,7 +73,7 @@ func (s *suite) env(t *testing.T, opts ...work.Option) *env {
 		ctx, cancel := context.WithTimeout(context.Background(), guard)
 		defer cancel()
 		if err := v.sup.Close(ctx); err != nil {
-			t.Errorf("Supervisor.Close: %v", err)
+			t.Errorf("Engine.Close: %v", err)
 		}
 		v.checkContentFree()
 	})

@@ -26,7 +26,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	// Common holds work's options (WithOptions), interpreted by
 	// driver.ResolveLimits into Limits and Err so that every value means
-	// here what it means to the in-process Supervisor, and the options
+	// here what it means to the in-process engine, and the options
 	// this runner shares by name with the others.
 	driver.Common
 	ns        string

@@ -247,7 +247,7 @@
 // Scrape a deployment's processes under one Prometheus job: the
 // concurrency alert matches a worker's per-target limit with its target's
 // queue, which the coordinator exports. The Engine's foreground calls run
-// on its in-process Supervisor, whose gauges are exported as in-process
+// on its in-process engine, whose gauges are exported as in-process
 // (its limit shared by its targets: target "*").
 //
 // # Content

@@ -9,7 +9,7 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// Defaults of the runner. The limits are the in-process Supervisor's.
+// Defaults of the runner. The limits are the in-process engine's.
 const (
 	DefaultTaskQueue        = "agentwork"
 	DefaultHeartbeatTimeout = 10 * time.Second
@@ -27,7 +27,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	// Common holds work's options (WithOptions), interpreted by
 	// driver.ResolveLimits into Limits and Err so that every value means
-	// here what it means to the in-process Supervisor (newConfig then
+	// here what it means to the in-process engine (newConfig then
 	// lowers the result bound to maxResultPayload), and the options this
 	// runner shares by name with the others.
 	driver.Common

@@ -29,13 +29,13 @@ var (
 	Summarizer = work.Target{Label: "summarizer", Kind: work.KindFunction}
 )
 
-// Run drives the scenario on a new Supervisor observed by obs. When it
+// Run drives the scenario on a new in-process engine observed by obs. When it
 // returns, the registry holds: researcher completed 1, cancelled 1,
 // running 1; summarizer failed 2; the running limit is 2; the
 // coordinator's pool (40 turns, 80 tool calls, 200,000 tokens) has the
-// running researcher's share reserved. A second Supervisor, shut down
+// running researcher's share reserved. A second engine, shut down
 // with a summarizer child that ignores cancellation, is closed. Call stop
-// to release both running children and close the Supervisor.
+// to release both running children and close the first engine.
 //
 // The metrics it produces:
 //
@@ -55,7 +55,7 @@ var (
 //	pool          reserved turns 10, tool_calls 20, tokens 50,000 (r3's share);
 //	              remaining turns 28, tool_calls 57, tokens 146,800
 //	orphaned      summarizer 1
-//	job           batch (a Supervisor of its own, closed: no gauges): queued 1, running 1, completed 1,
+//	job           batch (an engine of its own, closed: no gauges): queued 1, running 1, completed 1,
 //	              ran 7 s, 100 result bytes; polls waiting 1, error 1, done 1
 //	backgrounded  batch 1 (its call, made without run_in_background, moved at its bound)
 func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
@@ -206,7 +206,7 @@ func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 		return stop, fmt.Errorf("sixth start: got %v, want a limit error", err)
 	}
 
-	// A second Supervisor is shut down while its summarizer child ignores
+	// A second engine is shut down while its summarizer child ignores
 	// cancellation: Shutdown abandons it (orphaned 1). Closed by Shutdown,
 	// it reports no gauges; the child returns at stop.
 	s2nd := work.New(work.WithObserver(obs), work.WithClock(clk), work.WithShutdownGrace(0))
@@ -237,7 +237,7 @@ func Run(obs observe.Observer, clk *fakeclock.Clock) (stop func(), err error) {
 var Batch = work.Target{Label: "batch", Kind: work.KindFunction}
 
 // jobObserver forwards to an Observer (but not as a Watcher: the job's
-// Supervisor reports no gauges) and reports the job's waiting and polled
+// engine reports no gauges) and reports the job's waiting and polled
 // events on waits, once the Observer has them: by then its next poll's
 // timer is armed.
 type jobObserver struct {
@@ -252,7 +252,7 @@ func (j jobObserver) Event(ctx context.Context, e observe.Event) {
 	}
 }
 
-// runJob runs one external job of target batch on a Supervisor of its own
+// runJob runs one external job of target batch on an engine of its own
 // (its own manual clock, closed at the end, so it adds no gauge): it is
 // submitted, polled after 1 s (waiting), 2 s later (a transient error)
 // and 4 s later (done, 100 bytes): polls waiting 1, error 1, done 1; it

@@ -3,8 +3,8 @@
 // api/<module path with dashes>.txt, one feature a line, sorted, in the
 // spirit of the Go repository's api/*.txt:
 //
-//	pkg github.com/agentwork/agentwork/work, func New(...Option) *Supervisor
-//	pkg github.com/agentwork/agentwork/work, method (*Supervisor) Close(context.Context) error
+//	pkg github.com/agentwork/agentwork/work, func New(...Option) *Engine
+//	pkg github.com/agentwork/agentwork/work, method (*Engine) Close(context.Context) error
 //	pkg github.com/agentwork/agentwork/work, type Budget struct, MaxTurns int
 //
 // Without -w it compares the record with the code and exits 1 on a
