@@ -35,7 +35,7 @@ const driverJob = "agentwork-driver"
 const alertTimeout = 90 * time.Second
 
 // alertKey names one alert series: the alert and its target label ("*"
-// for AgentworkAtConcurrencyLimit on a Supervisor's shared limit).
+// for AgentworkAtConcurrencyLimit on an in-process engine's shared limit).
 type alertKey struct{ alert, target string }
 
 func (k alertKey) String() string {
@@ -69,7 +69,7 @@ var driverSpecs = []driverSpec{
 	{"slots-full", 1, []alertKey{{"AgentworkAtConcurrencyLimit", "*"}},
 		"limit 2: holder running and stuck cancel-requested hold both slots, waiter queued, at real clock speed (no age threshold reached); released: all three end"},
 	{"orphaned", 1, []alertKey{{"AgentworkWorkOrphaned", "orphan"}},
-		"every 500 ms a Supervisor is shut down (grace 0) while its Work of target orphan ignores cancellation, and Shutdown abandons it; a spender child fills the budget metrics; released: no more shutdowns, the abandoned children return"},
+		"every 500 ms an engine is shut down (grace 0) while its Work of target orphan ignores cancellation, and Shutdown abandons it; a spender child fills the budget metrics; released: no more shutdowns, the abandoned children return"},
 	{"approval-pending", compressFactor, []alertKey{{"AgentworkApprovalPending", "gated"}},
 		"a Work of target gated needs approval and gets no answer (queued, outside the dispatch queue, no slot: neither queue alert fires), and a job of target batch waits between polls (no slot); released: the approver approves it and the job answers done, both complete"},
 }

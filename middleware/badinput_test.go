@@ -19,8 +19,8 @@ type badInput struct {
 	tool  string
 	input string
 	code  string
-	opts  []work.Option // extra Supervisor options
-	close bool          // close the Supervisor before the call
+	opts  []work.Option // extra engine options
+	close bool          // close the engine before the call
 }
 
 // badInputs is shared with the fuzz targets as seeds.
@@ -127,7 +127,7 @@ var badInputs = []badInput{
 		code: work.ErrLimit.Code, opts: []work.Option{work.WithMaxStarts(3)}},
 	{name: "launch refused by the outstanding limit", tool: "lookup", input: `{"query":"cats","run_in_background":true}`,
 		code: work.ErrLimit.Code, opts: []work.Option{work.WithMaxOutstanding(2)}},
-	{name: "launch refused by a closed supervisor", tool: "research", input: `{"input":"x","run_in_background":true}`,
+	{name: "launch refused by a closed engine", tool: "research", input: `{"input":"x","run_in_background":true}`,
 		code: work.ErrClosed.Code, close: true},
 }
 

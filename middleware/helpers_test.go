@@ -63,8 +63,8 @@ func (o *observer) wait(id string, typ observe.EventType) {
 	}
 }
 
-// env is a Supervisor on a fake clock (no per-Work deadline, so the only
-// timers are result waits) with a recording observer.
+// env is an in-process engine on a fake clock (no per-Work deadline, so the
+// only timers are result waits) with a recording observer.
 type env struct {
 	t     *testing.T
 	sup   *work.Engine
@@ -245,7 +245,7 @@ func (g *gate) run(ctx context.Context, input string) (string, error) {
 var errBoom = errors.New("boom")
 
 // gate returns a gate that is opened when the test ends, before the
-// Supervisor is closed.
+// engine is closed.
 func (e *env) gate(out string, err error) *gate {
 	g := newGate(out, err)
 	e.t.Cleanup(g.open)

@@ -32,7 +32,7 @@ func TestPrepareMisusedEngine(t *testing.T) {
 	}{
 		{"nil", nil, []error{middleware.ErrNilEngine}},
 		{"typed nil", typedNil, []error{middleware.ErrNilEngine}},
-		{"zero Supervisor", &work.Engine{}, []error{middleware.ErrEngineNotReady, work.ErrNotInitialized}},
+		{"zero Engine", &work.Engine{}, []error{middleware.ErrEngineNotReady, work.ErrNotInitialized}},
 		{"closed", closed, []error{work.ErrClosed}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,8 +361,8 @@ func TestWorkActionCounting(t *testing.T) {
 	}
 }
 
-// ctxEngine is a Supervisor whose Subscribe honours ctx as a remote
-// engine's does (the Supervisor's own answers at once and ignores it).
+// ctxEngine is an in-process engine whose Subscribe honours ctx as a
+// remote engine's does (the in-process one answers at once and ignores it).
 type ctxEngine struct{ driver.Engine }
 
 func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {

@@ -99,8 +99,8 @@ func TestClaimOwnerConcurrent(t *testing.T) {
 }
 
 // The registry does not keep a *work.Engine alive: an unreleased
-// claim's id leaves the registry when its Supervisor is collected.
-func TestClaimOwnerHoldsNoSupervisor(t *testing.T) {
+// claim's id leaves the registry when its engine is collected.
+func TestClaimOwnerHoldsNoEngine(t *testing.T) {
 	supGone := make(chan struct{})
 	var ek any
 	func() {
@@ -122,14 +122,14 @@ wait:
 		case <-supGone:
 			break wait
 		case <-deadline:
-			t.Fatal("the Supervisor was not collected")
+			t.Fatal("the engine was not collected")
 		case <-time.After(10 * time.Millisecond): // the collector runs at its own pace
 		}
 	}
 	stop := time.Now().Add(10 * time.Second)
 	for middleware.OwnerKeyLiveForTest(ek, "weakly-held") {
 		if time.Now().After(stop) {
-			t.Fatal("the collected Supervisor's owner id stays in the registry")
+			t.Fatal("the collected engine's owner id stays in the registry")
 		}
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond) // the cleanup runs on the collector's goroutine, with no signal

@@ -119,12 +119,12 @@ func TestPrepareErrors(t *testing.T) {
 		{name: "unsupported entry", entries: map[string]any{"research": "a string"}, want: "unsupported"},
 		{name: "nil entry", entries: map[string]any{"research": nil}, want: "research"},
 		{name: "pointer to Child", entries: map[string]any{"research": &middleware.Child{Kind: work.KindAgent, Run: echo}}, want: "unsupported"},
-		{name: "nil supervisor", sup: nil, entries: map[string]any{}, want: "nil engine"},
+		{name: "nil engine", sup: nil, entries: map[string]any{}, want: "nil engine"},
 		{name: "zero owner", owner: work.Owner{}, entries: map[string]any{}, want: "Owner"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, owner := tc.sup, tc.owner
-			if s == nil && tc.name != "nil supervisor" {
+			if s == nil && tc.name != "nil engine" {
 				s = sup
 			}
 			if owner.IsZero() && tc.name != "zero owner" {

@@ -72,7 +72,7 @@ func TestBackgroundedTelemetry(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: -1}))
 	const bound = 2 * time.Second
 	release := make(chan struct{})
-	t.Cleanup(func() { close(release) }) // before the Supervisor's Close
+	t.Cleanup(func() { close(release) }) // before the engine's Close
 	set := moverSet(t, h.s, h.owner, bound, release, "output")
 	ctx, root := h.root()
 	ref := moveCall(t, h, ctx, set, `{"input":"x"}`, 1, bound)

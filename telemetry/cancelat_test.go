@@ -15,7 +15,7 @@ import (
 // A Work whose cancel request this Observer saw but whose terminal event
 // another process reports (a durable runner's workflow moved to another
 // worker) leaves no cancel-request time behind: the next collection
-// forgets times of Work no watched Supervisor holds cancel-requested,
+// forgets times of Work no watched engine holds cancel-requested,
 // and keeps those of Work one does.
 func TestCancelRequestTimesOfForeignWorkAreForgotten(t *testing.T) {
 	h := newHarness(t)
@@ -44,7 +44,7 @@ func TestCancelRequestTimesOfForeignWorkAreForgotten(t *testing.T) {
 	}
 	h.collect()
 	if n := telemetry.CancelEntries(h.obs); n != 1 {
-		t.Errorf("%d cancel-request times after collection, want 1 (the watched Supervisor's Work)", n)
+		t.Errorf("%d cancel-request times after collection, want 1 (the watched engine's Work)", n)
 	}
 	_ = h.obs.Status()
 	if n := telemetry.CancelEntries(h.obs); n != 1 {

@@ -20,7 +20,7 @@ func (f *fixed) Snapshot(context.Context) (observe.Snapshot, error) { return f.s
 // worker's per-target slots and limits (exported with their target, no
 // shared limit) and a deployment's counts, queue ages and pollers (no
 // slots, its cancel-requested rows leave the age to the worker, its
-// omitted rows counted in More). The Supervisor's shared limit is
+// omitted rows counted in More). The in-process engine's shared limit is
 // target "*".
 func TestDeploymentAndWorkerSnapshots(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(3))

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // harness is an Observer on SDK providers with in-memory readers, a JSON
-// log buffer, a manual clock and a Supervisor using all of them.
+// log buffer, a manual clock and an in-process engine using all of them.
 type harness struct {
 	t      *testing.T
 	spans  *tracetest.SpanRecorder
@@ -73,7 +73,7 @@ func newHarness(t *testing.T, opts ...work.Option) *harness {
 }
 
 // tee sends everything to the telemetry Observer and records the events.
-// It is a Watcher so that the gauges see the Supervisor.
+// It is a Watcher so that the gauges see the engine.
 type tee struct {
 	obs  *telemetry.Observer
 	rec  *enginetest.Recorder

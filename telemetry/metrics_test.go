@@ -200,7 +200,7 @@ func TestScenarioMetrics(t *testing.T) {
 
 // TestItemsGauge: the per-state gauge is read from the registry at each
 // collection (no drift), reports every state at 0, sums the watched
-// Supervisors, and stops reporting a Supervisor once it is closed.
+// engines, and stops reporting an engine once it is closed.
 func TestItemsGauge(t *testing.T) {
 	h := newHarness(t)
 	second := work.New(work.WithObserver(h.obs), work.WithMaxRunning(3))

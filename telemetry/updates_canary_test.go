@@ -37,8 +37,8 @@ func canaryValue(note string) []byte {
 	return b
 }
 
-// TestUpdateTelemetryThroughSupervisor drives children that talk back
-// through a real Supervisor, with the canary in every update value,
+// TestUpdateTelemetryThroughEngine drives children that talk back
+// through a real in-process engine, with the canary in every update value,
 // question, answer, input and output: a function child reports updates
 // (a repeat, a conflict, a payload that is not JSON, over its count), asks
 // a question and waits for the application's Answer; an agent child asks
@@ -47,7 +47,7 @@ func canaryValue(note string) []byte {
 // it ends. The span events, the counter and histogram and the log lines
 // are there, and the canary is in none of them, nor in the status page or
 // the status block, though the application reads it with Updates.
-func TestUpdateTelemetryThroughSupervisor(t *testing.T) {
+func TestUpdateTelemetryThroughEngine(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(4))
 	ctx, root := h.root()
 	policy := &work.UpdatePolicy{MaxUpdates: 4, MaxBytes: 4096}

@@ -109,13 +109,13 @@ func statusPages(t *testing.T, h *harness) (html, js string) {
 	return get("/"), get("/?format=json")
 }
 
-// TestApprovalTelemetryThroughSupervisor drives Work that needs approval
-// through a real Supervisor (approved, denied, timed out) with the canary
-// in every input and output: the span events, the gauges (the age of the
-// oldest request, not in the queued age), the status page's marker and
+// TestApprovalTelemetryThroughEngine drives Work that needs approval
+// through a real in-process engine (approved, denied, timed out) with the
+// canary in every input and output: the span events, the gauges (the age of
+// the oldest request, not in the queued age), the status page's marker and
 // the log lines are there, and the canary is nowhere in them, though the
 // approver reads it in Pending.
-func TestApprovalTelemetryThroughSupervisor(t *testing.T) {
+func TestApprovalTelemetryThroughEngine(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(1))
 	ctx, root := h.root()
 	out := func(context.Context) (string, error) { return "output " + waitCanary, nil }
@@ -239,14 +239,14 @@ func (c *canaryJob) job() *work.Job {
 	}
 }
 
-// TestJobTelemetryThroughSupervisor drives external jobs through a real
-// Supervisor on the fake clock, with the canary in each handle, poll
+// TestJobTelemetryThroughEngine drives external jobs through a real
+// in-process engine on the fake clock, with the canary in each handle, poll
 // error, failure class and output: a completed job, a failed one and a
 // cancelled one. While the first waits, the gauges count it waiting and
 // running but not in a slot, and the status page marks it; its span gets
 // agentwork.work.waiting and one poll summary; the counter counts each
 // poll by outcome; and the canary is nowhere.
-func TestJobTelemetryThroughSupervisor(t *testing.T) {
+func TestJobTelemetryThroughEngine(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(1))
 	ctx, root := h.root()
 	batch := work.Target{Label: "batch", Kind: work.KindFunction}

@@ -13,8 +13,8 @@ import (
 )
 
 // TestZeroObserver: every exported method of a zero Observer works as a
-// no-op (Status and StatusHandler report the Supervisors it watches) and
-// none panics, whether it is called directly or by a Supervisor.
+// no-op (Status and StatusHandler report the engines it watches) and
+// none panics, whether it is called directly or by an engine.
 func TestZeroObserver(t *testing.T) {
 	ctx, root := newHarness(t).root()
 	defer root.End()
@@ -75,7 +75,7 @@ func TestZeroObserver(t *testing.T) {
 			unwatch()
 			unwatch()
 
-			// As a Supervisor's Observer, through a whole lifecycle.
+			// As an in-process engine's Observer, through a whole lifecycle.
 			s := work.New(work.WithObserver(o))
 			owner := work.NewOwner("zero")
 			ref, err := s.Start(ctx, work.Spec{Owner: owner, Target: summarizer, Run: func(context.Context) (string, error) { return "", nil }})
@@ -86,7 +86,7 @@ func TestZeroObserver(t *testing.T) {
 				t.Fatalf("Result: %v %v", st.State, err)
 			}
 			if p := o.Status(); len(p.Targets) != 1 || p.Targets[0].States[string(work.StateCompleted)] != 1 {
-				t.Fatalf("Status() of the watched Supervisor = %+v", p)
+				t.Fatalf("Status() of the watched engine = %+v", p)
 			}
 			if _, err := s.Shutdown(ctx); err != nil {
 				t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 // TestApprovalChaos: held Works on the system clock are approved, denied,
 // cancelled, released and timed out from many goroutines at once, then
-// the Supervisor closes. Every Work has exactly one terminal event, with
+// the engine closes. Every Work has exactly one terminal event, with
 // the class of the path that won; nothing stays pending, live or armed.
 func TestApprovalChaos(t *testing.T) {
 	n := scale(400, 20_000)

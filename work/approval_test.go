@@ -98,7 +98,7 @@ func TestApprovalTimerStopped(t *testing.T) {
 
 // TestApprovalTimeout: with no answer the Work is cancelled with
 // ClassApprovalTimeout exactly at its timeout (24 hours
-// when 0), by the Supervisor's clock.
+// when 0), by the engine's clock.
 func TestApprovalTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

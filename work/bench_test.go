@@ -139,7 +139,7 @@ func BenchmarkResultWakeup(b *testing.B) {
 	b.ReportMetric(float64(engine)/float64(bare), "ratio")
 }
 
-// registry builds a Supervisor on which owner "target" has 10 visible
+// registry builds an engine on which owner "target" has 10 visible
 // Works (6 completed, 4 queued) and, when others > 0, others more Works are
 // registered for other owners (10 each, queued: they hold no goroutine).
 func registry(b *testing.B, others int) (*work.Engine, []string, func()) {

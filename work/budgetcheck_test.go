@@ -13,7 +13,7 @@ import (
 // earliest point with code invalid_budget and a message naming the field:
 // in Spec.Budget by Start and Call (nothing is registered), in SetPool (no
 // pool is made), and in WithDefaultBudget (other than -1) or
-// WithBudgetCeiling by every Start, Call and SetPool of that Supervisor.
+// WithBudgetCeiling by every Start, Call and SetPool of that engine.
 func TestNegativeBudgetRefused(t *testing.T) {
 	o := work.NewOwner("coord")
 	for _, tt := range []struct {
@@ -80,7 +80,7 @@ func TestNegativeBudgetRefused(t *testing.T) {
 
 // TestDefaultBudgetMinusOneIsUnlimited: in WithDefaultBudget, -1 keeps its
 // meaning of "no limit" for that field (no deadline for MaxDuration), and
-// such a Supervisor starts Work.
+// such an engine starts Work.
 func TestDefaultBudgetMinusOneIsUnlimited(t *testing.T) {
 	h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxTurns: -1, MaxToolCalls: -1, MaxTokens: -1, MaxDuration: -1}))
 	spec := work.Spec{Owner: work.NewOwner("coord"), Target: agent, Run: immediate("x")}

@@ -10,7 +10,7 @@ import (
 // TestSnapshotSlotsPerTarget: with a shared limit of 3, two Works of one
 // target and one of another hold the slots; each target's SlotsInUse
 // counts its own, they sum to the Snapshot's, and no target has a limit
-// of its own (the Supervisor's is shared).
+// of its own (the in-process engine's is shared).
 func TestSnapshotSlotsPerTarget(t *testing.T) {
 	h := newHarness(t, work.WithMaxRunning(3))
 	o := work.NewOwner("coordinator")
@@ -36,6 +36,6 @@ func TestSnapshotSlotsPerTarget(t *testing.T) {
 		t.Fatalf("slots per target = %v (sum %d), snapshot slots %d; want %s=2 %s=1", got, sum, snap.SlotsInUse, agent.Label, fn.Label)
 	}
 	if snap.Deployment || snap.LiveOmitted != 0 {
-		t.Fatalf("a Supervisor's snapshot says deployment: %+v", snap)
+		t.Fatalf("an in-process engine's snapshot says deployment: %+v", snap)
 	}
 }

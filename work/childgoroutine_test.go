@@ -31,7 +31,7 @@ func closers(s *work.Engine) map[string]func(context.Context) error {
 }
 
 // TestCloseFromChildRefused: a child that closes (or shuts down) its own
-// Supervisor with its own context, or one derived from it, from its
+// engine with its own context, or one derived from it, from its
 // goroutine or from a goroutine it started and waits for, is refused with
 // ErrCloseFromChild and nothing is closed. Without the check the Close
 // would wait for the caller until closeWithin.
@@ -77,7 +77,7 @@ func TestCloseFromChildRefused(t *testing.T) {
 					t.Fatalf("child = %q %v", out, err)
 				}
 				if _, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("")}); err != nil {
-					t.Fatalf("the Supervisor was closed: %v", err)
+					t.Fatalf("the engine was closed: %v", err)
 				}
 			})
 		}
@@ -86,7 +86,7 @@ func TestCloseFromChildRefused(t *testing.T) {
 
 // TestCloseFromChildOtherContext: a child's call with a context not
 // derived from its own is not recognised (the context is all Close goes
-// by). It closes the Supervisor and cancels the calling child's own Work
+// by). It closes the engine and cancels the calling child's own Work
 // like any Close. On the child's goroutine, Close waits for its caller
 // and returns its context's error when that ends (here: when the child's
 // own context ends, that is once Close has cancelled it); Shutdown with an
@@ -97,7 +97,7 @@ func TestCloseFromChildRefused(t *testing.T) {
 func TestCloseFromChildOtherContext(t *testing.T) {
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
-	// childCall is what a child sees: its Supervisor, its own context,
+	// childCall is what a child sees: its engine, its own context,
 	// where to send what Close or Shutdown answered, and whether the
 	// child has returned.
 	type childCall struct {
@@ -193,10 +193,10 @@ func TestCloseFromChildOtherContext(t *testing.T) {
 	}
 }
 
-// TestChildClosesAnotherSupervisor: a child of one Supervisor closes
+// TestChildClosesAnotherEngine: a child of one engine closes
 // another (whose own child is running) normally, with any context, its
-// own included: its Execution names its own Supervisor.
-func TestChildClosesAnotherSupervisor(t *testing.T) {
+// own included: its Execution names its own engine.
+func TestChildClosesAnotherEngine(t *testing.T) {
 	for _, ctxKind := range []string{"own", "other"} {
 		t.Run(ctxKind, func(t *testing.T) {
 			a, b := newHarness(t), newHarness(t)
@@ -226,10 +226,10 @@ func TestChildClosesAnotherSupervisor(t *testing.T) {
 			}})
 			close(release)
 			if err != nil || out != "closed" {
-				t.Fatalf("closing another Supervisor from a child = %q %v", out, err)
+				t.Fatalf("closing another engine from a child = %q %v", out, err)
 			}
 			if _, err := b.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: immediate("")}); !errors.Is(err, work.ErrClosed) {
-				t.Fatalf("start on the closed Supervisor = %v", err)
+				t.Fatalf("start on the closed engine = %v", err)
 			}
 			st, err := b.s.Status(t.Context(), coord, bref.ID)
 			if err != nil || st.State != work.StateCancelled {
@@ -274,7 +274,7 @@ func goroutineProfile(t *testing.T) string {
 }
 
 // TestChildProfileLabel: a child's goroutine, and a goroutine it starts,
-// carry ProfileLabel in goroutine profiles, with one value per Supervisor.
+// carry ProfileLabel in goroutine profiles, with one value per engine.
 func TestChildProfileLabel(t *testing.T) {
 	hold := make(chan struct{})
 	var refs []work.Ref
@@ -305,7 +305,7 @@ func TestChildProfileLabel(t *testing.T) {
 	// profile groups goroutines by stack and labels.
 	values := labelsOf(t, prof, "work_test.TestChildProfileLabel.func")
 	if _, ok := values[""]; ok || len(values) != 2 {
-		t.Fatalf("label values %v, want one per Supervisor:\n%s", values, prof)
+		t.Fatalf("label values %v, want one per engine:\n%s", values, prof)
 	}
 	for v, n := range values {
 		if n != 2 {
@@ -316,7 +316,7 @@ func TestChildProfileLabel(t *testing.T) {
 
 // TestNextWorkKeepsLabel: a child that uses pprof.Do (which restores its
 // goroutine's labels to those of the child's context: none) does not strip
-// the Supervisor's label from the next Work that its goroutine runs.
+// the engine's label from the next Work that its goroutine runs.
 func TestNextWorkKeepsLabel(t *testing.T) {
 	s := work.New(work.WithMaxRunning(1))
 	defer s.Close(context.Background())
@@ -349,6 +349,6 @@ func TestNextWorkKeepsLabel(t *testing.T) {
 	}
 	values := labelsOf(t, prof, "work_test.TestNextWorkKeepsLabel.func2")
 	if _, ok := values[""]; ok || len(values) != 1 {
-		t.Fatalf("b's goroutine labels %v, want the Supervisor's:\n%s", values, prof)
+		t.Fatalf("b's goroutine labels %v, want the engine's:\n%s", values, prof)
 	}
 }

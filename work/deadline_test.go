@@ -190,11 +190,11 @@ func TestShorterDeadlineRearms(t *testing.T) {
 	}
 }
 
-// A closed Supervisor on the system clock is not kept alive by its
+// A closed engine on the system clock is not kept alive by its
 // deadline timer: a Work with a deadline that ended before Close leaves no
 // armed timer behind (an armed timer, for the default 30 minutes, would
-// hold the Supervisor, its Observer and all it refers to).
-func TestClosedSupervisorIsCollectable(t *testing.T) {
+// hold the engine, its Observer and all it refers to).
+func TestClosedEngineIsCollectable(t *testing.T) {
 	wp := func() weak.Pointer[work.Engine] {
 		s := work.New() // system clock, default 30 min maximum duration
 		o := work.NewOwner("a")
@@ -214,7 +214,7 @@ func TestClosedSupervisorIsCollectable(t *testing.T) {
 		runtime.GC()
 	}
 	if wp.Value() != nil {
-		t.Fatal("a closed Supervisor stays reachable (its deadline timer is still armed)")
+		t.Fatal("a closed engine stays reachable (its deadline timer is still armed)")
 	}
 }
 

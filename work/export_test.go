@@ -31,7 +31,7 @@ func (s *Engine) SlotsForTest() (used, executing, reclaiming int) {
 	return s.used, executing, len(s.reclaimers)
 }
 
-// SetReclaimHookForTest sets a function called (under the Supervisor's
+// SetReclaimHookForTest sets a function called (under the engine's
 // lock: it must not block or call back) each time a Work starts waiting to
 // reclaim its slot.
 func (s *Engine) SetReclaimHookForTest(f func()) {
@@ -40,7 +40,7 @@ func (s *Engine) SetReclaimHookForTest(f func()) {
 	s.mu.Unlock()
 }
 
-// SetBoundaryHookForTest sets a function called (under the Supervisor's
+// SetBoundaryHookForTest sets a function called (under the engine's
 // lock: it must not block or call back) each time a model-request boundary
 // starts waiting for its Work's slot.
 func (s *Engine) SetBoundaryHookForTest(f func()) {
@@ -67,8 +67,8 @@ func RefKind(r Ref) string { return r.kind() }
 
 // CensusForTest calls fn once for every known target label and state with the
 // number of Works in the registry in that state (visible or detached, zero
-// included). It holds the Supervisor's lock while it runs: fn must be quick
-// and must not call the Supervisor.
+// included). It holds the engine's lock while it runs: fn must be quick
+// and must not call the engine.
 func (s *Engine) CensusForTest(fn func(target string, state observe.State, n int)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,16 +105,16 @@ func (s *Engine) PoolForTest(o Owner) (PoolState, bool) {
 }
 
 // PoolCensusForTest calls fn once per budget name (turns, tool_calls, tokens) with
-// the sums over the Supervisor's pools that limit it: reserved by unsettled
-// children and remaining. It holds the Supervisor's lock while it runs: fn
-// must be quick and must not call the Supervisor.
+// the sums over the engine's pools that limit it: reserved by unsettled
+// children and remaining. It holds the engine's lock while it runs: fn
+// must be quick and must not call the engine.
 func (s *Engine) PoolCensusForTest(fn func(budget string, reserved, remaining int64)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.poolTotalsLocked(fn)
 }
 
-// BudgetForTest returns the child's effective budget: its own, the Supervisor's
+// BudgetForTest returns the child's effective budget: its own, the engine's
 // defaults and ceiling, and its pool applied. It is the zero Budget for a
 // context that is no child run.
 func (e *Execution) BudgetForTest() Budget {

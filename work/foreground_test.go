@@ -109,7 +109,7 @@ func TestForegroundGoexit(t *testing.T) {
 	if !errors.As(err, &we) || we.Code != "child_failed" || we.Class != work.ClassPanic {
 		t.Fatalf("Call = %v, want child_failed (panic)", err)
 	}
-	// The Supervisor is not left waiting for the call.
+	// The engine is not left waiting for the call.
 	if err := h.s.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}

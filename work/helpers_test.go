@@ -131,8 +131,8 @@ func (o *obs) ofType(typ observe.EventType) []observe.Event {
 	return out
 }
 
-// harness is a Supervisor on a fake clock with the test Observer. Its
-// cleanup releases every child still blocked and closes the Supervisor.
+// harness is an engine on a fake clock with the test Observer. Its
+// cleanup releases every child still blocked and closes the engine.
 type harness struct {
 	t        *testing.T
 	s        *work.Engine
@@ -232,7 +232,7 @@ func (h *harness) status(o work.Owner, id string) work.Status {
 	return st
 }
 
-// census returns the Supervisor's counts per state, summed over targets.
+// census returns the engine's counts per state, summed over targets.
 func census(s *work.Engine) map[observe.State]int {
 	m := make(map[observe.State]int)
 	s.CensusForTest(func(_ string, st observe.State, n int) {

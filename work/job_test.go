@@ -586,7 +586,7 @@ func TestJobUserCodePanics(t *testing.T) {
 }
 
 // TestJobForeground: Call of a job submits it, polls it with backoff on
-// the Supervisor's clock and returns its exact output.
+// the engine's clock and returns its exact output.
 func TestJobForeground(t *testing.T) {
 	h := newHarness(t)
 	j := newTestJob()

@@ -161,7 +161,7 @@ func TestPanicFailsWorkProcessSurvives(t *testing.T) {
 	if ev.To != work.StateFailed || ev.ErrorClass != work.ClassPanic {
 		t.Fatalf("terminal = %+v", ev)
 	}
-	// The Supervisor keeps working.
+	// The engine keeps working.
 	ref2, c2 := h.running(coord, agent)
 	c2.complete("fine")
 	if ev := h.obs.waitTerminal(ref2.ID); ev.To != work.StateCompleted {
@@ -220,7 +220,7 @@ func TestDeadline(t *testing.T) {
 			t.Fatalf("terminal = %+v", ev)
 		}
 	})
-	t.Run("spec override clamped to the supervisor's", func(t *testing.T) {
+	t.Run("spec override clamped to the engine's", func(t *testing.T) {
 		h := newHarness(t, work.WithDefaultBudget(work.Budget{MaxDuration: time.Minute}))
 		c := h.child()
 		ref, err := h.s.Start(t.Context(), work.Spec{Owner: coord, Target: agent, Run: c.run, Budget: work.Budget{MaxDuration: time.Hour}})
@@ -230,7 +230,7 @@ func TestDeadline(t *testing.T) {
 		<-c.started
 		h.clk.Advance(time.Minute)
 		if c.ctx.Err() == nil {
-			t.Fatal("an override above the supervisor's maximum was not clamped")
+			t.Fatal("an override above the engine's maximum was not clamped")
 		}
 		c.returnCtxErr()
 		if ev := h.obs.waitTerminal(ref.ID); ev.ErrorClass != work.ClassDeadline || ev.Duration != time.Minute {
@@ -312,7 +312,7 @@ func TestResultTooLarge(t *testing.T) {
 		t.Fatalf("exact size: %+v", ev)
 	}
 	// A Spec override lowers the limit but cannot raise it above the
-	// Supervisor's.
+	// engine's.
 	for _, tc := range []struct {
 		override, size int
 		want           observe.State

@@ -329,7 +329,7 @@ func TestLimitOptions(t *testing.T) {
 			s := work.New(tc.opts...)
 			defer s.Close(context.Background())
 			if l := s.LimitsForTest(); !reflect.DeepEqual(l, got) {
-				t.Errorf("the Supervisor's limits = %+v, ResolveLimits = %+v", l, got)
+				t.Errorf("the engine's limits = %+v, ResolveLimits = %+v", l, got)
 			}
 			o := work.NewOwner("limits")
 			_, serr := s.Start(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "x", Kind: work.KindFunction}, Run: immediate("x")})

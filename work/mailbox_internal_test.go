@@ -110,7 +110,7 @@ func assertNoText(t *testing.T, v reflect.Value, texts []string, path string) {
 }
 
 // findText walks v (the engine's own types; not into the owner or the
-// Supervisor) and returns the path of the first string containing one of
+// Engine) and returns the path of the first string containing one of
 // texts, or "".
 func findText(v reflect.Value, texts []string, path string) string {
 	const pkg = "github.com/agentwork/agentwork/work"
@@ -148,7 +148,7 @@ func findText(v reflect.Value, texts []string, path string) string {
 	case reflect.Pointer:
 		// Not into other Works (lender, borrower), scopes or owners:
 		// they are walked as their own roots.
-		if e := v.Type().Elem(); !v.IsNil() && e.PkgPath() == pkg && e.Name() != "ownerState" && e.Name() != "Supervisor" &&
+		if e := v.Type().Elem(); !v.IsNil() && e.PkgPath() == pkg && e.Name() != "ownerState" && e.Name() != "Engine" &&
 			e.Name() != "item" && e.Name() != "scope" {
 			return findText(v.Elem(), texts, path)
 		}

@@ -9,11 +9,11 @@ import (
 	"github.com/agentwork/agentwork/work/enginetest"
 )
 
-// TestMisuseSupervisor: a Supervisor not made by New, zero or nil, answers
-// every method that returns an error with ErrNotInitialized
+// TestMisuseEngine: an Engine made by neither New nor a runner, zero or
+// nil, answers every method that returns an error with ErrNotInitialized
 // (enginetest.ZeroEngine, and Shutdown) and the others with zero values;
 // never a panic or a hang.
-func TestMisuseSupervisor(t *testing.T) {
+func TestMisuseEngine(t *testing.T) {
 	for name, s := range map[string]*work.Engine{"zero": new(work.Engine), "nil": nil} {
 		t.Run(name, func(t *testing.T) {
 			enginetest.ZeroEngine(t, s)
@@ -32,11 +32,11 @@ func TestMisuseSupervisor(t *testing.T) {
 	}
 }
 
-// TestMisuseSupervisorClosed: after Close, every method that would start
+// TestMisuseEngineClosed: after Close, every method that would start
 // Work answers ErrClosed and a second Close returns nil
 // (enginetest.ClosedEngine), queries still answer, and Shutdown returns
 // without error.
-func TestMisuseSupervisorClosed(t *testing.T) {
+func TestMisuseEngineClosed(t *testing.T) {
 	s := work.New()
 	enginetest.ClosedEngine(t, s)
 	ctx := t.Context()

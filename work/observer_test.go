@@ -24,7 +24,7 @@ func TestWatcherWatchedOnceUnwatchedOnFirstClose(t *testing.T) {
 	w := &watcher{}
 	s := work.New(work.WithObserver(w))
 	if w.watched != observe.Watched(s) {
-		t.Fatal("Watch not called with the Supervisor")
+		t.Fatal("Watch not called with the engine")
 	}
 	s.Close(context.Background())
 	s.Close(context.Background())
@@ -97,7 +97,7 @@ func (b *binder) Bind(caller, exec context.Context, e observe.Event) context.Con
 	return context.WithValue(exec, boundKey{}, e.WorkID)
 }
 
-func TestSupervisorNowUsesItsClock(t *testing.T) {
+func TestEngineNowUsesItsClock(t *testing.T) {
 	h := newHarness(t)
 	h.clk.Advance(1500)
 	if got := boundary.Now(h.s); !got.Equal(t0.Add(1500)) {

@@ -18,7 +18,7 @@ import (
 
 // TestProgressCounts: a function child's reports and an agent child's
 // counts reach Status.Progress; EventProgress is rate-limited to one per
-// ProgressInterval per Work by the Supervisor's clock, carries the counts,
+// ProgressInterval per Work by the engine's clock, carries the counts,
 // and never follows the terminal event; the JSON has no progress.
 func TestProgressCounts(t *testing.T) {
 	h := newHarness(t)

@@ -37,7 +37,7 @@ func TestNewSubscription(t *testing.T) {
 }
 
 // Execution.Progress returns the counts so far, for a remote run and for
-// a background Work under the Supervisor.
+// a background Work under the in-process engine.
 func TestExecutionProgress(t *testing.T) {
 	ctx := work.WithRemote(context.Background(), seam.Remote{WorkID: "w1", OwnerID: "o"})
 	ex, _ := work.ExecutionFrom(ctx)
@@ -62,15 +62,16 @@ func TestExecutionProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p := <-got; p.Done != 3 || p.Total != 4 {
-		t.Fatalf("Supervisor Progress = %+v", p)
+		t.Fatalf("in-process Progress = %+v", p)
 	}
 	_, _, _ = s.Result(context.Background(), work.NewOwner("p"), ref.ID, work.MaxResultWait)
 }
 
-// A remote run counts its budget at the boundary as under the Supervisor,
-// and its progress there too (a granted request, an allowed tool call),
-// reports the exhaustion and its progress through Remote.Event (progress
-// at most once per ProgressInterval), and tells its Engine what it spent.
+// A remote run counts its budget at the boundary as under the in-process
+// engine, and its progress there too (a granted request, an allowed tool
+// call), reports the exhaustion and its progress through Remote.Event
+// (progress at most once per ProgressInterval), and tells its Engine what
+// it spent.
 func TestWithRemoteBudgetAndProgress(t *testing.T) {
 	var evs []observe.Event
 	ctx := work.WithRemote(context.Background(), seam.Remote{WorkID: "w1", OwnerID: "o", OwnerDepth: 1,

@@ -15,7 +15,7 @@ import (
 // notice is being sent (here: held up on the Subscription's lock) must
 // wait for it, whatever its timeout, so that a terminal answer is never
 // ahead of the notice. Result answers at once only when the Work's emit
-// lock is free under the Supervisor's lock.
+// lock is free under the engine's lock.
 func TestResultNotAheadOfNoticeNopObserver(t *testing.T) {
 	for _, timeout := range []time.Duration{0, time.Second} {
 		t.Run(timeout.String(), func(t *testing.T) {

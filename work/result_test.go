@@ -269,7 +269,7 @@ func (g *gateObs) Event(_ context.Context, e observe.Event) {
 	}
 }
 
-// gated is a Supervisor on a fake clock whose Observer is a gateObs, with
+// gated is an engine on a fake clock whose Observer is a gateObs, with
 // one Work of owner "a" whose child fails once proceed is closed.
 type gated struct {
 	clk     *fakeclock.Clock
@@ -280,7 +280,7 @@ type gated struct {
 	proceed chan struct{}
 }
 
-// startGated starts a gated Work; the Supervisor closes when t ends.
+// startGated starts a gated Work; the engine closes when t ends.
 func startGated(t *testing.T) *gated {
 	t.Helper()
 	x := &gated{clk: fakeclock.New(t0), g: &gateObs{entered: make(chan struct{}), release: make(chan struct{})},

@@ -170,7 +170,7 @@ func TestShutdownOrphans(t *testing.T) {
 	h.obs.waitTerminal(stubbornRef.ID)
 }
 
-// TestShutdownIdle: an idle Supervisor shuts down at once, drained, and
+// TestShutdownIdle: an idle engine shuts down at once, drained, and
 // Shutdown after Close or twice reports nothing.
 func TestShutdownIdle(t *testing.T) {
 	h := newHarness(t)
@@ -186,7 +186,7 @@ func TestShutdownIdle(t *testing.T) {
 	}
 }
 
-// TestShutdownFromChild: a child cannot shut its own Supervisor down (it
+// TestShutdownFromChild: a child cannot shut its own engine down (it
 // would wait for itself); nothing changes.
 func TestShutdownFromChild(t *testing.T) {
 	h := newHarness(t)
@@ -202,6 +202,6 @@ func TestShutdownFromChild(t *testing.T) {
 		t.Fatalf("child: %s %q", st.State, out)
 	}
 	if _, err := h.s.Start(context.Background(), work.Spec{Owner: o, Target: fn, Run: immediate("x")}); err != nil {
-		t.Fatalf("the Supervisor stopped admitting: %v", err)
+		t.Fatalf("the engine stopped admitting: %v", err)
 	}
 }

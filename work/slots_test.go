@@ -238,7 +238,7 @@ func passBoundary(c *child) <-chan struct{} {
 }
 
 // boundaryWaits returns a channel that receives each time a model-request
-// boundary of h's Supervisor starts waiting for its Work's slot.
+// boundary of h's engine starts waiting for its Work's slot.
 func boundaryWaits(h *harness) <-chan struct{} {
 	ch := make(chan struct{}, 8)
 	h.s.SetBoundaryHookForTest(func() {

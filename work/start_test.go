@@ -22,7 +22,7 @@ func (g *bindGate) Bind(_, exec context.Context, _ observe.Event) context.Contex
 	return exec
 }
 
-// TestStartOverlappingCloseOrRelease: Bind runs without the Supervisor's
+// TestStartOverlappingCloseOrRelease: Bind runs without the engine's
 // lock (Close and Release complete while it is held), and a start that
 // overlaps them is accepted and then cancelled before it runs.
 func TestStartOverlappingCloseOrRelease(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// The randomized state-machine test drives a Supervisor with random
+// The randomized state-machine test drives an engine with random
 // operations from many owners while a model predicts, op by op, every
 // answer, every count and every event. Children block on their own control
 // channels, so the test alone decides when each one ends and how.

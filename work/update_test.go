@@ -417,7 +417,7 @@ func TestUpdatesOutsideWork(t *testing.T) {
 	c.complete("")
 	h.obs.waitTerminal(ref.ID)
 	if _, err := (&work.Engine{}).Updates(context.Background(), o, ref.ID, 0); !errors.Is(err, work.ErrNotInitialized) {
-		t.Fatalf("an uninitialized Supervisor's Updates = %v", err)
+		t.Fatalf("an uninitialized Engine's Updates = %v", err)
 	}
 }
 

@@ -117,7 +117,7 @@ func TestResultDeadlinesSystemClock(t *testing.T) {
 
 // TestResultContextSystemClock: a wait whose context ends returns the
 // running status and leaves nothing behind; the timer is stopped once the
-// Supervisor is closed with no wait left.
+// engine is closed with no wait left.
 func TestResultContextSystemClock(t *testing.T) {
 	s := New()
 	o := NewOwner("a")

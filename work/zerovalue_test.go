@@ -13,11 +13,11 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// TestZeroSupervisor: every exported method of a Supervisor not made by
-// New either returns ErrNotInitialized (TestMisuseSupervisor; a message
+// TestZeroEngine: every exported method of an Engine made by neither New
+// nor a runner either returns ErrNotInitialized (TestMisuseEngine; a message
 // naming work.New) or, when it returns no error, a safe zero value. None
 // panics or hangs.
-func TestZeroSupervisor(t *testing.T) {
+func TestZeroEngine(t *testing.T) {
 	o := work.NewOwner("coord")
 	spec := work.Spec{Owner: o, Target: fn, Run: immediate("x")}
 	if msg := work.ErrNotInitialized.Error(); !strings.Contains(msg, "work.New") {

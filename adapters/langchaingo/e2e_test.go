@@ -232,7 +232,7 @@ func testEndToEnd(t *testing.T, k agentKind) {
 		}
 	}
 
-	// A foreign owner (a second Kit on the same Supervisor) finds nothing.
+	// A foreign owner (a second Kit on the same engine) finds nothing.
 	other := lc.NewFunction("other_job", "Another job.", func(context.Context, string) (string, error) { return "", nil })
 	kit2, err := lc.Prepare(ctx, sup, scripted.New(), []tools.Tool{lc.Backgroundable(other)}, lc.WithOwner("intruder"))
 	if err != nil {

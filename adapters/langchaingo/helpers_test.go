@@ -156,7 +156,7 @@ func closeSup(t *testing.T, sup *work.Engine) {
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	if err := sup.Close(ctx); err != nil {
-		t.Errorf("Supervisor.Close: %v", err)
+		t.Errorf("Engine.Close: %v", err)
 	}
 }
 

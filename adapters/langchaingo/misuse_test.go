@@ -41,7 +41,7 @@ func (f misFuncTool) Name() string                                 { return f.na
 func (f misFuncTool) Description() string                          { return "A plain tool." }
 func (f misFuncTool) Call(context.Context, string) (string, error) { return "", nil }
 
-// misSup is a Supervisor closed when the test ends.
+// misSup is an in-process engine closed when the test ends.
 func misSup(t *testing.T, opts ...work.Option) *work.Engine {
 	t.Helper()
 	sup := work.New(opts...)
@@ -133,8 +133,8 @@ func TestPrepareMisuse(t *testing.T) {
 		{"nil ctx", nilCtx, sup, nil, nil, lc.ErrNilContext, ""},
 		{"nil ctx with a child", nilCtx, sup, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, lc.ErrNilContext, ""},
 		{"nil engine", context.Background(), nil, nil, nil, middleware.ErrNilEngine, "engine"},
-		{"zero Supervisor", context.Background(), &work.Engine{}, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, middleware.ErrEngineNotReady, ""},
-		{"zero Supervisor, no child", context.Background(), &work.Engine{}, nil, nil, work.ErrNotInitialized, ""},
+		{"zero Engine", context.Background(), &work.Engine{}, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, middleware.ErrEngineNotReady, ""},
+		{"zero Engine, no child", context.Background(), &work.Engine{}, nil, nil, work.ErrNotInitialized, ""},
 		{"closed engine", context.Background(), closed, []tools.Tool{lc.Backgroundable(misEcho("job"))}, nil, work.ErrClosed, ""},
 		{"closed engine, no child", context.Background(), closed, nil, nil, work.ErrClosed, ""},
 		{"child name with a space", context.Background(), sup, []tools.Tool{misEcho("deep research")}, nil, lc.ErrInvalidChildName, `"deep research"`},
@@ -459,8 +459,8 @@ func TestOwnerInUseConcurrent(t *testing.T) {
 	_ = kit.Release()
 }
 
-// ctxEngine is a Supervisor whose Subscribe honours ctx as a remote
-// engine's does (the Supervisor's own answers at once and ignores it).
+// ctxEngine is an in-process engine whose Subscribe honours ctx as a
+// remote engine's does (the in-process one answers at once and ignores it).
 type ctxEngine struct{ driver.Engine }
 
 func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
@@ -493,7 +493,7 @@ func TestPrepareProbesUnderTheCallersContext(t *testing.T) {
 
 // The live-owner registry does not keep the Kit alive: an unreleased
 // WithOwner Kit that is dropped is collected (middleware's owner tests
-// show that its id leaves the registry when its Supervisor goes too).
+// show that its id leaves the registry when its engine goes too).
 func TestOwnerRegistryHoldsNoKit(t *testing.T) {
 	kitGone := make(chan struct{})
 	sup := misSup(t)

@@ -73,7 +73,7 @@ func readmeScript() providertest.Script {
 }
 
 // TestReadmeBudgets runs the README's budget code: the child's budget and
-// the pool reach the Supervisor.
+// the pool reach the engine.
 func TestReadmeBudgets(t *testing.T) {
 	sup := work.New()
 	defer closeSup(t, sup)

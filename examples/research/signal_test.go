@@ -15,7 +15,7 @@ import (
 
 // TestSignalShutdown sends SIGTERM to the real demo process while its
 // background work runs (-hold keeps the coordinator waiting after its
-// launches): the demo drains with Supervisor.Shutdown, cancels what is
+// launches): the demo drains with Engine.Shutdown, cancels what is
 // left after -drain, prints the content-free report, logs it through slog
 // and exits 0.
 func TestSignalShutdown(t *testing.T) {

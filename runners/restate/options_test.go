@@ -12,7 +12,7 @@ import (
 )
 
 // A negative limit option (or an invalid budget option) is refused as by
-// the Supervisor, before Restate is reached: every Start, Call and
+// the in-process engine, before Restate is reached: every Start, Call and
 // SetPool of the Engine returns it (work.ErrInvalidLimit naming the
 // option), and NewWorker fails with it.
 func TestInvalidOptionRefused(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"github.com/agentwork/agentwork/work"
 )
 
-// An invalid budget option is refused as by the Supervisor: every Start,
-// Call and SetPool returns it (New cannot fail).
+// An invalid budget option is refused as by the in-process engine: every
+// Start, Call and SetPool returns it (New cannot fail).
 func TestInvalidBudgetOptionRefused(t *testing.T) {
 	for name, opt := range map[string]temporal.Option{
 		"default": temporal.WithOptions(work.WithDefaultBudget(work.Budget{MaxTurns: -2})),
@@ -54,9 +54,9 @@ func TestStartAfterClose(t *testing.T) {
 	}
 }
 
-// A negative limit option is refused as by the Supervisor: every Start,
-// Call and SetPool of the Engine returns work.ErrInvalidLimit naming it,
-// and NewWorker fails with it (as with an invalid budget option).
+// A negative limit option is refused as by the in-process engine: every
+// Start, Call and SetPool of the Engine returns work.ErrInvalidLimit naming
+// it, and NewWorker fails with it (as with an invalid budget option).
 func TestInvalidLimitOptionRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string

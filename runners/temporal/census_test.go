@@ -199,7 +199,7 @@ func deploymentView(t *testing.T, c client.Client, extra ...temporal.Option) {
 
 	// Through the Observer: the worker's slot and limit by target, the
 	// deployment's pollers and counts, the shared limit of the Engine's
-	// foreground Supervisor.
+	// foreground in-process engine.
 	slots := gauges(t, obs, "agentwork.work.slots_in_use")
 	limit := gauges(t, obs, "agentwork.work.concurrency_limit")
 	pollers := gauges(t, obs, "agentwork.target.pollers")

@@ -58,15 +58,15 @@ func (g *gatedJobs) job() *work.Job {
 }
 
 // TestDeploymentWaits: the coordinator's deployment Snapshot counts the
-// Work that waits as the Supervisor does. Three jobs: one between polls
-// (an hour's backoff), one whose poll is in progress (polls hold no
+// Work that waits as the in-process engine does. Three jobs: one between
+// polls (an hour's backoff), one whose poll is in progress (polls hold no
 // slot), one whose submit is in progress (it holds one of the Worker's
-// slots, and is running, not waiting); two Works awaiting approval
-// (queued, outside the task queue: not in Snapshot.Queued nor in the
-// queued age). The counts, the oldest approval, the rows, the gauges and
-// the status page say so; the Worker's own Snapshot has the submit's
-// slot only. Then the submit returns (three jobs wait, no slot) and one
-// approval is given (one awaits).
+// slots, and is running, not waiting); two Works awaiting approval (queued,
+// outside the task queue: not in Snapshot.Queued nor in the queued age).
+// The counts, the oldest approval, the rows, the gauges and the status page
+// say so; the Worker's own Snapshot has the submit's slot only. Then the
+// submit returns (three jobs wait, no slot) and one approval is given (one
+// awaits).
 func TestDeploymentWaits(t *testing.T) {
 	c := server(t)
 	eventQueues++

@@ -95,7 +95,7 @@ func runScenario(t *testing.T, opts ...promexport.Option) *promexport.Exporter {
 	}
 	t.Cleanup(stop)
 	// A durable runner's deployment view beside the scenario's
-	// Supervisor: one worker polls researcher's queue.
+	// in-process engine: one worker polls researcher's queue.
 	t.Cleanup(obs.Watch(&deployment{observe.Snapshot{Time: scenario.Start, Deployment: true,
 		Counts: []observe.TargetCounts{{Target: "researcher", Pollers: 1}}}}))
 	return exp

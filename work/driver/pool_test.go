@@ -9,7 +9,7 @@ import (
 )
 
 // The registry's pool resolves and settles reservations as the in-process
-// Supervisor's pools do (work.Engine.SetPool).
+// engine's pools do (work.Engine.SetPool).
 func TestPoolReserve(t *testing.T) {
 	p := &Pool{Limit: [3]int64{8, 0, 1000}}
 	// An agent that sets nothing reserves its default capped at its share

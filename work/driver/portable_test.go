@@ -175,7 +175,7 @@ func (w waitingStore) Wait(context.Context, work.Owner, string) (Record, string,
 func id(n int) string { return fmt.Sprintf("%032x", n) }
 
 // newPortable returns a Portable over s, set up with opts as an engine's
-// WithOptions; its foreground Supervisor is closed when the test ends.
+// WithOptions; its foreground engine is closed when the test ends.
 func newPortable(t *testing.T, s Store, opts ...work.Option) (*Portable, *enginetest.Recorder) {
 	t.Helper()
 	rec := &enginetest.Recorder{}

@@ -16,8 +16,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// broken wraps the Supervisor with one deliberate contract violation, so
-// that TestSuiteCatchesBrokenEngines can show the suite fails on it.
+// broken wraps the in-process engine with one deliberate contract
+// violation, so that TestSuiteCatchesBrokenEngines can show the suite fails
+// on it.
 type broken struct {
 	driver.Engine
 	defect string
@@ -107,7 +108,7 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engi
 	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
 		maxDur, cfg.MaxDuration = cfg.MaxDuration, -1 // Start gives children theirs; jobs keep their own
 	}
-	return driver.NewEngine(broken{driver.Forward(supervisor{}.NewEngine(t, cfg)), h.defect, maxDur})
+	return driver.NewEngine(broken{driver.Forward(inProcess{}.NewEngine(t, cfg)), h.defect, maxDur})
 }
 
 // lateAnswerJob is j with a deadline of its own, d from its Submit,
@@ -203,7 +204,7 @@ func (d *droppedBeforeUsage) Event(ctx context.Context, e observe.Event) {
 }
 
 func (h brokenHarness) Capabilities() enginetest.Capabilities {
-	c := supervisor{}.Capabilities()
+	c := inProcess{}.Capabilities()
 	if h.defect == "wrong-guarantees" {
 		c.Durable = true
 	}

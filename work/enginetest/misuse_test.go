@@ -53,9 +53,9 @@ func TestEngineCalls(t *testing.T) {
 	}
 }
 
-// misused is a Supervisor with one deliberate misuse defect, so that
-// TestMisuseHelpersCatchBrokenEngines can show ZeroEngine and ClosedEngine
-// fail on it.
+// misused is an in-process engine with one deliberate misuse defect, so
+// that TestMisuseHelpersCatchBrokenEngines can show ZeroEngine and
+// ClosedEngine fail on it.
 type misused struct {
 	driver.Engine
 	defect string
@@ -107,8 +107,8 @@ func (m misused) Close(ctx context.Context) error {
 }
 
 // TestBrokenMisuse runs ZeroEngine and ClosedEngine over a misused
-// Supervisor; TestMisuseHelpersCatchBrokenEngines runs it, one defect per
-// process, and expects it to fail.
+// in-process engine; TestMisuseHelpersCatchBrokenEngines runs it, one
+// defect per process, and expects it to fail.
 func TestBrokenMisuse(t *testing.T) {
 	defect := os.Getenv("AGENTWORK_BROKEN")
 	if defect == "" {
@@ -119,7 +119,7 @@ func TestBrokenMisuse(t *testing.T) {
 	})
 	t.Run("closed", func(t *testing.T) {
 		var also []string
-		if defect == "closed-snapshot" { // a Supervisor's Snapshot still answers after Close
+		if defect == "closed-snapshot" { // an in-process engine's Snapshot still answers after Close
 			also = append(also, "Snapshot")
 		}
 		enginetest.ClosedEngine(t, newMisused(work.New(), defect), also...)

@@ -12,10 +12,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// supervisor is the Harness of the in-process Supervisor.
-type supervisor struct{}
+// inProcess is the Harness of the in-process engine (work.New).
+type inProcess struct{}
 
-func (supervisor) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
+func (inProcess) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	s := work.New(append(cfg.Options(), work.WithObserver(cfg.Observer))...)
 	t.Cleanup(func() {
 		if err := s.Close(context.Background()); err != nil {
@@ -25,7 +25,7 @@ func (supervisor) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	return s
 }
 
-func (supervisor) Capabilities() enginetest.Capabilities {
+func (inProcess) Capabilities() enginetest.Capabilities {
 	return enginetest.Capabilities{
 		Durable:        false,
 		Attempt:        1,
@@ -34,6 +34,6 @@ func (supervisor) Capabilities() enginetest.Capabilities {
 	}
 }
 
-// TestSupervisorConformance runs the conformance suite against the
-// in-process Supervisor.
-func TestSupervisorConformance(t *testing.T) { enginetest.Run(t, supervisor{}) }
+// TestInProcessConformance runs the conformance suite against the
+// in-process engine.
+func TestInProcessConformance(t *testing.T) { enginetest.Run(t, inProcess{}) }
