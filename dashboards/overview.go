@@ -152,7 +152,7 @@ func Overview() (dashboard.Dashboard, error) {
 	}
 	job := labelVar("job", "Job", "Prometheus jobs that scrape agentwork processes.",
 		"label_values(agentwork_work_concurrency_limit, job)")
-	instance := labelVar("instance", "Instance", "Scraped agentwork processes (one supervisor registry each) in the selected jobs.",
+	instance := labelVar("instance", "Instance", "Scraped agentwork processes (one engine each) in the selected jobs.",
 		`label_values(agentwork_work_concurrency_limit{job=~"$job"}, instance)`)
 	q := "label_values(agentwork_work_items, target)"
 	target := dashboard.NewQueryVariableBuilder("target").
@@ -196,15 +196,15 @@ func Overview() (dashboard.Dashboard, error) {
 			instant("A", `sum by (state) (round(increase(agentwork_work_transitions_total{state=~"completed|failed|cancelled", `+targetSel+`}[$__range])))`, "{{state}}"))).
 		WithPanel(ts("Slots in use vs limit", units.Short,
 			"Running slots in use (running plus cancel-requested work: a cancel-requested item keeps its slot until its child returns) against the concurrency limit, per process and target, and queued work per target (agentwork_work_slots_in_use, agentwork_work_concurrency_limit, agentwork_work_items{state=\"queued\"}; not filtered by target because a limit may be shared). "+
-				"A limit with target \"*\" is shared by all of a process's targets (an in-process supervisor's: compare it with that process's slots summed); any other limit is its target's own on one Temporal worker (compare it with that worker's slots of the target; the queue is the deployment's, from its coordinator). "+
+				"A limit with target \"*\" is shared by all of a process's targets (an in-process engine's: compare it with that process's slots summed); any other limit is its target's own on one Temporal worker (compare it with that worker's slots of the target; the queue is the deployment's, from its coordinator). "+
 				"Slots pinned at the limit with work queued means the queue is blocked: AgentworkAtConcurrencyLimit fires; find what holds the slots on the status page (/statusz). "+
-				"A limit of 0 or no limit series means the supervisor was built without one or the process is not scraped: check the Prometheus target.",
+				"A limit of 0 or no limit series means the engine was built without one or the process is not scraped: check the Prometheus target.",
 			pos(12, 1, 6, 8),
 			query("A", `sum by (instance, target) (agentwork_work_slots_in_use{`+procSel+`})`, "{{instance}} {{target}} slots in use"),
 			query("B", `max by (instance, target) (agentwork_work_concurrency_limit{`+procSel+`})`, "{{instance}} {{target}} limit"),
 			query("C", `sum by (target) (agentwork_work_items{state="queued", `+procSel+`})`, "{{target}} queued"))).
 		WithPanel(ts("Refused starts", units.OpsPerSecond,
-			"Starts the supervisor refused before any work was queued, by target and reason, per second (agentwork_work_starts_refused_total). "+
+			"Starts the engine refused before any work was queued, by target and reason, per second (agentwork_work_starts_refused_total). "+
 				"Anything above zero means the model asked for work the policy would not accept: read the reason label; for a limit or budget reason raise the limit or tell the model about it in the prompt, for a validation reason fix the tool schema or the prompt.",
 			pos(18, 1, 6, 8),
 			query("A", `sum by (target, reason) (rate(agentwork_work_starts_refused_total{`+targetSel+`}[$__rate_interval]))`, "{{target}} {{reason}}")))
@@ -314,9 +314,9 @@ func Overview() (dashboard.Dashboard, error) {
 			pos(0, 54, 12, 8),
 			query("A", `sum by (instance, budget) (agentwork_budget_pool_reserved{`+procSel+`})`, "{{instance}} {{budget}} reserved"),
 			query("B", `sum by (instance, budget) (agentwork_budget_pool_remaining{`+procSel+`})`, "{{instance}} {{budget}} remaining"))).
-		WithPanel(bars("Orphaned at shutdown", "Work a supervisor's Shutdown abandoned, by target (agentwork_work_orphaned_total): cancelled, its child had not returned within the shutdown grace, so the child ignores cooperative cancellation and its goroutine runs on. "+
+		WithPanel(bars("Orphaned at shutdown", "Work an in-process engine's Shutdown abandoned, by target (agentwork_work_orphaned_total): cancelled, its child had not returned within the shutdown grace, so the child ignores cooperative cancellation and its goroutine runs on. "+
 			"\"in range\" is the increase over the dashboard's time range; it misses a target's first orphan in a process, whose series starts at 1, which \"since start\" shows: the count of the live processes since they started. "+
-			"Anything above zero fires AgentworkWorkOrphaned: read the process's WARN line \"work supervisor shut down\" and fix the child to return when its context is cancelled. Orphans at exit show only if Prometheus scraped the process after its Shutdown.",
+			"Anything above zero fires AgentworkWorkOrphaned: read the process's WARN line \"work engine shut down\" and fix the child to return when its context is cancelled. Orphans at exit show only if Prometheus scraped the process after its Shutdown.",
 			pos(12, 54, 12, 8),
 			instant("A", `sum by (target) (round(increase(agentwork_work_orphaned_total{`+targetSel+`}[$__range])))`, "{{target}} in range"),
 			instant("B", `sum by (target) (agentwork_work_orphaned_total{`+targetSel+`})`, "{{target}} since start")))

@@ -75,10 +75,10 @@ func newBudgetInstruments(m metric.Meter, o *Observer) (*budgetInstruments, erro
 		metric.WithDescription("Tool calls child runs made, by target."))
 	err = errors.Join(err, e)
 	b.reserved, e = m.Int64ObservableGauge(metricPoolReserved, metric.WithUnit(unitPool),
-		metric.WithDescription("What unsettled children reserved from their owners' pools, summed over the watched supervisors, by budget."))
+		metric.WithDescription("What unsettled children reserved from their owners' pools, summed over the watched engines, by budget."))
 	err = errors.Join(err, e)
 	b.remaining, e = m.Int64ObservableGauge(metricPoolRemaining, metric.WithUnit(unitPool),
-		metric.WithDescription("What the owners' pools can still give, summed over the watched supervisors, by budget."))
+		metric.WithDescription("What the owners' pools can still give, summed over the watched engines, by budget."))
 	err = errors.Join(err, e)
 	if err != nil {
 		return nil, err

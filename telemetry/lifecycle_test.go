@@ -107,7 +107,7 @@ func TestOrphanCounted(t *testing.T) {
 		t.Fatalf("no orphan log line:\n%s", logs)
 	}
 	// The report itself, logged by the library (not only by an app).
-	if logs := h.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"work supervisor shut down","report":{"drained":false,`) ||
+	if logs := h.logs.String(); !strings.Contains(logs, `"level":"WARN","msg":"work engine shut down","report":{"drained":false,`) ||
 		!strings.Contains(logs, `"orphans":1,"orphaned":{"summarizer/cancel-requested":1}}}`) {
 		t.Fatalf("no shutdown report log line:\n%s", logs)
 	}
@@ -184,7 +184,7 @@ func TestShutdownReportLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := h.logs.String()
-	if !strings.Contains(logs, `"level":"INFO","msg":"work supervisor shut down","report":{"drained":true,`) ||
+	if !strings.Contains(logs, `"level":"INFO","msg":"work engine shut down","report":{"drained":true,`) ||
 		!strings.Contains(logs, `"report":{"drained":true,"duration":0,"orphans":0}}`) {
 		t.Fatalf("no shutdown report log line:\n%s", logs)
 	}

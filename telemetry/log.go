@@ -11,14 +11,14 @@ import (
 
 // Log messages: the span event's name ("agentwork.work.completed",
 // "agentwork.work.guidance.accepted"), "work start refused", "status block",
-// "foreground call" for the end of a foreground child, and "work supervisor
+// "foreground call" for the end of a foreground child, and "work engine
 // shut down" for an in-process engine's Shutdown report. Every line
 // written while a span is in ctx carries its trace_id and span_id.
 const (
 	msgRefused     = "work start refused"
 	msgStatusBlock = "status block"
 	msgForeground  = "foreground call"
-	msgShutdown    = "work supervisor shut down"
+	msgShutdown    = "work engine shut down"
 )
 
 // Log field keys.
@@ -147,7 +147,7 @@ func (o *Observer) logForeground(ctx context.Context, c observe.ToolCall, ce obs
 }
 
 // ShutdownReported implements observe.ShutdownObserver: it logs an
-// in-process engine's Shutdown report as one line, "work supervisor shut
+// in-process engine's Shutdown report as one line, "work engine shut
 // down", with the group "report" (drained, duration, orphans, and one
 // "target/state" count per entry under settled and orphaned): Info when
 // every Work finished in time, Warn when Work had to be cancelled or was

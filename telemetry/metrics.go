@@ -59,16 +59,16 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		e   error
 	)
 	in.items, e = m.Int64ObservableGauge(metricItems, metric.WithUnit("{work}"),
-		metric.WithDescription("Work items in the registry by state and target, read from the supervisor at collection."))
+		metric.WithDescription("Work items in the registry by state and target, read from the engine at collection."))
 	err = errors.Join(err, e)
 	in.limit, e = m.Int64ObservableGauge(metricLimit, metric.WithUnit("{work}"),
-		metric.WithDescription("How many work items may run at once, by target: a limit all of a process's targets share (an in-process supervisor's) has target \"*\", a per-target limit (a Temporal worker's) its target."))
+		metric.WithDescription("How many work items may run at once, by target: a limit all of a process's targets share (an in-process engine's) has target \"*\", a per-target limit (a Temporal worker's) its target."))
 	err = errors.Join(err, e)
 	in.slots, e = m.Int64ObservableGauge(metricSlots, metric.WithUnit("{work}"),
 		metric.WithDescription("Running slots in use in this process by target: running plus cancel-requested work (a cancel-requested item keeps its slot until its child returns), except external jobs waiting between polls (they hold no slot)."))
 	err = errors.Join(err, e)
 	in.oldestQueued, e = m.Float64ObservableGauge(metricOldestQueue, metric.WithUnit("s"),
-		metric.WithDescription("Age of the oldest queued work item by target (0 when none is queued), read from the supervisor at collection."))
+		metric.WithDescription("Age of the oldest queued work item by target (0 when none is queued), read from the engine at collection."))
 	err = errors.Join(err, e)
 	in.oldestCancel, e = m.Float64ObservableGauge(metricOldestCR, metric.WithUnit("s"),
 		metric.WithDescription("How long the oldest cancel-requested work item by target has been waiting for its child to stop (0 when none)."))
@@ -108,7 +108,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Starts refused before any work was queued, by target and reason (closed or the limit reached)."))
 	err = errors.Join(err, e)
 	in.orphaned, e = m.Int64Counter(metricOrphaned, metric.WithUnit("{work}"),
-		metric.WithDescription("Work abandoned by a supervisor's Shutdown because its child had not returned a grace period after cancellation, by target."))
+		metric.WithDescription("Work abandoned by an in-process engine's Shutdown because its child had not returned a grace period after cancellation, by target."))
 	err = errors.Join(err, e)
 	in.backgrounded, e = m.Int64Counter(metricBackgrounded, metric.WithUnit("{call}"),
 		metric.WithDescription("Child calls made without run_in_background that were still unfinished at their bound and returned a work.ref (the auto-background option), by target."))

@@ -12,7 +12,7 @@ import (
 // within the process (a decimal number). Goroutines a child starts inherit
 // it, so CPU and goroutine profiles can be split by engine. The engine only
 // sets it, never reads it. It is documented on Engine.
-const profileLabel = "agentwork.supervisor"
+const profileLabel = "agentwork.engine"
 
 var engineSeq atomic.Uint64
 

@@ -146,7 +146,7 @@ var (
 //
 // Every goroutine running a child of an in-process Engine (a Work's child, a
 // foreground call's, an external job's Submit and Await) carries the
-// profiler label "agentwork.supervisor" (runtime/pprof), with a value
+// profiler label "agentwork.engine" (runtime/pprof), with a value
 // unique to that Engine within the process (a decimal number), set
 // afresh for each child it runs; goroutines a child starts inherit it
 // (unless the child replaces its labels first), so CPU and goroutine

@@ -68,7 +68,7 @@ func TestSignalShutdown(t *testing.T) {
 			t.Errorf("report %q lacks %s", report[0], want)
 		}
 	}
-	if !strings.Contains(stderr.String(), `msg="work supervisor shut down" report.drained=false`) ||
+	if !strings.Contains(stderr.String(), `msg="work engine shut down" report.drained=false`) ||
 		!strings.Contains(stderr.String(), "report.orphans=0") {
 		t.Errorf("the report was not logged:\n%s", stderr.String())
 	}
