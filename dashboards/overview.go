@@ -152,7 +152,7 @@ func Overview() (dashboard.Dashboard, error) {
 	}
 	job := labelVar("job", "Job", "Prometheus jobs that scrape agentwork processes.",
 		"label_values(agentwork_work_concurrency_limit, job)")
-	instance := labelVar("instance", "Instance", "Scraped agentwork processes (one engine each) in the selected jobs.",
+	instance := labelVar("instance", "Instance", "Scraped agentwork processes in the selected jobs.",
 		`label_values(agentwork_work_concurrency_limit{job=~"$job"}, instance)`)
 	q := "label_values(agentwork_work_items, target)"
 	target := dashboard.NewQueryVariableBuilder("target").

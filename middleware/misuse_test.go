@@ -363,7 +363,7 @@ func TestWorkActionCounting(t *testing.T) {
 
 // ctxEngine is an in-process engine whose Subscribe honours ctx as a
 // remote engine's does (the in-process one answers at once and ignores it).
-type ctxEngine struct{ driver.Engine }
+type ctxEngine struct{ driver.Forwarder }
 
 func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
 	if err := ctx.Err(); err != nil {
@@ -376,7 +376,7 @@ func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) 
 // one fails it with context.Canceled), a nil ctx is ErrNilContext, and
 // Prepare is PrepareContext with context.Background().
 func TestPrepareContext(t *testing.T) {
-	eng := driver.NewEngine(ctxEngine{driver.Forward(work.New())})
+	eng := driver.NewEngine(ctxEngine{driver.Forwarder{Engine: work.New()}})
 	entries := map[string]any{"job": middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Run: echo})}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -17,7 +17,7 @@ import (
 // answers work.ErrUnavailable after wait (a remote engine's RPC timeout),
 // counting the calls that reached it.
 type downEngine struct {
-	driver.Engine
+	driver.Forwarder
 	down  atomic.Bool
 	wait  time.Duration
 	calls atomic.Int32
@@ -36,7 +36,7 @@ func (d *downEngine) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int
 	if d.down.Load() {
 		return nil, 0, d.fail(ctx)
 	}
-	return d.Engine.Rows(ctx, o)
+	return d.Forwarder.Rows(ctx, o)
 }
 
 func (d *downEngine) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
@@ -58,7 +58,7 @@ func (d *downEngine) Cancel(ctx context.Context, o work.Owner, id string) (work.
 // which says there is no Work, nor rows read before, shown as current).
 func TestStatusBlockUnavailable(t *testing.T) {
 	e := newEnv(t)
-	d := &downEngine{Engine: driver.Forward(e.sup)}
+	d := &downEngine{Forwarder: driver.Forwarder{Engine: e.sup}}
 	g := e.gate("x", nil)
 	s, err := middleware.Prepare(driver.NewEngine(d), work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
 	if err != nil {
@@ -85,7 +85,7 @@ func TestStatusBlockUnavailable(t *testing.T) {
 // engine, not two (the existence check's and the action's).
 func TestWorkToolUnavailableOnce(t *testing.T) {
 	e := newEnv(t)
-	d := &downEngine{Engine: driver.Forward(e.sup), wait: 50 * time.Millisecond}
+	d := &downEngine{Forwarder: driver.Forwarder{Engine: e.sup}, wait: 50 * time.Millisecond}
 	g := e.gate("x", nil)
 	s, err := middleware.Prepare(driver.NewEngine(d), work.NewOwner("coord"), map[string]any{"research": middleware.Backgroundable(middleware.Child{Kind: work.KindAgent, Run: g.run})})
 	if err != nil {

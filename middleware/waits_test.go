@@ -16,7 +16,7 @@ import (
 // specSpy is an engine that records the Specs the middleware starts and
 // calls, and refuses them (the test looks only at what was asked).
 type specSpy struct {
-	driver.Engine
+	driver.Forwarder
 	mu    sync.Mutex
 	specs []work.Spec
 }
@@ -89,7 +89,7 @@ func TestWaitingChildrenPrepare(t *testing.T) {
 // is refused before any Work is asked for.
 func TestWaitingChildrenSpec(t *testing.T) {
 	e := newEnv(t)
-	spy := &specSpy{Engine: driver.Forward(e.sup)}
+	spy := &specSpy{Forwarder: driver.Forwarder{Engine: e.sup}}
 	job := testJob()
 	s, err := middleware.Prepare(driver.NewEngine(spy), work.NewOwner("o"), map[string]any{
 		"job":      middleware.Backgroundable(middleware.Child{Kind: work.KindFunction, Job: job}),

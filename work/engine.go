@@ -10,8 +10,9 @@ import (
 
 // engineDriver is an Engine's implementation when it is not the
 // in-process one: a durable runner's engine, given by work/driver's
-// NewEngine (package seam). It has every method of the Engine, but
-// Shutdown, which it may have (shutdowner).
+// NewEngine (package seam). It has every method of the Engine but
+// Shutdown, which it may have (shutdowner), and the reads work/boundary
+// makes of an engine (Rows, Settled, Live, Observer, Now).
 type engineDriver interface {
 	Start(ctx context.Context, spec Spec) (Ref, error)
 	Call(ctx context.Context, spec Spec) (string, error)
@@ -46,15 +47,8 @@ type shutdowner interface {
 // work/driver makes an Engine of another implementation; work/boundary
 // reads an Engine for adapters.
 func init() {
-	seam.Rows = func(ctx context.Context, e, o any) ([]observe.Row, int, error) {
-		return engineOf(e).rows(ctx, ownerOf(o))
-	}
-	seam.Settled = func(ctx context.Context, e, o any) (any, error) {
-		return engineOf(e).settled(ctx, ownerOf(o))
-	}
-	seam.Live = func(ctx context.Context, e, o any) (bool, error) { return engineOf(e).hasLive(ctx, ownerOf(o)) }
-	seam.Now = func(e any) time.Time { return engineOf(e).now() }
-	seam.Observer = func(e any) observe.Observer { return engineOf(e).obs() }
+	seam.Rows, seam.Settled, seam.Live = (*Engine).rows, (*Engine).settled, (*Engine).hasLive
+	seam.Now, seam.Observer = (*Engine).now, (*Engine).obs
 	seam.NewEngine = func(impl any) any {
 		d, _ := impl.(engineDriver)
 		if d == nil {
@@ -63,10 +57,3 @@ func init() {
 		return &Engine{impl: d}
 	}
 }
-
-// engineOf returns e as the *Engine it is (nil for any other value).
-func engineOf(e any) *Engine { s, _ := e.(*Engine); return s }
-
-// ownerOf returns o as the Owner it is (the zero Owner for any other
-// value).
-func ownerOf(o any) Owner { w, _ := o.(Owner); return w }

@@ -128,8 +128,8 @@ const reasonScopeEnded = "scope_ended"
 // ErrNotInitialized: an Engine made by neither work.New nor a runner (its
 // zero value, var s work.Engine or &work.Engine{}, or a nil *Engine).
 // Every method of such an Engine that returns an error returns it, every
-// time; the others return zero values (Observer returns
-// observe.NopObserver{}, Now the zero time).
+// time, and so do work/boundary's Rows, Settled and Live of it (its
+// Observer is observe.NopObserver{}, its Now the zero time).
 var ErrNotInitialized = newError("uninitialized", "engine is not initialized: create it with work.New or a runner")
 
 // ErrInvalidBudget: a Budget with a negative field, in Spec.Budget (Start,

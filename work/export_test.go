@@ -154,8 +154,6 @@ const (
 	DefaultMaxUpdates             = updatelog.DefaultMaxUpdates
 	DefaultMaxUpdateBytes         = updatelog.DefaultMaxBytes
 	DefaultQuestionTimeout        = updatelog.DefaultQuestionTimeout
-	MaxUpdatesCeiling             = maxUpdatesCeiling
-	MaxUpdateBytesCeiling         = maxUpdateBytesCeiling
 )
 
 // CountModelRequestForTest adds one to e's ModelRequests progress count

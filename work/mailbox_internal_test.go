@@ -70,6 +70,7 @@ func TestEngineHoldsNoGuidanceAfterDrain(t *testing.T) {
 		t.Fatalf("engine still holds %q (cap %d, %d bytes)", it.mb.queued, cap(it.mb.queued), it.mb.bytes)
 	}
 	assertNoText(t, reflect.ValueOf(it).Elem(), msgs, "item")
+	assertNoText(t, reflect.ValueOf(s).Elem(), msgs, "engine") // its own fields: Works are walked as roots
 }
 
 func TestCommandRecordsHoldOnlyADigest(t *testing.T) {

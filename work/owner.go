@@ -20,9 +20,9 @@ type scopeState interface{ isScope() }
 
 // NewOwner returns the top-level owner named id. Two Owners with the same id
 // are the same owner. The id may not contain "/" (child scopes use it):
-// every operation refuses such an owner with ErrInvalidOwner (Rows returns
-// no rows and Release does nothing), so no top-level id can reach a child's
-// scope.
+// every operation refuses such an owner with ErrInvalidOwner (work/boundary's
+// Rows returns no rows and Release does nothing), so no top-level id can
+// reach a child's scope.
 func NewOwner(id string) Owner { return Owner{id: id} }
 
 // ID returns the owner's id.

@@ -57,8 +57,8 @@ var (
 //   - Status and List return result-free projections; List returns at most
 //     50, unfinished first, then finished, newest first within each
 //     group, and an empty (non-nil) slice for an owner with none.
-//   - work/boundary's Rows returns at most 12 status-block rows in priority order
-//     (unread results, failed, running and cancel-requested, queued, the
+//   - work/boundary's Rows returns at most 12 status-block rows in
+//     priority order (unread results, failed, running and cancel-requested, queued, the
 //     rest; newest first within each) and how many visible Works it left
 //     out. It never carries output or failure text. Its error is non-nil
 //     only when the rows cannot be read (e.g. a remote registry that does
@@ -124,12 +124,13 @@ var (
 //     NeedsApproval (ErrInvalidSpec) or an update policy
 //     (Spec.Updates) it cannot keep. Every engine in this module has
 //     both.
-//   - work/boundary's Settled returns every terminal Work visible to o, oldest settlement
-//     first, with no limit but the retention (an empty slice for none);
-//     its Live reports whether o has visible Work that is not terminal; its
-//     error is ErrInvalidOwner for the zero Owner, else non-nil only when
-//     that cannot be read (as for Rows). A
-//     reader woken by a Notice reads Live first, then Settled.
+//   - work/boundary's Settled returns every terminal Work visible to o,
+//     oldest settlement first, with no limit but the retention (an empty
+//     slice for none); work/boundary's Live reports whether o has visible
+//     Work that is not terminal. The error of either is ErrInvalidOwner
+//     for the zero Owner, else non-nil only when the Work cannot be read
+//     (as for work/boundary's Rows). A reader woken by a Notice reads Live
+//     first, then Settled.
 //   - work/boundary's Observer returns the Observer the layers above
 //     report through (never nil); its Now returns the implementation's
 //     clock's time.

@@ -26,12 +26,12 @@ func TestUpdatePolicy(t *testing.T) {
 		ok bool
 	}{
 		{work.UpdatePolicy{}, true},
-		{work.UpdatePolicy{MaxUpdates: work.MaxUpdatesCeiling, MaxBytes: work.MaxUpdateBytesCeiling, QuestionTimeout: time.Hour}, true},
+		{work.UpdatePolicy{MaxUpdates: 1024, MaxBytes: 1 << 20, QuestionTimeout: time.Hour}, true},
 		{work.UpdatePolicy{MaxUpdates: -1}, false},
 		{work.UpdatePolicy{MaxBytes: -1}, false},
 		{work.UpdatePolicy{QuestionTimeout: -1}, false},
-		{work.UpdatePolicy{MaxUpdates: work.MaxUpdatesCeiling + 1}, false},
-		{work.UpdatePolicy{MaxBytes: work.MaxUpdateBytesCeiling + 1}, false},
+		{work.UpdatePolicy{MaxUpdates: 1024 + 1}, false},
+		{work.UpdatePolicy{MaxBytes: 1<<20 + 1}, false},
 	} {
 		spec.Updates = &tc.p
 		err := spec.Validate()

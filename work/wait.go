@@ -65,7 +65,7 @@ const (
 )
 
 // work/driver's ResolveJob.
-func init() { seam.ResolveJob = func(j any) any { w, _ := j.(Job); return w.resolved() } }
+func init() { seam.ResolveJob = Job.resolved }
 
 // resolved is work/driver's ResolveJob (which documents it).
 func (j Job) resolved() Job {

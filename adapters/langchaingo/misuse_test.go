@@ -461,7 +461,7 @@ func TestOwnerInUseConcurrent(t *testing.T) {
 
 // ctxEngine is an in-process engine whose Subscribe honours ctx as a
 // remote engine's does (the in-process one answers at once and ignores it).
-type ctxEngine struct{ driver.Engine }
+type ctxEngine struct{ driver.Forwarder }
 
 func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) (*work.Subscription, error) {
 	if err := ctx.Err(); err != nil {
@@ -473,7 +473,7 @@ func (e ctxEngine) Subscribe(ctx context.Context, owner work.Owner, buffer int) 
 // Prepare and Retrofit probe the engine under their ctx: a cancelled one
 // fails them with context.Canceled.
 func TestPrepareProbesUnderTheCallersContext(t *testing.T) {
-	eng := driver.NewEngine(ctxEngine{driver.Forward(misSup(t))})
+	eng := driver.NewEngine(ctxEngine{driver.Forwarder{Engine: misSup(t)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ts := []tools.Tool{lc.Backgroundable(misEcho("job"))}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -138,5 +139,28 @@ func TestCallError(t *testing.T) {
 		if err := boundary.CallError(work.Status{State: s}); err != nil {
 			t.Fatalf("%q = %v, want nil", s, err)
 		}
+	}
+}
+
+// TestMaxRows: the documented bound is the one the engines apply.
+func TestMaxRows(t *testing.T) {
+	if boundary.MaxRows != contract.MaxRows {
+		t.Fatalf("boundary.MaxRows %d, the engines' %d", boundary.MaxRows, contract.MaxRows)
+	}
+}
+
+// TestEngineReadsAllocateNothing: the engine's reads cross into work with
+// nothing boxed: Live and Rows of an owner with no Work allocate nothing.
+func TestEngineReadsAllocateNothing(t *testing.T) {
+	e := work.New()
+	defer e.Close(context.Background())
+	ctx, o := context.Background(), work.NewOwner("idle")
+	if n := testing.AllocsPerRun(100, func() {
+		_, _ = boundary.Live(ctx, e, o)
+		_, _, _ = boundary.Rows(ctx, e, o)
+		_ = boundary.Now(e)
+		_ = boundary.Observer(e)
+	}); n != 0 {
+		t.Fatalf("%v allocations per Live, Rows, Now and Observer; want 0", n)
 	}
 }

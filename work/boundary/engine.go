@@ -11,7 +11,17 @@ import (
 )
 
 // MaxRows is the most rows Rows returns.
-const MaxRows = contract.MaxRows
+const MaxRows = 12
+
+// The engine's reads, as work gives them (package seam); their types are
+// checked once, here, as the package initialises.
+var (
+	readRows = seam.Rows.(func(*work.Engine, context.Context, work.Owner) ([]observe.Row, int, error))
+	settled  = seam.Settled.(func(*work.Engine, context.Context, work.Owner) ([]work.Status, error))
+	live     = seam.Live.(func(*work.Engine, context.Context, work.Owner) (bool, error))
+	now      = seam.Now.(func(*work.Engine) time.Time)
+	observer = seam.Observer.(func(*work.Engine) observe.Observer)
+)
 
 // Rows returns the status block's rows for o on e: at most MaxRows Works
 // chosen by priority, and how many visible Works were left out. The
@@ -22,10 +32,10 @@ const MaxRows = contract.MaxRows
 // the in-process engine selection costs O(n log MaxRows) for n visible
 // Works: it does not sort them. Rows of the zero Owner is nothing and no
 // error; its error is work.ErrNotInitialized for an Engine made by
-// neither work.New nor a runner (nil or zero), ErrUnavailable when a
+// neither work.New nor a runner (nil or zero), work.ErrUnavailable when a
 // durable engine's service does not answer, and nil otherwise.
 func Rows(ctx context.Context, e *work.Engine, o work.Owner) (rows []observe.Row, more int, err error) {
-	return seam.Rows(ctx, e, o)
+	return readRows(e, ctx, o)
 }
 
 // Settled returns every Work visible to o on e that is terminal, oldest
@@ -35,9 +45,7 @@ func Rows(ctx context.Context, e *work.Engine, o work.Owner) (rows []observe.Row
 // (work.WithRetention). It returns an empty slice for an owner with none.
 // Its errors are those of Live.
 func Settled(ctx context.Context, e *work.Engine, o work.Owner) ([]work.Status, error) {
-	st, err := seam.Settled(ctx, e, o)
-	out, _ := st.([]work.Status)
-	return out, err
+	return settled(e, ctx, o)
 }
 
 // Live reports whether o has visible Work on e that is not terminal. Its
@@ -46,18 +54,18 @@ func Settled(ctx context.Context, e *work.Engine, o work.Owner) ([]work.Status, 
 // work.ErrUnavailable when a durable engine's service does not answer;
 // otherwise it is nil.
 func Live(ctx context.Context, e *work.Engine, o work.Owner) (bool, error) {
-	return seam.Live(ctx, e, o)
+	return live(e, ctx, o)
 }
 
 // Now returns e's clock's current time (work.WithClock; the zero time for
 // an Engine made by neither work.New nor a runner), so that layers above
 // the engine time their events as it does.
-func Now(e *work.Engine) time.Time { return seam.Now(e) }
+func Now(e *work.Engine) time.Time { return now(e) }
 
 // Observer returns e's Observer (work.WithObserver; observe.NopObserver
 // when none was set, and for an Engine made by neither work.New nor a
 // runner), so that layers above the engine report through the same seam.
-func Observer(e *work.Engine) observe.Observer { return seam.Observer(e) }
+func Observer(e *work.Engine) observe.Observer { return observer(e) }
 
 // IsID reports whether s has the form of a Work id: 32 lowercase hex
 // digits. Layers above the engine use it to keep other strings (which may

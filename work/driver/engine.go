@@ -11,10 +11,11 @@ import (
 )
 
 // Engine is what an engine implementation gives NewEngine: every method
-// of work.Engine but Shutdown, with the contract work.Engine documents
-// (Portable has most of them, written once for every durable engine). An
-// implementation may have Shutdown too; without it work.Engine's Shutdown
-// closes it.
+// of work.Engine but Shutdown, and the reads work/boundary makes of an
+// engine (Rows, Settled, Live, Observer, Now), with the contract
+// work.Engine and work/boundary document (Portable has most of them,
+// written once for every durable engine). An implementation may have
+// Shutdown too; without it work.Engine's Shutdown closes it.
 type Engine interface {
 	Start(ctx context.Context, spec work.Spec) (work.Ref, error)
 	Call(ctx context.Context, spec work.Spec) (string, error)
@@ -50,31 +51,32 @@ func NewEngine(impl Engine) *work.Engine {
 	return seam.NewEngine(impl).(*work.Engine)
 }
 
-// Forward returns the Engine that forwards every call to e (Shutdown
-// included): what an implementation that decorates another engine embeds,
-// overriding only the methods it changes. It returns nil for a nil e.
-func Forward(e *work.Engine) Engine {
-	if e == nil {
-		return nil
-	}
-	return forward{e}
-}
+// Forwarder is the Engine that forwards every call to the *work.Engine
+// it holds: its methods, Shutdown included, and work/boundary's reads for
+// the driver methods work.Engine does not export (Rows, Settled, Live,
+// Observer, Now). An implementation that decorates another engine embeds
+// a Forwarder and overrides only the methods it changes; its Shutdown
+// stays the engine's. A Forwarder holding nil answers as a nil
+// *work.Engine does (work.ErrNotInitialized).
+type Forwarder struct{ *work.Engine }
 
-// forward is Forward's Engine: e's methods, and work/boundary's reads of
-// e for the driver methods e does not export.
-type forward struct{ *work.Engine }
-
-func (f forward) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
+// Rows is boundary.Rows of the engine.
+func (f Forwarder) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
 	return boundary.Rows(ctx, f.Engine, o)
 }
 
-func (f forward) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
+// Settled is boundary.Settled of the engine.
+func (f Forwarder) Settled(ctx context.Context, o work.Owner) ([]work.Status, error) {
 	return boundary.Settled(ctx, f.Engine, o)
 }
 
-func (f forward) Live(ctx context.Context, o work.Owner) (bool, error) {
+// Live is boundary.Live of the engine.
+func (f Forwarder) Live(ctx context.Context, o work.Owner) (bool, error) {
 	return boundary.Live(ctx, f.Engine, o)
 }
 
-func (f forward) Observer() observe.Observer { return boundary.Observer(f.Engine) }
-func (f forward) Now() time.Time             { return boundary.Now(f.Engine) }
+// Observer is boundary.Observer of the engine.
+func (f Forwarder) Observer() observe.Observer { return boundary.Observer(f.Engine) }
+
+// Now is boundary.Now of the engine.
+func (f Forwarder) Now() time.Time { return boundary.Now(f.Engine) }

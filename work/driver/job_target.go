@@ -36,5 +36,9 @@ func ValidTarget(label string, kind observe.Kind, runs bool, job *work.Job) erro
 // ResolveJob returns j with its defaults applied: MaxPolls and
 // MaxPollErrors when not positive (8 and 3), and Backoff's (Initial 1 s,
 // Max 30 s, or Initial when that is longer). It does not check j:
-// work.Job.Validate does.
-func ResolveJob(j work.Job) work.Job { r, _ := seam.ResolveJob(j).(work.Job); return r }
+// (*work.Job).Validate does.
+func ResolveJob(j work.Job) work.Job { return resolveJob(j) }
+
+// resolveJob is work's rule (package seam), its type checked as the
+// package initialises.
+var resolveJob = seam.ResolveJob.(func(work.Job) work.Job)

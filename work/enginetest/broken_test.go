@@ -20,7 +20,7 @@ import (
 // violation, so that TestSuiteCatchesBrokenEngines can show the suite fails
 // on it.
 type broken struct {
-	driver.Engine
+	driver.Forwarder
 	defect string
 	maxDur time.Duration // "job-deadline-late-answer": the deadline it keeps itself
 }
@@ -73,7 +73,7 @@ func (b broken) Start(ctx context.Context, spec work.Spec) (work.Ref, error) {
 }
 
 func (b broken) Rows(ctx context.Context, o work.Owner) ([]observe.Row, int, error) {
-	rows, more, err := b.Engine.Rows(ctx, o)
+	rows, more, err := b.Forwarder.Rows(ctx, o)
 	if b.defect == "rows-unlimited" {
 		more = 0
 	}
@@ -108,7 +108,7 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engi
 	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
 		maxDur, cfg.MaxDuration = cfg.MaxDuration, -1 // Start gives children theirs; jobs keep their own
 	}
-	return driver.NewEngine(broken{driver.Forward(inProcess{}.NewEngine(t, cfg)), h.defect, maxDur})
+	return driver.NewEngine(broken{driver.Forwarder{Engine: inProcess{}.NewEngine(t, cfg)}, h.defect, maxDur})
 }
 
 // lateAnswerJob is j with a deadline of its own, d from its Submit,

@@ -36,16 +36,18 @@ func TestMisuseRecorder(t *testing.T) {
 	_ = enginetest.Config{}.Options()
 }
 
-// TestEngineCalls: EngineCalls calls every method of driver.Engine that
-// returns an error (a method added to the Engine, or to the driver, must
-// be added to it).
+// TestEngineCalls: EngineCalls calls every method of work.Engine (but
+// Shutdown) and of driver.Engine that returns an error (a method added to
+// either must be added to it).
 func TestEngineCalls(t *testing.T) {
 	var want []string
-	engine := reflect.TypeFor[driver.Engine]()
-	for i := range engine.NumMethod() {
-		m := engine.Method(i)
-		if m.Name != "Shutdown" && m.Type.NumOut() > 0 && m.Type.Out(m.Type.NumOut()-1) == reflect.TypeFor[error]() {
-			want = append(want, m.Name)
+	for _, engine := range []reflect.Type{reflect.TypeFor[*work.Engine](), reflect.TypeFor[driver.Engine]()} {
+		for i := range engine.NumMethod() {
+			m := engine.Method(i)
+			if m.Name != "Shutdown" && m.Type.NumOut() > 0 && m.Type.Out(m.Type.NumOut()-1) == reflect.TypeFor[error]() &&
+				!slices.Contains(want, m.Name) {
+				want = append(want, m.Name)
+			}
 		}
 	}
 	if got := slices.Sorted(maps.Keys(enginetest.EngineCalls(t.Context(), new(work.Engine)))); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
@@ -57,14 +59,14 @@ func TestEngineCalls(t *testing.T) {
 // that TestMisuseHelpersCatchBrokenEngines can show ZeroEngine and
 // ClosedEngine fail on it.
 type misused struct {
-	driver.Engine
+	driver.Forwarder
 	defect string
 	lives  *int // "zero-refused-once": the Live calls so far
 	closes *int // "closed-close-twice": the Close calls so far
 }
 
 func newMisused(s *work.Engine, defect string) *work.Engine {
-	return driver.NewEngine(misused{driver.Forward(s), defect, new(int), new(int)})
+	return driver.NewEngine(misused{driver.Forwarder{Engine: s}, defect, new(int), new(int)})
 }
 
 func (m misused) Status(ctx context.Context, o work.Owner, id string) (work.Status, error) {
@@ -76,7 +78,7 @@ func (m misused) Status(ctx context.Context, o work.Owner, id string) (work.Stat
 }
 
 func (m misused) Live(ctx context.Context, o work.Owner) (bool, error) {
-	live, err := m.Engine.Live(ctx, o)
+	live, err := m.Forwarder.Live(ctx, o)
 	if *m.lives++; m.defect == "zero-refused-once" && *m.lives > 1 {
 		err = nil
 	}
@@ -87,7 +89,7 @@ func (m misused) Observer() observe.Observer {
 	if m.defect == "zero-observer" {
 		return new(enginetest.Recorder)
 	}
-	return m.Engine.Observer()
+	return m.Forwarder.Observer()
 }
 
 func (m misused) Subscribe(ctx context.Context, o work.Owner, buffer int) (*work.Subscription, error) {

@@ -18,5 +18,6 @@
 // and times.
 //
 // The lifecycle's vocabulary lives here too, as the events speak it:
-// State (observe.State is the same type), Kind, Progress and Usage.
+// State, Kind, Progress and Usage, the budget names and the refusal
+// reasons of an update.
 package observe

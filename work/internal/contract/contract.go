@@ -224,7 +224,7 @@ const MaxLaunches = 256
 // The contract's list bounds.
 const (
 	MaxListed = 50 // entries List returns at most
-	MaxRows   = 12 // rows work/boundary's Rows returns at most
+	MaxRows   = 12 // rows work/boundary's Rows returns at most (its MaxRows)
 )
 
 // IsID reports whether s has the form of a Work id: 32 lowercase hex

@@ -73,9 +73,9 @@ var (
 	Wrap   func(e any, cause error) any
 )
 
-// NewEngine returns a *work.Engine whose implementation is impl (an
-// implementation of every method of work.Engine but Shutdown, which it
-// may have), nil when impl is not one.
+// NewEngine returns a *work.Engine whose implementation is impl (a
+// work/driver Engine: every method of work.Engine but Shutdown, which it
+// may have, and the reads of work/boundary), nil when impl is not one.
 var NewEngine func(impl any) any
 
 // Turn has the shape of work/boundary's Turn.
@@ -95,15 +95,16 @@ var (
 	Unanswered    func(ex any) []int
 )
 
-// An engine's reads for adapters (work/boundary documents each): e is a
-// *work.Engine, o a work.Owner; Settled's result is a []work.Status.
-var (
-	Rows     func(ctx context.Context, e, o any) ([]observe.Row, int, error)
-	Settled  func(ctx context.Context, e, o any) (any, error)
-	Live     func(ctx context.Context, e, o any) (bool, error)
-	Now      func(e any) time.Time
-	Observer func(e any) observe.Observer
-)
+// An engine's reads for adapters (work/boundary documents each), each a
+// method expression of *work.Engine that work/boundary asserts to its
+// type as it initialises (after work): Rows is a func(*work.Engine,
+// context.Context, work.Owner) ([]observe.Row, int, error), Settled a
+// func(*work.Engine, context.Context, work.Owner) ([]work.Status, error),
+// Live a func(*work.Engine, context.Context, work.Owner) (bool, error),
+// Now a func(*work.Engine) time.Time and Observer a func(*work.Engine)
+// observe.Observer. Typed so, a call boxes nothing.
+var Rows, Settled, Live, Now, Observer any
 
-// ResolveJob returns j (a work.Job) with its defaults applied.
-var ResolveJob func(j any) any
+// ResolveJob is work.Job's resolved method expression, a
+// func(work.Job) work.Job: j with its defaults applied.
+var ResolveJob any

@@ -8,9 +8,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// TestNamesAreWorks: the refusal reasons a Log answers are observe's
+// TestRefusalReasonsAreObserves: the refusal reasons a Log answers are observe's
 // UpdateRefused* constants (a reason "" would read as accepted).
-func TestNamesAreWorks(t *testing.T) {
+func TestRefusalReasonsAreObserves(t *testing.T) {
 	var nilLog *updatelog.Log
 	l := updatelog.Make(updatelog.Policy{MaxUpdates: 1, MaxBytes: 4})
 	now := time.Unix(0, 0)
