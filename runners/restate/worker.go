@@ -44,7 +44,7 @@ type Worker struct {
 	slots   map[string]chan struct{} // per target: its running attempts and submits
 	polls   map[string]chan struct{} // per job target: its polls in progress
 	running *driver.Slots            // the attempts in progress (Snapshot); nil for a Worker not made by NewWorker
-	unwatch func()
+	watched driver.Watching          // the Observer's, from Start to Stop
 
 	// The attempts a retried step may take back (rejoin.go), and the
 	// watches of those adrift.
@@ -165,10 +165,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
-	unwatch := driver.Watch(w.cfg.Limits.Observer, w)
-	w.mu.Lock()
-	w.unwatch = unwatch
-	w.mu.Unlock()
+	w.watched.Start(w.cfg.Limits.Observer, w)
 	return nil
 }
 
@@ -191,13 +188,11 @@ func (w *Worker) Stop() {
 	}
 	w.adrifts.Stop()
 	defer w.adrifts.Wait()
+	w.watched.Stop()
 	w.mu.Lock()
-	srv, done, unwatch := w.srv, w.done, w.unwatch
-	w.srv, w.unwatch = nil, nil
+	srv, done := w.srv, w.done
+	w.srv = nil
 	w.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
 	if srv == nil {
 		return
 	}
