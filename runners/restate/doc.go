@@ -133,12 +133,10 @@
 // the attempt's, the state Restate's).
 //
 // Restate routes each service to the deployment registered last and does
-// not balance between deployments: a target is served by one deployment
-// URL. Run several worker processes for one target behind a load balancer
-// registered as that URL (the Restate protocol is a request per
-// invocation attempt, so any of them may run it), and serve the registry
+// not balance between deployments: run several worker processes for one
+// target behind a load balancer registered as one URL, and the registry
 // services (WithRegistry) from a deployment of its own that outlives the
-// workers.
+// workers (docs/deploying-restate.md).
 //
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Restate's.
@@ -167,12 +165,11 @@
 //
 // # Gauges
 //
-// A Worker implements observe.Watched (Snapshot: its per-target slots in
-// use and limits, and the attempts it runs), and Start has a
-// observe.Watcher Observer watch it, so a worker process exports
-// agentwork_work_slots_in_use{target} and
-// agentwork_work_concurrency_limit{target}. The Engine has no deployment
-// snapshot yet.
+// Both halves of a deployment implement observe.Watched, which the
+// telemetry gauges and status page watch: a Worker's Snapshot is its own
+// slots (Worker.Snapshot), the Engine's the deployment's, read from
+// Restate's introspection (see New). docs/operating-restate.md says what
+// each process exports and what a refresh costs.
 //
 // # Content
 //
@@ -185,21 +182,11 @@
 // invocations (which carry inputs, guidance and update values): their
 // state is all they keep.
 //
-// WithContentKeys seals that content before it reaches Restate: the
-// Work's input (and an approval's input), output, guidance texts, update
-// values and an external job's handle are AES-256-GCM envelopes in the
-// journal, the state and the invocations' inputs, each bound to its Work
-// and field; the Engine and the Worker open them where they are used.
-// Ids, labels, kinds, states, attempts, times, sizes, counts, budgets,
-// trace context, update keys and the digests that detect repeated
-// launches and commands stay in the clear, so the deployment view reads
-// Restate as without the keys. The seals are made in the Engine, or in
-// the journaled steps that produce the content, never in a handler that
-// Restate may replay. The SDK's payload codec (restate.WithCodec) is not
-// used for this: it encodes whole payloads (the control state that the
-// deployment view reads on the server included), without the Work's id
-// to bind a seal to, and the SDK requires a codec to encode
-// deterministically, which a fresh nonce per seal is not.
+// WithContentKeys seals that content before it reaches Restate (in the
+// journal, the state and the invocations' inputs), each AES-256-GCM
+// envelope bound to its Work and field; docs/operating-restate.md says
+// what stays in the clear, how to rotate the keys, and why the SDK's
+// payload codec is not used for it.
 //
 // # Trust
 //

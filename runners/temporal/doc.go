@@ -105,11 +105,10 @@
 //     queue; tried again only if its Worker died) with the handle, if a
 //     submit returned one, and the Work ends cancelled. A poll in
 //     progress is let finish: its done answer wins the race. Past the
-//     Work's maximum duration (from the submit's start) Cancel is called
-//     and the Work fails with class deadline_exceeded (a job whose first
-//     poll falls due past it, the submit's round trips having taken the
-//     rest, is polled once first: done, it completes). A job whose Worker
-//     has no Cancel: cancelling stops the wait, not the job.
+//     Work's maximum duration (from the submit's start) no poll starts,
+//     and an answer that arrives past it decides nothing: Cancel is
+//     called and the Work fails with class deadline_exceeded. A job whose
+//     Worker has no Cancel: cancelling stops the wait, not the job.
 //   - Approval (Spec.NeedsApproval): the Work's workflow starts, queued,
 //     and schedules nothing until an approve or deny update arrives, or
 //     its approval timeout (a workflow timer; default 24 h) passes: no
@@ -206,49 +205,12 @@
 //
 // # Gauges and status pages
 //
-// The telemetry gauges and status page watch engines through observe.Watched,
-// and both halves of a deployment implement it:
-//
-//   - A Worker's Snapshot is its own slots: per target, the attempts it
-//     runs (running, or cancel-requested from the moment the cancel
-//     arrived with a heartbeat) against its per-target running limit
-//     (work.WithMaxRunning in WithOptions), exported as agentwork_work_slots_in_use{target} and
-//     agentwork_work_concurrency_limit{target}, with the oldest
-//     cancel-requested age; Start has its Observer (an observe.Watcher) watch
-//     it, so a worker process without an Engine exports them. Prometheus
-//     sums them across workers.
-//   - The Engine's Snapshot is the deployment's, read from Temporal: open
-//     Work workflows of the task queue by target (visibility; the target
-//     from the memo), queued Work and the oldest queued age from each
-//     target's activity queue statistics (DescribeTaskQueue backlog count
-//     and age: Temporal's own figures), the workers polling it
-//     (agentwork_target_pollers), and the newest work.WithStatusRows Works per
-//     target with their attempt's state for the status page. It is
-//     exported by the one coordinator given work.WithDeploymentGauges, cached
-//     for work.WithSnapshotInterval (default 15 s) so that a scrape never fans
-//     out. Its counts are live Work only (queued, and running, which
-//     includes cancel-requested Work: the workers report that); queued is
-//     the target's backlog, so an open Work whose attempt is not in it
-//     (just started, or between attempts) counts as running. Work that
-//     awaits approval is queued but in no task queue: it is read from the
-//     approvals index (one query per refresh, only when an open Work's
-//     memo says it needed approval) and counted apart
-//     (agentwork_work_awaiting_approval and the oldest approval's age), not
-//     in the queued count or the queued age. An external job (its memo
-//     says so) waits from its submit on: agentwork_work_waiting counts a
-//     target's jobs that the backlog and its described rows do not show
-//     queued or submitting (see Engine.Snapshot).
-//
-// A job's submit holds one of its Worker's slots for the target, as a Run
-// attempt does; its polls and its cancel hold none (they run on the
-// target's poll queue), so a Worker's slot gauges count its submits in
-// progress, not its polls.
-//
-// Scrape a deployment's processes under one Prometheus job: the
-// concurrency alert matches a worker's per-target limit with its target's
-// queue, which the coordinator exports. The Engine's foreground calls run
-// on its in-process Supervisor, whose gauges are exported as in-process
-// (its limit shared by its targets: target "*").
+// Both halves of a deployment implement observe.Watched, which the
+// telemetry gauges and status page watch: a Worker's Snapshot is its own
+// slots (Worker.Snapshot; Prometheus sums them across workers), the
+// Engine's the deployment's, read from Temporal (see New).
+// docs/operating-temporal.md says what each process exports, how to wire
+// and scrape them, and what a refresh costs.
 //
 // # Content
 //
@@ -260,7 +222,5 @@
 // state), never in its owner's registry, a span, a metric or a log line. Use
 // a payload codec on the client (client.Options.DataConverter) to encrypt
 // them, and give the Engine and every Worker the same converter
-// (WithDataConverter): the Engine decodes the memos and heartbeat details
-// it reads with it, and returns work.ErrUnavailable for one it cannot
-// decode.
+// (WithDataConverter).
 package temporal
