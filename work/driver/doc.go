@@ -11,9 +11,10 @@
 // the Subscriptions that poll a registry for notices, a Worker's running
 // slots and its Observer's watch (Watching), the child run it hands an
 // Execution (Remote, WithRemote) and the classification of its return,
-// the deployment Snapshot's cache, work's options with the in-process
-// meaning (ResolveLimits, Limits), and work's errors across a process
-// boundary (DecodeError, Detail, Wrap, UpdateRefusal).
+// the deployment Snapshot's cache and assembly (Cache, Deployment),
+// work's options with the in-process meaning (ResolveLimits, Limits), and
+// work's errors across a process boundary (DecodeError, Detail, Wrap,
+// UpdateRefusal).
 //
 // Nothing here talks to a server: each engine reads its registry its own
 // way and hands the records over. Applications use package work; this
