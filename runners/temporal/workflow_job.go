@@ -14,14 +14,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// External jobs in the Work workflow. The submit is an activity on the
-// target's queue (it holds a running slot of the Worker that runs it);
-// then the workflow waits on a workflow timer (no activity, no heartbeat,
-// no worker slot) and polls with an activity on the target's poll queue,
-// bounded per Worker by the job's MaxPolls. The handle and the backoff
-// are workflow state; every PollsPerRun polls the workflow continues as
-// new with them (jobState), so that a job that waits for days keeps a
-// short history.
+// External jobs in the Work workflow, as the package doc's "Work that
+// waits" says: the handle and the backoff are workflow state, carried
+// across continue-as-new every PollsPerRun polls (jobState).
 
 // Timeouts of a job's activities: a poll and a cancel are short calls;
 // their Worker's loss shows within the heartbeat timeout.
