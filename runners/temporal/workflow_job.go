@@ -168,8 +168,8 @@ func (p pollOutcome) decoded() driver.JobPoll {
 }
 
 // startToClose is the start-to-close timeout of a Work's attempt (its
-// Run, or its job's Submit): its maximum duration and a minute, a year
-// with none.
+// Run, a Rejoin of it, or its job's Submit): its maximum duration and a
+// minute, a year with none.
 func startToClose(maxDur time.Duration) time.Duration {
 	if maxDur > 0 {
 		return maxDur + time.Minute
