@@ -51,9 +51,9 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
 		OwnerWorkflow: ownerWF, MaxDuration: budget.MaxDuration, MaxResultBytes: w.MaxResultBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: w.Created,
-		Mailbox: w.Mailbox, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
-	e.waitInput(spec, w.ApprovalTimeout, &in)
-	in.Updates = w.Updates // engine_updates.go
+		Mailbox: w.Mailbox, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget,
+		Approval: w.Approval, Updates: w.Updates}
+	e.waitInput(spec, &in)
 	ctx, cancel := e.rpc(base)
 	defer cancel()
 	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
