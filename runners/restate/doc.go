@@ -80,57 +80,20 @@
 // # Work that waits
 //
 // An external job (a Child with a Job; the coordinator's Spec.Job says
-// that a Work is one and carries its Backoff and MaxPollErrors in the
-// workflow's input) is its Work's workflow too: Submit is a journaled
-// step on one of the target's slots, after the attempt's claim, with the
-// Work's id as its key (a submit whose worker died is tried again, up to
-// 3 attempts: safe only when the service honours the key); its handle is
-// that step's journaled result. Then EventWaiting, and between polls
-// only a durable timer (work.Backoff) raced against the workflow's
-// stop promise: no slot, no process, nothing in memory. Each poll is a
-// journaled step (one minute at most) holding one of the Worker's poll
-// slots for the target (Job.MaxPolls, default 8), and its outcome an
-// EventPolled. A cancel resolves the stop promise (the timer is
-// abandoned at once); a poll in progress is let finish, and its done
-// answer wins. Past the maximum duration (from the submit's start) the
-// job's Cancel is called and the Work fails, deadline_exceeded. Each poll
-// adds a few journal entries: a job at the 30 s cap journals about four
-// entries a minute.
-//
-// Approval (Spec.NeedsApproval; the Engine's Pending, Approve and Deny):
-// the Work's control object is created queued and awaiting, with the
-// child's input for Pending until it is answered; its workflow waits,
-// before any attempt (no slot, no process), on its approval promise
-// raced against a durable timer to its approval deadline (default
-// 24 h). Approve and Deny are decided by the control object (owner
-// checked; work.Approver() answers any), which resolves the promise:
-// any coordinator process can answer, after a restart too. Pending reads
-// the owner's registry, or for work.Approver() the namespace's approvals
-// index (one object: ids, owners and times only), then each Work's
-// control object; at most the 100 oldest. Denied: cancelled, class
-// denied; timed out: cancelled, class approval_timeout; cancelled or
-// released: cancelled.
+// that a Work is one) is its Work's workflow too: Submit is a journaled
+// step on one of the target's slots, then durable timers between polls
+// (journaled steps, at most Job.MaxPolls at once per Worker), raced
+// against the workflow's stop promise. A Work that needs approval
+// (Spec.NeedsApproval) waits, before any attempt, on its approval
+// promise, which its control object resolves when it is answered.
+// docs/operating-restate.md says how each runs.
 //
 // # Children that talk back
 //
-// A Work whose Spec declares updates (Spec.Updates; its policy, with the
-// defaults applied, travels in its input) keeps them in its control
-// object's state: the child's ReportUpdate (or an agent's emit_update)
-// is a call from its attempt, through the ingress, to the control
-// object, which decides with the shared driver.UpdateLog (order and
-// sequence numbers, idempotency by key, conflict, the count and byte
-// bounds, ending once the Work is cancel-requested or terminal) and
-// reports EventUpdate; the owner's registry gets the new count only. A
-// Spec that declares none is refused in the attempt (not_declared), and
-// a call that fails is refused "unavailable" (the child may retry with
-// the same key). Engine.Updates reads them by cursor from the control
-// object (a shared handler), after the registry checked the owner;
-// Subscribe sends a work.NoticeUpdate per accepted update. A question is
-// open in the control object until guidance is accepted for the Work
-// (Send, or Engine.Answer for a function child) or its timeout
-// (UpdatePolicy.QuestionTimeout) passes; the child's wait reads the
-// control object's question handler every poll interval (the wait is
-// the attempt's, the state Restate's).
+// A Work's updates and questions (Spec.Updates) are its control object's
+// state, decided by the shared driver.UpdateLog: the child's reports are
+// calls from its attempt through the ingress, and only a question's wait
+// is the attempt's. docs/operating-restate.md says how they run.
 //
 // Restate routes each service to the deployment registered last and does
 // not balance between deployments: run several worker processes for one
