@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -126,12 +125,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d, ring: w.cfg.ring, log: slog.New(w.cfg.logger)}.definition()).
 			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
-	labels := make([]string, 0, len(w.targets))
-	for l := range w.targets {
-		labels = append(labels, l)
-	}
-	sort.Strings(labels)
-	for _, l := range labels {
+	for _, l := range slices.Sorted(maps.Keys(w.targets)) {
 		rs = rs.Bind(w.workflow(l))
 	}
 	h, err := rs.Handler()
