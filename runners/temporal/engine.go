@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -154,6 +155,24 @@ func timedOut(ctx context.Context, err error) error {
 func update(ctx context.Context, c client.Client, id, name string, out any, args ...any) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
 		Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	return err
+}
+
+// updateWithStart sends update name with arg to workflow id, starting it
+// (workflow type wf on queue, with input start) if it is not running, or
+// again if it closed; it waits until the workflow has applied the update
+// and decodes its result into out (nil: none). updateID is the update's
+// id ("": a new one).
+func updateWithStart(ctx context.Context, c client.Client, id, queue, wf string, start any, updateID, name string, out, arg any) error {
+	op := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, wf, start)
+	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, WorkflowID: id, UpdateName: name,
+			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{arg}}})
 	if err == nil {
 		err = h.Get(ctx, out)
 	}
