@@ -83,12 +83,7 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 	if in.MaxDuration > 0 {
 		deadline = w.Started.Add(in.MaxDuration)
 	}
-	pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           j.PollQueue,
-		StartToCloseTimeout: pollTimeout,
-		HeartbeatTimeout:    in.HeartbeatTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	pctx := w.onPollQueue(ctx, 1)
 	for polls := 0; ; polls++ {
 		if w.State != work.StateRunning { // cancel-requested (Cancel, Release)
 			w.cancelJob(ctx, st.Handle)
@@ -181,13 +176,17 @@ func startToClose(maxDur time.Duration) time.Duration {
 // Cancel on a Worker (a no-op there when the job has none). Its failure
 // is not the Work's: the Work ends as decided.
 func (w *workRun) cancelJob(ctx workflow.Context, handle []byte) {
-	cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           w.in.Job.PollQueue,
-		StartToCloseTimeout: pollTimeout,
-		HeartbeatTimeout:    w.in.HeartbeatTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: cancelAttempts},
-	})
-	_ = workflow.ExecuteActivity(cctx, CancelJobActivityName, awaitInput{Label: w.in.Label, Handle: handle}).Get(ctx, nil)
+	_ = workflow.ExecuteActivity(w.onPollQueue(ctx, cancelAttempts), CancelJobActivityName,
+		awaitInput{Label: w.in.Label, Handle: handle}).Get(ctx, nil)
+}
+
+// onPollQueue is ctx with the activity options of a job's poll or cancel:
+// on the target's poll queue, a minute at most (pollTimeout), heartbeating,
+// tried at most attempts times.
+func (w *workRun) onPollQueue(ctx workflow.Context, attempts int32) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: w.in.Job.PollQueue,
+		StartToCloseTimeout: pollTimeout, HeartbeatTimeout: w.in.HeartbeatTimeout,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: attempts}})
 }
 
 // continueJob returns the error that continues the workflow as new with
