@@ -2,8 +2,6 @@ package temporal
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"sync/atomic"
@@ -46,12 +44,8 @@ type rejoinInput struct {
 func heldKey(id string, n int) string { return id + "/" + strconv.Itoa(n) }
 
 // rejoinQueueName is a new Worker's own rejoin queue on the deployment's
-// task queue.
-func rejoinQueueName(taskQueue string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return taskQueue + ":rejoin:" + hex.EncodeToString(b[:])
-}
+// task queue, named with a random id (driver.NewID).
+func rejoinQueueName(taskQueue string) string { return taskQueue + ":rejoin:" + driver.NewID() }
 
 // heldAttempt is an attempt a Worker runs, as a Rejoin finds it (its
 // take-backs), and where its heartbeats go now (hb): the attempt's own
