@@ -162,7 +162,7 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 	for _, tc := range byTarget {
 		tcs = append(tcs, *tc)
 	}
-	return driver.Deployment(now, tcs, live, max(total-len(live), 0)), nil
+	return driver.DeploymentSnapshot(now, tcs, live, max(total-len(live), 0)), nil
 }
 
 // sql runs one query bounded by the RPC timeout, its error the engine's.

@@ -139,7 +139,7 @@ func (e *engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 		omitted += len(ws) - n
 		counts = append(counts, tc)
 	}
-	return driver.Deployment(now, counts, live, omitted), nil
+	return driver.DeploymentSnapshot(now, counts, live, omitted), nil
 }
 
 // rowCounts is what the described rows of one target showed: its queued

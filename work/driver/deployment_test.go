@@ -10,10 +10,11 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// TestDeployment: a deployment Snapshot's totals are its targets' (queued
-// Work awaiting approval counted apart, not in Queued), its targets
-// sorted, its Live oldest first, with the time and the omitted count given.
-func TestDeployment(t *testing.T) {
+// TestDeploymentSnapshot: a deployment Snapshot's totals are its targets'
+// (queued Work awaiting approval counted apart, not in Queued), its
+// targets sorted, its Live oldest first, with the time and the omitted
+// count given.
+func TestDeploymentSnapshot(t *testing.T) {
 	now := time.Unix(1000, 0)
 	q, r := work.StateQueued.Index(), work.StateRunning.Index()
 	var a, b observe.TargetCounts
@@ -21,13 +22,13 @@ func TestDeployment(t *testing.T) {
 	a.Counts[q], a.Counts[r], a.AwaitingApproval, a.Waiting = 5, 2, 3, 1
 	b.Counts[q], b.Counts[r], b.Waiting = 1, 4, 2
 	old, young := observe.LiveWork{ID: "old", Created: now.Add(-time.Hour)}, observe.LiveWork{ID: "young", Created: now}
-	got := driver.Deployment(now, []observe.TargetCounts{a, b}, []observe.LiveWork{young, old}, 7)
+	got := driver.DeploymentSnapshot(now, []observe.TargetCounts{a, b}, []observe.LiveWork{young, old}, 7)
 	want := observe.Snapshot{Time: now, Deployment: true, LiveOmitted: 7, Queued: 2 + 1, Waiting: 1 + 2, AwaitingApproval: 3,
 		Counts: []observe.TargetCounts{b, a}, Live: []observe.LiveWork{old, young}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Deployment:\n got %+v\nwant %+v", got, want)
+		t.Fatalf("DeploymentSnapshot:\n got %+v\nwant %+v", got, want)
 	}
-	if empty := driver.Deployment(now, nil, nil, 0); !empty.Deployment || empty.Queued != 0 || !empty.Time.Equal(now) {
-		t.Fatalf("Deployment of nothing: %+v", empty)
+	if empty := driver.DeploymentSnapshot(now, nil, nil, 0); !empty.Deployment || empty.Queued != 0 || !empty.Time.Equal(now) {
+		t.Fatalf("DeploymentSnapshot of nothing: %+v", empty)
 	}
 }

@@ -10,8 +10,8 @@
 // message, each Work's update log (UpdateLog, its state as plain data),
 // the Subscriptions that poll a registry for notices, a Worker's running
 // slots and its Observer's watch (Watching), the child run it hands an
-// Execution (Remote, WithRemote) and the classification of its return,
-// the deployment Snapshot's cache and assembly (Cache, Deployment),
+// Execution (Remote, WithRemote) and the classification of its return, the
+// deployment Snapshot's cache and assembly (Cache, DeploymentSnapshot),
 // work's options with the in-process meaning (ResolveLimits, Limits), and
 // work's errors across a process boundary (DecodeError, Detail, Wrap,
 // UpdateRefusal).
