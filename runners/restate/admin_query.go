@@ -1,10 +1,8 @@
 package restate
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 )
 
@@ -18,21 +16,10 @@ func (c *ingress) query(ctx context.Context, sql string, out any) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/query", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	var rows struct {
 		Rows json.RawMessage `json:"rows"`
 	}
-	if err := decodeReply(resp.StatusCode, resp.Body, maxReplyBytes, &rows); err != nil || len(rows.Rows) == 0 {
+	if err := c.once(ctx, "query", "", body, &rows); err != nil || len(rows.Rows) == 0 {
 		return err
 	}
 	return json.Unmarshal(rows.Rows, out)

@@ -11,13 +11,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Approvals: a Work that needs approval is created queued and awaiting
-// (its control object keeps its input until it is answered); its
-// workflow waits on its approval promise raced against a durable timer
-// (the approval timeout) before any attempt, holding no slot. Approve
-// and Deny are decided by the control object, which resolves the
-// promise; the namespace's approvals index (one object, key "all") lists
-// the awaiting Works for work.Approver().
+// Approvals, as the package doc's "Work that waits" says: the control
+// object decides, and resolves the workflow's approval promise; the
+// namespace's approvals index is one object (approvalsKey).
 
 const (
 	approvalsService = "Approvals"

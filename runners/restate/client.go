@@ -93,6 +93,7 @@ func (c *ingress) once(ctx context.Context, path, idem string, body []byte, out 
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	req.Header.Set("Accept", "application/json") // the admin API's query answers JSON only when asked
 	if idem != "" {
 		req.Header.Set("Idempotency-Key", idem)
 	}

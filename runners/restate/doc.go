@@ -80,65 +80,26 @@
 // # Work that waits
 //
 // An external job (a Child with a Job; the coordinator's Spec.Job says
-// that a Work is one and carries its Backoff and MaxPollErrors in the
-// workflow's input) is its Work's workflow too: Submit is a journaled
-// step on one of the target's slots, after the attempt's claim, with the
-// Work's id as its key (a submit whose worker died is tried again, up to
-// 3 attempts: safe only when the service honours the key); its handle is
-// that step's journaled result. Then EventWaiting, and between polls
-// only a durable timer (work.Backoff) raced against the workflow's
-// stop promise: no slot, no process, nothing in memory. Each poll is a
-// journaled step (one minute at most) holding one of the Worker's poll
-// slots for the target (Job.MaxPolls, default 8), and its outcome an
-// EventPolled. A cancel resolves the stop promise (the timer is
-// abandoned at once); a poll in progress is let finish, and its done
-// answer wins. Past the maximum duration (from the submit's start) the
-// job's Cancel is called and the Work fails, deadline_exceeded. Each poll
-// adds a few journal entries: a job at the 30 s cap journals about four
-// entries a minute.
-//
-// Approval (Spec.NeedsApproval; the Engine's Pending, Approve and Deny):
-// the Work's control object is created queued and awaiting, with the
-// child's input for Pending until it is answered; its workflow waits,
-// before any attempt (no slot, no process), on its approval promise
-// raced against a durable timer to its approval deadline (default
-// 24 h). Approve and Deny are decided by the control object (owner
-// checked; work.Approver() answers any), which resolves the promise:
-// any coordinator process can answer, after a restart too. Pending reads
-// the owner's registry, or for work.Approver() the namespace's approvals
-// index (one object: ids, owners and times only), then each Work's
-// control object; at most the 100 oldest. Denied: cancelled, class
-// denied; timed out: cancelled, class approval_timeout; cancelled or
-// released: cancelled.
+// that a Work is one) is its Work's workflow too: Submit is a journaled
+// step on one of the target's slots, then durable timers between polls
+// (journaled steps, at most Job.MaxPolls at once per Worker), raced
+// against the workflow's stop promise. A Work that needs approval
+// (Spec.NeedsApproval) waits, before any attempt, on its approval
+// promise, which its control object resolves when it is answered.
+// docs/operating-restate.md says how each runs.
 //
 // # Children that talk back
 //
-// A Work whose Spec declares updates (Spec.Updates; its policy, with the
-// defaults applied, travels in its input) keeps them in its control
-// object's state: the child's ReportUpdate (or an agent's emit_update)
-// is a call from its attempt, through the ingress, to the control
-// object, which decides with the shared driver.UpdateLog (order and
-// sequence numbers, idempotency by key, conflict, the count and byte
-// bounds, ending once the Work is cancel-requested or terminal) and
-// reports EventUpdate; the owner's registry gets the new count only. A
-// Spec that declares none is refused in the attempt (not_declared), and
-// a call that fails is refused "unavailable" (the child may retry with
-// the same key). Engine.Updates reads them by cursor from the control
-// object (a shared handler), after the registry checked the owner;
-// Subscribe sends a work.NoticeUpdate per accepted update. A question is
-// open in the control object until guidance is accepted for the Work
-// (Send, or Engine.Answer for a function child) or its timeout
-// (UpdatePolicy.QuestionTimeout) passes; the child's wait reads the
-// control object's question handler every poll interval (the wait is
-// the attempt's, the state Restate's).
+// A Work's updates and questions (Spec.Updates) are its control object's
+// state, decided by the shared driver.UpdateLog: the child's reports are
+// calls from its attempt through the ingress, and only a question's wait
+// is the attempt's. docs/operating-restate.md says how they run.
 //
 // Restate routes each service to the deployment registered last and does
-// not balance between deployments: a target is served by one deployment
-// URL. Run several worker processes for one target behind a load balancer
-// registered as that URL (the Restate protocol is a request per
-// invocation attempt, so any of them may run it), and serve the registry
+// not balance between deployments: run several worker processes for one
+// target behind a load balancer registered as one URL, and the registry
 // services (WithRegistry) from a deployment of its own that outlives the
-// workers.
+// workers (docs/deploying-restate.md).
 //
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Restate's.
@@ -167,12 +128,11 @@
 //
 // # Gauges
 //
-// A Worker implements observe.Watched (Snapshot: its per-target slots in
-// use and limits, and the attempts it runs), and Start has a
-// observe.Watcher Observer watch it, so a worker process exports
-// agentwork_work_slots_in_use{target} and
-// agentwork_work_concurrency_limit{target}. The Engine has no deployment
-// snapshot yet.
+// Both halves of a deployment implement observe.Watched, which the
+// telemetry gauges and status page watch: a Worker's Snapshot is its own
+// slots (Worker.Snapshot), the Engine's the deployment's, read from
+// Restate's introspection (see New). docs/operating-restate.md says what
+// each process exports and what a refresh costs.
 //
 // # Content
 //
@@ -185,21 +145,11 @@
 // invocations (which carry inputs, guidance and update values): their
 // state is all they keep.
 //
-// WithContentKeys seals that content before it reaches Restate: the
-// Work's input (and an approval's input), output, guidance texts, update
-// values and an external job's handle are AES-256-GCM envelopes in the
-// journal, the state and the invocations' inputs, each bound to its Work
-// and field; the Engine and the Worker open them where they are used.
-// Ids, labels, kinds, states, attempts, times, sizes, counts, budgets,
-// trace context, update keys and the digests that detect repeated
-// launches and commands stay in the clear, so the deployment view reads
-// Restate as without the keys. The seals are made in the Engine, or in
-// the journaled steps that produce the content, never in a handler that
-// Restate may replay. The SDK's payload codec (restate.WithCodec) is not
-// used for this: it encodes whole payloads (the control state that the
-// deployment view reads on the server included), without the Work's id
-// to bind a seal to, and the SDK requires a codec to encode
-// deterministically, which a fresh nonce per seal is not.
+// WithContentKeys seals that content before it reaches Restate (in the
+// journal, the state and the invocations' inputs), each AES-256-GCM
+// envelope bound to its Work and field; docs/operating-restate.md says
+// what stays in the clear, how to rotate the keys, and why the SDK's
+// payload codec is not used for it.
 //
 // # Trust
 //

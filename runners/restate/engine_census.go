@@ -3,7 +3,6 @@ package restate
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -115,7 +114,6 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		return observe.Snapshot{}, err
 	}
 	now := time.Now()
-	snap := observe.Snapshot{Time: now, Deployment: true}
 	byTarget := map[string]*observe.TargetCounts{}
 	target := func(label string) *observe.TargetCounts {
 		tc := byTarget[label]
@@ -145,30 +143,26 @@ ROW_NUMBER() OVER (PARTITION BY ` + labelCol + ` ORDER BY i.created_at DESC, s.s
 		case st == work.StateQueued && c.Awaiting:
 			// Not in the dispatch queue: neither Queued nor its age.
 			tc.AwaitingApproval += c.N
-			snap.AwaitingApproval += c.N
 			if c.Asked > 0 && (tc.OldestApproval.IsZero() || asked.Before(tc.OldestApproval)) {
 				tc.OldestApproval = asked
 			}
 		case st == work.StateQueued:
-			snap.Queued += c.N
 			if c.Oldest > 0 {
 				tc.OldestQueued = max(tc.OldestQueued, now.Sub(oldest))
 			}
 		case c.Waiting:
 			tc.Waiting += c.N
-			snap.Waiting += c.N
 		}
 	}
+	var live []observe.LiveWork
 	for _, r := range rows {
-		snap.Live = append(snap.Live, r.live())
+		live = append(live, r.live())
 	}
-	snap.LiveOmitted = max(total-len(snap.Live), 0)
+	var tcs []observe.TargetCounts
 	for _, tc := range byTarget {
-		snap.Counts = append(snap.Counts, *tc)
+		tcs = append(tcs, *tc)
 	}
-	sort.Slice(snap.Counts, func(i, j int) bool { return snap.Counts[i].Target < snap.Counts[j].Target })
-	observe.SortLive(snap.Live)
-	return snap, nil
+	return driver.DeploymentSnapshot(now, tcs, live, max(total-len(live), 0)), nil
 }
 
 // sql runs one query bounded by the RPC timeout, its error the engine's.

@@ -28,10 +28,6 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 		return work.Ref{}, "", "", err
 	}
 	attempts := e.cfg.Attempts(spec.Target.Label)
-	var approval *driver.ApprovalInput
-	if spec.NeedsApproval {
-		approval = &driver.ApprovalInput{Timeout: w.ApprovalTimeout}
-	}
 	var job *jobInput
 	if spec.Job != nil {
 		// A submit whose worker died is tried again, with the Work's id as
@@ -41,7 +37,7 @@ func (s *store) Admit(ctx context.Context, w driver.NewWork) (work.Ref, string, 
 	}
 	in := workInput{ID: id, Owner: o.ID(), Depth: o.Depth(), Label: spec.Target.Label, TargetID: targetID,
 		Kind: spec.Target.Kind, Input: input, MaxDuration: budget.MaxDuration, MaxResultBytes: maxBytes,
-		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: approval, Updates: w.Updates,
+		MaxAttempts: attempts, Created: now, Budget: budget, FailOnBudget: spec.FailOnBudget, Trace: traceOf(ctx), Job: job, Approval: w.Approval, Updates: w.Updates,
 		Mailbox: w.Mailbox}
 	in.AgentID, in.Provider = driver.LaunchTarget(ctx)
 	req := admitRequest{Admission: w.Admission, Work: in}

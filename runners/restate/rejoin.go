@@ -10,19 +10,11 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// An attempt whose invocation stream the server lost (it was killed or
-// restarted, or the network between it and the Worker was cut) is not
-// cancelled with it: its child runs on, held by its Worker. Restate runs
-// the step again once it can; the claim of that retry finds the attempt
-// started and unfinished and, for the rejoin window (from that first
-// retry), answers Busy, so that the step fails and Restate tries again
-// (every two seconds at most, through the balancer) until it reaches the
-// Worker holding the attempt, which takes it back: the step's result is
-// the held attempt's. No Worker takes it back within the window (it
-// died): the next claim says Lost and the Work fails worker_lost, as
-// before. A held attempt no retry took back within a rejoin window (and
-// an RPC timeout) of the server answering again is cancelled: class
-// unreachable.
+// The rejoin rule is the package doc's (Mapping). A retried step whose
+// claim is Busy fails, and Restate runs it again (every two seconds at
+// most, through the balancer) until it reaches the Worker holding the
+// attempt; a held attempt no retry took back within a rejoin window (and
+// an RPC timeout) of the server answering again is cancelled.
 
 // rejoinWindow is how long the retries of a step whose attempt is
 // unfinished look for the Worker holding it.

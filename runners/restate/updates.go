@@ -11,12 +11,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Children that talk back: a Work whose Spec declares updates keeps them
-// in its control object's state (a driver.UpdateLog, which decides each
-// one); its child's ReportUpdate reaches it through the ingress. A
-// question is open there until guidance is accepted for the Work (Send,
-// or Engine.Answer) or its timeout passes; the child's wait for it polls
-// the control object's shared question handler.
+// Children that talk back, as the package doc says: a Work's updates and
+// questions are its control object's state; the child's wait polls its
+// shared question handler.
 
 const (
 	hReport    = "Report"

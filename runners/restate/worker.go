@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -45,7 +44,7 @@ type Worker struct {
 	slots   map[string]chan struct{} // per target: its running attempts and submits
 	polls   map[string]chan struct{} // per job target: its polls in progress
 	running *driver.Slots            // the attempts in progress (Snapshot); nil for a Worker not made by NewWorker
-	unwatch func()
+	watched driver.Watching          // the Observer's, from Start to Stop
 
 	// The attempts a retried step may take back (rejoin.go), and the
 	// watches of those adrift.
@@ -127,12 +126,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		rs = rs.Bind(registry{ns: w.cfg.ns, maxDur: d}.definition()).Bind(control{ns: w.cfg.ns, rep: w.rep, maxDur: d, ring: w.cfg.ring, log: slog.New(w.cfg.logger)}.definition()).
 			Bind(approvals{ns: w.cfg.ns, maxDur: d}.definition())
 	}
-	labels := make([]string, 0, len(w.targets))
-	for l := range w.targets {
-		labels = append(labels, l)
-	}
-	sort.Strings(labels)
-	for _, l := range labels {
+	for _, l := range slices.Sorted(maps.Keys(w.targets)) {
 		rs = rs.Bind(w.workflow(l))
 	}
 	h, err := rs.Handler()
@@ -166,10 +160,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.Stop()
 		return err
 	}
-	unwatch := driver.Watch(w.cfg.Limits.Observer, w)
-	w.mu.Lock()
-	w.unwatch = unwatch
-	w.mu.Unlock()
+	w.watched.Start(w.cfg.Limits.Observer, w)
 	return nil
 }
 
@@ -192,13 +183,11 @@ func (w *Worker) Stop() {
 	}
 	w.adrifts.Stop()
 	defer w.adrifts.Wait()
+	w.watched.Stop()
 	w.mu.Lock()
-	srv, done, unwatch := w.srv, w.done, w.unwatch
-	w.srv, w.unwatch = nil, nil
+	srv, done := w.srv, w.done
+	w.srv = nil
 	w.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
 	if srv == nil {
 		return
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 )
@@ -60,20 +59,6 @@ const tellApprovalsName = "agentwork.TellApprovals"
 // with start), and waits until the index has applied it.
 func tellApprovalsActivity(c client.Client) func(ctx context.Context, queue, name string, e approvalEntry) error {
 	return func(ctx context.Context, queue, name string, e approvalEntry) error {
-		id := approvalsWorkflowID(queue)
-		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-			ID: id, TaskQueue: queue,
-			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		}, ApprovalsWorkflowName, approvalsState{})
-		h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-			StartWorkflowOperation: start,
-			UpdateOptions: client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
-				WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{e}},
-		})
-		if err == nil {
-			err = h.Get(ctx, nil)
-		}
-		return err
+		return updateWithStart(ctx, c, approvalsWorkflowID(queue), queue, ApprovalsWorkflowName, approvalsState{}, "", name, nil, e)
 	}
 }

@@ -72,103 +72,24 @@
 //
 // # Work that waits
 //
-//   - An external job (a Child with a Job; the coordinator's Spec.Job says
-//     that a Work is one and carries its Backoff and MaxPollErrors, which
-//     travel in the workflow's input): Submit is an activity
-//     (agentwork.Submit) on the target's queue, holding one of the Worker's
-//     running slots, with the Work's id as its idempotency key; its handle
-//     is the activity's result, kept in the workflow's state. A Submit
-//     whose Worker died is tried again (up to 3 attempts; attempt counts
-//     them): safe only when the service honours the key. A Go error from
-//     Submit fails the Work (class error) with no retry.
-//   - Then EventWaiting, and between polls only a workflow timer
-//     (work.Backoff: 1 s doubling to 30 s by default, back to the
-//     start after a poll that reports progress): no activity, no
-//     heartbeat, no worker slot. Each poll is an activity
-//     (agentwork.Await, one attempt, a minute at most, heartbeating) on
-//     the target's poll queue "<task queue>:poll.<label>", whose pollers
-//     run at most Job.MaxPolls of them at once per Worker (default 8;
-//     Temporal has no global bound); a due poll beyond the bound waits in
-//     that task queue. Each poll's outcome is an EventPolled; a poll that
-//     errs or times out (its Worker died) counts toward MaxPollErrors
-//     consecutive errors (then failed, class error).
-//   - Every WithPollsPerRun polls (default 500) the workflow continues as
-//     new with the handle, the backoff, the error count, the start time
-//     (the deadline) and the registry's revision: a job at the 30 s cap
-//     starts a new run about every four hours, a day of waiting is about
-//     six runs of short histories. The Work's span stays whole when the
-//     next run's first task runs on the same Worker; on another Worker
-//     (or after a Worker died) the span is bound again there and holds
-//     the events of the runs it saw.
-//   - Cancel (or Release) stops the timer at once; the job's Cancel is
-//     then called through an activity (agentwork.CancelJob, on the poll
-//     queue; tried again only if its Worker died) with the handle, if a
-//     submit returned one, and the Work ends cancelled. A poll in
-//     progress is let finish: its done answer wins the race. Past the
-//     Work's maximum duration (from the submit's start) Cancel is called
-//     and the Work fails with class deadline_exceeded (a job whose first
-//     poll falls due past it, the submit's round trips having taken the
-//     rest, is polled once first: done, it completes). A job whose Worker
-//     has no Cancel: cancelling stops the wait, not the job.
-//   - Approval (Spec.NeedsApproval): the Work's workflow starts, queued,
-//     and schedules nothing until an approve or deny update arrives, or
-//     its approval timeout (a workflow timer; default 24 h) passes: no
-//     activity, no heartbeat, no worker slot, and no dispatch queue to
-//     block. The owner's registry marks it from its admission on (it
-//     counts against the owner's outstanding limit); Status says
-//     AwaitingApproval; Subscribe sends a work.NoticeApproval. Approve and
-//     Deny are updates to the Work's workflow, which checks the owner:
-//     any coordinator process can answer, after a restart too. Pending
-//     reads the owner's registry and then each such Work's workflow (its
-//     input, its times); for work.Approver() it reads the approvals index
-//     of the Engine's task queue (agentwork.Approvals,
-//     "agentwork-approvals/<task queue>": ids, owners and times only,
-//     kept by the Work that awaits approval), at most the 100 oldest.
-//     Denied: cancelled, class denied; timed out: cancelled, class
-//     approval_timeout; cancelled or released: cancelled.
+// An external job (a Child with a Job; the coordinator's Spec.Job says
+// that a Work is one) submits in an activity (agentwork.Submit) holding
+// one of its Worker's running slots, then waits on workflow timers
+// between polls (agentwork.Await activities on the target's poll queue,
+// at most Job.MaxPolls at once per Worker), continuing as new every
+// WithPollsPerRun polls. A Work that needs approval (Spec.NeedsApproval)
+// is a workflow that schedules nothing until an approve or deny update,
+// or its approval timeout; for work.Approver() the approvals index of the
+// task queue (agentwork.Approvals) lists it. docs/operating-temporal.md
+// says how each runs.
 //
 // # Children that talk back
 //
-//   - A Work whose Spec declares updates (Spec.Updates; its policy, with
-//     the defaults applied, travels in the workflow's input) keeps its
-//     updates in its workflow's state: the child's ReportUpdate (or an
-//     agent's emit_update) is an update (report) from its attempt to the
-//     Work's workflow, which decides with the shared driver.UpdateLog
-//     (order and sequence numbers, idempotency by key, conflict, the
-//     count and byte bounds, refusal before acceptance, ending once the
-//     Work is cancel-requested or settling) and answers the receipt or
-//     the refusal. A Spec that declares none is refused in the attempt
-//     (not_declared) without a call; a call that fails is refused as
-//     "unavailable" (the child may retry with the same key). An update
-//     that cannot be accepted as a new one (the Work ending, its count
-//     reached, its value over the bytes left) is refused by the update's
-//     validator, the same decision on a copy of the log, and never enters
-//     the history. The bounds (by default 32 updates, 16 KiB of payload;
-//     at most 1 MiB) keep the history and a continued run's input far
-//     below Temporal's limits. Each report is one of the updates Temporal
-//     allows a workflow run (history.maxTotalUpdates, 2000 by default),
-//     as each model boundary's guidance read is.
-//   - They survive a worker's death (the history rebuilds the log; a
-//     retried attempt that repeats an update gets its first receipt) and
-//     continue-as-new (the next run's input carries them). Each accepted
-//     update also sends the Work's record, with the new count only, to
-//     the owner's registry before the child has its receipt.
-//   - Engine.Updates reads them by cursor with a query of the Work's
-//     workflow, after the registry checked the owner (it answers from the
-//     count alone when there is nothing after the cursor): readable after
-//     the Work ended while the registry retains its record and Temporal
-//     its history. Subscribe sends a work.NoticeUpdate per accepted update
-//     (its sequence number and size, from a query) when its registry poll
-//     sees a Work's count grow.
-//   - A question (an update with question set) is workflow state too: it
-//     is open until guidance is accepted for the Work (Send, or
-//     Engine.Answer, which a function child reads from work.AwaitAnswer)
-//     or its timeout (UpdatePolicy.QuestionTimeout, from when it was
-//     asked: a workflow timer) passes. Only the wait lives in the
-//     attempt: the child's next boundary (an agent) or AwaitAnswer holds
-//     an update (await-answer) open until the workflow answers, while the
-//     attempt goes on heartbeating; the child's cancel or deadline ends
-//     the wait. A question asked while another is open joins it.
+// A Work's updates and questions (Spec.Updates) are its workflow's state,
+// decided by the shared driver.UpdateLog: the child's reports are updates
+// from its attempt, an update that cannot be accepted never enters the
+// history, and only a question's wait is the attempt's (an update held
+// open while it heartbeats). docs/operating-temporal.md says how they run.
 //
 // Nothing here implements a queue, a timer, a retry or persistence: they
 // are Temporal's.
@@ -178,77 +99,40 @@
 // A Work's lifecycle events (queued, running, cancel-requested, the
 // terminal one, detached, guidance accepted, delivered and dropped) are
 // decided by its workflow and reported, with workflow time, to the
-// Observer (work.WithObserver, through WithOptions) of the Worker whose process runs the workflow
-// task; the coordinator's Engine reports refused starts, result reads
-// and the detach of ended Work. With the telemetry Observer on every
-// process, a Work has one "invoke_agent {target}" span (a root linked to
-// the launching span, whose trace context travels in the workflow's
-// input) and the same metrics and log lines as in-process. When a workflow is rebuilt from its history in
-// another process (its worker died, or evicted it from its cache), the
-// Observer is bound again at the first event reported live there, and
-// the replayed events before it go to its Replay method (observe.Replayer):
-// the span is rebuilt there with its original times and exported once,
-// when the Work ends; metrics and logs are not counted again. A replay
-// that reports nothing live (a query of a workflow the worker does not
-// cache, a closed one included) rebuilds no span. Delivery is at least once: a workflow task whose worker dies
-// after reporting and before completing reports again, on the Worker that
-// runs it anew; a task lost otherwise (timed out, its completion refused)
-// and run again by the Worker that reported the Work's end reports
-// nothing again, so its span is exported once, unless it ends otherwise
-// this time (a cancel or a deadline came meanwhile): that end is
-// reported on a span of its own. The child's own
-// spans nest under the SDK interceptor's RunActivity span when the client
-// has the interceptor. A child's progress reaches the Worker's Observer
-// (EventProgress) and its attempt's heartbeats: Status reads a running
-// Work's counts from the last heartbeat (one more call to Temporal), and a
-// settled Work keeps its last counts in its owner's registry (List has
-// only those).
+// Observer (work.WithObserver, through WithOptions) of the Worker whose
+// process runs the workflow task; the coordinator's Engine reports refused
+// starts, result reads and the detach of ended Work. With the telemetry
+// Observer on every process, a Work has one "invoke_agent {target}" span
+// (a root linked to the launching span, whose trace context travels in the
+// workflow's input) and the same metrics and log lines as in-process. When
+// a workflow is rebuilt from its history in another process (its worker
+// died, or evicted it from its cache), the Observer is bound again at the
+// first event reported live there, and the replayed events before it go to
+// its Replay method (observe.Replayer): the span is rebuilt there with its
+// original times and exported once, when the Work ends; metrics and logs
+// are not counted again. A replay that reports nothing live (a query of a
+// workflow the worker does not cache, a closed one included) rebuilds no
+// span. Delivery is at least once: a workflow task whose worker dies after
+// reporting and before completing reports again, on the Worker that runs
+// it anew; a task lost otherwise (timed out, its completion refused) and
+// run again by the Worker that reported the Work's end reports nothing
+// again, so its span is exported once, unless it ends otherwise this time
+// (a cancel or a deadline came meanwhile): that end is reported on a span
+// of its own. The child's own spans nest under the SDK interceptor's
+// RunActivity span when the client has the interceptor. A child's progress
+// reaches the Worker's Observer (EventProgress) and its attempt's
+// heartbeats: Status reads a running Work's counts from the last heartbeat
+// (one more call to Temporal), and a settled Work keeps its last counts in
+// its owner's registry (List has only those).
 //
 // # Gauges and status pages
 //
-// The telemetry gauges and status page watch engines through observe.Watched,
-// and both halves of a deployment implement it:
-//
-//   - A Worker's Snapshot is its own slots: per target, the attempts it
-//     runs (running, or cancel-requested from the moment the cancel
-//     arrived with a heartbeat) against its per-target running limit
-//     (work.WithMaxRunning in WithOptions), exported as agentwork_work_slots_in_use{target} and
-//     agentwork_work_concurrency_limit{target}, with the oldest
-//     cancel-requested age; Start has its Observer (an observe.Watcher) watch
-//     it, so a worker process without an Engine exports them. Prometheus
-//     sums them across workers.
-//   - The Engine's Snapshot is the deployment's, read from Temporal: open
-//     Work workflows of the task queue by target (visibility; the target
-//     from the memo), queued Work and the oldest queued age from each
-//     target's activity queue statistics (DescribeTaskQueue backlog count
-//     and age: Temporal's own figures), the workers polling it
-//     (agentwork_target_pollers), and the newest work.WithStatusRows Works per
-//     target with their attempt's state for the status page. It is
-//     exported by the one coordinator given work.WithDeploymentGauges, cached
-//     for work.WithSnapshotInterval (default 15 s) so that a scrape never fans
-//     out. Its counts are live Work only (queued, and running, which
-//     includes cancel-requested Work: the workers report that); queued is
-//     the target's backlog, so an open Work whose attempt is not in it
-//     (just started, or between attempts) counts as running. Work that
-//     awaits approval is queued but in no task queue: it is read from the
-//     approvals index (one query per refresh, only when an open Work's
-//     memo says it needed approval) and counted apart
-//     (agentwork_work_awaiting_approval and the oldest approval's age), not
-//     in the queued count or the queued age. An external job (its memo
-//     says so) waits from its submit on: agentwork_work_waiting counts a
-//     target's jobs that the backlog and its described rows do not show
-//     queued or submitting (see Engine.Snapshot).
-//
-// A job's submit holds one of its Worker's slots for the target, as a Run
-// attempt does; its polls and its cancel hold none (they run on the
-// target's poll queue), so a Worker's slot gauges count its submits in
-// progress, not its polls.
-//
-// Scrape a deployment's processes under one Prometheus job: the
-// concurrency alert matches a worker's per-target limit with its target's
-// queue, which the coordinator exports. The Engine's foreground calls run
-// on its in-process engine, whose gauges are exported as in-process
-// (its limit shared by its targets: target "*").
+// Both halves of a deployment implement observe.Watched, which the
+// telemetry gauges and status page watch: a Worker's Snapshot is its own
+// slots (Worker.Snapshot; Prometheus sums them across workers), the
+// Engine's the deployment's, read from Temporal (see New).
+// docs/operating-temporal.md says what each process exports, how to wire
+// and scrape them, and what a refresh costs.
 //
 // # Content
 //
@@ -260,7 +144,5 @@
 // state), never in its owner's registry, a span, a metric or a log line. Use
 // a payload codec on the client (client.Options.DataConverter) to encrypt
 // them, and give the Engine and every Worker the same converter
-// (WithDataConverter): the Engine decodes the memos and heartbeat details
-// it reads with it, and returns work.ErrUnavailable for one it cannot
-// decode.
+// (WithDataConverter).
 package temporal

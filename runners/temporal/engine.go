@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -46,8 +47,9 @@ type engine struct {
 // Each method bounds its calls to Temporal by the caller's ctx, each call
 // capped at the RPC timeout (WithRPCTimeout), with one exception: Start's
 // admission and workflow start are bounded by the RPC timeout alone (a ctx
-// that ends during them does not interrupt them; see Start). The Engine is safe for concurrent use; Close
-// releases the in-process part (the Temporal client stays the caller's).
+// that ends during them does not interrupt them; see Start). The Engine is
+// safe for concurrent use; Close releases the in-process part (the
+// Temporal client stays the caller's).
 //
 // Its methods are those of every work.Engine, written once in package
 // work/driver for every durable engine (driver.Portable). Close ends the
@@ -59,54 +61,39 @@ type engine struct {
 // (observe.Watched, a Deployment snapshot), read at most once per
 // work.WithSnapshotInterval (default 15 s) and reused in between, so that a
 // scrape never fans out: concurrent callers share one refresh. A refresh
-// costs, with L open Work workflows of this task queue, T targets and R
-// status rows per target (work.WithStatusRows):
+// lists the open agentwork.Work workflows of this task queue
+// (visibility: their memo, set when each started, says its target,
+// creation time, and whether it is an external job or needed approval;
+// AgentworkOwner its owner), describes each target's activity queue (its
+// backlog count and age, Temporal's own figures, and its pollers),
+// queries the approvals index (ApprovalsWorkflowName) only when a listed
+// Work needed approval (when no worker answers, its last answer stands
+// in), and describes the newest work.WithStatusRows live Works of each
+// target (none for a Work awaiting approval): their attempt's state
+// (scheduled: queued; started: running; cancel requested:
+// cancel-requested), attempt count and progress, and for an external job
+// past its submit that it waits; the rest are counted in LiveOmitted.
+// docs/operating-temporal.md says what each call costs.
 //
-//   - ceil(L/1000) ListWorkflowExecutions calls (visibility: the open
-//     agentwork.Work workflows of the task queue, with their memo, set
-//     when each started: the target, the creation time, whether it is an
-//     external job or needed approval; and the owner from AgentworkOwner);
-//   - T DescribeTaskQueue calls with statistics on the targets' activity
-//     queues: the backlog count (queued Work) and age (the oldest queued
-//     age, Temporal's own figure) and the pollers (workers that poll it);
-//   - one query of the approvals index (ApprovalsWorkflowName) of the task
-//     queue, only when a listed Work needed approval when it started: the
-//     Work that awaits approval now and when each asked (a query is a
-//     billable action on Temporal Cloud: one per refresh at most; when no
-//     worker answers it, the index's last answer stands in);
-//   - up to R×T DescribeWorkflowExecution calls: the newest R live Works
-//     of each target (none for a Work awaiting approval), their attempt's
-//     state (scheduled: queued; started: running; cancel requested:
-//     cancel-requested), attempt count and progress, and for an external
-//     job past its submit that it waits. The rest are counted in
-//     LiveOmitted.
-//
-// Its counts are live Work only: queued is the backlog (at most the
-// target's open Works not awaiting approval) plus the Work awaiting
-// approval (AwaitingApproval, OldestApproval; in no task queue, so not in
-// Snapshot.Queued nor in the oldest queued age), running the rest of them
-// (cancel-requested Work included: telling it apart would take a call per
-// Work; each Worker's Snapshot reports its own cancel-requested attempts
-// and their age). Waiting counts the external jobs that wait for their
-// result: those the rows show waiting, and the jobs beyond the rows that
-// the backlog does not account for (a job's submit is its only attempt
-// in the task queue; it waits from then on): exact while a target's
-// queued and submitting jobs are among its R newest Works, else a submit
-// in progress beyond them counts as waiting (at most the target's running
-// slots in use, which the Workers export). Terminal Work is not counted
-// (closed workflows are Temporal's history, not live state). It reads no
-// search attribute that a Work would have to upsert (each upsert is a
-// billable action): the owner's is set when the workflow starts, and the
-// rest comes from the memo.
+// Its counts are live Work only (closed workflows are Temporal's history):
+// queued is the target's backlog (at most its open Works not awaiting
+// approval) plus its Work awaiting approval (AwaitingApproval,
+// OldestApproval; in no task queue, so not in Snapshot.Queued nor in the
+// oldest queued age), running the rest, cancel-requested Work included
+// (each Worker's Snapshot reports its own). Waiting counts the external
+// jobs that wait for their result: those the rows show waiting, and the
+// jobs beyond the rows that the backlog does not account for, exact while
+// a target's queued and submitting jobs are among its newest rows.
+// docs/operating-temporal.md says why, and what this cannot tell apart.
 //
 // A refresh's calls are bounded by ctx and each by the RPC timeout; a
 // failed refresh returns its error (the gauges then report nothing that
 // round) and is retried at the next call. After Close it returns
 // work.ErrClosed.
 //
-// It starts Work through c. The Workers that run
-// the children must use the same task queue (WithTaskQueue). With a nil c
-// every method that would reach Temporal returns work.ErrUnavailable.
+// It starts Work through c. The Workers that run the children must use
+// the same task queue (WithTaskQueue). With a nil c every method that
+// would reach Temporal returns work.ErrUnavailable.
 func New(c client.Client, opts ...Option) *work.Engine {
 	return driver.NewEngine(newEngine(c, opts...))
 }
@@ -168,6 +155,24 @@ func timedOut(ctx context.Context, err error) error {
 func update(ctx context.Context, c client.Client, id, name string, out any, args ...any) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateName: name,
 		Args: args, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, out)
+	}
+	return err
+}
+
+// updateWithStart sends update name with arg to workflow id, starting it
+// (workflow type wf on queue, with input start) if it is not running, or
+// again if it closed; it waits until the workflow has applied the update
+// and decodes its result into out (nil: none). updateID is the update's
+// id ("": a new one).
+func updateWithStart(ctx context.Context, c client.Client, id, queue, wf string, start any, updateID, name string, out, arg any) error {
+	op := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, wf, start)
+	h, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: updateID, WorkflowID: id, UpdateName: name,
+			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{arg}}})
 	if err == nil {
 		err = h.Get(ctx, out)
 	}

@@ -3,24 +3,20 @@ package temporal
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// waitInput sets what a Work that waits needs in its workflow's input:
-// the coordinator's job declaration (Spec.Job: its Backoff and
+// waitInput sets what an external job's Work needs in its workflow's
+// input: the coordinator's job declaration (Spec.Job: its Backoff and
 // MaxPollErrors with their defaults, the target's poll queue and the
-// polls per run) and the approval timeout.
-func (e *engine) waitInput(spec work.Spec, approvalTimeout time.Duration, in *workInput) {
+// polls per run).
+func (e *engine) waitInput(spec work.Spec, in *workInput) {
 	if j := spec.Job; j != nil {
 		r := driver.ResolveJob(*j)
 		in.Job = &jobInput{Backoff: r.Backoff, MaxPollErrors: r.MaxPollErrors,
 			PollQueue: pollQueue(e.cfg.taskQueue, spec.Target.Label), PollsPerRun: e.cfg.pollsPerRun}
-	}
-	if spec.NeedsApproval {
-		in.Approval = &driver.ApprovalInput{Timeout: approvalTimeout}
 	}
 }
 

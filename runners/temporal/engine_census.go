@@ -3,6 +3,8 @@ package temporal
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/driver"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -73,6 +76,7 @@ type openWork struct {
 
 // readDeployment reads the deployment view from Temporal (see Snapshot).
 func (e *engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
+	now := time.Now()
 	open, err := e.listOpenWork(ctx)
 	if err != nil {
 		return observe.Snapshot{}, err
@@ -88,13 +92,10 @@ func (e *engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 	for _, w := range open {
 		byTarget[w.target] = append(byTarget[w.target], w)
 	}
-	labels := make([]string, 0, len(byTarget))
-	for t := range byTarget {
-		labels = append(labels, t)
-	}
-	sort.Strings(labels)
-	snap := observe.Snapshot{Time: time.Now(), Deployment: true}
-	for _, label := range labels {
+	var counts []observe.TargetCounts
+	var live []observe.LiveWork
+	omitted := 0
+	for _, label := range slices.Sorted(maps.Keys(byTarget)) {
 		ws := byTarget[label]
 		q, err := e.describeQueue(ctx, label)
 		if err != nil {
@@ -128,21 +129,17 @@ func (e *engine) readDeployment(ctx context.Context) (observe.Snapshot, error) {
 			lw, err := e.describeWork(ctx, w, held)
 			if err != nil {
 				// It ended since the list, or cannot be read now: counted, not shown.
-				snap.LiveOmitted++
+				omitted++
 				continue
 			}
 			seen.add(w, lw)
-			snap.Live = append(snap.Live, lw)
+			live = append(live, lw)
 		}
 		tc.Waiting = seen.waitingJobs(jobs, queued, tc.Counts[work.StateRunning.Index()])
-		snap.LiveOmitted += len(ws) - n
-		snap.Queued += queued
-		snap.Waiting += tc.Waiting
-		snap.AwaitingApproval += tc.AwaitingApproval
-		snap.Counts = append(snap.Counts, tc)
+		omitted += len(ws) - n
+		counts = append(counts, tc)
 	}
-	observe.SortLive(snap.Live)
-	return snap, nil
+	return driver.DeploymentSnapshot(now, counts, live, omitted), nil
 }
 
 // rowCounts is what the described rows of one target showed: its queued

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -51,9 +50,9 @@ func (s *store) Admit(caller context.Context, w driver.NewWork) (work.Ref, strin
 		Kind: spec.Target.Kind, Input: spec.Input, TaskQueue: activityQueue(e.cfg.taskQueue, spec.Target.Label),
 		OwnerWorkflow: ownerWF, MaxDuration: budget.MaxDuration, MaxResultBytes: w.MaxResultBytes, MaxAttempts: attempts,
 		HeartbeatTimeout: e.cfg.heartbeatTimeout, Created: w.Created,
-		Mailbox: w.Mailbox, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget}
-	e.waitInput(spec, w.ApprovalTimeout, &in)
-	in.Updates = w.Updates // engine_updates.go
+		Mailbox: w.Mailbox, Launch: launch, Budget: budget, FailOnBudget: spec.FailOnBudget,
+		Approval: w.Approval, Updates: w.Updates}
+	e.waitInput(spec, &in)
 	ctx, cancel := e.rpc(base)
 	defer cancel()
 	_, err := e.c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
@@ -74,24 +73,11 @@ func (s *store) Admissible() error { return s.cfg.Err }
 func activityQueue(base, label string) string { return base + "." + label }
 
 // updateOwner sends an update to o's registry, starting the registry if
-// it is not running (update with start). id is the update's id ("": a
-// new one), which makes a repeat answer as the first.
+// it is not running (updateWithStart). id is the update's id ("": a new
+// one), which makes a repeat answer as the first.
 func (e *engine) updateOwner(ctx context.Context, o work.Owner, name string, out any, arg any, id string) error {
-	ownerWF := ownerWorkflowID(o.ID())
-	startOwner := e.c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID: ownerWF, TaskQueue: e.cfg.taskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-	}, OwnerWorkflowName, ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.Limits.RetainTerminal, RetainAge: e.cfg.Limits.RetainAge}, Grace: e.cfg.admissionGrace})
-	h, err := e.c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: startOwner,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateID: id, WorkflowID: ownerWF, UpdateName: name,
-			WaitForStage: client.WorkflowUpdateStageCompleted, Args: []any{arg}},
-	})
-	if err == nil {
-		err = h.Get(ctx, out)
-	}
-	return err
+	st := ownerState{Owner: o.ID(), Registry: driver.Registry{Retain: e.cfg.Limits.RetainTerminal, RetainAge: e.cfg.Limits.RetainAge}, Grace: e.cfg.admissionGrace}
+	return updateWithStart(ctx, e.c, ownerWorkflowID(o.ID()), e.cfg.taskQueue, OwnerWorkflowName, st, id, name, out, arg)
 }
 
 // refusalOf returns why the owner's registry refused a start: a limit's

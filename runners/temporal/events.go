@@ -43,27 +43,13 @@ func (l launchInfo) caller() context.Context {
 }
 
 // lifecycle reports one Work's lifecycle events, from its workflow, to the
-// Observer of the Worker that runs the workflow task. Every event is
-// decided by the workflow and stamped with workflow time, so that a
-// workflow rebuilt from its history (in another process after a worker
-// died, or after the worker's cache evicted it) reports the same events
-// at the same times. Replayed events go to Observer.Replay when the
-// Observer is an observe.Replayer (the Work's span is rebuilt whole; metrics
-// and logs are not counted twice), and nowhere otherwise.
-//
-// A replayed Work is bound, and its replayed events are handed to Replay,
-// only at its first live event: a replay that reports nothing live (a
-// query of a workflow that is not in the worker's cache, a closed one
-// included) rebuilds no span. A Work whose terminal event is replayed is
-// never bound again: the process that reported that event live ended and
-// exported its span.
-//
-// Delivery is at least once: a workflow task that reported events and
-// then failed to complete (its worker died within it, or it timed out)
-// reports them again when it runs anew, except on the Worker that
-// reported the run's terminal event: there the span was ended and
-// exported, and nothing is reported again up to the end, which is
-// reported (on a span of its own) only when it differs (spanStash).
+// Observer of the Worker that runs the workflow task, as the package
+// doc's Telemetry says: each decided by the workflow and stamped with
+// workflow time; a replayed Work bound, and its replayed events handed to
+// Observer.Replay (an observe.Replayer; nowhere otherwise), only at its
+// first live event, and never again once its terminal event is replayed
+// (the process that reported it live exported the span); at least once,
+// except on the Worker that reported the run's terminal event (spanStash).
 type lifecycle struct {
 	obs    observe.Observer // nil: nothing to report
 	ctx    context.Context

@@ -2,8 +2,6 @@ package temporal
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"strconv"
 	"sync/atomic"
@@ -16,19 +14,11 @@ import (
 	"github.com/agentwork/agentwork/work/driver"
 )
 
-// An attempt whose heartbeats the server could not record for longer
-// than the heartbeat timeout (the server was away, or the network between
-// it and the Worker) is timed out by Temporal, but its child may still be
-// running, or have ended, on a Worker that lived. The Worker does not
-// cancel such a child: it keeps the attempt (held), and the Work's
-// workflow, seeing the heartbeat timeout, asks that Worker for it with a
-// Rejoin activity on the Worker's own rejoin queue (named in every
-// heartbeat), within the rejoin window. The Rejoin heartbeats for the
-// attempt, brings it cancellation, and returns the attempt's outcome: the
-// Work carries on where it was. No Rejoin within the window (the Worker
-// died, or stayed cut off): the Work fails with class worker_lost as
-// before, and the Worker cancels a child nobody rejoined (class
-// unreachable, should a late Rejoin still come).
+// The rejoin rule is the package doc's (Mapping): a Worker holds an
+// attempt the server timed out by its heartbeat (its child may still run,
+// or have ended), and the Rejoin activity its Work's workflow sends to the
+// Worker's rejoin queue heartbeats for the attempt, brings it
+// cancellation and returns its outcome.
 
 // rejoinActivityName is the activity that rejoins an attempt the server
 // timed out on the Worker that still holds it.
@@ -54,12 +44,8 @@ type rejoinInput struct {
 func heldKey(id string, n int) string { return id + "/" + strconv.Itoa(n) }
 
 // rejoinQueueName is a new Worker's own rejoin queue on the deployment's
-// task queue.
-func rejoinQueueName(taskQueue string) string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return taskQueue + ":rejoin:" + hex.EncodeToString(b[:])
-}
+// task queue, named with a random id (driver.NewID).
+func rejoinQueueName(taskQueue string) string { return taskQueue + ":rejoin:" + driver.NewID() }
 
 // heldAttempt is an attempt a Worker runs, as a Rejoin finds it (its
 // take-backs), and where its heartbeats go now (hb): the attempt's own

@@ -43,11 +43,9 @@ const (
 	errTypePrefix = "agentwork:"
 )
 
-// The outcome classes of an attempt that are not failures.
-const (
-	classCancelled = work.ClassCancelled
-	classNotRun    = "not_run"
-)
+// classNotRun is the outcome class of an attempt that did not run (the
+// Work ended before it): no failure.
+const classNotRun = "not_run"
 
 // workInput starts one Work workflow. It holds the child's input: the
 // child's run needs it on the worker.

@@ -52,9 +52,8 @@ type Worker struct {
 	cfg     config
 	targets map[string]Child
 	workers []worker.Worker
-	slots   *driver.Slots // the attempts in progress (Snapshot); nil for a Worker not made by NewWorker
-	mu      sync.Mutex    // guards unwatch
-	unwatch func()        // the end of the Observer's watch (Start)
+	slots   *driver.Slots   // the attempts in progress (Snapshot); nil for a Worker not made by NewWorker
+	watch   driver.Watching // the Observer's, from Start to Stop
 
 	// The attempts a Rejoin may take back (rejoin.go): the Worker's own
 	// rejoin queue, its held attempts, the watches of those adrift.
@@ -153,10 +152,7 @@ func (w *Worker) Start() error {
 			return err
 		}
 	}
-	unwatch := driver.Watch(w.cfg.Limits.Observer, w)
-	w.mu.Lock()
-	w.unwatch = unwatch
-	w.mu.Unlock()
+	w.watch.Start(w.cfg.Limits.Observer, w)
 	return nil
 }
 
@@ -175,13 +171,7 @@ func (w *Worker) Stop() {
 	}
 	wg.Wait()
 	w.adrift.Wait()
-	w.mu.Lock()
-	unwatch := w.unwatch
-	w.unwatch = nil
-	w.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
+	w.watch.Stop()
 }
 
 // run is one attempt of a Work: announce it, run the child with a

@@ -10,19 +10,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// A coordinator that dies between a Work's admission in its owner's
-// registry and the start of the Work's workflow leaves a record that
-// counts against the owner's outstanding limit and holds its pool
-// reservation, for a Work that will never run. The registry checks each
-// admission whose workflow it has not heard from (no record of it came:
-// a Work still queued, or awaiting approval) once its grace has passed
-// (admissionGrace by default, WithAdmissionGrace): a local activity asks
-// Temporal whether the Work's workflow exists, and a Work that does not
-// is forgotten (driver.Registry.Forget: the record and its launch
-// identity dropped, the reservation refunded). The grace is far above
-// the admission's own bound (the coordinator starts the workflow within
-// its RPC timeout of the admission), so a slow coordinator's start is
-// never forgotten under it.
+// The admission check of the package doc's Mapping (WithAdmissionGrace):
+// the registry checks each admission whose workflow it has not heard from
+// (no record of it came: a Work still queued, or awaiting approval) once
+// its grace has passed, with a local activity that asks Temporal whether
+// the workflow exists; one that does not is forgotten
+// (driver.Registry.Forget: its record and launch identity dropped, its
+// reservation refunded). The grace is far above the admission's own bound
+// (the coordinator starts the workflow within its RPC timeout), so a slow
+// coordinator's start is never forgotten.
 
 // admissionGrace is how long after its admission a Work's workflow is
 // looked for, when the registry has no grace of its own.

@@ -11,12 +11,10 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Approval in the Work workflow: a Work started with Spec.NeedsApproval
-// waits, queued, for an approve or deny update (or its approval timeout,
-// a workflow timer) before it schedules anything: no activity, no
-// heartbeat, no worker slot. The owner's registry knows it awaits
-// approval from its admission on (ownerRecord.Approval); the approvals
-// index (approvalsWorkflow) lists it for the approver role.
+// Approval in the Work workflow, as the package doc's "Work that waits"
+// says: the owner's registry marks the Work from its admission on
+// (ownerRecord.Approval), the approvals index (approvalsWorkflow) lists
+// it meanwhile.
 
 // waitHandlers registers the approve and deny updates and the approval
 // query (on every Work: one that does not await approval answers

@@ -14,14 +14,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// External jobs in the Work workflow. The submit is an activity on the
-// target's queue (it holds a running slot of the Worker that runs it);
-// then the workflow waits on a workflow timer (no activity, no heartbeat,
-// no worker slot) and polls with an activity on the target's poll queue,
-// bounded per Worker by the job's MaxPolls. The handle and the backoff
-// are workflow state; every PollsPerRun polls the workflow continues as
-// new with them (jobState), so that a job that waits for days keeps a
-// short history.
+// External jobs in the Work workflow, as the package doc's "Work that
+// waits" says: the handle and the backoff are workflow state, carried
+// across continue-as-new every PollsPerRun polls (jobState).
 
 // Timeouts of a job's activities: a poll and a cancel are short calls;
 // their Worker's loss shows within the heartbeat timeout.
@@ -88,12 +83,7 @@ func (w *workRun) runJob(ctx, actx workflow.Context) (res workOutcome, cont erro
 	if in.MaxDuration > 0 {
 		deadline = w.Started.Add(in.MaxDuration)
 	}
-	pctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           j.PollQueue,
-		StartToCloseTimeout: pollTimeout,
-		HeartbeatTimeout:    in.HeartbeatTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
+	pctx := w.onPollQueue(ctx, 1)
 	for polls := 0; ; polls++ {
 		if w.State != work.StateRunning { // cancel-requested (Cancel, Release)
 			w.cancelJob(ctx, st.Handle)
@@ -172,6 +162,9 @@ func (p pollOutcome) decoded() driver.JobPoll {
 	return o
 }
 
+// startToClose is the start-to-close timeout of a Work's attempt (its
+// Run, a Rejoin of it, or its job's Submit): its maximum duration and a
+// minute, a year with none.
 func startToClose(maxDur time.Duration) time.Duration {
 	if maxDur > 0 {
 		return maxDur + time.Minute
@@ -183,13 +176,17 @@ func startToClose(maxDur time.Duration) time.Duration {
 // Cancel on a Worker (a no-op there when the job has none). Its failure
 // is not the Work's: the Work ends as decided.
 func (w *workRun) cancelJob(ctx workflow.Context, handle []byte) {
-	cctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		TaskQueue:           w.in.Job.PollQueue,
-		StartToCloseTimeout: pollTimeout,
-		HeartbeatTimeout:    w.in.HeartbeatTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: cancelAttempts},
-	})
-	_ = workflow.ExecuteActivity(cctx, CancelJobActivityName, awaitInput{Label: w.in.Label, Handle: handle}).Get(ctx, nil)
+	_ = workflow.ExecuteActivity(w.onPollQueue(ctx, cancelAttempts), CancelJobActivityName,
+		awaitInput{Label: w.in.Label, Handle: handle}).Get(ctx, nil)
+}
+
+// onPollQueue is ctx with the activity options of a job's poll or cancel:
+// on the target's poll queue, a minute at most (pollTimeout), heartbeating,
+// tried at most attempts times.
+func (w *workRun) onPollQueue(ctx workflow.Context, attempts int32) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{TaskQueue: w.in.Job.PollQueue,
+		StartToCloseTimeout: pollTimeout, HeartbeatTimeout: w.in.HeartbeatTimeout,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: attempts}})
 }
 
 // continueJob returns the error that continues the workflow as new with

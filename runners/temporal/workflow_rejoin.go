@@ -2,7 +2,6 @@ package temporal
 
 import (
 	"errors"
-	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
@@ -43,15 +42,11 @@ func (w *workRun) rejoin(ctx, actx workflow.Context, out runOutcome, err error) 
 	if errors.As(err, &ae) && ae.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED {
 		n = max(w.in.MaxAttempts, n)
 	}
-	startToClose := 365 * 24 * time.Hour
-	if w.in.MaxDuration > 0 {
-		startToClose = w.in.MaxDuration + time.Minute
-	}
 	for range maxRejoins {
 		ao := workflow.ActivityOptions{
 			TaskQueue:              queue,
 			ScheduleToStartTimeout: rejoinWindow(w.in.HeartbeatTimeout),
-			StartToCloseTimeout:    startToClose,
+			StartToCloseTimeout:    startToClose(w.in.MaxDuration),
 			HeartbeatTimeout:       w.in.HeartbeatTimeout,
 			WaitForCancellation:    true,
 			RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},

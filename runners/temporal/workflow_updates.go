@@ -10,16 +10,9 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Children that talk back, in the Work workflow. A Work's updates and
-// questions are workflow state: the attempt reports each update with the
-// report update, and the workflow decides on it with the shared
-// driver.UpdateLog (its bounds, order, idempotency and refusals are those of
-// every engine), so that they survive the worker (the history rebuilds the
-// log) and continue-as-new (updateCarry). Only a question's wait lives in
-// the attempt (the await-answer update, which the attempt holds open
-// while it goes on heartbeating); the question, its timeout (a workflow
-// timer, from when it was asked) and its answer (guidance accepted while
-// it is open) are the workflow's.
+// Children that talk back, in the Work workflow, as the package doc says:
+// the updates and questions are workflow state (carried across
+// continue-as-new in updateCarry), only a question's wait the attempt's.
 
 // updateState is a Work workflow's update state: its log and its
 // questions' state.

@@ -62,14 +62,9 @@ func runWork(ctx workflow.Context, in workInput, obs observe.Observer, stash *sp
 	if in.Approval != nil && w.State == work.StateCancelled {
 		return w.end(ctx, workOutcome{State: work.StateCancelled}), nil
 	}
-	maxDur := in.MaxDuration
-	startToClose := 365 * 24 * time.Hour
-	if maxDur > 0 {
-		startToClose = maxDur + time.Minute
-	}
 	ao := workflow.ActivityOptions{
 		TaskQueue:           in.TaskQueue,
-		StartToCloseTimeout: startToClose,
+		StartToCloseTimeout: startToClose(in.MaxDuration),
 		HeartbeatTimeout:    in.HeartbeatTimeout,
 		WaitForCancellation: true,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,

@@ -9,8 +9,9 @@
 // budget pool (Pool, BudgetDims), the checks and digests of a guidance
 // message, each Work's update log (UpdateLog, its state as plain data),
 // the Subscriptions that poll a registry for notices, a Worker's running
-// slots, the child run it hands an Execution (Remote, WithRemote) and
-// the classification of its return, the deployment Snapshot's cache,
+// slots and its Observer's watch (Watching), the child run it hands an
+// Execution (Remote, WithRemote) and the classification of its return, the
+// deployment Snapshot's cache and assembly (Cache, DeploymentSnapshot),
 // work's options with the in-process meaning (ResolveLimits, Limits), and
 // work's errors across a process boundary (DecodeError, Detail, Wrap,
 // UpdateRefusal).

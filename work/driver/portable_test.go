@@ -397,6 +397,15 @@ func TestPortableStart(t *testing.T) {
 		w.Admission.Record.ID != w.ID || w.Admission.Launch != key || key == "" || w.Admission.Eff != BudgetDims(w.Budget) || w.Created.Location() != time.UTC {
 		t.Fatalf("the admission: %+v", w)
 	}
+	if w.Approval != nil {
+		t.Fatalf("a Start with no NeedsApproval has Approval %+v, want nil", w.Approval)
+	}
+	held := spec
+	held.NeedsApproval, held.CallID = true, "call_2"
+	if _, err := p.Start(ctx, held); err != nil || len(fs.admitted) != 2 || fs.admitted[1].Approval == nil || fs.admitted[1].Approval.Timeout != 24*time.Hour {
+		t.Fatalf("a Start with NeedsApproval: %v, admitted %+v; want Approval with the default 24 h timeout", err, fs.admitted[1:])
+	}
+	fs.admitted = fs.admitted[:1]
 	if _, err := p.Start(ctx, work.Spec{Owner: o}); !errors.Is(err, work.ErrInvalidSpec) {
 		t.Fatalf("Start of an invalid Spec: %v, want ErrInvalidSpec", err)
 	}

@@ -55,9 +55,9 @@ type NewWork struct {
 	Budget         work.Budget
 	MaxResultBytes int       // the output bound (contract.ResultBytes)
 	Admission      Admission // what the owner's registry decides on
-	// ApprovalTimeout is how long a Spec with NeedsApproval waits for its
-	// answer (the Spec's, or 24 hours when it sets none).
-	ApprovalTimeout time.Duration
+	// Approval is a Spec with NeedsApproval's wait for its answer: its
+	// timeout, the Spec's or 24 hours when it sets none (nil: no approval).
+	Approval *ApprovalInput
 	// Updates is the Spec's update policy with its defaults (nil: none).
 	Updates *work.UpdatePolicy
 	// Mailbox bounds the Work's undelivered guidance and its command
@@ -112,7 +112,9 @@ func (p *Portable) Start(ctx context.Context, spec work.Spec) (work.Ref, error) 
 	if w.TargetID == "" {
 		w.TargetID = spec.Target.Label
 	}
-	w.ApprovalTimeout = contract.ApprovalWait(spec.ApprovalTimeout)
+	if spec.NeedsApproval {
+		w.Approval = &ApprovalInput{Timeout: contract.ApprovalWait(spec.ApprovalTimeout)}
+	}
 	if spec.Updates != nil {
 		u := ResolveUpdates(*spec.Updates)
 		w.Updates = &u
