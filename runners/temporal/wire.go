@@ -36,7 +36,6 @@ const (
 
 	signalRelease = "release-cancel"
 
-	queryStatus  = "status"
 	queryRecords = "records"
 	queryCommand = "command"
 
@@ -115,20 +114,6 @@ type workOutcome struct {
 	// the owner detached or released the Work before it ended (the
 	// registry keeps its own Detached; take leaves it).
 	Final *ownerRecord `json:",omitempty"`
-}
-
-// workStatus answers the status query.
-type workStatus struct {
-	Found     bool
-	Label     string
-	TargetID  string
-	Kind      observe.Kind
-	State     observe.State
-	Attempt   int
-	Created   time.Time
-	Started   time.Time
-	Finished  time.Time
-	HasResult bool
 }
 
 // sendRequest queues one guidance message: the text itself is in its

@@ -22,7 +22,7 @@ import (
 // wireTypes are the runner's wire types: what its workflows, activities,
 // updates, queries and memos carry as payloads.
 var wireTypes = []any{
-	workInput{}, runInput{}, runOutcome{}, workOutcome{}, workStatus{}, driver.CancelReply{}, sendRequest{},
+	workInput{}, runInput{}, runOutcome{}, workOutcome{}, driver.CancelReply{}, sendRequest{},
 	guidanceRef{}, admitReply{}, ownerState{}, startedReply{}, driver.UpdateReport{}, driver.UpdateReportReply{},
 	driver.UpdatesQuery{}, driver.UpdatesReply{}, updateCarry{}, jobInput{}, jobState{}, driver.ApprovalInput{}, submitInput{},
 	submitOutcome{}, awaitInput{}, pollOutcome{}, driver.AnswerRequest{}, approvalsState{}, guidanceInput{},

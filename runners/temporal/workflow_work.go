@@ -134,16 +134,6 @@ func (w *workRun) seenBy(owner string) error {
 }
 
 func (w *workRun) handlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, queryStatus, func(owner string) (workStatus, error) {
-		if !w.visible(owner) {
-			return workStatus{}, nil
-		}
-		return workStatus{Found: true, Label: w.in.Label, TargetID: w.in.TargetID, Kind: w.in.Kind,
-			State: w.State, Attempt: max(w.Attempt, 1), Created: w.in.Created, Started: w.Started,
-			Finished: w.Finished, HasResult: w.HasResult}, nil
-	}); err != nil {
-		return err
-	}
 	if err := workflow.SetQueryHandler(ctx, queryCommand, func(command string) (driver.Command, error) {
 		return w.mail.Commands[command], nil
 	}); err != nil {
