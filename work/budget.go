@@ -56,9 +56,6 @@ const (
 	numDims      = 3
 )
 
-// dimNames are the pooled dimensions' budget names.
-var dimNames = contract.DimNames
-
 // budgetConfig is an engine's budget configuration: the defaults of a
 // child that sets none (def, whose MaxDuration is the per-Work deadline;
 // WithDefaultBudget) and the ceiling (WithBudgetCeiling).

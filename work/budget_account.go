@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentwork/agentwork/work/internal/contract"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -147,7 +148,7 @@ func (r *run) exhaustLocked(budget string) bool {
 func (r *run) reached() string {
 	for i := range r.m {
 		if m := &r.m[i]; m.limit > 0 && m.used.Load()+m.held.Load() >= m.limit {
-			return dimNames[i]
+			return contract.DimNames[i]
 		}
 	}
 	return ""

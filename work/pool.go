@@ -68,7 +68,7 @@ func (s *Engine) poolTotalsLocked(fn func(budget string, reserved, remaining int
 			}
 		}
 	}
-	for i, name := range dimNames {
+	for i, name := range contract.DimNames {
 		if any[i] {
 			fn(name, held[i], rem[i])
 		}

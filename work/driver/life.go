@@ -12,11 +12,11 @@ import (
 // Subscriptions it polls for, and the deployment watch it registered. Its
 // zero value is open with none; it is safe for concurrent use.
 type Life struct {
-	mu      sync.Mutex
-	closed  bool
-	subs    map[*work.Subscription]func()
-	wg      sync.WaitGroup
-	unwatch func()
+	mu     sync.Mutex
+	closed bool
+	subs   map[*work.Subscription]func()
+	wg     sync.WaitGroup
+	watch  Watching // the engine's deployment watch, ended by Close
 }
 
 // Closed reports whether Close has begun.
@@ -26,14 +26,6 @@ func (l *Life) Closed() bool {
 	return l.closed
 }
 
-// Watching keeps unwatch, the end of the engine's deployment watch
-// (observe.Watcher.Watch), for Close.
-func (l *Life) Watching(unwatch func()) {
-	l.mu.Lock()
-	l.unwatch = unwatch
-	l.mu.Unlock()
-}
-
 // Close marks l closed, ends the watch and every Subscription, and waits
 // for their pollers while ctx allows (ctx's error if it does not).
 func (l *Life) Close(ctx context.Context) error {
@@ -41,12 +33,8 @@ func (l *Life) Close(ctx context.Context) error {
 	l.closed = true
 	subs := l.subs
 	l.subs = nil
-	unwatch := l.unwatch
-	l.unwatch = nil
 	l.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
-	}
+	l.watch.Stop()
 	for _, closeFn := range subs {
 		closeFn()
 	}

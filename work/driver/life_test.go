@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentwork/agentwork/work"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 // registry is a registry a test changes between polls; reads counts
@@ -153,7 +154,7 @@ func TestSubscribeRefusals(t *testing.T) {
 	}
 	unwatched := false
 	var w Life
-	w.Watching(func() { unwatched = true })
+	w.watch.Start(endWatcher{end: func() { unwatched = true }}, nil)
 	if err := w.Close(context.Background()); err != nil || !unwatched {
 		t.Fatalf("Close ends the watch: %v %v", err, unwatched)
 	}
@@ -197,3 +198,11 @@ func TestSubscribeUpdatesBeforeSettlement(t *testing.T) {
 		t.Fatalf("a Work whose updates stay unreadable: %+v, want its settlement notice", n)
 	}
 }
+
+// endWatcher is a Watcher whose watch ends with end.
+type endWatcher struct {
+	observe.NopObserver
+	end func()
+}
+
+func (w endWatcher) Watch(observe.Watched) func() { return w.end }

@@ -127,7 +127,7 @@ func Init(p *Portable, s Store, c Config) {
 		work.WithMaxResultBytes(c.Limits.MaxResultBytes))...)
 	p.read = c.Read
 	if c.Limits.ExportDeployment && c.Watched != nil {
-		p.life.Watching(Watch(p.events, c.Watched))
+		p.life.watch.Start(p.events, c.Watched)
 	}
 }
 
