@@ -147,7 +147,7 @@ func (o *Observer) logForeground(ctx context.Context, c observe.ToolCall, ce obs
 }
 
 // ShutdownReported implements observe.ShutdownObserver: it logs an
-// in-process engine's Shutdown report as one line, "work engine shut
+// engine's Shutdown report as one line, "work engine shut
 // down", with the group "report" (drained, duration, orphans, and one
 // "target/state" count per entry under settled and orphaned): Info when
 // every Work finished in time, Warn when Work had to be cancelled or was

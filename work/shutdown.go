@@ -2,6 +2,7 @@ package work
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/agentwork/agentwork/work/observe"
@@ -33,16 +34,22 @@ import (
 //
 // A durable runner's Engine has no Work of its own to drain (its Work
 // goes on on its service): its Shutdown closes it, as Close does, and
-// reports Drained (when Close returned nil) and how long that took; it
-// hands no report to the Observer.
+// reports Drained (when Close returned nil) and how long that took, to
+// its caller and to the Observer as above. A Close refused with
+// ErrCloseFromChild or ErrNotInitialized changed nothing and is not
+// reported.
 func (s *Engine) Shutdown(ctx context.Context) (observe.ShutdownReport, error) {
 	if s != nil && s.impl != nil {
 		if sh, ok := s.impl.(shutdowner); ok {
-			return sh.Shutdown(ctx)
+			return sh.Shutdown(ctx) // it reports its own
 		}
 		start := s.impl.Now()
 		err := s.impl.Close(ctx)
-		return observe.ShutdownReport{Drained: err == nil, Duration: s.impl.Now().Sub(start)}, err
+		rep := observe.ShutdownReport{Drained: err == nil, Duration: s.impl.Now().Sub(start)}
+		if !errors.Is(err, ErrCloseFromChild) && !errors.Is(err, ErrNotInitialized) {
+			reportShutdown(ctx, s.impl.Observer(), rep)
+		}
+		return rep, err
 	}
 	if s.uninitialized() {
 		return observe.ShutdownReport{}, ErrNotInitialized
@@ -110,10 +117,16 @@ drain:
 	s.unlockAndEmit(&e)
 	rep := observe.ShutdownReport{Drained: drained, Duration: now.Sub(start),
 		Settled: sortedCounts(settled), Orphaned: sortedCounts(orphaned)}
-	if so, ok := s.observer.(observe.ShutdownObserver); ok {
+	reportShutdown(ctx, s.observer, rep)
+	return rep, nil
+}
+
+// reportShutdown hands rep to o when it is an observe.ShutdownObserver,
+// with ctx's values but not its cancellation.
+func reportShutdown(ctx context.Context, o observe.Observer, rep observe.ShutdownReport) {
+	if so, ok := o.(observe.ShutdownObserver); ok {
 		so.ShutdownReported(context.WithoutCancel(ctx), rep)
 	}
-	return rep, nil
 }
 
 // liveLocked adds every queued and running Work and every foreground call

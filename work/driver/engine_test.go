@@ -3,12 +3,15 @@ package driver_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
 	"github.com/agentwork/agentwork/work/driver"
+	"github.com/agentwork/agentwork/work/enginetest"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -52,5 +55,55 @@ func TestForwarder(t *testing.T) {
 	var none driver.Forwarder
 	if _, err := boundary.Live(ctx, driver.NewEngine(none), o); !errors.Is(err, work.ErrNotInitialized) {
 		t.Fatalf("a Forwarder of nil: Live = %v, want ErrNotInitialized", err)
+	}
+}
+
+// closeOnly is an engine without a Shutdown of its own: its Close answers
+// err, its Observer is obs.
+type closeOnly struct {
+	driver.Engine
+	err error
+	obs observe.Observer
+}
+
+func (c closeOnly) Close(context.Context) error { return c.err }
+func (c closeOnly) Observer() observe.Observer  { return c.obs }
+func (c closeOnly) Now() time.Time              { return time.Now() }
+
+// TestShutdownReported: an engine's Shutdown hands its report to the
+// Observer once: an engine without a Shutdown of its own (a durable one)
+// when its Close ended (drained or cut short by ctx), not when Close was
+// refused and changed nothing; an engine with its own (a decorated
+// in-process engine) through that Shutdown alone, never twice.
+func TestShutdownReported(t *testing.T) {
+	inner := driver.Forwarder{Engine: work.New()}
+	t.Cleanup(func() { _ = inner.Engine.Close(context.Background()) })
+	for _, c := range []struct {
+		name    string
+		err     error
+		reports int
+	}{
+		{"closed", nil, 1},
+		{"ctx ended", context.DeadlineExceeded, 1},
+		{"from a child", work.ErrCloseFromChild, 0},
+		{"not initialized", work.ErrNotInitialized, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := &enginetest.Recorder{}
+			rep, err := driver.NewEngine(closeOnly{inner, c.err, rec}).Shutdown(t.Context())
+			if !errors.Is(err, c.err) || err == nil && !rep.Drained || err != nil && rep.Drained {
+				t.Fatalf("Shutdown = %v, %v; want drained iff Close returned nil (%v)", rep, err, c.err)
+			}
+			if got := rec.Shutdowns(); len(got) != c.reports || c.reports == 1 && !reflect.DeepEqual(got[0], rep) {
+				t.Fatalf("the Observer got %v; want %d report(s) of %v", got, c.reports, rep)
+			}
+		})
+	}
+	rec := &enginetest.Recorder{}
+	type decorated struct{ driver.Forwarder }
+	e := driver.NewEngine(decorated{driver.Forwarder{Engine: work.New(work.WithObserver(rec))}})
+	rep, err := e.Shutdown(t.Context())
+	if got := rec.Shutdowns(); err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], rep) {
+		t.Fatalf("decorated: Shutdown = %v, %v, the Observer got %v; want its one report", rep, err, got)
 	}
 }

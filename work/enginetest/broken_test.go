@@ -98,6 +98,9 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engi
 	if h.defect == "guidance-limits-ignored" {
 		cfg.MaxMessageBytes, cfg.MaxQueuedGuidance = 0, 0
 	}
+	if h.defect == "shutdown-unreported" {
+		cfg.Observer = shutdownUnreported{cfg.Observer}
+	}
 	if h.defect == "progress-first" {
 		cfg.Observer = progressFirst{cfg.Observer}
 	}
@@ -150,6 +153,10 @@ func (r repeatTerminal) Event(ctx context.Context, e observe.Event) {
 		r.Observer.Event(ctx, e)
 	}
 }
+
+// shutdownUnreported hides the Observer's ShutdownReported: the engine
+// returns its Shutdown report and hands it to nobody.
+type shutdownUnreported struct{ observe.Observer }
 
 // progressFirst reports a progress event ahead of every running event.
 type progressFirst struct{ observe.Observer }
@@ -237,6 +244,7 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"repeat-terminal":              "ObserverEvents",
 		"cancel-state-late":            "CancelRacesCompletion",
 		"progress-first":               "ProgressOrder",
+		"shutdown-unreported":          "ShutdownReported",
 		"dropped-before-usage":         "GuidanceDropped",
 		"start-ignores-call-id":        "AutoBackgroundIdempotency",
 		"guidance-limits-ignored":      "GuidanceLimits",

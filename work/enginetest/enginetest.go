@@ -177,6 +177,7 @@ func Run(t *testing.T, h Harness) {
 		{"Lifecycle", s.lifecycle},
 		{"ObserverAndClock", s.observerAndClock},
 		{"ObserverEvents", s.observerEvents},
+		{"ShutdownReported", s.shutdownReported},
 		{"BadInput", s.badInput},
 		{"OwnerIsolation", s.ownerIsolation},
 		{"LimitOutstanding", s.limitOutstanding},

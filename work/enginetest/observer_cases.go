@@ -2,6 +2,7 @@ package enginetest
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -16,6 +17,24 @@ func (s *suite) observerAndClock(t *testing.T) {
 	}
 	if n := boundary.Now(v.e); n.IsZero() {
 		t.Fatal("Now() is zero")
+	}
+}
+
+// shutdownReported: every engine's Shutdown returns its report and hands
+// the same one, once, to an Observer that is an observe.ShutdownObserver;
+// with nothing live it is drained and orphans nothing.
+func (s *suite) shutdownReported(t *testing.T) {
+	v := s.env(t, nil)
+	o := owner(t, "shutdown")
+	ref := v.start(o, Echo, "before the shutdown")
+	v.settle(o, ref.ID)
+	rep, err := v.e.Shutdown(v.ctx)
+	if err != nil || !rep.Drained || rep.OrphanCount() != 0 {
+		t.Fatalf("Shutdown = %v, %v; want a drained report with no orphan", rep, err)
+	}
+	got := v.rec.Shutdowns()
+	if len(got) != 1 || !reflect.DeepEqual(got[0], rep) {
+		t.Fatalf("the Observer got %d reports %v; want the one Shutdown returned, %v", len(got), got, rep)
 	}
 }
 

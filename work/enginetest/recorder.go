@@ -7,13 +7,15 @@ import (
 	"github.com/agentwork/agentwork/work/observe"
 )
 
-// Recorder is an observe.Observer that records every event and call, for tests
-// (the suite gives one to every Engine it asks for, Config.Observer). The
-// zero value is ready to use and it is safe for concurrent use.
+// Recorder is an observe.Observer that records every event, call and
+// Shutdown report, for tests (the suite gives one to every Engine it asks
+// for, Config.Observer). The zero value is ready to use and it is safe for
+// concurrent use.
 type Recorder struct {
-	mu     sync.Mutex
-	events []observe.Event
-	calls  []RecordedCall
+	mu        sync.Mutex
+	events    []observe.Event
+	calls     []RecordedCall
+	shutdowns []observe.ShutdownReport
 }
 
 // RecordedCall is one call a Recorder saw, with how it ended (End is the
@@ -59,4 +61,19 @@ func (r *Recorder) Calls() []RecordedCall {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]RecordedCall(nil), r.calls...)
+}
+
+// ShutdownReported records r (observe.ShutdownObserver).
+func (r *Recorder) ShutdownReported(_ context.Context, rep observe.ShutdownReport) {
+	r.mu.Lock()
+	r.shutdowns = append(r.shutdowns, rep)
+	r.mu.Unlock()
+}
+
+// Shutdowns returns a copy of the Shutdown reports seen so far, in
+// arrival order.
+func (r *Recorder) Shutdowns() []observe.ShutdownReport {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]observe.ShutdownReport(nil), r.shutdowns...)
 }

@@ -87,7 +87,8 @@ func (r ShutdownReport) LogValue() slog.Value {
 
 // ShutdownObserver is implemented by an Observer that records an engine's
 // Shutdown report (the telemetry package's logs it through log/slog).
-// The in-process engine's Shutdown calls ShutdownReported once, as it returns, with a context that carries
+// Every engine's Shutdown (work's Engine.Shutdown, in-process or durable)
+// calls ShutdownReported once, as it returns, with a context that carries
 // the values of Shutdown's context but not its cancellation. The report is
 // content-free: target labels, states and counts.
 type ShutdownObserver interface {
