@@ -61,6 +61,10 @@ const (
 // WithDefaultBudget) and the ceiling (WithBudgetCeiling).
 type budgetConfig struct {
 	def, ceiling Budget
+	// defDims and ceilDims are def's and ceiling's pooled dimensions, in
+	// the order of dims, resolved once (resolveOptions): every Start
+	// reads them.
+	defDims, ceilDims [numDims]int64
 }
 
 // Default budgets: a child that sets none gets these (an engine's
@@ -139,10 +143,9 @@ func resolveDim(want, def, ceil int64) int64 {
 // want, in the order of dims, before any pool: resolveDim with the
 // defaults and the ceiling.
 func (b *budgetConfig) dims(want [numDims]int64) [numDims]int64 {
-	def, ceil := b.def.dims(), b.ceiling.dims()
 	var eff [numDims]int64
 	for i := range eff {
-		eff[i] = resolveDim(want[i], def[i], ceil[i])
+		eff[i] = resolveDim(want[i], b.defDims[i], b.ceilDims[i])
 	}
 	return eff
 }

@@ -23,7 +23,7 @@ func validOwner(o Owner) error {
 	if o.IsApprover() {
 		return errorf(ErrInvalidOwner, "the approver role only reads and answers approvals")
 	}
-	if o.depth == 0 && strings.Contains(o.id, "/") {
+	if o.slash {
 		return errorf(ErrInvalidOwner, "a top-level owner id may not contain \"/\"")
 	}
 	return nil
@@ -37,7 +37,10 @@ func validOwner(o Owner) error {
 // Backoff.Max, an agent target), a negative ApprovalTimeout or an
 // Updates policy with a negative field or one over its ceiling
 // (ErrInvalidSpec). It returns nil for a Spec an engine may admit.
-func (s Spec) Validate() error {
+func (s Spec) Validate() error { return s.validate() }
+
+// validate is Validate without the Spec's copy (every Start and Call).
+func (s *Spec) validate() error {
 	if err := checkBudget("Spec.Budget", s.Budget, false); err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ func (s *Engine) admissible(spec *Spec) error {
 	if s.optErr != nil {
 		return s.optErr
 	}
-	return spec.Validate()
+	return spec.validate()
 }
 
 // poolable is admissible for SetPool.

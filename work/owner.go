@@ -1,5 +1,7 @@
 package work
 
+import "strings"
+
 // Owner is an agent instance that owns Work. Only its owner can see, await,
 // cancel, detach or steer a Work. The zero Owner is invalid.
 //
@@ -10,6 +12,9 @@ type Owner struct {
 	id    string
 	depth int
 	sc    scopeState // set for a child's scope by the engine that runs the child
+	// slash: a top-level id with a "/" (NewOwner), which every operation
+	// refuses; decided once, not on every call.
+	slash bool
 }
 
 // scopeState is what an engine keeps of a child's own owner scope
@@ -23,7 +28,7 @@ type scopeState interface{ isScope() }
 // every operation refuses such an owner with ErrInvalidOwner (work/boundary's
 // Rows returns no rows and Release does nothing), so no top-level id can
 // reach a child's scope.
-func NewOwner(id string) Owner { return Owner{id: id} }
+func NewOwner(id string) Owner { return Owner{id: id, slash: strings.Contains(id, "/")} }
 
 // ID returns the owner's id.
 func (o Owner) ID() string { return o.id }
