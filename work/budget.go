@@ -62,8 +62,7 @@ const (
 type budgetConfig struct {
 	def, ceiling Budget
 	// defDims and ceilDims are def's and ceiling's pooled dimensions, in
-	// the order of dims, resolved once (resolveOptions): every Start
-	// reads them.
+	// the order of dims, set with them (newConfig).
 	defDims, ceilDims [numDims]int64
 }
 

@@ -49,6 +49,7 @@ type shutdowner interface {
 func init() {
 	seam.Rows, seam.Settled, seam.Live = (*Engine).rows, (*Engine).settled, (*Engine).hasLive
 	seam.Now, seam.Observer = (*Engine).now, (*Engine).obs
+	seam.FromChild = (*Engine).closedFromChild
 	seam.NewEngine = func(impl any) any {
 		d, _ := impl.(engineDriver)
 		if d == nil {

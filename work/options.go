@@ -86,6 +86,7 @@ func newConfig(opts []Option) config {
 			o.apply(&c)
 		}
 	}
+	c.budget.defDims, c.budget.ceilDims = c.budget.def.dims(), c.budget.ceiling.dims()
 	return c
 }
 
@@ -230,7 +231,6 @@ func (c *config) limits() limit.Limits {
 // Start, Call and SetPool returns (nil when every option is valid).
 func resolveOptions(opts []Option) (l limit.Limits, clock Clock, grace time.Duration, budget budgetConfig, err error) {
 	c := newConfig(opts)
-	c.budget.defDims, c.budget.ceilDims = c.budget.def.dims(), c.budget.ceiling.dims()
 	return c.limits(), c.clock, c.shutdownGrace, c.budget, c.err
 }
 

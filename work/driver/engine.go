@@ -15,7 +15,9 @@ import (
 // engine (Rows, Settled, Live, Observer, Now), with the contract
 // work.Engine and work/boundary document (Portable has most of them,
 // written once for every durable engine). An implementation may have
-// Shutdown too; without it work.Engine's Shutdown closes it.
+// Shutdown too, which then hands its report to its Observer itself, once
+// (observe.ShutdownObserver); without it work.Engine's Shutdown closes it
+// and reports.
 type Engine interface {
 	Start(ctx context.Context, spec work.Spec) (work.Ref, error)
 	Call(ctx context.Context, spec work.Spec) (string, error)

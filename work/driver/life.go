@@ -16,6 +16,7 @@ type Life struct {
 	closed bool
 	subs   map[*work.Subscription]func()
 	wg     sync.WaitGroup
+	polls  int      // the pollers not yet past their end (wg counts them to their last step)
 	watch  Watching // the engine's deployment watch, ended by Close
 }
 
@@ -27,16 +28,21 @@ func (l *Life) Closed() bool {
 }
 
 // Close marks l closed, ends the watch and every Subscription, and waits
-// for their pollers while ctx allows (ctx's error if it does not).
+// for their pollers while ctx allows (ctx's error if it does not; nil
+// with no poller left, whatever ctx).
 func (l *Life) Close(ctx context.Context) error {
 	l.mu.Lock()
 	l.closed = true
 	subs := l.subs
 	l.subs = nil
+	idle := l.polls == 0
 	l.mu.Unlock()
 	l.watch.Stop()
 	for _, closeFn := range subs {
 		closeFn()
+	}
+	if idle {
+		return nil
 	}
 	done := make(chan struct{})
 	go func() {
@@ -121,12 +127,14 @@ func (l *Life) Subscribe(ctx context.Context, o work.Owner, buffer int, interval
 	}
 	l.subs[sub] = closeFn
 	l.wg.Add(1)
+	l.polls++
 	l.mu.Unlock()
 	go func() {
 		defer l.wg.Done()
 		defer func() {
 			l.mu.Lock()
 			delete(l.subs, sub)
+			l.polls--
 			l.mu.Unlock()
 		}()
 		tick := time.NewTicker(interval)

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/internal/contract"
+	"github.com/agentwork/agentwork/work/internal/seam"
 	"github.com/agentwork/agentwork/work/observe"
 )
 
@@ -151,16 +153,23 @@ func (p *Portable) ready() error {
 
 // Close ends the Subscriptions and the deployment watch, then cancels the
 // foreground calls in progress and waits for them while ctx allows (its
-// error if it ends first). Work on the service is unaffected.
+// error if it ends first). Work on the service is unaffected. Called with
+// a context of one of its foreground children it fails at once with
+// work.ErrCloseFromChild and closes nothing, as the in-process engine's
+// Close does.
 func (p *Portable) Close(ctx context.Context) error {
 	if err := p.ready(); err != nil {
 		return err
 	}
-	if err := p.life.Close(ctx); err != nil {
-		return err
+	if fromChild(p.local, ctx) {
+		return work.ErrCloseFromChild
 	}
-	return p.local.Close(ctx)
+	err := p.life.Close(ctx)
+	return cmp.Or(err, p.local.Close(ctx)) // both closed, whatever ctx allows
 }
+
+// fromChild reports whether ctx is a child's of e (seam.FromChild).
+var fromChild = seam.FromChild.(func(*work.Engine, context.Context) bool)
 
 // Snapshot returns the deployment view (observe.Watched): the engine's read,
 // reused for the deployment interval, concurrent callers sharing one

@@ -494,3 +494,40 @@ func TestZeroPortable(t *testing.T) {
 		t.Errorf("the zero Portable's Observer: %v, want observe.NopObserver (*work.Engine: never nil)", p.Observer())
 	}
 }
+
+// TestPortableCloseFromChild: a foreground child's Close or Shutdown of
+// its own durable engine fails with work.ErrCloseFromChild and closes
+// nothing (the engine still answers and reports no shutdown), as the
+// in-process engine's does; and an idle engine's Shutdown with an ended
+// context is drained, reported once (it waits for nothing).
+func TestPortableCloseFromChild(t *testing.T) {
+	p, rec := newPortable(t, &fakeStore{})
+	e := NewEngine(p)
+	o := work.NewOwner("coordinator")
+	var closeErr, shutErr error
+	out, err := e.Call(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "f", Kind: work.KindFunction},
+		Run: func(ctx context.Context) (string, error) {
+			closeErr = e.Close(ctx)
+			_, shutErr = e.Shutdown(ctx)
+			return "ran on", nil
+		}})
+	if err != nil || out != "ran on" {
+		t.Fatalf("Call = %q, %v", out, err)
+	}
+	if !errors.Is(closeErr, work.ErrCloseFromChild) || !errors.Is(shutErr, work.ErrCloseFromChild) {
+		t.Fatalf("a child's Close, Shutdown = %v, %v; want ErrCloseFromChild both", closeErr, shutErr)
+	}
+	if p.life.Closed() || len(rec.Shutdowns()) != 0 {
+		t.Fatalf("after a child's refused Close: closed %v, reports %v; want open, none", p.life.Closed(), rec.Shutdowns())
+	}
+	if _, err := e.Call(t.Context(), work.Spec{Owner: o, Target: work.Target{Label: "f", Kind: work.KindFunction},
+		Run: func(context.Context) (string, error) { return "", nil }}); err != nil {
+		t.Fatalf("Call after a child's refused Close: %v", err)
+	}
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	rep, err := e.Shutdown(ended)
+	if err != nil || !rep.Drained || len(rec.Shutdowns()) != 1 {
+		t.Fatalf("idle Shutdown(ended ctx) = %v, %v, reports %v; want drained, reported once", rep, err, rec.Shutdowns())
+	}
+}

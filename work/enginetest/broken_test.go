@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -93,7 +94,7 @@ type brokenHarness struct{ defect string }
 
 func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engine {
 	if h.defect == "repeat-terminal" {
-		cfg.Observer = repeatTerminal{cfg.Observer}
+		cfg.Observer = repeatTerminal{reporting{cfg.Observer}}
 	}
 	if h.defect == "guidance-limits-ignored" {
 		cfg.MaxMessageBytes, cfg.MaxQueuedGuidance = 0, 0
@@ -102,10 +103,10 @@ func (h brokenHarness) NewEngine(t *testing.T, cfg enginetest.Config) *work.Engi
 		cfg.Observer = shutdownUnreported{cfg.Observer}
 	}
 	if h.defect == "progress-first" {
-		cfg.Observer = progressFirst{cfg.Observer}
+		cfg.Observer = progressFirst{reporting{cfg.Observer}}
 	}
 	if h.defect == "dropped-before-usage" {
-		cfg.Observer = &droppedBeforeUsage{Observer: cfg.Observer, held: map[string]heldEvent{}}
+		cfg.Observer = &droppedBeforeUsage{reporting: reporting{cfg.Observer}, held: map[string]heldEvent{}}
 	}
 	var maxDur time.Duration
 	if h.defect == "job-deadline-late-answer" && cfg.MaxDuration > 0 {
@@ -145,7 +146,18 @@ func lateAnswerJob(j *work.Job, d time.Duration) *work.Job {
 }
 
 // repeatTerminal reports every terminal event twice.
-type repeatTerminal struct{ observe.Observer }
+// reporting wraps an Observer and keeps its ShutdownReported, which a
+// wrapper that embeds observe.Observer alone hides: each broken Observer
+// below breaks one rule only.
+type reporting struct{ observe.Observer }
+
+func (r reporting) ShutdownReported(ctx context.Context, rep observe.ShutdownReport) {
+	if so, ok := r.Observer.(observe.ShutdownObserver); ok {
+		so.ShutdownReported(ctx, rep)
+	}
+}
+
+type repeatTerminal struct{ reporting }
 
 func (r repeatTerminal) Event(ctx context.Context, e observe.Event) {
 	r.Observer.Event(ctx, e)
@@ -159,7 +171,7 @@ func (r repeatTerminal) Event(ctx context.Context, e observe.Event) {
 type shutdownUnreported struct{ observe.Observer }
 
 // progressFirst reports a progress event ahead of every running event.
-type progressFirst struct{ observe.Observer }
+type progressFirst struct{ reporting }
 
 func (p progressFirst) Event(ctx context.Context, e observe.Event) {
 	if e.Type == observe.EventRunning {
@@ -174,7 +186,7 @@ func (p progressFirst) Event(ctx context.Context, e observe.Event) {
 // usage event the Engine reported before it: it holds each Work's usage event back until the Work's next
 // event, and delivers that one first when it is guidance-dropped.
 type droppedBeforeUsage struct {
-	observe.Observer
+	reporting
 	mu   sync.Mutex
 	held map[string]heldEvent // by WorkID
 }
@@ -252,15 +264,27 @@ func TestSuiteCatchesBrokenEngines(t *testing.T) {
 		"job-deadline-late-answer":     "JobDeadlineDecides",
 	} {
 		t.Run(defect, func(t *testing.T) {
-			failsWith(t, "TestBrokenConformance", defect, "--- FAIL: TestBrokenConformance/"+subtest)
+			out := failsWith(t, "TestBrokenConformance", defect, "--- FAIL: TestBrokenConformance/"+subtest)
+			// ShutdownReported fails for its own defect alone: the other
+			// broken Observers keep ShutdownReported (reporting), so
+			// that its failure there shows the case can fail.
+			for _, m := range failedCase.FindAllStringSubmatch(out, -1) {
+				if m[1] == "ShutdownReported" && defect != "shutdown-unreported" {
+					t.Errorf("defect %s fails ShutdownReported too", defect)
+				}
+			}
 		})
 	}
 }
 
+// failedCase matches a failed case of TestBrokenConformance in its
+// verbose output, the case's name its group.
+var failedCase = regexp.MustCompile(`--- FAIL: TestBrokenConformance/([^/\s]+)`)
+
 // failsWith runs test alone in a new process of this test binary, with
 // AGENTWORK_BROKEN set to defect, and fails t unless that run fails and
-// its verbose output holds want.
-func failsWith(t *testing.T, test, defect, want string) {
+// its verbose output, which it returns, holds want.
+func failsWith(t *testing.T, test, defect, want string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v", "-test.timeout=2m")
 	cmd.Env = append(os.Environ(), "AGENTWORK_BROKEN="+defect)
@@ -271,4 +295,5 @@ func failsWith(t *testing.T, test, defect, want string) {
 	if !strings.Contains(string(out), want) {
 		t.Fatalf("%s with defect %s: no %q in:\n%s", test, defect, want, out)
 	}
+	return string(out)
 }

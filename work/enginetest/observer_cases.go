@@ -1,13 +1,16 @@
 package enginetest
 
 import (
+	"context"
 	"errors"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentwork/agentwork/work"
 	"github.com/agentwork/agentwork/work/boundary"
+	"github.com/agentwork/agentwork/work/observe"
 )
 
 func (s *suite) observerAndClock(t *testing.T) {
@@ -21,20 +24,49 @@ func (s *suite) observerAndClock(t *testing.T) {
 }
 
 // shutdownReported: every engine's Shutdown returns its report and hands
-// the same one, once, to an Observer that is an observe.ShutdownObserver;
-// with nothing live it is drained and orphans nothing.
+// the same one, once, to an Observer that is an observe.ShutdownObserver,
+// with a context that keeps the values of Shutdown's and not its end. An
+// engine with nothing live drains even when the context has ended: there
+// is nothing to wait for.
 func (s *suite) shutdownReported(t *testing.T) {
-	v := s.env(t, nil)
+	sc := &shutdownCtx{}
+	v := s.env(t, func(c *Config) { sc.Observer, c.Observer = c.Observer, sc })
 	o := owner(t, "shutdown")
 	ref := v.start(o, Echo, "before the shutdown")
 	v.settle(o, ref.ID)
-	rep, err := v.e.Shutdown(v.ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(v.ctx, shutdownKey{}, "kept"))
+	cancel()
+	rep, err := v.e.Shutdown(ctx)
 	if err != nil || !rep.Drained || rep.OrphanCount() != 0 {
-		t.Fatalf("Shutdown = %v, %v; want a drained report with no orphan", rep, err)
+		t.Fatalf("Shutdown(ended ctx) with nothing live = %v, %v; want a drained report with no orphan", rep, err)
 	}
 	got := v.rec.Shutdowns()
 	if len(got) != 1 || !reflect.DeepEqual(got[0], rep) {
 		t.Fatalf("the Observer got %d reports %v; want the one Shutdown returned, %v", len(got), got, rep)
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if c := sc.seen[0]; c.Value(shutdownKey{}) != "kept" || c.Err() != nil {
+		t.Fatalf("the report's context: value %v, err %v; want Shutdown's value and no end", c.Value(shutdownKey{}), c.Err())
+	}
+}
+
+type shutdownKey struct{}
+
+// shutdownCtx records the context of each Shutdown report and hands the
+// report on to the suite's Recorder (its Observer).
+type shutdownCtx struct {
+	observe.Observer
+	mu   sync.Mutex
+	seen []context.Context
+}
+
+func (s *shutdownCtx) ShutdownReported(ctx context.Context, rep observe.ShutdownReport) {
+	s.mu.Lock()
+	s.seen = append(s.seen, ctx)
+	s.mu.Unlock()
+	if so, ok := s.Observer.(observe.ShutdownObserver); ok {
+		so.ShutdownReported(ctx, rep)
 	}
 }
 

@@ -63,7 +63,7 @@ func (r *Recorder) Calls() []RecordedCall {
 	return append([]RecordedCall(nil), r.calls...)
 }
 
-// ShutdownReported records r (observe.ShutdownObserver).
+// ShutdownReported records rep (observe.ShutdownObserver).
 func (r *Recorder) ShutdownReported(_ context.Context, rep observe.ShutdownReport) {
 	r.mu.Lock()
 	r.shutdowns = append(r.shutdowns, rep)

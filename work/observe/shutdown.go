@@ -89,8 +89,10 @@ func (r ShutdownReport) LogValue() slog.Value {
 // Shutdown report (the telemetry package's logs it through log/slog).
 // Every engine's Shutdown (work's Engine.Shutdown, in-process or durable)
 // calls ShutdownReported once, as it returns, with a context that carries
-// the values of Shutdown's context but not its cancellation. The report is
-// content-free: target labels, states and counts.
+// the values of Shutdown's context but not its cancellation; a Shutdown
+// refused before it changed anything (work.ErrCloseFromChild,
+// work.ErrNotInitialized) reports nothing. The report is content-free:
+// target labels, states and counts.
 type ShutdownObserver interface {
 	ShutdownReported(ctx context.Context, r ShutdownReport)
 }

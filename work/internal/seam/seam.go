@@ -105,6 +105,12 @@ var (
 // observe.Observer. Typed so, a call boxes nothing.
 var Rows, Settled, Live, Now, Observer any
 
+// FromChild is the in-process engine's check that a Close or Shutdown
+// comes from one of its children, a func(*work.Engine, context.Context)
+// bool: a durable engine refuses such a call (work.ErrCloseFromChild)
+// before it closes anything, as the in-process engine does.
+var FromChild any
+
 // ResolveJob is work.Job's resolved method expression, a
 // func(work.Job) work.Job: j with its defaults applied.
 var ResolveJob any
