@@ -40,10 +40,13 @@
 // puts on the call's context, when it knows them; semantic conventions
 // v1.41.0; an agent child's "invoke_agent" span always has
 // gen_ai.provider.name, ProviderUnknown when it is not known),
-// agentwork.work.id, agentwork.work.target, agentwork.work.state,
-// agentwork.action, and error.type: a low-cardinality class (panic, error,
-// deadline_exceeded, result_too_large, a call outcome or an error code),
-// never an error's text. Errors are marked with status Error and an empty
+// agentwork.work.id, agentwork.work.target, agentwork.work.state (on
+// "invoke_agent": queued as the span starts, and as it ends the state
+// the Work ended in, or was left in when orphaned; each transition
+// between is a span event), agentwork.action, and error.type: a
+// low-cardinality class (panic, error, deadline_exceeded,
+// result_too_large, a call outcome or an error code), never an error's
+// text. Errors are marked with status Error and an empty
 // description; RecordError is never used.
 //
 // Span events on "invoke_agent", one per lifecycle event, namespaced:

@@ -423,16 +423,19 @@ func (o *Observer) spanEvent(ctx context.Context, e observe.Event) {
 		if et == "" {
 			et = work.ClassOrphaned
 		}
-		span.SetAttributes(keyErrorType.String(et))
+		span.SetAttributes(keyErrorType.String(et), keyWorkState.String(string(e.From)))
 		span.SetStatus(codes.Error, "")
-	case !transition:
+	case !transition || !e.To.Terminal():
+		// The span's agentwork.work.state is its start's (queued) until
+		// it ends: an exporter sees a span once, ended, and every
+		// transition is an event with its state. Setting it on each
+		// transition only grew the span's attributes (the SDK appends and
+		// de-duplicates at the end, with a map that allocates three times
+		// once the list passes eight entries).
 		return
 	default:
 		if si >= 0 {
 			span.SetAttributes(stateAttrs[si]...)
-		}
-		if !e.To.Terminal() {
-			return
 		}
 		if e.To == work.StateFailed {
 			span.SetAttributes(keyErrorType.String(et))

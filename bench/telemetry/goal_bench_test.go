@@ -84,8 +84,8 @@ func (l *lifecycle) run(b *testing.B) {
 // floor makes, directly with the SDK and no agentwork code, the spans,
 // span events, links and metric records one lifecycle produces: the
 // launch's execute_tool span, the Work's invoke_agent root span (linked
-// both ways) with its queued, running and completed events and state
-// attribute, the result action's execute_tool work span with the
+// both ways) with its queued, running and completed events, its state
+// attribute as it starts and as it ends and its provider name, the result action's execute_tool work span with the
 // result-read event, three transition counts, the queue wait, result size
 // and duration histograms and the action count. Metric attribute sets are
 // precomputed, as the SDK recommends.
@@ -100,6 +100,7 @@ type floor struct {
 	name, target2, callID       attribute.KeyValue
 	workTool, actionResult, id  attribute.KeyValue
 	stQueued, stRunning, stDone attribute.KeyValue
+	provider                    attribute.KeyValue
 }
 
 func newFloor(s *sdk) *floor {
@@ -124,6 +125,7 @@ func newFloor(s *sdk) *floor {
 	f.id = attribute.String("agentwork.work.id", "0123456789abcdef0123456789abcdef")
 	st := attribute.Key("agentwork.work.state")
 	f.stQueued, f.stRunning, f.stDone = st.String("queued"), st.String("running"), st.String("completed")
+	f.provider = attribute.String("gen_ai.provider.name", "_OTHER")
 	return f
 }
 
@@ -133,18 +135,16 @@ func (f *floor) run() {
 	lctx, launch := f.tr.Start(ctx, "execute_tool researcher", internal,
 		trace.WithAttributes(f.opTool, f.toolType, f.name, f.target2, f.callID))
 	_, agent := f.tr.Start(context.Background(), "invoke_agent researcher", trace.WithNewRoot(), internal,
-		trace.WithAttributes(f.opAgent, attribute.String("gen_ai.agent.name", "researcher"), f.id, f.target2, f.stQueued),
+		trace.WithAttributes(f.opAgent, attribute.String("gen_ai.agent.name", "researcher"), f.id, f.target2, f.stQueued, f.provider),
 		trace.WithLinks(trace.Link{SpanContext: launch.SpanContext()}))
 	launch.AddLink(trace.Link{SpanContext: agent.SpanContext()})
 	agent.AddEvent("agentwork.work.queued", trace.WithAttributes(f.stQueued))
-	agent.SetAttributes(f.stQueued)
 	f.transitions.Add(lctx, 1, f.queued)
 	launch.SetAttributes(f.id)
 	launch.End()
 	actx, action := f.tr.Start(ctx, "execute_tool work", internal,
 		trace.WithAttributes(f.opTool, f.toolType, f.workTool, f.actionResult, f.id, f.callID))
 	agent.AddEvent("agentwork.work.running", trace.WithAttributes(f.stRunning))
-	agent.SetAttributes(f.stRunning)
 	f.transitions.Add(ctx, 1, f.running)
 	f.queueWait.Record(ctx, 1e-6, f.target)
 	agent.AddEvent("agentwork.work.completed", trace.WithAttributes(f.stDone, attribute.Int("agentwork.result.bytes", 14)))
