@@ -12,8 +12,8 @@ import (
 // Log messages: the span event's name ("agentwork.work.completed",
 // "agentwork.work.guidance.accepted"), "work start refused", "status block",
 // "foreground call" for the end of a foreground child, and "work engine
-// shut down" for an engine's Shutdown report. Every line
-// written while a span is in ctx carries its trace_id and span_id.
+// shut down" for an engine's Shutdown report. Every line written while a
+// span is in ctx carries its trace_id and span_id.
 const (
 	msgRefused     = "work start refused"
 	msgStatusBlock = "status block"
@@ -147,12 +147,13 @@ func (o *Observer) logForeground(ctx context.Context, c observe.ToolCall, ce obs
 }
 
 // ShutdownReported implements observe.ShutdownObserver: it logs an
-// engine's Shutdown report as one line, "work engine shut
-// down", with the group "report" (drained, duration, orphans, and one
-// "target/state" count per entry under settled and orphaned): Info when
-// every Work finished in time, Warn when Work had to be cancelled or was
-// orphaned (a durable engine's: when its Close was cut short by ctx). Counts and target labels only. The orphans are also counted one
-// by one (agentwork_work_orphaned_total) from their events.
+// engine's Shutdown report as one line, "work engine shut down", with
+// the group "report" (drained, duration, orphans, and one "target/state"
+// count per entry under settled and orphaned): Info when every Work
+// finished in time, Warn when Work had to be cancelled or was orphaned (a
+// durable engine's: when its Close was cut short by ctx). Counts and
+// target labels only. The orphans are also counted one by one
+// (agentwork_work_orphaned_total) from their events.
 func (o *Observer) ShutdownReported(ctx context.Context, r observe.ShutdownReport) {
 	if o == nil {
 		o = new(Observer) // a nil Observer is the zero one
